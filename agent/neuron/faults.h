@@ -1,0 +1,31 @@
+#pragma once
+// Fault injection for the simulated Trainium node, so tests and demos can show detection.
+// Set by agent flag (`--fault core:3=corrupt`, `--fault link=throttle:50MB`, `--fault link=drop`)
+// or by the admin API; listed on the node.
+#include <map>
+#include <optional>
+#include <string>
+
+namespace trainyard::neuron {
+
+enum class CoreFault { none, corrupt, hang, crash };
+
+struct LinkFault {
+  std::optional<double> throttle_bytes_per_s;  // cap on the data-plane send rate
+  bool drop = false;                           // the link fails every transfer
+  bool operator==(const LinkFault&) const = default;
+};
+
+struct FaultPlan {
+  std::map<int, CoreFault> cores;  // core index -> fault
+  LinkFault link;
+  bool operator==(const FaultPlan&) const = default;
+};
+
+std::string to_string(CoreFault f);
+// Applies one "--fault" item to `plan`. Forms: "core:N=corrupt|hang|crash|none",
+// "link=throttle:RATE" (RATE in bytes/s with optional K/M/G suffix and optional B),
+// "link=drop", "link=none". Throws trainyard::InvalidInput(field "fault") on anything else.
+void apply_fault_spec(FaultPlan& plan, const std::string& spec, int cores);
+
+}  // namespace trainyard::neuron

@@ -1,0 +1,371 @@
+#include "proto/job.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace trainyard {
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+constexpr std::int64_t kMaxTimeoutS = 30LL * 24 * 3600;
+
+CommandSpec parse_command(const Json& j) {
+  ObjectReader r(j, "command");
+  CommandSpec c;
+  c.argv = r.string_list("argv", 1024, 64 * 1024);
+  if (c.argv.empty()) throw InvalidInput("command.argv", "must name a program to run");
+  if (c.argv[0].empty()) throw InvalidInput("command.argv[0]", "must not be empty");
+  if (r.has("env")) c.env = r.string_map("env", 256, 64 * 1024);
+  for (const auto& [key, value] : c.env) {
+    if (key.find('=') != std::string::npos) throw InvalidInput("command.env." + key, "name must not contain '='");
+  }
+  r.finish();
+  return c;
+}
+
+ExitRule parse_exit_rule(const Json& j, const std::string& path) {
+  ObjectReader r(j, path);
+  ExitRule rule;
+  rule.on_exit_code = r.opt_string("on_exit_code", 1, 512);
+  rule.on_reason = r.opt_string("on_reason", 1, 512);
+  rule.on_class = r.opt_string("on_class", 1, 512);
+  const std::string action = lower(r.string("action", 1, 16));
+  if (action == "retry") {
+    rule.action = RetryAction::retry;
+  } else if (action == "exit") {
+    rule.action = RetryAction::exit;
+  } else {
+    throw InvalidInput(path + ".action", "must be \"retry\" or \"exit\"");
+  }
+  if (!rule.on_exit_code && !rule.on_reason && !rule.on_class) {
+    throw InvalidInput(path, "needs at least one of on_exit_code, on_reason, on_class");
+  }
+  r.finish();
+  return rule;
+}
+
+RetrySpec parse_retry(const Json& j) {
+  ObjectReader r(j, "retry");
+  RetrySpec retry;
+  retry.attempts = static_cast<int>(r.opt_integer("attempts", 1, 10).value_or(1));
+  if (const Json* rules = r.child("evaluate_on_exit")) {
+    if (!rules->is_array()) throw InvalidInput("retry.evaluate_on_exit", "must be an array of rules");
+    if (rules->size() > 5) throw InvalidInput("retry.evaluate_on_exit", "must have at most 5 rules");
+    for (std::size_t i = 0; i < rules->size(); ++i) {
+      retry.evaluate_on_exit.push_back(
+          parse_exit_rule((*rules)[i], "retry.evaluate_on_exit[" + std::to_string(i) + "]"));
+    }
+  }
+  r.finish();
+  return retry;
+}
+
+Json to_json(const ExitRule& rule) {
+  Json j = {{"action", to_string(rule.action)}};
+  if (rule.on_exit_code) j["on_exit_code"] = *rule.on_exit_code;
+  if (rule.on_reason) j["on_reason"] = *rule.on_reason;
+  if (rule.on_class) j["on_class"] = *rule.on_class;
+  return j;
+}
+
+template <class T>
+void put_optional(Json& j, const char* key, const std::optional<T>& v) {
+  if (v) j[key] = *v;
+}
+
+void put_time(Json& j, const char* key, const std::optional<TimePoint>& t) {
+  if (t) j[key] = format_time(*t);
+}
+
+std::optional<TimePoint> get_time(const Json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_string()) return std::nullopt;
+  return parse_time(it->get<std::string>());
+}
+
+}  // namespace
+
+std::string to_string(JobKind k) { return k == JobKind::command ? "command" : "simulated"; }
+
+std::string to_string(Precision p) {
+  switch (p) {
+    case Precision::fp32: return "fp32";
+    case Precision::bf16: return "bf16";
+    case Precision::bf16_sr: return "bf16_sr";
+  }
+  return "fp32";
+}
+
+std::optional<Precision> parse_precision(std::string_view s) {
+  const std::string l = lower(s);
+  if (l == "fp32") return Precision::fp32;
+  if (l == "bf16") return Precision::bf16;
+  if (l == "bf16_sr") return Precision::bf16_sr;
+  return std::nullopt;
+}
+
+std::string to_string(RetryAction a) { return a == RetryAction::retry ? "retry" : "exit"; }
+
+std::string to_string(JobState s) {
+  switch (s) {
+    case JobState::pending: return "PENDING";
+    case JobState::starting: return "STARTING";
+    case JobState::running: return "RUNNING";
+    case JobState::succeeded: return "SUCCEEDED";
+    case JobState::failed: return "FAILED";
+    case JobState::cancelled: return "CANCELLED";
+  }
+  return "PENDING";
+}
+
+std::string to_string(AttemptState s) {
+  switch (s) {
+    case AttemptState::starting: return "STARTING";
+    case AttemptState::running: return "RUNNING";
+    case AttemptState::succeeded: return "SUCCEEDED";
+    case AttemptState::failed: return "FAILED";
+    case AttemptState::cancelled: return "CANCELLED";
+  }
+  return "STARTING";
+}
+
+std::optional<JobState> parse_job_state(std::string_view s) {
+  const std::string l = lower(s);
+  for (JobState st : {JobState::pending, JobState::starting, JobState::running, JobState::succeeded, JobState::failed,
+                      JobState::cancelled}) {
+    if (lower(to_string(st)) == l) return st;
+  }
+  return std::nullopt;
+}
+
+std::optional<AttemptState> parse_attempt_state(std::string_view s) {
+  const std::string l = lower(s);
+  for (AttemptState st : {AttemptState::starting, AttemptState::running, AttemptState::succeeded,
+                          AttemptState::failed, AttemptState::cancelled}) {
+    if (lower(to_string(st)) == l) return st;
+  }
+  return std::nullopt;
+}
+
+bool is_terminal(JobState s) {
+  return s == JobState::succeeded || s == JobState::failed || s == JobState::cancelled;
+}
+bool is_terminal(AttemptState s) {
+  return s == AttemptState::succeeded || s == AttemptState::failed || s == AttemptState::cancelled;
+}
+
+WorkloadSpec parse_workload(const Json& j, const std::string& path) {
+  ObjectReader r(j, path);
+  WorkloadSpec w;
+  w.width = static_cast<int>(r.opt_integer("width", 1, 4096).value_or(w.width));
+  w.depth = static_cast<int>(r.opt_integer("depth", 1, 16).value_or(w.depth));
+  w.input_dim = static_cast<int>(r.opt_integer("input_dim", 1, 4096).value_or(w.input_dim));
+  w.output_dim = static_cast<int>(r.opt_integer("output_dim", 1, 4096).value_or(w.output_dim));
+  w.global_batch = static_cast<int>(r.opt_integer("global_batch", 1, 65536).value_or(w.global_batch));
+  w.steps = r.opt_integer("steps", 1, 10'000'000).value_or(w.steps);
+  w.lr = r.opt_number("lr", 1e-9, 10.0).value_or(w.lr);
+  w.min_lr = r.opt_number("min_lr", 0.0, 10.0).value_or(std::min(w.min_lr, w.lr));
+  if (w.min_lr > w.lr) throw InvalidInput(r.field_path("min_lr"), "must not exceed lr");
+  w.warmup = r.opt_integer("warmup", 0, 10'000'000).value_or(std::min(w.warmup, w.steps));
+  if (w.warmup > w.steps) throw InvalidInput(r.field_path("warmup"), "must not exceed steps");
+  w.seed = static_cast<std::uint64_t>(r.opt_integer("seed", 0, INT64_MAX).value_or(1));
+  if (auto p = r.opt_string("precision", 1, 16)) {
+    auto parsed = parse_precision(*p);
+    if (!parsed) throw InvalidInput(r.field_path("precision"), "must be one of fp32, bf16, bf16_sr");
+    w.precision = *parsed;
+  }
+  w.checkpoint_every = r.opt_integer("checkpoint_every", 0, 10'000'000).value_or(0);
+  w.keep_checkpoints = static_cast<int>(r.opt_integer("keep_checkpoints", 1, 100).value_or(w.keep_checkpoints));
+  w.step_ms = static_cast<int>(r.opt_integer("step_ms", 0, 600'000).value_or(0));
+  w.spike_threshold = r.opt_number("spike_threshold", 0.0, 1e9).value_or(w.spike_threshold);
+  r.finish();
+  return w;
+}
+
+Json to_json(const WorkloadSpec& w) {
+  return Json{{"width", w.width},
+              {"depth", w.depth},
+              {"input_dim", w.input_dim},
+              {"output_dim", w.output_dim},
+              {"global_batch", w.global_batch},
+              {"steps", w.steps},
+              {"lr", w.lr},
+              {"min_lr", w.min_lr},
+              {"warmup", w.warmup},
+              {"seed", static_cast<std::int64_t>(w.seed)},
+              {"precision", to_string(w.precision)},
+              {"checkpoint_every", w.checkpoint_every},
+              {"keep_checkpoints", w.keep_checkpoints},
+              {"step_ms", w.step_ms},
+              {"spike_threshold", w.spike_threshold}};
+}
+
+JobSpec parse_job_spec(const Json& j) {
+  ObjectReader r(j, "");
+  JobSpec s;
+  s.name = r.string("name", 1, 128);
+  if (auto share = r.opt_string("share", 1, 64)) {
+    check_name("share", *share);
+    s.share = *share;
+  }
+  s.priority = static_cast<int>(r.opt_integer("priority", 0, 9999).value_or(0));
+  s.nodes = static_cast<int>(r.opt_integer("nodes", 1, 1024).value_or(1));
+  if (auto nmin = r.opt_integer("nodes_min", 1, 1024)) {
+    if (*nmin > s.nodes) throw InvalidInput("nodes_min", "must not exceed nodes (" + std::to_string(s.nodes) + ")");
+    s.nodes_min = static_cast<int>(*nmin);
+  }
+  if (auto cores = r.opt_integer("cores_per_node", 1, 4096)) s.cores_per_node = static_cast<int>(*cores);
+
+  const std::string kind = lower(r.opt_string("kind", 1, 32).value_or("command"));
+  if (kind == "command") {
+    s.kind = JobKind::command;
+  } else if (kind == "simulated") {
+    s.kind = JobKind::simulated;
+  } else {
+    throw InvalidInput("kind", "must be \"command\" or \"simulated\"");
+  }
+  const Json* command = r.child("command");
+  const Json* workload = r.child("workload");
+  if (s.kind == JobKind::command) {
+    if (!command) throw InvalidInput("command", "is required when kind is \"command\"");
+    if (workload) throw InvalidInput("workload", "applies only to kind \"simulated\"");
+    s.command = parse_command(*command);
+  } else {
+    if (command) throw InvalidInput("command", "applies only to kind \"command\"");
+    if (workload) s.workload = parse_workload(*workload, "workload");
+  }
+  if (const Json* retry = r.child("retry")) s.retry = parse_retry(*retry);
+  s.timeout_s = r.opt_integer("timeout_s", 1, kMaxTimeoutS);
+  s.stuck_after_s = r.opt_integer("stuck_after_s", 1, kMaxTimeoutS).value_or(1800);
+  s.preflight = r.opt_boolean("preflight");
+  if (r.has("labels")) s.labels = r.string_map("labels", 32, 256);
+  if (const Json* deps = r.child("depends_on")) {
+    if (!deps->is_array() || deps->size() > 64) throw InvalidInput("depends_on", "must be an array of at most 64 job ids");
+    for (std::size_t i = 0; i < deps->size(); ++i) {
+      const Json& d = (*deps)[i];
+      if (!d.is_number_integer() || d.get<std::int64_t>() < 1) {
+        throw InvalidInput("depends_on[" + std::to_string(i) + "]", "must be a positive job id");
+      }
+      s.depends_on.push_back(d.get<JobId>());
+    }
+  }
+  s.code_version = r.opt_string("code_version", 1, 256);
+  r.finish();
+  return s;
+}
+
+Json to_json(const JobSpec& s) {
+  Json j = {{"name", s.name},
+            {"share", s.share},
+            {"priority", s.priority},
+            {"nodes", s.nodes},
+            {"kind", to_string(s.kind)},
+            {"stuck_after_s", s.stuck_after_s},
+            {"preflight", s.preflight_enabled()}};
+  put_optional(j, "nodes_min", s.nodes_min);
+  put_optional(j, "cores_per_node", s.cores_per_node);
+  if (s.kind == JobKind::command) {
+    j["command"] = {{"argv", s.command.argv}, {"env", s.command.env}};
+  } else {
+    j["workload"] = to_json(s.workload);
+  }
+  Json rules = Json::array();
+  for (const auto& rule : s.retry.evaluate_on_exit) rules.push_back(to_json(rule));
+  j["retry"] = {{"attempts", s.retry.attempts}, {"evaluate_on_exit", rules}};
+  put_optional(j, "timeout_s", s.timeout_s);
+  if (!s.labels.empty()) j["labels"] = s.labels;
+  if (!s.depends_on.empty()) j["depends_on"] = s.depends_on;
+  put_optional(j, "code_version", s.code_version);
+  return j;
+}
+
+Json to_json(const Job& job) {
+  Json j = {{"id", job.id},
+            {"name", job.spec.name},
+            {"user", job.user},
+            {"share", job.spec.share},
+            {"state", to_string(job.state)},
+            {"submitted_at", format_time(job.submitted_at)},
+            {"attempts", job.attempts},
+            {"infra_retries", job.infra_retries},
+            {"reason", job.reason},
+            {"failure_class", job.failure_class},
+            {"cancel_requested", job.cancel_requested},
+            {"spec", to_json(job.spec)}};
+  put_time(j, "started_at", job.started_at);
+  put_time(j, "ended_at", job.ended_at);
+  put_time(j, "not_before", job.not_before);
+  put_optional(j, "exit_code", job.exit_code);
+  return j;
+}
+
+Json to_json(const Attempt& a) {
+  Json j = {{"id", a.id},
+            {"job_id", a.job_id},
+            {"number", a.number},
+            {"nodes", a.nodes},
+            {"cores_per_node", a.cores_per_node},
+            {"state", to_string(a.state)},
+            {"created_at", format_time(a.created_at)},
+            {"failure_class", a.failure_class},
+            {"reason", a.reason},
+            {"infrastructure", a.infrastructure},
+            {"steps_completed", a.steps_completed},
+            {"last_step", a.last_step}};
+  put_time(j, "started_at", a.started_at);
+  put_time(j, "ended_at", a.ended_at);
+  put_time(j, "last_progress_at", a.last_progress_at);
+  put_optional(j, "exit_code", a.exit_code);
+  put_optional(j, "signal", a.signal);
+  put_optional(j, "resumed_from", a.resumed_from);
+  return j;
+}
+
+Job job_from_json(const Json& j) {
+  Job job;
+  job.id = j.at("id").get<JobId>();
+  job.spec = parse_job_spec(j.at("spec"));
+  job.user = j.value("user", "");
+  job.state = parse_job_state(j.value("state", "PENDING")).value_or(JobState::pending);
+  job.submitted_at = get_time(j, "submitted_at").value_or(TimePoint{});
+  job.started_at = get_time(j, "started_at");
+  job.ended_at = get_time(j, "ended_at");
+  job.not_before = get_time(j, "not_before");
+  job.attempts = j.value("attempts", 0);
+  job.infra_retries = j.value("infra_retries", 0);
+  job.reason = j.value("reason", "");
+  job.failure_class = j.value("failure_class", "");
+  job.cancel_requested = j.value("cancel_requested", false);
+  if (j.contains("exit_code") && j["exit_code"].is_number_integer()) job.exit_code = j["exit_code"].get<int>();
+  return job;
+}
+
+Attempt attempt_from_json(const Json& j) {
+  Attempt a;
+  a.id = j.at("id").get<AttemptId>();
+  a.job_id = j.at("job_id").get<JobId>();
+  a.number = j.value("number", 1);
+  a.nodes = j.value("nodes", std::vector<std::string>{});
+  a.cores_per_node = j.value("cores_per_node", 0);
+  a.state = parse_attempt_state(j.value("state", "STARTING")).value_or(AttemptState::starting);
+  a.created_at = get_time(j, "created_at").value_or(TimePoint{});
+  a.started_at = get_time(j, "started_at");
+  a.ended_at = get_time(j, "ended_at");
+  a.last_progress_at = get_time(j, "last_progress_at");
+  if (j.contains("exit_code") && j["exit_code"].is_number_integer()) a.exit_code = j["exit_code"].get<int>();
+  if (j.contains("signal") && j["signal"].is_number_integer()) a.signal = j["signal"].get<int>();
+  a.failure_class = j.value("failure_class", "");
+  a.reason = j.value("reason", "");
+  a.infrastructure = j.value("infrastructure", false);
+  if (j.contains("resumed_from") && j["resumed_from"].is_string()) a.resumed_from = j["resumed_from"].get<std::string>();
+  a.steps_completed = j.value("steps_completed", std::int64_t{0});
+  a.last_step = j.value("last_step", std::int64_t{0});
+  return a;
+}
+
+}  // namespace trainyard

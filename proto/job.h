@@ -1,0 +1,150 @@
+#pragma once
+// The job model of DESIGN.md "Jobs": the spec a user submits (validated strictly), the job as
+// the daemon tracks it, and its attempts. JSON shapes here are the REST API's shapes.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "proto/json_reader.h"
+#include "proto/time.h"
+
+namespace trainyard {
+
+using JobId = std::int64_t;
+using AttemptId = std::int64_t;
+
+enum class JobKind { command, simulated };
+enum class Precision { fp32, bf16, bf16_sr };
+
+struct CommandSpec {
+  std::vector<std::string> argv;
+  std::map<std::string, std::string> env;
+};
+
+// Settings of the simulated training kernel (agent/neuron). Ranges are checked at submission.
+struct WorkloadSpec {
+  int width = 64;           // hidden width of the student MLP
+  int depth = 2;            // hidden layers
+  int input_dim = 32;
+  int output_dim = 8;
+  int global_batch = 64;    // split across the data-parallel ranks
+  std::int64_t steps = 200;
+  double lr = 1e-3;
+  double min_lr = 1e-4;
+  std::int64_t warmup = 10;
+  std::uint64_t seed = 1;
+  Precision precision = Precision::fp32;
+  std::int64_t checkpoint_every = 0;  // 0: no checkpoints
+  int keep_checkpoints = 3;
+  int step_ms = 0;                    // pacing: emulates a longer device step
+  double spike_threshold = 1.0;       // grad-norm spike: above running mean + threshold
+
+  bool operator==(const WorkloadSpec&) const = default;
+};
+
+enum class RetryAction { retry, exit };
+
+// One `evaluate_on_exit` rule (AWS Batch's EvaluateOnExit): globs over the attempt's exit code,
+// reason and failure class; every given glob must match; the first matching rule wins.
+struct ExitRule {
+  std::optional<std::string> on_exit_code;
+  std::optional<std::string> on_reason;
+  std::optional<std::string> on_class;
+  RetryAction action = RetryAction::retry;
+  bool operator==(const ExitRule&) const = default;
+};
+
+struct RetrySpec {
+  int attempts = 1;  // 1..10, counting the first
+  std::vector<ExitRule> evaluate_on_exit;
+  bool operator==(const RetrySpec&) const = default;
+};
+
+struct JobSpec {
+  std::string name;
+  std::string share = "default";
+  int priority = 0;  // 0..9999, higher runs sooner within a share
+  int nodes = 1;
+  std::optional<int> nodes_min;       // allows resuming on fewer nodes
+  std::optional<int> cores_per_node;  // nullopt: the whole node
+  JobKind kind = JobKind::command;
+  CommandSpec command;
+  WorkloadSpec workload;
+  RetrySpec retry;
+  std::optional<std::int64_t> timeout_s;
+  std::int64_t stuck_after_s = 1800;
+  std::optional<bool> preflight;  // nullopt: on for multi-node jobs
+  std::map<std::string, std::string> labels;
+  std::vector<JobId> depends_on;
+  std::optional<std::string> code_version;
+
+  bool preflight_enabled() const { return preflight.value_or(nodes > 1); }
+};
+
+enum class JobState { pending, starting, running, succeeded, failed, cancelled };
+enum class AttemptState { starting, running, succeeded, failed, cancelled };
+
+struct Job {
+  JobId id = 0;
+  JobSpec spec;
+  std::string user;
+  JobState state = JobState::pending;
+  TimePoint submitted_at{};
+  std::optional<TimePoint> started_at;
+  std::optional<TimePoint> ended_at;
+  int attempts = 0;              // attempts created so far
+  int infra_retries = 0;         // retries caused by infrastructure failures (not counted in attempts)
+  std::string reason;            // why it is in its state (last failure, cancel, ...)
+  std::optional<int> exit_code;  // of the last attempt
+  std::string failure_class;     // of the last failed attempt
+  bool cancel_requested = false;
+  std::optional<TimePoint> not_before;  // retry backoff: not placed before this time
+};
+
+struct Attempt {
+  AttemptId id = 0;
+  JobId job_id = 0;
+  int number = 1;                  // 1-based within the job
+  std::vector<std::string> nodes;  // rank r runs on nodes[r]
+  int cores_per_node = 0;
+  AttemptState state = AttemptState::starting;
+  TimePoint created_at{};
+  std::optional<TimePoint> started_at;
+  std::optional<TimePoint> ended_at;
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+  std::string failure_class;
+  std::string reason;
+  bool infrastructure = false;  // failure caused by the system, not the job
+  std::optional<std::string> resumed_from;
+  std::int64_t steps_completed = 0;
+  std::int64_t last_step = 0;
+  std::optional<TimePoint> last_progress_at;
+};
+
+std::string to_string(JobKind k);
+std::string to_string(Precision p);
+std::string to_string(RetryAction a);
+std::string to_string(JobState s);   // "PENDING", ...
+std::string to_string(AttemptState s);
+std::optional<JobState> parse_job_state(std::string_view s);  // case-insensitive
+std::optional<AttemptState> parse_attempt_state(std::string_view s);
+std::optional<Precision> parse_precision(std::string_view s);
+bool is_terminal(JobState s);
+bool is_terminal(AttemptState s);
+
+// Strict parse of a submitted spec: throws InvalidInput naming the field.
+JobSpec parse_job_spec(const Json& j);
+WorkloadSpec parse_workload(const Json& j, const std::string& path);
+Json to_json(const JobSpec& spec);
+Json to_json(const WorkloadSpec& w);
+Json to_json(const Job& job);
+Json to_json(const Attempt& attempt);
+
+// Lenient readers for our own stored or relayed documents (already validated when they entered).
+Job job_from_json(const Json& j);
+Attempt attempt_from_json(const Json& j);
+
+}  // namespace trainyard

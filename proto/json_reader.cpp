@@ -1,0 +1,189 @@
+#include "proto/json_reader.h"
+
+#include <cctype>
+#include <cmath>
+
+namespace trainyard {
+namespace {
+
+std::string type_name(const Json& j) {
+  switch (j.type()) {
+    case Json::value_t::null: return "null";
+    case Json::value_t::boolean: return "a boolean";
+    case Json::value_t::string: return "a string";
+    case Json::value_t::array: return "an array";
+    case Json::value_t::object: return "an object";
+    case Json::value_t::number_float: return "a number";
+    default: return "an integer";
+  }
+}
+
+void check_length(const std::string& field, const std::string& s, std::size_t min_len, std::size_t max_len) {
+  if (s.size() < min_len) {
+    throw InvalidInput(field, min_len == 1 ? "must not be empty" : "must be at least " + std::to_string(min_len) + " characters");
+  }
+  if (s.size() > max_len) throw InvalidInput(field, "must be at most " + std::to_string(max_len) + " characters");
+}
+
+}  // namespace
+
+Json parse_json_text(std::string_view text) {
+  try {
+    return Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    throw InvalidInput("", std::string("malformed JSON at byte ") + std::to_string(e.byte));
+  }
+}
+
+ObjectReader::ObjectReader(const Json& object, std::string path) : object_(object), path_(std::move(path)) {
+  if (!object_.is_object()) throw InvalidInput(path_, "must be a JSON object, got " + type_name(object_));
+}
+
+std::string ObjectReader::field_path(std::string_view key) const {
+  return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+}
+
+bool ObjectReader::has(std::string_view key) const {
+  auto it = object_.find(std::string(key));
+  return it != object_.end() && !it->is_null();
+}
+
+const Json* ObjectReader::find(std::string_view key) {
+  read_.emplace(key);
+  auto it = object_.find(std::string(key));
+  if (it == object_.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+const Json& ObjectReader::require(std::string_view key) {
+  const Json* j = find(key);
+  if (!j) throw InvalidInput(field_path(key), "is required");
+  return *j;
+}
+
+const Json* ObjectReader::child(std::string_view key) { return find(key); }
+
+std::string ObjectReader::string(std::string_view key, std::size_t min_len, std::size_t max_len) {
+  const Json& j = require(key);
+  if (!j.is_string()) throw InvalidInput(field_path(key), "must be a string, got " + type_name(j));
+  std::string s = j.get<std::string>();
+  check_length(field_path(key), s, min_len, max_len);
+  return s;
+}
+
+std::optional<std::string> ObjectReader::opt_string(std::string_view key, std::size_t min_len, std::size_t max_len) {
+  if (!has(key)) {
+    read_.emplace(key);
+    return std::nullopt;
+  }
+  return string(key, min_len, max_len);
+}
+
+std::int64_t ObjectReader::integer(std::string_view key, std::int64_t min, std::int64_t max) {
+  const Json& j = require(key);
+  const std::string range = "must be an integer from " + std::to_string(min) + " to " + std::to_string(max);
+  std::int64_t v;
+  if (j.is_number_integer()) {
+    if (j.is_number_unsigned() && j.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) {
+      throw InvalidInput(field_path(key), range);
+    }
+    v = j.get<std::int64_t>();
+  } else if (j.is_number_float()) {
+    const double d = j.get<double>();
+    if (std::floor(d) != d || d < -9.2e18 || d > 9.2e18) throw InvalidInput(field_path(key), range);
+    v = static_cast<std::int64_t>(d);
+  } else {
+    throw InvalidInput(field_path(key), range + ", got " + type_name(j));
+  }
+  if (v < min || v > max) throw InvalidInput(field_path(key), range + ", got " + std::to_string(v));
+  return v;
+}
+
+std::optional<std::int64_t> ObjectReader::opt_integer(std::string_view key, std::int64_t min, std::int64_t max) {
+  if (!has(key)) {
+    read_.emplace(key);
+    return std::nullopt;
+  }
+  return integer(key, min, max);
+}
+
+double ObjectReader::number(std::string_view key, double min, double max) {
+  const Json& j = require(key);
+  if (!j.is_number()) throw InvalidInput(field_path(key), "must be a number, got " + type_name(j));
+  const double v = j.get<double>();
+  if (!std::isfinite(v) || v < min || v > max) {
+    throw InvalidInput(field_path(key), "must be a number from " + Json(min).dump() + " to " + Json(max).dump());
+  }
+  return v;
+}
+
+std::optional<double> ObjectReader::opt_number(std::string_view key, double min, double max) {
+  if (!has(key)) {
+    read_.emplace(key);
+    return std::nullopt;
+  }
+  return number(key, min, max);
+}
+
+bool ObjectReader::boolean(std::string_view key) {
+  const Json& j = require(key);
+  if (!j.is_boolean()) throw InvalidInput(field_path(key), "must be true or false, got " + type_name(j));
+  return j.get<bool>();
+}
+
+std::optional<bool> ObjectReader::opt_boolean(std::string_view key) {
+  if (!has(key)) {
+    read_.emplace(key);
+    return std::nullopt;
+  }
+  return boolean(key);
+}
+
+std::vector<std::string> ObjectReader::string_list(std::string_view key, std::size_t max_items, std::size_t max_len) {
+  const Json& j = require(key);
+  if (!j.is_array()) throw InvalidInput(field_path(key), "must be an array of strings, got " + type_name(j));
+  if (j.size() > max_items) throw InvalidInput(field_path(key), "must have at most " + std::to_string(max_items) + " items");
+  std::vector<std::string> out;
+  out.reserve(j.size());
+  for (std::size_t i = 0; i < j.size(); ++i) {
+    const std::string item_path = field_path(key) + "[" + std::to_string(i) + "]";
+    if (!j[i].is_string()) throw InvalidInput(item_path, "must be a string, got " + type_name(j[i]));
+    out.push_back(j[i].get<std::string>());
+    check_length(item_path, out.back(), 0, max_len);
+  }
+  return out;
+}
+
+std::map<std::string, std::string> ObjectReader::string_map(std::string_view key, std::size_t max_items,
+                                                            std::size_t max_len) {
+  const Json& j = require(key);
+  if (!j.is_object()) throw InvalidInput(field_path(key), "must be an object of strings, got " + type_name(j));
+  if (j.size() > max_items) throw InvalidInput(field_path(key), "must have at most " + std::to_string(max_items) + " entries");
+  std::map<std::string, std::string> out;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string item_path = field_path(key) + "." + it.key();
+    if (!it.value().is_string()) throw InvalidInput(item_path, "must be a string, got " + type_name(it.value()));
+    check_length(item_path, it.key(), 1, 256);
+    out.emplace(it.key(), it.value().get<std::string>());
+    check_length(item_path, out[it.key()], 0, max_len);
+  }
+  return out;
+}
+
+void ObjectReader::finish() const {
+  for (auto it = object_.begin(); it != object_.end(); ++it) {
+    if (!read_.contains(it.key())) throw InvalidInput(field_path(it.key()), "unknown field");
+  }
+}
+
+void check_name(const std::string& field, const std::string& text, std::size_t max_len) {
+  check_length(field, text, 1, max_len);
+  if (!std::isalnum(static_cast<unsigned char>(text[0]))) throw InvalidInput(field, "must start with a letter or digit");
+  for (char c : text) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') {
+      throw InvalidInput(field, "may contain only letters, digits, '.', '_' and '-'");
+    }
+  }
+}
+
+}  // namespace trainyard

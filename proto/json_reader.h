@@ -1,0 +1,60 @@
+#pragma once
+// Strict reading of untrusted JSON objects: every getter checks type and range and names the
+// field in its error; `finish()` rejects any field nobody asked for, so a typo in a job spec is an
+// error rather than a silently ignored setting.
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "proto/errors.h"
+
+namespace trainyard {
+
+using Json = nlohmann::json;
+
+// Parses text as JSON; throws InvalidInput(field "", "malformed JSON ...") on a syntax error.
+Json parse_json_text(std::string_view text);
+
+class ObjectReader {
+ public:
+  // `path` is the dotted location of this object in the document ("" for the root).
+  ObjectReader(const Json& object, std::string path);
+
+  bool has(std::string_view key) const;
+  std::string field_path(std::string_view key) const;
+
+  std::string string(std::string_view key, std::size_t min_len = 0, std::size_t max_len = 4096);
+  std::optional<std::string> opt_string(std::string_view key, std::size_t min_len = 0, std::size_t max_len = 4096);
+  std::int64_t integer(std::string_view key, std::int64_t min, std::int64_t max);
+  std::optional<std::int64_t> opt_integer(std::string_view key, std::int64_t min, std::int64_t max);
+  double number(std::string_view key, double min, double max);
+  std::optional<double> opt_number(std::string_view key, double min, double max);
+  bool boolean(std::string_view key);
+  std::optional<bool> opt_boolean(std::string_view key);
+  std::vector<std::string> string_list(std::string_view key, std::size_t max_items, std::size_t max_len = 4096);
+  std::map<std::string, std::string> string_map(std::string_view key, std::size_t max_items,
+                                                std::size_t max_len = 4096);
+  // The raw child, marked as read; nullptr when absent. The caller validates it.
+  const Json* child(std::string_view key);
+
+  // Throws for the first field that no getter read.
+  void finish() const;
+
+ private:
+  const Json& require(std::string_view key);
+  const Json* find(std::string_view key);
+
+  const Json& object_;
+  std::string path_;
+  std::set<std::string, std::less<>> read_;
+};
+
+// Checks that `text` is a usable name: 1..max characters of [A-Za-z0-9._-], starting alphanumeric.
+void check_name(const std::string& field, const std::string& text, std::size_t max_len = 64);
+
+}  // namespace trainyard

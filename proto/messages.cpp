@@ -1,0 +1,224 @@
+#include "proto/messages.h"
+
+namespace trainyard {
+namespace {
+
+constexpr std::size_t kMaxTextField = 1 << 20;
+
+Json to_json(const AttemptReport& r) {
+  Json j = {{"attempt_id", r.attempt_id}, {"job_id", r.job_id}, {"step", r.step}, {"phase", r.phase}};
+  if (r.last_progress_at) j["last_progress_at"] = to_unix_ms(*r.last_progress_at);
+  return j;
+}
+
+AttemptReport parse_report(const Json& j, const std::string& path) {
+  ObjectReader r(j, path);
+  AttemptReport rep;
+  rep.attempt_id = r.integer("attempt_id", 1, INT64_MAX);
+  rep.job_id = r.integer("job_id", 1, INT64_MAX);
+  rep.step = r.integer("step", 0, INT64_MAX);
+  if (auto t = r.opt_integer("last_progress_at", 0, INT64_MAX)) rep.last_progress_at = from_unix_ms(*t);
+  rep.phase = r.opt_string("phase", 0, 128).value_or("");
+  r.finish();
+  return rep;
+}
+
+Json reports_to_json(const std::vector<AttemptReport>& reports) {
+  Json a = Json::array();
+  for (const auto& rep : reports) a.push_back(to_json(rep));
+  return a;
+}
+
+std::vector<AttemptReport> parse_reports(ObjectReader& r, const char* key) {
+  std::vector<AttemptReport> out;
+  const Json* a = r.child(key);
+  if (!a) return out;
+  if (!a->is_array()) throw InvalidInput(r.field_path(key), "must be an array");
+  for (std::size_t i = 0; i < a->size(); ++i) {
+    out.push_back(parse_report((*a)[i], r.field_path(key) + "[" + std::to_string(i) + "]"));
+  }
+  return out;
+}
+
+struct AgentEncoder {
+  Json operator()(const HelloMsg& m) const {
+    return {{"type", "hello"},       {"protocol", m.protocol}, {"agent_version", m.agent_version},
+            {"name", m.name},        {"cores", m.cores},       {"memory_mb", m.memory_mb},
+            {"labels", m.labels},    {"data_addr", m.data_addr}, {"attempts", reports_to_json(m.attempts)}};
+  }
+  Json operator()(const HeartbeatMsg& m) const { return {{"type", "heartbeat"}, {"attempts", reports_to_json(m.attempts)}}; }
+  Json operator()(const AttemptStartedMsg& m) const { return {{"type", "attempt_started"}, {"attempt_id", m.attempt_id}}; }
+  Json operator()(const AttemptExitedMsg& m) const {
+    Json j = {{"type", "attempt_exited"}, {"attempt_id", m.attempt_id}, {"reason", m.reason},
+              {"steps", m.steps},          {"log_tail", m.log_tail}};
+    if (m.exit_code) j["exit_code"] = *m.exit_code;
+    if (m.signal) j["signal"] = *m.signal;
+    return j;
+  }
+  Json operator()(const LogReplyMsg& m) const {
+    return {{"type", "log_reply"}, {"request_id", m.request_id}, {"attempt_id", m.attempt_id},
+            {"text", m.text},      {"error", m.error}};
+  }
+};
+
+struct DaemonEncoder {
+  Json operator()(const WelcomeMsg& m) const {
+    return {{"type", "welcome"}, {"daemon_version", m.daemon_version}, {"heartbeat_interval_ms", m.heartbeat_interval_ms}};
+  }
+  Json operator()(const RefusedMsg& m) const { return {{"type", "refused"}, {"reason", m.reason}}; }
+  Json operator()(const LaunchMsg& m) const {
+    Json j = {{"type", "launch"},
+              {"attempt_id", m.attempt_id},
+              {"job_id", m.job_id},
+              {"attempt_number", m.attempt_number},
+              {"kind", to_string(m.kind)},
+              {"rank", m.rank},
+              {"world_size", m.world_size},
+              {"cores", m.cores},
+              {"peers", m.peers},
+              {"master_addr", m.master_addr},
+              {"master_port", m.master_port},
+              {"checkpoint_dir", m.checkpoint_dir}};
+    if (m.kind == JobKind::command) {
+      j["command"] = {{"argv", m.command.argv}, {"env", m.command.env}};
+    } else {
+      j["workload"] = to_json(m.workload);
+    }
+    if (m.resume_from) j["resume_from"] = *m.resume_from;
+    return j;
+  }
+  Json operator()(const KillMsg& m) const {
+    return {{"type", "kill"}, {"attempt_id", m.attempt_id}, {"reason", m.reason}, {"grace_ms", m.grace_ms}};
+  }
+  Json operator()(const LogRequestMsg& m) const {
+    return {{"type", "log_request"}, {"request_id", m.request_id}, {"attempt_id", m.attempt_id}, {"tail_bytes", m.tail_bytes}};
+  }
+};
+
+Json parse_object(std::string_view text) {
+  Json j = parse_json_text(text);
+  if (!j.is_object()) throw InvalidInput("", "message must be a JSON object");
+  return j;
+}
+
+}  // namespace
+
+std::string encode(const AgentMessage& m) { return std::visit(AgentEncoder{}, m).dump(); }
+std::string encode(const DaemonMessage& m) { return std::visit(DaemonEncoder{}, m).dump(); }
+
+AgentMessage parse_agent_message(std::string_view text) {
+  const Json j = parse_object(text);
+  ObjectReader r(j, "");
+  const std::string type = r.string("type", 1, 32);
+  if (type == "hello") {
+    HelloMsg m;
+    m.protocol = static_cast<int>(r.integer("protocol", 0, 1 << 20));
+    m.agent_version = r.string("agent_version", 1, 64);
+    m.name = r.string("name", 1, 64);
+    check_name("name", m.name);
+    m.cores = static_cast<int>(r.integer("cores", 1, 4096));
+    m.memory_mb = r.integer("memory_mb", 0, INT64_MAX);
+    if (r.has("labels")) m.labels = r.string_map("labels", 32, 256);
+    m.data_addr = r.string("data_addr", 0, 256);
+    m.attempts = parse_reports(r, "attempts");
+    r.finish();
+    return m;
+  }
+  if (type == "heartbeat") {
+    HeartbeatMsg m;
+    m.attempts = parse_reports(r, "attempts");
+    r.finish();
+    return m;
+  }
+  if (type == "attempt_started") {
+    AttemptStartedMsg m{r.integer("attempt_id", 1, INT64_MAX)};
+    r.finish();
+    return m;
+  }
+  if (type == "attempt_exited") {
+    AttemptExitedMsg m;
+    m.attempt_id = r.integer("attempt_id", 1, INT64_MAX);
+    if (auto c = r.opt_integer("exit_code", -1, 255)) m.exit_code = static_cast<int>(*c);
+    if (auto s = r.opt_integer("signal", 1, 128)) m.signal = static_cast<int>(*s);
+    m.reason = r.opt_string("reason", 0, 4096).value_or("");
+    m.steps = r.opt_integer("steps", 0, INT64_MAX).value_or(0);
+    m.log_tail = r.opt_string("log_tail", 0, kMaxTextField).value_or("");
+    r.finish();
+    return m;
+  }
+  if (type == "log_reply") {
+    LogReplyMsg m;
+    m.request_id = r.integer("request_id", 0, INT64_MAX);
+    m.attempt_id = r.integer("attempt_id", 1, INT64_MAX);
+    m.text = r.opt_string("text", 0, 16 * kMaxTextField).value_or("");
+    m.error = r.opt_string("error", 0, 4096).value_or("");
+    r.finish();
+    return m;
+  }
+  throw InvalidInput("type", "unknown agent message type \"" + type + "\"");
+}
+
+DaemonMessage parse_daemon_message(std::string_view text) {
+  const Json j = parse_object(text);
+  ObjectReader r(j, "");
+  const std::string type = r.string("type", 1, 32);
+  if (type == "welcome") {
+    WelcomeMsg m;
+    m.daemon_version = r.string("daemon_version", 0, 64);
+    m.heartbeat_interval_ms = static_cast<int>(r.integer("heartbeat_interval_ms", 10, 3'600'000));
+    r.finish();
+    return m;
+  }
+  if (type == "refused") {
+    RefusedMsg m{r.string("reason", 0, 4096)};
+    r.finish();
+    return m;
+  }
+  if (type == "launch") {
+    LaunchMsg m;
+    m.attempt_id = r.integer("attempt_id", 1, INT64_MAX);
+    m.job_id = r.integer("job_id", 1, INT64_MAX);
+    m.attempt_number = static_cast<int>(r.integer("attempt_number", 1, 1 << 20));
+    const std::string kind = r.string("kind", 1, 32);
+    if (kind != "command" && kind != "simulated") throw InvalidInput("kind", "must be \"command\" or \"simulated\"");
+    m.kind = kind == "command" ? JobKind::command : JobKind::simulated;
+    m.rank = static_cast<int>(r.integer("rank", 0, 1023));
+    m.world_size = static_cast<int>(r.integer("world_size", 1, 1024));
+    if (m.rank >= m.world_size) throw InvalidInput("rank", "must be below world_size");
+    m.cores = static_cast<int>(r.integer("cores", 1, 4096));
+    m.peers = r.string_list("peers", 1024, 256);
+    m.master_addr = r.string("master_addr", 0, 256);
+    m.master_port = static_cast<int>(r.integer("master_port", 0, 65535));
+    m.checkpoint_dir = r.string("checkpoint_dir", 0, 4096);
+    m.resume_from = r.opt_string("resume_from", 1, 4096);
+    if (const Json* c = r.child("command")) {
+      ObjectReader cr(*c, "command");
+      m.command.argv = cr.string_list("argv", 1024, 64 * 1024);
+      if (cr.has("env")) m.command.env = cr.string_map("env", 256, 64 * 1024);
+      cr.finish();
+    }
+    if (m.kind == JobKind::command && m.command.argv.empty()) throw InvalidInput("command.argv", "must name a program");
+    if (const Json* w = r.child("workload")) m.workload = parse_workload(*w, "workload");
+    r.finish();
+    return m;
+  }
+  if (type == "kill") {
+    KillMsg m;
+    m.attempt_id = r.integer("attempt_id", 1, INT64_MAX);
+    m.reason = r.opt_string("reason", 0, 4096).value_or("");
+    m.grace_ms = static_cast<int>(r.integer("grace_ms", 0, 3'600'000));
+    r.finish();
+    return m;
+  }
+  if (type == "log_request") {
+    LogRequestMsg m;
+    m.request_id = r.integer("request_id", 0, INT64_MAX);
+    m.attempt_id = r.integer("attempt_id", 1, INT64_MAX);
+    m.tail_bytes = r.integer("tail_bytes", 1, 64LL << 20);
+    r.finish();
+    return m;
+  }
+  throw InvalidInput("type", "unknown daemon message type \"" + type + "\"");
+}
+
+}  // namespace trainyard

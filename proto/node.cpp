@@ -1,0 +1,59 @@
+#include "proto/node.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace trainyard {
+
+std::string to_string(NodeState s) {
+  switch (s) {
+    case NodeState::healthy: return "HEALTHY";
+    case NodeState::suspect: return "SUSPECT";
+    case NodeState::unhealthy: return "UNHEALTHY";
+    case NodeState::drained: return "DRAINED";
+    case NodeState::down: return "DOWN";
+  }
+  return "DOWN";
+}
+
+std::optional<NodeState> parse_node_state(std::string_view s) {
+  std::string upper(s);
+  std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  for (NodeState st : {NodeState::healthy, NodeState::suspect, NodeState::unhealthy, NodeState::drained, NodeState::down}) {
+    if (to_string(st) == upper) return st;
+  }
+  return std::nullopt;
+}
+
+Json to_json(const Node& n) {
+  Json j = {{"name", n.name},
+            {"cores", n.cores},
+            {"memory_mb", n.memory_mb},
+            {"labels", n.labels},
+            {"agent_version", n.agent_version},
+            {"data_addr", n.data_addr},
+            {"state", to_string(n.state)},
+            {"state_reason", n.state_reason},
+            {"state_since", format_time(n.state_since)},
+            {"connected", n.connected}};
+  if (n.last_heartbeat) j["last_heartbeat"] = format_time(*n.last_heartbeat);
+  return j;
+}
+
+Node node_from_json(const Json& j) {
+  Node n;
+  n.name = j.at("name").get<std::string>();
+  n.cores = j.value("cores", 0);
+  n.memory_mb = j.value("memory_mb", std::int64_t{0});
+  n.labels = j.value("labels", std::map<std::string, std::string>{});
+  n.agent_version = j.value("agent_version", "");
+  n.data_addr = j.value("data_addr", "");
+  n.state = parse_node_state(j.value("state", "DOWN")).value_or(NodeState::down);
+  n.state_reason = j.value("state_reason", "");
+  n.state_since = parse_time(j.value("state_since", "")).value_or(TimePoint{});
+  if (j.contains("last_heartbeat")) n.last_heartbeat = parse_time(j["last_heartbeat"].get<std::string>());
+  n.connected = j.value("connected", false);
+  return n;
+}
+
+}  // namespace trainyard

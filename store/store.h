@@ -1,0 +1,106 @@
+#pragma once
+// What the daemon needs from persistence (STYLE.md #1: interface here, SQLite in sqlite_store.*,
+// an in-memory fake under tests/ that passes the same conformance tests).
+//
+// Threading contract: a Store is used by one thread at a time (the daemon's store worker). It
+// blocks; the daemon never calls it from its I/O thread.
+//
+// Durability contract: `commit` returns only after every change in the batch is durable, all in
+// one transaction: either all of them are stored or none (then it throws StoreError). The daemon
+// acknowledges a change (a 201, a launch) only after its commit returned.
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "proto/job.h"
+#include "proto/node.h"
+
+namespace trainyard {
+
+enum class Role { admin, user, agent };
+std::string to_string(Role r);
+std::optional<Role> parse_role(std::string_view s);
+
+struct TokenRecord {
+  std::string hash;  // hex SHA-256 of the secret; the secret itself is never stored
+  std::string user;
+  Role role = Role::user;
+  TimePoint created_at{};
+  bool operator==(const TokenRecord&) const = default;
+};
+
+// Fair-share bookkeeping for one share (filled in by the scheduler issue).
+struct ShareRecord {
+  std::string name;
+  double weight = 1.0;
+  std::optional<int> max_running_cores;
+  double usage_core_s = 0;  // decayed usage as of `usage_at`
+  TimePoint usage_at{};
+  bool operator==(const ShareRecord&) const = default;
+};
+
+// An append-only record of a state change (audit log, dashboard feed).
+struct Event {
+  std::int64_t seq = 0;  // assigned by the store on commit
+  TimePoint at{};
+  std::string kind;  // "job.submitted", "job.state", "attempt.state", "node.state", ...
+  std::optional<JobId> job_id;
+  std::optional<AttemptId> attempt_id;
+  std::string node;
+  std::string message;
+};
+
+// One state change: everything it writes. Records are upserted whole; events are appended.
+struct Change {
+  std::vector<Job> jobs;
+  std::vector<Attempt> attempts;
+  std::vector<Node> nodes;
+  std::vector<TokenRecord> tokens;
+  std::vector<ShareRecord> shares;
+  std::vector<Event> events;
+};
+
+struct JobQuery {
+  std::optional<JobState> state;
+  std::optional<std::string> share;
+  std::optional<std::string> user;
+  std::optional<JobId> before_id;  // pagination cursor: only ids below this
+  int limit = 100;                 // newest first
+};
+
+// Everything the daemon rebuilds its in-memory view from at start-up.
+struct LoadedState {
+  std::vector<Job> active_jobs;          // PENDING, STARTING, RUNNING
+  std::vector<Attempt> active_attempts;  // STARTING, RUNNING
+  std::vector<Node> nodes;
+  std::vector<ShareRecord> shares;
+  JobId max_job_id = 0;
+  AttemptId max_attempt_id = 0;
+};
+
+class StoreError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  virtual void commit(std::span<const Change> batch) = 0;
+  virtual LoadedState load() = 0;
+
+  virtual std::optional<Job> job(JobId id) = 0;
+  virtual std::vector<Job> jobs(const JobQuery& query) = 0;
+  virtual std::vector<Attempt> attempts_of(JobId job) = 0;
+  virtual std::optional<Attempt> attempt(AttemptId id) = 0;
+  virtual std::optional<Node> node(const std::string& name) = 0;
+  virtual std::optional<TokenRecord> token_by_hash(const std::string& hash) = 0;
+  virtual std::vector<Event> events_after(std::int64_t seq, int limit) = 0;
+  virtual int schema_version() = 0;
+};
+
+}  // namespace trainyard

@@ -1,0 +1,113 @@
+#include <gtest/gtest.h>
+
+#include "proto/job.h"
+
+namespace trainyard {
+namespace {
+
+Json minimal_command() { return Json{{"name", "train"}, {"command", {{"argv", {"/bin/true"}}}}}; }
+
+// Returns the field named by the InvalidInput that parsing `spec` throws.
+std::string rejected_field(const Json& spec) {
+  try {
+    parse_job_spec(spec);
+  } catch (const InvalidInput& e) {
+    return e.field();
+  }
+  return "<accepted>";
+}
+
+TEST(JobSpec, MinimalCommandJobGetsDefaults) {
+  const JobSpec s = parse_job_spec(minimal_command());
+  EXPECT_EQ(s.name, "train");
+  EXPECT_EQ(s.share, "default");
+  EXPECT_EQ(s.nodes, 1);
+  EXPECT_EQ(s.kind, JobKind::command);
+  EXPECT_EQ(s.stuck_after_s, 1800);
+  EXPECT_EQ(s.retry.attempts, 1);
+  EXPECT_FALSE(s.preflight_enabled());
+  EXPECT_FALSE(s.cores_per_node.has_value());
+}
+
+TEST(JobSpec, MultiNodeJobsPreflightByDefault) {
+  Json j = minimal_command();
+  j["nodes"] = 4;
+  EXPECT_TRUE(parse_job_spec(j).preflight_enabled());
+  j["preflight"] = false;
+  EXPECT_FALSE(parse_job_spec(j).preflight_enabled());
+}
+
+TEST(JobSpec, RoundTripsThroughJson) {
+  Json j = {{"name", "sim"},
+            {"share", "team-a"},
+            {"priority", 7},
+            {"nodes", 4},
+            {"nodes_min", 2},
+            {"cores_per_node", 8},
+            {"kind", "simulated"},
+            {"workload", {{"steps", 50}, {"precision", "bf16_sr"}, {"checkpoint_every", 10}}},
+            {"retry", {{"attempts", 3}, {"evaluate_on_exit", {{{"on_exit_code", "3*"}, {"action", "EXIT"}}}}}},
+            {"timeout_s", 600},
+            {"labels", {{"team", "a"}}},
+            {"depends_on", {1, 2}},
+            {"code_version", "abc123"}};
+  const JobSpec s = parse_job_spec(j);
+  const JobSpec again = parse_job_spec(to_json(s));
+  EXPECT_EQ(to_json(again), to_json(s));
+  EXPECT_EQ(s.workload.precision, Precision::bf16_sr);
+  EXPECT_EQ(s.retry.evaluate_on_exit.at(0).action, RetryAction::exit);
+  EXPECT_EQ(s.depends_on, (std::vector<JobId>{1, 2}));
+}
+
+struct BadSpec {
+  const char* what;
+  Json patch;  // merged into a valid command spec
+  const char* field;
+};
+
+class JobSpecRejects : public ::testing::TestWithParam<BadSpec> {};
+
+TEST_P(JobSpecRejects, NamesTheField) {
+  Json j = minimal_command();
+  j.merge_patch(GetParam().patch);
+  EXPECT_EQ(rejected_field(j), GetParam().field) << GetParam().what;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Fields, JobSpecRejects,
+    ::testing::Values(BadSpec{"unknown field", {{"nodez", 2}}, "nodez"},
+                      BadSpec{"nodes zero", {{"nodes", 0}}, "nodes"},
+                      BadSpec{"nodes too many", {{"nodes", 1025}}, "nodes"},
+                      BadSpec{"nodes as string", {{"nodes", "2"}}, "nodes"},
+                      BadSpec{"fractional nodes", {{"nodes", 1.5}}, "nodes"},
+                      BadSpec{"priority range", {{"priority", 10000}}, "priority"},
+                      BadSpec{"empty name", {{"name", ""}}, "name"},
+                      BadSpec{"bad share", {{"share", "a b"}}, "share"},
+                      BadSpec{"bad kind", {{"kind", "docker"}}, "kind"},
+                      BadSpec{"empty argv", {{"command", {{"argv", Json::array()}}}}, "command.argv"},
+                      BadSpec{"argv not strings", {{"command", {{"argv", {1}}}}}, "command.argv[0]"},
+                      BadSpec{"retry attempts", {{"retry", {{"attempts", 11}}}}, "retry.attempts"},
+                      BadSpec{"rule action", {{"retry", {{"evaluate_on_exit", {{{"on_exit_code", "1"}, {"action", "maybe"}}}}}}},
+                              "retry.evaluate_on_exit[0].action"},
+                      BadSpec{"nodes_min above nodes", {{"nodes_min", 2}}, "nodes_min"},
+                      BadSpec{"negative timeout", {{"timeout_s", -1}}, "timeout_s"},
+                      BadSpec{"workload on command job", {{"workload", {{"steps", 1}}}}, "workload"}));
+
+TEST(JobSpec, RejectsBadWorkloadFields) {
+  Json j = {{"name", "sim"}, {"kind", "simulated"}, {"workload", {{"precision", "fp8"}}}};
+  EXPECT_EQ(rejected_field(j), "workload.precision");
+  j["workload"] = {{"lr", 0.001}, {"min_lr", 0.01}};
+  EXPECT_EQ(rejected_field(j), "workload.min_lr");
+  j["workload"] = {{"steps", 10}, {"warmup", 20}};
+  EXPECT_EQ(rejected_field(j), "workload.warmup");
+  j["workload"] = {{"widht", 10}};
+  EXPECT_EQ(rejected_field(j), "workload.widht");
+}
+
+TEST(JobSpec, RejectsNonObjectBody) {
+  EXPECT_THROW(parse_job_spec(Json::array()), InvalidInput);
+  EXPECT_THROW(parse_json_text("{\"name\": "), InvalidInput);
+}
+
+}  // namespace
+}  // namespace trainyard
