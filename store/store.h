@@ -51,6 +51,7 @@ struct Event {
   std::optional<AttemptId> attempt_id;
   std::string node;
   std::string message;
+  bool operator==(const Event&) const = default;
 };
 
 // One state change: everything it writes. Records are upserted whole; events are appended.
@@ -90,15 +91,24 @@ class Store {
  public:
   virtual ~Store() = default;
 
+  // Writes the changes in order (a later upsert of the same record wins), all in one transaction.
+  // Within a change, jobs are written before attempts, and an attempt's job must already be stored
+  // or come earlier in the batch. Events get consecutive `seq` numbers in batch order; the `seq`
+  // passed in is ignored.
   virtual void commit(std::span<const Change> batch) = 0;
+  // Active jobs and attempts in id order, nodes and shares in name order, and the highest ids
+  // ever stored (terminal records included), so new ids never repeat one.
   virtual LoadedState load() = 0;
 
   virtual std::optional<Job> job(JobId id) = 0;
+  // Newest first (descending id); `query.limit` must be positive.
   virtual std::vector<Job> jobs(const JobQuery& query) = 0;
+  // In id order (the order they were created).
   virtual std::vector<Attempt> attempts_of(JobId job) = 0;
   virtual std::optional<Attempt> attempt(AttemptId id) = 0;
   virtual std::optional<Node> node(const std::string& name) = 0;
   virtual std::optional<TokenRecord> token_by_hash(const std::string& hash) = 0;
+  // Events with a sequence number above `seq`, oldest first, at most `limit` (positive) of them.
   virtual std::vector<Event> events_after(std::int64_t seq, int limit) = 0;
   virtual int schema_version() = 0;
 };

@@ -1,0 +1,119 @@
+#include "store/schema.h"
+
+#include <spdlog/spdlog.h>
+
+#include <array>
+#include <cassert>
+#include <string>
+
+#include "store/store.h"
+
+namespace trainyard {
+namespace {
+
+// Records are kept whole as proto's JSON in `record` (the API's shape, one codec); the other
+// columns are copies of the fields that queries filter and sort on.
+constexpr std::string_view kInitialSchema = R"sql(
+CREATE TABLE jobs (
+  id INTEGER PRIMARY KEY,
+  user TEXT NOT NULL,
+  share TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('PENDING','STARTING','RUNNING','SUCCEEDED','FAILED','CANCELLED')),
+  priority INTEGER NOT NULL,
+  submitted_at_ms INTEGER NOT NULL,
+  record TEXT NOT NULL
+);
+CREATE INDEX jobs_by_state ON jobs (state, id);
+CREATE INDEX jobs_by_share ON jobs (share, id);
+CREATE INDEX jobs_by_user ON jobs (user, id);
+
+CREATE TABLE attempts (
+  id INTEGER PRIMARY KEY,
+  job_id INTEGER NOT NULL REFERENCES jobs (id),
+  number INTEGER NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('STARTING','RUNNING','SUCCEEDED','FAILED','CANCELLED')),
+  record TEXT NOT NULL
+);
+CREATE INDEX attempts_by_job ON attempts (job_id, id);
+CREATE INDEX attempts_by_state ON attempts (state, id);
+
+CREATE TABLE nodes (
+  name TEXT PRIMARY KEY,
+  state TEXT NOT NULL,
+  record TEXT NOT NULL
+) WITHOUT ROWID;
+
+-- Only the SHA-256 of a token's secret is ever stored.
+CREATE TABLE tokens (
+  hash TEXT PRIMARY KEY,
+  user TEXT NOT NULL,
+  role TEXT NOT NULL CHECK (role IN ('admin','user','agent')),
+  created_at_ms INTEGER NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE shares (
+  name TEXT PRIMARY KEY,
+  weight REAL NOT NULL,
+  max_running_cores INTEGER,
+  usage_core_s REAL NOT NULL,
+  usage_at_ms INTEGER NOT NULL
+) WITHOUT ROWID;
+
+-- Append-only. AUTOINCREMENT: a sequence number is never reused, so a reader's cursor stays valid.
+CREATE TABLE events (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  at_ms INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  job_id INTEGER,
+  attempt_id INTEGER,
+  node TEXT NOT NULL,
+  message TEXT NOT NULL
+);
+)sql";
+
+constexpr std::array kMigrations = {
+    Migration{1, "initial: jobs, attempts, nodes, tokens, shares, events", kInitialSchema},
+};
+
+bool has_version_table(sqlite::Connection& db) {
+  return db.query_text("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'").has_value();
+}
+
+}  // namespace
+
+std::span<const Migration> schema_migrations() { return kMigrations; }
+
+int latest_schema_version() { return kMigrations.back().version; }
+
+int recorded_schema_version(sqlite::Connection& db) {
+  if (!has_version_table(db)) return 0;
+  return std::stoi(db.query_text("SELECT COALESCE(MAX(version), 0) FROM schema_version").value_or("0"));
+}
+
+int migrate(sqlite::Connection& db, std::span<const Migration> migrations) {
+  db.exec(
+      "CREATE TABLE IF NOT EXISTS schema_version ("
+      " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)");
+  const int known = migrations.empty() ? 0 : migrations.back().version;
+  int version = recorded_schema_version(db);
+  if (version > known) {
+    throw StoreError(db.file().string() + ": schema version " + std::to_string(version) +
+                     " is newer than this build supports (" + std::to_string(known) +
+                     "); run a newer trainyard-daemon or restore a backup");
+  }
+  for (const Migration& step : migrations) {
+    assert(step.version == (&step - migrations.data()) + 1 && "migrations are numbered 1, 2, 3, ... in order");
+    if (step.version <= version) continue;
+    sqlite::Transaction tx(db);
+    db.exec(step.sql);
+    sqlite::Statement record(db, "INSERT INTO schema_version (version, name, applied_at) "
+                                 "VALUES (?1, ?2, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))");
+    sqlite::Statement::Use(record).bind_int(1, step.version).bind_text(2, step.name).run();
+    tx.commit();
+    version = step.version;
+    spdlog::info("store.migrated file={} version={} name=\"{}\"", db.file().string(), step.version, step.name);
+  }
+  return version;
+}
+
+}  // namespace trainyard

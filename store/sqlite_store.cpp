@@ -1,0 +1,302 @@
+#include "store/sqlite_store.h"
+
+#include <spdlog/spdlog.h>
+
+#include <map>
+
+#include "store/schema.h"
+
+namespace trainyard {
+namespace {
+
+using sqlite::Statement;
+using Use = sqlite::Statement::Use;
+
+// A writer waits this long for another connection's lock (an operator's sqlite3 shell, a backup)
+// before the commit fails.
+constexpr int kBusyTimeoutMs = 5000;
+
+std::string encode(const Json& record) {
+  // Replace rather than throw on invalid UTF-8: reasons and messages can quote process output.
+  return record.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+template <class Decode>
+auto decode(std::string_view table, const std::string& text, Decode&& from_json) {
+  try {
+    return from_json(Json::parse(text));
+  } catch (const std::exception& e) {
+    throw StoreError(std::string(table) + ": unreadable stored record: " + e.what());
+  }
+}
+
+// Readers of one result row; record columns come first in every SELECT.
+Job job_at(const Use& row) { return decode("jobs", row.text_at(0), job_from_json); }
+Attempt attempt_at(const Use& row) { return decode("attempts", row.text_at(0), attempt_from_json); }
+Node node_at(const Use& row) { return decode("nodes", row.text_at(0), node_from_json); }
+
+ShareRecord share_at(const Use& row) {
+  ShareRecord s;
+  s.name = row.text_at(0);
+  s.weight = row.real_at(1);
+  if (!row.is_null_at(2)) s.max_running_cores = static_cast<int>(row.int_at(2));
+  s.usage_core_s = row.real_at(3);
+  s.usage_at = from_unix_ms(row.int_at(4));
+  return s;
+}
+
+Event event_at(const Use& row) {
+  Event e;
+  e.seq = row.int_at(0);
+  e.at = from_unix_ms(row.int_at(1));
+  e.kind = row.text_at(2);
+  if (!row.is_null_at(3)) e.job_id = row.int_at(3);
+  if (!row.is_null_at(4)) e.attempt_id = row.int_at(4);
+  e.node = row.text_at(5);
+  e.message = row.text_at(6);
+  return e;
+}
+
+template <class T>
+std::vector<T> all_rows(Statement& statement, T (*read)(const Use&)) {
+  Use use(statement);
+  std::vector<T> out;
+  while (use.next_row()) out.push_back(read(use));
+  return out;
+}
+
+std::int64_t single_int(Statement& statement) {
+  Use use(statement);
+  return use.next_row() ? use.int_at(0) : 0;
+}
+
+// Bits of `JobQuery` that pick one of the cached `jobs(...)` statements.
+constexpr unsigned kByState = 1, kByShare = 2, kByUser = 4, kBeforeId = 8;
+
+unsigned filters_of(const JobQuery& q) {
+  return (q.state ? kByState : 0) | (q.share ? kByShare : 0) | (q.user ? kByUser : 0) | (q.before_id ? kBeforeId : 0);
+}
+
+// One statement per combination of filters rather than `(?1 IS NULL OR state = ?1)`, which would
+// keep SQLite from using the (state, id), (share, id) and (user, id) indexes.
+std::string job_query_sql(unsigned filters) {
+  std::string sql = "SELECT record FROM jobs WHERE 1";
+  if (filters & kByState) sql += " AND state = ?1";
+  if (filters & kByShare) sql += " AND share = ?2";
+  if (filters & kByUser) sql += " AND user = ?3";
+  if (filters & kBeforeId) sql += " AND id < ?4";
+  return sql + " ORDER BY id DESC LIMIT ?5";
+}
+
+}  // namespace
+
+struct SqliteStore::Statements {
+  explicit Statements(sqlite::Connection& db)
+      : upsert_job(db,
+                   "INSERT INTO jobs (id, user, share, state, priority, submitted_at_ms, record)"
+                   " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (id) DO UPDATE SET"
+                   " user = excluded.user, share = excluded.share, state = excluded.state,"
+                   " priority = excluded.priority, submitted_at_ms = excluded.submitted_at_ms,"
+                   " record = excluded.record"),
+        upsert_attempt(db,
+                       "INSERT INTO attempts (id, job_id, number, state, record) VALUES (?1, ?2, ?3, ?4, ?5)"
+                       " ON CONFLICT (id) DO UPDATE SET job_id = excluded.job_id, number = excluded.number,"
+                       " state = excluded.state, record = excluded.record"),
+        upsert_node(db,
+                    "INSERT INTO nodes (name, state, record) VALUES (?1, ?2, ?3)"
+                    " ON CONFLICT (name) DO UPDATE SET state = excluded.state, record = excluded.record"),
+        upsert_token(db,
+                     "INSERT INTO tokens (hash, user, role, created_at_ms) VALUES (?1, ?2, ?3, ?4)"
+                     " ON CONFLICT (hash) DO UPDATE SET user = excluded.user, role = excluded.role,"
+                     " created_at_ms = excluded.created_at_ms"),
+        upsert_share(db,
+                     "INSERT INTO shares (name, weight, max_running_cores, usage_core_s, usage_at_ms)"
+                     " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (name) DO UPDATE SET weight = excluded.weight,"
+                     " max_running_cores = excluded.max_running_cores, usage_core_s = excluded.usage_core_s,"
+                     " usage_at_ms = excluded.usage_at_ms"),
+        append_event(db,
+                     "INSERT INTO events (at_ms, kind, job_id, attempt_id, node, message)"
+                     " VALUES (?1, ?2, ?3, ?4, ?5, ?6)"),
+        job_by_id(db, "SELECT record FROM jobs WHERE id = ?1"),
+        attempts_of_job(db, "SELECT record FROM attempts WHERE job_id = ?1 ORDER BY id"),
+        attempt_by_id(db, "SELECT record FROM attempts WHERE id = ?1"),
+        node_by_name(db, "SELECT record FROM nodes WHERE name = ?1"),
+        token_by_hash(db, "SELECT hash, user, role, created_at_ms FROM tokens WHERE hash = ?1"),
+        events_after(db,
+                     "SELECT seq, at_ms, kind, job_id, attempt_id, node, message FROM events"
+                     " WHERE seq > ?1 ORDER BY seq LIMIT ?2"),
+        active_jobs(db, "SELECT record FROM jobs WHERE state IN ('PENDING', 'STARTING', 'RUNNING') ORDER BY id"),
+        active_attempts(db, "SELECT record FROM attempts WHERE state IN ('STARTING', 'RUNNING') ORDER BY id"),
+        all_nodes(db, "SELECT record FROM nodes ORDER BY name"),
+        all_shares(db, "SELECT name, weight, max_running_cores, usage_core_s, usage_at_ms FROM shares ORDER BY name"),
+        max_job_id(db, "SELECT COALESCE(MAX(id), 0) FROM jobs"),
+        max_attempt_id(db, "SELECT COALESCE(MAX(id), 0) FROM attempts") {}
+
+  Statement upsert_job, upsert_attempt, upsert_node, upsert_token, upsert_share, append_event;
+  Statement job_by_id, attempts_of_job, attempt_by_id, node_by_name, token_by_hash, events_after;
+  Statement active_jobs, active_attempts, all_nodes, all_shares, max_job_id, max_attempt_id;
+  std::map<unsigned, Statement> job_queries;  // by filter bits, prepared on first use
+};
+
+SqliteStore::SqliteStore(const std::filesystem::path& file) : db_(file) {
+  db_.exec("PRAGMA busy_timeout = " + std::to_string(kBusyTimeoutMs));
+  const std::string journal = db_.query_text("PRAGMA journal_mode = WAL").value_or("");
+  if (journal != "wal") spdlog::warn("store.no_wal file={} journal_mode={}", file.string(), journal);
+  // FULL: fsync the WAL on every commit; NORMAL would let the last commits vanish on power loss.
+  db_.exec("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON");
+  const int version = migrate(db_, schema_migrations());
+  statements_ = std::make_unique<Statements>(db_);
+  spdlog::info("store.opened file={} schema_version={} journal_mode={} synchronous=FULL", file.string(), version,
+               journal);
+}
+
+SqliteStore::~SqliteStore() = default;
+
+void SqliteStore::commit(std::span<const Change> batch) {
+  try {
+    sqlite::Transaction tx(db_);
+    for (const Change& change : batch) write(change);
+    tx.commit();
+  } catch (const std::exception& e) {
+    // The transaction guard has rolled everything back by now.
+    spdlog::warn("store.commit_failed changes={} error=\"{}\"", batch.size(), e.what());
+    if (dynamic_cast<const StoreError*>(&e)) throw;
+    throw StoreError(std::string("commit: ") + e.what());
+  }
+}
+
+void SqliteStore::write(const Change& change) {
+  Statements& s = *statements_;
+  for (const Job& j : change.jobs) {
+    Use(s.upsert_job)
+        .bind_int(1, j.id)
+        .bind_text(2, j.user)
+        .bind_text(3, j.spec.share)
+        .bind_text(4, to_string(j.state))
+        .bind_int(5, j.spec.priority)
+        .bind_int(6, to_unix_ms(j.submitted_at))
+        .bind_text(7, encode(to_json(j)))
+        .run();
+  }
+  for (const Attempt& a : change.attempts) {
+    Use(s.upsert_attempt)
+        .bind_int(1, a.id)
+        .bind_int(2, a.job_id)
+        .bind_int(3, a.number)
+        .bind_text(4, to_string(a.state))
+        .bind_text(5, encode(to_json(a)))
+        .run();
+  }
+  for (const Node& n : change.nodes) {
+    Use(s.upsert_node).bind_text(1, n.name).bind_text(2, to_string(n.state)).bind_text(3, encode(to_json(n))).run();
+  }
+  for (const TokenRecord& t : change.tokens) {
+    Use(s.upsert_token)
+        .bind_text(1, t.hash)
+        .bind_text(2, t.user)
+        .bind_text(3, to_string(t.role))
+        .bind_int(4, to_unix_ms(t.created_at))
+        .run();
+  }
+  for (const ShareRecord& sh : change.shares) {
+    Use(s.upsert_share)
+        .bind_text(1, sh.name)
+        .bind_real(2, sh.weight)
+        .bind_optional_int(3, sh.max_running_cores)
+        .bind_real(4, sh.usage_core_s)
+        .bind_int(5, to_unix_ms(sh.usage_at))
+        .run();
+  }
+  for (const Event& e : change.events) {
+    Use(s.append_event)
+        .bind_int(1, to_unix_ms(e.at))
+        .bind_text(2, e.kind)
+        .bind_optional_int(3, e.job_id)
+        .bind_optional_int(4, e.attempt_id)
+        .bind_text(5, e.node)
+        .bind_text(6, e.message)
+        .run();
+  }
+}
+
+LoadedState SqliteStore::load() {
+  Statements& s = *statements_;
+  LoadedState state;
+  state.active_jobs = all_rows(s.active_jobs, job_at);
+  state.active_attempts = all_rows(s.active_attempts, attempt_at);
+  state.nodes = all_rows(s.all_nodes, node_at);
+  state.shares = all_rows(s.all_shares, share_at);
+  state.max_job_id = single_int(s.max_job_id);
+  state.max_attempt_id = single_int(s.max_attempt_id);
+  return state;
+}
+
+std::optional<Job> SqliteStore::job(JobId id) {
+  Use use(statements_->job_by_id);
+  use.bind_int(1, id);
+  if (!use.next_row()) return std::nullopt;
+  return job_at(use);
+}
+
+sqlite::Statement& SqliteStore::job_query_for(const JobQuery& query) {
+  const unsigned filters = filters_of(query);
+  auto& cache = statements_->job_queries;
+  auto it = cache.find(filters);
+  if (it == cache.end()) it = cache.emplace(filters, Statement(db_, job_query_sql(filters))).first;
+  return it->second;
+}
+
+std::vector<Job> SqliteStore::jobs(const JobQuery& query) {
+  Use use(job_query_for(query));
+  if (query.state) use.bind_text(1, to_string(*query.state));
+  if (query.share) use.bind_text(2, *query.share);
+  if (query.user) use.bind_text(3, *query.user);
+  if (query.before_id) use.bind_int(4, *query.before_id);
+  use.bind_int(5, query.limit);
+  std::vector<Job> out;
+  while (use.next_row()) out.push_back(job_at(use));
+  return out;
+}
+
+std::vector<Attempt> SqliteStore::attempts_of(JobId job) {
+  Use use(statements_->attempts_of_job);
+  use.bind_int(1, job);
+  std::vector<Attempt> out;
+  while (use.next_row()) out.push_back(attempt_at(use));
+  return out;
+}
+
+std::optional<Attempt> SqliteStore::attempt(AttemptId id) {
+  Use use(statements_->attempt_by_id);
+  use.bind_int(1, id);
+  if (!use.next_row()) return std::nullopt;
+  return attempt_at(use);
+}
+
+std::optional<Node> SqliteStore::node(const std::string& name) {
+  Use use(statements_->node_by_name);
+  use.bind_text(1, name);
+  if (!use.next_row()) return std::nullopt;
+  return node_at(use);
+}
+
+std::optional<TokenRecord> SqliteStore::token_by_hash(const std::string& hash) {
+  Use use(statements_->token_by_hash);
+  use.bind_text(1, hash);
+  if (!use.next_row()) return std::nullopt;
+  const auto role = parse_role(use.text_at(2));
+  if (!role) throw StoreError("tokens: unreadable stored role \"" + use.text_at(2) + "\"");
+  return TokenRecord{use.text_at(0), use.text_at(1), *role, from_unix_ms(use.int_at(3))};
+}
+
+std::vector<Event> SqliteStore::events_after(std::int64_t seq, int limit) {
+  Use use(statements_->events_after);
+  use.bind_int(1, seq).bind_int(2, limit);
+  std::vector<Event> out;
+  while (use.next_row()) out.push_back(event_at(use));
+  return out;
+}
+
+int SqliteStore::schema_version() { return recorded_schema_version(db_); }
+
+}  // namespace trainyard

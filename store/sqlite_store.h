@@ -1,0 +1,52 @@
+#pragma once
+// The daemon's store on an embedded SQLite file.
+//
+// Design note: durability first, then speed. The file is in WAL mode with synchronous=FULL, so
+// `commit` returns only after the transaction's WAL frames are fsynced: an acknowledged change
+// survives kill -9 and power loss. Throughput comes from group commit (the daemon passes many
+// changes per `commit`, one transaction and one fsync for all of them) and from statements
+// prepared once for the store's life. Records are stored whole as proto's JSON beside copies of
+// the columns that queries filter and sort on, so there is one codec for the API and the disk.
+// Foreign keys are on: an attempt cannot name a job that is not stored.
+//
+// Threading: one thread at a time (store/store.h); the connection is opened without SQLite's own
+// mutexes. Another process may read the file concurrently (WAL), and a writer waits up to the
+// busy timeout for the lock rather than failing at once.
+#include <filesystem>
+#include <memory>
+
+#include "store/sqlite.h"
+#include "store/store.h"
+
+namespace trainyard {
+
+class SqliteStore final : public Store {
+ public:
+  // Opens `file`, creating it when missing, and applies pending schema migrations. Throws
+  // StoreError when the file is not a usable database or its schema is newer than this build.
+  explicit SqliteStore(const std::filesystem::path& file);
+  ~SqliteStore() override;
+
+  void commit(std::span<const Change> batch) override;
+  LoadedState load() override;
+
+  std::optional<Job> job(JobId id) override;
+  std::vector<Job> jobs(const JobQuery& query) override;
+  std::vector<Attempt> attempts_of(JobId job) override;
+  std::optional<Attempt> attempt(AttemptId id) override;
+  std::optional<Node> node(const std::string& name) override;
+  std::optional<TokenRecord> token_by_hash(const std::string& hash) override;
+  std::vector<Event> events_after(std::int64_t seq, int limit) override;
+  int schema_version() override;
+
+ private:
+  struct Statements;
+
+  void write(const Change& change);
+  sqlite::Statement& job_query_for(const JobQuery& query);
+
+  sqlite::Connection db_;
+  std::unique_ptr<Statements> statements_;
+};
+
+}  // namespace trainyard

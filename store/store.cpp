@@ -1,0 +1,26 @@
+#include "store/store.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace trainyard {
+
+std::string to_string(Role r) {
+  switch (r) {
+    case Role::admin: return "admin";
+    case Role::user: return "user";
+    case Role::agent: return "agent";
+  }
+  return "user";
+}
+
+std::optional<Role> parse_role(std::string_view s) {
+  std::string lower(s);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (Role r : {Role::admin, Role::user, Role::agent}) {
+    if (to_string(r) == lower) return r;
+  }
+  return std::nullopt;
+}
+
+}  // namespace trainyard

@@ -1,0 +1,100 @@
+#include "tests/support/in_memory_store.h"
+
+#include <algorithm>
+
+#include "store/schema.h"
+
+namespace trainyard {
+namespace {
+
+template <class Map>
+std::optional<typename Map::mapped_type> find_in(const Map& map, const typename Map::key_type& key) {
+  auto it = map.find(key);
+  if (it == map.end()) return std::nullopt;
+  return it->second;
+}
+
+}  // namespace
+
+void InMemoryStore::commit(std::span<const Change> batch) {
+  // All or nothing: write into a copy and keep it only if every change succeeded.
+  Contents next = contents_;
+  for (const Change& change : batch) write(next, change);
+  contents_ = std::move(next);
+}
+
+void InMemoryStore::write(Contents& into, const Change& change) {
+  for (const Job& j : change.jobs) into.jobs.insert_or_assign(j.id, j);
+  for (const Attempt& a : change.attempts) {
+    // SqliteStore's foreign key: an attempt belongs to a stored job.
+    if (!into.jobs.contains(a.job_id)) {
+      throw StoreError("attempt " + std::to_string(a.id) + " names job " + std::to_string(a.job_id) +
+                       ", which is not stored");
+    }
+    into.attempts.insert_or_assign(a.id, a);
+  }
+  for (const Node& n : change.nodes) into.nodes.insert_or_assign(n.name, n);
+  for (const TokenRecord& t : change.tokens) into.tokens.insert_or_assign(t.hash, t);
+  for (const ShareRecord& s : change.shares) into.shares.insert_or_assign(s.name, s);
+  for (Event e : change.events) {
+    e.seq = ++into.last_seq;
+    into.events.push_back(std::move(e));
+  }
+}
+
+LoadedState InMemoryStore::load() {
+  LoadedState state;
+  for (const auto& [id, j] : contents_.jobs) {
+    if (!is_terminal(j.state)) state.active_jobs.push_back(j);
+  }
+  for (const auto& [id, a] : contents_.attempts) {
+    if (!is_terminal(a.state)) state.active_attempts.push_back(a);
+  }
+  for (const auto& [name, n] : contents_.nodes) state.nodes.push_back(n);
+  for (const auto& [name, s] : contents_.shares) state.shares.push_back(s);
+  state.max_job_id = contents_.jobs.empty() ? 0 : contents_.jobs.rbegin()->first;
+  state.max_attempt_id = contents_.attempts.empty() ? 0 : contents_.attempts.rbegin()->first;
+  return state;
+}
+
+std::optional<Job> InMemoryStore::job(JobId id) { return find_in(contents_.jobs, id); }
+
+std::vector<Job> InMemoryStore::jobs(const JobQuery& query) {
+  std::vector<Job> out;
+  for (auto it = contents_.jobs.rbegin(); it != contents_.jobs.rend() && std::ssize(out) < query.limit; ++it) {
+    const Job& j = it->second;
+    if (query.before_id && j.id >= *query.before_id) continue;
+    if (query.state && j.state != *query.state) continue;
+    if (query.share && j.spec.share != *query.share) continue;
+    if (query.user && j.user != *query.user) continue;
+    out.push_back(j);
+  }
+  return out;
+}
+
+std::vector<Attempt> InMemoryStore::attempts_of(JobId job) {
+  std::vector<Attempt> out;
+  for (const auto& [id, a] : contents_.attempts) {
+    if (a.job_id == job) out.push_back(a);
+  }
+  return out;
+}
+
+std::optional<Attempt> InMemoryStore::attempt(AttemptId id) { return find_in(contents_.attempts, id); }
+
+std::optional<Node> InMemoryStore::node(const std::string& name) { return find_in(contents_.nodes, name); }
+
+std::optional<TokenRecord> InMemoryStore::token_by_hash(const std::string& hash) {
+  return find_in(contents_.tokens, hash);
+}
+
+std::vector<Event> InMemoryStore::events_after(std::int64_t seq, int limit) {
+  auto first = std::upper_bound(contents_.events.begin(), contents_.events.end(), seq,
+                                [](std::int64_t s, const Event& e) { return s < e.seq; });
+  const auto count = std::min<std::ptrdiff_t>(limit, contents_.events.end() - first);
+  return std::vector<Event>(first, first + count);
+}
+
+int InMemoryStore::schema_version() { return latest_schema_version(); }
+
+}  // namespace trainyard

@@ -1,0 +1,43 @@
+#pragma once
+// A Store kept in memory, for tests of code that uses a Store (STYLE.md #1: the fake beside the
+// interface). It passes the same conformance suite as SqliteStore (tests/unit/store), including
+// all-or-nothing batches and the rule that an attempt's job must exist; nothing is durable.
+//
+// Threading: one thread at a time, like every Store.
+#include <map>
+
+#include "store/store.h"
+
+namespace trainyard {
+
+class InMemoryStore final : public Store {
+ public:
+  void commit(std::span<const Change> batch) override;
+  LoadedState load() override;
+
+  std::optional<Job> job(JobId id) override;
+  std::vector<Job> jobs(const JobQuery& query) override;
+  std::vector<Attempt> attempts_of(JobId job) override;
+  std::optional<Attempt> attempt(AttemptId id) override;
+  std::optional<Node> node(const std::string& name) override;
+  std::optional<TokenRecord> token_by_hash(const std::string& hash) override;
+  std::vector<Event> events_after(std::int64_t seq, int limit) override;
+  int schema_version() override;
+
+ private:
+  struct Contents {
+    std::map<JobId, Job> jobs;
+    std::map<AttemptId, Attempt> attempts;
+    std::map<std::string, Node> nodes;
+    std::map<std::string, TokenRecord> tokens;
+    std::map<std::string, ShareRecord> shares;
+    std::vector<Event> events;  // in seq order
+    std::int64_t last_seq = 0;
+  };
+
+  static void write(Contents& into, const Change& change);
+
+  Contents contents_;
+};
+
+}  // namespace trainyard

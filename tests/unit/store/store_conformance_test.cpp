@@ -1,0 +1,276 @@
+// One suite, every Store: SqliteStore on a fresh file and the InMemoryStore fake must behave the
+// same, so tests of the daemon that use the fake say something true about the real store.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "store/schema.h"
+#include "store/sqlite_store.h"
+#include "tests/support/in_memory_store.h"
+#include "tests/support/temp_dir.h"
+#include "tests/unit/store/records.h"
+
+namespace trainyard {
+namespace {
+
+struct InMemory {
+  std::unique_ptr<Store> open() { return std::make_unique<InMemoryStore>(); }
+};
+
+struct Sqlite {
+  TempDir dir;
+  std::unique_ptr<Store> open() { return std::make_unique<SqliteStore>(dir.path() / "trainyard.db"); }
+};
+
+template <class Backend>
+class StoreConformance : public ::testing::Test {
+ protected:
+  void commit(const Change& change) { store->commit(std::span(&change, 1)); }
+  void commit(const std::vector<Change>& batch) { store->commit(batch); }
+  std::vector<JobId> job_ids(const JobQuery& q) { return ids_of(store->jobs(q)); }
+
+  Backend backend;
+  std::unique_ptr<Store> store = backend.open();
+};
+
+struct BackendNames {
+  template <class T>
+  static std::string GetName(int) {
+    return std::is_same_v<T, Sqlite> ? "Sqlite" : "InMemory";
+  }
+};
+
+using Backends = ::testing::Types<InMemory, Sqlite>;
+TYPED_TEST_SUITE(StoreConformance, Backends, BackendNames);
+
+TYPED_TEST(StoreConformance, StartsEmptyAtTheLatestSchemaVersion) {
+  const LoadedState loaded = this->store->load();
+  EXPECT_TRUE(loaded.active_jobs.empty());
+  EXPECT_TRUE(loaded.active_attempts.empty());
+  EXPECT_TRUE(loaded.nodes.empty());
+  EXPECT_TRUE(loaded.shares.empty());
+  EXPECT_EQ(loaded.max_job_id, 0);
+  EXPECT_EQ(loaded.max_attempt_id, 0);
+  EXPECT_FALSE(this->store->job(1));
+  EXPECT_TRUE(this->store->jobs({}).empty());
+  EXPECT_TRUE(this->store->events_after(0, 10).empty());
+  EXPECT_EQ(this->store->schema_version(), latest_schema_version());
+}
+
+TYPED_TEST(StoreConformance, JobsRoundTripWithAndWithoutOptionalFields) {
+  const std::vector<Job> jobs = {full_job(1), minimal_job(2), simulated_job(3)};
+  this->commit(Change{.jobs = jobs});
+  for (const Job& j : jobs) {
+    EXPECT_EQ(as_json(this->store->job(j.id)), as_json(j)) << "job " << j.id;
+  }
+  EXPECT_FALSE(this->store->job(4));
+}
+
+TYPED_TEST(StoreConformance, AttemptsRoundTripWithAndWithoutOptionalFields) {
+  const Attempt full = full_attempt(10, 1);
+  const Attempt minimal = minimal_attempt(11, 1);
+  this->commit(Change{.jobs = {minimal_job(1)}, .attempts = {full, minimal}});
+  EXPECT_EQ(as_json(this->store->attempt(10)), as_json(full));
+  EXPECT_EQ(as_json(this->store->attempt(11)), as_json(minimal));
+  EXPECT_FALSE(this->store->attempt(12));
+}
+
+TYPED_TEST(StoreConformance, NodesRoundTripWithAndWithoutOptionalFields) {
+  const Node full = full_node("node-1");
+  const Node minimal = minimal_node("node-2");
+  this->commit(Change{.nodes = {full, minimal}});
+  EXPECT_EQ(as_json(this->store->node("node-1")), as_json(full));
+  EXPECT_EQ(as_json(this->store->node("node-2")), as_json(minimal));
+  EXPECT_FALSE(this->store->node("node-3"));
+}
+
+TYPED_TEST(StoreConformance, TokensAreFoundByHash) {
+  const TokenRecord admin{"a1b2", "root", Role::admin, at_ms(1)};
+  const TokenRecord agent{"c3d4", "agents", Role::agent, at_ms(2)};
+  const TokenRecord user{"e5f6", "alice", Role::user, at_ms(3)};
+  this->commit(Change{.tokens = {admin, agent, user}});
+  EXPECT_EQ(this->store->token_by_hash("a1b2"), admin);
+  EXPECT_EQ(this->store->token_by_hash("c3d4"), agent);
+  EXPECT_EQ(this->store->token_by_hash("e5f6"), user);
+  EXPECT_FALSE(this->store->token_by_hash("A1B2"));
+}
+
+TYPED_TEST(StoreConformance, SharesRoundTripThroughLoadInNameOrder) {
+  const ShareRecord capped{"team-b", 2.5, 64, 1234.75, at_ms(9)};
+  const ShareRecord uncapped{"team-a", 1.0, std::nullopt, 0.0, at_ms(0)};
+  this->commit(Change{.shares = {capped, uncapped}});
+  EXPECT_EQ(this->store->load().shares, (std::vector<ShareRecord>{uncapped, capped}));
+}
+
+TYPED_TEST(StoreConformance, EventsGetIncreasingSeqInBatchOrder) {
+  std::vector<Event> sent = {event("job.submitted", 1), event("attempt.state", 1, 10), event("node.state", {}, {}, "n1")};
+  this->commit({Change{.jobs = {minimal_job(1)}, .events = {sent[0], sent[1]}}, Change{.events = {sent[2]}}});
+  const Event later = event("job.state", 1);
+  this->commit(Change{.events = {later}});
+  sent.push_back(later);
+
+  const std::vector<Event> all = this->store->events_after(0, 100);
+  ASSERT_EQ(all.size(), sent.size());
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (i > 0) {
+      EXPECT_GT(all[i].seq, all[i - 1].seq);
+    }
+    Event expected = sent[i];
+    expected.seq = all[i].seq;
+    EXPECT_EQ(all[i], expected);
+  }
+  EXPECT_EQ(this->store->events_after(all[0].seq, 2), (std::vector<Event>{all[1], all[2]}));
+  EXPECT_TRUE(this->store->events_after(all.back().seq, 10).empty());
+}
+
+TYPED_TEST(StoreConformance, UpsertReplacesWholeRecordsAndTheirQueryColumns) {
+  this->commit(Change{.jobs = {full_job(1)},
+                      .attempts = {full_attempt(10, 1)},
+                      .nodes = {full_node("n1")},
+                      .tokens = {TokenRecord{"h", "alice", Role::admin, at_ms(1)}},
+                      .shares = {ShareRecord{"team-a", 3, 16, 5, at_ms(1)}}});
+  // Replacements that unset optional fields and move the job to another state, share and user.
+  const Job job = minimal_job(1, "carol", "team-b", JobState::cancelled);
+  const Attempt attempt = minimal_attempt(10, 1, AttemptState::running);
+  const Node node = minimal_node("n1");
+  const TokenRecord token{"h", "dave", Role::user, at_ms(2)};
+  const ShareRecord share{"team-a", 1, std::nullopt, 0, at_ms(2)};
+  this->commit(Change{.jobs = {job}, .attempts = {attempt}, .nodes = {node}, .tokens = {token}, .shares = {share}});
+
+  EXPECT_EQ(as_json(this->store->job(1)), as_json(job));
+  EXPECT_EQ(as_json(this->store->attempt(10)), as_json(attempt));
+  EXPECT_EQ(as_json(this->store->node("n1")), as_json(node));
+  EXPECT_EQ(this->store->token_by_hash("h"), token);
+  EXPECT_EQ(this->store->load().shares, std::vector<ShareRecord>{share});
+  EXPECT_TRUE(this->job_ids({.state = JobState::running}).empty());
+  EXPECT_TRUE(this->job_ids({.share = "team-a"}).empty());
+  EXPECT_TRUE(this->job_ids({.user = "alice"}).empty());
+  EXPECT_EQ(this->job_ids({.state = JobState::cancelled, .share = "team-b", .user = "carol"}), std::vector<JobId>{1});
+  EXPECT_EQ(ids_of(this->store->load().active_attempts), std::vector<std::int64_t>{10});
+}
+
+TYPED_TEST(StoreConformance, LaterChangesInABatchWin) {
+  const Job running = minimal_job(1, "bob", "default", JobState::running);
+  this->commit({Change{.jobs = {minimal_job(1)}}, Change{.jobs = {running}}});
+  EXPECT_EQ(as_json(this->store->job(1)), as_json(running));
+}
+
+TYPED_TEST(StoreConformance, FiltersJobsByStateShareAndUser) {
+  this->commit(Change{.jobs = {minimal_job(1, "alice", "team-a", JobState::pending),
+                               minimal_job(2, "bob", "team-a", JobState::running),
+                               minimal_job(3, "alice", "team-b", JobState::running),
+                               minimal_job(4, "bob", "team-b", JobState::succeeded),
+                               minimal_job(5, "alice", "team-a", JobState::running)}});
+  using Ids = std::vector<JobId>;
+  EXPECT_EQ(this->job_ids({}), (Ids{5, 4, 3, 2, 1}));
+  EXPECT_EQ(this->job_ids({.state = JobState::running}), (Ids{5, 3, 2}));
+  EXPECT_EQ(this->job_ids({.share = "team-a"}), (Ids{5, 2, 1}));
+  EXPECT_EQ(this->job_ids({.user = "alice"}), (Ids{5, 3, 1}));
+  EXPECT_EQ(this->job_ids({.state = JobState::running, .user = "alice"}), (Ids{5, 3}));
+  EXPECT_EQ(this->job_ids({.state = JobState::running, .share = "team-a", .user = "bob"}), (Ids{2}));
+  EXPECT_TRUE(this->job_ids({.state = JobState::failed}).empty());
+  EXPECT_TRUE(this->job_ids({.user = "nobody"}).empty());
+}
+
+TYPED_TEST(StoreConformance, PaginatesNewestFirstWithABeforeIdCursor) {
+  Change change;
+  for (JobId id = 3; id <= 30; id += 3) change.jobs.push_back(minimal_job(id, id % 2 ? "odd" : "even"));
+  this->commit(change);
+
+  // Walk every page the way the API does: the next cursor is the last id of the page.
+  const auto walk = [this](JobQuery q) {
+    std::vector<std::vector<JobId>> pages;
+    for (;;) {
+      auto page = this->job_ids(q);
+      if (page.empty()) return pages;
+      q.before_id = page.back();
+      pages.push_back(std::move(page));
+    }
+  };
+  using Pages = std::vector<std::vector<JobId>>;
+  EXPECT_EQ(walk({.limit = 4}), (Pages{{30, 27, 24, 21}, {18, 15, 12, 9}, {6, 3}}));
+  EXPECT_EQ(walk({.user = "odd", .limit = 2}), (Pages{{27, 21}, {15, 9}, {3}}));
+  EXPECT_EQ(this->job_ids({.before_id = 16, .limit = 2}), (std::vector<JobId>{15, 12}));
+}
+
+TYPED_TEST(StoreConformance, LoadRebuildsActiveWorkAndTheHighestIds) {
+  this->commit(Change{.jobs = {minimal_job(1, "a", "default", JobState::pending),
+                               minimal_job(2, "a", "default", JobState::running),
+                               minimal_job(4, "a", "default", JobState::starting),
+                               minimal_job(3, "a", "default", JobState::cancelled),
+                               // The highest ids belong to terminal records and must count anyway.
+                               minimal_job(9, "a", "default", JobState::failed)},
+                      .attempts = {minimal_attempt(20, 2, AttemptState::running),
+                                   minimal_attempt(21, 4, AttemptState::starting),
+                                   minimal_attempt(22, 9, AttemptState::failed),
+                                   minimal_attempt(23, 9, AttemptState::succeeded)},
+                      .nodes = {minimal_node("b"), full_node("a")}});
+  const LoadedState loaded = this->store->load();
+  EXPECT_EQ(ids_of(loaded.active_jobs), (std::vector<std::int64_t>{1, 2, 4}));
+  EXPECT_EQ(as_json(loaded.active_attempts),
+            as_json(std::vector<Attempt>{minimal_attempt(20, 2, AttemptState::running),
+                                         minimal_attempt(21, 4, AttemptState::starting)}));
+  EXPECT_EQ(as_json(loaded.nodes), as_json(std::vector<Node>{full_node("a"), minimal_node("b")}));
+  EXPECT_EQ(loaded.max_job_id, 9);
+  EXPECT_EQ(loaded.max_attempt_id, 23);
+}
+
+TYPED_TEST(StoreConformance, AttemptsOfAJobComeInIdOrder) {
+  this->commit(Change{.jobs = {minimal_job(1), minimal_job(2)},
+                      .attempts = {minimal_attempt(7, 1), minimal_attempt(5, 1), minimal_attempt(6, 2),
+                                   minimal_attempt(8, 1)}});
+  EXPECT_EQ(ids_of(this->store->attempts_of(1)), (std::vector<std::int64_t>{5, 7, 8}));
+  EXPECT_EQ(ids_of(this->store->attempts_of(2)), (std::vector<std::int64_t>{6}));
+  EXPECT_TRUE(this->store->attempts_of(3).empty());
+}
+
+TYPED_TEST(StoreConformance, AnAttemptMayNameAJobFromEarlierInTheSameBatch) {
+  this->commit({Change{.jobs = {minimal_job(1)}}, Change{.attempts = {minimal_attempt(1, 1)}}});
+  EXPECT_EQ(ids_of(this->store->attempts_of(1)), (std::vector<std::int64_t>{1}));
+}
+
+TYPED_TEST(StoreConformance, AFailingBatchLeavesNothingBehind) {
+  const Job before = minimal_job(1);
+  this->commit(Change{.jobs = {before}, .events = {event("job.submitted", 1)}});
+  const std::int64_t last_seq = this->store->events_after(0, 10).back().seq;
+
+  const std::vector<Change> batch = {
+      Change{.jobs = {minimal_job(1, "bob", "default", JobState::running), minimal_job(2)},
+             .attempts = {minimal_attempt(1, 1)},
+             .nodes = {full_node("n1")},
+             .tokens = {TokenRecord{"h", "alice", Role::admin, at_ms(0)}},
+             .shares = {ShareRecord{"team-a", 1, std::nullopt, 0, at_ms(0)}},
+             .events = {event("job.state", 1)}},
+      // Job 404 was never stored: this change fails, and with it the whole batch.
+      Change{.attempts = {minimal_attempt(2, 404)}},
+  };
+  EXPECT_THROW(this->commit(batch), StoreError);
+
+  EXPECT_EQ(as_json(this->store->job(1)), as_json(before));
+  EXPECT_FALSE(this->store->job(2));
+  EXPECT_FALSE(this->store->attempt(1));
+  EXPECT_FALSE(this->store->node("n1"));
+  EXPECT_FALSE(this->store->token_by_hash("h"));
+  EXPECT_TRUE(this->store->events_after(last_seq, 10).empty());
+  const LoadedState loaded = this->store->load();
+  EXPECT_TRUE(loaded.shares.empty());
+  EXPECT_EQ(loaded.max_job_id, 1);
+  EXPECT_EQ(loaded.max_attempt_id, 0);
+
+  // The store is still usable, and the event sequence still only moves forward.
+  this->commit(Change{.jobs = {minimal_job(2)}, .events = {event("job.submitted", 2)}});
+  EXPECT_TRUE(this->store->job(2));
+  const auto events = this->store->events_after(last_seq, 10);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].job_id, 2);
+}
+
+TYPED_TEST(StoreConformance, AnEmptyBatchChangesNothing) {
+  this->commit(std::vector<Change>{});
+  this->commit(Change{});
+  EXPECT_TRUE(this->store->jobs({}).empty());
+  EXPECT_TRUE(this->store->events_after(0, 10).empty());
+}
+
+}  // namespace
+}  // namespace trainyard
