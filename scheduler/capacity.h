@@ -1,0 +1,55 @@
+#pragma once
+// Free cores per node with O(1) "how many nodes could take this" queries.
+//
+// A scheduling pass asks, for each job it looks at, whether `n` nodes each have `c` free cores. With
+// thousands of jobs per pass and a thousand nodes, scanning the nodes for every question would
+// dominate, so the count of accepting nodes with at least c free cores is kept for every c, and a
+// change to one node costs O(its old - new free cores). Nodes are indices fixed by the scheduler.
+#include <cstdint>
+#include <vector>
+
+namespace trainyard::scheduler {
+
+// A gang's demand: `nodes` nodes, each with `cores_per_node` free cores, or whole nodes when
+// `cores_per_node` is 0.
+struct Shape {
+  int nodes = 1;
+  int cores_per_node = 0;
+  bool whole_nodes() const { return cores_per_node == 0; }
+};
+
+class Capacity {
+ public:
+  // Starts with one entry per node: its size, its free cores and whether it accepts work. A node
+  // that does not accept work never fits anything.
+  void add_node(int total, int free, bool accepts);
+
+  int node_count() const { return static_cast<int>(total_.size()); }
+  int total(int node) const { return total_[node]; }
+  int free(int node) const { return free_[node]; }
+  bool accepts(int node) const { return accepts_[node] != 0; }
+  std::int64_t free_cores() const { return free_cores_; }      // on accepting nodes
+  std::int64_t accepting_cores() const { return accepting_cores_; }
+
+  void set_free(int node, int cores);
+
+  // Whether `node` alone can hold one rank of `shape`.
+  bool node_fits(int node, const Shape& shape) const;
+  // Accepting nodes that can each hold one rank of `shape`.
+  int nodes_fitting(const Shape& shape) const;
+  // Whether at least one rank of anything needing `min_cores_per_node` (or a whole node) fits.
+  bool any_room(int min_cores_per_node, bool whole_node_demand) const;
+
+ private:
+  void count(int node, int delta);
+
+  std::vector<int> total_;
+  std::vector<int> free_;
+  std::vector<char> accepts_;
+  std::vector<int> at_least_;  // at_least_[c]: accepting nodes with >= c free cores, c >= 1
+  int fully_free_ = 0;         // accepting nodes with every core free
+  std::int64_t free_cores_ = 0;
+  std::int64_t accepting_cores_ = 0;
+};
+
+}  // namespace trainyard::scheduler

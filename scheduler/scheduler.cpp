@@ -1,0 +1,270 @@
+#include "scheduler/scheduler.h"
+
+#include <algorithm>
+#include <cassert>
+
+#include "scheduler/fair_share.h"
+#include "scheduler/state.h"
+
+namespace trainyard::scheduler {
+namespace detail {
+namespace {
+
+double seconds(Millis d) { return std::chrono::duration<double>(d).count(); }
+
+}  // namespace
+
+int State::node_slot(const std::string& name) {
+  if (auto it = node_index.find(name); it != node_index.end()) return it->second;
+  nodes.push_back(NodeSlot{name});
+  return node_index[name] = static_cast<int>(nodes.size()) - 1;
+}
+
+int State::share_slot(const std::string& name) {
+  if (auto it = share_index.find(name); it != share_index.end()) return it->second;
+  shares.push_back(ShareState{name});
+  return share_index[name] = static_cast<int>(shares.size()) - 1;
+}
+
+void State::settle(int share, TimePoint now) {
+  ShareState& s = shares[share];
+  if (now <= s.usage_at) return;
+  s.usage = decayed_usage(s.usage, s.running_cores, now - s.usage_at, config.usage_half_life);
+  s.usage_at = now;
+}
+
+std::vector<double> State::expected_usage(TimePoint now) const {
+  std::vector<double> expected(shares.size(), 0.0);
+  for (const auto& [id, work] : running) {
+    if (work.charged_until > now) expected[work.share] += work.cores * seconds(work.charged_until - now);
+  }
+  return expected;
+}
+
+Millis State::horizon(std::optional<std::int64_t> timeout_s) const {
+  if (!timeout_s) return config.default_horizon;
+  return std::min<Millis>(std::chrono::seconds(*timeout_s), config.default_horizon);
+}
+
+TimePoint State::expected_end(TimePoint start, std::optional<std::int64_t> timeout_s) const {
+  return start + (timeout_s ? Millis(std::chrono::seconds(*timeout_s)) : config.default_horizon);
+}
+
+void State::make_ready(QueuedJob& job) {
+  job.ready = true;
+  shares[job.share].ready.insert(job.key);
+  ++ready_demand[job.shape.cores_per_node];
+}
+
+void State::unqueue(JobId id) {
+  auto it = queued.find(id);
+  if (it == queued.end()) return;
+  QueuedJob& job = it->second;
+  ShareState& share = shares[job.share];
+  if (job.ready) {
+    share.ready.erase(job.key);
+    if (--ready_demand[job.shape.cores_per_node] == 0) ready_demand.erase(job.shape.cores_per_node);
+  } else {
+    --share.held;
+    if (job.not_before) backoff.erase({*job.not_before, id});
+  }
+  last.reasons.erase(id);
+  queued.erase(it);
+}
+
+void State::hold_running(JobId id, int share, std::vector<std::pair<int, int>> held, TimePoint start,
+                         std::optional<std::int64_t> timeout_s) {
+  assert(!running.contains(id));
+  RunningWork work{share, std::move(held)};
+  for (const auto& [node, cores] : work.nodes) {
+    nodes[node].used += cores;
+    work.cores += cores;
+  }
+  work.charged_until = start + horizon(timeout_s);
+  work.expected_end = expected_end(start, timeout_s);
+  shares[share].running_cores += work.cores;
+  running_by_end.insert({work.expected_end, id});
+  running.emplace(id, std::move(work));
+}
+
+void State::release_running(JobId id, TimePoint now) {
+  auto it = running.find(id);
+  if (it == running.end()) return;
+  const RunningWork& work = it->second;
+  settle(work.share, now);
+  shares[work.share].running_cores -= work.cores;
+  for (const auto& [node, cores] : work.nodes) nodes[node].used -= cores;
+  running_by_end.erase({work.expected_end, id});
+  running.erase(it);
+}
+
+Capacity State::capacity_now() const {
+  Capacity capacity;
+  for (const NodeSlot& node : nodes) {
+    const int total = node.present ? node.cores : 0;
+    capacity.add_node(total, std::clamp(total - node.used, 0, total), node.present && node.accepts);
+  }
+  return capacity;
+}
+
+std::vector<int> State::group_of() const {
+  std::vector<int> groups_of(nodes.size());
+  std::transform(nodes.begin(), nodes.end(), groups_of.begin(), [](const NodeSlot& n) { return n.group; });
+  return groups_of;
+}
+
+}  // namespace detail
+
+Scheduler::Scheduler(Config config) : state_(std::make_unique<detail::State>()) {
+  validate(config);
+  state_->config = std::move(config);
+}
+
+Scheduler::~Scheduler() = default;
+Scheduler::Scheduler(Scheduler&&) noexcept = default;
+Scheduler& Scheduler::operator=(Scheduler&&) noexcept = default;
+
+const Config& Scheduler::config() const { return state_->config; }
+
+void Scheduler::set_share(const std::string& name, const ShareSettings& settings) {
+  validate(settings);
+  state_->shares[state_->share_slot(name)].settings = settings;
+}
+
+void Scheduler::upsert_node(const NodeInfo& info) {
+  detail::State& s = *state_;
+  detail::NodeSlot& node = s.nodes[s.node_slot(info.name)];
+  node.cores = std::max(info.cores, 0);
+  node.accepts = info.accepts_work;
+  node.present = true;
+  node.group = -1;
+  if (auto label = info.labels.find(s.config.placement_label); label != info.labels.end()) {
+    node.group = s.groups.try_emplace(label->second, static_cast<int>(s.groups.size())).first->second;
+  }
+}
+
+void Scheduler::remove_node(const std::string& name) {
+  if (auto it = state_->node_index.find(name); it != state_->node_index.end()) {
+    state_->nodes[it->second].present = false;
+    state_->nodes[it->second].accepts = false;
+  }
+}
+
+void Scheduler::queue(const PendingJob& p) {
+  detail::State& s = *state_;
+  assert(p.nodes >= 1 && (!p.cores_per_node || *p.cores_per_node >= 1));
+  assert(!s.running.contains(p.id));
+  s.unqueue(p.id);
+  detail::QueuedJob job;
+  job.id = p.id;
+  job.share = s.share_slot(p.share);
+  job.key = detail::JobKey{-p.priority, to_unix_ms(p.submitted_at), p.id};
+  job.shape = Shape{p.nodes, p.cores_per_node.value_or(0)};
+  job.timeout_s = p.timeout_s;
+  job.waiting_for = p.waiting_for;
+  job.not_before = p.not_before;
+  for (const std::string& name : p.excluded_nodes) job.excluded.push_back(s.node_slot(name));
+  std::sort(job.excluded.begin(), job.excluded.end());
+  job.excluded.erase(std::unique(job.excluded.begin(), job.excluded.end()), job.excluded.end());
+
+  detail::QueuedJob& stored = s.queued.emplace(p.id, std::move(job)).first->second;
+  if (stored.waiting_for.empty() && !stored.not_before) {
+    s.make_ready(stored);
+  } else {
+    ++s.shares[stored.share].held;
+    if (stored.not_before) s.backoff.insert({*stored.not_before, stored.id});
+  }
+}
+
+void Scheduler::remove(JobId job) { state_->unqueue(job); }
+
+void Scheduler::start_running(const RunningJob& job, TimePoint now) {
+  detail::State& s = *state_;
+  s.unqueue(job.id);
+  s.release_running(job.id, now);
+  const int share = s.share_slot(job.share);
+  s.settle(share, now);
+  std::vector<std::pair<int, int>> held;
+  for (const NodeCores& nc : job.nodes) held.emplace_back(s.node_slot(nc.node), nc.cores);
+  s.hold_running(job.id, share, std::move(held), job.started_at, job.timeout_s);
+}
+
+void Scheduler::finish(JobId job, TimePoint now) { state_->release_running(job, now); }
+
+std::vector<UsageRecord> Scheduler::export_usage(TimePoint now) {
+  std::vector<UsageRecord> records;
+  for (int i = 0; i < static_cast<int>(state_->shares.size()); ++i) {
+    state_->settle(i, now);
+    records.push_back(UsageRecord{state_->shares[i].name, state_->shares[i].usage, state_->shares[i].usage_at});
+  }
+  return records;
+}
+
+void Scheduler::import_usage(const UsageRecord& record) {
+  detail::ShareState& share = state_->shares[state_->share_slot(record.share)];
+  share.usage = std::max(record.usage, 0.0);
+  share.usage_at = record.at;
+}
+
+PassResult Scheduler::schedule(TimePoint now) { return detail::run_pass(*state_, now); }
+
+std::optional<PendingReason> Scheduler::why_pending(JobId job) const {
+  auto it = state_->queued.find(job);
+  if (it == state_->queued.end()) return std::nullopt;
+  return detail::explain(*state_, it->second);
+}
+
+std::optional<int> Scheduler::queue_position(JobId job) const {
+  const detail::State& s = *state_;
+  auto it = s.queued.find(job);
+  if (it == s.queued.end() || !it->second.ready) return std::nullopt;
+  const detail::ShareState& mine = s.shares[it->second.share];
+  const auto ahead_of_mine = [&](const detail::ShareState& other) {
+    const bool other_system = other.name == s.config.system_share;
+    const bool mine_system = mine.name == s.config.system_share;
+    if (other_system != mine_system) return other_system;
+    return other.order_ratio != mine.order_ratio ? other.order_ratio < mine.order_ratio : &other < &mine;
+  };
+  std::size_t position = mine.ready.order_of_key(it->second.key) + 1;
+  for (const detail::ShareState& other : s.shares) {
+    if (&other != &mine && ahead_of_mine(other)) position += other.ready.size();
+  }
+  return static_cast<int>(position);
+}
+
+std::vector<ShareRow> Scheduler::shares(TimePoint now) const {
+  const detail::State& s = *state_;
+  std::vector<ShareRow> rows;
+  const std::vector<double> expected = s.expected_usage(now);
+  double total = 0;
+  double active_weight = 0;
+  for (int i = 0; i < static_cast<int>(s.shares.size()); ++i) {
+    const detail::ShareState& share = s.shares[i];
+    ShareRow row;
+    row.name = share.name;
+    row.weight = share.settings.weight;
+    row.max_running_cores = share.settings.max_running_cores;
+    row.usage = now > share.usage_at ? decayed_usage(share.usage, share.running_cores, now - share.usage_at,
+                                                     s.config.usage_half_life)
+                                     : share.usage;
+    row.expected_usage = expected[i];
+    row.running_cores = share.running_cores;
+    row.pending_jobs = static_cast<int>(share.ready.size()) + share.held;
+    total += row.usage + row.expected_usage;
+    if (row.pending_jobs > 0 || row.running_cores > 0) active_weight += row.weight;
+    rows.push_back(std::move(row));
+  }
+  for (ShareRow& row : rows) {
+    const double used = row.usage + row.expected_usage;
+    row.normalized_usage = total > 0 ? used / total : 0;
+    // An idle share is shown as if it were the only one joining the active ones.
+    const bool active = row.pending_jobs > 0 || row.running_cores > 0;
+    row.fair_share_factor = fair_share_factor(used, total, row.weight, active_weight + (active ? 0 : row.weight));
+  }
+  return rows;
+}
+
+bool Scheduler::is_pending(JobId job) const { return state_->queued.contains(job); }
+bool Scheduler::is_running(JobId job) const { return state_->running.contains(job); }
+
+}  // namespace trainyard::scheduler

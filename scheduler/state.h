@@ -1,0 +1,137 @@
+#pragma once
+// The scheduler's bookkeeping, shared by its event handlers (scheduler.cpp), the pass (pass.cpp)
+// and the explanations (reasons.cpp). Internal: only scheduler/ includes it.
+#include <ext/pb_ds/assoc_container.hpp>
+#include <ext/pb_ds/tree_policy.hpp>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "scheduler/capacity.h"
+#include "scheduler/types.h"
+
+namespace trainyard::scheduler::detail {
+
+// Order within a share: higher priority, then earlier submission, then lower id.
+struct JobKey {
+  int neg_priority = 0;
+  std::int64_t submitted_ms = 0;
+  JobId id = 0;
+  auto operator<=>(const JobKey&) const = default;
+};
+
+// An ordered set that also answers "how many come before this one" in O(log n), for queue positions.
+using JobQueue = __gnu_pbds::tree<JobKey, __gnu_pbds::null_type, std::less<JobKey>, __gnu_pbds::rb_tree_tag,
+                                  __gnu_pbds::tree_order_statistics_node_update>;
+
+struct QueuedJob {
+  JobId id = 0;
+  int share = 0;
+  JobKey key;
+  Shape shape;
+  std::optional<std::int64_t> timeout_s;
+  std::vector<JobId> waiting_for;
+  std::optional<TimePoint> not_before;
+  std::vector<int> excluded;  // node indices, sorted
+  bool ready = false;         // in its share's queue, rather than held by a dependency or backoff
+};
+
+struct RunningWork {
+  int share = 0;
+  std::vector<std::pair<int, int>> nodes;  // node index, cores
+  int cores = 0;
+  TimePoint charged_until{};  // the expected usage charged at start covers up to here
+  TimePoint expected_end{};   // for reservations: start + timeout_s, or + the default horizon
+};
+
+struct ShareState {
+  std::string name;
+  ShareSettings settings;
+  double usage = 0;  // decayed core-seconds as of usage_at
+  TimePoint usage_at{};
+  int running_cores = 0;
+  JobQueue ready;
+  int held = 0;             // pending jobs waiting for a dependency or backoff
+  double order_ratio = 0;   // (usage + expected) / weight after the last pass
+  double factor = 1;        // after the last pass
+};
+
+struct NodeSlot {
+  std::string name;
+  int cores = 0;
+  int used = 0;       // held by running work
+  int group = -1;     // placement group, from the placement label
+  bool present = false;  // known to the daemon now; slots of removed nodes stay, as running work may name them
+  bool accepts = false;
+};
+
+// Why a job examined in the last pass did not start, kept as facts and worded only when asked.
+struct ReasonFacts {
+  ReasonCode code = ReasonCode::resources;
+  int nodes_fit = 0;
+  JobId other = 0;
+  TimePoint until{};
+};
+
+// The blocked top job's reservation, with the cores other jobs may take without delaying it.
+struct ActiveReservation {
+  Reservation public_view;
+  std::vector<int> spare_at;  // per node: cores free at `at` that the reserved job does not need
+  Capacity beyond;            // per node: min(free now, spare_at): room for work running past `at`
+};
+
+struct LastPass {
+  TimePoint at{};
+  Capacity capacity;  // free cores after the pass's starts
+  std::optional<ActiveReservation> reservation;
+  std::unordered_map<JobId, ReasonFacts> reasons;
+  std::int64_t reserved_cores = 0;  // compute reservation
+};
+
+struct State {
+  Config config;
+
+  std::vector<NodeSlot> nodes;
+  std::unordered_map<std::string, int> node_index;
+  std::map<std::string, int> groups;  // placement label value -> group id
+
+  std::vector<ShareState> shares;
+  std::unordered_map<std::string, int> share_index;
+
+  std::unordered_map<JobId, QueuedJob> queued;
+  std::set<std::pair<TimePoint, JobId>> backoff;  // held jobs with a not_before, by release time
+  std::map<int, int> ready_demand;  // cores_per_node (0: whole node) -> ready jobs, to stop a pass early
+
+  std::unordered_map<JobId, RunningWork> running;
+  std::set<std::pair<TimePoint, JobId>> running_by_end;
+
+  LastPass last;
+
+  int node_slot(const std::string& name);    // creates an absent slot for a name not seen yet
+  int share_slot(const std::string& name);   // creates the share with weight 1
+  bool is_system(int share) const { return shares[share].name == config.system_share; }
+
+  void settle(int share, TimePoint now);     // brings the share's decayed usage up to now
+  std::vector<double> expected_usage(TimePoint now) const;  // per share: charged in advance, not yet used
+  Millis horizon(std::optional<std::int64_t> timeout_s) const;
+  TimePoint expected_end(TimePoint start, std::optional<std::int64_t> timeout_s) const;
+
+  void make_ready(QueuedJob& job);
+  void unqueue(JobId id);
+  void hold_running(JobId id, int share, std::vector<std::pair<int, int>> nodes, TimePoint start,
+                    std::optional<std::int64_t> timeout_s);
+  void release_running(JobId id, TimePoint now);
+  Capacity capacity_now() const;
+  std::vector<int> group_of() const;
+};
+
+// One scheduling pass; pass.cpp.
+PassResult run_pass(State& state, TimePoint now);
+// A job's reason as of the last pass; reasons.cpp.
+PendingReason explain(const State& state, const QueuedJob& job);
+
+}  // namespace trainyard::scheduler::detail
