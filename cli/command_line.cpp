@@ -1,0 +1,187 @@
+#include "cli/command_line.h"
+
+#include <algorithm>
+#include <type_traits>
+
+#include "cli/settings.h"
+
+namespace trainyard::cli {
+namespace {
+
+constexpr std::string_view kProgram = "trainyard";
+
+template <class... Commands>
+std::vector<CommandEntry> entries_of(std::type_identity<std::variant<Commands...>>) {
+  return {CommandEntry{Commands::kPath, Commands::kSynopsis, Commands::kSummary, Commands::flags(),
+                       [](const ParsedArgs& args) -> Command { return Commands::parse(args); }}...};
+}
+
+std::vector<std::string_view> words_of(std::string_view path) {
+  std::vector<std::string_view> words;
+  while (!path.empty()) {
+    const auto space = path.find(' ');
+    words.push_back(path.substr(0, space));
+    path = space == std::string_view::npos ? std::string_view() : path.substr(space + 1);
+  }
+  return words;
+}
+
+// How many of `args` (from `first`) spell `path`; 0 when they do not.
+std::size_t match_length(const std::vector<std::string>& args, std::size_t first, std::string_view path) {
+  const auto words = words_of(path);
+  if (first + words.size() > args.size()) return 0;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (args[first + i] != words[i]) return 0;
+  }
+  return words.size();
+}
+
+std::string first_line(std::string_view text) { return std::string(text.substr(0, text.find('\n'))); }
+
+std::string command_list(std::string_view group) {
+  std::size_t width = 0;
+  for (const auto& e : command_registry()) width = std::max(width, e.path.size());
+  std::string out;
+  for (const auto& e : command_registry()) {
+    if (!group.empty() && words_of(e.path).front() != group) continue;
+    out += "  " + std::string(e.path) + std::string(width - e.path.size() + 2, ' ') + first_line(e.summary) + "\n";
+  }
+  return out;
+}
+
+std::string command_help(const CommandEntry& entry) {
+  std::string out = "Usage: " + std::string(kProgram) + " " + std::string(entry.synopsis) + "\n\n" +
+                    std::string(entry.summary) + "\n";
+  if (!entry.flags.empty()) out += "\nFlags:\n" + format_flag_help(entry.flags);
+  out += "\nGlobal flags (see '" + std::string(kProgram) + " --help'): --server URL, --token-file FILE, --json\n";
+  return out;
+}
+
+std::string group_help(std::string_view group) {
+  return "Usage: " + std::string(kProgram) + " " + std::string(group) + " SUBCOMMAND ...\n\nSubcommands:\n" +
+         command_list(group);
+}
+
+bool is_group(std::string_view word) {
+  return std::any_of(command_registry().begin(), command_registry().end(), [&](const CommandEntry& e) {
+    const auto words = words_of(e.path);
+    return words.size() > 1 && words.front() == word;
+  });
+}
+
+std::string group_members(std::string_view group) {
+  std::string names;
+  for (const auto& e : command_registry()) {
+    const auto words = words_of(e.path);
+    if (words.size() > 1 && words.front() == group) names += (names.empty() ? "" : ", ") + std::string(words[1]);
+  }
+  return names;
+}
+
+std::string top_level_names() {
+  std::vector<std::string> names;
+  for (const auto& e : command_registry()) {
+    std::string first(words_of(e.path).front());
+    if (std::find(names.begin(), names.end(), first) == names.end()) names.push_back(first);
+  }
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+void apply_globals(const ParsedArgs& args, GlobalOptions& global) {
+  if (auto server = args.opt_string("--server")) global.server = server;
+  if (auto file = args.opt_string("--token-file")) global.token_file = file;
+  if (args.has("--json")) global.json = true;
+}
+
+// Index of the first argument past the leading global flags (and their values).
+std::size_t skip_global_flags(const std::vector<std::string>& args) {
+  std::size_t i = 0;
+  while (i < args.size() && args[i].size() > 1 && args[i].front() == '-' && args[i] != "--") {
+    const bool separate_value = (args[i] == "--server" || args[i] == "--token-file");
+    i += separate_value ? 2 : 1;
+  }
+  return std::min(i, args.size());
+}
+
+Invocation parse_after_globals(const std::vector<std::string>& args, Invocation invocation) {
+  const std::size_t head = skip_global_flags(args);
+  const ParsedArgs globals = parse_flags({args.begin(), args.begin() + static_cast<std::ptrdiff_t>(head)},
+                                         global_flags(), kProgram);
+  apply_globals(globals, invocation.global);
+  if (globals.help) {
+    invocation.action = ShowHelp{top_level_help()};
+    return invocation;
+  }
+  if (head == args.size()) throw InvalidInput("COMMAND", "is required (one of: " + top_level_names() + ")");
+
+  for (const CommandEntry& entry : command_registry()) {
+    const std::size_t matched = match_length(args, head, entry.path);
+    if (matched == 0) continue;
+    const std::string context = std::string(kProgram) + " " + std::string(entry.path);
+    std::vector<FlagSpec> flags = entry.flags;
+    flags.insert(flags.end(), global_flags().begin(), global_flags().end());
+    try {
+      const ParsedArgs parsed =
+          parse_flags({args.begin() + static_cast<std::ptrdiff_t>(head + matched), args.end()}, flags, context);
+      apply_globals(parsed, invocation.global);
+      invocation.action = parsed.help ? std::variant<ShowHelp, Command>(ShowHelp{command_help(entry)})
+                                      : std::variant<ShowHelp, Command>(entry.parse(parsed));
+    } catch (const InvalidInput& e) {
+      throw UsageError(e, context);
+    }
+    return invocation;
+  }
+
+  const std::string& word = args[head];
+  if (is_group(word)) {
+    const bool wants_help = head + 1 < args.size() && (args[head + 1] == "--help" || args[head + 1] == "-h");
+    if (wants_help) {
+      invocation.action = ShowHelp{group_help(word)};
+      return invocation;
+    }
+    const std::string problem = head + 1 < args.size() ? "unknown subcommand \"" + args[head + 1] + "\"" : "needs a subcommand";
+    throw UsageError(InvalidInput(word, problem + " (one of: " + group_members(word) + ")"),
+                     std::string(kProgram) + " " + word);
+  }
+  throw InvalidInput(word, "unknown command (one of: " + top_level_names() + ")");
+}
+
+}  // namespace
+
+const std::vector<CommandEntry>& command_registry() {
+  static const std::vector<CommandEntry> registry = entries_of(std::type_identity<Command>());
+  return registry;
+}
+
+const std::vector<FlagSpec>& global_flags() {
+  static const std::vector<FlagSpec> flags = {
+      {"--server", "URL", "daemon address, e.g. http://127.0.0.1:8080"},
+      {"--token-file", "FILE", "file holding the API token"},
+      {"--json", "", "print the server's JSON instead of a table"},
+  };
+  return flags;
+}
+
+Invocation parse_command_line(const std::vector<std::string>& args) {
+  try {
+    return parse_after_globals(args, Invocation{GlobalOptions{}, ShowHelp{}});
+  } catch (const UsageError&) {
+    throw;
+  } catch (const InvalidInput& e) {
+    throw UsageError(e, std::string(kProgram));
+  }
+}
+
+std::string top_level_help() {
+  return "Usage: " + std::string(kProgram) + " [--server URL] [--token-file FILE] [--json] COMMAND ...\n\n" +
+         "The command-line client of a Trainyard cluster (the daemon's REST API).\n\nCommands:\n" + command_list("") +
+         "\nGlobal flags:\n" + format_flag_help(global_flags()) +
+         "\nThe daemon address comes from --server, else $" + std::string(kServerEnv) + ", else the file " +
+         std::string(kLocalAddrFile) + "\nin the current directory (the local cluster's data dir). The token comes "
+         "from --token-file,\nelse $" + std::string(kTokenEnv) + " (the token itself), else " +
+         std::string(kLocalTokenFile) + ".\n\nRun '" + std::string(kProgram) + " COMMAND --help' for a command's flags.\n";
+}
+
+}  // namespace trainyard::cli

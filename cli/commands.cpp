@@ -1,0 +1,43 @@
+#include "cli/commands.h"
+
+#include <limits>
+
+namespace trainyard::cli {
+
+std::vector<ApiRequest> requests_for(const Command& command, const InputReader& read) {
+  return std::visit([&](const auto& c) { return c.requests(read); }, command);
+}
+
+std::string render_text(const Command& command, const Replies& replies, const RenderContext& ctx) {
+  return std::visit([&](const auto& c) { return c.render(replies, ctx); }, command);
+}
+
+Json render_json(const Command& command, const Replies& replies) {
+  return std::visit(
+      [&](const auto& c) -> Json {
+        if constexpr (requires { c.to_json(replies); }) {
+          return c.to_json(replies);
+        } else {
+          return replies.empty() ? Json() : replies.front();
+        }
+      },
+      command);
+}
+
+std::string only_positional(const ParsedArgs& args, std::string_view name) {
+  if (args.positionals.empty()) throw InvalidInput(std::string(name), "is required");
+  if (args.positionals.size() > 1) {
+    throw InvalidInput(std::string(name), "expected one, got an extra argument \"" + args.positionals[1] + "\"");
+  }
+  return args.positionals.front();
+}
+
+JobId parse_job_id(std::string_view text) {
+  try {
+    return parse_integer("ID", text, 1, std::numeric_limits<JobId>::max());
+  } catch (const InvalidInput&) {
+    throw InvalidInput("ID", "must be a job id (a positive integer), got \"" + std::string(text) + "\"");
+  }
+}
+
+}  // namespace trainyard::cli

@@ -1,0 +1,158 @@
+#pragma once
+// The CLI's commands as typed values. Each command is one struct that carries, in one place,
+// everything the rest of the CLI needs to know about it:
+//   kPath, kSynopsis, kSummary, flags()   -> the registry, the parser and the help text;
+//   parse(ParsedArgs)                     -> the typed command from its arguments (pure);
+//   requests(InputReader)                 -> the REST calls to make, in order (pure);
+//   render(replies, RenderContext)        -> the table or description people read (pure);
+//   optional to_json(replies)             -> what `--json` prints when that is not simply the
+//                                            one reply the server sent.
+// The registry (command_line.h) is generated from the `Command` variant, so adding a command
+// (`shares`, `drain NODE`, `health run`, ...) is one struct here plus its name in the variant.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "cli/api_request.h"
+#include "cli/flags.h"
+#include "proto/job.h"
+#include "proto/json_reader.h"
+#include "proto/time.h"
+
+namespace trainyard::cli {
+
+// Reads a local input file named on the command line ("-" is stdin); throws InvalidInput naming
+// the path when it cannot. Injected so that building requests stays a pure function in tests.
+using InputReader = std::function<std::string(const std::string& path)>;
+
+// The decoded JSON bodies of a command's successful replies, in the order of its requests.
+using Replies = std::vector<Json>;
+
+struct RenderContext {
+  TimePoint now;  // ages ("3m") are relative to this
+};
+
+struct SubmitJob {
+  static constexpr std::string_view kPath = "submit";
+  static constexpr std::string_view kSynopsis =
+      "submit FILE.json | -\n"
+      "       trainyard submit [--name N] [--nodes K] [--share S] [--priority P] [--cores-per-node C]\n"
+      "                        [--retries R] [--timeout SECONDS] [--env K=V]... -- PROGRAM ARGS...";
+  static constexpr std::string_view kSummary =
+      "Submit a job from a JSON job spec (\"-\" reads stdin), or a command job built from flags\n"
+      "(like sbatch --wrap). --name defaults to the program's file name; --retries R allows R\n"
+      "retries after the first attempt.";
+  static std::vector<FlagSpec> flags();
+  static SubmitJob parse(const ParsedArgs& args);
+  std::vector<ApiRequest> requests(const InputReader& read) const;
+  std::string render(const Replies& replies, const RenderContext& ctx) const;
+
+  std::string spec_file;  // the spec's file ("-": stdin); empty for the quick form
+  Json spec;              // the quick form's spec, already validated
+  bool operator==(const SubmitJob&) const = default;
+};
+
+struct ListJobs {
+  static constexpr std::string_view kPath = "jobs";
+  static constexpr std::string_view kSynopsis = "jobs [--state S] [--share S] [--user U] [--limit N]";
+  static constexpr std::string_view kSummary = "List jobs.";
+  static std::vector<FlagSpec> flags();
+  static ListJobs parse(const ParsedArgs& args);
+  std::vector<ApiRequest> requests(const InputReader& read) const;
+  std::string render(const Replies& replies, const RenderContext& ctx) const;
+
+  std::optional<JobState> state;
+  std::optional<std::string> share;
+  std::optional<std::string> user;
+  std::optional<std::int64_t> limit;
+  bool operator==(const ListJobs&) const = default;
+};
+
+struct ShowJob {
+  static constexpr std::string_view kPath = "job";
+  static constexpr std::string_view kSynopsis = "job ID";
+  static constexpr std::string_view kSummary =
+      "Describe a job and its attempts. With --json: {\"job\": JOB, \"attempts\": [ATTEMPT...]}.";
+  static std::vector<FlagSpec> flags();
+  static ShowJob parse(const ParsedArgs& args);
+  std::vector<ApiRequest> requests(const InputReader& read) const;
+  std::string render(const Replies& replies, const RenderContext& ctx) const;
+  Json to_json(const Replies& replies) const;
+
+  JobId id = 0;
+  bool operator==(const ShowJob&) const = default;
+};
+
+struct ShowLogs {
+  static constexpr std::string_view kPath = "logs";
+  static constexpr std::string_view kSynopsis = "logs ID [--rank R] [--tail BYTES] [--attempt N]";
+  static constexpr std::string_view kSummary =
+      "Print a job's output (stdout and stderr), every rank unless --rank is given.";
+  static std::vector<FlagSpec> flags();
+  static ShowLogs parse(const ParsedArgs& args);
+  std::vector<ApiRequest> requests(const InputReader& read) const;
+  std::string render(const Replies& replies, const RenderContext& ctx) const;
+
+  JobId id = 0;
+  std::optional<std::int64_t> rank;
+  std::optional<std::int64_t> tail;
+  std::optional<std::int64_t> attempt;
+  bool operator==(const ShowLogs&) const = default;
+};
+
+struct CancelJob {
+  static constexpr std::string_view kPath = "cancel";
+  static constexpr std::string_view kSynopsis = "cancel ID";
+  static constexpr std::string_view kSummary = "Cancel a job (its processes get SIGTERM, then SIGKILL).";
+  static std::vector<FlagSpec> flags();
+  static CancelJob parse(const ParsedArgs& args);
+  std::vector<ApiRequest> requests(const InputReader& read) const;
+  std::string render(const Replies& replies, const RenderContext& ctx) const;
+
+  JobId id = 0;
+  bool operator==(const CancelJob&) const = default;
+};
+
+struct ListNodes {
+  static constexpr std::string_view kPath = "nodes";
+  static constexpr std::string_view kSynopsis = "nodes";
+  static constexpr std::string_view kSummary = "List the cluster's nodes.";
+  static std::vector<FlagSpec> flags();
+  static ListNodes parse(const ParsedArgs& args);
+  std::vector<ApiRequest> requests(const InputReader& read) const;
+  std::string render(const Replies& replies, const RenderContext& ctx) const;
+
+  bool operator==(const ListNodes&) const = default;
+};
+
+struct CreateToken {
+  static constexpr std::string_view kPath = "token create";
+  static constexpr std::string_view kSynopsis = "token create USER [--role user|admin]";
+  static constexpr std::string_view kSummary = "Create an API token for USER (admin only) and print it.";
+  static std::vector<FlagSpec> flags();
+  static CreateToken parse(const ParsedArgs& args);
+  std::vector<ApiRequest> requests(const InputReader& read) const;
+  std::string render(const Replies& replies, const RenderContext& ctx) const;
+
+  std::string user;
+  std::string role = "user";
+  bool operator==(const CreateToken&) const = default;
+};
+
+using Command = std::variant<SubmitJob, ListJobs, ShowJob, ShowLogs, CancelJob, ListNodes, CreateToken>;
+
+std::vector<ApiRequest> requests_for(const Command& command, const InputReader& read);
+std::string render_text(const Command& command, const Replies& replies, const RenderContext& ctx);
+// What `--json` prints: the server's one reply, or the command's own combination of several.
+Json render_json(const Command& command, const Replies& replies);
+
+// Helpers shared by the command files.
+// The single positional a command takes (e.g. "ID"); throws naming it when missing or extra.
+std::string only_positional(const ParsedArgs& args, std::string_view name);
+JobId parse_job_id(std::string_view text);
+
+}  // namespace trainyard::cli

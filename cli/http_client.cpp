@@ -1,0 +1,167 @@
+// The CLI's only Beast translation unit. Operations are Asio's asynchronous ones driven to
+// completion on a private io_context, because only those honour beast::tcp_stream's deadlines;
+// to the caller the client is blocking.
+#include "cli/http_client.h"
+
+#include <sys/socket.h>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
+#include <cerrno>
+#include <optional>
+
+namespace trainyard::cli {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+std::string describe(std::chrono::milliseconds d) {
+  return d.count() % 1000 == 0 ? std::to_string(d.count() / 1000) + " s" : std::to_string(d.count()) + " ms";
+}
+
+bool is_idempotent(const std::string& method) { return method == "GET" || method == "HEAD"; }
+
+class BeastHttpClient final : public HttpClient {
+ public:
+  BeastHttpClient(ServerUrl url, HttpClientOptions options) : url_(std::move(url)), options_(options) {}
+
+  HttpResult send(const HttpRequest& request) override {
+    const auto message = to_beast(request);
+    if (stream_open_ && peer_closed()) close();
+    const bool reused = stream_open_;
+    if (!stream_open_) {
+      if (auto error = connect()) return TransportError{*error};
+    }
+    auto outcome = exchange(message);
+    // A kept-alive connection may have been closed by the server just as we used it; a request
+    // that is safe to repeat gets one fresh connection. Others are not repeated (the server may
+    // have acted on them), nor are timeouts (the server is there, just slow).
+    const auto* failure = std::get_if<beast::error_code>(&outcome);
+    if (failure && *failure != beast::error::timeout && reused && is_idempotent(request.method)) {
+      if (auto error = connect()) return TransportError{*error};
+      outcome = exchange(message);
+    }
+    if (const auto* ec = std::get_if<beast::error_code>(&outcome)) return TransportError{failure_message(*ec)};
+    return std::get<HttpResponse>(std::move(outcome));
+  }
+
+ private:
+  http::request<http::string_body> to_beast(const HttpRequest& request) const {
+    http::request<http::string_body> message;
+    message.version(11);
+    message.method_string(request.method);
+    message.target(request.target);
+    const bool ipv6 = url_.host.find(':') != std::string::npos;
+    message.set(http::field::host, (ipv6 ? "[" + url_.host + "]" : url_.host) + ":" + url_.port);
+    message.set(http::field::user_agent, "trainyard-cli");
+    for (const auto& [name, value] : request.headers) message.set(name, value);
+    message.body() = request.body;
+    message.prepare_payload();
+    return message;
+  }
+
+  // Runs the io_context until the started operations have completed.
+  void run() {
+    ioc_.restart();
+    ioc_.run();
+  }
+
+  // A kept-alive connection the server has since closed reads as end-of-file without blocking.
+  bool peer_closed() {
+    char byte = 0;
+    const auto n = ::recv(stream_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+  }
+
+  void close() {
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    stream_.close();
+    buffer_.clear();
+    stream_open_ = false;
+  }
+
+  // Returns the reason the connection could not be made, or nothing.
+  std::optional<std::string> connect() {
+    close();
+    const std::string prefix = "cannot reach daemon at " + url_.text + ": ";
+    tcp::resolver resolver(ioc_);
+    std::optional<beast::error_code> resolved;
+    tcp::resolver::results_type endpoints;
+    resolver.async_resolve(url_.host, url_.port, [&](beast::error_code ec, tcp::resolver::results_type r) {
+      resolved = ec;
+      endpoints = std::move(r);
+    });
+    ioc_.restart();
+    ioc_.run_for(options_.connect_timeout);
+    if (!resolved) {
+      resolver.cancel();
+      run();
+      return prefix + "resolving " + url_.host + " took longer than " + describe(options_.connect_timeout);
+    }
+    if (*resolved) return prefix + "cannot resolve " + url_.host + ": " + resolved->message();
+
+    beast::error_code connected;
+    stream_.expires_after(options_.connect_timeout);
+    stream_.async_connect(endpoints, [&](beast::error_code ec, const tcp::endpoint&) { connected = ec; });
+    run();
+    if (connected == beast::error::timeout) return prefix + "no connection within " + describe(options_.connect_timeout);
+    if (connected) return prefix + connected.message();
+    stream_open_ = true;
+    return std::nullopt;
+  }
+
+  std::variant<HttpResponse, beast::error_code> exchange(const http::request<http::string_body>& message) {
+    beast::error_code ec;
+    stream_.expires_after(options_.request_timeout);
+    http::async_write(stream_, message, [&](beast::error_code e, std::size_t) { ec = e; });
+    run();
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(options_.body_limit);
+    if (!ec) {
+      http::async_read(stream_, buffer_, parser, [&](beast::error_code e, std::size_t) { ec = e; });
+      run();
+    }
+    if (ec) {
+      close();
+      return ec;
+    }
+    const auto& response = parser.get();
+    if (!response.keep_alive()) close();
+    return HttpResponse{static_cast<int>(response.result_int()), response.body()};
+  }
+
+  std::string failure_message(const beast::error_code& ec) const {
+    const std::string daemon = "daemon at " + url_.text;
+    if (ec == beast::error::timeout) return daemon + " did not answer within " + describe(options_.request_timeout);
+    if (ec == http::error::body_limit) {
+      return "the reply of " + daemon + " is larger than " + std::to_string(options_.body_limit) + " bytes";
+    }
+    if (ec.category() == http::make_error_code(http::error::bad_version).category()) return "garbled reply from " + daemon + ": " + ec.message();
+    return "lost the connection to " + daemon + ": " + ec.message();
+  }
+
+  ServerUrl url_;
+  HttpClientOptions options_;
+  asio::io_context ioc_;
+  beast::tcp_stream stream_{ioc_};
+  beast::flat_buffer buffer_;
+  bool stream_open_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<HttpClient> make_http_client(ServerUrl url, HttpClientOptions options) {
+  return std::make_unique<BeastHttpClient>(std::move(url), options);
+}
+
+}  // namespace trainyard::cli

@@ -1,0 +1,61 @@
+#pragma once
+// A small blocking HTTP/1.1 client for the CLI: one keep-alive connection to one server, reused
+// across requests and re-opened when the server closed it. Beast lives only in http_client.cpp
+// (its headers are expensive to compile); this header exposes plain values.
+//
+// Threading: an HttpClient is used from one thread at a time.
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace trainyard::cli {
+
+struct ServerUrl {
+  std::string host;  // without IPv6 brackets
+  std::string port;
+  std::string text;  // as the user wrote it, for messages
+};
+
+// Parses "http://HOST[:PORT][/]" (the scheme may be left out); throws InvalidInput("--server").
+ServerUrl parse_server_url(const std::string& text);
+
+struct HttpRequest {
+  std::string method;  // "GET", "POST", ...
+  std::string target;  // path and query
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+};
+
+struct HttpResponse {
+  int status = 0;
+  std::string body;
+};
+
+// The exchange did not complete: no connection, a timeout, a broken or garbled reply. The
+// message is a sentence naming the server, fit to show as it is.
+struct TransportError {
+  std::string message;
+};
+
+using HttpResult = std::variant<HttpResponse, TransportError>;
+
+class HttpClient {
+ public:
+  virtual ~HttpClient() = default;
+  virtual HttpResult send(const HttpRequest& request) = 0;
+};
+
+struct HttpClientOptions {
+  std::chrono::milliseconds connect_timeout{5000};
+  // For one whole exchange (write and read); generous because logs are fetched from the agents.
+  std::chrono::milliseconds request_timeout{60000};
+  std::size_t body_limit = std::size_t{256} << 20;
+};
+
+std::unique_ptr<HttpClient> make_http_client(ServerUrl url, HttpClientOptions options = {});
+
+}  // namespace trainyard::cli

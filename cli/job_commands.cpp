@@ -1,0 +1,348 @@
+// The job commands: submit, jobs, job, logs, cancel.
+#include <array>
+#include <filesystem>
+#include <limits>
+#include <utility>
+
+#include "cli/commands.h"
+#include "cli/table.h"
+
+namespace trainyard::cli {
+namespace {
+
+constexpr std::size_t kReasonWidth = 60;
+// A job may run 1..10 attempts in all (proto/job.cpp), i.e. at most 9 retries after the first.
+constexpr std::int64_t kMaxRetries = 9;
+constexpr std::int64_t kAnyInt = std::numeric_limits<int>::max();
+
+const std::vector<FlagSpec>& quick_submit_flags() {
+  static const std::vector<FlagSpec> flags = {
+      {"--name", "N", "job name (default: the program's file name)"},
+      {"--nodes", "K", "number of nodes, all started together (default 1)"},
+      {"--share", "S", "fair-share the job is charged to (default \"default\")"},
+      {"--priority", "P", "priority within the share, 0..9999 (default 0)"},
+      {"--cores-per-node", "C", "cores on each node (default: the whole node)"},
+      {"--retries", "R", "retries after a failed first attempt, 0..9 (default 0)"},
+      {"--timeout", "SECONDS", "wall-clock limit of an attempt"},
+      {"--env", "K=V", "environment variable for the program", true},
+  };
+  return flags;
+}
+
+// Where a quick-form flag ends up in the job spec, so that the spec's own validation
+// (parse_job_spec) can report its findings in terms of the flag the user typed.
+constexpr std::array<std::pair<std::string_view, std::string_view>, 8> kSpecFieldFlags = {{
+    {"name", "--name"},
+    {"nodes", "--nodes"},
+    {"share", "--share"},
+    {"priority", "--priority"},
+    {"cores_per_node", "--cores-per-node"},
+    {"timeout_s", "--timeout"},
+    {"command.env", "--env"},
+    {"command.argv", "PROGRAM"},
+}};
+
+std::string flag_for_spec_field(const std::string& field) {
+  for (const auto& [prefix, flag] : kSpecFieldFlags) {
+    if (field.starts_with(prefix)) return std::string(flag);
+  }
+  return field;
+}
+
+std::pair<std::string, std::string> parse_env_assignment(const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) throw InvalidInput("--env", "expected K=V, got \"" + text + "\"");
+  return {text.substr(0, eq), text.substr(eq + 1)};
+}
+
+Json quick_spec(const ParsedArgs& args, const std::vector<std::string>& argv) {
+  if (argv.empty()) throw InvalidInput("PROGRAM", "is required after '--'");
+  Json env = Json::object();
+  for (const std::string& assignment : args.all("--env")) {
+    auto [key, value] = parse_env_assignment(assignment);
+    env[key] = value;
+  }
+  Json spec = {{"name", args.opt_string("--name").value_or(std::filesystem::path(argv.front()).filename().string())},
+               {"kind", "command"},
+               {"command", {{"argv", argv}, {"env", env}}}};
+  if (auto share = args.opt_string("--share")) spec["share"] = *share;
+  if (auto nodes = args.opt_integer("--nodes", 0, kAnyInt)) spec["nodes"] = *nodes;
+  if (auto priority = args.opt_integer("--priority", 0, kAnyInt)) spec["priority"] = *priority;
+  if (auto cores = args.opt_integer("--cores-per-node", 0, kAnyInt)) spec["cores_per_node"] = *cores;
+  if (auto timeout = args.opt_integer("--timeout", 0, kAnyInt)) spec["timeout_s"] = *timeout;
+  if (auto retries = args.opt_integer("--retries", 0, kMaxRetries)) spec["retry"] = {{"attempts", *retries + 1}};
+  try {
+    parse_job_spec(spec);
+  } catch (const InvalidInput& e) {
+    throw InvalidInput(flag_for_spec_field(e.field()), e.message());
+  }
+  return spec;
+}
+
+Json parse_spec_file(const std::string& path, const std::string& text) {
+  Json spec;
+  try {
+    spec = parse_json_text(text);
+  } catch (const InvalidInput& e) {
+    throw InvalidInput(path, e.message());
+  }
+  if (!spec.is_object()) throw InvalidInput(path, "must hold a JSON object (a job spec)");
+  return spec;
+}
+
+std::string job_path(JobId id) { return "/v1/jobs/" + std::to_string(id); }
+
+const Json& field_or_null(const Json& object, std::string_view key) {
+  static const Json null;
+  if (!object.is_object()) return null;
+  auto it = object.find(key);
+  return it == object.end() ? null : *it;
+}
+
+// Why a job is where it is: the scheduler's pending reason while queued (squeue's "(Resources)"),
+// else the job's last reason.
+std::string reason_cell(const Json& job) {
+  const Json& pending = field_or_null(job, "pending_reason");
+  if (pending.is_object()) return text_of(pending, "code");
+  const std::string reason = text_of(job, "reason");
+  return truncate(reason == kAbsent ? "" : reason, kReasonWidth);
+}
+
+std::string time_with_age(const Json& object, std::string_view key, TimePoint now) {
+  const std::string when = text_of(object, key);
+  const std::string age = age_of(object, key, now);
+  return age == kAbsent ? when : when + " (" + age + " ago)";
+}
+
+// How long an attempt ran: from its start to its end, or to `now` while it runs.
+std::string runtime_of(const Json& attempt, TimePoint now) {
+  const Json& started = field_or_null(attempt, "started_at");
+  if (!started.is_string()) return std::string(kAbsent);
+  const auto start = parse_time(started.get<std::string>());
+  const Json& ended = field_or_null(attempt, "ended_at");
+  const auto end = ended.is_string() ? parse_time(ended.get<std::string>()) : std::optional<TimePoint>(now);
+  return start && end ? format_age(*end - *start) : std::string(kAbsent);
+}
+
+// The program and its arguments separated by spaces, as a user would type them (unquoted).
+std::string argv_text(const Json& command) {
+  const Json& argv = field_or_null(command, "argv");
+  if (!argv.is_array()) return std::string(kAbsent);
+  std::string out;
+  for (const Json& arg : argv) out += (out.empty() ? "" : " ") + (arg.is_string() ? arg.get<std::string>() : arg.dump());
+  return out;
+}
+
+std::string describe_job(const Json& job, TimePoint now) {
+  const Json& spec = field_or_null(job, "spec");
+  Description d;
+  d.add("ID", text_of(job, "id"));
+  d.add("Name", text_of(job, "name"));
+  d.add("User", text_of(job, "user"));
+  d.add("Share", text_of(job, "share"));
+  d.add("Priority", text_of(spec, "priority"));
+  d.add("State", text_of(job, "state"));
+  const Json& pending = field_or_null(job, "pending_reason");
+  if (pending.is_object()) d.add("Pending reason", text_of(pending, "code") + ": " + text_of(pending, "message"));
+  if (job.contains("queue_position")) d.add("Queue position", text_of(job, "queue_position"));
+  const std::string placed = list_of(job, "nodes");
+  d.add("Nodes", text_of(spec, "nodes") + (placed == kAbsent ? "" : " (" + placed + ")"));
+  d.add("Cores per node", spec.contains("cores_per_node") ? text_of(spec, "cores_per_node") : "whole node");
+  d.add("Kind", text_of(spec, "kind"));
+  const Json& command = field_or_null(spec, "command");
+  if (command.is_object()) d.add("Command", argv_text(command));
+  d.add("Submitted", time_with_age(job, "submitted_at", now));
+  d.add("Started", time_with_age(job, "started_at", now));
+  d.add("Ended", time_with_age(job, "ended_at", now));
+  d.add("Attempts", text_of(job, "attempts"));
+  d.add("Infra retries", text_of(job, "infra_retries"));
+  d.add("Exit code", text_of(job, "exit_code"));
+  d.add("Failure class", text_of(job, "failure_class"));
+  d.add("Reason", text_of(job, "reason"));
+  d.add("Cancel requested", text_of(job, "cancel_requested"));
+  return d.str();
+}
+
+std::string attempts_table(const Json& attempts, TimePoint now) {
+  Table t({"ATTEMPT", "ID", "STATE", "NODES", "EXIT", "SIGNAL", "CLASS", "STEPS", "STARTED", "RUNTIME", "REASON"});
+  for (const Json& a : attempts) {
+    t.add_row({text_of(a, "number"), text_of(a, "id"), text_of(a, "state"), list_of(a, "nodes"),
+               text_of(a, "exit_code"), text_of(a, "signal"), text_of(a, "failure_class"),
+               text_of(a, "steps_completed"), age_of(a, "started_at", now), runtime_of(a, now),
+               truncate(text_of(a, "reason"), kReasonWidth)});
+  }
+  return t.str();
+}
+
+std::string ensure_final_newline(std::string text) {
+  if (!text.empty() && text.back() != '\n') text += '\n';
+  return text;
+}
+
+}  // namespace
+
+// ---- submit ----
+
+std::vector<FlagSpec> SubmitJob::flags() { return quick_submit_flags(); }
+
+SubmitJob SubmitJob::parse(const ParsedArgs& args) {
+  SubmitJob submit;
+  if (args.trailing) {
+    if (!args.positionals.empty()) {
+      throw InvalidInput("FILE.json", "give either a spec file or '-- PROGRAM ARGS...', not both");
+    }
+    submit.spec = quick_spec(args, *args.trailing);
+    return submit;
+  }
+  submit.spec_file = only_positional(args, "FILE.json");
+  for (const FlagSpec& flag : quick_submit_flags()) {
+    if (args.has(flag.name)) {
+      throw InvalidInput(std::string(flag.name), "applies only to the quick form 'submit [flags] -- PROGRAM ARGS...'");
+    }
+  }
+  return submit;
+}
+
+std::vector<ApiRequest> SubmitJob::requests(const InputReader& read) const {
+  const Json body = spec_file.empty() ? spec : parse_spec_file(spec_file, read(spec_file));
+  return {{"POST", "/v1/jobs", body}};
+}
+
+std::string SubmitJob::render(const Replies& replies, const RenderContext&) const {
+  return "Submitted job " + text_of(replies.at(0), "id") + "\n";
+}
+
+// ---- jobs ----
+
+std::vector<FlagSpec> ListJobs::flags() {
+  return {{"--state", "S", "only jobs in state S (PENDING, STARTING, RUNNING, SUCCEEDED, FAILED, CANCELLED)"},
+          {"--share", "S", "only jobs of fair-share S"},
+          {"--user", "U", "only jobs of user U"},
+          {"--limit", "N", "at most N jobs"}};
+}
+
+ListJobs ListJobs::parse(const ParsedArgs& args) {
+  if (!args.positionals.empty()) throw InvalidInput(args.positionals.front(), "unexpected argument");
+  ListJobs list;
+  if (auto state = args.opt_string("--state")) {
+    list.state = parse_job_state(*state);
+    if (!list.state) {
+      throw InvalidInput("--state",
+                         "must be one of PENDING, STARTING, RUNNING, SUCCEEDED, FAILED, CANCELLED, got \"" + *state + "\"");
+    }
+  }
+  list.share = args.opt_string("--share");
+  list.user = args.opt_string("--user");
+  list.limit = args.opt_integer("--limit", 1, kAnyInt);
+  return list;
+}
+
+std::vector<ApiRequest> ListJobs::requests(const InputReader&) const {
+  Target target("/v1/jobs");
+  target.param("state", state ? std::optional(to_string(*state)) : std::nullopt)
+      .param("share", share)
+      .param("user", user)
+      .param("limit", limit ? std::optional(std::to_string(*limit)) : std::nullopt);
+  return {{"GET", target.str(), std::nullopt}};
+}
+
+std::string ListJobs::render(const Replies& replies, const RenderContext& ctx) const {
+  Table t({"ID", "NAME", "USER", "SHARE", "STATE", "NODES", "ATTEMPTS", "AGE", "REASON"});
+  const Json& jobs = field_or_null(replies.at(0), "jobs");
+  if (jobs.is_array()) {
+    for (const Json& job : jobs) {
+      t.add_row({text_of(job, "id"), text_of(job, "name"), text_of(job, "user"), text_of(job, "share"),
+                 text_of(job, "state"), text_of(field_or_null(job, "spec"), "nodes"), text_of(job, "attempts"),
+                 age_of(job, "submitted_at", ctx.now), reason_cell(job)});
+    }
+  }
+  std::string out = t.str();
+  if (field_or_null(replies.at(0), "next").is_string()) out += "(more jobs match: raise --limit to see them)\n";
+  return out;
+}
+
+// ---- job ----
+
+std::vector<FlagSpec> ShowJob::flags() { return {}; }
+
+ShowJob ShowJob::parse(const ParsedArgs& args) { return ShowJob{parse_job_id(only_positional(args, "ID"))}; }
+
+std::vector<ApiRequest> ShowJob::requests(const InputReader&) const {
+  return {{"GET", job_path(id), std::nullopt}, {"GET", job_path(id) + "/attempts", std::nullopt}};
+}
+
+std::string ShowJob::render(const Replies& replies, const RenderContext& ctx) const {
+  const Json& attempts = field_or_null(replies.at(1), "attempts");
+  const bool any = attempts.is_array() && !attempts.empty();
+  return describe_job(replies.at(0), ctx.now) + "\nAttempts:" + (any ? "\n" + attempts_table(attempts, ctx.now) : " none\n");
+}
+
+Json ShowJob::to_json(const Replies& replies) const {
+  const Json& attempts = field_or_null(replies.at(1), "attempts");
+  return {{"job", replies.at(0)}, {"attempts", attempts.is_array() ? attempts : Json::array()}};
+}
+
+// ---- logs ----
+
+std::vector<FlagSpec> ShowLogs::flags() {
+  return {{"--rank", "R", "only rank R"},
+          {"--tail", "BYTES", "only the last BYTES bytes of each rank's output"},
+          {"--attempt", "N", "attempt number N (default: the latest)"}};
+}
+
+ShowLogs ShowLogs::parse(const ParsedArgs& args) {
+  ShowLogs logs;
+  logs.id = parse_job_id(only_positional(args, "ID"));
+  logs.rank = args.opt_integer("--rank", 0, kAnyInt);
+  logs.tail = args.opt_integer("--tail", 1, std::numeric_limits<std::int64_t>::max());
+  logs.attempt = args.opt_integer("--attempt", 1, kAnyInt);
+  return logs;
+}
+
+std::vector<ApiRequest> ShowLogs::requests(const InputReader&) const {
+  const auto text = [](const std::optional<std::int64_t>& v) {
+    return v ? std::optional(std::to_string(*v)) : std::nullopt;
+  };
+  Target target(job_path(id) + "/logs");
+  target.param("rank", text(rank)).param("tail", text(tail)).param("attempt", text(attempt));
+  return {{"GET", target.str(), std::nullopt}};
+}
+
+std::string ShowLogs::render(const Replies& replies, const RenderContext&) const {
+  const Json& logs = field_or_null(replies.at(0), "logs");
+  if (!logs.is_array()) return "";
+  // Like `tail` over several files: headers only when there is more than one block to tell apart
+  // or a block has something to say besides its text.
+  std::string out;
+  for (const Json& block : logs) {
+    const std::string error = text_of(block, "error");
+    const bool has_error = error != kAbsent && !error.empty();
+    const std::string text = text_of(block, "text");
+    if (logs.size() > 1 || has_error) {
+      if (!out.empty()) out += "\n";
+      out += "==> rank " + text_of(block, "rank") + " (" + text_of(block, "node") + ") <==\n";
+    }
+    if (text != kAbsent) out += ensure_final_newline(text);
+    if (has_error) out += "[logs unavailable: " + error + "]\n";
+  }
+  return out;
+}
+
+// ---- cancel ----
+
+std::vector<FlagSpec> CancelJob::flags() { return {}; }
+
+CancelJob CancelJob::parse(const ParsedArgs& args) { return CancelJob{parse_job_id(only_positional(args, "ID"))}; }
+
+std::vector<ApiRequest> CancelJob::requests(const InputReader&) const {
+  return {{"POST", job_path(id) + "/cancel", std::nullopt}};
+}
+
+std::string CancelJob::render(const Replies& replies, const RenderContext&) const {
+  const std::string state = text_of(replies.at(0), "state");
+  const auto parsed = parse_job_state(state);
+  if (parsed && is_terminal(*parsed)) return "Job " + std::to_string(id) + " is " + state + "\n";
+  return "Cancel requested for job " + std::to_string(id) + " (" + state + ")\n";
+}
+
+}  // namespace trainyard::cli

@@ -1,0 +1,36 @@
+#pragma once
+// Which daemon to talk to and with which token. Precedence, most specific first: the flag, the
+// environment, then the files the local quick-start cluster writes into `.trainyard/` of the
+// directory it was started from (so `trainyard jobs` just works there).
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "cli/command_line.h"
+
+namespace trainyard::cli {
+
+inline constexpr std::string_view kServerEnv = "TRAINYARD_SERVER";
+inline constexpr std::string_view kTokenEnv = "TRAINYARD_TOKEN";
+inline constexpr std::string_view kLocalAddrFile = ".trainyard/daemon.addr";
+inline constexpr std::string_view kLocalTokenFile = ".trainyard/admin.token";
+
+struct Environment {
+  std::optional<std::string> server;  // $TRAINYARD_SERVER
+  std::optional<std::string> token;   // $TRAINYARD_TOKEN, the token itself
+};
+
+// Contents of a file, or nullopt when it does not exist or cannot be read.
+using FileLookup = std::function<std::optional<std::string>(const std::string& path)>;
+
+struct Connection {
+  std::string server;  // as given, e.g. "http://127.0.0.1:8080"
+  std::string token;
+  bool operator==(const Connection&) const = default;
+};
+
+// Throws InvalidInput naming the flag ("--server", "--token-file") when nothing usable is found.
+Connection resolve_connection(const GlobalOptions& global, const Environment& env, const FileLookup& read_file);
+
+}  // namespace trainyard::cli
