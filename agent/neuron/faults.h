@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace trainyard::neuron {
 
@@ -26,6 +27,10 @@ std::string to_string(CoreFault f);
 // Applies one "--fault" item to `plan`. Forms: "core:N=corrupt|hang|crash|none",
 // "link=throttle:RATE" (RATE in bytes/s with optional K/M/G suffix and optional B),
 // "link=drop", "link=none". Throws trainyard::InvalidInput(field "fault") on anything else.
+// Rates are decimal (K = 1e3), as network rates are quoted.
 void apply_fault_spec(FaultPlan& plan, const std::string& spec, int cores);
+// The plan as the "--fault" items that rebuild it, in a stable order (cores ascending, then the
+// link), for listing on the node; an empty plan gives no items.
+std::vector<std::string> fault_specs(const FaultPlan& plan);
 
 }  // namespace trainyard::neuron

@@ -1,0 +1,306 @@
+#include "agent/neuron/checkpoint.h"
+
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <stdexcept>
+#include <system_error>
+
+namespace trainyard::neuron {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr int kFormat = 1;
+constexpr std::string_view kStepPrefix = "step-";
+constexpr const char* kManifest = "manifest.json";
+constexpr const char* kState = "state.json";
+constexpr const char* kParams = "params.bin";
+constexpr const char* kAdamM = "adam_m.bin";
+constexpr const char* kAdamV = "adam_v.bin";
+
+std::string step_dir_name(std::int64_t step) {
+  char name[32];
+  std::snprintf(name, sizeof name, "step-%010lld", static_cast<long long>(step));
+  return name;
+}
+
+std::optional<std::int64_t> step_of_dir_name(const std::string& name) {
+  if (!name.starts_with(kStepPrefix) || name.size() == kStepPrefix.size()) return std::nullopt;
+  const std::string digits = name.substr(kStepPrefix.size());
+  if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) return std::nullopt;
+  if (digits.size() > 18) return std::nullopt;
+  return std::stoll(digits);
+}
+
+std::string sha256_hex(std::span<const std::byte> bytes) {
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
+  unsigned int length = 0;
+  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1 ||
+      EVP_DigestUpdate(ctx.get(), bytes.data(), bytes.size()) != 1 ||
+      EVP_DigestFinal_ex(ctx.get(), digest.data(), &length) != 1) {
+    throw std::runtime_error("SHA-256 failed");
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string hex;
+  for (unsigned int i = 0; i < length; ++i) {
+    hex += kHex[digest[i] >> 4];
+    hex += kHex[digest[i] & 0xF];
+  }
+  return hex;
+}
+
+[[noreturn]] void throw_errno(const std::string& what, const fs::path& path) {
+  throw std::system_error(errno, std::generic_category(), what + " " + path.string());
+}
+
+void fsync_path(const fs::path& path, int flags) {
+  const int fd = ::open(path.c_str(), flags | O_CLOEXEC);
+  if (fd < 0) throw_errno("open", path);
+  const int rc = ::fsync(fd);
+  ::close(fd);
+  if (rc != 0) throw_errno("fsync", path);
+}
+
+void write_durably(const fs::path& path, std::span<const std::byte> bytes) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw_errno("open", path);
+  std::size_t written = 0;
+  while (written < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      ::close(fd);
+      throw_errno("write", path);
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  const int rc = ::fsync(fd);
+  ::close(fd);
+  if (rc != 0) throw_errno("fsync", path);
+}
+
+std::optional<std::vector<std::byte>> read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::vector<std::byte> bytes;
+  in.seekg(0, std::ios::end);
+  bytes.resize(static_cast<std::size_t>(in.tellg()));
+  in.seekg(0);
+  in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  if (!in) return std::nullopt;
+  return bytes;
+}
+
+std::span<const std::byte> as_bytes(const std::string& text) { return std::as_bytes(std::span(text)); }
+
+nlohmann::json state_json(const TrainingState& s) {
+  return {{"format", kFormat},
+          {"step", s.step},
+          {"data_position", s.data_position},
+          {"rounding_rng", s.rounding_rng},
+          {"dims", s.dims},
+          {"world_size", s.world_size}};
+}
+
+std::vector<float> floats_of(const std::vector<std::byte>& bytes) {
+  std::vector<float> values(bytes.size() / sizeof(float));
+  std::memcpy(values.data(), bytes.data(), values.size() * sizeof(float));
+  return values;
+}
+
+std::optional<nlohmann::json> read_json(const fs::path& path) {
+  const auto bytes = read_file(path);
+  if (!bytes) return std::nullopt;
+  const std::string_view text(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return std::nullopt;
+  return j;
+}
+
+// Parses a verified state.json and the three arrays; empty on any inconsistency.
+std::optional<TrainingState> parse_state(const fs::path& dir, std::string& problem) {
+  const auto j = read_json(dir / kState);
+  try {
+    if (!j || j->value("format", 0) != kFormat) {
+      problem = "state.json: unreadable or unknown format";
+      return std::nullopt;
+    }
+    TrainingState s;
+    s.step = j->at("step").get<std::int64_t>();
+    s.data_position = j->at("data_position").get<std::uint64_t>();
+    s.rounding_rng = j->at("rounding_rng").get<RngState>();
+    s.dims = j->at("dims").get<std::vector<int>>();
+    s.world_size = j->at("world_size").get<int>();
+    s.params = floats_of(*read_file(dir / kParams));
+    s.adam_m = floats_of(*read_file(dir / kAdamM));
+    s.adam_v = floats_of(*read_file(dir / kAdamV));
+    if (s.adam_m.size() != s.params.size() || s.adam_v.size() != s.params.size()) {
+      problem = "optimizer moments and parameters differ in size";
+      return std::nullopt;
+    }
+    return s;
+  } catch (const nlohmann::json::exception& e) {
+    problem = std::string("state.json: ") + e.what();
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+fs::path write_checkpoint(const fs::path& root, const TrainingState& state) {
+  fs::create_directories(root);
+  const std::string name = step_dir_name(state.step);
+  const fs::path temp = root / (".tmp-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(temp);
+  fs::create_directory(temp);
+
+  const std::string state_text = state_json(state).dump(2);
+  const std::vector<std::pair<const char*, std::span<const std::byte>>> files{
+      {kState, as_bytes(state_text)},
+      {kParams, std::as_bytes(std::span(state.params))},
+      {kAdamM, std::as_bytes(std::span(state.adam_m))},
+      {kAdamV, std::as_bytes(std::span(state.adam_v))},
+  };
+  nlohmann::json listed = nlohmann::json::array();
+  for (const auto& [file, bytes] : files) {
+    write_durably(temp / file, bytes);
+    listed.push_back({{"name", file}, {"bytes", bytes.size()}, {"sha256", sha256_hex(bytes)}});
+  }
+  const nlohmann::json manifest{{"format", kFormat}, {"step", state.step}, {"files", listed}};
+  write_durably(temp / kManifest, as_bytes(manifest.dump(2)));
+  fsync_path(temp, O_RDONLY | O_DIRECTORY);
+
+  // A rerun after a resume may reach a step that an earlier attempt already wrote: move the old
+  // one aside first, because rename cannot replace a non-empty directory.
+  const fs::path final_dir = root / name;
+  const fs::path superseded = root / (".old-" + name + "-" + std::to_string(::getpid()));
+  const bool replacing = fs::exists(final_dir);
+  if (replacing) fs::rename(final_dir, superseded);
+  fs::rename(temp, final_dir);
+  fsync_path(root, O_RDONLY | O_DIRECTORY);
+  if (replacing) fs::remove_all(superseded);
+  return final_dir;
+}
+
+std::vector<CheckpointInfo> list_checkpoints(const fs::path& root) {
+  std::vector<CheckpointInfo> found;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(root, ec)) {
+    if (!entry.is_directory()) continue;
+    if (auto step = step_of_dir_name(entry.path().filename().string())) found.push_back({entry.path(), *step});
+  }
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.step < b.step; });
+  return found;
+}
+
+std::string verify_checkpoint(const fs::path& dir) {
+  const auto manifest = read_json(dir / kManifest);
+  if (!manifest || !manifest->contains("files") || !(*manifest)["files"].is_array()) {
+    return "manifest.json: missing or malformed";
+  }
+  std::vector<std::string> seen;
+  try {
+    for (const auto& entry : (*manifest)["files"]) {
+      const auto file = entry.at("name").get<std::string>();
+      if (file.find('/') != std::string::npos || file.starts_with(".")) return "manifest.json: bad file name " + file;
+      const auto bytes = read_file(dir / file);
+      if (!bytes) return file + ": missing or unreadable";
+      if (bytes->size() != entry.at("bytes").get<std::size_t>()) return file + ": size differs from manifest";
+      if (sha256_hex(*bytes) != entry.at("sha256").get<std::string>()) return file + ": SHA-256 mismatch";
+      seen.push_back(file);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    return std::string("manifest.json: ") + e.what();
+  }
+  for (const char* required : {kState, kParams, kAdamM, kAdamV}) {
+    if (std::find(seen.begin(), seen.end(), required) == seen.end()) return std::string(required) + ": not in manifest";
+  }
+  return "";
+}
+
+LoadedCheckpoint load_checkpoint(const fs::path& dir) {
+  LoadedCheckpoint loaded;
+  loaded.problem = verify_checkpoint(dir);
+  if (loaded.problem.empty()) loaded.state = parse_state(dir, loaded.problem);
+  return loaded;
+}
+
+std::optional<CheckpointInfo> newest_verified_checkpoint(const fs::path& root) {
+  const auto all = list_checkpoints(root);
+  for (auto it = all.rbegin(); it != all.rend(); ++it) {
+    const std::string problem = verify_checkpoint(it->path);
+    if (problem.empty()) return *it;
+    spdlog::warn("event=checkpoint_skipped path={} step={} problem=\"{}\"", it->path.string(), it->step, problem);
+  }
+  return std::nullopt;
+}
+
+void prune_checkpoints(const fs::path& root, int keep) {
+  const auto all = list_checkpoints(root);
+  for (std::size_t i = 0; i + static_cast<std::size_t>(keep) < all.size(); ++i) fs::remove_all(all[i].path);
+}
+
+CheckpointWriter::CheckpointWriter(fs::path root, int keep, Done on_done)
+    : root_(std::move(root)), keep_(keep), on_done_(std::move(on_done)), thread_([this] { loop(); }) {}
+
+CheckpointWriter::~CheckpointWriter() {
+  {
+    std::lock_guard lock(mutex_);
+    closing_ = true;
+  }
+  changed_.notify_all();
+  thread_.join();
+}
+
+void CheckpointWriter::submit(TrainingState snapshot) {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [&] { return !pending_; });
+  pending_ = std::move(snapshot);
+  changed_.notify_all();
+}
+
+void CheckpointWriter::wait_idle() {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [&] { return !pending_ && !writing_; });
+}
+
+void CheckpointWriter::loop() {
+  std::unique_lock lock(mutex_);
+  while (true) {
+    changed_.wait(lock, [&] { return pending_ || closing_; });
+    if (!pending_) return;
+    TrainingState state = std::move(*pending_);
+    pending_.reset();
+    writing_ = true;
+    changed_.notify_all();
+    lock.unlock();
+
+    CheckpointWriteResult result{state.step, {}, {}};
+    try {
+      result.path = write_checkpoint(root_, state);
+      prune_checkpoints(root_, keep_);
+      spdlog::info("event=checkpoint_written step={} path={}", state.step, result.path.string());
+    } catch (const std::exception& e) {
+      result.error = e.what();
+      spdlog::error("event=checkpoint_failed step={} root={} error=\"{}\"", state.step, root_.string(), e.what());
+    }
+    if (on_done_) on_done_(result);
+
+    lock.lock();
+    writing_ = false;
+    changed_.notify_all();
+  }
+}
+
+}  // namespace trainyard::neuron

@@ -1,0 +1,104 @@
+#pragma once
+// Checkpoints of the training kernel (DESIGN.md "Checkpoints").
+//
+// Layout: <root>/step-0000000120/ holds state.json (step, data position, RNG state, model shape),
+// params.bin, adam_m.bin, adam_v.bin (raw little-endian float32) and manifest.json, which lists
+// every other file with its size and SHA-256. A checkpoint is valid only if every listed file is
+// present with that size and digest.
+//
+// Atomicity: files are written into <root>/.tmp-step-...; each file is fsynced, then the directory,
+// then it is renamed to its final name and the root is fsynced. A crash at any point leaves either
+// no step directory or a complete one; leftovers of interrupted writes start with '.' and are
+// never listed.
+//
+// Data parallelism keeps the whole state replicated on every rank, so rank 0 alone writes, and a
+// checkpoint loads at any world size.
+#include <condition_variable>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "agent/neuron/rng.h"
+
+namespace trainyard::neuron {
+
+struct TrainingState {
+  std::int64_t step = 0;              // optimizer updates completed
+  std::uint64_t data_position = 0;    // global index of the next training sample
+  RngState rounding_rng{};            // stochastic rounding of parameter stores
+  std::vector<int> dims;              // model shape: input, hidden..., output
+  int world_size = 1;                 // ranks of the run that wrote it (informational)
+  std::vector<float> params;
+  std::vector<float> adam_m;
+  std::vector<float> adam_v;
+};
+
+struct CheckpointInfo {
+  std::filesystem::path path;
+  std::int64_t step = 0;
+};
+
+// Writes atomically under `root` (created if missing) and returns the final directory. Throws
+// std::runtime_error / std::filesystem::filesystem_error when the disk refuses.
+std::filesystem::path write_checkpoint(const std::filesystem::path& root, const TrainingState& state);
+
+// Complete checkpoints under `root`, oldest first; an absent root has none.
+std::vector<CheckpointInfo> list_checkpoints(const std::filesystem::path& root);
+
+// Empty when every file matches the manifest; otherwise what is wrong, naming the file.
+std::string verify_checkpoint(const std::filesystem::path& dir);
+
+struct LoadedCheckpoint {
+  std::optional<TrainingState> state;
+  std::string problem;  // why `state` is empty
+};
+// Verifies, then reads.
+LoadedCheckpoint load_checkpoint(const std::filesystem::path& dir);
+
+// The newest checkpoint whose checksums verify; each newer one that fails is logged and skipped.
+std::optional<CheckpointInfo> newest_verified_checkpoint(const std::filesystem::path& root);
+
+// Deletes all but the newest `keep` checkpoints.
+void prune_checkpoints(const std::filesystem::path& root, int keep);
+
+struct CheckpointWriteResult {
+  std::int64_t step = 0;
+  std::filesystem::path path;  // empty when the write failed
+  std::string error;
+};
+
+// Writes snapshots on a background thread so training continues meanwhile, then prunes to the
+// last `keep`. At most one snapshot waits behind the one being written: `submit` blocks only when
+// the disk falls that far behind, which bounds memory to two copies of the state.
+// Threading contract: `submit` from one thread; `on_done` runs on the writer thread.
+class CheckpointWriter {
+ public:
+  using Done = std::function<void(const CheckpointWriteResult&)>;
+  CheckpointWriter(std::filesystem::path root, int keep, Done on_done);
+  ~CheckpointWriter();  // finishes pending writes
+  CheckpointWriter(const CheckpointWriter&) = delete;
+  CheckpointWriter& operator=(const CheckpointWriter&) = delete;
+
+  void submit(TrainingState snapshot);
+  void wait_idle();
+
+ private:
+  void loop();
+
+  const std::filesystem::path root_;
+  const int keep_;
+  const Done on_done_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::optional<TrainingState> pending_;
+  bool writing_ = false;
+  bool closing_ = false;
+  std::thread thread_;
+};
+
+}  // namespace trainyard::neuron
