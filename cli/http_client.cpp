@@ -146,6 +146,9 @@ class BeastHttpClient final : public HttpClient {
     if (ec == http::error::body_limit) {
       return "the reply of " + daemon + " is larger than " + std::to_string(options_.body_limit) + " bytes";
     }
+    if (ec == http::error::end_of_stream || ec == http::error::partial_message) {
+      return "lost the connection to " + daemon + ": it closed the connection before answering in full";
+    }
     if (ec.category() == http::make_error_code(http::error::bad_version).category()) return "garbled reply from " + daemon + ": " + ec.message();
     return "lost the connection to " + daemon + ": " + ec.message();
   }

@@ -12,7 +12,7 @@
 
 namespace trainyard::cli {
 
-// Columns separated by three spaces, padded to the widest cell; no trailing spaces.
+// Columns separated by three spaces, each padded to its widest cell except the last.
 class Table {
  public:
   explicit Table(std::vector<std::string> headers) : headers_(std::move(headers)) {}

@@ -1,0 +1,174 @@
+// Parsing of the whole command line into typed commands: every command, the global flags in both
+// positions, help at every level, and each kind of mistake naming the flag at fault.
+#include <gtest/gtest.h>
+
+#include "cli/command_line.h"
+
+namespace trainyard::cli {
+namespace {
+
+using Args = std::vector<std::string>;
+
+Command command_of(const Args& args) { return std::get<Command>(parse_command_line(args).action); }
+
+template <class T>
+T parsed(const Args& args) {
+  return std::get<T>(command_of(args));
+}
+
+// The field named by the UsageError that parsing `args` throws.
+std::string rejected(const Args& args) {
+  try {
+    parse_command_line(args);
+  } catch (const UsageError& e) {
+    return e.field();
+  }
+  return "<accepted>";
+}
+
+std::string help_of(const Args& args) { return std::get<ShowHelp>(parse_command_line(args).action).text; }
+
+TEST(CommandLine, SubmitFromFileAndStdin) {
+  EXPECT_EQ(parsed<SubmitJob>({"submit", "job.json"}).spec_file, "job.json");
+  EXPECT_EQ(parsed<SubmitJob>({"submit", "-"}).spec_file, "-");
+}
+
+TEST(CommandLine, QuickSubmitBuildsACommandSpec) {
+  const auto submit = parsed<SubmitJob>({"submit", "--name", "train", "--nodes", "2", "--share", "vision",
+                                         "--priority", "7", "--cores-per-node", "4", "--retries", "2",
+                                         "--timeout", "600", "--env", "A=1", "--env=B=x=y", "--", "python",
+                                         "train.py", "--lr", "0.1"});
+  EXPECT_TRUE(submit.spec_file.empty());
+  const Json expected = {{"name", "train"},
+                         {"kind", "command"},
+                         {"command", {{"argv", {"python", "train.py", "--lr", "0.1"}}, {"env", {{"A", "1"}, {"B", "x=y"}}}}},
+                         {"nodes", 2},
+                         {"share", "vision"},
+                         {"priority", 7},
+                         {"cores_per_node", 4},
+                         {"retry", {{"attempts", 3}}},
+                         {"timeout_s", 600}};
+  EXPECT_EQ(submit.spec, expected);
+}
+
+TEST(CommandLine, QuickSubmitNamesTheJobAfterTheProgram) {
+  const auto submit = parsed<SubmitJob>({"submit", "--", "/usr/bin/python3", "-c", "pass"});
+  EXPECT_EQ(submit.spec["name"], "python3");
+  EXPECT_FALSE(submit.spec.contains("nodes"));
+}
+
+TEST(CommandLine, QuickSubmitMistakesNameTheFlag) {
+  EXPECT_EQ(rejected({"submit", "--nodes", "0", "--", "x"}), "--nodes");      // spec range, via proto
+  EXPECT_EQ(rejected({"submit", "--nodes", "two", "--", "x"}), "--nodes");    // not an integer
+  EXPECT_EQ(rejected({"submit", "--priority", "10000", "--", "x"}), "--priority");
+  EXPECT_EQ(rejected({"submit", "--share", "bad share", "--", "x"}), "--share");
+  EXPECT_EQ(rejected({"submit", "--cores-per-node", "0", "--", "x"}), "--cores-per-node");
+  EXPECT_EQ(rejected({"submit", "--timeout", "0", "--", "x"}), "--timeout");
+  EXPECT_EQ(rejected({"submit", "--retries", "10", "--", "x"}), "--retries");
+  EXPECT_EQ(rejected({"submit", "--env", "NOVALUE", "--", "x"}), "--env");
+  EXPECT_EQ(rejected({"submit", "--env", "=v", "--", "x"}), "--env");
+  EXPECT_EQ(rejected({"submit", "--name", "", "--", "x"}), "--name");
+  EXPECT_EQ(rejected({"submit", "--name", "x", "--"}), "PROGRAM");
+  EXPECT_EQ(rejected({"submit", "--name"}), "--name");  // value missing
+  EXPECT_EQ(rejected({"submit", "--nodes", "1", "--nodes", "2", "--", "x"}), "--nodes");
+}
+
+TEST(CommandLine, SubmitNeedsExactlyOneSource) {
+  EXPECT_EQ(rejected({"submit"}), "FILE.json");
+  EXPECT_EQ(rejected({"submit", "a.json", "b.json"}), "FILE.json");
+  EXPECT_EQ(rejected({"submit", "a.json", "--", "x"}), "FILE.json");
+  EXPECT_EQ(rejected({"submit", "a.json", "--nodes", "2"}), "--nodes");  // quick-form flag with a file
+}
+
+TEST(CommandLine, Jobs) {
+  EXPECT_EQ(parsed<ListJobs>({"jobs"}), ListJobs{});
+  const auto list = parsed<ListJobs>({"jobs", "--state", "running", "--share", "s", "--user", "bob", "--limit", "5"});
+  EXPECT_EQ(list.state, JobState::running);
+  EXPECT_EQ(list.share, "s");
+  EXPECT_EQ(list.user, "bob");
+  EXPECT_EQ(list.limit, 5);
+  EXPECT_EQ(rejected({"jobs", "--state", "DONE"}), "--state");
+  EXPECT_EQ(rejected({"jobs", "--limit", "0"}), "--limit");
+  EXPECT_EQ(rejected({"jobs", "--limit", "ten"}), "--limit");
+  EXPECT_EQ(rejected({"jobs", "--rank", "1"}), "--rank");  // another command's flag
+  EXPECT_EQ(rejected({"jobs", "extra"}), "extra");
+}
+
+TEST(CommandLine, JobAndCancelTakeOneId) {
+  EXPECT_EQ(parsed<ShowJob>({"job", "42"}).id, 42);
+  EXPECT_EQ(parsed<CancelJob>({"cancel", "7"}).id, 7);
+  EXPECT_EQ(rejected({"job"}), "ID");
+  EXPECT_EQ(rejected({"job", "0"}), "ID");
+  EXPECT_EQ(rejected({"job", "4x"}), "ID");
+  EXPECT_EQ(rejected({"cancel", "1", "2"}), "ID");
+  EXPECT_EQ(rejected({"cancel", "--force", "1"}), "--force");
+}
+
+TEST(CommandLine, Logs) {
+  EXPECT_EQ(parsed<ShowLogs>({"logs", "3"}), (ShowLogs{3, std::nullopt, std::nullopt, std::nullopt}));
+  EXPECT_EQ(parsed<ShowLogs>({"logs", "3", "--rank", "1", "--tail=4096", "--attempt", "2"}), (ShowLogs{3, 1, 4096, 2}));
+  EXPECT_EQ(rejected({"logs", "3", "--rank", "-1"}), "--rank");
+  EXPECT_EQ(rejected({"logs", "3", "--tail", "0"}), "--tail");
+  EXPECT_EQ(rejected({"logs", "3", "--attempt", "0"}), "--attempt");
+  EXPECT_EQ(rejected({"logs", "3", "--rank"}), "--rank");
+}
+
+TEST(CommandLine, NodesAndTokens) {
+  EXPECT_EQ(parsed<ListNodes>({"nodes"}), ListNodes{});
+  EXPECT_EQ(rejected({"nodes", "n1"}), "n1");
+  EXPECT_EQ(parsed<CreateToken>({"token", "create", "bob"}), (CreateToken{"bob", "user"}));
+  EXPECT_EQ(parsed<CreateToken>({"token", "create", "root", "--role", "admin"}), (CreateToken{"root", "admin"}));
+  EXPECT_EQ(rejected({"token", "create", "bob", "--role", "agent"}), "--role");
+  EXPECT_EQ(rejected({"token", "create"}), "USER");
+  EXPECT_EQ(rejected({"token"}), "token");
+  EXPECT_EQ(rejected({"token", "delete", "bob"}), "token");
+}
+
+TEST(CommandLine, GlobalFlagsBeforeOrAfterTheCommand) {
+  const Invocation before = parse_command_line({"--server", "http://h:1", "--token-file=t", "--json", "nodes"});
+  EXPECT_EQ(before.global, (GlobalOptions{"http://h:1", "t", true}));
+  const Invocation after = parse_command_line({"jobs", "--json", "--server=http://h:2", "--token-file", "u"});
+  EXPECT_EQ(after.global, (GlobalOptions{"http://h:2", "u", true}));
+  EXPECT_EQ(parse_command_line({"nodes"}).global, GlobalOptions{});
+}
+
+TEST(CommandLine, TopLevelMistakes) {
+  EXPECT_EQ(rejected({}), "COMMAND");
+  EXPECT_EQ(rejected({"--json"}), "COMMAND");
+  EXPECT_EQ(rejected({"frobnicate"}), "frobnicate");
+  EXPECT_EQ(rejected({"--verbose", "jobs"}), "--verbose");
+  EXPECT_EQ(rejected({"--server"}), "--server");
+}
+
+TEST(CommandLine, UsageErrorsPointAtTheRightHelp) {
+  try {
+    parse_command_line({"logs", "1", "--rank", "x"});
+    FAIL() << "accepted a bad --rank";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(e.help_command(), "trainyard logs");
+    EXPECT_NE(std::string(e.what()).find("--rank"), std::string::npos);
+  }
+}
+
+TEST(CommandLine, HelpAtEveryLevel) {
+  const std::string top = help_of({"--help"});
+  for (const CommandEntry& entry : command_registry()) {
+    EXPECT_NE(top.find(std::string(entry.path)), std::string::npos) << entry.path;
+    Args args;
+    for (std::size_t start = 0, end = 0; end != std::string_view::npos; start = end + 1) {
+      end = entry.path.find(' ', start);
+      args.emplace_back(entry.path.substr(start, end - start));
+    }
+    args.push_back("--help");
+    const std::string help = help_of(args);
+    EXPECT_NE(help.find("Usage: trainyard " + std::string(entry.synopsis)), std::string::npos) << help;
+    for (const FlagSpec& flag : entry.flags) EXPECT_NE(help.find(std::string(flag.name)), std::string::npos) << help;
+  }
+  EXPECT_NE(help_of({"token", "--help"}).find("token create"), std::string::npos);
+  EXPECT_EQ(help_of({"-h"}), top);
+  // Help wins over mistakes elsewhere on the line, as users type --help to fix those.
+  EXPECT_NE(help_of({"job", "--help"}).find("job ID"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace trainyard::cli

@@ -1,0 +1,298 @@
+// The CLI's HTTP client against a tiny scripted HTTP server on 127.0.0.1:0 written with raw
+// sockets (so Beast stays out of this file): keep-alive, reconnecting, timeouts and bad replies.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+#include "cli/http_client.h"
+
+namespace trainyard::cli {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct Seen {
+  std::string method;
+  std::string target;
+  std::string head;  // request line and headers
+  std::string body;
+  int connection = 0;  // 1-based number of the connection it came on
+};
+
+// What the server does with a request.
+struct Action {
+  std::string bytes;         // sent back as they are (may be empty)
+  bool close_after = false;  // then close the connection
+  bool hold = false;         // send nothing; wait for the client to give up
+};
+
+std::string reply(int status, const std::string& body, const std::string& extra_headers = "") {
+  return "HTTP/1.1 " + std::to_string(status) + " X\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" +
+         extra_headers + "\r\n" + body;
+}
+
+// Serves one connection at a time, in order, on its own thread; `stop()` (or the destructor)
+// wakes it through a pipe wherever it waits.
+class LoopbackServer {
+ public:
+  explicit LoopbackServer(std::function<Action(const Seen&)> handler) : handler_(std::move(handler)) {
+    listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = 0;
+    socklen_t len = sizeof addr;
+    if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(listen_fd_, 8) != 0 ||
+        ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0 || ::pipe(wake_) != 0) {
+      throw std::runtime_error("cannot set up the loopback server");
+    }
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~LoopbackServer() {
+    const char byte = 'x';
+    [[maybe_unused]] auto n = ::write(wake_[1], &byte, 1);
+    thread_.join();
+    ::close(listen_fd_);
+    ::close(wake_[0]);
+    ::close(wake_[1]);
+  }
+
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  std::vector<Seen> seen() const {
+    std::lock_guard lock(mutex_);
+    return seen_;
+  }
+  int connections() const {
+    std::lock_guard lock(mutex_);
+    return accepted_;
+  }
+  // Waits until the server has closed `n` connections; false after the deadline.
+  bool wait_closed(int n) {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, 5s, [&] { return closed_ >= n; });
+  }
+
+ private:
+  // Waits until `fd` is readable; false when stopped.
+  bool wait_readable(int fd) const {
+    pollfd fds[2] = {{fd, POLLIN, 0}, {wake_[0], POLLIN, 0}};
+    while (::poll(fds, 2, -1) < 0) {
+    }
+    return (fds[1].revents & POLLIN) == 0;
+  }
+
+  // Reads more of the connection into `buffer`; false on end of stream, error or stop.
+  bool read_more(int fd, std::string& buffer) const {
+    if (!wait_readable(fd)) return false;
+    char chunk[4096];
+    const auto n = ::recv(fd, chunk, sizeof chunk, 0);
+    if (n <= 0) return false;
+    buffer.append(chunk, static_cast<std::size_t>(n));
+    return true;
+  }
+
+  bool read_request(int fd, std::string& buffer, Seen& seen) const {
+    std::size_t end;
+    while ((end = buffer.find("\r\n\r\n")) == std::string::npos) {
+      if (!read_more(fd, buffer)) return false;
+    }
+    seen.head = buffer.substr(0, end);
+    buffer.erase(0, end + 4);
+    const auto space = seen.head.find(' ');
+    seen.method = seen.head.substr(0, space);
+    seen.target = seen.head.substr(space + 1, seen.head.find(' ', space + 1) - space - 1);
+    std::size_t length = 0;
+    if (const auto at = seen.head.find("Content-Length: "); at != std::string::npos) {
+      length = std::stoul(seen.head.substr(at + 16));
+    }
+    while (buffer.size() < length) {
+      if (!read_more(fd, buffer)) return false;
+    }
+    seen.body = buffer.substr(0, length);
+    buffer.erase(0, length);
+    return true;
+  }
+
+  void serve_connection(int fd, int number) {
+    std::string buffer;
+    Seen seen;
+    seen.connection = number;
+    while (read_request(fd, buffer, seen)) {
+      {
+        std::lock_guard lock(mutex_);
+        seen_.push_back(seen);
+      }
+      const Action action = handler_(seen);
+      if (action.hold) {
+        while (read_more(fd, buffer)) {
+        }
+        return;
+      }
+      if (!action.bytes.empty()) ::send(fd, action.bytes.data(), action.bytes.size(), MSG_NOSIGNAL);
+      if (action.close_after) return;
+    }
+  }
+
+  void serve() {
+    while (wait_readable(listen_fd_)) {
+      const int fd = ::accept(listen_fd_, nullptr, nullptr);
+      if (fd < 0) continue;
+      int number;
+      {
+        std::lock_guard lock(mutex_);
+        number = ++accepted_;
+      }
+      serve_connection(fd, number);
+      ::close(fd);
+      std::lock_guard lock(mutex_);
+      ++closed_;
+      changed_.notify_all();
+    }
+  }
+
+  std::function<Action(const Seen&)> handler_;
+  int listen_fd_ = -1;
+  int wake_[2] = {-1, -1};
+  int port_ = 0;
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<Seen> seen_;
+  int accepted_ = 0;
+  int closed_ = 0;
+  std::thread thread_;
+};
+
+Action echo_target(const Seen& s) { return {reply(200, s.method + " " + s.target + " " + s.body)}; }
+
+HttpResponse expect_response(const HttpResult& result) {
+  if (const auto* e = std::get_if<TransportError>(&result)) {
+    ADD_FAILURE() << "transport error: " << e->message;
+    return {};
+  }
+  return std::get<HttpResponse>(result);
+}
+
+std::string expect_failure(const HttpResult& result) {
+  if (const auto* e = std::get_if<TransportError>(&result)) return e->message;
+  ADD_FAILURE() << "unexpected response " << std::get<HttpResponse>(result).status;
+  return "";
+}
+
+HttpRequest get(std::string target) { return {"GET", std::move(target), {}, ""}; }
+
+TEST(HttpClient, KeepsOneConnectionForSeveralRequests) {
+  LoopbackServer server(echo_target);
+  auto client = make_http_client(parse_server_url(server.url()));
+  EXPECT_EQ(expect_response(client->send(get("/v1/a?x=1"))).body, "GET /v1/a?x=1 ");
+  const HttpResponse posted =
+      expect_response(client->send({"POST", "/v1/jobs", {{"Authorization", "Bearer t"}}, R"({"n":1})"}));
+  EXPECT_EQ(posted.status, 200);
+  EXPECT_EQ(posted.body, R"(POST /v1/jobs {"n":1})");
+  EXPECT_EQ(expect_response(client->send(get("/v1/c"))).body, "GET /v1/c ");
+  EXPECT_EQ(server.connections(), 1);
+  const auto seen = server.seen();
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_NE(seen[1].head.find("Authorization: Bearer t"), std::string::npos) << seen[1].head;
+  EXPECT_NE(seen[1].head.find("Host: 127.0.0.1:"), std::string::npos) << seen[1].head;
+}
+
+TEST(HttpClient, ErrorStatusesAreResponses) {
+  LoopbackServer server([](const Seen&) { return Action{reply(404, R"({"error":{"message":"no job 9"}})")}; });
+  const HttpResponse r = expect_response(make_http_client(parse_server_url(server.url()))->send(get("/v1/jobs/9")));
+  EXPECT_EQ(r.status, 404);
+  EXPECT_EQ(r.body, R"({"error":{"message":"no job 9"}})");
+}
+
+TEST(HttpClient, ReconnectsWhenTheServerClosedAnIdleConnection) {
+  LoopbackServer server([](const Seen& s) { return Action{echo_target(s).bytes, /*close_after=*/true}; });
+  auto client = make_http_client(parse_server_url(server.url()));
+  EXPECT_EQ(expect_response(client->send(get("/one"))).status, 200);
+  ASSERT_TRUE(server.wait_closed(1));
+  // Even a request that is never repeated goes through: the close is noticed before sending.
+  EXPECT_EQ(expect_response(client->send({"POST", "/two", {}, "b"})).body, "POST /two b");
+  EXPECT_EQ(server.connections(), 2);
+  EXPECT_EQ(server.seen().size(), 2u);
+}
+
+TEST(HttpClient, HonoursConnectionClose) {
+  LoopbackServer server([](const Seen& s) { return Action{reply(200, s.target, "Connection: close\r\n")}; });
+  auto client = make_http_client(parse_server_url(server.url()));
+  EXPECT_EQ(expect_response(client->send(get("/one"))).body, "/one");
+  EXPECT_EQ(expect_response(client->send(get("/two"))).body, "/two");
+  EXPECT_EQ(server.connections(), 2);
+}
+
+// The server reads a request on a kept-alive connection and drops the connection unanswered.
+Action drop_second_request_of_first_connection(const Seen& s, int& requests_on_first) {
+  if (s.connection == 1 && ++requests_on_first == 2) return Action{"", /*close_after=*/true};
+  return echo_target(s);
+}
+
+TEST(HttpClient, RepeatsAGetOnceWhenAKeptConnectionBreaks) {
+  int requests_on_first = 0;
+  LoopbackServer server([&](const Seen& s) { return drop_second_request_of_first_connection(s, requests_on_first); });
+  auto client = make_http_client(parse_server_url(server.url()));
+  EXPECT_EQ(expect_response(client->send(get("/one"))).status, 200);
+  EXPECT_EQ(expect_response(client->send(get("/two"))).body, "GET /two ");
+  EXPECT_EQ(server.connections(), 2);
+  EXPECT_EQ(server.seen().size(), 3u);  // /two was sent twice
+}
+
+TEST(HttpClient, NeverRepeatsAPost) {
+  int requests_on_first = 0;
+  LoopbackServer server([&](const Seen& s) { return drop_second_request_of_first_connection(s, requests_on_first); });
+  auto client = make_http_client(parse_server_url(server.url()));
+  EXPECT_EQ(expect_response(client->send(get("/one"))).status, 200);
+  const std::string failure = expect_failure(client->send({"POST", "/v1/jobs", {}, "{}"}));
+  EXPECT_NE(failure.find("lost the connection to daemon at " + server.url()), std::string::npos) << failure;
+  EXPECT_EQ(server.seen().size(), 2u);  // the server may have acted on it: not sent again
+  // The client recovers for the next request.
+  EXPECT_EQ(expect_response(client->send(get("/three"))).status, 200);
+}
+
+TEST(HttpClient, ClearMessageWhenNothingListens) {
+  // A bound socket that does not listen refuses connections, and nobody else can take its port.
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const std::string url = "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  const std::string failure = expect_failure(make_http_client(parse_server_url(url))->send(get("/v1/nodes")));
+  EXPECT_EQ(failure.find("cannot reach daemon at " + url + ": "), 0u) << failure;
+  ::close(fd);
+}
+
+TEST(HttpClient, GivesUpOnASilentServer) {
+  LoopbackServer server([](const Seen&) { return Action{"", false, /*hold=*/true}; });
+  HttpClientOptions options;
+  options.request_timeout = 100ms;
+  const std::string failure = expect_failure(make_http_client(parse_server_url(server.url()), options)->send(get("/")));
+  EXPECT_NE(failure.find("did not answer within 100 ms"), std::string::npos) << failure;
+}
+
+TEST(HttpClient, RejectsGarbledAndOversizedReplies) {
+  LoopbackServer server([](const Seen& s) {
+    if (s.target == "/garbled") return Action{"NOT HTTP AT ALL\r\n\r\n", true};
+    return Action{reply(200, std::string(100, 'x'))};
+  });
+  HttpClientOptions options;
+  options.body_limit = 10;
+  auto client = make_http_client(parse_server_url(server.url()), options);
+  EXPECT_NE(expect_failure(client->send(get("/garbled"))).find("garbled reply from daemon"), std::string::npos);
+  EXPECT_NE(expect_failure(client->send(get("/big"))).find("larger than 10 bytes"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace trainyard::cli

@@ -1,0 +1,226 @@
+// Rendering of the daemon's JSON into tables and descriptions, including documents that lack
+// optional fields (older or newer daemons) or have fields of unexpected types.
+#include <gtest/gtest.h>
+
+#include "cli/command_line.h"
+#include "cli/table.h"
+
+namespace trainyard::cli {
+namespace {
+
+const TimePoint kNow = *parse_time("2026-11-22T14:00:00.000Z");
+const RenderContext kCtx{kNow};
+
+std::string render(const std::vector<std::string>& args, const Replies& replies) {
+  return render_text(std::get<Command>(parse_command_line(args).action), replies, kCtx);
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  for (std::size_t end; (end = text.find('\n', start)) != std::string::npos; start = end + 1) {
+    lines.push_back(text.substr(start, end - start));
+  }
+  if (start < text.size()) lines.push_back(text.substr(start));
+  return lines;
+}
+
+// Splits a table line into its cells (cells never contain runs of three spaces).
+std::vector<std::string> cells_of(const std::string& line) {
+  std::vector<std::string> cells;
+  std::size_t start = 0;
+  while (true) {
+    const auto gap = line.find("   ", start);
+    cells.push_back(line.substr(start, gap - start));
+    if (gap == std::string::npos) break;
+    start = line.find_first_not_of(' ', gap);
+    if (start == std::string::npos) {  // an empty last cell
+      cells.emplace_back();
+      break;
+    }
+  }
+  return cells;
+}
+
+// The value of a "Key:   value" line of a description; "<absent>" when there is no such line.
+std::string value_of(const std::string& description, const std::string& key) {
+  for (const std::string& line : lines_of(description)) {
+    if (line.starts_with(key + ":")) {
+      const auto value = line.find_first_not_of(' ', key.size() + 1);
+      return value == std::string::npos ? "" : line.substr(value);
+    }
+  }
+  return "<absent>";
+}
+
+Json running_job() {
+  return {{"id", 42},
+          {"name", "train"},
+          {"user", "alice"},
+          {"share", "vision"},
+          {"state", "RUNNING"},
+          {"submitted_at", "2026-11-22T13:55:00.000Z"},
+          {"started_at", "2026-11-22T13:56:00.000Z"},
+          {"attempts", 2},
+          {"infra_retries", 1},
+          {"reason", "node n3 lost"},
+          {"failure_class", "node_lost"},
+          {"cancel_requested", false},
+          {"nodes", {"n1", "n2"}},
+          {"spec",
+           {{"name", "train"}, {"nodes", 2}, {"priority", 5}, {"kind", "command"},
+            {"command", {{"argv", {"python", "train.py"}}, {"env", Json::object()}}}}}};
+}
+
+Json pending_job() {
+  return {{"id", 43},
+          {"name", "big"},
+          {"user", "bob"},
+          {"share", "default"},
+          {"state", "PENDING"},
+          {"submitted_at", "2026-11-20T14:00:00.000Z"},
+          {"attempts", 0},
+          {"reason", ""},
+          {"spec", {{"nodes", 64}}},
+          {"pending_reason", {{"code", "resources"}, {"message", "needs 64 nodes, 4 exist"}}},
+          {"queue_position", 3}};
+}
+
+TEST(Table, AlignsColumnsWithoutTrailingSpace) {
+  Table t({"A", "LONGER"});
+  t.add_row({"wide cell", "x"});
+  t.add_row({"y"});  // short rows are padded with empty cells
+  EXPECT_EQ(t.str(), "A           LONGER\nwide cell   x\ny           \n");
+}
+
+TEST(Table, FormatsAgesLikeKubectl) {
+  EXPECT_EQ(format_age(Millis(-5000)), "0s");
+  EXPECT_EQ(format_age(Millis(59'000)), "59s");
+  EXPECT_EQ(format_age(Millis(119'999)), "119s");
+  EXPECT_EQ(format_age(std::chrono::minutes(7)), "7m");
+  EXPECT_EQ(format_age(std::chrono::hours(3)), "3h");
+  EXPECT_EQ(format_age(std::chrono::hours(24 * 12)), "12d");
+}
+
+TEST(Table, LenientFieldAccess) {
+  const Json j = {{"s", "x"}, {"n", 3}, {"b", true}, {"o", {{"k", 1}}}, {"a", {"p", "q"}}, {"e", Json::array()}};
+  EXPECT_EQ(text_of(j, "s"), "x");
+  EXPECT_EQ(text_of(j, "n"), "3");
+  EXPECT_EQ(text_of(j, "b"), "true");
+  EXPECT_EQ(text_of(j, "o"), "-");
+  EXPECT_EQ(text_of(j, "missing"), "-");
+  EXPECT_EQ(text_of(Json("not an object"), "s"), "-");
+  EXPECT_EQ(list_of(j, "a"), "p,q");
+  EXPECT_EQ(list_of(j, "e"), "-");
+  EXPECT_EQ(labels_of(j, "o"), "k=1");
+  EXPECT_EQ(age_of(Json{{"t", "garbage"}}, "t", kNow), "-");
+  EXPECT_EQ(truncate("abcdefgh", 6), "abc...");
+  EXPECT_EQ(truncate("abc", 6), "abc");
+}
+
+TEST(Render, JobsTable) {
+  const Json reply = {{"jobs", {running_job(), pending_job()}}, {"next", nullptr}};
+  const auto lines = lines_of(render({"jobs"}, {reply}));
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(cells_of(lines[0]),
+            (std::vector<std::string>{"ID", "NAME", "USER", "SHARE", "STATE", "NODES", "ATTEMPTS", "AGE", "REASON"}));
+  EXPECT_EQ(cells_of(lines[1]),
+            (std::vector<std::string>{"42", "train", "alice", "vision", "RUNNING", "2", "2", "5m", "node n3 lost"}));
+  // A queued job shows the scheduler's reason code, as squeue shows "(Resources)".
+  EXPECT_EQ(cells_of(lines[2]),
+            (std::vector<std::string>{"43", "big", "bob", "default", "PENDING", "64", "0", "2d", "resources"}));
+}
+
+TEST(Render, JobsTableSaysWhenMoreJobsMatch) {
+  const Json reply = {{"jobs", {pending_job()}}, {"next", "cursor-1"}};
+  EXPECT_NE(render({"jobs"}, {reply}).find("raise --limit"), std::string::npos);
+}
+
+TEST(Render, JobsTableSurvivesMissingFields) {
+  const Json reply = {{"jobs", {Json{{"id", 1}}, Json("junk")}}};
+  const auto lines = lines_of(render({"jobs"}, {reply}));
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(cells_of(lines[1]), (std::vector<std::string>{"1", "-", "-", "-", "-", "-", "-", "-", ""}));
+  EXPECT_EQ(lines_of(render({"jobs"}, {Json::object()})).size(), 1u);  // header only
+}
+
+TEST(Render, JobDescriptionAndAttempts) {
+  const Json attempts = {{"attempts",
+                          {{{"id", 7}, {"job_id", 42}, {"number", 1}, {"nodes", {"n3", "n2"}}, {"state", "FAILED"},
+                            {"exit_code", 137}, {"signal", 9}, {"failure_class", "node_lost"}, {"reason", "node n3 lost"},
+                            {"started_at", "2026-11-22T13:56:00.000Z"}, {"ended_at", "2026-11-22T13:57:30.000Z"},
+                            {"steps_completed", 120}},
+                           {{"id", 8}, {"job_id", 42}, {"number", 2}, {"nodes", {"n1", "n2"}}, {"state", "RUNNING"},
+                            {"started_at", "2026-11-22T13:58:00.000Z"}}}}};
+  const std::string out = render({"job", "42"}, {running_job(), attempts});
+  EXPECT_EQ(value_of(out, "State"), "RUNNING");
+  EXPECT_EQ(value_of(out, "Nodes"), "2 (n1,n2)");
+  EXPECT_EQ(value_of(out, "Command"), "python train.py");
+  EXPECT_EQ(value_of(out, "Started"), "2026-11-22T13:56:00.000Z (4m ago)");
+  EXPECT_EQ(value_of(out, "Ended"), "-");
+  EXPECT_EQ(value_of(out, "Cores per node"), "whole node");
+  EXPECT_EQ(value_of(out, "Pending reason"), "<absent>");
+
+  const auto lines = lines_of(out.substr(out.find("Attempts:\n") + 10));
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(cells_of(lines[1]), (std::vector<std::string>{"1", "7", "FAILED", "n3,n2", "137", "9", "node_lost", "120",
+                                                          "4m", "90s", "node n3 lost"}));
+  // Still running: runtime up to now; no exit code yet.
+  EXPECT_EQ(cells_of(lines[2]),
+            (std::vector<std::string>{"2", "8", "RUNNING", "n1,n2", "-", "-", "-", "-", "2m", "2m", "-"}));
+}
+
+TEST(Render, PendingJobShowsWhyAndWhere) {
+  const std::string out = render({"job", "43"}, {pending_job(), Json{{"attempts", Json::array()}}});
+  EXPECT_EQ(value_of(out, "Pending reason"), "resources: needs 64 nodes, 4 exist");
+  EXPECT_EQ(value_of(out, "Queue position"), "3");
+  EXPECT_EQ(value_of(out, "Nodes"), "64");
+  EXPECT_NE(out.find("\nAttempts: none\n"), std::string::npos) << out;
+}
+
+TEST(Render, JobJsonCombinesBothReplies) {
+  const Command cmd = ShowJob{42};
+  const Json attempts = {{"attempts", {{{"id", 7}}}}};
+  EXPECT_EQ(render_json(cmd, {running_job(), attempts}), (Json{{"job", running_job()}, {"attempts", {{{"id", 7}}}}}));
+  EXPECT_EQ(render_json(ListNodes{}, {Json{{"nodes", Json::array()}}}), (Json{{"nodes", Json::array()}}));
+}
+
+TEST(Render, LogsOfOneRankAreTheBareText) {
+  const Json reply = {{"job_id", 1}, {"logs", {{{"rank", 0}, {"node", "n1"}, {"text", "hello\nworld"}, {"error", ""}}}}};
+  EXPECT_EQ(render({"logs", "1"}, {reply}), "hello\nworld\n");
+}
+
+TEST(Render, LogsOfSeveralRanksGetHeaders) {
+  const Json reply = {{"logs",
+                       {{{"rank", 0}, {"node", "n1"}, {"text", "a\n"}, {"error", ""}},
+                        {{"rank", 1}, {"node", "n2"}, {"text", ""}, {"error", "agent n2 unreachable"}},
+                        {{"rank", 2}, {"node", "n3"}, {"text", "c"}}}}};
+  EXPECT_EQ(render({"logs", "1"}, {reply}),
+            "==> rank 0 (n1) <==\na\n\n"
+            "==> rank 1 (n2) <==\n[logs unavailable: agent n2 unreachable]\n\n"
+            "==> rank 2 (n3) <==\nc\n");
+}
+
+TEST(Render, SubmitCancelToken) {
+  EXPECT_EQ(render({"submit", "x.json"}, {running_job()}), "Submitted job 42\n");
+  EXPECT_EQ(render({"cancel", "42"}, {running_job()}), "Cancel requested for job 42 (RUNNING)\n");
+  EXPECT_EQ(render({"cancel", "42"}, {Json{{"state", "CANCELLED"}}}), "Job 42 is CANCELLED\n");
+  EXPECT_EQ(render({"token", "create", "bob"}, {Json{{"user", "bob"}, {"token", "ty_abc"}}}), "ty_abc\n");
+}
+
+TEST(Render, NodesTable) {
+  const Json reply = {{"nodes",
+                       {{{"name", "n1"}, {"cores", 32}, {"free_cores", 16}, {"state", "HEALTHY"}, {"state_reason", ""},
+                         {"labels", {{"rack", "r1"}, {"zone", "a"}}}, {"last_heartbeat", "2026-11-22T13:59:57.000Z"},
+                         {"connected", true}},
+                        {{"name", "n2"}, {"cores", 32}, {"state", "DOWN"}, {"state_reason", "no heartbeat"}}}}};
+  const auto lines = lines_of(render({"nodes"}, {reply}));
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(cells_of(lines[0]),
+            (std::vector<std::string>{"NAME", "STATE", "CORES", "FREE", "LABELS", "HEARTBEAT", "REASON"}));
+  EXPECT_EQ(cells_of(lines[1]), (std::vector<std::string>{"n1", "HEALTHY", "32", "16", "rack=r1,zone=a", "3s", ""}));
+  EXPECT_EQ(cells_of(lines[2]), (std::vector<std::string>{"n2", "DOWN", "32", "-", "-", "-", "no heartbeat"}));
+}
+
+}  // namespace
+}  // namespace trainyard::cli

@@ -1,0 +1,83 @@
+// The REST calls each command makes: method, path, percent-encoded query and body.
+#include <gtest/gtest.h>
+
+#include "cli/command_line.h"
+
+namespace trainyard::cli {
+namespace {
+
+std::vector<ApiRequest> requests_of(const std::vector<std::string>& args, const InputReader& read = {}) {
+  return requests_for(std::get<Command>(parse_command_line(args).action), read);
+}
+
+ApiRequest get(std::string target) { return {"GET", std::move(target), std::nullopt}; }
+
+TEST(UrlEncode, KeepsUnreservedAndEscapesTheRest) {
+  EXPECT_EQ(url_encode("aZ09-._~"), "aZ09-._~");
+  EXPECT_EQ(url_encode("a b&c=d/é"), "a%20b%26c%3Dd%2F%C3%A9");
+  EXPECT_EQ(url_encode(""), "");
+}
+
+TEST(Target, AddsOnlyTheParametersThatAreSet) {
+  EXPECT_EQ(Target("/v1/jobs").str(), "/v1/jobs");
+  EXPECT_EQ(Target("/v1/jobs").param("a", std::nullopt).param("b", "x y").param("c", "1").str(), "/v1/jobs?b=x%20y&c=1");
+}
+
+TEST(Requests, Jobs) {
+  EXPECT_EQ(requests_of({"jobs"}), std::vector{get("/v1/jobs")});
+  EXPECT_EQ(requests_of({"jobs", "--state", "pending", "--share", "a&b", "--user", "bob", "--limit", "10"}),
+            std::vector{get("/v1/jobs?state=PENDING&share=a%26b&user=bob&limit=10")});
+}
+
+TEST(Requests, JobFetchesTheJobThenItsAttempts) {
+  EXPECT_EQ(requests_of({"job", "42"}), (std::vector{get("/v1/jobs/42"), get("/v1/jobs/42/attempts")}));
+}
+
+TEST(Requests, Logs) {
+  EXPECT_EQ(requests_of({"logs", "5"}), std::vector{get("/v1/jobs/5/logs")});
+  EXPECT_EQ(requests_of({"logs", "5", "--rank", "0", "--tail", "100", "--attempt", "2"}),
+            std::vector{get("/v1/jobs/5/logs?rank=0&tail=100&attempt=2")});
+}
+
+TEST(Requests, CancelNodesAndToken) {
+  EXPECT_EQ(requests_of({"cancel", "9"}), (std::vector<ApiRequest>{{"POST", "/v1/jobs/9/cancel", std::nullopt}}));
+  EXPECT_EQ(requests_of({"nodes"}), std::vector{get("/v1/nodes")});
+  EXPECT_EQ(requests_of({"token", "create", "bob", "--role", "admin"}),
+            (std::vector<ApiRequest>{{"POST", "/v1/tokens", Json{{"user", "bob"}, {"role", "admin"}}}}));
+}
+
+TEST(Requests, SubmitPostsTheFileAsItIs) {
+  const Json spec = {{"name", "x"}, {"kind", "simulated"}, {"nodes", 2}, {"future_field", true}};
+  std::string asked;
+  const auto read = [&](const std::string& path) {
+    asked = path;
+    return spec.dump();
+  };
+  EXPECT_EQ(requests_of({"submit", "spec.json"}, read), (std::vector<ApiRequest>{{"POST", "/v1/jobs", spec}}));
+  EXPECT_EQ(asked, "spec.json");
+}
+
+TEST(Requests, SubmitQuickFormPostsTheBuiltSpec) {
+  const auto requests = requests_of({"submit", "--name", "n", "--", "/bin/true"});
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests[0].method, "POST");
+  EXPECT_EQ(requests[0].target, "/v1/jobs");
+  EXPECT_EQ(requests[0].body->at("command").at("argv"), Json::array({"/bin/true"}));
+}
+
+TEST(Requests, SubmitRejectsAFileThatIsNotAJsonObject) {
+  const auto rejected_field = [](const std::string& text) {
+    try {
+      requests_of({"submit", "spec.json"}, [&](const std::string&) { return text; });
+    } catch (const InvalidInput& e) {
+      return e.field();
+    }
+    return std::string("<accepted>");
+  };
+  EXPECT_EQ(rejected_field("{\"name\": "), "spec.json");
+  EXPECT_EQ(rejected_field("[1, 2]"), "spec.json");
+  EXPECT_EQ(rejected_field("{}"), "<accepted>");  // the server judges the spec itself
+}
+
+}  // namespace
+}  // namespace trainyard::cli

@@ -1,0 +1,186 @@
+// The executor end to end against a scripted fake server: what is sent, what is printed, and the
+// exit status for success, server errors, unreachable servers and usage mistakes.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <sstream>
+
+#include "cli/runner.h"
+
+namespace trainyard::cli {
+namespace {
+
+// Answers by "METHOD TARGET"; records what it was sent. Unscripted requests get a 404.
+struct FakeServer {
+  std::map<std::string, HttpResult> replies;
+  std::vector<HttpRequest> received;
+  std::vector<std::string> connected_to;
+};
+
+class FakeClient final : public HttpClient {
+ public:
+  explicit FakeClient(FakeServer& server) : server_(server) {}
+  HttpResult send(const HttpRequest& request) override {
+    server_.received.push_back(request);
+    auto it = server_.replies.find(request.method + " " + request.target);
+    if (it == server_.replies.end()) return HttpResponse{404, R"({"error":{"code":"not_found","message":"no route"}})"};
+    return it->second;
+  }
+
+ private:
+  FakeServer& server_;
+};
+
+std::string header(const HttpRequest& request, const std::string& name) {
+  for (const auto& [key, value] : request.headers) {
+    if (key == name) return value;
+  }
+  return "<absent>";
+}
+
+class RunnerTest : public ::testing::Test {
+ protected:
+  int run(const std::vector<std::string>& args) {
+    const CliHost host{
+        .env = env,
+        .read_file = [this](const std::string& path) -> std::optional<std::string> {
+          auto it = files.find(path);
+          return it == files.end() ? std::nullopt : std::optional(it->second);
+        },
+        .read_input = [this](const std::string& path) -> std::string {
+          auto it = files.find(path);
+          if (it == files.end()) throw InvalidInput(path, "cannot read: No such file or directory");
+          return it->second;
+        },
+        .connect = [this](const ServerUrl& url) -> std::unique_ptr<HttpClient> {
+          server.connected_to.push_back(url.text);
+          return std::make_unique<FakeClient>(server);
+        },
+        .clock = clock,
+        .out = out,
+        .err = err,
+    };
+    return run_cli(args, host);
+  }
+
+  Environment env{"http://127.0.0.1:9", "ty_secret"};
+  std::map<std::string, std::string> files;
+  FakeServer server;
+  ManualTimeSource clock{*parse_time("2026-11-22T14:00:00.000Z")};
+  std::ostringstream out;
+  std::ostringstream err;
+};
+
+const Json kJob = {{"id", 42}, {"name", "t"}, {"state", "PENDING"}, {"submitted_at", "2026-11-22T13:59:00.000Z"}};
+
+TEST_F(RunnerTest, ListsJobsWithTheTokenAsBearer) {
+  server.replies["GET /v1/jobs?state=PENDING"] = HttpResponse{200, Json{{"jobs", {kJob}}, {"next", nullptr}}.dump()};
+  EXPECT_EQ(run({"jobs", "--state", "pending"}), kExitOk) << err.str();
+  ASSERT_EQ(server.received.size(), 1u);
+  EXPECT_EQ(header(server.received[0], "Authorization"), "Bearer ty_secret");
+  EXPECT_EQ(server.connected_to, std::vector<std::string>{"http://127.0.0.1:9"});
+  EXPECT_NE(out.str().find("42"), std::string::npos);
+  EXPECT_NE(out.str().find("60s"), std::string::npos);  // age from the injected clock
+  EXPECT_EQ(err.str(), "");
+}
+
+TEST_F(RunnerTest, JsonPrintsTheServersDocument) {
+  const Json reply = {{"jobs", {kJob}}, {"next", nullptr}};
+  server.replies["GET /v1/jobs"] = HttpResponse{200, reply.dump()};
+  EXPECT_EQ(run({"--json", "jobs"}), kExitOk);
+  EXPECT_EQ(Json::parse(out.str()), reply);
+}
+
+TEST_F(RunnerTest, SubmitSendsTheSpecAsJson) {
+  files["job.json"] = R"({"name":"t","command":{"argv":["/bin/true"]}})";
+  server.replies["POST /v1/jobs"] = HttpResponse{201, kJob.dump()};
+  EXPECT_EQ(run({"submit", "job.json"}), kExitOk) << err.str();
+  EXPECT_EQ(out.str(), "Submitted job 42\n");
+  ASSERT_EQ(server.received.size(), 1u);
+  EXPECT_EQ(header(server.received[0], "Content-Type"), "application/json");
+  EXPECT_EQ(Json::parse(server.received[0].body), Json::parse(files["job.json"]));
+}
+
+TEST_F(RunnerTest, UsesTheLocalClusterFilesByDefault) {
+  env = {};
+  files[".trainyard/daemon.addr"] = "http://127.0.0.1:4242\n";
+  files[".trainyard/admin.token"] = "ty_admin\n";
+  server.replies["GET /v1/nodes"] = HttpResponse{200, R"({"nodes":[]})"};
+  EXPECT_EQ(run({"nodes"}), kExitOk) << err.str();
+  EXPECT_EQ(server.connected_to, std::vector<std::string>{"http://127.0.0.1:4242"});
+  EXPECT_EQ(header(server.received.at(0), "Authorization"), "Bearer ty_admin");
+}
+
+TEST_F(RunnerTest, ServerErrorsExitNonZeroWithTheServersMessage) {
+  files["job.json"] = R"({"name":"t","nodes":0})";
+  server.replies["POST /v1/jobs"] =
+      HttpResponse{400, R"({"error":{"code":"invalid_field","message":"nodes: must be 1..1024","field":"nodes"}})"};
+  EXPECT_EQ(run({"submit", "job.json"}), kExitFailed);
+  EXPECT_EQ(err.str(), "trainyard: nodes: must be 1..1024 (HTTP 400, invalid_field)\n");
+  EXPECT_EQ(out.str(), "");
+}
+
+TEST_F(RunnerTest, StopsAtTheFirstFailedRequest) {
+  EXPECT_EQ(run({"job", "5"}), kExitFailed);  // the fake answers 404 to everything unscripted
+  EXPECT_EQ(server.received.size(), 1u);
+  EXPECT_NE(err.str().find("no route (HTTP 404, not_found)"), std::string::npos) << err.str();
+}
+
+TEST_F(RunnerTest, JobCombinesJobAndAttempts) {
+  server.replies["GET /v1/jobs/42"] = HttpResponse{200, kJob.dump()};
+  server.replies["GET /v1/jobs/42/attempts"] = HttpResponse{200, R"({"attempts":[]})"};
+  EXPECT_EQ(run({"job", "42", "--json"}), kExitOk) << err.str();
+  EXPECT_EQ(Json::parse(out.str()), (Json{{"job", kJob}, {"attempts", Json::array()}}));
+}
+
+TEST_F(RunnerTest, UnreachableServer) {
+  server.replies["GET /v1/nodes"] = TransportError{"cannot reach daemon at http://127.0.0.1:9: Connection refused"};
+  EXPECT_EQ(run({"nodes"}), kExitFailed);
+  EXPECT_EQ(err.str(), "trainyard: cannot reach daemon at http://127.0.0.1:9: Connection refused\n");
+}
+
+TEST_F(RunnerTest, NonJsonSuccessIsAnError) {
+  server.replies["GET /v1/nodes"] = HttpResponse{200, "<html>proxy</html>"};
+  EXPECT_EQ(run({"nodes"}), kExitFailed);
+  EXPECT_NE(err.str().find("not JSON"), std::string::npos) << err.str();
+}
+
+TEST_F(RunnerTest, UsageMistakesSendNothing) {
+  EXPECT_EQ(run({"jobs", "--limit", "x"}), kExitUsage);
+  EXPECT_NE(err.str().find("--limit"), std::string::npos);
+  EXPECT_NE(err.str().find("Run 'trainyard jobs --help'"), std::string::npos);
+  env = {};
+  EXPECT_EQ(run({"jobs"}), kExitUsage);  // no server anywhere
+  EXPECT_NE(err.str().find("no daemon address"), std::string::npos);
+  env.server = "https://h:1";
+  env.token = "t";
+  EXPECT_EQ(run({"jobs"}), kExitUsage);
+  EXPECT_TRUE(server.connected_to.empty());
+}
+
+TEST_F(RunnerTest, UnreadableSpecFileFailsBeforeConnecting) {
+  EXPECT_EQ(run({"submit", "missing.json"}), kExitFailed);
+  EXPECT_EQ(err.str(), "trainyard: missing.json: cannot read: No such file or directory\n");
+  EXPECT_TRUE(server.connected_to.empty());
+}
+
+TEST_F(RunnerTest, HelpNeedsNoServer) {
+  env = {};
+  EXPECT_EQ(run({"logs", "--help"}), kExitOk);
+  EXPECT_NE(out.str().find("Usage: trainyard logs"), std::string::npos);
+  EXPECT_TRUE(server.connected_to.empty());
+}
+
+TEST(ErrorMessage, ReadsTheApiErrorDocumentOrFallsBack) {
+  EXPECT_EQ(error_message(403, R"({"error":{"code":"forbidden","message":"job 3 belongs to bob"}})"),
+            "job 3 belongs to bob (HTTP 403, forbidden)");
+  EXPECT_EQ(error_message(401, R"({"error":{"message":"bad token"}})"),
+            "bad token (HTTP 401) (check --token-file or $TRAINYARD_TOKEN)");
+  EXPECT_EQ(error_message(502, "Bad Gateway"), "HTTP 502: Bad Gateway");
+  EXPECT_EQ(error_message(500, ""), "HTTP 500");
+  EXPECT_EQ(error_message(400, R"({"error":"flat"})"), R"(HTTP 400: {"error":"flat"})");
+  EXPECT_EQ(error_message(413, std::string(1000, 'x')).size(), std::string("HTTP 413: ").size() + 200);
+}
+
+}  // namespace
+}  // namespace trainyard::cli

@@ -1,0 +1,83 @@
+// Where the CLI finds its daemon and token, and how it reads a server URL.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "cli/http_client.h"
+#include "cli/settings.h"
+
+namespace trainyard::cli {
+namespace {
+
+struct FakeFiles {
+  std::map<std::string, std::string> files;
+  FileLookup lookup() const {
+    return [this](const std::string& path) -> std::optional<std::string> {
+      auto it = files.find(path);
+      return it == files.end() ? std::nullopt : std::optional(it->second);
+    };
+  }
+};
+
+std::string rejected(const GlobalOptions& global, const Environment& env, const FakeFiles& files) {
+  try {
+    resolve_connection(global, env, files.lookup());
+  } catch (const InvalidInput& e) {
+    return e.field();
+  }
+  return "<accepted>";
+}
+
+TEST(Settings, FlagBeatsEnvironmentBeatsLocalFiles) {
+  const FakeFiles files{{{".trainyard/daemon.addr", "http://local:1\n"},
+                         {".trainyard/admin.token", "ty_local\n"},
+                         {"my.token", "  ty_file \n"}}};
+  const Environment env{"http://env:2", "ty_env"};
+  EXPECT_EQ(resolve_connection({"http://flag:3", "my.token", false}, env, files.lookup()),
+            (Connection{"http://flag:3", "ty_file"}));
+  EXPECT_EQ(resolve_connection({}, env, files.lookup()), (Connection{"http://env:2", "ty_env"}));
+  EXPECT_EQ(resolve_connection({}, {}, files.lookup()), (Connection{"http://local:1", "ty_local"}));
+  // An empty environment variable counts as unset.
+  EXPECT_EQ(resolve_connection({}, {"", " "}, files.lookup()), (Connection{"http://local:1", "ty_local"}));
+}
+
+TEST(Settings, MissingPiecesNameTheFlagThatWouldSupplyThem) {
+  EXPECT_EQ(rejected({}, {}, {}), "--server");
+  EXPECT_EQ(rejected({}, {"http://h:1", std::nullopt}, {}), "--token-file");
+  EXPECT_EQ(rejected({"", std::nullopt, false}, {std::nullopt, "t"}, {}), "--server");
+  // A named token file must exist and hold a token, whatever the environment says.
+  EXPECT_EQ(rejected({"http://h:1", "absent.token", false}, {std::nullopt, "t"}, {}), "--token-file");
+  EXPECT_EQ(rejected({"http://h:1", "empty.token", false}, {}, FakeFiles{{{"empty.token", "\n"}}}), "--token-file");
+}
+
+TEST(ServerUrl, ParsesTheForms) {
+  const ServerUrl full = parse_server_url("http://127.0.0.1:8080");
+  EXPECT_EQ(full.host, "127.0.0.1");
+  EXPECT_EQ(full.port, "8080");
+  EXPECT_EQ(full.text, "http://127.0.0.1:8080");
+  EXPECT_EQ(parse_server_url("http://daemon.example/").port, "80");
+  EXPECT_EQ(parse_server_url("localhost:9000").host, "localhost");
+  const ServerUrl v6 = parse_server_url("http://[::1]:7000");
+  EXPECT_EQ(v6.host, "::1");
+  EXPECT_EQ(v6.port, "7000");
+}
+
+TEST(ServerUrl, RejectsWithClearMessages) {
+  for (const char* bad : {"ftp://h:1", "http://h:1/api", "http://:80", "http://h:0", "http://h:99999", "http://h:x",
+                          "http://h:", "http://[::1", "http://[::1]x", "https://h:1"}) {
+    try {
+      parse_server_url(bad);
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const InvalidInput& e) {
+      EXPECT_EQ(e.field(), "--server") << bad;
+    }
+  }
+  try {
+    parse_server_url("https://h:443");
+  } catch (const InvalidInput& e) {
+    EXPECT_NE(std::string(e.what()).find("https is not supported by this CLI yet"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace trainyard::cli
