@@ -35,6 +35,12 @@ Job job_at(const Use& row) { return decode("jobs", row.text_at(0), job_from_json
 Attempt attempt_at(const Use& row) { return decode("attempts", row.text_at(0), attempt_from_json); }
 Node node_at(const Use& row) { return decode("nodes", row.text_at(0), node_from_json); }
 
+TokenRecord token_at(const Use& row) {
+  const auto role = parse_role(row.text_at(2));
+  if (!role) throw StoreError("tokens: unreadable stored role \"" + row.text_at(2) + "\"");
+  return TokenRecord{row.text_at(0), row.text_at(1), *role, from_unix_ms(row.int_at(3))};
+}
+
 ShareRecord share_at(const Use& row) {
   ShareRecord s;
   s.name = row.text_at(0);
@@ -122,6 +128,7 @@ struct SqliteStore::Statements {
         attempt_by_id(db, "SELECT record FROM attempts WHERE id = ?1"),
         node_by_name(db, "SELECT record FROM nodes WHERE name = ?1"),
         token_by_hash(db, "SELECT hash, user, role, created_at_ms FROM tokens WHERE hash = ?1"),
+        all_tokens(db, "SELECT hash, user, role, created_at_ms FROM tokens ORDER BY created_at_ms, hash"),
         events_after(db,
                      "SELECT seq, at_ms, kind, job_id, attempt_id, node, message FROM events"
                      " WHERE seq > ?1 ORDER BY seq LIMIT ?2"),
@@ -133,7 +140,7 @@ struct SqliteStore::Statements {
         max_attempt_id(db, "SELECT COALESCE(MAX(id), 0) FROM attempts") {}
 
   Statement upsert_job, upsert_attempt, upsert_node, upsert_token, upsert_share, append_event;
-  Statement job_by_id, attempts_of_job, attempt_by_id, node_by_name, token_by_hash, events_after;
+  Statement job_by_id, attempts_of_job, attempt_by_id, node_by_name, token_by_hash, all_tokens, events_after;
   Statement active_jobs, active_attempts, all_nodes, all_shares, max_job_id, max_attempt_id;
   std::map<unsigned, Statement> job_queries;  // by filter bits, prepared on first use
 };
@@ -284,10 +291,10 @@ std::optional<TokenRecord> SqliteStore::token_by_hash(const std::string& hash) {
   Use use(statements_->token_by_hash);
   use.bind_text(1, hash);
   if (!use.next_row()) return std::nullopt;
-  const auto role = parse_role(use.text_at(2));
-  if (!role) throw StoreError("tokens: unreadable stored role \"" + use.text_at(2) + "\"");
-  return TokenRecord{use.text_at(0), use.text_at(1), *role, from_unix_ms(use.int_at(3))};
+  return token_at(use);
 }
+
+std::vector<TokenRecord> SqliteStore::tokens() { return all_rows(statements_->all_tokens, token_at); }
 
 std::vector<Event> SqliteStore::events_after(std::int64_t seq, int limit) {
   Use use(statements_->events_after);

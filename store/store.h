@@ -108,6 +108,9 @@ class Store {
   virtual std::optional<Attempt> attempt(AttemptId id) = 0;
   virtual std::optional<Node> node(const std::string& name) = 0;
   virtual std::optional<TokenRecord> token_by_hash(const std::string& hash) = 0;
+  // Every token (they are few), oldest first (by created_at, then hash); the daemon keeps them in
+  // memory to authenticate without I/O.
+  virtual std::vector<TokenRecord> tokens() = 0;
   // Events with a sequence number above `seq`, oldest first, at most `limit` (positive) of them.
   virtual std::vector<Event> events_after(std::int64_t seq, int limit) = 0;
   virtual int schema_version() = 0;

@@ -88,6 +88,15 @@ std::optional<TokenRecord> InMemoryStore::token_by_hash(const std::string& hash)
   return find_in(contents_.tokens, hash);
 }
 
+std::vector<TokenRecord> InMemoryStore::tokens() {
+  std::vector<TokenRecord> out;
+  for (const auto& [hash, token] : contents_.tokens) out.push_back(token);
+  std::sort(out.begin(), out.end(), [](const TokenRecord& a, const TokenRecord& b) {
+    return a.created_at != b.created_at ? a.created_at < b.created_at : a.hash < b.hash;
+  });
+  return out;
+}
+
 std::vector<Event> InMemoryStore::events_after(std::int64_t seq, int limit) {
   auto first = std::upper_bound(contents_.events.begin(), contents_.events.end(), seq,
                                 [](std::int64_t s, const Event& e) { return s < e.seq; });

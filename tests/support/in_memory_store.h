@@ -21,6 +21,7 @@ class InMemoryStore final : public Store {
   std::optional<Attempt> attempt(AttemptId id) override;
   std::optional<Node> node(const std::string& name) override;
   std::optional<TokenRecord> token_by_hash(const std::string& hash) override;
+  std::vector<TokenRecord> tokens() override;
   std::vector<Event> events_after(std::int64_t seq, int limit) override;
   int schema_version() override;
 

@@ -93,6 +93,9 @@ TYPED_TEST(StoreConformance, TokensAreFoundByHash) {
   EXPECT_EQ(this->store->token_by_hash("c3d4"), agent);
   EXPECT_EQ(this->store->token_by_hash("e5f6"), user);
   EXPECT_FALSE(this->store->token_by_hash("A1B2"));
+  const TokenRecord same_time{"0000", "bob", Role::user, at_ms(2)};
+  this->commit(Change{.tokens = {same_time}});
+  EXPECT_EQ(this->store->tokens(), (std::vector<TokenRecord>{admin, same_time, agent, user}));
 }
 
 TYPED_TEST(StoreConformance, SharesRoundTripThroughLoadInNameOrder) {

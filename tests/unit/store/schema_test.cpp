@@ -1,0 +1,79 @@
+// The migration runner, driven by small made-up schema histories.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <array>
+
+#include "store/schema.h"
+#include "store/store.h"
+#include "tests/support/temp_dir.h"
+
+namespace trainyard {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr std::array kHistory = {
+    Migration{1, "create a", "CREATE TABLE a (x INTEGER)"},
+    Migration{2, "create b", "CREATE TABLE b (y INTEGER)"},
+    Migration{3, "fill a", "INSERT INTO a (x) VALUES (7)"},
+};
+
+class SchemaMigration : public ::testing::Test {
+ protected:
+  std::span<const Migration> first(std::size_t n) { return std::span(kHistory).first(n); }
+  bool has_table(const std::string& name) {
+    return db.query_text("SELECT name FROM sqlite_master WHERE type = 'table' AND name = '" + name + "'").has_value();
+  }
+
+  TempDir dir;
+  sqlite::Connection db{dir.path() / "schema.db"};
+};
+
+TEST_F(SchemaMigration, ANewFileIsAtVersionZero) { EXPECT_EQ(recorded_schema_version(db), 0); }
+
+TEST_F(SchemaMigration, AppliesOnlyTheStepsNewerThanTheRecordedVersion) {
+  EXPECT_EQ(migrate(db, first(1)), 1);
+  EXPECT_TRUE(has_table("a"));
+  EXPECT_FALSE(has_table("b"));
+  // Step 1 would fail if run twice (the table exists), so reaching version 3 shows it ran once.
+  EXPECT_EQ(migrate(db, first(3)), 3);
+  EXPECT_EQ(migrate(db, first(3)), 3);
+  EXPECT_TRUE(has_table("b"));
+  EXPECT_EQ(db.query_text("SELECT COUNT(*) FROM a"), "1");
+  EXPECT_EQ(recorded_schema_version(db), 3);
+  EXPECT_EQ(db.query_text("SELECT group_concat(step, ',') FROM"
+                          " (SELECT version || ':' || name AS step FROM schema_version ORDER BY version)"),
+            "1:create a,2:create b,3:fill a");
+}
+
+TEST_F(SchemaMigration, AFailingStepLeavesTheDatabaseAtThePreviousVersion) {
+  const std::array broken = {kHistory[0], Migration{2, "half done", "CREATE TABLE c (z); INSERT INTO missing VALUES (1)"}};
+  EXPECT_THROW(migrate(db, broken), StoreError);
+  EXPECT_EQ(recorded_schema_version(db), 1);
+  EXPECT_TRUE(has_table("a"));
+  EXPECT_FALSE(has_table("c"));
+  // A fixed build picks up where it stopped.
+  EXPECT_EQ(migrate(db, first(2)), 2);
+}
+
+TEST_F(SchemaMigration, RefusesADatabaseNewerThanTheCode) {
+  migrate(db, first(3));
+  try {
+    migrate(db, first(2));
+    FAIL() << "an older schema history was applied to a newer database";
+  } catch (const StoreError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("schema version 3 is newer than this build supports (2)"));
+  }
+  EXPECT_EQ(recorded_schema_version(db), 3);
+}
+
+TEST(SchemaHistory, IsNumberedFromOneWithoutGaps) {
+  const auto steps = schema_migrations();
+  ASSERT_FALSE(steps.empty());
+  for (std::size_t i = 0; i < steps.size(); ++i) EXPECT_EQ(steps[i].version, static_cast<int>(i) + 1);
+  EXPECT_EQ(latest_schema_version(), steps.back().version);
+}
+
+}  // namespace
+}  // namespace trainyard
