@@ -1,0 +1,360 @@
+#include "daemon/api.h"
+
+#include <spdlog/spdlog.h>
+
+#include <charconv>
+
+#include "scheduler/types.h"
+
+namespace trainyard {
+
+struct Api::Call {
+  net::HttpRequest request;
+  Principal who;
+  std::shared_ptr<net::HttpResponder> respond;
+
+  void reply(int status, const Json& body) const { (*respond)(net::HttpResponse{status, "application/json", body.dump(), {}}); }
+  void fail(int status, const std::string& code, const std::string& message, const std::string& field = "") const {
+    (*respond)(net::error_response(status, code, message, field));
+  }
+  void invalid(const InvalidInput& e, const std::string& code = "invalid_field") const {
+    fail(400, code, e.what(), e.field());
+  }
+};
+
+namespace {
+
+std::vector<std::string> split_path(const std::string& path) {
+  std::vector<std::string> parts;
+  std::size_t start = 1;
+  while (start <= path.size()) {
+    const auto slash = path.find('/', start);
+    const auto end = slash == std::string::npos ? path.size() : slash;
+    if (end > start) parts.push_back(path.substr(start, end - start));
+    start = end + 1;
+  }
+  return parts;
+}
+
+// Parses a whole integer in [min, max]; throws InvalidInput(field) otherwise.
+std::int64_t parse_int(const std::string& text, const std::string& field, std::int64_t min, std::int64_t max) {
+  std::int64_t v = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || ptr != text.data() + text.size() || v < min || v > max) {
+    throw InvalidInput(field, "must be an integer from " + std::to_string(min) + " to " + std::to_string(max) +
+                                  ", got \"" + text + "\"");
+  }
+  return v;
+}
+
+std::int64_t parse_positive(const std::string& text, const std::string& field) {
+  return parse_int(text, field, 1, INT64_MAX);
+}
+
+std::optional<std::int64_t> query_int(const net::HttpRequest& req, const std::string& name, std::int64_t min,
+                                      std::int64_t max) {
+  auto it = req.query.find(name);
+  if (it == req.query.end()) return std::nullopt;
+  return parse_int(it->second, name, min, max);
+}
+
+bool can_see(const Principal& who, const Job& job) { return who.is_admin() || who.user == job.user; }
+
+}  // namespace
+
+Api::Api(JobManager& jobs, StoreWorker& store, TokenRegistry& tokens, const TimeSource& clock, std::string version)
+    : jobs_(jobs), store_(store), tokens_(tokens), clock_(clock), version_(std::move(version)) {}
+
+void Api::handle(net::HttpRequest request, net::HttpResponder respond) {
+  Call call{std::move(request), {}, std::make_shared<net::HttpResponder>(std::move(respond))};
+  const auto parts = split_path(call.request.path);
+  const std::string& method = call.request.method;
+  auto method_not_allowed = [&](const std::string& allowed) {
+    auto resp = net::error_response(405, "method_not_allowed",
+                                    method + " is not allowed on " + call.request.path + "; use " + allowed);
+    resp.headers.emplace_back("Allow", allowed);
+    (*call.respond)(resp);
+  };
+
+  if (parts == std::vector<std::string>{"healthz"}) {
+    if (method != "GET") return method_not_allowed("GET");
+    return call.reply(200, {{"status", "ok"}, {"version", version_}});
+  }
+  if (parts.empty() || parts[0] != "v1") {
+    return call.fail(404, "not_found", "no such endpoint: " + call.request.path);
+  }
+  auto who = tokens_.authenticate_header(call.request.header("authorization"));
+  if (!who || who->role == Role::agent) {
+    return call.fail(401, "unauthorized",
+                     call.request.header("authorization").empty() ? "missing bearer token (Authorization: Bearer <token>)"
+                                                                  : "token is not valid");
+  }
+  call.who = *who;
+  if (!call.request.body.empty()) {
+    const std::string type = call.request.header("content-type");
+    if (!type.empty() && type.find("application/json") == std::string::npos) {
+      return call.fail(415, "unsupported_media_type", "request bodies must be application/json, got " + type);
+    }
+  }
+
+  try {
+    const std::size_t n = parts.size();
+    if (n == 2 && parts[1] == "jobs") {
+      if (method == "POST") return submit_job(std::move(call));
+      if (method == "GET") return list_jobs(std::move(call));
+      return method_not_allowed("GET, POST");
+    }
+    if (n >= 3 && parts[1] == "jobs") {
+      const JobId id = parse_positive(parts[2], "id");
+      if (n == 3) return method == "GET" ? get_job(std::move(call), id) : method_not_allowed("GET");
+      if (n == 4 && parts[3] == "cancel") return method == "POST" ? cancel_job(std::move(call), id) : method_not_allowed("POST");
+      if (n == 4 && parts[3] == "attempts") return method == "GET" ? job_attempts(std::move(call), id) : method_not_allowed("GET");
+      if (n == 4 && parts[3] == "logs") return method == "GET" ? job_logs(std::move(call), id) : method_not_allowed("GET");
+    }
+    if (n == 2 && parts[1] == "nodes") return method == "GET" ? list_nodes(std::move(call)) : method_not_allowed("GET");
+    if (n == 3 && parts[1] == "nodes") return method == "GET" ? get_node(std::move(call), parts[2]) : method_not_allowed("GET");
+    if (n == 2 && parts[1] == "tokens") return method == "POST" ? create_token(std::move(call)) : method_not_allowed("POST");
+    if (n == 2 && parts[1] == "shares") return method == "GET" ? list_shares(std::move(call)) : method_not_allowed("GET");
+    if (n == 3 && parts[1] == "shares") return method == "PUT" ? put_share(std::move(call), parts[2]) : method_not_allowed("PUT");
+  } catch (const InvalidInput& e) {
+    return call.invalid(e, "invalid_" + (e.field() == "id" ? std::string("id") : std::string("query")));
+  }
+  call.fail(404, "not_found", "no such endpoint: " + method + " " + call.request.path);
+}
+
+Json Api::job_json(const Job& job) const {
+  Json j = to_json(job);
+  if (job.state == JobState::pending) {
+    if (auto reason = jobs_.scheduler().why_pending(job.id)) {
+      j["pending_reason"] = {{"code", scheduler::to_string(reason->code)}, {"message", reason->message}};
+    }
+    if (auto pos = jobs_.scheduler().queue_position(job.id)) j["queue_position"] = *pos;
+  }
+  return j;
+}
+
+void Api::submit_job(Call call) {
+  JobSpec spec;
+  try {
+    spec = parse_job_spec(parse_json_text(call.request.body));
+  } catch (const InvalidInput& e) {
+    return call.invalid(e, e.field().empty() ? "invalid_json" : "invalid_field");
+  }
+  const std::string user = call.who.user;
+  jobs_.submit(std::move(spec), user, [this, call](std::optional<Job> job, std::string error) {
+    if (!job) return call.fail(503, "unavailable", error);
+    net::HttpResponse resp{201, "application/json", job_json(*job).dump(), {{"Location", "/v1/jobs/" + std::to_string(job->id)}}};
+    (*call.respond)(resp);
+  });
+}
+
+void Api::list_jobs(Call call) {
+  JobQuery query;
+  const auto& q = call.request.query;
+  for (const auto& [key, value] : q) {
+    if (key != "state" && key != "share" && key != "user" && key != "limit" && key != "before") {
+      throw InvalidInput(key, "unknown query parameter; use state, share, user, limit, before");
+    }
+  }
+  if (auto it = q.find("state"); it != q.end()) {
+    query.state = parse_job_state(it->second);
+    if (!query.state) throw InvalidInput("state", "must be one of PENDING, STARTING, RUNNING, SUCCEEDED, FAILED, CANCELLED");
+  }
+  if (auto it = q.find("share"); it != q.end()) query.share = it->second;
+  if (auto it = q.find("user"); it != q.end()) query.user = it->second;
+  query.limit = static_cast<int>(query_int(call.request, "limit", 1, 1000).value_or(100));
+  query.before_id = query_int(call.request, "before", 1, INT64_MAX);
+  if (!call.who.is_admin()) {
+    if (query.user && *query.user != call.who.user) {
+      return call.fail(403, "forbidden", "only admins may list other users' jobs", "user");
+    }
+    query.user = call.who.user;
+  }
+  store_.read(
+      [this, call, query](Store& store) {
+        auto found = store.jobs(query);
+        return std::function<void()>([this, call, query, found = std::move(found)] {
+          Json list = Json::array();
+          for (const auto& stored : found) {
+            const Job* active = jobs_.active_job(stored.id);
+            list.push_back(job_json(active ? *active : stored));
+          }
+          Json next = nullptr;
+          if (static_cast<int>(found.size()) == query.limit && !found.empty()) next = std::to_string(found.back().id);
+          call.reply(200, {{"jobs", list}, {"next", next}});
+        });
+      },
+      [call](const std::string& error) { call.fail(500, "internal", "could not read jobs: " + error); });
+}
+
+void Api::with_job(Call call, JobId id, std::function<void(Call, Job)> then) {
+  auto check = [call, id, then](const std::optional<Job>& job) {
+    if (!job) return call.fail(404, "not_found", "job " + std::to_string(id) + " does not exist");
+    if (!can_see(call.who, *job)) {
+      return call.fail(403, "forbidden", "job " + std::to_string(id) + " belongs to another user");
+    }
+    then(call, *job);
+  };
+  if (const Job* active = jobs_.active_job(id)) return check(*active);
+  store_.read([id, check](Store& store) { return std::function<void()>([job = store.job(id), check] { check(job); }); },
+              [call](const std::string& error) { call.fail(500, "internal", "could not read the job: " + error); });
+}
+
+void Api::get_job(Call call, JobId id) {
+  with_job(std::move(call), id, [this](Call c, Job job) {
+    const Job* active = jobs_.active_job(job.id);
+    c.reply(200, job_json(active ? *active : job));
+  });
+}
+
+void Api::cancel_job(Call call, JobId id) {
+  with_job(std::move(call), id, [this](Call c, Job job) {
+    jobs_.cancel(job.id, [this, c, job](JobManager::CancelResult result, std::optional<Job> updated) {
+      if (result == JobManager::CancelResult::not_active) {
+        return c.fail(409, "conflict", "job " + std::to_string(job.id) + " already ended as " + to_string(job.state));
+      }
+      c.reply(200, job_json(*updated));
+    });
+  });
+}
+
+void Api::job_attempts(Call call, JobId id) {
+  with_job(std::move(call), id, [this](Call c, Job job) {
+    store_.read(
+        [this, c, job](Store& store) {
+          return std::function<void()>([this, c, attempts = store.attempts_of(job.id)] {
+            Json list = Json::array();
+            for (const auto& stored : attempts) {
+              const auto active = jobs_.active_attempt(stored.id);
+              list.push_back(to_json(active ? *active : stored));
+            }
+            c.reply(200, {{"attempts", list}});
+          });
+        },
+        [c](const std::string& error) { c.fail(500, "internal", "could not read attempts: " + error); });
+  });
+}
+
+void Api::job_logs(Call call, JobId id) {
+  for (const auto& [key, value] : call.request.query) {
+    if (key != "rank" && key != "tail" && key != "attempt") throw InvalidInput(key, "unknown query parameter; use rank, tail, attempt");
+  }
+  const auto rank_value = query_int(call.request, "rank", 0, 1023);
+  const std::optional<int> rank = rank_value ? std::optional<int>(static_cast<int>(*rank_value)) : std::nullopt;
+  const auto tail = query_int(call.request, "tail", 1, 64LL << 20).value_or(64 * 1024);
+  const auto number = query_int(call.request, "attempt", 1, 1 << 20);
+  with_job(std::move(call), id, [this, rank, tail, number](Call c, Job job) {
+    store_.read(
+        [this, c, job, rank, tail, number](Store& store) {
+          return std::function<void()>([this, c, job, rank, tail, number, attempts = store.attempts_of(job.id)] {
+            const Attempt* chosen = nullptr;
+            for (const auto& a : attempts) {
+              if (number ? a.number == *number : (!chosen || a.number > chosen->number)) chosen = &a;
+            }
+            if (!chosen) {
+              return c.fail(404, "not_found", number ? "job " + std::to_string(job.id) + " has no attempt " + std::to_string(*number)
+                                                     : "job " + std::to_string(job.id) + " has not started yet, so it has no logs");
+            }
+            if (rank && *rank >= static_cast<int>(chosen->nodes.size())) {
+              return c.fail(400, "invalid_query", "rank: attempt has ranks 0.." + std::to_string(chosen->nodes.size() - 1), "rank");
+            }
+            const Attempt attempt = *chosen;
+            jobs_.fetch_logs(attempt, rank, tail, [c, job, attempt](std::vector<RankLog> logs) {
+              Json list = Json::array();
+              for (const auto& l : logs) list.push_back({{"rank", l.rank}, {"node", l.node}, {"text", l.text}, {"error", l.error}});
+              c.reply(200, {{"job_id", job.id}, {"attempt_id", attempt.id}, {"attempt", attempt.number}, {"logs", list}});
+            });
+          });
+        },
+        [c](const std::string& error) { c.fail(500, "internal", "could not read attempts: " + error); });
+  });
+}
+
+namespace {
+Json node_json(const NodeView& view) {
+  Json j = to_json(view.node);
+  j["free_cores"] = view.free_cores;
+  j["attempts"] = view.attempts;
+  return j;
+}
+}  // namespace
+
+void Api::list_nodes(Call call) {
+  Json list = Json::array();
+  for (const auto& view : jobs_.nodes()) list.push_back(node_json(view));
+  call.reply(200, {{"nodes", list}});
+}
+
+void Api::get_node(Call call, const std::string& name) {
+  auto view = jobs_.node(name);
+  if (!view) return call.fail(404, "not_found", "node " + name + " is not registered");
+  call.reply(200, node_json(*view));
+}
+
+void Api::create_token(Call call) {
+  if (!call.who.is_admin()) return call.fail(403, "forbidden", "only admins may create tokens");
+  TokenRecord record;
+  try {
+    const Json body = parse_json_text(call.request.body);
+    ObjectReader r(body, "");
+    record.user = r.string("user", 1, 64);
+    check_name("user", record.user);
+    const auto role = parse_role(r.opt_string("role", 1, 16).value_or("user"));
+    if (!role || *role == Role::agent) throw InvalidInput("role", "must be \"user\" or \"admin\"");
+    record.role = *role;
+    r.finish();
+  } catch (const InvalidInput& e) {
+    return call.invalid(e, e.field().empty() ? "invalid_json" : "invalid_field");
+  }
+  const std::string secret = generate_token_secret();
+  record.hash = sha256_hex(secret);
+  record.created_at = clock_.now();
+  Change change;
+  change.tokens.push_back(record);
+  store_.write(std::move(change), [this, call, record, secret](std::exception_ptr error) {
+    if (error) return call.fail(503, "unavailable", "the token could not be stored");
+    tokens_.add(record);
+    spdlog::info("event=token_created user={} role={} by={}", record.user, to_string(record.role), call.who.user);
+    call.reply(201, {{"user", record.user}, {"role", to_string(record.role)}, {"token", secret}});
+  });
+}
+
+void Api::list_shares(Call call) {
+  Json list = Json::array();
+  for (const auto& row : jobs_.scheduler().shares(clock_.now())) {
+    Json j = {{"name", row.name},
+              {"weight", row.weight},
+              {"usage_core_s", row.usage},
+              {"expected_usage_core_s", row.expected_usage},
+              {"normalized_usage", row.normalized_usage},
+              {"fair_share_factor", row.fair_share_factor},
+              {"running_cores", row.running_cores},
+              {"pending_jobs", row.pending_jobs}};
+    if (row.max_running_cores) j["max_running_cores"] = *row.max_running_cores;
+    list.push_back(j);
+  }
+  call.reply(200, {{"shares", list}});
+}
+
+void Api::put_share(Call call, const std::string& name) {
+  if (!call.who.is_admin()) return call.fail(403, "forbidden", "only admins may change shares");
+  scheduler::ShareSettings settings;
+  try {
+    check_name("name", name);
+    const Json body = parse_json_text(call.request.body);
+    ObjectReader r(body, "");
+    settings.weight = r.number("weight", 1e-6, 1e6);
+    if (auto cap = r.opt_integer("max_running_cores", 1, 1 << 30)) settings.max_running_cores = static_cast<int>(*cap);
+    r.finish();
+    scheduler::validate(settings);
+  } catch (const InvalidInput& e) {
+    return call.invalid(e, e.field().empty() ? "invalid_json" : "invalid_field");
+  }
+  jobs_.set_share(name, settings, [call, name, settings] {
+    Json j = {{"name", name}, {"weight", settings.weight}};
+    if (settings.max_running_cores) j["max_running_cores"] = *settings.max_running_cores;
+    call.reply(200, j);
+  });
+}
+
+}  // namespace trainyard

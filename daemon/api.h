@@ -1,0 +1,46 @@
+#pragma once
+// The REST API (v1, JSON). A pure request handler: it takes a request and answers through the
+// responder, so tests drive it without a socket. Every error is
+// {"error":{"code","message","field"}} with the right 4xx.
+#include <functional>
+#include <string>
+
+#include "daemon/auth.h"
+#include "daemon/job_manager.h"
+#include "daemon/store_worker.h"
+#include "net/http_server.h"
+
+namespace trainyard {
+
+class Api {
+ public:
+  Api(JobManager& jobs, StoreWorker& store, TokenRegistry& tokens, const TimeSource& clock, std::string version);
+  void handle(net::HttpRequest request, net::HttpResponder respond);
+
+ private:
+  struct Call;  // one request in flight: the request, the caller, the responder
+
+  void submit_job(Call call);
+  void list_jobs(Call call);
+  void get_job(Call call, JobId id);
+  void cancel_job(Call call, JobId id);
+  void job_attempts(Call call, JobId id);
+  void job_logs(Call call, JobId id);
+  void list_nodes(Call call);
+  void get_node(Call call, const std::string& name);
+  void create_token(Call call);
+  void list_shares(Call call);
+  void put_share(Call call, const std::string& name);
+
+  // Loads a job (active view first, else the store), checks the caller may see it, then continues.
+  void with_job(Call call, JobId id, std::function<void(Call, Job)> then);
+  Json job_json(const Job& job) const;
+
+  JobManager& jobs_;
+  StoreWorker& store_;
+  TokenRegistry& tokens_;
+  const TimeSource& clock_;
+  std::string version_;
+};
+
+}  // namespace trainyard

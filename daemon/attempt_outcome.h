@@ -1,0 +1,51 @@
+#pragma once
+// What happens after an attempt fails: its failure class (with a one-line suggestion) and whether
+// the job retries. Both are pure functions of the attempt's facts, tested without a daemon.
+//
+// Classification: ordered rules, the first that matches wins: cancelled, node lost, timeout, stuck,
+// out-of-memory (SIGKILL with an OOM marker in the reason or log tail), NaN loss, collective
+// timeout, then any other non-zero exit is the job's own error, and the rest is unknown.
+//
+// Retry (AWS Batch's evaluateOnExit): rules are checked in order; the first whose globs all match
+// (exit code, reason, class) decides retry or exit. With no matching rule the job retries while
+// attempts remain. Infrastructure failures retry without using the job's attempts, up to a
+// separate limit, because the job did nothing wrong.
+#include <optional>
+#include <string>
+
+#include "proto/job.h"
+
+namespace trainyard {
+
+struct AttemptFacts {
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+  std::string reason;
+  std::string log_tail;
+  bool cancelled = false;
+  bool node_lost = false;
+  bool timed_out = false;
+};
+
+struct FailureClass {
+  std::string name;        // "user_error", "node_lost", ...
+  std::string suggestion;  // one line for the operator
+  bool infrastructure = false;
+};
+
+FailureClass classify_failure(const AttemptFacts& facts);
+
+enum class NextStep { retry, retry_infrastructure, fail };
+
+struct RetryDecision {
+  NextStep step = NextStep::fail;
+  std::string why;
+};
+
+RetryDecision decide_retry(const JobSpec& spec, int attempts_used, int infra_retries_used, int max_infra_retries,
+                           const AttemptFacts& facts, const FailureClass& cls);
+
+// fnmatch-style glob ("*", "?", "[...]").
+bool glob_match(const std::string& pattern, const std::string& text);
+
+}  // namespace trainyard

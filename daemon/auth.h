@@ -1,0 +1,35 @@
+#pragma once
+// Bearer tokens (DESIGN.md "Security"): secrets are random, shown once, and stored only as their
+// SHA-256. Roles: admin (everything), user (own jobs), agent (the gateway only, via the join token).
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "store/store.h"
+
+namespace trainyard {
+
+struct Principal {
+  std::string user;
+  Role role = Role::user;
+  bool is_admin() const { return role == Role::admin; }
+};
+
+// A new random token secret: "ty_" + 64 hex characters.
+std::string generate_token_secret();
+std::string sha256_hex(std::string_view data);
+
+// Known tokens, by hash. Tokens are few, so all of them live in memory; the store is the record.
+// I/O thread only.
+class TokenRegistry {
+ public:
+  void add(const TokenRecord& record);
+  std::optional<Principal> authenticate(std::string_view secret) const;
+  // Parses an "Authorization: Bearer <secret>" header value.
+  std::optional<Principal> authenticate_header(std::string_view header_value) const;
+
+ private:
+  std::unordered_map<std::string, TokenRecord> by_hash_;
+};
+
+}  // namespace trainyard

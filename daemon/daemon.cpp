@@ -1,0 +1,191 @@
+#include "daemon/daemon.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <spdlog/spdlog.h>
+
+#include "daemon/api.h"
+#include "daemon/gateway.h"
+#include "net/http_server.h"
+#include "proto/flag_parser.h"
+#include "store/sqlite_store.h"
+
+namespace trainyard {
+namespace {
+
+namespace asio = boost::asio;
+namespace fs = std::filesystem;
+
+class AsioTimers final : public Timers {
+ public:
+  explicit AsioTimers(asio::io_context& io) : io_(io) {}
+  void after(Millis delay, std::function<void()> fn) override {
+    if (delay.count() <= 0) {
+      asio::post(io_, std::move(fn));
+      return;
+    }
+    auto timer = std::make_shared<asio::steady_timer>(io_, delay);
+    timer->async_wait([timer, fn = std::move(fn)](const boost::system::error_code& ec) {
+      if (!ec) fn();
+    });
+  }
+
+ private:
+  asio::io_context& io_;
+};
+
+// Writes `content` to `path` atomically (temporary file, fsync, rename) with the given mode.
+void write_file_atomically(const fs::path& path, const std::string& content, mode_t mode) {
+  const fs::path tmp = path.string() + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_CREAT | O_WRONLY | O_TRUNC, mode);
+  if (fd < 0) throw std::runtime_error("cannot write " + tmp.string());
+  const bool ok = ::write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size()) && ::fsync(fd) == 0;
+  ::close(fd);
+  if (!ok) throw std::runtime_error("cannot write " + tmp.string());
+  fs::rename(tmp, path);
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path);
+  std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+// The admin token and the agents' join token are made on first start and kept in the data dir
+// (mode 0600); the store keeps only their hashes.
+void ensure_bootstrap_token(Store& store, TokenRegistry& tokens, const fs::path& file, const std::string& user, Role role,
+                            TimePoint now) {
+  std::string secret = fs::exists(file) ? read_file(file) : "";
+  if (secret.empty()) {
+    secret = generate_token_secret();
+    write_file_atomically(file, secret + "\n", 0600);
+    spdlog::info("event=token_file_created path={} role={}", file.string(), to_string(role));
+  }
+  TokenRecord record{sha256_hex(secret), user, role, now};
+  if (!store.token_by_hash(record.hash)) {
+    Change change;
+    change.tokens.push_back(record);
+    store.commit(std::span<const Change>(&change, 1));
+  } else {
+    record = *store.token_by_hash(record.hash);
+  }
+  tokens.add(record);
+}
+
+std::pair<std::string, unsigned short> split_listen(const std::string& listen) {
+  const auto colon = listen.rfind(':');
+  if (colon == std::string::npos || colon == 0) throw InvalidInput("--listen", "must be HOST:PORT, got \"" + listen + "\"");
+  std::string host = listen.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  const std::string port_text = listen.substr(colon + 1);
+  int port = -1;
+  try {
+    std::size_t used = 0;
+    port = std::stoi(port_text, &used);
+    if (used != port_text.size()) port = -1;
+  } catch (const std::exception&) {
+  }
+  if (port < 0 || port > 65535) throw InvalidInput("--listen", "port must be 0..65535, got \"" + port_text + "\"");
+  return {host, static_cast<unsigned short>(port)};
+}
+
+}  // namespace
+
+bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
+  FlagParser flags("trainyard-daemon", "Trainyard control plane: REST API, agent gateway, scheduler, SQLite store.");
+  flags.add_string("listen", "HOST:PORT to serve the API and agent gateway on; port 0 picks a free port", &o.listen);
+  flags.add_string("data-dir", "directory for the database, tokens and daemon.addr", &o.data_dir, true);
+  flags.add_string("checkpoint-root", "directory every agent can reach for checkpoints (default DATA_DIR/checkpoints)",
+                   &o.checkpoint_root);
+  flags.add_int("heartbeat-interval-ms", "how often agents heartbeat", &o.heartbeat_interval_ms, 10, 3'600'000);
+  flags.add_int("node-timeout-ms", "a node without heartbeat for this long is DOWN", &o.node_timeout_ms, 50, 86'400'000);
+  flags.add_int("kill-grace-ms", "SIGTERM to SIGKILL grace when stopping an attempt", &o.kill_grace_ms, 0, 3'600'000);
+  flags.add_int("body-limit-bytes", "largest accepted request body", &o.body_limit_bytes, 1024, 64 << 20);
+  flags.add_int("usage-half-life-s", "fair-share usage half-life", &o.usage_half_life_s, 1, 365LL * 24 * 3600);
+  flags.add_int("tick-ms", "period of liveness checks and scheduling passes", &o.tick_ms, 10, 60'000);
+  flags.add_int("retry-backoff-ms", "base of the exponential backoff between attempts", &o.retry_backoff_ms, 0, 3'600'000);
+  if (!flags.parse(argc, argv)) {
+    std::cout << flags.usage();
+    return false;
+  }
+  split_listen(o.listen);
+  return true;
+}
+
+int run_daemon(const DaemonOptions& o) {
+  const auto [host, port] = split_listen(o.listen);
+  const fs::path data_dir = o.data_dir;
+  fs::create_directories(data_dir);
+  const std::string checkpoint_root = o.checkpoint_root.empty() ? (data_dir / "checkpoints").string() : o.checkpoint_root;
+  fs::create_directories(checkpoint_root);
+
+  asio::io_context io(1);
+  SystemTimeSource clock;
+  SqliteStore store(data_dir / "trainyard.db");
+  TokenRegistry tokens;
+  ensure_bootstrap_token(store, tokens, data_dir / "admin.token", "admin", Role::admin, clock.now());
+  ensure_bootstrap_token(store, tokens, data_dir / "join.token", "agent", Role::agent, clock.now());
+  for (const auto& token : store.tokens()) tokens.add(token);
+  const LoadedState state = store.load();
+
+  StoreWorker worker(store, [&io](StoreWorker::Continuation fn) { asio::post(io, std::move(fn)); });
+  AsioTimers timers(io);
+  scheduler::Config sched_config;
+  sched_config.usage_half_life = std::chrono::seconds(o.usage_half_life_s);
+  scheduler::Scheduler scheduler(sched_config);
+  JobManagerConfig jm;
+  jm.daemon_version = kTrainyardVersion;
+  jm.heartbeat_interval = Millis(o.heartbeat_interval_ms);
+  jm.node_timeout = Millis(o.node_timeout_ms);
+  jm.kill_grace_ms = static_cast<int>(o.kill_grace_ms);
+  jm.checkpoint_root = checkpoint_root;
+  jm.retry_backoff_base = Millis(o.retry_backoff_ms);
+  JobManager jobs(worker, clock, timers, jm, scheduler);
+  jobs.restore(state);
+
+  AgentGateway gateway(jobs, tokens);
+  Api api(jobs, worker, tokens, clock, kTrainyardVersion);
+  net::HttpServerOptions server_options;
+  server_options.body_limit = static_cast<std::size_t>(o.body_limit_bytes);
+  net::HttpServer server(io, server_options, [&api](net::HttpRequest req, net::HttpResponder respond) {
+    api.handle(std::move(req), std::move(respond));
+  }, {gateway.route()});
+  const unsigned short bound = server.listen(host, port);
+  const std::string url = "http://" + (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(bound);
+  write_file_atomically(data_dir / "daemon.addr", url + "\n", 0644);
+  spdlog::info("event=daemon_listening url={} data_dir={} version={}", url, data_dir.string(), kTrainyardVersion);
+
+  asio::steady_timer ticker(io);
+  std::uint64_t ticks = 0;
+  std::function<void()> tick = [&] {
+    jobs.tick();
+    if (++ticks % 20 == 0) jobs.persist_usage();
+    ticker.expires_after(Millis(o.tick_ms));
+    ticker.async_wait([&](const boost::system::error_code& ec) {
+      if (!ec) tick();
+    });
+  };
+  tick();
+
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code&, int signo) {
+    spdlog::info("event=daemon_stopping signal={}", signo);
+    server.stop();
+    ticker.cancel();
+    jobs.persist_usage();
+    io.stop();
+  });
+  io.run();
+  return 0;
+}
+
+}  // namespace trainyard

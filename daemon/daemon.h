@@ -1,0 +1,28 @@
+#pragma once
+// The daemon's composition root (STYLE.md #4): builds store, store worker, tokens, scheduler, job
+// manager, gateway, API and server, wires them, and runs the I/O loop until SIGINT/SIGTERM.
+#include <cstdint>
+#include <string>
+
+namespace trainyard {
+
+struct DaemonOptions {
+  std::string listen = "127.0.0.1:8080";
+  std::string data_dir;
+  std::string checkpoint_root;  // default: DATA_DIR/checkpoints
+  std::int64_t heartbeat_interval_ms = 5000;
+  std::int64_t node_timeout_ms = 30000;
+  std::int64_t kill_grace_ms = 10000;
+  std::int64_t body_limit_bytes = 1 << 20;
+  std::int64_t usage_half_life_s = 7 * 24 * 3600;
+  std::int64_t tick_ms = 500;
+  std::int64_t retry_backoff_ms = 2000;
+};
+
+inline constexpr const char* kTrainyardVersion = "0.1.0";
+
+// Parses flags; returns false for --help (usage printed). Throws InvalidInput naming the flag.
+bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& out);
+int run_daemon(const DaemonOptions& options);
+
+}  // namespace trainyard

@@ -1,0 +1,732 @@
+#include "daemon/job_manager.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "daemon/attempt_outcome.h"
+
+namespace trainyard {
+namespace {
+
+std::string host_of(const std::string& addr) {
+  const auto colon = addr.rfind(':');
+  return colon == std::string::npos ? addr : addr.substr(0, colon);
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : ",") + item;
+  return out;
+}
+
+}  // namespace
+
+JobManager::JobManager(StoreWorker& store, const TimeSource& clock, Timers& timers, JobManagerConfig config,
+                       scheduler::Scheduler& scheduler)
+    : store_(store), clock_(clock), timers_(timers), config_(std::move(config)), scheduler_(scheduler) {}
+
+// ---- persistence -------------------------------------------------------------------------------
+
+void JobManager::persist(Change change, std::function<void()> then) {
+  store_.write(std::move(change), [then = std::move(then)](std::exception_ptr error) {
+    if (error) {
+      // The transition is not durable: acting on it could lose it in a crash, so we do not act.
+      spdlog::critical("event=transition_not_persisted action=not_acted");
+      return;
+    }
+    if (then) then();
+  });
+}
+
+Event JobManager::event(std::string kind, std::optional<JobId> job, std::optional<AttemptId> attempt, std::string node,
+                        std::string message) const {
+  Event e;
+  e.at = clock_.now();
+  e.kind = std::move(kind);
+  e.job_id = job;
+  e.attempt_id = attempt;
+  e.node = std::move(node);
+  e.message = std::move(message);
+  return e;
+}
+
+void JobManager::restore(const LoadedState& state) {
+  const TimePoint now = clock_.now();
+  max_job_id_ = state.max_job_id;
+  max_attempt_id_ = state.max_attempt_id;
+  for (const auto& share : state.shares) {
+    share_settings_[share.name] = scheduler::ShareSettings{share.weight, share.max_running_cores};
+    scheduler_.set_share(share.name, scheduler::ShareSettings{share.weight, share.max_running_cores});
+    scheduler_.import_usage(scheduler::UsageRecord{share.name, share.usage_core_s, share.usage_at});
+  }
+  for (const auto& node : state.nodes) {
+    NodeEntry entry{node, nullptr, {}, 0};
+    entry.node.connected = false;
+    // Give every node one timeout from now to reconnect before it is declared down.
+    entry.node.last_heartbeat = now;
+    nodes_[node.name] = entry;
+    sync_node(nodes_[node.name]);
+  }
+  for (const auto& job : state.active_jobs) active_jobs_[job.id] = job;
+  for (const auto& attempt : state.active_attempts) {
+    ActiveAttempt active{attempt, std::vector<RankState>(attempt.nodes.size()), false, false, ""};
+    for (auto& rank : active.ranks) {
+      rank.started = attempt.state == AttemptState::running;
+      rank.unconfirmed_since = now;  // until its agent reports it after reconnecting
+    }
+    attempts_[attempt.id] = active;
+    current_attempt_[attempt.job_id] = attempt.id;
+    std::vector<scheduler::NodeCores> held;
+    for (const auto& n : attempt.nodes) {
+      held.push_back({n, attempt.cores_per_node});
+      auto it = nodes_.find(n);
+      if (it != nodes_.end()) {
+        it->second.attempts.insert(attempt.id);
+        it->second.used_cores += attempt.cores_per_node;
+      }
+    }
+    auto job = active_jobs_.find(attempt.job_id);
+    if (job != active_jobs_.end()) {
+      scheduler_.start_running(scheduler::RunningJob{job->first, job->second.spec.share, held,
+                                                     attempt.started_at.value_or(attempt.created_at),
+                                                     job->second.spec.timeout_s},
+                               now);
+    }
+  }
+  for (const auto& [id, job] : active_jobs_) {
+    if (job.state == JobState::pending) requeue(job);
+  }
+  spdlog::info("event=restored active_jobs={} active_attempts={} nodes={} max_job_id={}", active_jobs_.size(),
+               attempts_.size(), nodes_.size(), max_job_id_);
+  request_schedule();
+}
+
+// ---- API side ----------------------------------------------------------------------------------
+
+void JobManager::set_share(const std::string& name, const scheduler::ShareSettings& settings, std::function<void()> done) {
+  share_settings_[name] = settings;
+  scheduler_.set_share(name, settings);
+  persist_usage();
+  store_.write(Change{}, [done = std::move(done), this](std::exception_ptr error) {
+    if (!error) done();
+    request_schedule();
+  });
+}
+
+void JobManager::persist_usage() {
+  Change change;
+  for (const auto& usage : scheduler_.export_usage(clock_.now())) {
+    ShareRecord record;
+    record.name = usage.share;
+    auto settings = share_settings_.find(usage.share);
+    if (settings != share_settings_.end()) {
+      record.weight = settings->second.weight;
+      record.max_running_cores = settings->second.max_running_cores;
+    }
+    record.usage_core_s = usage.usage;
+    record.usage_at = usage.at;
+    change.shares.push_back(record);
+  }
+  if (!change.shares.empty()) persist(std::move(change), nullptr);
+}
+
+void JobManager::submit(JobSpec spec, std::string user, SubmitDone done) {
+  Job job;
+  job.id = ++max_job_id_;
+  job.spec = std::move(spec);
+  job.user = std::move(user);
+  job.state = JobState::pending;
+  job.submitted_at = clock_.now();
+  job.reason = "queued";
+  Change change;
+  change.jobs.push_back(job);
+  change.events.push_back(event("job.submitted", job.id, std::nullopt, "", "submitted by " + job.user));
+  store_.write(std::move(change), [this, job, done = std::move(done)](std::exception_ptr error) {
+    if (error) {
+      done(std::nullopt, "the job could not be stored; it was not accepted");
+      return;
+    }
+    active_jobs_[job.id] = job;
+    requeue(job);
+    spdlog::info("event=job_submitted job={} user={} share={} nodes={}", job.id, job.user, job.spec.share, job.spec.nodes);
+    done(job, "");
+    request_schedule();
+  });
+}
+
+void JobManager::requeue(const Job& job) {
+  scheduler::PendingJob pending = scheduler::pending_job(job);
+  auto excluded = excluded_nodes_.find(job.id);
+  if (excluded != excluded_nodes_.end()) pending.excluded_nodes = excluded->second;
+  scheduler_.queue(pending);
+}
+
+void JobManager::cancel(JobId id, std::function<void(CancelResult, std::optional<Job>)> done) {
+  auto it = active_jobs_.find(id);
+  if (it == active_jobs_.end()) {
+    done(CancelResult::not_active, std::nullopt);
+    return;
+  }
+  Job& job = it->second;
+  if (job.state == JobState::pending) {
+    scheduler_.remove(id);
+    job.state = JobState::cancelled;
+    job.ended_at = clock_.now();
+    job.reason = "cancelled while pending";
+    job.cancel_requested = true;
+    const Job snapshot = job;
+    active_jobs_.erase(it);
+    Change change;
+    change.jobs.push_back(snapshot);
+    change.events.push_back(event("job.state", id, std::nullopt, "", "CANCELLED while pending"));
+    persist(std::move(change), [done, snapshot] { done(CancelResult::cancelled, snapshot); });
+    return;
+  }
+  job.cancel_requested = true;
+  job.reason = "cancel requested";
+  const Job snapshot = job;
+  Change change;
+  change.jobs.push_back(snapshot);
+  change.events.push_back(event("job.cancel_requested", id, std::nullopt, "", "cancel requested"));
+  persist(std::move(change), [this, id, done, snapshot] {
+    auto current = current_attempt_.find(id);
+    if (current != current_attempt_.end()) {
+      auto attempt = attempts_.find(current->second);
+      if (attempt != attempts_.end()) kill_attempt(attempt->second, "cancelled on request");
+    }
+    done(CancelResult::cancelling, snapshot);
+  });
+}
+
+const Job* JobManager::active_job(JobId id) const {
+  auto it = active_jobs_.find(id);
+  return it == active_jobs_.end() ? nullptr : &it->second;
+}
+
+std::optional<Attempt> JobManager::active_attempt(AttemptId id) const {
+  auto it = attempts_.find(id);
+  if (it == attempts_.end()) return std::nullopt;
+  Attempt a = it->second.record;
+  for (const auto& rank : it->second.ranks) a.steps_completed = std::max(a.steps_completed, rank.steps);
+  return a;
+}
+
+std::vector<NodeView> JobManager::nodes() const {
+  std::vector<NodeView> out;
+  for (const auto& [name, entry] : nodes_) {
+    out.push_back(NodeView{entry.node, free_cores(entry), {entry.attempts.begin(), entry.attempts.end()}});
+  }
+  return out;
+}
+
+std::optional<NodeView> JobManager::node(const std::string& name) const {
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return std::nullopt;
+  return NodeView{it->second.node, free_cores(it->second), {it->second.attempts.begin(), it->second.attempts.end()}};
+}
+
+std::size_t JobManager::pending_count() const {
+  return static_cast<std::size_t>(std::count_if(active_jobs_.begin(), active_jobs_.end(),
+                                                [](const auto& kv) { return kv.second.state == JobState::pending; }));
+}
+
+void JobManager::fetch_logs(const Attempt& attempt, std::optional<int> rank, std::int64_t tail_bytes,
+                            std::function<void(std::vector<RankLog>)> done) {
+  const std::int64_t fetch_id = next_log_request_++;
+  LogFetch& fetch = log_fetches_[fetch_id];
+  fetch.done = std::move(done);
+  std::vector<std::pair<std::int64_t, std::string>> requests;
+  for (int r = 0; r < static_cast<int>(attempt.nodes.size()); ++r) {
+    if (rank && *rank != r) continue;
+    const std::string& node = attempt.nodes[static_cast<std::size_t>(r)];
+    RankLog log{r, node, "", ""};
+    auto entry = nodes_.find(node);
+    if (entry == nodes_.end() || !entry->second.channel) {
+      log.error = "node " + node + " is not connected";
+    } else {
+      log.error = "node " + node + " did not answer within " + std::to_string(config_.log_fetch_timeout.count()) + " ms";
+      const std::int64_t request_id = next_log_request_++;
+      log_waiters_[request_id] = {fetch_id, fetch.logs.size()};
+      requests.emplace_back(request_id, node);
+      ++fetch.outstanding;
+    }
+    fetch.logs.push_back(log);
+  }
+  if (fetch.outstanding == 0) return complete_log_fetch(fetch_id);
+  for (const auto& [request_id, node] : requests) send_to(node, LogRequestMsg{request_id, attempt.id, tail_bytes});
+  timers_.after(config_.log_fetch_timeout, [this, fetch_id] { complete_log_fetch(fetch_id); });
+}
+
+void JobManager::complete_log_fetch(std::int64_t fetch_id) {
+  auto it = log_fetches_.find(fetch_id);
+  if (it == log_fetches_.end()) return;
+  LogFetch fetch = std::move(it->second);
+  log_fetches_.erase(it);
+  std::erase_if(log_waiters_, [fetch_id](const auto& kv) { return kv.second.first == fetch_id; });
+  fetch.done(std::move(fetch.logs));
+}
+
+void JobManager::on_log_reply(const std::string& node, const LogReplyMsg& msg) {
+  auto waiter = log_waiters_.find(msg.request_id);
+  if (waiter == log_waiters_.end()) return;  // answered too late
+  const auto [fetch_id, index] = waiter->second;
+  log_waiters_.erase(waiter);
+  LogFetch& fetch = log_fetches_.at(fetch_id);
+  RankLog& log = fetch.logs[index];
+  if (log.node != node) return;
+  log.text = msg.text;
+  log.error = msg.error;
+  if (--fetch.outstanding == 0) complete_log_fetch(fetch_id);
+}
+
+// ---- scheduling and launch ---------------------------------------------------------------------
+
+void JobManager::request_schedule() {
+  if (schedule_requested_) return;
+  schedule_requested_ = true;
+  timers_.after(Millis(0), [this] {
+    schedule_requested_ = false;
+    schedule();
+  });
+}
+
+void JobManager::schedule() {
+  const auto result = scheduler_.schedule(clock_.now());
+  for (const auto& start : result.starts) {
+    auto it = active_jobs_.find(start.job);
+    if (it == active_jobs_.end() || it->second.state != JobState::pending) {
+      scheduler_.finish(start.job, clock_.now());
+      continue;
+    }
+    start_attempt(it->second, start);
+  }
+}
+
+void JobManager::start_attempt(Job& job, const scheduler::Start& start) {
+  const TimePoint now = clock_.now();
+  Attempt attempt;
+  attempt.id = ++max_attempt_id_;
+  attempt.job_id = job.id;
+  attempt.number = job.attempts + job.infra_retries + 1;
+  attempt.cores_per_node = start.nodes.empty() ? 0 : start.nodes.front().cores;
+  for (const auto& nc : start.nodes) attempt.nodes.push_back(nc.node);
+  attempt.state = AttemptState::starting;
+  attempt.created_at = now;
+
+  job.state = JobState::starting;
+  ++job.attempts;
+  if (!job.started_at) job.started_at = now;
+  job.reason = "placed on " + join(attempt.nodes);
+  job.not_before.reset();
+
+  attempts_[attempt.id] = ActiveAttempt{attempt, std::vector<RankState>(attempt.nodes.size()), false, false, ""};
+  current_attempt_[job.id] = attempt.id;
+  for (const auto& nc : start.nodes) {
+    auto& entry = nodes_[nc.node];
+    entry.attempts.insert(attempt.id);
+    entry.used_cores += nc.cores;
+  }
+  Change change;
+  change.jobs.push_back(job);
+  change.attempts.push_back(attempt);
+  change.events.push_back(event("attempt.state", job.id, attempt.id, join(attempt.nodes), "STARTING"));
+  spdlog::info("event=attempt_placed job={} attempt={} number={} nodes={} cores_per_node={}", job.id, attempt.id,
+               attempt.number, join(attempt.nodes), attempt.cores_per_node);
+  persist(std::move(change), [this, id = attempt.id] { launch(id); });
+}
+
+void JobManager::launch(AttemptId id) {
+  auto it = attempts_.find(id);
+  if (it == attempts_.end()) return;
+  ActiveAttempt& attempt = it->second;
+  const Job& job = active_jobs_.at(attempt.record.job_id);
+  std::vector<std::string> peers;
+  for (const auto& n : attempt.record.nodes) peers.push_back(nodes_[n].node.data_addr);
+  for (int r = 0; r < static_cast<int>(attempt.record.nodes.size()); ++r) {
+    const std::string& node = attempt.record.nodes[static_cast<std::size_t>(r)];
+    LaunchMsg launch;
+    launch.attempt_id = id;
+    launch.job_id = job.id;
+    launch.attempt_number = attempt.record.number;
+    launch.kind = job.spec.kind;
+    launch.command = job.spec.command;
+    launch.workload = job.spec.workload;
+    launch.rank = r;
+    launch.world_size = static_cast<int>(attempt.record.nodes.size());
+    launch.cores = attempt.record.cores_per_node;
+    launch.peers = peers;
+    launch.master_addr = host_of(peers.front());
+    launch.master_port = 20000 + static_cast<int>(id % 20000);
+    launch.checkpoint_dir = config_.checkpoint_root.empty() ? "" : config_.checkpoint_root + "/job-" + std::to_string(job.id);
+    auto entry = nodes_.find(node);
+    if (entry == nodes_.end() || !entry->second.channel) {
+      rank_lost(id, r, "node " + node + " was not connected at launch");
+      continue;
+    }
+    entry->second.channel->send(launch);
+  }
+}
+
+void JobManager::send_to(const std::string& node, const DaemonMessage& message) {
+  auto it = nodes_.find(node);
+  if (it != nodes_.end() && it->second.channel) it->second.channel->send(message);
+}
+
+int JobManager::rank_of(const ActiveAttempt& attempt, const std::string& node) const {
+  const auto& nodes = attempt.record.nodes;
+  auto it = std::find(nodes.begin(), nodes.end(), node);
+  return it == nodes.end() ? -1 : static_cast<int>(it - nodes.begin());
+}
+
+void JobManager::fence(const std::string& node, AttemptId id, const std::string& why) {
+  spdlog::warn("event=attempt_fenced attempt={} node={} why=\"{}\"", id, node, why);
+  send_to(node, KillMsg{id, "fenced: " + why, 0});
+}
+
+// ---- agent side --------------------------------------------------------------------------------
+
+void JobManager::sync_node(const NodeEntry& entry) {
+  scheduler::NodeInfo info = scheduler::node_info(entry.node);
+  scheduler_.upsert_node(info);
+}
+
+std::string JobManager::agent_hello(const HelloMsg& hello, std::shared_ptr<AgentChannel> channel) {
+  if (hello.protocol != kProtocolVersion) {
+    return "protocol version " + std::to_string(hello.protocol) + " is not supported; this daemon speaks version " +
+           std::to_string(kProtocolVersion);
+  }
+  const TimePoint now = clock_.now();
+  NodeEntry& entry = nodes_[hello.name];
+  if (entry.channel && entry.channel != channel) entry.channel->disconnect("replaced by a new connection of the same node");
+  const bool is_new = entry.node.name.empty();
+  entry.channel = std::move(channel);
+  entry.node.name = hello.name;
+  entry.node.cores = hello.cores;
+  entry.node.memory_mb = hello.memory_mb;
+  entry.node.labels = hello.labels;
+  entry.node.agent_version = hello.agent_version;
+  entry.node.data_addr = hello.data_addr;
+  entry.node.connected = true;
+  entry.node.last_heartbeat = now;
+  if (is_new || entry.node.state == NodeState::down) {
+    entry.node.state = NodeState::healthy;
+    entry.node.state_reason = is_new ? "registered" : "reconnected";
+    entry.node.state_since = now;
+  }
+  entry.channel->send(WelcomeMsg{config_.daemon_version, static_cast<int>(config_.heartbeat_interval.count())});
+  sync_node(entry);
+
+  // Reconcile: what the agent runs against what we think it runs.
+  std::set<AttemptId> reported;
+  for (const auto& report : hello.attempts) {
+    reported.insert(report.attempt_id);
+    auto it = attempts_.find(report.attempt_id);
+    const int rank = it == attempts_.end() ? -1 : rank_of(it->second, hello.name);
+    if (rank < 0 || it->second.ranks[static_cast<std::size_t>(rank)].exited) {
+      fence(hello.name, report.attempt_id, "attempt is no longer current");
+      continue;
+    }
+    RankState& rs = it->second.ranks[static_cast<std::size_t>(rank)];
+    rs.started = true;
+    rs.unconfirmed_since.reset();
+    rs.steps = std::max(rs.steps, report.step);
+  }
+  for (AttemptId id : entry.attempts) {
+    if (reported.contains(id)) continue;
+    auto it = attempts_.find(id);
+    if (it == attempts_.end()) continue;
+    const int rank = rank_of(it->second, hello.name);
+    if (rank >= 0 && !it->second.ranks[static_cast<std::size_t>(rank)].exited) {
+      // It may still send the exit it could not deliver while disconnected; wait a little.
+      it->second.ranks[static_cast<std::size_t>(rank)].unconfirmed_since = now;
+    }
+  }
+  Change change;
+  change.nodes.push_back(entry.node);
+  change.events.push_back(event("node.connected", std::nullopt, std::nullopt, hello.name,
+                                "agent " + hello.agent_version + " connected with " + std::to_string(hello.cores) + " cores"));
+  spdlog::info("event=agent_connected node={} cores={} data_addr={} attempts={}", hello.name, hello.cores,
+               hello.data_addr, hello.attempts.size());
+  persist(std::move(change), [this] { request_schedule(); });
+  return "";
+}
+
+void JobManager::agent_message(const std::string& node, const AgentChannel* channel, const AgentMessage& message) {
+  auto entry = nodes_.find(node);
+  if (entry == nodes_.end() || entry->second.channel.get() != channel) return;  // a replaced connection
+  entry->second.node.last_heartbeat = clock_.now();
+  std::visit(
+      [&](const auto& msg) {
+        using T = std::decay_t<decltype(msg)>;
+        if constexpr (std::is_same_v<T, AttemptStartedMsg>) {
+          on_started(node, msg);
+        } else if constexpr (std::is_same_v<T, AttemptExitedMsg>) {
+          on_exited(node, msg);
+        } else if constexpr (std::is_same_v<T, HeartbeatMsg>) {
+          on_heartbeat(node, msg);
+        } else if constexpr (std::is_same_v<T, LogReplyMsg>) {
+          on_log_reply(node, msg);
+        } else {
+          spdlog::warn("event=unexpected_hello node={}", node);
+        }
+      },
+      message);
+}
+
+void JobManager::agent_gone(const std::string& node, const AgentChannel* channel) {
+  auto it = nodes_.find(node);
+  if (it == nodes_.end() || it->second.channel.get() != channel) return;
+  it->second.channel.reset();
+  it->second.node.connected = false;
+  sync_node(it->second);
+  spdlog::warn("event=agent_disconnected node={}", node);
+  // Not down yet: it has until the node timeout to come back (attempts keep running meanwhile).
+}
+
+void JobManager::on_started(const std::string& node, const AttemptStartedMsg& msg) {
+  auto it = attempts_.find(msg.attempt_id);
+  const int rank = it == attempts_.end() ? -1 : rank_of(it->second, node);
+  if (rank < 0) return fence(node, msg.attempt_id, "attempt is not current");
+  ActiveAttempt& attempt = it->second;
+  attempt.ranks[static_cast<std::size_t>(rank)].started = true;
+  const bool all_started = std::all_of(attempt.ranks.begin(), attempt.ranks.end(), [](const RankState& r) { return r.started; });
+  if (!all_started || attempt.record.state != AttemptState::starting || attempt.killing) return;
+  const TimePoint now = clock_.now();
+  attempt.record.state = AttemptState::running;
+  attempt.record.started_at = now;
+  attempt.record.last_progress_at = now;
+  Job& job = active_jobs_.at(attempt.record.job_id);
+  job.state = JobState::running;
+  job.reason = "running on " + join(attempt.record.nodes);
+  Change change;
+  change.jobs.push_back(job);
+  change.attempts.push_back(attempt.record);
+  change.events.push_back(event("attempt.state", job.id, attempt.record.id, join(attempt.record.nodes), "RUNNING"));
+  spdlog::info("event=attempt_running job={} attempt={}", job.id, attempt.record.id);
+  persist(std::move(change), nullptr);
+}
+
+void JobManager::on_heartbeat(const std::string& node, const HeartbeatMsg& msg) {
+  for (const auto& report : msg.attempts) {
+    auto it = attempts_.find(report.attempt_id);
+    const int rank = it == attempts_.end() ? -1 : rank_of(it->second, node);
+    if (rank < 0) {
+      fence(node, report.attempt_id, "attempt is not current");
+      continue;
+    }
+    RankState& rs = it->second.ranks[static_cast<std::size_t>(rank)];
+    rs.unconfirmed_since.reset();
+    rs.steps = std::max(rs.steps, report.step);
+    Attempt& record = it->second.record;
+    if (report.step > record.last_step) {
+      record.last_step = report.step;
+      record.last_progress_at = report.last_progress_at.value_or(clock_.now());
+    }
+  }
+}
+
+void JobManager::on_exited(const std::string& node, const AttemptExitedMsg& msg) {
+  auto it = attempts_.find(msg.attempt_id);
+  const int rank = it == attempts_.end() ? -1 : rank_of(it->second, node);
+  if (rank < 0) {
+    spdlog::info("event=stale_exit_ignored attempt={} node={}", msg.attempt_id, node);
+    return;
+  }
+  ActiveAttempt& attempt = it->second;
+  RankState& rs = attempt.ranks[static_cast<std::size_t>(rank)];
+  if (rs.exited) return;
+  rs.exited = true;
+  rs.started = true;
+  rs.unconfirmed_since.reset();
+  rs.exit_code = msg.exit_code;
+  rs.signal = msg.signal;
+  rs.reason = msg.reason;
+  rs.log_tail = msg.log_tail;
+  rs.steps = std::max(rs.steps, msg.steps);
+  spdlog::info("event=rank_exited job={} attempt={} rank={} node={} exit_code={} signal={} reason=\"{}\"",
+               attempt.record.job_id, attempt.record.id, rank, node, msg.exit_code.value_or(-1), msg.signal.value_or(0),
+               msg.reason);
+  const bool failed = msg.signal.has_value() || msg.exit_code.value_or(-1) != 0;
+  if (failed && !attempt.killing) kill_attempt(attempt, "rank " + std::to_string(rank) + " on " + node + " failed");
+  maybe_finish(msg.attempt_id);
+}
+
+void JobManager::rank_lost(AttemptId id, int rank, const std::string& reason) {
+  auto it = attempts_.find(id);
+  if (it == attempts_.end()) return;
+  RankState& rs = it->second.ranks[static_cast<std::size_t>(rank)];
+  if (rs.exited) return;
+  rs.exited = true;
+  rs.lost = true;
+  rs.reason = reason;
+  spdlog::warn("event=rank_lost job={} attempt={} rank={} reason=\"{}\"", it->second.record.job_id, id, rank, reason);
+  if (!it->second.killing) kill_attempt(it->second, reason);
+  maybe_finish(id);
+}
+
+void JobManager::kill_attempt(ActiveAttempt& attempt, const std::string& reason) {
+  if (attempt.killing) return;
+  attempt.killing = true;
+  attempt.kill_reason = reason;
+  for (std::size_t r = 0; r < attempt.ranks.size(); ++r) {
+    if (attempt.ranks[r].exited) continue;
+    send_to(attempt.record.nodes[r], KillMsg{attempt.record.id, reason, config_.kill_grace_ms});
+  }
+}
+
+void JobManager::maybe_finish(AttemptId id) {
+  auto it = attempts_.find(id);
+  if (it == attempts_.end()) return;
+  const auto& ranks = it->second.ranks;
+  if (std::all_of(ranks.begin(), ranks.end(), [](const RankState& r) { return r.exited; })) finish_attempt(it->second);
+}
+
+void JobManager::finish_attempt(ActiveAttempt& active) {
+  const TimePoint now = clock_.now();
+  Attempt& attempt = active.record;
+  Job& job = active_jobs_.at(attempt.job_id);
+
+  // The first rank that failed speaks for the attempt; a lost rank makes it an infrastructure failure.
+  AttemptFacts facts;
+  facts.cancelled = job.cancel_requested;
+  facts.timed_out = active.timed_out;
+  const RankState* culprit = nullptr;
+  for (const auto& rank : active.ranks) {
+    if (rank.lost) facts.node_lost = true;
+    const bool failed = rank.lost || rank.signal || rank.exit_code.value_or(0) != 0;
+    if (failed && !culprit) culprit = &rank;
+    attempt.steps_completed = std::max(attempt.steps_completed, rank.steps);
+  }
+  const bool succeeded = !culprit && !facts.cancelled && !facts.timed_out;
+  if (culprit) {
+    facts.exit_code = culprit->exit_code;
+    facts.signal = culprit->signal;
+    facts.reason = culprit->reason;
+    facts.log_tail = culprit->log_tail;
+  }
+  if (facts.reason.empty()) facts.reason = active.kill_reason;
+  attempt.ended_at = now;
+  attempt.exit_code = facts.exit_code;
+  attempt.signal = facts.signal;
+  attempt.reason = succeeded ? "completed" : facts.reason;
+
+  for (const auto& n : attempt.nodes) {
+    auto entry = nodes_.find(n);
+    if (entry == nodes_.end()) continue;
+    entry->second.attempts.erase(attempt.id);
+    entry->second.used_cores -= attempt.cores_per_node;
+  }
+  scheduler_.finish(job.id, now);
+  current_attempt_.erase(job.id);
+
+  job.exit_code = facts.exit_code;
+  if (succeeded) {
+    attempt.state = AttemptState::succeeded;
+    job.state = JobState::succeeded;
+    job.reason = "completed";
+    job.ended_at = now;
+  } else {
+    const FailureClass cls = classify_failure(facts);
+    attempt.failure_class = cls.name;
+    attempt.infrastructure = cls.infrastructure;
+    attempt.state = facts.cancelled ? AttemptState::cancelled : AttemptState::failed;
+    job.failure_class = cls.name;
+    // decide_retry counts attempts the job used; infrastructure retries are kept apart.
+    const int used = job.attempts;
+    const RetryDecision decision = decide_retry(job.spec, used, job.infra_retries, config_.max_infra_retries, facts, cls);
+    if (cls.name == "node_lost" && culprit) excluded_nodes_[job.id].push_back(attempt.nodes[static_cast<std::size_t>(culprit - active.ranks.data())]);
+    switch (decision.step) {
+      case NextStep::retry_infrastructure:
+        ++job.infra_retries;
+        --job.attempts;  // this attempt does not count against the job's own
+        [[fallthrough]];
+      case NextStep::retry: {
+        const int backoff_factor = 1 << std::min(job.attempts + job.infra_retries - 1, 6);
+        job.state = JobState::pending;
+        job.not_before = now + config_.retry_backoff_base * backoff_factor;
+        job.reason = attempt.reason + "; " + decision.why + "; " + cls.suggestion;
+        break;
+      }
+      case NextStep::fail:
+        job.state = facts.cancelled ? JobState::cancelled : JobState::failed;
+        job.ended_at = now;
+        job.reason = facts.cancelled ? "cancelled on request" : attempt.reason + "; " + decision.why + "; " + cls.suggestion;
+        break;
+    }
+  }
+  spdlog::info("event=attempt_finished job={} attempt={} state={} class={} job_state={} reason=\"{}\"", job.id,
+               attempt.id, to_string(attempt.state), attempt.failure_class, to_string(job.state), job.reason);
+  Change change;
+  change.attempts.push_back(attempt);
+  change.jobs.push_back(job);
+  change.events.push_back(event("attempt.state", job.id, attempt.id, join(attempt.nodes), to_string(attempt.state)));
+  change.events.push_back(event("job.state", job.id, std::nullopt, "", to_string(job.state) + ": " + job.reason));
+  const Job snapshot = job;
+  attempts_.erase(attempt.id);
+  if (is_terminal(snapshot.state)) {
+    active_jobs_.erase(snapshot.id);
+    excluded_nodes_.erase(snapshot.id);
+  }
+  persist(std::move(change), [this, snapshot] {
+    if (snapshot.state == JobState::pending) requeue(snapshot);
+    request_schedule();
+  });
+}
+
+void JobManager::mark_node_down(NodeEntry& entry, const std::string& reason) {
+  const TimePoint now = clock_.now();
+  entry.node.state = NodeState::down;
+  entry.node.state_reason = reason;
+  entry.node.state_since = now;
+  entry.node.connected = false;
+  if (entry.channel) {
+    entry.channel->disconnect(reason);
+    entry.channel.reset();
+  }
+  sync_node(entry);
+  Change change;
+  change.nodes.push_back(entry.node);
+  change.events.push_back(event("node.state", std::nullopt, std::nullopt, entry.node.name, "DOWN: " + reason));
+  spdlog::warn("event=node_down node={} reason=\"{}\"", entry.node.name, reason);
+  persist(std::move(change), nullptr);
+  const std::vector<AttemptId> attempts(entry.attempts.begin(), entry.attempts.end());
+  for (AttemptId id : attempts) {
+    auto it = attempts_.find(id);
+    if (it == attempts_.end()) continue;
+    rank_lost(id, rank_of(it->second, entry.node.name), "node_lost: node " + entry.node.name + " " + reason);
+  }
+}
+
+void JobManager::tick() {
+  const TimePoint now = clock_.now();
+  for (auto& [name, entry] : nodes_) {
+    if (entry.node.state == NodeState::down || !entry.node.last_heartbeat) continue;
+    const auto silent = now - *entry.node.last_heartbeat;
+    if (silent > config_.node_timeout) {
+      mark_node_down(entry, "sent no heartbeat for " + std::to_string(silent.count()) + " ms");
+    }
+  }
+  std::vector<std::pair<AttemptId, int>> unconfirmed;
+  for (auto& [id, attempt] : attempts_) {
+    const Job& job = active_jobs_.at(attempt.record.job_id);
+    if (job.spec.timeout_s && attempt.record.started_at && !attempt.killing &&
+        now - *attempt.record.started_at > std::chrono::seconds(*job.spec.timeout_s)) {
+      attempt.timed_out = true;
+      kill_attempt(attempt, "timeout: ran longer than timeout_s=" + std::to_string(*job.spec.timeout_s));
+    }
+    for (std::size_t r = 0; r < attempt.ranks.size(); ++r) {
+      const auto& since = attempt.ranks[r].unconfirmed_since;
+      if (since && !attempt.ranks[r].exited && now - *since > 2 * config_.heartbeat_interval &&
+          nodes_[attempt.record.nodes[r]].channel) {
+        unconfirmed.emplace_back(id, static_cast<int>(r));
+      }
+    }
+  }
+  for (const auto& [id, rank] : unconfirmed) {
+    rank_lost(id, rank, "node_lost: the agent no longer runs this attempt (restarted?)");
+  }
+  request_schedule();
+}
+
+}  // namespace trainyard

@@ -1,0 +1,180 @@
+#pragma once
+// The job state machine of DESIGN.md "Jobs" and the daemon's in-memory view of active work.
+//
+// Write-ahead discipline: every transition updates memory, queues its Change on the store worker,
+// and acts (launches, kills, answers the API) only in the commit's completion. The store therefore
+// always holds a prefix of the transitions, and nothing outside the daemon ever saw a transition
+// that a crash could lose. At start-up `restore` rebuilds the view from the store.
+//
+// Threading contract: I/O thread only.
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "daemon/auth.h"
+#include "daemon/store_worker.h"
+#include "proto/messages.h"
+#include "proto/time.h"
+#include "scheduler/scheduler.h"
+
+namespace trainyard {
+
+struct JobManagerConfig {
+  std::string daemon_version;
+  Millis heartbeat_interval{5000};
+  Millis node_timeout{30000};
+  int kill_grace_ms = 10000;
+  std::string checkpoint_root;
+  int max_infra_retries = 3;
+  Millis retry_backoff_base{2000};
+  Millis log_fetch_timeout{5000};
+};
+
+// The daemon's handle on one connected agent (the gateway implements it).
+class AgentChannel {
+ public:
+  virtual ~AgentChannel() = default;
+  virtual void send(const DaemonMessage& message) = 0;
+  virtual void disconnect(const std::string& reason) = 0;
+};
+
+// Delayed callbacks on the I/O thread (asio timers in the daemon, a fake in tests).
+class Timers {
+ public:
+  virtual ~Timers() = default;
+  virtual void after(Millis delay, std::function<void()> fn) = 0;
+};
+
+struct NodeView {
+  Node node;
+  int free_cores = 0;
+  std::vector<AttemptId> attempts;
+};
+
+struct RankLog {
+  int rank = 0;
+  std::string node;
+  std::string text;
+  std::string error;
+};
+
+class JobManager {
+ public:
+  JobManager(StoreWorker& store, const TimeSource& clock, Timers& timers, JobManagerConfig config,
+             scheduler::Scheduler& scheduler);
+
+  void restore(const LoadedState& state);
+
+  // --- API side -------------------------------------------------------------------------------
+  using SubmitDone = std::function<void(std::optional<Job> job, std::string error)>;
+  void submit(JobSpec spec, std::string user, SubmitDone done);
+
+  enum class CancelResult { cancelled, cancelling, not_active };
+  // Cancels an active job; `not_active` when the job is not in the active view.
+  void cancel(JobId id, std::function<void(CancelResult, std::optional<Job>)> done);
+
+  const Job* active_job(JobId id) const;
+  std::optional<Attempt> active_attempt(AttemptId id) const;
+  std::vector<NodeView> nodes() const;
+  std::optional<NodeView> node(const std::string& name) const;
+  std::size_t pending_count() const;
+  const scheduler::Scheduler& scheduler() const { return scheduler_; }
+  // Stores a share's settings, then applies them.
+  void set_share(const std::string& name, const scheduler::ShareSettings& settings, std::function<void()> done);
+  // Writes every share's decayed usage, so a restart keeps fair share where it was.
+  void persist_usage();
+
+  void fetch_logs(const Attempt& attempt, std::optional<int> rank, std::int64_t tail_bytes,
+                  std::function<void(std::vector<RankLog>)> done);
+
+  // --- Agent side -----------------------------------------------------------------------------
+  // Returns an empty string when the agent is accepted, else why it is refused.
+  std::string agent_hello(const HelloMsg& hello, std::shared_ptr<AgentChannel> channel);
+  void agent_message(const std::string& node, const AgentChannel* channel, const AgentMessage& message);
+  void agent_gone(const std::string& node, const AgentChannel* channel);
+
+  // Periodic work: node liveness, attempt timeouts, unconfirmed ranks, scheduling.
+  void tick();
+
+ private:
+  struct RankState {
+    bool started = false;
+    bool exited = false;
+    bool lost = false;
+    std::optional<int> exit_code;
+    std::optional<int> signal;
+    std::string reason;
+    std::string log_tail;
+    std::int64_t steps = 0;
+    std::optional<TimePoint> unconfirmed_since;  // agent reconnected without mentioning this rank
+  };
+  struct ActiveAttempt {
+    Attempt record;
+    std::vector<RankState> ranks;
+    bool killing = false;
+    bool timed_out = false;
+    std::string kill_reason;
+  };
+  struct NodeEntry {
+    Node node;
+    std::shared_ptr<AgentChannel> channel;
+    std::set<AttemptId> attempts;
+    int used_cores = 0;
+  };
+  struct LogFetch {
+    std::vector<RankLog> logs;
+    std::size_t outstanding = 0;
+    std::function<void(std::vector<RankLog>)> done;
+  };
+
+  void persist(Change change, std::function<void()> then);
+  Event event(std::string kind, std::optional<JobId> job, std::optional<AttemptId> attempt, std::string node,
+              std::string message) const;
+  void request_schedule();
+  void schedule();
+  void start_attempt(Job& job, const scheduler::Start& start);
+  void requeue(const Job& job);
+  void sync_node(const NodeEntry& entry);
+  void launch(AttemptId id);
+  void send_to(const std::string& node, const DaemonMessage& message);
+
+  void on_started(const std::string& node, const AttemptStartedMsg& msg);
+  void on_exited(const std::string& node, const AttemptExitedMsg& msg);
+  void on_heartbeat(const std::string& node, const HeartbeatMsg& msg);
+  void on_log_reply(const std::string& node, const LogReplyMsg& msg);
+  void complete_log_fetch(std::int64_t fetch_id);
+
+  // A rank whose node is gone: counts as exited, with an infrastructure reason.
+  void rank_lost(AttemptId id, int rank, const std::string& reason);
+  void kill_attempt(ActiveAttempt& attempt, const std::string& reason);
+  void maybe_finish(AttemptId id);
+  void finish_attempt(ActiveAttempt& attempt);
+  void mark_node_down(NodeEntry& entry, const std::string& reason);
+  void fence(const std::string& node, AttemptId id, const std::string& why);
+  int rank_of(const ActiveAttempt& attempt, const std::string& node) const;
+  int free_cores(const NodeEntry& entry) const { return entry.node.cores - entry.used_cores; }
+
+  StoreWorker& store_;
+  const TimeSource& clock_;
+  Timers& timers_;
+  JobManagerConfig config_;
+  scheduler::Scheduler& scheduler_;
+  std::map<JobId, std::vector<std::string>> excluded_nodes_;  // nodes that failed each job
+  std::map<JobId, Job> active_jobs_;
+  std::map<JobId, AttemptId> current_attempt_;
+  std::map<AttemptId, ActiveAttempt> attempts_;
+  std::map<std::string, NodeEntry> nodes_;
+  std::map<std::string, scheduler::ShareSettings> share_settings_;
+  std::map<std::int64_t, LogFetch> log_fetches_;
+  std::map<std::int64_t, std::pair<std::int64_t, std::size_t>> log_waiters_;  // request -> (fetch, rank slot)
+  JobId max_job_id_ = 0;
+  AttemptId max_attempt_id_ = 0;
+  std::int64_t next_log_request_ = 1;
+  bool schedule_requested_ = false;
+};
+
+}  // namespace trainyard

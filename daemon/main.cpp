@@ -1,0 +1,22 @@
+#include <iostream>
+
+#include <spdlog/spdlog.h>
+
+#include "daemon/daemon.h"
+#include "proto/errors.h"
+
+int main(int argc, char** argv) {
+  trainyard::DaemonOptions options;
+  try {
+    if (!trainyard::parse_daemon_options(argc, argv, options)) return 0;
+  } catch (const trainyard::InvalidInput& e) {
+    std::cerr << "trainyard-daemon: " << e.what() << "\n(see trainyard-daemon --help)\n";
+    return 2;
+  }
+  try {
+    return trainyard::run_daemon(options);
+  } catch (const std::exception& e) {
+    spdlog::critical("event=daemon_failed error=\"{}\"", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,65 @@
+#pragma once
+// Runs the blocking Store on its own thread so the I/O thread never blocks (DESIGN.md
+// "Concurrency"), and group-commits: every write queued while the previous commit was running goes
+// into the next transaction together, so many submissions share one fsync.
+//
+// Ordering: tasks run in the order they were queued; a read sees every write queued before it.
+// Completions are handed to `post_to_io`, which runs them on the I/O thread.
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <variant>
+
+#include "store/store.h"
+
+namespace trainyard {
+
+class StoreWorker {
+ public:
+  using Continuation = std::function<void()>;
+  using PostToIo = std::function<void(Continuation)>;
+  using WriteDone = std::function<void(std::exception_ptr)>;  // null on success
+  // Runs on the worker thread; returns what to run on the I/O thread with the result.
+  using ReadTask = std::function<Continuation(Store&)>;
+  using ReadFailed = std::function<void(const std::string& error)>;
+
+  StoreWorker(Store& store, PostToIo post_to_io);
+  ~StoreWorker();  // finishes queued work, then joins
+  StoreWorker(const StoreWorker&) = delete;
+  StoreWorker& operator=(const StoreWorker&) = delete;
+
+  void write(Change change, WriteDone done);
+  void read(ReadTask task, ReadFailed failed);
+
+  std::uint64_t commits() const { return commits_; }  // transactions so far (for metrics)
+
+ private:
+  struct Write {
+    Change change;
+    WriteDone done;
+  };
+  struct Read {
+    ReadTask task;
+    ReadFailed failed;
+  };
+  using Task = std::variant<Write, Read>;
+
+  void run();
+  void commit_batch(std::vector<Write>& writes);
+
+  Store& store_;
+  PostToIo post_to_io_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<Task> queue_;
+  bool stopping_ = false;
+  std::atomic<std::uint64_t> commits_{0};
+  std::thread thread_;
+};
+
+}  // namespace trainyard

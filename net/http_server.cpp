@@ -1,0 +1,331 @@
+#include "net/http_server.h"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
+#include <deque>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+#include <unordered_map>
+
+namespace trainyard::net {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace websocket = beast::websocket;
+using tcp = asio::ip::tcp;
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+using BeastRequest = http::request<http::string_body>;
+
+std::string endpoint_text(const tcp::socket& socket) {
+  beast::error_code ec;
+  const auto ep = socket.remote_endpoint(ec);
+  return ec ? std::string("?") : ep.address().to_string() + ":" + std::to_string(ep.port());
+}
+
+HttpRequest to_request(const BeastRequest& req, const std::string& remote) {
+  HttpRequest r;
+  r.method = std::string(req.method_string());
+  r.target = std::string(req.target());
+  r.body = req.body();
+  r.remote = remote;
+  for (const auto& field : req) {
+    std::string name(field.name_string());
+    for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    r.headers[name] = std::string(field.value());
+  }
+  return r;
+}
+
+http::response<http::string_body> to_beast(const HttpResponse& resp, unsigned version, bool keep_alive) {
+  http::response<http::string_body> res{static_cast<http::status>(resp.status), version};
+  res.set(http::field::server, "trainyard");
+  res.set(http::field::content_type, resp.content_type);
+  for (const auto& [name, value] : resp.headers) res.set(name, value);
+  res.body() = resp.body;
+  res.keep_alive(keep_alive);
+  res.prepare_payload();
+  return res;
+}
+
+}  // namespace
+
+HttpResponse error_response(int status, const std::string& code, const std::string& message, const std::string& field) {
+  nlohmann::json err = {{"code", code}, {"message", message}};
+  if (!field.empty()) err["field"] = field;
+  return HttpResponse{status, "application/json", nlohmann::json{{"error", err}}.dump(), {}};
+}
+
+// Open connections register a closer so that stop() can end them.
+struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
+  Impl(asio::io_context& io_, HttpServerOptions options_, HttpHandler handler_, std::vector<WebSocketRoute> routes_)
+      : io(io_), options(options_), handler(std::move(handler_)), routes(std::move(routes_)) {}
+
+  asio::io_context& io;
+  HttpServerOptions options;
+  HttpHandler handler;
+  std::vector<WebSocketRoute> routes;
+  std::unique_ptr<tcp::acceptor> acceptor;
+  std::unordered_map<std::uint64_t, std::function<void()>> closers;
+  std::uint64_t next_connection = 1;
+  bool stopped = false;
+
+  class WsConnection;
+
+  asio::awaitable<void> accept_loop() {
+    auto self = shared_from_this();
+    while (!stopped) {
+      auto [ec, socket] = co_await acceptor->async_accept(use_tuple);
+      if (ec) {
+        if (stopped || ec == asio::error::operation_aborted) co_return;
+        spdlog::warn("event=accept_failed error=\"{}\"", ec.message());
+        continue;
+      }
+      asio::co_spawn(io, serve(std::move(socket)), asio::detached);
+    }
+  }
+
+  // Calls the handler and suspends until it responds (possibly after a store commit).
+  asio::awaitable<HttpResponse> call_handler(HttpRequest request) {
+    return asio::async_initiate<decltype(asio::use_awaitable), void(HttpResponse)>(
+        [this](auto completion, HttpRequest req) {
+          auto shared = std::make_shared<decltype(completion)>(std::move(completion));
+          auto answered = std::make_shared<bool>(false);
+          auto respond = [this, shared, answered](HttpResponse resp) {
+            if (std::exchange(*answered, true)) return;
+            asio::post(io, [shared, resp = std::move(resp)]() mutable { (*shared)(std::move(resp)); });
+          };
+          try {
+            handler(std::move(req), respond);
+          } catch (const std::exception& e) {
+            spdlog::error("event=handler_failed error=\"{}\"", e.what());
+            respond(error_response(500, "internal", "internal error"));
+          }
+        },
+        asio::use_awaitable, std::move(request));
+  }
+
+  asio::awaitable<void> write(beast::tcp_stream& stream, const HttpResponse& resp, unsigned version, bool keep_alive) {
+    auto res = to_beast(resp, version, keep_alive);
+    stream.expires_after(options.idle_timeout);
+    co_await http::async_write(stream, res, use_tuple);
+  }
+
+  // After refusing a request we cannot parse, read and discard what the client is still sending
+  // (bounded), so it sees our 4xx instead of a connection reset.
+  asio::awaitable<void> drain_and_close(beast::tcp_stream& stream) {
+    beast::error_code ec;
+    stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+    stream.expires_after(std::chrono::seconds(5));
+    std::vector<char> sink(64 * 1024);
+    std::size_t total = 0;
+    while (total < (64u << 20)) {
+      auto [rec, n] = co_await stream.async_read_some(asio::buffer(sink), use_tuple);
+      if (rec) break;
+      total += n;
+    }
+    stream.socket().close(ec);
+  }
+
+  asio::awaitable<void> serve(tcp::socket socket) {
+    auto self = shared_from_this();
+    const std::string remote = endpoint_text(socket);
+    beast::tcp_stream stream(std::move(socket));
+    const std::uint64_t id = next_connection++;
+    closers[id] = [&stream] {
+      beast::error_code ec;
+      stream.socket().close(ec);
+    };
+    struct Unregister {
+      Impl* impl;
+      std::uint64_t id;
+      ~Unregister() { impl->closers.erase(id); }
+    } unregister{this, id};
+
+    beast::flat_buffer buffer;
+    for (;;) {
+      http::request_parser<http::string_body> parser;
+      parser.body_limit(options.body_limit);
+      parser.header_limit(64 * 1024);
+      stream.expires_after(options.idle_timeout);
+      auto [ec, n] = co_await http::async_read(stream, buffer, parser, use_tuple);
+      if (ec) {
+        if (ec == http::error::body_limit) {
+          co_await write(stream, error_response(413, "body_too_large",
+                                                "request body exceeds the limit of " +
+                                                    std::to_string(options.body_limit) + " bytes"),
+                         11, false);
+          co_await drain_and_close(stream);
+        } else if (ec != http::error::end_of_stream && ec != beast::error::timeout && ec != asio::error::eof &&
+                   ec != asio::error::operation_aborted && ec != asio::error::connection_reset && n > 0) {
+          co_await write(stream, error_response(400, "bad_request", "malformed HTTP request: " + ec.message()), 11, false);
+          co_await drain_and_close(stream);
+        }
+        co_return;
+      }
+      BeastRequest req = parser.release();
+      HttpRequest request = to_request(req, remote);
+      if (!split_target(request.target, request.path, request.query)) {
+        co_await write(stream, error_response(400, "bad_request", "malformed request target"), req.version(), false);
+        co_return;
+      }
+      if (websocket::is_upgrade(req)) {
+        closers.erase(id);
+        co_await upgrade(std::move(stream), std::move(req), std::move(request));
+        co_return;
+      }
+      const bool keep_alive = req.keep_alive();
+      HttpResponse resp = co_await call_handler(std::move(request));
+      co_await write(stream, resp, req.version(), keep_alive);
+      if (!keep_alive) break;
+    }
+    beast::error_code ec;
+    stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+  }
+
+  asio::awaitable<void> upgrade(beast::tcp_stream stream, BeastRequest req, HttpRequest request);
+};
+
+class HttpServer::Impl::WsConnection : public WebSocketPeer, public std::enable_shared_from_this<WsConnection> {
+ public:
+  WsConnection(Impl& server, beast::tcp_stream stream) : server_(server), ws_(std::move(stream)) {}
+
+  void send(std::string text) override {
+    if (closed_ || closing_) return;
+    outbox_.push_back(std::move(text));
+    start_writer();
+  }
+
+  void close(std::string reason) override {
+    if (closed_ || closing_) return;
+    closing_ = true;
+    close_reason_ = reason.substr(0, 120);
+    start_writer();
+  }
+
+  asio::awaitable<void> run(BeastRequest req, const WebSocketRoute& route, HttpRequest request) {
+    auto self = shared_from_this();
+    const std::uint64_t id = server_.next_connection++;
+    server_.closers[id] = [this] {
+      beast::error_code ec;
+      beast::get_lowest_layer(ws_).socket().close(ec);
+    };
+    beast::get_lowest_layer(ws_).expires_never();
+    websocket::stream_base::timeout timeouts{};
+    timeouts.handshake_timeout = std::chrono::seconds(30);
+    timeouts.idle_timeout = server_.options.idle_timeout;
+    timeouts.keep_alive_pings = true;
+    ws_.set_option(timeouts);
+    ws_.read_message_max(server_.options.websocket_message_limit);
+    auto [ec] = co_await ws_.async_accept(req, use_tuple);
+    if (ec) {
+      server_.closers.erase(id);
+      co_return;
+    }
+    session_ = route.open(request, self);
+    beast::flat_buffer buffer;
+    std::string reason;
+    for (;;) {
+      auto [rec, n] = co_await ws_.async_read(buffer, use_tuple);
+      if (rec) {
+        reason = rec == websocket::error::closed ? "closed by peer" : rec.message();
+        break;
+      }
+      std::string text = beast::buffers_to_string(buffer.data());
+      buffer.consume(buffer.size());
+      session_->on_message(std::move(text));
+    }
+    closed_ = true;
+    server_.closers.erase(id);
+    auto session = std::move(session_);
+    session->on_closed(reason);
+  }
+
+ private:
+  void start_writer() {
+    if (writing_) return;
+    writing_ = true;
+    asio::co_spawn(ws_.get_executor(), write_loop(shared_from_this()), asio::detached);
+  }
+
+  asio::awaitable<void> write_loop([[maybe_unused]] std::shared_ptr<WsConnection> self) {
+    while (!outbox_.empty() && !closed_) {
+      std::string msg = std::move(outbox_.front());
+      outbox_.pop_front();
+      ws_.text(true);
+      auto [ec, n] = co_await ws_.async_write(asio::buffer(msg), use_tuple);
+      if (ec) {
+        outbox_.clear();
+        break;
+      }
+    }
+    writing_ = false;
+    if (closing_ && !closed_) {
+      co_await ws_.async_close(websocket::close_reason(websocket::close_code::normal, close_reason_), use_tuple);
+    }
+  }
+
+  Impl& server_;
+  websocket::stream<beast::tcp_stream> ws_;
+  std::shared_ptr<WebSocketSession> session_;
+  std::deque<std::string> outbox_;
+  bool writing_ = false;
+  bool closing_ = false;
+  bool closed_ = false;
+  std::string close_reason_;
+};
+
+asio::awaitable<void> HttpServer::Impl::upgrade(beast::tcp_stream stream, BeastRequest req, HttpRequest request) {
+  auto self = shared_from_this();
+  const WebSocketRoute* route = nullptr;
+  for (const auto& r : routes) {
+    if (r.path == request.path) route = &r;
+  }
+  if (!route) {
+    co_await write(stream, error_response(404, "not_found", "no WebSocket endpoint at " + request.path), req.version(), false);
+    co_return;
+  }
+  if (auto refusal = route->authorize(request)) {
+    co_await write(stream, *refusal, req.version(), false);
+    co_return;
+  }
+  auto connection = std::make_shared<WsConnection>(*this, std::move(stream));
+  co_await connection->run(std::move(req), *route, std::move(request));
+}
+
+HttpServer::HttpServer(asio::io_context& io, HttpServerOptions options, HttpHandler handler,
+                       std::vector<WebSocketRoute> websocket_routes)
+    : impl_(std::make_shared<Impl>(io, options, std::move(handler), std::move(websocket_routes))) {}
+
+HttpServer::~HttpServer() { stop(); }
+
+unsigned short HttpServer::listen(const std::string& host, unsigned short port) {
+  const tcp::endpoint endpoint(asio::ip::make_address(host), port);
+  impl_->acceptor = std::make_unique<tcp::acceptor>(impl_->io);
+  impl_->acceptor->open(endpoint.protocol());
+  impl_->acceptor->set_option(asio::socket_base::reuse_address(true));
+  impl_->acceptor->bind(endpoint);
+  impl_->acceptor->listen(asio::socket_base::max_listen_connections);
+  asio::co_spawn(impl_->io, impl_->accept_loop(), asio::detached);
+  return impl_->acceptor->local_endpoint().port();
+}
+
+void HttpServer::stop() {
+  if (!impl_ || impl_->stopped) return;
+  impl_->stopped = true;
+  beast::error_code ec;
+  if (impl_->acceptor) impl_->acceptor->close(ec);
+  auto closers = impl_->closers;
+  for (auto& [id, close] : closers) close();
+}
+
+}  // namespace trainyard::net

@@ -1,0 +1,54 @@
+#pragma once
+// The daemon's one port: HTTP/1.1 with keep-alive for the REST API and dashboard, and WebSocket
+// upgrades for agents, path-routed. One coroutine per connection (Beast's awaitable server):
+// read with a timeout, hand the request to the handler, write, keep alive.
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "net/http_types.h"
+#include "net/websocket.h"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace trainyard::net {
+
+// Handlers answer through `respond`, possibly later (after a store commit); they must call it
+// exactly once, on the io thread.
+using HttpResponder = std::function<void(HttpResponse)>;
+using HttpHandler = std::function<void(HttpRequest, HttpResponder)>;
+
+struct HttpServerOptions {
+  std::size_t body_limit = 1 << 20;                 // larger bodies get 413
+  std::chrono::seconds idle_timeout{60};            // a silent keep-alive connection is closed
+  std::size_t websocket_message_limit = 32 << 20;
+};
+
+class HttpServer {
+ public:
+  HttpServer(boost::asio::io_context& io, HttpServerOptions options, HttpHandler handler,
+             std::vector<WebSocketRoute> websocket_routes);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Binds and starts accepting; port 0 picks a free port. Returns the bound port.
+  unsigned short listen(const std::string& host, unsigned short port);
+  // Stops accepting and closes every open connection.
+  void stop();
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+// A JSON error body in the API's shape: {"error":{"code":..,"message":..,"field":..}}.
+HttpResponse error_response(int status, const std::string& code, const std::string& message,
+                            const std::string& field = "");
+
+}  // namespace trainyard::net

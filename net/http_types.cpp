@@ -1,0 +1,110 @@
+#include "net/http_types.h"
+
+#include <cctype>
+
+#include "proto/errors.h"
+
+namespace trainyard::net {
+namespace {
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+}  // namespace
+
+std::string percent_decode(std::string_view in, bool plus_is_space, bool& ok) {
+  std::string out;
+  out.reserve(in.size());
+  ok = true;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (in[i] == '%') {
+      const int hi = i + 1 < in.size() ? hex_value(in[i + 1]) : -1;
+      const int lo = i + 2 < in.size() ? hex_value(in[i + 2]) : -1;
+      if (hi < 0 || lo < 0) {
+        ok = false;
+        return out;
+      }
+      out.push_back(static_cast<char>(hi * 16 + lo));
+      i += 2;
+    } else if (plus_is_space && in[i] == '+') {
+      out.push_back(' ');
+    } else {
+      out.push_back(in[i]);
+    }
+  }
+  return out;
+}
+
+std::string percent_encode(std::string_view in) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : in) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out.push_back('%');
+      out.push_back(hex[c >> 4]);
+      out.push_back(hex[c & 15]);
+    }
+  }
+  return out;
+}
+
+bool split_target(const std::string& target, std::string& path, std::map<std::string, std::string>& query) {
+  if (target.empty() || target[0] != '/') return false;
+  const auto qpos = target.find('?');
+  bool ok = true;
+  path = percent_decode(std::string_view(target).substr(0, qpos), false, ok);
+  if (!ok) return false;
+  if (qpos == std::string::npos) return true;
+  std::string_view rest = std::string_view(target).substr(qpos + 1);
+  while (!rest.empty()) {
+    const auto amp = rest.find('&');
+    const std::string_view pair = rest.substr(0, amp);
+    rest = amp == std::string_view::npos ? std::string_view() : rest.substr(amp + 1);
+    if (pair.empty()) continue;
+    const auto eq = pair.find('=');
+    std::string key = percent_decode(pair.substr(0, eq), true, ok);
+    if (!ok) return false;
+    std::string value = eq == std::string_view::npos ? std::string() : percent_decode(pair.substr(eq + 1), true, ok);
+    if (!ok) return false;
+    query[std::move(key)] = std::move(value);
+  }
+  return true;
+}
+
+Url parse_url(const std::string& text, const std::string& field) {
+  Url url;
+  const auto scheme_end = text.find("://");
+  if (scheme_end == std::string::npos) throw InvalidInput(field, "must be a URL like http://host:port, got \"" + text + "\"");
+  url.scheme = text.substr(0, scheme_end);
+  if (url.scheme != "http" && url.scheme != "https") throw InvalidInput(field, "scheme must be http or https");
+  std::string rest = text.substr(scheme_end + 3);
+  const auto slash = rest.find('/');
+  url.path = slash == std::string::npos ? "/" : rest.substr(slash);
+  rest = rest.substr(0, slash);
+  std::string hostport = rest;
+  if (!hostport.empty() && hostport[0] == '[') {  // [::1]:port
+    const auto close = hostport.find(']');
+    if (close == std::string::npos) throw InvalidInput(field, "unterminated IPv6 address");
+    url.host = hostport.substr(1, close - 1);
+    if (close + 1 < hostport.size() && hostport[close + 1] == ':') url.port = hostport.substr(close + 2);
+  } else {
+    const auto colon = hostport.rfind(':');
+    url.host = hostport.substr(0, colon);
+    if (colon != std::string::npos) url.port = hostport.substr(colon + 1);
+  }
+  if (url.host.empty()) throw InvalidInput(field, "has no host");
+  if (url.port.empty()) url.port = url.scheme == "https" ? "443" : "80";
+  for (char c : url.port) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) throw InvalidInput(field, "port must be a number");
+  }
+  if (url.port.size() > 5 || std::stoi(url.port) > 65535) throw InvalidInput(field, "port must be at most 65535");
+  return url;
+}
+
+}  // namespace trainyard::net

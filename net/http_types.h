@@ -1,0 +1,48 @@
+#pragma once
+// HTTP requests and responses as plain values, so routing and handlers are pure functions that
+// tests call without a socket (STYLE.md #8). Beast stays inside net/*.cpp.
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace trainyard::net {
+
+struct HttpRequest {
+  std::string method;  // "GET", "POST", ...
+  std::string target;  // as sent: path plus query
+  std::string path;    // decoded path without the query
+  std::map<std::string, std::string> query;    // decoded query parameters (last one wins)
+  std::map<std::string, std::string> headers;  // names lower-cased
+  std::string body;
+  std::string remote;  // peer address, for logs
+
+  std::string header(const std::string& lower_name) const {
+    auto it = headers.find(lower_name);
+    return it == headers.end() ? std::string() : it->second;
+  }
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+// Splits a request target into its path and query parameters, percent-decoding both. Returns
+// false for a target that does not start with '/' or has a bad %-escape.
+bool split_target(const std::string& target, std::string& path, std::map<std::string, std::string>& query);
+std::string percent_decode(std::string_view in, bool plus_is_space, bool& ok);
+std::string percent_encode(std::string_view in);
+
+struct Url {
+  std::string scheme;  // "http" or "https"
+  std::string host;
+  std::string port;
+  std::string path;  // "/" when absent
+};
+// Parses "http://host:port[/path]"; throws trainyard::InvalidInput(field) when malformed.
+Url parse_url(const std::string& text, const std::string& field);
+
+}  // namespace trainyard::net

@@ -1,0 +1,144 @@
+#include "net/ws_client.h"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
+#include <deque>
+
+namespace trainyard::net {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace websocket = beast::websocket;
+using tcp = asio::ip::tcp;
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+
+class ClientConnection : public WebSocketClient, public std::enable_shared_from_this<ClientConnection> {
+ public:
+  ClientConnection(asio::io_context& io, Url url, std::vector<std::pair<std::string, std::string>> headers,
+                   WebSocketClientHandlers handlers)
+      : io_(io), url_(std::move(url)), headers_(std::move(headers)), handlers_(std::move(handlers)), ws_(io) {}
+
+  void start() { asio::co_spawn(io_, run(shared_from_this()), asio::detached); }
+
+  void send(std::string text) override {
+    if (!open_ || closing_) return;
+    outbox_.push_back(std::move(text));
+    start_writer();
+  }
+
+  void close(std::string reason) override {
+    if (finished_ || closing_) return;
+    closing_ = true;
+    close_reason_ = reason.substr(0, 120);
+    if (!open_) {
+      beast::error_code ec;
+      beast::get_lowest_layer(ws_).socket().close(ec);
+      return;
+    }
+    start_writer();
+  }
+
+ private:
+  asio::awaitable<void> run([[maybe_unused]] std::shared_ptr<ClientConnection> self) {
+    tcp::resolver resolver(io_);
+    auto [rec, results] = co_await resolver.async_resolve(url_.host, url_.port, use_tuple);
+    if (rec) co_return finish("cannot resolve " + url_.host + ": " + rec.message());
+    beast::get_lowest_layer(ws_).expires_after(std::chrono::seconds(10));
+    auto [cec, ep] = co_await beast::get_lowest_layer(ws_).async_connect(results, use_tuple);
+    if (cec) co_return finish("cannot connect to " + url_.host + ":" + url_.port + ": " + cec.message());
+    if (closing_) co_return finish("closed");
+    beast::get_lowest_layer(ws_).socket().set_option(tcp::no_delay(true));
+    beast::get_lowest_layer(ws_).expires_never();
+    websocket::stream_base::timeout timeouts = websocket::stream_base::timeout::suggested(beast::role_type::client);
+    ws_.set_option(timeouts);
+    ws_.read_message_max(64 << 20);
+    ws_.set_option(websocket::stream_base::decorator([headers = headers_](websocket::request_type& req) {
+      for (const auto& [name, value] : headers) req.set(name, value);
+    }));
+    websocket::response_type response;
+    auto [hec] = co_await ws_.async_handshake(response, url_.host + ":" + url_.port, url_.path, use_tuple);
+    if (hec) {
+      std::string reason = hec.message();
+      if (response.result_int() != 0 && response.result_int() != 101) {
+        reason = "HTTP " + std::to_string(response.result_int()) + ": " + response.body();
+      }
+      co_return finish(reason);
+    }
+    open_ = true;
+    if (handlers_.on_open) handlers_.on_open();
+    beast::flat_buffer buffer;
+    std::string reason = "closed";
+    for (;;) {
+      auto [ec, n] = co_await ws_.async_read(buffer, use_tuple);
+      if (ec) {
+        reason = ec == websocket::error::closed ? "closed by server: " + std::string(ws_.reason().reason.data(), ws_.reason().reason.size()) : ec.message();
+        break;
+      }
+      std::string text = beast::buffers_to_string(buffer.data());
+      buffer.consume(buffer.size());
+      if (handlers_.on_message) handlers_.on_message(std::move(text));
+    }
+    finish(reason);
+  }
+
+  void finish(const std::string& reason) {
+    if (std::exchange(finished_, true)) return;
+    open_ = false;
+    outbox_.clear();
+    beast::error_code ec;
+    beast::get_lowest_layer(ws_).socket().close(ec);
+    if (handlers_.on_closed) handlers_.on_closed(reason);
+  }
+
+  void start_writer() {
+    if (writing_) return;
+    writing_ = true;
+    asio::co_spawn(io_, write_loop(shared_from_this()), asio::detached);
+  }
+
+  asio::awaitable<void> write_loop([[maybe_unused]] std::shared_ptr<ClientConnection> self) {
+    while (!outbox_.empty() && open_) {
+      std::string msg = std::move(outbox_.front());
+      outbox_.pop_front();
+      ws_.text(true);
+      auto [ec, n] = co_await ws_.async_write(asio::buffer(msg), use_tuple);
+      if (ec) break;
+    }
+    writing_ = false;
+    if (closing_ && open_) {
+      co_await ws_.async_close(websocket::close_reason(websocket::close_code::normal, close_reason_), use_tuple);
+    }
+  }
+
+  asio::io_context& io_;
+  Url url_;
+  std::vector<std::pair<std::string, std::string>> headers_;
+  WebSocketClientHandlers handlers_;
+  websocket::stream<beast::tcp_stream> ws_;
+  std::deque<std::string> outbox_;
+  bool open_ = false;
+  bool writing_ = false;
+  bool closing_ = false;
+  bool finished_ = false;
+  std::string close_reason_;
+};
+
+}  // namespace
+
+std::shared_ptr<WebSocketClient> WebSocketClient::connect(asio::io_context& io, const std::string& url,
+                                                          std::vector<std::pair<std::string, std::string>> headers,
+                                                          WebSocketClientHandlers handlers) {
+  auto conn = std::make_shared<ClientConnection>(io, parse_url(url, "server"), std::move(headers), std::move(handlers));
+  conn->start();
+  return conn;
+}
+
+}  // namespace trainyard::net

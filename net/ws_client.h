@@ -1,0 +1,33 @@
+#pragma once
+// A WebSocket client connection (the agent's link to the daemon). One connection per object;
+// reconnecting is the caller's policy. All callbacks run on the io_context's thread.
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "net/websocket.h"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace trainyard::net {
+
+struct WebSocketClientHandlers {
+  std::function<void()> on_open;
+  std::function<void(std::string)> on_message;
+  // Called exactly once: after a failed connect/upgrade (with the server's reason) or a close.
+  std::function<void(const std::string& reason)> on_closed;
+};
+
+class WebSocketClient : public WebSocketPeer {
+ public:
+  // Starts connecting to `url` (http://host:port/path is upgraded to WebSocket).
+  static std::shared_ptr<WebSocketClient> connect(boost::asio::io_context& io, const std::string& url,
+                                                  std::vector<std::pair<std::string, std::string>> headers,
+                                                  WebSocketClientHandlers handlers);
+};
+
+}  // namespace trainyard::net
