@@ -20,10 +20,6 @@
 namespace trainyard::neuron {
 namespace {
 
-// Kernel buffers for data-plane sockets. Large enough that a ring step keeps the pipe full
-// between poll wake-ups; the kernel caps it at net.core.{w,r}mem_max.
-constexpr int kBulkBufferBytes = 4 << 20;
-
 // How long to wait before retrying a refused connect: the peer agent may be a moment late.
 constexpr auto kConnectRetry = std::chrono::milliseconds(20);
 
@@ -141,10 +137,11 @@ void set_non_blocking(const Socket& socket) {
 }
 
 void tune_for_bulk_transfer(const Socket& socket) {
+  // Buffer sizes are left to the kernel on purpose: setting SO_SNDBUF/SO_RCVBUF turns off TCP
+  // auto-tuning, whose ceiling (net.ipv4.tcp_rmem, 32 MiB here) is above what setsockopt may set
+  // (net.core.rmem_max), and measured at least as fast on loopback.
   const int one = 1;
   ::setsockopt(socket.fd(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  ::setsockopt(socket.fd(), SOL_SOCKET, SO_SNDBUF, &kBulkBufferBytes, sizeof kBulkBufferBytes);
-  ::setsockopt(socket.fd(), SOL_SOCKET, SO_RCVBUF, &kBulkBufferBytes, sizeof kBulkBufferBytes);
   set_non_blocking(socket);
 }
 

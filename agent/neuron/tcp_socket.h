@@ -54,7 +54,7 @@ std::uint16_t local_port(const Socket& socket);
 // `deadline`. nullopt when no connection could be made in time.
 std::optional<Socket> connect_tcp(const HostPort& address, SteadyTime deadline);
 
-// Settings for bulk transfer: no Nagle delay, large kernel buffers, non-blocking.
+// Settings for bulk transfer: no Nagle delay, non-blocking.
 void tune_for_bulk_transfer(const Socket& socket);
 void set_non_blocking(const Socket& socket);
 
