@@ -42,22 +42,58 @@ std::optional<std::int64_t> step_of_dir_name(const std::string& name) {
   return std::stoll(digits);
 }
 
+// Incremental SHA-256 over OpenSSL's EVP interface.
+class Sha256 {
+ public:
+  Sha256() : ctx_(EVP_MD_CTX_new(), EVP_MD_CTX_free) {
+    if (!ctx_ || EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr) != 1) throw std::runtime_error("SHA-256 init failed");
+  }
+  void update(std::span<const std::byte> bytes) {
+    if (EVP_DigestUpdate(ctx_.get(), bytes.data(), bytes.size()) != 1) throw std::runtime_error("SHA-256 update failed");
+  }
+  std::string hex() {
+    std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
+    unsigned int length = 0;
+    if (EVP_DigestFinal_ex(ctx_.get(), digest.data(), &length) != 1) throw std::runtime_error("SHA-256 final failed");
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string text;
+    for (unsigned int i = 0; i < length; ++i) {
+      text += kHex[digest[i] >> 4];
+      text += kHex[digest[i] & 0xF];
+    }
+    return text;
+  }
+
+ private:
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx_;
+};
+
 std::string sha256_hex(std::span<const std::byte> bytes) {
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
-  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
-  unsigned int length = 0;
-  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1 ||
-      EVP_DigestUpdate(ctx.get(), bytes.data(), bytes.size()) != 1 ||
-      EVP_DigestFinal_ex(ctx.get(), digest.data(), &length) != 1) {
-    throw std::runtime_error("SHA-256 failed");
+  Sha256 sha;
+  sha.update(bytes);
+  return sha.hex();
+}
+
+struct FileDigest {
+  std::uint64_t bytes = 0;
+  std::string sha256;
+};
+
+// Streams the file, so verifying a large checkpoint does not hold it in memory.
+std::optional<FileDigest> digest_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  Sha256 sha;
+  FileDigest digest;
+  std::vector<char> buffer(1 << 20);
+  while (in.read(buffer.data(), static_cast<std::streamsize>(buffer.size())) || in.gcount() > 0) {
+    const auto got = static_cast<std::size_t>(in.gcount());
+    sha.update(std::as_bytes(std::span(buffer.data(), got)));
+    digest.bytes += got;
   }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned int i = 0; i < length; ++i) {
-    hex += kHex[digest[i] >> 4];
-    hex += kHex[digest[i] & 0xF];
-  }
-  return hex;
+  if (in.bad()) return std::nullopt;
+  digest.sha256 = sha.hex();
+  return digest;
 }
 
 [[noreturn]] void throw_errno(const std::string& what, const fs::path& path) {
@@ -214,10 +250,10 @@ std::string verify_checkpoint(const fs::path& dir) {
     for (const auto& entry : (*manifest)["files"]) {
       const auto file = entry.at("name").get<std::string>();
       if (file.find('/') != std::string::npos || file.starts_with(".")) return "manifest.json: bad file name " + file;
-      const auto bytes = read_file(dir / file);
-      if (!bytes) return file + ": missing or unreadable";
-      if (bytes->size() != entry.at("bytes").get<std::size_t>()) return file + ": size differs from manifest";
-      if (sha256_hex(*bytes) != entry.at("sha256").get<std::string>()) return file + ": SHA-256 mismatch";
+      const auto digest = digest_file(dir / file);
+      if (!digest) return file + ": missing or unreadable";
+      if (digest->bytes != entry.at("bytes").get<std::uint64_t>()) return file + ": size differs from manifest";
+      if (digest->sha256 != entry.at("sha256").get<std::string>()) return file + ": SHA-256 mismatch";
       seen.push_back(file);
     }
   } catch (const nlohmann::json::exception& e) {

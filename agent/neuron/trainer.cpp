@@ -206,6 +206,10 @@ RunResult Trainer::train(const std::stop_token& stop) {
     metrics.spike_steps_to_return = spike.steps_to_return;
     if (options_.on_step) options_.on_step(metrics);
   }
+  if (writer) {
+    phase_ = Phase::checkpoint;
+    writer->wait_idle();  // the last checkpoint is durable before the run reports success
+  }
   return ended(RunOutcome::completed, state.step, "", "");
 }
 
