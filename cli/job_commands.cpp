@@ -14,6 +14,8 @@ constexpr std::size_t kReasonWidth = 60;
 // A job may run 1..10 attempts in all (proto/job.cpp), i.e. at most 9 retries after the first.
 constexpr std::int64_t kMaxRetries = 9;
 constexpr std::int64_t kAnyInt = std::numeric_limits<int>::max();
+// Quick-form numbers are only checked for syntax here; their ranges are the spec's (parse_job_spec).
+constexpr std::int64_t kAnyIntMin = std::numeric_limits<int>::min();
 
 const std::vector<FlagSpec>& quick_submit_flags() {
   static const std::vector<FlagSpec> flags = {
@@ -66,10 +68,10 @@ Json quick_spec(const ParsedArgs& args, const std::vector<std::string>& argv) {
                {"kind", "command"},
                {"command", {{"argv", argv}, {"env", env}}}};
   if (auto share = args.opt_string("--share")) spec["share"] = *share;
-  if (auto nodes = args.opt_integer("--nodes", 0, kAnyInt)) spec["nodes"] = *nodes;
-  if (auto priority = args.opt_integer("--priority", 0, kAnyInt)) spec["priority"] = *priority;
-  if (auto cores = args.opt_integer("--cores-per-node", 0, kAnyInt)) spec["cores_per_node"] = *cores;
-  if (auto timeout = args.opt_integer("--timeout", 0, kAnyInt)) spec["timeout_s"] = *timeout;
+  if (auto nodes = args.opt_integer("--nodes", kAnyIntMin, kAnyInt)) spec["nodes"] = *nodes;
+  if (auto priority = args.opt_integer("--priority", kAnyIntMin, kAnyInt)) spec["priority"] = *priority;
+  if (auto cores = args.opt_integer("--cores-per-node", kAnyIntMin, kAnyInt)) spec["cores_per_node"] = *cores;
+  if (auto timeout = args.opt_integer("--timeout", kAnyIntMin, kAnyInt)) spec["timeout_s"] = *timeout;
   if (auto retries = args.opt_integer("--retries", 0, kMaxRetries)) spec["retry"] = {{"attempts", *retries + 1}};
   try {
     parse_job_spec(spec);
@@ -257,7 +259,7 @@ std::string ListJobs::render(const Replies& replies, const RenderContext& ctx) c
     }
   }
   std::string out = t.str();
-  if (field_or_null(replies.at(0), "next").is_string()) out += "(more jobs match: raise --limit to see them)\n";
+  if (field_or_null(replies.at(0), "next").is_string()) out += "(more jobs may match: raise --limit to see them)\n";
   return out;
 }
 

@@ -40,7 +40,9 @@ std::string Table::str() const {
   return out;
 }
 
-void Description::add(std::string key, std::string value) { lines_.emplace_back(std::move(key), std::move(value)); }
+void Description::add(std::string key, std::string value) {
+  lines_.emplace_back(std::move(key), value.empty() ? std::string(kAbsent) : std::move(value));
+}
 
 std::string Description::str() const {
   std::size_t width = 0;

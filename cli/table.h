@@ -24,7 +24,7 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
-// "key:  value" lines with the values aligned.
+// "key:  value" lines with the values aligned; an empty value shows as "-".
 class Description {
  public:
   void add(std::string key, std::string value);

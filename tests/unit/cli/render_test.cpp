@@ -144,6 +144,8 @@ TEST(Render, JobsTableSurvivesMissingFields) {
   EXPECT_EQ(lines_of(render({"jobs"}, {Json::object()})).size(), 1u);  // header only
 }
 
+std::string pending_out() { return render({"job", "43"}, {pending_job(), Json{{"attempts", Json::array()}}}); }
+
 TEST(Render, JobDescriptionAndAttempts) {
   const Json attempts = {{"attempts",
                           {{{"id", 7}, {"job_id", 42}, {"number", 1}, {"nodes", {"n3", "n2"}}, {"state", "FAILED"},
@@ -159,6 +161,8 @@ TEST(Render, JobDescriptionAndAttempts) {
   EXPECT_EQ(value_of(out, "Started"), "2026-11-22T13:56:00.000Z (4m ago)");
   EXPECT_EQ(value_of(out, "Ended"), "-");
   EXPECT_EQ(value_of(out, "Cores per node"), "whole node");
+  EXPECT_EQ(value_of(out, "Exit code"), "-");  // absent
+  EXPECT_EQ(value_of(pending_out(), "Reason"), "-");  // empty
   EXPECT_EQ(value_of(out, "Pending reason"), "<absent>");
 
   const auto lines = lines_of(out.substr(out.find("Attempts:\n") + 10));
@@ -171,7 +175,7 @@ TEST(Render, JobDescriptionAndAttempts) {
 }
 
 TEST(Render, PendingJobShowsWhyAndWhere) {
-  const std::string out = render({"job", "43"}, {pending_job(), Json{{"attempts", Json::array()}}});
+  const std::string out = pending_out();
   EXPECT_EQ(value_of(out, "Pending reason"), "resources: needs 64 nodes, 4 exist");
   EXPECT_EQ(value_of(out, "Queue position"), "3");
   EXPECT_EQ(value_of(out, "Nodes"), "64");
