@@ -41,6 +41,12 @@ std::string describe_header(std::span<const std::byte, kHeaderBytes> header) {
 
 std::size_t byte_size(ElementRange range) { return range.count * sizeof(float); }
 
+// memmove, because callers may pass their chunk of a buffer as both source and destination; and
+// no call at all for empty chunks, whose data() may be null.
+void copy_floats(float* to, const float* from, std::size_t count) {
+  if (count > 0) std::memmove(to, from, count * sizeof(float));
+}
+
 bool would_block() { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR; }
 
 }  // namespace
@@ -77,8 +83,7 @@ void TcpCommunicator::all_reduce_sum(std::span<float> data) {
 void TcpCommunicator::all_gather(std::span<const float> mine, std::span<float> all) {
   const ElementRange own = chunk_of(all.size(), world_size(), rank());
   if (mine.size() != own.count) throw std::invalid_argument("all_gather: `mine` is not this rank's chunk of `all`");
-  // memmove: callers may pass their chunk of `all` itself as `mine`.
-  std::memmove(all.data() + own.begin, mine.data(), byte_size(own));
+  copy_floats(all.data() + own.begin, mine.data(), own.count);
   if (world_size() == 1) return;
   run(CollectiveKind::all_gather, all, ring_all_gather_steps(all.size(), world_size(), rank()));
 }
@@ -87,13 +92,13 @@ void TcpCommunicator::reduce_scatter_sum(std::span<const float> input, std::span
   const ElementRange own = chunk_of(input.size(), world_size(), rank());
   if (mine.size() != own.count) throw std::invalid_argument("reduce_scatter_sum: `mine` is not this rank's chunk");
   if (world_size() == 1) {
-    std::memmove(mine.data(), input.data(), byte_size(own));
+    copy_floats(mine.data(), input.data(), own.count);
     return;
   }
   // The ring reduces in place; `input` is the caller's and stays untouched.
   std::vector<float> work(input.begin(), input.end());
   run(CollectiveKind::reduce_scatter, work, ring_reduce_scatter_steps(input.size(), world_size(), rank()));
-  std::memcpy(mine.data(), work.data() + own.begin, byte_size(own));
+  copy_floats(mine.data(), work.data() + own.begin, own.count);
 }
 
 void TcpCommunicator::run(CollectiveKind kind, std::span<float> data, const std::vector<RingStep>& steps) {
