@@ -90,12 +90,6 @@ void Api::handle(net::HttpRequest request, net::HttpResponder respond) {
                                                                   : "token is not valid");
   }
   call.who = *who;
-  if (!call.request.body.empty()) {
-    const std::string type = call.request.header("content-type");
-    if (!type.empty() && type.find("application/json") == std::string::npos) {
-      return call.fail(415, "unsupported_media_type", "request bodies must be application/json, got " + type);
-    }
-  }
 
   try {
     const std::size_t n = parts.size();

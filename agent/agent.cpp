@@ -1,0 +1,220 @@
+#include "agent/agent.h"
+
+#include <boost/asio/post.hpp>
+#include <spdlog/spdlog.h>
+
+#include "agent/command_run.h"
+#include "agent/simulated_run.h"
+
+namespace trainyard::agent {
+namespace {
+constexpr std::size_t kRecentExits = 256;
+constexpr const char* kAgentVersion = "0.1.0";
+}  // namespace
+
+Agent::Agent(boost::asio::io_context& io, AgentConfig config, neuron::NeuronDevice& device,
+             neuron::DataPlaneServer& data_plane)
+    : io_(io),
+      config_(std::move(config)),
+      device_(device),
+      data_plane_(data_plane),
+      backoff_(config_.reconnect_min),
+      heartbeat_timer_(io),
+      reconnect_timer_(io) {}
+
+Agent::~Agent() = default;
+
+void Agent::start() { connect(); }
+
+void Agent::connect() {
+  if (stopping_) return;
+  welcomed_ = false;
+  net::WebSocketClientHandlers handlers;
+  handlers.on_open = [this] { on_open(); };
+  handlers.on_message = [this](std::string text) { on_message(text); };
+  handlers.on_closed = [this](const std::string& reason) { on_closed(reason); };
+  link_ = net::WebSocketClient::connect(io_, config_.server + "/v1/agent/connect",
+                                        {{"Authorization", "Bearer " + config_.join_token}}, std::move(handlers));
+}
+
+void Agent::send(const AgentMessage& message) {
+  if (link_) link_->send(encode(message));
+}
+
+void Agent::on_open() {
+  HelloMsg hello;
+  hello.agent_version = kAgentVersion;
+  hello.name = config_.name;
+  hello.cores = config_.cores;
+  hello.memory_mb = config_.memory_mb;
+  hello.labels = config_.labels;
+  hello.data_addr = config_.data_addr;
+  for (auto& [id, running] : runs_) hello.attempts.push_back(running.run->report());
+  send(hello);
+}
+
+void Agent::on_message(const std::string& text) {
+  DaemonMessage message;
+  try {
+    message = parse_daemon_message(text);
+  } catch (const InvalidInput& e) {
+    spdlog::warn("event=bad_daemon_message node={} error=\"{}\"", config_.name, e.what());
+    return;
+  }
+  std::visit(
+      [this](const auto& m) {
+        using T = std::decay_t<decltype(m)>;
+        if constexpr (std::is_same_v<T, WelcomeMsg>) {
+          welcomed_ = true;
+          backoff_ = config_.reconnect_min;
+          heartbeat_interval_ = std::chrono::milliseconds(m.heartbeat_interval_ms);
+          spdlog::info("event=registered node={} daemon_version={} heartbeat_ms={} running={}", config_.name,
+                       m.daemon_version, m.heartbeat_interval_ms, runs_.size());
+          for (const auto& exit : recent_exits_) send(exit);
+          schedule_heartbeat();
+        } else if constexpr (std::is_same_v<T, RefusedMsg>) {
+          fatal_error_ = "the daemon refused this agent: " + m.reason;
+          spdlog::error("event=refused node={} reason=\"{}\"", config_.name, m.reason);
+        } else if constexpr (std::is_same_v<T, LaunchMsg>) {
+          launch(m);
+        } else if constexpr (std::is_same_v<T, KillMsg>) {
+          kill(m);
+        } else if constexpr (std::is_same_v<T, LogRequestMsg>) {
+          send_log(m);
+        }
+      },
+      message);
+}
+
+void Agent::on_closed(const std::string& reason) {
+  link_.reset();
+  welcomed_ = false;
+  heartbeat_timer_.cancel();
+  if (stopping_) return;
+  if (reason.rfind("HTTP 401", 0) == 0 || reason.rfind("HTTP 403", 0) == 0) {
+    fatal_error_ = "the daemon refused the join token: " + reason;
+  }
+  if (!fatal_error_.empty()) {
+    spdlog::error("event=agent_stopping node={} reason=\"{}\"", config_.name, fatal_error_);
+    shutdown(std::chrono::milliseconds(0));
+    return;
+  }
+  spdlog::warn("event=link_down node={} reason=\"{}\" retry_in_ms={} running={}", config_.name, reason, backoff_.count(),
+               runs_.size());
+  reconnect_timer_.expires_after(backoff_);
+  reconnect_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (!ec) connect();
+  });
+  backoff_ = std::min(backoff_ * 2, config_.reconnect_max);
+}
+
+void Agent::schedule_heartbeat() {
+  heartbeat_timer_.expires_after(heartbeat_interval_);
+  heartbeat_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec || !welcomed_) return;
+    HeartbeatMsg hb;
+    for (auto& [id, running] : runs_) hb.attempts.push_back(running.run->report());
+    send(hb);
+    schedule_heartbeat();
+  });
+}
+
+int Agent::take_core(int wanted) {
+  const int count = device_.core_count();
+  for (int i = 0; i < count; ++i) {
+    const int core = (wanted + i) % count;
+    if (!busy_cores_.contains(core)) {
+      busy_cores_.insert(core);
+      return core;
+    }
+  }
+  return wanted % count;  // more ranks than cores: share (the daemon does not oversubscribe)
+}
+
+void Agent::launch(const LaunchMsg& launch) {
+  if (runs_.contains(launch.attempt_id)) return;  // a duplicate launch after a reconnect
+  const std::string dir = config_.work_dir + "/attempts/" + std::to_string(launch.attempt_id);
+  auto post = [this](std::function<void()> fn) { boost::asio::post(io_, std::move(fn)); };
+  const AttemptId id = launch.attempt_id;
+  auto on_exit = [this, id](AttemptExit exit) { run_exited(id, std::move(exit)); };
+  Running running;
+  running.launch = launch;
+  spdlog::info("event=attempt_launch node={} job={} attempt={} rank={} world_size={} kind={}", config_.name,
+               launch.job_id, id, launch.rank, launch.world_size, to_string(launch.kind));
+  if (launch.kind == JobKind::command) {
+    running.run = std::make_unique<CommandRun>(launch, dir, post, on_exit);
+  } else {
+    running.core = take_core(0);
+    SimulatedRunContext context{device_, data_plane_, config_.link, running.core, config_.collective_timeout};
+    running.run = std::make_unique<SimulatedRun>(launch, dir, context, post, on_exit);
+  }
+  runs_.emplace(id, std::move(running));
+  send(AttemptStartedMsg{id});
+}
+
+void Agent::kill(const KillMsg& kill) {
+  auto it = runs_.find(kill.attempt_id);
+  if (it == runs_.end()) return;
+  spdlog::info("event=attempt_kill node={} attempt={} grace_ms={} reason=\"{}\"", config_.name, kill.attempt_id,
+               kill.grace_ms, kill.reason);
+  it->second.run->terminate(kill.reason);
+  auto timer = std::make_shared<boost::asio::steady_timer>(io_, std::chrono::milliseconds(kill.grace_ms));
+  timer->async_wait([this, timer, id = kill.attempt_id](const boost::system::error_code& ec) {
+    auto run = runs_.find(id);
+    if (!ec && run != runs_.end()) run->second.run->kill();
+  });
+}
+
+void Agent::send_log(const LogRequestMsg& request) {
+  LogReplyMsg reply;
+  reply.request_id = request.request_id;
+  reply.attempt_id = request.attempt_id;
+  // The rank is part of the file name; an agent holds at most one rank of an attempt.
+  const std::string dir = config_.work_dir + "/attempts/" + std::to_string(request.attempt_id);
+  std::error_code ec;
+  bool found = false;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (entry.path().extension() == ".log") {
+      reply.text = read_log_tail(entry.path().string(), request.tail_bytes);
+      found = true;
+      break;
+    }
+  }
+  if (!found) reply.error = "no log for attempt " + std::to_string(request.attempt_id) + " on " + config_.name;
+  send(reply);
+}
+
+void Agent::run_exited(AttemptId id, AttemptExit exit) {
+  auto it = runs_.find(id);
+  if (it == runs_.end()) return;
+  AttemptExitedMsg msg{id, exit.exit_code, exit.signal, exit.reason, exit.steps, exit.log_tail};
+  spdlog::info("event=attempt_exited node={} job={} attempt={} exit_code={} signal={} reason=\"{}\"", config_.name,
+               it->second.launch.job_id, id, exit.exit_code.value_or(-1), exit.signal.value_or(0), exit.reason);
+  busy_cores_.erase(it->second.core);
+  // The run finished inside its own callback chain: destroy it on a fresh turn of the loop.
+  auto finished = std::make_shared<Running>(std::move(it->second));
+  runs_.erase(it);
+  boost::asio::post(io_, [finished] {});
+  recent_exits_.push_back(msg);
+  if (recent_exits_.size() > kRecentExits) recent_exits_.pop_front();
+  if (welcomed_) send(msg);
+}
+
+void Agent::shutdown(std::chrono::milliseconds grace) {
+  stopping_ = true;
+  reconnect_timer_.cancel();
+  heartbeat_timer_.cancel();
+  for (auto& [id, running] : runs_) running.run->terminate("agent shutting down");
+  if (link_) link_->close("agent shutting down");
+  if (runs_.empty()) {
+    io_.stop();
+    return;
+  }
+  auto timer = std::make_shared<boost::asio::steady_timer>(io_, grace);
+  timer->async_wait([this, timer](const boost::system::error_code&) {
+    for (auto& [id, running] : runs_) running.run->kill();
+    io_.stop();
+  });
+}
+
+}  // namespace trainyard::agent

@@ -1,0 +1,89 @@
+#pragma once
+// The agent service: registers the node with the daemon over one WebSocket, heartbeats, runs the
+// attempts it is told to launch and reports their exits.
+//
+// The daemon may go away at any time: the agent then reconnects with exponential backoff and
+// keeps its attempts running; after reconnecting, its hello lists them and it resends the exits
+// the daemon may have missed (the daemon ignores ones it already has or that are stale).
+// A refused join (bad token, incompatible protocol) is final: the agent stops with the reason.
+//
+// Threading contract: I/O thread only; runs post their exits to it.
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <deque>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "agent/attempt_run.h"
+#include "agent/neuron/data_plane.h"
+#include "agent/neuron/device.h"
+#include "net/ws_client.h"
+
+namespace trainyard::agent {
+
+struct AgentConfig {
+  std::string server;  // http://host:port
+  std::string join_token;
+  std::string name;
+  int cores = 32;
+  std::int64_t memory_mb = 0;
+  std::map<std::string, std::string> labels;
+  std::string work_dir;
+  std::string data_addr;  // host:port other agents reach our data plane at
+  neuron::LinkFault link;
+  std::chrono::milliseconds reconnect_min{100};
+  std::chrono::milliseconds reconnect_max{5000};
+  std::chrono::milliseconds collective_timeout{30000};
+};
+
+class Agent {
+ public:
+  Agent(boost::asio::io_context& io, AgentConfig config, neuron::NeuronDevice& device,
+        neuron::DataPlaneServer& data_plane);
+  ~Agent();
+
+  void start();
+  // Stops every run (SIGTERM, then SIGKILL after `grace`) and closes the link.
+  void shutdown(std::chrono::milliseconds grace);
+  // Set when the daemon refused us for good; the process should exit non-zero with it.
+  const std::string& fatal_error() const { return fatal_error_; }
+
+ private:
+  void connect();
+  void on_open();
+  void on_message(const std::string& text);
+  void on_closed(const std::string& reason);
+  void schedule_heartbeat();
+  void send(const AgentMessage& message);
+
+  void launch(const LaunchMsg& launch);
+  void kill(const KillMsg& kill);
+  void send_log(const LogRequestMsg& request);
+  void run_exited(AttemptId id, AttemptExit exit);
+  int take_core(int wanted);
+
+  boost::asio::io_context& io_;
+  AgentConfig config_;
+  neuron::NeuronDevice& device_;
+  neuron::DataPlaneServer& data_plane_;
+  std::shared_ptr<net::WebSocketClient> link_;
+  bool welcomed_ = false;
+  bool stopping_ = false;
+  std::string fatal_error_;
+  std::chrono::milliseconds backoff_;
+  std::chrono::milliseconds heartbeat_interval_{5000};
+  boost::asio::steady_timer heartbeat_timer_;
+  boost::asio::steady_timer reconnect_timer_;
+  struct Running {
+    std::unique_ptr<AttemptRun> run;
+    LaunchMsg launch;
+    int core = 0;
+  };
+  std::map<AttemptId, Running> runs_;
+  std::set<int> busy_cores_;
+  std::deque<AttemptExitedMsg> recent_exits_;  // resent after a reconnect
+};
+
+}  // namespace trainyard::agent

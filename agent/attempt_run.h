@@ -1,0 +1,38 @@
+#pragma once
+// One rank of an attempt running on this node, whatever its kind. The agent owns runs; a run
+// reports its exit exactly once through the callback it was started with, on the I/O thread.
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "proto/messages.h"
+
+namespace trainyard::agent {
+
+struct AttemptExit {
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+  std::string reason;
+  std::int64_t steps = 0;
+  std::string log_tail;
+};
+
+using ExitCallback = std::function<void(AttemptExit)>;
+// Hands work to the I/O thread (runs finish on their own threads).
+using PostToIo = std::function<void(std::function<void()>)>;
+
+class AttemptRun {
+ public:
+  virtual ~AttemptRun() = default;
+  // Asks the run to stop politely (SIGTERM, or the kernel's stop flag); `reason` becomes the exit
+  // reason. The agent calls `kill` if it has not exited after the grace period.
+  virtual void terminate(const std::string& reason) = 0;
+  virtual void kill() = 0;
+  // Progress for the heartbeat (I/O thread).
+  virtual AttemptReport report() = 0;
+};
+
+// The last `max_bytes` of a log file (whole lines where possible); empty if it cannot be read.
+std::string read_log_tail(const std::string& path, std::int64_t max_bytes);
+
+}  // namespace trainyard::agent

@@ -1,0 +1,154 @@
+#include "agent/command_run.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <spdlog/spdlog.h>
+
+extern char** environ;
+
+namespace trainyard::agent {
+namespace {
+
+std::map<std::string, std::string> build_environment(const LaunchMsg& l, const std::string& progress_path) {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e; ++e) {
+    const std::string entry(*e);
+    const auto eq = entry.find('=');
+    if (eq != std::string::npos) env[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  for (const auto& [k, v] : l.command.env) env[k] = v;
+  env["TRAINYARD_JOB_ID"] = std::to_string(l.job_id);
+  env["TRAINYARD_ATTEMPT_ID"] = std::to_string(l.attempt_id);
+  env["TRAINYARD_ATTEMPT"] = std::to_string(l.attempt_number);
+  env["RANK"] = std::to_string(l.rank);
+  env["WORLD_SIZE"] = std::to_string(l.world_size);
+  env["NODE_RANK"] = std::to_string(l.rank);
+  env["LOCAL_RANK"] = "0";
+  env["MASTER_ADDR"] = l.master_addr;
+  env["MASTER_PORT"] = std::to_string(l.master_port);
+  env["TRAINYARD_CORES"] = std::to_string(l.cores);
+  env["TRAINYARD_CHECKPOINT_DIR"] = l.checkpoint_dir;
+  if (l.resume_from) env["TRAINYARD_RESUME_FROM"] = *l.resume_from;
+  env["TRAINYARD_PROGRESS_FILE"] = progress_path;
+  return env;
+}
+
+}  // namespace
+
+CommandRun::CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, PostToIo post, ExitCallback on_exit)
+    : launch_(launch),
+      log_path_(attempt_dir + "/rank-" + std::to_string(launch.rank) + ".log"),
+      progress_path_(attempt_dir + "/rank-" + std::to_string(launch.rank) + ".progress"),
+      post_(std::move(post)),
+      on_exit_(std::move(on_exit)) {
+  std::filesystem::create_directories(attempt_dir);
+  // Everything the child needs is built before fork: after fork only async-signal-safe calls.
+  const auto env = build_environment(launch_, progress_path_);
+  std::vector<std::string> env_strings;
+  for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
+  std::vector<char*> envp;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> args = launch_.command.argv;
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  const int log_fd = ::open(log_path_.c_str(), O_CREAT | O_WRONLY | O_APPEND | O_CLOEXEC, 0644);
+  if (log_fd < 0) {
+    const std::string reason = "cannot open log file " + log_path_ + ": " + std::strerror(errno);
+    post_([this, reason] { on_exit_(AttemptExit{127, std::nullopt, reason, 0, ""}); });
+    exited_ = true;
+    return;
+  }
+  pid_ = ::fork();
+  if (pid_ == 0) {
+    ::setpgid(0, 0);
+    ::dup2(log_fd, STDOUT_FILENO);
+    ::dup2(log_fd, STDERR_FILENO);
+    const int devnull = ::open("/dev/null", O_RDONLY);
+    if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
+    ::execvpe(argv[0], argv.data(), envp.data());
+    const char* msg = "trainyard-agent: cannot execute the command: ";
+    (void)!::write(STDERR_FILENO, msg, std::strlen(msg));
+    const char* err = std::strerror(errno);
+    (void)!::write(STDERR_FILENO, err, std::strlen(err));
+    (void)!::write(STDERR_FILENO, "\n", 1);
+    ::_exit(127);
+  }
+  ::close(log_fd);
+  if (pid_ < 0) {
+    const std::string reason = std::string("fork failed: ") + std::strerror(errno);
+    post_([this, reason] { on_exit_(AttemptExit{127, std::nullopt, reason, 0, ""}); });
+    exited_ = true;
+    return;
+  }
+  ::setpgid(pid_, pid_);  // also in the parent, so killpg works even before the child ran
+  spdlog::info("event=process_started attempt={} rank={} pid={} argv0={}", launch_.attempt_id, launch_.rank, pid_,
+               launch_.command.argv[0]);
+  waiter_ = std::thread([this] { wait_for_exit(); });
+}
+
+CommandRun::~CommandRun() {
+  if (pid_ > 0 && !exited_) ::killpg(pid_, SIGKILL);
+  if (waiter_.joinable()) waiter_.join();
+}
+
+void CommandRun::wait_for_exit() {
+  int status = 0;
+  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+  // Children the job left behind in its process group do not outlive it.
+  ::killpg(pid_, SIGKILL);
+  exited_ = true;
+  post_([this, status] { finish(status); });
+}
+
+void CommandRun::finish(int status) {
+  AttemptExit exit;
+  if (WIFEXITED(status)) {
+    exit.exit_code = WEXITSTATUS(status);
+    exit.reason = "exited with code " + std::to_string(*exit.exit_code);
+  } else if (WIFSIGNALED(status)) {
+    exit.signal = WTERMSIG(status);
+    exit.reason = std::string("killed by signal ") + std::to_string(*exit.signal) + " (" + strsignal(*exit.signal) + ")";
+  }
+  if (!stop_reason_.empty()) exit.reason = stop_reason_ + " (" + exit.reason + ")";
+  report();
+  exit.steps = last_step_;
+  exit.log_tail = read_log_tail(log_path_, 4096);
+  on_exit_(std::move(exit));
+}
+
+void CommandRun::terminate(const std::string& reason) {
+  if (stop_reason_.empty()) stop_reason_ = reason;
+  if (pid_ > 0 && !exited_) ::killpg(pid_, SIGTERM);
+}
+
+void CommandRun::kill() {
+  if (pid_ > 0 && !exited_) ::killpg(pid_, SIGKILL);
+}
+
+AttemptReport CommandRun::report() {
+  std::ifstream in(progress_path_);
+  std::int64_t step = 0;
+  std::string phase;
+  if (in >> step) {
+    in >> phase;
+    if (step > last_step_) {
+      last_step_ = step;
+      last_progress_at_ = SystemTimeSource().now();
+    }
+    if (!phase.empty()) phase_ = phase;
+  }
+  return AttemptReport{launch_.attempt_id, launch_.job_id, last_step_, last_progress_at_, phase_};
+}
+
+}  // namespace trainyard::agent

@@ -1,0 +1,53 @@
+#pragma once
+// A rank of a "command" job: fork/exec of argv in its own process group, stdout and stderr to the
+// rank's log file. A waiter thread blocks in waitpid (never the I/O thread) and posts the exit.
+//
+// Environment: the agent's own, then the job's `command.env`, then TRAINYARD_JOB_ID,
+// TRAINYARD_ATTEMPT_ID, RANK, WORLD_SIZE, NODE_RANK, LOCAL_RANK, MASTER_ADDR, MASTER_PORT,
+// TRAINYARD_CHECKPOINT_DIR, TRAINYARD_RESUME_FROM (when resuming) and TRAINYARD_PROGRESS_FILE.
+//
+// Progress (for stuck detection): a process reports training progress by writing its current step
+// as a decimal number, optionally followed by a space and a phase word, to the file named in
+// TRAINYARD_PROGRESS_FILE (rewrite it whole, e.g. `echo "412 all-reduce" > "$TRAINYARD_PROGRESS_FILE"`).
+#include <sys/types.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "agent/attempt_run.h"
+
+namespace trainyard::agent {
+
+class CommandRun final : public AttemptRun {
+ public:
+  // Starts the process; on failure to start, the exit callback is posted with the reason.
+  CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, PostToIo post, ExitCallback on_exit);
+  ~CommandRun() override;
+
+  void terminate(const std::string& reason) override;
+  void kill() override;
+  AttemptReport report() override;
+
+  const std::string& log_path() const { return log_path_; }
+
+ private:
+  void wait_for_exit();
+  void finish(int status);
+
+  LaunchMsg launch_;
+  std::string log_path_;
+  std::string progress_path_;
+  PostToIo post_;
+  ExitCallback on_exit_;
+  pid_t pid_ = -1;
+  std::atomic<bool> exited_{false};
+  std::string stop_reason_;  // I/O thread
+  std::thread waiter_;
+  std::int64_t last_step_ = 0;
+  std::optional<TimePoint> last_progress_at_;
+  std::string phase_;
+};
+
+}  // namespace trainyard::agent

@@ -1,0 +1,114 @@
+#include "agent/simulated_run.h"
+
+#include <filesystem>
+#include <spdlog/spdlog.h>
+
+#include "agent/neuron/tcp_communicator.h"
+
+namespace trainyard::agent {
+
+SimulatedRun::SimulatedRun(const LaunchMsg& launch, const std::string& attempt_dir, SimulatedRunContext context,
+                           PostToIo post, ExitCallback on_exit)
+    : launch_(launch),
+      log_path_(attempt_dir + "/rank-" + std::to_string(launch.rank) + ".log"),
+      context_(context),
+      post_(std::move(post)),
+      on_exit_(std::move(on_exit)) {
+  std::filesystem::create_directories(attempt_dir);
+  log_.open(log_path_, std::ios::app);
+  thread_ = std::jthread([this](std::stop_token) { train(); });
+}
+
+SimulatedRun::~SimulatedRun() {
+  thread_.request_stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+void SimulatedRun::log_line(const std::string& line) {
+  std::lock_guard lock(log_mutex_);
+  log_ << line << '\n';
+  log_.flush();
+}
+
+void SimulatedRun::train() {
+  AttemptExit exit;
+  try {
+    neuron::TcpCommunicatorOptions comm_options;
+    comm_options.attempt_id = launch_.attempt_id;
+    comm_options.rank = launch_.rank;
+    comm_options.peers = launch_.peers;
+    comm_options.timeout = context_.collective_timeout;
+    comm_options.link = context_.link;
+    neuron::TcpCommunicator comm(comm_options, context_.data_plane);
+    neuron::TrainerOptions options;
+    if (!launch_.checkpoint_dir.empty() && launch_.workload.checkpoint_every > 0) options.checkpoint_root = launch_.checkpoint_dir;
+    if (launch_.resume_from) options.resume_from = *launch_.resume_from;
+    options.on_step = [this](const neuron::StepMetrics& m) {
+      step_ = m.step;
+      progress_ms_ = to_unix_ms(SystemTimeSource().now());
+      log_line("step=" + std::to_string(m.step) + " loss=" + std::to_string(m.loss) + " grad_norm=" +
+               std::to_string(m.grad_norm) + " param_norm=" + std::to_string(m.param_norm) + " lr=" + std::to_string(m.lr) +
+               " samples_per_s=" + std::to_string(m.samples_per_s) + (m.spike ? " spike=1" : ""));
+    };
+    options.on_checkpoint = [this](const neuron::CheckpointWriteResult&) { log_line("checkpoint written"); };
+    neuron::Trainer trainer(launch_.workload, comm, context_.device.core(context_.core), options);
+    {
+      std::lock_guard lock(trainer_mutex_);
+      trainer_ = &trainer;
+    }
+    log_line("simulated training: rank " + std::to_string(launch_.rank) + " of " + std::to_string(launch_.world_size) +
+             ", core " + std::to_string(context_.core) + ", " + std::to_string(launch_.workload.steps) + " steps, " +
+             to_string(launch_.workload.precision));
+    const neuron::RunResult result = trainer.run(thread_.get_stop_token());
+    {
+      std::lock_guard lock(trainer_mutex_);
+      trainer_ = nullptr;
+    }
+    exit.steps = result.steps_completed;
+    switch (result.outcome) {
+      case neuron::RunOutcome::completed:
+        exit.exit_code = 0;
+        exit.reason = "completed " + std::to_string(result.steps_completed) + " steps";
+        break;
+      case neuron::RunOutcome::cancelled:
+        exit.signal = 15;
+        exit.reason = "stopped at step " + std::to_string(result.steps_completed);
+        break;
+      case neuron::RunOutcome::nan_loss:
+      case neuron::RunOutcome::failed:
+        exit.exit_code = 1;
+        exit.reason = result.failure_class + ": " + result.reason;
+        break;
+    }
+  } catch (const std::exception& e) {
+    {
+      std::lock_guard lock(trainer_mutex_);
+      trainer_ = nullptr;
+    }
+    exit.exit_code = 1;
+    exit.reason = std::string("simulated run failed: ") + e.what();
+  }
+  log_line("exit: " + exit.reason);
+  exit.log_tail = read_log_tail(log_path_, 4096);
+  post_([this, exit = std::move(exit)]() mutable {
+    if (!stop_reason_.empty() && exit.exit_code != 0) exit.reason = stop_reason_ + " (" + exit.reason + ")";
+    on_exit_(std::move(exit));
+  });
+}
+
+void SimulatedRun::terminate(const std::string& reason) {
+  if (stop_reason_.empty()) stop_reason_ = reason;
+  thread_.request_stop();
+}
+
+void SimulatedRun::kill() { thread_.request_stop(); }
+
+AttemptReport SimulatedRun::report() {
+  AttemptReport r{launch_.attempt_id, launch_.job_id, step_.load(), std::nullopt, ""};
+  if (const auto ms = progress_ms_.load()) r.last_progress_at = from_unix_ms(ms);
+  std::lock_guard lock(trainer_mutex_);
+  if (trainer_) r.phase = neuron::to_string(trainer_->phase());
+  return r;
+}
+
+}  // namespace trainyard::agent

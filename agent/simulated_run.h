@@ -1,0 +1,57 @@
+#pragma once
+// A rank of a "simulated" job: the data-parallel training kernel (agent/neuron/trainer.h) on one
+// simulated NeuronCore of this node, with a TcpCommunicator to the other ranks through the
+// agent's data-plane port. Runs on its own thread; the exit is posted to the I/O thread.
+#include <atomic>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "agent/attempt_run.h"
+#include "agent/neuron/data_plane.h"
+#include "agent/neuron/device.h"
+#include "agent/neuron/faults.h"
+#include "agent/neuron/trainer.h"
+
+namespace trainyard::agent {
+
+struct SimulatedRunContext {
+  neuron::NeuronDevice& device;
+  neuron::DataPlaneServer& data_plane;
+  neuron::LinkFault link;
+  int core = 0;                                  // the NeuronCore this rank trains on
+  std::chrono::milliseconds collective_timeout{30000};
+};
+
+class SimulatedRun final : public AttemptRun {
+ public:
+  SimulatedRun(const LaunchMsg& launch, const std::string& attempt_dir, SimulatedRunContext context, PostToIo post,
+               ExitCallback on_exit);
+  ~SimulatedRun() override;
+
+  void terminate(const std::string& reason) override;
+  void kill() override;  // the kernel has no process to kill: the stop flag is all there is
+  AttemptReport report() override;
+
+ private:
+  void train();
+  void log_line(const std::string& line);
+
+  LaunchMsg launch_;
+  std::string log_path_;
+  SimulatedRunContext context_;
+  PostToIo post_;
+  ExitCallback on_exit_;
+  std::mutex log_mutex_;
+  std::ofstream log_;
+  std::string stop_reason_;  // I/O thread
+  std::mutex trainer_mutex_;  // guards trainer_ against the heartbeat reading a finished trainer
+  neuron::Trainer* trainer_ = nullptr;
+  std::atomic<std::int64_t> step_{0};
+  std::atomic<std::int64_t> progress_ms_{0};
+  std::jthread thread_;
+};
+
+}  // namespace trainyard::agent
