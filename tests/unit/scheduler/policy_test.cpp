@@ -300,6 +300,58 @@ TEST(Usage, PersistedUsageSurvivesARestartAndKeepsDecaying) {
   EXPECT_NEAR(row(after.shares(at_s(1500)), "A").usage, row(after.shares(at_s(500)), "A").usage / 2, 1e-9);
 }
 
+TEST(Events, ARestartRebuiltFromEventsDecidesLikeTheSchedulerItReplaces) {
+  const auto cluster = [](Scheduler& s) {
+    for (const char* name : {"n1", "n2", "n3"}) s.upsert_node(node(name, 4));
+  };
+  Scheduler before{Config{}};
+  cluster(before);
+  for (JobId id = 1; id <= 6; ++id) before.queue(job(id, {.share = id % 2 ? "A" : "B", .cores_per_node = 2}));
+  const PassResult first = before.schedule(at_s(0));
+  ASSERT_EQ(first.starts.size(), 6u);
+  before.finish(first.starts[0].job, at_s(100));
+  for (JobId id = 7; id <= 10; ++id) before.queue(job(id, {.share = id % 2 ? "A" : "B", .cores_per_node = 2}));
+
+  // What the daemon persisted and reloads: usage, the work still running, the pending jobs.
+  Scheduler after{Config{}};
+  cluster(after);
+  for (const UsageRecord& r : before.export_usage(at_s(100))) after.import_usage(r);
+  for (std::size_t i = 1; i < first.starts.size(); ++i) {
+    const JobId id = first.starts[i].job;
+    after.start_running({.id = id, .share = id % 2 ? "A" : "B", .nodes = first.starts[i].nodes, .started_at = at_s(0),
+                         .timeout_s = 3600},
+                        at_s(100));
+  }
+  for (JobId id = 7; id <= 10; ++id) after.queue(job(id, {.share = id % 2 ? "A" : "B", .cores_per_node = 2}));
+
+  const PassResult expected = before.schedule(at_s(100));
+  const PassResult rebuilt = after.schedule(at_s(100));
+  ASSERT_EQ(expected.starts.size(), 1u);
+  EXPECT_EQ(started(rebuilt), started(expected));
+  EXPECT_THAT(rebuilt.starts[0].nodes, ElementsAre(expected.starts[0].nodes[0]));
+  for (JobId id = 7; id <= 10; ++id) EXPECT_EQ(after.queue_position(id), before.queue_position(id)) << id;
+}
+
+TEST(Events, RemovedJobsAndNodesAreNoLongerConsidered) {
+  Scheduler s{Config{}};
+  s.upsert_node(node("n1", 4));
+  s.upsert_node(node("n2", 4));
+  s.queue(job(1, {.cores_per_node = 4}));
+  s.queue(job(2, {.cores_per_node = 4}));
+  s.queue(job(3, {.cores_per_node = 4}));
+  s.remove(1);
+  s.remove_node("n1");
+  EXPECT_FALSE(s.is_pending(1));
+  const PassResult pass = s.schedule(at_s(0));
+  ASSERT_EQ(pass.starts.size(), 1u);
+  EXPECT_EQ(pass.starts[0].job, 2);
+  EXPECT_THAT(node_names(pass.starts[0]), ElementsAre("n2"));
+  EXPECT_TRUE(s.is_running(2));
+  EXPECT_EQ(s.why_pending(3)->message, "needs 1 node with 4 free cores, 0 fit now");
+  s.upsert_node(node("n1", 4));
+  EXPECT_THAT(started(s.schedule(at_s(1))), ElementsAre(3));
+}
+
 TEST(Config, BadValuesAreRejectedNamingTheField) {
   const auto field = [](auto&& f) {
     try {

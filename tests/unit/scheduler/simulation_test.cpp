@@ -28,7 +28,11 @@ struct SimJob {
 class Simulation {
  public:
   Simulation(const Config& config, int nodes, int cores) : scheduler_(config), now_(at_s(0)) {
-    for (int i = 0; i < nodes; ++i) scheduler_.upsert_node(node("n" + std::to_string(i), cores));
+    for (int i = 0; i < nodes; ++i) {
+      std::string name = "n";  // not "n" + to_string: g++ 12 warns falsely at -O3 (GCC bug 105329)
+      name += std::to_string(i);
+      scheduler_.upsert_node(node(name, cores));
+    }
   }
 
   Scheduler& scheduler() { return scheduler_; }
