@@ -76,6 +76,52 @@ void pace(Clock::time_point step_start, int step_ms, const std::stop_token& stop
   never_notified.wait_until(lock, stop, step_start + std::chrono::milliseconds(step_ms), [] { return false; });
 }
 
+// A fresh run's state, or the checkpoint's when resuming; a checkpoint that does not verify or
+// does not fit the workload's model is refused with the reason.
+LoadedCheckpoint initial_state(const WorkloadSpec& w, const ParameterLayout& layout, int world_size,
+                               const std::optional<std::filesystem::path>& resume_from) {
+  if (!resume_from) return {fresh_state(w, layout, world_size), ""};
+  LoadedCheckpoint loaded = load_checkpoint(*resume_from);
+  if (loaded.state && loaded.state->dims != layout.dims()) return {std::nullopt, "model shape differs from the workload"};
+  return loaded;
+}
+
+// Forward and backward of one rank's shard: fills `reduced` with the rank's share of the
+// global-mean gradient followed by its share of the global-mean loss (see trainer.h).
+class ShardStep {
+ public:
+  ShardStep(const WorkloadSpec& w, const ParameterLayout& layout, int world, int rank)
+      : w_(w),
+        layout_(layout),
+        teacher_(w),
+        pass_(layout),
+        shard_begin_(chunk_begin(static_cast<std::size_t>(w.global_batch), world, rank)),
+        shard_(static_cast<int>(chunk_begin(static_cast<std::size_t>(w.global_batch), world, rank + 1) - shard_begin_)),
+        gradient_scale_(static_cast<double>(world) / w.global_batch) {}
+
+  void compute(NeuronCore& core, const TrainingState& state, std::span<float> reduced, std::atomic<Phase>& phase,
+               const std::stop_token& stop) {
+    phase = Phase::forward;
+    teacher_.make_batch(state.data_position + shard_begin_, shard_, x_, y_);
+    const ConstMatrixView out = pass_.forward(core, state.params, {x_.data(), shard_, layout_.input_dim()},
+                                              operand_rounding(w_.precision), stop);
+    reduced.back() = static_cast<float>(scaled_loss_and_gradient(out, y_, gradient_scale_, dy_));
+
+    phase = Phase::backward;
+    pass_.backward(core, state.params, dy_, reduced.first(layout_.size()), operand_rounding(w_.precision), stop);
+  }
+
+ private:
+  const WorkloadSpec& w_;
+  const ParameterLayout& layout_;
+  const Teacher teacher_;
+  StudentPass pass_;
+  const std::size_t shard_begin_;
+  const int shard_;
+  const double gradient_scale_;
+  std::vector<float> x_, y_, dy_;
+};
+
 RunResult ended(RunOutcome outcome, std::int64_t step, std::string failure_class, std::string reason) {
   return {outcome, step, std::move(failure_class), std::move(reason)};
 }
@@ -121,20 +167,15 @@ RunResult Trainer::train(const std::stop_token& stop) {
   const int world = comm_.world_size();
   const int rank = comm_.rank();
 
-  TrainingState state;
-  if (options_.resume_from) {
-    LoadedCheckpoint loaded = load_checkpoint(*options_.resume_from);
-    if (loaded.state && loaded.state->dims != layout.dims()) loaded = {std::nullopt, "model shape differs from the workload"};
-    if (!loaded.state) {
-      return ended(RunOutcome::failed, 0, "checkpoint_invalid", options_.resume_from->string() + ": " + loaded.problem);
-    }
-    state = std::move(*loaded.state);
-    spdlog::info("event=training_resumed rank={} step={} from={} written_by_world={} world={}", rank, state.step,
-                 options_.resume_from->string(), state.world_size, world);
-    state.world_size = world;
-  } else {
-    state = fresh_state(w, layout, world);
+  LoadedCheckpoint initial = initial_state(w, layout, world, options_.resume_from);
+  if (!initial.state) {
+    return ended(RunOutcome::failed, 0, "checkpoint_invalid", options_.resume_from->string() + ": " + initial.problem);
   }
+  TrainingState& state = *initial.state;
+  spdlog::info("event=training_started rank={} world={} step={} steps={} precision={} resumed_from=\"{}\" written_by_world={}",
+               rank, world, state.step, w.steps, to_string(w.precision),
+               options_.resume_from ? options_.resume_from->string() : "", state.world_size);
+  state.world_size = world;
   step_ = state.step;
 
   std::unique_ptr<CheckpointWriter> writer;
@@ -142,16 +183,9 @@ RunResult Trainer::train(const std::stop_token& stop) {
     writer = std::make_unique<CheckpointWriter>(options_.checkpoint_root, w.keep_checkpoints, options_.on_checkpoint);
   }
 
-  const Teacher teacher(w);
-  StudentPass pass(layout);
+  ShardStep shard_step(w, layout, world, rank);
   Rng rounding = Rng::from_state(state.rounding_rng);
   SpikeDetector spikes(w.spike_threshold);
-  const std::size_t shard_begin = chunk_begin(static_cast<std::size_t>(w.global_batch), world, rank);
-  const int shard = static_cast<int>(chunk_begin(static_cast<std::size_t>(w.global_batch), world, rank + 1) - shard_begin);
-  const double gradient_scale = static_cast<double>(world) / w.global_batch;
-  const std::size_t loss_slot = layout.size();
-
-  std::vector<float> x, y, dy;
   std::vector<float> reduced(layout.size() + 1);  // gradients, then the loss
   const std::span<float> grads(reduced.data(), layout.size());
 
@@ -159,20 +193,13 @@ RunResult Trainer::train(const std::stop_token& stop) {
     if (stop.stop_requested()) return ended(RunOutcome::cancelled, state.step, "cancelled", "stop requested");
     const Clock::time_point started = Clock::now();
 
-    phase_ = Phase::forward;
-    teacher.make_batch(state.data_position + shard_begin, shard, x, y);
-    const ConstMatrixView out = pass.forward(core_, state.params, {x.data(), shard, layout.input_dim()},
-                                             operand_rounding(w.precision), stop);
-    reduced[loss_slot] = static_cast<float>(scaled_loss_and_gradient(out, y, gradient_scale, dy));
-
-    phase_ = Phase::backward;
-    pass.backward(core_, state.params, dy, grads, operand_rounding(w.precision), stop);
+    shard_step.compute(core_, state, reduced, phase_, stop);
 
     phase_ = Phase::all_reduce;
     comm_.all_reduce_sum(reduced);
     for (float& value : reduced) value /= static_cast<float>(world);
 
-    const double loss = reduced[loss_slot];
+    const double loss = reduced.back();
     if (!std::isfinite(loss)) {
       return ended(RunOutcome::nan_loss, state.step, "nan_loss", "loss is " + std::to_string(loss) + " at step " + std::to_string(state.step + 1));
     }
