@@ -32,11 +32,11 @@ std::string only_positional(const ParsedArgs& args, std::string_view name) {
   return args.positionals.front();
 }
 
-JobId parse_job_id(std::string_view text) {
+JobId parse_job_id(std::string_view text, std::string_view field) {
   try {
-    return parse_integer("ID", text, 1, std::numeric_limits<JobId>::max());
+    return parse_integer(field, text, 1, std::numeric_limits<JobId>::max());
   } catch (const InvalidInput&) {
-    throw InvalidInput("ID", "must be a job id (a positive integer), got \"" + std::string(text) + "\"");
+    throw InvalidInput(std::string(field), "must be a job id (a positive integer), got \"" + std::string(text) + "\"");
   }
 }
 

@@ -58,8 +58,8 @@ struct SubmitJob {
 
 struct ListJobs {
   static constexpr std::string_view kPath = "jobs";
-  static constexpr std::string_view kSynopsis = "jobs [--state S] [--share S] [--user U] [--limit N]";
-  static constexpr std::string_view kSummary = "List jobs.";
+  static constexpr std::string_view kSynopsis = "jobs [--state S] [--share S] [--user U] [--limit N] [--before ID]";
+  static constexpr std::string_view kSummary = "List jobs, newest first, a page at a time.";
   static std::vector<FlagSpec> flags();
   static ListJobs parse(const ParsedArgs& args);
   std::vector<ApiRequest> requests(const InputReader& read) const;
@@ -69,6 +69,7 @@ struct ListJobs {
   std::optional<std::string> share;
   std::optional<std::string> user;
   std::optional<std::int64_t> limit;
+  std::optional<JobId> before;  // the page after the one that ended at this job
   bool operator==(const ListJobs&) const = default;
 };
 
@@ -153,6 +154,6 @@ Json render_json(const Command& command, const Replies& replies);
 // Helpers shared by the command files.
 // The single positional a command takes (e.g. "ID"); throws naming it when missing or extra.
 std::string only_positional(const ParsedArgs& args, std::string_view name);
-JobId parse_job_id(std::string_view text);
+JobId parse_job_id(std::string_view text, std::string_view field = "ID");
 
 }  // namespace trainyard::cli

@@ -220,7 +220,8 @@ std::vector<FlagSpec> ListJobs::flags() {
   return {{"--state", "S", "only jobs in state S (PENDING, STARTING, RUNNING, SUCCEEDED, FAILED, CANCELLED)"},
           {"--share", "S", "only jobs of fair-share S"},
           {"--user", "U", "only jobs of user U"},
-          {"--limit", "N", "at most N jobs"}};
+          {"--limit", "N", "at most N jobs (the daemon's default page is 100)"},
+          {"--before", "ID", "only jobs older than job ID (the next page)"}};
 }
 
 ListJobs ListJobs::parse(const ParsedArgs& args) {
@@ -236,6 +237,7 @@ ListJobs ListJobs::parse(const ParsedArgs& args) {
   list.share = args.opt_string("--share");
   list.user = args.opt_string("--user");
   list.limit = args.opt_integer("--limit", 1, kAnyInt);
+  if (auto before = args.opt_string("--before")) list.before = parse_job_id(*before, "--before");
   return list;
 }
 
@@ -244,7 +246,8 @@ std::vector<ApiRequest> ListJobs::requests(const InputReader&) const {
   target.param("state", state ? std::optional(to_string(*state)) : std::nullopt)
       .param("share", share)
       .param("user", user)
-      .param("limit", limit ? std::optional(std::to_string(*limit)) : std::nullopt);
+      .param("limit", limit ? std::optional(std::to_string(*limit)) : std::nullopt)
+      .param("before", before ? std::optional(std::to_string(*before)) : std::nullopt);
   return {{"GET", target.str(), std::nullopt}};
 }
 
@@ -259,7 +262,9 @@ std::string ListJobs::render(const Replies& replies, const RenderContext& ctx) c
     }
   }
   std::string out = t.str();
-  if (field_or_null(replies.at(0), "next").is_string()) out += "(more jobs may match: raise --limit to see them)\n";
+  // The daemon's cursor is the id of the page's last job; "jobs --before ID" continues from it.
+  const Json& next = field_or_null(replies.at(0), "next");
+  if (next.is_string()) out += "(more jobs may match: add --before " + next.get<std::string>() + " for the next page)\n";
   return out;
 }
 

@@ -90,6 +90,8 @@ TEST(CommandLine, Jobs) {
   EXPECT_EQ(rejected({"jobs", "--state", "DONE"}), "--state");
   EXPECT_EQ(rejected({"jobs", "--limit", "0"}), "--limit");
   EXPECT_EQ(rejected({"jobs", "--limit", "ten"}), "--limit");
+  EXPECT_EQ(parsed<ListJobs>({"jobs", "--before", "17"}).before, 17);
+  EXPECT_EQ(rejected({"jobs", "--before", "0"}), "--before");
   EXPECT_EQ(rejected({"jobs", "--rank", "1"}), "--rank");  // another command's flag
   EXPECT_EQ(rejected({"jobs", "extra"}), "extra");
 }

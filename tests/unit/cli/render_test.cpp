@@ -132,8 +132,9 @@ TEST(Render, JobsTable) {
 }
 
 TEST(Render, JobsTableSaysWhenMoreJobsMatch) {
-  const Json reply = {{"jobs", {pending_job()}}, {"next", "cursor-1"}};
-  EXPECT_NE(render({"jobs"}, {reply}).find("raise --limit"), std::string::npos);
+  const Json reply = {{"jobs", {pending_job()}}, {"next", "43"}};
+  EXPECT_NE(render({"jobs"}, {reply}).find("add --before 43 for the next page"), std::string::npos);
+  EXPECT_EQ(render({"jobs"}, {Json{{"jobs", {pending_job()}}, {"next", nullptr}}}).find("next page"), std::string::npos);
 }
 
 TEST(Render, JobsTableSurvivesMissingFields) {

@@ -25,8 +25,8 @@ TEST(Target, AddsOnlyTheParametersThatAreSet) {
 
 TEST(Requests, Jobs) {
   EXPECT_EQ(requests_of({"jobs"}), std::vector{get("/v1/jobs")});
-  EXPECT_EQ(requests_of({"jobs", "--state", "pending", "--share", "a&b", "--user", "bob", "--limit", "10"}),
-            std::vector{get("/v1/jobs?state=PENDING&share=a%26b&user=bob&limit=10")});
+  EXPECT_EQ(requests_of({"jobs", "--state", "pending", "--share", "a&b", "--user", "bob", "--limit", "10", "--before", "99"}),
+            std::vector{get("/v1/jobs?state=PENDING&share=a%26b&user=bob&limit=10&before=99")});
 }
 
 TEST(Requests, JobFetchesTheJobThenItsAttempts) {
