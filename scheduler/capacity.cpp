@@ -36,11 +36,6 @@ void Capacity::set_free(int node, int cores) {
   if (free_[node] == total_[node]) ++fully_free_;
 }
 
-bool Capacity::node_fits(int node, const Shape& shape) const {
-  if (!accepts(node) || total_[node] == 0) return false;
-  return shape.whole_nodes() ? free_[node] == total_[node] : free_[node] >= shape.cores_per_node;
-}
-
 int Capacity::nodes_fitting(const Shape& shape) const {
   if (shape.whole_nodes()) return fully_free_;
   if (shape.cores_per_node >= static_cast<int>(at_least_.size())) return 0;

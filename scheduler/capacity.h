@@ -33,8 +33,11 @@ class Capacity {
 
   void set_free(int node, int cores);
 
-  // Whether `node` alone can hold one rank of `shape`.
-  bool node_fits(int node, const Shape& shape) const;
+  // Whether `node` alone can hold one rank of `shape`. Inline: placement asks it of every node.
+  bool node_fits(int node, const Shape& shape) const {
+    if (!accepts(node) || total_[node] == 0) return false;
+    return shape.whole_nodes() ? free_[node] == total_[node] : free_[node] >= shape.cores_per_node;
+  }
   // Accepting nodes that can each hold one rank of `shape`.
   int nodes_fitting(const Shape& shape) const;
   // Whether at least one rank of anything needing `min_cores_per_node` (or a whole node) fits.

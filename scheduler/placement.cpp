@@ -50,6 +50,7 @@ std::optional<std::vector<int>> place(const Capacity& capacity, const std::vecto
     for (int node = 0; node < capacity.node_count(); ++node) {
       if (!capacity.node_fits(node, shape) || is_excluded(excluded, node)) continue;
       if (best < 0 || tighter(node, best)) best = node;
+      if (capacity.free(best) == shape.cores_per_node) break;  // an exact fit: nothing later is tighter
     }
     return std::vector<int>{best};
   }
