@@ -41,6 +41,8 @@ class Pass {
       ++result_.examined;
       if (examine(job)) push(share);
     }
+    result_.hit_limit = !heap_.empty() && result_.examined >= state_.config.max_jobs_examined &&
+                        capacity_.any_room(min_cores, whole_node_demand);
     commit();
     return std::move(result_);
   }

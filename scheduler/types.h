@@ -87,6 +87,7 @@ struct PassResult {
   std::vector<Start> starts;  // already committed: the jobs now hold their cores
   std::optional<Reservation> reservation;
   int examined = 0;  // jobs looked at; the rest get their reasons on demand
+  bool hit_limit = false;  // stopped at max_jobs_examined with room left: pass again soon
 };
 
 enum class ReasonCode {

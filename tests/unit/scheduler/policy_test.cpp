@@ -120,6 +120,7 @@ TEST(Reasons, PriorityNamesTheShareAheadWithItsFactor) {
   const PassResult pass = s.schedule(at_s(0));
   EXPECT_THAT(started(pass), ElementsAre(1));
   EXPECT_EQ(pass.examined, 1);
+  EXPECT_TRUE(pass.hit_limit);
   const double fa = fair_share_factor(kHour, kHour + 10000, 1, 2);
   const double fb = fair_share_factor(10000, kHour + 10000, 1, 2);
   char expected[128];
@@ -140,6 +141,7 @@ TEST(Reasons, ResourcesSaysHowManyNodesFitNow) {
   s.queue(job(1, {.nodes = 4, .cores_per_node = 32}));
   const PassResult pass = s.schedule(at_s(0));
   EXPECT_TRUE(pass.starts.empty());
+  EXPECT_FALSE(pass.hit_limit);
   EXPECT_FALSE(pass.reservation.has_value());  // it could not fit even on an idle cluster
   EXPECT_EQ(s.why_pending(1)->code, ReasonCode::resources);
   EXPECT_EQ(s.why_pending(1)->message, "needs 4 nodes with 32 free cores, 2 fit now");
