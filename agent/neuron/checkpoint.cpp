@@ -178,9 +178,10 @@ std::optional<TrainingState> parse_state(const fs::path& dir, std::string& probl
     s.rounding_rng = j->at("rounding_rng").get<RngState>();
     s.dims = j->at("dims").get<std::vector<int>>();
     s.world_size = j->at("world_size").get<int>();
-    s.params = floats_of(*read_file(dir / kParams));
-    s.adam_m = floats_of(*read_file(dir / kAdamM));
-    s.adam_v = floats_of(*read_file(dir / kAdamV));
+    // value() throws if a verified file vanished since: reported like any unreadable state.
+    s.params = floats_of(read_file(dir / kParams).value());
+    s.adam_m = floats_of(read_file(dir / kAdamM).value());
+    s.adam_v = floats_of(read_file(dir / kAdamV).value());
     if (s.adam_m.size() != s.params.size() || s.adam_v.size() != s.params.size()) {
       problem = "optimizer moments and parameters differ in size";
       return std::nullopt;
@@ -188,6 +189,9 @@ std::optional<TrainingState> parse_state(const fs::path& dir, std::string& probl
     return s;
   } catch (const nlohmann::json::exception& e) {
     problem = std::string("state.json: ") + e.what();
+    return std::nullopt;
+  } catch (const std::bad_optional_access&) {
+    problem = "a checkpoint file disappeared while loading";
     return std::nullopt;
   }
 }

@@ -132,7 +132,7 @@ TEST(Trainer, GradientIsTheGlobalMeanAtAnyDegree) {
   const auto one = train(w, 1)[0].losses();
   const auto three = train(w, 3)[0].losses();
   EXPECT_NEAR(three[0], one[0], 1e-6 * one[0]);
-  EXPECT_LT(max_relative_difference(three, one), 1e-3);
+  EXPECT_LT(max_relative_difference(three, one), 1e-5);
 }
 
 // (b) and the checkpoint cadence.
@@ -157,7 +157,7 @@ TEST(Trainer, ResumedRunReproducesTheUninterruptedLossesBitForBit) {
 }
 
 // (c) State is replicated, so a 4-rank checkpoint resumes on 2 ranks. Only the summation order
-// of the all-reduce and of the shards changes; the stated tolerance is 1e-3 relative per step.
+// of the all-reduce and of the shards changes; the stated tolerance is 1e-5 relative per step.
 TEST(Trainer, CheckpointFromFourRanksResumesOnTwoWithinTolerance) {
   TempDir dir;
   WorkloadSpec w = small_workload();
@@ -165,7 +165,9 @@ TEST(Trainer, CheckpointFromFourRanksResumesOnTwoWithinTolerance) {
   const auto full = train(w, 4, {dir.path(), {}, {}})[0].losses();
   const auto on_two = train(w, 2, {{}, dir.path() / "step-0000000020", {}})[0].losses();
   ASSERT_EQ(on_two.size(), 20u);
-  EXPECT_LT(max_relative_difference(on_two, tail(full, 20)), 1e-3);
+  const double difference = max_relative_difference(on_two, tail(full, 20));
+  EXPECT_LT(difference, 1e-5);
+  std::printf("4 -> 2 ranks: max relative loss difference over steps 21..40: %.3g\n", difference);
 }
 
 double mean_of_last(const std::vector<double>& losses, std::size_t n) {
