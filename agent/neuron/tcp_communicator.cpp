@@ -95,24 +95,32 @@ void TcpCommunicator::reduce_scatter_sum(std::span<const float> input, std::span
     copy_floats(mine.data(), input.data(), own.count);
     return;
   }
-  // The ring reduces in place; `input` is the caller's and stays untouched.
-  std::vector<float> work(input.begin(), input.end());
-  run(CollectiveKind::reduce_scatter, work, ring_reduce_scatter_steps(input.size(), world_size(), rank()));
-  copy_floats(mine.data(), work.data() + own.begin, own.count);
+  // Partial sums go to `scratch_`, kept between calls: a fresh buffer per call would cost a page
+  // fault per 4 KiB, which measured slower than the transfer itself.
+  if (scratch_.size() < input.size()) scratch_.resize(input.size());
+  const std::span<float> sums(scratch_.data(), input.size());
+  run(CollectiveKind::reduce_scatter, sums, ring_reduce_scatter_steps(input.size(), world_size(), rank()), input);
+  copy_floats(mine.data(), sums.data() + own.begin, own.count);
 }
 
-void TcpCommunicator::run(CollectiveKind kind, std::span<float> data, const std::vector<RingStep>& steps) {
+void TcpCommunicator::run(CollectiveKind kind, std::span<float> data, const std::vector<RingStep>& steps,
+                          std::span<const float> source) {
   if (broken_) throw CollectiveError(broken_->peer_rank(), std::string("communicator failed earlier: ") + broken_->what());
   if (!to_right_.valid()) connect();
   if (options_.link.drop) fail(right(), "link to " + describe(right()) + " dropped (fault injection)");
   exchange_header(kind, data.size());
-  transfer(data, steps);
+  transfer(data, source.empty() ? data : source, steps);
   ++sequence_;
 }
 
 void TcpCommunicator::connect() {
   const SteadyTime deadline = std::chrono::steady_clock::now() + options_.timeout;
-  std::optional<Socket> outgoing = connect_tcp(peers_[static_cast<std::size_t>(right())], deadline);
+  std::optional<Socket> outgoing;
+  try {
+    outgoing = connect_tcp(peers_[static_cast<std::size_t>(right())], deadline);
+  } catch (const std::exception& e) {  // an unresolvable name, or no sockets left
+    fail(right(), "cannot reach " + describe(right()) + ": " + e.what());
+  }
   if (!outgoing) fail_silent(right());
   const DataPlaneHello hello{options_.attempt_id, rank(), right(), options_.channel};
   if (write_all(*outgoing, encode_hello(hello), deadline) != IoResult::done) fail_silent(right());
@@ -149,8 +157,11 @@ void TcpCommunicator::exchange_header(CollectiveKind kind, std::size_t elements)
 // One poll loop drives both directions. The receive side always drains its socket (reducing or
 // copying into `data`), so no rank ever waits on its right neighbour to make room; the send side
 // may send step t's bytes only as far as step t-1 has received them (see tcp_ring_plan.h).
-void TcpCommunicator::transfer(std::span<float> data, const std::vector<RingStep>& steps) {
+// A reducing receive stores source + received into `data`; the first step sends from `source`.
+void TcpCommunicator::transfer(std::span<float> data, std::span<const float> source,
+                               const std::vector<RingStep>& steps) {
   std::byte* const base = reinterpret_cast<std::byte*>(data.data());
+  const std::byte* const source_base = reinterpret_cast<const std::byte*>(source.data());
   const std::size_t step_count = steps.size();
   std::size_t send_step = 0;
   std::size_t sent = 0;  // bytes of `send_step` already sent
@@ -191,8 +202,10 @@ void TcpCommunicator::transfer(std::span<float> data, const std::vector<RingStep
     }
     staged += static_cast<std::size_t>(n);
     const std::size_t whole = staged / sizeof(float);
-    float* into = data.data() + step.recv.begin + received / sizeof(float);
-    for (std::size_t i = 0; i < whole; ++i) into[i] += staging[i];
+    const std::size_t offset = step.recv.begin + received / sizeof(float);
+    float* into = data.data() + offset;
+    const float* mine = source.data() + offset;
+    for (std::size_t i = 0; i < whole; ++i) into[i] = mine[i] + staging[i];
     received += whole * sizeof(float);
     staged -= whole * sizeof(float);
     std::memmove(staging_bytes, staging_bytes + whole * sizeof(float), staged);
@@ -203,7 +216,8 @@ void TcpCommunicator::transfer(std::span<float> data, const std::vector<RingStep
     std::size_t amount = std::min(sendable_bytes() - sent, kMaxIoBytes);
     if (limiter_) amount = std::min(amount, limiter_->allowance(now));
     if (amount == 0) return false;
-    const ssize_t n = ::send(to_right_.fd(), base + step.send.begin * sizeof(float) + sent, amount, MSG_NOSIGNAL);
+    const std::byte* from = (send_step == 0 ? source_base : base) + step.send.begin * sizeof(float) + sent;
+    const ssize_t n = ::send(to_right_.fd(), from, amount, MSG_NOSIGNAL);
     if (n < 0 && would_block()) return false;
     if (n <= 0) fail(right(), describe(right()) + " closed the connection");
     if (limiter_) limiter_->consume(static_cast<std::size_t>(n));

@@ -57,10 +57,12 @@ class TcpCommunicator final : public Communicator {
   int left() const;
   int right() const;
   std::string describe(int peer) const;  // "rank 2 (127.0.0.1:4711)"
-  void run(CollectiveKind kind, std::span<float> data, const std::vector<RingStep>& steps);
+  // `data` receives the result; `source` (default: `data` itself) holds this rank's contribution.
+  void run(CollectiveKind kind, std::span<float> data, const std::vector<RingStep>& steps,
+           std::span<const float> source = {});
   void connect();
   void exchange_header(CollectiveKind kind, std::size_t elements);
-  void transfer(std::span<float> data, const std::vector<RingStep>& steps);
+  void transfer(std::span<float> data, std::span<const float> source, const std::vector<RingStep>& steps);
   [[noreturn]] void fail(int peer, const std::string& message);
   [[noreturn]] void fail_silent(int peer);
 
@@ -70,6 +72,7 @@ class TcpCommunicator final : public Communicator {
   Socket to_right_;
   Socket from_left_;
   std::optional<SendRateLimiter> limiter_;
+  std::vector<float> scratch_;  // reduce-scatter's partial sums
   std::uint64_t sequence_ = 0;
   std::optional<CollectiveError> broken_;
 };

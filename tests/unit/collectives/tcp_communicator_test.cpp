@@ -136,6 +136,21 @@ TEST(TcpCommunicatorTest, APeerWithNothingListeningIsNamed) {
   }
 }
 
+TEST(TcpCommunicatorTest, AnUnresolvablePeerIsACollectiveError) {
+  DataPlaneServer server({"127.0.0.1", 0}, {});
+  TcpCommunicator comm({1, 0, {"127.0.0.1:" + std::to_string(server.port()), "no-such-host.invalid:5000"},
+                        milliseconds(200), {}, 0},
+                       server);
+  std::vector<float> data(10, 1.0f);
+  try {
+    comm.all_reduce_sum(data);
+    FAIL() << "expected a CollectiveError";
+  } catch (const CollectiveError& e) {
+    EXPECT_EQ(e.peer_rank(), 1);
+    EXPECT_THAT(e.what(), HasSubstr("cannot reach rank 1 (no-such-host.invalid:5000)"));
+  }
+}
+
 TEST(TcpCommunicatorTest, ADroppedLinkFailsTheCollectiveOnEveryRank) {
   RingHarness ring(3, seconds(5));
   std::vector<LinkFault> links(3);
