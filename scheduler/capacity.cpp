@@ -10,8 +10,14 @@ void Capacity::add_node(int total, int free, bool accepts) {
   total_.push_back(total);
   free_.push_back(free);
   accepts_.push_back(accepts ? 1 : 0);
-  if (static_cast<int>(at_least_.size()) <= total) at_least_.resize(total + 1, 0);
-  if (accepts) accepting_cores_ += total;
+  if (static_cast<int>(at_least_.size()) <= total) {
+    at_least_.resize(total + 1, 0);
+    size_at_least_.resize(total + 1, 0);
+  }
+  if (accepts) {
+    accepting_cores_ += total;
+    for (int c = 1; c <= total; ++c) ++size_at_least_[c];
+  }
   count(node_count() - 1, +1);
 }
 
@@ -40,6 +46,11 @@ int Capacity::nodes_fitting(const Shape& shape) const {
   if (shape.whole_nodes()) return fully_free_;
   if (shape.cores_per_node >= static_cast<int>(at_least_.size())) return 0;
   return at_least_[shape.cores_per_node];
+}
+
+int Capacity::nodes_ever_fitting(const Shape& shape) const {
+  const int c = std::max(shape.cores_per_node, 1);
+  return c < static_cast<int>(size_at_least_.size()) ? size_at_least_[c] : 0;
 }
 
 bool Capacity::any_room(int min_cores_per_node, bool whole_node_demand) const {

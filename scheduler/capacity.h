@@ -40,6 +40,8 @@ class Capacity {
   }
   // Accepting nodes that can each hold one rank of `shape`.
   int nodes_fitting(const Shape& shape) const;
+  // Accepting nodes that could hold a rank of `shape` were they idle.
+  int nodes_ever_fitting(const Shape& shape) const;
   // Whether at least one rank of anything needing `min_cores_per_node` (or a whole node) fits.
   bool any_room(int min_cores_per_node, bool whole_node_demand) const;
 
@@ -49,7 +51,8 @@ class Capacity {
   std::vector<int> total_;
   std::vector<int> free_;
   std::vector<char> accepts_;
-  std::vector<int> at_least_;  // at_least_[c]: accepting nodes with >= c free cores, c >= 1
+  std::vector<int> at_least_;        // at_least_[c]: accepting nodes with >= c free cores, c >= 1
+  std::vector<int> size_at_least_;   // size_at_least_[c]: accepting nodes with >= c cores
   int fully_free_ = 0;         // accepting nodes with every core free
   std::int64_t free_cores_ = 0;
   std::int64_t accepting_cores_ = 0;

@@ -164,6 +164,16 @@ class Pass {
   // Walks the expected ends of running work (and of this pass's starts) until `job` fits, and
   // holds the nodes it would take then.
   void reserve(const QueuedJob& job) {
+    int could_fit = capacity_.nodes_ever_fitting(job.shape);
+    for (int node : job.excluded) {
+      if (node < capacity_.node_count() && capacity_.accepts(node) &&
+          capacity_.total(node) >= std::max(job.shape.cores_per_node, 1)) {
+        --could_fit;
+      }
+    }
+    // It cannot fit even on an idle cluster: holding nodes for it would help nobody, and skipping
+    // the walk keeps a queue of such jobs cheap.
+    if (could_fit < job.shape.nodes) return;
     Capacity later = capacity_;
     const auto give_back = [&](const std::vector<std::pair<int, int>>& held) {
       for (const auto& [node, cores] : held) {
@@ -192,7 +202,7 @@ class Pass {
       }
       if (nodes_fitting(later, job.shape, job.excluded) >= job.shape.nodes) when = std::max(at, now_);
     }
-    if (!when) return;  // it cannot fit even on an idle cluster: holding nodes for it would help nobody
+    if (!when) return;  // defensive: by the last release every accepting node is idle
     const auto nodes = place(later, group_of_, job.shape, job.excluded);
     assert(nodes);
     ActiveReservation reservation{Reservation{job.id, *when, {}}, {}, {}};

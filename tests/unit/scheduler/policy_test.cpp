@@ -273,6 +273,23 @@ TEST(Backfill, OnlyJobsThatCannotDelayTheReservationStart) {
             "needs 2 nodes with 4 free cores, 1 fit now; reserved to start by " + format_time(at_s(100)));
 }
 
+TEST(Backfill, AJobThatCanNeverFitDoesNotTakeTheReservation) {
+  Scheduler s{Config{}};
+  s.upsert_node(node("n1", 4));
+  s.upsert_node(node("n2", 4));
+  s.start_running({.id = 9, .nodes = {{"n1", 4}}, .started_at = at_s(0), .timeout_s = 100}, at_s(0));
+  s.queue(job(1, {.nodes = 3, .cores_per_node = 4, .priority = 9}));
+  s.queue(job(2, {.nodes = 2, .cores_per_node = 4, .priority = 5}));
+  s.queue(job(3, {.cores_per_node = 4, .timeout_s = 500}));
+  // One share. Job 1 wants 3 of the 2 nodes; job 2 fits when job 9 ends at 100 s and is the one
+  // reserved, so job 3 (past 100 s, on a node job 2 needs) waits.
+  const PassResult pass = s.schedule(at_s(0));
+  EXPECT_TRUE(pass.starts.empty());
+  ASSERT_TRUE(pass.reservation);
+  EXPECT_EQ(pass.reservation->job, 2);
+  EXPECT_EQ(s.why_pending(3)->code, ReasonCode::reservation);
+}
+
 TEST(Usage, ExpectedUsageIsChargedAtStartAndTruedUpAtTheEnd) {
   Scheduler s{Config{}};
   s.upsert_node(node("n1", 4));
