@@ -1,7 +1,6 @@
 // One scheduling pass: the policy of scheduler.h, over the state of state.h.
 #include <algorithm>
 #include <cassert>
-#include <cmath>
 
 #include "scheduler/fair_share.h"
 #include "scheduler/placement.h"
