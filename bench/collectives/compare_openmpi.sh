@@ -39,10 +39,11 @@ done
 
 echo "#"
 echo "# all-reduce, float sum, TCP over loopback, one process per rank: busbw in GB/s (nccl-tests definition)"
+# ours/mpi: the busbw ratio, from the unrounded times (same bytes, so it is mpi_us / ours_us).
 printf "# %6s %12s %12s %12s %12s %12s %8s\n" ranks size ours_us ours_busbw mpi_us mpi_busbw ours/mpi
 for n in $ranks; do
   # Data rows start with a space; fields: size count type redop time algbw busbw wrong.
   join <(awk '/^ /{print $1, $5, $7}' "$work/ours_$n.txt" | sort) \
        <(awk '/^ /{print $1, $5, $7}' "$work/mpi_$n.txt" | sort) |
-    sort -n | awk -v n="$n" '{printf "  %6d %12d %12.1f %12.2f %12.1f %12.2f %8.2f\n", n, $1, $2, $3, $4, $5, ($5 > 0 ? $3 / $5 : 0)}'
+    sort -n | awk -v n="$n" '{printf "  %6d %12d %12.1f %12.2f %12.1f %12.2f %8.2f\n", n, $1, $2, $3, $4, $5, ($2 > 0 ? $4 / $2 : 0)}'
 done
