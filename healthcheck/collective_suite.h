@@ -1,0 +1,31 @@
+#pragma once
+// The collective suite (DESIGN.md "Health"), run by every rank of a set of nodes at once through a
+// `neuron::Communicator` (TcpCommunicator between agents; the in-process one in tests): all-gather,
+// all-reduce and reduce-scatter, each checked element by element against the known answer and
+// timed for busbw (collective_bandwidth.h, nccl-tests definitions).
+//
+// Data: rank r contributes small integers derived from (r, index), so every sum is exact in fp32
+// whatever order a transport adds in; a single wrong element is a wrong result, not rounding.
+// Timing: one untimed warm-up (connections open on the first collective), then the mean of
+// `iterations` runs; every run is checked, not only the last.
+// A collective that fails to complete (CollectiveError) ends the suite for this rank: the
+// communicator is unusable afterwards. The error and the peer it names are in the result.
+//
+// Threading contract: as Communicator (the calling thread only); every rank of the set must call
+// it with the same options.
+#include <cstddef>
+
+#include "agent/neuron/communicator.h"
+#include "healthcheck/results.h"
+
+namespace trainyard::health {
+
+struct CollectiveSuiteOptions {
+  std::size_t elements = std::size_t{1} << 18;  // 1 MiB of fp32 per collective
+  int iterations = 3;
+  bool operator==(const CollectiveSuiteOptions&) const = default;
+};
+
+RankCollectiveResult run_collective_suite(neuron::Communicator& communicator, const CollectiveSuiteOptions& options);
+
+}  // namespace trainyard::health

@@ -1,0 +1,94 @@
+#include "healthcheck/verdict.h"
+
+#include <cassert>
+#include <map>
+
+#include "healthcheck/format.h"
+#include "healthcheck/run_figures.h"
+
+namespace trainyard::health {
+namespace {
+
+std::string kind_name(CollectiveKind kind) { return std::string(neuron::to_string(kind)); }
+
+std::vector<NodeVerdict> blame_all(const CollectiveRun& run, NodeState state, const std::string& reason) {
+  std::vector<NodeVerdict> verdicts;
+  for (const std::string& node : run.nodes) verdicts.push_back({node, state, reason});
+  return verdicts;
+}
+
+std::string run_title(const CollectiveRun& run) {
+  return "collective run over " + std::to_string(run.nodes.size()) + " nodes (" + joined(run.nodes) + ")";
+}
+
+// Why the run as a whole is below the absolute floor, empty if it is not.
+std::string below_floor(const std::map<CollectiveKind, double>& medians, const CollectivePolicy& policy) {
+  if (!policy.min_busbw) return "";
+  for (const auto& [kind, value] : medians) {
+    if (value < *policy.min_busbw) {
+      return kind_name(kind) + " median busbw " + rate_text(value) + " below the floor of " + rate_text(*policy.min_busbw);
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+NodeVerdict judge_accelerator(const std::string& node, const AcceleratorReport& report) {
+  if (report.cores.empty()) return {node, NodeState::unhealthy, "accelerator suite tested no cores"};
+  std::string failures;
+  int failed = 0;
+  for (const CoreResult& core : report.cores) {
+    if (core.passed()) continue;
+    ++failed;
+    for (const CheckResult& check : core.checks) {
+      if (check.status == CheckStatus::passed || check.status == CheckStatus::skipped) continue;
+      failures += (failures.empty() ? "" : "; ") + check.reason;
+    }
+  }
+  const std::string tally = std::to_string(report.cores.size()) + " cores";
+  if (failed == 0) return {node, NodeState::healthy, "accelerator suite passed on all " + tally};
+  return {node, NodeState::unhealthy, std::to_string(failed) + " of " + tally + " failed: " + failures};
+}
+
+CollectiveVerdict judge_collective_run(const CollectiveRun& run, const CollectivePolicy& policy) {
+  assert(run.nodes.size() == run.ranks.size());
+  const bool can_localise = run.nodes.size() >= 3;
+  const std::string localising = can_localise ? "; localising" : "";
+
+  const std::string failure = run_failure(run);
+  if (!failure.empty()) {
+    return {blame_all(run, NodeState::unhealthy, run_title(run) + " failed: " + failure + localising), can_localise};
+  }
+
+  std::map<CollectiveKind, double> medians;
+  for (CollectiveKind kind : kCollectiveKinds) {
+    std::vector<double> values;
+    for (const RankCollectiveResult& rank : run.ranks) values.push_back(rank_busbw(rank, kind).value_or(0));
+    medians[kind] = median(std::move(values));
+  }
+  const std::string slow = below_floor(medians, policy);
+  if (!slow.empty()) {
+    return {blame_all(run, NodeState::suspect, run_title(run) + " is slow: " + slow + localising), can_localise};
+  }
+
+  CollectiveVerdict verdict;
+  for (std::size_t r = 0; r < run.ranks.size(); ++r) {
+    NodeVerdict node{run.nodes[r], NodeState::healthy,
+                     "collectives exact; all_reduce busbw " +
+                         rate_text(rank_busbw(run.ranks[r], CollectiveKind::all_reduce).value_or(0))};
+    for (CollectiveKind kind : kCollectiveKinds) {
+      const double mine = rank_busbw(run.ranks[r], kind).value_or(0);
+      if (mine < policy.suspect_fraction * medians[kind]) {
+        node.state = NodeState::suspect;
+        node.reason = kind_name(kind) + " busbw " + rate_text(mine) + " below " + short_number(policy.suspect_fraction) +
+                      " x the median " + rate_text(medians[kind]) + " of " + std::to_string(run.nodes.size()) + " nodes";
+        break;
+      }
+    }
+    verdict.nodes.push_back(std::move(node));
+  }
+  return verdict;
+}
+
+}  // namespace trainyard::health
