@@ -39,7 +39,7 @@ CREATE INDEX attempts_by_state ON attempts (state, id);
 
 CREATE TABLE nodes (
   name TEXT PRIMARY KEY,
-  state TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('HEALTHY','SUSPECT','UNHEALTHY','DRAINED','DOWN')),
   record TEXT NOT NULL
 ) WITHOUT ROWID;
 

@@ -49,6 +49,11 @@ Statement::Statement(Connection& db, std::string_view sql) : db_(&db), sql_(sql)
 
 Statement::~Statement() { sqlite3_finalize(stmt_); }
 
+std::string Statement::label() const {
+  // "INSERT INTO attempts" says enough in an error; the column lists and upsert clauses do not.
+  return sql_.substr(0, sql_.find(" ("));
+}
+
 Statement::Statement(Statement&& other) noexcept
     : db_(other.db_), stmt_(std::exchange(other.stmt_, nullptr)), sql_(std::move(other.sql_)) {}
 
@@ -58,24 +63,24 @@ Statement::Use::~Use() {
 }
 
 Statement::Use& Statement::Use::bind_int(int index, std::int64_t value) {
-  if (sqlite3_bind_int64(s_.stmt_, index, value) != SQLITE_OK) s_.db_->fail("bind " + s_.sql_);
+  if (sqlite3_bind_int64(s_.stmt_, index, value) != SQLITE_OK) s_.db_->fail("bind " + s_.label());
   return *this;
 }
 
 Statement::Use& Statement::Use::bind_real(int index, double value) {
-  if (sqlite3_bind_double(s_.stmt_, index, value) != SQLITE_OK) s_.db_->fail("bind " + s_.sql_);
+  if (sqlite3_bind_double(s_.stmt_, index, value) != SQLITE_OK) s_.db_->fail("bind " + s_.label());
   return *this;
 }
 
 Statement::Use& Statement::Use::bind_text(int index, std::string_view value) {
   if (sqlite3_bind_text64(s_.stmt_, index, value.data(), value.size(), SQLITE_TRANSIENT, SQLITE_UTF8) != SQLITE_OK) {
-    s_.db_->fail("bind " + s_.sql_);
+    s_.db_->fail("bind " + s_.label());
   }
   return *this;
 }
 
 Statement::Use& Statement::Use::bind_null(int index) {
-  if (sqlite3_bind_null(s_.stmt_, index) != SQLITE_OK) s_.db_->fail("bind " + s_.sql_);
+  if (sqlite3_bind_null(s_.stmt_, index) != SQLITE_OK) s_.db_->fail("bind " + s_.label());
   return *this;
 }
 
@@ -87,7 +92,7 @@ bool Statement::Use::next_row() {
   switch (sqlite3_step(s_.stmt_)) {
     case SQLITE_ROW: return true;
     case SQLITE_DONE: return false;
-    default: s_.db_->fail(s_.sql_);
+    default: s_.db_->fail(s_.label());
   }
 }
 

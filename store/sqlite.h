@@ -79,6 +79,8 @@ class Statement {
   };
 
  private:
+  std::string label() const;
+
   Connection* db_;
   sqlite3_stmt* stmt_ = nullptr;
   std::string sql_;

@@ -151,6 +151,9 @@ SqliteStore::SqliteStore(const std::filesystem::path& file) : db_(file) {
   if (journal != "wal") spdlog::warn("store.no_wal file={} journal_mode={}", file.string(), journal);
   // FULL: fsync the WAL on every commit; NORMAL would let the last commits vanish on power loss.
   db_.exec("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON");
+  // A big page cache keeps the index pages of a large job table in memory (queries, upserts);
+  // the size limit gives back the disk a burst of submissions grew the WAL to, once checkpointed.
+  db_.exec("PRAGMA cache_size = -65536; PRAGMA journal_size_limit = 67108864");
   const int version = migrate(db_, schema_migrations());
   statements_ = std::make_unique<Statements>(db_);
   spdlog::info("store.opened file={} schema_version={} journal_mode={} synchronous=FULL", file.string(), version,
@@ -160,6 +163,7 @@ SqliteStore::SqliteStore(const std::filesystem::path& file) : db_(file) {
 SqliteStore::~SqliteStore() = default;
 
 void SqliteStore::commit(std::span<const Change> batch) {
+  if (batch.empty()) return;
   try {
     sqlite::Transaction tx(db_);
     for (const Change& change : batch) write(change);
