@@ -24,9 +24,10 @@ std::string run_title(const CollectiveRun& run) {
 // Why the run as a whole is below the absolute floor, empty if it is not.
 std::string below_floor(const std::map<CollectiveKind, double>& medians, const CollectivePolicy& policy) {
   if (!policy.min_busbw) return "";
-  for (const auto& [kind, value] : medians) {
-    if (value < *policy.min_busbw) {
-      return kind_name(kind) + " median busbw " + rate_text(value) + " below the floor of " + rate_text(*policy.min_busbw);
+  for (CollectiveKind kind : kCollectiveKinds) {
+    if (medians.at(kind) < *policy.min_busbw) {
+      return kind_name(kind) + " median busbw " + rate_text(medians.at(kind)) + " below the floor of " +
+             rate_text(*policy.min_busbw);
     }
   }
   return "";
