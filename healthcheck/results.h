@@ -55,7 +55,7 @@ struct CollectiveMeasurement {
   CollectiveKind kind = CollectiveKind::all_reduce;
   bool exact = false;       // every element equalled the known integer answer
   std::size_t bytes = 0;    // the whole buffer, as nccl-tests counts it
-  double seconds = 0;       // mean over the timed iterations
+  double seconds = 0;       // the fastest of the timed iterations
   double busbw = 0;         // bytes per second (collective_bandwidth.h)
   std::string error;        // why it is not exact or did not complete; empty when fine
   bool operator==(const CollectiveMeasurement&) const = default;

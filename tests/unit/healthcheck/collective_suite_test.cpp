@@ -167,11 +167,13 @@ std::vector<CollectiveRun> run_follow_ups_over_tcp(const std::vector<std::string
 }
 
 // In the ring every rank waits for the throttled link, so the run alone cannot say which node is
-// slow; the pairs can. 250 kB/s caps a pair with n2 far below half of a loopback pair's speed.
+// slow; the pairs can. A pair with n2 cannot beat about 0.4 MB/s (250 kB/s plus one burst); a
+// loopback pair of 16 KiB runs at tens of MB/s, but on a loaded CI machine one pair of a round
+// can be several times slower than another, so the test uses a fraction of 0.2, not 0.5.
 TEST(CollectiveSuiteTest, AThrottledNodeAmongFourIsLocalisedOverTcp) {
   const std::vector<std::string> nodes{"n0", "n1", "n2", "n3"};
   const std::map<std::string, LinkFault> links{{"n2", LinkFault{2.5e5, false}}};
-  const auto verdicts = localise(run_follow_ups_over_tcp(nodes, links, {4096, 1}), {});
+  const auto verdicts = localise(run_follow_ups_over_tcp(nodes, links, {4096, 2}), {0.2, std::nullopt});
   ASSERT_EQ(verdicts.size(), 4u);
   for (const NodeVerdict& v : verdicts) {
     EXPECT_EQ(v.state, v.node == "n2" ? NodeState::suspect : NodeState::healthy) << v.node << ": " << v.reason;
