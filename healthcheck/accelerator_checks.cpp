@@ -22,6 +22,7 @@ double gamma(int k, double unit_roundoff) {
   return ku / (1 - ku);
 }
 
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
 constexpr double kFp32Roundoff = 0x1p-24;
 constexpr double kFp64Roundoff = 0x1p-53;
 constexpr std::uint32_t kBf16KeptMask = 0xFFFF0000u;
@@ -88,15 +89,15 @@ Assessment assess_gemm(std::span<const float> a, std::span<const float> b, std::
         exact += product;
         magnitude += std::fabs(product);
       }
-      const double error = std::fabs(out[static_cast<std::size_t>(i) * n + j] - exact);
+      // A NaN element (garbage) is as wrong as an element can be.
+      const double difference = std::fabs(out[static_cast<std::size_t>(i) * n + j] - exact);
+      const double error = std::isnan(difference) ? kInfinity : difference;
       const double tolerance = relative_bound * magnitude;
-      // Compare as error/tolerance so the worst element is the most suspicious, not the largest;
-      // NaN (a corrupted or garbage element) must count as the worst.
-      const double ratio = std::isnan(error) ? std::numeric_limits<double>::infinity()
-                                             : (tolerance > 0 ? error / tolerance : (error > 0 ? INFINITY : 0));
+      // Ranked by error/tolerance, so the worst element is the most suspicious, not the largest.
+      const double ratio = error == 0 ? 0 : (tolerance > 0 ? error / tolerance : kInfinity);
       if (ratio > worst_ratio) {
         worst_ratio = ratio;
-        worst = {std::isnan(error) ? INFINITY : error, tolerance, ""};
+        worst = {error, tolerance, ""};
         worst_i = i;
         worst_j = j;
       }
