@@ -30,6 +30,9 @@ function(trainyard_test name)
   target_compile_options(${name} PRIVATE ${TRAINYARD_WARNINGS})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
   gtest_discover_tests(${name} PROPERTIES LABELS ${ARG_LABEL} DISCOVERY_TIMEOUT 60)
+  if(ARG_LABEL STREQUAL "unit")
+    add_dependencies(unit_tests ${name})
+  endif()
 endfunction()
 
 # One library per folder: every .cpp in the folder except main.cpp. A folder with no sources yet

@@ -94,22 +94,22 @@ void Api::handle(net::HttpRequest request, net::HttpResponder respond) {
   try {
     const std::size_t n = parts.size();
     if (n == 2 && parts[1] == "jobs") {
-      if (method == "POST") return submit_job(std::move(call));
-      if (method == "GET") return list_jobs(std::move(call));
+      if (method == "POST") return submit_job(call);
+      if (method == "GET") return list_jobs(call);
       return method_not_allowed("GET, POST");
     }
     if (n >= 3 && parts[1] == "jobs") {
       const JobId id = parse_positive(parts[2], "id");
-      if (n == 3) return method == "GET" ? get_job(std::move(call), id) : method_not_allowed("GET");
-      if (n == 4 && parts[3] == "cancel") return method == "POST" ? cancel_job(std::move(call), id) : method_not_allowed("POST");
-      if (n == 4 && parts[3] == "attempts") return method == "GET" ? job_attempts(std::move(call), id) : method_not_allowed("GET");
-      if (n == 4 && parts[3] == "logs") return method == "GET" ? job_logs(std::move(call), id) : method_not_allowed("GET");
+      if (n == 3) return method == "GET" ? get_job(call, id) : method_not_allowed("GET");
+      if (n == 4 && parts[3] == "cancel") return method == "POST" ? cancel_job(call, id) : method_not_allowed("POST");
+      if (n == 4 && parts[3] == "attempts") return method == "GET" ? job_attempts(call, id) : method_not_allowed("GET");
+      if (n == 4 && parts[3] == "logs") return method == "GET" ? job_logs(call, id) : method_not_allowed("GET");
     }
-    if (n == 2 && parts[1] == "nodes") return method == "GET" ? list_nodes(std::move(call)) : method_not_allowed("GET");
-    if (n == 3 && parts[1] == "nodes") return method == "GET" ? get_node(std::move(call), parts[2]) : method_not_allowed("GET");
-    if (n == 2 && parts[1] == "tokens") return method == "POST" ? create_token(std::move(call)) : method_not_allowed("POST");
-    if (n == 2 && parts[1] == "shares") return method == "GET" ? list_shares(std::move(call)) : method_not_allowed("GET");
-    if (n == 3 && parts[1] == "shares") return method == "PUT" ? put_share(std::move(call), parts[2]) : method_not_allowed("PUT");
+    if (n == 2 && parts[1] == "nodes") return method == "GET" ? list_nodes(call) : method_not_allowed("GET");
+    if (n == 3 && parts[1] == "nodes") return method == "GET" ? get_node(call, parts[2]) : method_not_allowed("GET");
+    if (n == 2 && parts[1] == "tokens") return method == "POST" ? create_token(call) : method_not_allowed("POST");
+    if (n == 2 && parts[1] == "shares") return method == "GET" ? list_shares(call) : method_not_allowed("GET");
+    if (n == 3 && parts[1] == "shares") return method == "PUT" ? put_share(call, parts[2]) : method_not_allowed("PUT");
   } catch (const InvalidInput& e) {
     return call.invalid(e, "invalid_" + (e.field() == "id" ? std::string("id") : std::string("query")));
   }
@@ -195,14 +195,14 @@ void Api::with_job(Call call, JobId id, std::function<void(Call, Job)> then) {
 }
 
 void Api::get_job(Call call, JobId id) {
-  with_job(std::move(call), id, [this](Call c, Job job) {
+  with_job(call, id, [this](Call c, Job job) {
     const Job* active = jobs_.active_job(job.id);
     c.reply(200, job_json(active ? *active : job));
   });
 }
 
 void Api::cancel_job(Call call, JobId id) {
-  with_job(std::move(call), id, [this](Call c, Job job) {
+  with_job(call, id, [this](Call c, Job job) {
     jobs_.cancel(job.id, [this, c, job](JobManager::CancelResult result, std::optional<Job> updated) {
       if (result == JobManager::CancelResult::not_active) {
         return c.fail(409, "conflict", "job " + std::to_string(job.id) + " already ended as " + to_string(job.state));
@@ -213,7 +213,7 @@ void Api::cancel_job(Call call, JobId id) {
 }
 
 void Api::job_attempts(Call call, JobId id) {
-  with_job(std::move(call), id, [this](Call c, Job job) {
+  with_job(call, id, [this](Call c, Job job) {
     store_.read(
         [this, c, job](Store& store) {
           return std::function<void()>([this, c, attempts = store.attempts_of(job.id)] {
@@ -237,7 +237,7 @@ void Api::job_logs(Call call, JobId id) {
   const std::optional<int> rank = rank_value ? std::optional<int>(static_cast<int>(*rank_value)) : std::nullopt;
   const auto tail = query_int(call.request, "tail", 1, 64LL << 20).value_or(64 * 1024);
   const auto number = query_int(call.request, "attempt", 1, 1 << 20);
-  with_job(std::move(call), id, [this, rank, tail, number](Call c, Job job) {
+  with_job(call, id, [this, rank, tail, number](Call c, Job job) {
     store_.read(
         [this, c, job, rank, tail, number](Store& store) {
           return std::function<void()>([this, c, job, rank, tail, number, attempts = store.attempts_of(job.id)] {

@@ -301,6 +301,7 @@ void JobManager::schedule() {
     }
     start_attempt(it->second, start);
   }
+  if (result.hit_limit) request_schedule();  // more jobs may fit than one pass looks at
 }
 
 void JobManager::start_attempt(Job& job, const scheduler::Start& start) {
@@ -340,6 +341,24 @@ void JobManager::launch(AttemptId id) {
   auto it = attempts_.find(id);
   if (it == attempts_.end()) return;
   ActiveAttempt& attempt = it->second;
+  // A gang launches whole or not at all. If it was stopped, or lost a node, between placement and
+  // this commit, no rank starts: a rank launched after its kill would run on unwatched.
+  std::vector<std::pair<int, std::string>> gone;
+  for (int r = 0; r < static_cast<int>(attempt.record.nodes.size()); ++r) {
+    const std::string& node = attempt.record.nodes[static_cast<std::size_t>(r)];
+    auto entry = nodes_.find(node);
+    if (entry == nodes_.end() || !entry->second.channel) gone.emplace_back(r, node);
+  }
+  if (attempt.killing || !gone.empty()) {
+    for (std::size_t r = 0; r < attempt.ranks.size(); ++r) {
+      const bool is_gone = std::any_of(gone.begin(), gone.end(), [r](const auto& g) { return g.first == static_cast<int>(r); });
+      if (!is_gone) attempt.ranks[r].exited = true;  // never launched: nothing to wait for
+    }
+    // The last of these may finish, and erase, the attempt.
+    for (const auto& [r, node] : gone) rank_lost(id, r, "node_lost: node " + node + " was not connected at launch");
+    maybe_finish(id);
+    return;
+  }
   const Job& job = active_jobs_.at(attempt.record.job_id);
   std::vector<std::string> peers;
   for (const auto& n : attempt.record.nodes) peers.push_back(nodes_[n].node.data_addr);
@@ -359,12 +378,7 @@ void JobManager::launch(AttemptId id) {
     launch.master_addr = host_of(peers.front());
     launch.master_port = 20000 + static_cast<int>(id % 20000);
     launch.checkpoint_dir = config_.checkpoint_root.empty() ? "" : config_.checkpoint_root + "/job-" + std::to_string(job.id);
-    auto entry = nodes_.find(node);
-    if (entry == nodes_.end() || !entry->second.channel) {
-      rank_lost(id, r, "node " + node + " was not connected at launch");
-      continue;
-    }
-    entry->second.channel->send(launch);
+    send_to(node, launch);
   }
 }
 
@@ -548,6 +562,7 @@ void JobManager::on_exited(const std::string& node, const AttemptExitedMsg& msg)
                attempt.record.job_id, attempt.record.id, rank, node, msg.exit_code.value_or(-1), msg.signal.value_or(0),
                msg.reason);
   const bool failed = msg.signal.has_value() || msg.exit_code.value_or(-1) != 0;
+  if (failed && attempt.first_failed_rank < 0) attempt.first_failed_rank = rank;
   if (failed && !attempt.killing) kill_attempt(attempt, "rank " + std::to_string(rank) + " on " + node + " failed");
   maybe_finish(msg.attempt_id);
 }
@@ -560,6 +575,7 @@ void JobManager::rank_lost(AttemptId id, int rank, const std::string& reason) {
   rs.exited = true;
   rs.lost = true;
   rs.reason = reason;
+  if (it->second.first_failed_rank < 0) it->second.first_failed_rank = rank;
   spdlog::warn("event=rank_lost job={} attempt={} rank={} reason=\"{}\"", it->second.record.job_id, id, rank, reason);
   if (!it->second.killing) kill_attempt(it->second, reason);
   maybe_finish(id);
@@ -591,11 +607,10 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
   AttemptFacts facts;
   facts.cancelled = job.cancel_requested;
   facts.timed_out = active.timed_out;
-  const RankState* culprit = nullptr;
+  const RankState* culprit =
+      active.first_failed_rank < 0 ? nullptr : &active.ranks[static_cast<std::size_t>(active.first_failed_rank)];
   for (const auto& rank : active.ranks) {
     if (rank.lost) facts.node_lost = true;
-    const bool failed = rank.lost || rank.signal || rank.exit_code.value_or(0) != 0;
-    if (failed && !culprit) culprit = &rank;
     attempt.steps_completed = std::max(attempt.steps_completed, rank.steps);
   }
   const bool succeeded = !culprit && !facts.cancelled && !facts.timed_out;
@@ -622,6 +637,8 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
 
   job.exit_code = facts.exit_code;
   if (succeeded) {
+    attempt.exit_code = 0;
+    job.exit_code = 0;
     attempt.state = AttemptState::succeeded;
     job.state = JobState::succeeded;
     job.reason = "completed";
@@ -635,7 +652,9 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
     // decide_retry counts attempts the job used; infrastructure retries are kept apart.
     const int used = job.attempts;
     const RetryDecision decision = decide_retry(job.spec, used, job.infra_retries, config_.max_infra_retries, facts, cls);
-    if (cls.name == "node_lost" && culprit) excluded_nodes_[job.id].push_back(attempt.nodes[static_cast<std::size_t>(culprit - active.ranks.data())]);
+    for (std::size_t r = 0; r < active.ranks.size(); ++r) {
+      if (active.ranks[r].lost) excluded_nodes_[job.id].push_back(attempt.nodes[r]);
+    }
     switch (decision.step) {
       case NextStep::retry_infrastructure:
         ++job.infra_retries;

@@ -118,6 +118,8 @@ class JobManager {
     bool killing = false;
     bool timed_out = false;
     std::string kill_reason;
+    // The rank that failed first speaks for the attempt: the others mostly die of the kill it caused.
+    int first_failed_rank = -1;
   };
   struct NodeEntry {
     Node node;

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs what Trainyard needs to build and test, from Debian 12's packages, if it is missing.
+set -euo pipefail
+packages=(build-essential cmake ninja-build ccache pkg-config libboost1.81-dev nlohmann-json3-dev libspdlog-dev
+          libsqlite3-dev libssl-dev libgtest-dev libgmock-dev curl python3)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: everything is installed"
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+sudo_cmd=""
+[ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+$sudo_cmd apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}"

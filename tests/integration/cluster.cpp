@@ -1,0 +1,179 @@
+#include "tests/integration/cluster.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <thread>
+
+namespace trainyard::testing {
+namespace fs = std::filesystem;
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+  return s;
+}
+
+Process::Process(const std::vector<std::string>& argv, const std::string& log_path) {
+  std::vector<char*> args;
+  std::vector<std::string> copy = argv;
+  for (auto& a : copy) args.push_back(a.data());
+  args.push_back(nullptr);
+  const int log_fd = ::open(log_path.c_str(), O_CREAT | O_WRONLY | O_APPEND | O_CLOEXEC, 0644);
+  pid_ = ::fork();
+  if (pid_ == 0) {
+    ::setpgid(0, 0);
+    ::dup2(log_fd, STDOUT_FILENO);
+    ::dup2(log_fd, STDERR_FILENO);
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  ::close(log_fd);
+}
+
+Process::~Process() {
+  if (pid_ > 0 && !status_) {
+    ::killpg(pid_, SIGKILL);
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+  }
+}
+
+void Process::signal(int sig) const { ::kill(pid_, sig); }
+
+std::optional<int> Process::wait_exit(std::chrono::milliseconds timeout) {
+  eventually([this] { return !running(); }, timeout);
+  return status_;
+}
+
+bool Process::running() {
+  if (status_) return false;
+  int status = 0;
+  if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+    status_ = status;
+    return false;
+  }
+  return true;
+}
+
+bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto pause = std::chrono::milliseconds(5);
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(pause);  // polling interval of the condition, not a synchronisation guess
+    pause = std::min(pause * 2, std::chrono::milliseconds(100));
+  }
+  return true;
+}
+
+Cluster::Cluster() {
+  char tmpl[] = "/tmp/trainyard-it-XXXXXX";
+  dir_ = ::mkdtemp(tmpl);
+}
+
+Cluster::~Cluster() {
+  agents_.clear();
+  daemon_.reset();
+  std::error_code ec;
+  if (!::testing::Test::HasFailure()) fs::remove_all(dir_, ec);
+}
+
+std::string Cluster::daemon_log() const { return read_text(dir_ + "/daemon.log"); }
+
+void Cluster::start_daemon(const std::vector<std::string>& extra_flags) {
+  const std::string data = dir_ + "/data";
+  fs::remove(data + "/daemon.addr");
+  // A restarted daemon comes back on its old port, where its agents keep dialling.
+  const std::string listen = url_.empty() ? "127.0.0.1:0" : url_.substr(url_.find("://") + 3);
+  std::vector<std::string> argv = {TRAINYARD_DAEMON_BIN, "--listen", listen, "--data-dir", data,
+                                   "--heartbeat-interval-ms", "100", "--node-timeout-ms", "1500", "--tick-ms", "50",
+                                   "--kill-grace-ms", "2000", "--retry-backoff-ms", "50"};
+  argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
+  daemon_ = std::make_unique<Process>(argv, dir_ + "/daemon.log");
+  ++daemon_starts_;
+  ASSERT_TRUE(eventually([&] { return fs::exists(data + "/daemon.addr"); }, std::chrono::seconds(20)))
+      << "daemon did not start:\n" << daemon_log();
+  url_ = read_text(data + "/daemon.addr");
+  admin_token_ = read_text(data + "/admin.token");
+  client_ = cli::make_http_client(cli::parse_server_url(url_));
+}
+
+void Cluster::kill_daemon(int sig) {
+  daemon_->signal(sig);
+  daemon_->wait_exit(std::chrono::seconds(10));
+  daemon_.reset();
+  client_.reset();
+}
+
+void Cluster::start_agent(const std::string& name, const AgentSpec& spec) {
+  std::vector<std::string> argv = {TRAINYARD_AGENT_BIN, "--server", url_, "--join-token-file",
+                                   spec.join_token_file.empty() ? dir_ + "/data/join.token" : spec.join_token_file,
+                                   "--name", name, "--cores", std::to_string(spec.cores), "--work-dir",
+                                   dir_ + "/agents/" + name, "--collective-timeout-ms", "5000"};
+  argv.insert(argv.end(), spec.extra_flags.begin(), spec.extra_flags.end());
+  agents_[name] = std::make_unique<Process>(argv, dir_ + "/agent-" + name + ".log");
+}
+
+void Cluster::stop_agent(const std::string& name, int sig) {
+  agents_.at(name)->signal(sig);
+  agents_.at(name)->wait_exit(std::chrono::seconds(10));
+  agents_.erase(name);
+}
+
+void Cluster::wait_for_nodes(int count) {
+  const bool ok = eventually(
+      [&] {
+        const auto r = api("GET", "/v1/nodes");
+        if (r.status != 200) return false;
+        int ready = 0;
+        for (const auto& n : r.body["nodes"]) ready += n["state"] == "HEALTHY" && n["connected"] == true;
+        return ready >= count;
+      },
+      std::chrono::seconds(20));
+  ASSERT_TRUE(ok) << "nodes did not register; daemon log:\n" << daemon_log();
+}
+
+ApiResult Cluster::api(const std::string& method, const std::string& target, const std::string& body,
+                       const std::string& token) {
+  cli::HttpRequest req{method, target, {}, body};
+  if (token != kNoToken) req.headers.emplace_back("Authorization", "Bearer " + (token.empty() ? admin_token_ : token));
+  if (!body.empty()) req.headers.emplace_back("Content-Type", "application/json");
+  const auto result = client_->send(req);
+  if (const auto* err = std::get_if<cli::TransportError>(&result)) {
+    ADD_FAILURE() << method << " " << target << ": " << err->message;
+    return {};
+  }
+  const auto& resp = std::get<cli::HttpResponse>(result);
+  ApiResult out{resp.status, Json()};
+  if (!resp.body.empty()) out.body = Json::parse(resp.body, nullptr, false);
+  return out;
+}
+
+std::int64_t Cluster::submit(const Json& spec, const std::string& token) {
+  const auto r = api("POST", "/v1/jobs", spec.dump(), token);
+  EXPECT_EQ(r.status, 201) << r.body.dump();
+  return r.status == 201 ? r.body["id"].get<std::int64_t>() : -1;
+}
+
+Json Cluster::wait_job_state(std::int64_t id, const std::string& state, std::chrono::milliseconds timeout) {
+  Json last;
+  const bool ok = eventually(
+      [&] {
+        const auto r = api("GET", "/v1/jobs/" + std::to_string(id));
+        last = r.body;
+        return r.status == 200 && last["state"] == state;
+      },
+      timeout);
+  EXPECT_TRUE(ok) << "job " << id << " did not reach " << state << "; last seen: " << last.dump(2);
+  return last;
+}
+
+}  // namespace trainyard::testing

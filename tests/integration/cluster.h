@@ -1,0 +1,93 @@
+#pragma once
+// A real local cluster for integration tests: the daemon and agents as processes on ephemeral
+// loopback ports, in a temporary directory, all stopped (SIGKILL) when the Cluster goes away.
+#include <sys/types.h>
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli/http_client.h"
+
+namespace trainyard::testing {
+
+using Json = nlohmann::json;
+
+// A child process with its output in a log file. Killed and reaped on destruction.
+class Process {
+ public:
+  Process(const std::vector<std::string>& argv, const std::string& log_path);
+  ~Process();
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+
+  pid_t pid() const { return pid_; }
+  void signal(int sig) const;
+  // Waits for the exit up to `timeout`; returns the raw wait status, or nullopt if still running.
+  std::optional<int> wait_exit(std::chrono::milliseconds timeout);
+  bool running();
+
+ private:
+  pid_t pid_ = -1;
+  std::optional<int> status_;
+};
+
+struct ApiResult {
+  int status = 0;
+  Json body;
+};
+
+struct AgentSpec {
+  int cores = 4;
+  std::vector<std::string> extra_flags;  // e.g. {"--label", "rack=r1"}
+  std::string join_token_file;           // default: the daemon's join.token
+};
+
+// Passed as the token: send no Authorization header at all.
+inline constexpr const char* kNoToken = "-";
+
+// Polls `condition` until it holds or `timeout` passes (the only waiting the tests do).
+bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout);
+
+class Cluster {
+ public:
+  Cluster();
+  ~Cluster();
+
+  void start_daemon(const std::vector<std::string>& extra_flags = {});
+  void kill_daemon(int sig);
+  void start_agent(const std::string& name, const AgentSpec& spec = {});
+  Process& agent(const std::string& name) { return *agents_.at(name); }
+  void stop_agent(const std::string& name, int sig);
+  // Waits until `count` nodes are HEALTHY and connected.
+  void wait_for_nodes(int count);
+
+  ApiResult api(const std::string& method, const std::string& target, const std::string& body = "",
+                const std::string& token = "");
+  // Submits a spec and returns the new job id (asserts 201).
+  std::int64_t submit(const Json& spec, const std::string& token = "");
+  // Waits until the job is in `state`; returns it (fails the test with the job's JSON on timeout).
+  Json wait_job_state(std::int64_t id, const std::string& state, std::chrono::milliseconds timeout);
+
+  const std::string& dir() const { return dir_; }
+  const std::string& url() const { return url_; }
+  const std::string& admin_token() const { return admin_token_; }
+  std::string daemon_log() const;
+
+ private:
+  std::string dir_;
+  std::string url_;
+  std::string admin_token_;
+  std::unique_ptr<Process> daemon_;
+  std::map<std::string, std::unique_ptr<Process>> agents_;
+  std::unique_ptr<cli::HttpClient> client_;
+  int daemon_starts_ = 0;
+};
+
+std::string read_text(const std::string& path);
+
+}  // namespace trainyard::testing

@@ -1,0 +1,179 @@
+// The foundation end to end: real daemon and agent processes on loopback.
+#include <signal.h>
+
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+
+#include "tests/integration/cluster.h"
+
+namespace trainyard::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+Json command_job(const std::string& name, const std::string& script, int nodes = 1) {
+  return Json{{"name", name}, {"nodes", nodes}, {"command", {{"argv", {"/bin/sh", "-c", script}}}}};
+}
+
+class Jobs : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    cluster.start_daemon();
+    cluster.start_agent("node-a");
+    cluster.start_agent("node-b");
+    cluster.wait_for_nodes(2);
+  }
+  Cluster cluster;
+};
+
+TEST_F(Jobs, CommandJobSucceedsAndItsLogsAreReadable) {
+  const auto id = cluster.submit(command_job("hello", "echo hello from rank $RANK; echo to stderr >&2"));
+  const Json job = cluster.wait_job_state(id, "SUCCEEDED", 20s);
+  EXPECT_EQ(job["exit_code"], 0);
+  const auto logs = cluster.api("GET", "/v1/jobs/" + std::to_string(id) + "/logs");
+  ASSERT_EQ(logs.status, 200) << logs.body.dump();
+  ASSERT_EQ(logs.body["logs"].size(), 1u);
+  const std::string text = logs.body["logs"][0]["text"];
+  EXPECT_NE(text.find("hello from rank 0"), std::string::npos) << text;
+  EXPECT_NE(text.find("to stderr"), std::string::npos) << text;
+}
+
+TEST_F(Jobs, TwoNodeJobGetsTwoAgentsWithRanksZeroAndOne) {
+  const auto id = cluster.submit(command_job("pair", "echo rank=$RANK world=$WORLD_SIZE node=$NODE_RANK", 2));
+  cluster.wait_job_state(id, "SUCCEEDED", 20s);
+  const auto attempts = cluster.api("GET", "/v1/jobs/" + std::to_string(id) + "/attempts");
+  ASSERT_EQ(attempts.body["attempts"].size(), 1u);
+  const auto nodes = attempts.body["attempts"][0]["nodes"];
+  ASSERT_EQ(nodes.size(), 2u);
+  EXPECT_NE(nodes[0], nodes[1]);
+  const auto logs = cluster.api("GET", "/v1/jobs/" + std::to_string(id) + "/logs");
+  ASSERT_EQ(logs.body["logs"].size(), 2u);
+  for (int rank = 0; rank < 2; ++rank) {
+    const auto& log = logs.body["logs"][static_cast<std::size_t>(rank)];
+    EXPECT_EQ(log["rank"], rank);
+    EXPECT_EQ(log["node"], nodes[static_cast<std::size_t>(rank)]);
+    EXPECT_NE(log["text"].get<std::string>().find("rank=" + std::to_string(rank) + " world=2"), std::string::npos)
+        << log.dump();
+  }
+  const auto one_rank = cluster.api("GET", "/v1/jobs/" + std::to_string(id) + "/logs?rank=1");
+  ASSERT_EQ(one_rank.body["logs"].size(), 1u);
+  EXPECT_EQ(one_rank.body["logs"][0]["rank"], 1);
+}
+
+TEST_F(Jobs, JobNeedingMoreNodesThanExistStaysPending) {
+  const auto big = cluster.submit(command_job("too-big", "true", 3));
+  const auto small = cluster.submit(command_job("small", "true", 1));
+  cluster.wait_job_state(small, "SUCCEEDED", 20s);
+  const auto job = cluster.api("GET", "/v1/jobs/" + std::to_string(big));
+  EXPECT_EQ(job.body["state"], "PENDING");
+  EXPECT_EQ(job.body["attempts"], 0);
+  ASSERT_TRUE(job.body.contains("pending_reason")) << job.body.dump();
+  EXPECT_EQ(job.body["pending_reason"]["code"], "resources") << job.body.dump();
+}
+
+TEST_F(Jobs, ExitCodeThreeFailsTheJobWithThatCode) {
+  const auto id = cluster.submit(command_job("fails", "echo about to fail; exit 3"));
+  const Json job = cluster.wait_job_state(id, "FAILED", 20s);
+  EXPECT_EQ(job["exit_code"], 3);
+  EXPECT_EQ(job["failure_class"], "user_error");
+  const auto attempts = cluster.api("GET", "/v1/jobs/" + std::to_string(id) + "/attempts");
+  EXPECT_EQ(attempts.body["attempts"][0]["exit_code"], 3);
+  EXPECT_EQ(attempts.body["attempts"][0]["state"], "FAILED");
+}
+
+TEST_F(Jobs, CancelKillsTheRunningProcessGroup) {
+  const std::string pid_file = cluster.dir() + "/child.pid";
+  // The job's own child (a grandchild of the agent) must die with it: the whole process group goes.
+  const auto id = cluster.submit(command_job("sleeper", "sleep 1000 & echo $! > " + pid_file + "; wait"));
+  cluster.wait_job_state(id, "RUNNING", 20s);
+  ASSERT_TRUE(eventually([&] { return !read_text(pid_file).empty(); }, 10s));
+  const pid_t child = std::stoi(read_text(pid_file));
+  ASSERT_EQ(::kill(child, 0), 0) << "the job's child should be running";
+  const auto cancel = cluster.api("POST", "/v1/jobs/" + std::to_string(id) + "/cancel");
+  EXPECT_EQ(cancel.status, 200) << cancel.body.dump();
+  const Json job = cluster.wait_job_state(id, "CANCELLED", 20s);
+  EXPECT_TRUE(job["cancel_requested"].get<bool>());
+  EXPECT_TRUE(eventually([&] { return ::kill(child, 0) != 0; }, 10s)) << "child " << child << " survived the cancel";
+  // Cancelling again is a conflict, not a crash.
+  EXPECT_EQ(cluster.api("POST", "/v1/jobs/" + std::to_string(id) + "/cancel").status, 409);
+}
+
+TEST_F(Jobs, CancelOfAPendingJobNeverRunsIt) {
+  const auto id = cluster.submit(command_job("never", "true", 5));
+  const auto cancel = cluster.api("POST", "/v1/jobs/" + std::to_string(id) + "/cancel");
+  EXPECT_EQ(cancel.status, 200);
+  const Json job = cluster.wait_job_state(id, "CANCELLED", 10s);
+  EXPECT_EQ(job["attempts"], 0);
+}
+
+TEST_F(Jobs, RetriesUntilTheAttemptsRunOut) {
+  Json spec = command_job("flaky", "exit 7");
+  spec["retry"] = {{"attempts", 3}};
+  const auto id = cluster.submit(spec);
+  const Json job = cluster.wait_job_state(id, "FAILED", 30s);
+  EXPECT_EQ(job["attempts"], 3);
+  EXPECT_EQ(cluster.api("GET", "/v1/jobs/" + std::to_string(id) + "/attempts").body["attempts"].size(), 3u);
+}
+
+TEST_F(Jobs, AnExitRuleSaysExitAndStopsAtOnce) {
+  Json spec = command_job("rule", "exit 42");
+  spec["retry"] = {{"attempts", 5}, {"evaluate_on_exit", {{{"on_exit_code", "4*"}, {"action", "exit"}}}}};
+  const auto id = cluster.submit(spec);
+  const Json job = cluster.wait_job_state(id, "FAILED", 20s);
+  EXPECT_EQ(job["attempts"], 1);
+  EXPECT_NE(job["reason"].get<std::string>().find("evaluate_on_exit[0] says exit"), std::string::npos) << job.dump();
+}
+
+TEST_F(Jobs, UsersSeeOnlyTheirOwnJobs) {
+  const auto token = cluster.api("POST", "/v1/tokens", R"({"user":"alice"})");
+  ASSERT_EQ(token.status, 201) << token.body.dump();
+  const std::string alice = token.body["token"];
+  const auto admin_job = cluster.submit(command_job("admins", "true"));
+  const auto alice_job = cluster.submit(command_job("alices", "true"), alice);
+  EXPECT_EQ(cluster.api("GET", "/v1/jobs/" + std::to_string(admin_job), "", alice).status, 403);
+  EXPECT_EQ(cluster.api("POST", "/v1/jobs/" + std::to_string(admin_job) + "/cancel", "", alice).status, 403);
+  EXPECT_EQ(cluster.api("GET", "/v1/jobs/" + std::to_string(alice_job), "", alice).status, 200);
+  const auto list = cluster.api("GET", "/v1/jobs", "", alice);
+  ASSERT_EQ(list.body["jobs"].size(), 1u);
+  EXPECT_EQ(list.body["jobs"][0]["user"], "alice");
+}
+
+TEST_F(Jobs, TheCliSubmitsAndLists) {
+  const std::string out = cluster.dir() + "/cli.out";
+  const std::string env = "TRAINYARD_SERVER=" + cluster.url() + " TRAINYARD_TOKEN=" + cluster.admin_token() + " ";
+  const std::string cli = std::string(TRAINYARD_CLI_BIN);
+  ASSERT_EQ(std::system((env + cli + " submit --name via-cli -- /bin/echo hi > " + out + " 2>&1").c_str()), 0)
+      << read_text(out);
+  EXPECT_NE(read_text(out).find("Submitted job"), std::string::npos) << read_text(out);
+  const auto id = std::stoll(read_text(out).substr(read_text(out).rfind(' ') + 1));
+  cluster.wait_job_state(id, "SUCCEEDED", 20s);
+  ASSERT_EQ(std::system((env + cli + " jobs > " + out + " 2>&1").c_str()), 0) << read_text(out);
+  EXPECT_NE(read_text(out).find("via-cli"), std::string::npos) << read_text(out);
+  ASSERT_EQ(std::system((env + cli + " logs " + std::to_string(id) + " > " + out + " 2>&1").c_str()), 0);
+  EXPECT_NE(read_text(out).find("hi"), std::string::npos) << read_text(out);
+  // An error from the server is a non-zero exit with its message.
+  EXPECT_NE(std::system((env + cli + " job 999999 > " + out + " 2>&1").c_str()), 0);
+  EXPECT_NE(read_text(out).find("does not exist"), std::string::npos) << read_text(out);
+}
+
+TEST(Agents, AWrongJoinTokenIsRefused) {
+  Cluster cluster;
+  cluster.start_daemon();
+  const std::string bad = cluster.dir() + "/bad.token";
+  {
+    std::ofstream(bad) << "ty_not_the_join_token\n";
+  }
+  cluster.start_agent("intruder", AgentSpec{4, {}, bad});
+  const auto status = cluster.agent("intruder").wait_exit(20s);
+  ASSERT_TRUE(status.has_value()) << "the agent should give up";
+  EXPECT_TRUE(WIFEXITED(*status));
+  EXPECT_EQ(WEXITSTATUS(*status), 3);
+  EXPECT_NE(read_text(cluster.dir() + "/agent-intruder.log").find("join token"), std::string::npos);
+  EXPECT_TRUE(cluster.api("GET", "/v1/nodes").body["nodes"].empty());
+}
+
+}  // namespace
+}  // namespace trainyard::testing

@@ -1,0 +1,81 @@
+// Durability: what the daemon acknowledged survives kill -9.
+#include <signal.h>
+
+#include <gtest/gtest.h>
+#include <fstream>
+#include <map>
+
+#include "tests/integration/cluster.h"
+
+namespace trainyard::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(Recovery, Kill9AfterTwoHundredAcknowledgedSubmissionsLosesNone) {
+  Cluster cluster;
+  cluster.start_daemon();
+  cluster.start_agent("node-a");
+  cluster.wait_for_nodes(1);
+  std::map<std::int64_t, std::string> acknowledged;  // id -> name
+  for (int i = 0; i < 200; ++i) {
+    // A mix: some finish, some are still pending (they need more nodes than exist) at the kill.
+    const bool runnable = i % 4 == 0;
+    const Json spec = {{"name", "job-" + std::to_string(i)},
+                       {"nodes", runnable ? 1 : 2},
+                       {"command", {{"argv", {"/bin/true"}}}}};
+    const auto r = cluster.api("POST", "/v1/jobs", spec.dump());
+    ASSERT_EQ(r.status, 201) << r.body.dump();
+    acknowledged[r.body["id"].get<std::int64_t>()] = spec["name"];
+  }
+  cluster.wait_job_state(acknowledged.begin()->first, "SUCCEEDED", 20s);
+  // States as the daemon reported them just before the crash.
+  std::map<std::int64_t, std::string> before;
+  for (const auto& job : cluster.api("GET", "/v1/jobs?limit=1000").body["jobs"]) before[job["id"]] = job["state"];
+
+  cluster.kill_daemon(SIGKILL);
+  cluster.start_daemon();
+
+  const auto list = cluster.api("GET", "/v1/jobs?limit=1000");
+  ASSERT_EQ(list.status, 200);
+  std::map<std::int64_t, Json> after;
+  for (const auto& job : list.body["jobs"]) after[job["id"]] = job;
+  ASSERT_EQ(after.size(), 200u);
+  for (const auto& [id, name] : acknowledged) {
+    ASSERT_TRUE(after.contains(id)) << "job " << id << " was acknowledged but is gone";
+    EXPECT_EQ(after[id]["name"], name);
+    const std::string state = after[id]["state"];
+    // A finished job stays finished; a pending one is still pending (no agent can run 2 nodes).
+    if (before[id] == "SUCCEEDED") {
+      EXPECT_EQ(state, "SUCCEEDED") << id;
+    }
+    if (after[id]["spec"]["nodes"] == 2) {
+      EXPECT_EQ(state, "PENDING") << id;
+    }
+  }
+  // And the restarted daemon still runs work: the agent reconnects by itself.
+  cluster.wait_for_nodes(1);
+  const auto id = cluster.submit({{"name", "after-restart"}, {"command", {{"argv", {"/bin/true"}}}}});
+  cluster.wait_job_state(id, "SUCCEEDED", 20s);
+}
+
+TEST(Recovery, AJobRunningAcrossADaemonRestartFinishesWithoutARetry) {
+  Cluster cluster;
+  cluster.start_daemon();
+  cluster.start_agent("node-a");
+  cluster.wait_for_nodes(1);
+  const std::string gate = cluster.dir() + "/gate";
+  const auto id = cluster.submit(
+      {{"name", "long"}, {"command", {{"argv", {"/bin/sh", "-c", "while [ ! -f " + gate + " ]; do sleep 0.05; done"}}}}});
+  cluster.wait_job_state(id, "RUNNING", 20s);
+  cluster.kill_daemon(SIGKILL);
+  cluster.start_daemon();
+  cluster.wait_for_nodes(1);
+  { std::ofstream(gate) << "go"; }
+  const Json job = cluster.wait_job_state(id, "SUCCEEDED", 20s);
+  EXPECT_EQ(job["attempts"], 1);
+  EXPECT_EQ(job["infra_retries"], 0);
+}
+
+}  // namespace
+}  // namespace trainyard::testing
