@@ -1,0 +1,310 @@
+// The REST API as a pure handler: requests are values, the response is captured, and the job
+// manager behind it runs on fake agents and fake time.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "daemon/api.h"
+#include "tests/unit/daemon/harness.h"
+
+namespace trainyard::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr const char* kAdmin = "admin-secret";
+constexpr const char* kAlice = "alice-secret";
+constexpr const char* kBob = "bob-secret";
+constexpr const char* kJoin = "join-secret";
+
+const char* const kJobBody = R"({"name":"train","nodes":1,"command":{"argv":["/bin/true"]}})";
+
+struct Reply {
+  int status = 0;
+  Json body;
+  std::vector<std::pair<std::string, std::string>> headers;
+  int answers = 0;
+
+  std::string header(const std::string& name) const {
+    for (const auto& [k, v] : headers) {
+      if (k == name) return v;
+    }
+    return "";
+  }
+  std::string error_field() const { return body["error"].value("field", ""); }
+  std::string error_code() const { return body["error"].value("code", ""); }
+  std::string error_message() const { return body["error"].value("message", ""); }
+};
+
+class ApiTest : public ::testing::Test {
+ protected:
+  ApiTest() : api(cluster.jobs, cluster.worker, tokens, cluster.clock, "test-version") {
+    tokens.add(TokenRecord{sha256_hex(kAdmin), "root", Role::admin, {}});
+    tokens.add(TokenRecord{sha256_hex(kAlice), "alice", Role::user, {}});
+    tokens.add(TokenRecord{sha256_hex(kBob), "bob", Role::user, {}});
+    tokens.add(TokenRecord{sha256_hex(kJoin), "agent", Role::agent, {}});
+  }
+
+  // Sends the request without waiting for anything the store worker still has to do.
+  std::shared_ptr<Reply> send(const std::string& method, const std::string& target, const std::string& token,
+                              std::string body = "") {
+    net::HttpRequest req;
+    req.method = method;
+    req.target = target;
+    EXPECT_TRUE(net::split_target(target, req.path, req.query)) << target;
+    if (!token.empty()) req.headers["authorization"] = "Bearer " + token;
+    req.body = std::move(body);
+    auto reply = std::make_shared<Reply>();
+    api.handle(req, [this, reply](net::HttpResponse resp) {
+      if (on_answer) on_answer();
+      ++reply->answers;
+      reply->status = resp.status;
+      reply->body = Json::parse(resp.body);
+      reply->headers = resp.headers;
+    });
+    return reply;
+  }
+
+  Reply call(const std::string& method, const std::string& target, const std::string& token, std::string body = "") {
+    auto reply = send(method, target, token, std::move(body));
+    cluster.settle();
+    EXPECT_EQ(reply->answers, 1) << method << " " << target << " must be answered exactly once";
+    return *reply;
+  }
+
+  JobId submit_as(const std::string& token) {
+    const Reply r = call("POST", "/v1/jobs", token, kJobBody);
+    EXPECT_EQ(r.status, 201) << r.body.dump();
+    return r.body.value("id", JobId{0});
+  }
+
+  Cluster cluster;
+  TokenRegistry tokens;
+  Api api;
+  std::function<void()> on_answer;  // runs as the response is handed over
+};
+
+TEST_F(ApiTest, HealthzNeedsNoToken) {
+  const Reply r = call("GET", "/healthz", "");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body["version"], "test-version");
+}
+
+TEST_F(ApiTest, MissingOrWrongTokenIs401) {
+  Reply r = call("GET", "/v1/jobs", "");
+  EXPECT_EQ(r.status, 401);
+  EXPECT_THAT(r.error_message(), HasSubstr("missing bearer token"));
+  r = call("GET", "/v1/jobs", "not-a-token");
+  EXPECT_EQ(r.status, 401);
+  EXPECT_THAT(r.error_message(), HasSubstr("not valid"));
+  EXPECT_EQ(call("GET", "/v1/jobs", kJoin).status, 401) << "the agents' join token is not an API token";
+  EXPECT_EQ(call("POST", "/v1/jobs", "", kJobBody).status, 401);
+  EXPECT_FALSE(cluster.stored_job(1)) << "an unauthenticated submission was stored";
+}
+
+TEST_F(ApiTest, SubmitAnswers201OnlyOnceCommitted) {
+  std::optional<bool> committed_at_answer;
+  on_answer = [&] { committed_at_answer = cluster.store.committed_job(1); };
+  auto reply = send("POST", "/v1/jobs", kAlice, kJobBody);
+  EXPECT_EQ(reply->answers, 0) << "answered before the commit completed";
+  cluster.settle();
+  ASSERT_EQ(reply->answers, 1);
+  EXPECT_EQ(committed_at_answer, true) << "201 before the job was durable";
+  EXPECT_EQ(reply->status, 201);
+  EXPECT_EQ(reply->body["id"], 1);
+  EXPECT_EQ(reply->body["user"], "alice") << "the user comes from the token";
+  EXPECT_EQ(reply->body["state"], "PENDING");
+  EXPECT_EQ(reply->header("Location"), "/v1/jobs/1");
+}
+
+TEST_F(ApiTest, SubmitWithAFailingStoreIs503AndNothingIsKept) {
+  cluster.connect("n1");
+  cluster.store.fail_commits(true);
+  const Reply r = call("POST", "/v1/jobs", kAlice, kJobBody);
+  EXPECT_EQ(r.status, 503);
+  EXPECT_EQ(r.error_code(), "unavailable");
+  cluster.store.fail_commits(false);
+  EXPECT_EQ(call("GET", "/v1/jobs/1", kAlice).status, 404);
+  EXPECT_TRUE(call("GET", "/v1/jobs", kAlice).body["jobs"].empty());
+  EXPECT_TRUE(cluster.launches().empty());
+}
+
+TEST_F(ApiTest, BadBodiesAre400NamingTheField) {
+  struct Case {
+    std::string body;
+    std::string code;
+    std::string field;
+  };
+  const std::vector<Case> cases = {
+      {"{\"name\":", "invalid_json", ""},
+      {"[]", "invalid_json", ""},
+      {R"({"name":"t","command":{"argv":["a"]},"bogus":1})", "invalid_field", "bogus"},
+      {R"({"name":"t","nodes":"two","command":{"argv":["a"]}})", "invalid_field", "nodes"},
+      {R"({"name":"t","nodes":0,"command":{"argv":["a"]}})", "invalid_field", "nodes"},
+      {R"({"name":"t","command":{"argv":["a"]},"retry":{"attempts":11}})", "invalid_field", "retry.attempts"},
+      {R"({"command":{"argv":["a"]}})", "invalid_field", "name"},
+  };
+  for (const auto& c : cases) {
+    const Reply r = call("POST", "/v1/jobs", kAlice, c.body);
+    EXPECT_EQ(r.status, 400) << c.body;
+    EXPECT_EQ(r.error_code(), c.code) << c.body << " -> " << r.body.dump();
+    EXPECT_EQ(r.error_field(), c.field) << c.body;
+  }
+  EXPECT_FALSE(cluster.stored_job(1));
+}
+
+TEST_F(ApiTest, AnotherUsersJobIs403) {
+  const JobId id = submit_as(kAlice);
+  Reply r = call("GET", "/v1/jobs/" + std::to_string(id), kBob);
+  EXPECT_EQ(r.status, 403);
+  EXPECT_THAT(r.error_message(), HasSubstr("another user"));
+  EXPECT_EQ(call("POST", "/v1/jobs/" + std::to_string(id) + "/cancel", kBob).status, 403);
+  EXPECT_EQ(call("GET", "/v1/jobs/" + std::to_string(id) + "/attempts", kBob).status, 403);
+  EXPECT_EQ(cluster.jobs.active_job(id)->state, JobState::pending) << "bob's cancel had an effect";
+  EXPECT_EQ(call("GET", "/v1/jobs/" + std::to_string(id), kAlice).status, 200);
+  EXPECT_EQ(call("GET", "/v1/jobs/" + std::to_string(id), kAdmin).status, 200);
+}
+
+TEST_F(ApiTest, BadIdsAndQueryParametersAre400NamingTheField) {
+  submit_as(kAlice);
+  struct Case {
+    std::string target;
+    std::string field;
+  };
+  const std::vector<Case> cases = {
+      {"/v1/jobs/abc", "id"},
+      {"/v1/jobs/0", "id"},
+      {"/v1/jobs/-1", "id"},
+      {"/v1/jobs/1x", "id"},
+      {"/v1/jobs/99999999999999999999", "id"},
+      {"/v1/jobs?limit=0", "limit"},
+      {"/v1/jobs?limit=abc", "limit"},
+      {"/v1/jobs?limit=1001", "limit"},
+      {"/v1/jobs?before=0", "before"},
+      {"/v1/jobs?state=sleeping", "state"},
+      {"/v1/jobs?colour=red", "colour"},
+      {"/v1/jobs/1/logs?tail=0", "tail"},
+      {"/v1/jobs/1/logs?rank=-1", "rank"},
+      {"/v1/jobs/1/logs?verbose=1", "verbose"},
+  };
+  for (const auto& c : cases) {
+    const Reply r = call("GET", c.target, kAlice);
+    EXPECT_EQ(r.status, 400) << c.target << " -> " << r.body.dump();
+    EXPECT_EQ(r.error_field(), c.field) << c.target;
+    EXPECT_THAT(r.error_message(), HasSubstr(c.field)) << c.target;
+  }
+}
+
+TEST_F(ApiTest, UnknownPathIs404) {
+  for (const std::string target : {"/", "/v2/jobs", "/v1", "/v1/nope", "/v1/jobs/1/nope", "/v1/jobs/1/cancel/now"}) {
+    const Reply r = call("GET", target, kAdmin);
+    EXPECT_EQ(r.status, 404) << target;
+    EXPECT_EQ(r.error_code(), "not_found") << target;
+  }
+  EXPECT_EQ(call("GET", "/v1/jobs/12345", kAdmin).status, 404) << "a job that does not exist";
+  EXPECT_EQ(call("GET", "/v1/nodes/ghost", kAdmin).status, 404);
+}
+
+TEST_F(ApiTest, WrongMethodIs405WithAllow) {
+  struct Case {
+    std::string method;
+    std::string target;
+    std::string allow;
+  };
+  const std::vector<Case> cases = {
+      {"DELETE", "/v1/jobs", "GET, POST"},
+      {"PUT", "/v1/jobs/1", "GET"},
+      {"GET", "/v1/jobs/1/cancel", "POST"},
+      {"POST", "/v1/jobs/1/attempts", "GET"},
+      {"POST", "/v1/nodes", "GET"},
+      {"GET", "/v1/tokens", "POST"},
+      {"POST", "/healthz", "GET"},
+      {"GET", "/v1/shares/default", "PUT"},
+  };
+  for (const auto& c : cases) {
+    const Reply r = call(c.method, c.target, kAdmin);
+    EXPECT_EQ(r.status, 405) << c.method << " " << c.target;
+    EXPECT_EQ(r.header("Allow"), c.allow) << c.method << " " << c.target;
+  }
+}
+
+TEST_F(ApiTest, OnlyAdminsCreateTokensAndTheNewTokenWorks) {
+  Reply r = call("POST", "/v1/tokens", kAlice, R"({"user":"carol"})");
+  EXPECT_EQ(r.status, 403);
+  r = call("POST", "/v1/tokens", kAdmin, R"({"user":"carol","role":"agent"})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.error_field(), "role");
+  r = call("POST", "/v1/tokens", kAdmin, R"({"user":"carol","expires":1})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.error_field(), "expires");
+  r = call("POST", "/v1/tokens", kAdmin, R"({"user":"bad name!"})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.error_field(), "user");
+
+  r = call("POST", "/v1/tokens", kAdmin, R"({"user":"carol"})");
+  ASSERT_EQ(r.status, 201) << r.body.dump();
+  EXPECT_EQ(r.body["role"], "user");
+  const std::string secret = r.body.value("token", "");
+  ASSERT_FALSE(secret.empty());
+  const Reply carol = call("GET", "/v1/jobs", secret);
+  EXPECT_EQ(carol.status, 200);
+  const JobId id = submit_as(secret);
+  EXPECT_EQ(call("GET", "/v1/jobs/" + std::to_string(id), secret).body["user"], "carol");
+  EXPECT_EQ(call("POST", "/v1/tokens", secret, R"({"user":"dave"})").status, 403) << "a user token made by an admin is no admin";
+}
+
+TEST_F(ApiTest, UsersListOnlyTheirOwnJobs) {
+  submit_as(kAlice);
+  submit_as(kBob);
+  submit_as(kAlice);
+  Reply r = call("GET", "/v1/jobs", kAlice);
+  ASSERT_EQ(r.status, 200);
+  ASSERT_EQ(r.body["jobs"].size(), 2u);
+  for (const auto& job : r.body["jobs"]) EXPECT_EQ(job["user"], "alice");
+  EXPECT_EQ(r.body["jobs"][0]["id"], 3) << "newest first";
+  r = call("GET", "/v1/jobs?user=bob", kAlice);
+  EXPECT_EQ(r.status, 403);
+  EXPECT_EQ(r.error_field(), "user");
+  EXPECT_EQ(call("GET", "/v1/jobs", kBob).body["jobs"].size(), 1u);
+  EXPECT_EQ(call("GET", "/v1/jobs", kAdmin).body["jobs"].size(), 3u);
+  EXPECT_EQ(call("GET", "/v1/jobs?user=bob", kAdmin).body["jobs"].size(), 1u);
+}
+
+TEST_F(ApiTest, PagesWithLimitAndBefore) {
+  for (int i = 0; i < 3; ++i) submit_as(kAlice);
+  Reply r = call("GET", "/v1/jobs?limit=2", kAlice);
+  ASSERT_EQ(r.body["jobs"].size(), 2u);
+  ASSERT_EQ(r.body["next"], "2");
+  r = call("GET", "/v1/jobs?limit=2&before=2", kAlice);
+  ASSERT_EQ(r.body["jobs"].size(), 1u);
+  EXPECT_EQ(r.body["jobs"][0]["id"], 1);
+  EXPECT_TRUE(r.body["next"].is_null());
+}
+
+TEST_F(ApiTest, CancelPendingJobThenConflict) {
+  const JobId id = submit_as(kAlice);
+  Reply r = call("POST", "/v1/jobs/" + std::to_string(id) + "/cancel", kAlice);
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body["state"], "CANCELLED");
+  r = call("POST", "/v1/jobs/" + std::to_string(id) + "/cancel", kAlice);
+  EXPECT_EQ(r.status, 409);
+  EXPECT_EQ(call("GET", "/v1/jobs/" + std::to_string(id), kAlice).body["state"], "CANCELLED");
+}
+
+TEST_F(ApiTest, JobAndAttemptsReflectTheRunningAttempt) {
+  cluster.connect("n1");
+  const JobId id = submit_as(kAlice);
+  const auto launches = cluster.agents["n1"]->launches();
+  ASSERT_EQ(launches.size(), 1u);
+  cluster.started("n1", launches[0].attempt_id);
+  EXPECT_EQ(call("GET", "/v1/jobs/" + std::to_string(id), kAlice).body["state"], "RUNNING");
+  const Reply r = call("GET", "/v1/jobs/" + std::to_string(id) + "/attempts", kAlice);
+  ASSERT_EQ(r.status, 200);
+  ASSERT_EQ(r.body["attempts"].size(), 1u);
+  EXPECT_EQ(r.body["attempts"][0]["id"], launches[0].attempt_id);
+  const Reply nodes = call("GET", "/v1/nodes", kAlice);
+  ASSERT_EQ(nodes.body["nodes"].size(), 1u);
+  EXPECT_EQ(nodes.body["nodes"][0]["free_cores"], 0);
+}
+
+}  // namespace
+}  // namespace trainyard::testing

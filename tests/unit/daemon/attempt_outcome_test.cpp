@@ -1,0 +1,197 @@
+// Failure classification and retry decisions as pure functions: facts in, class and step out.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <csignal>
+
+#include "daemon/attempt_outcome.h"
+
+namespace trainyard {
+namespace {
+
+using ::testing::HasSubstr;
+
+AttemptFacts exit_with(int code, std::string reason = "") {
+  AttemptFacts f;
+  f.exit_code = code;
+  f.reason = std::move(reason);
+  return f;
+}
+
+AttemptFacts killed_by(int signal, std::string reason = "", std::string log_tail = "") {
+  AttemptFacts f;
+  f.signal = signal;
+  f.reason = std::move(reason);
+  f.log_tail = std::move(log_tail);
+  return f;
+}
+
+TEST(ClassifyFailure, EveryClass) {
+  struct Case {
+    const char* why;
+    AttemptFacts facts;
+    const char* expected;
+    bool infrastructure;
+  };
+  AttemptFacts cancelled;
+  cancelled.cancelled = true;
+  AttemptFacts lost;
+  lost.node_lost = true;
+  AttemptFacts timed_out;
+  timed_out.timed_out = true;
+  const std::vector<Case> cases = {
+      {"cancel", cancelled, "cancelled", false},
+      {"node lost", lost, "node_lost", true},
+      {"timeout", timed_out, "timeout", false},
+      {"stuck", killed_by(SIGKILL, "stuck: no progress for 1800 s"), "stuck", false},
+      {"oom by reason", killed_by(SIGKILL, "Out Of Memory killer"), "oom", false},
+      {"oom by log", killed_by(SIGKILL, "", "terminate called after std::bad_alloc"), "oom", false},
+      {"oom by exit", exit_with(1, "CUDA out of memory"), "oom", false},
+      {"nan", exit_with(1, "loss is NaN at step 40"), "nan_loss", false},
+      {"non-finite", exit_with(1, "non-finite loss"), "nan_loss", false},
+      {"collective", exit_with(1, "collective all-reduce timeout waiting for rank 3"), "collective_timeout", true},
+      {"signal", killed_by(SIGSEGV), "user_error", false},
+      {"exit", exit_with(3), "user_error", false},
+      {"nothing known", AttemptFacts{}, "unknown", false},
+      {"exit 0 but failed", exit_with(0), "unknown", false},
+  };
+  for (const auto& c : cases) {
+    const FailureClass cls = classify_failure(c.facts);
+    EXPECT_EQ(cls.name, c.expected) << c.why;
+    EXPECT_EQ(cls.infrastructure, c.infrastructure) << c.why;
+    EXPECT_FALSE(cls.suggestion.empty()) << c.why;
+  }
+}
+
+TEST(ClassifyFailure, EarlierRulesWin) {
+  // Every later marker is present; each step removes the rule that matched.
+  AttemptFacts f = killed_by(SIGKILL, "stuck; out of memory; NaN; collective timeout");
+  f.cancelled = f.node_lost = f.timed_out = true;
+  EXPECT_EQ(classify_failure(f).name, "cancelled");
+  f.cancelled = false;
+  EXPECT_EQ(classify_failure(f).name, "node_lost");
+  f.node_lost = false;
+  EXPECT_EQ(classify_failure(f).name, "timeout");
+  f.timed_out = false;
+  EXPECT_EQ(classify_failure(f).name, "stuck");
+  f.reason = "out of memory; NaN; collective timeout";
+  EXPECT_EQ(classify_failure(f).name, "oom");
+  f.reason = "NaN; collective timeout";
+  EXPECT_EQ(classify_failure(f).name, "nan_loss");
+  f.reason = "collective timeout";
+  EXPECT_EQ(classify_failure(f).name, "collective_timeout");
+  f.reason = "";
+  EXPECT_EQ(classify_failure(f).name, "user_error");
+}
+
+TEST(ClassifyFailure, OomMarkerWithoutAFailureIsNotOom) {
+  AttemptFacts f = exit_with(0, "");
+  f.log_tail = "recovered from out of memory earlier";
+  EXPECT_EQ(classify_failure(f).name, "unknown");
+}
+
+TEST(ClassifyFailure, SuggestionNamesTheExitCodeOrSignal) {
+  EXPECT_THAT(classify_failure(exit_with(3)).suggestion, HasSubstr("code 3"));
+  EXPECT_THAT(classify_failure(killed_by(SIGSEGV)).suggestion, HasSubstr("signal " + std::to_string(SIGSEGV)));
+}
+
+TEST(GlobMatch, ShellGlobs) {
+  EXPECT_TRUE(glob_match("*", ""));
+  EXPECT_TRUE(glob_match("1[0-9]", "12"));
+  EXPECT_FALSE(glob_match("1[0-9]", "1"));
+  EXPECT_TRUE(glob_match("?", "3"));
+  EXPECT_FALSE(glob_match("?", "13"));
+  EXPECT_TRUE(glob_match("*segfault*", "rank 1: segfault in forward"));
+  EXPECT_FALSE(glob_match("segfault", "rank 1: segfault"));
+  EXPECT_TRUE(glob_match("user_*", "user_error"));
+}
+
+JobSpec with_rules(int attempts, std::vector<ExitRule> rules) {
+  JobSpec spec;
+  spec.retry.attempts = attempts;
+  spec.retry.evaluate_on_exit = std::move(rules);
+  return spec;
+}
+
+ExitRule rule(std::optional<std::string> code, std::optional<std::string> reason, std::optional<std::string> cls,
+              RetryAction action) {
+  return ExitRule{std::move(code), std::move(reason), std::move(cls), action};
+}
+
+RetryDecision decide(const JobSpec& spec, int used, const AttemptFacts& facts, int infra_used = 0, int infra_max = 3) {
+  return decide_retry(spec, used, infra_used, infra_max, facts, classify_failure(facts));
+}
+
+TEST(DecideRetry, WithoutRulesRetriesWhileAttemptsRemain) {
+  const JobSpec spec = with_rules(3, {});
+  EXPECT_EQ(decide(spec, 1, exit_with(1)).step, NextStep::retry);
+  EXPECT_EQ(decide(spec, 2, exit_with(1)).step, NextStep::retry);
+  const RetryDecision last = decide(spec, 3, exit_with(1));
+  EXPECT_EQ(last.step, NextStep::fail);
+  EXPECT_THAT(last.why, HasSubstr("all 3 attempts failed"));
+  EXPECT_EQ(decide(with_rules(1, {}), 1, exit_with(1)).step, NextStep::fail);
+}
+
+TEST(DecideRetry, FirstMatchingRuleWins) {
+  const JobSpec spec = with_rules(5, {rule("1[0-9]", std::nullopt, std::nullopt, RetryAction::exit),
+                                      rule("1*", std::nullopt, std::nullopt, RetryAction::retry),
+                                      rule("*", std::nullopt, std::nullopt, RetryAction::exit)});
+  const RetryDecision twelve = decide(spec, 1, exit_with(12));
+  EXPECT_EQ(twelve.step, NextStep::fail);
+  EXPECT_THAT(twelve.why, HasSubstr("evaluate_on_exit[0] says exit"));
+  const RetryDecision one = decide(spec, 1, exit_with(1));
+  EXPECT_EQ(one.step, NextStep::retry);
+  EXPECT_THAT(one.why, HasSubstr("evaluate_on_exit[1] says retry"));
+  const RetryDecision two = decide(spec, 1, exit_with(2));
+  EXPECT_EQ(two.step, NextStep::fail);
+  EXPECT_THAT(two.why, HasSubstr("evaluate_on_exit[2]"));
+}
+
+TEST(DecideRetry, EveryGlobOfARuleMustMatch) {
+  const JobSpec spec = with_rules(5, {rule("1", "*flaky*", "user_error", RetryAction::exit)});
+  EXPECT_EQ(decide(spec, 1, exit_with(1, "a flaky test")).step, NextStep::fail);
+  EXPECT_EQ(decide(spec, 1, exit_with(1, "a solid failure")).step, NextStep::retry) << "reason glob did not match";
+  EXPECT_EQ(decide(spec, 1, exit_with(2, "a flaky test")).step, NextStep::retry) << "exit code glob did not match";
+  EXPECT_EQ(decide(spec, 1, exit_with(1, "flaky NaN")).step, NextStep::retry) << "class is nan_loss, not user_error";
+}
+
+TEST(DecideRetry, ClassGlobAndSignalWithoutExitCode) {
+  const JobSpec spec = with_rules(5, {rule("?*", std::nullopt, std::nullopt, RetryAction::exit),
+                                      rule(std::nullopt, std::nullopt, "oom", RetryAction::exit)});
+  // A signal leaves no exit code to match: the first rule needs one character at least.
+  EXPECT_EQ(decide(spec, 1, killed_by(SIGSEGV)).step, NextStep::retry);
+  EXPECT_EQ(decide(spec, 1, killed_by(SIGKILL, "oom")).step, NextStep::fail);
+}
+
+TEST(DecideRetry, RetryRuleStillRespectsTheAttemptLimit) {
+  const JobSpec spec = with_rules(2, {rule("*", std::nullopt, std::nullopt, RetryAction::retry)});
+  EXPECT_EQ(decide(spec, 1, exit_with(1)).step, NextStep::retry);
+  const RetryDecision d = decide(spec, 2, exit_with(1));
+  EXPECT_EQ(d.step, NextStep::fail);
+  EXPECT_THAT(d.why, HasSubstr("all 2 attempts are used"));
+}
+
+TEST(DecideRetry, InfrastructureRetriesUseTheirOwnLimit) {
+  AttemptFacts lost;
+  lost.node_lost = true;
+  const JobSpec spec = with_rules(1, {rule("*", std::nullopt, std::nullopt, RetryAction::exit)});
+  // Neither the used attempts nor an exit rule stop an infrastructure retry...
+  EXPECT_EQ(decide(spec, 1, lost, 0, 2).step, NextStep::retry_infrastructure);
+  EXPECT_EQ(decide(spec, 1, lost, 1, 2).step, NextStep::retry_infrastructure);
+  // ...only its own limit does.
+  const RetryDecision d = decide(spec, 1, lost, 2, 2);
+  EXPECT_EQ(d.step, NextStep::fail);
+  EXPECT_THAT(d.why, HasSubstr("infrastructure retries exhausted"));
+  EXPECT_EQ(decide(spec, 1, exit_with(1, "collective allreduce timeout"), 0, 2).step, NextStep::retry_infrastructure);
+}
+
+TEST(DecideRetry, CancelledNeverRetries) {
+  AttemptFacts f = exit_with(1);
+  f.cancelled = true;
+  EXPECT_EQ(decide(with_rules(10, {}), 1, f).step, NextStep::fail);
+  f.node_lost = true;
+  EXPECT_EQ(decide(with_rules(10, {}), 1, f).step, NextStep::fail);
+}
+
+}  // namespace
+}  // namespace trainyard

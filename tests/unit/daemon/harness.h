@@ -1,0 +1,319 @@
+#pragma once
+// Socket-free, clock-free doubles for the daemon's unit tests.
+//
+// `IoQueue` stands in for the I/O thread: the store worker posts completions into it from its own
+// thread, and the test runs them on the test thread. `settle()` reaches quiescence without
+// sleeping: it queues a barrier read behind every write (the worker runs tasks in order and posts a
+// write's completion before a later read's), runs completions until the barrier's arrives, fires
+// due timers, and repeats until a round did nothing but the barrier.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "daemon/job_manager.h"
+#include "daemon/store_worker.h"
+#include "proto/messages.h"
+#include "proto/time.h"
+#include "scheduler/scheduler.h"
+#include "tests/support/in_memory_store.h"
+
+namespace trainyard::testing {
+
+inline constexpr std::chrono::seconds kWaitLimit{10};
+
+// Completions posted from the worker thread, run on the test thread.
+class IoQueue {
+ public:
+  StoreWorker::PostToIo poster() {
+    return [this](StoreWorker::Continuation fn) {
+      {
+        std::lock_guard lock(mutex_);
+        queue_.push_back(std::move(fn));
+      }
+      ready_.notify_all();
+    };
+  }
+
+  // Runs every queued continuation; returns how many ran.
+  int run_ready() {
+    int ran = 0;
+    for (;;) {
+      StoreWorker::Continuation fn;
+      {
+        std::lock_guard lock(mutex_);
+        if (queue_.empty()) return ran;
+        fn = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      fn();
+      ++ran;
+    }
+  }
+
+  // Runs continuations until `done()` holds; fails the test if that takes longer than kWaitLimit.
+  // Returns how many ran.
+  int run_until(const std::function<bool()>& done) {
+    int ran = 0;
+    const auto deadline = std::chrono::steady_clock::now() + kWaitLimit;
+    while (!done()) {
+      {
+        std::unique_lock lock(mutex_);
+        if (!ready_.wait_until(lock, deadline, [this] { return !queue_.empty(); })) {
+          ADD_FAILURE() << "no completion arrived within " << kWaitLimit.count() << " s";
+          return ran;
+        }
+      }
+      ran += run_ready();
+    }
+    return ran;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<StoreWorker::Continuation> queue_;
+};
+
+// Timers that fire when the test says time has come. Test thread only.
+class FakeTimers final : public Timers {
+ public:
+  explicit FakeTimers(const TimeSource& clock) : clock_(clock) {}
+  void after(Millis delay, std::function<void()> fn) override {
+    pending_.emplace(clock_.now() + delay, std::move(fn));
+  }
+  // Fires every timer due by the clock's now (including ones that due timers add); returns how many.
+  int fire_due() {
+    int fired = 0;
+    while (!pending_.empty() && pending_.begin()->first <= clock_.now()) {
+      auto fn = std::move(pending_.begin()->second);
+      pending_.erase(pending_.begin());
+      fn();
+      ++fired;
+    }
+    return fired;
+  }
+  std::size_t pending() const { return pending_.size(); }
+
+ private:
+  const TimeSource& clock_;
+  std::multimap<TimePoint, std::function<void()>> pending_;
+};
+
+// A Store decorator whose commits can be made to fail. Records what it committed, so a test can
+// check from a completion that the change is already durable. Thread-safe to query.
+class FlakyStore final : public Store {
+ public:
+  explicit FlakyStore(Store& inner) : inner_(inner) {}
+
+  void fail_commits(bool fail) { failing_ = fail; }
+  bool committed_job(JobId id) const {
+    std::lock_guard lock(mutex_);
+    return committed_jobs_.contains(id);
+  }
+
+  void commit(std::span<const Change> batch) override {
+    if (failing_) throw StoreError("disk on fire (injected)");
+    inner_.commit(batch);
+    std::lock_guard lock(mutex_);
+    for (const auto& change : batch) {
+      for (const auto& job : change.jobs) committed_jobs_.insert(job.id);
+    }
+  }
+  LoadedState load() override { return inner_.load(); }
+  std::optional<Job> job(JobId id) override { return inner_.job(id); }
+  std::vector<Job> jobs(const JobQuery& query) override { return inner_.jobs(query); }
+  std::vector<Attempt> attempts_of(JobId job) override { return inner_.attempts_of(job); }
+  std::optional<Attempt> attempt(AttemptId id) override { return inner_.attempt(id); }
+  std::optional<Node> node(const std::string& name) override { return inner_.node(name); }
+  std::optional<TokenRecord> token_by_hash(const std::string& hash) override { return inner_.token_by_hash(hash); }
+  std::vector<TokenRecord> tokens() override { return inner_.tokens(); }
+  std::vector<Event> events_after(std::int64_t seq, int limit) override { return inner_.events_after(seq, limit); }
+  int schema_version() override { return inner_.schema_version(); }
+
+ private:
+  Store& inner_;
+  std::atomic<bool> failing_{false};
+  mutable std::mutex mutex_;
+  std::set<JobId> committed_jobs_;
+};
+
+// An agent connection that records what the daemon sent it.
+class FakeAgent final : public AgentChannel {
+ public:
+  void send(const DaemonMessage& message) override { sent.push_back(message); }
+  void disconnect(const std::string& reason) override {
+    disconnected = true;
+    disconnect_reason = reason;
+  }
+
+  template <typename T>
+  std::vector<T> all() const {
+    std::vector<T> out;
+    for (const auto& m : sent) {
+      if (const auto* t = std::get_if<T>(&m)) out.push_back(*t);
+    }
+    return out;
+  }
+  std::vector<LaunchMsg> launches() const { return all<LaunchMsg>(); }
+  std::vector<KillMsg> kills() const { return all<KillMsg>(); }
+
+  std::vector<DaemonMessage> sent;
+  bool disconnected = false;
+  std::string disconnect_reason;
+};
+
+inline TimePoint test_epoch() { return from_unix_ms(1'800'000'000'000); }
+
+inline JobManagerConfig test_config() {
+  JobManagerConfig c;
+  c.daemon_version = "test";
+  c.heartbeat_interval = Millis(1000);
+  c.node_timeout = Millis(5000);
+  c.kill_grace_ms = 3000;
+  c.checkpoint_root = "/ckpt";
+  c.max_infra_retries = 2;
+  c.retry_backoff_base = Millis(2000);
+  c.log_fetch_timeout = Millis(1000);
+  return c;
+}
+
+inline JobSpec command_spec(int nodes, int attempts = 1) {
+  JobSpec spec;
+  spec.name = "train";
+  spec.nodes = nodes;
+  spec.command.argv = {"/bin/true"};
+  spec.retry.attempts = attempts;
+  return spec;
+}
+
+// A daemon without sockets: job manager over an in-memory store, with fake agents and time.
+struct Cluster {
+  explicit Cluster(JobManagerConfig config = test_config())
+      : worker(store, io.poster()), jobs(worker, clock, timers, std::move(config), scheduler) {}
+
+  // Runs completions and due timers until nothing more happens.
+  void settle() {
+    for (;;) {
+      bool barrier = false;
+      worker.read([&barrier](Store&) { return StoreWorker::Continuation([&barrier] { barrier = true; }); },
+                  [](const std::string& error) { ADD_FAILURE() << "barrier read failed: " << error; });
+      const int ran = io.run_until([&barrier] { return barrier; }) - 1;
+      const int fired = timers.fire_due();
+      if (ran == 0 && fired == 0) return;
+    }
+  }
+  void advance(Millis by) {
+    clock.advance(by);
+    settle();
+  }
+
+  std::shared_ptr<FakeAgent> connect(const std::string& name, int cores = 8, std::vector<AttemptReport> running = {}) {
+    HelloMsg hello;
+    hello.agent_version = "test-agent";
+    hello.name = name;
+    hello.cores = cores;
+    hello.memory_mb = 1024;
+    hello.data_addr = "10.0.0." + std::to_string(agents.size() + 1) + ":7000";
+    hello.attempts = std::move(running);
+    auto agent = std::make_shared<FakeAgent>();
+    const std::string refusal = jobs.agent_hello(hello, agent);
+    EXPECT_EQ(refusal, "") << "hello of " << name << " refused";
+    agents[name] = agent;
+    data_addr[name] = hello.data_addr;
+    settle();
+    return agent;
+  }
+
+  void send(const std::string& node, const AgentMessage& message) {
+    jobs.agent_message(node, agents.at(node).get(), message);
+    settle();
+  }
+  void started(const std::string& node, AttemptId id) { send(node, AttemptStartedMsg{id}); }
+  void exited(const std::string& node, AttemptId id, std::optional<int> code, std::optional<int> signal = std::nullopt,
+              std::string reason = "") {
+    AttemptExitedMsg msg;
+    msg.attempt_id = id;
+    msg.exit_code = code;
+    msg.signal = signal;
+    msg.reason = std::move(reason);
+    send(node, msg);
+  }
+  void heartbeat(const std::string& node, std::vector<AttemptReport> running = {}) {
+    send(node, HeartbeatMsg{std::move(running)});
+  }
+
+  Job submit(JobSpec spec, const std::string& user = "alice") {
+    std::optional<Job> accepted;
+    jobs.submit(std::move(spec), user, [&accepted](std::optional<Job> job, std::string error) {
+      EXPECT_TRUE(job) << error;
+      accepted = std::move(job);
+    });
+    settle();
+    EXPECT_TRUE(accepted);
+    return accepted.value_or(Job{});
+  }
+
+  // The stored record, read through the worker as the daemon would.
+  std::optional<Job> stored_job(JobId id) {
+    std::optional<Job> out;
+    bool done = false;
+    worker.read([&, id](Store& s) { return StoreWorker::Continuation([&, job = s.job(id)] { out = job; done = true; }); },
+                [](const std::string& error) { ADD_FAILURE() << error; });
+    io.run_until([&done] { return done; });
+    return out;
+  }
+  std::vector<Attempt> stored_attempts(JobId id) {
+    std::vector<Attempt> out;
+    bool done = false;
+    worker.read([&, id](Store& s) {
+      return StoreWorker::Continuation([&, list = s.attempts_of(id)] { out = list; done = true; });
+    }, [](const std::string& error) { ADD_FAILURE() << error; });
+    io.run_until([&done] { return done; });
+    return out;
+  }
+
+  // Every launch sent so far, by node.
+  std::map<std::string, std::vector<LaunchMsg>> launches() const {
+    std::map<std::string, std::vector<LaunchMsg>> out;
+    for (const auto& [name, agent] : agents) {
+      auto l = agent->launches();
+      if (!l.empty()) out[name] = l;
+    }
+    return out;
+  }
+  // The nodes of the latest launch of `attempt`, by rank.
+  std::vector<std::string> nodes_of(AttemptId attempt) const {
+    std::map<int, std::string> by_rank;
+    for (const auto& [name, list] : launches()) {
+      for (const auto& l : list) {
+        if (l.attempt_id == attempt) by_rank[l.rank] = name;
+      }
+    }
+    std::vector<std::string> out;
+    for (const auto& [rank, name] : by_rank) out.push_back(name);
+    return out;
+  }
+
+  ManualTimeSource clock{test_epoch()};
+  InMemoryStore memory;
+  FlakyStore store{memory};
+  IoQueue io;
+  FakeTimers timers{clock};
+  scheduler::Scheduler scheduler{scheduler::Config{}};
+  StoreWorker worker;
+  JobManager jobs;
+  std::map<std::string, std::shared_ptr<FakeAgent>> agents;
+  std::map<std::string, std::string> data_addr;
+};
+
+}  // namespace trainyard::testing

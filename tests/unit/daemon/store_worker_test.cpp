@@ -1,0 +1,201 @@
+// The store worker: group commit, read-your-writes ordering and failure propagation, observed
+// through a Store whose first commit waits on a gate the test opens (no sleeping).
+#include <gtest/gtest.h>
+
+#include "tests/unit/daemon/harness.h"
+
+namespace trainyard::testing {
+namespace {
+
+// Blocks its first commit until `open()`, records the size of every committed batch, and fails
+// the commit numbered `fail_commit` (1-based), if set.
+class GatedStore final : public Store {
+ public:
+  explicit GatedStore(int fail_commit = 0) : fail_commit_(fail_commit) {}
+
+  void wait_until_blocked() {
+    std::unique_lock lock(mutex_);
+    ASSERT_TRUE(changed_.wait_for(lock, kWaitLimit, [this] { return blocked_; })) << "the first commit never started";
+  }
+  void open() {
+    {
+      std::lock_guard lock(mutex_);
+      open_ = true;
+    }
+    changed_.notify_all();
+  }
+  std::vector<std::size_t> batches() {
+    std::lock_guard lock(mutex_);
+    return batches_;
+  }
+
+  void commit(std::span<const Change> batch) override {
+    std::unique_lock lock(mutex_);
+    const int number = ++commits_;
+    if (number == 1) {
+      blocked_ = true;
+      changed_.notify_all();
+      changed_.wait(lock, [this] { return open_; });
+    }
+    if (number == fail_commit_) throw StoreError("injected failure of commit " + std::to_string(number));
+    batches_.push_back(batch.size());
+    lock.unlock();
+    inner_.commit(batch);
+  }
+  LoadedState load() override { return inner_.load(); }
+  std::optional<Job> job(JobId id) override { return inner_.job(id); }
+  std::vector<Job> jobs(const JobQuery& query) override { return inner_.jobs(query); }
+  std::vector<Attempt> attempts_of(JobId job) override { return inner_.attempts_of(job); }
+  std::optional<Attempt> attempt(AttemptId id) override { return inner_.attempt(id); }
+  std::optional<Node> node(const std::string& name) override { return inner_.node(name); }
+  std::optional<TokenRecord> token_by_hash(const std::string& hash) override { return inner_.token_by_hash(hash); }
+  std::vector<TokenRecord> tokens() override { return inner_.tokens(); }
+  std::vector<Event> events_after(std::int64_t seq, int limit) override { return inner_.events_after(seq, limit); }
+  int schema_version() override { return inner_.schema_version(); }
+
+ private:
+  InMemoryStore inner_;
+  const int fail_commit_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool blocked_ = false;
+  bool open_ = false;
+  int commits_ = 0;
+  std::vector<std::size_t> batches_;
+};
+
+Change job_change(JobId id) {
+  Change change;
+  Job job;
+  job.id = id;
+  job.spec = command_spec(1);
+  job.user = "alice";
+  change.jobs.push_back(job);
+  return change;
+}
+
+// Outcome of each write, by job id: "ok" or the error.
+struct Outcomes {
+  StoreWorker::WriteDone recorder(JobId id) {
+    return [this, id](std::exception_ptr error) {
+      if (!error) {
+        by_job[id] = "ok";
+        return;
+      }
+      try {
+        std::rethrow_exception(error);
+      } catch (const std::exception& e) {
+        by_job[id] = e.what();
+      }
+    };
+  }
+  std::map<JobId, std::string> by_job;
+};
+
+TEST(StoreWorker, WritesQueuedDuringACommitShareTheNextOne) {
+  GatedStore store;
+  IoQueue io;
+  Outcomes outcomes;
+  {
+    StoreWorker worker(store, io.poster());
+    worker.write(job_change(1), outcomes.recorder(1));
+    store.wait_until_blocked();
+    for (JobId id = 2; id <= 11; ++id) worker.write(job_change(id), outcomes.recorder(id));
+    store.open();
+    io.run_until([&] { return outcomes.by_job.size() == 11; });
+    EXPECT_EQ(worker.commits(), 2u);
+  }
+  EXPECT_EQ(store.batches(), (std::vector<std::size_t>{1, 10})) << "ten writes queued behind a slow commit, one transaction";
+  for (JobId id = 1; id <= 11; ++id) EXPECT_EQ(outcomes.by_job[id], "ok") << id;
+}
+
+TEST(StoreWorker, ReadSeesEveryWriteQueuedBeforeItAndNoneAfter) {
+  GatedStore store;
+  IoQueue io;
+  Outcomes outcomes;
+  std::vector<std::string> order;  // completions as the I/O thread runs them
+  StoreWorker worker(store, io.poster());
+  worker.write(job_change(1), outcomes.recorder(1));
+  store.wait_until_blocked();
+  worker.write(job_change(2), [&](std::exception_ptr) { order.push_back("write 2"); });
+  std::optional<bool> saw2, saw3;
+  worker.read(
+      [&](Store& s) {
+        const bool has2 = s.job(2).has_value();
+        const bool has3 = s.job(3).has_value();
+        return StoreWorker::Continuation([&, has2, has3] {
+          saw2 = has2;
+          saw3 = has3;
+          order.push_back("read");
+        });
+      },
+      [](const std::string& error) { ADD_FAILURE() << error; });
+  worker.write(job_change(3), [&](std::exception_ptr) { order.push_back("write 3"); });
+  store.open();
+  io.run_until([&] { return order.size() == 3; });
+  EXPECT_EQ(saw2, true);
+  EXPECT_EQ(saw3, false);
+  EXPECT_EQ(order, (std::vector<std::string>{"write 2", "read", "write 3"}));
+  EXPECT_EQ(store.batches(), (std::vector<std::size_t>{1, 1, 1})) << "a read splits the batch it sits in";
+}
+
+TEST(StoreWorker, FailedBatchFailsEveryWriteInItAndOnlyThose) {
+  GatedStore store(/*fail_commit=*/2);
+  IoQueue io;
+  Outcomes outcomes;
+  StoreWorker worker(store, io.poster());
+  worker.write(job_change(1), outcomes.recorder(1));
+  store.wait_until_blocked();
+  for (JobId id = 2; id <= 6; ++id) worker.write(job_change(id), outcomes.recorder(id));
+  store.open();
+  io.run_until([&] { return outcomes.by_job.size() == 6; });
+  worker.write(job_change(7), outcomes.recorder(7));
+  io.run_until([&] { return outcomes.by_job.size() == 7; });
+
+  EXPECT_EQ(outcomes.by_job[1], "ok");
+  for (JobId id = 2; id <= 6; ++id) EXPECT_EQ(outcomes.by_job[id], "injected failure of commit 2") << id;
+  EXPECT_EQ(outcomes.by_job[7], "ok") << "the worker carries on after a failed batch";
+  bool done = false;
+  std::vector<JobId> stored;
+  worker.read(
+      [&](Store& s) {
+        std::vector<JobId> ids;
+        for (JobId id = 1; id <= 7; ++id) {
+          if (s.job(id)) ids.push_back(id);
+        }
+        return StoreWorker::Continuation([&, ids] {
+          stored = ids;
+          done = true;
+        });
+      },
+      [](const std::string& error) { ADD_FAILURE() << error; });
+  io.run_until([&] { return done; });
+  EXPECT_EQ(stored, (std::vector<JobId>{1, 7})) << "nothing of the failed batch is stored";
+}
+
+TEST(StoreWorker, ReadThatThrowsReportsTheError) {
+  InMemoryStore store;
+  IoQueue io;
+  StoreWorker worker(store, io.poster());
+  std::string error;
+  worker.read([](Store&) -> StoreWorker::Continuation { throw StoreError("cannot read"); },
+              [&](const std::string& e) { error = e; });
+  io.run_until([&] { return !error.empty(); });
+  EXPECT_EQ(error, "cannot read");
+}
+
+TEST(StoreWorker, DestructorFinishesQueuedWrites) {
+  InMemoryStore store;
+  IoQueue io;
+  int completed = 0;
+  {
+    StoreWorker worker(store, io.poster());
+    for (JobId id = 1; id <= 50; ++id) worker.write(job_change(id), [&](std::exception_ptr e) { completed += !e; });
+  }
+  io.run_ready();
+  EXPECT_EQ(completed, 50);
+  EXPECT_EQ(store.load().max_job_id, 50);
+}
+
+}  // namespace
+}  // namespace trainyard::testing
