@@ -28,7 +28,7 @@ std::string describe(std::chrono::milliseconds d) {
   return d.count() % 1000 == 0 ? std::to_string(d.count() / 1000) + " s" : std::to_string(d.count()) + " ms";
 }
 
-bool is_idempotent(const std::string& method) { return method == "GET" || method == "HEAD"; }
+bool is_idempotent(const std::string& method) { return method == "GET"; }
 
 class BeastHttpClient final : public HttpClient {
  public:
