@@ -223,6 +223,71 @@ TEST(JobManagerRetry, ExitRuleEndsTheJobDespiteAttemptsLeft) {
   EXPECT_EQ(c.jobs.active_job(r.job.id), nullptr);
 }
 
+TEST(JobManagerRetry, BackoffDoublesWithEachFailedAttempt) {
+  Cluster c;
+  connect_nodes(c, 1);
+  RunningJob r = start_job(c, command_spec(1, 3));
+  c.exited("n1", r.attempt, 1);
+  c.advance(Millis(2000));
+  c.jobs.tick();
+  c.settle();
+  const auto launches = c.agents["n1"]->launches();
+  ASSERT_EQ(launches.size(), 2u);
+  c.started("n1", launches[1].attempt_id);
+  const TimePoint failed_at = c.clock.now();
+  c.exited("n1", launches[1].attempt_id, 1);
+  ASSERT_TRUE(c.jobs.active_job(r.job.id)->not_before);
+  EXPECT_EQ(*c.jobs.active_job(r.job.id)->not_before, failed_at + Millis(4000)) << "base times 2^1 after two attempts";
+}
+
+TEST(JobManagerTimeout, AttemptPastTimeoutIsKilledAndClassified) {
+  Cluster c;
+  connect_nodes(c, 1);
+  JobSpec spec = command_spec(1);
+  spec.timeout_s = 3;
+  RunningJob r = start_job(c, spec);
+  for (int i = 0; i < 3; ++i) {
+    c.advance(Millis(1000));
+    c.heartbeat("n1", {AttemptReport{r.attempt, r.job.id, i, std::nullopt, ""}});
+    c.jobs.tick();
+    c.settle();
+  }
+  EXPECT_TRUE(c.agents["n1"]->kills().empty()) << "killed before timeout_s had passed";
+  c.advance(Millis(1));
+  c.jobs.tick();
+  c.settle();
+  const auto kills = c.agents["n1"]->kills();
+  ASSERT_EQ(kills.size(), 1u);
+  EXPECT_THAT(kills[0].reason, HasSubstr("timeout"));
+  c.exited("n1", r.attempt, std::nullopt, SIGTERM, "killed");
+  const auto job = c.stored_job(r.job.id);
+  EXPECT_EQ(job->state, JobState::failed);
+  EXPECT_EQ(job->failure_class, "timeout");
+}
+
+TEST(JobManagerNodeLoss, AgentThatReconnectsWithinTheTimeoutKeepsItsAttempt) {
+  Cluster c;
+  connect_nodes(c, 1);
+  RunningJob r = start_job(c, command_spec(1));
+  c.jobs.agent_gone("n1", c.agents["n1"].get());
+  EXPECT_FALSE(c.jobs.node("n1")->node.connected);
+  c.advance(Millis(4000));
+  c.jobs.tick();
+  c.settle();
+  EXPECT_NE(c.jobs.node("n1")->node.state, NodeState::down);
+  const AttemptReport report{r.attempt, r.job.id, 9, std::nullopt, ""};
+  c.connect("n1", 8, {report});
+  for (int i = 0; i < 8; ++i) {
+    c.advance(Millis(1000));
+    c.heartbeat("n1", {report});
+    c.jobs.tick();
+    c.settle();
+  }
+  EXPECT_TRUE(c.agents["n1"]->kills().empty());
+  EXPECT_EQ(c.jobs.active_job(r.job.id)->state, JobState::running);
+  EXPECT_EQ(c.jobs.active_attempt(r.attempt)->steps_completed, 9);
+}
+
 TEST(JobManagerCancel, PendingJobIsCancelledAtOnce) {
   Cluster c;
   connect_nodes(c, 1);
