@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <spdlog/spdlog.h>
 
+#include "agent/neuron/checkpoint.h"
 #include "agent/neuron/tcp_communicator.h"
 
 namespace trainyard::agent {
@@ -42,7 +43,16 @@ void SimulatedRun::train() {
     neuron::TcpCommunicator comm(comm_options, context_.data_plane);
     neuron::TrainerOptions options;
     if (!launch_.checkpoint_dir.empty() && launch_.workload.checkpoint_every > 0) options.checkpoint_root = launch_.checkpoint_dir;
-    if (launch_.resume_from) options.resume_from = *launch_.resume_from;
+    if (launch_.resume_from) {
+      options.resume_from = *launch_.resume_from;
+    } else if (!options.checkpoint_root.empty()) {
+      // A retried attempt carries on from the newest checkpoint whose checksums verify. The previous
+      // attempt has ended on every rank, so all ranks see the same checkpoints and agree.
+      if (const auto newest = neuron::newest_verified_checkpoint(options.checkpoint_root)) {
+        options.resume_from = newest->path;
+        log_line("resuming from " + newest->path.string() + " (step " + std::to_string(newest->step) + ")");
+      }
+    }
     options.on_step = [this](const neuron::StepMetrics& m) {
       step_ = m.step;
       progress_ms_ = to_unix_ms(SystemTimeSource().now());

@@ -3,6 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include <charconv>
+#include <filesystem>
+
+#include "agent/neuron/checkpoint.h"
 
 #include "scheduler/types.h"
 
@@ -62,8 +65,14 @@ bool can_see(const Principal& who, const Job& job) { return who.is_admin() || wh
 
 }  // namespace
 
-Api::Api(JobManager& jobs, StoreWorker& store, TokenRegistry& tokens, const TimeSource& clock, std::string version)
-    : jobs_(jobs), store_(store), tokens_(tokens), clock_(clock), version_(std::move(version)) {}
+Api::Api(JobManager& jobs, StoreWorker& store, TokenRegistry& tokens, const TimeSource& clock, std::string version,
+         std::string checkpoint_root)
+    : jobs_(jobs),
+      store_(store),
+      tokens_(tokens),
+      clock_(clock),
+      version_(std::move(version)),
+      checkpoint_root_(std::move(checkpoint_root)) {}
 
 void Api::handle(net::HttpRequest request, net::HttpResponder respond) {
   Call call{std::move(request), {}, std::make_shared<net::HttpResponder>(std::move(respond))};
@@ -104,6 +113,7 @@ void Api::handle(net::HttpRequest request, net::HttpResponder respond) {
       if (n == 4 && parts[3] == "cancel") return method == "POST" ? cancel_job(call, id) : method_not_allowed("POST");
       if (n == 4 && parts[3] == "attempts") return method == "GET" ? job_attempts(call, id) : method_not_allowed("GET");
       if (n == 4 && parts[3] == "logs") return method == "GET" ? job_logs(call, id) : method_not_allowed("GET");
+      if (n == 4 && parts[3] == "checkpoints") return method == "GET" ? job_checkpoints(call, id) : method_not_allowed("GET");
     }
     if (n == 2 && parts[1] == "nodes") return method == "GET" ? list_nodes(call) : method_not_allowed("GET");
     if (n == 3 && parts[1] == "nodes") return method == "GET" ? get_node(call, parts[2]) : method_not_allowed("GET");
@@ -261,6 +271,23 @@ void Api::job_logs(Call call, JobId id) {
           });
         },
         [c](const std::string& error) { c.fail(500, "internal", "could not read attempts: " + error); });
+  });
+}
+
+void Api::job_checkpoints(Call call, JobId id) {
+  with_job(call, id, [this](Call c, Job job) {
+    const std::filesystem::path dir = std::filesystem::path(checkpoint_root_) / ("job-" + std::to_string(job.id));
+    // Listing and verifying reads files: done on the worker thread, never on the I/O thread.
+    store_.read(
+        [c, dir](Store&) {
+          Json list = Json::array();
+          for (const auto& info : neuron::list_checkpoints(dir)) {
+            const std::string problem = neuron::verify_checkpoint(info.path);
+            list.push_back({{"step", info.step}, {"path", info.path.string()}, {"valid", problem.empty()}, {"problem", problem}});
+          }
+          return std::function<void()>([c, list] { c.reply(200, {{"checkpoints", list}}); });
+        },
+        [c](const std::string& error) { c.fail(500, "internal", "could not list checkpoints: " + error); });
   });
 }
 

@@ -14,7 +14,8 @@ namespace trainyard {
 
 class Api {
  public:
-  Api(JobManager& jobs, StoreWorker& store, TokenRegistry& tokens, const TimeSource& clock, std::string version);
+  Api(JobManager& jobs, StoreWorker& store, TokenRegistry& tokens, const TimeSource& clock, std::string version,
+      std::string checkpoint_root);
   void handle(net::HttpRequest request, net::HttpResponder respond);
 
  private:
@@ -26,6 +27,7 @@ class Api {
   void cancel_job(Call call, JobId id);
   void job_attempts(Call call, JobId id);
   void job_logs(Call call, JobId id);
+  void job_checkpoints(Call call, JobId id);
   void list_nodes(Call call);
   void get_node(Call call, const std::string& name);
   void create_token(Call call);
@@ -41,6 +43,7 @@ class Api {
   TokenRegistry& tokens_;
   const TimeSource& clock_;
   std::string version_;
+  std::string checkpoint_root_;
 };
 
 }  // namespace trainyard

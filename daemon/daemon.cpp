@@ -153,7 +153,7 @@ int run_daemon(const DaemonOptions& o) {
   jobs.restore(state);
 
   AgentGateway gateway(jobs, tokens);
-  Api api(jobs, worker, tokens, clock, kTrainyardVersion);
+  Api api(jobs, worker, tokens, clock, kTrainyardVersion, checkpoint_root);
   net::HttpServerOptions server_options;
   server_options.body_limit = static_cast<std::size_t>(o.body_limit_bytes);
   net::HttpServer server(io, server_options, [&api](net::HttpRequest req, net::HttpResponder respond) {

@@ -1,5 +1,7 @@
 // The simulated Trainium kernel end to end: data-parallel training over real TCP collectives
 // between agent processes, driven through the REST API.
+#include <signal.h>
+
 #include <gtest/gtest.h>
 
 #include "tests/integration/cluster.h"
@@ -27,6 +29,48 @@ TEST(Simulated, FourNodeTrainingJobRunsEndToEnd) {
   const std::string text = logs.body["logs"][0]["text"];
   EXPECT_NE(text.find("step=40 loss="), std::string::npos) << text;
   EXPECT_NE(text.find("rank 3 of 4"), std::string::npos) << text;
+  const auto checkpoints = cluster.api("GET", "/v1/jobs/" + std::to_string(id) + "/checkpoints").body["checkpoints"];
+  ASSERT_EQ(checkpoints.size(), 3u) << checkpoints.dump();  // keep_checkpoints defaults to 3
+  EXPECT_EQ(checkpoints.back()["step"], 40);
+}
+
+}  // namespace
+}  // namespace trainyard::testing
+
+namespace trainyard::testing {
+namespace {
+
+TEST(Simulated, AKilledAgentsJobResumesFromItsCheckpointElsewhereAndFinishes) {
+  Cluster cluster;
+  cluster.start_daemon();
+  for (int i = 0; i < 3; ++i) cluster.start_agent("trn-" + std::to_string(i));
+  cluster.wait_for_nodes(3);
+  const auto id = cluster.submit({{"name", "resilient"},
+                                  {"nodes", 2},
+                                  {"kind", "simulated"},
+                                  {"workload", {{"steps", 60}, {"step_ms", 40}, {"checkpoint_every", 5}}}});
+  const Json running = cluster.wait_job_state(id, "RUNNING", 30s);
+  const std::string path = "/v1/jobs/" + std::to_string(id);
+  ASSERT_TRUE(eventually([&] { return cluster.api("GET", path + "/checkpoints").body["checkpoints"].size() >= 2; }, 30s));
+  const std::string victim = cluster.api("GET", path + "/attempts").body["attempts"][0]["nodes"][1];
+  cluster.stop_agent(victim, SIGKILL);
+
+  const Json job = cluster.wait_job_state(id, "SUCCEEDED", 60s);
+  EXPECT_EQ(job["infra_retries"], 1) << job.dump();
+  const auto attempts = cluster.api("GET", path + "/attempts").body["attempts"];
+  ASSERT_EQ(attempts.size(), 2u);
+  EXPECT_EQ(attempts[0]["failure_class"], "node_lost");
+  EXPECT_TRUE(attempts[0]["infrastructure"].get<bool>());
+  for (const auto& node : attempts[1]["nodes"]) EXPECT_NE(node, victim);
+  EXPECT_EQ(attempts[1]["steps_completed"], 60);
+  const std::string log = cluster.api("GET", path + "/logs?rank=0").body["logs"][0]["text"];
+  EXPECT_NE(log.find("resuming from"), std::string::npos) << log;
+  EXPECT_NE(log.find("step=60 loss="), std::string::npos) << log;
+  EXPECT_EQ(log.find("step=1 loss="), std::string::npos) << "the second attempt restarted from scratch:\n" << log;
+  // Every listed checkpoint verifies.
+  for (const auto& c : cluster.api("GET", path + "/checkpoints").body["checkpoints"]) {
+    EXPECT_TRUE(c["valid"].get<bool>()) << c.dump();
+  }
 }
 
 }  // namespace
