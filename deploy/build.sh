@@ -10,5 +10,7 @@ case "$flavour" in
   asan) dir=build-asan; flags=(-DCMAKE_BUILD_TYPE=Debug -DTRAINYARD_SANITIZE=ON -DTRAINYARD_BUILD_BENCH=OFF) ;;
   *) echo "build.sh: unknown flavour '$flavour' (release or asan)" >&2; exit 2 ;;
 esac
+# ccache hits across clones of the repository (CI builds a fresh clone): paths relative to here.
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 cmake -S . -B "$dir" -G Ninja "${flags[@]}" > /dev/null
 ninja -C "$dir" "$@"
