@@ -442,9 +442,10 @@ std::string JobManager::agent_hello(const HelloMsg& hello, std::shared_ptr<Agent
       continue;
     }
     RankState& rs = it->second.ranks[static_cast<std::size_t>(rank)];
-    rs.started = true;
     rs.unconfirmed_since.reset();
     rs.steps = std::max(rs.steps, report.step);
+    // A rank the agent still runs has started, even if its start was lost with a restart of ours.
+    on_started(hello.name, AttemptStartedMsg{report.attempt_id});
   }
   for (AttemptId id : entry.attempts) {
     if (reported.contains(id)) continue;

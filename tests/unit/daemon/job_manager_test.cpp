@@ -602,6 +602,26 @@ TEST(JobManagerLaunch, RanksKilledBeforeTheirLaunchAreNeverLaunched) {
   EXPECT_EQ(c.jobs.active_job(1)->state, JobState::pending);
 }
 
+// The crash came after every rank started but before the RUNNING transition was stored: the agents'
+// hellos are the only news that the ranks run, so they must complete the transition.
+TEST(JobManagerRestore, StartingAttemptThatEveryAgentReportsBecomesRunning) {
+  Cluster c;
+  LoadedState state = crashed_with_running_job(c.clock.now() - Millis(60000));
+  state.active_jobs[0].state = JobState::starting;
+  state.active_attempts[0].state = AttemptState::starting;
+  state.active_attempts[0].started_at.reset();
+  seed(c, state);
+  c.jobs.restore(state);
+  c.settle();
+  const AttemptReport report{11, 7, 3, std::nullopt, "forward"};
+  c.connect("n1", 8, {report});
+  EXPECT_EQ(c.jobs.active_job(7)->state, JobState::starting) << "running before every rank was confirmed";
+  c.connect("n2", 8, {report});
+  EXPECT_EQ(c.jobs.active_job(7)->state, JobState::running);
+  EXPECT_EQ(c.stored_attempts(7).back().state, AttemptState::running);
+  EXPECT_TRUE(c.stored_attempts(7).back().started_at) << "timeout_s counts from started_at";
+}
+
 TEST(JobManagerLogs, FetchesEachRankAndTimesOutTheSilentOne) {
   Cluster c;
   connect_nodes(c, 2);
