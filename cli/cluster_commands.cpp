@@ -1,4 +1,6 @@
-// The cluster commands: nodes, token create.
+// The cluster commands: nodes, shares, token create.
+#include <cstdio>
+
 #include "cli/commands.h"
 #include "cli/table.h"
 
@@ -22,6 +24,41 @@ std::string ListNodes::render(const Replies& replies, const RenderContext& ctx) 
     for (const Json& node : reply["nodes"]) {
       t.add_row({text_of(node, "name"), text_of(node, "state"), text_of(node, "cores"), text_of(node, "free_cores"),
                  labels_of(node, "labels"), age_of(node, "last_heartbeat", ctx.now), text_of(node, "state_reason")});
+    }
+  }
+  return t.str();
+}
+
+// ---- shares ----
+
+std::vector<FlagSpec> ListShares::flags() { return {}; }
+
+ListShares ListShares::parse(const ParsedArgs& args) {
+  if (!args.positionals.empty()) throw InvalidInput(args.positionals.front(), "unexpected argument");
+  return {};
+}
+
+std::vector<ApiRequest> ListShares::requests(const InputReader&) const { return {{"GET", "/v1/shares", std::nullopt}}; }
+
+namespace {
+std::string fixed(const Json& row, const char* key, int digits, double scale = 1.0) {
+  const Json& v = field_or_null(row, key);
+  if (!v.is_number()) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v.get<double>() / scale);
+  return buf;
+}
+}  // namespace
+
+// Like `sshare`: usage in core-hours, the normalised usage and the factor F = 2^(-U/S).
+std::string ListShares::render(const Replies& replies, const RenderContext&) const {
+  Table t({"SHARE", "WEIGHT", "CAP", "USAGE(core-h)", "NORM_USAGE", "FACTOR", "RUNNING_CORES", "PENDING"});
+  const Json& shares = field_or_null(replies.at(0), "shares");
+  if (shares.is_array()) {
+    for (const Json& row : shares) {
+      t.add_row({text_of(row, "name"), fixed(row, "weight", 2), text_of(row, "max_running_cores"),
+                 fixed(row, "usage_core_s", 2, 3600.0), fixed(row, "normalized_usage", 4),
+                 fixed(row, "fair_share_factor", 4), text_of(row, "running_cores"), text_of(row, "pending_jobs")});
     }
   }
   return t.str();

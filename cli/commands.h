@@ -130,6 +130,18 @@ struct ListNodes {
   bool operator==(const ListNodes&) const = default;
 };
 
+struct ListShares {
+  static constexpr std::string_view kPath = "shares";
+  static constexpr std::string_view kSynopsis = "shares";
+  static constexpr std::string_view kSummary = "Show the fair-share table: weight, usage, factor, running and pending work.";
+  static std::vector<FlagSpec> flags();
+  static ListShares parse(const ParsedArgs& args);
+  std::vector<ApiRequest> requests(const InputReader& read) const;
+  std::string render(const Replies& replies, const RenderContext& ctx) const;
+
+  bool operator==(const ListShares&) const = default;
+};
+
 struct CreateToken {
   static constexpr std::string_view kPath = "token create";
   static constexpr std::string_view kSynopsis = "token create USER [--role user|admin]";
@@ -144,7 +156,7 @@ struct CreateToken {
   bool operator==(const CreateToken&) const = default;
 };
 
-using Command = std::variant<SubmitJob, ListJobs, ShowJob, ShowLogs, CancelJob, ListNodes, CreateToken>;
+using Command = std::variant<SubmitJob, ListJobs, ShowJob, ShowLogs, CancelJob, ListNodes, ListShares, CreateToken>;
 
 std::vector<ApiRequest> requests_for(const Command& command, const InputReader& read);
 std::string render_text(const Command& command, const Replies& replies, const RenderContext& ctx);

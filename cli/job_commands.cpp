@@ -94,13 +94,6 @@ Json parse_spec_file(const std::string& path, const std::string& text) {
 
 std::string job_path(JobId id) { return "/v1/jobs/" + std::to_string(id); }
 
-const Json& field_or_null(const Json& object, std::string_view key) {
-  static const Json null;
-  if (!object.is_object()) return null;
-  auto it = object.find(key);
-  return it == object.end() ? null : *it;
-}
-
 // Why a job is where it is: the scheduler's pending reason while queued (squeue's "(Resources)"),
 // else the job's last reason.
 std::string reason_cell(const Json& job) {
@@ -252,12 +245,13 @@ std::vector<ApiRequest> ListJobs::requests(const InputReader&) const {
 }
 
 std::string ListJobs::render(const Replies& replies, const RenderContext& ctx) const {
-  Table t({"ID", "NAME", "USER", "SHARE", "STATE", "NODES", "ATTEMPTS", "AGE", "REASON"});
+  Table t({"ID", "NAME", "USER", "SHARE", "STATE", "POS", "NODES", "ATTEMPTS", "AGE", "REASON"});
   const Json& jobs = field_or_null(replies.at(0), "jobs");
   if (jobs.is_array()) {
     for (const Json& job : jobs) {
       t.add_row({text_of(job, "id"), text_of(job, "name"), text_of(job, "user"), text_of(job, "share"),
-                 text_of(job, "state"), text_of(field_or_null(job, "spec"), "nodes"), text_of(job, "attempts"),
+                 text_of(job, "state"), text_of(job, "queue_position"), text_of(field_or_null(job, "spec"), "nodes"),
+                 text_of(job, "attempts"),
                  age_of(job, "submitted_at", ctx.now), reason_cell(job)});
     }
   }

@@ -103,4 +103,11 @@ std::string truncate(std::string text, std::size_t max) {
   return text + "...";
 }
 
+const Json& field_or_null(const Json& object, std::string_view key) {
+  static const Json null;
+  if (!object.is_object()) return null;
+  auto it = object.find(key);
+  return it == object.end() ? null : *it;
+}
+
 }  // namespace trainyard::cli

@@ -38,6 +38,8 @@ inline constexpr std::string_view kAbsent = "-";
 
 // The field as display text: strings as they are, numbers and booleans printed, anything else "-".
 std::string text_of(const Json& object, std::string_view key);
+// The member `key` of `object`, or null when `object` is not an object or lacks it.
+const Json& field_or_null(const Json& object, std::string_view key);
 // Comma-joined strings of an array field; "-" when absent or empty.
 std::string list_of(const Json& object, std::string_view key);
 // "k=v,k2=v2" of an object field; "-" when absent or empty.

@@ -117,6 +117,7 @@ TEST(CommandLine, Logs) {
 
 TEST(CommandLine, NodesAndTokens) {
   EXPECT_EQ(parsed<ListNodes>({"nodes"}), ListNodes{});
+  EXPECT_EQ(parsed<ListShares>({"shares"}), ListShares{});
   EXPECT_EQ(rejected({"nodes", "n1"}), "n1");
   EXPECT_EQ(parsed<CreateToken>({"token", "create", "bob"}), (CreateToken{"bob", "user"}));
   EXPECT_EQ(parsed<CreateToken>({"token", "create", "root", "--role", "admin"}), (CreateToken{"root", "admin"}));

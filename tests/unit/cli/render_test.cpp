@@ -123,12 +123,12 @@ TEST(Render, JobsTable) {
   const auto lines = lines_of(render({"jobs"}, {reply}));
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_EQ(cells_of(lines[0]),
-            (std::vector<std::string>{"ID", "NAME", "USER", "SHARE", "STATE", "NODES", "ATTEMPTS", "AGE", "REASON"}));
+            (std::vector<std::string>{"ID", "NAME", "USER", "SHARE", "STATE", "POS", "NODES", "ATTEMPTS", "AGE", "REASON"}));
   EXPECT_EQ(cells_of(lines[1]),
-            (std::vector<std::string>{"42", "train", "alice", "vision", "RUNNING", "2", "2", "5m", "node n3 lost"}));
+            (std::vector<std::string>{"42", "train", "alice", "vision", "RUNNING", "-", "2", "2", "5m", "node n3 lost"}));
   // A queued job shows the scheduler's reason code, as squeue shows "(Resources)".
   EXPECT_EQ(cells_of(lines[2]),
-            (std::vector<std::string>{"43", "big", "bob", "default", "PENDING", "64", "0", "2d", "resources"}));
+            (std::vector<std::string>{"43", "big", "bob", "default", "PENDING", "3", "64", "0", "2d", "resources"}));
 }
 
 TEST(Render, JobsTableSaysWhenMoreJobsMatch) {
@@ -141,7 +141,7 @@ TEST(Render, JobsTableSurvivesMissingFields) {
   const Json reply = {{"jobs", {Json{{"id", 1}}, Json("junk")}}};
   const auto lines = lines_of(render({"jobs"}, {reply}));
   ASSERT_EQ(lines.size(), 3u);
-  EXPECT_EQ(cells_of(lines[1]), (std::vector<std::string>{"1", "-", "-", "-", "-", "-", "-", "-", ""}));
+  EXPECT_EQ(cells_of(lines[1]), (std::vector<std::string>{"1", "-", "-", "-", "-", "-", "-", "-", "-", ""}));
   EXPECT_EQ(lines_of(render({"jobs"}, {Json::object()})).size(), 1u);  // header only
 }
 
@@ -188,6 +188,22 @@ TEST(Render, JobJsonCombinesBothReplies) {
   const Json attempts = {{"attempts", {{{"id", 7}}}}};
   EXPECT_EQ(render_json(cmd, {running_job(), attempts}), (Json{{"job", running_job()}, {"attempts", {{{"id", 7}}}}}));
   EXPECT_EQ(render_json(ListNodes{}, {Json{{"nodes", Json::array()}}}), (Json{{"nodes", Json::array()}}));
+  EXPECT_EQ(render_json(ListShares{}, {Json{{"shares", Json::array()}}}), (Json{{"shares", Json::array()}}));
+}
+
+TEST(Render, SharesTableShowsWeightUsageAndFactor) {
+  const Json reply = {{"shares",
+                       {{{"name", "heavy"}, {"weight", 2.0}, {"usage_core_s", 7200.0}, {"normalized_usage", 0.75},
+                         {"fair_share_factor", 0.5946}, {"running_cores", 64}, {"pending_jobs", 3}},
+                        {{"name", "light"}, {"weight", 1.0}, {"max_running_cores", 32}, {"usage_core_s", 3600.0},
+                         {"normalized_usage", 0.25}, {"fair_share_factor", 0.7071}, {"running_cores", 0},
+                         {"pending_jobs", 0}}}}};
+  const std::string out = ListShares{}.render({reply}, RenderContext{});
+  EXPECT_NE(out.find("FACTOR"), std::string::npos) << out;
+  EXPECT_NE(out.find("heavy"), std::string::npos) << out;
+  EXPECT_NE(out.find("2.00"), std::string::npos) << out;    // usage in core-hours
+  EXPECT_NE(out.find("0.5946"), std::string::npos) << out;
+  EXPECT_NE(out.find("32"), std::string::npos) << out;      // the light share's cap
 }
 
 TEST(Render, LogsOfOneRankAreTheBareText) {
