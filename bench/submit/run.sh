@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Durable submissions per second (issue 2 target: at least 10,000 jobs/s on a 2-core machine):
+# starts a fresh trainyard-daemon on 127.0.0.1:0 with an empty data dir on the local disk, runs
+# bench_submit against it (every 201 verified, then the store checked for every job), prints the
+# figures and stops the daemon.
+#
+#   bench/submit/run.sh [BUILD_DIR] [bench_submit flags, e.g. --jobs 50000 --connections 64]
+#   (default BUILD_DIR: ./build; build first: ninja -C BUILD_DIR trainyard-daemon bench_submit)
+#
+# The data dir lives under /var/tmp, not /tmp: /tmp may be a tmpfs, where fsync costs nothing and
+# "durable" would mean nothing. KEEP_DATA=1 keeps it (and the daemon log) for inspection.
+set -euo pipefail
+
+build_dir="${1:-build}"
+[[ $# -gt 0 ]] && shift
+daemon="$build_dir/daemon/trainyard-daemon"
+bench="$build_dir/bench/submit/bench_submit"
+for binary in "$daemon" "$bench"; do
+  if [[ ! -x "$binary" ]]; then
+    echo "run.sh: $binary not found; build it first: ninja -C $build_dir trainyard-daemon bench_submit" >&2
+    exit 2
+  fi
+done
+
+data="$(mktemp -d -p /var/tmp trainyard-bench-submit.XXXXXX)"
+daemon_pid=""
+cleanup() {
+  if [[ -n "$daemon_pid" ]] && kill -0 "$daemon_pid" 2>/dev/null; then
+    kill -TERM "$daemon_pid"
+    wait "$daemon_pid" || true
+  fi
+  if [[ "${KEEP_DATA:-0}" == 1 ]]; then echo "# data dir and daemon log kept in $data"; else rm -rf "$data"; fi
+}
+trap cleanup EXIT
+
+"$daemon" --listen 127.0.0.1:0 --data-dir "$data" >"$data/daemon.log" 2>&1 &
+daemon_pid=$!
+# The daemon writes daemon.addr once it listens; give it 30 s.
+for _ in $(seq 300); do
+  [[ -s "$data/daemon.addr" ]] && break
+  kill -0 "$daemon_pid" 2>/dev/null || { echo "run.sh: the daemon exited; its log:" >&2; cat "$data/daemon.log" >&2; exit 1; }
+  sleep 0.1
+done
+[[ -s "$data/daemon.addr" ]] || { echo "run.sh: the daemon wrote no address within 30 s" >&2; exit 1; }
+
+echo "# daemon $(cat "$data/daemon.addr") pid $daemon_pid, data dir $data ($(df -T "$data" | awk 'NR==2 {print $2}'))"
+echo "# machine: $(nproc) cores, load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+"$bench" --data-dir "$data" --daemon-pid "$daemon_pid" "$@"
