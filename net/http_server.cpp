@@ -48,8 +48,8 @@ HttpRequest to_request(BeastRequest& req, const std::string& remote) {
   return r;
 }
 
-// The response as it goes on the wire, in one buffer: one write per response, without Beast's
-// serializer, which cost more CPU than the rest of the exchange's user-space work (profiled under
+// The response as it goes on the wire, in one buffer written once: Beast's serializer and its
+// buffer sequences were a visible share of the I/O thread's time per submission (perf, under
 // bench/submit). Handlers never answer 1xx, 204 or 304, so every response carries a body length.
 std::string wire_format(const HttpResponse& resp, unsigned version, bool keep_alive) {
   std::string out;
