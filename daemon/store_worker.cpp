@@ -19,7 +19,7 @@ StoreWorker::~StoreWorker() {
 void StoreWorker::write(Change change, WriteDone done) {
   {
     std::lock_guard lock(mutex_);
-    queue_.push_back(Write{std::move(change), std::move(done)});
+    queue_.emplace_back(std::in_place_type<Write>, std::move(change), std::move(done));
   }
   wake_.notify_one();
 }
@@ -27,34 +27,47 @@ void StoreWorker::write(Change change, WriteDone done) {
 void StoreWorker::read(ReadTask task, ReadFailed failed) {
   {
     std::lock_guard lock(mutex_);
-    queue_.push_back(Read{std::move(task), std::move(failed)});
+    queue_.emplace_back(std::in_place_type<Read>, std::move(task), std::move(failed));
   }
   wake_.notify_one();
 }
 
 void StoreWorker::commit_batch(std::vector<Write>& writes) {
   if (writes.empty()) return;
-  std::vector<Change> changes;
-  changes.reserve(writes.size());
-  for (auto& w : writes) changes.push_back(std::move(w.change));
-  std::exception_ptr error;
-  try {
-    store_.commit(changes);
-    ++commits_;
-  } catch (const std::exception& e) {
-    spdlog::error("event=store_commit_failed changes={} error=\"{}\"", changes.size(), e.what());
-    error = std::current_exception();
-  }
+  // The batch goes back to the I/O thread whole, in one hand-over, to be answered and freed there.
+  // Freeing on this thread what the I/O thread allocated sent every one of the I/O thread's
+  // allocations down glibc's slow path (a quarter of its time, profiled with bench/submit).
+  struct Done {
+    std::vector<Change> changes;
+    std::vector<WriteDone> callbacks;
+  } done;
+  done.changes.reserve(writes.size());
+  done.callbacks.reserve(writes.size());
   for (auto& w : writes) {
-    if (w.done) post_to_io_([done = std::move(w.done), error] { done(error); });
+    done.changes.push_back(std::move(w.change));
+    done.callbacks.push_back(std::move(w.done));
   }
   writes.clear();
+  std::exception_ptr error;
+  try {
+    store_.commit(done.changes);
+    ++commits_;
+  } catch (const std::exception& e) {
+    spdlog::error("event=store_commit_failed changes={} error=\"{}\"", done.changes.size(), e.what());
+    error = std::current_exception();
+  }
+  post_to_io_([done = std::move(done), error] {
+    for (const auto& callback : done.callbacks) {
+      if (callback) callback(error);
+    }
+  });
 }
 
 void StoreWorker::run() {
   std::vector<Write> writes;
+  std::vector<Task> batch;  // swapped with `queue_`, so both buffers are reused
   for (;;) {
-    std::deque<Task> batch;
+    batch.clear();
     {
       std::unique_lock lock(mutex_);
       wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });

@@ -7,13 +7,13 @@
 // Completions are handed to `post_to_io`, which runs them on the I/O thread.
 #include <atomic>
 #include <condition_variable>
-#include <deque>
 #include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
 #include <variant>
+#include <vector>
 
 #include "store/store.h"
 
@@ -56,7 +56,7 @@ class StoreWorker {
   PostToIo post_to_io_;
   std::mutex mutex_;
   std::condition_variable wake_;
-  std::deque<Task> queue_;
+  std::vector<Task> queue_;
   bool stopping_ = false;
   std::atomic<std::uint64_t> commits_{0};
   std::thread thread_;
