@@ -34,9 +34,9 @@ void StoreWorker::read(ReadTask task, ReadFailed failed) {
 
 void StoreWorker::commit_batch(std::vector<Write>& writes) {
   if (writes.empty()) return;
-  // The batch goes back to the I/O thread whole, in one hand-over, to be answered and freed there.
-  // Freeing on this thread what the I/O thread allocated sent every one of the I/O thread's
-  // allocations down glibc's slow path (a quarter of its time, profiled with bench/submit).
+  // The batch goes back to the I/O thread whole, in one hand-over (a post per write cost the I/O
+  // thread a queued operation per submission), and is freed there, by the thread that allocated it,
+  // rather than handing glibc's allocator a stream of cross-thread frees.
   struct Done {
     std::vector<Change> changes;
     std::vector<WriteDone> callbacks;
