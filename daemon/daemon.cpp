@@ -113,6 +113,9 @@ bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
   flags.add_int("usage-half-life-s", "fair-share usage half-life", &o.usage_half_life_s, 1, 365LL * 24 * 3600);
   flags.add_int("tick-ms", "period of liveness checks and scheduling passes", &o.tick_ms, 10, 60'000);
   flags.add_int("retry-backoff-ms", "base of the exponential backoff between attempts", &o.retry_backoff_ms, 0, 3'600'000);
+  flags.add_int("compute-reservation-pct", "percent of cores kept free for shares with no running work",
+                &o.compute_reservation_pct, 0, 90);
+  flags.add_string("placement-label", "node label whose value multi-node jobs prefer to share", &o.placement_label);
   if (!flags.parse(argc, argv)) {
     std::cout << flags.usage();
     return false;
@@ -141,6 +144,8 @@ int run_daemon(const DaemonOptions& o) {
   AsioTimers timers(io);
   scheduler::Config sched_config;
   sched_config.usage_half_life = std::chrono::seconds(o.usage_half_life_s);
+  sched_config.compute_reservation = static_cast<double>(o.compute_reservation_pct) / 100.0;
+  sched_config.placement_label = o.placement_label;
   scheduler::Scheduler scheduler(sched_config);
   JobManagerConfig jm;
   jm.daemon_version = kTrainyardVersion;

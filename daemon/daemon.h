@@ -17,6 +17,8 @@ struct DaemonOptions {
   std::int64_t usage_half_life_s = 7 * 24 * 3600;
   std::int64_t tick_ms = 500;
   std::int64_t retry_backoff_ms = 2000;
+  std::int64_t compute_reservation_pct = 0;  // cores held back for shares with no running work
+  std::string placement_label = "rack";      // multi-node jobs prefer nodes sharing its value
 };
 
 inline constexpr const char* kTrainyardVersion = "0.1.0";
