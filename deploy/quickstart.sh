@@ -17,7 +17,7 @@ job=$($cli --json submit deploy/examples/demo-training.json | python3 -c 'import
 echo "Submitted demo job $job (2-node data-parallel MLP training on the simulated Trainium kernel)"
 state=""
 for _ in $(seq 1 1200); do
-  state=$($cli --json job "$job" | python3 -c 'import json,sys; print(json.load(sys.stdin)["state"])')
+  state=$($cli --json job "$job" | python3 -c 'import json,sys; print(json.load(sys.stdin)["job"]["state"])')
   case "$state" in SUCCEEDED|FAILED|CANCELLED) break ;; esac
   sleep 0.25
 done
