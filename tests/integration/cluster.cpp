@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,6 +29,8 @@ Process::Process(const std::vector<std::string>& argv, const std::string& log_pa
   const int log_fd = ::open(log_path.c_str(), O_CREAT | O_WRONLY | O_APPEND | O_CLOEXEC, 0644);
   pid_ = ::fork();
   if (pid_ == 0) {
+    // Whatever happens to the test (a crash, a timeout), what it started does not outlive it.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     ::setpgid(0, 0);
     ::dup2(log_fd, STDOUT_FILENO);
     ::dup2(log_fd, STDERR_FILENO);
