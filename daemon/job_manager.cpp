@@ -14,13 +14,13 @@ std::string host_of(const std::string& addr) {
   return colon == std::string::npos ? addr : addr.substr(0, colon);
 }
 
-std::string join(const std::vector<std::string>& items) {
+}  // namespace
+
+std::string join_node_names(const std::vector<std::string>& names) {
   std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : ",") + item;
+  for (const auto& name : names) out += (out.empty() ? "" : ",") + name;
   return out;
 }
-
-}  // namespace
 
 JobManager::JobManager(StoreWorker& store, const TimeSource& clock, Timers& timers, JobManagerConfig config,
                        scheduler::Scheduler& scheduler)
@@ -318,7 +318,7 @@ void JobManager::start_attempt(Job& job, const scheduler::Start& start) {
   job.state = JobState::starting;
   ++job.attempts;
   if (!job.started_at) job.started_at = now;
-  job.reason = "placed on " + join(attempt.nodes);
+  job.reason = "placed on " + join_node_names(attempt.nodes);
   job.not_before.reset();
 
   attempts_[attempt.id] = ActiveAttempt{attempt, std::vector<RankState>(attempt.nodes.size()), false, false, ""};
@@ -331,9 +331,9 @@ void JobManager::start_attempt(Job& job, const scheduler::Start& start) {
   Change change;
   change.jobs.push_back(job);
   change.attempts.push_back(attempt);
-  change.events.push_back(event("attempt.state", job.id, attempt.id, join(attempt.nodes), "STARTING"));
+  change.events.push_back(event("attempt.state", job.id, attempt.id, join_node_names(attempt.nodes), "STARTING"));
   spdlog::info("event=attempt_placed job={} attempt={} number={} nodes={} cores_per_node={}", job.id, attempt.id,
-               attempt.number, join(attempt.nodes), attempt.cores_per_node);
+               attempt.number, join_node_names(attempt.nodes), attempt.cores_per_node);
   persist(std::move(change), [this, id = attempt.id] { launch(id); });
 }
 
@@ -396,176 +396,6 @@ int JobManager::rank_of(const ActiveAttempt& attempt, const std::string& node) c
 void JobManager::fence(const std::string& node, AttemptId id, const std::string& why) {
   spdlog::warn("event=attempt_fenced attempt={} node={} why=\"{}\"", id, node, why);
   send_to(node, KillMsg{id, "fenced: " + why, 0});
-}
-
-// ---- agent side --------------------------------------------------------------------------------
-
-void JobManager::sync_node(const NodeEntry& entry) {
-  scheduler::NodeInfo info = scheduler::node_info(entry.node);
-  scheduler_.upsert_node(info);
-}
-
-std::string JobManager::agent_hello(const HelloMsg& hello, std::shared_ptr<AgentChannel> channel) {
-  if (hello.protocol != kProtocolVersion) {
-    return "protocol version " + std::to_string(hello.protocol) + " is not supported; this daemon speaks version " +
-           std::to_string(kProtocolVersion);
-  }
-  const TimePoint now = clock_.now();
-  NodeEntry& entry = nodes_[hello.name];
-  if (entry.channel && entry.channel != channel) entry.channel->disconnect("replaced by a new connection of the same node");
-  const bool is_new = entry.node.name.empty();
-  entry.channel = std::move(channel);
-  entry.node.name = hello.name;
-  entry.node.cores = hello.cores;
-  entry.node.memory_mb = hello.memory_mb;
-  entry.node.labels = hello.labels;
-  entry.node.agent_version = hello.agent_version;
-  entry.node.data_addr = hello.data_addr;
-  entry.node.connected = true;
-  entry.node.last_heartbeat = now;
-  if (is_new || entry.node.state == NodeState::down) {
-    entry.node.state = NodeState::healthy;
-    entry.node.state_reason = is_new ? "registered" : "reconnected";
-    entry.node.state_since = now;
-  }
-  entry.channel->send(WelcomeMsg{config_.daemon_version, static_cast<int>(config_.heartbeat_interval.count())});
-  sync_node(entry);
-
-  // Reconcile: what the agent runs against what we think it runs.
-  std::set<AttemptId> reported;
-  for (const auto& report : hello.attempts) {
-    reported.insert(report.attempt_id);
-    auto it = attempts_.find(report.attempt_id);
-    const int rank = it == attempts_.end() ? -1 : rank_of(it->second, hello.name);
-    if (rank < 0 || it->second.ranks[static_cast<std::size_t>(rank)].exited) {
-      fence(hello.name, report.attempt_id, "attempt is no longer current");
-      continue;
-    }
-    RankState& rs = it->second.ranks[static_cast<std::size_t>(rank)];
-    rs.unconfirmed_since.reset();
-    rs.steps = std::max(rs.steps, report.step);
-    // A rank the agent still runs has started, even if its start was lost with a restart of ours.
-    on_started(hello.name, AttemptStartedMsg{report.attempt_id});
-  }
-  for (AttemptId id : entry.attempts) {
-    if (reported.contains(id)) continue;
-    auto it = attempts_.find(id);
-    if (it == attempts_.end()) continue;
-    const int rank = rank_of(it->second, hello.name);
-    if (rank >= 0 && !it->second.ranks[static_cast<std::size_t>(rank)].exited) {
-      // It may still send the exit it could not deliver while disconnected; wait a little.
-      it->second.ranks[static_cast<std::size_t>(rank)].unconfirmed_since = now;
-    }
-  }
-  Change change;
-  change.nodes.push_back(entry.node);
-  change.events.push_back(event("node.connected", std::nullopt, std::nullopt, hello.name,
-                                "agent " + hello.agent_version + " connected with " + std::to_string(hello.cores) + " cores"));
-  spdlog::info("event=agent_connected node={} cores={} data_addr={} attempts={}", hello.name, hello.cores,
-               hello.data_addr, hello.attempts.size());
-  persist(std::move(change), [this] { request_schedule(); });
-  return "";
-}
-
-void JobManager::agent_message(const std::string& node, const AgentChannel* channel, const AgentMessage& message) {
-  auto entry = nodes_.find(node);
-  if (entry == nodes_.end() || entry->second.channel.get() != channel) return;  // a replaced connection
-  entry->second.node.last_heartbeat = clock_.now();
-  std::visit(
-      [&](const auto& msg) {
-        using T = std::decay_t<decltype(msg)>;
-        if constexpr (std::is_same_v<T, AttemptStartedMsg>) {
-          on_started(node, msg);
-        } else if constexpr (std::is_same_v<T, AttemptExitedMsg>) {
-          on_exited(node, msg);
-        } else if constexpr (std::is_same_v<T, HeartbeatMsg>) {
-          on_heartbeat(node, msg);
-        } else if constexpr (std::is_same_v<T, LogReplyMsg>) {
-          on_log_reply(node, msg);
-        } else {
-          spdlog::warn("event=unexpected_hello node={}", node);
-        }
-      },
-      message);
-}
-
-void JobManager::agent_gone(const std::string& node, const AgentChannel* channel) {
-  auto it = nodes_.find(node);
-  if (it == nodes_.end() || it->second.channel.get() != channel) return;
-  it->second.channel.reset();
-  it->second.node.connected = false;
-  sync_node(it->second);
-  spdlog::warn("event=agent_disconnected node={}", node);
-  // Not down yet: it has until the node timeout to come back (attempts keep running meanwhile).
-}
-
-void JobManager::on_started(const std::string& node, const AttemptStartedMsg& msg) {
-  auto it = attempts_.find(msg.attempt_id);
-  const int rank = it == attempts_.end() ? -1 : rank_of(it->second, node);
-  if (rank < 0) return fence(node, msg.attempt_id, "attempt is not current");
-  ActiveAttempt& attempt = it->second;
-  attempt.ranks[static_cast<std::size_t>(rank)].started = true;
-  const bool all_started = std::all_of(attempt.ranks.begin(), attempt.ranks.end(), [](const RankState& r) { return r.started; });
-  if (!all_started || attempt.record.state != AttemptState::starting || attempt.killing) return;
-  const TimePoint now = clock_.now();
-  attempt.record.state = AttemptState::running;
-  attempt.record.started_at = now;
-  attempt.record.last_progress_at = now;
-  Job& job = active_jobs_.at(attempt.record.job_id);
-  job.state = JobState::running;
-  job.reason = "running on " + join(attempt.record.nodes);
-  Change change;
-  change.jobs.push_back(job);
-  change.attempts.push_back(attempt.record);
-  change.events.push_back(event("attempt.state", job.id, attempt.record.id, join(attempt.record.nodes), "RUNNING"));
-  spdlog::info("event=attempt_running job={} attempt={}", job.id, attempt.record.id);
-  persist(std::move(change), nullptr);
-}
-
-void JobManager::on_heartbeat(const std::string& node, const HeartbeatMsg& msg) {
-  for (const auto& report : msg.attempts) {
-    auto it = attempts_.find(report.attempt_id);
-    const int rank = it == attempts_.end() ? -1 : rank_of(it->second, node);
-    if (rank < 0) {
-      fence(node, report.attempt_id, "attempt is not current");
-      continue;
-    }
-    RankState& rs = it->second.ranks[static_cast<std::size_t>(rank)];
-    rs.unconfirmed_since.reset();
-    rs.steps = std::max(rs.steps, report.step);
-    Attempt& record = it->second.record;
-    if (report.step > record.last_step) {
-      record.last_step = report.step;
-      record.last_progress_at = report.last_progress_at.value_or(clock_.now());
-    }
-  }
-}
-
-void JobManager::on_exited(const std::string& node, const AttemptExitedMsg& msg) {
-  auto it = attempts_.find(msg.attempt_id);
-  const int rank = it == attempts_.end() ? -1 : rank_of(it->second, node);
-  if (rank < 0) {
-    spdlog::info("event=stale_exit_ignored attempt={} node={}", msg.attempt_id, node);
-    return;
-  }
-  ActiveAttempt& attempt = it->second;
-  RankState& rs = attempt.ranks[static_cast<std::size_t>(rank)];
-  if (rs.exited) return;
-  rs.exited = true;
-  rs.started = true;
-  rs.unconfirmed_since.reset();
-  rs.exit_code = msg.exit_code;
-  rs.signal = msg.signal;
-  rs.reason = msg.reason;
-  rs.log_tail = msg.log_tail;
-  rs.steps = std::max(rs.steps, msg.steps);
-  spdlog::info("event=rank_exited job={} attempt={} rank={} node={} exit_code={} signal={} reason=\"{}\"",
-               attempt.record.job_id, attempt.record.id, rank, node, msg.exit_code.value_or(-1), msg.signal.value_or(0),
-               msg.reason);
-  const bool failed = msg.signal.has_value() || msg.exit_code.value_or(-1) != 0;
-  if (failed && attempt.first_failed_rank < 0) attempt.first_failed_rank = rank;
-  if (failed && !attempt.killing) kill_attempt(attempt, "rank " + std::to_string(rank) + " on " + node + " failed");
-  maybe_finish(msg.attempt_id);
 }
 
 void JobManager::rank_lost(AttemptId id, int rank, const std::string& reason) {
@@ -680,7 +510,7 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
   Change change;
   change.attempts.push_back(attempt);
   change.jobs.push_back(job);
-  change.events.push_back(event("attempt.state", job.id, attempt.id, join(attempt.nodes), to_string(attempt.state)));
+  change.events.push_back(event("attempt.state", job.id, attempt.id, join_node_names(attempt.nodes), to_string(attempt.state)));
   change.events.push_back(event("job.state", job.id, std::nullopt, "", to_string(job.state) + ": " + job.reason));
   const Job snapshot = job;
   attempts_.erase(attempt.id);

@@ -34,6 +34,9 @@ struct JobManagerConfig {
   Millis log_fetch_timeout{5000};
 };
 
+// "node-1,node-2": node lists in reasons, events and logs.
+std::string join_node_names(const std::vector<std::string>& names);
+
 // The daemon's handle on one connected agent (the gateway implements it).
 class AgentChannel {
  public:
