@@ -9,6 +9,7 @@
 namespace trainyard::agent {
 namespace {
 constexpr std::size_t kRecentExits = 256;
+constexpr std::size_t kUnsentMetricBatches = 1024;  // bounded: a long partition loses the oldest
 constexpr const char* kAgentVersion = "0.1.0";
 }  // namespace
 
@@ -49,6 +50,7 @@ void Agent::on_open() {
   hello.memory_mb = config_.memory_mb;
   hello.labels = config_.labels;
   hello.data_addr = config_.data_addr;
+  hello.faults = neuron::fault_specs(device_.faults());
   for (auto& [id, running] : runs_) hello.attempts.push_back(running.run->report());
   send(hello);
 }
@@ -70,6 +72,8 @@ void Agent::on_message(const std::string& text) {
           heartbeat_interval_ = std::chrono::milliseconds(m.heartbeat_interval_ms);
           spdlog::info("event=registered node={} daemon_version={} heartbeat_ms={} running={}", config_.name,
                        m.daemon_version, m.heartbeat_interval_ms, runs_.size());
+          for (const auto& metrics : unsent_metrics_) send(metrics);
+          unsent_metrics_.clear();
           for (const auto& exit : recent_exits_) send(exit);
           schedule_heartbeat();
         } else if constexpr (std::is_same_v<T, RefusedMsg>) {
@@ -81,6 +85,8 @@ void Agent::on_message(const std::string& text) {
           kill(m);
         } else if constexpr (std::is_same_v<T, LogRequestMsg>) {
           send_log(m);
+        } else if constexpr (std::is_same_v<T, SetFaultsMsg>) {
+          set_faults(m);
         }
       },
       message);
@@ -115,6 +121,7 @@ void Agent::schedule_heartbeat() {
     HeartbeatMsg hb;
     for (auto& [id, running] : runs_) hb.attempts.push_back(running.run->report());
     send(hb);
+    for (auto& [id, running] : runs_) send_metrics(id, *running.run);
     schedule_heartbeat();
   });
 }
@@ -145,7 +152,7 @@ void Agent::launch(const LaunchMsg& launch) {
     running.run = std::make_unique<CommandRun>(launch, dir, post, on_exit);
   } else {
     running.core = take_core(0);
-    SimulatedRunContext context{device_, data_plane_, config_.link, running.core, config_.collective_timeout};
+    SimulatedRunContext context{device_, data_plane_, device_.faults().link, running.core, config_.collective_timeout};
     running.run = std::make_unique<SimulatedRun>(launch, dir, context, post, on_exit);
   }
   runs_.emplace(id, std::move(running));
@@ -187,6 +194,7 @@ void Agent::send_log(const LogRequestMsg& request) {
 void Agent::run_exited(AttemptId id, AttemptExit exit) {
   auto it = runs_.find(id);
   if (it == runs_.end()) return;
+  send_metrics(id, *it->second.run);  // the last steps go before the exit that ends the attempt
   AttemptExitedMsg msg{id, exit.exit_code, exit.signal, exit.reason, exit.steps, exit.log_tail};
   spdlog::info("event=attempt_exited node={} job={} attempt={} exit_code={} signal={} reason=\"{}\"", config_.name,
                it->second.launch.job_id, id, exit.exit_code.value_or(-1), exit.signal.value_or(0), exit.reason);
@@ -198,6 +206,30 @@ void Agent::run_exited(AttemptId id, AttemptExit exit) {
   recent_exits_.push_back(msg);
   if (recent_exits_.size() > kRecentExits) recent_exits_.pop_front();
   if (welcomed_) send(msg);
+}
+
+void Agent::send_metrics(AttemptId id, AttemptRun& run) {
+  MetricsMsg msg{id, run.take_metrics()};
+  if (msg.steps.empty()) return;
+  if (welcomed_) {
+    send(msg);
+  } else {
+    unsent_metrics_.push_back(std::move(msg));
+    if (unsent_metrics_.size() > kUnsentMetricBatches) unsent_metrics_.pop_front();
+  }
+}
+
+void Agent::set_faults(const SetFaultsMsg& msg) {
+  neuron::FaultPlan plan;
+  try {
+    for (const auto& spec : msg.faults) neuron::apply_fault_spec(plan, spec, device_.core_count());
+    device_.set_faults(plan);
+    spdlog::info("event=faults_applied node={} faults={}", config_.name, msg.faults.size());
+  } catch (const InvalidInput& e) {
+    // The daemon validated them against our core count; keep the faults we have and say so.
+    spdlog::warn("event=bad_faults node={} error=\"{}\"", config_.name, e.what());
+  }
+  send(FaultsMsg{neuron::fault_specs(device_.faults())});
 }
 
 void Agent::shutdown(std::chrono::milliseconds grace) {

@@ -32,7 +32,6 @@ struct AgentConfig {
   std::map<std::string, std::string> labels;
   std::string work_dir;
   std::string data_addr;  // host:port other agents reach our data plane at
-  neuron::LinkFault link;
   std::chrono::milliseconds reconnect_min{100};
   std::chrono::milliseconds reconnect_max{5000};
   std::chrono::milliseconds collective_timeout{30000};
@@ -62,6 +61,9 @@ class Agent {
   void kill(const KillMsg& kill);
   void send_log(const LogRequestMsg& request);
   void run_exited(AttemptId id, AttemptExit exit);
+  void set_faults(const SetFaultsMsg& msg);
+  // Sends the run's new step metrics now, or keeps them for after the reconnect.
+  void send_metrics(AttemptId id, AttemptRun& run);
   int take_core(int wanted);
 
   boost::asio::io_context& io_;
@@ -84,6 +86,7 @@ class Agent {
   std::map<AttemptId, Running> runs_;
   std::set<int> busy_cores_;
   std::deque<AttemptExitedMsg> recent_exits_;  // resent after a reconnect
+  std::deque<MetricsMsg> unsent_metrics_;      // of runs that ended while the daemon was away
 };
 
 }  // namespace trainyard::agent

@@ -4,6 +4,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "proto/messages.h"
 
@@ -30,6 +31,9 @@ class AttemptRun {
   virtual void kill() = 0;
   // Progress for the heartbeat (I/O thread).
   virtual AttemptReport report() = 0;
+  // Per-step metrics completed since the last call, oldest first (I/O thread). Only runs that
+  // measure training steps have any.
+  virtual std::vector<StepMetric> take_metrics() { return {}; }
 };
 
 // The last `max_bytes` of a log file (whole lines where possible); empty if it cannot be read.

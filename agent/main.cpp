@@ -57,7 +57,6 @@ trainyard::agent::AgentConfig build_config(const Flags& f, trainyard::neuron::Fa
     c.labels[label.substr(0, eq)] = label.substr(eq + 1);
   }
   for (const auto& spec : f.faults) trainyard::neuron::apply_fault_spec(faults, spec, c.cores);
-  c.link = faults.link;
   c.collective_timeout = std::chrono::milliseconds(f.collective_timeout_ms);
   return c;
 }

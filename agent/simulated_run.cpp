@@ -1,6 +1,7 @@
 #include "agent/simulated_run.h"
 
 #include <filesystem>
+#include <utility>
 #include <spdlog/spdlog.h>
 
 #include "agent/neuron/checkpoint.h"
@@ -56,6 +57,11 @@ void SimulatedRun::train() {
     options.on_step = [this](const neuron::StepMetrics& m) {
       step_ = m.step;
       progress_ms_ = to_unix_ms(SystemTimeSource().now());
+      if (launch_.rank == 0) {
+        std::lock_guard lock(metrics_mutex_);
+        metrics_.push_back(StepMetric{m.step, m.loss, m.grad_norm, m.param_norm, m.lr, m.samples_per_s, m.spike,
+                                      m.spike_steps_to_return});
+      }
       log_line("step=" + std::to_string(m.step) + " loss=" + std::to_string(m.loss) + " grad_norm=" +
                std::to_string(m.grad_norm) + " param_norm=" + std::to_string(m.param_norm) + " lr=" + std::to_string(m.lr) +
                " samples_per_s=" + std::to_string(m.samples_per_s) + (m.spike ? " spike=1" : ""));
@@ -112,6 +118,11 @@ void SimulatedRun::terminate(const std::string& reason) {
 }
 
 void SimulatedRun::kill() { thread_.request_stop(); }
+
+std::vector<StepMetric> SimulatedRun::take_metrics() {
+  std::lock_guard lock(metrics_mutex_);
+  return std::exchange(metrics_, {});
+}
 
 AttemptReport SimulatedRun::report() {
   AttemptReport r{launch_.attempt_id, launch_.job_id, step_.load(), std::nullopt, ""};

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "agent/attempt_run.h"
 #include "agent/neuron/data_plane.h"
@@ -34,6 +35,7 @@ class SimulatedRun final : public AttemptRun {
   void terminate(const std::string& reason) override;
   void kill() override;  // the kernel has no process to kill: the stop flag is all there is
   AttemptReport report() override;
+  std::vector<StepMetric> take_metrics() override;
 
  private:
   void train();
@@ -49,6 +51,8 @@ class SimulatedRun final : public AttemptRun {
   std::string stop_reason_;  // I/O thread
   std::mutex trainer_mutex_;  // guards trainer_ against the heartbeat reading a finished trainer
   neuron::Trainer* trainer_ = nullptr;
+  std::mutex metrics_mutex_;
+  std::vector<StepMetric> metrics_;  // rank 0 only: the loss is the global batch's on every rank
   std::atomic<std::int64_t> step_{0};
   std::atomic<std::int64_t> progress_ms_{0};
   std::jthread thread_;

@@ -1,4 +1,4 @@
-// The cluster commands: nodes, shares, token create.
+// The cluster commands: nodes, shares, fault, token create.
 #include <cstdio>
 
 #include "cli/commands.h"
@@ -18,12 +18,13 @@ ListNodes ListNodes::parse(const ParsedArgs& args) {
 std::vector<ApiRequest> ListNodes::requests(const InputReader&) const { return {{"GET", "/v1/nodes", std::nullopt}}; }
 
 std::string ListNodes::render(const Replies& replies, const RenderContext& ctx) const {
-  Table t({"NAME", "STATE", "CORES", "FREE", "LABELS", "HEARTBEAT", "REASON"});
+  Table t({"NAME", "STATE", "CORES", "FREE", "LABELS", "FAULTS", "HEARTBEAT", "REASON"});
   const Json& reply = replies.at(0);
   if (reply.is_object() && reply.contains("nodes") && reply["nodes"].is_array()) {
     for (const Json& node : reply["nodes"]) {
       t.add_row({text_of(node, "name"), text_of(node, "state"), text_of(node, "cores"), text_of(node, "free_cores"),
-                 labels_of(node, "labels"), age_of(node, "last_heartbeat", ctx.now), text_of(node, "state_reason")});
+                 labels_of(node, "labels"), list_of(node, "faults"), age_of(node, "last_heartbeat", ctx.now),
+                 text_of(node, "state_reason")});
     }
   }
   return t.str();
@@ -62,6 +63,32 @@ std::string ListShares::render(const Replies& replies, const RenderContext&) con
     }
   }
   return t.str();
+}
+
+// ---- fault ----
+
+std::vector<FlagSpec> SetFaults::flags() { return {{"--clear", "", "remove every injected fault"}}; }
+
+SetFaults SetFaults::parse(const ParsedArgs& args) {
+  if (args.positionals.empty()) throw InvalidInput("NODE", "is required");
+  SetFaults faults;
+  faults.node = args.positionals.front();
+  faults.specs.assign(args.positionals.begin() + 1, args.positionals.end());
+  const bool clear = args.has("--clear");
+  if (clear && !faults.specs.empty()) throw InvalidInput("--clear", "takes no fault specs");
+  if (!clear && faults.specs.empty()) throw InvalidInput("SPEC", "give at least one fault, or --clear");
+  return faults;
+}
+
+std::vector<ApiRequest> SetFaults::requests(const InputReader&) const {
+  const std::string path = "/v1/nodes/" + url_encode(node) + "/faults";
+  if (specs.empty()) return {{"DELETE", path, std::nullopt}};
+  return {{"PUT", path, Json{{"faults", specs}}}};
+}
+
+std::string SetFaults::render(const Replies& replies, const RenderContext&) const {
+  const std::string faults = list_of(replies.at(0), "faults");
+  return faults == kAbsent ? "Clearing the faults of " + node + "\n" : "Injecting into " + node + ": " + faults + "\n";
 }
 
 // ---- token create ----

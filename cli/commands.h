@@ -156,7 +156,40 @@ struct CreateToken {
   bool operator==(const CreateToken&) const = default;
 };
 
-using Command = std::variant<SubmitJob, ListJobs, ShowJob, ShowLogs, CancelJob, ListNodes, ListShares, CreateToken>;
+struct ShowMetrics {
+  static constexpr std::string_view kPath = "metrics";
+  static constexpr std::string_view kSynopsis = "metrics ID [--max-points N]";
+  static constexpr std::string_view kSummary =
+      "Print a training job's per-step metrics (loss, gradient norm, parameter norm, learning rate,\n"
+      "samples/s), downsampled to at most N rows (default 50), then its gradient-norm spikes.";
+  static std::vector<FlagSpec> flags();
+  static ShowMetrics parse(const ParsedArgs& args);
+  std::vector<ApiRequest> requests(const InputReader& read) const;
+  std::string render(const Replies& replies, const RenderContext& ctx) const;
+
+  JobId id = 0;
+  std::int64_t max_points = 50;
+  bool operator==(const ShowMetrics&) const = default;
+};
+
+struct SetFaults {
+  static constexpr std::string_view kPath = "fault";
+  static constexpr std::string_view kSynopsis = "fault NODE SPEC... | fault NODE --clear";
+  static constexpr std::string_view kSummary =
+      "Inject faults into a node's simulated device (admin only), replacing the ones it has:\n"
+      "core:N=corrupt|hang|crash, link=throttle:RATE (e.g. 50MB), link=drop. --clear removes all.";
+  static std::vector<FlagSpec> flags();
+  static SetFaults parse(const ParsedArgs& args);
+  std::vector<ApiRequest> requests(const InputReader& read) const;
+  std::string render(const Replies& replies, const RenderContext& ctx) const;
+
+  std::string node;
+  std::vector<std::string> specs;  // empty: clear
+  bool operator==(const SetFaults&) const = default;
+};
+
+using Command = std::variant<SubmitJob, ListJobs, ShowJob, ShowLogs, CancelJob, ShowMetrics, ListNodes, ListShares,
+                             SetFaults, CreateToken>;
 
 std::vector<ApiRequest> requests_for(const Command& command, const InputReader& read);
 std::string render_text(const Command& command, const Replies& replies, const RenderContext& ctx);

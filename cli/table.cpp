@@ -1,5 +1,7 @@
 #include "cli/table.h"
 
+#include <cstdio>
+
 #include <algorithm>
 
 namespace trainyard::cli {
@@ -58,6 +60,14 @@ std::string text_of(const Json& object, std::string_view key) {
   if (v->is_string()) return v->get<std::string>();
   if (v->is_number() || v->is_boolean()) return v->dump();
   return std::string(kAbsent);
+}
+
+std::string number_of(const Json& object, std::string_view key, int significant) {
+  const Json* v = field(object, key);
+  if (!v || !v->is_number()) return std::string(kAbsent);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", significant, v->get<double>());
+  return buf;
 }
 
 std::string list_of(const Json& object, std::string_view key) {

@@ -40,6 +40,8 @@ inline constexpr std::string_view kAbsent = "-";
 std::string text_of(const Json& object, std::string_view key);
 // The member `key` of `object`, or null when `object` is not an object or lacks it.
 const Json& field_or_null(const Json& object, std::string_view key);
+// A number field with `significant` significant digits ("%.*g"); "-" when absent or not a number.
+std::string number_of(const Json& object, std::string_view key, int significant = 4);
 // Comma-joined strings of an array field; "-" when absent or empty.
 std::string list_of(const Json& object, std::string_view key);
 // "k=v,k2=v2" of an object field; "-" when absent or empty.

@@ -6,6 +6,8 @@
 #include <filesystem>
 
 #include "agent/neuron/checkpoint.h"
+#include "agent/neuron/faults.h"
+#include "daemon/metric_series.h"
 
 #include "scheduler/types.h"
 
@@ -114,9 +116,15 @@ void Api::handle(net::HttpRequest request, net::HttpResponder respond) {
       if (n == 4 && parts[3] == "attempts") return method == "GET" ? job_attempts(call, id) : method_not_allowed("GET");
       if (n == 4 && parts[3] == "logs") return method == "GET" ? job_logs(call, id) : method_not_allowed("GET");
       if (n == 4 && parts[3] == "checkpoints") return method == "GET" ? job_checkpoints(call, id) : method_not_allowed("GET");
+      if (n == 4 && parts[3] == "metrics") return method == "GET" ? job_metrics(call, id) : method_not_allowed("GET");
     }
     if (n == 2 && parts[1] == "nodes") return method == "GET" ? list_nodes(call) : method_not_allowed("GET");
     if (n == 3 && parts[1] == "nodes") return method == "GET" ? get_node(call, parts[2]) : method_not_allowed("GET");
+    if (n == 4 && parts[1] == "nodes" && parts[3] == "faults") {
+      if (method == "PUT") return set_node_faults(call, parts[2], false);
+      if (method == "DELETE") return set_node_faults(call, parts[2], true);
+      return method_not_allowed("PUT, DELETE");
+    }
     if (n == 2 && parts[1] == "tokens") return method == "POST" ? create_token(call) : method_not_allowed("POST");
     if (n == 2 && parts[1] == "shares") return method == "GET" ? list_shares(call) : method_not_allowed("GET");
     if (n == 3 && parts[1] == "shares") return method == "PUT" ? put_share(call, parts[2]) : method_not_allowed("PUT");
@@ -291,6 +299,23 @@ void Api::job_checkpoints(Call call, JobId id) {
   });
 }
 
+void Api::job_metrics(Call call, JobId id) {
+  for (const auto& [key, value] : call.request.query) {
+    if (key != "max_points") throw InvalidInput(key, "unknown query parameter; use max_points");
+  }
+  const auto max_points = query_int(call.request, "max_points", 1, 100'000).value_or(500);
+  with_job(call, id, [this, max_points](Call c, Job job) {
+    // Summarizing can touch every step of a long run: done on the worker thread with the read.
+    store_.read(
+        [c, job, max_points](Store& store) {
+          Json body = to_json(summarize_metrics(store.metrics_of(job.id), max_points));
+          body["job_id"] = job.id;
+          return std::function<void()>([c, body = std::move(body)] { c.reply(200, body); });
+        },
+        [c](const std::string& error) { c.fail(500, "internal", "could not read metrics: " + error); });
+  });
+}
+
 namespace {
 Json node_json(const NodeView& view) {
   Json j = to_json(view.node);
@@ -310,6 +335,39 @@ void Api::get_node(Call call, const std::string& name) {
   auto view = jobs_.node(name);
   if (!view) return call.fail(404, "not_found", "node " + name + " is not registered");
   call.reply(200, node_json(*view));
+}
+
+void Api::set_node_faults(Call call, const std::string& name, bool clear) {
+  if (!call.who.is_admin()) return call.fail(403, "forbidden", "only admins may inject faults");
+  const auto view = jobs_.node(name);
+  if (!view) return call.fail(404, "not_found", "node " + name + " is not registered");
+  neuron::FaultPlan plan;
+  try {
+    if (!clear) {
+      const Json body = parse_json_text(call.request.body);
+      ObjectReader r(body, "");
+      const auto specs = r.string_list("faults", 4096, 256);
+      r.finish();
+      for (std::size_t i = 0; i < specs.size(); ++i) {
+        try {
+          neuron::apply_fault_spec(plan, specs[i], view->node.cores);
+        } catch (const InvalidInput& e) {
+          throw InvalidInput("faults[" + std::to_string(i) + "]", e.message());
+        }
+      }
+    }
+  } catch (const InvalidInput& e) {
+    return call.invalid(e, e.field().empty() ? "invalid_json" : "invalid_field");
+  }
+  // The canonical form: what the node will list once its agent has applied them.
+  std::vector<std::string> specs = neuron::fault_specs(plan);
+  if (!jobs_.set_faults(name, specs)) {
+    return call.fail(409, "conflict", "node " + name + " is not connected; faults are applied by its agent");
+  }
+  spdlog::info("event=faults_requested node={} by={} faults=\"{}\"", name, call.who.user, join_node_names(specs));
+  call.reply(202, {{"node", name},
+                   {"faults", specs},
+                   {"message", "sent to the agent; GET /v1/nodes/" + name + " lists the faults once it applied them"}});
 }
 
 void Api::create_token(Call call) {

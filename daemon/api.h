@@ -28,8 +28,10 @@ class Api {
   void job_attempts(Call call, JobId id);
   void job_logs(Call call, JobId id);
   void job_checkpoints(Call call, JobId id);
+  void job_metrics(Call call, JobId id);
   void list_nodes(Call call);
   void get_node(Call call, const std::string& name);
+  void set_node_faults(Call call, const std::string& name, bool clear);
   void create_token(Call call);
   void list_shares(Call call);
   void put_share(Call call, const std::string& name);

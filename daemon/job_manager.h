@@ -91,6 +91,10 @@ class JobManager {
   // Writes every share's decayed usage, so a restart keeps fair share where it was.
   void persist_usage();
 
+  // Asks the node's agent to replace its injected faults with `specs` (validated by the caller);
+  // the node lists them once the agent confirms. False when the node is not connected.
+  bool set_faults(const std::string& node, std::vector<std::string> specs);
+
   void fetch_logs(const Attempt& attempt, std::optional<int> rank, std::int64_t tail_bytes,
                   std::function<void(std::vector<RankLog>)> done);
 
@@ -151,6 +155,8 @@ class JobManager {
   void on_exited(const std::string& node, const AttemptExitedMsg& msg);
   void on_heartbeat(const std::string& node, const HeartbeatMsg& msg);
   void on_log_reply(const std::string& node, const LogReplyMsg& msg);
+  void on_metrics(const std::string& node, const MetricsMsg& msg);
+  void on_faults(const std::string& node, const FaultsMsg& msg);
   void complete_log_fetch(std::int64_t fetch_id);
 
   // A rank whose node is gone: counts as exited, with an infrastructure reason.

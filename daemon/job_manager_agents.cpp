@@ -32,6 +32,7 @@ std::string JobManager::agent_hello(const HelloMsg& hello, std::shared_ptr<Agent
   entry.node.labels = hello.labels;
   entry.node.agent_version = hello.agent_version;
   entry.node.data_addr = hello.data_addr;
+  entry.node.faults = hello.faults;
   entry.node.connected = true;
   entry.node.last_heartbeat = now;
   if (is_new || entry.node.state == NodeState::down) {
@@ -93,6 +94,10 @@ void JobManager::agent_message(const std::string& node, const AgentChannel* chan
           on_heartbeat(node, msg);
         } else if constexpr (std::is_same_v<T, LogReplyMsg>) {
           on_log_reply(node, msg);
+        } else if constexpr (std::is_same_v<T, MetricsMsg>) {
+          on_metrics(node, msg);
+        } else if constexpr (std::is_same_v<T, FaultsMsg>) {
+          on_faults(node, msg);
         } else {
           spdlog::warn("event=unexpected_hello node={}", node);
         }
@@ -177,6 +182,40 @@ void JobManager::on_exited(const std::string& node, const AttemptExitedMsg& msg)
   if (failed && attempt.first_failed_rank < 0) attempt.first_failed_rank = rank;
   if (failed && !attempt.killing) kill_attempt(attempt, "rank " + std::to_string(rank) + " on " + node + " failed");
   maybe_finish(msg.attempt_id);
+}
+
+void JobManager::on_metrics(const std::string& node, const MetricsMsg& msg) {
+  auto it = attempts_.find(msg.attempt_id);
+  // Fencing: only the current attempt's rank 0 speaks for the job's metrics (the loss is the
+  // global batch's, the same on every rank).
+  if (it == attempts_.end() || rank_of(it->second, node) != 0) {
+    spdlog::warn("event=stale_metrics node={} attempt={} steps={}", node, msg.attempt_id, msg.steps.size());
+    return;
+  }
+  if (msg.steps.empty()) return;
+  Change change;
+  change.metrics.reserve(msg.steps.size());
+  for (const StepMetric& step : msg.steps) change.metrics.push_back(MetricRecord{it->second.record.job_id, msg.attempt_id, step});
+  persist(std::move(change), nullptr);
+}
+
+bool JobManager::set_faults(const std::string& node, std::vector<std::string> specs) {
+  auto it = nodes_.find(node);
+  if (it == nodes_.end() || !it->second.channel) return false;
+  it->second.channel->send(SetFaultsMsg{std::move(specs)});
+  return true;
+}
+
+void JobManager::on_faults(const std::string& node, const FaultsMsg& msg) {
+  NodeEntry& entry = nodes_.at(node);
+  entry.node.faults = msg.faults;
+  Change change;
+  change.nodes.push_back(entry.node);
+  change.events.push_back(event("node.faults", std::nullopt, std::nullopt, node,
+                                msg.faults.empty() ? "injected faults cleared"
+                                                   : "injected faults: " + join_node_names(msg.faults)));
+  spdlog::info("event=faults_applied node={} faults=\"{}\"", node, join_node_names(msg.faults));
+  persist(std::move(change), nullptr);
 }
 
 }  // namespace trainyard

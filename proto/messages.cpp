@@ -4,6 +4,8 @@ namespace trainyard {
 namespace {
 
 constexpr std::size_t kMaxTextField = 1 << 20;
+constexpr std::size_t kMaxFaults = 4096;  // one per core and the link, with room to spare
+constexpr std::size_t kMaxMetricSteps = 100'000;
 
 Json to_json(const AttemptReport& r) {
   Json j = {{"attempt_id", r.attempt_id}, {"job_id", r.job_id}, {"step", r.step}, {"phase", r.phase}};
@@ -44,7 +46,8 @@ struct AgentEncoder {
   Json operator()(const HelloMsg& m) const {
     return {{"type", "hello"},       {"protocol", m.protocol}, {"agent_version", m.agent_version},
             {"name", m.name},        {"cores", m.cores},       {"memory_mb", m.memory_mb},
-            {"labels", m.labels},    {"data_addr", m.data_addr}, {"attempts", reports_to_json(m.attempts)}};
+            {"labels", m.labels},    {"data_addr", m.data_addr}, {"attempts", reports_to_json(m.attempts)},
+            {"faults", m.faults}};
   }
   Json operator()(const HeartbeatMsg& m) const { return {{"type", "heartbeat"}, {"attempts", reports_to_json(m.attempts)}}; }
   Json operator()(const AttemptStartedMsg& m) const { return {{"type", "attempt_started"}, {"attempt_id", m.attempt_id}}; }
@@ -55,6 +58,12 @@ struct AgentEncoder {
     if (m.signal) j["signal"] = *m.signal;
     return j;
   }
+  Json operator()(const MetricsMsg& m) const {
+    Json steps = Json::array();
+    for (const auto& step : m.steps) steps.push_back(to_json(step));
+    return {{"type", "metrics"}, {"attempt_id", m.attempt_id}, {"steps", std::move(steps)}};
+  }
+  Json operator()(const FaultsMsg& m) const { return {{"type", "faults"}, {"faults", m.faults}}; }
   Json operator()(const LogReplyMsg& m) const {
     return {{"type", "log_reply"}, {"request_id", m.request_id}, {"attempt_id", m.attempt_id},
             {"text", m.text},      {"error", m.error}};
@@ -93,6 +102,7 @@ struct DaemonEncoder {
   Json operator()(const LogRequestMsg& m) const {
     return {{"type", "log_request"}, {"request_id", m.request_id}, {"attempt_id", m.attempt_id}, {"tail_bytes", m.tail_bytes}};
   }
+  Json operator()(const SetFaultsMsg& m) const { return {{"type", "set_faults"}, {"faults", m.faults}}; }
 };
 
 Json parse_object(std::string_view text) {
@@ -121,6 +131,7 @@ AgentMessage parse_agent_message(std::string_view text) {
     if (r.has("labels")) m.labels = r.string_map("labels", 32, 256);
     m.data_addr = r.string("data_addr", 0, 256);
     m.attempts = parse_reports(r, "attempts");
+    if (r.has("faults")) m.faults = r.string_list("faults", kMaxFaults, 256);
     r.finish();
     return m;
   }
@@ -143,6 +154,25 @@ AgentMessage parse_agent_message(std::string_view text) {
     m.reason = r.opt_string("reason", 0, 4096).value_or("");
     m.steps = r.opt_integer("steps", 0, INT64_MAX).value_or(0);
     m.log_tail = r.opt_string("log_tail", 0, kMaxTextField).value_or("");
+    r.finish();
+    return m;
+  }
+  if (type == "metrics") {
+    MetricsMsg m;
+    m.attempt_id = r.integer("attempt_id", 1, INT64_MAX);
+    const Json* steps = r.child("steps");
+    if (!steps || !steps->is_array()) throw InvalidInput("steps", "must be an array");
+    if (steps->size() > kMaxMetricSteps) {
+      throw InvalidInput("steps", "at most " + std::to_string(kMaxMetricSteps) + " steps per message");
+    }
+    for (std::size_t i = 0; i < steps->size(); ++i) {
+      m.steps.push_back(parse_step_metric((*steps)[i], "steps[" + std::to_string(i) + "]"));
+    }
+    r.finish();
+    return m;
+  }
+  if (type == "faults") {
+    FaultsMsg m{r.string_list("faults", kMaxFaults, 256)};
     r.finish();
     return m;
   }
@@ -215,6 +245,11 @@ DaemonMessage parse_daemon_message(std::string_view text) {
     m.request_id = r.integer("request_id", 0, INT64_MAX);
     m.attempt_id = r.integer("attempt_id", 1, INT64_MAX);
     m.tail_bytes = r.integer("tail_bytes", 1, 64LL << 20);
+    r.finish();
+    return m;
+  }
+  if (type == "set_faults") {
+    SetFaultsMsg m{r.string_list("faults", kMaxFaults, 256)};
     r.finish();
     return m;
   }

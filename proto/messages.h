@@ -9,11 +9,13 @@
 #include <vector>
 
 #include "proto/job.h"
+#include "proto/metrics.h"
 
 namespace trainyard {
 
 // Bumped on any incompatible change; the daemon refuses a hello with another version.
-inline constexpr int kProtocolVersion = 1;
+// 2: metrics, faults and set_faults messages; hello lists the node's injected faults.
+inline constexpr int kProtocolVersion = 2;
 
 // The agent's view of one attempt it is running.
 struct AttemptReport {
@@ -35,6 +37,7 @@ struct HelloMsg {
   std::map<std::string, std::string> labels;
   std::string data_addr;
   std::vector<AttemptReport> attempts;  // attempts still running from before a reconnect
+  std::vector<std::string> faults;      // injected faults, as "--fault" specs (agent/neuron/faults.h)
 };
 struct HeartbeatMsg {
   std::vector<AttemptReport> attempts;
@@ -49,6 +52,15 @@ struct AttemptExitedMsg {
   std::string reason;
   std::int64_t steps = 0;
   std::string log_tail;  // last lines of the attempt's output, for diagnosis and classification
+};
+// Steps an attempt's rank 0 completed since its last metrics message, oldest first.
+struct MetricsMsg {
+  AttemptId attempt_id = 0;
+  std::vector<StepMetric> steps;
+};
+// The node's injected faults after a change (answers set_faults; the daemon lists them on the node).
+struct FaultsMsg {
+  std::vector<std::string> faults;
 };
 struct LogReplyMsg {
   std::int64_t request_id = 0;
@@ -92,8 +104,14 @@ struct LogRequestMsg {
   std::int64_t tail_bytes = 64 * 1024;
 };
 
-using AgentMessage = std::variant<HelloMsg, HeartbeatMsg, AttemptStartedMsg, AttemptExitedMsg, LogReplyMsg>;
-using DaemonMessage = std::variant<WelcomeMsg, RefusedMsg, LaunchMsg, KillMsg, LogRequestMsg>;
+// Replaces the node's whole fault plan (an empty list clears it). The daemon validated the specs.
+struct SetFaultsMsg {
+  std::vector<std::string> faults;
+};
+
+using AgentMessage =
+    std::variant<HelloMsg, HeartbeatMsg, AttemptStartedMsg, AttemptExitedMsg, LogReplyMsg, MetricsMsg, FaultsMsg>;
+using DaemonMessage = std::variant<WelcomeMsg, RefusedMsg, LaunchMsg, KillMsg, LogRequestMsg, SetFaultsMsg>;
 
 std::string encode(const AgentMessage& m);
 std::string encode(const DaemonMessage& m);

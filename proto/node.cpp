@@ -35,7 +35,8 @@ Json to_json(const Node& n) {
             {"state", to_string(n.state)},
             {"state_reason", n.state_reason},
             {"state_since", format_time(n.state_since)},
-            {"connected", n.connected}};
+            {"connected", n.connected},
+            {"faults", n.faults}};
   if (n.last_heartbeat) j["last_heartbeat"] = format_time(*n.last_heartbeat);
   return j;
 }
@@ -53,6 +54,7 @@ Node node_from_json(const Json& j) {
   n.state_since = parse_time(j.value("state_since", "")).value_or(TimePoint{});
   if (j.contains("last_heartbeat")) n.last_heartbeat = parse_time(j["last_heartbeat"].get<std::string>());
   n.connected = j.value("connected", false);
+  n.faults = j.value("faults", std::vector<std::string>{});
   return n;
 }
 

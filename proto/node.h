@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "proto/json_reader.h"
 #include "proto/time.h"
@@ -24,6 +25,7 @@ struct Node {
   TimePoint state_since{};
   std::optional<TimePoint> last_heartbeat;
   bool connected = false;
+  std::vector<std::string> faults;  // injected faults the agent reports, as "--fault" specs
 };
 
 std::string to_string(NodeState s);  // "HEALTHY", ...

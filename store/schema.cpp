@@ -71,8 +71,27 @@ CREATE TABLE events (
 );
 )sql";
 
+// Per-step training metrics. Columns rather than a JSON record: there are many rows per job and
+// the API aggregates them. A NaN stored in a REAL column reads back as NULL (SQLite has no NaN).
+constexpr std::string_view kMetricsSchema = R"sql(
+CREATE TABLE metrics (
+  job_id INTEGER NOT NULL,
+  attempt_id INTEGER NOT NULL REFERENCES attempts (id),
+  step INTEGER NOT NULL,
+  loss REAL,
+  grad_norm REAL,
+  param_norm REAL,
+  lr REAL,
+  samples_per_s REAL,
+  spike INTEGER NOT NULL,
+  spike_steps_to_return INTEGER,
+  PRIMARY KEY (job_id, step, attempt_id)
+) WITHOUT ROWID;
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{1, "initial: jobs, attempts, nodes, tokens, shares, events", kInitialSchema},
+    Migration{2, "metrics: per-step training metrics", kMetricsSchema},
 };
 
 bool has_version_table(sqlite::Connection& db) {

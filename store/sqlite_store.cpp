@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <limits>
 #include <map>
 
 #include "store/schema.h"
@@ -61,6 +62,25 @@ Event event_at(const Use& row) {
   e.node = row.text_at(5);
   e.message = row.text_at(6);
   return e;
+}
+
+double real_or_nan(const Use& row, int column) {
+  return row.is_null_at(column) ? std::numeric_limits<double>::quiet_NaN() : row.real_at(column);
+}
+
+MetricRecord metric_at(const Use& row) {
+  MetricRecord r;
+  r.job_id = row.int_at(0);
+  r.attempt_id = row.int_at(1);
+  r.metric.step = row.int_at(2);
+  r.metric.loss = real_or_nan(row, 3);
+  r.metric.grad_norm = real_or_nan(row, 4);
+  r.metric.param_norm = real_or_nan(row, 5);
+  r.metric.lr = real_or_nan(row, 6);
+  r.metric.samples_per_s = real_or_nan(row, 7);
+  r.metric.spike = row.int_at(8) != 0;
+  if (!row.is_null_at(9)) r.metric.spike_steps_to_return = row.int_at(9);
+  return r;
 }
 
 template <class T>
@@ -123,6 +143,12 @@ struct SqliteStore::Statements {
         append_event(db,
                      "INSERT INTO events (at_ms, kind, job_id, attempt_id, node, message)"
                      " VALUES (?1, ?2, ?3, ?4, ?5, ?6)"),
+        upsert_metric(db,
+                      "INSERT OR REPLACE INTO metrics (job_id, attempt_id, step, loss, grad_norm, param_norm, lr,"
+                      " samples_per_s, spike, spike_steps_to_return) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"),
+        metrics_of_job(db,
+                       "SELECT job_id, attempt_id, step, loss, grad_norm, param_norm, lr, samples_per_s, spike,"
+                       " spike_steps_to_return FROM metrics WHERE job_id = ?1 ORDER BY step, attempt_id"),
         job_by_id(db, "SELECT record FROM jobs WHERE id = ?1"),
         attempts_of_job(db, "SELECT record FROM attempts WHERE job_id = ?1 ORDER BY id"),
         attempt_by_id(db, "SELECT record FROM attempts WHERE id = ?1"),
@@ -139,7 +165,8 @@ struct SqliteStore::Statements {
         max_job_id(db, "SELECT COALESCE(MAX(id), 0) FROM jobs"),
         max_attempt_id(db, "SELECT COALESCE(MAX(id), 0) FROM attempts") {}
 
-  Statement upsert_job, upsert_attempt, upsert_node, upsert_token, upsert_share, append_event;
+  Statement upsert_job, upsert_attempt, upsert_node, upsert_token, upsert_share, append_event, upsert_metric;
+  Statement metrics_of_job;
   Statement job_by_id, attempts_of_job, attempt_by_id, node_by_name, token_by_hash, all_tokens, events_after;
   Statement active_jobs, active_attempts, all_nodes, all_shares, max_job_id, max_attempt_id;
   std::map<unsigned, Statement> job_queries;  // by filter bits, prepared on first use
@@ -228,6 +255,20 @@ void SqliteStore::write(const Change& change) {
         .bind_text(6, e.message)
         .run();
   }
+  for (const MetricRecord& m : change.metrics) {
+    Use(s.upsert_metric)
+        .bind_int(1, m.job_id)
+        .bind_int(2, m.attempt_id)
+        .bind_int(3, m.metric.step)
+        .bind_real(4, m.metric.loss)
+        .bind_real(5, m.metric.grad_norm)
+        .bind_real(6, m.metric.param_norm)
+        .bind_real(7, m.metric.lr)
+        .bind_real(8, m.metric.samples_per_s)
+        .bind_int(9, m.metric.spike ? 1 : 0)
+        .bind_optional_int(10, m.metric.spike_steps_to_return)
+        .run();
+  }
 }
 
 LoadedState SqliteStore::load() {
@@ -299,6 +340,14 @@ std::optional<TokenRecord> SqliteStore::token_by_hash(const std::string& hash) {
 }
 
 std::vector<TokenRecord> SqliteStore::tokens() { return all_rows(statements_->all_tokens, token_at); }
+
+std::vector<MetricRecord> SqliteStore::metrics_of(JobId job) {
+  Use use(statements_->metrics_of_job);
+  use.bind_int(1, job);
+  std::vector<MetricRecord> out;
+  while (use.next_row()) out.push_back(metric_at(use));
+  return out;
+}
 
 std::vector<Event> SqliteStore::events_after(std::int64_t seq, int limit) {
   Use use(statements_->events_after);

@@ -37,6 +37,7 @@ class SqliteStore final : public Store {
   std::optional<Node> node(const std::string& name) override;
   std::optional<TokenRecord> token_by_hash(const std::string& hash) override;
   std::vector<TokenRecord> tokens() override;
+  std::vector<MetricRecord> metrics_of(JobId job) override;
   std::vector<Event> events_after(std::int64_t seq, int limit) override;
   int schema_version() override;
 

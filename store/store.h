@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "proto/job.h"
+#include "proto/metrics.h"
 #include "proto/node.h"
 
 namespace trainyard {
@@ -62,6 +63,7 @@ struct Change {
   std::vector<TokenRecord> tokens;
   std::vector<ShareRecord> shares;
   std::vector<Event> events;
+  std::vector<MetricRecord> metrics;  // upserted by (attempt, step): a resent batch changes nothing
 };
 
 struct JobQuery {
@@ -111,6 +113,8 @@ class Store {
   // Every token (they are few), oldest first (by created_at, then hash); the daemon keeps them in
   // memory to authenticate without I/O.
   virtual std::vector<TokenRecord> tokens() = 0;
+  // Every step metric of a job's attempts, by step, then attempt id.
+  virtual std::vector<MetricRecord> metrics_of(JobId job) = 0;
   // Events with a sequence number above `seq`, oldest first, at most `limit` (positive) of them.
   virtual std::vector<Event> events_after(std::int64_t seq, int limit) = 0;
   virtual int schema_version() = 0;

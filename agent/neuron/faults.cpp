@@ -51,10 +51,22 @@ double parse_rate(const std::string& spec, std::string_view text) {
   return value * scale;
 }
 
+// The inverse of parse_rate in the largest unit it reaches: 5e7 -> "50MB", 2.5e6 -> "2.5MB".
 std::string format_rate(double bytes_per_s) {
+  struct Unit {
+    double scale;
+    const char* suffix;
+  };
+  Unit unit{1, "B"};
+  for (Unit u : {Unit{1e9, "GB"}, Unit{1e6, "MB"}, Unit{1e3, "KB"}}) {
+    if (bytes_per_s >= u.scale) {
+      unit = u;
+      break;
+    }
+  }
   char buffer[64];
-  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, bytes_per_s);
-  return std::string(buffer, ec == std::errc{} ? end : buffer);
+  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, bytes_per_s / unit.scale);
+  return std::string(buffer, ec == std::errc{} ? end : buffer) + unit.suffix;
 }
 
 }  // namespace

@@ -32,6 +32,39 @@ TEST(Simulated, FourNodeTrainingJobRunsEndToEnd) {
   const auto checkpoints = cluster.api("GET", "/v1/jobs/" + std::to_string(id) + "/checkpoints").body["checkpoints"];
   ASSERT_EQ(checkpoints.size(), 3u) << checkpoints.dump();  // keep_checkpoints defaults to 3
   EXPECT_EQ(checkpoints.back()["step"], 40);
+
+  // Rank 0's per-step metrics reached the daemon's store, the last of them with the exit.
+  const Json metrics = cluster.api("GET", "/v1/jobs/" + std::to_string(id) + "/metrics").body;
+  ASSERT_EQ(metrics["steps"], 40) << metrics.dump();
+  ASSERT_EQ(metrics["points"].size(), 40u);
+  EXPECT_EQ(metrics["points"][39]["step"], 40);
+  EXPECT_LT(metrics["points"][39]["loss"].get<double>(), metrics["points"][0]["loss"].get<double>())
+      << "the student did not learn:\n" << metrics.dump();
+  EXPECT_GT(metrics["points"][0]["samples_per_s"].get<double>(), 0);
+  const Json coarse = cluster.api("GET", "/v1/jobs/" + std::to_string(id) + "/metrics?max_points=4").body;
+  EXPECT_EQ(coarse["points"].size(), 4u);
+  EXPECT_EQ(coarse["bucket_steps"], 10);
+}
+
+TEST(Simulated, FaultsInjectedThroughTheApiReachTheDeviceAndAreListed) {
+  Cluster cluster;
+  cluster.start_daemon();
+  cluster.start_agent("trn-0", AgentSpec{.cores = 4, .extra_flags = {"--fault", "link=throttle:1G"}});
+  cluster.wait_for_nodes(1);
+  const auto faults_of = [&] { return cluster.api("GET", "/v1/nodes/trn-0").body["faults"]; };
+  EXPECT_EQ(faults_of(), Json({"link=throttle:1GB"})) << "faults set by agent flag are listed too";
+
+  // A simulated rank trains on its node's first free core: crash core 0 and the job fails on it.
+  const auto set = cluster.api("PUT", "/v1/nodes/trn-0/faults", R"({"faults":["core:0=crash"]})");
+  ASSERT_EQ(set.status, 202) << set.body.dump();
+  ASSERT_TRUE(eventually([&] { return faults_of() == Json({"core:0=crash"}); }, 10s)) << faults_of().dump();
+  const Json spec = {{"name", "victim"}, {"nodes", 1}, {"kind", "simulated"}, {"workload", {{"steps", 5}}}};
+  const Json failed = cluster.wait_job_state(cluster.submit(spec), "FAILED", 30s);
+  EXPECT_NE(failed.dump().find("NeuronCore 0 crashed"), std::string::npos) << failed.dump();
+
+  ASSERT_EQ(cluster.api("DELETE", "/v1/nodes/trn-0/faults").status, 202);
+  ASSERT_TRUE(eventually([&] { return faults_of().empty(); }, 10s)) << faults_of().dump();
+  cluster.wait_job_state(cluster.submit(spec), "SUCCEEDED", 30s);
 }
 
 }  // namespace

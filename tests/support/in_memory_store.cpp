@@ -40,6 +40,12 @@ void InMemoryStore::write(Contents& into, const Change& change) {
     e.seq = ++into.last_seq;
     into.events.push_back(std::move(e));
   }
+  for (const MetricRecord& m : change.metrics) {
+    if (!into.attempts.contains(m.attempt_id)) {
+      throw StoreError("metrics name attempt " + std::to_string(m.attempt_id) + ", which is not stored");
+    }
+    into.metrics.insert_or_assign(std::tuple{m.job_id, m.metric.step, m.attempt_id}, m);
+  }
 }
 
 LoadedState InMemoryStore::load() {
@@ -68,6 +74,14 @@ std::vector<Job> InMemoryStore::jobs(const JobQuery& query) {
     if (query.share && j.spec.share != *query.share) continue;
     if (query.user && j.user != *query.user) continue;
     out.push_back(j);
+  }
+  return out;
+}
+
+std::vector<MetricRecord> InMemoryStore::metrics_of(JobId job) {
+  std::vector<MetricRecord> out;
+  for (auto it = contents_.metrics.lower_bound({job, 0, 0}); it != contents_.metrics.end() && it->second.job_id == job; ++it) {
+    out.push_back(it->second);
   }
   return out;
 }

@@ -5,6 +5,7 @@
 //
 // Threading: one thread at a time, like every Store.
 #include <map>
+#include <tuple>
 
 #include "store/store.h"
 
@@ -22,6 +23,7 @@ class InMemoryStore final : public Store {
   std::optional<Node> node(const std::string& name) override;
   std::optional<TokenRecord> token_by_hash(const std::string& hash) override;
   std::vector<TokenRecord> tokens() override;
+  std::vector<MetricRecord> metrics_of(JobId job) override;
   std::vector<Event> events_after(std::int64_t seq, int limit) override;
   int schema_version() override;
 
@@ -33,6 +35,7 @@ class InMemoryStore final : public Store {
     std::map<std::string, TokenRecord> tokens;
     std::map<std::string, ShareRecord> shares;
     std::vector<Event> events;  // in seq order
+    std::map<std::tuple<JobId, std::int64_t, AttemptId>, MetricRecord> metrics;  // by (job, step, attempt)
     std::int64_t last_seq = 0;
   };
 

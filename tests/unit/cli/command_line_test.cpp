@@ -73,6 +73,15 @@ TEST(CommandLine, QuickSubmitMistakesNameTheFlag) {
   EXPECT_EQ(rejected({"submit", "--nodes", "1", "--nodes", "2", "--", "x"}), "--nodes");
 }
 
+TEST(CommandLine, MetricsAndFaultMistakesNameTheArgument) {
+  EXPECT_EQ(rejected({"metrics"}), "ID");
+  EXPECT_EQ(rejected({"metrics", "x"}), "ID");
+  EXPECT_EQ(rejected({"metrics", "5", "--max-points", "0"}), "--max-points");
+  EXPECT_EQ(rejected({"fault"}), "NODE");
+  EXPECT_EQ(rejected({"fault", "n1"}), "SPEC");
+  EXPECT_EQ(rejected({"fault", "n1", "link=drop", "--clear"}), "--clear");
+}
+
 TEST(CommandLine, SubmitNeedsExactlyOneSource) {
   EXPECT_EQ(rejected({"submit"}), "FILE.json");
   EXPECT_EQ(rejected({"submit", "a.json", "b.json"}), "FILE.json");

@@ -233,14 +233,52 @@ TEST(Render, NodesTable) {
   const Json reply = {{"nodes",
                        {{{"name", "n1"}, {"cores", 32}, {"free_cores", 16}, {"state", "HEALTHY"}, {"state_reason", ""},
                          {"labels", {{"rack", "r1"}, {"zone", "a"}}}, {"last_heartbeat", "2026-11-22T13:59:57.000Z"},
-                         {"connected", true}},
+                         {"connected", true}, {"faults", {"core:3=corrupt", "link=drop"}}},
                         {{"name", "n2"}, {"cores", 32}, {"state", "DOWN"}, {"state_reason", "no heartbeat"}}}}};
   const auto lines = lines_of(render({"nodes"}, {reply}));
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_EQ(cells_of(lines[0]),
-            (std::vector<std::string>{"NAME", "STATE", "CORES", "FREE", "LABELS", "HEARTBEAT", "REASON"}));
-  EXPECT_EQ(cells_of(lines[1]), (std::vector<std::string>{"n1", "HEALTHY", "32", "16", "rack=r1,zone=a", "3s", ""}));
-  EXPECT_EQ(cells_of(lines[2]), (std::vector<std::string>{"n2", "DOWN", "32", "-", "-", "-", "no heartbeat"}));
+            (std::vector<std::string>{"NAME", "STATE", "CORES", "FREE", "LABELS", "FAULTS", "HEARTBEAT", "REASON"}));
+  EXPECT_EQ(cells_of(lines[1]), (std::vector<std::string>{"n1", "HEALTHY", "32", "16", "rack=r1,zone=a",
+                                                          "core:3=corrupt,link=drop", "3s", ""}));
+  EXPECT_EQ(cells_of(lines[2]), (std::vector<std::string>{"n2", "DOWN", "32", "-", "-", "-", "-", "no heartbeat"}));
+}
+
+TEST(Render, MetricsRowsPerStepOrPerBucket) {
+  const Json steps = {{"steps", 2},
+                      {"bucket_steps", 1},
+                      {"points",
+                       {{{"step", 1}, {"first_step", 1}, {"loss", 2.5}, {"grad_norm", 0.75}, {"param_norm", 10.0},
+                         {"lr", 0.0003}, {"samples_per_s", 1234.5}, {"non_finite_losses", 0}, {"spikes", 0}},
+                        {{"step", 2}, {"first_step", 2}, {"loss", nullptr}, {"grad_norm", 0.5}, {"param_norm", 10.1},
+                         {"lr", 0.0003}, {"samples_per_s", 1200}, {"non_finite_losses", 1}, {"spikes", 1}}}},
+                      {"spikes", {{{"started_at_step", 2}, {"steps_to_return", nullptr}}}}};
+  const auto lines = lines_of(render({"metrics", "7"}, {steps}));
+  ASSERT_GE(lines.size(), 5u);
+  EXPECT_EQ(cells_of(lines[0]),
+            (std::vector<std::string>{"STEP", "LOSS", "GRAD_NORM", "PARAM_NORM", "LR", "SAMPLES/S", "NAN", "SPIKES"}));
+  EXPECT_EQ(cells_of(lines[1]), (std::vector<std::string>{"1", "2.5", "0.75", "10", "0.0003", "1234.5", "0", "0"}));
+  EXPECT_EQ(cells_of(lines[2])[1], "-") << "a NaN loss shows as missing, counted in NAN";
+  EXPECT_EQ(lines.back(), "  step 2: not back to normal yet");
+
+  const Json buckets = {{"steps", 100},
+                        {"bucket_steps", 50},
+                        {"points",
+                         {{{"step", 50}, {"first_step", 1}, {"loss", 2.0}, {"loss_min", 1.5}, {"loss_max", 3.0},
+                           {"grad_norm", 1.0}, {"grad_norm_max", 4.0}}}},
+                        {"spikes", Json::array()}};
+  const auto bucket_lines = lines_of(render({"metrics", "7"}, {buckets}));
+  EXPECT_EQ(cells_of(bucket_lines[0])[0], "STEPS");
+  EXPECT_EQ(cells_of(bucket_lines[1])[0], "1-50");
+  EXPECT_EQ(cells_of(bucket_lines[1])[1], "2 (1.5..3)");
+  EXPECT_EQ(cells_of(bucket_lines[1])[2], "1 (max 4)");
+  EXPECT_EQ(render({"metrics", "7"}, {Json{{"points", Json::array()}}}), "Job 7 has reported no training steps.\n");
+}
+
+TEST(Render, FaultConfirmsWhatWasSent) {
+  EXPECT_EQ(render({"fault", "n1", "core:3=corrupt"}, {Json{{"faults", {"core:3=corrupt"}}}}),
+            "Injecting into n1: core:3=corrupt\n");
+  EXPECT_EQ(render({"fault", "n1", "--clear"}, {Json{{"faults", Json::array()}}}), "Clearing the faults of n1\n");
 }
 
 }  // namespace

@@ -46,6 +46,15 @@ TEST(Requests, CancelNodesAndToken) {
             (std::vector<ApiRequest>{{"POST", "/v1/tokens", Json{{"user", "bob"}, {"role", "admin"}}}}));
 }
 
+TEST(Requests, MetricsAndFaults) {
+  EXPECT_EQ(requests_of({"metrics", "5"}), std::vector{get("/v1/jobs/5/metrics?max_points=50")});
+  EXPECT_EQ(requests_of({"metrics", "5", "--max-points", "1000"}), std::vector{get("/v1/jobs/5/metrics?max_points=1000")});
+  EXPECT_EQ(requests_of({"fault", "n1", "core:3=corrupt", "link=drop"}),
+            (std::vector<ApiRequest>{{"PUT", "/v1/nodes/n1/faults", Json{{"faults", {"core:3=corrupt", "link=drop"}}}}}));
+  EXPECT_EQ(requests_of({"fault", "n1", "--clear"}),
+            (std::vector<ApiRequest>{{"DELETE", "/v1/nodes/n1/faults", std::nullopt}}));
+}
+
 TEST(Requests, SubmitPostsTheFileAsItIs) {
   const Json spec = {{"name", "x"}, {"kind", "simulated"}, {"nodes", 2}, {"future_field", true}};
   std::string asked;

@@ -306,5 +306,84 @@ TEST_F(ApiTest, JobAndAttemptsReflectTheRunningAttempt) {
   EXPECT_EQ(nodes.body["nodes"][0]["free_cores"], 0);
 }
 
+TEST_F(ApiTest, MetricsFromRankZeroAreStoredAndDownsampled) {
+  cluster.connect("n1");
+  cluster.connect("n2");
+  const Reply submitted = call("POST", "/v1/jobs", kAlice, R"({"name":"train","nodes":2,"command":{"argv":["/bin/true"]}})");
+  ASSERT_EQ(submitted.status, 201);
+  const std::string path = "/v1/jobs/" + submitted.body["id"].dump() + "/metrics";
+  const auto launches = cluster.launches();
+  ASSERT_EQ(launches.size(), 2u);
+  std::string rank0, rank1;
+  AttemptId attempt = 0;
+  for (const auto& [node, list] : launches) {
+    (list[0].rank == 0 ? rank0 : rank1) = node;
+    attempt = list[0].attempt_id;
+  }
+  cluster.started(rank0, attempt);
+  cluster.started(rank1, attempt);
+  EXPECT_EQ(call("GET", path, kAlice).body["points"].size(), 0u);
+
+  MetricsMsg msg{attempt, {}};
+  for (int step = 1; step <= 10; ++step) {
+    msg.steps.push_back(StepMetric{step, 10.0 - step, 1.0, 5.0, 1e-3, 100.0, step == 4, std::nullopt});
+  }
+  msg.steps[5].spike_steps_to_return = 2;  // step 6 ends the spike of step 4
+  cluster.send(rank0, msg);
+  // Another rank's copy of the numbers is fenced off: rank 0 speaks for the job.
+  cluster.send(rank1, MetricsMsg{attempt, {StepMetric{11, 99.0, 1, 1, 1, 1, false, std::nullopt}}});
+
+  Reply r = call("GET", path + "?max_points=5", kAlice);
+  ASSERT_EQ(r.status, 200) << r.body.dump();
+  EXPECT_EQ(r.body["steps"], 10);
+  EXPECT_EQ(r.body["bucket_steps"], 2);
+  ASSERT_EQ(r.body["points"].size(), 5u);
+  EXPECT_EQ(r.body["points"][0]["first_step"], 1);
+  EXPECT_EQ(r.body["points"][0]["step"], 2);
+  EXPECT_DOUBLE_EQ(r.body["points"][0]["loss"].get<double>(), 8.5);
+  EXPECT_DOUBLE_EQ(r.body["points"][4]["loss_min"].get<double>(), 0.0);
+  EXPECT_EQ(r.body["points"][1]["spikes"], 1);
+  ASSERT_EQ(r.body["spikes"].size(), 1u);
+  EXPECT_EQ(r.body["spikes"][0]["started_at_step"], 4);
+  EXPECT_EQ(r.body["spikes"][0]["steps_to_return"], 2);
+
+  EXPECT_EQ(call("GET", path, kAlice).body["points"].size(), 10u) << "default max_points keeps short runs whole";
+  EXPECT_EQ(call("GET", path, kBob).status, 403);
+  r = call("GET", path + "?max_points=0", kAlice);
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.error_field(), "max_points");
+  EXPECT_EQ(call("GET", path + "?points=3", kAlice).error_field(), "points");
+}
+
+TEST_F(ApiTest, FaultsAreValidatedSentToTheAgentAndListedOnceApplied) {
+  auto agent = cluster.connect("n1", 8);
+  const std::string path = "/v1/nodes/n1/faults";
+  EXPECT_EQ(call("PUT", path, kAlice, R"({"faults":["core:1=hang"]})").status, 403);
+  EXPECT_EQ(call("PUT", "/v1/nodes/nope/faults", kAdmin, R"({"faults":["core:1=hang"]})").status, 404);
+  Reply r = call("PUT", path, kAdmin, R"({"faults":["core:1=hang","core:8=corrupt"]})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.error_field(), "faults[1]");
+  EXPECT_THAT(r.error_message(), HasSubstr("core"));
+  EXPECT_EQ(call("PUT", path, kAdmin, R"({"faults":["core:1=hang"],"drain":true})").error_field(), "drain");
+  EXPECT_EQ(call("PUT", path, kAdmin, R"({"fault":["core:1=hang"]})").error_field(), "faults");
+  EXPECT_TRUE(agent->all<SetFaultsMsg>().empty()) << "an invalid request reached the agent";
+
+  r = call("PUT", path, kAdmin, R"({"faults":["link=throttle:50MB","core:3=corrupt"]})");
+  ASSERT_EQ(r.status, 202) << r.body.dump();
+  const auto sent = agent->all<SetFaultsMsg>();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].faults, r.body["faults"].get<std::vector<std::string>>());
+  EXPECT_EQ(sent[0].faults.front(), "core:3=corrupt") << "canonical order: cores, then the link";
+  EXPECT_TRUE(call("GET", "/v1/nodes/n1", kAlice).body["faults"].empty()) << "listed before the agent applied them";
+
+  cluster.send("n1", FaultsMsg{sent[0].faults});
+  EXPECT_EQ(call("GET", "/v1/nodes/n1", kAlice).body["faults"], Json(sent[0].faults));
+
+  ASSERT_EQ(call("DELETE", path, kAdmin).status, 202);
+  EXPECT_TRUE(agent->all<SetFaultsMsg>().back().faults.empty());
+  cluster.send("n1", FaultsMsg{});
+  EXPECT_TRUE(call("GET", "/v1/nodes/n1", kAlice).body["faults"].empty());
+}
+
 }  // namespace
 }  // namespace trainyard::testing

@@ -137,6 +137,7 @@ class FlakyStore final : public Store {
   std::optional<Node> node(const std::string& name) override { return inner_.node(name); }
   std::optional<TokenRecord> token_by_hash(const std::string& hash) override { return inner_.token_by_hash(hash); }
   std::vector<TokenRecord> tokens() override { return inner_.tokens(); }
+  std::vector<MetricRecord> metrics_of(JobId job) override { return inner_.metrics_of(job); }
   std::vector<Event> events_after(std::int64_t seq, int limit) override { return inner_.events_after(seq, limit); }
   int schema_version() override { return inner_.schema_version(); }
 

@@ -56,7 +56,7 @@ TEST(FaultSpec, ListingRebuildsThePlan) {
     apply_fault_spec(plan, spec, 8);
   }
   const auto specs = fault_specs(plan);
-  EXPECT_EQ(specs, (std::vector<std::string>{"core:2=corrupt", "core:7=hang", "link=throttle:2500000", "link=drop"}));
+  EXPECT_EQ(specs, (std::vector<std::string>{"core:2=corrupt", "core:7=hang", "link=throttle:2.5MB", "link=drop"}));
   FaultPlan rebuilt;
   for (const auto& spec : specs) apply_fault_spec(rebuilt, spec, 8);
   EXPECT_EQ(rebuilt, plan);

@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "proto/messages.h"
 #include "proto/time.h"
 
@@ -52,6 +55,47 @@ TEST(Messages, RejectsMalformedWithFieldNamed) {
   EXPECT_EQ(field_of(R"({"type":"heartbeat","attempts":[{"attempt_id":1,"job_id":1,"step":-1}]})"), "attempts[0].step");
   EXPECT_EQ(field_of(R"({"type":"heartbeat","extra":1})"), "extra");
   EXPECT_EQ(field_of("[1,2"), "");
+  EXPECT_EQ(field_of(R"({"type":"metrics","attempt_id":1})"), "steps");
+  EXPECT_EQ(field_of(R"({"type":"metrics","attempt_id":1,"steps":[{"step":0,"loss":1,"grad_norm":1,"param_norm":1,"lr":1,"samples_per_s":1}]})"),
+            "steps[0].step");
+  EXPECT_EQ(field_of(R"({"type":"metrics","attempt_id":1,"steps":[{"step":1,"loss":"high","grad_norm":1,"param_norm":1,"lr":1,"samples_per_s":1}]})"),
+            "steps[0].loss");
+  EXPECT_EQ(field_of(R"({"type":"metrics","attempt_id":1,"steps":[{"step":1,"loss":1,"grad_norm":1,"param_norm":1,"lr":1,"samples_per_s":1,"x":0}]})"),
+            "steps[0].x");
+  EXPECT_EQ(field_of(R"({"type":"faults","faults":[1]})"), "faults[0]");
+}
+
+TEST(Messages, MetricsRoundTripWithNonFiniteValuesAsNull) {
+  MetricsMsg msg;
+  msg.attempt_id = 9;
+  msg.steps.push_back(StepMetric{1, 2.5, 0.75, 10.0, 1e-3, 512.0, false, std::nullopt});
+  msg.steps.push_back(StepMetric{2, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
+                                 10.5, 1e-3, 500.0, true, std::nullopt});
+  msg.steps.push_back(StepMetric{3, 2.0, 0.5, 10.1, 1e-3, 510.0, false, 1});
+  const std::string text = encode(AgentMessage{msg});
+  EXPECT_NE(text.find(R"("loss":null)"), std::string::npos) << text;
+  const auto parsed = std::get<MetricsMsg>(parse_agent_message(text));
+  ASSERT_EQ(parsed.steps.size(), 3u);
+  EXPECT_EQ(parsed.attempt_id, 9);
+  EXPECT_EQ(parsed.steps[0].loss, 2.5);
+  EXPECT_EQ(parsed.steps[0].samples_per_s, 512.0);
+  EXPECT_TRUE(std::isnan(parsed.steps[1].loss));
+  EXPECT_TRUE(std::isnan(parsed.steps[1].grad_norm));  // Inf cannot travel in JSON; it arrives as "not a number"
+  EXPECT_TRUE(parsed.steps[1].spike);
+  EXPECT_EQ(parsed.steps[2].spike_steps_to_return, 1);
+}
+
+TEST(Messages, FaultMessagesRoundTrip) {
+  const auto set = std::get<SetFaultsMsg>(parse_daemon_message(encode(DaemonMessage{SetFaultsMsg{{"core:3=corrupt", "link=drop"}}})));
+  EXPECT_EQ(set.faults, (std::vector<std::string>{"core:3=corrupt", "link=drop"}));
+  const auto report = std::get<FaultsMsg>(parse_agent_message(encode(AgentMessage{FaultsMsg{{"core:1=hang"}}})));
+  EXPECT_EQ(report.faults, std::vector<std::string>{"core:1=hang"});
+  HelloMsg hello;
+  hello.agent_version = "0.1.0";
+  hello.name = "n";
+  hello.cores = 2;
+  hello.faults = {"link=throttle:50000000"};
+  EXPECT_EQ(std::get<HelloMsg>(parse_agent_message(encode(AgentMessage{hello}))).faults, hello.faults);
 }
 
 TEST(Time, FormatsAndParsesRfc3339) {

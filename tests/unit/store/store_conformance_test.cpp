@@ -2,6 +2,8 @@
 // same, so tests of the daemon that use the fake say something true about the real store.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <memory>
 
 #include "store/schema.h"
@@ -266,6 +268,45 @@ TYPED_TEST(StoreConformance, AFailingBatchLeavesNothingBehind) {
   const auto events = this->store->events_after(last_seq, 10);
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].job_id, 2);
+}
+
+TYPED_TEST(StoreConformance, MetricsComeBackByStepThenAttemptWithNaNKept) {
+  this->commit(Change{.jobs = {minimal_job(1), minimal_job(2)},
+                      .attempts = {minimal_attempt(10, 1), minimal_attempt(11, 1), minimal_attempt(12, 2)}});
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  auto row = [](JobId job, AttemptId attempt, std::int64_t step, double loss) {
+    return MetricRecord{job, attempt, StepMetric{step, loss, 0.5 * step, 10.0, 1e-3, 256.0, step == 2, std::nullopt}};
+  };
+  MetricRecord ended_spike = row(1, 10, 3, 1.5);
+  ended_spike.metric.spike_steps_to_return = 1;
+  this->commit(Change{.metrics = {row(1, 11, 2, 1.9), row(1, 10, 1, 2.0), row(1, 10, 2, nan), ended_spike,
+                                  row(2, 12, 1, 7.0)}});
+  // A resent batch (after an agent reconnects) replaces rather than duplicates.
+  this->commit(Change{.metrics = {row(1, 10, 1, 2.0)}});
+
+  const auto rows = this->store->metrics_of(1);
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[0].metric.step, 1);
+  EXPECT_EQ(rows[0].metric.loss, 2.0);
+  EXPECT_EQ(rows[0].metric.grad_norm, 0.5);
+  EXPECT_EQ(rows[0].metric.samples_per_s, 256.0);
+  EXPECT_EQ(rows[1].attempt_id, 10);
+  EXPECT_EQ(rows[1].metric.step, 2);
+  EXPECT_TRUE(std::isnan(rows[1].metric.loss));
+  EXPECT_TRUE(rows[1].metric.spike);
+  EXPECT_EQ(rows[2].attempt_id, 11);
+  EXPECT_EQ(rows[2].metric.loss, 1.9);
+  EXPECT_EQ(rows[3].metric.spike_steps_to_return, 1);
+  EXPECT_FALSE(rows[3].metric.spike);
+  EXPECT_EQ(this->store->metrics_of(2).size(), 1u);
+  EXPECT_TRUE(this->store->metrics_of(3).empty());
+}
+
+TYPED_TEST(StoreConformance, MetricsOfAnUnknownAttemptFailTheBatch) {
+  this->commit(Change{.jobs = {minimal_job(1)}});
+  EXPECT_THROW(this->commit(Change{.metrics = {MetricRecord{1, 99, StepMetric{1, 1, 1, 1, 1, 1, false, std::nullopt}}}}),
+               StoreError);
+  EXPECT_TRUE(this->store->metrics_of(1).empty());
 }
 
 TYPED_TEST(StoreConformance, AnEmptyBatchChangesNothing) {
