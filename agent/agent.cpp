@@ -3,6 +3,8 @@
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "agent/command_run.h"
 #include "agent/simulated_run.h"
 
@@ -87,6 +89,8 @@ void Agent::on_message(const std::string& text) {
           send_log(m);
         } else if constexpr (std::is_same_v<T, SetFaultsMsg>) {
           set_faults(m);
+        } else if constexpr (std::is_same_v<T, HealthCheckMsg>) {
+          run_health_check(m);
         }
       },
       message);
@@ -230,6 +234,33 @@ void Agent::set_faults(const SetFaultsMsg& msg) {
     spdlog::warn("event=bad_faults node={} error=\"{}\"", config_.name, e.what());
   }
   send(FaultsMsg{neuron::fault_specs(device_.faults())});
+}
+
+void Agent::run_health_check(const HealthCheckMsg& msg) {
+  if (health_tasks_.contains(msg.task_id)) return;
+  const bool simulated_busy = std::any_of(runs_.begin(), runs_.end(), [](const auto& kv) {
+    return kv.second.launch.kind == JobKind::simulated;
+  });
+  if (msg.suite == HealthSuite::accelerator && simulated_busy) {
+    // The suite needs every core to itself; the daemon only asks idle nodes, so this is a race.
+    send(HealthResultMsg{msg.task_id, nullptr, std::string(kNodeBusyForHealthCheck)});
+    return;
+  }
+  spdlog::info("event=health_check node={} task={} suite={} rank={} peers={}", config_.name, msg.task_id,
+               to_string(msg.suite), msg.rank, msg.peers.size());
+  auto post = [this](std::function<void()> fn) { boost::asio::post(io_, std::move(fn)); };
+  const std::int64_t id = msg.task_id;
+  auto done = [this, id](HealthResultMsg result) {
+    send(result);
+    // Finished inside its own completion: destroy (join) it on a fresh turn of the loop.
+    auto it = health_tasks_.find(id);
+    if (it == health_tasks_.end()) return;
+    std::shared_ptr<HealthTask> finished(std::move(it->second));
+    health_tasks_.erase(it);
+    boost::asio::post(io_, [finished] {});
+  };
+  health_tasks_.emplace(id, std::make_unique<HealthTask>(msg, HealthTaskContext{device_, data_plane_, config_.collective_timeout},
+                                                         post, done));
 }
 
 void Agent::shutdown(std::chrono::milliseconds grace) {

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "agent/attempt_run.h"
+#include "agent/health_task.h"
 #include "agent/neuron/data_plane.h"
 #include "agent/neuron/device.h"
 #include "net/ws_client.h"
@@ -62,6 +63,7 @@ class Agent {
   void send_log(const LogRequestMsg& request);
   void run_exited(AttemptId id, AttemptExit exit);
   void set_faults(const SetFaultsMsg& msg);
+  void run_health_check(const HealthCheckMsg& msg);
   // Sends the run's new step metrics now, or keeps them for after the reconnect.
   void send_metrics(AttemptId id, AttemptRun& run);
   int take_core(int wanted);
@@ -84,6 +86,7 @@ class Agent {
     int core = 0;
   };
   std::map<AttemptId, Running> runs_;
+  std::map<std::int64_t, std::unique_ptr<HealthTask>> health_tasks_;
   std::set<int> busy_cores_;
   std::deque<AttemptExitedMsg> recent_exits_;  // resent after a reconnect
   std::deque<MetricsMsg> unsent_metrics_;      // of runs that ended while the daemon was away

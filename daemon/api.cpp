@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <charconv>
 #include <filesystem>
 
@@ -120,6 +121,16 @@ void Api::handle(net::HttpRequest request, net::HttpResponder respond) {
     }
     if (n == 2 && parts[1] == "nodes") return method == "GET" ? list_nodes(call) : method_not_allowed("GET");
     if (n == 3 && parts[1] == "nodes") return method == "GET" ? get_node(call, parts[2]) : method_not_allowed("GET");
+    if (n == 4 && parts[1] == "nodes" && parts[3] == "drain") return method == "POST" ? drain_node(call, parts[2]) : method_not_allowed("POST");
+    if (n == 4 && parts[1] == "nodes" && parts[3] == "undrain") {
+      return method == "POST" ? undrain_node(call, parts[2]) : method_not_allowed("POST");
+    }
+    if (n == 4 && parts[1] == "nodes" && parts[3] == "health") return method == "GET" ? node_health(call, parts[2]) : method_not_allowed("GET");
+    if (n == 2 && parts[1] == "healthchecks") return method == "POST" ? start_health_check(call) : method_not_allowed("POST");
+    if (n == 3 && parts[1] == "healthchecks") {
+      const std::int64_t id = parse_positive(parts[2], "id");
+      return method == "GET" ? get_health_check(call, id) : method_not_allowed("GET");
+    }
     if (n == 4 && parts[1] == "nodes" && parts[3] == "faults") {
       if (method == "PUT") return set_node_faults(call, parts[2], false);
       if (method == "DELETE") return set_node_faults(call, parts[2], true);
@@ -368,6 +379,119 @@ void Api::set_node_faults(Call call, const std::string& name, bool clear) {
   call.reply(202, {{"node", name},
                    {"faults", specs},
                    {"message", "sent to the agent; GET /v1/nodes/" + name + " lists the faults once it applied them"}});
+}
+
+void Api::drain_node(Call call, const std::string& name) {
+  if (!call.who.is_admin()) return call.fail(403, "forbidden", "only admins may drain nodes");
+  if (!jobs_.node(name)) return call.fail(404, "not_found", "node " + name + " is not registered");
+  std::string reason = "drained by " + call.who.user;
+  bool stop_attempts = false;
+  try {
+    if (!call.request.body.empty()) {
+      const Json body = parse_json_text(call.request.body);
+      ObjectReader r(body, "");
+      if (auto given = r.opt_string("reason", 1, 1024)) reason = *given + " (drained by " + call.who.user + ")";
+      stop_attempts = r.opt_boolean("stop_attempts").value_or(false);
+      r.finish();
+    }
+  } catch (const InvalidInput& e) {
+    return call.invalid(e, e.field().empty() ? "invalid_json" : "invalid_field");
+  }
+  jobs_.drain(name, reason, stop_attempts, [call](Node node) { call.reply(200, to_json(node)); });
+}
+
+void Api::undrain_node(Call call, const std::string& name) {
+  if (!call.who.is_admin()) return call.fail(403, "forbidden", "only admins may undrain nodes");
+  const auto view = jobs_.node(name);
+  if (!view) return call.fail(404, "not_found", "node " + name + " is not registered");
+  const NodeState state = view->node.state;
+  if (state == NodeState::healthy) return call.fail(409, "conflict", "node " + name + " is already HEALTHY");
+  if (state == NodeState::down) return call.fail(409, "conflict", "node " + name + " is DOWN; it returns when its agent reconnects");
+  if (state != NodeState::drained && (!view->attempts.empty() || !view->node.connected)) {
+    return call.fail(409, "conflict", "node " + name + " is " + to_string(state) +
+                                          " and returns to service only by passing its health check, which needs it "
+                                          "connected and idle");
+  }
+  jobs_.undrain(name, call.who.user, [call](Node node, std::optional<std::int64_t> check) {
+    Json body = to_json(node);
+    if (check) body["health_check_id"] = *check;
+    call.reply(200, body);
+  });
+}
+
+void Api::node_health(Call call, const std::string& name) {
+  for (const auto& [key, value] : call.request.query) {
+    if (key != "limit") throw InvalidInput(key, "unknown query parameter; use limit");
+  }
+  const int limit = static_cast<int>(query_int(call.request, "limit", 1, 1000).value_or(50));
+  if (!jobs_.node(name)) return call.fail(404, "not_found", "node " + name + " is not registered");
+  store_.read(
+      [call, name, limit](Store& store) {
+        Json list = Json::array();
+        for (const auto& row : store.node_health(name, limit)) {
+          Json j = row.record;
+          j["at"] = format_time(row.at);
+          list.push_back(std::move(j));
+        }
+        return std::function<void()>([call, name, list] { call.reply(200, {{"node", name}, {"checks", list}}); });
+      },
+      [call](const std::string& error) { call.fail(500, "internal", "could not read health history: " + error); });
+}
+
+void Api::start_health_check(Call call) {
+  if (!call.who.is_admin()) return call.fail(403, "forbidden", "only admins may start health checks");
+  HealthCheckRequest request;
+  request.kind = HealthCheckKind::on_demand;
+  request.requested_by = call.who.user;
+  try {
+    const Json body = parse_json_text(call.request.body);
+    ObjectReader r(body, "");
+    request.nodes = r.string_list("nodes", 1024, 64);
+    std::vector<std::string> suites = {"accelerator", "collective"};
+    if (r.has("suites")) suites = r.string_list("suites", 2, 32);
+    r.finish();
+    if (request.nodes.empty()) throw InvalidInput("nodes", "must name at least one node");
+    if (suites.empty()) throw InvalidInput("suites", "must name at least one suite");
+    request.accelerator = request.collective = false;
+    for (std::size_t i = 0; i < suites.size(); ++i) {
+      const auto suite = parse_health_suite(suites[i]);
+      if (!suite) throw InvalidInput("suites[" + std::to_string(i) + "]", "must be \"accelerator\" or \"collective\"");
+      (*suite == HealthSuite::accelerator ? request.accelerator : request.collective) = true;
+    }
+    for (std::size_t i = 0; i < request.nodes.size(); ++i) {
+      const std::string field = "nodes[" + std::to_string(i) + "]";
+      const std::string& name = request.nodes[i];
+      if (std::count(request.nodes.begin(), request.nodes.end(), name) > 1) throw InvalidInput(field, "names " + name + " twice");
+      const auto view = jobs_.node(name);
+      if (!view) throw InvalidInput(field, "node " + name + " is not registered");
+      if (!view->node.connected) throw InvalidInput(field, "node " + name + " is not connected");
+      if (request.accelerator && !view->attempts.empty()) {
+        throw InvalidInput(field, "node " + name + " is running attempts; the accelerator suite needs idle nodes (run "
+                                  "only the collective suite, or drain it first)");
+      }
+    }
+    if (request.collective && !request.accelerator && request.nodes.size() < 2) {
+      throw InvalidInput("nodes", "the collective suite needs at least 2 nodes");
+    }
+  } catch (const InvalidInput& e) {
+    return call.invalid(e, e.field().empty() ? "invalid_json" : "invalid_field");
+  }
+  const std::int64_t id = jobs_.start_health_check(std::move(request));
+  const HealthCheckResult* result = jobs_.health().find(id);
+  net::HttpResponse resp{202, "application/json", to_json(*result).dump(), {{"Location", "/v1/healthchecks/" + std::to_string(id)}}};
+  (*call.respond)(resp);
+}
+
+void Api::get_health_check(Call call, std::int64_t id) {
+  if (const HealthCheckResult* result = jobs_.health().find(id)) return call.reply(200, to_json(*result));
+  store_.read(
+      [call, id](Store& store) {
+        return std::function<void()>([call, id, row = store.health_check(id)] {
+          if (!row) return call.fail(404, "not_found", "health check " + std::to_string(id) + " does not exist");
+          call.reply(200, row->record);
+        });
+      },
+      [call](const std::string& error) { call.fail(500, "internal", "could not read the health check: " + error); });
 }
 
 void Api::create_token(Call call) {

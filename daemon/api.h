@@ -32,6 +32,11 @@ class Api {
   void list_nodes(Call call);
   void get_node(Call call, const std::string& name);
   void set_node_faults(Call call, const std::string& name, bool clear);
+  void drain_node(Call call, const std::string& name);
+  void undrain_node(Call call, const std::string& name);
+  void node_health(Call call, const std::string& name);
+  void start_health_check(Call call);
+  void get_health_check(Call call, std::int64_t id);
   void create_token(Call call);
   void list_shares(Call call);
   void put_share(Call call, const std::string& name);

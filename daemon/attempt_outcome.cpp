@@ -23,6 +23,9 @@ bool glob_match(const std::string& pattern, const std::string& text) {
 
 FailureClass classify_failure(const AttemptFacts& f) {
   if (f.cancelled) return {"cancelled", "Cancelled on request; resubmit if it was not intended.", false};
+  if (f.health_failed) {
+    return {"health_failed", "A node of the allocation failed its pre-flight health check; the job runs without it.", true};
+  }
   if (f.node_lost) {
     return {"node_lost", "A node stopped answering; the job is retried elsewhere and the node is checked.", true};
   }

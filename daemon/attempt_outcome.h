@@ -2,7 +2,7 @@
 // What happens after an attempt fails: its failure class (with a one-line suggestion) and whether
 // the job retries. Both are pure functions of the attempt's facts, tested without a daemon.
 //
-// Classification: ordered rules, the first that matches wins: cancelled, node lost, timeout, stuck,
+// Classification: ordered rules, the first that matches wins: cancelled, failed pre-flight, node lost, timeout, stuck,
 // out-of-memory (SIGKILL with an OOM marker in the reason or log tail), NaN loss, collective
 // timeout, then any other non-zero exit is the job's own error, and the rest is unknown.
 //
@@ -24,6 +24,7 @@ struct AttemptFacts {
   std::string log_tail;
   bool cancelled = false;
   bool node_lost = false;
+  bool health_failed = false;  // a node of the attempt failed its pre-flight check
   bool timed_out = false;
 };
 

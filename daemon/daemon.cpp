@@ -116,6 +116,14 @@ bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
   flags.add_int("compute-reservation-pct", "percent of cores kept free for shares with no running work",
                 &o.compute_reservation_pct, 0, 90);
   flags.add_string("placement-label", "node label whose value multi-node jobs prefer to share", &o.placement_label);
+  flags.add_int("health-interval-s", "how often idle nodes are health-checked; 0 turns periodic checks off",
+                &o.health_interval_s, 0, 365LL * 24 * 3600);
+  flags.add_int("health-task-timeout-ms", "a node that does not answer a health suite within this is UNHEALTHY",
+                &o.health_task_timeout_ms, 100, 3'600'000);
+  flags.add_int("suspect-pct", "a node whose busbw is below this percent of the set's median is SUSPECT",
+                &o.suspect_pct, 1, 100);
+  flags.add_int("health-collective-kib", "buffer size of each health-check collective", &o.health_collective_kib, 1,
+                256 * 1024);
   if (!flags.parse(argc, argv)) {
     std::cout << flags.usage();
     return false;
@@ -154,6 +162,10 @@ int run_daemon(const DaemonOptions& o) {
   jm.kill_grace_ms = static_cast<int>(o.kill_grace_ms);
   jm.checkpoint_root = checkpoint_root;
   jm.retry_backoff_base = Millis(o.retry_backoff_ms);
+  jm.periodic_check_interval = std::chrono::seconds(o.health_interval_s);
+  jm.health.task_timeout = Millis(o.health_task_timeout_ms);
+  jm.health.policy.suspect_fraction = static_cast<double>(o.suspect_pct) / 100.0;
+  jm.health.collective.elements = static_cast<std::size_t>(o.health_collective_kib) * 1024 / sizeof(float);
   JobManager jobs(worker, clock, timers, jm, scheduler);
   jobs.restore(state);
 

@@ -19,6 +19,10 @@ struct DaemonOptions {
   std::int64_t retry_backoff_ms = 2000;
   std::int64_t compute_reservation_pct = 0;  // cores held back for shares with no running work
   std::string placement_label = "rack";      // multi-node jobs prefer nodes sharing its value
+  std::int64_t health_interval_s = 3600;     // periodic checks of idle nodes; 0: off
+  std::int64_t health_task_timeout_ms = 60'000;
+  std::int64_t suspect_pct = 50;             // busbw below this percent of the set's median: SUSPECT
+  std::int64_t health_collective_kib = 1024; // buffer of each health-test collective
 };
 
 inline constexpr const char* kTrainyardVersion = "0.1.0";

@@ -24,7 +24,25 @@ std::string join_node_names(const std::vector<std::string>& names) {
 
 JobManager::JobManager(StoreWorker& store, const TimeSource& clock, Timers& timers, JobManagerConfig config,
                        scheduler::Scheduler& scheduler)
-    : store_(store), clock_(clock), timers_(timers), config_(std::move(config)), scheduler_(scheduler) {}
+    : store_(store),
+      clock_(clock),
+      timers_(timers),
+      config_(std::move(config)),
+      scheduler_(scheduler),
+      health_(
+          clock, timers, config_.health,
+          [this](const std::string& node, const DaemonMessage& message) {
+            auto it = nodes_.find(node);
+            if (it == nodes_.end() || !it->second.channel) return false;
+            it->second.channel->send(message);
+            return true;
+          },
+          [this](const std::string& node) -> std::optional<std::string> {
+            auto it = nodes_.find(node);
+            if (it == nodes_.end() || !it->second.channel || it->second.node.data_addr.empty()) return std::nullopt;
+            return it->second.node.data_addr;
+          }),
+      next_periodic_check_(clock.now() + config_.periodic_check_interval) {}
 
 // ---- persistence -------------------------------------------------------------------------------
 
@@ -55,6 +73,7 @@ void JobManager::restore(const LoadedState& state) {
   const TimePoint now = clock_.now();
   max_job_id_ = state.max_job_id;
   max_attempt_id_ = state.max_attempt_id;
+  health_.continue_ids_after(state.max_health_check_id);
   for (const auto& share : state.shares) {
     share_settings_[share.name] = scheduler::ShareSettings{share.weight, share.max_running_cores};
     scheduler_.set_share(share.name, scheduler::ShareSettings{share.weight, share.max_running_cores});
@@ -334,7 +353,7 @@ void JobManager::start_attempt(Job& job, const scheduler::Start& start) {
   change.events.push_back(event("attempt.state", job.id, attempt.id, join_node_names(attempt.nodes), "STARTING"));
   spdlog::info("event=attempt_placed job={} attempt={} number={} nodes={} cores_per_node={}", job.id, attempt.id,
                attempt.number, join_node_names(attempt.nodes), attempt.cores_per_node);
-  persist(std::move(change), [this, id = attempt.id] { launch(id); });
+  persist(std::move(change), [this, id = attempt.id] { begin_attempt(id); });
 }
 
 void JobManager::launch(AttemptId id) {
@@ -442,6 +461,7 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
       active.first_failed_rank < 0 ? nullptr : &active.ranks[static_cast<std::size_t>(active.first_failed_rank)];
   for (const auto& rank : active.ranks) {
     if (rank.lost) facts.node_lost = true;
+    if (rank.health_failed) facts.health_failed = true;
     attempt.steps_completed = std::max(attempt.steps_completed, rank.steps);
   }
   const bool succeeded = !culprit && !facts.cancelled && !facts.timed_out;
@@ -484,7 +504,7 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
     const int used = job.attempts;
     const RetryDecision decision = decide_retry(job.spec, used, job.infra_retries, config_.max_infra_retries, facts, cls);
     for (std::size_t r = 0; r < active.ranks.size(); ++r) {
-      if (active.ranks[r].lost) excluded_nodes_[job.id].push_back(attempt.nodes[r]);
+      if (active.ranks[r].lost || active.ranks[r].health_failed) excluded_nodes_[job.id].push_back(attempt.nodes[r]);
     }
     switch (decision.step) {
       case NextStep::retry_infrastructure:
@@ -575,6 +595,10 @@ void JobManager::tick() {
   }
   for (const auto& [id, rank] : unconfirmed) {
     rank_lost(id, rank, "node_lost: the agent no longer runs this attempt (restarted?)");
+  }
+  if (config_.periodic_check_interval.count() > 0 && now >= next_periodic_check_) {
+    next_periodic_check_ = now + config_.periodic_check_interval;
+    start_periodic_check();
   }
   request_schedule();
 }

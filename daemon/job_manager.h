@@ -16,7 +16,9 @@
 #include <vector>
 
 #include "daemon/auth.h"
+#include "daemon/health_checks.h"
 #include "daemon/store_worker.h"
+#include "daemon/timers.h"
 #include "proto/messages.h"
 #include "proto/time.h"
 #include "scheduler/scheduler.h"
@@ -32,6 +34,10 @@ struct JobManagerConfig {
   int max_infra_retries = 3;
   Millis retry_backoff_base{2000};
   Millis log_fetch_timeout{5000};
+  HealthCheckConfig health;
+  bool registration_checks = true;   // a node takes no work before it passes the accelerator suite
+  bool preflight_checks = true;      // multi-node attempts of jobs with `preflight` test their nodes first
+  Millis periodic_check_interval{0};  // idle nodes are re-tested this often; 0: never
 };
 
 // "node-1,node-2": node lists in reasons, events and logs.
@@ -43,13 +49,6 @@ class AgentChannel {
   virtual ~AgentChannel() = default;
   virtual void send(const DaemonMessage& message) = 0;
   virtual void disconnect(const std::string& reason) = 0;
-};
-
-// Delayed callbacks on the I/O thread (asio timers in the daemon, a fake in tests).
-class Timers {
- public:
-  virtual ~Timers() = default;
-  virtual void after(Millis delay, std::function<void()> fn) = 0;
 };
 
 struct NodeView {
@@ -95,6 +94,18 @@ class JobManager {
   // the node lists them once the agent confirms. False when the node is not connected.
   bool set_faults(const std::string& node, std::vector<std::string> specs);
 
+  // --- Health ---------------------------------------------------------------------------------
+  // Starts a check of nodes the caller validated (registered, connected; idle for the accelerator
+  // suite); node states follow its verdicts when it finishes.
+  std::int64_t start_health_check(HealthCheckRequest request);
+  const HealthChecks& health() const { return health_; }
+  // DRAINED takes no new work; with `stop_attempts` its running attempts are stopped and retried
+  // elsewhere as infrastructure failures, else they finish. `done` runs once it is stored.
+  void drain(const std::string& node, const std::string& reason, bool stop_attempts, std::function<void(Node)> done);
+  // Returns a node to service: a DRAINED node at once, an UNHEALTHY or SUSPECT one only by passing
+  // a health check (started here; its id is passed to `done`).
+  void undrain(const std::string& node, const std::string& by, std::function<void(Node, std::optional<std::int64_t>)> done);
+
   void fetch_logs(const Attempt& attempt, std::optional<int> rank, std::int64_t tail_bytes,
                   std::function<void(std::vector<RankLog>)> done);
 
@@ -112,6 +123,7 @@ class JobManager {
     bool started = false;
     bool exited = false;
     bool lost = false;
+    bool health_failed = false;  // its node failed the attempt's pre-flight check
     std::optional<int> exit_code;
     std::optional<int> signal;
     std::string reason;
@@ -169,11 +181,20 @@ class JobManager {
   int rank_of(const ActiveAttempt& attempt, const std::string& node) const;
   int free_cores(const NodeEntry& entry) const { return entry.node.cores - entry.used_cores; }
 
+  // Health (job_manager_health.cpp).
+  std::int64_t start_check(HealthCheckRequest request, std::function<void(const HealthCheckResult&)> then);
+  void apply_health_result(const HealthCheckResult& result);
+  void begin_attempt(AttemptId id);  // pre-flight, then launch
+  void on_preflight_done(AttemptId id, const HealthCheckResult& result);
+  void start_periodic_check();
+
   StoreWorker& store_;
   const TimeSource& clock_;
   Timers& timers_;
   JobManagerConfig config_;
   scheduler::Scheduler& scheduler_;
+  HealthChecks health_;
+  TimePoint next_periodic_check_{};
   std::map<JobId, std::vector<std::string>> excluded_nodes_;  // nodes that failed each job
   std::map<JobId, Job> active_jobs_;
   std::map<JobId, AttemptId> current_attempt_;

@@ -13,6 +13,7 @@ namespace trainyard {
 
 void JobManager::sync_node(const NodeEntry& entry) {
   scheduler::NodeInfo info = scheduler::node_info(entry.node);
+  info.accepts_work = info.accepts_work && !health_.running_on(entry.node.name);
   scheduler_.upsert_node(info);
 }
 
@@ -35,7 +36,14 @@ std::string JobManager::agent_hello(const HelloMsg& hello, std::shared_ptr<Agent
   entry.node.faults = hello.faults;
   entry.node.connected = true;
   entry.node.last_heartbeat = now;
-  if (is_new || entry.node.state == NodeState::down) {
+  // A node proves itself before it takes work: when it comes with nothing running (a new node, a
+  // restarted agent), it is tested first; one that kept attempts running keeps its state.
+  const bool gated = config_.registration_checks && hello.attempts.empty() && entry.node.state != NodeState::drained;
+  if (gated) {
+    entry.node.state = NodeState::suspect;
+    entry.node.state_reason = "registered; awaiting its registration health check";
+    entry.node.state_since = now;
+  } else if (is_new || entry.node.state == NodeState::down) {
     entry.node.state = NodeState::healthy;
     entry.node.state_reason = is_new ? "registered" : "reconnected";
     entry.node.state_since = now;
@@ -76,6 +84,9 @@ std::string JobManager::agent_hello(const HelloMsg& hello, std::shared_ptr<Agent
   spdlog::info("event=agent_connected node={} cores={} data_addr={} attempts={}", hello.name, hello.cores,
                hello.data_addr, hello.attempts.size());
   persist(std::move(change), [this] { request_schedule(); });
+  if (gated && !health_.running_on(hello.name)) {
+    start_check(HealthCheckRequest{HealthCheckKind::registration, {hello.name}, true, false, "daemon"}, nullptr);
+  }
   return "";
 }
 
@@ -98,6 +109,8 @@ void JobManager::agent_message(const std::string& node, const AgentChannel* chan
           on_metrics(node, msg);
         } else if constexpr (std::is_same_v<T, FaultsMsg>) {
           on_faults(node, msg);
+        } else if constexpr (std::is_same_v<T, HealthResultMsg>) {
+          health_.on_result(node, msg);
         } else {
           spdlog::warn("event=unexpected_hello node={}", node);
         }

@@ -64,6 +64,9 @@ struct AgentEncoder {
     return {{"type", "metrics"}, {"attempt_id", m.attempt_id}, {"steps", std::move(steps)}};
   }
   Json operator()(const FaultsMsg& m) const { return {{"type", "faults"}, {"faults", m.faults}}; }
+  Json operator()(const HealthResultMsg& m) const {
+    return {{"type", "health_result"}, {"task_id", m.task_id}, {"result", m.result}, {"error", m.error}};
+  }
   Json operator()(const LogReplyMsg& m) const {
     return {{"type", "log_reply"}, {"request_id", m.request_id}, {"attempt_id", m.attempt_id},
             {"text", m.text},      {"error", m.error}};
@@ -103,6 +106,10 @@ struct DaemonEncoder {
     return {{"type", "log_request"}, {"request_id", m.request_id}, {"attempt_id", m.attempt_id}, {"tail_bytes", m.tail_bytes}};
   }
   Json operator()(const SetFaultsMsg& m) const { return {{"type", "set_faults"}, {"faults", m.faults}}; }
+  Json operator()(const HealthCheckMsg& m) const {
+    return {{"type", "health_check"}, {"task_id", m.task_id}, {"suite", to_string(m.suite)}, {"options", m.options},
+            {"rank", m.rank},         {"peers", m.peers},     {"session", m.session}};
+  }
 };
 
 Json parse_object(std::string_view text) {
@@ -111,7 +118,21 @@ Json parse_object(std::string_view text) {
   return j;
 }
 
+const Json& object_child(ObjectReader& r, const char* key) {
+  const Json* j = r.child(key);
+  if (!j || !j->is_object()) throw InvalidInput(r.field_path(key), "must be an object");
+  return *j;
+}
+
 }  // namespace
+
+std::string to_string(HealthSuite s) { return s == HealthSuite::accelerator ? "accelerator" : "collective"; }
+
+std::optional<HealthSuite> parse_health_suite(std::string_view s) {
+  if (s == "accelerator") return HealthSuite::accelerator;
+  if (s == "collective") return HealthSuite::collective;
+  return std::nullopt;
+}
 
 std::string encode(const AgentMessage& m) { return std::visit(AgentEncoder{}, m).dump(); }
 std::string encode(const DaemonMessage& m) { return std::visit(DaemonEncoder{}, m).dump(); }
@@ -173,6 +194,18 @@ AgentMessage parse_agent_message(std::string_view text) {
   }
   if (type == "faults") {
     FaultsMsg m{r.string_list("faults", kMaxFaults, 256)};
+    r.finish();
+    return m;
+  }
+  if (type == "health_result") {
+    HealthResultMsg m;
+    m.task_id = r.integer("task_id", 1, INT64_MAX);
+    m.error = r.opt_string("error", 0, 4096).value_or("");
+    if (m.error.empty()) {
+      m.result = object_child(r, "result");
+    } else {
+      r.child("result");  // null beside an error
+    }
     r.finish();
     return m;
   }
@@ -250,6 +283,22 @@ DaemonMessage parse_daemon_message(std::string_view text) {
   }
   if (type == "set_faults") {
     SetFaultsMsg m{r.string_list("faults", kMaxFaults, 256)};
+    r.finish();
+    return m;
+  }
+  if (type == "health_check") {
+    HealthCheckMsg m;
+    m.task_id = r.integer("task_id", 1, INT64_MAX);
+    const auto suite = parse_health_suite(r.string("suite", 1, 32));
+    if (!suite) throw InvalidInput("suite", "must be \"accelerator\" or \"collective\"");
+    m.suite = *suite;
+    m.options = object_child(r, "options");
+    m.rank = static_cast<int>(r.integer("rank", 0, 1023));
+    if (r.has("peers")) m.peers = r.string_list("peers", 1024, 256);
+    m.session = r.integer("session", 0, INT64_MAX);
+    if (m.suite == HealthSuite::collective && m.rank >= std::ssize(m.peers)) {
+      throw InvalidInput("rank", "must name one of the peers");
+    }
     r.finish();
     return m;
   }

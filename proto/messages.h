@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -14,7 +15,8 @@
 namespace trainyard {
 
 // Bumped on any incompatible change; the daemon refuses a hello with another version.
-// 2: metrics, faults and set_faults messages; hello lists the node's injected faults.
+// 2: metrics, faults and set_faults messages; hello lists the node's injected faults;
+//    health_check and health_result.
 inline constexpr int kProtocolVersion = 2;
 
 // The agent's view of one attempt it is running.
@@ -62,6 +64,21 @@ struct MetricsMsg {
 struct FaultsMsg {
   std::vector<std::string> faults;
 };
+// One node's part of a health check: one suite. Options and results are the health library's JSON
+// (healthcheck/health_json.h), validated strictly by the side that reads them, which proto cannot
+// (it sits below the health library).
+enum class HealthSuite { accelerator, collective };
+std::string to_string(HealthSuite s);
+std::optional<HealthSuite> parse_health_suite(std::string_view s);
+
+// The error of an accelerator suite asked of a node whose cores are in use: not tested, not failed.
+inline constexpr std::string_view kNodeBusyForHealthCheck = "node is busy: the accelerator suite needs idle cores";
+
+struct HealthResultMsg {
+  std::int64_t task_id = 0;
+  Json result;        // AcceleratorReport or RankCollectiveResult; null when `error` is set
+  std::string error;  // the suite could not run at all (busy node, bad options)
+};
 struct LogReplyMsg {
   std::int64_t request_id = 0;
   AttemptId attempt_id = 0;
@@ -104,14 +121,25 @@ struct LogRequestMsg {
   std::int64_t tail_bytes = 64 * 1024;
 };
 
+struct HealthCheckMsg {
+  std::int64_t task_id = 0;
+  HealthSuite suite = HealthSuite::accelerator;
+  Json options;  // AcceleratorSuiteOptions or CollectiveSuiteOptions
+  // Collective only: this node's rank among `peers` (data-plane addresses by rank), and the
+  // data-plane session the ranks meet in (distinct from every attempt id).
+  int rank = 0;
+  std::vector<std::string> peers;
+  std::int64_t session = 0;
+};
 // Replaces the node's whole fault plan (an empty list clears it). The daemon validated the specs.
 struct SetFaultsMsg {
   std::vector<std::string> faults;
 };
 
-using AgentMessage =
-    std::variant<HelloMsg, HeartbeatMsg, AttemptStartedMsg, AttemptExitedMsg, LogReplyMsg, MetricsMsg, FaultsMsg>;
-using DaemonMessage = std::variant<WelcomeMsg, RefusedMsg, LaunchMsg, KillMsg, LogRequestMsg, SetFaultsMsg>;
+using AgentMessage = std::variant<HelloMsg, HeartbeatMsg, AttemptStartedMsg, AttemptExitedMsg, LogReplyMsg, MetricsMsg,
+                                  FaultsMsg, HealthResultMsg>;
+using DaemonMessage =
+    std::variant<WelcomeMsg, RefusedMsg, LaunchMsg, KillMsg, LogRequestMsg, SetFaultsMsg, HealthCheckMsg>;
 
 std::string encode(const AgentMessage& m);
 std::string encode(const DaemonMessage& m);

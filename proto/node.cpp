@@ -38,6 +38,9 @@ Json to_json(const Node& n) {
             {"connected", n.connected},
             {"faults", n.faults}};
   if (n.last_heartbeat) j["last_heartbeat"] = format_time(*n.last_heartbeat);
+  if (n.last_check_at) {
+    j["last_check"] = {{"id", n.last_check_id}, {"verdict", n.last_check_verdict}, {"at", format_time(*n.last_check_at)}};
+  }
   return j;
 }
 
@@ -55,6 +58,12 @@ Node node_from_json(const Json& j) {
   if (j.contains("last_heartbeat")) n.last_heartbeat = parse_time(j["last_heartbeat"].get<std::string>());
   n.connected = j.value("connected", false);
   n.faults = j.value("faults", std::vector<std::string>{});
+  if (j.contains("last_check")) {
+    const Json& c = j["last_check"];
+    n.last_check_id = c.value("id", std::int64_t{0});
+    n.last_check_verdict = c.value("verdict", "");
+    n.last_check_at = parse_time(c.value("at", ""));
+  }
   return n;
 }
 

@@ -26,6 +26,10 @@ struct Node {
   std::optional<TimePoint> last_heartbeat;
   bool connected = false;
   std::vector<std::string> faults;  // injected faults the agent reports, as "--fault" specs
+  // The node's latest finished health check: its id, this node's verdict in it, and when.
+  std::int64_t last_check_id = 0;
+  std::string last_check_verdict;
+  std::optional<TimePoint> last_check_at;
 };
 
 std::string to_string(NodeState s);  // "HEALTHY", ...

@@ -89,9 +89,29 @@ CREATE TABLE metrics (
 ) WITHOUT ROWID;
 )sql";
 
+// Health checks whole, and each node's part of them (its history). Kept as records like jobs: the
+// API shows them as they are.
+constexpr std::string_view kHealthSchema = R"sql(
+CREATE TABLE health_checks (
+  id INTEGER PRIMARY KEY,
+  kind TEXT NOT NULL,
+  created_at_ms INTEGER NOT NULL,
+  record TEXT NOT NULL
+);
+CREATE TABLE node_health (
+  node TEXT NOT NULL,
+  check_id INTEGER NOT NULL,
+  at_ms INTEGER NOT NULL,
+  state TEXT NOT NULL,
+  record TEXT NOT NULL,
+  PRIMARY KEY (node, check_id)
+) WITHOUT ROWID;
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{1, "initial: jobs, attempts, nodes, tokens, shares, events", kInitialSchema},
     Migration{2, "metrics: per-step training metrics", kMetricsSchema},
+    Migration{3, "health: health checks and per-node health history", kHealthSchema},
 };
 
 bool has_version_table(sqlite::Connection& db) {

@@ -83,6 +83,16 @@ MetricRecord metric_at(const Use& row) {
   return r;
 }
 
+HealthCheckRow health_check_at(const Use& row) {
+  return HealthCheckRow{row.int_at(0), row.text_at(1), from_unix_ms(row.int_at(2)),
+                        decode("health_checks", row.text_at(3), [](const Json& j) { return j; })};
+}
+
+NodeHealthRow node_health_at(const Use& row) {
+  return NodeHealthRow{row.text_at(0), row.int_at(1), from_unix_ms(row.int_at(2)), row.text_at(3),
+                       decode("node_health", row.text_at(4), [](const Json& j) { return j; })};
+}
+
 template <class T>
 std::vector<T> all_rows(Statement& statement, T (*read)(const Use&)) {
   Use use(statement);
@@ -149,6 +159,15 @@ struct SqliteStore::Statements {
         metrics_of_job(db,
                        "SELECT job_id, attempt_id, step, loss, grad_norm, param_norm, lr, samples_per_s, spike,"
                        " spike_steps_to_return FROM metrics WHERE job_id = ?1 ORDER BY step, attempt_id"),
+        upsert_health_check(db, "INSERT OR REPLACE INTO health_checks (id, kind, created_at_ms, record) VALUES (?1, ?2, ?3, ?4)"),
+        upsert_node_health(db,
+                           "INSERT OR REPLACE INTO node_health (node, check_id, at_ms, state, record)"
+                           " VALUES (?1, ?2, ?3, ?4, ?5)"),
+        health_check_by_id(db, "SELECT id, kind, created_at_ms, record FROM health_checks WHERE id = ?1"),
+        node_health_of(db,
+                       "SELECT node, check_id, at_ms, state, record FROM node_health WHERE node = ?1"
+                       " ORDER BY check_id DESC LIMIT ?2"),
+        max_health_check_id(db, "SELECT COALESCE(MAX(id), 0) FROM health_checks"),
         job_by_id(db, "SELECT record FROM jobs WHERE id = ?1"),
         attempts_of_job(db, "SELECT record FROM attempts WHERE job_id = ?1 ORDER BY id"),
         attempt_by_id(db, "SELECT record FROM attempts WHERE id = ?1"),
@@ -166,7 +185,8 @@ struct SqliteStore::Statements {
         max_attempt_id(db, "SELECT COALESCE(MAX(id), 0) FROM attempts") {}
 
   Statement upsert_job, upsert_attempt, upsert_node, upsert_token, upsert_share, append_event, upsert_metric;
-  Statement metrics_of_job;
+  Statement metrics_of_job, upsert_health_check, upsert_node_health, health_check_by_id, node_health_of;
+  Statement max_health_check_id;
   Statement job_by_id, attempts_of_job, attempt_by_id, node_by_name, token_by_hash, all_tokens, events_after;
   Statement active_jobs, active_attempts, all_nodes, all_shares, max_job_id, max_attempt_id;
   std::map<unsigned, Statement> job_queries;  // by filter bits, prepared on first use
@@ -255,6 +275,18 @@ void SqliteStore::write(const Change& change) {
         .bind_text(6, e.message)
         .run();
   }
+  for (const HealthCheckRow& h : change.health_checks) {
+    Use(s.upsert_health_check).bind_int(1, h.id).bind_text(2, h.kind).bind_int(3, to_unix_ms(h.created_at)).bind_text(4, encode(h.record)).run();
+  }
+  for (const NodeHealthRow& h : change.node_health) {
+    Use(s.upsert_node_health)
+        .bind_text(1, h.node)
+        .bind_int(2, h.check_id)
+        .bind_int(3, to_unix_ms(h.at))
+        .bind_text(4, h.state)
+        .bind_text(5, encode(h.record))
+        .run();
+  }
   for (const MetricRecord& m : change.metrics) {
     Use(s.upsert_metric)
         .bind_int(1, m.job_id)
@@ -280,6 +312,7 @@ LoadedState SqliteStore::load() {
   state.shares = all_rows(s.all_shares, share_at);
   state.max_job_id = single_int(s.max_job_id);
   state.max_attempt_id = single_int(s.max_attempt_id);
+  state.max_health_check_id = single_int(s.max_health_check_id);
   return state;
 }
 
@@ -346,6 +379,21 @@ std::vector<MetricRecord> SqliteStore::metrics_of(JobId job) {
   use.bind_int(1, job);
   std::vector<MetricRecord> out;
   while (use.next_row()) out.push_back(metric_at(use));
+  return out;
+}
+
+std::optional<HealthCheckRow> SqliteStore::health_check(std::int64_t id) {
+  Use use(statements_->health_check_by_id);
+  use.bind_int(1, id);
+  if (!use.next_row()) return std::nullopt;
+  return health_check_at(use);
+}
+
+std::vector<NodeHealthRow> SqliteStore::node_health(const std::string& node, int limit) {
+  Use use(statements_->node_health_of);
+  use.bind_text(1, node).bind_int(2, limit);
+  std::vector<NodeHealthRow> out;
+  while (use.next_row()) out.push_back(node_health_at(use));
   return out;
 }
 

@@ -55,6 +55,25 @@ struct Event {
   bool operator==(const Event&) const = default;
 };
 
+// A finished health check, whole (its JSON is the API's GET /v1/healthchecks/{id} shape).
+struct HealthCheckRow {
+  std::int64_t id = 0;
+  std::string kind;
+  TimePoint created_at{};
+  Json record;
+  bool operator==(const HealthCheckRow&) const = default;
+};
+
+// One node's part of a health check: its verdict and the values measured on it.
+struct NodeHealthRow {
+  std::string node;
+  std::int64_t check_id = 0;
+  TimePoint at{};
+  std::string state;  // the verdict: HEALTHY, SUSPECT, UNHEALTHY, or NOT_TESTED
+  Json record;
+  bool operator==(const NodeHealthRow&) const = default;
+};
+
 // One state change: everything it writes. Records are upserted whole; events are appended.
 struct Change {
   std::vector<Job> jobs;
@@ -64,6 +83,8 @@ struct Change {
   std::vector<ShareRecord> shares;
   std::vector<Event> events;
   std::vector<MetricRecord> metrics;  // upserted by (attempt, step): a resent batch changes nothing
+  std::vector<HealthCheckRow> health_checks;
+  std::vector<NodeHealthRow> node_health;
 };
 
 struct JobQuery {
@@ -82,6 +103,7 @@ struct LoadedState {
   std::vector<ShareRecord> shares;
   JobId max_job_id = 0;
   AttemptId max_attempt_id = 0;
+  std::int64_t max_health_check_id = 0;
 };
 
 class StoreError : public std::runtime_error {
@@ -113,6 +135,9 @@ class Store {
   // Every token (they are few), oldest first (by created_at, then hash); the daemon keeps them in
   // memory to authenticate without I/O.
   virtual std::vector<TokenRecord> tokens() = 0;
+  virtual std::optional<HealthCheckRow> health_check(std::int64_t id) = 0;
+  // A node's health history, newest check first, at most `limit` (positive) rows.
+  virtual std::vector<NodeHealthRow> node_health(const std::string& node, int limit) = 0;
   // Every step metric of a job's attempts, by step, then attempt id.
   virtual std::vector<MetricRecord> metrics_of(JobId job) = 0;
   // Events with a sequence number above `seq`, oldest first, at most `limit` (positive) of them.

@@ -40,6 +40,8 @@ void InMemoryStore::write(Contents& into, const Change& change) {
     e.seq = ++into.last_seq;
     into.events.push_back(std::move(e));
   }
+  for (const HealthCheckRow& h : change.health_checks) into.health_checks.insert_or_assign(h.id, h);
+  for (const NodeHealthRow& h : change.node_health) into.node_health.insert_or_assign({h.node, h.check_id}, h);
   for (const MetricRecord& m : change.metrics) {
     if (!into.attempts.contains(m.attempt_id)) {
       throw StoreError("metrics name attempt " + std::to_string(m.attempt_id) + ", which is not stored");
@@ -60,6 +62,7 @@ LoadedState InMemoryStore::load() {
   for (const auto& [name, s] : contents_.shares) state.shares.push_back(s);
   state.max_job_id = contents_.jobs.empty() ? 0 : contents_.jobs.rbegin()->first;
   state.max_attempt_id = contents_.attempts.empty() ? 0 : contents_.attempts.rbegin()->first;
+  state.max_health_check_id = contents_.health_checks.empty() ? 0 : contents_.health_checks.rbegin()->first;
   return state;
 }
 
@@ -74,6 +77,16 @@ std::vector<Job> InMemoryStore::jobs(const JobQuery& query) {
     if (query.share && j.spec.share != *query.share) continue;
     if (query.user && j.user != *query.user) continue;
     out.push_back(j);
+  }
+  return out;
+}
+
+std::optional<HealthCheckRow> InMemoryStore::health_check(std::int64_t id) { return find_in(contents_.health_checks, id); }
+
+std::vector<NodeHealthRow> InMemoryStore::node_health(const std::string& node, int limit) {
+  std::vector<NodeHealthRow> out;
+  for (auto it = contents_.node_health.rbegin(); it != contents_.node_health.rend() && std::ssize(out) < limit; ++it) {
+    if (it->first.first == node) out.push_back(it->second);
   }
   return out;
 }

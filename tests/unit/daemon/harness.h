@@ -138,6 +138,10 @@ class FlakyStore final : public Store {
   std::optional<TokenRecord> token_by_hash(const std::string& hash) override { return inner_.token_by_hash(hash); }
   std::vector<TokenRecord> tokens() override { return inner_.tokens(); }
   std::vector<MetricRecord> metrics_of(JobId job) override { return inner_.metrics_of(job); }
+  std::optional<HealthCheckRow> health_check(std::int64_t id) override { return inner_.health_check(id); }
+  std::vector<NodeHealthRow> node_health(const std::string& node, int limit) override {
+    return inner_.node_health(node, limit);
+  }
   std::vector<Event> events_after(std::int64_t seq, int limit) override { return inner_.events_after(seq, limit); }
   int schema_version() override { return inner_.schema_version(); }
 
@@ -185,6 +189,10 @@ inline JobManagerConfig test_config() {
   c.max_infra_retries = 2;
   c.retry_backoff_base = Millis(2000);
   c.log_fetch_timeout = Millis(1000);
+  // Health checks have their own tests (health_test.cpp); elsewhere nodes take work at once.
+  c.registration_checks = false;
+  c.preflight_checks = false;
+  c.health.task_timeout = Millis(10000);
   return c;
 }
 

@@ -85,6 +85,33 @@ TEST(Messages, MetricsRoundTripWithNonFiniteValuesAsNull) {
   EXPECT_EQ(parsed.steps[2].spike_steps_to_return, 1);
 }
 
+TEST(Messages, HealthMessagesRoundTripAndAreChecked) {
+  HealthCheckMsg check{7, HealthSuite::collective, Json{{"elements", 1024}}, 1, {"127.0.0.1:1", "127.0.0.1:2"}, 99};
+  const auto parsed = std::get<HealthCheckMsg>(parse_daemon_message(encode(DaemonMessage{check})));
+  EXPECT_EQ(parsed.task_id, 7);
+  EXPECT_EQ(parsed.suite, HealthSuite::collective);
+  EXPECT_EQ(parsed.options, check.options);
+  EXPECT_EQ(parsed.peers, check.peers);
+  EXPECT_EQ(parsed.session, 99);
+  const auto result = std::get<HealthResultMsg>(parse_agent_message(encode(AgentMessage{HealthResultMsg{7, Json{{"cores", Json::array()}}, ""}})));
+  EXPECT_EQ(result.result, (Json{{"cores", Json::array()}}));
+  const auto refused = std::get<HealthResultMsg>(parse_agent_message(encode(AgentMessage{HealthResultMsg{7, nullptr, "busy"}})));
+  EXPECT_EQ(refused.error, "busy");
+
+  auto daemon_field_of = [](const std::string& text) {
+    try {
+      parse_daemon_message(text);
+    } catch (const InvalidInput& e) {
+      return e.field();
+    }
+    return std::string("<accepted>");
+  };
+  EXPECT_EQ(daemon_field_of(R"({"type":"health_check","task_id":1,"suite":"gpu","options":{},"rank":0,"session":1})"), "suite");
+  EXPECT_EQ(daemon_field_of(R"({"type":"health_check","task_id":1,"suite":"accelerator","options":3,"rank":0,"session":1})"), "options");
+  EXPECT_EQ(daemon_field_of(R"({"type":"health_check","task_id":1,"suite":"collective","options":{},"rank":2,"peers":["a:1"],"session":1})"), "rank");
+  EXPECT_EQ(daemon_field_of(R"({"type":"health_check","task_id":1,"suite":"accelerator","options":{},"rank":0,"session":1})"), "<accepted>");
+}
+
 TEST(Messages, FaultMessagesRoundTrip) {
   const auto set = std::get<SetFaultsMsg>(parse_daemon_message(encode(DaemonMessage{SetFaultsMsg{{"core:3=corrupt", "link=drop"}}})));
   EXPECT_EQ(set.faults, (std::vector<std::string>{"core:3=corrupt", "link=drop"}));

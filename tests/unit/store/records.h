@@ -114,6 +114,10 @@ inline Node full_node(std::string name) {
   n.state_reason = "busbw 40% below median";
   n.last_heartbeat = at_ms(500);
   n.connected = true;
+  n.faults = {"core:3=corrupt", "link=drop"};
+  n.last_check_id = 12;
+  n.last_check_verdict = "SUSPECT";
+  n.last_check_at = at_ms(400);
   return n;
 }
 

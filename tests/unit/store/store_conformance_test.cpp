@@ -302,6 +302,25 @@ TYPED_TEST(StoreConformance, MetricsComeBackByStepThenAttemptWithNaNKept) {
   EXPECT_TRUE(this->store->metrics_of(3).empty());
 }
 
+TYPED_TEST(StoreConformance, HealthChecksAndNodeHistoryRoundTrip) {
+  const HealthCheckRow check{7, "periodic", at_ms(5), Json{{"id", 7}, {"verdicts", {{{"node", "n1"}, {"state", "UNHEALTHY"}}}}}};
+  this->commit(Change{.health_checks = {check, HealthCheckRow{3, "registration", at_ms(1), Json{{"id", 3}}}},
+                      .node_health = {NodeHealthRow{"n1", 3, at_ms(1), "HEALTHY", Json{{"reason", ""}}},
+                                      NodeHealthRow{"n1", 7, at_ms(5), "UNHEALTHY", Json{{"reason", "core 3: GEMM off"}}},
+                                      NodeHealthRow{"n2", 7, at_ms(5), "HEALTHY", Json::object()}}});
+  EXPECT_EQ(this->store->health_check(7), check);
+  EXPECT_FALSE(this->store->health_check(8));
+  const auto history = this->store->node_health("n1", 10);
+  ASSERT_EQ(history.size(), 2u);
+  EXPECT_EQ(history[0].check_id, 7) << "newest first";
+  EXPECT_EQ(history[0].state, "UNHEALTHY");
+  EXPECT_EQ(history[0].record["reason"], "core 3: GEMM off");
+  EXPECT_EQ(history[1].at, at_ms(1));
+  EXPECT_EQ(this->store->node_health("n1", 1).size(), 1u);
+  EXPECT_TRUE(this->store->node_health("n3", 10).empty());
+  EXPECT_EQ(this->store->load().max_health_check_id, 7);
+}
+
 TYPED_TEST(StoreConformance, MetricsOfAnUnknownAttemptFailTheBatch) {
   this->commit(Change{.jobs = {minimal_job(1)}});
   EXPECT_THROW(this->commit(Change{.metrics = {MetricRecord{1, 99, StepMetric{1, 1, 1, 1, 1, 1, false, std::nullopt}}}}),

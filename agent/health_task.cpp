@@ -1,0 +1,56 @@
+#include "agent/health_task.h"
+
+#include <spdlog/spdlog.h>
+
+#include "agent/neuron/tcp_communicator.h"
+#include "healthcheck/accelerator_suite.h"
+#include "healthcheck/collective_suite.h"
+#include "healthcheck/health_json.h"
+
+namespace trainyard::agent {
+namespace {
+// Health tests meet on their own data-plane channel, so they never mix with an attempt's traffic.
+constexpr int kHealthChannel = 1;
+}  // namespace
+
+HealthTask::HealthTask(HealthCheckMsg request, HealthTaskContext context, PostToIo post, Done done)
+    : request_(std::move(request)), context_(context) {
+  thread_ = std::jthread([this, post = std::move(post), done = std::move(done)](std::stop_token) {
+    HealthResultMsg result = run();
+    post([done, result = std::move(result)]() mutable { done(std::move(result)); });
+  });
+}
+
+HealthTask::~HealthTask() {
+  if (thread_.joinable()) thread_.join();
+}
+
+HealthResultMsg HealthTask::run() const {
+  HealthResultMsg out;
+  out.task_id = request_.task_id;
+  try {
+    if (request_.suite == HealthSuite::accelerator) {
+      const auto options = health::accelerator_suite_options_from_json(request_.options, "options");
+      out.result = health::to_json(health::run_accelerator_suite(context_.device, options));
+    } else {
+      const auto options = health::collective_suite_options_from_json(request_.options, "options");
+      neuron::TcpCommunicatorOptions comm;
+      comm.attempt_id = request_.session;
+      comm.rank = request_.rank;
+      comm.peers = request_.peers;
+      comm.timeout = context_.collective_timeout;
+      comm.link = context_.device.faults().link;
+      comm.channel = kHealthChannel;
+      neuron::TcpCommunicator communicator(comm, context_.data_plane);
+      out.result = health::to_json(health::run_collective_suite(communicator, options));
+    }
+  } catch (const std::exception& e) {
+    out.result = nullptr;
+    out.error = std::string("the ") + to_string(request_.suite) + " suite could not run: " + e.what();
+    spdlog::warn("event=health_task_failed task={} suite={} error=\"{}\"", request_.task_id, to_string(request_.suite),
+                 e.what());
+  }
+  return out;
+}
+
+}  // namespace trainyard::agent

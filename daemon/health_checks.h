@@ -1,0 +1,123 @@
+#pragma once
+// Runs health checks over agents (DESIGN.md "Health"): the accelerator suite on each node, then the
+// collective suite over the set, then, when a run over 3 or more nodes failed or was slow, the
+// pair tests of healthcheck/localisation.h round by round, so the verdict names the bad node
+// instead of blaming all. The verdicts themselves are the health library's pure functions; this
+// class only sends suites, gathers results and times out agents that do not answer.
+//
+// A node that does not answer a suite within `task_timeout` is UNHEALTHY (a hung agent is no place
+// for work). A node that answers "busy" (the accelerator suite needs idle cores) is not judged.
+// Nodes found UNHEALTHY by the accelerator suite are left out of the collective suite.
+//
+// Threading contract: I/O thread only.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "daemon/timers.h"
+#include "healthcheck/accelerator_suite.h"
+#include "healthcheck/collective_suite.h"
+#include "healthcheck/localisation.h"
+#include "healthcheck/verdict.h"
+#include "proto/messages.h"
+
+namespace trainyard {
+
+enum class HealthCheckKind { registration, on_demand, preflight, periodic, undrain };
+std::string to_string(HealthCheckKind k);
+
+struct HealthCheckRequest {
+  HealthCheckKind kind = HealthCheckKind::on_demand;
+  std::vector<std::string> nodes;
+  bool accelerator = true;
+  bool collective = true;
+  std::string requested_by;  // user, or "daemon"
+};
+
+struct HealthCheckConfig {
+  health::AcceleratorSuiteOptions accelerator;
+  health::CollectiveSuiteOptions collective;
+  health::CollectivePolicy policy;
+  Millis task_timeout{60000};
+};
+
+struct HealthCheckResult {
+  std::int64_t id = 0;
+  HealthCheckRequest request;
+  TimePoint created_at{};
+  std::optional<TimePoint> finished_at;
+  std::map<std::string, health::AcceleratorReport> accelerator;
+  std::map<std::string, std::string> errors;           // node -> why it has no result
+  std::vector<health::CollectiveRun> collective_runs;  // the whole set first, then follow-up tests
+  std::vector<health::NodeVerdict> verdicts;           // final; one per judged node, request order
+  bool passed() const;                                 // finished, and every verdict HEALTHY
+  std::vector<std::string> failed_nodes() const;       // verdict not HEALTHY
+};
+Json to_json(const HealthCheckResult& r);
+
+// A node's state after a check gave it `verdict`: operators' DRAINED and the liveness monitor's DOWN
+// outrank a test result (nullopt: unchanged); otherwise the verdict is the state.
+std::optional<NodeState> state_after_check(NodeState current, NodeState verdict);
+// One node's part of a finished check, as its health history keeps it.
+Json node_health_record(const HealthCheckResult& r, const std::string& node);
+
+class HealthChecks {
+ public:
+  using Send = std::function<bool(const std::string& node, const DaemonMessage& message)>;
+  using DataAddr = std::function<std::optional<std::string>(const std::string& node)>;
+  using Done = std::function<void(const HealthCheckResult&)>;
+
+  HealthChecks(const TimeSource& clock, Timers& timers, HealthCheckConfig config, Send send, DataAddr data_addr);
+
+  // Starts a check; `done` runs once with the finished result. Ids continue after `first_id`.
+  std::int64_t start(HealthCheckRequest request, Done done);
+  void on_result(const std::string& node, const HealthResultMsg& msg);
+  // A running or finished check of this daemon's life (finished ones are also in the store).
+  const HealthCheckResult* find(std::int64_t id) const;
+  bool running_on(const std::string& node) const;
+  void continue_ids_after(std::int64_t stored_max) { next_check_ = std::max(next_check_, stored_max + 1); }
+  const HealthCheckConfig& config() const { return config_; }
+
+ private:
+  enum class Phase { accelerator, collective, localisation };
+  struct Task {
+    std::int64_t check = 0;
+    std::string node;
+    std::size_t run = 0;  // collective phases: index into collective_runs
+    int rank = 0;
+  };
+  struct Running {
+    HealthCheckResult result;
+    Done done;
+    Phase phase = Phase::accelerator;
+    int outstanding = 0;
+    std::map<std::string, health::NodeVerdict> verdicts;  // merged so far (worst wins)
+    health::LocalisationPlan plan;
+    std::size_t round = 0;
+  };
+
+  void send_task(Running& check, std::string node, HealthCheckMsg msg, std::size_t run, int rank);
+  void task_done(std::int64_t task_id, const std::string& node, const HealthResultMsg& msg);
+  void advance(Running& check);
+  void start_collective_sets(Running& check, const std::vector<std::vector<std::string>>& sets);
+  void judge_accelerator_phase(Running& check);
+  void judge_collective_phase(Running& check);
+  void merge(Running& check, const health::NodeVerdict& verdict);
+  void finish(Running& check);
+
+  const TimeSource& clock_;
+  Timers& timers_;
+  HealthCheckConfig config_;
+  Send send_;
+  DataAddr data_addr_;
+  std::map<std::int64_t, Running> running_;
+  std::map<std::int64_t, HealthCheckResult> finished_;  // the last few, for GET while the store catches up
+  std::map<std::int64_t, Task> tasks_;
+  std::int64_t next_check_ = 1;
+  std::int64_t next_task_ = 1;
+};
+
+}  // namespace trainyard

@@ -1,0 +1,168 @@
+// The job manager's health side: registration gating, pre-flight before multi-node attempts,
+// periodic checks of idle nodes, drain and undrain, and applying verdicts to node states. The
+// checks themselves run in HealthChecks (health_checks.h).
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "daemon/job_manager.h"
+
+namespace trainyard {
+
+std::int64_t JobManager::start_health_check(HealthCheckRequest request) {
+  return start_check(std::move(request), nullptr);
+}
+
+std::int64_t JobManager::start_check(HealthCheckRequest request, std::function<void(const HealthCheckResult&)> then) {
+  const std::vector<std::string> nodes = request.nodes;
+  const std::int64_t id = health_.start(std::move(request), [this, then = std::move(then)](const HealthCheckResult& result) {
+    apply_health_result(result);
+    if (then) then(result);
+  });
+  // A node under test takes no new work until the verdict (the suites use its cores and links).
+  for (const auto& node : nodes) {
+    if (auto it = nodes_.find(node); it != nodes_.end()) sync_node(it->second);
+  }
+  return id;
+}
+
+void JobManager::apply_health_result(const HealthCheckResult& result) {
+  const TimePoint now = clock_.now();
+  Change change;
+  change.health_checks.push_back(HealthCheckRow{result.id, to_string(result.request.kind), result.created_at, to_json(result)});
+  for (const auto& name : result.request.nodes) {
+    auto it = nodes_.find(name);
+    if (it == nodes_.end()) continue;
+    Node& node = it->second.node;
+    const Json record = node_health_record(result, name);
+    const std::string verdict = record["verdict"];
+    change.node_health.push_back(NodeHealthRow{name, result.id, now, verdict, record});
+    node.last_check_id = result.id;
+    node.last_check_verdict = verdict;
+    node.last_check_at = now;
+    const auto judged = parse_node_state(verdict);
+    const auto next = judged ? state_after_check(node.state, *judged) : std::nullopt;
+    if (next) {
+      const std::string reason = *next == NodeState::healthy
+                                     ? "passed health check " + std::to_string(result.id) + " (" + to_string(result.request.kind) + ")"
+                                     : record["reason"].get<std::string>();
+      if (*next != node.state || reason != node.state_reason) {
+        node.state = *next;
+        node.state_reason = reason;
+        node.state_since = now;
+        change.events.push_back(event("node.state", std::nullopt, std::nullopt, name, to_string(*next) + ": " + reason));
+        spdlog::info("event=node_state node={} state={} check={} reason=\"{}\"", name, to_string(*next), result.id, reason);
+      }
+    }
+    change.nodes.push_back(node);
+    sync_node(it->second);
+  }
+  persist(std::move(change), [this] { request_schedule(); });
+}
+
+void JobManager::begin_attempt(AttemptId id) {
+  auto it = attempts_.find(id);
+  if (it == attempts_.end()) return;
+  const Job& job = active_jobs_.at(it->second.record.job_id);
+  const auto& nodes = it->second.record.nodes;
+  if (!config_.preflight_checks || !job.spec.preflight || nodes.size() < 2 || it->second.killing) return launch(id);
+  HealthCheckRequest request{HealthCheckKind::preflight, nodes, false, true, "job " + std::to_string(job.id)};
+  spdlog::info("event=preflight_started job={} attempt={} nodes={}", job.id, id, join_node_names(nodes));
+  start_check(std::move(request), [this, id](const HealthCheckResult& result) { on_preflight_done(id, result); });
+}
+
+void JobManager::on_preflight_done(AttemptId id, const HealthCheckResult& result) {
+  auto it = attempts_.find(id);
+  if (it == attempts_.end()) return;
+  ActiveAttempt& attempt = it->second;
+  // A passed check launches; so does a stopped attempt, which launch() winds up without starting it.
+  if (result.passed() || attempt.killing) return launch(id);
+  const auto failed = result.failed_nodes();
+  for (std::size_t r = 0; r < attempt.ranks.size(); ++r) {
+    const std::string& node = attempt.record.nodes[r];
+    RankState& rank = attempt.ranks[r];
+    rank.exited = true;  // no rank was launched
+    if (std::find(failed.begin(), failed.end(), node) == failed.end()) continue;
+    rank.health_failed = true;
+    for (const auto& v : result.verdicts) {
+      if (v.node == node) {
+        rank.reason = "health_failed: pre-flight check " + std::to_string(result.id) + " found " + node + " " +
+                      to_string(v.state) + ": " + v.reason;
+      }
+    }
+    if (attempt.first_failed_rank < 0) attempt.first_failed_rank = static_cast<int>(r);
+  }
+  finish_attempt(attempt);
+}
+
+void JobManager::start_periodic_check() {
+  std::vector<std::string> idle;
+  for (const auto& [name, entry] : nodes_) {
+    const NodeState state = entry.node.state;
+    if (!entry.channel || state == NodeState::drained || state == NodeState::down || !entry.attempts.empty() ||
+        health_.running_on(name)) {
+      continue;
+    }
+    idle.push_back(name);
+  }
+  if (idle.empty()) return;
+  const bool collective = idle.size() >= 2;
+  start_check(HealthCheckRequest{HealthCheckKind::periodic, std::move(idle), true, collective, "daemon"}, nullptr);
+}
+
+void JobManager::drain(const std::string& name, const std::string& reason, bool stop_attempts,
+                       std::function<void(Node)> done) {
+  NodeEntry& entry = nodes_.at(name);
+  const TimePoint now = clock_.now();
+  entry.node.state = NodeState::drained;
+  entry.node.state_reason = reason;
+  entry.node.state_since = now;
+  sync_node(entry);
+  Change change;
+  change.nodes.push_back(entry.node);
+  change.events.push_back(event("node.state", std::nullopt, std::nullopt, name, "DRAINED: " + reason));
+  spdlog::info("event=node_drained node={} stop_attempts={} running={} reason=\"{}\"", name, stop_attempts,
+               entry.attempts.size(), reason);
+  const std::vector<AttemptId> running(entry.attempts.begin(), entry.attempts.end());
+  persist(std::move(change), [this, name, stop_attempts, running, done = std::move(done)] {
+    if (stop_attempts) {
+      // Not the job's fault: stopped as infrastructure failures, retried elsewhere.
+      for (AttemptId id : running) {
+        auto it = attempts_.find(id);
+        if (it == attempts_.end()) continue;
+        const int rank = rank_of(it->second, name);
+        if (rank >= 0) rank_lost(id, rank, "node_lost: node " + name + " was drained with its attempts stopped");
+      }
+    }
+    if (auto it = nodes_.find(name); it != nodes_.end()) done(it->second.node);
+  });
+}
+
+void JobManager::undrain(const std::string& name, const std::string& by,
+                         std::function<void(Node, std::optional<std::int64_t>)> done) {
+  NodeEntry& entry = nodes_.at(name);
+  const TimePoint now = clock_.now();
+  std::optional<std::int64_t> check;
+  if (entry.node.state == NodeState::drained) {
+    entry.node.state = NodeState::healthy;
+    entry.node.state_reason = "undrained by " + by;
+  } else {
+    entry.node.state = NodeState::suspect;
+    entry.node.state_reason = "undrained by " + by + "; returns to service after passing its health check";
+    check = start_check(HealthCheckRequest{HealthCheckKind::undrain, {name}, true, false, by}, nullptr);
+  }
+  entry.node.state_since = now;
+  sync_node(entry);
+  Change change;
+  change.nodes.push_back(entry.node);
+  change.events.push_back(event("node.state", std::nullopt, std::nullopt, name,
+                                to_string(entry.node.state) + ": " + entry.node.state_reason));
+  spdlog::info("event=node_undrained node={} by={} state={} check={}", name, by, to_string(entry.node.state),
+               check.value_or(0));
+  persist(std::move(change), [this, name, check, done = std::move(done)] {
+    request_schedule();
+    if (auto it = nodes_.find(name); it != nodes_.end()) done(it->second.node, check);
+  });
+}
+
+}  // namespace trainyard
