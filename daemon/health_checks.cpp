@@ -108,6 +108,13 @@ std::int64_t HealthChecks::start(HealthCheckRequest request, Done done) {
   check.result.request = std::move(request);
   check.result.created_at = clock_.now();
   check.done = std::move(done);
+  check.policy = config_.policy;
+  if (check.result.request.kind == HealthCheckKind::preflight) {
+    // A pre-flight judges correctness only: speed needs enough nodes to compare, and a job's few
+    // nodes measured once on a shared host are not that; the pair tests of other checks are.
+    check.policy.suspect_fraction = 0;
+    check.policy.min_busbw.reset();
+  }
   spdlog::info("event=health_check_started check={} kind={} nodes=\"{}\" accelerator={} collective={}", id,
                to_string(check.result.request.kind), fmt::join(check.result.request.nodes, ","),
                check.result.request.accelerator, check.result.request.collective);
@@ -237,8 +244,14 @@ void HealthChecks::start_collective_sets(Running& check, const std::vector<std::
 }
 
 void HealthChecks::judge_collective_phase(Running& check) {
-  const health::CollectiveVerdict verdict = health::judge_collective_run(check.result.collective_runs.front(), config_.policy);
-  if (verdict.needs_localisation) {
+  const bool preflight = check.result.request.kind == HealthCheckKind::preflight;
+  const health::CollectiveVerdict verdict =
+      health::judge_collective_run(check.result.collective_runs.front(), check.policy);
+  // In a ring every rank waits for the slowest link, so a ring over a slow node is uniformly slow
+  // and its verdict cannot name anyone. Checks that are there to find bad nodes therefore always
+  // compare pairs when there are 3 or more nodes; a pre-flight only needs to know the set works.
+  const bool compare_pairs = !preflight && check.result.collective_runs.front().nodes.size() >= 3;
+  if (verdict.needs_localisation || compare_pairs) {
     check.plan = health::plan_localisation(check.result.collective_runs.front().nodes);
     if (!check.plan.rounds.empty()) {
       check.phase = Phase::localisation;
@@ -280,7 +293,7 @@ void HealthChecks::advance(Running& check) {
       {
         const std::vector<health::CollectiveRun> follow_ups(check.result.collective_runs.begin() + 1,
                                                             check.result.collective_runs.end());
-        for (const auto& v : health::localise(follow_ups, config_.policy)) merge(check, v);
+        for (const auto& v : health::localise(follow_ups, check.policy)) merge(check, v);
       }
       break;
   }

@@ -97,6 +97,7 @@ class HealthChecks {
     std::map<std::string, health::NodeVerdict> verdicts;  // merged so far (worst wins)
     health::LocalisationPlan plan;
     std::size_t round = 0;
+    health::CollectivePolicy policy;
   };
 
   void send_task(Running& check, std::string node, HealthCheckMsg msg, std::size_t run, int rank);

@@ -65,7 +65,7 @@ void JobManager::begin_attempt(AttemptId id) {
   if (it == attempts_.end()) return;
   const Job& job = active_jobs_.at(it->second.record.job_id);
   const auto& nodes = it->second.record.nodes;
-  if (!config_.preflight_checks || !job.spec.preflight || nodes.size() < 2 || it->second.killing) return launch(id);
+  if (!config_.preflight_checks || !job.spec.preflight_enabled() || nodes.size() < 2 || it->second.killing) return launch(id);
   HealthCheckRequest request{HealthCheckKind::preflight, nodes, false, true, "job " + std::to_string(job.id)};
   spdlog::info("event=preflight_started job={} attempt={} nodes={}", job.id, id, join_node_names(nodes));
   start_check(std::move(request), [this, id](const HealthCheckResult& result) { on_preflight_done(id, result); });
