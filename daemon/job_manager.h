@@ -180,6 +180,7 @@ class JobManager {
   AttemptId max_attempt_id_ = 0;
   std::int64_t next_log_request_ = 1;
   bool schedule_requested_ = false;
+  std::uint64_t accepted_since_tick_ = 0;  // submissions, summarised at info by tick()
 };
 
 }  // namespace trainyard
