@@ -73,7 +73,9 @@ class JobManager {
   void restore(const LoadedState& state);
 
   // --- API side -------------------------------------------------------------------------------
-  using SubmitDone = std::function<void(std::optional<Job> job, std::string error)>;
+  // Accepted: `job` is the active job (valid during the call) and `record` its stored text
+  // (job_record). Refused: `job` is null and `error` says why.
+  using SubmitDone = std::function<void(const Job* job, std::string record, std::string error)>;
   void submit(JobSpec spec, std::string user, SubmitDone done);
 
   enum class CancelResult { cancelled, cancelling, not_active };

@@ -44,6 +44,9 @@ void StoreWorker::commit_batch(std::vector<Write>& writes) {
   done.changes.reserve(writes.size());
   done.callbacks.reserve(writes.size());
   for (auto& w : writes) {
+    if (w.change.job_records.empty()) {
+      for (const Job& job : w.change.jobs) w.change.job_records.push_back(job_record(job));
+    }
     done.changes.push_back(std::move(w.change));
     done.callbacks.push_back(std::move(w.done));
   }
@@ -56,9 +59,9 @@ void StoreWorker::commit_batch(std::vector<Write>& writes) {
     spdlog::error("event=store_commit_failed changes={} error=\"{}\"", done.changes.size(), e.what());
     error = std::current_exception();
   }
-  post_to_io_([done = std::move(done), error] {
-    for (const auto& callback : done.callbacks) {
-      if (callback) callback(error);
+  post_to_io_([done = std::move(done), error]() mutable {
+    for (std::size_t i = 0; i < done.callbacks.size(); ++i) {
+      if (done.callbacks[i]) done.callbacks[i](error, done.changes[i]);
     }
   });
 }
