@@ -94,7 +94,7 @@ void Api::handle(net::HttpRequest request, net::HttpResponder respond) {
     (*call.respond)(resp);
   };
 
-  if (parts == std::vector<std::string>{"healthz"}) {
+  if (parts.size() == 1 && parts[0] == "healthz") {
     if (method != "GET") return method_not_allowed("GET");
     return call.reply(200, {{"status", "ok"}, {"version", version_}});
   }
