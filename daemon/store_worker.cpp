@@ -35,8 +35,9 @@ void StoreWorker::read(ReadTask task, ReadFailed failed) {
 void StoreWorker::commit_batch(std::vector<Write>& writes) {
   if (writes.empty()) return;
   // The batch goes back to the I/O thread whole, in one hand-over (a post per write cost the I/O
-  // thread a queued operation per submission), and is freed there, by the thread that allocated it,
-  // rather than handing glibc's allocator a stream of cross-thread frees.
+  // thread a queued operation per submission), and is freed there, by the thread that allocated its
+  // changes, rather than handing glibc's allocator a stream of cross-thread frees. The job records
+  // rendered here are the exception: they leave as the submissions' answers.
   struct Done {
     std::vector<Change> changes;
     std::vector<WriteDone> callbacks;
