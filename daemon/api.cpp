@@ -66,6 +66,15 @@ std::optional<std::int64_t> query_int(const net::HttpRequest& req, const std::st
 
 bool can_see(const Principal& who, const Job& job) { return who.is_admin() || who.user == job.user; }
 
+// The text of a JSON object with `fields` (an object) added, without parsing the text again.
+std::string with_fields(std::string object_text, const Json& fields) {
+  if (fields.empty()) return object_text;
+  const std::string extra = fields.dump();
+  object_text.back() = ',';  // was the closing brace
+  object_text.append(extra, 1);
+  return object_text;
+}
+
 }  // namespace
 
 Api::Api(JobManager& jobs, StoreWorker& store, TokenRegistry& tokens, const TimeSource& clock, std::string version,
@@ -88,7 +97,7 @@ void Api::handle(net::HttpRequest request, net::HttpResponder respond) {
     (*call.respond)(resp);
   };
 
-  if (parts == std::vector<std::string>{"healthz"}) {
+  if (parts.size() == 1 && parts[0] == "healthz") {
     if (method != "GET") return method_not_allowed("GET");
     return call.reply(200, {{"status", "ok"}, {"version", version_}});
   }
@@ -145,14 +154,20 @@ void Api::handle(net::HttpRequest request, net::HttpResponder respond) {
   call.fail(404, "not_found", "no such endpoint: " + method + " " + call.request.path);
 }
 
-Json Api::job_json(const Job& job) const {
-  Json j = to_json(job);
+Json Api::live_fields(const Job& job) const {
+  Json j = Json::object();
   if (job.state == JobState::pending) {
     if (auto reason = jobs_.scheduler().why_pending(job.id)) {
       j["pending_reason"] = {{"code", scheduler::to_string(reason->code)}, {"message", reason->message}};
     }
     if (auto pos = jobs_.scheduler().queue_position(job.id)) j["queue_position"] = *pos;
   }
+  return j;
+}
+
+Json Api::job_json(const Job& job) const {
+  Json j = to_json(job);
+  j.update(live_fields(job));
   return j;
 }
 
@@ -164,11 +179,14 @@ void Api::submit_job(Call call) {
     return call.invalid(e, e.field().empty() ? "invalid_json" : "invalid_field");
   }
   const std::string user = call.who.user;
-  jobs_.submit(std::move(spec), user, [this, call](std::optional<Job> job, std::string error) {
-    if (!job) return call.fail(503, "unavailable", error);
-    net::HttpResponse resp{201, "application/json", job_json(*job).dump(), {{"Location", "/v1/jobs/" + std::to_string(job->id)}}};
-    (*call.respond)(resp);
-  });
+  jobs_.submit(std::move(spec), user,
+               [this, respond = std::move(call.respond)](const Job* job, std::string record, std::string error) {
+                 if (!job) return (*respond)(net::error_response(503, "unavailable", error));
+                 // The stored text plus the live fields, rather than rendering the job again on this
+                 // thread (the store worker rendered it): the live fields come last, not in key order.
+                 (*respond)(net::HttpResponse{201, "application/json", with_fields(std::move(record), live_fields(*job)),
+                                              {{"Location", "/v1/jobs/" + std::to_string(job->id)}}});
+               });
 }
 
 void Api::list_jobs(Call call) {
@@ -514,7 +532,7 @@ void Api::create_token(Call call) {
   record.created_at = clock_.now();
   Change change;
   change.tokens.push_back(record);
-  store_.write(std::move(change), [this, call, record, secret](std::exception_ptr error) {
+  store_.write(std::move(change), [this, call, record, secret](std::exception_ptr error, Change&) {
     if (error) return call.fail(503, "unavailable", "the token could not be stored");
     tokens_.add(record);
     spdlog::info("event=token_created user={} role={} by={}", record.user, to_string(record.role), call.who.user);

@@ -43,6 +43,8 @@ class Api {
 
   // Loads a job (active view first, else the store), checks the caller may see it, then continues.
   void with_job(Call call, JobId id, std::function<void(Call, Job)> then);
+  // What the API adds to a job's record: why a pending job waits and its place in the queue.
+  Json live_fields(const Job& job) const;
   Json job_json(const Job& job) const;
 
   JobManager& jobs_;

@@ -72,7 +72,9 @@ class JobManager {
   void restore(const LoadedState& state);
 
   // --- API side -------------------------------------------------------------------------------
-  using SubmitDone = std::function<void(std::optional<Job> job, std::string error)>;
+  // Accepted: `job` is the active job (valid during the call) and `record` its stored text
+  // (job_record). Refused: `job` is null and `error` says why.
+  using SubmitDone = std::function<void(const Job* job, std::string record, std::string error)>;
   void submit(JobSpec spec, std::string user, SubmitDone done);
 
   enum class CancelResult { cancelled, cancelling, not_active };
@@ -207,6 +209,7 @@ class JobManager {
   AttemptId max_attempt_id_ = 0;
   std::int64_t next_log_request_ = 1;
   bool schedule_requested_ = false;
+  std::uint64_t accepted_since_tick_ = 0;  // submissions, summarised at info by tick()
 };
 
 }  // namespace trainyard

@@ -35,8 +35,9 @@ void StoreWorker::read(ReadTask task, ReadFailed failed) {
 void StoreWorker::commit_batch(std::vector<Write>& writes) {
   if (writes.empty()) return;
   // The batch goes back to the I/O thread whole, in one hand-over (a post per write cost the I/O
-  // thread a queued operation per submission), and is freed there, by the thread that allocated it,
-  // rather than handing glibc's allocator a stream of cross-thread frees.
+  // thread a queued operation per submission), and is freed there, by the thread that allocated its
+  // changes, rather than handing glibc's allocator a stream of cross-thread frees. The job records
+  // rendered here are the exception: they leave as the submissions' answers.
   struct Done {
     std::vector<Change> changes;
     std::vector<WriteDone> callbacks;
@@ -44,6 +45,9 @@ void StoreWorker::commit_batch(std::vector<Write>& writes) {
   done.changes.reserve(writes.size());
   done.callbacks.reserve(writes.size());
   for (auto& w : writes) {
+    if (w.change.job_records.empty()) {
+      for (const Job& job : w.change.jobs) w.change.job_records.push_back(job_record(job));
+    }
     done.changes.push_back(std::move(w.change));
     done.callbacks.push_back(std::move(w.done));
   }
@@ -56,9 +60,9 @@ void StoreWorker::commit_batch(std::vector<Write>& writes) {
     spdlog::error("event=store_commit_failed changes={} error=\"{}\"", done.changes.size(), e.what());
     error = std::current_exception();
   }
-  post_to_io_([done = std::move(done), error] {
-    for (const auto& callback : done.callbacks) {
-      if (callback) callback(error);
+  post_to_io_([done = std::move(done), error]() mutable {
+    for (std::size_t i = 0; i < done.callbacks.size(); ++i) {
+      if (done.callbacks[i]) done.callbacks[i](error, done.changes[i]);
     }
   });
 }

@@ -5,6 +5,10 @@
 //
 // Ordering: tasks run in the order they were queued; a read sees every write queued before it.
 // Completions are handed to `post_to_io`, which runs them on the I/O thread.
+//
+// Job records are rendered here (Change::job_records), off the I/O thread, and the completion gets
+// its committed change back to take apart: a submission answers with the stored text and keeps
+// its Job without copying either.
 #include <atomic>
 #include <condition_variable>
 #include <exception>
@@ -23,7 +27,8 @@ class StoreWorker {
  public:
   using Continuation = std::function<void()>;
   using PostToIo = std::function<void(Continuation)>;
-  using WriteDone = std::function<void(std::exception_ptr)>;  // null on success
+  // `error` is null on success; `committed` is the change as written, job_records filled in.
+  using WriteDone = std::function<void(std::exception_ptr error, Change& committed)>;
   // Runs on the worker thread; returns what to run on the I/O thread with the result.
   using ReadTask = std::function<Continuation(Store&)>;
   using ReadFailed = std::function<void(const std::string& error)>;

@@ -18,11 +18,14 @@ std::string type_name(const Json& j) {
   }
 }
 
-void check_length(const std::string& field, const std::string& s, std::size_t min_len, std::size_t max_len) {
+// `field()` names the field; it is called only to throw, so a valid document builds no error text
+// (a submission reads some thirty fields on the daemon's I/O thread).
+template <class FieldName>
+void check_length(const FieldName& field, const std::string& s, std::size_t min_len, std::size_t max_len) {
   if (s.size() < min_len) {
-    throw InvalidInput(field, min_len == 1 ? "must not be empty" : "must be at least " + std::to_string(min_len) + " characters");
+    throw InvalidInput(field(), min_len == 1 ? "must not be empty" : "must be at least " + std::to_string(min_len) + " characters");
   }
-  if (s.size() > max_len) throw InvalidInput(field, "must be at most " + std::to_string(max_len) + " characters");
+  if (s.size() > max_len) throw InvalidInput(field(), "must be at most " + std::to_string(max_len) + " characters");
 }
 
 }  // namespace
@@ -44,13 +47,13 @@ std::string ObjectReader::field_path(std::string_view key) const {
 }
 
 bool ObjectReader::has(std::string_view key) const {
-  auto it = object_.find(std::string(key));
+  auto it = object_.find(key);
   return it != object_.end() && !it->is_null();
 }
 
 const Json* ObjectReader::find(std::string_view key) {
   read_.emplace(key);
-  auto it = object_.find(std::string(key));
+  auto it = object_.find(key);
   if (it == object_.end() || it->is_null()) return nullptr;
   return &*it;
 }
@@ -67,7 +70,7 @@ std::string ObjectReader::string(std::string_view key, std::size_t min_len, std:
   const Json& j = require(key);
   if (!j.is_string()) throw InvalidInput(field_path(key), "must be a string, got " + type_name(j));
   std::string s = j.get<std::string>();
-  check_length(field_path(key), s, min_len, max_len);
+  check_length([&] { return field_path(key); }, s, min_len, max_len);
   return s;
 }
 
@@ -81,21 +84,21 @@ std::optional<std::string> ObjectReader::opt_string(std::string_view key, std::s
 
 std::int64_t ObjectReader::integer(std::string_view key, std::int64_t min, std::int64_t max) {
   const Json& j = require(key);
-  const std::string range = "must be an integer from " + std::to_string(min) + " to " + std::to_string(max);
+  const auto range = [&] { return "must be an integer from " + std::to_string(min) + " to " + std::to_string(max); };
   std::int64_t v;
   if (j.is_number_integer()) {
     if (j.is_number_unsigned() && j.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) {
-      throw InvalidInput(field_path(key), range);
+      throw InvalidInput(field_path(key), range());
     }
     v = j.get<std::int64_t>();
   } else if (j.is_number_float()) {
     const double d = j.get<double>();
-    if (std::floor(d) != d || d < -9.2e18 || d > 9.2e18) throw InvalidInput(field_path(key), range);
+    if (std::floor(d) != d || d < -9.2e18 || d > 9.2e18) throw InvalidInput(field_path(key), range());
     v = static_cast<std::int64_t>(d);
   } else {
-    throw InvalidInput(field_path(key), range + ", got " + type_name(j));
+    throw InvalidInput(field_path(key), range() + ", got " + type_name(j));
   }
-  if (v < min || v > max) throw InvalidInput(field_path(key), range + ", got " + std::to_string(v));
+  if (v < min || v > max) throw InvalidInput(field_path(key), range() + ", got " + std::to_string(v));
   return v;
 }
 
@@ -146,8 +149,8 @@ std::vector<std::string> ObjectReader::string_list(std::string_view key, std::si
   std::vector<std::string> out;
   out.reserve(j.size());
   for (std::size_t i = 0; i < j.size(); ++i) {
-    const std::string item_path = field_path(key) + "[" + std::to_string(i) + "]";
-    if (!j[i].is_string()) throw InvalidInput(item_path, "must be a string, got " + type_name(j[i]));
+    const auto item_path = [&] { return field_path(key) + "[" + std::to_string(i) + "]"; };
+    if (!j[i].is_string()) throw InvalidInput(item_path(), "must be a string, got " + type_name(j[i]));
     out.push_back(j[i].get<std::string>());
     check_length(item_path, out.back(), 0, max_len);
   }
@@ -161,8 +164,8 @@ std::map<std::string, std::string> ObjectReader::string_map(std::string_view key
   if (j.size() > max_items) throw InvalidInput(field_path(key), "must have at most " + std::to_string(max_items) + " entries");
   std::map<std::string, std::string> out;
   for (auto it = j.begin(); it != j.end(); ++it) {
-    const std::string item_path = field_path(key) + "." + it.key();
-    if (!it.value().is_string()) throw InvalidInput(item_path, "must be a string, got " + type_name(it.value()));
+    const auto item_path = [&] { return field_path(key) + "." + it.key(); };
+    if (!it.value().is_string()) throw InvalidInput(item_path(), "must be a string, got " + type_name(it.value()));
     check_length(item_path, it.key(), 1, 256);
     out.emplace(it.key(), it.value().get<std::string>());
     check_length(item_path, out[it.key()], 0, max_len);
@@ -177,7 +180,7 @@ void ObjectReader::finish() const {
 }
 
 void check_name(const std::string& field, const std::string& text, std::size_t max_len) {
-  check_length(field, text, 1, max_len);
+  check_length([&] { return field; }, text, 1, max_len);
   if (!std::isalnum(static_cast<unsigned char>(text[0]))) throw InvalidInput(field, "must start with a letter or digit");
   for (char c : text) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') {

@@ -17,9 +17,11 @@ using Use = sqlite::Statement::Use;
 // before the commit fails.
 constexpr int kBusyTimeoutMs = 5000;
 
-std::string encode(const Json& record) {
-  // Replace rather than throw on invalid UTF-8: reasons and messages can quote process output.
-  return record.dump(-1, ' ', false, Json::error_handler_t::replace);
+// The record of `change.jobs[i]`: rendered already, or rendered now into `scratch`.
+const std::string& job_record_of(const Change& change, std::size_t i, std::string& scratch) {
+  if (i < change.job_records.size()) return change.job_records[i];
+  scratch = job_record(change.jobs[i]);
+  return scratch;
 }
 
 template <class Decode>
@@ -225,7 +227,9 @@ void SqliteStore::commit(std::span<const Change> batch) {
 
 void SqliteStore::write(const Change& change) {
   Statements& s = *statements_;
-  for (const Job& j : change.jobs) {
+  std::string scratch;
+  for (std::size_t i = 0; i < change.jobs.size(); ++i) {
+    const Job& j = change.jobs[i];
     Use(s.upsert_job)
         .bind_int(1, j.id)
         .bind_text(2, j.user)
@@ -233,7 +237,7 @@ void SqliteStore::write(const Change& change) {
         .bind_text(4, to_string(j.state))
         .bind_int(5, j.spec.priority)
         .bind_int(6, to_unix_ms(j.submitted_at))
-        .bind_text(7, encode(to_json(j)))
+        .bind_text(7, job_record_of(change, i, scratch))
         .run();
   }
   for (const Attempt& a : change.attempts) {
@@ -242,11 +246,11 @@ void SqliteStore::write(const Change& change) {
         .bind_int(2, a.job_id)
         .bind_int(3, a.number)
         .bind_text(4, to_string(a.state))
-        .bind_text(5, encode(to_json(a)))
+        .bind_text(5, record_text(to_json(a)))
         .run();
   }
   for (const Node& n : change.nodes) {
-    Use(s.upsert_node).bind_text(1, n.name).bind_text(2, to_string(n.state)).bind_text(3, encode(to_json(n))).run();
+    Use(s.upsert_node).bind_text(1, n.name).bind_text(2, to_string(n.state)).bind_text(3, record_text(to_json(n))).run();
   }
   for (const TokenRecord& t : change.tokens) {
     Use(s.upsert_token)
@@ -276,7 +280,12 @@ void SqliteStore::write(const Change& change) {
         .run();
   }
   for (const HealthCheckRow& h : change.health_checks) {
-    Use(s.upsert_health_check).bind_int(1, h.id).bind_text(2, h.kind).bind_int(3, to_unix_ms(h.created_at)).bind_text(4, encode(h.record)).run();
+    Use(s.upsert_health_check)
+        .bind_int(1, h.id)
+        .bind_text(2, h.kind)
+        .bind_int(3, to_unix_ms(h.created_at))
+        .bind_text(4, record_text(h.record))
+        .run();
   }
   for (const NodeHealthRow& h : change.node_health) {
     Use(s.upsert_node_health)
@@ -284,7 +293,7 @@ void SqliteStore::write(const Change& change) {
         .bind_int(2, h.check_id)
         .bind_int(3, to_unix_ms(h.at))
         .bind_text(4, h.state)
-        .bind_text(5, encode(h.record))
+        .bind_text(5, record_text(h.record))
         .run();
   }
   for (const MetricRecord& m : change.metrics) {

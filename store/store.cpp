@@ -5,6 +5,10 @@
 
 namespace trainyard {
 
+std::string record_text(const Json& record) { return record.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+std::string job_record(const Job& job) { return record_text(to_json(job)); }
+
 std::string to_string(Role r) {
   switch (r) {
     case Role::admin: return "admin";

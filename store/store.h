@@ -74,9 +74,18 @@ struct NodeHealthRow {
   bool operator==(const NodeHealthRow&) const = default;
 };
 
+// A record as stored: compact JSON, invalid UTF-8 replaced rather than refused (reasons and
+// messages can quote process output).
+std::string record_text(const Json& record);
+// A job's stored record, record_text(to_json(job)); the API answers a submission with this text.
+std::string job_record(const Job& job);
+
 // One state change: everything it writes. Records are upserted whole; events are appended.
 struct Change {
   std::vector<Job> jobs;
+  // Either empty or job_record(jobs[i]) for every job, rendered once by whoever also needs the
+  // text (the store worker, for the submission's answer); a store writes these as they are.
+  std::vector<std::string> job_records;
   std::vector<Attempt> attempts;
   std::vector<Node> nodes;
   std::vector<TokenRecord> tokens;

@@ -116,6 +116,18 @@ TEST_F(ApiTest, SubmitAnswers201OnlyOnceCommitted) {
   EXPECT_EQ(reply->header("Location"), "/v1/jobs/1");
 }
 
+TEST_F(ApiTest, SubmitAnswersTheStoredRecordWithItsPlaceInTheQueue) {
+  const Reply r = call("POST", "/v1/jobs", kAlice, kJobBody);
+  ASSERT_EQ(r.status, 201) << r.body.dump();
+  EXPECT_EQ(r.body["queue_position"], 1) << r.body.dump();
+  Json record = r.body;
+  record.erase("queue_position");
+  record.erase("pending_reason");
+  const auto stored = cluster.stored_job(1);
+  ASSERT_TRUE(stored);
+  EXPECT_EQ(record, to_json(*stored));
+}
+
 TEST_F(ApiTest, SubmitWithAFailingStoreIs503AndNothingIsKept) {
   cluster.connect("n1");
   cluster.store.fail_commits(true);

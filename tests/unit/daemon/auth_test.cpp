@@ -33,6 +33,29 @@ TEST(TokenRegistry, AuthenticatesByHashOnly) {
   EXPECT_FALSE(tokens.authenticate(secret + "x"));
 }
 
+TEST(TokenRegistry, ReplacingATokenChangesWhatItsSecretAuthenticatesAs) {
+  TokenRegistry tokens;
+  const std::string secret = generate_token_secret();
+  tokens.add(TokenRecord{sha256_hex(secret), "alice", Role::admin, {}});
+  ASSERT_TRUE(tokens.authenticate(secret));
+  EXPECT_TRUE(tokens.authenticate(secret)->is_admin()) << "a secret authenticates again once verified";
+  tokens.add(TokenRecord{sha256_hex(secret), "alice", Role::user, {}});
+  ASSERT_TRUE(tokens.authenticate(secret));
+  EXPECT_FALSE(tokens.authenticate(secret)->is_admin()) << "the replaced record's role must not outlive it";
+}
+
+TEST(TokenRegistry, AVerifiedSecretDoesNotAdmitOthersOfItsLength) {
+  TokenRegistry tokens;
+  const std::string secret = generate_token_secret();
+  tokens.add(TokenRecord{sha256_hex(secret), "alice", Role::user, {}});
+  ASSERT_TRUE(tokens.authenticate(secret));
+  std::string near = secret;
+  near.back() = near.back() == 'a' ? 'b' : 'a';
+  EXPECT_FALSE(tokens.authenticate(near));
+  EXPECT_FALSE(tokens.authenticate(generate_token_secret()));
+  EXPECT_TRUE(tokens.authenticate(secret));
+}
+
 TEST(TokenRegistry, ParsesBearerHeaders) {
   TokenRegistry tokens;
   tokens.add(TokenRecord{sha256_hex("s3cret"), "root", Role::admin, {}});

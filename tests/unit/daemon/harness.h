@@ -263,9 +263,10 @@ struct Cluster {
 
   Job submit(JobSpec spec, const std::string& user = "alice") {
     std::optional<Job> accepted;
-    jobs.submit(std::move(spec), user, [&accepted](std::optional<Job> job, std::string error) {
-      EXPECT_TRUE(job) << error;
-      accepted = std::move(job);
+    jobs.submit(std::move(spec), user, [&accepted](const Job* job, std::string record, std::string error) {
+      ASSERT_TRUE(job) << error;
+      EXPECT_EQ(record, job_record(*job)) << "the answer must carry the accepted job's stored record";
+      accepted = *job;
     });
     settle();
     EXPECT_TRUE(accepted);

@@ -40,7 +40,7 @@ void connect_nodes(Cluster& c, int n) {
 TEST(JobManagerSubmit, AcknowledgesOnlyAfterTheCommit) {
   Cluster c;
   bool called = false;
-  c.jobs.submit(command_spec(1), "alice", [&](std::optional<Job> job, std::string) {
+  c.jobs.submit(command_spec(1), "alice", [&](const Job* job, std::string, std::string) {
     called = true;
     ASSERT_TRUE(job);
     EXPECT_TRUE(c.store.committed_job(job->id)) << "acknowledged before its commit";
@@ -56,12 +56,12 @@ TEST(JobManagerSubmit, FailedCommitIsRefusedAndNeverScheduled) {
   Cluster c;
   connect_nodes(c, 1);
   c.store.fail_commits(true);
-  std::optional<Job> accepted;
+  bool accepted = false;
   std::string error;
   bool called = false;
-  c.jobs.submit(command_spec(1), "alice", [&](std::optional<Job> job, std::string e) {
+  c.jobs.submit(command_spec(1), "alice", [&](const Job* job, std::string, std::string e) {
     called = true;
-    accepted = job;
+    accepted = job != nullptr;
     error = e;
   });
   c.settle();
@@ -558,7 +558,7 @@ TEST(JobManagerRestore, AgentThatNoLongerRunsTheAttemptLosesItsRankAfterTheGrace
 // so the launch) still queued on the store worker.
 void place_without_committing(Cluster& c, JobSpec spec) {
   bool accepted = false;
-  c.jobs.submit(std::move(spec), "alice", [&](std::optional<Job> job, std::string) { accepted = job.has_value(); });
+  c.jobs.submit(std::move(spec), "alice", [&](const Job* job, std::string, std::string) { accepted = job != nullptr; });
   c.io.run_until([&] { return accepted; });
   c.timers.fire_due();
 }

@@ -82,7 +82,7 @@ Change job_change(JobId id) {
 // Outcome of each write, by job id: "ok" or the error.
 struct Outcomes {
   StoreWorker::WriteDone recorder(JobId id) {
-    return [this, id](std::exception_ptr error) {
+    return [this, id](std::exception_ptr error, Change&) {
       if (!error) {
         by_job[id] = "ok";
         return;
@@ -122,7 +122,7 @@ TEST(StoreWorker, ReadSeesEveryWriteQueuedBeforeItAndNoneAfter) {
   StoreWorker worker(store, io.poster());
   worker.write(job_change(1), outcomes.recorder(1));
   store.wait_until_blocked();
-  worker.write(job_change(2), [&](std::exception_ptr) { order.push_back("write 2"); });
+  worker.write(job_change(2), [&](std::exception_ptr, Change&) { order.push_back("write 2"); });
   std::optional<bool> saw2, saw3;
   worker.read(
       [&](Store& s) {
@@ -135,7 +135,7 @@ TEST(StoreWorker, ReadSeesEveryWriteQueuedBeforeItAndNoneAfter) {
         });
       },
       [](const std::string& error) { ADD_FAILURE() << error; });
-  worker.write(job_change(3), [&](std::exception_ptr) { order.push_back("write 3"); });
+  worker.write(job_change(3), [&](std::exception_ptr, Change&) { order.push_back("write 3"); });
   store.open();
   io.run_until([&] { return order.size() == 3; });
   EXPECT_EQ(saw2, true);
@@ -178,6 +178,21 @@ TEST(StoreWorker, FailedBatchFailsEveryWriteInItAndOnlyThose) {
   EXPECT_EQ(stored, (std::vector<JobId>{1, 7})) << "nothing of the failed batch is stored";
 }
 
+TEST(StoreWorker, ACompletionGetsItsCommittedChangeWithTheJobRecordsRendered) {
+  InMemoryStore store;
+  IoQueue io;
+  StoreWorker worker(store, io.poster());
+  std::optional<Change> committed;
+  worker.write(job_change(4), [&](std::exception_ptr error, Change& change) {
+    EXPECT_FALSE(error);
+    committed = std::move(change);
+  });
+  io.run_until([&] { return committed.has_value(); });
+  ASSERT_EQ(committed->jobs.size(), 1u);
+  EXPECT_EQ(committed->jobs[0].id, 4);
+  EXPECT_EQ(committed->job_records, std::vector<std::string>{job_record(committed->jobs[0])});
+}
+
 TEST(StoreWorker, ReadThatThrowsReportsTheError) {
   InMemoryStore store;
   IoQueue io;
@@ -195,7 +210,7 @@ TEST(StoreWorker, DestructorFinishesQueuedWrites) {
   int completed = 0;
   {
     StoreWorker worker(store, io.poster());
-    for (JobId id = 1; id <= 50; ++id) worker.write(job_change(id), [&](std::exception_ptr e) { completed += !e; });
+    for (JobId id = 1; id <= 50; ++id) worker.write(job_change(id), [&](std::exception_ptr e, Change&) { completed += !e; });
   }
   io.run_ready();
   EXPECT_EQ(completed, 50);

@@ -110,6 +110,16 @@ TEST_F(SqliteStoreFile, RefusesAFileThatIsNotADatabase) {
   EXPECT_THROW(SqliteStore store(file()), StoreError);
 }
 
+TEST_F(SqliteStoreFile, StoresAPreRenderedJobRecordAsTheJob) {
+  SqliteStore store(file());
+  Job job = minimal_job(1);
+  job.reason = "rendered before the commit";
+  commit(store, Change{.jobs = {job}, .job_records = {job_record(job)}});
+  const auto stored = store.job(1);
+  ASSERT_TRUE(stored);
+  EXPECT_EQ(to_json(*stored), to_json(job));
+}
+
 TEST_F(SqliteStoreFile, InvalidUtf8InATextIsStoredReplacedRatherThanFailingTheCommit) {
   // A failure reason can quote arbitrary process output; it must not make the commit fail.
   SqliteStore store(file());
