@@ -15,15 +15,25 @@ ListNodes ListNodes::parse(const ParsedArgs& args) {
   return {};
 }
 
+namespace {
+// "#12 HEALTHY 3m": the latest health check, its verdict on this node, and its age.
+std::string last_check_of(const Json& node, TimePoint now) {
+  const Json& check = field_or_null(node, "last_check");
+  if (!check.is_object()) return std::string(kAbsent);
+  return "#" + text_of(check, "id") + " " + text_of(check, "verdict") + " " + age_of(check, "at", now);
+}
+}  // namespace
+
 std::vector<ApiRequest> ListNodes::requests(const InputReader&) const { return {{"GET", "/v1/nodes", std::nullopt}}; }
 
 std::string ListNodes::render(const Replies& replies, const RenderContext& ctx) const {
-  Table t({"NAME", "STATE", "CORES", "FREE", "LABELS", "FAULTS", "HEARTBEAT", "REASON"});
+  Table t({"NAME", "STATE", "CORES", "FREE", "LABELS", "FAULTS", "LAST_CHECK", "HEARTBEAT", "REASON"});
   const Json& reply = replies.at(0);
   if (reply.is_object() && reply.contains("nodes") && reply["nodes"].is_array()) {
     for (const Json& node : reply["nodes"]) {
       t.add_row({text_of(node, "name"), text_of(node, "state"), text_of(node, "cores"), text_of(node, "free_cores"),
-                 labels_of(node, "labels"), list_of(node, "faults"), age_of(node, "last_heartbeat", ctx.now),
+                 labels_of(node, "labels"), list_of(node, "faults"), last_check_of(node, ctx.now),
+                 age_of(node, "last_heartbeat", ctx.now),
                  text_of(node, "state_reason")});
     }
   }

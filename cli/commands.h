@@ -188,8 +188,69 @@ struct SetFaults {
   bool operator==(const SetFaults&) const = default;
 };
 
+struct DrainNode {
+  static constexpr std::string_view kPath = "drain";
+  static constexpr std::string_view kSynopsis = "drain NODE [--reason TEXT] [--now]";
+  static constexpr std::string_view kSummary =
+      "Stop giving NODE new work (admin only). Running attempts finish, unless --now stops them;\n"
+      "stopped attempts are retried elsewhere without using the job's retries.";
+  static std::vector<FlagSpec> flags();
+  static DrainNode parse(const ParsedArgs& args);
+  std::vector<ApiRequest> requests(const InputReader& read) const;
+  std::string render(const Replies& replies, const RenderContext& ctx) const;
+
+  std::string node;
+  std::optional<std::string> reason;
+  bool now = false;
+  bool operator==(const DrainNode&) const = default;
+};
+
+struct UndrainNode {
+  static constexpr std::string_view kPath = "undrain";
+  static constexpr std::string_view kSynopsis = "undrain NODE";
+  static constexpr std::string_view kSummary =
+      "Return NODE to service (admin only): a DRAINED node at once, an UNHEALTHY or SUSPECT one after\n"
+      "it passes a health check.";
+  static std::vector<FlagSpec> flags();
+  static UndrainNode parse(const ParsedArgs& args);
+  std::vector<ApiRequest> requests(const InputReader& read) const;
+  std::string render(const Replies& replies, const RenderContext& ctx) const;
+
+  std::string node;
+  bool operator==(const UndrainNode&) const = default;
+};
+
+struct RunHealthCheck {
+  static constexpr std::string_view kPath = "health run";
+  static constexpr std::string_view kSynopsis = "health run NODE... [--suite accelerator|collective]...";
+  static constexpr std::string_view kSummary =
+      "Health-check nodes now (admin only): the accelerator suite on every core and the collective\n"
+      "suite over the set (both unless --suite says otherwise). Prints the check's id.";
+  static std::vector<FlagSpec> flags();
+  static RunHealthCheck parse(const ParsedArgs& args);
+  std::vector<ApiRequest> requests(const InputReader& read) const;
+  std::string render(const Replies& replies, const RenderContext& ctx) const;
+
+  std::vector<std::string> nodes;
+  std::vector<std::string> suites;  // empty: both
+  bool operator==(const RunHealthCheck&) const = default;
+};
+
+struct ShowHealthCheck {
+  static constexpr std::string_view kPath = "health show";
+  static constexpr std::string_view kSynopsis = "health show ID";
+  static constexpr std::string_view kSummary = "Show a health check: its state, each node's verdict, and the busbw measured.";
+  static std::vector<FlagSpec> flags();
+  static ShowHealthCheck parse(const ParsedArgs& args);
+  std::vector<ApiRequest> requests(const InputReader& read) const;
+  std::string render(const Replies& replies, const RenderContext& ctx) const;
+
+  std::int64_t id = 0;
+  bool operator==(const ShowHealthCheck&) const = default;
+};
+
 using Command = std::variant<SubmitJob, ListJobs, ShowJob, ShowLogs, CancelJob, ShowMetrics, ListNodes, ListShares,
-                             SetFaults, CreateToken>;
+                             SetFaults, DrainNode, UndrainNode, RunHealthCheck, ShowHealthCheck, CreateToken>;
 
 std::vector<ApiRequest> requests_for(const Command& command, const InputReader& read);
 std::string render_text(const Command& command, const Replies& replies, const RenderContext& ctx);

@@ -80,6 +80,11 @@ TEST(CommandLine, MetricsAndFaultMistakesNameTheArgument) {
   EXPECT_EQ(rejected({"fault"}), "NODE");
   EXPECT_EQ(rejected({"fault", "n1"}), "SPEC");
   EXPECT_EQ(rejected({"fault", "n1", "link=drop", "--clear"}), "--clear");
+  EXPECT_EQ(rejected({"health", "run"}), "NODE");
+  EXPECT_EQ(rejected({"health", "run", "a", "--suite", "gpu"}), "--suite");
+  EXPECT_EQ(rejected({"health", "show", "x"}), "ID");
+  EXPECT_EQ(rejected({"drain"}), "NODE");
+  EXPECT_EQ(rejected({"drain", "a", "--reason", ""}), "--reason");
 }
 
 TEST(CommandLine, SubmitNeedsExactlyOneSource) {

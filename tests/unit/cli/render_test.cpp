@@ -233,15 +233,16 @@ TEST(Render, NodesTable) {
   const Json reply = {{"nodes",
                        {{{"name", "n1"}, {"cores", 32}, {"free_cores", 16}, {"state", "HEALTHY"}, {"state_reason", ""},
                          {"labels", {{"rack", "r1"}, {"zone", "a"}}}, {"last_heartbeat", "2026-11-22T13:59:57.000Z"},
-                         {"connected", true}, {"faults", {"core:3=corrupt", "link=drop"}}},
+                         {"connected", true}, {"faults", {"core:3=corrupt", "link=drop"}},
+                         {"last_check", {{"id", 12}, {"verdict", "HEALTHY"}, {"at", "2026-11-22T13:58:00.000Z"}}}},
                         {{"name", "n2"}, {"cores", 32}, {"state", "DOWN"}, {"state_reason", "no heartbeat"}}}}};
   const auto lines = lines_of(render({"nodes"}, {reply}));
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_EQ(cells_of(lines[0]),
-            (std::vector<std::string>{"NAME", "STATE", "CORES", "FREE", "LABELS", "FAULTS", "HEARTBEAT", "REASON"}));
+            (std::vector<std::string>{"NAME", "STATE", "CORES", "FREE", "LABELS", "FAULTS", "LAST_CHECK", "HEARTBEAT", "REASON"}));
   EXPECT_EQ(cells_of(lines[1]), (std::vector<std::string>{"n1", "HEALTHY", "32", "16", "rack=r1,zone=a",
-                                                          "core:3=corrupt,link=drop", "3s", ""}));
-  EXPECT_EQ(cells_of(lines[2]), (std::vector<std::string>{"n2", "DOWN", "32", "-", "-", "-", "-", "no heartbeat"}));
+                                                          "core:3=corrupt,link=drop", "#12 HEALTHY 2m", "3s", ""}));
+  EXPECT_EQ(cells_of(lines[2]), (std::vector<std::string>{"n2", "DOWN", "32", "-", "-", "-", "-", "-", "no heartbeat"}));
 }
 
 TEST(Render, MetricsRowsPerStepOrPerBucket) {
@@ -273,6 +274,22 @@ TEST(Render, MetricsRowsPerStepOrPerBucket) {
   EXPECT_EQ(cells_of(bucket_lines[1])[1], "2 (1.5..3)");
   EXPECT_EQ(cells_of(bucket_lines[1])[2], "1 (max 4)");
   EXPECT_EQ(render({"metrics", "7"}, {Json{{"points", Json::array()}}}), "Job 7 has reported no training steps.\n");
+}
+
+TEST(Render, HealthCheckShowsVerdictsAndBusbw) {
+  const Json check = {{"id", 5}, {"kind", "on_demand"}, {"state", "FAILED"}, {"nodes", {"a", "b"}},
+                      {"suites", {"collective"}}, {"duration_ms", 420},
+                      {"verdicts", {{{"node", "a"}, {"state", "HEALTHY"}, {"reason", ""}},
+                                    {{"node", "b"}, {"state", "SUSPECT"}, {"reason", "slow"}}}},
+                      {"collective_runs",
+                       {{{"nodes", {"a", "b"}},
+                         {"ranks", {{{"rank", 0}, {"collectives", {{{"kind", "all_reduce"}, {"busbw", 2.5e8}}}}, {"error", ""}}}}}}}};
+  const std::string text = render({"health", "show", "5"}, {check});
+  EXPECT_NE(text.find("FAILED"), std::string::npos) << text;
+  EXPECT_NE(text.find("b      SUSPECT   slow"), std::string::npos) << text;
+  EXPECT_NE(text.find("250"), std::string::npos) << "busbw in MB/s:\n" << text;
+  EXPECT_EQ(render({"health", "run", "a", "b"}, {Json{{"id", 5}}}), "Started health check 5; see: trainyard health show 5\n");
+  EXPECT_EQ(render({"drain", "a"}, {Json{{"name", "a"}, {"state", "DRAINED"}, {"state_reason", "x"}}}), "a is DRAINED: x\n");
 }
 
 TEST(Render, FaultConfirmsWhatWasSent) {

@@ -55,6 +55,17 @@ TEST(Requests, MetricsAndFaults) {
             (std::vector<ApiRequest>{{"DELETE", "/v1/nodes/n1/faults", std::nullopt}}));
 }
 
+TEST(Requests, HealthDrainUndrain) {
+  EXPECT_EQ(requests_of({"health", "run", "a", "b", "--suite", "collective"}),
+            (std::vector<ApiRequest>{{"POST", "/v1/healthchecks", Json{{"nodes", {"a", "b"}}, {"suites", {"collective"}}}}}));
+  EXPECT_EQ(requests_of({"health", "run", "a"}),
+            (std::vector<ApiRequest>{{"POST", "/v1/healthchecks", Json{{"nodes", {"a"}}}}}));
+  EXPECT_EQ(requests_of({"health", "show", "7"}), std::vector{get("/v1/healthchecks/7")});
+  EXPECT_EQ(requests_of({"drain", "a", "--reason", "bad fan", "--now"}),
+            (std::vector<ApiRequest>{{"POST", "/v1/nodes/a/drain", Json{{"stop_attempts", true}, {"reason", "bad fan"}}}}));
+  EXPECT_EQ(requests_of({"undrain", "a"}), (std::vector<ApiRequest>{{"POST", "/v1/nodes/a/undrain", std::nullopt}}));
+}
+
 TEST(Requests, SubmitPostsTheFileAsItIs) {
   const Json spec = {{"name", "x"}, {"kind", "simulated"}, {"nodes", 2}, {"future_field", true}};
   std::string asked;
