@@ -18,7 +18,9 @@ SimulatedRun::SimulatedRun(const LaunchMsg& launch, const std::string& attempt_d
       on_exit_(std::move(on_exit)) {
   std::filesystem::create_directories(attempt_dir);
   log_.open(log_path_, std::ios::app);
-  thread_ = std::jthread([this](std::stop_token) { train(); });
+  // The token comes in as the argument: reading thread_ from the new thread would race with this
+  // assignment and could yield the token of the empty jthread, which never stops.
+  thread_ = std::jthread([this](std::stop_token stop) { train(stop); });
 }
 
 SimulatedRun::~SimulatedRun() {
@@ -32,7 +34,7 @@ void SimulatedRun::log_line(const std::string& line) {
   log_.flush();
 }
 
-void SimulatedRun::train() {
+void SimulatedRun::train(std::stop_token stop) {
   AttemptExit exit;
   try {
     neuron::TcpCommunicatorOptions comm_options;
@@ -41,6 +43,7 @@ void SimulatedRun::train() {
     comm_options.peers = launch_.peers;
     comm_options.timeout = context_.collective_timeout;
     comm_options.link = context_.link;
+    comm_options.stop = stop;
     neuron::TcpCommunicator comm(comm_options, context_.data_plane);
     neuron::TrainerOptions options;
     if (!launch_.checkpoint_dir.empty() && launch_.workload.checkpoint_every > 0) options.checkpoint_root = launch_.checkpoint_dir;
@@ -75,7 +78,7 @@ void SimulatedRun::train() {
     log_line("simulated training: rank " + std::to_string(launch_.rank) + " of " + std::to_string(launch_.world_size) +
              ", core " + std::to_string(context_.core) + ", " + std::to_string(launch_.workload.steps) + " steps, " +
              to_string(launch_.workload.precision));
-    const neuron::RunResult result = trainer.run(thread_.get_stop_token());
+    const neuron::RunResult result = trainer.run(stop);
     {
       std::lock_guard lock(trainer_mutex_);
       trainer_ = nullptr;

@@ -38,7 +38,7 @@ class SimulatedRun final : public AttemptRun {
   std::vector<StepMetric> take_metrics() override;
 
  private:
-  void train();
+  void train(std::stop_token stop);
   void log_line(const std::string& line);
 
   LaunchMsg launch_;

@@ -1,4 +1,5 @@
 #include "daemon/job_manager.h"
+#include "daemon/stuck_diagnosis.h"
 
 #include <spdlog/spdlog.h>
 
@@ -182,8 +183,7 @@ void JobManager::submit(JobSpec spec, std::string user, SubmitDone done) {
 
 void JobManager::requeue(const Job& job) {
   scheduler::PendingJob pending = scheduler::pending_job(job);
-  auto excluded = excluded_nodes_.find(job.id);
-  if (excluded != excluded_nodes_.end()) pending.excluded_nodes = excluded->second;
+  pending.excluded_nodes = job.excluded_nodes;
   scheduler_.queue(pending);
 }
 
@@ -478,6 +478,10 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
     facts.log_tail = culprit->log_tail;
   }
   if (facts.reason.empty()) facts.reason = active.kill_reason;
+  for (int r : active.stuck_ranks) {
+    const std::string& tail = active.ranks[static_cast<std::size_t>(r)].log_tail;
+    if (!tail.empty()) attempt.diagnosis += "\n--- rank " + std::to_string(r) + " log tail ---\n" + tail;
+  }
   attempt.ended_at = now;
   attempt.exit_code = facts.exit_code;
   attempt.signal = facts.signal;
@@ -510,7 +514,13 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
     const int used = job.attempts;
     const RetryDecision decision = decide_retry(job.spec, used, job.infra_retries, config_.max_infra_retries, facts, cls);
     for (std::size_t r = 0; r < active.ranks.size(); ++r) {
-      if (active.ranks[r].lost || active.ranks[r].health_failed) excluded_nodes_[job.id].push_back(attempt.nodes[r]);
+      const bool stuck_here = std::find(active.stuck_ranks.begin(), active.stuck_ranks.end(), static_cast<int>(r)) !=
+                              active.stuck_ranks.end();
+      if (active.ranks[r].lost || active.ranks[r].health_failed || stuck_here) {
+        if (std::find(job.excluded_nodes.begin(), job.excluded_nodes.end(), attempt.nodes[r]) == job.excluded_nodes.end()) {
+          job.excluded_nodes.push_back(attempt.nodes[r]);
+        }
+      }
     }
     switch (decision.step) {
       case NextStep::retry_infrastructure:
@@ -542,7 +552,6 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
   attempts_.erase(attempt.id);
   if (is_terminal(snapshot.state)) {
     active_jobs_.erase(snapshot.id);
-    excluded_nodes_.erase(snapshot.id);
   }
   persist(std::move(change), [this, snapshot] {
     if (snapshot.state == JobState::pending) requeue(snapshot);
@@ -574,6 +583,34 @@ void JobManager::mark_node_down(NodeEntry& entry, const std::string& reason) {
   }
 }
 
+void JobManager::check_stuck(ActiveAttempt& attempt, TimePoint now) {
+  if (attempt.killing || attempt.record.state != AttemptState::running) return;
+  const Job& job = active_jobs_.at(attempt.record.job_id);
+  // The kernel always reports steps; a command job opts in by reporting one (its progress file).
+  const bool reports_progress =
+      job.spec.kind == JobKind::simulated ||
+      std::any_of(attempt.ranks.begin(), attempt.ranks.end(), [](const RankState& r) { return r.progress_step > 0; });
+  if (!reports_progress) return;
+  std::vector<RankProgress> progress;
+  for (std::size_t r = 0; r < attempt.ranks.size(); ++r) {
+    const RankState& rank = attempt.ranks[r];
+    if (rank.exited) continue;
+    progress.push_back(RankProgress{static_cast<int>(r), attempt.record.nodes[r], rank.progress_step, rank.phase,
+                                    std::chrono::duration_cast<Millis>(now - rank.progress_at)});
+  }
+  const auto diagnosis = diagnose_stuck(progress, std::chrono::seconds(job.spec.stuck_after_s));
+  if (!diagnosis) return;
+  attempt.stuck_ranks = diagnosis->culprits;
+  attempt.record.diagnosis = diagnosis->text;
+  attempt.record.stuck_detected_at = now;
+  spdlog::warn("event=attempt_stuck job={} attempt={} diagnosis=\"{}\"", job.id, attempt.record.id, diagnosis->text);
+  Change change;
+  change.attempts.push_back(attempt.record);
+  change.events.push_back(event("attempt.stuck", job.id, attempt.record.id, join_node_names(attempt.record.nodes), diagnosis->text));
+  persist(std::move(change), nullptr);
+  kill_attempt(attempt, "stuck: " + diagnosis->text);
+}
+
 void JobManager::tick() {
   const TimePoint now = clock_.now();
   if (accepted_since_tick_ > 0) {
@@ -594,6 +631,7 @@ void JobManager::tick() {
       attempt.timed_out = true;
       kill_attempt(attempt, "timeout: ran longer than timeout_s=" + std::to_string(*job.spec.timeout_s));
     }
+    check_stuck(attempt, now);
     for (std::size_t r = 0; r < attempt.ranks.size(); ++r) {
       const auto& since = attempt.ranks[r].unconfirmed_since;
       if (since && !attempt.ranks[r].exited && now - *since > 2 * config_.heartbeat_interval &&

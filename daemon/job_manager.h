@@ -126,6 +126,10 @@ class JobManager {
     bool exited = false;
     bool lost = false;
     bool health_failed = false;  // its node failed the attempt's pre-flight check
+    // Progress as the daemon saw it: the last step, when it last advanced, and the phase reported.
+    std::int64_t progress_step = 0;
+    TimePoint progress_at{};
+    std::string phase;
     std::optional<int> exit_code;
     std::optional<int> signal;
     std::string reason;
@@ -141,6 +145,7 @@ class JobManager {
     std::string kill_reason;
     // The rank that failed first speaks for the attempt: the others mostly die of the kill it caused.
     int first_failed_rank = -1;
+    std::vector<int> stuck_ranks;  // named by the stuck diagnosis, if it was stopped as stuck
   };
   struct NodeEntry {
     Node node;
@@ -179,6 +184,7 @@ class JobManager {
   void maybe_finish(AttemptId id);
   void finish_attempt(ActiveAttempt& attempt);
   void mark_node_down(NodeEntry& entry, const std::string& reason);
+  void check_stuck(ActiveAttempt& attempt, TimePoint now);
   void fence(const std::string& node, AttemptId id, const std::string& why);
   int rank_of(const ActiveAttempt& attempt, const std::string& node) const;
   int free_cores(const NodeEntry& entry) const { return entry.node.cores - entry.used_cores; }
@@ -197,7 +203,6 @@ class JobManager {
   scheduler::Scheduler& scheduler_;
   HealthChecks health_;
   TimePoint next_periodic_check_{};
-  std::map<JobId, std::vector<std::string>> excluded_nodes_;  // nodes that failed each job
   std::map<JobId, Job> active_jobs_;
   std::map<JobId, AttemptId> current_attempt_;
   std::map<AttemptId, ActiveAttempt> attempts_;

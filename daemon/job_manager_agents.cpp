@@ -140,6 +140,7 @@ void JobManager::on_started(const std::string& node, const AttemptStartedMsg& ms
   attempt.record.state = AttemptState::running;
   attempt.record.started_at = now;
   attempt.record.last_progress_at = now;
+  for (RankState& r : attempt.ranks) r.progress_at = now;
   Job& job = active_jobs_.at(attempt.record.job_id);
   job.state = JobState::running;
   job.reason = "running on " + join_node_names(attempt.record.nodes);
@@ -162,6 +163,11 @@ void JobManager::on_heartbeat(const std::string& node, const HeartbeatMsg& msg) 
     RankState& rs = it->second.ranks[static_cast<std::size_t>(rank)];
     rs.unconfirmed_since.reset();
     rs.steps = std::max(rs.steps, report.step);
+    rs.phase = report.phase;
+    if (report.step > rs.progress_step) {
+      rs.progress_step = report.step;
+      rs.progress_at = clock_.now();
+    }
     Attempt& record = it->second.record;
     if (report.step > record.last_step) {
       record.last_step = report.step;

@@ -296,6 +296,7 @@ Json to_json(const Job& job) {
             {"reason", job.reason},
             {"failure_class", job.failure_class},
             {"cancel_requested", job.cancel_requested},
+            {"excluded_nodes", job.excluded_nodes},
             {"spec", to_json(job.spec)}};
   put_time(j, "started_at", job.started_at);
   put_time(j, "ended_at", job.ended_at);
@@ -323,6 +324,8 @@ Json to_json(const Attempt& a) {
   put_optional(j, "exit_code", a.exit_code);
   put_optional(j, "signal", a.signal);
   put_optional(j, "resumed_from", a.resumed_from);
+  if (!a.diagnosis.empty()) j["diagnosis"] = a.diagnosis;
+  put_time(j, "stuck_detected_at", a.stuck_detected_at);
   return j;
 }
 
@@ -341,6 +344,7 @@ Job job_from_json(const Json& j) {
   job.reason = j.value("reason", "");
   job.failure_class = j.value("failure_class", "");
   job.cancel_requested = j.value("cancel_requested", false);
+  job.excluded_nodes = j.value("excluded_nodes", std::vector<std::string>{});
   if (j.contains("exit_code") && j["exit_code"].is_number_integer()) job.exit_code = j["exit_code"].get<int>();
   return job;
 }
@@ -363,6 +367,8 @@ Attempt attempt_from_json(const Json& j) {
   a.reason = j.value("reason", "");
   a.infrastructure = j.value("infrastructure", false);
   if (j.contains("resumed_from") && j["resumed_from"].is_string()) a.resumed_from = j["resumed_from"].get<std::string>();
+  a.diagnosis = j.value("diagnosis", "");
+  a.stuck_detected_at = get_time(j, "stuck_detected_at");
   a.steps_completed = j.value("steps_completed", std::int64_t{0});
   a.last_step = j.value("last_step", std::int64_t{0});
   return a;

@@ -100,6 +100,7 @@ struct Job {
   std::optional<int> exit_code;  // of the last attempt
   std::string failure_class;     // of the last failed attempt
   bool cancel_requested = false;
+  std::vector<std::string> excluded_nodes;  // nodes that failed it; its next attempts avoid them
   std::optional<TimePoint> not_before;  // retry backoff: not placed before this time
 };
 
@@ -119,6 +120,8 @@ struct Attempt {
   std::string reason;
   bool infrastructure = false;  // failure caused by the system, not the job
   std::optional<std::string> resumed_from;
+  std::string diagnosis;                    // why it was stopped as stuck: ranks, steps, phases, logs
+  std::optional<TimePoint> stuck_detected_at;
   std::int64_t steps_completed = 0;
   std::int64_t last_step = 0;
   std::optional<TimePoint> last_progress_at;

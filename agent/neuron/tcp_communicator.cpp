@@ -249,10 +249,12 @@ void TcpCommunicator::transfer(std::span<float> data, std::span<const float> sou
     nfds_t count = 0;
     if (recv_step < step_count) fds[count++] = {from_left_.fd(), POLLIN, 0};
     if (wants_write) fds[count++] = {to_right_.fd(), POLLOUT, 0};
+    if (options_.stop.stop_possible()) wake_at = std::min(wake_at, now + kStopPollInterval);
     if (::poll(fds, count, poll_timeout_ms(wake_at)) == 0 && std::chrono::steady_clock::now() >= silent_at) {
       // A right neighbour that stops reading blocks our sends; otherwise we are waiting on the left.
       fail_silent(wants_write ? right() : left());
     }
+    if (options_.stop.stop_requested()) fail(wants_write ? right() : left(), "stopped while waiting in a collective");
   }
 }
 

@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -39,10 +40,14 @@ struct TcpCommunicatorOptions {
   std::chrono::milliseconds timeout{30000};
   LinkFault link;
   int channel = 0;  // see DataPlaneHello::channel
+  // When stop is requested, a collective that is waiting gives up within kStopPollInterval: a
+  // rank killed while blocked on a hung peer must not wait out the whole timeout.
+  std::stop_token stop;
 };
 
 class TcpCommunicator final : public Communicator {
  public:
+  static constexpr std::chrono::milliseconds kStopPollInterval{100};
   // Validates `options` (they come from a launch message): throws trainyard::InvalidInput naming
   // the field. Does not touch the network yet.
   TcpCommunicator(TcpCommunicatorOptions options, DataPlaneServer& server);

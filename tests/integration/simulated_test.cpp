@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "proto/time.h"
 #include "tests/integration/cluster.h"
 
 namespace trainyard::testing {
@@ -104,6 +105,59 @@ TEST(Simulated, AKilledAgentsJobResumesFromItsCheckpointElsewhereAndFinishes) {
   for (const auto& c : cluster.api("GET", path + "/checkpoints").body["checkpoints"]) {
     EXPECT_TRUE(c["valid"].get<bool>()) << c.dump();
   }
+}
+
+}  // namespace
+}  // namespace trainyard::testing
+
+namespace trainyard::testing {
+namespace {
+
+TEST(Simulated, ARankHungByAFaultIsKilledAsStuckWithADiagnosisNamingIt) {
+  Cluster cluster;
+  cluster.start_daemon();
+  for (int i = 0; i < 3; ++i) cluster.start_agent("trn-" + std::to_string(i));
+  cluster.wait_for_nodes(3);
+  const auto id = cluster.submit({{"name", "hangs"},
+                                  {"nodes", 2},
+                                  {"kind", "simulated"},
+                                  {"stuck_after_s", 2},
+                                  {"retry", {{"attempts", 2}}},
+                                  {"workload", {{"steps", 200}, {"step_ms", 20}, {"checkpoint_every", 20}}}});
+  const std::string path = "/v1/jobs/" + std::to_string(id);
+  cluster.wait_job_state(id, "RUNNING", 30s);
+  ASSERT_TRUE(eventually([&] { return cluster.api("GET", path + "/attempts").body["attempts"][0].value("last_step", 0) >= 5; }, 30s));
+  const Json first = cluster.api("GET", path + "/attempts").body["attempts"][0];
+  const std::string victim = first["nodes"][1];
+  // A simulated rank trains on its node's core 0.
+  ASSERT_EQ(cluster.api("PUT", "/v1/nodes/" + victim + "/faults", R"({"faults":["core:0=hang"]})").status, 202);
+
+  Json attempt;
+  ASSERT_TRUE(eventually([&] {
+    attempt = cluster.api("GET", path + "/attempts").body["attempts"][0];
+    return attempt.contains("diagnosis") && attempt["state"] != "RUNNING";
+  }, 30s)) << attempt.dump(2) << "\nagent " << victim << ":\n"
+           << read_text(cluster.dir() + "/agent-" + victim + ".log") << "\nagent " << first["nodes"][0].get<std::string>()
+           << ":\n" << read_text(cluster.dir() + "/agent-" + first["nodes"][0].get<std::string>() + ".log");
+  const std::string diagnosis = attempt["diagnosis"];
+  EXPECT_NE(diagnosis.find("rank 1 (" + victim + ") blocked in"), std::string::npos) << diagnosis;
+  const std::string healthy = first["nodes"][0];
+  EXPECT_NE(diagnosis.find("rank 0 (" + healthy + ") waiting in all-reduce"), std::string::npos)
+      << "the waiting rank was blamed: " << diagnosis;
+  EXPECT_EQ(attempt["failure_class"], "stuck") << attempt.dump(2);
+  // Detected within stuck_after_s plus one heartbeat (100 ms here) of the last step, by the daemon's
+  // own timestamps; the rest of the allowance is the tick (50 ms) and scheduling on a loaded host.
+  const auto silent_ms = to_unix_ms(*parse_time(attempt["stuck_detected_at"].get<std::string>())) -
+                         to_unix_ms(*parse_time(attempt["last_progress_at"].get<std::string>()));
+  EXPECT_LE(silent_ms, 2000 + 100 + 50 + 350) << attempt.dump(2);
+  EXPECT_GE(silent_ms, 2000) << attempt.dump(2);
+
+  // The retry avoids the node that hung and resumes from a checkpoint.
+  const Json job = cluster.wait_job_state(id, "SUCCEEDED", 60s);
+  const Json attempts = cluster.api("GET", path + "/attempts").body["attempts"];
+  ASSERT_EQ(attempts.size(), 2u) << attempts.dump(2);
+  for (const auto& node : attempts[1]["nodes"]) EXPECT_NE(node, victim);
+  EXPECT_EQ(attempts[1]["steps_completed"], 200);
 }
 
 }  // namespace

@@ -192,7 +192,7 @@ TEST(TcpCommunicatorTest, AThrottledLinkCapsTheRankSendRate) {
   const auto timed_all_reduce = [](std::vector<LinkFault> links) {
     RingHarness ring(2);
     std::vector<double> elapsed(2);
-    std::vector<bool> exact(2);
+    std::vector<int> exact(2);  // not vector<bool>: its bits share bytes, and both ranks write at once
     testing::expect_all_succeeded(ring.run(
         [&](TcpCommunicator& comm) {
           std::vector<float> data = testing::rank_data(comm.rank(), kFloats);

@@ -1,0 +1,39 @@
+#pragma once
+// Stuck detection (DESIGN.md "Liveness, stuck jobs"): an attempt is stuck when no rank's training
+// step advanced for `stuck_after`. Pure: progress in, verdict and diagnosis out.
+//
+// Design note. In data-parallel training one hung rank stops every rank: the others block in the
+// next all-reduce, waiting for it. So "the ranks that stopped advancing" is all of them, and the
+// useful diagnosis separates the rank that hangs from the ranks that wait: the culprits are the
+// ranks at the lowest step (a rank that fell behind), and among those, the ones not inside a
+// collective (a rank blocked in all-reduce is waiting for someone). When every candidate is in a
+// collective, they are all named: the fault is then in the collective itself (a link, a peer).
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "proto/time.h"
+
+namespace trainyard {
+
+struct RankProgress {
+  int rank = 0;
+  std::string node;
+  std::int64_t step = 0;  // last step this rank completed
+  std::string phase;      // what it was doing at its last report ("forward", "all-reduce", ...)
+  Millis silent{0};       // since its step last advanced
+};
+
+struct StuckDiagnosis {
+  std::vector<int> culprits;  // ranks named as the cause
+  std::string text;           // "rank 3 (trn-3) blocked in forward at step 412; ranks 0-2 waiting in ..."
+};
+
+bool is_collective_phase(const std::string& phase);
+
+// Nullopt while some rank advanced within `stuck_after` (or there are no ranks).
+std::optional<StuckDiagnosis> diagnose_stuck(const std::vector<RankProgress>& ranks, Millis stuck_after);
+
+}  // namespace trainyard
