@@ -47,15 +47,11 @@ void SimulatedRun::train(std::stop_token stop) {
     neuron::TcpCommunicator comm(comm_options, context_.data_plane);
     neuron::TrainerOptions options;
     if (!launch_.checkpoint_dir.empty() && launch_.workload.checkpoint_every > 0) options.checkpoint_root = launch_.checkpoint_dir;
+    options.checkpoint_owner = launch_.attempt_id;
+    // A retried attempt carries on from the checkpoint the daemon chose (and recorded) for all ranks.
     if (launch_.resume_from) {
       options.resume_from = *launch_.resume_from;
-    } else if (!options.checkpoint_root.empty()) {
-      // A retried attempt carries on from the newest checkpoint whose checksums verify. The previous
-      // attempt has ended on every rank, so all ranks see the same checkpoints and agree.
-      if (const auto newest = neuron::newest_verified_checkpoint(options.checkpoint_root)) {
-        options.resume_from = newest->path;
-        log_line("resuming from " + newest->path.string() + " (step " + std::to_string(newest->step) + ")");
-      }
+      log_line("resuming from " + *launch_.resume_from);
     }
     options.on_step = [this](const neuron::StepMetrics& m) {
       step_ = m.step;

@@ -402,9 +402,14 @@ void JobManager::launch(AttemptId id) {
     launch.peers = peers;
     launch.master_addr = host_of(peers.front());
     launch.master_port = 20000 + static_cast<int>(id % 20000);
-    launch.checkpoint_dir = config_.checkpoint_root.empty() ? "" : config_.checkpoint_root + "/job-" + std::to_string(job.id);
+    launch.checkpoint_dir = checkpoint_dir_of(job.id);
+    launch.resume_from = attempt.record.resumed_from;
     send_to(node, launch);
   }
+}
+
+std::string JobManager::checkpoint_dir_of(JobId job) const {
+  return config_.checkpoint_root.empty() ? "" : config_.checkpoint_root + "/job-" + std::to_string(job);
 }
 
 void JobManager::send_to(const std::string& node, const DaemonMessage& message) {

@@ -188,11 +188,13 @@ class JobManager {
   void fence(const std::string& node, AttemptId id, const std::string& why);
   int rank_of(const ActiveAttempt& attempt, const std::string& node) const;
   int free_cores(const NodeEntry& entry) const { return entry.node.cores - entry.used_cores; }
+  std::string checkpoint_dir_of(JobId job) const;
 
   // Health (job_manager_health.cpp).
   std::int64_t start_check(HealthCheckRequest request, std::function<void(const HealthCheckResult&)> then);
   void apply_health_result(const HealthCheckResult& result);
-  void begin_attempt(AttemptId id);  // pre-flight, then launch
+  void begin_attempt(AttemptId id);  // claim the checkpoints and choose the resume point, then pre-flight
+  void preflight_then_launch(AttemptId id);
   void on_preflight_done(AttemptId id, const HealthCheckResult& result);
   void start_periodic_check();
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "agent/neuron/checkpoint.h"
 #include "daemon/job_manager.h"
 
 namespace trainyard {
@@ -61,6 +62,43 @@ void JobManager::apply_health_result(const HealthCheckResult& result) {
 }
 
 void JobManager::begin_attempt(AttemptId id) {
+  auto it = attempts_.find(id);
+  if (it == attempts_.end()) return;
+  const std::string dir = checkpoint_dir_of(it->second.record.job_id);
+  if (dir.empty()) return preflight_then_launch(id);
+  const bool retry = it->second.record.number > 1;
+  // File work runs on the store's thread, never on the I/O thread.
+  store_.read(
+      [this, dir, id, retry](Store&) {
+        std::optional<std::string> resume;
+        std::string error;
+        try {
+          neuron::claim_checkpoints(dir, id);
+          if (retry) {
+            if (auto found = neuron::newest_resumable_checkpoint(dir)) resume = found->path.string();
+          }
+        } catch (const std::exception& e) {
+          error = e.what();
+        }
+        return StoreWorker::Continuation([this, id, resume, error] {
+          auto it = attempts_.find(id);
+          if (it == attempts_.end()) return;
+          if (!error.empty()) spdlog::error("event=checkpoint_claim_failed attempt={} error=\"{}\"", id, error);
+          if (!resume) return preflight_then_launch(id);
+          it->second.record.resumed_from = resume;
+          spdlog::info("event=attempt_resumes job={} attempt={} from={}", it->second.record.job_id, id, *resume);
+          Change change;
+          change.attempts.push_back(it->second.record);
+          persist(std::move(change), [this, id] { preflight_then_launch(id); });
+        });
+      },
+      [this, id](const std::string& error) {
+        spdlog::error("event=checkpoint_claim_failed attempt={} error=\"{}\"", id, error);
+        preflight_then_launch(id);
+      });
+}
+
+void JobManager::preflight_then_launch(AttemptId id) {
   auto it = attempts_.find(id);
   if (it == attempts_.end()) return;
   const Job& job = active_jobs_.at(it->second.record.job_id);

@@ -291,8 +291,8 @@ void prune_checkpoints(const fs::path& root, int keep) {
   for (std::size_t i = 0; i + static_cast<std::size_t>(keep) < all.size(); ++i) fs::remove_all(all[i].path);
 }
 
-CheckpointWriter::CheckpointWriter(fs::path root, int keep, Done on_done)
-    : root_(std::move(root)), keep_(keep), on_done_(std::move(on_done)), thread_([this] { loop(); }) {}
+CheckpointWriter::CheckpointWriter(fs::path root, int keep, Done on_done, std::int64_t owner)
+    : root_(std::move(root)), keep_(keep), on_done_(std::move(on_done)), owner_(owner), thread_([this] { loop(); }) {}
 
 CheckpointWriter::~CheckpointWriter() {
   {
@@ -315,6 +315,37 @@ void CheckpointWriter::wait_idle() {
   changed_.wait(lock, [&] { return !pending_ && !writing_; });
 }
 
+namespace {
+constexpr const char* kOwnerFile = "OWNER";
+}  // namespace
+
+void claim_checkpoints(const fs::path& root, std::int64_t attempt_id) {
+  fs::create_directories(root);
+  const std::string text = std::to_string(attempt_id) + "\n";
+  const fs::path temp = root / (std::string(".") + kOwnerFile + ".tmp");
+  write_durably(temp, std::as_bytes(std::span(text.data(), text.size())));
+  fs::rename(temp, root / kOwnerFile);
+  fsync_path(root, O_RDONLY | O_DIRECTORY);
+}
+
+std::optional<std::int64_t> checkpoint_owner(const fs::path& root) {
+  std::ifstream in(root / kOwnerFile);
+  std::int64_t id = 0;
+  if (!(in >> id)) return std::nullopt;
+  return id;
+}
+
+std::optional<CheckpointInfo> newest_resumable_checkpoint(const fs::path& root) {
+  auto all = list_checkpoints(root);
+  for (auto it = all.rbegin(); it != all.rend(); ++it) {
+    if (!fs::exists(it->path / kManifest)) return *it;
+    const std::string problem = verify_checkpoint(it->path);
+    if (problem.empty()) return *it;
+    spdlog::warn("event=checkpoint_skipped path={} problem=\"{}\"", it->path.string(), problem);
+  }
+  return std::nullopt;
+}
+
 void CheckpointWriter::loop() {
   std::unique_lock lock(mutex_);
   while (true) {
@@ -328,6 +359,10 @@ void CheckpointWriter::loop() {
 
     CheckpointWriteResult result{state.step, {}, {}};
     try {
+      if (const auto claimed = owner_ ? checkpoint_owner(root_) : std::nullopt; claimed && *claimed != owner_) {
+        throw std::runtime_error("fenced: attempt " + std::to_string(*claimed) + " owns " + root_.string() +
+                                 " now, not attempt " + std::to_string(owner_));
+      }
       result.path = write_checkpoint(root_, state);
       prune_checkpoints(root_, keep_);
       spdlog::info("event=checkpoint_written step={} path={}", state.step, result.path.string());

@@ -63,6 +63,19 @@ LoadedCheckpoint load_checkpoint(const std::filesystem::path& dir);
 // The newest checkpoint whose checksums verify; each newer one that fails is logged and skipped.
 std::optional<CheckpointInfo> newest_verified_checkpoint(const std::filesystem::path& root);
 
+// Fencing of checkpoint writes: the daemon names the attempt that owns a job's checkpoint root
+// before launching it (`claim_checkpoints`, atomic and durable), and a writer publishes only while
+// the root names its own attempt. An attempt cut off from the daemon by a partition, still running
+// after the job moved on, therefore cannot replace the checkpoints its successor resumes from. (On a
+// shared filesystem without leases the check and the rename are two steps; this narrows the window
+// to one rename, it does not close it.)
+void claim_checkpoints(const std::filesystem::path& root, std::int64_t attempt_id);
+std::optional<std::int64_t> checkpoint_owner(const std::filesystem::path& root);
+
+// The checkpoint a retried attempt resumes from: the newest `step-N` directory whose manifest
+// verifies, or that has no manifest at all (a command job's own format, which we cannot check).
+std::optional<CheckpointInfo> newest_resumable_checkpoint(const std::filesystem::path& root);
+
 // Deletes all but the newest `keep` checkpoints.
 void prune_checkpoints(const std::filesystem::path& root, int keep);
 
@@ -79,7 +92,8 @@ struct CheckpointWriteResult {
 class CheckpointWriter {
  public:
   using Done = std::function<void(const CheckpointWriteResult&)>;
-  CheckpointWriter(std::filesystem::path root, int keep, Done on_done);
+  // `owner` non-zero: publish only while `root` is claimed by that attempt (or by none).
+  CheckpointWriter(std::filesystem::path root, int keep, Done on_done, std::int64_t owner = 0);
   ~CheckpointWriter();  // finishes pending writes
   CheckpointWriter(const CheckpointWriter&) = delete;
   CheckpointWriter& operator=(const CheckpointWriter&) = delete;
@@ -93,6 +107,7 @@ class CheckpointWriter {
   const std::filesystem::path root_;
   const int keep_;
   const Done on_done_;
+  const std::int64_t owner_;
   std::mutex mutex_;
   std::condition_variable changed_;
   std::optional<TrainingState> pending_;

@@ -180,7 +180,8 @@ RunResult Trainer::train(const std::stop_token& stop) {
 
   std::unique_ptr<CheckpointWriter> writer;
   if (rank == 0 && w.checkpoint_every > 0 && !options_.checkpoint_root.empty()) {
-    writer = std::make_unique<CheckpointWriter>(options_.checkpoint_root, w.keep_checkpoints, options_.on_checkpoint);
+    writer = std::make_unique<CheckpointWriter>(options_.checkpoint_root, w.keep_checkpoints, options_.on_checkpoint,
+                                                options_.checkpoint_owner);
   }
 
   ShardStep shard_step(w, layout, world, rank);

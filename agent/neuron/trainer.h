@@ -72,6 +72,7 @@ struct TrainerOptions {
   std::optional<std::filesystem::path> resume_from;   // a checkpoint directory
   std::function<void(const StepMetrics&)> on_step;
   std::function<void(const CheckpointWriteResult&)> on_checkpoint;
+  std::int64_t checkpoint_owner = 0;  // the attempt id checkpoint writes are fenced by (checkpoint.h); 0: none
 };
 
 class Trainer {

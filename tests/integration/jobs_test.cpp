@@ -41,6 +41,25 @@ TEST_F(Jobs, CommandJobSucceedsAndItsLogsAreReadable) {
   EXPECT_NE(text.find("to stderr"), std::string::npos) << text;
 }
 
+TEST_F(Jobs, ARetriedCommandJobIsToldWhereToResumeFrom) {
+  // Attempt 1 saves a checkpoint in its own format and fails; attempt 2 must be pointed at it.
+  Json spec = command_job("resumer",
+                          "if [ -n \"$TRAINYARD_RESUME_FROM\" ]; then echo resuming from $TRAINYARD_RESUME_FROM; exit 0; fi; "
+                          "mkdir -p $TRAINYARD_CHECKPOINT_DIR/step-0000000005 && echo w > $TRAINYARD_CHECKPOINT_DIR/step-0000000005/model; "
+                          "exit 1");
+  spec["retry"] = {{"attempts", 2}};
+  const auto id = cluster.submit(spec);
+  cluster.wait_job_state(id, "SUCCEEDED", 30s);
+  const std::string path = "/v1/jobs/" + std::to_string(id);
+  const Json attempts = cluster.api("GET", path + "/attempts").body["attempts"];
+  ASSERT_EQ(attempts.size(), 2u);
+  EXPECT_FALSE(attempts[0].contains("resumed_from"));
+  const std::string resumed = attempts[1].value("resumed_from", "");
+  EXPECT_NE(resumed.find("/job-" + std::to_string(id) + "/step-0000000005"), std::string::npos) << attempts.dump(2);
+  const std::string log = cluster.api("GET", path + "/logs").body["logs"][0]["text"];
+  EXPECT_NE(log.find("resuming from " + resumed), std::string::npos) << log;
+}
+
 TEST_F(Jobs, TwoNodeJobGetsTwoAgentsWithRanksZeroAndOne) {
   const auto id = cluster.submit(command_job("pair", "echo rank=$RANK world=$WORLD_SIZE node=$NODE_RANK", 2));
   cluster.wait_job_state(id, "SUCCEEDED", 20s);

@@ -97,6 +97,9 @@ TEST(Simulated, AKilledAgentsJobResumesFromItsCheckpointElsewhereAndFinishes) {
   EXPECT_TRUE(attempts[0]["infrastructure"].get<bool>());
   for (const auto& node : attempts[1]["nodes"]) EXPECT_NE(node, victim);
   EXPECT_EQ(attempts[1]["steps_completed"], 60);
+  // The daemon chose the checkpoint and recorded it on the attempt (provenance).
+  ASSERT_TRUE(attempts[1].contains("resumed_from")) << attempts.dump(2);
+  EXPECT_NE(attempts[1]["resumed_from"].get<std::string>().find("/job-" + std::to_string(id) + "/step-"), std::string::npos);
   const std::string log = cluster.api("GET", path + "/logs?rank=0").body["logs"][0]["text"];
   EXPECT_NE(log.find("resuming from"), std::string::npos) << log;
   EXPECT_NE(log.find("step=60 loss="), std::string::npos) << log;

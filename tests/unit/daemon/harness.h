@@ -7,6 +7,9 @@
 // write's completion before a later read's), runs completions until the barrier's arrives, fires
 // due timers, and repeats until a round did nothing but the barrier.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
 
 #include <atomic>
 #include <chrono>
@@ -185,7 +188,8 @@ inline JobManagerConfig test_config() {
   c.heartbeat_interval = Millis(1000);
   c.node_timeout = Millis(5000);
   c.kill_grace_ms = 3000;
-  c.checkpoint_root = "/ckpt";
+  // Attempts claim their job's checkpoint directory before launch: a real, private directory.
+  c.checkpoint_root = (std::filesystem::temp_directory_path() / ("trainyard-daemon-test-" + std::to_string(::getpid()))).string();
   c.max_infra_retries = 2;
   c.retry_backoff_base = Millis(2000);
   c.log_fetch_timeout = Millis(1000);

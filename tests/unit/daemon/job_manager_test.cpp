@@ -98,7 +98,7 @@ TEST(JobManagerPlacement, LaunchesOneRankPerNodeWithPeers) {
     EXPECT_EQ(l.command.argv, std::vector<std::string>{"/bin/true"});
     ASSERT_EQ(l.peers.size(), 2u);
     EXPECT_EQ(l.peers[static_cast<std::size_t>(l.rank)], c.data_addr[node]) << "peers are indexed by rank";
-    EXPECT_EQ(l.checkpoint_dir, "/ckpt/job-" + std::to_string(job.id));
+    EXPECT_EQ(l.checkpoint_dir, test_config().checkpoint_root + "/job-" + std::to_string(job.id));
   }
   EXPECT_EQ(ranks, (std::set<int>{0, 1}));
   const auto nodes = c.nodes_of(attempt);

@@ -143,6 +143,39 @@ TEST(CheckpointWriter, WritesInTheBackgroundAndKeepsTheLastK) {
   EXPECT_EQ(listed[1].step, 20);
 }
 
+TEST(Checkpoint, ACommandJobsOwnFormatResumesWhenItHasNoManifest) {
+  TempDir dir;
+  write_checkpoint(dir.path(), sample_state(10));
+  fs::create_directories(dir.path() / "step-0000000020");  // the job's own files, no manifest
+  std::ofstream(dir.path() / "step-0000000020" / "model.pt") << "weights";
+  EXPECT_EQ(newest_resumable_checkpoint(dir.path())->step, 20);
+  write_checkpoint(dir.path(), sample_state(30));
+  flip_a_byte(dir.path() / "step-0000000030" / "params.bin");
+  EXPECT_EQ(newest_resumable_checkpoint(dir.path())->step, 20) << "a manifest that does not verify is skipped";
+  EXPECT_FALSE(newest_resumable_checkpoint(dir.path() / "absent"));
+}
+
+TEST(CheckpointWriter, AnAttemptThatNoLongerOwnsTheRootIsFencedOff) {
+  TempDir dir;
+  claim_checkpoints(dir.path(), 7);
+  EXPECT_EQ(checkpoint_owner(dir.path()), 7);
+  std::vector<CheckpointWriteResult> done;
+  {
+    CheckpointWriter stale(dir.path(), 3, [&](const CheckpointWriteResult& r) { done.push_back(r); }, 6);
+    stale.submit(sample_state(40));
+    stale.wait_idle();
+    CheckpointWriter current(dir.path(), 3, [&](const CheckpointWriteResult& r) { done.push_back(r); }, 7);
+    current.submit(sample_state(30));
+    current.wait_idle();
+  }
+  ASSERT_EQ(done.size(), 2u);
+  EXPECT_NE(done[0].error.find("fenced: attempt 7 owns"), std::string::npos) << done[0].error;
+  EXPECT_EQ(done[1].error, "");
+  const auto listed = list_checkpoints(dir.path());
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].step, 30) << "the stale attempt replaced its successor's checkpoints";
+}
+
 TEST(CheckpointWriter, ReportsAWriteThatFails) {
   TempDir dir;
   fs::create_directories(dir.path());
