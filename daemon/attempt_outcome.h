@@ -2,9 +2,10 @@
 // What happens after an attempt fails: its failure class (with a one-line suggestion) and whether
 // the job retries. Both are pure functions of the attempt's facts, tested without a daemon.
 //
-// Classification: ordered rules, the first that matches wins: cancelled, failed pre-flight, node lost, timeout, stuck,
-// out-of-memory (SIGKILL with an OOM marker in the reason or log tail), NaN loss, collective
-// timeout, then any other non-zero exit is the job's own error, and the rest is unknown.
+// Classification: ordered rules as data (failure_rules.h), the first that matches wins: cancelled,
+// failed pre-flight, node lost, timeout, stuck, out-of-memory (a failure with an OOM marker in the
+// reason or log tail), NaN loss, collective timeout, then any other failure is the job's own error,
+// and the rest is unknown.
 //
 // Retry (AWS Batch's evaluateOnExit): rules are checked in order; the first whose globs all match
 // (exit code, reason, class) decides retry or exit. With no matching rule the job retries while
@@ -34,6 +35,7 @@ struct FailureClass {
   bool infrastructure = false;
 };
 
+// With the default rules (failure_rules.h); the daemon uses its configured FailureRules.
 FailureClass classify_failure(const AttemptFacts& facts);
 
 enum class NextStep { retry, retry_infrastructure, fail };

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <spdlog/spdlog.h>
 
 #include "daemon/api.h"
@@ -81,6 +82,17 @@ void ensure_bootstrap_token(Store& store, TokenRegistry& tokens, const fs::path&
   tokens.add(record);
 }
 
+FailureRules load_failure_rules(const std::string& file) {
+  std::ifstream in(file);
+  if (!in) throw InvalidInput("--failure-rules", "cannot read " + file);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  try {
+    return FailureRules::parse(parse_json_text(text)).followed_by(FailureRules::defaults());
+  } catch (const InvalidInput& e) {
+    throw InvalidInput("--failure-rules", file + ": " + e.what());
+  }
+}
+
 std::pair<std::string, unsigned short> split_listen(const std::string& listen) {
   const auto colon = listen.rfind(':');
   if (colon == std::string::npos || colon == 0) throw InvalidInput("--listen", "must be HOST:PORT, got \"" + listen + "\"");
@@ -122,6 +134,8 @@ bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
                 &o.health_task_timeout_ms, 100, 3'600'000);
   flags.add_int("suspect-pct", "a node whose busbw is below this percent of the set's median is SUSPECT",
                 &o.suspect_pct, 1, 100);
+  flags.add_string("failure-rules", "JSON file of failure classification rules ({\"rules\": [...]}), checked before the "
+                   "built-in ones", &o.failure_rules_file);
   flags.add_int("health-collective-kib", "buffer size of each health-check collective", &o.health_collective_kib, 1,
                 256 * 1024);
   if (!flags.parse(argc, argv)) {
@@ -129,6 +143,7 @@ bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
     return false;
   }
   split_listen(o.listen);
+  if (!o.failure_rules_file.empty()) load_failure_rules(o.failure_rules_file);  // fail at start, naming the field
   return true;
 }
 
@@ -163,6 +178,7 @@ int run_daemon(const DaemonOptions& o) {
   jm.checkpoint_root = checkpoint_root;
   jm.retry_backoff_base = Millis(o.retry_backoff_ms);
   jm.periodic_check_interval = std::chrono::seconds(o.health_interval_s);
+  if (!o.failure_rules_file.empty()) jm.failure_rules = load_failure_rules(o.failure_rules_file);
   jm.health.task_timeout = Millis(o.health_task_timeout_ms);
   jm.health.policy.suspect_fraction = static_cast<double>(o.suspect_pct) / 100.0;
   jm.health.collective.elements = static_cast<std::size_t>(o.health_collective_kib) * 1024 / sizeof(float);

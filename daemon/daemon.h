@@ -23,6 +23,7 @@ struct DaemonOptions {
   std::int64_t health_task_timeout_ms = 60'000;
   std::int64_t suspect_pct = 50;             // busbw below this percent of the set's median: SUSPECT
   std::int64_t health_collective_kib = 1024; // buffer of each health-test collective
+  std::string failure_rules_file;            // extra classification rules, checked before the defaults
 };
 
 inline constexpr const char* kTrainyardVersion = "0.1.0";

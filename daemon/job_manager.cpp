@@ -510,7 +510,7 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
     job.reason = "completed";
     job.ended_at = now;
   } else {
-    const FailureClass cls = classify_failure(facts);
+    const FailureClass cls = config_.failure_rules.classify(facts);
     attempt.failure_class = cls.name;
     attempt.infrastructure = cls.infrastructure;
     attempt.state = facts.cancelled ? AttemptState::cancelled : AttemptState::failed;

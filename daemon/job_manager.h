@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "daemon/auth.h"
+#include "daemon/failure_rules.h"
 #include "daemon/health_checks.h"
 #include "daemon/store_worker.h"
 #include "daemon/timers.h"
@@ -35,6 +36,7 @@ struct JobManagerConfig {
   Millis retry_backoff_base{2000};
   Millis log_fetch_timeout{5000};
   HealthCheckConfig health;
+  FailureRules failure_rules = FailureRules::defaults();
   bool registration_checks = true;   // a node takes no work before it passes the accelerator suite
   bool preflight_checks = true;      // multi-node attempts of jobs with `preflight` test their nodes first
   Millis periodic_check_interval{0};  // idle nodes are re-tested this often; 0: never

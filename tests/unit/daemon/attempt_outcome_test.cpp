@@ -65,7 +65,7 @@ TEST(ClassifyFailure, EveryClass) {
 
 TEST(ClassifyFailure, EarlierRulesWin) {
   // Every later marker is present; each step removes the rule that matched.
-  AttemptFacts f = killed_by(SIGKILL, "stuck; out of memory; NaN; collective timeout");
+  AttemptFacts f = killed_by(SIGKILL, "stuck; out of memory; loss is NaN; collective timeout");
   f.cancelled = f.node_lost = f.timed_out = true;
   EXPECT_EQ(classify_failure(f).name, "cancelled");
   f.cancelled = false;
@@ -74,9 +74,9 @@ TEST(ClassifyFailure, EarlierRulesWin) {
   EXPECT_EQ(classify_failure(f).name, "timeout");
   f.timed_out = false;
   EXPECT_EQ(classify_failure(f).name, "stuck");
-  f.reason = "out of memory; NaN; collective timeout";
+  f.reason = "out of memory; loss is NaN; collective timeout";
   EXPECT_EQ(classify_failure(f).name, "oom");
-  f.reason = "NaN; collective timeout";
+  f.reason = "loss is NaN; collective timeout";
   EXPECT_EQ(classify_failure(f).name, "nan_loss");
   f.reason = "collective timeout";
   EXPECT_EQ(classify_failure(f).name, "collective_timeout");
@@ -152,7 +152,7 @@ TEST(DecideRetry, EveryGlobOfARuleMustMatch) {
   EXPECT_EQ(decide(spec, 1, exit_with(1, "a flaky test")).step, NextStep::fail);
   EXPECT_EQ(decide(spec, 1, exit_with(1, "a solid failure")).step, NextStep::retry) << "reason glob did not match";
   EXPECT_EQ(decide(spec, 1, exit_with(2, "a flaky test")).step, NextStep::retry) << "exit code glob did not match";
-  EXPECT_EQ(decide(spec, 1, exit_with(1, "flaky NaN")).step, NextStep::retry) << "class is nan_loss, not user_error";
+  EXPECT_EQ(decide(spec, 1, exit_with(1, "flaky: loss is NaN at step 3")).step, NextStep::retry) << "class is nan_loss, not user_error";
 }
 
 TEST(DecideRetry, ClassGlobAndSignalWithoutExitCode) {
@@ -160,7 +160,7 @@ TEST(DecideRetry, ClassGlobAndSignalWithoutExitCode) {
                                       rule(std::nullopt, std::nullopt, "oom", RetryAction::exit)});
   // A signal leaves no exit code to match: the first rule needs one character at least.
   EXPECT_EQ(decide(spec, 1, killed_by(SIGSEGV)).step, NextStep::retry);
-  EXPECT_EQ(decide(spec, 1, killed_by(SIGKILL, "oom")).step, NextStep::fail);
+  EXPECT_EQ(decide(spec, 1, killed_by(SIGKILL, "oom-kill: out of memory")).step, NextStep::fail);
 }
 
 TEST(DecideRetry, RetryRuleStillRespectsTheAttemptLimit) {

@@ -1,0 +1,134 @@
+#include "daemon/failure_rules.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <array>
+
+namespace trainyard {
+namespace {
+
+constexpr std::string_view kDefaultRules = R"json({"rules": [
+  {"class": "cancelled", "when": ["cancelled"],
+   "suggestion": "Cancelled on request; resubmit if it was not intended."},
+  {"class": "health_failed", "infrastructure": true, "when": ["health_failed"],
+   "suggestion": "A node of the allocation failed its pre-flight health check; the job runs without it."},
+  {"class": "node_lost", "infrastructure": true, "when": ["node_lost"],
+   "suggestion": "A node stopped answering; the job is retried elsewhere and the node is checked."},
+  {"class": "timeout", "when": ["timed_out"],
+   "suggestion": "The attempt ran past timeout_s; raise it or checkpoint more often."},
+  {"class": "stuck", "reason": ["stuck:*", "stuck;*", "*no training progress*"],
+   "suggestion": "Training made no progress for stuck_after_s; see the diagnosis for the rank that stopped."},
+  {"class": "oom", "when": ["failed"],
+   "text": ["*out of memory*", "*bad_alloc*", "*oom-kill*", "*oom_kill*", "*oom killer*", "*cannot allocate memory*"],
+   "suggestion": "The process ran out of memory; lower the batch size or use more nodes."},
+  {"class": "nan_loss", "reason": ["nan_loss*", "*loss is nan*", "*loss is inf*", "*loss is -inf*", "*non-finite loss*",
+                                   "*gradient norm is not finite*"],
+   "suggestion": "The loss became NaN/Inf; lower the learning rate or check the data."},
+  {"class": "collective_timeout", "infrastructure": true,
+   "reason": ["collective_timeout*", "*collective*timeout*", "*did not answer within*"],
+   "suggestion": "A collective timed out; the peer named in the reason may be unhealthy."},
+  {"class": "user_error", "when": ["signal"],
+   "suggestion": "The process was killed by signal {signal}; check its logs."},
+  {"class": "user_error", "when": ["nonzero_exit"],
+   "suggestion": "The program exited with code {exit_code}; check its logs."},
+  {"class": "unknown",
+   "suggestion": "The attempt failed for an unknown reason; check the logs and the node."}
+]})json";
+
+constexpr std::array kFacts = {"cancelled", "health_failed", "node_lost", "timed_out", "signal", "nonzero_exit", "failed"};
+
+bool holds(const std::string& fact, const AttemptFacts& f) {
+  const bool nonzero_exit = f.exit_code && *f.exit_code != 0;
+  if (fact == "cancelled") return f.cancelled;
+  if (fact == "health_failed") return f.health_failed;
+  if (fact == "node_lost") return f.node_lost;
+  if (fact == "timed_out") return f.timed_out;
+  if (fact == "signal") return f.signal.has_value();
+  if (fact == "nonzero_exit") return nonzero_exit;
+  return f.signal.has_value() || nonzero_exit;  // "failed"
+}
+
+bool glob(const std::string& pattern, const std::string& text) {
+  return fnmatch(pattern.c_str(), text.c_str(), FNM_CASEFOLD) == 0;
+}
+
+bool any_glob(const std::vector<std::string>& patterns, const std::string& text) {
+  return std::any_of(patterns.begin(), patterns.end(), [&](const std::string& p) { return glob(p, text); });
+}
+
+bool matches(const FailureRule& rule, const AttemptFacts& f) {
+  if (!std::all_of(rule.when.begin(), rule.when.end(), [&](const std::string& fact) { return holds(fact, f); })) return false;
+  if (rule.exit_code && !(f.exit_code && glob(*rule.exit_code, std::to_string(*f.exit_code)))) return false;
+  if (rule.signal && !(f.signal && glob(*rule.signal, std::to_string(*f.signal)))) return false;
+  if (!rule.reason.empty() && !any_glob(rule.reason, f.reason)) return false;
+  if (!rule.log_tail.empty() && !any_glob(rule.log_tail, f.log_tail)) return false;
+  if (!rule.text.empty() && !any_glob(rule.text, f.reason) && !any_glob(rule.text, f.log_tail)) return false;
+  return true;
+}
+
+std::string fill(std::string text, const std::string& key, const std::string& value) {
+  for (auto at = text.find(key); at != std::string::npos; at = text.find(key, at + value.size())) text.replace(at, key.size(), value);
+  return text;
+}
+
+FailureRule parse_rule(const Json& j, const std::string& path) {
+  ObjectReader r(j, path);
+  FailureRule rule;
+  rule.class_name = r.string("class", 1, 64);
+  check_name(r.field_path("class"), rule.class_name);
+  rule.infrastructure = r.opt_boolean("infrastructure").value_or(false);
+  rule.suggestion = r.string("suggestion", 1, 512);
+  if (r.has("when")) rule.when = r.string_list("when", 8, 32);
+  for (std::size_t i = 0; i < rule.when.size(); ++i) {
+    if (std::find(kFacts.begin(), kFacts.end(), rule.when[i]) == kFacts.end()) {
+      throw InvalidInput(r.field_path("when") + "[" + std::to_string(i) + "]",
+                         "must be one of cancelled, health_failed, node_lost, timed_out, signal, nonzero_exit, failed");
+    }
+  }
+  rule.exit_code = r.opt_string("exit_code", 1, 64);
+  rule.signal = r.opt_string("signal", 1, 64);
+  if (r.has("reason")) rule.reason = r.string_list("reason", 64, 512);
+  if (r.has("log_tail")) rule.log_tail = r.string_list("log_tail", 64, 512);
+  if (r.has("text")) rule.text = r.string_list("text", 64, 512);
+  r.finish();
+  return rule;
+}
+
+}  // namespace
+
+const FailureRules& FailureRules::defaults() {
+  static const FailureRules rules = parse(parse_json_text(kDefaultRules));
+  return rules;
+}
+
+FailureRules FailureRules::parse(const Json& document, const std::string& path) {
+  if (!document.is_object()) throw InvalidInput(path, "must be an object with \"rules\"");
+  ObjectReader r(document, path);
+  const Json* list = r.child("rules");
+  if (!list || !list->is_array()) throw InvalidInput(r.field_path("rules"), "must be an array");
+  FailureRules rules;
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    rules.rules_.push_back(parse_rule((*list)[i], r.field_path("rules") + "[" + std::to_string(i) + "]"));
+  }
+  r.finish();
+  return rules;
+}
+
+FailureRules FailureRules::followed_by(const FailureRules& fallback) const {
+  FailureRules both = *this;
+  both.rules_.insert(both.rules_.end(), fallback.rules_.begin(), fallback.rules_.end());
+  return both;
+}
+
+FailureClass FailureRules::classify(const AttemptFacts& facts) const {
+  for (const FailureRule& rule : rules_) {
+    if (!matches(rule, facts)) continue;
+    std::string suggestion = fill(rule.suggestion, "{exit_code}", facts.exit_code ? std::to_string(*facts.exit_code) : "-");
+    suggestion = fill(suggestion, "{signal}", facts.signal ? std::to_string(*facts.signal) : "-");
+    return {rule.class_name, suggestion, rule.infrastructure};
+  }
+  return {"unknown", "The attempt failed for an unknown reason; check the logs and the node.", false};
+}
+
+}  // namespace trainyard
