@@ -249,8 +249,24 @@ struct ShowHealthCheck {
   bool operator==(const ShowHealthCheck&) const = default;
 };
 
+struct ListCanaries {
+  static constexpr std::string_view kPath = "canaries";
+  static constexpr std::string_view kSynopsis = "canaries [--limit N]";
+  static constexpr std::string_view kSummary =
+      "List the canary jobs the daemon ran in the system share, newest first; a failed one is a\n"
+      "system problem.";
+  static std::vector<FlagSpec> flags();
+  static ListCanaries parse(const ParsedArgs& args);
+  std::vector<ApiRequest> requests(const InputReader& read) const;
+  std::string render(const Replies& replies, const RenderContext& ctx) const;
+
+  std::optional<std::int64_t> limit;
+  bool operator==(const ListCanaries&) const = default;
+};
+
 using Command = std::variant<SubmitJob, ListJobs, ShowJob, ShowLogs, CancelJob, ShowMetrics, ListNodes, ListShares,
-                             SetFaults, DrainNode, UndrainNode, RunHealthCheck, ShowHealthCheck, CreateToken>;
+                             SetFaults, DrainNode, UndrainNode, RunHealthCheck, ShowHealthCheck, ListCanaries,
+                             CreateToken>;
 
 std::vector<ApiRequest> requests_for(const Command& command, const InputReader& read);
 std::string render_text(const Command& command, const Replies& replies, const RenderContext& ctx);

@@ -1,4 +1,4 @@
-// The health commands: drain, undrain, health run, health show.
+// The health commands: drain, undrain, health run, health show, canaries.
 #include <cstdio>
 #include <map>
 
@@ -138,6 +138,33 @@ std::string ShowHealthCheck::render(const Replies& replies, const RenderContext&
     out += "\n" + t.str();
   }
   return out;
+}
+
+// ---- canaries ----
+
+std::vector<FlagSpec> ListCanaries::flags() { return {{"--limit", "N", "at most N (default 50)"}}; }
+
+ListCanaries ListCanaries::parse(const ParsedArgs& args) {
+  if (!args.positionals.empty()) throw InvalidInput(args.positionals.front(), "unexpected argument");
+  return ListCanaries{args.opt_integer("--limit", 1, 1000)};
+}
+
+std::vector<ApiRequest> ListCanaries::requests(const InputReader&) const {
+  Target target("/v1/canaries");
+  target.param("limit", limit ? std::optional(std::to_string(*limit)) : std::nullopt);
+  return {{"GET", target.str(), std::nullopt}};
+}
+
+std::string ListCanaries::render(const Replies& replies, const RenderContext& ctx) const {
+  Table t({"ID", "STATE", "NODES", "AGE", "CLASS", "REASON"});
+  const Json& list = field_or_null(replies.at(0), "canaries");
+  if (list.is_array()) {
+    for (const Json& job : list) {
+      t.add_row({text_of(job, "id"), text_of(job, "state"), text_of(field_or_null(job, "spec"), "nodes"),
+                 age_of(job, "submitted_at", ctx.now), text_of(job, "failure_class"), truncate(text_of(job, "reason"), 80)});
+    }
+  }
+  return t.str();
 }
 
 }  // namespace trainyard::cli

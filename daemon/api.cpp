@@ -8,6 +8,7 @@
 
 #include "agent/neuron/checkpoint.h"
 #include "agent/neuron/faults.h"
+#include "daemon/canary.h"
 #include "daemon/metric_series.h"
 
 #include "scheduler/types.h"
@@ -135,6 +136,7 @@ void Api::handle(net::HttpRequest request, net::HttpResponder respond) {
       return method == "POST" ? undrain_node(call, parts[2]) : method_not_allowed("POST");
     }
     if (n == 4 && parts[1] == "nodes" && parts[3] == "health") return method == "GET" ? node_health(call, parts[2]) : method_not_allowed("GET");
+    if (n == 2 && parts[1] == "canaries") return method == "GET" ? list_canaries(call) : method_not_allowed("GET");
     if (n == 2 && parts[1] == "healthchecks") return method == "POST" ? start_health_check(call) : method_not_allowed("POST");
     if (n == 3 && parts[1] == "healthchecks") {
       const std::int64_t id = parse_positive(parts[2], "id");
@@ -510,6 +512,27 @@ void Api::get_health_check(Call call, std::int64_t id) {
         });
       },
       [call](const std::string& error) { call.fail(500, "internal", "could not read the health check: " + error); });
+}
+
+void Api::list_canaries(Call call) {
+  for (const auto& [key, value] : call.request.query) {
+    if (key != "limit") throw InvalidInput(key, "unknown query parameter; use limit");
+  }
+  JobQuery query;
+  query.user = kCanaryUser;
+  query.limit = static_cast<int>(query_int(call.request, "limit", 1, 1000).value_or(50));
+  store_.read(
+      [this, call, query](Store& store) {
+        return std::function<void()>([this, call, found = store.jobs(query)] {
+          Json list = Json::array();
+          for (const auto& stored : found) {
+            const Job* active = jobs_.active_job(stored.id);
+            list.push_back(job_json(active ? *active : stored));
+          }
+          call.reply(200, {{"canaries", list}});
+        });
+      },
+      [call](const std::string& error) { call.fail(500, "internal", "could not read canaries: " + error); });
 }
 
 void Api::create_token(Call call) {

@@ -37,6 +37,7 @@ class Api {
   void node_health(Call call, const std::string& name);
   void start_health_check(Call call);
   void get_health_check(Call call, std::int64_t id);
+  void list_canaries(Call call);
   void create_token(Call call);
   void list_shares(Call call);
   void put_share(Call call, const std::string& name);

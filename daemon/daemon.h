@@ -23,7 +23,9 @@ struct DaemonOptions {
   std::int64_t health_task_timeout_ms = 60'000;
   std::int64_t suspect_pct = 50;             // busbw below this percent of the set's median: SUSPECT
   std::int64_t health_collective_kib = 1024; // buffer of each health-test collective
-  std::string failure_rules_file;            // extra classification rules, checked before the defaults
+  std::string failure_rules_file;
+  std::int64_t canary_interval_s = 3600;     // 0: no canaries
+  std::int64_t canary_nodes = 2;            // extra classification rules, checked before the defaults
 };
 
 inline constexpr const char* kTrainyardVersion = "0.1.0";

@@ -1,4 +1,5 @@
 #include "daemon/job_manager.h"
+#include "daemon/canary.h"
 #include "daemon/stuck_diagnosis.h"
 
 #include <spdlog/spdlog.h>
@@ -44,7 +45,8 @@ JobManager::JobManager(StoreWorker& store, const TimeSource& clock, Timers& time
             if (it == nodes_.end() || !it->second.channel || it->second.node.data_addr.empty()) return std::nullopt;
             return it->second.node.data_addr;
           }),
-      next_periodic_check_(clock.now() + config_.periodic_check_interval) {}
+      next_periodic_check_(clock.now() + config_.periodic_check_interval),
+      next_canary_(clock.now() + config_.canary_interval) {}
 
 // ---- persistence -------------------------------------------------------------------------------
 
@@ -553,6 +555,14 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
   change.jobs.push_back(job);
   change.events.push_back(event("attempt.state", job.id, attempt.id, join_node_names(attempt.nodes), to_string(attempt.state)));
   change.events.push_back(event("job.state", job.id, std::nullopt, "", to_string(job.state) + ": " + job.reason));
+  if (job.user == kCanaryUser && job.state == JobState::failed) {
+    // A known-good job failed: the cluster is at fault, whatever the class says.
+    const std::string message = "system problem: canary job " + std::to_string(job.id) + " failed on " +
+                                join_node_names(attempt.nodes) + " (" + attempt.failure_class + "): " + attempt.reason;
+    change.events.push_back(event("canary.failed", job.id, attempt.id, join_node_names(attempt.nodes), message));
+    spdlog::error("event=canary_failed job={} attempt={} nodes={} class={} reason=\"{}\"", job.id, attempt.id,
+                  join_node_names(attempt.nodes), attempt.failure_class, attempt.reason);
+  }
   const Job snapshot = job;
   attempts_.erase(attempt.id);
   if (is_terminal(snapshot.state)) {
@@ -651,6 +661,10 @@ void JobManager::tick() {
   if (config_.periodic_check_interval.count() > 0 && now >= next_periodic_check_) {
     next_periodic_check_ = now + config_.periodic_check_interval;
     start_periodic_check();
+  }
+  if (config_.canary_interval.count() > 0 && now >= next_canary_) {
+    next_canary_ = now + config_.canary_interval;
+    start_canary();
   }
   request_schedule();
 }

@@ -40,6 +40,8 @@ struct JobManagerConfig {
   bool registration_checks = true;   // a node takes no work before it passes the accelerator suite
   bool preflight_checks = true;      // multi-node attempts of jobs with `preflight` test their nodes first
   Millis periodic_check_interval{0};  // idle nodes are re-tested this often; 0: never
+  Millis canary_interval{0};          // a canary job is submitted this often; 0: never
+  int canary_nodes = 2;
 };
 
 // "node-1,node-2": node lists in reasons, events and logs.
@@ -199,6 +201,7 @@ class JobManager {
   void preflight_then_launch(AttemptId id);
   void on_preflight_done(AttemptId id, const HealthCheckResult& result);
   void start_periodic_check();
+  void start_canary();
 
   StoreWorker& store_;
   const TimeSource& clock_;
@@ -207,6 +210,7 @@ class JobManager {
   scheduler::Scheduler& scheduler_;
   HealthChecks health_;
   TimePoint next_periodic_check_{};
+  TimePoint next_canary_{};
   std::map<JobId, Job> active_jobs_;
   std::map<JobId, AttemptId> current_attempt_;
   std::map<AttemptId, ActiveAttempt> attempts_;

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "agent/neuron/checkpoint.h"
+#include "daemon/canary.h"
 #include "daemon/job_manager.h"
 
 namespace trainyard {
@@ -146,6 +147,23 @@ void JobManager::start_periodic_check() {
   if (idle.empty()) return;
   const bool collective = idle.size() >= 2;
   start_check(HealthCheckRequest{HealthCheckKind::periodic, std::move(idle), true, collective, "daemon"}, nullptr);
+}
+
+void JobManager::start_canary() {
+  const bool running = std::any_of(active_jobs_.begin(), active_jobs_.end(),
+                                   [](const auto& kv) { return kv.second.user == kCanaryUser; });
+  const auto ready = std::count_if(nodes_.begin(), nodes_.end(), [](const auto& kv) {
+    return kv.second.channel && accepts_work(kv.second.node.state);
+  });
+  if (running || ready == 0) {
+    spdlog::info("event=canary_skipped running={} ready_nodes={}", running, ready);
+    return;
+  }
+  const int nodes = static_cast<int>(std::min<std::int64_t>(config_.canary_nodes, ready));
+  submit(canary_spec(nodes), kCanaryUser, [](const Job* job, std::string, std::string error) {
+    if (!job) return spdlog::error("event=canary_not_submitted error=\"{}\"", error);
+    spdlog::info("event=canary_submitted job={} nodes={}", job->id, job->spec.nodes);
+  });
 }
 
 void JobManager::drain(const std::string& name, const std::string& reason, bool stop_attempts,

@@ -152,3 +152,37 @@ TEST(Health, APeriodicCheckCatchesAFaultInjectedAfterRegistrationAndTheNodeRetur
 
 }  // namespace
 }  // namespace trainyard::testing
+
+namespace trainyard::testing {
+namespace {
+
+TEST(Canaries, RunOnScheduleAndAFailureIsASystemProblem) {
+  Cluster cluster;
+  cluster.start_daemon({"--canary-interval-s", "1", "--canary-nodes", "2"});
+  cluster.start_agent("trn-0");
+  cluster.start_agent("trn-1");
+  cluster.wait_for_nodes(2);
+  const auto has_canary = [&](const std::string& state) {
+    const Json list = cluster.api("GET", "/v1/canaries").body["canaries"];
+    for (const auto& c : list) {
+      if (c["state"] == state) return c;
+    }
+    return Json();
+  };
+  ASSERT_TRUE(eventually([&] { return !has_canary("SUCCEEDED").is_null(); }, 30s))
+      << cluster.api("GET", "/v1/canaries").body.dump(2);
+  const Json good = has_canary("SUCCEEDED");
+  EXPECT_EQ(good["user"], "system");
+  EXPECT_EQ(good["share"], "system");
+  EXPECT_EQ(good["spec"]["nodes"], 2);
+
+  ASSERT_EQ(cluster.api("PUT", "/v1/nodes/trn-1/faults", R"({"faults":["link=drop"]})").status, 202);
+  ASSERT_TRUE(eventually([&] { return !has_canary("FAILED").is_null(); }, 30s))
+      << cluster.api("GET", "/v1/canaries").body.dump(2);
+  const Json bad = has_canary("FAILED");
+  EXPECT_EQ(bad["failure_class"], "collective_timeout") << bad.dump(2);
+  EXPECT_NE(cluster.daemon_log().find("event=canary_failed job=" + bad["id"].dump()), std::string::npos);
+}
+
+}  // namespace
+}  // namespace trainyard::testing

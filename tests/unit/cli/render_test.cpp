@@ -292,6 +292,17 @@ TEST(Render, HealthCheckShowsVerdictsAndBusbw) {
   EXPECT_EQ(render({"drain", "a"}, {Json{{"name", "a"}, {"state", "DRAINED"}, {"state_reason", "x"}}}), "a is DRAINED: x\n");
 }
 
+TEST(Render, CanariesTable) {
+  const Json reply = {{"canaries",
+                       {{{"id", 9}, {"state", "FAILED"}, {"spec", {{"nodes", 2}}}, {"submitted_at", "2026-11-22T13:59:00.000Z"},
+                         {"failure_class", "collective_timeout"}, {"reason", "rank 1 did not answer"}}}}};
+  const auto lines = lines_of(render({"canaries"}, {reply}));
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(cells_of(lines[0]), (std::vector<std::string>{"ID", "STATE", "NODES", "AGE", "CLASS", "REASON"}));
+  EXPECT_EQ(cells_of(lines[1]),
+            (std::vector<std::string>{"9", "FAILED", "2", "60s", "collective_timeout", "rank 1 did not answer"}));
+}
+
 TEST(Render, FaultConfirmsWhatWasSent) {
   EXPECT_EQ(render({"fault", "n1", "core:3=corrupt"}, {Json{{"faults", {"core:3=corrupt"}}}}),
             "Injecting into n1: core:3=corrupt\n");
