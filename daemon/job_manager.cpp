@@ -186,6 +186,22 @@ void JobManager::submit(JobSpec spec, std::string user, SubmitDone done) {
 void JobManager::requeue(const Job& job) {
   scheduler::PendingJob pending = scheduler::pending_job(job);
   pending.excluded_nodes = job.excluded_nodes;
+  const bool retry = job.attempts + job.infra_retries > 0;
+  if (retry && job.spec.nodes_min) {
+    // A retry resumes from its checkpoint on the nodes there are (data-parallel training reshards),
+    // rather than waiting for the ones it lost: as many as can take it now, within the spec's range.
+    const int usable = static_cast<int>(std::count_if(nodes_.begin(), nodes_.end(), [&](const auto& kv) {
+      const NodeEntry& entry = kv.second;
+      const bool excluded = std::find(job.excluded_nodes.begin(), job.excluded_nodes.end(), kv.first) != job.excluded_nodes.end();
+      const int wanted = job.spec.cores_per_node.value_or(entry.node.cores);
+      return entry.channel && accepts_work(entry.node.state) && !excluded && free_cores(entry) >= wanted;
+    }));
+    pending.nodes = std::clamp(usable, *job.spec.nodes_min, job.spec.nodes);
+    if (pending.nodes != job.spec.nodes) {
+      spdlog::info("event=job_resized job={} nodes={} of={} nodes_min={}", job.id, pending.nodes, job.spec.nodes,
+                   *job.spec.nodes_min);
+    }
+  }
   scheduler_.queue(pending);
 }
 

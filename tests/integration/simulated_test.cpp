@@ -165,3 +165,34 @@ TEST(Simulated, ARankHungByAFaultIsKilledAsStuckWithADiagnosisNamingIt) {
 
 }  // namespace
 }  // namespace trainyard::testing
+
+namespace trainyard::testing {
+namespace {
+
+TEST(Simulated, AJobWithNodesMinResumesOnFewerNodesWhenOneIsLost) {
+  Cluster cluster;
+  cluster.start_daemon();
+  for (int i = 0; i < 3; ++i) cluster.start_agent("trn-" + std::to_string(i));
+  cluster.wait_for_nodes(3);
+  const auto id = cluster.submit({{"name", "elastic"},
+                                  {"nodes", 3},
+                                  {"nodes_min", 2},
+                                  {"kind", "simulated"},
+                                  {"workload", {{"steps", 60}, {"step_ms", 40}, {"checkpoint_every", 5}}}});
+  const std::string path = "/v1/jobs/" + std::to_string(id);
+  cluster.wait_job_state(id, "RUNNING", 30s);
+  ASSERT_TRUE(eventually([&] { return cluster.api("GET", path + "/checkpoints").body["checkpoints"].size() >= 2; }, 30s));
+  const std::string victim = cluster.api("GET", path + "/attempts").body["attempts"][0]["nodes"][2];
+  cluster.stop_agent(victim, SIGKILL);
+
+  cluster.wait_job_state(id, "SUCCEEDED", 60s);
+  const Json attempts = cluster.api("GET", path + "/attempts").body["attempts"];
+  ASSERT_EQ(attempts.size(), 2u) << attempts.dump(2);
+  EXPECT_EQ(attempts[0]["nodes"].size(), 3u);
+  EXPECT_EQ(attempts[1]["nodes"].size(), 2u) << "the retry waited for a third node instead of resuming on two";
+  EXPECT_TRUE(attempts[1].contains("resumed_from")) << attempts.dump(2);
+  EXPECT_EQ(attempts[1]["steps_completed"], 60);
+}
+
+}  // namespace
+}  // namespace trainyard::testing
