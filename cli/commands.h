@@ -264,9 +264,24 @@ struct ListCanaries {
   bool operator==(const ListCanaries&) const = default;
 };
 
-using Command = std::variant<SubmitJob, ListJobs, ShowJob, ShowLogs, CancelJob, ShowMetrics, ListNodes, ListShares,
-                             SetFaults, DrainNode, UndrainNode, RunHealthCheck, ShowHealthCheck, ListCanaries,
-                             CreateToken>;
+struct ShowGoodput {
+  static constexpr std::string_view kPath = "goodput";
+  static constexpr std::string_view kSynopsis = "goodput [--limit N]";
+  static constexpr std::string_view kSummary =
+      "Goodput: the share of allocated core-time that produced kept training steps, for the newest N\n"
+      "jobs (default 1000; yours unless you are an admin) and in total, with the time lost by cause.";
+  static std::vector<FlagSpec> flags();
+  static ShowGoodput parse(const ParsedArgs& args);
+  std::vector<ApiRequest> requests(const InputReader& read) const;
+  std::string render(const Replies& replies, const RenderContext& ctx) const;
+
+  std::optional<std::int64_t> limit;
+  bool operator==(const ShowGoodput&) const = default;
+};
+
+using Command = std::variant<SubmitJob, ListJobs, ShowJob, ShowLogs, CancelJob, ShowMetrics, ShowGoodput, ListNodes,
+                             ListShares, SetFaults, DrainNode, UndrainNode, RunHealthCheck, ShowHealthCheck,
+                             ListCanaries, CreateToken>;
 
 std::vector<ApiRequest> requests_for(const Command& command, const InputReader& read);
 std::string render_text(const Command& command, const Replies& replies, const RenderContext& ctx);

@@ -4,6 +4,8 @@
 #include <limits>
 #include <utility>
 
+#include <cstdio>
+
 #include "cli/commands.h"
 #include "cli/table.h"
 
@@ -128,6 +130,19 @@ std::string argv_text(const Json& command) {
   return out;
 }
 
+std::string goodput_text(const Json& g) {
+  const Json& lost = field_or_null(g, "lost_core_s");
+  char buf[256];
+  const auto num = [&](const Json& o, const char* key) {
+    const Json& v = field_or_null(o, key);
+    return v.is_number() ? v.get<double>() : 0.0;
+  };
+  std::snprintf(buf, sizeof buf, "%.1f%% of %.0f core-s (lost: start %.0f, stalled %.0f, redone %.0f core-s)",
+                100.0 * num(g, "goodput"), num(g, "allocated_core_s"), num(lost, "start"), num(lost, "stalled"),
+                num(lost, "redone"));
+  return buf;
+}
+
 std::string describe_job(const Json& job, TimePoint now) {
   const Json& spec = field_or_null(job, "spec");
   Description d;
@@ -155,6 +170,8 @@ std::string describe_job(const Json& job, TimePoint now) {
   d.add("Failure class", text_of(job, "failure_class"));
   d.add("Reason", text_of(job, "reason"));
   d.add("Cancel requested", text_of(job, "cancel_requested"));
+  const Json& goodput = field_or_null(job, "goodput");
+  if (goodput.is_object()) d.add("Goodput", goodput_text(goodput));
   return d.str();
 }
 
@@ -275,7 +292,14 @@ std::vector<ApiRequest> ShowJob::requests(const InputReader&) const {
 std::string ShowJob::render(const Replies& replies, const RenderContext& ctx) const {
   const Json& attempts = field_or_null(replies.at(1), "attempts");
   const bool any = attempts.is_array() && !attempts.empty();
-  return describe_job(replies.at(0), ctx.now) + "\nAttempts:" + (any ? "\n" + attempts_table(attempts, ctx.now) : " none\n");
+  std::string out = describe_job(replies.at(0), ctx.now) + "\nAttempts:" + (any ? "\n" + attempts_table(attempts, ctx.now) : " none\n");
+  if (any) {
+    for (const Json& a : attempts) {
+      const std::string diagnosis = text_of(a, "diagnosis");
+      if (diagnosis != kAbsent) out += "\nDiagnosis of attempt " + text_of(a, "number") + ":\n" + ensure_final_newline(diagnosis);
+    }
+  }
+  return out;
 }
 
 Json ShowJob::to_json(const Replies& replies) const {

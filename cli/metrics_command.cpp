@@ -1,4 +1,7 @@
 // `trainyard metrics ID`: a training job's loss curve as a table, like a tail of TensorBoard scalars.
+// `trainyard goodput`: how much of the allocated core-time became kept training steps.
+#include <cstdio>
+
 #include "cli/commands.h"
 #include "cli/table.h"
 
@@ -56,6 +59,52 @@ std::string ShowMetrics::render(const Replies& replies, const RenderContext&) co
     }
   }
   return out;
+}
+
+// ---- goodput ----
+
+std::vector<FlagSpec> ShowGoodput::flags() { return {{"--limit", "N", "the newest N jobs (default 1000)"}}; }
+
+ShowGoodput ShowGoodput::parse(const ParsedArgs& args) {
+  if (!args.positionals.empty()) throw InvalidInput(args.positionals.front(), "unexpected argument");
+  return ShowGoodput{args.opt_integer("--limit", 1, 10'000)};
+}
+
+std::vector<ApiRequest> ShowGoodput::requests(const InputReader&) const {
+  Target target("/v1/goodput");
+  target.param("limit", limit ? std::optional(std::to_string(*limit)) : std::nullopt);
+  return {{"GET", target.str(), std::nullopt}};
+}
+
+namespace {
+std::string percent(const Json& row) {
+  const Json& v = field_or_null(row, "goodput");
+  if (!v.is_number()) return std::string(kAbsent);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * v.get<double>());
+  return buf;
+}
+std::vector<std::string> goodput_cells(const Json& row) {
+  const Json& lost = field_or_null(row, "lost_core_s");
+  return {percent(row), number_of(row, "allocated_core_s"), number_of(row, "productive_core_s"), number_of(lost, "start"),
+          number_of(lost, "stalled"), number_of(lost, "redone")};
+}
+}  // namespace
+
+std::string ShowGoodput::render(const Replies& replies, const RenderContext&) const {
+  Table t({"JOB", "NAME", "STATE", "GOODPUT", "ALLOC(core-s)", "KEPT(core-s)", "START", "STALLED", "REDONE"});
+  const Json& jobs = field_or_null(replies.at(0), "jobs");
+  if (jobs.is_array()) {
+    for (const Json& row : jobs) {
+      std::vector<std::string> cells = {text_of(row, "job_id"), text_of(row, "name"), text_of(row, "state")};
+      for (auto& cell : goodput_cells(row)) cells.push_back(std::move(cell));
+      t.add_row(std::move(cells));
+    }
+  }
+  std::vector<std::string> total = {"all", "", ""};
+  for (auto& cell : goodput_cells(field_or_null(replies.at(0), "cluster"))) total.push_back(std::move(cell));
+  t.add_row(std::move(total));
+  return t.str();
 }
 
 }  // namespace trainyard::cli

@@ -9,6 +9,7 @@
 #include "agent/neuron/checkpoint.h"
 #include "agent/neuron/faults.h"
 #include "daemon/canary.h"
+#include "daemon/goodput.h"
 #include "daemon/metric_series.h"
 
 #include "scheduler/types.h"
@@ -136,6 +137,7 @@ void Api::handle(net::HttpRequest request, net::HttpResponder respond) {
       return method == "POST" ? undrain_node(call, parts[2]) : method_not_allowed("POST");
     }
     if (n == 4 && parts[1] == "nodes" && parts[3] == "health") return method == "GET" ? node_health(call, parts[2]) : method_not_allowed("GET");
+    if (n == 2 && parts[1] == "goodput") return method == "GET" ? cluster_goodput(call) : method_not_allowed("GET");
     if (n == 2 && parts[1] == "canaries") return method == "GET" ? list_canaries(call) : method_not_allowed("GET");
     if (n == 2 && parts[1] == "healthchecks") return method == "POST" ? start_health_check(call) : method_not_allowed("POST");
     if (n == 3 && parts[1] == "healthchecks") {
@@ -245,8 +247,20 @@ void Api::with_job(Call call, JobId id, std::function<void(Call, Job)> then) {
 
 void Api::get_job(Call call, JobId id) {
   with_job(call, id, [this](Call c, Job job) {
-    const Job* active = jobs_.active_job(job.id);
-    c.reply(200, job_json(active ? *active : job));
+    store_.read(
+        [this, c, job](Store& store) {
+          return std::function<void()>([this, c, job, attempts = store.attempts_of(job.id)]() mutable {
+            // Running attempts are fresher in memory than in the store.
+            for (auto& a : attempts) {
+              if (auto active = jobs_.active_attempt(a.id)) a = *active;
+            }
+            const Job* active = jobs_.active_job(job.id);
+            Json body = job_json(active ? *active : job);
+            body["goodput"] = to_json(job_goodput(attempts, clock_.now()));
+            c.reply(200, body);
+          });
+        },
+        [c](const std::string& error) { c.fail(500, "internal", "could not read attempts: " + error); });
   });
 }
 
@@ -533,6 +547,33 @@ void Api::list_canaries(Call call) {
         });
       },
       [call](const std::string& error) { call.fail(500, "internal", "could not read canaries: " + error); });
+}
+
+void Api::cluster_goodput(Call call) {
+  for (const auto& [key, value] : call.request.query) {
+    if (key != "limit") throw InvalidInput(key, "unknown query parameter; use limit");
+  }
+  JobQuery query;
+  query.limit = static_cast<int>(query_int(call.request, "limit", 1, 10'000).value_or(1000));
+  if (!call.who.is_admin()) query.user = call.who.user;
+  const TimePoint now = clock_.now();
+  store_.read(
+      [call, query, now](Store& store) {
+        Goodput cluster;
+        Json jobs = Json::array();
+        for (const Job& job : store.jobs(query)) {
+          const Goodput g = job_goodput(store.attempts_of(job.id), now);
+          cluster += g;
+          Json row = to_json(g);
+          row["job_id"] = job.id;
+          row["name"] = job.spec.name;
+          row["state"] = to_string(job.state);
+          jobs.push_back(std::move(row));
+        }
+        Json body = {{"cluster", to_json(cluster)}, {"jobs", jobs}};
+        return std::function<void()>([call, body = std::move(body)] { call.reply(200, body); });
+      },
+      [call](const std::string& error) { call.fail(500, "internal", "could not compute goodput: " + error); });
 }
 
 void Api::create_token(Call call) {

@@ -38,6 +38,7 @@ class Api {
   void start_health_check(Call call);
   void get_health_check(Call call, std::int64_t id);
   void list_canaries(Call call);
+  void cluster_goodput(Call call);
   void create_token(Call call);
   void list_shares(Call call);
   void put_share(Call call, const std::string& name);

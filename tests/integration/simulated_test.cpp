@@ -192,6 +192,16 @@ TEST(Simulated, AJobWithNodesMinResumesOnFewerNodesWhenOneIsLost) {
   EXPECT_EQ(attempts[1]["nodes"].size(), 2u) << "the retry waited for a third node instead of resuming on two";
   EXPECT_TRUE(attempts[1].contains("resumed_from")) << attempts.dump(2);
   EXPECT_EQ(attempts[1]["steps_completed"], 60);
+  // The lost node cost goodput: steps redone after the checkpoint, the stalled first attempt.
+  const Json goodput = cluster.api("GET", path).body["goodput"];
+  EXPECT_GT(goodput["goodput"].get<double>(), 0.2) << goodput.dump(2);
+  EXPECT_LT(goodput["goodput"].get<double>(), 1.0) << goodput.dump(2);
+  EXPECT_GT(goodput["lost_core_s"]["stalled"].get<double>() + goodput["lost_core_s"]["redone"].get<double>(), 0)
+      << goodput.dump(2);
+  const Json cluster_view = cluster.api("GET", "/v1/goodput").body;
+  EXPECT_EQ(cluster_view["jobs"].size(), 1u);
+  EXPECT_DOUBLE_EQ(cluster_view["cluster"]["allocated_core_s"].get<double>(),
+                   cluster_view["jobs"][0]["allocated_core_s"].get<double>());
 }
 
 }  // namespace
