@@ -60,6 +60,22 @@ TEST_F(Jobs, ARetriedCommandJobIsToldWhereToResumeFrom) {
   EXPECT_NE(log.find("resuming from " + resumed), std::string::npos) << log;
 }
 
+TEST_F(Jobs, ACommandJobThatStopsWritingProgressIsCaughtAsStuck) {
+  // Reports steps 1..5 through its progress file, then hangs without exiting.
+  Json spec = command_job("stalls",
+                          "for s in 1 2 3 4 5; do echo \"$s compute\" > $TRAINYARD_PROGRESS_FILE; sleep 0.1; done; "
+                          "echo \"5 all-reduce\" > $TRAINYARD_PROGRESS_FILE; sleep 600");
+  spec["stuck_after_s"] = 1;
+  const auto id = cluster.submit(spec);
+  const Json job = cluster.wait_job_state(id, "FAILED", 30s);
+  EXPECT_EQ(job["failure_class"], "stuck") << job.dump(2);
+  const Json attempt = cluster.api("GET", "/v1/jobs/" + std::to_string(id) + "/attempts").body["attempts"][0];
+  EXPECT_NE(attempt.value("diagnosis", "").find("rank 0 (" + attempt["nodes"][0].get<std::string>() +
+                                                 ") blocked in all-reduce at step 5"),
+            std::string::npos)
+      << attempt.dump(2);
+}
+
 TEST_F(Jobs, TwoNodeJobGetsTwoAgentsWithRanksZeroAndOne) {
   const auto id = cluster.submit(command_job("pair", "echo rank=$RANK world=$WORLD_SIZE node=$NODE_RANK", 2));
   cluster.wait_job_state(id, "SUCCEEDED", 20s);

@@ -79,3 +79,53 @@ TEST(Recovery, AJobRunningAcrossADaemonRestartFinishesWithoutARetry) {
 
 }  // namespace
 }  // namespace trainyard::testing
+
+namespace trainyard::testing {
+namespace {
+
+TEST(Recovery, AnAgentStoppedUntilItsJobMovedOnIsFencedAndCheckpointsStayOneLine) {
+  Cluster cluster;
+  cluster.start_daemon();
+  for (int i = 0; i < 3; ++i) cluster.start_agent("trn-" + std::to_string(i));
+  cluster.wait_for_nodes(3);
+  const auto id = cluster.submit({{"name", "partitioned"},
+                                  {"nodes", 2},
+                                  {"kind", "simulated"},
+                                  {"workload", {{"steps", 100}, {"step_ms", 40}, {"checkpoint_every", 5}}}});
+  const std::string path = "/v1/jobs/" + std::to_string(id);
+  cluster.wait_job_state(id, "RUNNING", 30s);
+  ASSERT_TRUE(eventually([&] { return cluster.api("GET", path + "/checkpoints").body["checkpoints"].size() >= 2; }, 30s));
+  const Json first = cluster.api("GET", path + "/attempts").body["attempts"][0];
+  const std::string victim = first["nodes"][0];  // rank 0: the one that writes checkpoints
+  cluster.agent(victim).signal(SIGSTOP);
+
+  // The job moves on without it: node lost, retried elsewhere, resumed, finished.
+  cluster.wait_job_state(id, "SUCCEEDED", 60s);
+  cluster.agent(victim).signal(SIGCONT);
+  // Back, the stale rank is fenced: killed if its agent still runs it, or, when it already died of
+  // its vanished peers (the usual case: its next collective fails at once), its late exit is ignored.
+  const std::string killed = "event=attempt_fenced attempt=" + first["id"].dump() + " node=" + victim;
+  const std::string ignored = "event=stale_exit_ignored attempt=" + first["id"].dump() + " node=" + victim;
+  ASSERT_TRUE(eventually([&] {
+    const std::string log = cluster.daemon_log();
+    return log.find(killed) != std::string::npos || log.find(ignored) != std::string::npos;
+  }, 30s)) << "the stale attempt was not fenced; daemon log:\n" << cluster.daemon_log();
+
+  // Every checkpoint verifies and the steps only go forward: nothing of the stale attempt's.
+  const Json checkpoints = cluster.api("GET", path + "/checkpoints").body["checkpoints"];
+  ASSERT_FALSE(checkpoints.empty());
+  std::int64_t last = 0;
+  for (const auto& c : checkpoints) {
+    EXPECT_TRUE(c["valid"].get<bool>()) << c.dump();
+    EXPECT_GT(c["step"].get<std::int64_t>(), last) << checkpoints.dump(2);
+    last = c["step"].get<std::int64_t>();
+  }
+  EXPECT_EQ(last, 100);
+  const Json attempts = cluster.api("GET", path + "/attempts").body["attempts"];
+  ASSERT_EQ(attempts.size(), 2u);
+  EXPECT_EQ(attempts[0]["failure_class"], "node_lost");
+  EXPECT_EQ(attempts[1]["steps_completed"], 100);
+}
+
+}  // namespace
+}  // namespace trainyard::testing
