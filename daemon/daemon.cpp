@@ -136,6 +136,8 @@ bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
                 &o.suspect_pct, 1, 100);
   flags.add_string("failure-rules", "JSON file of failure classification rules ({\"rules\": [...]}), checked before the "
                    "built-in ones", &o.failure_rules_file);
+  flags.add_int("max-infra-retries", "retries per job after infrastructure failures (lost node, failed pre-flight), "
+                "not counted against its own retry.attempts", &o.max_infra_retries, 0, 1000);
   flags.add_int("canary-interval-s", "how often a canary training job runs in the system share; 0: never",
                 &o.canary_interval_s, 0, 365LL * 24 * 3600);
   flags.add_int("canary-nodes", "nodes of each canary job", &o.canary_nodes, 1, 1024);
@@ -183,6 +185,7 @@ int run_daemon(const DaemonOptions& o) {
   jm.periodic_check_interval = std::chrono::seconds(o.health_interval_s);
   if (!o.failure_rules_file.empty()) jm.failure_rules = load_failure_rules(o.failure_rules_file);
   jm.canary_interval = std::chrono::seconds(o.canary_interval_s);
+  jm.max_infra_retries = static_cast<int>(o.max_infra_retries);
   jm.canary_nodes = static_cast<int>(o.canary_nodes);
   jm.health.task_timeout = Millis(o.health_task_timeout_ms);
   jm.health.policy.suspect_fraction = static_cast<double>(o.suspect_pct) / 100.0;

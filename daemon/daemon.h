@@ -24,6 +24,7 @@ struct DaemonOptions {
   std::int64_t suspect_pct = 50;             // busbw below this percent of the set's median: SUSPECT
   std::int64_t health_collective_kib = 1024; // buffer of each health-test collective
   std::string failure_rules_file;
+  std::int64_t max_infra_retries = 3;        // infrastructure retries per job, apart from its own attempts
   std::int64_t canary_interval_s = 3600;     // 0: no canaries
   std::int64_t canary_nodes = 2;            // extra classification rules, checked before the defaults
 };
