@@ -162,6 +162,16 @@ TEST_F(Jobs, AnExitRuleSaysExitAndStopsAtOnce) {
   EXPECT_NE(job["reason"].get<std::string>().find("evaluate_on_exit[0] says exit"), std::string::npos) << job.dump();
 }
 
+TEST_F(Jobs, AnExitRuleSaysRetryAndTheJobRetries) {
+  // Fails with 7 the first time (leaving a mark where every attempt of the job can see it).
+  Json spec = command_job("flaky", "[ -f $TRAINYARD_CHECKPOINT_DIR/tried ] && exit 0; mkdir -p $TRAINYARD_CHECKPOINT_DIR; "
+                                   "touch $TRAINYARD_CHECKPOINT_DIR/tried; exit 7");
+  spec["retry"] = {{"attempts", 2}, {"evaluate_on_exit", {{{"on_exit_code", "7"}, {"action", "retry"}}, {{"on_exit_code", "*"}, {"action", "exit"}}}}};
+  const auto id = cluster.submit(spec);
+  const Json job = cluster.wait_job_state(id, "SUCCEEDED", 20s);
+  EXPECT_EQ(job["attempts"], 2) << job.dump(2);
+}
+
 TEST_F(Jobs, UsersSeeOnlyTheirOwnJobs) {
   const auto token = cluster.api("POST", "/v1/tokens", R"({"user":"alice"})");
   ASSERT_EQ(token.status, 201) << token.body.dump();

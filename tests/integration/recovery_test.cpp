@@ -59,22 +59,28 @@ TEST(Recovery, Kill9AfterTwoHundredAcknowledgedSubmissionsLosesNone) {
   cluster.wait_job_state(id, "SUCCEEDED", 20s);
 }
 
-TEST(Recovery, AJobRunningAcrossADaemonRestartFinishesWithoutARetry) {
+TEST(Recovery, JobsRunningAcrossADaemonRestartFinishWithoutARetry) {
   Cluster cluster;
   cluster.start_daemon();
   cluster.start_agent("node-a");
   cluster.wait_for_nodes(1);
   const std::string gate = cluster.dir() + "/gate";
-  const auto id = cluster.submit(
-      {{"name", "long"}, {"command", {{"argv", {"/bin/sh", "-c", "while [ ! -f " + gate + " ]; do sleep 0.05; done"}}}}});
-  cluster.wait_job_state(id, "RUNNING", 20s);
+  const Json spec = {{"name", "long"},
+                     {"cores_per_node", 1},
+                     {"command", {{"argv", {"/bin/sh", "-c", "while [ ! -f " + gate + " ]; do sleep 0.05; done"}}}}};
+  const auto first = cluster.submit(spec);
+  const auto second = cluster.submit(spec);
+  cluster.wait_job_state(first, "RUNNING", 20s);
+  cluster.wait_job_state(second, "RUNNING", 20s);
   cluster.kill_daemon(SIGKILL);
   cluster.start_daemon();
   cluster.wait_for_nodes(1);
   { std::ofstream(gate) << "go"; }
-  const Json job = cluster.wait_job_state(id, "SUCCEEDED", 20s);
-  EXPECT_EQ(job["attempts"], 1);
-  EXPECT_EQ(job["infra_retries"], 0);
+  for (const auto id : {first, second}) {
+    const Json job = cluster.wait_job_state(id, "SUCCEEDED", 20s);
+    EXPECT_EQ(job["attempts"], 1) << job.dump(2);
+    EXPECT_EQ(job["infra_retries"], 0) << job.dump(2);
+  }
 }
 
 }  // namespace
