@@ -28,6 +28,7 @@
 #include "proto/messages.h"
 #include "proto/time.h"
 #include "scheduler/scheduler.h"
+#include "tests/support/forwarding_store.h"
 #include "tests/support/in_memory_store.h"
 
 namespace trainyard::testing {
@@ -114,9 +115,9 @@ class FakeTimers final : public Timers {
 
 // A Store decorator whose commits can be made to fail. Records what it committed, so a test can
 // check from a completion that the change is already durable. Thread-safe to query.
-class FlakyStore final : public Store {
+class FlakyStore final : public ForwardingStore {
  public:
-  explicit FlakyStore(Store& inner) : inner_(inner) {}
+  explicit FlakyStore(Store& inner) : ForwardingStore(inner) {}
 
   void fail_commits(bool fail) { failing_ = fail; }
   bool committed_job(JobId id) const {
@@ -126,30 +127,14 @@ class FlakyStore final : public Store {
 
   void commit(std::span<const Change> batch) override {
     if (failing_) throw StoreError("disk on fire (injected)");
-    inner_.commit(batch);
+    ForwardingStore::commit(batch);
     std::lock_guard lock(mutex_);
     for (const auto& change : batch) {
       for (const auto& job : change.jobs) committed_jobs_.insert(job.id);
     }
   }
-  LoadedState load() override { return inner_.load(); }
-  std::optional<Job> job(JobId id) override { return inner_.job(id); }
-  std::vector<Job> jobs(const JobQuery& query) override { return inner_.jobs(query); }
-  std::vector<Attempt> attempts_of(JobId job) override { return inner_.attempts_of(job); }
-  std::optional<Attempt> attempt(AttemptId id) override { return inner_.attempt(id); }
-  std::optional<Node> node(const std::string& name) override { return inner_.node(name); }
-  std::optional<TokenRecord> token_by_hash(const std::string& hash) override { return inner_.token_by_hash(hash); }
-  std::vector<TokenRecord> tokens() override { return inner_.tokens(); }
-  std::vector<MetricRecord> metrics_of(JobId job) override { return inner_.metrics_of(job); }
-  std::optional<HealthCheckRow> health_check(std::int64_t id) override { return inner_.health_check(id); }
-  std::vector<NodeHealthRow> node_health(const std::string& node, int limit) override {
-    return inner_.node_health(node, limit);
-  }
-  std::vector<Event> events_after(std::int64_t seq, int limit) override { return inner_.events_after(seq, limit); }
-  int schema_version() override { return inner_.schema_version(); }
 
  private:
-  Store& inner_;
   std::atomic<bool> failing_{false};
   mutable std::mutex mutex_;
   std::set<JobId> committed_jobs_;

@@ -9,9 +9,9 @@ namespace {
 
 // Blocks its first commit until `open()`, records the size of every committed batch, and fails
 // the commit numbered `fail_commit` (1-based), if set.
-class GatedStore final : public Store {
+class GatedStore final : public ForwardingStore {
  public:
-  explicit GatedStore(int fail_commit = 0) : fail_commit_(fail_commit) {}
+  explicit GatedStore(int fail_commit = 0) : ForwardingStore(memory_), fail_commit_(fail_commit) {}
 
   void wait_until_blocked() {
     std::unique_lock lock(mutex_);
@@ -40,26 +40,11 @@ class GatedStore final : public Store {
     if (number == fail_commit_) throw StoreError("injected failure of commit " + std::to_string(number));
     batches_.push_back(batch.size());
     lock.unlock();
-    inner_.commit(batch);
+    ForwardingStore::commit(batch);
   }
-  LoadedState load() override { return inner_.load(); }
-  std::optional<Job> job(JobId id) override { return inner_.job(id); }
-  std::vector<Job> jobs(const JobQuery& query) override { return inner_.jobs(query); }
-  std::vector<Attempt> attempts_of(JobId job) override { return inner_.attempts_of(job); }
-  std::optional<Attempt> attempt(AttemptId id) override { return inner_.attempt(id); }
-  std::optional<Node> node(const std::string& name) override { return inner_.node(name); }
-  std::optional<TokenRecord> token_by_hash(const std::string& hash) override { return inner_.token_by_hash(hash); }
-  std::vector<TokenRecord> tokens() override { return inner_.tokens(); }
-  std::vector<MetricRecord> metrics_of(JobId job) override { return inner_.metrics_of(job); }
-  std::optional<HealthCheckRow> health_check(std::int64_t id) override { return inner_.health_check(id); }
-  std::vector<NodeHealthRow> node_health(const std::string& node, int limit) override {
-    return inner_.node_health(node, limit);
-  }
-  std::vector<Event> events_after(std::int64_t seq, int limit) override { return inner_.events_after(seq, limit); }
-  int schema_version() override { return inner_.schema_version(); }
 
  private:
-  InMemoryStore inner_;
+  InMemoryStore memory_;  // built after the base, which only keeps its address until then
   const int fail_commit_;
   std::mutex mutex_;
   std::condition_variable changed_;

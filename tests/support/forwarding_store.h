@@ -1,0 +1,33 @@
+#pragma once
+// A Store that hands every call to another one: the base of test decorators that change only what
+// they are about (a commit that fails, or waits on a gate) and pass the rest through.
+#include "store/store.h"
+
+namespace trainyard {
+
+class ForwardingStore : public Store {
+ public:
+  explicit ForwardingStore(Store& inner) : inner_(inner) {}
+
+  void commit(std::span<const Change> batch) override { inner_.commit(batch); }
+  LoadedState load() override { return inner_.load(); }
+  std::optional<Job> job(JobId id) override { return inner_.job(id); }
+  std::vector<Job> jobs(const JobQuery& query) override { return inner_.jobs(query); }
+  std::vector<Attempt> attempts_of(JobId job) override { return inner_.attempts_of(job); }
+  std::optional<Attempt> attempt(AttemptId id) override { return inner_.attempt(id); }
+  std::optional<Node> node(const std::string& name) override { return inner_.node(name); }
+  std::optional<TokenRecord> token_by_hash(const std::string& hash) override { return inner_.token_by_hash(hash); }
+  std::vector<TokenRecord> tokens() override { return inner_.tokens(); }
+  std::vector<MetricRecord> metrics_of(JobId job) override { return inner_.metrics_of(job); }
+  std::optional<HealthCheckRow> health_check(std::int64_t id) override { return inner_.health_check(id); }
+  std::vector<NodeHealthRow> node_health(const std::string& node, int limit) override {
+    return inner_.node_health(node, limit);
+  }
+  std::vector<Event> events_after(std::int64_t seq, int limit) override { return inner_.events_after(seq, limit); }
+  int schema_version() override { return inner_.schema_version(); }
+
+ private:
+  Store& inner_;
+};
+
+}  // namespace trainyard
