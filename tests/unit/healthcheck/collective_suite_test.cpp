@@ -173,7 +173,10 @@ std::vector<CollectiveRun> run_follow_ups_over_tcp(const std::vector<std::string
 TEST(CollectiveSuiteTest, AThrottledNodeAmongFourIsLocalisedOverTcp) {
   const std::vector<std::string> nodes{"n0", "n1", "n2", "n3"};
   const std::map<std::string, LinkFault> links{{"n2", LinkFault{2.5e5, false}}};
-  const auto verdicts = localise(run_follow_ups_over_tcp(nodes, links, {4096, 2}), {0.2, std::nullopt});
+  // Loopback timing of tiny buffers varies ~10x under AddressSanitizer on a loaded 2-core host (seen:
+  // a good pair at 10.9 MB/s against a reference of 85.9); the throttled link is ~300x slower. Judge
+  // at 5% of the reference and keep the fastest of 3 runs, so only the fault can fail the test.
+  const auto verdicts = localise(run_follow_ups_over_tcp(nodes, links, {4096, 3}), {0.05, std::nullopt});
   ASSERT_EQ(verdicts.size(), 4u);
   for (const NodeVerdict& v : verdicts) {
     EXPECT_EQ(v.state, v.node == "n2" ? NodeState::suspect : NodeState::healthy) << v.node << ": " << v.reason;
