@@ -58,3 +58,14 @@ function(trainyard_folder_test name)
     trainyard_test(${name} SOURCES ${sources} DEPS ${ARG_DEPS} LABEL ${ARG_LABEL})
   endif()
 endfunction()
+
+# Adds every immediate subfolder of the current folder that has a CMakeLists.txt, so a new test
+# binary or benchmark is one new folder. Must be a macro: add_subdirectory needs the caller's scope.
+macro(trainyard_add_child_folders)
+  file(GLOB _trainyard_children LIST_DIRECTORIES true CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*)
+  foreach(_trainyard_child ${_trainyard_children})
+    if(IS_DIRECTORY ${_trainyard_child} AND EXISTS ${_trainyard_child}/CMakeLists.txt)
+      add_subdirectory(${_trainyard_child})
+    endif()
+  endforeach()
+endmacro()
