@@ -200,6 +200,9 @@ void Agent::run_exited(AttemptId id, AttemptExit exit) {
   if (it == runs_.end()) return;
   send_metrics(id, *it->second.run);  // the last steps go before the exit that ends the attempt
   AttemptExitedMsg msg{id, exit.exit_code, exit.signal, exit.reason, exit.steps, exit.log_tail};
+  const AttemptReport last = it->second.run->report();
+  msg.first_step_at = last.first_step_at;
+  msg.checkpoint_ms = last.checkpoint_ms;
   spdlog::info("event=attempt_exited node={} job={} attempt={} exit_code={} signal={} reason=\"{}\"", config_.name,
                it->second.launch.job_id, id, exit.exit_code.value_or(-1), exit.signal.value_or(0), exit.reason);
   busy_cores_.erase(it->second.core);

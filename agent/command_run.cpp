@@ -145,10 +145,12 @@ AttemptReport CommandRun::report() {
     if (step > last_step_) {
       last_step_ = step;
       last_progress_at_ = SystemTimeSource().now();
+      if (!first_step_at_) first_step_at_ = last_progress_at_;
     }
     if (!phase.empty()) phase_ = phase;
   }
-  return AttemptReport{launch_.attempt_id, launch_.job_id, last_step_, last_progress_at_, phase_};
+  // A command does not say what its checkpoints cost: that time is inside its steps.
+  return AttemptReport{launch_.attempt_id, launch_.job_id, last_step_, last_progress_at_, phase_, first_step_at_, 0};
 }
 
 }  // namespace trainyard::agent

@@ -47,6 +47,7 @@ class CommandRun final : public AttemptRun {
   std::thread waiter_;
   std::int64_t last_step_ = 0;
   std::optional<TimePoint> last_progress_at_;
+  std::optional<TimePoint> first_step_at_;
   std::string phase_;
 };
 

@@ -56,6 +56,7 @@ void SimulatedRun::train(std::stop_token stop) {
     options.on_step = [this](const neuron::StepMetrics& m) {
       step_ = m.step;
       progress_ms_ = to_unix_ms(SystemTimeSource().now());
+      if (first_step_ms_ == 0) first_step_ms_ = progress_ms_.load();
       if (launch_.rank == 0) {
         std::lock_guard lock(metrics_mutex_);
         metrics_.push_back(StepMetric{m.step, m.loss, m.grad_norm, m.param_norm, m.lr, m.samples_per_s, m.spike,
@@ -77,6 +78,7 @@ void SimulatedRun::train(std::stop_token stop) {
     const neuron::RunResult result = trainer.run(stop);
     {
       std::lock_guard lock(trainer_mutex_);
+      checkpoint_ms_ = trainer.checkpoint_ms();
       trainer_ = nullptr;
     }
     exit.steps = result.steps_completed;
@@ -126,8 +128,13 @@ std::vector<StepMetric> SimulatedRun::take_metrics() {
 AttemptReport SimulatedRun::report() {
   AttemptReport r{launch_.attempt_id, launch_.job_id, step_.load(), std::nullopt, ""};
   if (const auto ms = progress_ms_.load()) r.last_progress_at = from_unix_ms(ms);
+  if (const auto ms = first_step_ms_.load()) r.first_step_at = from_unix_ms(ms);
   std::lock_guard lock(trainer_mutex_);
-  if (trainer_) r.phase = neuron::to_string(trainer_->phase());
+  if (trainer_) {
+    r.phase = neuron::to_string(trainer_->phase());
+    checkpoint_ms_ = trainer_->checkpoint_ms();
+  }
+  r.checkpoint_ms = checkpoint_ms_;
   return r;
 }
 

@@ -55,6 +55,8 @@ class SimulatedRun final : public AttemptRun {
   std::vector<StepMetric> metrics_;  // rank 0 only: the loss is the global batch's on every rank
   std::atomic<std::int64_t> step_{0};
   std::atomic<std::int64_t> progress_ms_{0};
+  std::atomic<std::int64_t> first_step_ms_{0};
+  std::atomic<std::int64_t> checkpoint_ms_{0};  // the trainer's, kept after it is gone
   std::jthread thread_;
 };
 

@@ -137,9 +137,10 @@ std::string goodput_text(const Json& g) {
     const Json& v = field_or_null(o, key);
     return v.is_number() ? v.get<double>() : 0.0;
   };
-  std::snprintf(buf, sizeof buf, "%.1f%% of %.0f core-s (lost: start %.0f, stalled %.0f, redone %.0f core-s)",
-                100.0 * num(g, "goodput"), num(g, "allocated_core_s"), num(lost, "start"), num(lost, "stalled"),
-                num(lost, "redone"));
+  std::snprintf(buf, sizeof buf,
+                "%.1f%% of %.0f core-s (lost: pre-flight %.0f, restart %.0f, checkpoint %.0f, redone %.0f, stalled %.0f core-s)",
+                100.0 * num(g, "goodput"), num(g, "allocated_core_s"), num(lost, "preflight"), num(lost, "restart"),
+                num(lost, "checkpoint"), num(lost, "redone"), num(lost, "stalled"));
   return buf;
 }
 

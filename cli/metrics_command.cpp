@@ -1,5 +1,6 @@
 // `trainyard metrics ID`: a training job's loss curve as a table, like a tail of TensorBoard scalars.
 // `trainyard goodput`: how much of the allocated core-time became kept training steps.
+#include <array>
 #include <cstdio>
 
 #include "cli/commands.h"
@@ -77,6 +78,9 @@ std::vector<ApiRequest> ShowGoodput::requests(const InputReader&) const {
 }
 
 namespace {
+// GET /v1/goodput's lost_core_s keys, in the order of the table's columns.
+constexpr std::array kLostCauses = {"preflight", "restart", "checkpoint", "redone", "stalled"};
+
 std::string percent(const Json& row) {
   const Json& v = field_or_null(row, "goodput");
   if (!v.is_number()) return std::string(kAbsent);
@@ -86,13 +90,15 @@ std::string percent(const Json& row) {
 }
 std::vector<std::string> goodput_cells(const Json& row) {
   const Json& lost = field_or_null(row, "lost_core_s");
-  return {percent(row), number_of(row, "allocated_core_s"), number_of(row, "productive_core_s"), number_of(lost, "start"),
-          number_of(lost, "stalled"), number_of(lost, "redone")};
+  std::vector<std::string> cells = {percent(row), number_of(row, "allocated_core_s"), number_of(row, "productive_core_s")};
+  for (const char* cause : kLostCauses) cells.push_back(number_of(lost, cause));
+  return cells;
 }
 }  // namespace
 
 std::string ShowGoodput::render(const Replies& replies, const RenderContext&) const {
-  Table t({"JOB", "NAME", "STATE", "GOODPUT", "ALLOC(core-s)", "KEPT(core-s)", "START", "STALLED", "REDONE"});
+  Table t({"JOB", "NAME", "STATE", "GOODPUT", "ALLOC(core-s)", "KEPT(core-s)", "PREFLIGHT", "RESTART", "CHECKPOINT",
+           "REDONE", "STALLED"});
   const Json& jobs = field_or_null(replies.at(0), "jobs");
   if (jobs.is_array()) {
     for (const Json& row : jobs) {

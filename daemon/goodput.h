@@ -3,17 +3,25 @@
 // that produced training steps that were kept, and where the rest went. Pure: attempts in, figures
 // out; the time of evaluation is passed in for attempts still running.
 //
-// Design note. An attempt holds `nodes x cores_per_node` cores from its creation to its end. Its
-// steps ran between its start and its last progress, at an even pace (the daemon sees steps, not
-// step times). The steps it completed past the checkpoint the next attempt resumed from were done
-// again: lost. The rest of its time is lost to its cause:
-// - start: from creation to the first step (pre-flight, launch, loading the checkpoint);
-// - stalled: from the last step to the end of an attempt that failed (a hang, or the time a
-//   failure took to be noticed and the gang stopped);
-// - redone: steps a later attempt computed again.
-// Checkpoint writes are asynchronous in the kernel: their cost is inside the step time, not
-// separated. Jobs that report no steps (command jobs without a progress file) count their running
-// time as productive: there is nothing to tell kept work from lost.
+// Design note. An attempt holds `nodes x cores_per_node` cores from its creation to its end. The
+// daemon sees its steps, not each step's time, so steps are taken to run at an even pace between
+// the first step and the last progress (the first step itself is one average step long). The time
+// goes, in order, to:
+// - preflight: from placement to launch (the pre-flight check; placement and the checkpoint claim
+//   take milliseconds). An attempt that never launched spent all of its time here;
+// - restart: from launch until the first step began (processes starting, peers connecting, the
+//   checkpoint loading). Every attempt pays it, the first one too;
+// - checkpoint: how long checkpoint writes held up training, as the kernel measures it (writes are
+//   asynchronous; only a hand-off that pushed a step past its pace, and the wait for the last write,
+//   cost anything). Taken out of step time first, then out of the time after the last step;
+// - redone: steps a later attempt computed again (past the checkpoint it resumed from);
+// - stalled: from the last step to the end of an attempt that failed (a hang, or the time a failure
+//   took to be noticed and the gang stopped);
+// - productive: the rest of the step time, and the time after the last step of an attempt that
+//   did not fail.
+// Jobs that report no steps (command jobs without a progress file) count their running time as
+// productive: there is nothing to tell kept work from lost. Command jobs do not report checkpoint
+// time: theirs is inside their steps.
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -25,10 +33,12 @@ namespace trainyard {
 struct Goodput {
   double allocated_core_s = 0;
   double productive_core_s = 0;
-  double start_core_s = 0;
-  double stalled_core_s = 0;
+  double preflight_core_s = 0;
+  double restart_core_s = 0;
+  double checkpoint_core_s = 0;
   double redone_core_s = 0;
-  double other_core_s = 0;  // what is left (e.g. a cancelled attempt's time, rounding)
+  double stalled_core_s = 0;
+  double other_core_s = 0;  // what is left (rounding; times reported out of order)
   double ratio() const { return allocated_core_s > 0 ? productive_core_s / allocated_core_s : 1.0; }
   Goodput& operator+=(const Goodput& o);
 };

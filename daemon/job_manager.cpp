@@ -403,6 +403,7 @@ void JobManager::launch(AttemptId id) {
     return;
   }
   const Job& job = active_jobs_.at(attempt.record.job_id);
+  attempt.record.launched_at = clock_.now();  // stored with the attempt's start
   std::vector<std::string> peers;
   for (const auto& n : attempt.record.nodes) peers.push_back(nodes_[n].node.data_addr);
   for (int r = 0; r < static_cast<int>(attempt.record.nodes.size()); ++r) {

@@ -128,6 +128,17 @@ void JobManager::agent_gone(const std::string& node, const AgentChannel* channel
   // Not down yet: it has until the node timeout to come back (attempts keep running meanwhile).
 }
 
+namespace {
+
+// Goodput's inputs (goodput.h): the earliest first step any rank reports, and the longest hold-up
+// by checkpoint writes (rank 0 writes them; the others wait for it in the next all-reduce).
+void note_goodput_timing(Attempt& record, std::optional<TimePoint> first_step_at, std::int64_t checkpoint_ms) {
+  if (first_step_at && (!record.first_step_at || *first_step_at < *record.first_step_at)) record.first_step_at = first_step_at;
+  record.checkpoint_ms = std::max(record.checkpoint_ms, checkpoint_ms);
+}
+
+}  // namespace
+
 void JobManager::on_started(const std::string& node, const AttemptStartedMsg& msg) {
   auto it = attempts_.find(msg.attempt_id);
   const int rank = it == attempts_.end() ? -1 : rank_of(it->second, node);
@@ -169,6 +180,7 @@ void JobManager::on_heartbeat(const std::string& node, const HeartbeatMsg& msg) 
       rs.progress_at = clock_.now();
     }
     Attempt& record = it->second.record;
+    note_goodput_timing(record, report.first_step_at, report.checkpoint_ms);
     if (report.step > record.last_step) {
       record.last_step = report.step;
       record.last_progress_at = report.last_progress_at.value_or(clock_.now());
@@ -194,6 +206,7 @@ void JobManager::on_exited(const std::string& node, const AttemptExitedMsg& msg)
   rs.reason = msg.reason;
   rs.log_tail = msg.log_tail;
   rs.steps = std::max(rs.steps, msg.steps);
+  note_goodput_timing(attempt.record, msg.first_step_at, msg.checkpoint_ms);
   spdlog::info("event=rank_exited job={} attempt={} rank={} node={} exit_code={} signal={} reason=\"{}\"",
                attempt.record.job_id, attempt.record.id, rank, node, msg.exit_code.value_or(-1), msg.signal.value_or(0),
                msg.reason);

@@ -318,9 +318,12 @@ Json to_json(const Attempt& a) {
             {"infrastructure", a.infrastructure},
             {"steps_completed", a.steps_completed},
             {"last_step", a.last_step}};
+  put_time(j, "launched_at", a.launched_at);
   put_time(j, "started_at", a.started_at);
+  put_time(j, "first_step_at", a.first_step_at);
   put_time(j, "ended_at", a.ended_at);
   put_time(j, "last_progress_at", a.last_progress_at);
+  if (a.checkpoint_ms > 0) j["checkpoint_ms"] = a.checkpoint_ms;
   put_optional(j, "exit_code", a.exit_code);
   put_optional(j, "signal", a.signal);
   put_optional(j, "resumed_from", a.resumed_from);
@@ -358,9 +361,12 @@ Attempt attempt_from_json(const Json& j) {
   a.cores_per_node = j.value("cores_per_node", 0);
   a.state = parse_attempt_state(j.value("state", "STARTING")).value_or(AttemptState::starting);
   a.created_at = get_time(j, "created_at").value_or(TimePoint{});
+  a.launched_at = get_time(j, "launched_at");
   a.started_at = get_time(j, "started_at");
+  a.first_step_at = get_time(j, "first_step_at");
   a.ended_at = get_time(j, "ended_at");
   a.last_progress_at = get_time(j, "last_progress_at");
+  a.checkpoint_ms = j.value("checkpoint_ms", std::int64_t{0});
   if (j.contains("exit_code") && j["exit_code"].is_number_integer()) a.exit_code = j["exit_code"].get<int>();
   if (j.contains("signal") && j["signal"].is_number_integer()) a.signal = j["signal"].get<int>();
   a.failure_class = j.value("failure_class", "");

@@ -112,7 +112,9 @@ struct Attempt {
   int cores_per_node = 0;
   AttemptState state = AttemptState::starting;
   TimePoint created_at{};
+  std::optional<TimePoint> launched_at;    // pre-flight over, ranks sent to their agents
   std::optional<TimePoint> started_at;
+  std::optional<TimePoint> first_step_at;  // the first step this attempt completed
   std::optional<TimePoint> ended_at;
   std::optional<int> exit_code;
   std::optional<int> signal;
@@ -125,6 +127,7 @@ struct Attempt {
   std::int64_t steps_completed = 0;
   std::int64_t last_step = 0;
   std::optional<TimePoint> last_progress_at;
+  std::int64_t checkpoint_ms = 0;  // training held up by checkpoint writes (rank 0 writes; all wait)
 };
 
 std::string to_string(JobKind k);

@@ -10,6 +10,8 @@ constexpr std::size_t kMaxMetricSteps = 100'000;
 Json to_json(const AttemptReport& r) {
   Json j = {{"attempt_id", r.attempt_id}, {"job_id", r.job_id}, {"step", r.step}, {"phase", r.phase}};
   if (r.last_progress_at) j["last_progress_at"] = to_unix_ms(*r.last_progress_at);
+  if (r.first_step_at) j["first_step_at"] = to_unix_ms(*r.first_step_at);
+  if (r.checkpoint_ms > 0) j["checkpoint_ms"] = r.checkpoint_ms;
   return j;
 }
 
@@ -21,6 +23,8 @@ AttemptReport parse_report(const Json& j, const std::string& path) {
   rep.step = r.integer("step", 0, INT64_MAX);
   if (auto t = r.opt_integer("last_progress_at", 0, INT64_MAX)) rep.last_progress_at = from_unix_ms(*t);
   rep.phase = r.opt_string("phase", 0, 128).value_or("");
+  if (auto t = r.opt_integer("first_step_at", 0, INT64_MAX)) rep.first_step_at = from_unix_ms(*t);
+  rep.checkpoint_ms = r.opt_integer("checkpoint_ms", 0, INT64_MAX).value_or(0);
   r.finish();
   return rep;
 }
@@ -56,6 +60,8 @@ struct AgentEncoder {
               {"steps", m.steps},          {"log_tail", m.log_tail}};
     if (m.exit_code) j["exit_code"] = *m.exit_code;
     if (m.signal) j["signal"] = *m.signal;
+    if (m.first_step_at) j["first_step_at"] = to_unix_ms(*m.first_step_at);
+    if (m.checkpoint_ms > 0) j["checkpoint_ms"] = m.checkpoint_ms;
     return j;
   }
   Json operator()(const MetricsMsg& m) const {
@@ -175,6 +181,8 @@ AgentMessage parse_agent_message(std::string_view text) {
     m.reason = r.opt_string("reason", 0, 4096).value_or("");
     m.steps = r.opt_integer("steps", 0, INT64_MAX).value_or(0);
     m.log_tail = r.opt_string("log_tail", 0, kMaxTextField).value_or("");
+    if (auto t = r.opt_integer("first_step_at", 0, INT64_MAX)) m.first_step_at = from_unix_ms(*t);
+    m.checkpoint_ms = r.opt_integer("checkpoint_ms", 0, INT64_MAX).value_or(0);
     r.finish();
     return m;
   }

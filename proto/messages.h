@@ -17,7 +17,7 @@ namespace trainyard {
 // Bumped on any incompatible change; the daemon refuses a hello with another version.
 // 2: metrics, faults and set_faults messages; hello lists the node's injected faults;
 //    health_check and health_result.
-inline constexpr int kProtocolVersion = 2;
+inline constexpr int kProtocolVersion = 3;
 
 // The agent's view of one attempt it is running.
 struct AttemptReport {
@@ -26,6 +26,8 @@ struct AttemptReport {
   std::int64_t step = 0;                       // last training step reached
   std::optional<TimePoint> last_progress_at;   // when `step` last advanced
   std::string phase;                           // e.g. "forward", "all-reduce", "checkpoint"
+  std::optional<TimePoint> first_step_at;      // when this run completed its first step (goodput)
+  std::int64_t checkpoint_ms = 0;              // how long checkpoint writes held up training, in all
   bool operator==(const AttemptReport&) const = default;
 };
 
@@ -54,6 +56,9 @@ struct AttemptExitedMsg {
   std::string reason;
   std::int64_t steps = 0;
   std::string log_tail;  // last lines of the attempt's output, for diagnosis and classification
+  // As in AttemptReport: a run shorter than a heartbeat reports them only here.
+  std::optional<TimePoint> first_step_at;
+  std::int64_t checkpoint_ms = 0;
 };
 // Steps an attempt's rank 0 completed since its last metrics message, oldest first.
 struct MetricsMsg {

@@ -219,11 +219,15 @@ RunResult Trainer::train(const std::stop_token& stop) {
     step_ = ++state.step;
     state.data_position += static_cast<std::uint64_t>(w.global_batch);
 
+    Clock::duration handing_off{};
     if (writer && state.step % w.checkpoint_every == 0) {
       phase_ = Phase::checkpoint;
       state.rounding_rng = rounding.state();
-      writer->submit(state);  // a copy: training goes on while it is written
+      const Clock::time_point before = Clock::now();
+      writer->submit(state);  // a copy: training goes on while it is written (it waits if one is still pending)
+      handing_off = Clock::now() - before;
     }
+    add_checkpoint_time(checkpoint_hold_up(Clock::now() - started, std::chrono::milliseconds(w.step_ms), handing_off));
 
     pace(started, w.step_ms, stop);
     metrics.step = state.step;
@@ -236,7 +240,9 @@ RunResult Trainer::train(const std::stop_token& stop) {
   }
   if (writer) {
     phase_ = Phase::checkpoint;
+    const Clock::time_point before = Clock::now();
     writer->wait_idle();  // the last checkpoint is durable before the run reports success
+    add_checkpoint_time(Clock::now() - before);
   }
   return ended(RunOutcome::completed, state.step, "", "");
 }

@@ -29,7 +29,9 @@
 // classification. Threading contract: `run` blocks the calling (training) thread; `phase`, `step`
 // may be read from any thread; `on_step` runs on the training thread, `on_checkpoint` on the
 // checkpoint writer's thread.
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -67,6 +69,14 @@ struct RunResult {
   std::string reason;
 };
 
+// How long handing a checkpoint to the writer held up a step that took `step_work` before pacing,
+// with a pace of `pace` per step: only the part that pushed the step past its pace; the rest of the
+// hand-off was slack the step would have slept through anyway.
+inline std::chrono::nanoseconds checkpoint_hold_up(std::chrono::nanoseconds step_work, std::chrono::nanoseconds pace,
+                                                   std::chrono::nanoseconds hand_off) {
+  return std::clamp(step_work - pace, std::chrono::nanoseconds::zero(), hand_off);
+}
+
 struct TrainerOptions {
   std::filesystem::path checkpoint_root;              // empty: no checkpoints
   std::optional<std::filesystem::path> resume_from;   // a checkpoint directory
@@ -83,9 +93,15 @@ class Trainer {
 
   Phase phase() const { return phase_.load(); }
   std::int64_t step() const { return step_.load(); }
+  // How long checkpoint writes have held up training so far: the hand-off of each snapshot to the
+  // writer where it pushed its step past the step's pace, and the wait for the last write.
+  std::int64_t checkpoint_ms() const { return checkpoint_us_.load() / 1000; }
 
  private:
   RunResult train(const std::stop_token& stop);
+  void add_checkpoint_time(std::chrono::steady_clock::duration d) {
+    checkpoint_us_ += std::chrono::duration_cast<std::chrono::microseconds>(d).count();
+  }
 
   const WorkloadSpec workload_;
   Communicator& comm_;
@@ -93,6 +109,7 @@ class Trainer {
   const TrainerOptions options_;
   std::atomic<Phase> phase_{Phase::starting};
   std::atomic<std::int64_t> step_{0};
+  std::atomic<std::int64_t> checkpoint_us_{0};
 };
 
 }  // namespace trainyard::neuron

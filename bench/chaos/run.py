@@ -121,7 +121,8 @@ def main():
               f"checkpoint every {a.checkpoint_every} steps; SIGKILL an agent every {a.kill_every:g} s, back after {a.down_for:g} s")
         print(f"elapsed_s={elapsed:.0f} faults={len(kills)} jobs_finished={finished} jobs_lost={len(jobs) - finished}")
         print(f"goodput={100 * goodput['goodput']:.2f}% allocated_core_s={goodput['allocated_core_s']:.0f} "
-              f"lost_core_s: start={lost['start']:.0f} stalled={lost['stalled']:.0f} redone={lost['redone']:.0f} other={lost['other']:.0f}")
+              f"lost_core_s: " + " ".join(f"{cause}={lost[cause]:.0f}" for cause in
+                                      ("preflight", "restart", "checkpoint", "redone", "stalled", "other")))
         print(f"fault_to_resumed_s: n={len(delays)} mean={mean:.2f} p95={p95:.2f}")
     finally:
         for proc in list(agents.values()) + procs:

@@ -198,6 +198,13 @@ TEST(Simulated, AJobWithNodesMinResumesOnFewerNodesWhenOneIsLost) {
   EXPECT_LT(goodput["goodput"].get<double>(), 1.0) << goodput.dump(2);
   EXPECT_GT(goodput["lost_core_s"]["stalled"].get<double>() + goodput["lost_core_s"]["redone"].get<double>(), 0)
       << goodput.dump(2);
+  // Both attempts were pre-flight tested (multi-node), then launched and restarted from scratch or
+  // from the checkpoint: each of those is its own cause, with the attempts' times to show for it.
+  EXPECT_GT(goodput["lost_core_s"]["preflight"].get<double>(), 0) << goodput.dump(2);
+  EXPECT_GT(goodput["lost_core_s"]["restart"].get<double>(), 0) << goodput.dump(2);
+  for (const auto& attempt : attempts) {
+    EXPECT_TRUE(attempt.contains("launched_at") && attempt.contains("first_step_at")) << attempt.dump(2);
+  }
   const Json cluster_view = cluster.api("GET", "/v1/goodput").body;
   EXPECT_EQ(cluster_view["jobs"].size(), 1u);
   EXPECT_DOUBLE_EQ(cluster_view["cluster"]["allocated_core_s"].get<double>(),

@@ -305,14 +305,14 @@ TEST(Render, CanariesTable) {
 
 TEST(Render, GoodputTableEndsWithTheTotal) {
   const Json row = {{"goodput", 0.9}, {"allocated_core_s", 100.0}, {"productive_core_s", 90.0},
-                    {"lost_core_s", {{"start", 4.0}, {"stalled", 6.0}, {"redone", 0.0}}}};
+                    {"lost_core_s", {{"preflight", 1.0}, {"restart", 3.0}, {"checkpoint", 0.0}, {"redone", 0.0}, {"stalled", 6.0}}}};
   Json job = row;
   job["job_id"] = 3;
   job["name"] = "mlp";
   job["state"] = "SUCCEEDED";
   const auto lines = lines_of(render({"goodput"}, {Json{{"jobs", {job}}, {"cluster", row}}}));
   ASSERT_EQ(lines.size(), 3u);
-  EXPECT_EQ(cells_of(lines[1]), (std::vector<std::string>{"3", "mlp", "SUCCEEDED", "90.0%", "100", "90", "4", "6", "0"}));
+  EXPECT_EQ(cells_of(lines[1]), (std::vector<std::string>{"3", "mlp", "SUCCEEDED", "90.0%", "100", "90", "1", "3", "0", "0", "6"}));
   EXPECT_EQ(cells_of(lines[2])[0], "all");
   EXPECT_NE(lines[2].find("90.0%"), std::string::npos) << lines[2];
 }

@@ -7,13 +7,15 @@ namespace {
 
 TimePoint at_s(double s) { return from_unix_ms(1'800'000'000'000 + static_cast<std::int64_t>(s * 1000)); }
 
+// 4 cores in all; launched at `created`, first step at `started` + 1 step unless set otherwise.
 Attempt attempt(AttemptState state, double created, double started, double last_progress, double ended,
                 std::int64_t steps, std::optional<std::string> resumed_from = std::nullopt) {
   Attempt a;
   a.nodes = {"a", "b"};
-  a.cores_per_node = 2;  // 4 cores in all
+  a.cores_per_node = 2;
   a.state = state;
   a.created_at = at_s(created);
+  a.launched_at = at_s(created);
   a.started_at = at_s(started);
   a.last_progress_at = at_s(last_progress);
   a.ended_at = at_s(ended);
@@ -23,12 +25,17 @@ Attempt attempt(AttemptState state, double created, double started, double last_
 }
 
 TEST(Goodput, ARunWithoutFailuresLosesOnlyItsStart) {
-  const std::vector<Attempt> one = {attempt(AttemptState::succeeded, 0, 2, 100, 100, 100)};
+  Attempt a = attempt(AttemptState::succeeded, 0, 1, 100, 100, 98);
+  a.launched_at = at_s(0.5);
+  a.first_step_at = at_s(3);  // one step a second: steps 1..98 from t=2 to t=100
+  const std::vector<Attempt> one = {a};
   const Goodput g = job_goodput(one, at_s(200));
   EXPECT_DOUBLE_EQ(g.allocated_core_s, 400);
-  EXPECT_DOUBLE_EQ(g.start_core_s, 8);
-  EXPECT_DOUBLE_EQ(g.productive_core_s, 392);
+  EXPECT_DOUBLE_EQ(g.preflight_core_s, 0.5 * 4);
+  EXPECT_DOUBLE_EQ(g.restart_core_s, 1.5 * 4);  // launch to the first step's beginning
+  EXPECT_DOUBLE_EQ(g.productive_core_s, 98 * 4);
   EXPECT_DOUBLE_EQ(g.ratio(), 0.98);
+  EXPECT_NEAR(g.other_core_s, 0, 1e-9);
 }
 
 TEST(Goodput, StepsPastTheResumedCheckpointAreRedoneAndAHangIsStalled) {
@@ -42,18 +49,98 @@ TEST(Goodput, StepsPastTheResumedCheckpointAreRedoneAndAHangIsStalled) {
   EXPECT_DOUBLE_EQ(g.allocated_core_s, 80 * 4 + 52 * 4);
   EXPECT_DOUBLE_EQ(g.redone_core_s, 60 * 4 * (10.0 / 60));  // steps 51..60, at attempt 1's pace
   EXPECT_DOUBLE_EQ(g.stalled_core_s, 18 * 4);
-  EXPECT_DOUBLE_EQ(g.start_core_s, 2 * 4 + 2 * 4);
+  EXPECT_DOUBLE_EQ(g.restart_core_s, 2 * 4 + 2 * 4);
   EXPECT_DOUBLE_EQ(g.productive_core_s, 60 * 4 * (50.0 / 60) + 50 * 4);
   EXPECT_NEAR(g.other_core_s, 0, 1e-9);
 }
 
-TEST(Goodput, AnAttemptThatNeverStartedIsAllStartup) {
+TEST(Goodput, PreFlightIsTheTimeFromPlacementToLaunch) {
+  // Placed at t=0, pre-flight until t=3, processes up at t=4, first step (2 s each) done at t=8.
+  Attempt a = attempt(AttemptState::succeeded, 0, 4, 26, 26, 10);
+  a.launched_at = at_s(3);
+  a.first_step_at = at_s(8);
+  const std::vector<Attempt> one = {a};
+  const Goodput g = job_goodput(one, at_s(100));
+  EXPECT_DOUBLE_EQ(g.preflight_core_s, 3 * 4);
+  EXPECT_DOUBLE_EQ(g.restart_core_s, 3 * 4);       // t=3 to t=6, when the first step began
+  EXPECT_DOUBLE_EQ(g.productive_core_s, 20 * 4);  // 10 steps x 2 s
+  EXPECT_NEAR(g.other_core_s, 0, 1e-9);
+}
+
+TEST(Goodput, CheckpointHoldUpsComeOutOfStepTime) {
+  Attempt a = attempt(AttemptState::succeeded, 0, 0, 10, 11, 10);
+  a.first_step_at = at_s(1);
+  a.checkpoint_ms = 1500;  // hand-offs that held up 10 s of steps by 1.5 s
+  const std::vector<Attempt> one = {a};
+  const Goodput g = job_goodput(one, at_s(100));
+  EXPECT_DOUBLE_EQ(g.checkpoint_core_s, 1.5 * 4);
+  EXPECT_DOUBLE_EQ(g.productive_core_s, (10 + 1 - 1.5) * 4);
+  EXPECT_DOUBLE_EQ(g.allocated_core_s, 11 * 4);
+
+  // More than the step time: the rest comes out of the time after the last step, never beyond it.
+  a.checkpoint_ms = 60'000;
+  const std::vector<Attempt> greedy = {a};
+  const Goodput h = job_goodput(greedy, at_s(100));
+  EXPECT_DOUBLE_EQ(h.checkpoint_core_s, 11 * 4);
+  EXPECT_DOUBLE_EQ(h.productive_core_s, 0);
+}
+
+TEST(Goodput, CheckpointTimeOfAFailedAttemptIsNotCountedAsRedone) {
+  Attempt failed = attempt(AttemptState::failed, 0, 0, 20, 25, 20);
+  failed.first_step_at = at_s(1);
+  failed.checkpoint_ms = 2000;
+  const std::vector<Attempt> two = {failed, attempt(AttemptState::succeeded, 30, 30, 40, 40, 20, "/c/step-0000000010")};
+  const Goodput g = job_goodput(two, at_s(100));
+  EXPECT_DOUBLE_EQ(g.checkpoint_core_s, 2 * 4);
+  EXPECT_DOUBLE_EQ(g.redone_core_s, 18 * 4 * 0.5);  // the 18 s of step time left, half of it re-done
+  EXPECT_DOUBLE_EQ(g.stalled_core_s, 5 * 4);
+}
+
+TEST(Goodput, AnAttemptThatNeverLaunchedIsAllPreFlight) {
   Attempt preflight_failed = attempt(AttemptState::failed, 0, 0, 0, 5, 0);
+  preflight_failed.launched_at.reset();
   preflight_failed.started_at.reset();
   const std::vector<Attempt> one = {preflight_failed};
   const Goodput g = job_goodput(one, at_s(10));
-  EXPECT_DOUBLE_EQ(g.start_core_s, 20);
+  EXPECT_DOUBLE_EQ(g.preflight_core_s, 20);
   EXPECT_DOUBLE_EQ(g.ratio(), 0);
+}
+
+TEST(Goodput, AnAttemptLaunchedButNeverStartedIsRestart) {
+  Attempt lost = attempt(AttemptState::failed, 0, 0, 0, 5, 0);
+  lost.launched_at = at_s(1);
+  lost.started_at.reset();
+  const std::vector<Attempt> one = {lost};
+  const Goodput g = job_goodput(one, at_s(10));
+  EXPECT_DOUBLE_EQ(g.preflight_core_s, 4);
+  EXPECT_DOUBLE_EQ(g.restart_core_s, 16);
+}
+
+TEST(Goodput, ACommandJobWithoutStepsCountsItsRunningTimeAsWork) {
+  Attempt a = attempt(AttemptState::succeeded, 0, 1, 1, 11, 0);
+  const std::vector<Attempt> one = {a};
+  const Goodput g = job_goodput(one, at_s(100));
+  EXPECT_DOUBLE_EQ(g.restart_core_s, 4);
+  EXPECT_DOUBLE_EQ(g.productive_core_s, 40);
+}
+
+TEST(Goodput, AFirstStepReportedBeforeTheLaunchDoesNotInventTime) {
+  // Agent and daemon clocks may disagree by a little: nothing is negative, nothing is made up.
+  Attempt a = attempt(AttemptState::succeeded, 0, 1, 10, 10, 10);
+  a.launched_at = at_s(2);
+  a.first_step_at = at_s(1.5);
+  const std::vector<Attempt> one = {a};
+  const Goodput g = job_goodput(one, at_s(100));
+  EXPECT_GE(g.restart_core_s, 0);
+  EXPECT_LE(g.productive_core_s + g.preflight_core_s + g.restart_core_s, g.allocated_core_s + 1e-9);
+}
+
+TEST(Goodput, JsonNamesEveryCause) {
+  const Json j = to_json(Goodput{});
+  for (const char* cause : {"preflight", "restart", "checkpoint", "redone", "stalled", "other"}) {
+    EXPECT_TRUE(j["lost_core_s"].contains(cause)) << cause;
+  }
+  EXPECT_DOUBLE_EQ(j["goodput"].get<double>(), 1.0);
 }
 
 TEST(Goodput, CheckpointStepsAreReadFromThePath) {

@@ -329,6 +329,41 @@ TEST(Trainer, PacingStretchesEachStep) {
   for (const auto& m : log.steps) EXPECT_LE(m.samples_per_s, 32 / 0.030);
 }
 
+TEST(Trainer, ACheckpointHandOffCostsOnlyWhatPushesAStepPastItsPace) {
+  using std::chrono::milliseconds;
+  // Unpaced: every moment of the hand-off delays training.
+  EXPECT_EQ(checkpoint_hold_up(milliseconds(30), milliseconds(0), milliseconds(20)), milliseconds(20));
+  // Paced at 100 ms: a step of 60 ms with a 20 ms hand-off still sleeps; nothing lost.
+  EXPECT_EQ(checkpoint_hold_up(milliseconds(60), milliseconds(100), milliseconds(20)), milliseconds(0));
+  // A step of 110 ms overran its pace by 10 ms, of which the 20 ms hand-off is to blame.
+  EXPECT_EQ(checkpoint_hold_up(milliseconds(110), milliseconds(100), milliseconds(20)), milliseconds(10));
+  // A step that overran by more than its hand-off was slow for other reasons too.
+  EXPECT_EQ(checkpoint_hold_up(milliseconds(150), milliseconds(100), milliseconds(20)), milliseconds(20));
+}
+
+TEST(Trainer, MeasuresHowLongASlowCheckpointWriterHeldTrainingUp) {
+  TempDir dir;
+  WorkloadSpec w = small_workload();
+  w.steps = 6;
+  w.checkpoint_every = 1;
+  InProcessCommunicator comm(std::make_shared<InProcessGroup>(1, std::chrono::seconds(20)), 0);
+  NeuronDevice device(1, 1);
+  TrainerOptions options;
+  options.checkpoint_root = dir.path();
+  // The writer reports each write on its own thread; a slow report keeps it busy, as a slow disk would.
+  options.on_checkpoint = [](const CheckpointWriteResult&) { std::this_thread::sleep_for(std::chrono::milliseconds(50)); };
+  Trainer trainer(w, comm, device.core(0), options);
+  ASSERT_EQ(trainer.run({}).outcome, RunOutcome::completed);
+  // One write runs and one waits; every later step waits for the writer (~50 ms each), and the run
+  // waits for the last write before it reports success.
+  EXPECT_GE(trainer.checkpoint_ms(), 4 * 50) << "steps did not wait for the busy writer";
+
+  TempDir none;
+  Trainer unwritten(w, comm, device.core(0), TrainerOptions{});
+  ASSERT_EQ(unwritten.run({}).outcome, RunOutcome::completed);
+  EXPECT_EQ(unwritten.checkpoint_ms(), 0);
+}
+
 TEST(Trainer, PhasesHaveStableNames) {
   EXPECT_EQ(to_string(Phase::forward), "forward");
   EXPECT_EQ(to_string(Phase::backward), "backward");

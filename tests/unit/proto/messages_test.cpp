@@ -17,11 +17,23 @@ TEST(Messages, HelloRoundTrips) {
   hello.memory_mb = 1024;
   hello.labels = {{"rack", "r1"}};
   hello.data_addr = "127.0.0.1:4000";
-  hello.attempts = {AttemptReport{7, 3, 12, from_unix_ms(1000), "forward"}};
+  hello.attempts = {AttemptReport{7, 3, 12, from_unix_ms(1000), "forward", from_unix_ms(400), 35}};
   const auto parsed = std::get<HelloMsg>(parse_agent_message(encode(AgentMessage{hello})));
   EXPECT_EQ(parsed.name, "node-1");
   EXPECT_EQ(parsed.labels.at("rack"), "r1");
   EXPECT_EQ(parsed.attempts, hello.attempts);
+}
+
+TEST(Messages, AttemptExitedCarriesGoodputTiming) {
+  AttemptExitedMsg exited{9, 0, std::nullopt, "completed 40 steps", 40, "tail"};
+  exited.first_step_at = from_unix_ms(5000);
+  exited.checkpoint_ms = 120;
+  const auto parsed = std::get<AttemptExitedMsg>(parse_agent_message(encode(AgentMessage{exited})));
+  EXPECT_EQ(parsed.first_step_at, exited.first_step_at);
+  EXPECT_EQ(parsed.checkpoint_ms, 120);
+  const auto bare = std::get<AttemptExitedMsg>(parse_agent_message(R"({"type":"attempt_exited","attempt_id":9})"));
+  EXPECT_FALSE(bare.first_step_at);
+  EXPECT_EQ(bare.checkpoint_ms, 0);
 }
 
 TEST(Messages, LaunchRoundTrips) {
@@ -54,6 +66,9 @@ TEST(Messages, RejectsMalformedWithFieldNamed) {
   EXPECT_EQ(field_of(R"({"type":"attempt_started","attempt_id":"x"})"), "attempt_id");
   EXPECT_EQ(field_of(R"({"type":"heartbeat","attempts":[{"attempt_id":1,"job_id":1,"step":-1}]})"), "attempts[0].step");
   EXPECT_EQ(field_of(R"({"type":"heartbeat","extra":1})"), "extra");
+  EXPECT_EQ(field_of(R"({"type":"heartbeat","attempts":[{"attempt_id":1,"job_id":1,"step":1,"checkpoint_ms":-5}]})"),
+            "attempts[0].checkpoint_ms");
+  EXPECT_EQ(field_of(R"({"type":"attempt_exited","attempt_id":1,"first_step_at":"soon"})"), "first_step_at");
   EXPECT_EQ(field_of("[1,2"), "");
   EXPECT_EQ(field_of(R"({"type":"metrics","attempt_id":1})"), "steps");
   EXPECT_EQ(field_of(R"({"type":"metrics","attempt_id":1,"steps":[{"step":0,"loss":1,"grad_norm":1,"param_norm":1,"lr":1,"samples_per_s":1}]})"),
