@@ -3,7 +3,8 @@
 // the job retries. Both are pure functions of the attempt's facts, tested without a daemon.
 //
 // Classification: ordered rules as data (failure_rules.h), the first that matches wins: cancelled,
-// failed pre-flight, node lost, timeout, stuck, out-of-memory (a failure with an OOM marker in the
+// failed pre-flight, node lost, timeout, stuck on a node that then failed its health check
+// (infrastructure), stuck, out-of-memory (a failure with an OOM marker in the
 // reason or log tail), NaN loss, collective timeout, then any other failure is the job's own error,
 // and the rest is unknown.
 //
@@ -26,6 +27,8 @@ struct AttemptFacts {
   bool cancelled = false;
   bool node_lost = false;
   bool health_failed = false;  // a node of the attempt failed its pre-flight check
+  bool stuck = false;              // the daemon stopped it for making no progress (its diagnosis is the reason)
+  bool node_failed_check = false;  // a node it hung on failed the health check that followed
   bool timed_out = false;
 };
 

@@ -17,7 +17,9 @@ constexpr std::string_view kDefaultRules = R"json({"rules": [
    "suggestion": "A node stopped answering; the job is retried elsewhere and the node is checked."},
   {"class": "timeout", "when": ["timed_out"],
    "suggestion": "The attempt ran past timeout_s; raise it or checkpoint more often."},
-  {"class": "stuck", "reason": ["stuck:*", "stuck;*", "*no training progress*"],
+  {"class": "stuck", "infrastructure": true, "when": ["stuck", "node_failed_check"],
+   "suggestion": "Training stopped on a node that then failed its health check; the node is out of service and the job retries elsewhere without using an attempt."},
+  {"class": "stuck", "when": ["stuck"],
    "suggestion": "Training made no progress for stuck_after_s; see the diagnosis for the rank that stopped."},
   {"class": "oom", "when": ["failed"],
    "text": ["*out of memory*", "*bad_alloc*", "*oom-kill*", "*oom_kill*", "*oom killer*", "*cannot allocate memory*"],
@@ -36,13 +38,16 @@ constexpr std::string_view kDefaultRules = R"json({"rules": [
    "suggestion": "The attempt failed for an unknown reason; check the logs and the node."}
 ]})json";
 
-constexpr std::array kFacts = {"cancelled", "health_failed", "node_lost", "timed_out", "signal", "nonzero_exit", "failed"};
+constexpr std::array kFacts = {"cancelled", "health_failed", "node_lost", "stuck", "node_failed_check", "timed_out", "signal",
+                               "nonzero_exit", "failed"};
 
 bool holds(const std::string& fact, const AttemptFacts& f) {
   const bool nonzero_exit = f.exit_code && *f.exit_code != 0;
   if (fact == "cancelled") return f.cancelled;
   if (fact == "health_failed") return f.health_failed;
   if (fact == "node_lost") return f.node_lost;
+  if (fact == "stuck") return f.stuck;
+  if (fact == "node_failed_check") return f.node_failed_check;
   if (fact == "timed_out") return f.timed_out;
   if (fact == "signal") return f.signal.has_value();
   if (fact == "nonzero_exit") return nonzero_exit;
@@ -83,7 +88,8 @@ FailureRule parse_rule(const Json& j, const std::string& path) {
   for (std::size_t i = 0; i < rule.when.size(); ++i) {
     if (std::find(kFacts.begin(), kFacts.end(), rule.when[i]) == kFacts.end()) {
       throw InvalidInput(r.field_path("when") + "[" + std::to_string(i) + "]",
-                         "must be one of cancelled, health_failed, node_lost, timed_out, signal, nonzero_exit, failed");
+                         "must be one of cancelled, health_failed, node_lost, stuck, node_failed_check, timed_out, signal, "
+                         "nonzero_exit, failed");
     }
   }
   rule.exit_code = r.opt_string("exit_code", 1, 64);

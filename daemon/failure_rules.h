@@ -5,7 +5,9 @@
 // their own with `trainyard-daemon --failure-rules FILE` ({"rules": [...]}), checked before them.
 //
 // A rule matches when every matcher it has matches:
-//   "when":      facts that must all hold: cancelled, health_failed, node_lost, timed_out,
+//   "when":      facts that must all hold: cancelled, health_failed, node_lost, stuck (stopped
+//                for making no progress), node_failed_check (a node it hung on then failed its
+//                health check), timed_out,
 //                signal (killed by one), nonzero_exit, failed (either of the last two);
 //   "exit_code", "signal": globs over the number;
 //   "reason", "log_tail", "text": lists of globs, any of which matches the attempt's reason, its

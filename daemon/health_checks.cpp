@@ -31,6 +31,7 @@ std::string to_string(HealthCheckKind k) {
     case HealthCheckKind::preflight: return "preflight";
     case HealthCheckKind::periodic: return "periodic";
     case HealthCheckKind::undrain: return "undrain";
+    case HealthCheckKind::after_stuck: return "after_stuck";
   }
   return "on_demand";
 }

@@ -236,7 +236,10 @@ void JobManager::cancel(JobId id, std::function<void(CancelResult, std::optional
     auto current = current_attempt_.find(id);
     if (current != current_attempt_.end()) {
       auto attempt = attempts_.find(current->second);
-      if (attempt != attempts_.end()) kill_attempt(attempt->second, "cancelled on request");
+      if (attempt != attempts_.end()) {
+        kill_attempt(attempt->second, "cancelled on request");
+        maybe_finish(attempt->first);  // its ranks may all be gone already, its nodes under test after a hang
+      }
     }
     done(CancelResult::cancelling, snapshot);
   });
@@ -479,6 +482,7 @@ void JobManager::maybe_finish(AttemptId id) {
 }
 
 void JobManager::finish_attempt(ActiveAttempt& active) {
+  if (test_stuck_nodes(active)) return;  // finishes when the verdicts are in
   const TimePoint now = clock_.now();
   Attempt& attempt = active.record;
   Job& job = active_jobs_.at(attempt.job_id);
@@ -502,6 +506,11 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
     facts.log_tail = culprit->log_tail;
   }
   if (facts.reason.empty()) facts.reason = active.kill_reason;
+  // Stopped as stuck, the ranks died of the daemon's kill: the diagnosis is the reason.
+  facts.stuck = !active.stuck_ranks.empty();
+  if (facts.stuck) facts.reason = active.kill_reason;
+  facts.node_failed_check = !active.failed_checks.empty();
+  for (const std::string& failed : active.failed_checks) facts.reason += "; then " + failed;
   for (int r : active.stuck_ranks) {
     const std::string& tail = active.ranks[static_cast<std::size_t>(r)].log_tail;
     if (!tail.empty()) attempt.diagnosis += "\n--- rank " + std::to_string(r) + " log tail ---\n" + tail;

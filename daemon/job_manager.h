@@ -39,6 +39,7 @@ struct JobManagerConfig {
   FailureRules failure_rules = FailureRules::defaults();
   bool registration_checks = true;   // a node takes no work before it passes the accelerator suite
   bool preflight_checks = true;      // multi-node attempts of jobs with `preflight` test their nodes first
+  bool stuck_node_checks = true;     // the nodes a stuck attempt hung on are tested before its retry is decided
   Millis periodic_check_interval{0};  // idle nodes are re-tested this often; 0: never
   Millis canary_interval{0};          // a canary job is submitted this often; 0: never
   int canary_nodes = 2;
@@ -150,6 +151,8 @@ class JobManager {
     // The rank that failed first speaks for the attempt: the others mostly die of the kill it caused.
     int first_failed_rank = -1;
     std::vector<int> stuck_ranks;  // named by the stuck diagnosis, if it was stopped as stuck
+    bool stuck_nodes_tested = false;
+    std::vector<std::string> failed_checks;  // "node failed health check N: ..." for the nodes it hung on
   };
   struct NodeEntry {
     Node node;
@@ -200,6 +203,9 @@ class JobManager {
   void begin_attempt(AttemptId id);  // claim the checkpoints and choose the resume point, then pre-flight
   void preflight_then_launch(AttemptId id);
   void on_preflight_done(AttemptId id, const HealthCheckResult& result);
+  // A stuck attempt may have hung on a bad node: its hung ranks' nodes are tested, and the attempt
+  // finishes (classified, retried) with the verdicts. True when the test started.
+  bool test_stuck_nodes(ActiveAttempt& attempt);
   void start_periodic_check();
   void start_canary();
 

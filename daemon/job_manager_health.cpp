@@ -134,6 +134,36 @@ void JobManager::on_preflight_done(AttemptId id, const HealthCheckResult& result
   finish_attempt(attempt);
 }
 
+bool JobManager::test_stuck_nodes(ActiveAttempt& attempt) {
+  if (attempt.stuck_ranks.empty() || attempt.stuck_nodes_tested || !config_.stuck_node_checks) return false;
+  attempt.stuck_nodes_tested = true;
+  const Job& job = active_jobs_.at(attempt.record.job_id);
+  if (job.cancel_requested) return false;
+  std::vector<std::string> nodes;
+  for (int r : attempt.stuck_ranks) {
+    const std::string& node = attempt.record.nodes[static_cast<std::size_t>(r)];
+    auto entry = nodes_.find(node);
+    // A node that is gone is lost, not tested; one already under test gets its verdict there.
+    if (entry == nodes_.end() || !entry->second.channel || health_.running_on(node)) continue;
+    if (std::find(nodes.begin(), nodes.end(), node) == nodes.end()) nodes.push_back(node);
+  }
+  if (nodes.empty()) return false;
+  spdlog::info("event=stuck_nodes_check job={} attempt={} nodes={}", job.id, attempt.record.id, join_node_names(nodes));
+  const bool collective = nodes.size() >= 2;
+  HealthCheckRequest request{HealthCheckKind::after_stuck, nodes, true, collective, "job " + std::to_string(job.id)};
+  start_check(std::move(request), [this, id = attempt.record.id](const HealthCheckResult& result) {
+    auto it = attempts_.find(id);
+    if (it == attempts_.end()) return;
+    for (const auto& verdict : result.verdicts) {
+      if (verdict.state == NodeState::healthy) continue;
+      it->second.failed_checks.push_back(verdict.node + " failed health check " + std::to_string(result.id) + ": " +
+                                         to_string(verdict.state) + ": " + verdict.reason);
+    }
+    finish_attempt(it->second);
+  });
+  return true;
+}
+
 void JobManager::start_periodic_check() {
   std::vector<std::string> idle;
   for (const auto& [name, entry] : nodes_) {

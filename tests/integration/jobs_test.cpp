@@ -70,6 +70,9 @@ TEST_F(Jobs, ACommandJobThatStopsWritingProgressIsCaughtAsStuck) {
   const Json job = cluster.wait_job_state(id, "FAILED", 30s);
   EXPECT_EQ(job["failure_class"], "stuck") << job.dump(2);
   const Json attempt = cluster.api("GET", "/v1/jobs/" + std::to_string(id) + "/attempts").body["attempts"][0];
+  // Its node passed the check that followed the hang: the job's own failure, its one attempt used.
+  EXPECT_FALSE(attempt["infrastructure"].get<bool>()) << attempt.dump(2);
+  EXPECT_EQ(cluster.api("GET", "/v1/nodes/" + attempt["nodes"][0].get<std::string>()).body["state"], "HEALTHY");
   EXPECT_NE(attempt.value("diagnosis", "").find("rank 0 (" + attempt["nodes"][0].get<std::string>() +
                                                  ") blocked in all-reduce at step 5"),
             std::string::npos)

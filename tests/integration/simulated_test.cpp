@@ -116,7 +116,7 @@ TEST(Simulated, AKilledAgentsJobResumesFromItsCheckpointElsewhereAndFinishes) {
 namespace trainyard::testing {
 namespace {
 
-TEST(Simulated, ARankHungByAFaultIsKilledAsStuckWithADiagnosisNamingIt) {
+TEST(Simulated, ARankHungByAFaultIsKilledAsStuckNamedAndRetriedAsAnInfrastructureFailure) {
   Cluster cluster;
   cluster.start_daemon();
   for (int i = 0; i < 3; ++i) cluster.start_agent("trn-" + std::to_string(i));
@@ -125,11 +125,12 @@ TEST(Simulated, ARankHungByAFaultIsKilledAsStuckWithADiagnosisNamingIt) {
                                   {"nodes", 2},
                                   {"kind", "simulated"},
                                   {"stuck_after_s", 2},
-                                  {"retry", {{"attempts", 2}}},
+                                  {"retry", {{"attempts", 1}}},
                                   {"workload", {{"steps", 200}, {"step_ms", 20}, {"checkpoint_every", 20}}}});
   const std::string path = "/v1/jobs/" + std::to_string(id);
   cluster.wait_job_state(id, "RUNNING", 30s);
-  ASSERT_TRUE(eventually([&] { return cluster.api("GET", path + "/attempts").body["attempts"][0].value("last_step", 0) >= 5; }, 30s));
+  // Hung after its first checkpoint, so the retry has one to resume from.
+  ASSERT_TRUE(eventually([&] { return !cluster.api("GET", path + "/checkpoints").body["checkpoints"].empty(); }, 30s));
   const Json first = cluster.api("GET", path + "/attempts").body["attempts"][0];
   const std::string victim = first["nodes"][1];
   // A simulated rank trains on its node's core 0.
@@ -155,11 +156,22 @@ TEST(Simulated, ARankHungByAFaultIsKilledAsStuckWithADiagnosisNamingIt) {
   EXPECT_LE(silent_ms, 2000 + 100 + 50 + 350) << attempt.dump(2);
   EXPECT_GE(silent_ms, 2000) << attempt.dump(2);
 
+  // The node it hung on was tested before the retry was decided, failed (its core hangs), and left
+  // service; so the hang was the system's fault, retried without using the job's only attempt.
+  EXPECT_TRUE(attempt["infrastructure"].get<bool>()) << attempt.dump(2);
+  const std::string reason = attempt["reason"];
+  EXPECT_NE(reason.find("then " + victim + " failed health check"), std::string::npos) << reason;
+  const Json node = cluster.api("GET", "/v1/nodes/" + victim).body;
+  EXPECT_EQ(node["state"], "UNHEALTHY") << node.dump(2);
+  EXPECT_NE(node["state_reason"].get<std::string>().find("core 0"), std::string::npos) << node.dump(2);
+
   // The retry avoids the node that hung and resumes from a checkpoint.
   const Json job = cluster.wait_job_state(id, "SUCCEEDED", 60s);
+  EXPECT_EQ(job["infra_retries"], 1) << job.dump(2);
   const Json attempts = cluster.api("GET", path + "/attempts").body["attempts"];
   ASSERT_EQ(attempts.size(), 2u) << attempts.dump(2);
-  for (const auto& node : attempts[1]["nodes"]) EXPECT_NE(node, victim);
+  for (const auto& n : attempts[1]["nodes"]) EXPECT_NE(n, victim);
+  EXPECT_TRUE(attempts[1].contains("resumed_from")) << attempts.dump(2);
   EXPECT_EQ(attempts[1]["steps_completed"], 200);
 }
 

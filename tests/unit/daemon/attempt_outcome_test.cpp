@@ -39,11 +39,18 @@ TEST(ClassifyFailure, EveryClass) {
   lost.node_lost = true;
   AttemptFacts timed_out;
   timed_out.timed_out = true;
+  AttemptFacts stuck = killed_by(SIGKILL, "stuck: no progress for 1800 s");
+  stuck.stuck = true;
+  AttemptFacts stuck_on_bad_node = stuck;
+  stuck_on_bad_node.node_failed_check = true;
   const std::vector<Case> cases = {
       {"cancel", cancelled, "cancelled", false},
       {"node lost", lost, "node_lost", true},
       {"timeout", timed_out, "timeout", false},
-      {"stuck", killed_by(SIGKILL, "stuck: no progress for 1800 s"), "stuck", false},
+      {"stuck", stuck, "stuck", false},
+      {"stuck on a node that then failed its check", stuck_on_bad_node, "stuck", true},
+      {"a failed check alone is not a hang", [] { AttemptFacts f = killed_by(SIGKILL); f.node_failed_check = true; return f; }(),
+       "user_error", false},
       {"oom by reason", killed_by(SIGKILL, "Out Of Memory killer"), "oom", false},
       {"oom by log", killed_by(SIGKILL, "", "terminate called after std::bad_alloc"), "oom", false},
       {"oom by exit", exit_with(1, "CUDA out of memory"), "oom", false},
@@ -65,8 +72,8 @@ TEST(ClassifyFailure, EveryClass) {
 
 TEST(ClassifyFailure, EarlierRulesWin) {
   // Every later marker is present; each step removes the rule that matched.
-  AttemptFacts f = killed_by(SIGKILL, "stuck; out of memory; loss is NaN; collective timeout");
-  f.cancelled = f.node_lost = f.timed_out = true;
+  AttemptFacts f = killed_by(SIGKILL, "out of memory; loss is NaN; collective timeout");
+  f.cancelled = f.node_lost = f.timed_out = f.stuck = true;
   EXPECT_EQ(classify_failure(f).name, "cancelled");
   f.cancelled = false;
   EXPECT_EQ(classify_failure(f).name, "node_lost");
@@ -74,7 +81,7 @@ TEST(ClassifyFailure, EarlierRulesWin) {
   EXPECT_EQ(classify_failure(f).name, "timeout");
   f.timed_out = false;
   EXPECT_EQ(classify_failure(f).name, "stuck");
-  f.reason = "out of memory; loss is NaN; collective timeout";
+  f.stuck = false;
   EXPECT_EQ(classify_failure(f).name, "oom");
   f.reason = "loss is NaN; collective timeout";
   EXPECT_EQ(classify_failure(f).name, "nan_loss");

@@ -1,0 +1,127 @@
+// A stuck attempt's hung nodes are tested before its retry is decided (issue 6): a node that fails
+// makes the hang an infrastructure failure. Fake agents, fake time.
+#include <gtest/gtest.h>
+
+#include "healthcheck/health_json.h"
+#include "tests/unit/daemon/harness.h"
+
+namespace trainyard::testing {
+namespace {
+
+Json accelerator_report(bool passed) {
+  health::AcceleratorReport report;
+  report.cores.push_back(health::CoreResult{
+      0, {health::CheckResult{health::AcceleratorTest::gemm, passed ? health::CheckStatus::passed : health::CheckStatus::timed_out,
+                              0, 1e-5, 1, passed ? "" : "core 0: GEMM did not finish within its 2000 ms budget"}}});
+  return health::to_json(report);
+}
+
+struct StuckJob {
+  JobId job = 0;
+  AttemptId attempt = 0;
+  std::string hung;     // rank 0's node: blocked in forward
+  std::string waiting;  // rank 1's node: waiting for it in all-reduce
+};
+
+// A 2-node job whose rank 0 stops in "forward" at step 5 while rank 1 waits in all-reduce, until
+// the daemon kills it as stuck and both ranks exit.
+StuckJob run_until_stuck(Cluster& c, int attempts) {
+  JobSpec spec = command_spec(2, attempts);
+  spec.stuck_after_s = 10;
+  StuckJob s;
+  s.job = c.submit(spec).id;
+  const LaunchMsg launch = c.agents.at("n1")->launches().at(0);
+  s.attempt = launch.attempt_id;
+  const auto nodes = c.nodes_of(s.attempt);
+  s.hung = nodes.at(0);
+  s.waiting = nodes.at(1);
+  c.started(s.hung, s.attempt);
+  c.started(s.waiting, s.attempt);
+  for (int second = 0; second <= 12; second += 2) {
+    c.heartbeat(s.hung, {AttemptReport{s.attempt, s.job, 5, std::nullopt, "forward"}});
+    c.heartbeat(s.waiting, {AttemptReport{s.attempt, s.job, 5, std::nullopt, "all-reduce"}});
+    c.advance(Millis(2000));
+    c.jobs.tick();
+    c.settle();
+  }
+  EXPECT_FALSE(c.agents.at(s.hung)->kills().empty()) << "the attempt was not stopped as stuck";
+  c.exited(s.hung, s.attempt, std::nullopt, 15, "terminated");
+  c.exited(s.waiting, s.attempt, std::nullopt, 15, "terminated");
+  return s;
+}
+
+TEST(StuckNodes, AHangOnANodeThatThenFailsItsCheckIsAnInfrastructureFailure) {
+  Cluster c;
+  c.connect("n1");
+  c.connect("n2");
+  c.connect("n3");
+  const StuckJob s = run_until_stuck(c, 1);
+
+  // Only the node that hung is tested; the attempt waits for its verdict.
+  EXPECT_TRUE(c.agents.at(s.waiting)->all<HealthCheckMsg>().empty());
+  const auto checks = c.agents.at(s.hung)->all<HealthCheckMsg>();
+  ASSERT_EQ(checks.size(), 1u);
+  EXPECT_EQ(checks[0].suite, HealthSuite::accelerator);
+  EXPECT_EQ(c.stored_attempts(s.job).at(0).state, AttemptState::running);
+
+  c.send(s.hung, HealthResultMsg{checks[0].task_id, accelerator_report(false), ""});
+  const Attempt attempt = c.stored_attempts(s.job).at(0);
+  EXPECT_EQ(attempt.failure_class, "stuck");
+  EXPECT_TRUE(attempt.infrastructure);
+  EXPECT_NE(attempt.reason.find("then " + s.hung + " failed health check"), std::string::npos) << attempt.reason;
+  EXPECT_NE(attempt.reason.find("budget"), std::string::npos) << attempt.reason;
+  // With one attempt allowed, only an infrastructure retry keeps the job going; the node is out.
+  const Job job = *c.stored_job(s.job);
+  EXPECT_EQ(job.state, JobState::pending) << job.reason;
+  EXPECT_EQ(job.infra_retries, 1);
+  EXPECT_NE(job.reason.find("infrastructure failure (stuck)"), std::string::npos) << job.reason;
+  EXPECT_EQ(c.jobs.node(s.hung)->node.state, NodeState::unhealthy);
+}
+
+TEST(StuckNodes, AHangOnANodeThatPassesItsCheckIsTheJobsOwn) {
+  Cluster c;
+  c.connect("n1");
+  c.connect("n2");
+  const StuckJob s = run_until_stuck(c, 1);
+  const auto checks = c.agents.at(s.hung)->all<HealthCheckMsg>();
+  ASSERT_EQ(checks.size(), 1u);
+  c.send(s.hung, HealthResultMsg{checks[0].task_id, accelerator_report(true), ""});
+
+  const Attempt attempt = c.stored_attempts(s.job).at(0);
+  EXPECT_EQ(attempt.failure_class, "stuck");
+  EXPECT_FALSE(attempt.infrastructure);
+  EXPECT_EQ(c.stored_job(s.job)->state, JobState::failed);
+  EXPECT_EQ(c.jobs.node(s.hung)->node.state, NodeState::healthy);
+}
+
+TEST(StuckNodes, ANodeThatNeverAnswersItsCheckIsUnhealthyAndTheAttemptStillEnds) {
+  Cluster c;
+  c.connect("n1");
+  c.connect("n2");
+  const StuckJob s = run_until_stuck(c, 1);
+  ASSERT_EQ(c.agents.at(s.hung)->all<HealthCheckMsg>().size(), 1u);
+  for (int i = 0; i < 6; ++i) {  // past the task timeout (10 s), with both nodes alive
+    c.heartbeat(s.hung);
+    c.heartbeat(s.waiting);
+    c.advance(Millis(2000));
+  }
+  const Attempt attempt = c.stored_attempts(s.job).at(0);
+  EXPECT_EQ(attempt.state, AttemptState::failed);
+  EXPECT_TRUE(attempt.infrastructure) << attempt.reason;
+  EXPECT_EQ(c.jobs.node(s.hung)->node.state, NodeState::unhealthy);
+}
+
+TEST(StuckNodes, CancellingWhileTheNodeIsTestedEndsTheJobAtOnce) {
+  Cluster c;
+  c.connect("n1");
+  c.connect("n2");
+  const StuckJob s = run_until_stuck(c, 1);
+  std::optional<JobManager::CancelResult> result;
+  c.jobs.cancel(s.job, [&](JobManager::CancelResult r, std::optional<Job>) { result = r; });
+  c.settle();
+  ASSERT_EQ(result, JobManager::CancelResult::cancelling);
+  EXPECT_EQ(c.stored_job(s.job)->state, JobState::cancelled);
+}
+
+}  // namespace
+}  // namespace trainyard::testing
