@@ -176,11 +176,17 @@ std::string describe_job(const Json& job, TimePoint now) {
   return d.str();
 }
 
+// An attempt's class, marked "[infra]" when the system was at fault (it used none of the job's attempts).
+std::string attempt_class(const Json& attempt) {
+  const Json& infra = field_or_null(attempt, "infrastructure");
+  return text_of(attempt, "failure_class") + (infra.is_boolean() && infra.get<bool>() ? "[infra]" : "");
+}
+
 std::string attempts_table(const Json& attempts, TimePoint now) {
   Table t({"ATTEMPT", "ID", "STATE", "NODES", "EXIT", "SIGNAL", "CLASS", "STEPS", "STARTED", "RUNTIME", "REASON"});
   for (const Json& a : attempts) {
     t.add_row({text_of(a, "number"), text_of(a, "id"), text_of(a, "state"), list_of(a, "nodes"),
-               text_of(a, "exit_code"), text_of(a, "signal"), text_of(a, "failure_class"),
+               text_of(a, "exit_code"), text_of(a, "signal"), attempt_class(a),
                text_of(a, "steps_completed"), age_of(a, "started_at", now), runtime_of(a, now),
                truncate(text_of(a, "reason"), kReasonWidth)});
   }

@@ -150,7 +150,7 @@ std::string pending_out() { return render({"job", "43"}, {pending_job(), Json{{"
 TEST(Render, JobDescriptionAndAttempts) {
   const Json attempts = {{"attempts",
                           {{{"id", 7}, {"job_id", 42}, {"number", 1}, {"nodes", {"n3", "n2"}}, {"state", "FAILED"},
-                            {"exit_code", 137}, {"signal", 9}, {"failure_class", "node_lost"}, {"reason", "node n3 lost"},
+                            {"exit_code", 137}, {"signal", 9}, {"failure_class", "node_lost"}, {"infrastructure", true}, {"reason", "node n3 lost"},
                             {"started_at", "2026-11-22T13:56:00.000Z"}, {"ended_at", "2026-11-22T13:57:30.000Z"},
                             {"steps_completed", 120}},
                            {{"id", 8}, {"job_id", 42}, {"number", 2}, {"nodes", {"n1", "n2"}}, {"state", "RUNNING"},
@@ -168,7 +168,7 @@ TEST(Render, JobDescriptionAndAttempts) {
 
   const auto lines = lines_of(out.substr(out.find("Attempts:\n") + 10));
   ASSERT_EQ(lines.size(), 3u);
-  EXPECT_EQ(cells_of(lines[1]), (std::vector<std::string>{"1", "7", "FAILED", "n3,n2", "137", "9", "node_lost", "120",
+  EXPECT_EQ(cells_of(lines[1]), (std::vector<std::string>{"1", "7", "FAILED", "n3,n2", "137", "9", "node_lost[infra]", "120",
                                                           "4m", "90s", "node n3 lost"}));
   // Still running: runtime up to now; no exit code yet.
   EXPECT_EQ(cells_of(lines[2]),
