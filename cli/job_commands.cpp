@@ -167,6 +167,7 @@ std::string describe_job(const Json& job, TimePoint now) {
   d.add("Ended", time_with_age(job, "ended_at", now));
   d.add("Attempts", text_of(job, "attempts"));
   d.add("Infra retries", text_of(job, "infra_retries"));
+  d.add("Avoided nodes", list_of(job, "excluded_nodes"));  // nodes that failed it: its next attempts go elsewhere
   d.add("Exit code", text_of(job, "exit_code"));
   d.add("Failure class", text_of(job, "failure_class"));
   d.add("Reason", text_of(job, "reason"));

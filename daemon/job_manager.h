@@ -39,7 +39,6 @@ struct JobManagerConfig {
   FailureRules failure_rules = FailureRules::defaults();
   bool registration_checks = true;   // a node takes no work before it passes the accelerator suite
   bool preflight_checks = true;      // multi-node attempts of jobs with `preflight` test their nodes first
-  bool stuck_node_checks = true;     // the nodes a stuck attempt hung on are tested before its retry is decided
   Millis periodic_check_interval{0};  // idle nodes are re-tested this often; 0: never
   Millis canary_interval{0};          // a canary job is submitted this often; 0: never
   int canary_nodes = 2;

@@ -135,7 +135,7 @@ void JobManager::on_preflight_done(AttemptId id, const HealthCheckResult& result
 }
 
 bool JobManager::test_stuck_nodes(ActiveAttempt& attempt) {
-  if (attempt.stuck_ranks.empty() || attempt.stuck_nodes_tested || !config_.stuck_node_checks) return false;
+  if (attempt.stuck_ranks.empty() || attempt.stuck_nodes_tested) return false;
   attempt.stuck_nodes_tested = true;
   const Job& job = active_jobs_.at(attempt.record.job_id);
   if (job.cancel_requested) return false;

@@ -66,6 +66,7 @@ Json running_job() {
           {"reason", "node n3 lost"},
           {"failure_class", "node_lost"},
           {"cancel_requested", false},
+          {"excluded_nodes", {"n3"}},
           {"nodes", {"n1", "n2"}},
           {"spec",
            {{"name", "train"}, {"nodes", 2}, {"priority", 5}, {"kind", "command"},
@@ -165,6 +166,8 @@ TEST(Render, JobDescriptionAndAttempts) {
   EXPECT_EQ(value_of(out, "Exit code"), "-");  // absent
   EXPECT_EQ(value_of(pending_out(), "Reason"), "-");  // empty
   EXPECT_EQ(value_of(out, "Pending reason"), "<absent>");
+  EXPECT_EQ(value_of(out, "Avoided nodes"), "n3");
+  EXPECT_EQ(value_of(pending_out(), "Avoided nodes"), "-");
 
   const auto lines = lines_of(out.substr(out.find("Attempts:\n") + 10));
   ASSERT_EQ(lines.size(), 3u);

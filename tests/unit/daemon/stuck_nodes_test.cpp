@@ -50,11 +50,17 @@ StuckJob run_until_stuck(Cluster& c, int attempts) {
   return s;
 }
 
-TEST(StuckNodes, AHangOnANodeThatThenFailsItsCheckIsAnInfrastructureFailure) {
+class StuckNodes : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    c.connect("n1");
+    c.connect("n2");
+  }
   Cluster c;
-  c.connect("n1");
-  c.connect("n2");
-  c.connect("n3");
+};
+
+TEST_F(StuckNodes, AHangOnANodeThatThenFailsItsCheckIsAnInfrastructureFailure) {
+  c.connect("n3");  // somewhere for the retry to go
   const StuckJob s = run_until_stuck(c, 1);
 
   // Only the node that hung is tested; the attempt waits for its verdict.
@@ -78,10 +84,7 @@ TEST(StuckNodes, AHangOnANodeThatThenFailsItsCheckIsAnInfrastructureFailure) {
   EXPECT_EQ(c.jobs.node(s.hung)->node.state, NodeState::unhealthy);
 }
 
-TEST(StuckNodes, AHangOnANodeThatPassesItsCheckIsTheJobsOwn) {
-  Cluster c;
-  c.connect("n1");
-  c.connect("n2");
+TEST_F(StuckNodes, AHangOnANodeThatPassesItsCheckIsTheJobsOwn) {
   const StuckJob s = run_until_stuck(c, 1);
   const auto checks = c.agents.at(s.hung)->all<HealthCheckMsg>();
   ASSERT_EQ(checks.size(), 1u);
@@ -94,10 +97,7 @@ TEST(StuckNodes, AHangOnANodeThatPassesItsCheckIsTheJobsOwn) {
   EXPECT_EQ(c.jobs.node(s.hung)->node.state, NodeState::healthy);
 }
 
-TEST(StuckNodes, ANodeThatNeverAnswersItsCheckIsUnhealthyAndTheAttemptStillEnds) {
-  Cluster c;
-  c.connect("n1");
-  c.connect("n2");
+TEST_F(StuckNodes, ANodeThatNeverAnswersItsCheckIsUnhealthyAndTheAttemptStillEnds) {
   const StuckJob s = run_until_stuck(c, 1);
   ASSERT_EQ(c.agents.at(s.hung)->all<HealthCheckMsg>().size(), 1u);
   for (int i = 0; i < 6; ++i) {  // past the task timeout (10 s), with both nodes alive
@@ -111,10 +111,7 @@ TEST(StuckNodes, ANodeThatNeverAnswersItsCheckIsUnhealthyAndTheAttemptStillEnds)
   EXPECT_EQ(c.jobs.node(s.hung)->node.state, NodeState::unhealthy);
 }
 
-TEST(StuckNodes, CancellingWhileTheNodeIsTestedEndsTheJobAtOnce) {
-  Cluster c;
-  c.connect("n1");
-  c.connect("n2");
+TEST_F(StuckNodes, CancellingWhileTheNodeIsTestedEndsTheJobAtOnce) {
   const StuckJob s = run_until_stuck(c, 1);
   std::optional<JobManager::CancelResult> result;
   c.jobs.cancel(s.job, [&](JobManager::CancelResult r, std::optional<Job>) { result = r; });
