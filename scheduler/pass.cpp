@@ -101,12 +101,9 @@ class Pass {
   bool examine(const QueuedJob& job) {
     const int share = job.share;
     const Shape& shape = job.shape;
-    const int fit = nodes_fitting(capacity_, shape, job.excluded);
+    // Nodes the job avoids count: placement uses them when nothing else fits (placement.h).
+    const int fit = capacity_.nodes_fitting(shape);
     if (fit < shape.nodes) {
-      if (nodes_fitting(capacity_, shape, {}) >= shape.nodes) {
-        note(job.id, {ReasonCode::excluded_nodes, fit});
-        return true;
-      }
       if (!reservation_ && !state_.is_system(share)) reserve(job);
       const bool reserved = reservation_ && reservation_->public_view.job == job.id;
       note(job.id, {ReasonCode::resources, fit, 0, reserved ? reservation_->public_view.at : TimePoint{}});
@@ -163,13 +160,7 @@ class Pass {
   // Walks the expected ends of running work (and of this pass's starts) until `job` fits, and
   // holds the nodes it would take then.
   void reserve(const QueuedJob& job) {
-    int could_fit = capacity_.nodes_ever_fitting(job.shape);
-    for (int node : job.excluded) {
-      if (node < capacity_.node_count() && capacity_.accepts(node) &&
-          capacity_.total(node) >= std::max(job.shape.cores_per_node, 1)) {
-        --could_fit;
-      }
-    }
+    const int could_fit = capacity_.nodes_ever_fitting(job.shape);
     // It cannot fit even on an idle cluster: holding nodes for it would help nobody, and skipping
     // the walk keeps a queue of such jobs cheap.
     if (could_fit < job.shape.nodes) return;
@@ -199,7 +190,7 @@ class Pass {
         give_back((*own)->nodes);
         ++own;
       }
-      if (nodes_fitting(later, job.shape, job.excluded) >= job.shape.nodes) when = std::max(at, now_);
+      if (later.nodes_fitting(job.shape) >= job.shape.nodes) when = std::max(at, now_);
     }
     if (!when) return;  // defensive: by the last release every accepting node is idle
     const auto nodes = place(later, group_of_, job.shape, job.excluded);

@@ -27,8 +27,7 @@ int tightest_group(const std::vector<int>& candidates, const std::vector<int>& g
   return best;
 }
 
-}  // namespace
-
+// Accepting nodes that could hold a rank of `shape`, not counting `excluded` ones.
 int nodes_fitting(const Capacity& capacity, const Shape& shape, const std::vector<int>& excluded) {
   int n = capacity.nodes_fitting(shape);
   for (int node : excluded) {
@@ -38,29 +37,51 @@ int nodes_fitting(const Capacity& capacity, const Shape& shape, const std::vecto
   return n;
 }
 
-std::optional<std::vector<int>> place(const Capacity& capacity, const std::vector<int>& group_of, const Shape& shape,
-                                      const std::vector<int>& excluded) {
+bool tighter(const Capacity& capacity, int a, int b) {
+  return capacity.free(a) != capacity.free(b) ? capacity.free(a) < capacity.free(b) : a < b;
+}
+
+// Best fit on nodes other than `excluded`, one group when possible.
+std::optional<std::vector<int>> place_excluding(const Capacity& capacity, const std::vector<int>& group_of,
+                                                const Shape& shape, const std::vector<int>& excluded) {
   if (nodes_fitting(capacity, shape, excluded) < shape.nodes) return std::nullopt;
-  const auto tighter = [&](int a, int b) {
-    return capacity.free(a) != capacity.free(b) ? capacity.free(a) < capacity.free(b) : a < b;
-  };
-  std::vector<int> candidates;
+  const auto by_fit = [&](int a, int b) { return tighter(capacity, a, b); };
   if (shape.nodes == 1) {
     int best = -1;
     for (int node = 0; node < capacity.node_count(); ++node) {
       if (!capacity.node_fits(node, shape) || is_excluded(excluded, node)) continue;
-      if (best < 0 || tighter(node, best)) best = node;
+      if (best < 0 || by_fit(node, best)) best = node;
       if (capacity.free(best) == shape.cores_per_node) break;  // an exact fit: nothing later is tighter
     }
     return std::vector<int>{best};
   }
+  std::vector<int> candidates;
   for (int node = 0; node < capacity.node_count(); ++node) {
     if (capacity.node_fits(node, shape) && !is_excluded(excluded, node)) candidates.push_back(node);
   }
   if (const int group = tightest_group(candidates, group_of, shape.nodes); group >= 0) {
     std::erase_if(candidates, [&](int node) { return group_of[node] != group; });
   }
-  std::partial_sort(candidates.begin(), candidates.begin() + shape.nodes, candidates.end(), tighter);
+  std::partial_sort(candidates.begin(), candidates.begin() + shape.nodes, candidates.end(), by_fit);
+  candidates.resize(shape.nodes);
+  return candidates;
+}
+
+}  // namespace
+
+std::optional<std::vector<int>> place(const Capacity& capacity, const std::vector<int>& group_of, const Shape& shape,
+                                      const std::vector<int>& avoided) {
+  if (auto chosen = place_excluding(capacity, group_of, shape, avoided)) return chosen;
+  if (avoided.empty() || capacity.nodes_fitting(shape) < shape.nodes) return std::nullopt;
+  // Only with avoided nodes: the fewest of them, then best fit (placement groups give way).
+  std::vector<int> candidates;
+  for (int node = 0; node < capacity.node_count(); ++node) {
+    if (capacity.node_fits(node, shape)) candidates.push_back(node);
+  }
+  std::partial_sort(candidates.begin(), candidates.begin() + shape.nodes, candidates.end(), [&](int a, int b) {
+    const bool a_avoided = is_excluded(avoided, a);
+    return a_avoided != is_excluded(avoided, b) ? !a_avoided : tighter(capacity, a, b);
+  });
   candidates.resize(shape.nodes);
   return candidates;
 }

@@ -6,6 +6,11 @@
 // first looks for one placement group (nodes sharing a value of the placement label, e.g. one
 // rack) that can hold all its ranks, the tightest such group first, and only spreads across
 // groups when none can. Ties go to the lower node index, so placement is deterministic.
+//
+// Avoided nodes (that failed the job before) are left out while enough other nodes fit. When they
+// do not, the job takes as few avoided nodes as it needs, rather than wait: an avoided node that
+// fits accepts work, so it passed whatever tests put it back in service, and a job that waits for
+// other nodes may wait for hours, or for ever on a small cluster it has met failures all over.
 #include <optional>
 #include <vector>
 
@@ -14,12 +19,9 @@
 namespace trainyard::scheduler {
 
 // `group_of[node]` is the node's placement group, or -1 when it has no placement label.
-// `excluded` lists node indices the job must avoid, sorted ascending.
+// `avoided` lists node indices the job should stay off, sorted ascending.
 // Returns the chosen nodes in rank order, or nullopt when the job does not fit.
 std::optional<std::vector<int>> place(const Capacity& capacity, const std::vector<int>& group_of, const Shape& shape,
-                                      const std::vector<int>& excluded);
-
-// Accepting nodes that could hold a rank of `shape`, not counting `excluded` ones.
-int nodes_fitting(const Capacity& capacity, const Shape& shape, const std::vector<int>& excluded);
+                                      const std::vector<int>& avoided);
 
 }  // namespace trainyard::scheduler

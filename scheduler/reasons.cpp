@@ -1,7 +1,6 @@
 // Why a pending job has not started, in words, from the facts the last pass left behind.
 #include <cstdio>
 
-#include "scheduler/placement.h"
 #include "scheduler/state.h"
 
 namespace trainyard::scheduler::detail {
@@ -36,14 +35,11 @@ ReasonFacts derive(const State& s, const QueuedJob& job) {
   const Capacity& capacity = s.last.capacity;
   const std::optional<int> cap = share.settings.max_running_cores;
   if (cap && share.running_cores + cores_wanted(job.shape) > *cap) return {ReasonCode::share_cap};
-  const int fit = nodes_fitting(capacity, job.shape, job.excluded);
-  if (fit < job.shape.nodes) {
-    const bool only_exclusions = nodes_fitting(capacity, job.shape, {}) >= job.shape.nodes;
-    return {only_exclusions ? ReasonCode::excluded_nodes : ReasonCode::resources, fit};
-  }
+  const int fit = capacity.nodes_fitting(job.shape);
+  if (fit < job.shape.nodes) return {ReasonCode::resources, fit};
   if (const auto& r = s.last.reservation) {
     const bool ends_before = job.timeout_s && s.last.at + std::chrono::seconds(*job.timeout_s) <= r->public_view.at;
-    if (!ends_before && nodes_fitting(r->beyond, job.shape, job.excluded) < job.shape.nodes) {
+    if (!ends_before && r->beyond.nodes_fitting(job.shape) < job.shape.nodes) {
       return {ReasonCode::reservation, fit, r->public_view.job, r->public_view.at};
     }
   }
@@ -77,9 +73,6 @@ std::string words(const State& s, const QueuedJob& job, const ReasonFacts& facts
     case ReasonCode::resources:
       return demand(job.shape, facts.nodes_fit) +
              (facts.until != TimePoint{} ? "; reserved to start by " + format_time(facts.until) : "");
-    case ReasonCode::excluded_nodes:
-      return demand(job.shape, facts.nodes_fit) + " once the " + plural(static_cast<int>(job.excluded.size()), "node") +
-             " that failed it before are left out";
     case ReasonCode::priority:
       return behind_whom(s, job);
     case ReasonCode::reservation:

@@ -36,7 +36,7 @@ struct QueuedJob {
   std::optional<std::int64_t> timeout_s;
   std::vector<JobId> waiting_for;
   std::optional<TimePoint> not_before;
-  std::vector<int> excluded;  // node indices, sorted
+  std::vector<int> excluded;  // node indices, sorted: avoided while other nodes fit (placement.h)
   bool ready = false;         // in its share's queue, rather than held by a dependency or backoff
 };
 

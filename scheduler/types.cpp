@@ -48,7 +48,6 @@ std::string to_string(ReasonCode code) {
     case ReasonCode::compute_reservation: return "compute_reservation";
     case ReasonCode::dependency: return "dependency";
     case ReasonCode::backoff: return "backoff";
-    case ReasonCode::excluded_nodes: return "excluded_nodes";
   }
   return "unknown";
 }

@@ -98,7 +98,6 @@ enum class ReasonCode {
   compute_reservation,  // cores held back for shares with no running work
   dependency,           // waiting for jobs it depends on
   backoff,              // retry backoff not over
-  excluded_nodes,       // would fit, but only on nodes that failed it before
 };
 std::string to_string(ReasonCode code);
 

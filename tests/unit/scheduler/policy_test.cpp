@@ -241,10 +241,49 @@ TEST(Placement, NodesThatDoNotAcceptWorkOrFailedTheJobAreAvoided) {
   s.queue(one);
   s.queue(two);
   const PassResult pass = s.schedule(at_s(0));
-  ASSERT_EQ(pass.starts.size(), 1u);
+  ASSERT_EQ(pass.starts.size(), 2u);
   EXPECT_THAT(node_names(pass.starts[0]), ElementsAre("n3"));
-  EXPECT_EQ(s.why_pending(2)->code, ReasonCode::excluded_nodes);
-  EXPECT_THAT(s.why_pending(2)->message, HasSubstr("1 fit now"));
+  // Two nodes accept work: the one it avoids as well, since it is needed; never the sick one.
+  EXPECT_THAT(node_names(pass.starts[1]), ::testing::UnorderedElementsAre("n2", "n3"));
+}
+
+TEST(Placement, AnAvoidedNodeIsLeftOutEvenWhenItFitsBest) {
+  Scheduler s{Config{}};
+  s.upsert_node(node("n1", 4));
+  s.upsert_node(node("n2", 8));
+  s.start_running({.id = 9, .share = "X", .nodes = {{"n1", 2}}, .started_at = at_s(0)}, at_s(0));
+  PendingJob one = job(1, {.cores_per_node = 2});
+  one.excluded_nodes = {"n1"};  // the tightest fit
+  s.queue(one);
+  const PassResult pass = s.schedule(at_s(0));
+  ASSERT_EQ(pass.starts.size(), 1u);
+  EXPECT_THAT(node_names(pass.starts[0]), ElementsAre("n2"));
+}
+
+TEST(Placement, AJobThatFitsOnlyWithAvoidedNodesTakesAsFewAsItNeedsRatherThanWait) {
+  Scheduler s{Config{}};
+  for (const char* name : {"n1", "n2", "n3", "n4"}) s.upsert_node(node(name, 4));
+  s.start_running({.id = 9, .share = "X", .nodes = {{"n4", 4}}, .started_at = at_s(0)}, at_s(0));
+  // It failed on n1 and n2; of the three free nodes only n3 is not one of them.
+  PendingJob two = job(1, {.nodes = 2, .cores_per_node = 4});
+  two.excluded_nodes = {"n1", "n2"};
+  s.queue(two);
+  const PassResult pass = s.schedule(at_s(0));
+  ASSERT_EQ(pass.starts.size(), 1u);
+  const auto nodes = node_names(pass.starts[0]);
+  EXPECT_THAT(nodes, ::testing::Contains("n3"));
+  EXPECT_THAT(nodes, ::testing::Not(::testing::Contains("n4")));
+}
+
+TEST(Placement, AJobThatAvoidsEveryNodeStillRuns) {
+  // Failures met on every node of a small cluster must not leave a job pending for ever.
+  Scheduler s{Config{}};
+  s.upsert_node(node("n1", 4));
+  s.upsert_node(node("n2", 4));
+  PendingJob one = job(1, {.nodes = 2, .cores_per_node = 4});
+  one.excluded_nodes = {"n1", "n2"};
+  s.queue(one);
+  EXPECT_THAT(started(s.schedule(at_s(0))), ElementsAre(1));
 }
 
 TEST(Backfill, OnlyJobsThatCannotDelayTheReservationStart) {

@@ -44,7 +44,6 @@ TEST(Types, OnlyHealthyConnectedNodesAcceptWork) {
 TEST(Types, ReasonCodesHaveStableNames) {
   EXPECT_EQ(to_string(ReasonCode::resources), "resources");
   EXPECT_EQ(to_string(ReasonCode::share_cap), "share_cap");
-  EXPECT_EQ(to_string(ReasonCode::excluded_nodes), "excluded_nodes");
   EXPECT_EQ(to_string(ReasonCode::compute_reservation), "compute_reservation");
 }
 
