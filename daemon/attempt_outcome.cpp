@@ -12,14 +12,15 @@ bool glob_match(const std::string& pattern, const std::string& text) {
 
 FailureClass classify_failure(const AttemptFacts& f) { return FailureRules::defaults().classify(f); }
 
-RetryDecision decide_retry(const JobSpec& spec, int attempts_used, int infra_retries_used, int max_infra_retries,
+RetryDecision decide_retry(const JobSpec& spec, int attempts_used, int infra_retries_in_a_row, int max_infra_retries,
                            const AttemptFacts& facts, const FailureClass& cls) {
   if (facts.cancelled) return {NextStep::fail, "cancelled"};
   if (cls.infrastructure) {
-    if (infra_retries_used < max_infra_retries) {
+    if (infra_retries_in_a_row < max_infra_retries) {
       return {NextStep::retry_infrastructure, "infrastructure failure (" + cls.name + "), retried without using an attempt"};
     }
-    return {NextStep::fail, "infrastructure retries exhausted (" + std::to_string(max_infra_retries) + ")"};
+    return {NextStep::fail, "infrastructure retries exhausted: " + std::to_string(max_infra_retries) +
+                                " in a row without training progress"};
   }
   const std::string exit_text = facts.exit_code ? std::to_string(*facts.exit_code) : "";
   for (std::size_t i = 0; i < spec.retry.evaluate_on_exit.size(); ++i) {

@@ -10,8 +10,10 @@
 //
 // Retry (AWS Batch's evaluateOnExit): rules are checked in order; the first whose globs all match
 // (exit code, reason, class) decides retry or exit. With no matching rule the job retries while
-// attempts remain. Infrastructure failures retry without using the job's attempts, up to a
-// separate limit, because the job did nothing wrong.
+// attempts remain. Infrastructure failures retry without using the job's attempts, because the
+// job did nothing wrong, up to a separate limit on such failures in a row without training
+// progress: a long run that meets a node failure every few hours goes on, while a job whose every
+// attempt dies before it gets anywhere stops.
 #include <optional>
 #include <string>
 
@@ -48,7 +50,7 @@ struct RetryDecision {
   std::string why;
 };
 
-RetryDecision decide_retry(const JobSpec& spec, int attempts_used, int infra_retries_used, int max_infra_retries,
+RetryDecision decide_retry(const JobSpec& spec, int attempts_used, int infra_retries_in_a_row, int max_infra_retries,
                            const AttemptFacts& facts, const FailureClass& cls);
 
 // fnmatch-style glob ("*", "?", "[...]").

@@ -136,8 +136,9 @@ bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
                 &o.suspect_pct, 1, 100);
   flags.add_string("failure-rules", "JSON file of failure classification rules ({\"rules\": [...]}), checked before the "
                    "built-in ones", &o.failure_rules_file);
-  flags.add_int("max-infra-retries", "retries per job after infrastructure failures (lost node, failed pre-flight), "
-                "not counted against its own retry.attempts", &o.max_infra_retries, 0, 1000);
+  flags.add_int("max-infra-retries", "retries of a job after infrastructure failures (lost node, failed pre-flight, hung "
+                "on a bad node) in a row without training progress; not counted against its retry.attempts",
+                &o.max_infra_retries, 0, 1000);
   flags.add_int("canary-interval-s", "how often a canary training job runs in the system share; 0: never",
                 &o.canary_interval_s, 0, 365LL * 24 * 3600);
   flags.add_int("canary-nodes", "nodes of each canary job", &o.canary_nodes, 1, 1024);

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "daemon/attempt_outcome.h"
+#include "daemon/goodput.h"
 
 namespace trainyard {
 namespace {
@@ -543,9 +544,13 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
     attempt.infrastructure = cls.infrastructure;
     attempt.state = facts.cancelled ? AttemptState::cancelled : AttemptState::failed;
     job.failure_class = cls.name;
-    // decide_retry counts attempts the job used; infrastructure retries are kept apart.
+    // decide_retry counts attempts the job used; infrastructure retries are kept apart, and only
+    // those since training last advanced count against their limit.
+    const std::int64_t resumed_at = attempt.resumed_from ? checkpoint_step(*attempt.resumed_from).value_or(0) : 0;
+    if (attempt.steps_completed > resumed_at) job.infra_retries_in_a_row = 0;
     const int used = job.attempts;
-    const RetryDecision decision = decide_retry(job.spec, used, job.infra_retries, config_.max_infra_retries, facts, cls);
+    const RetryDecision decision =
+        decide_retry(job.spec, used, job.infra_retries_in_a_row, config_.max_infra_retries, facts, cls);
     for (std::size_t r = 0; r < active.ranks.size(); ++r) {
       const bool stuck_here = std::find(active.stuck_ranks.begin(), active.stuck_ranks.end(), static_cast<int>(r)) !=
                               active.stuck_ranks.end();
@@ -558,10 +563,11 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
     switch (decision.step) {
       case NextStep::retry_infrastructure:
         ++job.infra_retries;
+        ++job.infra_retries_in_a_row;
         --job.attempts;  // this attempt does not count against the job's own
         [[fallthrough]];
       case NextStep::retry: {
-        const int backoff_factor = 1 << std::min(job.attempts + job.infra_retries - 1, 6);
+        const int backoff_factor = 1 << std::min(job.attempts + job.infra_retries_in_a_row - 1, 6);
         job.state = JobState::pending;
         job.not_before = now + config_.retry_backoff_base * backoff_factor;
         job.reason = attempt.reason + "; " + decision.why + "; " + cls.suggestion;

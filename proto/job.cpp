@@ -293,6 +293,7 @@ Json to_json(const Job& job) {
             {"submitted_at", format_time(job.submitted_at)},
             {"attempts", job.attempts},
             {"infra_retries", job.infra_retries},
+            {"infra_retries_in_a_row", job.infra_retries_in_a_row},
             {"reason", job.reason},
             {"failure_class", job.failure_class},
             {"cancel_requested", job.cancel_requested},
@@ -344,6 +345,7 @@ Job job_from_json(const Json& j) {
   job.not_before = get_time(j, "not_before");
   job.attempts = j.value("attempts", 0);
   job.infra_retries = j.value("infra_retries", 0);
+  job.infra_retries_in_a_row = j.value("infra_retries_in_a_row", job.infra_retries);
   job.reason = j.value("reason", "");
   job.failure_class = j.value("failure_class", "");
   job.cancel_requested = j.value("cancel_requested", false);

@@ -96,6 +96,7 @@ struct Job {
   std::optional<TimePoint> ended_at;
   int attempts = 0;              // attempts created so far
   int infra_retries = 0;         // retries caused by infrastructure failures (not counted in attempts)
+  int infra_retries_in_a_row = 0;  // of those, since an attempt last made training progress
   std::string reason;            // why it is in its state (last failure, cancel, ...)
   std::optional<int> exit_code;  // of the last attempt
   std::string failure_class;     // of the last failed attempt

@@ -394,6 +394,51 @@ TEST(JobManagerNodeLoss, InfrastructureRetriesAreLimited) {
   EXPECT_THAT(job->reason, HasSubstr("infrastructure retries exhausted"));
 }
 
+TEST(JobManagerNodeLoss, OnlyInfrastructureFailuresSinceTrainingLastAdvancedCountAgainstTheLimit) {
+  JobManagerConfig config = test_config();
+  config.max_infra_retries = 1;
+  Cluster c(config);
+  connect_nodes(c, 3);
+  const JobId job = c.submit(command_spec(1)).id;
+  std::set<std::string> down;
+  // One second passes; the nodes that are not down heartbeat.
+  const auto tick_a_second = [&] {
+    c.advance(Millis(1000));
+    for (const auto& [name, agent] : c.agents) {
+      if (!down.contains(name)) c.heartbeat(name);
+    }
+    c.jobs.tick();
+    c.settle();
+  };
+  // Waits out the retry's backoff, runs the placed attempt to `step` (0: no progress), then loses its node.
+  const auto lose_node_after = [&](std::int64_t step) {
+    const auto newest = [&] {
+      std::optional<Attempt> last;
+      for (const Attempt& a : c.stored_attempts(job)) {
+        if (!last || a.id > last->id) last = a;
+      }
+      return last;
+    };
+    for (int i = 0; i < 5 && is_terminal(newest()->state); ++i) tick_a_second();
+    const Attempt attempt = *newest();
+    ASSERT_FALSE(is_terminal(attempt.state)) << "the retry was not placed";
+    const std::string node = attempt.nodes.at(0);
+    c.started(node, attempt.id);
+    c.heartbeat(node, {AttemptReport{attempt.id, job, step, std::nullopt, "forward"}});
+    down.insert(node);
+    for (int i = 0; i < 6; ++i) tick_a_second();  // past the node timeout
+  };
+  lose_node_after(5);
+  EXPECT_EQ(c.stored_job(job)->infra_retries, 1);
+  lose_node_after(9);  // the limit is 1, but training advanced in between
+  ASSERT_NE(c.stored_job(job)->state, JobState::failed) << c.stored_job(job)->reason;
+  EXPECT_EQ(c.stored_job(job)->infra_retries, 2);
+  lose_node_after(0);  // a second one in a row without a step: the limit
+  const Job failed = *c.stored_job(job);
+  EXPECT_EQ(failed.state, JobState::failed);
+  EXPECT_THAT(failed.reason, HasSubstr("infrastructure retries exhausted: 1 in a row without training progress"));
+}
+
 TEST(JobManagerFencing, MessagesForAttemptsThatAreNotCurrentAreKilledAndIgnored) {
   Cluster c;
   connect_nodes(c, 2);
