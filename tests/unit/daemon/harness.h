@@ -303,6 +303,15 @@ struct Cluster {
     return out;
   }
 
+  // Declared first, so it goes last, after the store worker that writes there has stopped. Job ids
+  // restart at 1 in every test: no test may resume from the checkpoints of the one before.
+  struct RemovedAtTheEnd {
+    std::string path;
+    ~RemovedAtTheEnd() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  } checkpoint_root{test_config().checkpoint_root};
   ManualTimeSource clock{test_epoch()};
   InMemoryStore memory;
   FlakyStore store{memory};
