@@ -189,6 +189,7 @@ class JobManager {
   void kill_attempt(ActiveAttempt& attempt, const std::string& reason);
   void maybe_finish(AttemptId id);
   void finish_attempt(ActiveAttempt& attempt);
+  // Liveness (job_manager_liveness.cpp).
   void mark_node_down(NodeEntry& entry, const std::string& reason);
   void check_stuck(ActiveAttempt& attempt, TimePoint now);
   void fence(const std::string& node, AttemptId id, const std::string& why);
