@@ -21,13 +21,19 @@ Agent::Agent(boost::asio::io_context& io, AgentConfig config, neuron::NeuronDevi
       config_(std::move(config)),
       device_(device),
       data_plane_(data_plane),
+      processes_(config_.work_dir + "/processes"),
       backoff_(config_.reconnect_min),
       heartbeat_timer_(io),
       reconnect_timer_(io) {}
 
 Agent::~Agent() = default;
 
-void Agent::start() { connect(); }
+void Agent::start() {
+  if (const int killed = processes_.kill_leftovers(); killed > 0) {
+    spdlog::warn("event=leftovers_of_previous_run node={} process_groups={}", config_.name, killed);
+  }
+  connect();
+}
 
 void Agent::connect() {
   if (stopping_) return;
@@ -65,35 +71,40 @@ void Agent::on_message(const std::string& text) {
     spdlog::warn("event=bad_daemon_message node={} error=\"{}\"", config_.name, e.what());
     return;
   }
-  std::visit(
-      [this](const auto& m) {
-        using T = std::decay_t<decltype(m)>;
-        if constexpr (std::is_same_v<T, WelcomeMsg>) {
-          welcomed_ = true;
-          backoff_ = config_.reconnect_min;
-          heartbeat_interval_ = std::chrono::milliseconds(m.heartbeat_interval_ms);
-          spdlog::info("event=registered node={} daemon_version={} heartbeat_ms={} running={}", config_.name,
-                       m.daemon_version, m.heartbeat_interval_ms, runs_.size());
-          for (const auto& metrics : unsent_metrics_) send(metrics);
-          unsent_metrics_.clear();
-          for (const auto& exit : recent_exits_) send(exit);
-          schedule_heartbeat();
-        } else if constexpr (std::is_same_v<T, RefusedMsg>) {
-          fatal_error_ = "the daemon refused this agent: " + m.reason;
-          spdlog::error("event=refused node={} reason=\"{}\"", config_.name, m.reason);
-        } else if constexpr (std::is_same_v<T, LaunchMsg>) {
-          launch(m);
-        } else if constexpr (std::is_same_v<T, KillMsg>) {
-          kill(m);
-        } else if constexpr (std::is_same_v<T, LogRequestMsg>) {
-          send_log(m);
-        } else if constexpr (std::is_same_v<T, SetFaultsMsg>) {
-          set_faults(m);
-        } else if constexpr (std::is_same_v<T, HealthCheckMsg>) {
-          run_health_check(m);
-        }
-      },
-      message);
+  // One message must never take the agent, and every job on the node, down with it.
+  try {
+    std::visit(
+        [this](const auto& m) {
+          using T = std::decay_t<decltype(m)>;
+          if constexpr (std::is_same_v<T, WelcomeMsg>) {
+            welcomed_ = true;
+            backoff_ = config_.reconnect_min;
+            heartbeat_interval_ = std::chrono::milliseconds(m.heartbeat_interval_ms);
+            spdlog::info("event=registered node={} daemon_version={} heartbeat_ms={} running={}", config_.name,
+                         m.daemon_version, m.heartbeat_interval_ms, runs_.size());
+            for (const auto& metrics : unsent_metrics_) send(metrics);
+            unsent_metrics_.clear();
+            for (const auto& exit : recent_exits_) send(exit);
+            schedule_heartbeat();
+          } else if constexpr (std::is_same_v<T, RefusedMsg>) {
+            fatal_error_ = "the daemon refused this agent: " + m.reason;
+            spdlog::error("event=refused node={} reason=\"{}\"", config_.name, m.reason);
+          } else if constexpr (std::is_same_v<T, LaunchMsg>) {
+            launch(m);
+          } else if constexpr (std::is_same_v<T, KillMsg>) {
+            kill(m);
+          } else if constexpr (std::is_same_v<T, LogRequestMsg>) {
+            send_log(m);
+          } else if constexpr (std::is_same_v<T, SetFaultsMsg>) {
+            set_faults(m);
+          } else if constexpr (std::is_same_v<T, HealthCheckMsg>) {
+            run_health_check(m);
+          }
+        },
+        message);
+  } catch (const std::exception& e) {
+    spdlog::error("event=daemon_message_failed node={} error=\"{}\"", config_.name, e.what());
+  }
 }
 
 void Agent::on_closed(const std::string& reason) {
@@ -153,7 +164,7 @@ void Agent::launch(const LaunchMsg& launch) {
   spdlog::info("event=attempt_launch node={} job={} attempt={} rank={} world_size={} kind={}", config_.name,
                launch.job_id, id, launch.rank, launch.world_size, to_string(launch.kind));
   if (launch.kind == JobKind::command) {
-    running.run = std::make_unique<CommandRun>(launch, dir, post, on_exit);
+    running.run = std::make_unique<CommandRun>(launch, dir, processes_, post, on_exit);
   } else {
     running.core = take_core(0);
     SimulatedRunContext context{device_, data_plane_, device_.faults().link, running.core, config_.collective_timeout};

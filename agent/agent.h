@@ -20,6 +20,7 @@
 #include "agent/health_task.h"
 #include "agent/neuron/data_plane.h"
 #include "agent/neuron/device.h"
+#include "agent/process_registry.h"
 #include "net/ws_client.h"
 
 namespace trainyard::agent {
@@ -44,6 +45,7 @@ class Agent {
         neuron::DataPlaneServer& data_plane);
   ~Agent();
 
+  // Kills what a previous life of this agent left running (see ProcessRegistry), then connects.
   void start();
   // Stops every run (SIGTERM, then SIGKILL after `grace`) and closes the link.
   void shutdown(std::chrono::milliseconds grace);
@@ -72,6 +74,7 @@ class Agent {
   AgentConfig config_;
   neuron::NeuronDevice& device_;
   neuron::DataPlaneServer& data_plane_;
+  ProcessRegistry processes_;
   std::shared_ptr<net::WebSocketClient> link_;
   bool welcomed_ = false;
   bool stopping_ = false;

@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -9,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <spdlog/spdlog.h>
 
 extern char** environ;
@@ -16,12 +19,38 @@ extern char** environ;
 namespace trainyard::agent {
 namespace {
 
-std::map<std::string, std::string> build_environment(const LaunchMsg& l, const std::string& progress_path) {
+bool inherited_by_jobs(std::string_view name) {
+  if (name.starts_with("LC_")) return true;
+  return std::find(kInheritedEnvironment.begin(), kInheritedEnvironment.end(), name) != kInheritedEnvironment.end();
+}
+
+// The last whole line of a small file, read without blocking: a job may replace its progress file
+// with a FIFO or a link to a device, and the agent's I/O thread must not wait on it.
+std::string read_progress_line(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return "";
+  struct stat st {};
+  std::string text;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    text.resize(128);
+    const ssize_t n = ::read(fd, text.data(), text.size());
+    text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  }
+  ::close(fd);
+  return text;
+}
+
+}  // namespace
+
+std::map<std::string, std::string> command_environment(const LaunchMsg& l, const std::string& progress_path,
+                                                       char** agent_environment) {
   std::map<std::string, std::string> env;
-  for (char** e = environ; *e; ++e) {
-    const std::string entry(*e);
+  for (char** e = agent_environment; *e; ++e) {
+    const std::string_view entry(*e);
     const auto eq = entry.find('=');
-    if (eq != std::string::npos) env[entry.substr(0, eq)] = entry.substr(eq + 1);
+    if (eq != std::string_view::npos && inherited_by_jobs(entry.substr(0, eq))) {
+      env[std::string(entry.substr(0, eq))] = std::string(entry.substr(eq + 1));
+    }
   }
   for (const auto& [k, v] : l.command.env) env[k] = v;
   env["TRAINYARD_JOB_ID"] = std::to_string(l.job_id);
@@ -40,17 +69,17 @@ std::map<std::string, std::string> build_environment(const LaunchMsg& l, const s
   return env;
 }
 
-}  // namespace
-
-CommandRun::CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, PostToIo post, ExitCallback on_exit)
+CommandRun::CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, ProcessRegistry& processes,
+                       PostToIo post, ExitCallback on_exit)
     : launch_(launch),
+      processes_(processes),
       log_path_(attempt_dir + "/rank-" + std::to_string(launch.rank) + ".log"),
       progress_path_(attempt_dir + "/rank-" + std::to_string(launch.rank) + ".progress"),
       post_(std::move(post)),
       on_exit_(std::move(on_exit)) {
   std::filesystem::create_directories(attempt_dir);
   // Everything the child needs is built before fork: after fork only async-signal-safe calls.
-  const auto env = build_environment(launch_, progress_path_);
+  const auto env = command_environment(launch_, progress_path_, environ);
   std::vector<std::string> env_strings;
   for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
   std::vector<char*> envp;
@@ -68,9 +97,14 @@ CommandRun::CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, 
     exited_ = true;
     return;
   }
+  const pid_t agent_pid = ::getpid();
   pid_ = ::fork();
   if (pid_ == 0) {
     ::setpgid(0, 0);
+    // The job dies with the agent (the fork came from the I/O thread, which lives as long as the
+    // agent); if the agent died before this line, nobody would be told, so check.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != agent_pid) ::_exit(127);
     ::dup2(log_fd, STDOUT_FILENO);
     ::dup2(log_fd, STDERR_FILENO);
     const int devnull = ::open("/dev/null", O_RDONLY);
@@ -91,6 +125,7 @@ CommandRun::CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, 
     return;
   }
   ::setpgid(pid_, pid_);  // also in the parent, so killpg works even before the child ran
+  processes_.record(pid_, launch_.attempt_id);
   spdlog::info("event=process_started attempt={} rank={} pid={} argv0={}", launch_.attempt_id, launch_.rank, pid_,
                launch_.command.argv[0]);
   waiter_ = std::thread([this] { wait_for_exit(); });
@@ -108,7 +143,10 @@ void CommandRun::wait_for_exit() {
   // Children the job left behind in its process group do not outlive it.
   ::killpg(pid_, SIGKILL);
   exited_ = true;
-  post_([this, status] { finish(status); });
+  post_([this, status] {
+    processes_.forget(pid_);
+    finish(status);
+  });
 }
 
 void CommandRun::finish(int status) {
@@ -137,7 +175,7 @@ void CommandRun::kill() {
 }
 
 AttemptReport CommandRun::report() {
-  std::ifstream in(progress_path_);
+  std::istringstream in(read_progress_line(progress_path_));
   std::int64_t step = 0;
   std::string phase;
   if (in >> step) {

@@ -2,28 +2,49 @@
 // A rank of a "command" job: fork/exec of argv in its own process group, stdout and stderr to the
 // rank's log file. A waiter thread blocks in waitpid (never the I/O thread) and posts the exit.
 //
-// Environment: the agent's own, then the job's `command.env`, then TRAINYARD_JOB_ID,
+// Environment: only the agent's variables named in `kInheritedEnvironment` (never its tokens or
+// secrets: a job is another user's code), then the job's `command.env`, then TRAINYARD_JOB_ID,
 // TRAINYARD_ATTEMPT_ID, RANK, WORLD_SIZE, NODE_RANK, LOCAL_RANK, MASTER_ADDR, MASTER_PORT,
 // TRAINYARD_CHECKPOINT_DIR, TRAINYARD_RESUME_FROM (when resuming) and TRAINYARD_PROGRESS_FILE.
 //
 // Progress (for stuck detection): a process reports training progress by writing its current step
 // as a decimal number, optionally followed by a space and a phase word, to the file named in
 // TRAINYARD_PROGRESS_FILE (rewrite it whole, e.g. `echo "412 all-reduce" > "$TRAINYARD_PROGRESS_FILE"`).
+//
+// Lifetime: the job's leader gets PR_SET_PDEATHSIG(SIGKILL), the whole group is killed when the
+// leader exits, and the group is recorded in the `ProcessRegistry`, so a restarted agent kills what
+// survived a kill -9 of its previous life. (Under systemd, KillMode=control-group also covers the
+// time between the two.)
 #include <sys/types.h>
 
+#include <array>
 #include <atomic>
+#include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "agent/attempt_run.h"
+#include "agent/process_registry.h"
 
 namespace trainyard::agent {
+
+// The agent's environment variables a job inherits (plus every LC_*): what programs need to run,
+// nothing that could carry a credential.
+inline constexpr std::array<std::string_view, 10> kInheritedEnvironment = {
+    "PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TERM", "USER", "LOGNAME", "SHELL", "TMPDIR"};
+
+// The environment of a command job's process, from the agent's own (`agent_environment`, as
+// `environ`) filtered by `kInheritedEnvironment`, the job's spec and the variables listed above.
+std::map<std::string, std::string> command_environment(const LaunchMsg& launch, const std::string& progress_path,
+                                                       char** agent_environment);
 
 class CommandRun final : public AttemptRun {
  public:
   // Starts the process; on failure to start, the exit callback is posted with the reason.
-  CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, PostToIo post, ExitCallback on_exit);
+  CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, ProcessRegistry& processes, PostToIo post,
+             ExitCallback on_exit);
   ~CommandRun() override;
 
   void terminate(const std::string& reason) override;
@@ -37,6 +58,7 @@ class CommandRun final : public AttemptRun {
   void finish(int status);
 
   LaunchMsg launch_;
+  ProcessRegistry& processes_;
   std::string log_path_;
   std::string progress_path_;
   PostToIo post_;

@@ -1,5 +1,7 @@
 // trainyard-agent: one per node. Thin main over the agent library: flags, the simulated device,
 // the data-plane server, the agent service, signals.
+#include <sys/stat.h>
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <fstream>
@@ -64,6 +66,8 @@ trainyard::agent::AgentConfig build_config(const Flags& f, trainyard::neuron::Fa
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Attempt logs, progress files and the agent's records are nobody else's to read.
+  ::umask(077);
   Flags f;
   trainyard::FlagParser flags("trainyard-agent", "Trainyard node agent with a simulated Trainium device.");
   flags.add_string("server", "daemon URL, e.g. http://127.0.0.1:8080", &f.server, true);

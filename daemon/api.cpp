@@ -11,6 +11,7 @@
 #include "daemon/canary.h"
 #include "daemon/goodput.h"
 #include "daemon/metric_series.h"
+#include "proto/text.h"
 
 #include "scheduler/types.h"
 
@@ -21,7 +22,7 @@ struct Api::Call {
   Principal who;
   std::shared_ptr<net::HttpResponder> respond;
 
-  void reply(int status, const Json& body) const { (*respond)(net::HttpResponse{status, "application/json", body.dump(), {}}); }
+  void reply(int status, const Json& body) const { (*respond)(net::HttpResponse{status, "application/json", json_text(body), {}}); }
   void fail(int status, const std::string& code, const std::string& message, const std::string& field = "") const {
     (*respond)(net::error_response(status, code, message, field));
   }
@@ -71,7 +72,7 @@ bool can_see(const Principal& who, const Job& job) { return who.is_admin() || wh
 // The text of a JSON object with `fields` (an object) added, without parsing the text again.
 std::string with_fields(std::string object_text, const Json& fields) {
   if (fields.empty()) return object_text;
-  const std::string extra = fields.dump();
+  const std::string extra = json_text(fields);
   object_text.back() = ',';  // was the closing brace
   object_text.append(extra, 1);
   return object_text;
@@ -512,7 +513,7 @@ void Api::start_health_check(Call call) {
   }
   const std::int64_t id = jobs_.start_health_check(std::move(request));
   const HealthCheckResult* result = jobs_.health().find(id);
-  net::HttpResponse resp{202, "application/json", to_json(*result).dump(), {{"Location", "/v1/healthchecks/" + std::to_string(id)}}};
+  net::HttpResponse resp{202, "application/json", json_text(to_json(*result)), {{"Location", "/v1/healthchecks/" + std::to_string(id)}}};
   (*call.respond)(resp);
 }
 

@@ -25,6 +25,12 @@ namespace {
 namespace asio = boost::asio;
 namespace fs = std::filesystem;
 
+// The umask covers what we create; this covers a directory or database left by an older version.
+void make_private(const fs::path& path, fs::perms perms) {
+  std::error_code ec;
+  if (fs::exists(path, ec)) fs::permissions(path, perms, fs::perm_options::replace, ec);
+}
+
 class AsioTimers final : public Timers {
  public:
   explicit AsioTimers(asio::io_context& io) : io_(io) {}
@@ -157,6 +163,10 @@ int run_daemon(const DaemonOptions& o) {
   const auto [host, port] = split_listen(o.listen);
   const fs::path data_dir = o.data_dir;
   fs::create_directories(data_dir);
+  make_private(data_dir, fs::perms::owner_all);
+  for (const char* file : {"trainyard.db", "trainyard.db-wal", "trainyard.db-shm"}) {
+    make_private(data_dir / file, fs::perms::owner_read | fs::perms::owner_write);
+  }
   const std::string checkpoint_root = o.checkpoint_root.empty() ? (data_dir / "checkpoints").string() : o.checkpoint_root;
   fs::create_directories(checkpoint_root);
 

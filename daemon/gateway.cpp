@@ -38,7 +38,12 @@ class AgentSession : public net::WebSocketSession,
       spdlog::warn("event=duplicate_hello node={}", node_);
       return;
     }
-    jobs_.agent_message(node_, this, message);
+    // One message must never take the gateway, and every node's connection, down with it.
+    try {
+      jobs_.agent_message(node_, this, message);
+    } catch (const std::exception& e) {
+      spdlog::error("event=agent_message_failed node={} remote={} error=\"{}\"", node_, remote_, e.what());
+    }
   }
 
   void on_closed(const std::string& reason) override {

@@ -1,3 +1,5 @@
+#include <sys/stat.h>
+
 #include <iostream>
 
 #include <spdlog/spdlog.h>
@@ -6,6 +8,8 @@
 #include "proto/errors.h"
 
 int main(int argc, char** argv) {
+  // Tokens, the database (with job environments) and checkpoints are nobody else's to read.
+  ::umask(077);
   trainyard::DaemonOptions options;
   try {
     if (!trainyard::parse_daemon_options(argc, argv, options)) return 0;

@@ -8,6 +8,8 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+
+#include "proto/text.h"
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
@@ -81,7 +83,7 @@ std::string wire_format(const HttpResponse& resp, unsigned version, bool keep_al
 HttpResponse error_response(int status, const std::string& code, const std::string& message, const std::string& field) {
   nlohmann::json err = {{"code", code}, {"message", message}};
   if (!field.empty()) err["field"] = field;
-  return HttpResponse{status, "application/json", nlohmann::json{{"error", err}}.dump(), {}};
+  return HttpResponse{status, "application/json", json_text(nlohmann::json{{"error", err}}), {}};
 }
 
 // Open connections register a closer so that stop() can end them.

@@ -1,5 +1,7 @@
 #include "proto/messages.h"
 
+#include "proto/text.h"
+
 namespace trainyard {
 namespace {
 
@@ -140,8 +142,8 @@ std::optional<HealthSuite> parse_health_suite(std::string_view s) {
   return std::nullopt;
 }
 
-std::string encode(const AgentMessage& m) { return std::visit(AgentEncoder{}, m).dump(); }
-std::string encode(const DaemonMessage& m) { return std::visit(DaemonEncoder{}, m).dump(); }
+std::string encode(const AgentMessage& m) { return json_text(std::visit(AgentEncoder{}, m)); }
+std::string encode(const DaemonMessage& m) { return json_text(std::visit(DaemonEncoder{}, m)); }
 
 AgentMessage parse_agent_message(std::string_view text) {
   const Json j = parse_object(text);

@@ -1,11 +1,13 @@
 #include "store/store.h"
 
+#include "proto/text.h"
+
 #include <algorithm>
 #include <cctype>
 
 namespace trainyard {
 
-std::string record_text(const Json& record) { return record.dump(-1, ' ', false, Json::error_handler_t::replace); }
+std::string record_text(const Json& record) { return json_text(record); }
 
 std::string job_record(const Job& job) { return record_text(to_json(job)); }
 

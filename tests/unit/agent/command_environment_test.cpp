@@ -1,0 +1,44 @@
+#include <gtest/gtest.h>
+
+#include "agent/command_run.h"
+
+namespace trainyard::agent {
+namespace {
+
+TEST(CommandEnvironment, PassesOnlyAllowListedAgentVariablesPlusTheJobsOwn) {
+  std::string path = "PATH=/usr/bin:/bin", lc = "LC_ALL=C.UTF-8", home = "HOME=/home/agent";
+  std::string secret = "TRAINYARD_ADMIN_TOKEN=s3cret", aws = "AWS_SECRET_ACCESS_KEY=xyz";
+  std::string preload = "LD_PRELOAD=/tmp/evil.so", noequals = "JUNK";
+  std::vector<char*> environ_like{path.data(), lc.data(), secret.data(), aws.data(), home.data(), preload.data(),
+                                  noequals.data(), nullptr};
+  LaunchMsg launch;
+  launch.job_id = 7;
+  launch.attempt_id = 9;
+  launch.rank = 1;
+  launch.world_size = 2;
+  launch.command.env = {{"LR", "3e-4"}, {"PATH", "/opt/job/bin"}};
+
+  const auto env = command_environment(launch, "/w/rank-1.progress", environ_like.data());
+
+  EXPECT_EQ(env.at("PATH"), "/opt/job/bin");  // the spec's own wins over the agent's
+  EXPECT_EQ(env.at("LC_ALL"), "C.UTF-8");
+  EXPECT_EQ(env.at("HOME"), "/home/agent");
+  EXPECT_EQ(env.at("LR"), "3e-4");
+  EXPECT_EQ(env.at("RANK"), "1");
+  EXPECT_EQ(env.at("TRAINYARD_PROGRESS_FILE"), "/w/rank-1.progress");
+  EXPECT_FALSE(env.contains("TRAINYARD_ADMIN_TOKEN"));
+  EXPECT_FALSE(env.contains("AWS_SECRET_ACCESS_KEY"));
+  EXPECT_FALSE(env.contains("LD_PRELOAD"));
+  EXPECT_FALSE(env.contains("JUNK"));
+  for (const auto& [name, value] : env) {
+    const bool ours = name.starts_with("TRAINYARD_") || name.starts_with("LC_") || name == "RANK" ||
+                      name == "WORLD_SIZE" || name == "NODE_RANK" || name == "LOCAL_RANK" || name == "MASTER_ADDR" ||
+                      name == "MASTER_PORT" || name == "LR";
+    const bool inherited =
+        std::find(kInheritedEnvironment.begin(), kInheritedEnvironment.end(), name) != kInheritedEnvironment.end();
+    EXPECT_TRUE(ours || inherited) << name;
+  }
+}
+
+}  // namespace
+}  // namespace trainyard::agent

@@ -1,0 +1,98 @@
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <thread>
+
+#include "agent/process_registry.h"
+#include "tests/support/temp_dir.h"
+
+namespace trainyard::agent {
+namespace {
+
+TEST(ProcessRegistry, ParsesOnlyWellFormedRecords) {
+  const auto ok = parse_recorded_group("42 123456\n");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->attempt_id, 42);
+  EXPECT_EQ(ok->start_time, 123456u);
+  EXPECT_FALSE(parse_recorded_group(""));
+  EXPECT_FALSE(parse_recorded_group("42"));
+  EXPECT_FALSE(parse_recorded_group("42 123 extra"));
+  EXPECT_FALSE(parse_recorded_group("-1 5"));
+  EXPECT_FALSE(parse_recorded_group("x y"));
+}
+
+TEST(ProcessRegistry, StartTimeOfALiveProcessAndNoneForAMissingOne) {
+  EXPECT_TRUE(process_start_time(::getpid()));
+  EXPECT_FALSE(process_start_time(0x3fffffff));
+}
+
+// A forked child in its own group, standing in for a job a killed agent left behind.
+pid_t spawn_group_leader() {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    ::pause();
+    ::_exit(0);
+  }
+  ::setpgid(pid, pid);
+  return pid;
+}
+
+bool reaped_within(pid_t pid, std::chrono::seconds deadline) {
+  const auto until = std::chrono::steady_clock::now() + deadline;
+  while (std::chrono::steady_clock::now() < until) {
+    int status = 0;
+    if (::waitpid(pid, &status, WNOHANG) == pid) return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+TEST(ProcessRegistry, ARestartedAgentKillsTheGroupsItsPreviousLifeRecorded) {
+  TempDir dir;
+  const pid_t leftover = spawn_group_leader();
+  {
+    ProcessRegistry previous_life((dir.path() / "processes").string());
+    previous_life.record(leftover, 17);
+  }
+  ProcessRegistry restarted((dir.path() / "processes").string());
+  EXPECT_EQ(restarted.kill_leftovers(), 1);
+  EXPECT_TRUE(reaped_within(leftover, std::chrono::seconds(10)));
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path() / "processes"));
+}
+
+TEST(ProcessRegistry, ARecycledPidIsNotKilledAndCorruptRecordsAreDropped) {
+  TempDir dir;
+  const auto records = dir.path() / "processes";
+  const pid_t unrelated = spawn_group_leader();
+  ProcessRegistry registry(records.string());
+  // The recorded start time is not the live process's: the pid was reused by something else.
+  std::ofstream(records / std::to_string(unrelated)) << "17 1\n";
+  std::ofstream(records / "not-a-pid") << "17 1\n";
+  std::ofstream(records / "12345") << "garbage";
+  EXPECT_EQ(registry.kill_leftovers(), 0);
+  EXPECT_TRUE(process_start_time(unrelated));
+  EXPECT_TRUE(std::filesystem::is_empty(records));
+  ::kill(unrelated, SIGKILL);
+  EXPECT_TRUE(reaped_within(unrelated, std::chrono::seconds(10)));
+}
+
+TEST(ProcessRegistry, AForgottenGroupIsLeftAlone) {
+  TempDir dir;
+  const pid_t finished = spawn_group_leader();
+  ProcessRegistry registry((dir.path() / "processes").string());
+  registry.record(finished, 3);
+  registry.forget(finished);
+  EXPECT_EQ(registry.kill_leftovers(), 0);
+  EXPECT_TRUE(process_start_time(finished));
+  ::kill(finished, SIGKILL);
+  EXPECT_TRUE(reaped_within(finished, std::chrono::seconds(10)));
+}
+
+}  // namespace
+}  // namespace trainyard::agent
