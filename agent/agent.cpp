@@ -197,7 +197,11 @@ void Agent::send_log(const LogRequestMsg& request) {
   bool found = false;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     if (entry.path().extension() == ".log") {
-      reply.text = read_log_tail(entry.path().string(), request.tail_bytes);
+      LogTail tail = read_log_tail(entry.path().string(), request.max_bytes, request.tail_lines);
+      if (!tail.readable) break;
+      reply.text = std::move(tail.text);
+      reply.log_bytes = tail.log_bytes;
+      reply.truncated = tail.truncated;
       found = true;
       break;
     }

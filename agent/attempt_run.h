@@ -36,7 +36,20 @@ class AttemptRun {
   virtual std::vector<StepMetric> take_metrics() { return {}; }
 };
 
-// The last `max_bytes` of a log file (whole lines where possible); empty if it cannot be read.
-std::string read_log_tail(const std::string& path, std::int64_t max_bytes);
+struct LogTail {
+  std::string text;
+  bool readable = false;   // a regular file that could be opened
+  std::int64_t log_bytes = 0;  // the whole log's size
+  bool truncated = false;  // `text` is less than the whole log
+};
+
+// The last `max_bytes` of a log file, starting on a whole line where possible (else on a whole
+// UTF-8 character), and of those at most the last `max_lines` lines (0: no line limit). Never
+// follows a link and never blocks: anything but a regular file reads as not readable.
+LogTail read_log_tail(const std::string& path, std::int64_t max_bytes, std::int64_t max_lines = 0);
+
+// What an exit report carries of the log, for diagnosis and failure classification.
+inline constexpr std::int64_t kExitTailBytes = 4096;
+std::string read_exit_tail(const std::string& path);
 
 }  // namespace trainyard::agent

@@ -161,7 +161,7 @@ void CommandRun::finish(int status) {
   if (!stop_reason_.empty()) exit.reason = stop_reason_ + " (" + exit.reason + ")";
   report();
   exit.steps = last_step_;
-  exit.log_tail = read_log_tail(log_path_, 4096);
+  exit.log_tail = read_exit_tail(log_path_);
   on_exit_(std::move(exit));
 }
 

@@ -58,6 +58,7 @@ trainyard::agent::AgentConfig build_config(const Flags& f, trainyard::neuron::Fa
     if (eq == std::string::npos || eq == 0) throw InvalidInput("--label", "must be KEY=VALUE, got \"" + label + "\"");
     c.labels[label.substr(0, eq)] = label.substr(eq + 1);
   }
+  trainyard::check_labels("--label", c.labels);
   for (const auto& spec : f.faults) trainyard::neuron::apply_fault_spec(faults, spec, c.cores);
   c.collective_timeout = std::chrono::milliseconds(f.collective_timeout_ms);
   return c;

@@ -106,7 +106,7 @@ void SimulatedRun::train(std::stop_token stop) {
     exit.reason = std::string("simulated run failed: ") + e.what();
   }
   log_line("exit: " + exit.reason);
-  exit.log_tail = read_log_tail(log_path_, 4096);
+  exit.log_tail = read_exit_tail(log_path_);
   post_([this, exit = std::move(exit)]() mutable {
     if (!stop_reason_.empty() && exit.exit_code != 0) exit.reason = stop_reason_ + " (" + exit.reason + ")";
     on_exit_(std::move(exit));

@@ -12,6 +12,22 @@ std::string render_text(const Command& command, const Replies& replies, const Re
   return std::visit([&](const auto& c) { return c.render(replies, ctx); }, command);
 }
 
+Notices notices_of(const Command& command, const Replies& replies) {
+  return std::visit(
+      [&](const auto& c) -> Notices {
+        if constexpr (requires { c.notices(replies); }) {
+          return c.notices(replies);
+        } else {
+          return {};
+        }
+      },
+      command);
+}
+
+bool raw_output(const Command& command) {
+  return std::visit([](const auto& c) { return requires { std::decay_t<decltype(c)>::kRawOutput; }; }, command);
+}
+
 Json render_json(const Command& command, const Replies& replies) {
   return std::visit(
       [&](const auto& c) -> Json {

@@ -88,15 +88,25 @@ struct ShowJob {
   bool operator==(const ShowJob&) const = default;
 };
 
+// What a command says besides its output, on stderr: that the output was cut, that part of it
+// could not be had. `failed` makes the command exit non-zero even though it printed something.
+struct Notices {
+  std::vector<std::string> lines;
+  bool failed = false;
+};
+
 struct ShowLogs {
   static constexpr std::string_view kPath = "logs";
-  static constexpr std::string_view kSynopsis = "logs ID [--rank R] [--tail BYTES] [--attempt N]";
+  static constexpr std::string_view kSynopsis = "logs ID [--rank R] [--tail LINES] [--attempt N]";
   static constexpr std::string_view kSummary =
       "Print a job's output (stdout and stderr), every rank unless --rank is given.";
+  // The job's own bytes: passed on raw to a pipe, made safe only for a terminal.
+  static constexpr bool kRawOutput = true;
   static std::vector<FlagSpec> flags();
   static ShowLogs parse(const ParsedArgs& args);
   std::vector<ApiRequest> requests(const InputReader& read) const;
   std::string render(const Replies& replies, const RenderContext& ctx) const;
+  Notices notices(const Replies& replies) const;
 
   JobId id = 0;
   std::optional<std::int64_t> rank;
@@ -284,6 +294,9 @@ using Command = std::variant<SubmitJob, ListJobs, ShowJob, ShowLogs, CancelJob, 
                              ListCanaries, CreateToken>;
 
 std::vector<ApiRequest> requests_for(const Command& command, const InputReader& read);
+Notices notices_of(const Command& command, const Replies& replies);
+// Whether the command's text output is data to pass on as it is (when not to a terminal).
+bool raw_output(const Command& command);
 std::string render_text(const Command& command, const Replies& replies, const RenderContext& ctx);
 // What `--json` prints: the server's one reply, or the command's own combination of several.
 Json render_json(const Command& command, const Replies& replies);

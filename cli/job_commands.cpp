@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/table.h"
+#include "proto/messages.h"
 
 namespace trainyard::cli {
 namespace {
@@ -319,7 +320,7 @@ Json ShowJob::to_json(const Replies& replies) const {
 
 std::vector<FlagSpec> ShowLogs::flags() {
   return {{"--rank", "R", "only rank R"},
-          {"--tail", "BYTES", "only the last BYTES bytes of each rank's output"},
+          {"--tail", "LINES", "only the last LINES lines of each rank's output (default 1000)"},
           {"--attempt", "N", "attempt number N (default: the latest)"}};
 }
 
@@ -327,7 +328,7 @@ ShowLogs ShowLogs::parse(const ParsedArgs& args) {
   ShowLogs logs;
   logs.id = parse_job_id(only_positional(args, "ID"));
   logs.rank = args.opt_integer("--rank", 0, kAnyInt);
-  logs.tail = args.opt_integer("--tail", 1, std::numeric_limits<std::int64_t>::max());
+  logs.tail = args.opt_integer("--tail", 1, kMaxLogLines);
   logs.attempt = args.opt_integer("--attempt", 1, kAnyInt);
   return logs;
 }
@@ -355,10 +356,31 @@ std::string ShowLogs::render(const Replies& replies, const RenderContext&) const
       if (!out.empty()) out += "\n";
       out += "==> rank " + text_of(block, "rank") + " (" + text_of(block, "node") + ") <==\n";
     }
-    if (text != kAbsent) out += ensure_final_newline(text);
-    if (has_error) out += "[logs unavailable: " + error + "]\n";
+    if (text != kAbsent && !text.empty()) out += ensure_final_newline(text);
   }
   return out;
+}
+
+Notices ShowLogs::notices(const Replies& replies) const {
+  Notices notices;
+  const Json& logs = field_or_null(replies.at(0), "logs");
+  if (!logs.is_array() || logs.empty()) {
+    return {{"no logs were returned for job " + std::to_string(id)}, true};
+  }
+  for (const Json& block : logs) {
+    const std::string who = "rank " + text_of(block, "rank") + " (" + text_of(block, "node") + ")";
+    const std::string error = text_of(block, "error");
+    if (error != kAbsent && !error.empty()) {
+      notices.lines.push_back(who + ": logs unavailable: " + error);
+      notices.failed = true;
+    } else if (field_or_null(block, "truncated") == true) {
+      const std::string text = text_of(block, "text");
+      const auto lines = std::count(text.begin(), text.end(), '\n') + (!text.empty() && text.back() != '\n');
+      notices.lines.push_back(who + ": showing the last " + std::to_string(lines) + " lines of " +
+                              format_bytes(field_or_null(block, "log_bytes")) + "; use --tail N for more");
+    }
+  }
+  return notices;
 }
 
 // ---- cancel ----

@@ -1,4 +1,6 @@
 // `trainyard`: the command-line client. Wires the real environment into the CLI library.
+#include <unistd.h>
+
 #include <cstdlib>
 #include <iostream>
 #include <optional>
@@ -27,6 +29,7 @@ int main(int argc, char** argv) {
       .clock = clock,
       .out = std::cout,
       .err = std::cerr,
+      .out_is_terminal = ::isatty(STDOUT_FILENO) == 1,
   };
   return run_cli(std::vector<std::string>(argv + 1, argv + argc), host);
 }

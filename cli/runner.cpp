@@ -27,12 +27,12 @@ HttpRequest to_http(const ApiRequest& request, const std::string& token) {
 }
 
 int usage_error(const CliHost& host, const InvalidInput& e, const std::string& help_command) {
-  host.err << "trainyard: " << e.what() << "\nRun '" << help_command << " --help' for usage.\n";
+  host.err << "trainyard: " << terminal_safe(e.what()) << "\nRun '" << help_command << " --help' for usage.\n";
   return kExitUsage;
 }
 
 int failure(const CliHost& host, const std::string& message) {
-  host.err << "trainyard: " << message << "\n";
+  host.err << "trainyard: " << terminal_safe(message) << "\n";
   return kExitFailed;
 }
 
@@ -69,11 +69,14 @@ int execute(const Command& command, const GlobalOptions& global, const CliHost& 
   }
 
   if (global.json) {
-    host.out << render_json(command, replies).dump(2) << "\n";
-  } else {
-    host.out << render_text(command, replies, RenderContext{host.clock.now()});
+    host.out << render_json(command, replies).dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    return kExitOk;
   }
-  return kExitOk;
+  const std::string text = render_text(command, replies, RenderContext{host.clock.now()});
+  host.out << (raw_output(command) && !host.out_is_terminal ? text : terminal_safe(text));
+  const Notices notices = notices_of(command, replies);
+  for (const auto& line : notices.lines) host.err << "trainyard: " << terminal_safe(line) << "\n";
+  return notices.failed ? kExitFailed : kExitOk;
 }
 
 }  // namespace

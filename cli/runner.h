@@ -29,6 +29,8 @@ struct CliHost {
   const TimeSource& clock;
   std::ostream& out;
   std::ostream& err;
+  // Whether `out` is a terminal: data commands (logs) pass a job's bytes on raw to a pipe or file.
+  bool out_is_terminal = false;
 };
 
 // `args` excludes the program name.

@@ -1,5 +1,7 @@
 #include "cli/table.h"
 
+#include "proto/text.h"
+
 #include <cstdio>
 
 #include <algorithm>
@@ -88,6 +90,54 @@ std::string labels_of(const Json& object, std::string_view key) {
   for (const auto& [k, value] : v->items()) {
     if (!out.empty()) out += ",";
     out += k + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+  }
+  return out;
+}
+
+std::string format_bytes(const Json& bytes) {
+  if (!bytes.is_number()) return std::string(kAbsent);
+  const double value = bytes.get<double>();
+  if (value < 1024) return std::to_string(static_cast<std::int64_t>(value)) + " B";
+  static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB"};
+  double scaled = value / 1024;
+  std::size_t unit = 0;
+  while (scaled >= 1024 && unit + 1 < std::size(kUnits)) {
+    scaled /= 1024;
+    ++unit;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f %s", scaled, kUnits[unit]);
+  return buf;
+}
+
+std::string terminal_safe(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  const auto escape = [&out](unsigned char byte) {
+    char buf[5];
+    std::snprintf(buf, sizeof buf, "\\x%02x", byte);
+    out += buf;
+  };
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c == '\n' || c == '\t' || (c >= 0x20 && c < 0x7F)) {
+      out += static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    if (c < 0x80) {  // C0 controls and DEL
+      escape(c);
+      ++i;
+      continue;
+    }
+    const std::size_t len = printable_utf8_length(text, i);
+    if (len == 0) {
+      escape(c);
+      ++i;
+    } else {
+      out.append(text.substr(i, len));
+      i += len;
+    }
   }
   return out;
 }

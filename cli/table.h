@@ -51,6 +51,12 @@ std::string labels_of(const Json& object, std::string_view key);
 std::string format_age(Millis age);
 // Age of a timestamp field at `now`; "-" when the field is absent or unparseable.
 std::string age_of(const Json& object, std::string_view key, TimePoint now);
+// A byte count for people: "812 B", "5.3 KiB", "12.0 MiB"; "-" when not a number.
+std::string format_bytes(const Json& bytes);
+// Text from the daemon made safe for a terminal: control characters other than newline and tab
+// (an escape sequence in a job name or a job's output could rewrite the screen, the title or the
+// clipboard), C1 controls and bytes that are not UTF-8 are shown as \xNN.
+std::string terminal_safe(std::string_view text);
 // Cuts `text` to at most `max` characters, marking the cut with "...".
 std::string truncate(std::string text, std::size_t max);
 

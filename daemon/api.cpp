@@ -299,7 +299,8 @@ void Api::job_logs(Call call, JobId id) {
   }
   const auto rank_value = query_int(call.request, "rank", 0, 1023);
   const std::optional<int> rank = rank_value ? std::optional<int>(static_cast<int>(*rank_value)) : std::nullopt;
-  const auto tail = query_int(call.request, "tail", 1, 64LL << 20).value_or(64 * 1024);
+  // Lines, like tail -n; each rank's reply is capped at kMaxLogReplyBytes and says when it was cut.
+  const auto tail = query_int(call.request, "tail", 1, kMaxLogLines).value_or(1000);
   const auto number = query_int(call.request, "attempt", 1, 1 << 20);
   with_job(call, id, [this, rank, tail, number](Call c, Job job) {
     store_.read(
@@ -319,7 +320,11 @@ void Api::job_logs(Call call, JobId id) {
             const Attempt attempt = *chosen;
             jobs_.fetch_logs(attempt, rank, tail, [c, job, attempt](std::vector<RankLog> logs) {
               Json list = Json::array();
-              for (const auto& l : logs) list.push_back({{"rank", l.rank}, {"node", l.node}, {"text", l.text}, {"error", l.error}});
+              for (const auto& l : logs) {
+                list.push_back({{"rank", l.rank},           {"node", l.node},
+                                {"text", l.text},           {"error", l.error},
+                                {"log_bytes", l.log_bytes}, {"truncated", l.truncated}});
+              }
               c.reply(200, {{"job_id", job.id}, {"attempt_id", attempt.id}, {"attempt", attempt.number}, {"logs", list}});
             });
           });

@@ -97,6 +97,11 @@ void JobManager::restore(const LoadedState& state) {
     for (auto& rank : active.ranks) {
       rank.started = attempt.state == AttemptState::running;
       rank.unconfirmed_since = now;  // until its agent reports it after reconnecting
+      // What the daemon saw before it stopped is gone; judging from nothing called every restored
+      // attempt stuck at once. Each rank gets a whole stuck_after_s from now, and its last stored
+      // step, so an advance is still an advance and a command job stays under watch.
+      rank.progress_step = attempt.last_step;
+      rank.progress_at = now;
     }
     attempts_[attempt.id] = active;
     current_attempt_[attempt.job_id] = attempt.id;
@@ -277,7 +282,7 @@ std::size_t JobManager::pending_count() const {
                                                 [](const auto& kv) { return kv.second.state == JobState::pending; }));
 }
 
-void JobManager::fetch_logs(const Attempt& attempt, std::optional<int> rank, std::int64_t tail_bytes,
+void JobManager::fetch_logs(const Attempt& attempt, std::optional<int> rank, std::int64_t tail_lines,
                             std::function<void(std::vector<RankLog>)> done) {
   const std::int64_t fetch_id = next_log_request_++;
   LogFetch& fetch = log_fetches_[fetch_id];
@@ -300,7 +305,7 @@ void JobManager::fetch_logs(const Attempt& attempt, std::optional<int> rank, std
     fetch.logs.push_back(log);
   }
   if (fetch.outstanding == 0) return complete_log_fetch(fetch_id);
-  for (const auto& [request_id, node] : requests) send_to(node, LogRequestMsg{request_id, attempt.id, tail_bytes});
+  for (const auto& [request_id, node] : requests) send_to(node, LogRequestMsg{request_id, attempt.id, tail_lines, kMaxLogReplyBytes});
   timers_.after(config_.log_fetch_timeout, [this, fetch_id] { complete_log_fetch(fetch_id); });
 }
 
@@ -323,6 +328,8 @@ void JobManager::on_log_reply(const std::string& node, const LogReplyMsg& msg) {
   if (log.node != node) return;
   log.text = msg.text;
   log.error = msg.error;
+  log.log_bytes = msg.log_bytes;
+  log.truncated = msg.truncated;
   if (--fetch.outstanding == 0) complete_log_fetch(fetch_id);
 }
 
@@ -536,6 +543,7 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
     attempt.state = AttemptState::succeeded;
     job.state = JobState::succeeded;
     job.reason = "completed";
+    job.failure_class.clear();  // a job's class is its final attempt's: an earlier failure is history
     job.ended_at = now;
   } else {
     const FailureClass cls = config_.failure_rules.classify(facts);

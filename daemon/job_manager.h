@@ -66,6 +66,8 @@ struct RankLog {
   std::string node;
   std::string text;
   std::string error;
+  std::int64_t log_bytes = 0;
+  bool truncated = false;
 };
 
 class JobManager {
@@ -112,7 +114,7 @@ class JobManager {
   // a health check (started here; its id is passed to `done`).
   void undrain(const std::string& node, const std::string& by, std::function<void(Node, std::optional<std::int64_t>)> done);
 
-  void fetch_logs(const Attempt& attempt, std::optional<int> rank, std::int64_t tail_bytes,
+  void fetch_logs(const Attempt& attempt, std::optional<int> rank, std::int64_t tail_lines,
                   std::function<void(std::vector<RankLog>)> done);
 
   // --- Agent side -----------------------------------------------------------------------------

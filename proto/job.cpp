@@ -14,15 +14,19 @@ std::string lower(std::string_view s) {
 
 constexpr std::int64_t kMaxTimeoutS = 30LL * 24 * 3600;
 
-CommandSpec parse_command(const Json& j) {
+CommandSpec parse_command(const Json& j, SpecOrigin origin) {
   ObjectReader r(j, "command");
   CommandSpec c;
   c.argv = r.string_list("argv", 1024, 64 * 1024);
   if (c.argv.empty()) throw InvalidInput("command.argv", "must name a program to run");
   if (c.argv[0].empty()) throw InvalidInput("command.argv[0]", "must not be empty");
   if (r.has("env")) c.env = r.string_map("env", 256, 64 * 1024);
-  for (const auto& [key, value] : c.env) {
-    if (key.find('=') != std::string::npos) throw InvalidInput("command.env." + key, "name must not contain '='");
+  if (origin == SpecOrigin::submitted) {
+    for (std::size_t i = 0; i < c.argv.size(); ++i) check_no_nul("command.argv[" + std::to_string(i) + "]", c.argv[i]);
+    for (const auto& [key, value] : c.env) {
+      check_env_name("command.env", key);
+      check_no_nul("command.env." + key, value);
+    }
   }
   r.finish();
   return c;
@@ -205,10 +209,12 @@ Json to_json(const WorkloadSpec& w) {
               {"spike_threshold", w.spike_threshold}};
 }
 
-JobSpec parse_job_spec(const Json& j) {
+JobSpec parse_job_spec(const Json& j, SpecOrigin origin) {
   ObjectReader r(j, "");
+  const bool submitted = origin == SpecOrigin::submitted;
   JobSpec s;
   s.name = r.string("name", 1, 128);
+  if (submitted) check_printable("name", s.name);
   if (auto share = r.opt_string("share", 1, 64)) {
     check_name("share", *share);
     s.share = *share;
@@ -234,7 +240,7 @@ JobSpec parse_job_spec(const Json& j) {
   if (s.kind == JobKind::command) {
     if (!command) throw InvalidInput("command", "is required when kind is \"command\"");
     if (workload) throw InvalidInput("workload", "applies only to kind \"simulated\"");
-    s.command = parse_command(*command);
+    s.command = parse_command(*command, origin);
   } else {
     if (command) throw InvalidInput("command", "applies only to kind \"command\"");
     if (workload) s.workload = parse_workload(*workload, "workload");
@@ -243,8 +249,13 @@ JobSpec parse_job_spec(const Json& j) {
   s.timeout_s = r.opt_integer("timeout_s", 1, kMaxTimeoutS);
   s.stuck_after_s = r.opt_integer("stuck_after_s", 1, kMaxTimeoutS).value_or(1800);
   s.preflight = r.opt_boolean("preflight");
-  if (r.has("labels")) s.labels = r.string_map("labels", 32, 256);
+  if (r.has("labels")) {
+    s.labels = r.string_map("labels", 32, 256);
+    if (submitted) check_labels("labels", s.labels);
+  }
   if (const Json* deps = r.child("depends_on")) {
+    // Accepted and ignored, a dependency let a child run beside its parent: refused until built.
+    if (submitted) throw InvalidInput("depends_on", "job dependencies are not supported yet");
     if (!deps->is_array() || deps->size() > 64) throw InvalidInput("depends_on", "must be an array of at most 64 job ids");
     for (std::size_t i = 0; i < deps->size(); ++i) {
       const Json& d = (*deps)[i];
@@ -255,6 +266,7 @@ JobSpec parse_job_spec(const Json& j) {
     }
   }
   s.code_version = r.opt_string("code_version", 1, 256);
+  if (submitted && s.code_version) check_printable("code_version", *s.code_version);
   r.finish();
   return s;
 }
@@ -336,7 +348,7 @@ Json to_json(const Attempt& a) {
 Job job_from_json(const Json& j) {
   Job job;
   job.id = j.at("id").get<JobId>();
-  job.spec = parse_job_spec(j.at("spec"));
+  job.spec = parse_job_spec(j.at("spec"), SpecOrigin::stored);
   job.user = j.value("user", "");
   job.state = parse_job_state(j.value("state", "PENDING")).value_or(JobState::pending);
   job.submitted_at = get_time(j, "submitted_at").value_or(TimePoint{});

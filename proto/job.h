@@ -99,7 +99,7 @@ struct Job {
   int infra_retries_in_a_row = 0;  // of those, since an attempt last made training progress
   std::string reason;            // why it is in its state (last failure, cancel, ...)
   std::optional<int> exit_code;  // of the last attempt
-  std::string failure_class;     // of the last failed attempt
+  std::string failure_class;     // of its newest attempt that ended; none once it succeeded
   bool cancel_requested = false;
   std::vector<std::string> excluded_nodes;  // nodes that failed it; its next attempts avoid them
   std::optional<TimePoint> not_before;  // retry backoff: not placed before this time
@@ -143,7 +143,11 @@ bool is_terminal(JobState s);
 bool is_terminal(AttemptState s);
 
 // Strict parse of a submitted spec: throws InvalidInput naming the field.
-JobSpec parse_job_spec(const Json& j);
+// Submissions get the whole validation. Records stored by an older version are read with the rules
+// they were written under (no name, label or NUL checks; `depends_on` kept), so a tightened rule
+// never makes a stored job unreadable.
+enum class SpecOrigin { submitted, stored };
+JobSpec parse_job_spec(const Json& j, SpecOrigin origin = SpecOrigin::submitted);
 WorkloadSpec parse_workload(const Json& j, const std::string& path);
 Json to_json(const JobSpec& spec);
 Json to_json(const WorkloadSpec& w);

@@ -1,5 +1,8 @@
 #include "proto/json_reader.h"
 
+#include "proto/text.h"
+
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 
@@ -176,6 +179,42 @@ std::map<std::string, std::string> ObjectReader::string_map(std::string_view key
 void ObjectReader::finish() const {
   for (auto it = object_.begin(); it != object_.end(); ++it) {
     if (!read_.contains(it.key())) throw InvalidInput(field_path(it.key()), "unknown field");
+  }
+}
+
+void check_printable(const std::string& field, std::string_view text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c == 0x7F) {
+      throw InvalidInput(field, "must not contain control characters (byte " + std::to_string(c) + " at offset " +
+                                    std::to_string(i) + ")");
+    }
+    const std::size_t len = printable_utf8_length(text, i);
+    if (len == 0) {
+      throw InvalidInput(field, "must be UTF-8 text without control characters (invalid at offset " +
+                                    std::to_string(i) + ")");
+    }
+    i += len;
+  }
+}
+
+void check_no_nul(const std::string& field, std::string_view text) {
+  if (const auto nul = text.find('\0'); nul != std::string_view::npos) {
+    throw InvalidInput(field, "must not contain a NUL byte (at offset " + std::to_string(nul) + ")");
+  }
+}
+
+void check_labels(const std::string& field, const std::map<std::string, std::string>& labels) {
+  for (const auto& [key, value] : labels) {
+    check_name(field + "." + (key.empty() ? std::string("\"\"") : key), key);
+    check_printable(field + "." + key, value);
+  }
+}
+
+void check_env_name(const std::string& field, std::string_view name) {
+  const auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])) || !std::all_of(name.begin(), name.end(), word)) {
+    throw InvalidInput(field, "must be an environment variable name: letters, digits and '_', not starting with a digit");
   }
 }
 

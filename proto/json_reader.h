@@ -56,5 +56,14 @@ class ObjectReader {
 
 // Checks that `text` is a usable name: 1..max characters of [A-Za-z0-9._-], starting alphanumeric.
 void check_name(const std::string& field, const std::string& text, std::size_t max_len = 64);
+// Text people read in tables and terminals (job names, label values): valid UTF-8 with no control
+// character (C0, DEL, C1), so an escape sequence in a name cannot rewrite an operator's terminal.
+void check_printable(const std::string& field, std::string_view text);
+// Text handed to exec (argv, environment values): anything but NUL, which exec would cut at.
+void check_no_nul(const std::string& field, std::string_view text);
+// Label keys are names; values are printable. Errors name `field.key`.
+void check_labels(const std::string& field, const std::map<std::string, std::string>& labels);
+// An environment variable name: [A-Za-z_][A-Za-z0-9_]*.
+void check_env_name(const std::string& field, std::string_view name);
 
 }  // namespace trainyard

@@ -77,7 +77,8 @@ struct AgentEncoder {
   }
   Json operator()(const LogReplyMsg& m) const {
     return {{"type", "log_reply"}, {"request_id", m.request_id}, {"attempt_id", m.attempt_id},
-            {"text", m.text},      {"error", m.error}};
+            {"text", m.text},      {"error", m.error},           {"log_bytes", m.log_bytes},
+            {"truncated", m.truncated}};
   }
 };
 
@@ -111,7 +112,8 @@ struct DaemonEncoder {
     return {{"type", "kill"}, {"attempt_id", m.attempt_id}, {"reason", m.reason}, {"grace_ms", m.grace_ms}};
   }
   Json operator()(const LogRequestMsg& m) const {
-    return {{"type", "log_request"}, {"request_id", m.request_id}, {"attempt_id", m.attempt_id}, {"tail_bytes", m.tail_bytes}};
+    return {{"type", "log_request"}, {"request_id", m.request_id}, {"attempt_id", m.attempt_id},
+            {"tail_lines", m.tail_lines}, {"max_bytes", m.max_bytes}};
   }
   Json operator()(const SetFaultsMsg& m) const { return {{"type", "set_faults"}, {"faults", m.faults}}; }
   Json operator()(const HealthCheckMsg& m) const {
@@ -157,8 +159,13 @@ AgentMessage parse_agent_message(std::string_view text) {
     check_name("name", m.name);
     m.cores = static_cast<int>(r.integer("cores", 1, 4096));
     m.memory_mb = r.integer("memory_mb", 0, INT64_MAX);
-    if (r.has("labels")) m.labels = r.string_map("labels", 32, 256);
+    check_printable("agent_version", m.agent_version);
+    if (r.has("labels")) {
+      m.labels = r.string_map("labels", 32, 256);
+      check_labels("labels", m.labels);
+    }
     m.data_addr = r.string("data_addr", 0, 256);
+    check_printable("data_addr", m.data_addr);
     m.attempts = parse_reports(r, "attempts");
     if (r.has("faults")) m.faults = r.string_list("faults", kMaxFaults, 256);
     r.finish();
@@ -223,8 +230,11 @@ AgentMessage parse_agent_message(std::string_view text) {
     LogReplyMsg m;
     m.request_id = r.integer("request_id", 0, INT64_MAX);
     m.attempt_id = r.integer("attempt_id", 1, INT64_MAX);
-    m.text = r.opt_string("text", 0, 16 * kMaxTextField).value_or("");
+    // Each invalid byte the agent sent became U+FFFD (3 bytes) on the way.
+    m.text = r.opt_string("text", 0, 3 * static_cast<std::size_t>(kMaxLogReplyBytes)).value_or("");
     m.error = r.opt_string("error", 0, 4096).value_or("");
+    m.log_bytes = r.opt_integer("log_bytes", 0, INT64_MAX).value_or(0);
+    m.truncated = r.opt_boolean("truncated").value_or(false);
     r.finish();
     return m;
   }
@@ -287,7 +297,8 @@ DaemonMessage parse_daemon_message(std::string_view text) {
     LogRequestMsg m;
     m.request_id = r.integer("request_id", 0, INT64_MAX);
     m.attempt_id = r.integer("attempt_id", 1, INT64_MAX);
-    m.tail_bytes = r.integer("tail_bytes", 1, 64LL << 20);
+    m.tail_lines = r.integer("tail_lines", 1, kMaxLogLines);
+    m.max_bytes = r.integer("max_bytes", 1, kMaxLogReplyBytes);
     r.finish();
     return m;
   }

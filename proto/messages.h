@@ -17,7 +17,7 @@ namespace trainyard {
 // Bumped on any incompatible change; the daemon refuses a hello with another version.
 // 2: metrics, faults and set_faults messages; hello lists the node's injected faults;
 //    health_check and health_result.
-inline constexpr int kProtocolVersion = 3;
+inline constexpr int kProtocolVersion = 4;
 
 // The agent's view of one attempt it is running.
 struct AttemptReport {
@@ -89,6 +89,8 @@ struct LogReplyMsg {
   AttemptId attempt_id = 0;
   std::string text;
   std::string error;  // non-empty when the log could not be read
+  std::int64_t log_bytes = 0;  // the whole log's size
+  bool truncated = false;      // `text` is only the end of the log
 };
 
 // daemon -> agent
@@ -120,10 +122,15 @@ struct KillMsg {
   std::string reason;
   int grace_ms = 10000;
 };
+// At most this much of one rank's log crosses the link in one reply: escaped as \u00XX, every
+// byte may become 6, and the reply must stay far below the WebSocket's 32 MiB message limit.
+inline constexpr std::int64_t kMaxLogReplyBytes = 1 << 20;
+inline constexpr std::int64_t kMaxLogLines = 100000;
 struct LogRequestMsg {
   std::int64_t request_id = 0;
   AttemptId attempt_id = 0;
-  std::int64_t tail_bytes = 64 * 1024;
+  std::int64_t tail_lines = 1000;
+  std::int64_t max_bytes = kMaxLogReplyBytes;
 };
 
 struct HealthCheckMsg {

@@ -12,6 +12,12 @@
 
 namespace trainyard {
 
+// The length of the UTF-8 character starting at text[i] if it is valid and printable, else 0:
+// 0 for a byte that does not start a valid sequence (overlong forms, surrogates and code points
+// past U+10FFFF included) and for the C1 controls U+0080..U+009F. ASCII controls are 1: the
+// caller decides about those.
+std::size_t printable_utf8_length(std::string_view text, std::size_t i);
+
 // Compact JSON text; invalid UTF-8 in strings becomes U+FFFD instead of an exception.
 std::string json_text(const Json& value);
 

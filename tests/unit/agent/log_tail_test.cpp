@@ -1,3 +1,6 @@
+#include <sys/stat.h>
+
+#include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
 
@@ -15,7 +18,20 @@ std::string write_log(const TempDir& dir, const std::string& text) {
 
 TEST(ReadLogTail, StartsOnAWholeLineWhenTheTailHasOne) {
   TempDir dir;
-  EXPECT_EQ(read_log_tail(write_log(dir, "first line\nsecond\nthird\n"), 12), "third\n");
+  const LogTail tail = read_log_tail(write_log(dir, "first line\nsecond\nthird\n"), 12);
+  EXPECT_EQ(tail.text, "third\n");
+  EXPECT_TRUE(tail.truncated);
+  EXPECT_EQ(tail.log_bytes, 25);
+}
+
+TEST(ReadLogTail, CountsLinesLikeTailN) {
+  TempDir dir;
+  const std::string path = write_log(dir, "1\n2\n3\n4\n");
+  EXPECT_EQ(read_log_tail(path, 1 << 20, 2).text, "3\n4\n");
+  EXPECT_TRUE(read_log_tail(path, 1 << 20, 2).truncated);
+  EXPECT_EQ(read_log_tail(path, 1 << 20, 4).text, "1\n2\n3\n4\n");
+  EXPECT_FALSE(read_log_tail(path, 1 << 20, 4).truncated);
+  EXPECT_EQ(read_log_tail(write_log(dir, "a\nb"), 1 << 20, 1).text, "b");  // a last line without its newline
 }
 
 TEST(ReadLogTail, AProgressBarWithoutNewlinesIsCutOnACharacterBoundary) {
@@ -25,10 +41,24 @@ TEST(ReadLogTail, AProgressBarWithoutNewlinesIsCutOnACharacterBoundary) {
   for (int i = 0; i < 100; ++i) bar += "\r\xe2\x96\x88\xe2\x96\x88 " + std::to_string(i) + "%";
   const std::string path = write_log(dir, bar);
   for (std::int64_t max = 1; max < 40; ++max) {
-    const std::string tail = read_log_tail(path, max);
+    const std::string tail = read_log_tail(path, max).text;
     ASSERT_LE(tail.size(), static_cast<std::size_t>(max));
     ASSERT_TRUE(tail.empty() || (static_cast<unsigned char>(tail[0]) & 0xC0) != 0x80) << "max " << max;
   }
+}
+
+TEST(ReadLogTail, AFifoOrALinkInTheLogsPlaceIsNotReadAndDoesNotBlock) {
+  TempDir dir;
+  const auto fifo = dir.path() / "rank-0.log";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_FALSE(read_log_tail(fifo.string(), 4096).readable);  // would block for ever if opened to read
+  const auto secret = dir.path() / "secret";
+  std::ofstream(secret) << "someone else's file\n";
+  const auto link = dir.path() / "rank-1.log";
+  std::filesystem::create_symlink(secret, link);
+  const LogTail tail = read_log_tail(link.string(), 4096);
+  EXPECT_FALSE(tail.readable);
+  EXPECT_EQ(tail.text, "");
 }
 
 }  // namespace

@@ -210,6 +210,26 @@ TEST(JobManagerRetry, RetriesAfterBackoffWithTheNextAttemptNumber) {
   EXPECT_EQ(c.stored_attempts(r.job.id).size(), 2u);
 }
 
+TEST(JobManagerRetry, AJobThatSucceedsOnARetryShowsNoFailureClass) {
+  Cluster c;
+  connect_nodes(c, 1);
+  RunningJob r = start_job(c, command_spec(1, 2));
+  c.exited(r.nodes[0], r.attempt, 1);
+  EXPECT_EQ(c.stored_job(r.job.id)->failure_class, "user_error") << "pending on its retry, it says why";
+  c.advance(Millis(2000));
+  c.heartbeat("n1");
+  c.jobs.tick();
+  c.settle();
+  const auto launches = c.agents["n1"]->launches();
+  ASSERT_EQ(launches.size(), 2u);
+  c.started("n1", launches[1].attempt_id);
+  c.exited("n1", launches[1].attempt_id, 0);
+  const auto stored = c.stored_job(r.job.id);
+  EXPECT_EQ(stored->state, JobState::succeeded);
+  EXPECT_EQ(stored->failure_class, "");
+  EXPECT_EQ(c.stored_attempts(r.job.id)[0].failure_class, "user_error") << "the attempt keeps its own";
+}
+
 TEST(JobManagerRetry, ExitRuleEndsTheJobDespiteAttemptsLeft) {
   Cluster c;
   connect_nodes(c, 1);
@@ -571,6 +591,41 @@ TEST(JobManagerRestore, ReconnectingAgentsThatListTheAttemptKeepItRunning) {
   EXPECT_EQ(next.id, 8) << "ids continue after the stored maximum";
 }
 
+TEST(JobManagerRestore, ARestoredAttemptIsNotJudgedStuckFromBeforeTheRestart) {
+  Cluster c;
+  LoadedState state = crashed_with_running_job(c.clock.now() - Millis(10000));
+  state.active_jobs[0].spec.kind = JobKind::simulated;  // always under stuck watch
+  state.active_jobs[0].spec.stuck_after_s = 60;
+  state.active_attempts[0].last_step = 77;
+  seed(c, state);
+  c.jobs.restore(state);
+  c.settle();
+  c.advance(Millis(2));
+  c.jobs.tick();  // before any agent is back, as a real restart's first tick is
+  c.settle();
+  const AttemptReport report{11, 7, 78, std::nullopt, "forward"};
+  c.connect("n1", 8, {report});
+  c.connect("n2", 8, {report});
+  for (int i = 0; i < 5; ++i) {
+    c.advance(Millis(1000));
+    c.heartbeat("n1", {report});
+    c.heartbeat("n2", {report});
+    c.jobs.tick();
+    c.settle();
+  }
+  EXPECT_TRUE(c.agents["n1"]->kills().empty()) << "a healthy attempt was killed after the restart";
+  EXPECT_EQ(c.jobs.active_job(7)->state, JobState::running);
+  EXPECT_EQ(c.stored_attempts(7).back().diagnosis, "");
+  // A rank that really stops is still caught, a whole stuck_after_s after its last advance.
+  c.advance(Millis(61000));
+  c.heartbeat("n1", {report});
+  c.heartbeat("n2", {report});
+  c.jobs.tick();
+  c.settle();
+  EXPECT_EQ(c.agents["n1"]->kills().size(), 1u);
+  EXPECT_NE(c.stored_attempts(7).back().diagnosis, "");
+}
+
 TEST(JobManagerRestore, AgentThatNoLongerRunsTheAttemptLosesItsRankAfterTheGrace) {
   Cluster c;
   const LoadedState state = crashed_with_running_job(c.clock.now() - Millis(60000));
@@ -677,14 +732,17 @@ TEST(JobManagerLogs, FetchesEachRankAndTimesOutTheSilentOne) {
   c.jobs.fetch_logs(*attempt, std::nullopt, 100, [&](std::vector<RankLog> l) { logs = std::move(l); });
   const auto requests = c.agents[r.nodes[0]]->all<LogRequestMsg>();
   ASSERT_EQ(requests.size(), 1u);
-  EXPECT_EQ(requests[0].tail_bytes, 100);
-  c.send(r.nodes[0], LogReplyMsg{requests[0].request_id, r.attempt, "hello from rank 0", ""});
+  EXPECT_EQ(requests[0].tail_lines, 100);
+  EXPECT_EQ(requests[0].max_bytes, kMaxLogReplyBytes);
+  c.send(r.nodes[0], LogReplyMsg{requests[0].request_id, r.attempt, "hello from rank 0", "", 5000, true});
   EXPECT_FALSE(logs) << "answered before every rank replied or timed out";
   c.advance(Millis(1000));
   ASSERT_TRUE(logs);
   ASSERT_EQ(logs->size(), 2u);
   EXPECT_EQ((*logs)[0].text, "hello from rank 0");
   EXPECT_EQ((*logs)[0].error, "");
+  EXPECT_EQ((*logs)[0].log_bytes, 5000);
+  EXPECT_TRUE((*logs)[0].truncated);
   EXPECT_THAT((*logs)[1].error, HasSubstr("did not answer"));
 }
 

@@ -49,14 +49,24 @@ TEST(JobSpec, RoundTripsThroughJson) {
             {"retry", {{"attempts", 3}, {"evaluate_on_exit", {{{"on_exit_code", "3*"}, {"action", "EXIT"}}}}}},
             {"timeout_s", 600},
             {"labels", {{"team", "a"}}},
-            {"depends_on", {1, 2}},
             {"code_version", "abc123"}};
   const JobSpec s = parse_job_spec(j);
   const JobSpec again = parse_job_spec(to_json(s));
   EXPECT_EQ(to_json(again), to_json(s));
   EXPECT_EQ(s.workload.precision, Precision::bf16_sr);
   EXPECT_EQ(s.retry.evaluate_on_exit.at(0).action, RetryAction::exit);
+}
+
+TEST(JobSpec, AStoredSpecIsReadUnderTheRulesItWasWrittenWith) {
+  // Written before dependencies were refused and names had to be printable: still readable.
+  Json j = minimal_command();
+  j["name"] = "old\x1b[2Jname";
+  j["labels"] = {{"bad key", "v"}};
+  j["depends_on"] = {1, 2};
+  const JobSpec s = parse_job_spec(j, SpecOrigin::stored);
   EXPECT_EQ(s.depends_on, (std::vector<JobId>{1, 2}));
+  EXPECT_EQ(to_json(parse_job_spec(to_json(s), SpecOrigin::stored)), to_json(s));
+  EXPECT_THROW(parse_job_spec(j), InvalidInput);
 }
 
 struct BadSpec {
@@ -91,7 +101,28 @@ INSTANTIATE_TEST_SUITE_P(
                               "retry.evaluate_on_exit[0].action"},
                       BadSpec{"nodes_min above nodes", {{"nodes_min", 2}}, "nodes_min"},
                       BadSpec{"negative timeout", {{"timeout_s", -1}}, "timeout_s"},
-                      BadSpec{"workload on command job", {{"workload", {{"steps", 1}}}}, "workload"}));
+                      BadSpec{"workload on command job", {{"workload", {{"steps", 1}}}}, "workload"},
+                      BadSpec{"dependencies", {{"depends_on", {1}}}, "depends_on"},
+                      BadSpec{"escape sequence in name", {{"name", "a\x1b]52;c;ZXZpbA==\x07"}}, "name"},
+                      BadSpec{"newline in name", {{"name", "a\nb"}}, "name"},
+                      BadSpec{"C1 control in name", {{"name", "a\xc2\x9b" "2J"}}, "name"},
+                      BadSpec{"invalid UTF-8 in name", {{"name", "a\xff"}}, "name"},
+                      BadSpec{"NUL in name", {{"name", std::string("a\0b", 3)}}, "name"},
+                      BadSpec{"label key", {{"labels", {{"a\x1b" "b", "v"}}}}, "labels.a\x1b" "b"},
+                      BadSpec{"label value", {{"labels", {{"team", "x\x1b[31m"}}}}, "labels.team"},
+                      BadSpec{"NUL in argv", {{"command", {{"argv", {"/bin/echo", std::string("a\0b", 3)}}}}},
+                              "command.argv[1]"},
+                      BadSpec{"env name", {{"command", {{"argv", {"/bin/true"}}, {"env", {{"A-B", "1"}}}}}}, "command.env"},
+                      BadSpec{"NUL in env", {{"command", {{"argv", {"/bin/true"}}, {"env", {{"A", std::string("1\0", 2)}}}}}},
+                              "command.env.A"},
+                      BadSpec{"escape in code_version", {{"code_version", "v\x1b"}}, "code_version"}));
+
+TEST(JobSpec, PrintableNamesMayBeAnyLanguage) {
+  Json j = minimal_command();
+  j["name"] = "entraînement – 学習 🚀";
+  j["labels"] = {{"team", "équipe α"}};
+  EXPECT_EQ(parse_job_spec(j).name, "entraînement – 学習 🚀");
+}
 
 TEST(JobSpec, RejectsBadWorkloadFields) {
   Json j = {{"name", "sim"}, {"kind", "simulated"}, {"workload", {{"precision", "fp8"}}}};

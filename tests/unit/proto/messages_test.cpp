@@ -78,6 +78,12 @@ TEST(Messages, RejectsMalformedWithFieldNamed) {
   EXPECT_EQ(field_of(R"({"type":"metrics","attempt_id":1,"steps":[{"step":1,"loss":1,"grad_norm":1,"param_norm":1,"lr":1,"samples_per_s":1,"x":0}]})"),
             "steps[0].x");
   EXPECT_EQ(field_of(R"({"type":"faults","faults":[1]})"), "faults[0]");
+  const std::string hello =
+      R"({"type":"hello","protocol":3,"agent_version":"1","name":"n","cores":1,"memory_mb":0,"data_addr":"a:1",)";
+  EXPECT_EQ(field_of(hello + R"("labels":{"rack":"r\u001b[2J"}})"), "labels.rack");
+  EXPECT_EQ(field_of(hello + R"("labels":{"ra ck":"r1"}})"), "labels.ra ck");
+  EXPECT_EQ(field_of(R"({"type":"hello","protocol":3,"agent_version":"1","name":"n\u0007","cores":1,"memory_mb":0,"data_addr":""})"),
+            "name");
 }
 
 TEST(Messages, MetricsRoundTripWithNonFiniteValuesAsNull) {
