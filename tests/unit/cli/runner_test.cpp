@@ -59,6 +59,7 @@ class RunnerTest : public ::testing::Test {
         .clock = clock,
         .out = out,
         .err = err,
+        .out_is_terminal = terminal,
     };
     return run_cli(args, host);
   }
@@ -69,6 +70,7 @@ class RunnerTest : public ::testing::Test {
   ManualTimeSource clock{*parse_time("2026-11-22T14:00:00.000Z")};
   std::ostringstream out;
   std::ostringstream err;
+  bool terminal = false;
 };
 
 const Json kJob = {{"id", 42}, {"name", "t"}, {"state", "PENDING"}, {"submitted_at", "2026-11-22T13:59:00.000Z"}};
@@ -169,6 +171,50 @@ TEST_F(RunnerTest, HelpNeedsNoServer) {
   EXPECT_EQ(run({"logs", "--help"}), kExitOk);
   EXPECT_NE(out.str().find("Usage: trainyard logs"), std::string::npos);
   EXPECT_TRUE(server.connected_to.empty());
+}
+
+TEST_F(RunnerTest, EscapeSequencesFromTheServerNeverReachTheTerminal) {
+  // A name that would set the clipboard (OSC 52) and clear the screen, from an older record.
+  Json job = kJob;
+  job["name"] = "x\x1b]52;c;ZXZpbA==\x07\x1b[2J\xc2\x9b" "31m";
+  server.replies["GET /v1/jobs"] = HttpResponse{200, Json{{"jobs", {job}}, {"next", nullptr}}.dump()};
+  EXPECT_EQ(run({"jobs"}), kExitOk) << err.str();
+  EXPECT_EQ(out.str().find('\x1b'), std::string::npos) << out.str();
+  EXPECT_EQ(out.str().find('\x07'), std::string::npos) << out.str();
+  EXPECT_EQ(out.str().find("\xc2\x9b"), std::string::npos) << "a C1 control (CSI) passed";
+  EXPECT_NE(out.str().find("x\\x1b]52"), std::string::npos) << out.str();
+}
+
+const Json kLogs = {{"job_id", 42},
+                    {"logs", {{{"rank", 0}, {"node", "n1"}, {"text", "ok \x1b[2J\n"}, {"error", ""},
+                               {"log_bytes", 5 << 20}, {"truncated", true}}}}};
+
+TEST_F(RunnerTest, LogsPassAJobsBytesToAPipeButNotToATerminal) {
+  server.replies["GET /v1/jobs/42/logs"] = HttpResponse{200, kLogs.dump()};
+  EXPECT_EQ(run({"logs", "42"}), kExitOk) << err.str();
+  EXPECT_EQ(out.str(), "ok \x1b[2J\n") << "a pipe gets the job's own bytes";
+  EXPECT_NE(err.str().find("showing the last 1 lines of 5.0 MiB; use --tail N for more"), std::string::npos) << err.str();
+  out.str("");
+  terminal = true;
+  EXPECT_EQ(run({"logs", "42"}), kExitOk);
+  EXPECT_EQ(out.str(), "ok \\x1b[2J\n");
+}
+
+TEST_F(RunnerTest, LogsThatCouldNotBeFetchedExitNonZero) {
+  server.replies["GET /v1/jobs/42/logs"] = HttpResponse{
+      200, Json{{"logs", {{{"rank", 0}, {"node", "n1"}, {"text", ""}, {"error", "agent n1 did not answer"}}}}}.dump()};
+  EXPECT_EQ(run({"logs", "42"}), kExitFailed);
+  EXPECT_EQ(err.str(), "trainyard: rank 0 (n1): logs unavailable: agent n1 did not answer\n");
+  err.str("");
+  server.replies["GET /v1/jobs/42/logs"] = HttpResponse{200, R"({"logs":[]})"};
+  EXPECT_EQ(run({"logs", "42"}), kExitFailed);
+  EXPECT_EQ(err.str(), "trainyard: no logs were returned for job 42\n");
+}
+
+TEST_F(RunnerTest, LogsTailCountsLines) {
+  server.replies["GET /v1/jobs/42/logs?tail=20"] = HttpResponse{200, kLogs.dump()};
+  EXPECT_EQ(run({"logs", "42", "--tail", "20"}), kExitOk) << err.str();
+  EXPECT_EQ(run({"logs", "42", "--tail", "100001"}), kExitUsage);
 }
 
 TEST(ErrorMessage, ReadsTheApiErrorDocumentOrFallsBack) {
