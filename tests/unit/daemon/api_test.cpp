@@ -408,6 +408,24 @@ TEST_F(ApiTest, SharesAreCreatedByAdminsAndSystemIsTheDaemonsOwn) {
   EXPECT_EQ(members_of(call("GET", "/v1/shares", kAlice), "team"), Json("<absent>"));
 }
 
+TEST_F(ApiTest, SharesAndTheirMembersSurviveARestart) {
+  ASSERT_EQ(call("PUT", "/v1/shares/team", kAdmin, R"({"weight":2,"members":["alice"]})").status, 200);
+  ASSERT_EQ(call("PUT", "/v1/shares/open", kAdmin, R"({"weight":1,"members":["bob"]})").status, 200);
+  ASSERT_EQ(call("PUT", "/v1/shares/open", kAdmin, R"({"weight":1})").status, 200) << "without members: open again";
+  submit_as(kBob);  // usage in the default share, which no admin created
+  cluster.jobs.persist_usage();
+  cluster.settle();
+
+  Cluster restarted;
+  restarted.jobs.restore(cluster.memory.load());
+  EXPECT_TRUE(restarted.jobs.share_created("team"));
+  ASSERT_NE(restarted.jobs.share_members("team"), nullptr);
+  EXPECT_EQ(*restarted.jobs.share_members("team"), std::vector<std::string>{"alice"});
+  EXPECT_TRUE(restarted.jobs.share_created("open"));
+  EXPECT_EQ(restarted.jobs.share_members("open"), nullptr);
+  EXPECT_FALSE(restarted.jobs.share_created("default")) << "a usage row is no share an admin created";
+}
+
 TEST(RequestTarget, IsSplitBeforeItIsDecoded) {
   auto parsed = [](const std::string& target) {
     net::HttpRequest req;
