@@ -178,10 +178,11 @@ std::string top_level_help() {
   return "Usage: " + std::string(kProgram) + " [--server URL] [--token-file FILE] [--json] COMMAND ...\n\n" +
          "The command-line client of a Trainyard cluster (the daemon's REST API).\n\nCommands:\n" + command_list("") +
          "\nGlobal flags:\n" + format_flag_help(global_flags()) +
-         "\nThe daemon address comes from --server, else $" + std::string(kServerEnv) + ", else the file " +
-         std::string(kLocalAddrFile) + "\nin the current directory (the local cluster's data dir). The token comes "
-         "from --token-file,\nelse $" + std::string(kTokenEnv) + " (the token itself), else " +
-         std::string(kLocalTokenFile) + ".\n\nRun '" + std::string(kProgram) + " COMMAND --help' for a command's flags.\n";
+         "\nThe daemon address and the token come together from one place: --server with --token-file,\nelse $" +
+         std::string(kServerEnv) + " with $" + std::string(kTokenEnv) + " (the token itself), else the files " +
+         std::string(kLocalAddrFile) + "\nwith " + std::string(kLocalTokenFile) +
+         " in the current directory (the local cluster's). A token is never\nsent to a server named elsewhere.\n\nRun '" +
+         std::string(kProgram) + " COMMAND --help' for a command's flags.\n";
 }
 
 }  // namespace trainyard::cli

@@ -1,7 +1,10 @@
 #pragma once
-// Which daemon to talk to and with which token. Precedence, most specific first: the flag, the
-// environment, then the files the local quick-start cluster writes into `.trainyard/` of the
-// directory it was started from (so `trainyard jobs` just works there).
+// Which daemon to talk to and with which token. Three sources, most specific first: the flags
+// (--server, --token-file), the environment ($TRAINYARD_SERVER, $TRAINYARD_TOKEN), then the files
+// the local quick-start cluster writes into `.trainyard/` of the directory it was started from (so
+// `trainyard jobs` just works there). Server and token come from one source, the first that gives
+// either: a token is only ever sent to the server it came with (a `.trainyard/daemon.addr` planted
+// in a directory must not receive $TRAINYARD_TOKEN).
 #include <functional>
 #include <optional>
 #include <string>
@@ -30,7 +33,8 @@ struct Connection {
   bool operator==(const Connection&) const = default;
 };
 
-// Throws InvalidInput naming the flag ("--server", "--token-file") when nothing usable is found.
+// Throws InvalidInput naming the flag ("--server", "--token-file") when nothing usable is found,
+// or when the first source gives only one of the two (the message names where the other was).
 Connection resolve_connection(const GlobalOptions& global, const Environment& env, const FileLookup& read_file);
 
 }  // namespace trainyard::cli

@@ -11,6 +11,7 @@
 #include "daemon/canary.h"
 #include "daemon/goodput.h"
 #include "daemon/metric_series.h"
+#include "daemon/share_access.h"
 #include "proto/text.h"
 
 #include "scheduler/types.h"
@@ -32,18 +33,6 @@ struct Api::Call {
 };
 
 namespace {
-
-std::vector<std::string> split_path(const std::string& path) {
-  std::vector<std::string> parts;
-  std::size_t start = 1;
-  while (start <= path.size()) {
-    const auto slash = path.find('/', start);
-    const auto end = slash == std::string::npos ? path.size() : slash;
-    if (end > start) parts.push_back(path.substr(start, end - start));
-    start = end + 1;
-  }
-  return parts;
-}
 
 // Parses a whole integer in [min, max]; throws InvalidInput(field) otherwise.
 std::int64_t parse_int(const std::string& text, const std::string& field, std::int64_t min, std::int64_t max) {
@@ -91,7 +80,7 @@ Api::Api(JobManager& jobs, StoreWorker& store, TokenRegistry& tokens, const Time
 
 void Api::handle(net::HttpRequest request, net::HttpResponder respond) {
   Call call{std::move(request), {}, std::make_shared<net::HttpResponder>(std::move(respond))};
-  const auto parts = split_path(call.request.path);
+  const auto& parts = call.request.segments;
   const std::string& method = call.request.method;
   auto method_not_allowed = [&](const std::string& allowed) {
     auto resp = net::error_response(405, "method_not_allowed",
@@ -183,6 +172,10 @@ void Api::submit_job(Call call) {
   } catch (const InvalidInput& e) {
     return call.invalid(e, e.field().empty() ? "invalid_json" : "invalid_field");
   }
+  const std::string& share = spec.share;
+  if (auto refused = submit_refusal(call.who, share, jobs_.share_created(share), jobs_.share_members(share))) {
+    return call.fail(refused->status, refused->status == 403 ? "forbidden" : "invalid_field", refused->message, "share");
+  }
   const std::string user = call.who.user;
   jobs_.submit(std::move(spec), user,
                [this, respond = std::move(call.respond)](const Job* job, std::string record, std::string error) {
@@ -235,9 +228,9 @@ void Api::list_jobs(Call call) {
 
 void Api::with_job(Call call, JobId id, std::function<void(Call, Job)> then) {
   auto check = [call, id, then](const std::optional<Job>& job) {
-    if (!job) return call.fail(404, "not_found", "job " + std::to_string(id) + " does not exist");
-    if (!can_see(call.who, *job)) {
-      return call.fail(403, "forbidden", "job " + std::to_string(id) + " belongs to another user");
+    // Another user's job answers as a missing one does: a 403 would tell which ids exist.
+    if (!job || !can_see(call.who, *job)) {
+      return call.fail(404, "not_found", "job " + std::to_string(id) + " does not exist");
     }
     then(call, *job);
   };
@@ -367,25 +360,36 @@ void Api::job_metrics(Call call, JobId id) {
   });
 }
 
-namespace {
-Json node_json(const NodeView& view) {
+Json Api::node_json(const NodeView& view, const Principal& who) const {
   Json j = to_json(view.node);
   j["free_cores"] = view.free_cores;
-  j["attempts"] = view.attempts;
+  if (who.is_admin()) {
+    j["attempts"] = view.attempts;
+    return j;
+  }
+  // A user sees where their own work runs, not the data plane's address nor whose else runs there.
+  j.erase("data_addr");
+  std::vector<AttemptId> own;
+  for (const AttemptId id : view.attempts) {
+    const auto attempt = jobs_.active_attempt(id);
+    const Job* job = attempt ? jobs_.active_job(attempt->job_id) : nullptr;
+    if (job && can_see(who, *job)) own.push_back(id);
+  }
+  j["attempts"] = own;
+  j["other_attempts"] = view.attempts.size() - own.size();
   return j;
 }
-}  // namespace
 
 void Api::list_nodes(Call call) {
   Json list = Json::array();
-  for (const auto& view : jobs_.nodes()) list.push_back(node_json(view));
+  for (const auto& view : jobs_.nodes()) list.push_back(node_json(view, call.who));
   call.reply(200, {{"nodes", list}});
 }
 
 void Api::get_node(Call call, const std::string& name) {
   auto view = jobs_.node(name);
   if (!view) return call.fail(404, "not_found", "node " + name + " is not registered");
-  call.reply(200, node_json(*view));
+  call.reply(200, node_json(*view, call.who));
 }
 
 void Api::set_node_faults(Call call, const std::string& name, bool clear) {
@@ -590,6 +594,9 @@ void Api::create_token(Call call) {
     ObjectReader r(body, "");
     record.user = r.string("user", 1, 64);
     check_name("user", record.user);
+    if (record.user == kCanaryUser) {
+      throw InvalidInput("user", "\"" + record.user + "\" is the daemon's own user (its canaries)");
+    }
     const auto role = parse_role(r.opt_string("role", 1, 16).value_or("user"));
     if (!role || *role == Role::agent) throw InvalidInput("role", "must be \"user\" or \"admin\"");
     record.role = *role;
@@ -622,6 +629,10 @@ void Api::list_shares(Call call) {
               {"running_cores", row.running_cores},
               {"pending_jobs", row.pending_jobs}};
     if (row.max_running_cores) j["max_running_cores"] = *row.max_running_cores;
+    if (call.who.is_admin()) {
+      const auto* members = jobs_.share_members(row.name);
+      j["members"] = members ? Json(*members) : Json(nullptr);
+    }
     list.push_back(j);
   }
   call.reply(200, {{"shares", list}});
@@ -630,19 +641,28 @@ void Api::list_shares(Call call) {
 void Api::put_share(Call call, const std::string& name) {
   if (!call.who.is_admin()) return call.fail(403, "forbidden", "only admins may change shares");
   scheduler::ShareSettings settings;
+  std::optional<std::vector<std::string>> members;
   try {
     check_name("name", name);
     const Json body = parse_json_text(call.request.body);
     ObjectReader r(body, "");
     settings.weight = r.number("weight", 1e-6, 1e6);
     if (auto cap = r.opt_integer("max_running_cores", 1, 1 << 30)) settings.max_running_cores = static_cast<int>(*cap);
+    if (r.has("members")) {
+      members = r.string_list("members", 10'000, 64);
+      for (std::size_t i = 0; i < members->size(); ++i) check_name("members[" + std::to_string(i) + "]", (*members)[i]);
+    }
     r.finish();
     scheduler::validate(settings);
   } catch (const InvalidInput& e) {
     return call.invalid(e, e.field().empty() ? "invalid_json" : "invalid_field");
   }
-  jobs_.set_share(name, settings, [call, name, settings] {
-    Json j = {{"name", name}, {"weight", settings.weight}};
+  if (auto refused = put_refusal(name, members)) {
+    return call.fail(refused->status, refused->status == 403 ? "forbidden" : "invalid_field", refused->message,
+                     refused->status == 403 ? "name" : "members");
+  }
+  jobs_.set_share(name, settings, members, [call, name, settings, members] {
+    Json j = {{"name", name}, {"weight", settings.weight}, {"members", members ? Json(*members) : Json(nullptr)}};
     if (settings.max_running_cores) j["max_running_cores"] = *settings.max_running_cores;
     call.reply(200, j);
   });

@@ -48,6 +48,9 @@ class Api {
   // What the API adds to a job's record: why a pending job waits and its place in the queue.
   Json live_fields(const Job& job) const;
   Json job_json(const Job& job) const;
+  // A node as `who` may see it: admins see all; users neither the data-plane address nor the ids
+  // of other users' attempts (only how many there are).
+  Json node_json(const NodeView& view, const Principal& who) const;
 
   JobManager& jobs_;
   StoreWorker& store_;

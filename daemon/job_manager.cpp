@@ -79,7 +79,8 @@ void JobManager::restore(const LoadedState& state) {
   max_attempt_id_ = state.max_attempt_id;
   health_.continue_ids_after(state.max_health_check_id);
   for (const auto& share : state.shares) {
-    share_settings_[share.name] = scheduler::ShareSettings{share.weight, share.max_running_cores};
+    if (share.created) share_settings_[share.name] = scheduler::ShareSettings{share.weight, share.max_running_cores};
+    if (share.members) share_members_[share.name] = *share.members;
     scheduler_.set_share(share.name, scheduler::ShareSettings{share.weight, share.max_running_cores});
     scheduler_.import_usage(scheduler::UsageRecord{share.name, share.usage_core_s, share.usage_at});
   }
@@ -132,8 +133,14 @@ void JobManager::restore(const LoadedState& state) {
 
 // ---- API side ----------------------------------------------------------------------------------
 
-void JobManager::set_share(const std::string& name, const scheduler::ShareSettings& settings, std::function<void()> done) {
+void JobManager::set_share(const std::string& name, const scheduler::ShareSettings& settings,
+                           std::optional<std::vector<std::string>> members, std::function<void()> done) {
   share_settings_[name] = settings;
+  if (members) {
+    share_members_[name] = std::move(*members);
+  } else {
+    share_members_.erase(name);
+  }
   scheduler_.set_share(name, settings);
   persist_usage();
   store_.write(Change{}, [done = std::move(done), this](std::exception_ptr error, Change&) {
@@ -151,6 +158,10 @@ void JobManager::persist_usage() {
     if (settings != share_settings_.end()) {
       record.weight = settings->second.weight;
       record.max_running_cores = settings->second.max_running_cores;
+      record.created = true;
+    }
+    if (auto members = share_members_.find(usage.share); members != share_members_.end()) {
+      record.members = members->second;
     }
     record.usage_core_s = usage.usage;
     record.usage_at = usage.at;

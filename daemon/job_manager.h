@@ -93,8 +93,16 @@ class JobManager {
   std::optional<NodeView> node(const std::string& name) const;
   std::size_t pending_count() const;
   const scheduler::Scheduler& scheduler() const { return scheduler_; }
-  // Stores a share's settings, then applies them.
-  void set_share(const std::string& name, const scheduler::ShareSettings& settings, std::function<void()> done);
+  // Creates or changes a share (an admin's): stores its settings and members (nullopt: open to
+  // every user), then applies them.
+  void set_share(const std::string& name, const scheduler::ShareSettings& settings,
+                 std::optional<std::vector<std::string>> members, std::function<void()> done);
+  // Whether an admin created the share, and who may submit into it (null: every user).
+  bool share_created(const std::string& name) const { return share_settings_.contains(name); }
+  const std::vector<std::string>* share_members(const std::string& name) const {
+    auto it = share_members_.find(name);
+    return it == share_members_.end() ? nullptr : &it->second;
+  }
   // Writes every share's decayed usage, so a restart keeps fair share where it was.
   void persist_usage();
 
@@ -223,7 +231,8 @@ class JobManager {
   std::map<JobId, AttemptId> current_attempt_;
   std::map<AttemptId, ActiveAttempt> attempts_;
   std::map<std::string, NodeEntry> nodes_;
-  std::map<std::string, scheduler::ShareSettings> share_settings_;
+  std::map<std::string, scheduler::ShareSettings> share_settings_;  // the shares admins created
+  std::map<std::string, std::vector<std::string>> share_members_;    // of those open to members only
   std::map<std::int64_t, LogFetch> log_fetches_;
   std::map<std::int64_t, std::pair<std::int64_t, std::size_t>> log_waiters_;  // request -> (fetch, rank slot)
   JobId max_job_id_ = 0;

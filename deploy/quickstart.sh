@@ -6,7 +6,6 @@ cd "$(dirname "$0")/.."
 deploy/install-deps.sh
 deploy/build.sh release trainyard-daemon trainyard-agent trainyard
 deploy/local-cluster.sh start 4
-export TRAINYARD_SERVER=$(cat .trainyard/daemon.addr)
 cli=build/cli/trainyard
 for _ in $(seq 1 200); do
   [ "$($cli --json nodes | python3 -c 'import json,sys; print(sum(n["state"]=="HEALTHY" for n in json.load(sys.stdin)["nodes"]))')" -ge 4 ] && break
@@ -25,7 +24,7 @@ $cli job "$job"
 $cli logs "$job" --rank 0 --tail 600
 echo
 echo "Demo job $job: $state"
-echo "API:    $TRAINYARD_SERVER"
+echo "API:    $(cat .trainyard/daemon.addr)"
 echo "Token:  $(pwd)/.trainyard/admin.token (the CLI finds it when run from this directory)"
 echo "Try:    build/cli/trainyard jobs    |    stop the cluster: deploy/local-cluster.sh stop"
 [ "$state" = "SUCCEEDED" ]

@@ -198,8 +198,9 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
       }
       BeastRequest req = parser.release();
       HttpRequest request = to_request(req, remote);
-      if (!split_target(request.target, request.path, request.query)) {
-        co_await write(stream, error_response(400, "bad_request", "malformed request target"), req.version(), false);
+      if (const std::string problem = parse_target(request); !problem.empty()) {
+        co_await write(stream, error_response(400, "bad_request", "malformed request target: " + problem, "path"),
+                       req.version(), false);
         co_return;
       }
       if (websocket::is_upgrade(req)) {

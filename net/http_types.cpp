@@ -54,14 +54,28 @@ std::string percent_encode(std::string_view in) {
   return out;
 }
 
-bool split_target(const std::string& target, std::string& path, std::map<std::string, std::string>& query) {
-  if (target.empty() || target[0] != '/') return false;
-  const auto qpos = target.find('?');
+namespace {
+
+std::string parse_segments(std::string_view path, std::vector<std::string>& segments) {
+  segments.clear();
+  if (path == "/") return "";
+  std::size_t start = 1;
+  while (true) {
+    const auto slash = path.find('/', start);
+    const std::string_view raw = path.substr(start, slash == std::string_view::npos ? slash : slash - start);
+    if (raw.empty()) return "the path has an empty segment (\"//\" or a trailing \"/\")";
+    bool ok = true;
+    std::string segment = percent_decode(raw, false, ok);
+    if (!ok) return "the path has a bad %-escape";
+    if (segment.find('/') != std::string::npos) return "the path has an encoded \"/\" (%2F) in a segment";
+    segments.push_back(std::move(segment));
+    if (slash == std::string_view::npos) return "";
+    start = slash + 1;
+  }
+}
+
+std::string parse_query(std::string_view rest, std::map<std::string, std::string>& query) {
   bool ok = true;
-  path = percent_decode(std::string_view(target).substr(0, qpos), false, ok);
-  if (!ok) return false;
-  if (qpos == std::string::npos) return true;
-  std::string_view rest = std::string_view(target).substr(qpos + 1);
   while (!rest.empty()) {
     const auto amp = rest.find('&');
     const std::string_view pair = rest.substr(0, amp);
@@ -69,12 +83,24 @@ bool split_target(const std::string& target, std::string& path, std::map<std::st
     if (pair.empty()) continue;
     const auto eq = pair.find('=');
     std::string key = percent_decode(pair.substr(0, eq), true, ok);
-    if (!ok) return false;
+    if (!ok) return "the query has a bad %-escape";
     std::string value = eq == std::string_view::npos ? std::string() : percent_decode(pair.substr(eq + 1), true, ok);
-    if (!ok) return false;
+    if (!ok) return "the query has a bad %-escape";
     query[std::move(key)] = std::move(value);
   }
-  return true;
+  return "";
+}
+
+}  // namespace
+
+std::string parse_target(HttpRequest& request) {
+  const std::string_view target = request.target;
+  if (target.empty() || target[0] != '/') return "the target must start with \"/\"";
+  const auto qpos = target.find('?');
+  request.path = std::string(target.substr(0, qpos));
+  if (std::string problem = parse_segments(request.path, request.segments); !problem.empty()) return problem;
+  request.query.clear();
+  return qpos == std::string_view::npos ? "" : parse_query(target.substr(qpos + 1), request.query);
 }
 
 Url parse_url(const std::string& text, const std::string& field) {

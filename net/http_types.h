@@ -11,7 +11,8 @@ namespace trainyard::net {
 struct HttpRequest {
   std::string method;  // "GET", "POST", ...
   std::string target;  // as sent: path plus query
-  std::string path;    // decoded path without the query
+  std::string path;    // the path as sent, without the query (not decoded: for messages and exact routes)
+  std::vector<std::string> segments;           // the path split at '/', then each part decoded
   std::map<std::string, std::string> query;    // decoded query parameters (last one wins)
   std::map<std::string, std::string> headers;  // names lower-cased
   std::string body;
@@ -30,9 +31,12 @@ struct HttpResponse {
   std::vector<std::pair<std::string, std::string>> headers;
 };
 
-// Splits a request target into its path and query parameters, percent-decoding both. Returns
-// false for a target that does not start with '/' or has a bad %-escape.
-bool split_target(const std::string& target, std::string& path, std::map<std::string, std::string>& query);
+// Fills the request's path, segments and query from its target. The path is split at '/' before
+// its parts are decoded, so an encoded slash never routes as a separator (/v1%2Fnodes is not
+// /v1/nodes). Returns what is wrong with the target, "" when nothing: no leading '/', a bad
+// %-escape, an empty segment ("//" or a trailing '/': each resource has one spelling) or an
+// encoded '/' in a segment.
+std::string parse_target(HttpRequest& request);
 std::string percent_decode(std::string_view in, bool plus_is_space, bool& ok);
 std::string percent_encode(std::string_view in);
 

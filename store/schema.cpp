@@ -108,10 +108,20 @@ CREATE TABLE node_health (
 ) WITHOUT ROWID;
 )sql";
 
+// Who may submit into a share. Only admins create shares now; rows from before that an admin's
+// PUT visibly shaped (a weight other than 1 or a cap) count as created and stay open to every
+// user; the rest (usage of shares users invented, and `system`) are bookkeeping only.
+constexpr std::string_view kShareAccessSchema = R"sql(
+ALTER TABLE shares ADD COLUMN created INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE shares ADD COLUMN members TEXT;
+UPDATE shares SET created = 1 WHERE name <> 'system' AND (weight <> 1.0 OR max_running_cores IS NOT NULL);
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{1, "initial: jobs, attempts, nodes, tokens, shares, events", kInitialSchema},
     Migration{2, "metrics: per-step training metrics", kMetricsSchema},
     Migration{3, "health: health checks and per-node health history", kHealthSchema},
+    Migration{4, "share access: shares created by admins, and their members", kShareAccessSchema},
 };
 
 bool has_version_table(sqlite::Connection& db) {

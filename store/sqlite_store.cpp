@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 
+#include "proto/text.h"
 #include "store/schema.h"
 
 namespace trainyard {
@@ -51,6 +52,10 @@ ShareRecord share_at(const Use& row) {
   if (!row.is_null_at(2)) s.max_running_cores = static_cast<int>(row.int_at(2));
   s.usage_core_s = row.real_at(3);
   s.usage_at = from_unix_ms(row.int_at(4));
+  s.created = row.int_at(5) != 0;
+  if (!row.is_null_at(6)) {
+    s.members = decode("shares", row.text_at(6), [](const Json& j) { return j.get<std::vector<std::string>>(); });
+  }
   return s;
 }
 
@@ -148,10 +153,10 @@ struct SqliteStore::Statements {
                      " ON CONFLICT (hash) DO UPDATE SET user = excluded.user, role = excluded.role,"
                      " created_at_ms = excluded.created_at_ms"),
         upsert_share(db,
-                     "INSERT INTO shares (name, weight, max_running_cores, usage_core_s, usage_at_ms)"
-                     " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (name) DO UPDATE SET weight = excluded.weight,"
+                     "INSERT INTO shares (name, weight, max_running_cores, usage_core_s, usage_at_ms, created, members)"
+                     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (name) DO UPDATE SET weight = excluded.weight,"
                      " max_running_cores = excluded.max_running_cores, usage_core_s = excluded.usage_core_s,"
-                     " usage_at_ms = excluded.usage_at_ms"),
+                     " usage_at_ms = excluded.usage_at_ms, created = excluded.created, members = excluded.members"),
         append_event(db,
                      "INSERT INTO events (at_ms, kind, job_id, attempt_id, node, message)"
                      " VALUES (?1, ?2, ?3, ?4, ?5, ?6)"),
@@ -182,7 +187,9 @@ struct SqliteStore::Statements {
         active_jobs(db, "SELECT record FROM jobs WHERE state IN ('PENDING', 'STARTING', 'RUNNING') ORDER BY id"),
         active_attempts(db, "SELECT record FROM attempts WHERE state IN ('STARTING', 'RUNNING') ORDER BY id"),
         all_nodes(db, "SELECT record FROM nodes ORDER BY name"),
-        all_shares(db, "SELECT name, weight, max_running_cores, usage_core_s, usage_at_ms FROM shares ORDER BY name"),
+        all_shares(db,
+                   "SELECT name, weight, max_running_cores, usage_core_s, usage_at_ms, created, members FROM shares"
+                   " ORDER BY name"),
         max_job_id(db, "SELECT COALESCE(MAX(id), 0) FROM jobs"),
         max_attempt_id(db, "SELECT COALESCE(MAX(id), 0) FROM attempts") {}
 
@@ -261,13 +268,20 @@ void SqliteStore::write(const Change& change) {
         .run();
   }
   for (const ShareRecord& sh : change.shares) {
-    Use(s.upsert_share)
+    Use use(s.upsert_share);
+    use
         .bind_text(1, sh.name)
         .bind_real(2, sh.weight)
         .bind_optional_int(3, sh.max_running_cores)
         .bind_real(4, sh.usage_core_s)
         .bind_int(5, to_unix_ms(sh.usage_at))
-        .run();
+        .bind_int(6, sh.created ? 1 : 0);
+    if (sh.members) {
+      use.bind_text(7, json_text(Json(*sh.members)));
+    } else {
+      use.bind_null(7);
+    }
+    use.run();
   }
   for (const Event& e : change.events) {
     Use(s.append_event)

@@ -40,6 +40,10 @@ struct ShareRecord {
   std::optional<int> max_running_cores;
   double usage_core_s = 0;  // decayed usage as of `usage_at`
   TimePoint usage_at{};
+  // An admin created it (PUT /v1/shares/{name}); rows without it only carry the usage of jobs
+  // submitted before shares had to be created.
+  bool created = false;
+  std::optional<std::vector<std::string>> members;  // who may submit into it; nullopt: every user
   bool operator==(const ShareRecord&) const = default;
 };
 

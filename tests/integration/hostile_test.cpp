@@ -94,5 +94,47 @@ TEST_F(Hostile, AJobsProcessesDoNotOutliveAKilledAgent) {
   EXPECT_TRUE(eventually([&] { return !process_alive(child); }, 20s)) << "the child outlived the restart";
 }
 
+TEST_F(Hostile, AUserReachesNeitherTheSystemShareNorOtherUsersJobIdsNorTheDataPlane) {
+  const std::string alice = cluster.api("POST", "/v1/tokens", R"({"user":"alice"})").body["token"];
+  const std::string bob = cluster.api("POST", "/v1/tokens", R"({"user":"bob"})").body["token"];
+  auto submit_to = [&](const std::string& share) {
+    Json spec = command_job("x", "true");
+    spec["share"] = share;
+    return cluster.api("POST", "/v1/jobs", spec.dump(), alice);
+  };
+  // Canaries are served first from `system`; nobody else may queue there, nor invent a share.
+  const auto system = submit_to("system");
+  EXPECT_EQ(system.status, 403) << system.body.dump();
+  EXPECT_EQ(system.body["error"]["field"], "share");
+  const auto invented = submit_to("alices-own");
+  EXPECT_EQ(invented.status, 400) << invented.body.dump();
+  EXPECT_EQ(invented.body["error"]["field"], "share");
+
+  // Another user's job answers exactly as one that does not exist.
+  const auto id = cluster.submit(command_job("bobs", "true"), bob);
+  const auto missing = id + 1000;
+  const auto other = cluster.api("GET", "/v1/jobs/" + std::to_string(id), "", alice);
+  const auto none = cluster.api("GET", "/v1/jobs/" + std::to_string(missing), "", alice);
+  EXPECT_EQ(other.status, 404);
+  EXPECT_EQ(none.status, 404);
+  Json expected = none.body;
+  expected["error"]["message"] = "job " + std::to_string(id) + " does not exist";
+  EXPECT_EQ(other.body, expected) << none.body.dump();
+
+  // An encoded slash does not route.
+  const auto encoded = cluster.api("GET", "/v1%2Fnodes", "", alice);
+  EXPECT_EQ(encoded.status, 400) << encoded.body.dump();
+  EXPECT_EQ(encoded.body["error"]["field"], "path");
+
+  // The data plane's addresses are for admins.
+  const auto admin_nodes = cluster.api("GET", "/v1/nodes");
+  ASSERT_EQ(admin_nodes.body["nodes"].size(), 1u);
+  EXPECT_FALSE(admin_nodes.body["nodes"][0].value("data_addr", "").empty()) << admin_nodes.body.dump();
+  const auto user_nodes = cluster.api("GET", "/v1/nodes", "", alice);
+  ASSERT_EQ(user_nodes.status, 200);
+  ASSERT_EQ(user_nodes.body["nodes"].size(), 1u);
+  EXPECT_FALSE(user_nodes.body["nodes"][0].contains("data_addr")) << user_nodes.body.dump();
+}
+
 }  // namespace
 }  // namespace trainyard::testing

@@ -181,8 +181,8 @@ TEST_F(Jobs, UsersSeeOnlyTheirOwnJobs) {
   const std::string alice = token.body["token"];
   const auto admin_job = cluster.submit(command_job("admins", "true"));
   const auto alice_job = cluster.submit(command_job("alices", "true"), alice);
-  EXPECT_EQ(cluster.api("GET", "/v1/jobs/" + std::to_string(admin_job), "", alice).status, 403);
-  EXPECT_EQ(cluster.api("POST", "/v1/jobs/" + std::to_string(admin_job) + "/cancel", "", alice).status, 403);
+  EXPECT_EQ(cluster.api("GET", "/v1/jobs/" + std::to_string(admin_job), "", alice).status, 404);
+  EXPECT_EQ(cluster.api("POST", "/v1/jobs/" + std::to_string(admin_job) + "/cancel", "", alice).status, 404);
   EXPECT_EQ(cluster.api("GET", "/v1/jobs/" + std::to_string(alice_job), "", alice).status, 200);
   const auto list = cluster.api("GET", "/v1/jobs", "", alice);
   ASSERT_EQ(list.body["jobs"].size(), 1u);

@@ -50,7 +50,7 @@ class ApiTest : public ::testing::Test {
     net::HttpRequest req;
     req.method = method;
     req.target = target;
-    EXPECT_TRUE(net::split_target(target, req.path, req.query)) << target;
+    EXPECT_EQ(net::parse_target(req), "") << target;
     if (!token.empty()) req.headers["authorization"] = "Bearer " + token;
     req.body = std::move(body);
     auto reply = std::make_shared<Reply>();
@@ -164,16 +164,29 @@ TEST_F(ApiTest, BadBodiesAre400NamingTheField) {
   EXPECT_FALSE(cluster.stored_job(1));
 }
 
-TEST_F(ApiTest, AnotherUsersJobIs403) {
+// The body with the job's id taken out, so replies about two ids compare.
+std::string without_id(const Reply& r, JobId id) {
+  std::string text = r.body.dump();
+  const std::string digits = std::to_string(id);
+  for (auto at = text.find(digits); at != std::string::npos; at = text.find(digits, at)) text.replace(at, digits.size(), "N");
+  return std::to_string(r.status) + " " + text;
+}
+
+TEST_F(ApiTest, AnotherUsersJobAnswersAsAMissingOne) {
   const JobId id = submit_as(kAlice);
-  Reply r = call("GET", "/v1/jobs/" + std::to_string(id), kBob);
-  EXPECT_EQ(r.status, 403);
-  EXPECT_THAT(r.error_message(), HasSubstr("another user"));
-  EXPECT_EQ(call("POST", "/v1/jobs/" + std::to_string(id) + "/cancel", kBob).status, 403);
-  EXPECT_EQ(call("GET", "/v1/jobs/" + std::to_string(id) + "/attempts", kBob).status, 403);
+  const JobId missing = id + 1000;
+  const std::string job = "/v1/jobs/" + std::to_string(id);
+  const std::string none = "/v1/jobs/" + std::to_string(missing);
+  for (const auto& [method, suffix] : std::vector<std::pair<std::string, std::string>>{
+           {"GET", ""}, {"POST", "/cancel"}, {"GET", "/attempts"}, {"GET", "/logs"}, {"GET", "/checkpoints"},
+           {"GET", "/metrics"}}) {
+    const Reply other = call(method, job + suffix, kBob);
+    EXPECT_EQ(other.status, 404) << method << " " << suffix;
+    EXPECT_EQ(without_id(other, id), without_id(call(method, none + suffix, kBob), missing)) << method << " " << suffix;
+  }
   EXPECT_EQ(cluster.jobs.active_job(id)->state, JobState::pending) << "bob's cancel had an effect";
-  EXPECT_EQ(call("GET", "/v1/jobs/" + std::to_string(id), kAlice).status, 200);
-  EXPECT_EQ(call("GET", "/v1/jobs/" + std::to_string(id), kAdmin).status, 200);
+  EXPECT_EQ(call("GET", job, kAlice).status, 200);
+  EXPECT_EQ(call("GET", job, kAdmin).status, 200);
 }
 
 TEST_F(ApiTest, BadIdsAndQueryParametersAre400NamingTheField) {
@@ -318,6 +331,131 @@ TEST_F(ApiTest, JobAndAttemptsReflectTheRunningAttempt) {
   EXPECT_EQ(nodes.body["nodes"][0]["free_cores"], 0);
 }
 
+TEST_F(ApiTest, UsersSeeNeitherDataAddressesNorOtherUsersAttemptsOnNodes) {
+  cluster.connect("n1");
+  cluster.connect("n2");
+  const Reply submitted = call("POST", "/v1/jobs", kAlice, R"({"name":"train","nodes":2,"command":{"argv":["/bin/true"]}})");
+  ASSERT_EQ(submitted.status, 201);
+  const AttemptId attempt = cluster.agents["n1"]->launches().at(0).attempt_id;
+  for (const std::string target : {"/v1/nodes/n1", "/v1/nodes"}) {
+    const Reply admin = call("GET", target, kAdmin);
+    const Json& admin_n1 = target == "/v1/nodes" ? admin.body["nodes"][0] : admin.body;
+    EXPECT_EQ(admin_n1["data_addr"], cluster.data_addr["n1"]) << target;
+    EXPECT_EQ(admin_n1["attempts"], Json::array({attempt})) << target;
+
+    const Reply bob = call("GET", target, kBob);
+    const Json& bob_n1 = target == "/v1/nodes" ? bob.body["nodes"][0] : bob.body;
+    EXPECT_FALSE(bob_n1.contains("data_addr")) << target << ": " << bob_n1.dump();
+    EXPECT_EQ(bob_n1["attempts"], Json::array()) << target;
+    EXPECT_EQ(bob_n1["other_attempts"], 1) << target;
+
+    const Reply alice = call("GET", target, kAlice);
+    const Json& alice_n1 = target == "/v1/nodes" ? alice.body["nodes"][0] : alice.body;
+    EXPECT_FALSE(alice_n1.contains("data_addr")) << target;
+    EXPECT_EQ(alice_n1["attempts"], Json::array({attempt})) << target;
+    EXPECT_EQ(alice_n1["other_attempts"], 0) << target;
+  }
+}
+
+TEST_F(ApiTest, SharesAreCreatedByAdminsAndSystemIsTheDaemonsOwn) {
+  auto submit_to = [&](const std::string& token, const std::string& share) {
+    return call("POST", "/v1/jobs", token, R"({"name":"t","share":")" + share + R"(","command":{"argv":["/bin/true"]}})");
+  };
+  for (const char* token : {kAlice, kAdmin}) {
+    const Reply r = submit_to(token, "system");
+    EXPECT_EQ(r.status, 403) << r.body.dump();
+    EXPECT_EQ(r.error_field(), "share");
+  }
+  Reply r = submit_to(kAlice, "mine");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.error_field(), "share");
+  EXPECT_THAT(r.error_message(), HasSubstr("share mine does not exist; an admin creates it with PUT /v1/shares/mine"));
+  EXPECT_EQ(submit_to(kAdmin, "mine").status, 400) << "admins too submit only to shares that exist";
+  r = submit_to(kBob, "default");
+  EXPECT_EQ(r.status, 201) << "the default share is open to every user";
+  EXPECT_EQ(r.body["id"], 1) << "a refused submit took a job id";
+
+  EXPECT_EQ(call("PUT", "/v1/shares/team", kAlice, R"({"weight":2,"members":["alice"]})").status, 403);
+  r = call("PUT", "/v1/shares/team", kAdmin, R"({"weight":2,"members":["alice"]})");
+  EXPECT_EQ(r.status, 200) << r.body.dump();
+  EXPECT_EQ(r.body["members"], Json::array({"alice"}));
+  EXPECT_EQ(submit_to(kAlice, "team").status, 201);
+  r = submit_to(kBob, "team");
+  EXPECT_EQ(r.status, 403);
+  EXPECT_EQ(r.error_field(), "share");
+  EXPECT_THAT(r.error_message(), HasSubstr("bob is not a member of share team"));
+  EXPECT_EQ(submit_to(kAdmin, "team").status, 201) << "admins may use any share but system";
+  ASSERT_EQ(call("PUT", "/v1/shares/open", kAdmin, R"({"weight":1})").status, 200);
+  EXPECT_EQ(submit_to(kBob, "open").status, 201);
+
+  r = call("PUT", "/v1/shares/system", kAdmin, R"({"weight":1000})");
+  EXPECT_EQ(r.status, 403);
+  EXPECT_EQ(r.error_field(), "name");
+  EXPECT_EQ(call("PUT", "/v1/shares/default", kAdmin, R"({"weight":1,"members":["alice"]})").error_field(), "members");
+  r = call("PUT", "/v1/shares/team", kAdmin, R"({"weight":1,"members":["a\u001b[2J"]})");
+  EXPECT_EQ(r.error_field(), "members[0]") << r.body.dump();
+  EXPECT_EQ(call("POST", "/v1/tokens", kAdmin, R"({"user":"system"})").error_field(), "user");
+
+  auto members_of = [&](const Reply& list, const std::string& name) {
+    for (const Json& row : list.body["shares"]) {
+      if (row["name"] == name) return row.contains("members") ? row["members"] : Json("<absent>");
+    }
+    return Json("<no such row>");
+  };
+  const Reply admin_list = call("GET", "/v1/shares", kAdmin);
+  EXPECT_EQ(members_of(admin_list, "team"), Json::array({"alice"}));
+  EXPECT_EQ(members_of(admin_list, "open"), Json(nullptr));
+  EXPECT_EQ(members_of(call("GET", "/v1/shares", kAlice), "team"), Json("<absent>"));
+}
+
+TEST_F(ApiTest, SharesAndTheirMembersSurviveARestart) {
+  ASSERT_EQ(call("PUT", "/v1/shares/team", kAdmin, R"({"weight":2,"members":["alice"]})").status, 200);
+  ASSERT_EQ(call("PUT", "/v1/shares/open", kAdmin, R"({"weight":1,"members":["bob"]})").status, 200);
+  ASSERT_EQ(call("PUT", "/v1/shares/open", kAdmin, R"({"weight":1})").status, 200) << "without members: open again";
+  submit_as(kBob);  // usage in the default share, which no admin created
+  cluster.jobs.persist_usage();
+  cluster.settle();
+
+  Cluster restarted;
+  restarted.jobs.restore(cluster.memory.load());
+  EXPECT_TRUE(restarted.jobs.share_created("team"));
+  ASSERT_NE(restarted.jobs.share_members("team"), nullptr);
+  EXPECT_EQ(*restarted.jobs.share_members("team"), std::vector<std::string>{"alice"});
+  EXPECT_TRUE(restarted.jobs.share_created("open"));
+  EXPECT_EQ(restarted.jobs.share_members("open"), nullptr);
+  EXPECT_FALSE(restarted.jobs.share_created("default")) << "a usage row is no share an admin created";
+}
+
+TEST(RequestTarget, IsSplitBeforeItIsDecoded) {
+  auto parsed = [](const std::string& target) {
+    net::HttpRequest req;
+    req.target = target;
+    const std::string problem = net::parse_target(req);
+    EXPECT_EQ(problem, "") << target;
+    return req;
+  };
+  EXPECT_EQ(parsed("/v1/nodes/a%20b").segments, (std::vector<std::string>{"v1", "nodes", "a b"}));
+  EXPECT_EQ(parsed("/").segments, std::vector<std::string>{});
+  const net::HttpRequest q = parsed("/v1/jobs?state=RUNNING&user=a%2Fb+c");
+  EXPECT_EQ(q.path, "/v1/jobs");
+  EXPECT_EQ(q.query.at("user"), "a/b c");
+
+  auto problem = [](const std::string& target) {
+    net::HttpRequest req;
+    req.target = target;
+    return net::parse_target(req);
+  };
+  EXPECT_THAT(problem("/v1%2Fnodes"), HasSubstr("encoded \"/\""));
+  EXPECT_THAT(problem("/v1%2fnodes"), HasSubstr("encoded \"/\""));
+  EXPECT_THAT(problem("/v1/nodes/a%2Fb"), HasSubstr("encoded \"/\""));
+  EXPECT_THAT(problem("/v1//nodes"), HasSubstr("empty segment"));
+  EXPECT_THAT(problem("//v1/nodes"), HasSubstr("empty segment"));
+  EXPECT_THAT(problem("/v1/nodes/"), HasSubstr("empty segment"));
+  EXPECT_THAT(problem("/v1/%zz"), HasSubstr("%-escape"));
+  EXPECT_THAT(problem("/v1/jobs?x=%z"), HasSubstr("%-escape"));
+  EXPECT_THAT(problem("v1/jobs"), HasSubstr("start with"));
+}
+
 TEST_F(ApiTest, MetricsFromRankZeroAreStoredAndDownsampled) {
   cluster.connect("n1");
   cluster.connect("n2");
@@ -360,7 +498,7 @@ TEST_F(ApiTest, MetricsFromRankZeroAreStoredAndDownsampled) {
   EXPECT_EQ(r.body["spikes"][0]["steps_to_return"], 2);
 
   EXPECT_EQ(call("GET", path, kAlice).body["points"].size(), 10u) << "default max_points keeps short runs whole";
-  EXPECT_EQ(call("GET", path, kBob).status, 403);
+  EXPECT_EQ(call("GET", path, kBob).status, 404);
   r = call("GET", path + "?max_points=0", kAlice);
   EXPECT_EQ(r.status, 400);
   EXPECT_EQ(r.error_field(), "max_points");

@@ -164,7 +164,13 @@ inline void PrintTo(const Event& e, std::ostream* os) {
 }
 inline void PrintTo(const ShareRecord& s, std::ostream* os) {
   *os << "Share{" << s.name << " weight=" << s.weight << " max_running_cores=" << s.max_running_cores.value_or(-1)
-      << " usage=" << s.usage_core_s << "@" << to_unix_ms(s.usage_at) << "}";
+      << " usage=" << s.usage_core_s << "@" << to_unix_ms(s.usage_at) << " created=" << s.created << " members=";
+  if (s.members) {
+    for (const auto& m : *s.members) *os << m << ",";
+  } else {
+    *os << "<all>";
+  }
+  *os << "}";
 }
 inline void PrintTo(const TokenRecord& t, std::ostream* os) {
   *os << "Token{" << t.hash << " user=" << t.user << " role=" << to_string(t.role) << "}";

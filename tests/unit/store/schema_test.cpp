@@ -68,6 +68,17 @@ TEST_F(SchemaMigration, RefusesADatabaseNewerThanTheCode) {
   EXPECT_EQ(recorded_schema_version(db), 3);
 }
 
+TEST_F(SchemaMigration, SharesFromBeforeAdminsCreatedThemAreCreatedOnlyWhereAnAdminShapedThem) {
+  migrate(db, schema_migrations().first(3));
+  db.exec("INSERT INTO shares (name, weight, max_running_cores, usage_core_s, usage_at_ms) VALUES"
+          " ('weighted', 2.0, NULL, 0, 0), ('capped', 1.0, 8, 0, 0), ('invented', 1.0, NULL, 5, 0),"
+          " ('system', 3.0, NULL, 0, 0)");
+  migrate(db, schema_migrations());
+  EXPECT_EQ(db.query_text("SELECT group_concat(name || ':' || created || ':' || COALESCE(members, 'all'), ',') FROM"
+                          " (SELECT * FROM shares ORDER BY name)"),
+            "capped:1:all,invented:0:all,system:0:all,weighted:1:all");
+}
+
 TEST(SchemaHistory, IsNumberedFromOneWithoutGaps) {
   const auto steps = schema_migrations();
   ASSERT_FALSE(steps.empty());

@@ -107,6 +107,24 @@ TYPED_TEST(StoreConformance, SharesRoundTripThroughLoadInNameOrder) {
   EXPECT_EQ(this->store->load().shares, (std::vector<ShareRecord>{uncapped, capped}));
 }
 
+TYPED_TEST(StoreConformance, SharesKeepWhetherAnAdminCreatedThemAndTheirMembers) {
+  ShareRecord members_only{"team-a", 1.0, std::nullopt, 0.0, at_ms(0)};
+  members_only.created = true;
+  members_only.members = std::vector<std::string>{"alice", "bob"};
+  ShareRecord open{"team-b", 1.0, std::nullopt, 0.0, at_ms(0)};
+  open.created = true;
+  ShareRecord nobody{"team-c", 1.0, std::nullopt, 0.0, at_ms(0)};
+  nobody.created = true;
+  nobody.members = std::vector<std::string>{};
+  const ShareRecord usage_only{"team-d", 1.0, std::nullopt, 3.0, at_ms(1)};
+  this->commit(Change{.shares = {members_only, open, nobody, usage_only}});
+  EXPECT_EQ(this->store->load().shares, (std::vector<ShareRecord>{members_only, open, nobody, usage_only}));
+  open.members = std::vector<std::string>{"carol"};
+  members_only.members.reset();
+  this->commit(Change{.shares = {members_only, open}});
+  EXPECT_EQ(this->store->load().shares, (std::vector<ShareRecord>{members_only, open, nobody, usage_only}));
+}
+
 TYPED_TEST(StoreConformance, EventsGetIncreasingSeqInBatchOrder) {
   std::vector<Event> sent = {event("job.submitted", 1), event("attempt.state", 1, 10), event("node.state", {}, {}, "n1")};
   this->commit({Change{.jobs = {minimal_job(1)}, .events = {sent[0], sent[1]}}, Change{.events = {sent[2]}}});
