@@ -451,12 +451,12 @@ void Api::forget_node_credential(Call call, const std::string& name) {
   if (view && view->node.connected) {
     return call.fail(409, "conflict", "node " + name + " is connected; stop its agent before forgetting its credential");
   }
-  trainyard::forget_node_credential(tokens_, store_, name, [call, name](bool forgotten, const std::string& error) {
+  const auto done = [call, name](bool forgotten, const std::string& error) {
     if (!error.empty()) return call.fail(503, "unavailable", error);
     if (!forgotten) return call.fail(404, "not_found", "node " + name + " has no credential");
-    spdlog::warn("event=node_credential_forgotten node={} by={}", name, call.who.user);
     call.reply(200, {{"node", name}, {"credential", "forgotten"}});
-  });
+  };
+  trainyard::forget_node_credential(tokens_, store_, name, call.who.user, done);
 }
 
 void Api::undrain_node(Call call, const std::string& name) {

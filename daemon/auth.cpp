@@ -11,6 +11,8 @@
 namespace trainyard {
 namespace {
 
+constexpr std::string_view kNodeTokenPrefix = "node:";
+
 std::string to_hex(const unsigned char* data, std::size_t n) {
   static const char* digits = "0123456789abcdef";
   std::string out;
@@ -39,10 +41,6 @@ std::string sha256_hex(std::string_view data) {
     throw std::runtime_error("SHA-256 failed");
   }
   return to_hex(digest, len);
-}
-
-namespace {
-constexpr std::string_view kNodeTokenPrefix = "node:";
 }
 
 std::optional<std::string> Principal::bound_node() const {

@@ -97,7 +97,9 @@ class AgentSession : public net::WebSocketSession,
       return;
     }
     spdlog::warn("event=agent_refused node={} remote={} reason=\"{}\"", hello.name, remote_, refusal);
-    if (!credential.empty()) forget_node_credential(tokens_, store_, hello.name, [](bool, const std::string&) {});
+    if (!credential.empty()) {
+      forget_node_credential(tokens_, store_, hello.name, "its welcome was never delivered", [](bool, const std::string&) {});
+    }
     refuse(refusal);
   }
 

@@ -36,18 +36,19 @@ void issue_node_credential(TokenRegistry& tokens, StoreWorker& store, TimePoint 
   });
 }
 
-void forget_node_credential(TokenRegistry& tokens, StoreWorker& store, const std::string& node,
+void forget_node_credential(TokenRegistry& tokens, StoreWorker& store, const std::string& node, const std::string& by,
                             std::function<void(bool forgotten, std::string error)> done) {
   const auto hash = tokens.node_credential(node);
   if (!hash) return done(false, "");
   Change change;
   change.revoked_tokens.push_back(*hash);
-  store.write(std::move(change), [&tokens, hash = *hash, node, done = std::move(done)](std::exception_ptr error, Change&) {
+  auto forgotten = [&tokens, hash = *hash, node, by, done = std::move(done)](std::exception_ptr error, Change&) {
     if (error) return done(false, "the credential could not be deleted from the store");
     tokens.remove(hash);
-    spdlog::info("event=node_credential_deleted node={}", node);
+    spdlog::warn("event=node_credential_forgotten node={} by=\"{}\"", node, by);
     done(true, "");
-  });
+  };
+  store.write(std::move(change), std::move(forgotten));
 }
 
 }  // namespace trainyard

@@ -28,9 +28,9 @@ std::string node_hello_refusal(const TokenRegistry& tokens, const Principal& who
 void issue_node_credential(TokenRegistry& tokens, StoreWorker& store, TimePoint now, const std::string& node,
                            std::function<void(std::string secret)> done);
 
-// Deletes `node`'s credential, from the store first. `done(false, "")` when it has none, and
-// `done(false, why)` when the store failed.
-void forget_node_credential(TokenRegistry& tokens, StoreWorker& store, const std::string& node,
+// Deletes `node`'s credential, from the store first; `by` says who or why, for the log.
+// `done(false, "")` when it has none, and `done(false, why)` when the store failed.
+void forget_node_credential(TokenRegistry& tokens, StoreWorker& store, const std::string& node, const std::string& by,
                             std::function<void(bool forgotten, std::string error)> done);
 
 }  // namespace trainyard
