@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "agent/command_run.h"
+#include "agent/node_credential.h"
 #include "agent/simulated_run.h"
 
 namespace trainyard::agent {
@@ -22,6 +23,7 @@ Agent::Agent(boost::asio::io_context& io, AgentConfig config, neuron::NeuronDevi
       device_(device),
       data_plane_(data_plane),
       processes_(config_.work_dir + "/processes"),
+      node_credential_(load_node_credential(node_credential_path(config_.work_dir))),
       backoff_(config_.reconnect_min),
       heartbeat_timer_(io),
       reconnect_timer_(io) {}
@@ -42,8 +44,10 @@ void Agent::connect() {
   handlers.on_open = [this] { on_open(); };
   handlers.on_message = [this](std::string text) { on_message(text); };
   handlers.on_closed = [this](const std::string& reason) { on_closed(reason); };
-  link_ = net::WebSocketClient::connect(io_, config_.server + "/v1/agent/connect",
-                                        {{"Authorization", "Bearer " + config_.join_token}}, std::move(handlers));
+  // Once the node has its own credential, the join token no longer admits it.
+  const std::string& token = node_credential_.empty() ? config_.join_token : node_credential_;
+  link_ = net::WebSocketClient::connect(io_, config_.server + "/v1/agent/connect", {{"Authorization", "Bearer " + token}},
+                                        std::move(handlers));
 }
 
 void Agent::send(const AgentMessage& message) {
@@ -77,6 +81,7 @@ void Agent::on_message(const std::string& text) {
         [this](const auto& m) {
           using T = std::decay_t<decltype(m)>;
           if constexpr (std::is_same_v<T, WelcomeMsg>) {
+            if (!m.node_credential.empty()) keep_node_credential(m.node_credential);
             welcomed_ = true;
             backoff_ = config_.reconnect_min;
             heartbeat_interval_ = std::chrono::milliseconds(m.heartbeat_interval_ms);
@@ -113,7 +118,11 @@ void Agent::on_closed(const std::string& reason) {
   heartbeat_timer_.cancel();
   if (stopping_) return;
   if (reason.rfind("HTTP 401", 0) == 0 || reason.rfind("HTTP 403", 0) == 0) {
-    fatal_error_ = "the daemon refused the join token: " + reason;
+    fatal_error_ = node_credential_.empty()
+                       ? "the daemon refused the join token: " + reason
+                       : "the daemon refused this node's credential (" + node_credential_path(config_.work_dir) +
+                             "): " + reason + "; if the daemon lost it, delete that file and have an admin forget the "
+                             "node's credential";
   }
   if (!fatal_error_.empty()) {
     spdlog::error("event=agent_stopping node={} reason=\"{}\"", config_.name, fatal_error_);
@@ -127,6 +136,18 @@ void Agent::on_closed(const std::string& reason) {
     if (!ec) connect();
   });
   backoff_ = std::min(backoff_ * 2, config_.reconnect_max);
+}
+
+void Agent::keep_node_credential(const std::string& secret) {
+  node_credential_ = secret;
+  const std::string path = node_credential_path(config_.work_dir);
+  try {
+    save_node_credential(path, secret);
+    spdlog::info("event=node_credential_saved node={} path={}", config_.name, path);
+  } catch (const std::exception& e) {
+    // This life can still reconnect with it; a restart cannot, and will be refused.
+    spdlog::error("event=node_credential_not_saved node={} path={} error=\"{}\"", config_.name, path, e.what());
+  }
 }
 
 void Agent::schedule_heartbeat() {

@@ -59,6 +59,8 @@ class Agent {
   void on_closed(const std::string& reason);
   void schedule_heartbeat();
   void send(const AgentMessage& message);
+  // Presents `secret` from now on and saves it for later lives (agent/node_credential.h).
+  void keep_node_credential(const std::string& secret);
 
   void launch(const LaunchMsg& launch);
   void kill(const KillMsg& kill);
@@ -75,6 +77,7 @@ class Agent {
   neuron::NeuronDevice& device_;
   neuron::DataPlaneServer& data_plane_;
   ProcessRegistry processes_;
+  std::string node_credential_;  // the node's own bearer secret, once the daemon issued it
   std::shared_ptr<net::WebSocketClient> link_;
   bool welcomed_ = false;
   bool stopping_ = false;

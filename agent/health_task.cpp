@@ -41,6 +41,7 @@ HealthResultMsg HealthTask::run() const {
       comm.timeout = context_.collective_timeout;
       comm.link = context_.device.faults().link;
       comm.channel = kHealthChannel;
+      comm.secret = request_.session_secret;
       neuron::TcpCommunicator communicator(comm, context_.data_plane);
       out.result = health::to_json(health::run_collective_suite(communicator, options));
     }

@@ -76,7 +76,8 @@ int main(int argc, char** argv) {
   flags.add_string("name", "node name", &f.name, true);
   flags.add_int("cores", "NeuronCores of the simulated node", &f.cores, 1, 4096);
   flags.add_int("memory-mb", "memory to report", &f.memory_mb, 0, 1LL << 40);
-  flags.add_string("work-dir", "directory for attempt logs and files", &f.work_dir, true);
+  flags.add_string("work-dir", "directory for attempt logs and files, and the node's own credential (keep it)",
+                   &f.work_dir, true);
   flags.add_list("label", "KEY=VALUE node label, e.g. rack=r1", &f.labels);
   flags.add_list("fault", "inject a fault: core:N=corrupt|hang|crash, link=throttle:RATE, link=drop", &f.faults);
   flags.add_string("data-listen", "HOST:PORT of the data-plane (collectives) listener; port 0 picks one", &f.data_listen);

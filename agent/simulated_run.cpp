@@ -44,6 +44,7 @@ void SimulatedRun::train(std::stop_token stop) {
     comm_options.timeout = context_.collective_timeout;
     comm_options.link = context_.link;
     comm_options.stop = stop;
+    comm_options.secret = launch_.data_plane_secret;
     neuron::TcpCommunicator comm(comm_options, context_.data_plane);
     neuron::TrainerOptions options;
     if (!launch_.checkpoint_dir.empty() && launch_.workload.checkpoint_every > 0) options.checkpoint_root = launch_.checkpoint_dir;

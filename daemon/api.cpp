@@ -12,6 +12,7 @@
 #include "daemon/goodput.h"
 #include "daemon/metric_series.h"
 #include "daemon/share_access.h"
+#include "daemon/node_credentials.h"
 #include "proto/text.h"
 
 #include "scheduler/types.h"
@@ -125,6 +126,9 @@ void Api::handle(net::HttpRequest request, net::HttpResponder respond) {
     if (n == 4 && parts[1] == "nodes" && parts[3] == "drain") return method == "POST" ? drain_node(call, parts[2]) : method_not_allowed("POST");
     if (n == 4 && parts[1] == "nodes" && parts[3] == "undrain") {
       return method == "POST" ? undrain_node(call, parts[2]) : method_not_allowed("POST");
+    }
+    if (n == 4 && parts[1] == "nodes" && parts[3] == "credential") {
+      return method == "DELETE" ? forget_node_credential(call, parts[2]) : method_not_allowed("DELETE");
     }
     if (n == 4 && parts[1] == "nodes" && parts[3] == "health") return method == "GET" ? node_health(call, parts[2]) : method_not_allowed("GET");
     if (n == 2 && parts[1] == "goodput") return method == "GET" ? cluster_goodput(call) : method_not_allowed("GET");
@@ -442,6 +446,21 @@ void Api::drain_node(Call call, const std::string& name) {
     return call.invalid(e, e.field().empty() ? "invalid_json" : "invalid_field");
   }
   jobs_.drain(name, reason, stop_attempts, [call](Node node) { call.reply(200, to_json(node)); });
+}
+
+// A node whose credential is lost (a reinstalled machine) can join again with the join token.
+void Api::forget_node_credential(Call call, const std::string& name) {
+  if (!call.who.is_admin()) return call.fail(403, "forbidden", "only admins may forget a node's credential");
+  const auto view = jobs_.node(name);
+  if (view && view->node.connected) {
+    return call.fail(409, "conflict", "node " + name + " is connected; stop its agent before forgetting its credential");
+  }
+  const auto done = [call, name](bool forgotten, const std::string& error) {
+    if (!error.empty()) return call.fail(503, "unavailable", error);
+    if (!forgotten) return call.fail(404, "not_found", "node " + name + " has no credential");
+    call.reply(200, {{"node", name}, {"credential", "forgotten"}});
+  };
+  trainyard::forget_node_credential(tokens_, store_, name, call.who.user, done);
 }
 
 void Api::undrain_node(Call call, const std::string& name) {

@@ -34,6 +34,7 @@ class Api {
   void set_node_faults(Call call, const std::string& name, bool clear);
   void drain_node(Call call, const std::string& name);
   void undrain_node(Call call, const std::string& name);
+  void forget_node_credential(Call call, const std::string& name);
   void node_health(Call call, const std::string& name);
   void start_health_check(Call call);
   void get_health_check(Call call, std::int64_t id);

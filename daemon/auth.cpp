@@ -6,9 +6,12 @@
 
 #include <functional>
 #include <stdexcept>
+#include <vector>
 
 namespace trainyard {
 namespace {
+
+constexpr std::string_view kNodeTokenPrefix = "node:";
 
 std::string to_hex(const unsigned char* data, std::size_t n) {
   static const char* digits = "0123456789abcdef";
@@ -23,11 +26,13 @@ std::string to_hex(const unsigned char* data, std::size_t n) {
 
 }  // namespace
 
-std::string generate_token_secret() {
-  unsigned char bytes[32];
-  if (RAND_bytes(bytes, sizeof bytes) != 1) throw std::runtime_error("RAND_bytes failed");
-  return "ty_" + to_hex(bytes, sizeof bytes);
+std::string random_hex(std::size_t bytes) {
+  std::vector<unsigned char> data(bytes);
+  if (RAND_bytes(data.data(), static_cast<int>(data.size())) != 1) throw std::runtime_error("RAND_bytes failed");
+  return to_hex(data.data(), data.size());
 }
+
+std::string generate_token_secret() { return "ty_" + random_hex(32); }
 
 std::string sha256_hex(std::string_view data) {
   unsigned char digest[EVP_MAX_MD_SIZE];
@@ -38,9 +43,32 @@ std::string sha256_hex(std::string_view data) {
   return to_hex(digest, len);
 }
 
+std::optional<std::string> Principal::bound_node() const {
+  if (role != Role::agent || !user.starts_with(kNodeTokenPrefix)) return std::nullopt;
+  return user.substr(kNodeTokenPrefix.size());
+}
+
+std::string node_token_user(std::string_view node) { return std::string(kNodeTokenPrefix) + std::string(node); }
+
 void TokenRegistry::add(const TokenRecord& record) {
+  remove(record.hash);
   by_hash_[record.hash] = record;
+  if (auto node = Principal{record.user, record.role}.bound_node()) node_credentials_[*node] = record.hash;
   verified_.clear();
+}
+
+void TokenRegistry::remove(const std::string& hash) {
+  auto it = by_hash_.find(hash);
+  if (it == by_hash_.end()) return;
+  if (auto node = Principal{it->second.user, it->second.role}.bound_node()) node_credentials_.erase(*node);
+  by_hash_.erase(it);
+  verified_.clear();
+}
+
+std::optional<std::string> TokenRegistry::node_credential(const std::string& node) const {
+  auto it = node_credentials_.find(node);
+  if (it == node_credentials_.end()) return std::nullopt;
+  return it->second;
 }
 
 std::optional<Principal> TokenRegistry::authenticate(std::string_view secret) const {

@@ -204,7 +204,7 @@ int run_daemon(const DaemonOptions& o) {
   JobManager jobs(worker, clock, timers, jm, scheduler);
   jobs.restore(state);
 
-  AgentGateway gateway(jobs, tokens);
+  AgentGateway gateway(jobs, tokens, worker, clock);
   Api api(jobs, worker, tokens, clock, kTrainyardVersion, checkpoint_root);
   net::HttpServerOptions server_options;
   server_options.body_limit = static_cast<std::size_t>(o.body_limit_bytes);

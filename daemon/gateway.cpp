@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "daemon/node_credentials.h"
 #include "net/http_server.h"
 
 namespace trainyard {
@@ -11,8 +12,15 @@ class AgentSession : public net::WebSocketSession,
                      public AgentChannel,
                      public std::enable_shared_from_this<AgentSession> {
  public:
-  AgentSession(JobManager& jobs, std::shared_ptr<net::WebSocketPeer> peer, std::string remote)
-      : jobs_(jobs), peer_(std::move(peer)), remote_(std::move(remote)) {}
+  AgentSession(JobManager& jobs, TokenRegistry& tokens, StoreWorker& store, const TimeSource& clock, Principal who,
+               std::shared_ptr<net::WebSocketPeer> peer, std::string remote)
+      : jobs_(jobs),
+        tokens_(tokens),
+        store_(store),
+        clock_(clock),
+        who_(std::move(who)),
+        peer_(std::move(peer)),
+        remote_(std::move(remote)) {}
 
   void on_message(std::string text) override {
     AgentMessage message;
@@ -23,16 +31,13 @@ class AgentSession : public net::WebSocketSession,
       if (node_.empty()) refuse(std::string("malformed message: ") + e.what());
       return;
     }
+    // Nothing said after a refusal counts (not even another hello); the agent waits for its welcome
+    // before it says more.
+    if (refused_ || issuing_) return;
     if (node_.empty()) {
       const auto* hello = std::get_if<HelloMsg>(&message);
       if (!hello) return refuse("the first message must be a hello");
-      const std::string refusal = jobs_.agent_hello(*hello, shared_from_this());
-      if (!refusal.empty()) {
-        spdlog::warn("event=agent_refused node={} remote={} reason=\"{}\"", hello->name, remote_, refusal);
-        return refuse(refusal);
-      }
-      node_ = hello->name;
-      return;
+      return on_hello(*hello);
     }
     if (std::holds_alternative<HelloMsg>(message)) {
       spdlog::warn("event=duplicate_hello node={}", node_);
@@ -47,6 +52,7 @@ class AgentSession : public net::WebSocketSession,
   }
 
   void on_closed(const std::string& reason) override {
+    closed_ = true;
     if (!node_.empty()) {
       spdlog::info("event=agent_connection_closed node={} reason=\"{}\"", node_, reason);
       jobs_.agent_gone(node_, this);
@@ -63,16 +69,65 @@ class AgentSession : public net::WebSocketSession,
   }
 
  private:
+  void on_hello(const HelloMsg& hello) {
+    const std::string refusal = node_hello_refusal(tokens_, who_, hello.name);
+    if (!refusal.empty()) {
+      spdlog::warn("event=agent_refused node={} remote={} token_user={} reason=\"{}\"", hello.name, remote_, who_.user,
+                   refusal);
+      return refuse(refusal);
+    }
+    if (who_.bound_node()) return accept(hello, "");
+    // The join token, for a name without a credential: the node gets its own before it is welcomed.
+    issuing_ = true;
+    issue_node_credential(tokens_, store_, clock_.now(), hello.name,
+                          [self = shared_from_this(), hello](std::string secret) {
+                            self->issuing_ = false;
+                            if (secret.empty()) return self->disconnect("the node's credential could not be stored");
+                            self->accept(hello, secret);
+                          });
+  }
+
+  // `credential`: the node's new secret, for the welcome. It is withdrawn when it cannot be
+  // delivered, so the name is not locked to a secret nobody holds.
+  void accept(const HelloMsg& hello, const std::string& credential) {
+    const std::string refusal =
+        closed_ ? "the connection closed before the welcome" : jobs_.agent_hello(hello, shared_from_this(), credential);
+    if (refusal.empty()) {
+      node_ = hello.name;
+      return;
+    }
+    spdlog::warn("event=agent_refused node={} remote={} reason=\"{}\"", hello.name, remote_, refusal);
+    if (!credential.empty()) {
+      forget_node_credential(tokens_, store_, hello.name, "its welcome was never delivered", [](bool, const std::string&) {});
+    }
+    refuse(refusal);
+  }
+
   void refuse(const std::string& reason) {
+    refused_ = true;
     send(RefusedMsg{reason});
     disconnect(reason);
   }
 
   JobManager& jobs_;
+  TokenRegistry& tokens_;
+  StoreWorker& store_;
+  const TimeSource& clock_;
+  const Principal who_;  // whose token opened the connection
   std::shared_ptr<net::WebSocketPeer> peer_;
   std::string remote_;
-  std::string node_;  // set once the hello is accepted
+  std::string node_;      // set once the hello is accepted
+  bool issuing_ = false;  // the node's credential is being stored; the hello waits for it
+  bool refused_ = false;
+  bool closed_ = false;
 };
+
+// Agents only: the join token or a node credential. An admin's token is no way to become a node.
+std::optional<Principal> agent_principal(const TokenRegistry& tokens, const net::HttpRequest& req) {
+  auto who = tokens.authenticate_header(req.header("authorization"));
+  if (!who || who->role != Role::agent) return std::nullopt;
+  return who;
+}
 
 }  // namespace
 
@@ -80,15 +135,14 @@ net::WebSocketRoute AgentGateway::route() {
   net::WebSocketRoute route;
   route.path = kAgentPath;
   route.authorize = [this](const net::HttpRequest& req) -> std::optional<net::HttpResponse> {
-    const auto who = tokens_.authenticate_header(req.header("authorization"));
-    if (!who || (who->role != Role::agent && who->role != Role::admin)) {
-      spdlog::warn("event=agent_join_refused remote={} reason=bad_join_token", req.remote);
-      return net::error_response(401, "unauthorized", "join token missing or not valid for agents");
-    }
-    return std::nullopt;
+    if (agent_principal(tokens_, req)) return std::nullopt;
+    spdlog::warn("event=agent_join_refused remote={} reason=not_an_agent_token", req.remote);
+    return net::error_response(401, "unauthorized", "join token or node credential missing or not valid for agents");
   };
   route.open = [this](const net::HttpRequest& req, std::shared_ptr<net::WebSocketPeer> peer) {
-    return std::make_shared<AgentSession>(jobs_, std::move(peer), req.remote);
+    // Authorized just before; a token revoked in between leaves a session that admits no hello.
+    Principal who = agent_principal(tokens_, req).value_or(Principal{"", Role::user});
+    return std::make_shared<AgentSession>(jobs_, tokens_, store_, clock_, std::move(who), std::move(peer), req.remote);
   };
   return route;
 }

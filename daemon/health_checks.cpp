@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "daemon/auth.h"
 #include "healthcheck/health_json.h"
 
 namespace trainyard {
@@ -232,6 +233,7 @@ void HealthChecks::start_collective_sets(Running& check, const std::vector<std::
     for (const auto& node : set) peers.push_back(data_addr_(node).value_or(""));
     check.result.collective_runs.push_back(std::move(run));
     const std::int64_t session = kHealthSessionBase + (check.result.id << 16) + static_cast<std::int64_t>(run_index);
+    const std::string session_secret = random_hex(32);
     for (std::size_t rank = 0; rank < set.size(); ++rank) {
       HealthCheckMsg msg;
       msg.suite = HealthSuite::collective;
@@ -239,6 +241,7 @@ void HealthChecks::start_collective_sets(Running& check, const std::vector<std::
       msg.rank = static_cast<int>(rank);
       msg.peers = peers;
       msg.session = session;
+      msg.session_secret = session_secret;
       send_task(check, set[rank], std::move(msg), run_index, static_cast<int>(rank));
     }
   }

@@ -427,6 +427,8 @@ void JobManager::launch(AttemptId id) {
   attempt.record.launched_at = clock_.now();  // stored with the attempt's start
   std::vector<std::string> peers;
   for (const auto& n : attempt.record.nodes) peers.push_back(nodes_[n].node.data_addr);
+  // Only this attempt's ranks can join its rings; kept nowhere but in the launches.
+  const std::string data_plane_secret = random_hex(32);
   for (int r = 0; r < static_cast<int>(attempt.record.nodes.size()); ++r) {
     const std::string& node = attempt.record.nodes[static_cast<std::size_t>(r)];
     LaunchMsg launch;
@@ -444,6 +446,7 @@ void JobManager::launch(AttemptId id) {
     launch.master_port = 20000 + static_cast<int>(id % 20000);
     launch.checkpoint_dir = checkpoint_dir_of(job.id);
     launch.resume_from = attempt.record.resumed_from;
+    launch.data_plane_secret = data_plane_secret;
     send_to(node, launch);
   }
 }

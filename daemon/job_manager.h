@@ -126,8 +126,11 @@ class JobManager {
                   std::function<void(std::vector<RankLog>)> done);
 
   // --- Agent side -----------------------------------------------------------------------------
-  // Returns an empty string when the agent is accepted, else why it is refused.
-  std::string agent_hello(const HelloMsg& hello, std::shared_ptr<AgentChannel> channel);
+  // Returns an empty string when the agent is accepted, else why it is refused. The caller (the
+  // gateway) checked that the connection's token may speak for `hello.name`; `node_credential` is
+  // the node's new secret when it was just issued, for the welcome.
+  std::string agent_hello(const HelloMsg& hello, std::shared_ptr<AgentChannel> channel,
+                          const std::string& node_credential = "");
   void agent_message(const std::string& node, const AgentChannel* channel, const AgentMessage& message);
   void agent_gone(const std::string& node, const AgentChannel* channel);
 

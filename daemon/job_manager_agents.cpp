@@ -17,7 +17,8 @@ void JobManager::sync_node(const NodeEntry& entry) {
   scheduler_.upsert_node(info);
 }
 
-std::string JobManager::agent_hello(const HelloMsg& hello, std::shared_ptr<AgentChannel> channel) {
+std::string JobManager::agent_hello(const HelloMsg& hello, std::shared_ptr<AgentChannel> channel,
+                                    const std::string& node_credential) {
   if (hello.protocol != kProtocolVersion) {
     return "protocol version " + std::to_string(hello.protocol) + " is not supported; this daemon speaks version " +
            std::to_string(kProtocolVersion);
@@ -36,9 +37,18 @@ std::string JobManager::agent_hello(const HelloMsg& hello, std::shared_ptr<Agent
   entry.node.faults = hello.faults;
   entry.node.connected = true;
   entry.node.last_heartbeat = now;
-  // A node proves itself before it takes work: when it comes with nothing running (a new node, a
-  // restarted agent), it is tested first; one that kept attempts running keeps its state.
-  const bool gated = config_.registration_checks && hello.attempts.empty() && entry.node.state != NodeState::drained;
+  // A node proves itself before it takes work: when it runs none of the attempts we gave it (a new
+  // node, a restarted agent, a hello listing attempts we never assigned it), it is tested first;
+  // one that kept ours running (across a reconnect or our restart) keeps its state, since the
+  // accelerator suite cannot test cores in use. Attempts it lists that are not ours are fenced
+  // below and count for nothing.
+  const auto runs_ours = [&](const AttemptReport& report) {
+    auto it = attempts_.find(report.attempt_id);
+    const int rank = it == attempts_.end() ? -1 : rank_of(it->second, hello.name);
+    return rank >= 0 && !it->second.ranks[static_cast<std::size_t>(rank)].exited;
+  };
+  const bool runs_our_attempts = std::any_of(hello.attempts.begin(), hello.attempts.end(), runs_ours);
+  const bool gated = config_.registration_checks && !runs_our_attempts && entry.node.state != NodeState::drained;
   if (gated) {
     entry.node.state = NodeState::suspect;
     entry.node.state_reason = "registered; awaiting its registration health check";
@@ -48,19 +58,20 @@ std::string JobManager::agent_hello(const HelloMsg& hello, std::shared_ptr<Agent
     entry.node.state_reason = is_new ? "registered" : "reconnected";
     entry.node.state_since = now;
   }
-  entry.channel->send(WelcomeMsg{config_.daemon_version, static_cast<int>(config_.heartbeat_interval.count())});
+  entry.channel->send(
+      WelcomeMsg{config_.daemon_version, static_cast<int>(config_.heartbeat_interval.count()), node_credential});
   sync_node(entry);
 
   // Reconcile: what the agent runs against what we think it runs.
   std::set<AttemptId> reported;
   for (const auto& report : hello.attempts) {
     reported.insert(report.attempt_id);
-    auto it = attempts_.find(report.attempt_id);
-    const int rank = it == attempts_.end() ? -1 : rank_of(it->second, hello.name);
-    if (rank < 0 || it->second.ranks[static_cast<std::size_t>(rank)].exited) {
-      fence(hello.name, report.attempt_id, "attempt is no longer current");
+    if (!runs_ours(report)) {
+      fence(hello.name, report.attempt_id, "attempt is not one this node runs");
       continue;
     }
+    auto it = attempts_.find(report.attempt_id);
+    const int rank = rank_of(it->second, hello.name);
     RankState& rs = it->second.ranks[static_cast<std::size_t>(rank)];
     rs.unconfirmed_since.reset();
     rs.steps = std::max(rs.steps, report.step);

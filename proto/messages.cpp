@@ -8,6 +8,7 @@ namespace {
 constexpr std::size_t kMaxTextField = 1 << 20;
 constexpr std::size_t kMaxFaults = 4096;  // one per core and the link, with room to spare
 constexpr std::size_t kMaxMetricSteps = 100'000;
+constexpr std::size_t kMinDataPlaneSecret = 32;  // characters: a guessable secret authenticates nothing
 
 Json to_json(const AttemptReport& r) {
   Json j = {{"attempt_id", r.attempt_id}, {"job_id", r.job_id}, {"step", r.step}, {"phase", r.phase}};
@@ -84,7 +85,9 @@ struct AgentEncoder {
 
 struct DaemonEncoder {
   Json operator()(const WelcomeMsg& m) const {
-    return {{"type", "welcome"}, {"daemon_version", m.daemon_version}, {"heartbeat_interval_ms", m.heartbeat_interval_ms}};
+    Json j = {{"type", "welcome"}, {"daemon_version", m.daemon_version}, {"heartbeat_interval_ms", m.heartbeat_interval_ms}};
+    if (!m.node_credential.empty()) j["node_credential"] = m.node_credential;
+    return j;
   }
   Json operator()(const RefusedMsg& m) const { return {{"type", "refused"}, {"reason", m.reason}}; }
   Json operator()(const LaunchMsg& m) const {
@@ -99,7 +102,8 @@ struct DaemonEncoder {
               {"peers", m.peers},
               {"master_addr", m.master_addr},
               {"master_port", m.master_port},
-              {"checkpoint_dir", m.checkpoint_dir}};
+              {"checkpoint_dir", m.checkpoint_dir},
+              {"data_plane_secret", m.data_plane_secret}};
     if (m.kind == JobKind::command) {
       j["command"] = {{"argv", m.command.argv}, {"env", m.command.env}};
     } else {
@@ -117,8 +121,10 @@ struct DaemonEncoder {
   }
   Json operator()(const SetFaultsMsg& m) const { return {{"type", "set_faults"}, {"faults", m.faults}}; }
   Json operator()(const HealthCheckMsg& m) const {
-    return {{"type", "health_check"}, {"task_id", m.task_id}, {"suite", to_string(m.suite)}, {"options", m.options},
-            {"rank", m.rank},         {"peers", m.peers},     {"session", m.session}};
+    Json j = {{"type", "health_check"}, {"task_id", m.task_id}, {"suite", to_string(m.suite)}, {"options", m.options},
+              {"rank", m.rank},         {"peers", m.peers},     {"session", m.session}};
+    if (!m.session_secret.empty()) j["session_secret"] = m.session_secret;
+    return j;
   }
 };
 
@@ -249,6 +255,7 @@ DaemonMessage parse_daemon_message(std::string_view text) {
     WelcomeMsg m;
     m.daemon_version = r.string("daemon_version", 0, 64);
     m.heartbeat_interval_ms = static_cast<int>(r.integer("heartbeat_interval_ms", 10, 3'600'000));
+    m.node_credential = r.opt_string("node_credential", 1, 256).value_or("");
     r.finish();
     return m;
   }
@@ -274,6 +281,7 @@ DaemonMessage parse_daemon_message(std::string_view text) {
     m.master_port = static_cast<int>(r.integer("master_port", 0, 65535));
     m.checkpoint_dir = r.string("checkpoint_dir", 0, 4096);
     m.resume_from = r.opt_string("resume_from", 1, 4096);
+    m.data_plane_secret = r.string("data_plane_secret", kMinDataPlaneSecret, 256);
     if (const Json* c = r.child("command")) {
       ObjectReader cr(*c, "command");
       m.command.argv = cr.string_list("argv", 1024, 64 * 1024);
@@ -317,8 +325,12 @@ DaemonMessage parse_daemon_message(std::string_view text) {
     m.rank = static_cast<int>(r.integer("rank", 0, 1023));
     if (r.has("peers")) m.peers = r.string_list("peers", 1024, 256);
     m.session = r.integer("session", 0, INT64_MAX);
+    m.session_secret = r.opt_string("session_secret", kMinDataPlaneSecret, 256).value_or("");
     if (m.suite == HealthSuite::collective && m.rank >= std::ssize(m.peers)) {
       throw InvalidInput("rank", "must name one of the peers");
+    }
+    if (m.suite == HealthSuite::collective && m.session_secret.empty()) {
+      throw InvalidInput("session_secret", "a collective suite needs the session's data-plane secret");
     }
     r.finish();
     return m;

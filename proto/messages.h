@@ -17,7 +17,9 @@ namespace trainyard {
 // Bumped on any incompatible change; the daemon refuses a hello with another version.
 // 2: metrics, faults and set_faults messages; hello lists the node's injected faults;
 //    health_check and health_result.
-inline constexpr int kProtocolVersion = 4;
+// 5: welcome carries the node's own credential on its first join; launch and collective health
+//    checks carry the data-plane secret that authenticates the ranks' connections.
+inline constexpr int kProtocolVersion = 5;
 
 // The agent's view of one attempt it is running.
 struct AttemptReport {
@@ -97,6 +99,9 @@ struct LogReplyMsg {
 struct WelcomeMsg {
   std::string daemon_version;
   int heartbeat_interval_ms = 5000;
+  // Sent once, when a node name first joins with the join token: the node's own bearer secret,
+  // which the agent keeps and presents from then on (the join token no longer admits this name).
+  std::string node_credential;
 };
 struct RefusedMsg {
   std::string reason;
@@ -116,6 +121,9 @@ struct LaunchMsg {
   int master_port = 0;
   std::string checkpoint_dir;
   std::optional<std::string> resume_from;
+  // Authenticates the ranks' data-plane connections to each other (agent/neuron/data_plane.h).
+  // Never given to the job's processes, never logged.
+  std::string data_plane_secret;
 };
 struct KillMsg {
   AttemptId attempt_id = 0;
@@ -142,6 +150,7 @@ struct HealthCheckMsg {
   int rank = 0;
   std::vector<std::string> peers;
   std::int64_t session = 0;
+  std::string session_secret;  // collective only: as LaunchMsg::data_plane_secret, for the session
 };
 // Replaces the node's whole fault plan (an empty list clears it). The daemon validated the specs.
 struct SetFaultsMsg {

@@ -152,6 +152,7 @@ struct SqliteStore::Statements {
                      "INSERT INTO tokens (hash, user, role, created_at_ms) VALUES (?1, ?2, ?3, ?4)"
                      " ON CONFLICT (hash) DO UPDATE SET user = excluded.user, role = excluded.role,"
                      " created_at_ms = excluded.created_at_ms"),
+        delete_token(db, "DELETE FROM tokens WHERE hash = ?1"),
         upsert_share(db,
                      "INSERT INTO shares (name, weight, max_running_cores, usage_core_s, usage_at_ms, created, members)"
                      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (name) DO UPDATE SET weight = excluded.weight,"
@@ -193,7 +194,7 @@ struct SqliteStore::Statements {
         max_job_id(db, "SELECT COALESCE(MAX(id), 0) FROM jobs"),
         max_attempt_id(db, "SELECT COALESCE(MAX(id), 0) FROM attempts") {}
 
-  Statement upsert_job, upsert_attempt, upsert_node, upsert_token, upsert_share, append_event, upsert_metric;
+  Statement upsert_job, upsert_attempt, upsert_node, upsert_token, delete_token, upsert_share, append_event, upsert_metric;
   Statement metrics_of_job, upsert_health_check, upsert_node_health, health_check_by_id, node_health_of;
   Statement max_health_check_id;
   Statement job_by_id, attempts_of_job, attempt_by_id, node_by_name, token_by_hash, all_tokens, events_after;
@@ -267,6 +268,7 @@ void SqliteStore::write(const Change& change) {
         .bind_int(4, to_unix_ms(t.created_at))
         .run();
   }
+  for (const std::string& hash : change.revoked_tokens) Use(s.delete_token).bind_text(1, hash).run();
   for (const ShareRecord& sh : change.shares) {
     Use use(s.upsert_share);
     use

@@ -98,6 +98,8 @@ struct Change {
   std::vector<MetricRecord> metrics;  // upserted by (attempt, step): a resent batch changes nothing
   std::vector<HealthCheckRow> health_checks;
   std::vector<NodeHealthRow> node_health;
+  // Hashes of tokens to delete, after the upserts above (a forgotten node credential).
+  std::vector<std::string> revoked_tokens;
 };
 
 struct JobQuery {

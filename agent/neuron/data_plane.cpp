@@ -1,13 +1,19 @@
 #include "agent/neuron/data_plane.h"
 
 #include <fcntl.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
 #include <poll.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
+#include <stdexcept>
 #include <system_error>
 #include <vector>
 
@@ -15,9 +21,12 @@ namespace trainyard::neuron {
 namespace {
 
 constexpr std::array<std::byte, 4> kMagic{std::byte{'T'}, std::byte{'Y'}, std::byte{'D'}, std::byte{'P'}};
-constexpr std::uint16_t kProtocolVersion = 1;
+// 2: the server's nonce first, and a MAC after the hello.
+constexpr std::uint16_t kProtocolVersion = 2;
 // Bounds the fds a flood of half-open connections can pin; beyond it new ones are refused.
 constexpr std::size_t kMaxPending = 256;
+// Connections parked under one hello; beyond it the oldest is closed.
+constexpr std::size_t kMaxParkedPerHello = 4;
 
 }  // namespace
 
@@ -42,6 +51,32 @@ std::optional<DataPlaneHello> decode_hello(std::span<const std::byte, kHelloByte
   hello.to_rank = get_big_endian<std::int32_t>(bytes.data() + 20);
   if (hello.from_rank < 0 || hello.to_rank < 0) return std::nullopt;
   return hello;
+}
+
+HelloMac hello_mac(std::string_view secret, const HelloNonce& nonce, std::span<const std::byte, kHelloBytes> hello) {
+  std::array<std::byte, kNonceBytes + kHelloBytes> message{};
+  std::memcpy(message.data(), nonce.data(), kNonceBytes);
+  std::memcpy(message.data() + kNonceBytes, hello.data(), kHelloBytes);
+  HelloMac mac{};
+  unsigned int length = 0;
+  static const char kNoKey = 0;  // OpenSSL wants a key pointer even for an empty key
+  if (!HMAC(EVP_sha256(), secret.empty() ? &kNoKey : secret.data(), static_cast<int>(secret.size()), reinterpret_cast<const unsigned char*>(message.data()),
+            message.size(), reinterpret_cast<unsigned char*>(mac.data()), &length) ||
+      length != kMacBytes) {
+    throw std::runtime_error("HMAC-SHA256 failed");
+  }
+  return mac;
+}
+
+IoResult send_hello(const Socket& socket, const DataPlaneHello& hello, std::string_view secret, SteadyTime deadline) {
+  HelloNonce nonce{};
+  if (const IoResult r = read_all(socket, nonce, deadline); r != IoResult::done) return r;
+  std::array<std::byte, kHelloBytes + kMacBytes> out{};
+  const auto fields = encode_hello(hello);
+  const HelloMac mac = hello_mac(secret, nonce, fields);
+  std::memcpy(out.data(), fields.data(), kHelloBytes);
+  std::memcpy(out.data() + kHelloBytes, mac.data(), kMacBytes);
+  return write_all(socket, out, deadline);
 }
 
 DataPlaneServer::DataPlaneServer(const HostPort& address, Options options)
@@ -73,14 +108,35 @@ void DataPlaneServer::stop() {
   parked_.clear();
 }
 
-std::optional<Socket> DataPlaneServer::claim(const DataPlaneHello& hello, SteadyTime deadline) {
+std::optional<Socket> DataPlaneServer::claim(const DataPlaneHello& hello, std::string_view secret, SteadyTime deadline) {
   std::unique_lock lock(mutex_);
-  arrived_.wait_until(lock, deadline, [&] { return stopping_ || parked_.contains(hello); });
-  const auto it = parked_.find(hello);
-  if (stopping_ || it == parked_.end()) return std::nullopt;
-  Socket socket = std::move(it->second.socket);
-  parked_.erase(it);
-  return socket;
+  while (true) {
+    arrived_.wait_until(lock, deadline, [&] { return stopping_ || parked_.contains(hello); });
+    const auto it = parked_.find(hello);
+    if (stopping_ || it == parked_.end()) return std::nullopt;
+    std::vector<Parked> candidates = std::move(it->second);
+    parked_.erase(it);
+    // The newest that proves the secret wins (a rank's reconnect replaces its old connection);
+    // the rest are closed.
+    std::optional<Socket> chosen;
+    for (auto c = candidates.rbegin(); c != candidates.rend(); ++c) {
+      const HelloMac expected = hello_mac(secret, c->nonce, c->hello);
+      const bool genuine = CRYPTO_memcmp(expected.data(), c->mac.data(), kMacBytes) == 0;
+      if (genuine && !chosen) {
+        chosen = std::move(c->socket);
+      } else if (!genuine) {
+        reject_unauthenticated(hello, *c);
+      }
+    }
+    if (chosen) return chosen;
+  }
+}
+
+void DataPlaneServer::reject_unauthenticated(const DataPlaneHello& hello, Parked& parked) {
+  spdlog::warn("data_plane event=rejected port={} reason=bad_mac attempt_id={} from_rank={} to_rank={} channel={}", port_,
+               hello.attempt_id, hello.from_rank, hello.to_rank, hello.channel);
+  ++rejected_;
+  parked.socket.close();
 }
 
 std::size_t DataPlaneServer::rejected_connections() const {
@@ -123,29 +179,50 @@ void DataPlaneServer::accept_new(SteadyTime now) {
       reject(socket, "too_many_pending");
       continue;
     }
+    HelloNonce nonce{};
+    if (RAND_bytes(reinterpret_cast<unsigned char*>(nonce.data()), static_cast<int>(nonce.size())) != 1) {
+      reject(socket, "no_random_nonce");
+      continue;
+    }
+    // A fresh socket's send buffer is empty: the nonce goes out whole or the peer is gone.
+    if (::send(socket.fd(), nonce.data(), nonce.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(nonce.size())) {
+      reject(socket, "nonce_not_sent");
+      continue;
+    }
     const int fd = socket.fd();
-    pending_.emplace(fd, Pending{std::move(socket), {}, 0, now + options_.hello_timeout});
+    pending_.emplace(fd, Pending{std::move(socket), nonce, {}, 0, now + options_.hello_timeout});
   }
 }
 
 bool DataPlaneServer::read_hello(Pending& pending, SteadyTime now) {
-  const ssize_t n = ::recv(pending.socket.fd(), pending.hello.data() + pending.received,
-                           kHelloBytes - pending.received, 0);
+  const ssize_t n = ::recv(pending.socket.fd(), pending.received_bytes.data() + pending.received,
+                           pending.received_bytes.size() - pending.received, 0);
   if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return false;
   if (n <= 0) {
     reject(pending.socket, "closed_before_hello");
     return true;
   }
   pending.received += static_cast<std::size_t>(n);
+  // The hello is judged as soon as it is whole: garbage is closed without waiting for a MAC.
+  const auto fields = std::span(pending.received_bytes).first<kHelloBytes>();
   if (pending.received < kHelloBytes) return false;
-  const auto hello = decode_hello(pending.hello);
+  const auto hello = decode_hello(fields);
   if (!hello) {
     reject(pending.socket, "bad_hello");
     return true;
   }
+  if (pending.received < pending.received_bytes.size()) return false;
+  Parked parked{std::move(pending.socket), pending.nonce, {}, {}, now + options_.unclaimed_timeout};
+  std::memcpy(parked.hello.data(), fields.data(), kHelloBytes);
+  std::memcpy(parked.mac.data(), pending.received_bytes.data() + kHelloBytes, kMacBytes);
   std::lock_guard lock(mutex_);
-  // A second hello with the same key is a reconnect by the same rank; the newer one wins.
-  parked_.insert_or_assign(*hello, Parked{std::move(pending.socket), now + options_.unclaimed_timeout});
+  auto& candidates = parked_[*hello];
+  if (candidates.size() >= kMaxParkedPerHello) {
+    spdlog::warn("data_plane event=rejected port={} reason=too_many_with_one_hello attempt_id={}", port_, hello->attempt_id);
+    ++rejected_;
+    candidates.erase(candidates.begin());
+  }
+  candidates.push_back(std::move(parked));
   arrived_.notify_all();
   return true;
 }
@@ -161,14 +238,15 @@ void DataPlaneServer::expire(SteadyTime now) {
   }
   std::lock_guard lock(mutex_);
   for (auto it = parked_.begin(); it != parked_.end();) {
-    if (it->second.deadline > now) {
-      ++it;
-      continue;
+    auto& candidates = it->second;
+    const auto expired = std::remove_if(candidates.begin(), candidates.end(), [&](const Parked& p) { return p.deadline <= now; });
+    for (auto c = expired; c != candidates.end(); ++c) {
+      spdlog::warn("data_plane event=unclaimed attempt_id={} from_rank={} to_rank={} channel={}", it->first.attempt_id,
+                   it->first.from_rank, it->first.to_rank, it->first.channel);
+      ++rejected_;
     }
-    spdlog::warn("data_plane event=unclaimed attempt_id={} from_rank={} to_rank={} channel={}", it->first.attempt_id,
-                 it->first.from_rank, it->first.to_rank, it->first.channel);
-    ++rejected_;
-    it = parked_.erase(it);
+    candidates.erase(expired, candidates.end());
+    it = candidates.empty() ? parked_.erase(it) : std::next(it);
   }
 }
 
@@ -176,7 +254,9 @@ SteadyTime DataPlaneServer::next_deadline() const {
   SteadyTime next = SteadyTime::max();
   for (const auto& [fd, pending] : pending_) next = std::min(next, pending.deadline);
   std::lock_guard lock(mutex_);
-  for (const auto& [hello, parked] : parked_) next = std::min(next, parked.deadline);
+  for (const auto& [hello, candidates] : parked_) {
+    for (const Parked& parked : candidates) next = std::min(next, parked.deadline);
+  }
   return next;
 }
 

@@ -123,9 +123,10 @@ void TcpCommunicator::connect() {
   }
   if (!outgoing) fail_silent(right());
   const DataPlaneHello hello{options_.attempt_id, rank(), right(), options_.channel};
-  if (write_all(*outgoing, encode_hello(hello), deadline) != IoResult::done) fail_silent(right());
+  if (send_hello(*outgoing, hello, options_.secret, deadline) != IoResult::done) fail_silent(right());
   to_right_ = std::move(*outgoing);
-  std::optional<Socket> incoming = server_.claim({options_.attempt_id, left(), rank(), options_.channel}, deadline);
+  std::optional<Socket> incoming =
+      server_.claim({options_.attempt_id, left(), rank(), options_.channel}, options_.secret, deadline);
   if (!incoming) fail_silent(left());
   from_left_ = std::move(*incoming);
   tune_for_bulk_transfer(to_right_);

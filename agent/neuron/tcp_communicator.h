@@ -40,6 +40,7 @@ struct TcpCommunicatorOptions {
   std::chrono::milliseconds timeout{30000};
   LinkFault link;
   int channel = 0;  // see DataPlaneHello::channel
+  std::string secret;  // the attempt's data-plane secret: authenticates this ring's connections
   // When stop is requested, a collective that is waiting gives up within kStopPollInterval: a
   // rank killed while blocked on a hung peer must not wait out the whole timeout.
   std::stop_token stop;

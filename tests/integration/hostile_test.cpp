@@ -2,11 +2,15 @@
 // an agent or the daemon down, nor reach another user's work.
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
+#include <boost/asio/io_context.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <gtest/gtest.h>
 
+#include "net/ws_client.h"
+#include "proto/messages.h"
 #include "tests/integration/cluster.h"
 
 namespace trainyard::testing {
@@ -24,6 +28,51 @@ bool process_alive(pid_t pid) { return ::kill(pid, 0) == 0; }
 pid_t read_pid(const std::string& path) {
   const std::string text = read_text(path);
   return text.empty() ? 0 : static_cast<pid_t>(std::stol(text));
+}
+
+std::string trimmed(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return text;
+}
+
+// A hand-made agent connection: says `hello` with `token`, and collects what the daemon sends
+// until `enough` holds, the connection closes, or `timeout` passes.
+std::vector<DaemonMessage> forged_agent(const Cluster& cluster, const std::string& token, const HelloMsg& hello,
+                                        const std::function<bool(const std::vector<DaemonMessage>&)>& enough,
+                                        std::chrono::milliseconds timeout) {
+  boost::asio::io_context io;
+  std::vector<DaemonMessage> got;
+  std::shared_ptr<net::WebSocketClient> link;
+  net::WebSocketClientHandlers handlers;
+  handlers.on_open = [&] { link->send(encode(AgentMessage{hello})); };
+  handlers.on_message = [&](std::string text) {
+    got.push_back(parse_daemon_message(text));
+    if (enough(got)) io.stop();
+  };
+  handlers.on_closed = [&](const std::string&) { io.stop(); };
+  link = net::WebSocketClient::connect(io, cluster.url() + "/v1/agent/connect", {{"Authorization", "Bearer " + token}},
+                                       std::move(handlers));
+  io.run_for(timeout);
+  return got;
+}
+
+HelloMsg forged_hello(const std::string& name, std::vector<AttemptReport> attempts = {}) {
+  HelloMsg hello;
+  hello.agent_version = "forged";
+  hello.name = name;
+  hello.cores = 4;
+  hello.data_addr = "127.0.0.1:9";
+  hello.attempts = std::move(attempts);
+  return hello;
+}
+
+template <typename T>
+std::vector<T> all_of_type(const std::vector<DaemonMessage>& messages) {
+  std::vector<T> out;
+  for (const auto& m : messages) {
+    if (const auto* t = std::get_if<T>(&m)) out.push_back(*t);
+  }
+  return out;
 }
 
 class Hostile : public ::testing::Test {
@@ -134,6 +183,64 @@ TEST_F(Hostile, AUserReachesNeitherTheSystemShareNorOtherUsersJobIdsNorTheDataPl
   ASSERT_EQ(user_nodes.status, 200);
   ASSERT_EQ(user_nodes.body["nodes"].size(), 1u);
   EXPECT_FALSE(user_nodes.body["nodes"][0].contains("data_addr")) << user_nodes.body.dump();
+}
+
+TEST_F(Hostile, AForgedAgentWithTheJoinTokenCannotTakeAnExistingNodesPlace) {
+  const auto id = cluster.submit(command_job("victim", "sleep 600"));
+  cluster.wait_job_state(id, "RUNNING", 30s);
+  const std::string join_token = trimmed(read_text(cluster.dir() + "/data/join.token"));
+
+  // A second trainyard-agent under the real node's name, with the join token.
+  Process forger({TRAINYARD_AGENT_BIN, "--server", cluster.url(), "--join-token-file", cluster.dir() + "/data/join.token",
+                  "--name", "node-a", "--cores", "4", "--work-dir", cluster.dir() + "/forger"},
+                 cluster.dir() + "/agent-forger.log");
+  const auto status = forger.wait_exit(30s);
+  ASSERT_TRUE(status) << "the forged agent was not refused";
+  EXPECT_EQ(WEXITSTATUS(*status), 3) << read_text(cluster.dir() + "/agent-forger.log");
+  EXPECT_NE(read_text(cluster.dir() + "/agent-forger.log").find("node-a already has its own credential"), std::string::npos)
+      << read_text(cluster.dir() + "/agent-forger.log");
+
+  // A raw connection that then claims the job's exit is refused before it can say anything.
+  const auto answers = forged_agent(cluster, join_token, forged_hello("node-a"), [](const auto& m) { return !m.empty(); }, 10s);
+  ASSERT_EQ(answers.size(), 1u);
+  ASSERT_TRUE(std::holds_alternative<RefusedMsg>(answers[0]));
+  // The admin token opens no agent connection at all.
+  EXPECT_TRUE(forged_agent(cluster, cluster.admin_token(), forged_hello("node-a"), [](const auto& m) { return !m.empty(); }, 10s)
+                  .empty());
+
+  // The real node keeps its connection and its job, on its first attempt.
+  const Json job = cluster.api("GET", "/v1/jobs/" + std::to_string(id)).body;
+  EXPECT_EQ(job["state"], "RUNNING") << job.dump(2);
+  const Json attempts = cluster.api("GET", "/v1/jobs/" + std::to_string(id) + "/attempts").body;
+  EXPECT_EQ(attempts["attempts"].size(), 1u) << attempts.dump(2);
+  const Json node = cluster.api("GET", "/v1/nodes/node-a").body;
+  EXPECT_EQ(node["connected"], true) << node.dump(2);
+  EXPECT_EQ(node["state"], "HEALTHY") << node.dump(2);
+
+  // The real agent keeps its own credential, private, and uses it again after a restart.
+  struct stat st {};
+  ASSERT_EQ(::stat((cluster.dir() + "/agents/node-a/node.credential").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  cluster.api("POST", "/v1/jobs/" + std::to_string(id) + "/cancel");
+  cluster.stop_agent("node-a", SIGKILL);
+  cluster.start_agent("node-a");
+  EXPECT_TRUE(eventually([&] { return cluster.api("GET", "/v1/nodes/node-a").body["connected"] == true; }, 30s))
+      << read_text(cluster.dir() + "/agent-node-a.log");
+}
+
+TEST_F(Hostile, AForgedHelloListingAnInventedAttemptIsStillHealthChecked) {
+  const std::string join_token = trimmed(read_text(cluster.dir() + "/data/join.token"));
+  const auto answers = forged_agent(cluster, join_token, forged_hello("node-x", {AttemptReport{777, 1, 50, std::nullopt, ""}}),
+                                    [](const auto& m) {
+                                      return !all_of_type<KillMsg>(m).empty() && !all_of_type<HealthCheckMsg>(m).empty();
+                                    },
+                                    15s);
+  const auto kills = all_of_type<KillMsg>(answers);
+  ASSERT_EQ(kills.size(), 1u) << "the invented attempt was not fenced";
+  EXPECT_EQ(kills[0].attempt_id, 777);
+  EXPECT_EQ(all_of_type<HealthCheckMsg>(answers).size(), 1u) << "the node skipped its registration check";
+  const Json node = cluster.api("GET", "/v1/nodes/node-x").body;
+  EXPECT_NE(node["state"], "HEALTHY") << node.dump(2);
 }
 
 }  // namespace

@@ -17,6 +17,7 @@ TEST(CommandEnvironment, PassesOnlyAllowListedAgentVariablesPlusTheJobsOwn) {
   launch.rank = 1;
   launch.world_size = 2;
   launch.command.env = {{"LR", "3e-4"}, {"PATH", "/opt/job/bin"}};
+  launch.data_plane_secret = "data-plane-secret-0123456789abcdef";
 
   const auto env = command_environment(launch, "/w/rank-1.progress", environ_like.data());
 
@@ -30,6 +31,7 @@ TEST(CommandEnvironment, PassesOnlyAllowListedAgentVariablesPlusTheJobsOwn) {
   EXPECT_FALSE(env.contains("AWS_SECRET_ACCESS_KEY"));
   EXPECT_FALSE(env.contains("LD_PRELOAD"));
   EXPECT_FALSE(env.contains("JUNK"));
+  for (const auto& [name, value] : env) EXPECT_EQ(value.find("data-plane-secret"), std::string::npos) << name;
   for (const auto& [name, value] : env) {
     const bool ours = name.starts_with("TRAINYARD_") || name.starts_with("LC_") || name == "RANK" ||
                       name == "WORLD_SIZE" || name == "NODE_RANK" || name == "LOCAL_RANK" || name == "MASTER_ADDR" ||

@@ -45,7 +45,7 @@ class RingHarness {
   }
 
   TcpCommunicatorOptions options(int rank, LinkFault link = {}) const {
-    return TcpCommunicatorOptions{kAttempt, rank, peers_, timeout_, link, 0};
+    return TcpCommunicatorOptions{kAttempt, rank, peers_, timeout_, link, 0, "ring-secret-0123456789abcdef0123"};
   }
   DataPlaneServer& server(int rank) { return *servers_[static_cast<std::size_t>(rank)]; }
   const std::vector<std::string>& peers() const { return peers_; }

@@ -151,6 +151,22 @@ TEST(TcpCommunicatorTest, AnUnresolvablePeerIsACollectiveError) {
   }
 }
 
+TEST(TcpCommunicatorTest, ARankWithoutTheAttemptsSecretNeverJoinsTheRing) {
+  RingHarness ring(2, seconds(1));
+  std::vector<std::future<void>> ranks;
+  for (int r = 0; r < 2; ++r) {
+    TcpCommunicatorOptions options = ring.options(r);
+    if (r == 1) options.secret = "guessed-secret-0123456789abcdef0123";
+    ranks.push_back(std::async(std::launch::async, [&ring, r, options] {
+      TcpCommunicator comm(options, ring.server(r));
+      std::vector<float> data(100, 1.0f);
+      comm.all_reduce_sum(data);
+    }));
+  }
+  for (auto& rank : ranks) EXPECT_THROW(rank.get(), CollectiveError);
+  EXPECT_GE(ring.server(0).rejected_connections(), 1u) << "rank 0 closed the connection that failed its MAC";
+}
+
 TEST(TcpCommunicatorTest, ADroppedLinkFailsTheCollectiveOnEveryRank) {
   RingHarness ring(3, seconds(5));
   std::vector<LinkFault> links(3);

@@ -535,5 +535,19 @@ TEST_F(ApiTest, FaultsAreValidatedSentToTheAgentAndListedOnceApplied) {
   EXPECT_TRUE(call("GET", "/v1/nodes/n1", kAlice).body["faults"].empty());
 }
 
+TEST_F(ApiTest, AnAdminForgetsADisconnectedNodesCredential) {
+  tokens.add(TokenRecord{sha256_hex("n1-secret"), node_token_user("n1"), Role::agent, {}});
+  EXPECT_EQ(call("DELETE", "/v1/nodes/n1/credential", kAlice).status, 403);
+  cluster.connect("n1");
+  EXPECT_EQ(call("DELETE", "/v1/nodes/n1/credential", kAdmin).status, 409) << "the node is connected";
+  cluster.jobs.agent_gone("n1", cluster.agents["n1"].get());
+
+  const Reply forgotten = call("DELETE", "/v1/nodes/n1/credential", kAdmin);
+  EXPECT_EQ(forgotten.status, 200) << forgotten.body.dump();
+  EXPECT_FALSE(tokens.authenticate("n1-secret"));
+  EXPECT_FALSE(tokens.node_credential("n1"));
+  EXPECT_EQ(call("DELETE", "/v1/nodes/n1/credential", kAdmin).status, 404) << "nothing left to forget";
+}
+
 }  // namespace
 }  // namespace trainyard::testing

@@ -20,6 +20,21 @@ TEST(TokenSecret, IsPrefixedHexAndFresh) {
   EXPECT_NE(a, b);
 }
 
+TEST(TokenRegistry, KnowsEachNodesCredentialAndForgetsARemovedOne) {
+  TokenRegistry tokens;
+  tokens.add(TokenRecord{sha256_hex("join"), "agent", Role::agent, {}});
+  tokens.add(TokenRecord{sha256_hex("n1"), node_token_user("n1"), Role::agent, {}});
+  EXPECT_FALSE(tokens.authenticate("join")->bound_node()) << "the join token is bound to no node";
+  EXPECT_EQ(tokens.authenticate("n1")->bound_node(), "n1");
+  EXPECT_EQ(tokens.node_credential("n1"), sha256_hex("n1"));
+  EXPECT_FALSE(tokens.node_credential("agent"));
+  EXPECT_FALSE((Principal{node_token_user("n1"), Role::user}.bound_node())) << "only agent tokens are bound to nodes";
+
+  tokens.remove(sha256_hex("n1"));
+  EXPECT_FALSE(tokens.authenticate("n1")) << "a removed token is not remembered as verified";
+  EXPECT_FALSE(tokens.node_credential("n1"));
+}
+
 TEST(TokenRegistry, AuthenticatesByHashOnly) {
   TokenRegistry tokens;
   const std::string secret = generate_token_secret();

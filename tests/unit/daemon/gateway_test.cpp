@@ -1,8 +1,10 @@
-// The agent gateway over a fake WebSocket peer: join-token check, hello first, strict parsing.
+// The agent gateway over a fake WebSocket peer: agent tokens only, each node's own credential,
+// hello first, strict parsing.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "daemon/gateway.h"
+#include "daemon/node_credentials.h"
 #include "tests/unit/daemon/harness.h"
 
 namespace trainyard::testing {
@@ -20,22 +22,48 @@ class FakePeer final : public net::WebSocketPeer {
 
 class GatewayTest : public ::testing::Test {
  protected:
-  GatewayTest() : gateway(cluster.jobs, tokens), route(gateway.route()) {
+  GatewayTest() : gateway(cluster.jobs, tokens, cluster.worker, cluster.clock), route(gateway.route()) {
     tokens.add(TokenRecord{sha256_hex("join"), "agent", Role::agent, {}});
     tokens.add(TokenRecord{sha256_hex("alice"), "alice", Role::user, {}});
+    tokens.add(TokenRecord{sha256_hex("root"), "admin", Role::admin, {}});
   }
 
-  std::shared_ptr<net::WebSocketSession> open(std::shared_ptr<FakePeer> peer) {
+  std::shared_ptr<net::WebSocketSession> open(std::shared_ptr<FakePeer> peer, const std::string& token = "join") {
     net::HttpRequest req;
     req.remote = "127.0.0.1:5555";
+    req.headers["authorization"] = "Bearer " + token;
     return route.open(req, std::move(peer));
   }
 
-  static std::string hello_text(int protocol = kProtocolVersion) {
+  // A connection with `token` that says hello as `node`; settled, so a new credential is stored.
+  std::shared_ptr<FakePeer> join(const std::string& node, const std::string& token = "join",
+                                 std::vector<AttemptReport> running = {}) {
+    auto peer = std::make_shared<FakePeer>();
+    sessions.push_back(open(peer, token));
+    sessions.back()->on_message(hello_text(kProtocolVersion, node, std::move(running)));
+    cluster.settle();
+    return peer;
+  }
+  static std::optional<WelcomeMsg> welcome_of(const FakePeer& peer) {
+    for (const auto& m : peer.sent) {
+      if (const auto* w = std::get_if<WelcomeMsg>(&m)) return *w;
+    }
+    return std::nullopt;
+  }
+  static std::string refusal_of(const FakePeer& peer) {
+    for (const auto& m : peer.sent) {
+      if (const auto* r = std::get_if<RefusedMsg>(&m)) return r->reason;
+    }
+    return "";
+  }
+
+  static std::string hello_text(int protocol = kProtocolVersion, const std::string& name = "n1",
+                                std::vector<AttemptReport> running = {}) {
     HelloMsg hello;
     hello.protocol = protocol;
     hello.agent_version = "t";
-    hello.name = "n1";
+    hello.name = name;
+    hello.attempts = std::move(running);
     hello.cores = 4;
     hello.data_addr = "127.0.0.1:7000";
     return encode(AgentMessage{hello});
@@ -45,18 +73,91 @@ class GatewayTest : public ::testing::Test {
   TokenRegistry tokens;
   AgentGateway gateway;
   net::WebSocketRoute route;
+  std::vector<std::shared_ptr<net::WebSocketSession>> sessions;
 };
 
-TEST_F(GatewayTest, OnlyTheJoinTokenOpensTheAgentPath) {
+TEST_F(GatewayTest, OnlyAgentTokensOpenTheAgentPath) {
   EXPECT_EQ(route.path, "/v1/agent/connect");
   net::HttpRequest req;
   EXPECT_EQ(route.authorize(req)->status, 401);
   req.headers["authorization"] = "Bearer alice";
   EXPECT_EQ(route.authorize(req)->status, 401) << "a user token is not a join token";
+  req.headers["authorization"] = "Bearer root";
+  EXPECT_EQ(route.authorize(req)->status, 401) << "the admin token is no way to become a node";
   req.headers["authorization"] = "Bearer wrong";
   EXPECT_EQ(route.authorize(req)->status, 401);
   req.headers["authorization"] = "Bearer join";
   EXPECT_FALSE(route.authorize(req));
+}
+
+TEST_F(GatewayTest, AFirstJoinGetsACredentialBoundToTheNodeName) {
+  auto peer = join("n1");
+  const auto welcome = welcome_of(*peer);
+  ASSERT_TRUE(welcome);
+  ASSERT_FALSE(welcome->node_credential.empty()) << "the first join is given the node's own credential";
+  const auto who = tokens.authenticate(welcome->node_credential);
+  ASSERT_TRUE(who);
+  EXPECT_EQ(who->role, Role::agent);
+  EXPECT_EQ(who->bound_node(), "n1");
+  const auto stored = cluster.memory.tokens();
+  EXPECT_TRUE(std::any_of(stored.begin(), stored.end(), [&](const TokenRecord& t) {
+    return t.hash == sha256_hex(welcome->node_credential) && t.user == node_token_user("n1");
+  })) << "the credential is stored (hashed) before the welcome carries it";
+
+  // The node reconnects with it: welcomed, no new credential, and the connection is the node's.
+  auto again = join("n1", welcome->node_credential);
+  ASSERT_TRUE(welcome_of(*again));
+  EXPECT_EQ(welcome_of(*again)->node_credential, "");
+  EXPECT_TRUE(peer->closed) << "the node's new connection replaces its old one";
+}
+
+TEST_F(GatewayTest, TheJoinTokenCannotTakeTheNameOfANodeThatHasACredential) {
+  auto real = join("n1");
+  ASSERT_TRUE(welcome_of(*real));
+  auto forged = join("n1");
+  EXPECT_FALSE(welcome_of(*forged));
+  EXPECT_THAT(refusal_of(*forged), HasSubstr("node n1 already has its own credential"));
+  EXPECT_TRUE(forged->closed);
+  EXPECT_FALSE(real->closed) << "the real node keeps its connection";
+  EXPECT_TRUE(cluster.jobs.node("n1")->node.connected);
+
+  // What the forged connection says after its refusal reaches nothing, not even another hello.
+  sessions.back()->on_message(encode(AgentMessage{AttemptExitedMsg{1, 0, std::nullopt, "forged", 5, ""}}));
+  sessions.back()->on_message(hello_text(kProtocolVersion, "n9"));
+  cluster.settle();
+  EXPECT_TRUE(cluster.jobs.node("n1")->node.connected);
+  EXPECT_FALSE(cluster.jobs.node("n9"));
+}
+
+TEST_F(GatewayTest, ANodeCredentialSpeaksOnlyForItsOwnNode) {
+  const std::string n1_secret = welcome_of(*join("n1"))->node_credential;
+  auto as_n2 = join("n2", n1_secret);
+  EXPECT_THAT(refusal_of(*as_n2), HasSubstr("belongs to node n1, not to node n2"));
+  EXPECT_FALSE(cluster.jobs.node("n2")) << "no node was registered by the refused hello";
+}
+
+TEST_F(GatewayTest, AForgottenCredentialLetsTheJoinTokenRegisterTheNameAgain) {
+  const std::string old_secret = welcome_of(*join("n1"))->node_credential;
+  sessions.back()->on_closed("machine reinstalled");
+  bool forgotten = false;
+  forget_node_credential(tokens, cluster.worker, "n1", "test", [&](bool ok, const std::string&) { forgotten = ok; });
+  cluster.settle();
+  ASSERT_TRUE(forgotten);
+  EXPECT_FALSE(tokens.authenticate(old_secret)) << "the old credential opens nothing";
+  auto reinstalled = join("n1");
+  ASSERT_TRUE(welcome_of(*reinstalled));
+  EXPECT_NE(welcome_of(*reinstalled)->node_credential, "");
+  EXPECT_NE(welcome_of(*reinstalled)->node_credential, old_secret);
+}
+
+TEST_F(GatewayTest, ACredentialThatCouldNotBeDeliveredIsWithdrawn) {
+  auto peer = std::make_shared<FakePeer>();
+  auto session = open(peer);
+  session->on_message(hello_text());
+  session->on_closed("gone before the welcome");  // while the credential is being stored
+  cluster.settle();
+  EXPECT_FALSE(tokens.node_credential("n1")) << "nobody holds the secret, so nobody may own the name";
+  EXPECT_TRUE(welcome_of(*join("n1")));
 }
 
 TEST_F(GatewayTest, FirstMessageMustBeAHello) {
@@ -84,11 +185,13 @@ TEST_F(GatewayTest, IncompatibleProtocolIsRefused) {
   auto peer = std::make_shared<FakePeer>();
   auto session = open(peer);
   session->on_message(hello_text(kProtocolVersion + 1));
+  cluster.settle();
   ASSERT_EQ(peer->sent.size(), 1u);
   ASSERT_TRUE(std::holds_alternative<RefusedMsg>(peer->sent[0]));
   EXPECT_THAT(std::get<RefusedMsg>(peer->sent[0]).reason, HasSubstr("protocol version"));
   EXPECT_TRUE(peer->closed);
   EXPECT_TRUE(cluster.jobs.nodes().empty());
+  EXPECT_FALSE(tokens.node_credential("n1")) << "a refused node keeps no credential";
 }
 
 TEST_F(GatewayTest, AcceptedAgentIsWelcomedAndItsCloseIsReported) {

@@ -44,6 +44,52 @@ TEST(HealthGating, ANewNodeTakesNoWorkUntilItPassesItsRegistrationCheck) {
   EXPECT_EQ(c.launches().size(), 1u) << "the pending job did not start once the node passed";
 }
 
+TEST(HealthGating, AHelloListingAnAttemptWeNeverAssignedIsFencedAndStillTested) {
+  Cluster c(gated_config());
+  auto agent = c.connect("n1", 8, {AttemptReport{4242, 1, 100, std::nullopt, "forward"}});
+  const auto kills = agent->kills();
+  ASSERT_EQ(kills.size(), 1u) << "the invented attempt is fenced";
+  EXPECT_EQ(kills[0].attempt_id, 4242);
+  EXPECT_EQ(state_of(c, "n1"), NodeState::suspect) << "an invented attempt must not skip the registration check";
+  EXPECT_EQ(agent->all<HealthCheckMsg>().size(), 1u);
+  c.submit(command_spec(1));
+  EXPECT_TRUE(c.launches().empty()) << "work was placed on an untested node";
+}
+
+TEST(HealthGating, ANodeThatReconnectsRunningOurAttemptKeepsItAndIsNotRetested) {
+  Cluster c(gated_config());
+  auto first = c.connect("n1");
+  c.send("n1", HealthResultMsg{first->all<HealthCheckMsg>()[0].task_id, passing_report(), ""});
+  const Job job = c.submit(command_spec(1));
+  ASSERT_EQ(first->launches().size(), 1u);
+  const AttemptId attempt = first->launches()[0].attempt_id;
+  c.started("n1", attempt);
+  c.jobs.agent_gone("n1", first.get());
+
+  // Besides ours, it lists an invented attempt: only ours counts, the other is fenced.
+  auto again = c.connect("n1", 8, {AttemptReport{attempt, job.id, 3, std::nullopt, ""}, AttemptReport{9999, 1, 1, std::nullopt, ""}});
+  EXPECT_EQ(state_of(c, "n1"), NodeState::healthy);
+  EXPECT_TRUE(again->all<HealthCheckMsg>().empty()) << "its cores are busy with our attempt";
+  ASSERT_EQ(again->kills().size(), 1u);
+  EXPECT_EQ(again->kills()[0].attempt_id, 9999);
+  EXPECT_EQ(c.jobs.active_job(job.id)->state, JobState::running);
+}
+
+TEST(HealthGating, AnotherNodesAttemptDoesNotCountAsOurs) {
+  Cluster c(gated_config());
+  auto a1 = c.connect("n1");
+  c.send("n1", HealthResultMsg{a1->all<HealthCheckMsg>()[0].task_id, passing_report(), ""});
+  const Job job = c.submit(command_spec(1));
+  ASSERT_EQ(a1->launches().size(), 1u);
+  const AttemptId attempt = a1->launches()[0].attempt_id;
+
+  auto a2 = c.connect("n2", 8, {AttemptReport{attempt, job.id, 3, std::nullopt, ""}});
+  EXPECT_EQ(state_of(c, "n2"), NodeState::suspect);
+  EXPECT_EQ(a2->all<HealthCheckMsg>().size(), 1u);
+  ASSERT_EQ(a2->kills().size(), 1u) << "n2 does not run n1's rank";
+  EXPECT_TRUE(a1->kills().empty()) << "n1's rank is untouched";
+}
+
 TEST(HealthGating, AFailedCoreMakesTheNodeUnhealthyWithTheCoreNamed) {
   Cluster c(gated_config());
   auto agent = c.connect("n1");

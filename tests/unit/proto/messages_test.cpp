@@ -46,10 +46,37 @@ TEST(Messages, LaunchRoundTrips) {
   launch.world_size = 2;
   launch.peers = {"127.0.0.1:1", "127.0.0.1:2"};
   launch.resume_from = "/ckpt/step-10";
+  launch.data_plane_secret = std::string(64, 'a');
   const auto parsed = std::get<LaunchMsg>(parse_daemon_message(encode(DaemonMessage{launch})));
   EXPECT_EQ(parsed.command.argv, launch.command.argv);
   EXPECT_EQ(parsed.peers, launch.peers);
   EXPECT_EQ(parsed.resume_from, launch.resume_from);
+  EXPECT_EQ(parsed.data_plane_secret, launch.data_plane_secret);
+}
+
+TEST(Messages, LaunchNeedsADataPlaneSecretThatCannotBeGuessed) {
+  LaunchMsg launch;
+  launch.attempt_id = 5;
+  launch.job_id = 2;
+  launch.command.argv = {"/bin/true"};
+  launch.peers = {"127.0.0.1:1"};
+  for (const std::string secret : {"", "short"}) {
+    launch.data_plane_secret = secret;
+    try {
+      parse_daemon_message(encode(DaemonMessage{launch}));
+      ADD_FAILURE() << "a launch with the data-plane secret \"" << secret << "\" was accepted";
+    } catch (const InvalidInput& e) {
+      EXPECT_EQ(e.field(), "data_plane_secret");
+    }
+  }
+}
+
+TEST(Messages, WelcomeCarriesTheNodeCredentialOnlyWhenIssued) {
+  const std::string plain = encode(DaemonMessage{WelcomeMsg{"1.0", 1000, ""}});
+  EXPECT_EQ(plain.find("node_credential"), std::string::npos) << plain;
+  EXPECT_EQ(std::get<WelcomeMsg>(parse_daemon_message(plain)).node_credential, "");
+  const auto issued = std::get<WelcomeMsg>(parse_daemon_message(encode(DaemonMessage{WelcomeMsg{"1.0", 1000, "ty_secret"}})));
+  EXPECT_EQ(issued.node_credential, "ty_secret");
 }
 
 TEST(Messages, RejectsMalformedWithFieldNamed) {
@@ -107,8 +134,10 @@ TEST(Messages, MetricsRoundTripWithNonFiniteValuesAsNull) {
 }
 
 TEST(Messages, HealthMessagesRoundTripAndAreChecked) {
-  HealthCheckMsg check{7, HealthSuite::collective, Json{{"elements", 1024}}, 1, {"127.0.0.1:1", "127.0.0.1:2"}, 99};
+  HealthCheckMsg check{7, HealthSuite::collective, Json{{"elements", 1024}}, 1, {"127.0.0.1:1", "127.0.0.1:2"}, 99,
+                       std::string(64, 'b')};
   const auto parsed = std::get<HealthCheckMsg>(parse_daemon_message(encode(DaemonMessage{check})));
+  EXPECT_EQ(parsed.session_secret, check.session_secret);
   EXPECT_EQ(parsed.task_id, 7);
   EXPECT_EQ(parsed.suite, HealthSuite::collective);
   EXPECT_EQ(parsed.options, check.options);
@@ -129,7 +158,8 @@ TEST(Messages, HealthMessagesRoundTripAndAreChecked) {
   };
   EXPECT_EQ(daemon_field_of(R"({"type":"health_check","task_id":1,"suite":"gpu","options":{},"rank":0,"session":1})"), "suite");
   EXPECT_EQ(daemon_field_of(R"({"type":"health_check","task_id":1,"suite":"accelerator","options":3,"rank":0,"session":1})"), "options");
-  EXPECT_EQ(daemon_field_of(R"({"type":"health_check","task_id":1,"suite":"collective","options":{},"rank":2,"peers":["a:1"],"session":1})"), "rank");
+  EXPECT_EQ(daemon_field_of(R"({"type":"health_check","task_id":1,"suite":"collective","options":{},"rank":2,"peers":["a:1"],"session":1,"session_secret":"0123456789abcdef0123456789abcdef"})"), "rank");
+  EXPECT_EQ(daemon_field_of(R"({"type":"health_check","task_id":1,"suite":"collective","options":{},"rank":0,"peers":["a:1"],"session":1})"), "session_secret");
   EXPECT_EQ(daemon_field_of(R"({"type":"health_check","task_id":1,"suite":"accelerator","options":{},"rank":0,"session":1})"), "<accepted>");
 }
 

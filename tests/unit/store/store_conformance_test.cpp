@@ -100,6 +100,15 @@ TYPED_TEST(StoreConformance, TokensAreFoundByHash) {
   EXPECT_EQ(this->store->tokens(), (std::vector<TokenRecord>{admin, same_time, agent, user}));
 }
 
+TYPED_TEST(StoreConformance, RevokedTokensAreGone) {
+  const TokenRecord node{"c3d4", "node:n1", Role::agent, at_ms(2)};
+  const TokenRecord user{"e5f6", "alice", Role::user, at_ms(3)};
+  this->commit(Change{.tokens = {node, user}});
+  this->commit(Change{.revoked_tokens = {"c3d4", "never-stored"}});
+  EXPECT_FALSE(this->store->token_by_hash("c3d4"));
+  EXPECT_EQ(this->store->tokens(), std::vector<TokenRecord>{user});
+}
+
 TYPED_TEST(StoreConformance, SharesRoundTripThroughLoadInNameOrder) {
   const ShareRecord capped{"team-b", 2.5, 64, 1234.75, at_ms(9)};
   const ShareRecord uncapped{"team-a", 1.0, std::nullopt, 0.0, at_ms(0)};

@@ -1,0 +1,54 @@
+#include "daemon/node_credentials.h"
+
+#include <spdlog/spdlog.h>
+
+namespace trainyard {
+
+std::string node_hello_refusal(const TokenRegistry& tokens, const Principal& who, const std::string& node) {
+  if (who.role != Role::agent) return "only agent tokens may connect agents";
+  if (const auto bound = who.bound_node()) {
+    if (*bound == node) return "";
+    return "this credential belongs to node " + *bound + ", not to node " + node;
+  }
+  if (tokens.node_credential(node)) {
+    return "node " + node + " already has its own credential; the join token cannot register it again (an admin "
+           "can forget the node's credential to replace the node: DELETE /v1/nodes/" + node + "/credential)";
+  }
+  return "";
+}
+
+void issue_node_credential(TokenRegistry& tokens, StoreWorker& store, TimePoint now, const std::string& node,
+                           std::function<void(std::string secret)> done) {
+  std::string secret = generate_token_secret();
+  TokenRecord record{sha256_hex(secret), node_token_user(node), Role::agent, now};
+  tokens.add(record);
+  Change change;
+  change.tokens.push_back(record);
+  store.write(std::move(change), [&tokens, record, node, secret = std::move(secret), done = std::move(done)](
+                                     std::exception_ptr error, Change&) {
+    if (error) {
+      tokens.remove(record.hash);
+      spdlog::error("event=node_credential_not_stored node={}", node);
+      return done("");
+    }
+    spdlog::info("event=node_credential_issued node={}", node);
+    done(secret);
+  });
+}
+
+void forget_node_credential(TokenRegistry& tokens, StoreWorker& store, const std::string& node, const std::string& by,
+                            std::function<void(bool forgotten, std::string error)> done) {
+  const auto hash = tokens.node_credential(node);
+  if (!hash) return done(false, "");
+  Change change;
+  change.revoked_tokens.push_back(*hash);
+  auto forgotten = [&tokens, hash = *hash, node, by, done = std::move(done)](std::exception_ptr error, Change&) {
+    if (error) return done(false, "the credential could not be deleted from the store");
+    tokens.remove(hash);
+    spdlog::warn("event=node_credential_forgotten node={} by=\"{}\"", node, by);
+    done(true, "");
+  };
+  store.write(std::move(change), std::move(forgotten));
+}
+
+}  // namespace trainyard
