@@ -108,10 +108,23 @@ CREATE TABLE node_health (
 ) WITHOUT ROWID;
 )sql";
 
+// The checkpoints each job's attempts reported writing (store.h CheckpointRecord).
+constexpr std::string_view kCheckpointsSchema = R"sql(
+CREATE TABLE checkpoints (
+  job_id INTEGER NOT NULL,
+  step INTEGER NOT NULL,
+  attempt_id INTEGER NOT NULL REFERENCES attempts (id),
+  manifest_sha256 TEXT NOT NULL,
+  recorded_at_ms INTEGER NOT NULL,
+  PRIMARY KEY (job_id, step)
+) WITHOUT ROWID;
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{1, "initial: jobs, attempts, nodes, tokens, shares, events", kInitialSchema},
     Migration{2, "metrics: per-step training metrics", kMetricsSchema},
     Migration{3, "health: health checks and per-node health history", kHealthSchema},
+    Migration{4, "checkpoints: the checkpoints each job's attempts reported", kCheckpointsSchema},
 };
 
 bool has_version_table(sqlite::Connection& db) {

@@ -250,7 +250,6 @@ std::optional<TrainingState> parse_state(const fs::path& dir, std::string& probl
 }  // namespace
 
 fs::path write_checkpoint(const fs::path& root, const TrainingState& state) {
-  if (root.has_parent_path()) fs::create_directories(root.parent_path());
   create_checkpoint_dir(root);
   const std::string name = step_dir_name(state.step);
   const fs::path temp = root / (".tmp-" + name + "-" + std::to_string(::getpid()));
@@ -373,6 +372,7 @@ constexpr const char* kOwnerFile = "OWNER";
 }  // namespace
 
 void create_checkpoint_dir(const fs::path& dir) {
+  if (dir.has_parent_path()) fs::create_directories(dir.parent_path());
   if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) throw_errno("mkdir", dir);
   struct stat st {};
   if (::lstat(dir.c_str(), &st) != 0) throw_errno("lstat", dir);

@@ -52,7 +52,7 @@ struct CheckpointInfo {
 // std::runtime_error / std::filesystem::filesystem_error when the disk refuses.
 std::filesystem::path write_checkpoint(const std::filesystem::path& root, const TrainingState& state);
 
-// Creates a job's checkpoint directory (its parent must exist) private to the job: mode 0700, and
+// Creates a job's checkpoint directory (and its parents) private to the job: mode 0700, and
 // the one place that will give it to the job's own account once jobs run as one. Throws when the
 // path is a symlink or anything else than a directory.
 void create_checkpoint_dir(const std::filesystem::path& dir);
