@@ -1,11 +1,11 @@
 #pragma once
 // Socket-free, clock-free doubles for the daemon's unit tests.
 //
-// `IoQueue` stands in for the I/O thread: the store worker posts completions into it from its own
-// thread, and the test runs them on the test thread. `settle()` reaches quiescence without
-// sleeping: it queues a barrier read behind every write (the worker runs tasks in order and posts a
-// write's completion before a later read's), runs completions until the barrier's arrives, fires
-// due timers, and repeats until a round did nothing but the barrier.
+// `IoQueue` stands in for the I/O thread: the store and file workers post completions into it from
+// their own threads, and the test runs them on the test thread. `settle()` reaches quiescence
+// without sleeping: it queues a barrier behind everything queued on each worker (each runs tasks in
+// order and posts a write's completion before a later read's), runs completions until both
+// barriers' arrive, fires due timers, and repeats until a round did nothing but the barriers.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
