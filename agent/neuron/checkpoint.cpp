@@ -373,8 +373,11 @@ constexpr const char* kOwnerFile = "OWNER";
 
 void create_checkpoint_dir(const fs::path& dir) {
   if (dir.has_parent_path()) fs::create_directories(dir.parent_path());
-  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) throw_errno("mkdir", dir);
   struct stat st {};
+  // Anything else holding the name (a symlink to another job's directory, a file) was planted: it
+  // goes, rather than leaving the job without checkpoints (remove does not follow a symlink).
+  if (::lstat(dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) fs::remove(dir);
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) throw_errno("mkdir", dir);
   if (::lstat(dir.c_str(), &st) != 0) throw_errno("lstat", dir);
   if (!S_ISDIR(st.st_mode)) throw std::runtime_error(dir.string() + " is not a directory (a symlink?): refused as a checkpoint directory");
   if ((st.st_mode & 07777) != 0700 && ::chmod(dir.c_str(), 0700) != 0) throw_errno("chmod", dir);

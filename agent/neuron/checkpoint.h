@@ -53,8 +53,8 @@ struct CheckpointInfo {
 std::filesystem::path write_checkpoint(const std::filesystem::path& root, const TrainingState& state);
 
 // Creates a job's checkpoint directory (and its parents) private to the job: mode 0700, and
-// the one place that will give it to the job's own account once jobs run as one. Throws when the
-// path is a symlink or anything else than a directory.
+// the one place that will give it to the job's own account once jobs run as one. A symlink or a
+// file in its place was planted: it is replaced by the directory (the link's target is untouched).
 void create_checkpoint_dir(const std::filesystem::path& dir);
 
 // Complete checkpoints under `root`, oldest first; an absent root has none.
