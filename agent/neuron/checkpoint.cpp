@@ -85,7 +85,8 @@ struct FileDigest {
 // (O_NONBLOCK) and is refused, only a regular file is read.
 class RegularFile {
  public:
-  explicit RegularFile(const fs::path& path) : fd_(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) {
+  explicit RegularFile(const fs::path& path)
+      : fd_(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) {
     struct stat st {};
     if (fd_ >= 0 && (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode))) close_fd();
     if (fd_ >= 0) size_ = static_cast<std::uint64_t>(st.st_size);
@@ -379,7 +380,7 @@ void create_checkpoint_dir(const fs::path& dir) {
   if (::lstat(dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) fs::remove(dir);
   if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) throw_errno("mkdir", dir);
   if (::lstat(dir.c_str(), &st) != 0) throw_errno("lstat", dir);
-  if (!S_ISDIR(st.st_mode)) throw std::runtime_error(dir.string() + " is not a directory (a symlink?): refused as a checkpoint directory");
+  if (!S_ISDIR(st.st_mode)) throw std::runtime_error(dir.string() + ": replaced by a non-directory while being created");
   if ((st.st_mode & 07777) != 0700 && ::chmod(dir.c_str(), 0700) != 0) throw_errno("chmod", dir);
 }
 
