@@ -252,8 +252,8 @@ void Agent::run_exited(AttemptId id, AttemptExit exit) {
 }
 
 void Agent::send_metrics(AttemptId id, AttemptRun& run) {
-  MetricsMsg msg{id, run.take_metrics()};
-  if (msg.steps.empty()) return;
+  MetricsMsg msg{id, run.take_metrics(), run.take_checkpoints()};
+  if (msg.steps.empty() && msg.checkpoints.empty()) return;
   if (welcomed_) {
     send(msg);
   } else {

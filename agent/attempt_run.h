@@ -34,6 +34,9 @@ class AttemptRun {
   // Per-step metrics completed since the last call, oldest first (I/O thread). Only runs that
   // measure training steps have any.
   virtual std::vector<StepMetric> take_metrics() { return {}; }
+  // Checkpoints published since the last call, oldest first (I/O thread). Only the training kernel
+  // reports them: a command job's checkpoints are its own format (docs/ARCHITECTURE.md).
+  virtual std::vector<CheckpointReport> take_checkpoints() { return {}; }
 };
 
 struct LogTail {

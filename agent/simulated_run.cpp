@@ -67,7 +67,14 @@ void SimulatedRun::train(std::stop_token stop) {
                std::to_string(m.grad_norm) + " param_norm=" + std::to_string(m.param_norm) + " lr=" + std::to_string(m.lr) +
                " samples_per_s=" + std::to_string(m.samples_per_s) + (m.spike ? " spike=1" : ""));
     };
-    options.on_checkpoint = [this](const neuron::CheckpointWriteResult&) { log_line("checkpoint written"); };
+    options.on_checkpoint = [this](const neuron::CheckpointWriteResult& written) {
+      if (!written.error.empty() || written.manifest_sha256.empty()) {
+        return log_line("checkpoint of step " + std::to_string(written.step) + " failed: " + written.error);
+      }
+      log_line("checkpoint written: step " + std::to_string(written.step));
+      std::lock_guard lock(metrics_mutex_);
+      checkpoints_.push_back(CheckpointReport{written.step, written.manifest_sha256});
+    };
     neuron::Trainer trainer(launch_.workload, comm, context_.device.core(context_.core), options);
     {
       std::lock_guard lock(trainer_mutex_);
@@ -124,6 +131,11 @@ void SimulatedRun::kill() { thread_.request_stop(); }
 std::vector<StepMetric> SimulatedRun::take_metrics() {
   std::lock_guard lock(metrics_mutex_);
   return std::exchange(metrics_, {});
+}
+
+std::vector<CheckpointReport> SimulatedRun::take_checkpoints() {
+  std::lock_guard lock(metrics_mutex_);
+  return std::exchange(checkpoints_, {});
 }
 
 AttemptReport SimulatedRun::report() {

@@ -36,6 +36,7 @@ class SimulatedRun final : public AttemptRun {
   void kill() override;  // the kernel has no process to kill: the stop flag is all there is
   AttemptReport report() override;
   std::vector<StepMetric> take_metrics() override;
+  std::vector<CheckpointReport> take_checkpoints() override;
 
  private:
   void train(std::stop_token stop);
@@ -53,6 +54,7 @@ class SimulatedRun final : public AttemptRun {
   neuron::Trainer* trainer_ = nullptr;
   std::mutex metrics_mutex_;
   std::vector<StepMetric> metrics_;  // rank 0 only: the loss is the global batch's on every rank
+  std::vector<CheckpointReport> checkpoints_;  // guarded by metrics_mutex_; rank 0 alone writes them
   std::atomic<std::int64_t> step_{0};
   std::atomic<std::int64_t> progress_ms_{0};
   std::atomic<std::int64_t> first_step_ms_{0};

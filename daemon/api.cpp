@@ -6,10 +6,10 @@
 #include <charconv>
 #include <filesystem>
 
-#include "agent/neuron/checkpoint.h"
 #include "agent/neuron/faults.h"
 #include "daemon/canary.h"
 #include "daemon/goodput.h"
+#include "daemon/job_checkpoints.h"
 #include "daemon/metric_series.h"
 #include "daemon/share_access.h"
 #include "daemon/node_credentials.h"
@@ -68,12 +68,21 @@ std::string with_fields(std::string object_text, const Json& fields) {
   return object_text;
 }
 
+Json checkpoint_json(const CheckpointStatus& s) {
+  return {{"step", s.step},
+          {"path", s.path},
+          {"recorded_by_attempt", s.recorded_by ? Json(*s.recorded_by) : Json(nullptr)},
+          {"valid", s.valid},
+          {"problem", s.problem}};
+}
+
 }  // namespace
 
-Api::Api(JobManager& jobs, StoreWorker& store, TokenRegistry& tokens, const TimeSource& clock, std::string version,
-         std::string checkpoint_root)
+Api::Api(JobManager& jobs, StoreWorker& store, FileWorker& files, TokenRegistry& tokens, const TimeSource& clock,
+         std::string version, std::string checkpoint_root)
     : jobs_(jobs),
       store_(store),
+      files_(files),
       tokens_(tokens),
       clock_(clock),
       version_(std::move(version)),
@@ -333,17 +342,21 @@ void Api::job_logs(Call call, JobId id) {
 void Api::job_checkpoints(Call call, JobId id) {
   with_job(call, id, [this](Call c, Job job) {
     const std::filesystem::path dir = std::filesystem::path(checkpoint_root_) / ("job-" + std::to_string(job.id));
-    // Listing and verifying reads files: done on the worker thread, never on the I/O thread.
+    // The records come from the store; the job's files are read on the file worker, never on the
+    // store's thread, so a hostile directory cannot hold up other requests.
     store_.read(
-        [c, dir](Store&) {
-          Json list = Json::array();
-          for (const auto& info : neuron::list_checkpoints(dir)) {
-            const std::string problem = neuron::verify_checkpoint(info.path);
-            list.push_back({{"step", info.step}, {"path", info.path.string()}, {"valid", problem.empty()}, {"problem", problem}});
-          }
-          return std::function<void()>([c, list] { c.reply(200, {{"checkpoints", list}}); });
+        [this, c, dir, job](Store& store) {
+          return StoreWorker::Continuation([this, c, dir, kind = job.spec.kind, recorded = store.checkpoints_of(job.id)] {
+            files_.run(
+                [c, dir, kind, recorded] {
+                  Json list = Json::array();
+                  for (const auto& s : inspect_checkpoints(dir, recorded, kind)) list.push_back(checkpoint_json(s));
+                  return FileWorker::Continuation([c, list] { c.reply(200, {{"checkpoints", list}}); });
+                },
+                [c](const std::string& error) { c.fail(500, "internal", "could not list checkpoints: " + error); });
+          });
         },
-        [c](const std::string& error) { c.fail(500, "internal", "could not list checkpoints: " + error); });
+        [c](const std::string& error) { c.fail(500, "internal", "could not read recorded checkpoints: " + error); });
   });
 }
 

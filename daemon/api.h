@@ -14,8 +14,8 @@ namespace trainyard {
 
 class Api {
  public:
-  Api(JobManager& jobs, StoreWorker& store, TokenRegistry& tokens, const TimeSource& clock, std::string version,
-      std::string checkpoint_root);
+  Api(JobManager& jobs, StoreWorker& store, FileWorker& files, TokenRegistry& tokens, const TimeSource& clock,
+      std::string version, std::string checkpoint_root);
   void handle(net::HttpRequest request, net::HttpResponder respond);
 
  private:
@@ -55,6 +55,7 @@ class Api {
 
   JobManager& jobs_;
   StoreWorker& store_;
+  FileWorker& files_;
   TokenRegistry& tokens_;
   const TimeSource& clock_;
   std::string version_;

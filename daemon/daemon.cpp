@@ -180,6 +180,7 @@ int run_daemon(const DaemonOptions& o) {
   const LoadedState state = store.load();
 
   StoreWorker worker(store, [&io](StoreWorker::Continuation fn) { asio::post(io, std::move(fn)); });
+  FileWorker files([&io](FileWorker::Continuation fn) { asio::post(io, std::move(fn)); });
   AsioTimers timers(io);
   scheduler::Config sched_config;
   sched_config.usage_half_life = std::chrono::seconds(o.usage_half_life_s);
@@ -201,11 +202,11 @@ int run_daemon(const DaemonOptions& o) {
   jm.health.task_timeout = Millis(o.health_task_timeout_ms);
   jm.health.policy.suspect_fraction = static_cast<double>(o.suspect_pct) / 100.0;
   jm.health.collective.elements = static_cast<std::size_t>(o.health_collective_kib) * 1024 / sizeof(float);
-  JobManager jobs(worker, clock, timers, jm, scheduler);
+  JobManager jobs(worker, files, clock, timers, jm, scheduler);
   jobs.restore(state);
 
   AgentGateway gateway(jobs, tokens, worker, clock);
-  Api api(jobs, worker, tokens, clock, kTrainyardVersion, checkpoint_root);
+  Api api(jobs, worker, files, tokens, clock, kTrainyardVersion, checkpoint_root);
   net::HttpServerOptions server_options;
   server_options.body_limit = static_cast<std::size_t>(o.body_limit_bytes);
   net::HttpServer server(io, server_options, [&api](net::HttpRequest req, net::HttpResponder respond) {

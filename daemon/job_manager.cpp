@@ -25,9 +25,10 @@ std::string join_node_names(const std::vector<std::string>& names) {
   return out;
 }
 
-JobManager::JobManager(StoreWorker& store, const TimeSource& clock, Timers& timers, JobManagerConfig config,
-                       scheduler::Scheduler& scheduler)
+JobManager::JobManager(StoreWorker& store, FileWorker& files, const TimeSource& clock, Timers& timers,
+                       JobManagerConfig config, scheduler::Scheduler& scheduler)
     : store_(store),
+      files_(files),
       clock_(clock),
       timers_(timers),
       config_(std::move(config)),

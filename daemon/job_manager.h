@@ -17,6 +17,7 @@
 
 #include "daemon/auth.h"
 #include "daemon/failure_rules.h"
+#include "daemon/file_worker.h"
 #include "daemon/health_checks.h"
 #include "daemon/store_worker.h"
 #include "daemon/timers.h"
@@ -72,7 +73,7 @@ struct RankLog {
 
 class JobManager {
  public:
-  JobManager(StoreWorker& store, const TimeSource& clock, Timers& timers, JobManagerConfig config,
+  JobManager(StoreWorker& store, FileWorker& files, const TimeSource& clock, Timers& timers, JobManagerConfig config,
              scheduler::Scheduler& scheduler);
 
   void restore(const LoadedState& state);
@@ -214,6 +215,8 @@ class JobManager {
   std::int64_t start_check(HealthCheckRequest request, std::function<void(const HealthCheckResult&)> then);
   void apply_health_result(const HealthCheckResult& result);
   void begin_attempt(AttemptId id);  // claim the checkpoints and choose the resume point, then pre-flight
+  void choose_resume_point(AttemptId id, std::vector<CheckpointRecord> recorded);
+  void resume_chosen(AttemptId id, std::optional<std::string> resume, const std::string& error);
   void preflight_then_launch(AttemptId id);
   void on_preflight_done(AttemptId id, const HealthCheckResult& result);
   // A stuck attempt may have hung on a bad node: its hung ranks' nodes are tested, and the attempt
@@ -223,6 +226,7 @@ class JobManager {
   void start_canary();
 
   StoreWorker& store_;
+  FileWorker& files_;
   const TimeSource& clock_;
   Timers& timers_;
   JobManagerConfig config_;

@@ -232,13 +232,22 @@ void JobManager::on_metrics(const std::string& node, const MetricsMsg& msg) {
   // Fencing: only the current attempt's rank 0 speaks for the job's metrics (the loss is the
   // global batch's, the same on every rank).
   if (it == attempts_.end() || rank_of(it->second, node) != 0) {
-    spdlog::warn("event=stale_metrics node={} attempt={} steps={}", node, msg.attempt_id, msg.steps.size());
+    spdlog::warn("event=stale_metrics node={} attempt={} steps={} checkpoints={}", node, msg.attempt_id, msg.steps.size(),
+                 msg.checkpoints.size());
     return;
   }
-  if (msg.steps.empty()) return;
+  if (msg.steps.empty() && msg.checkpoints.empty()) return;
+  const JobId job = it->second.record.job_id;
   Change change;
   change.metrics.reserve(msg.steps.size());
-  for (const StepMetric& step : msg.steps) change.metrics.push_back(MetricRecord{it->second.record.job_id, msg.attempt_id, step});
+  for (const StepMetric& step : msg.steps) change.metrics.push_back(MetricRecord{job, msg.attempt_id, step});
+  // Only the current attempt's reports get here: what a fenced-off attempt writes is never recorded,
+  // so no retry resumes from it.
+  for (const CheckpointReport& c : msg.checkpoints) {
+    change.checkpoints.push_back(CheckpointRecord{job, msg.attempt_id, c.step, c.manifest_sha256, clock_.now()});
+    spdlog::info("event=checkpoint_recorded job={} attempt={} step={} manifest_sha256={}", job, msg.attempt_id, c.step,
+                 c.manifest_sha256);
+  }
   persist(std::move(change), nullptr);
 }
 

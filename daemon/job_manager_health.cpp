@@ -7,6 +7,7 @@
 
 #include "agent/neuron/checkpoint.h"
 #include "daemon/canary.h"
+#include "daemon/job_checkpoints.h"
 #include "daemon/job_manager.h"
 
 namespace trainyard {
@@ -65,38 +66,51 @@ void JobManager::apply_health_result(const HealthCheckResult& result) {
 void JobManager::begin_attempt(AttemptId id) {
   auto it = attempts_.find(id);
   if (it == attempts_.end()) return;
-  const std::string dir = checkpoint_dir_of(it->second.record.job_id);
-  if (dir.empty()) return preflight_then_launch(id);
-  const bool retry = it->second.record.number > 1;
-  // File work runs on the store's thread, never on the I/O thread.
+  if (checkpoint_dir_of(it->second.record.job_id).empty()) return preflight_then_launch(id);
+  if (it->second.record.number == 1) return choose_resume_point(id, {});
   store_.read(
-      [this, dir, id, retry](Store&) {
-        std::optional<std::string> resume;
-        std::string error;
-        try {
-          neuron::claim_checkpoints(dir, id);
-          if (retry) {
-            if (auto found = neuron::newest_resumable_checkpoint(dir)) resume = found->path.string();
-          }
-        } catch (const std::exception& e) {
-          error = e.what();
-        }
-        return StoreWorker::Continuation([this, id, resume, error] {
-          auto it = attempts_.find(id);
-          if (it == attempts_.end()) return;
-          if (!error.empty()) spdlog::error("event=checkpoint_claim_failed attempt={} error=\"{}\"", id, error);
-          if (!resume) return preflight_then_launch(id);
-          it->second.record.resumed_from = resume;
-          spdlog::info("event=attempt_resumes job={} attempt={} from={}", it->second.record.job_id, id, *resume);
-          Change change;
-          change.attempts.push_back(it->second.record);
-          persist(std::move(change), [this, id] { preflight_then_launch(id); });
+      [this, id, job = it->second.record.job_id](Store& store) {
+        return StoreWorker::Continuation([this, id, recorded = store.checkpoints_of(job)]() mutable {
+          choose_resume_point(id, std::move(recorded));
         });
       },
-      [this, id](const std::string& error) {
-        spdlog::error("event=checkpoint_claim_failed attempt={} error=\"{}\"", id, error);
-        preflight_then_launch(id);
-      });
+      [this, id](const std::string& error) { resume_chosen(id, std::nullopt, "reading recorded checkpoints: " + error); });
+}
+
+// Claims the job's checkpoint directory for the attempt and, for a retry, picks the newest
+// checkpoint an attempt of the job recorded. The job's files are read on the file worker: a slow
+// or hostile directory delays this attempt, nothing else.
+void JobManager::choose_resume_point(AttemptId id, std::vector<CheckpointRecord> recorded) {
+  auto it = attempts_.find(id);
+  if (it == attempts_.end()) return;
+  const bool retry = it->second.record.number > 1;
+  const JobKind kind = active_jobs_.at(it->second.record.job_id).spec.kind;
+  files_.run(
+      [this, id, retry, kind, dir = checkpoint_dir_of(it->second.record.job_id), recorded = std::move(recorded)] {
+        neuron::claim_checkpoints(dir, id);
+        std::optional<std::string> resume;
+        if (retry) {
+          const auto statuses = inspect_checkpoints(dir, recorded, kind);
+          for (const auto& s : statuses) {
+            if (!s.valid) spdlog::warn("event=checkpoint_skipped attempt={} path={} problem=\"{}\"", id, s.path, s.problem);
+          }
+          if (auto found = resume_point(statuses)) resume = found->path;
+        }
+        return FileWorker::Continuation([this, id, resume] { resume_chosen(id, resume, ""); });
+      },
+      [this, id](const std::string& error) { resume_chosen(id, std::nullopt, error); });
+}
+
+void JobManager::resume_chosen(AttemptId id, std::optional<std::string> resume, const std::string& error) {
+  auto it = attempts_.find(id);
+  if (it == attempts_.end()) return;
+  if (!error.empty()) spdlog::error("event=checkpoint_claim_failed attempt={} error=\"{}\"", id, error);
+  if (!resume) return preflight_then_launch(id);
+  it->second.record.resumed_from = resume;
+  spdlog::info("event=attempt_resumes job={} attempt={} from={}", it->second.record.job_id, id, *resume);
+  Change change;
+  change.attempts.push_back(it->second.record);
+  persist(std::move(change), [this, id] { preflight_then_launch(id); });
 }
 
 void JobManager::preflight_then_launch(AttemptId id) {

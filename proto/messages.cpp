@@ -1,5 +1,7 @@
 #include "proto/messages.h"
 
+#include <algorithm>
+
 #include "proto/text.h"
 
 namespace trainyard {
@@ -9,6 +11,22 @@ constexpr std::size_t kMaxTextField = 1 << 20;
 constexpr std::size_t kMaxFaults = 4096;  // one per core and the link, with room to spare
 constexpr std::size_t kMaxMetricSteps = 100'000;
 constexpr std::size_t kMinDataPlaneSecret = 32;  // characters: a guessable secret authenticates nothing
+constexpr std::size_t kMaxCheckpointReports = 1000;
+
+Json to_json(const CheckpointReport& c) { return {{"step", c.step}, {"manifest_sha256", c.manifest_sha256}}; }
+
+CheckpointReport parse_checkpoint_report(const Json& j, const std::string& path) {
+  ObjectReader r(j, path);
+  CheckpointReport c;
+  c.step = r.integer("step", 0, INT64_MAX);
+  c.manifest_sha256 = r.string("manifest_sha256", 64, 64);
+  if (!std::all_of(c.manifest_sha256.begin(), c.manifest_sha256.end(),
+                   [](char ch) { return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f'); })) {
+    throw InvalidInput(r.field_path("manifest_sha256"), "must be 64 lowercase hex digits");
+  }
+  r.finish();
+  return c;
+}
 
 Json to_json(const AttemptReport& r) {
   Json j = {{"attempt_id", r.attempt_id}, {"job_id", r.job_id}, {"step", r.step}, {"phase", r.phase}};
@@ -70,7 +88,10 @@ struct AgentEncoder {
   Json operator()(const MetricsMsg& m) const {
     Json steps = Json::array();
     for (const auto& step : m.steps) steps.push_back(to_json(step));
-    return {{"type", "metrics"}, {"attempt_id", m.attempt_id}, {"steps", std::move(steps)}};
+    Json checkpoints = Json::array();
+    for (const auto& c : m.checkpoints) checkpoints.push_back(to_json(c));
+    return {{"type", "metrics"}, {"attempt_id", m.attempt_id}, {"steps", std::move(steps)},
+            {"checkpoints", std::move(checkpoints)}};
   }
   Json operator()(const FaultsMsg& m) const { return {{"type", "faults"}, {"faults", m.faults}}; }
   Json operator()(const HealthResultMsg& m) const {
@@ -211,6 +232,14 @@ AgentMessage parse_agent_message(std::string_view text) {
     }
     for (std::size_t i = 0; i < steps->size(); ++i) {
       m.steps.push_back(parse_step_metric((*steps)[i], "steps[" + std::to_string(i) + "]"));
+    }
+    if (const Json* checkpoints = r.child("checkpoints")) {
+      if (!checkpoints->is_array() || checkpoints->size() > kMaxCheckpointReports) {
+        throw InvalidInput("checkpoints", "must be an array of at most " + std::to_string(kMaxCheckpointReports));
+      }
+      for (std::size_t i = 0; i < checkpoints->size(); ++i) {
+        m.checkpoints.push_back(parse_checkpoint_report((*checkpoints)[i], "checkpoints[" + std::to_string(i) + "]"));
+      }
     }
     r.finish();
     return m;

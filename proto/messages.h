@@ -19,7 +19,8 @@ namespace trainyard {
 //    health_check and health_result.
 // 5: welcome carries the node's own credential on its first join; launch and collective health
 //    checks carry the data-plane secret that authenticates the ranks' connections.
-inline constexpr int kProtocolVersion = 5;
+// 6: metrics carry the checkpoints rank 0 published.
+inline constexpr int kProtocolVersion = 6;
 
 // The agent's view of one attempt it is running.
 struct AttemptReport {
@@ -62,10 +63,19 @@ struct AttemptExitedMsg {
   std::optional<TimePoint> first_step_at;
   std::int64_t checkpoint_ms = 0;
 };
-// Steps an attempt's rank 0 completed since its last metrics message, oldest first.
+// A checkpoint an attempt's rank 0 published: its step and the hex SHA-256 of its manifest.json,
+// which the daemon records so a retry resumes only from checkpoints the job itself wrote.
+struct CheckpointReport {
+  std::int64_t step = 0;
+  std::string manifest_sha256;
+  bool operator==(const CheckpointReport&) const = default;
+};
+// Steps an attempt's rank 0 completed, and checkpoints it published, since its last metrics
+// message, oldest first.
 struct MetricsMsg {
   AttemptId attempt_id = 0;
   std::vector<StepMetric> steps;
+  std::vector<CheckpointReport> checkpoints;
 };
 // The node's injected faults after a change (answers set_faults; the daemon lists them on the node).
 struct FaultsMsg {

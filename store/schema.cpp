@@ -117,11 +117,24 @@ ALTER TABLE shares ADD COLUMN members TEXT;
 UPDATE shares SET created = 1 WHERE name <> 'system' AND (weight <> 1.0 OR max_running_cores IS NOT NULL);
 )sql";
 
+// The checkpoints each job's attempts reported writing (store.h CheckpointRecord).
+constexpr std::string_view kCheckpointsSchema = R"sql(
+CREATE TABLE checkpoints (
+  job_id INTEGER NOT NULL,
+  step INTEGER NOT NULL,
+  attempt_id INTEGER NOT NULL REFERENCES attempts (id),
+  manifest_sha256 TEXT NOT NULL,
+  recorded_at_ms INTEGER NOT NULL,
+  PRIMARY KEY (job_id, step)
+) WITHOUT ROWID;
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{1, "initial: jobs, attempts, nodes, tokens, shares, events", kInitialSchema},
     Migration{2, "metrics: per-step training metrics", kMetricsSchema},
     Migration{3, "health: health checks and per-node health history", kHealthSchema},
     Migration{4, "share access: shares created by admins, and their members", kShareAccessSchema},
+    Migration{5, "checkpoints: the checkpoints each job's attempts reported", kCheckpointsSchema},
 };
 
 bool has_version_table(sqlite::Connection& db) {

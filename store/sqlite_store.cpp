@@ -71,6 +71,16 @@ Event event_at(const Use& row) {
   return e;
 }
 
+CheckpointRecord checkpoint_at(const Use& row) {
+  CheckpointRecord c;
+  c.job_id = row.int_at(0);
+  c.step = row.int_at(1);
+  c.attempt_id = row.int_at(2);
+  c.manifest_sha256 = row.text_at(3);
+  c.recorded_at = from_unix_ms(row.int_at(4));
+  return c;
+}
+
 double real_or_nan(const Use& row, int column) {
   return row.is_null_at(column) ? std::numeric_limits<double>::quiet_NaN() : row.real_at(column);
 }
@@ -175,6 +185,12 @@ struct SqliteStore::Statements {
         node_health_of(db,
                        "SELECT node, check_id, at_ms, state, record FROM node_health WHERE node = ?1"
                        " ORDER BY check_id DESC LIMIT ?2"),
+        upsert_checkpoint(db,
+                          "INSERT OR REPLACE INTO checkpoints (job_id, step, attempt_id, manifest_sha256, recorded_at_ms)"
+                          " VALUES (?1, ?2, ?3, ?4, ?5)"),
+        checkpoints_of_job(db,
+                           "SELECT job_id, step, attempt_id, manifest_sha256, recorded_at_ms FROM checkpoints"
+                           " WHERE job_id = ?1 ORDER BY step"),
         max_health_check_id(db, "SELECT COALESCE(MAX(id), 0) FROM health_checks"),
         job_by_id(db, "SELECT record FROM jobs WHERE id = ?1"),
         attempts_of_job(db, "SELECT record FROM attempts WHERE job_id = ?1 ORDER BY id"),
@@ -196,7 +212,7 @@ struct SqliteStore::Statements {
 
   Statement upsert_job, upsert_attempt, upsert_node, upsert_token, delete_token, upsert_share, append_event, upsert_metric;
   Statement metrics_of_job, upsert_health_check, upsert_node_health, health_check_by_id, node_health_of;
-  Statement max_health_check_id;
+  Statement upsert_checkpoint, checkpoints_of_job, max_health_check_id;
   Statement job_by_id, attempts_of_job, attempt_by_id, node_by_name, token_by_hash, all_tokens, events_after;
   Statement active_jobs, active_attempts, all_nodes, all_shares, max_job_id, max_attempt_id;
   std::map<unsigned, Statement> job_queries;  // by filter bits, prepared on first use
@@ -326,6 +342,15 @@ void SqliteStore::write(const Change& change) {
         .bind_optional_int(10, m.metric.spike_steps_to_return)
         .run();
   }
+  for (const CheckpointRecord& c : change.checkpoints) {
+    Use(s.upsert_checkpoint)
+        .bind_int(1, c.job_id)
+        .bind_int(2, c.step)
+        .bind_int(3, c.attempt_id)
+        .bind_text(4, c.manifest_sha256)
+        .bind_int(5, to_unix_ms(c.recorded_at))
+        .run();
+  }
 }
 
 LoadedState SqliteStore::load() {
@@ -404,6 +429,14 @@ std::vector<MetricRecord> SqliteStore::metrics_of(JobId job) {
   use.bind_int(1, job);
   std::vector<MetricRecord> out;
   while (use.next_row()) out.push_back(metric_at(use));
+  return out;
+}
+
+std::vector<CheckpointRecord> SqliteStore::checkpoints_of(JobId job) {
+  Use use(statements_->checkpoints_of_job);
+  use.bind_int(1, job);
+  std::vector<CheckpointRecord> out;
+  while (use.next_row()) out.push_back(checkpoint_at(use));
   return out;
 }
 

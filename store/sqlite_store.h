@@ -38,6 +38,7 @@ class SqliteStore final : public Store {
   std::optional<TokenRecord> token_by_hash(const std::string& hash) override;
   std::vector<TokenRecord> tokens() override;
   std::vector<MetricRecord> metrics_of(JobId job) override;
+  std::vector<CheckpointRecord> checkpoints_of(JobId job) override;
   std::optional<HealthCheckRow> health_check(std::int64_t id) override;
   std::vector<NodeHealthRow> node_health(const std::string& node, int limit) override;
   std::vector<Event> events_after(std::int64_t seq, int limit) override;

@@ -78,6 +78,18 @@ struct NodeHealthRow {
   bool operator==(const NodeHealthRow&) const = default;
 };
 
+// A checkpoint an attempt of the job reported publishing (MetricsMsg::checkpoints). A retry resumes
+// only from a checkpoint recorded here whose manifest still has this digest, so nothing planted in
+// the job's directory, and nothing a fenced-off attempt wrote, is ever resumed from.
+struct CheckpointRecord {
+  JobId job_id = 0;
+  AttemptId attempt_id = 0;
+  std::int64_t step = 0;
+  std::string manifest_sha256;
+  TimePoint recorded_at{};
+  bool operator==(const CheckpointRecord&) const = default;
+};
+
 // A record as stored: compact JSON, invalid UTF-8 replaced rather than refused (reasons and
 // messages can quote process output).
 std::string record_text(const Json& record);
@@ -100,6 +112,7 @@ struct Change {
   std::vector<NodeHealthRow> node_health;
   // Hashes of tokens to delete, after the upserts above (a forgotten node credential).
   std::vector<std::string> revoked_tokens;
+  std::vector<CheckpointRecord> checkpoints;  // upserted by (job, step): a rewritten step's newest report wins
 };
 
 struct JobQuery {
@@ -155,6 +168,8 @@ class Store {
   virtual std::vector<NodeHealthRow> node_health(const std::string& node, int limit) = 0;
   // Every step metric of a job's attempts, by step, then attempt id.
   virtual std::vector<MetricRecord> metrics_of(JobId job) = 0;
+  // A job's recorded checkpoints, by step.
+  virtual std::vector<CheckpointRecord> checkpoints_of(JobId job) = 0;
   // Events with a sequence number above `seq`, oldest first, at most `limit` (positive) of them.
   virtual std::vector<Event> events_after(std::int64_t seq, int limit) = 0;
   virtual int schema_version() = 0;

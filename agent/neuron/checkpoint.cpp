@@ -1,6 +1,7 @@
 #include "agent/neuron/checkpoint.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <openssl/evp.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -9,7 +10,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
+#include <charconv>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <span>
@@ -79,19 +80,55 @@ struct FileDigest {
   std::string sha256;
 };
 
-// Streams the file, so verifying a large checkpoint does not hold it in memory.
+// A checkpoint file opened for reading. A job writes the checkpoint directory, so anything in it
+// may be hostile: a symlink is not followed, a FIFO or device does not block the open
+// (O_NONBLOCK) and is refused, only a regular file is read.
+class RegularFile {
+ public:
+  explicit RegularFile(const fs::path& path)
+      : fd_(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) {
+    struct stat st {};
+    if (fd_ >= 0 && (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode))) close_fd();
+    if (fd_ >= 0) size_ = static_cast<std::uint64_t>(st.st_size);
+  }
+  ~RegularFile() { close_fd(); }
+  RegularFile(const RegularFile&) = delete;
+  RegularFile& operator=(const RegularFile&) = delete;
+
+  bool ok() const { return fd_ >= 0; }
+  std::uint64_t size() const { return size_; }
+  // Reads up to `buffer.size()` bytes; 0 at the end, -1 on an error.
+  ssize_t read_some(std::span<char> buffer) {
+    for (;;) {
+      const ssize_t n = ::read(fd_, buffer.data(), buffer.size());
+      if (n < 0 && errno == EINTR) continue;
+      return n;
+    }
+  }
+
+ private:
+  void close_fd() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+  int fd_;
+  std::uint64_t size_ = 0;
+};
+
+// Streams the file in bounded chunks, so verifying a large checkpoint does not hold it in memory.
 std::optional<FileDigest> digest_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
+  RegularFile file(path);
+  if (!file.ok()) return std::nullopt;
   Sha256 sha;
   FileDigest digest;
   std::vector<char> buffer(1 << 20);
-  while (in.read(buffer.data(), static_cast<std::streamsize>(buffer.size())) || in.gcount() > 0) {
-    const auto got = static_cast<std::size_t>(in.gcount());
-    sha.update(std::as_bytes(std::span(buffer.data(), got)));
-    digest.bytes += got;
+  for (;;) {
+    const ssize_t got = file.read_some(buffer);
+    if (got < 0) return std::nullopt;
+    if (got == 0) break;
+    sha.update(std::as_bytes(std::span(buffer.data(), static_cast<std::size_t>(got))));
+    digest.bytes += static_cast<std::uint64_t>(got);
   }
-  if (in.bad()) return std::nullopt;
   digest.sha256 = sha.hex();
   return digest;
 }
@@ -108,8 +145,10 @@ void fsync_path(const fs::path& path, int flags) {
   if (rc != 0) throw_errno("fsync", path);
 }
 
+// Creates `path`, which must not exist: a name planted in its place (a symlink, a FIFO) is refused
+// rather than written through or blocked on.
 void write_durably(const fs::path& path, std::span<const std::byte> bytes) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) throw_errno("open", path);
   std::size_t written = 0;
   while (written < bytes.size()) {
@@ -126,16 +165,20 @@ void write_durably(const fs::path& path, std::span<const std::byte> bytes) {
   if (rc != 0) throw_errno("fsync", path);
 }
 
-std::optional<std::vector<std::byte>> read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
+// The whole of a regular file of at most `limit` bytes; empty when it is not one.
+std::optional<std::vector<std::byte>> read_file(const fs::path& path, std::uint64_t limit) {
+  RegularFile file(path);
+  if (!file.ok() || file.size() > limit) return std::nullopt;
   std::vector<std::byte> bytes;
-  in.seekg(0, std::ios::end);
-  bytes.resize(static_cast<std::size_t>(in.tellg()));
-  in.seekg(0);
-  in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-  if (!in) return std::nullopt;
-  return bytes;
+  std::vector<char> buffer(std::min<std::uint64_t>(limit, 1 << 20) + 1);
+  for (;;) {
+    const ssize_t got = file.read_some(buffer);
+    if (got < 0) return std::nullopt;
+    if (got == 0) return bytes;
+    const auto* begin = reinterpret_cast<const std::byte*>(buffer.data());
+    bytes.insert(bytes.end(), begin, begin + got);
+    if (bytes.size() > limit) return std::nullopt;  // it grew since fstat
+  }
 }
 
 std::span<const std::byte> as_bytes(const std::string& text) { return std::as_bytes(std::span(text)); }
@@ -155,13 +198,22 @@ std::vector<float> floats_of(const std::vector<std::byte>& bytes) {
   return values;
 }
 
-std::optional<nlohmann::json> read_json(const fs::path& path) {
-  const auto bytes = read_file(path);
-  if (!bytes) return std::nullopt;
-  const std::string_view text(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+// manifest.json and state.json are a few hundred bytes; anything far larger is not ours.
+constexpr std::uint64_t kMaxJsonFileBytes = 1 << 20;
+// params.bin and the moments: bounded so a hostile file cannot make the loader exhaust memory.
+constexpr std::uint64_t kMaxArrayFileBytes = std::uint64_t{1} << 32;
+
+std::optional<nlohmann::json> parse_json_bytes(const std::vector<std::byte>& bytes) {
+  const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return std::nullopt;
   return j;
+}
+
+std::optional<nlohmann::json> read_json(const fs::path& path) {
+  const auto bytes = read_file(path, kMaxJsonFileBytes);
+  if (!bytes) return std::nullopt;
+  return parse_json_bytes(*bytes);
 }
 
 // Parses a verified state.json and the three arrays; empty on any inconsistency.
@@ -179,9 +231,9 @@ std::optional<TrainingState> parse_state(const fs::path& dir, std::string& probl
     s.dims = j->at("dims").get<std::vector<int>>();
     s.world_size = j->at("world_size").get<int>();
     // value() throws if a verified file vanished since: reported like any unreadable state.
-    s.params = floats_of(read_file(dir / kParams).value());
-    s.adam_m = floats_of(read_file(dir / kAdamM).value());
-    s.adam_v = floats_of(read_file(dir / kAdamV).value());
+    s.params = floats_of(read_file(dir / kParams, kMaxArrayFileBytes).value());
+    s.adam_m = floats_of(read_file(dir / kAdamM, kMaxArrayFileBytes).value());
+    s.adam_v = floats_of(read_file(dir / kAdamV, kMaxArrayFileBytes).value());
     if (s.adam_m.size() != s.params.size() || s.adam_v.size() != s.params.size()) {
       problem = "optimizer moments and parameters differ in size";
       return std::nullopt;
@@ -199,7 +251,7 @@ std::optional<TrainingState> parse_state(const fs::path& dir, std::string& probl
 }  // namespace
 
 fs::path write_checkpoint(const fs::path& root, const TrainingState& state) {
-  fs::create_directories(root);
+  create_checkpoint_dir(root);
   const std::string name = step_dir_name(state.step);
   const fs::path temp = root / (".tmp-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(temp);
@@ -237,7 +289,8 @@ std::vector<CheckpointInfo> list_checkpoints(const fs::path& root) {
   std::vector<CheckpointInfo> found;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(root, ec)) {
-    if (!entry.is_directory()) continue;
+    // A symlink is not followed: it could lead the reader anywhere the daemon can read.
+    if (!fs::is_directory(entry.symlink_status(ec))) continue;
     if (auto step = step_of_dir_name(entry.path().filename().string())) found.push_back({entry.path(), *step});
   }
   std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.step < b.step; });
@@ -319,31 +372,47 @@ namespace {
 constexpr const char* kOwnerFile = "OWNER";
 }  // namespace
 
+void create_checkpoint_dir(const fs::path& dir) {
+  if (dir.has_parent_path()) fs::create_directories(dir.parent_path());
+  struct stat st {};
+  // Anything else holding the name (a symlink to another job's directory, a file) was planted: it
+  // goes, rather than leaving the job without checkpoints (remove does not follow a symlink).
+  if (::lstat(dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) fs::remove(dir);
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) throw_errno("mkdir", dir);
+  if (::lstat(dir.c_str(), &st) != 0) throw_errno("lstat", dir);
+  if (!S_ISDIR(st.st_mode)) throw std::runtime_error(dir.string() + ": replaced by a non-directory while being created");
+  if ((st.st_mode & 07777) != 0700 && ::chmod(dir.c_str(), 0700) != 0) throw_errno("chmod", dir);
+}
+
+bool has_manifest(const fs::path& dir) {
+  std::error_code ec;
+  return fs::symlink_status(dir / kManifest, ec).type() != fs::file_type::not_found;
+}
+
+std::optional<std::string> manifest_sha256(const fs::path& dir) {
+  const auto bytes = read_file(dir / kManifest, kMaxJsonFileBytes);
+  if (!bytes) return std::nullopt;
+  return sha256_hex(*bytes);
+}
+
 void claim_checkpoints(const fs::path& root, std::int64_t attempt_id) {
-  fs::create_directories(root);
+  create_checkpoint_dir(root);
   const std::string text = std::to_string(attempt_id) + "\n";
   const fs::path temp = root / (std::string(".") + kOwnerFile + ".tmp");
+  fs::remove(temp);  // a leftover, or whatever was planted there (remove does not follow links)
   write_durably(temp, std::as_bytes(std::span(text.data(), text.size())));
   fs::rename(temp, root / kOwnerFile);
   fsync_path(root, O_RDONLY | O_DIRECTORY);
 }
 
 std::optional<std::int64_t> checkpoint_owner(const fs::path& root) {
-  std::ifstream in(root / kOwnerFile);
+  const auto bytes = read_file(root / kOwnerFile, 64);
+  if (!bytes) return std::nullopt;
+  const std::string text(reinterpret_cast<const char*>(bytes->data()), bytes->size());
   std::int64_t id = 0;
-  if (!(in >> id)) return std::nullopt;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), id);
+  if (error != std::errc() || end == text.data()) return std::nullopt;
   return id;
-}
-
-std::optional<CheckpointInfo> newest_resumable_checkpoint(const fs::path& root) {
-  auto all = list_checkpoints(root);
-  for (auto it = all.rbegin(); it != all.rend(); ++it) {
-    if (!fs::exists(it->path / kManifest)) return *it;
-    const std::string problem = verify_checkpoint(it->path);
-    if (problem.empty()) return *it;
-    spdlog::warn("event=checkpoint_skipped path={} problem=\"{}\"", it->path.string(), problem);
-  }
-  return std::nullopt;
 }
 
 void CheckpointWriter::loop() {
@@ -364,6 +433,7 @@ void CheckpointWriter::loop() {
                                  " now, not attempt " + std::to_string(owner_));
       }
       result.path = write_checkpoint(root_, state);
+      result.manifest_sha256 = manifest_sha256(result.path).value_or("");
       prune_checkpoints(root_, keep_);
       spdlog::info("event=checkpoint_written step={} path={}", state.step, result.path.string());
     } catch (const std::exception& e) {

@@ -11,6 +11,11 @@
 // no step directory or a complete one; leftovers of interrupted writes start with '.' and are
 // never listed.
 //
+// Everything under a job's checkpoint directory is written by the job, so it is read as hostile:
+// files open without following symlinks and without blocking (a FIFO named manifest.json is
+// refused, not waited on), only regular files are read, JSON files are capped at 1 MiB and every
+// file is read in bounded chunks; step directories that are symlinks are not listed.
+//
 // Data parallelism keeps the whole state replicated on every rank, so rank 0 alone writes, and a
 // checkpoint loads at any world size.
 #include <condition_variable>
@@ -47,11 +52,24 @@ struct CheckpointInfo {
 // std::runtime_error / std::filesystem::filesystem_error when the disk refuses.
 std::filesystem::path write_checkpoint(const std::filesystem::path& root, const TrainingState& state);
 
+// Creates a job's checkpoint directory (and its parents) private to the job: mode 0700, and
+// the one place that will give it to the job's own account once jobs run as one. A symlink or a
+// file in its place was planted: it is replaced by the directory (the link's target is untouched).
+void create_checkpoint_dir(const std::filesystem::path& dir);
+
 // Complete checkpoints under `root`, oldest first; an absent root has none.
 std::vector<CheckpointInfo> list_checkpoints(const std::filesystem::path& root);
 
 // Empty when every file matches the manifest; otherwise what is wrong, naming the file.
 std::string verify_checkpoint(const std::filesystem::path& dir);
+
+// Whether `dir` has an entry named manifest.json, of whatever kind (a command job's own format has
+// none).
+bool has_manifest(const std::filesystem::path& dir);
+// Hex SHA-256 of `dir`'s manifest.json as it is on disk; empty when that is not a readable regular
+// file of sane size. The manifest lists every file's digest, so this one digest pins the whole
+// checkpoint: the daemon records it for each checkpoint an attempt reports.
+std::optional<std::string> manifest_sha256(const std::filesystem::path& dir);
 
 struct LoadedCheckpoint {
   std::optional<TrainingState> state;
@@ -72,16 +90,13 @@ std::optional<CheckpointInfo> newest_verified_checkpoint(const std::filesystem::
 void claim_checkpoints(const std::filesystem::path& root, std::int64_t attempt_id);
 std::optional<std::int64_t> checkpoint_owner(const std::filesystem::path& root);
 
-// The checkpoint a retried attempt resumes from: the newest `step-N` directory whose manifest
-// verifies, or that has no manifest at all (a command job's own format, which we cannot check).
-std::optional<CheckpointInfo> newest_resumable_checkpoint(const std::filesystem::path& root);
-
 // Deletes all but the newest `keep` checkpoints.
 void prune_checkpoints(const std::filesystem::path& root, int keep);
 
 struct CheckpointWriteResult {
   std::int64_t step = 0;
   std::filesystem::path path;  // empty when the write failed
+  std::string manifest_sha256;
   std::string error;
 };
 

@@ -243,5 +243,75 @@ TEST_F(Hostile, AForgedHelloListingAnInventedAttemptIsStillHealthChecked) {
   EXPECT_NE(node["state"], "HEALTHY") << node.dump(2);
 }
 
+TEST_F(Hostile, FifosAndSymlinksAsCheckpointFilesDoNotHangTheDaemon) {
+  // Named like checkpoint files: FIFOs, which block whoever opens them for reading, and symlinks.
+  const auto id = cluster.submit(command_job(
+      "fifo-checkpoints",
+      "d=$TRAINYARD_CHECKPOINT_DIR; mkdir -p $d/step-0000000001 $d/step-0000000002 $d/step-0000000003 && "
+      "mkfifo $d/step-0000000001/manifest.json && ln -s /dev/zero $d/step-0000000002/manifest.json && "
+      "mkfifo $d/step-0000000003/params.bin && "
+      "echo '{\"files\":[{\"name\":\"params.bin\",\"bytes\":1,\"sha256\":\"00\"}]}' > $d/step-0000000003/manifest.json && "
+      "ln -s $d/step-0000000001 $d/step-0000000004"));
+  cluster.wait_job_state(id, "SUCCEEDED", 30s);
+
+  const auto listed = cluster.api("GET", "/v1/jobs/" + std::to_string(id) + "/checkpoints");
+  ASSERT_EQ(listed.status, 200) << listed.body.dump();
+  const Json checkpoints = listed.body["checkpoints"];
+  ASSERT_EQ(checkpoints.size(), 3u) << "a symlinked step directory is not listed: " << checkpoints.dump(2);
+  for (const auto& c : checkpoints) EXPECT_FALSE(c["valid"].get<bool>()) << c.dump();
+  // Submits and reads still go through.
+  const auto next = cluster.submit(command_job("after", "echo fine"));
+  cluster.wait_job_state(next, "SUCCEEDED", 30s);
+}
+
+TEST_F(Hostile, ACheckpointPlantedByAnotherUsersJobIsNotResumedFrom) {
+  cluster.start_agent("node-b");
+  cluster.wait_for_nodes(2);
+  const auto token_for = [&](const std::string& user) {
+    return cluster.api("POST", "/v1/tokens", Json{{"user", user}}.dump()).body["token"].get<std::string>();
+  };
+  const std::string alice = token_for("alice"), bob = token_for("bob");
+  const auto victim = cluster.submit({{"name", "victim"},
+                                      {"nodes", 1},
+                                      {"kind", "simulated"},
+                                      {"retry", {{"attempts", 2}}},
+                                      {"workload", {{"steps", 400}, {"step_ms", 25}, {"checkpoint_every", 5}}}},
+                                     alice);
+  const std::string path = "/v1/jobs/" + std::to_string(victim);
+  const auto recorded = [&] {
+    std::vector<std::string> paths;
+    const Json listed = cluster.api("GET", path + "/checkpoints", "", alice).body["checkpoints"];
+    for (const auto& c : listed) {
+      if (c["valid"].get<bool>() && !c["recorded_by_attempt"].is_null()) paths.push_back(c["path"]);
+    }
+    return paths;
+  };
+  ASSERT_TRUE(eventually([&] { return !recorded().empty(); }, 30s));
+
+  // Bob's job copies Alice's newest checkpoint to a newer step: complete and self-consistent.
+  const auto planter = cluster.submit(
+      command_job("planter", "v=$(dirname $TRAINYARD_CHECKPOINT_DIR)/job-" + std::to_string(victim) +
+                                 "; src=$(ls -d $v/step-* | tail -1); cp -r $src $v/.plant && mv $v/.plant $v/step-0000000399"),
+      bob);
+  cluster.wait_job_state(planter, "SUCCEEDED", 30s);
+  const Json listed = cluster.api("GET", path + "/checkpoints", "", alice).body["checkpoints"];
+  ASSERT_FALSE(listed.empty());
+  EXPECT_EQ(listed.back()["step"], 399) << listed.dump(2);
+  EXPECT_FALSE(listed.back()["valid"].get<bool>()) << listed.dump(2);
+  EXPECT_NE(listed.back()["problem"].get<std::string>().find("not recorded"), std::string::npos) << listed.dump(2);
+
+  // Alice's job loses its node and is retried on the other one.
+  const std::string node = cluster.api("GET", path + "/attempts", "", alice).body["attempts"][0]["nodes"][0];
+  cluster.stop_agent(node, SIGKILL);
+  cluster.wait_job_state(victim, "SUCCEEDED", 60s);
+  const Json attempts = cluster.api("GET", path + "/attempts", "", alice).body["attempts"];
+  ASSERT_EQ(attempts.size(), 2u) << attempts.dump(2);
+  ASSERT_TRUE(attempts[1].contains("resumed_from")) << attempts.dump(2);
+  const std::string resumed = attempts[1]["resumed_from"];
+  EXPECT_EQ(resumed.find("step-0000000399"), std::string::npos) << "resumed from Bob's planted checkpoint";
+  EXPECT_NE(resumed.find("/job-" + std::to_string(victim) + "/step-"), std::string::npos) << resumed;
+  EXPECT_NE(cluster.daemon_log().find("event=checkpoint_recorded job=" + std::to_string(victim)), std::string::npos);
+}
+
 }  // namespace
 }  // namespace trainyard::testing

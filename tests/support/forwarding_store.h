@@ -19,6 +19,7 @@ class ForwardingStore : public Store {
   std::optional<TokenRecord> token_by_hash(const std::string& hash) override { return inner_.token_by_hash(hash); }
   std::vector<TokenRecord> tokens() override { return inner_.tokens(); }
   std::vector<MetricRecord> metrics_of(JobId job) override { return inner_.metrics_of(job); }
+  std::vector<CheckpointRecord> checkpoints_of(JobId job) override { return inner_.checkpoints_of(job); }
   std::optional<HealthCheckRow> health_check(std::int64_t id) override { return inner_.health_check(id); }
   std::vector<NodeHealthRow> node_health(const std::string& node, int limit) override {
     return inner_.node_health(node, limit);

@@ -49,6 +49,12 @@ void InMemoryStore::write(Contents& into, const Change& change) {
     }
     into.metrics.insert_or_assign(std::tuple{m.job_id, m.metric.step, m.attempt_id}, m);
   }
+  for (const CheckpointRecord& c : change.checkpoints) {
+    if (!into.attempts.contains(c.attempt_id)) {
+      throw StoreError("checkpoint names attempt " + std::to_string(c.attempt_id) + ", which is not stored");
+    }
+    into.checkpoints.insert_or_assign({c.job_id, c.step}, c);
+  }
 }
 
 LoadedState InMemoryStore::load() {
@@ -95,6 +101,14 @@ std::vector<NodeHealthRow> InMemoryStore::node_health(const std::string& node, i
 std::vector<MetricRecord> InMemoryStore::metrics_of(JobId job) {
   std::vector<MetricRecord> out;
   for (auto it = contents_.metrics.lower_bound({job, 0, 0}); it != contents_.metrics.end() && it->second.job_id == job; ++it) {
+    out.push_back(it->second);
+  }
+  return out;
+}
+
+std::vector<CheckpointRecord> InMemoryStore::checkpoints_of(JobId job) {
+  std::vector<CheckpointRecord> out;
+  for (auto it = contents_.checkpoints.lower_bound({job, 0}); it != contents_.checkpoints.end() && it->first.first == job; ++it) {
     out.push_back(it->second);
   }
   return out;

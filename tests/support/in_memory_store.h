@@ -24,6 +24,7 @@ class InMemoryStore final : public Store {
   std::optional<TokenRecord> token_by_hash(const std::string& hash) override;
   std::vector<TokenRecord> tokens() override;
   std::vector<MetricRecord> metrics_of(JobId job) override;
+  std::vector<CheckpointRecord> checkpoints_of(JobId job) override;
   std::optional<HealthCheckRow> health_check(std::int64_t id) override;
   std::vector<NodeHealthRow> node_health(const std::string& node, int limit) override;
   std::vector<Event> events_after(std::int64_t seq, int limit) override;
@@ -38,6 +39,7 @@ class InMemoryStore final : public Store {
     std::map<std::string, ShareRecord> shares;
     std::vector<Event> events;  // in seq order
     std::map<std::tuple<JobId, std::int64_t, AttemptId>, MetricRecord> metrics;  // by (job, step, attempt)
+    std::map<std::pair<JobId, std::int64_t>, CheckpointRecord> checkpoints;  // by (job, step)
     std::map<std::int64_t, HealthCheckRow> health_checks;
     std::map<std::pair<std::string, std::int64_t>, NodeHealthRow> node_health;  // by (node, check)
     std::int64_t last_seq = 0;

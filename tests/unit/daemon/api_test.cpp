@@ -37,7 +37,7 @@ struct Reply {
 
 class ApiTest : public ::testing::Test {
  protected:
-  ApiTest() : api(cluster.jobs, cluster.worker, tokens, cluster.clock, "test-version", "") {
+  ApiTest() : api(cluster.jobs, cluster.worker, cluster.files, tokens, cluster.clock, "test-version", "") {
     tokens.add(TokenRecord{sha256_hex(kAdmin), "root", Role::admin, {}});
     tokens.add(TokenRecord{sha256_hex(kAlice), "alice", Role::user, {}});
     tokens.add(TokenRecord{sha256_hex(kBob), "bob", Role::user, {}});

@@ -1,11 +1,11 @@
 #pragma once
 // Socket-free, clock-free doubles for the daemon's unit tests.
 //
-// `IoQueue` stands in for the I/O thread: the store worker posts completions into it from its own
-// thread, and the test runs them on the test thread. `settle()` reaches quiescence without
-// sleeping: it queues a barrier read behind every write (the worker runs tasks in order and posts a
-// write's completion before a later read's), runs completions until the barrier's arrives, fires
-// due timers, and repeats until a round did nothing but the barrier.
+// `IoQueue` stands in for the I/O thread: the store and file workers post completions into it from
+// their own threads, and the test runs them on the test thread. `settle()` reaches quiescence
+// without sleeping: it queues a barrier behind everything queued on each worker (each runs tasks in
+// order and posts a write's completion before a later read's), runs completions until both
+// barriers' arrive, fires due timers, and repeats until a round did nothing but the barriers.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -197,15 +197,17 @@ inline JobSpec command_spec(int nodes, int attempts = 1) {
 // A daemon without sockets: job manager over an in-memory store, with fake agents and time.
 struct Cluster {
   explicit Cluster(JobManagerConfig config = test_config())
-      : worker(store, io.poster()), jobs(worker, clock, timers, std::move(config), scheduler) {}
+      : worker(store, io.poster()), files(io.poster()), jobs(worker, files, clock, timers, std::move(config), scheduler) {}
 
   // Runs completions and due timers until nothing more happens.
   void settle() {
     for (;;) {
-      bool barrier = false;
-      worker.read([&barrier](Store&) { return StoreWorker::Continuation([&barrier] { barrier = true; }); },
+      int barriers = 0;
+      worker.read([&barriers](Store&) { return StoreWorker::Continuation([&barriers] { ++barriers; }); },
                   [](const std::string& error) { ADD_FAILURE() << "barrier read failed: " << error; });
-      const int ran = io.run_until([&barrier] { return barrier; }) - 1;
+      files.run([&barriers] { return FileWorker::Continuation([&barriers] { ++barriers; }); },
+                [](const std::string& error) { ADD_FAILURE() << "barrier file task failed: " << error; });
+      const int ran = io.run_until([&barriers] { return barriers == 2; }) - 2;
       const int fired = timers.fire_due();
       if (ran == 0 && fired == 0) return;
     }
@@ -319,6 +321,7 @@ struct Cluster {
   FakeTimers timers{clock};
   scheduler::Scheduler scheduler{scheduler::Config{}};
   StoreWorker worker;
+  FileWorker files;
   JobManager jobs;
   std::map<std::string, std::shared_ptr<FakeAgent>> agents;
   std::map<std::string, std::string> data_addr;

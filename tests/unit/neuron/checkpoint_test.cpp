@@ -1,6 +1,13 @@
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <fstream>
+#include <future>
+#include <sstream>
 
 #include "agent/neuron/checkpoint.h"
 
@@ -143,18 +150,6 @@ TEST(CheckpointWriter, WritesInTheBackgroundAndKeepsTheLastK) {
   EXPECT_EQ(listed[1].step, 20);
 }
 
-TEST(Checkpoint, ACommandJobsOwnFormatResumesWhenItHasNoManifest) {
-  TempDir dir;
-  write_checkpoint(dir.path(), sample_state(10));
-  fs::create_directories(dir.path() / "step-0000000020");  // the job's own files, no manifest
-  std::ofstream(dir.path() / "step-0000000020" / "model.pt") << "weights";
-  EXPECT_EQ(newest_resumable_checkpoint(dir.path())->step, 20);
-  write_checkpoint(dir.path(), sample_state(30));
-  flip_a_byte(dir.path() / "step-0000000030" / "params.bin");
-  EXPECT_EQ(newest_resumable_checkpoint(dir.path())->step, 20) << "a manifest that does not verify is skipped";
-  EXPECT_FALSE(newest_resumable_checkpoint(dir.path() / "absent"));
-}
-
 TEST(CheckpointWriter, AnAttemptThatNoLongerOwnsTheRootIsFencedOff) {
   TempDir dir;
   claim_checkpoints(dir.path(), 7);
@@ -182,12 +177,124 @@ TEST(CheckpointWriter, ReportsAWriteThatFails) {
   std::ofstream(dir.path() / "not-a-dir") << "x";
   std::vector<CheckpointWriteResult> done;
   {
-    CheckpointWriter writer(dir.path() / "not-a-dir", 2, [&](const CheckpointWriteResult& r) { done.push_back(r); });
+    CheckpointWriter writer(dir.path() / "not-a-dir" / "checkpoints", 2,
+                            [&](const CheckpointWriteResult& r) { done.push_back(r); });
     writer.submit(sample_state(5));
   }
   ASSERT_EQ(done.size(), 1u);
   EXPECT_NE(done[0].error, "");
   EXPECT_TRUE(done[0].path.empty());
+}
+
+// Checkpoint directories are the job's to write, so their contents are hostile.
+
+// Runs `read` on its own thread and fails the test when it has not returned in time: a blocking
+// open of a FIFO waits for a writer for ever. The FIFO is then opened for writing to release it.
+template <typename Read>
+auto returns_promptly(Read read, const fs::path& fifo) {
+  auto result = std::async(std::launch::async, read);
+  if (result.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
+    ADD_FAILURE() << "reading blocked on the FIFO " << fifo;
+    const int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+    if (fd >= 0) ::close(fd);
+  }
+  return result.get();
+}
+
+void replace_with_fifo(const fs::path& file) {
+  fs::remove(file);
+  ASSERT_EQ(::mkfifo(file.c_str(), 0600), 0);
+}
+
+TEST(CheckpointHostileFiles, AFifoAsTheManifestIsInvalidAndDoesNotBlock) {
+  TempDir dir;
+  const fs::path written = write_checkpoint(dir.path(), sample_state(10));
+  replace_with_fifo(written / "manifest.json");
+  EXPECT_EQ(returns_promptly([&] { return verify_checkpoint(written); }, written / "manifest.json"),
+            "manifest.json: missing or malformed");
+  EXPECT_FALSE(returns_promptly([&] { return manifest_sha256(written); }, written / "manifest.json"));
+  EXPECT_FALSE(returns_promptly([&] { return newest_verified_checkpoint(dir.path()); }, written / "manifest.json"));
+}
+
+TEST(CheckpointHostileFiles, AFifoAsAListedFileIsUnreadableAndDoesNotBlock) {
+  TempDir dir;
+  const fs::path written = write_checkpoint(dir.path(), sample_state(10));
+  replace_with_fifo(written / "params.bin");
+  EXPECT_EQ(returns_promptly([&] { return verify_checkpoint(written); }, written / "params.bin"),
+            "params.bin: missing or unreadable");
+  EXPECT_FALSE(returns_promptly([&] { return load_checkpoint(written); }, written / "params.bin").state);
+}
+
+TEST(CheckpointHostileFiles, AFifoAsTheOwnerFileIsNoOwner) {
+  TempDir dir;
+  claim_checkpoints(dir.path(), 7);
+  replace_with_fifo(dir.path() / "OWNER");
+  EXPECT_FALSE(returns_promptly([&] { return checkpoint_owner(dir.path()); }, dir.path() / "OWNER"));
+}
+
+TEST(CheckpointHostileFiles, ASymlinkedManifestIsNotFollowed) {
+  TempDir dir;
+  const fs::path real = write_checkpoint(dir.path(), sample_state(10));
+  const fs::path copy = dir.path() / "step-0000000020";
+  fs::create_directory(copy);
+  for (const char* file : {"state.json", "params.bin", "adam_m.bin", "adam_v.bin"}) fs::copy_file(real / file, copy / file);
+  fs::create_symlink(real / "manifest.json", copy / "manifest.json");
+  EXPECT_EQ(verify_checkpoint(copy), "manifest.json: missing or malformed");
+  EXPECT_FALSE(manifest_sha256(copy));
+  EXPECT_EQ(newest_verified_checkpoint(dir.path())->step, 10) << "a symlink is a manifest that does not verify";
+}
+
+TEST(CheckpointHostileFiles, ASymlinkedStepDirectoryIsNotListed) {
+  TempDir dir;
+  const fs::path real = write_checkpoint(dir.path(), sample_state(10));
+  fs::create_directory_symlink(real, dir.path() / "step-0000000030");
+  const auto listed = list_checkpoints(dir.path());
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].step, 10);
+}
+
+TEST(CheckpointHostileFiles, AnOversizedManifestIsInvalid) {
+  TempDir dir;
+  const fs::path written = write_checkpoint(dir.path(), sample_state(10));
+  std::stringstream manifest;
+  manifest << std::ifstream(written / "manifest.json").rdbuf();
+  fs::remove(written / "manifest.json");
+  // Still the valid manifest, behind 2 MiB of JSON whitespace.
+  std::ofstream(written / "manifest.json") << std::string(2 << 20, ' ') << manifest.str();
+  EXPECT_EQ(verify_checkpoint(written), "manifest.json: missing or malformed");
+  EXPECT_FALSE(manifest_sha256(written));
+}
+
+TEST(CheckpointDirectory, IsPrivateToTheJobAndNeverASymlink) {
+  TempDir dir;
+  fs::create_directories(dir.path());
+  const fs::path job = dir.path() / "job-1";
+  create_checkpoint_dir(job);
+  struct stat st {};
+  ASSERT_EQ(::stat(job.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+  fs::permissions(job, fs::perms::all);
+  create_checkpoint_dir(job);
+  ASSERT_EQ(::stat(job.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0700u) << "an existing directory is made private again";
+  // Planted in place of the next job's directory: a symlink to this one.
+  fs::create_directory_symlink(job, dir.path() / "job-2");
+  claim_checkpoints(dir.path() / "job-2", 3);
+  EXPECT_TRUE(fs::is_directory(fs::symlink_status(dir.path() / "job-2"))) << "claimed through a symlink";
+  EXPECT_FALSE(checkpoint_owner(job)) << "the symlink's target was written";
+  EXPECT_EQ(checkpoint_owner(dir.path() / "job-2"), 3);
+}
+
+TEST(CheckpointWriter, ReportsTheDigestOfTheManifestItWrote) {
+  TempDir dir;
+  std::vector<CheckpointWriteResult> done;
+  {
+    CheckpointWriter writer(dir.path(), 2, [&](const CheckpointWriteResult& r) { done.push_back(r); });
+    writer.submit(sample_state(5));
+  }
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].manifest_sha256.size(), 64u);
+  EXPECT_EQ(done[0].manifest_sha256, manifest_sha256(done[0].path));
 }
 
 }  // namespace

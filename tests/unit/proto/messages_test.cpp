@@ -113,6 +113,32 @@ TEST(Messages, RejectsMalformedWithFieldNamed) {
             "name");
 }
 
+TEST(Messages, MetricsCarryTheCheckpointsRankZeroPublished) {
+  MetricsMsg msg;
+  msg.attempt_id = 9;
+  msg.checkpoints.push_back(CheckpointReport{120, std::string(64, 'a')});
+  const auto parsed = std::get<MetricsMsg>(parse_agent_message(encode(AgentMessage{msg})));
+  EXPECT_EQ(parsed.attempt_id, 9);
+  EXPECT_TRUE(parsed.steps.empty());
+  EXPECT_EQ(parsed.checkpoints, msg.checkpoints);
+
+  auto field_of = [](const std::string& text) {
+    try {
+      parse_agent_message(text);
+    } catch (const InvalidInput& e) {
+      return e.field();
+    }
+    return std::string("<accepted>");
+  };
+  const std::string prefix = R"({"type":"metrics","attempt_id":9,"steps":[],"checkpoints":[{"step":120,"manifest_sha256":")";
+  EXPECT_EQ(field_of(prefix + std::string(64, 'G') + R"("}]})"), "checkpoints[0].manifest_sha256");
+  EXPECT_EQ(field_of(prefix + std::string(63, 'a') + R"("}]})"), "checkpoints[0].manifest_sha256");
+  EXPECT_EQ(field_of(R"({"type":"metrics","attempt_id":9,"steps":[],"checkpoints":[{"step":-1,"manifest_sha256":")" +
+                     std::string(64, 'a') + R"("}]})"),
+            "checkpoints[0].step");
+  EXPECT_EQ(field_of(R"({"type":"metrics","attempt_id":9,"steps":[],"checkpoints":{}})"), "checkpoints");
+}
+
 TEST(Messages, MetricsRoundTripWithNonFiniteValuesAsNull) {
   MetricsMsg msg;
   msg.attempt_id = 9;

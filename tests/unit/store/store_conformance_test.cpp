@@ -355,6 +355,22 @@ TYPED_TEST(StoreConformance, MetricsOfAnUnknownAttemptFailTheBatch) {
   EXPECT_TRUE(this->store->metrics_of(1).empty());
 }
 
+TYPED_TEST(StoreConformance, CheckpointsComeBackByStepAndARewrittenStepKeepsItsNewestReport) {
+  this->commit(Change{.jobs = {minimal_job(1), minimal_job(2)},
+                      .attempts = {minimal_attempt(10, 1), minimal_attempt(11, 1), minimal_attempt(12, 2)}});
+  const CheckpointRecord a{1, 10, 20, std::string(64, 'a'), at_ms(1)};
+  const CheckpointRecord b{1, 10, 10, std::string(64, 'b'), at_ms(2)};
+  const CheckpointRecord other{2, 12, 5, std::string(64, 'c'), at_ms(3)};
+  this->commit(Change{.checkpoints = {a, b, other}});
+  // A retry resumed at step 10 and wrote step 20 again.
+  const CheckpointRecord rewritten{1, 11, 20, std::string(64, 'd'), at_ms(4)};
+  this->commit(Change{.checkpoints = {rewritten}});
+  EXPECT_EQ(this->store->checkpoints_of(1), (std::vector<CheckpointRecord>{b, rewritten}));
+  EXPECT_EQ(this->store->checkpoints_of(2), std::vector<CheckpointRecord>{other});
+  EXPECT_TRUE(this->store->checkpoints_of(3).empty());
+  EXPECT_THROW(this->commit(Change{.checkpoints = {CheckpointRecord{1, 99, 30, std::string(64, 'e'), at_ms(5)}}}), StoreError);
+}
+
 TYPED_TEST(StoreConformance, AnEmptyBatchChangesNothing) {
   this->commit(std::vector<Change>{});
   this->commit(Change{});

@@ -1,0 +1,50 @@
+#include "daemon/job_checkpoints.h"
+
+#include <algorithm>
+
+#include "agent/neuron/checkpoint.h"
+
+namespace trainyard {
+namespace {
+
+const CheckpointRecord* record_of(const std::vector<CheckpointRecord>& recorded, std::int64_t step) {
+  const auto it = std::find_if(recorded.begin(), recorded.end(), [step](const auto& r) { return r.step == step; });
+  return it == recorded.end() ? nullptr : &*it;
+}
+
+std::string problem_of(const std::filesystem::path& dir, const CheckpointRecord* record, JobKind kind) {
+  if (!neuron::has_manifest(dir)) {
+    return kind == JobKind::command ? "" : "manifest.json: missing";
+  }
+  if (!record) return "not recorded: no attempt of this job reported writing it";
+  const auto digest = neuron::manifest_sha256(dir);
+  if (!digest) return "manifest.json: not a readable regular file of sane size";
+  if (*digest != record->manifest_sha256) {
+    return "manifest.json differs from the one attempt " + std::to_string(record->attempt_id) + " reported";
+  }
+  return neuron::verify_checkpoint(dir);
+}
+
+}  // namespace
+
+std::vector<CheckpointStatus> inspect_checkpoints(const std::filesystem::path& dir,
+                                                  const std::vector<CheckpointRecord>& recorded, JobKind kind) {
+  std::vector<CheckpointStatus> statuses;
+  for (const auto& info : neuron::list_checkpoints(dir)) {
+    CheckpointStatus status{info.step, info.path.string(), std::nullopt, false, ""};
+    const CheckpointRecord* record = record_of(recorded, info.step);
+    if (record) status.recorded_by = record->attempt_id;
+    status.problem = problem_of(info.path, record, kind);
+    status.valid = status.problem.empty();
+    statuses.push_back(std::move(status));
+  }
+  return statuses;
+}
+
+std::optional<CheckpointStatus> resume_point(const std::vector<CheckpointStatus>& statuses) {
+  const auto newest = std::find_if(statuses.rbegin(), statuses.rend(), [](const auto& s) { return s.valid; });
+  if (newest == statuses.rend()) return std::nullopt;
+  return *newest;
+}
+
+}  // namespace trainyard

@@ -1,0 +1,33 @@
+#pragma once
+// Which checkpoints in a job's directory a retry may resume from (docs/ARCHITECTURE.md
+// "Checkpoints"). The directory is the job's to write, so what is in it proves nothing: a checkpoint
+// counts only when an attempt of this job reported it (store.h CheckpointRecord) and its manifest
+// still has the digest that attempt reported, and verifies. A command job's step directories
+// without a manifest are its own format, which it has no way to report: they count as before, and
+// are as safe as the job's private directory.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/store.h"
+
+namespace trainyard {
+
+struct CheckpointStatus {
+  std::int64_t step = 0;
+  std::string path;
+  std::optional<AttemptId> recorded_by;  // the attempt that reported this step, if any did
+  bool valid = false;                    // a retry may resume from it
+  std::string problem;                   // why not
+};
+
+// Every step directory under `dir`, oldest first, judged against the job's records. Reads the
+// job's files (checkpoint.h reads them as hostile): run it on the file worker only.
+std::vector<CheckpointStatus> inspect_checkpoints(const std::filesystem::path& dir,
+                                                  const std::vector<CheckpointRecord>& recorded, JobKind kind);
+
+// The newest valid checkpoint.
+std::optional<CheckpointStatus> resume_point(const std::vector<CheckpointStatus>& statuses);
+
+}  // namespace trainyard

@@ -1,0 +1,134 @@
+// Which checkpoint a retry resumes from: only one an attempt of the same job reported, whose
+// manifest still has the digest it reported (daemon/job_checkpoints.h). The job's directory is
+// the job's to write, so a planted checkpoint, or one rewritten by an attempt that was fenced off,
+// must be passed over however valid it looks.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "agent/neuron/checkpoint.h"
+#include "daemon/job_checkpoints.h"
+#include "tests/unit/daemon/harness.h"
+
+namespace trainyard::testing {
+namespace {
+namespace fs = std::filesystem;
+
+JobSpec simulated_spec(int attempts) {
+  JobSpec spec = command_spec(1, attempts);
+  spec.kind = JobKind::simulated;
+  return spec;
+}
+
+// A small, self-consistent training state; `seed` makes two states of one step differ.
+neuron::TrainingState state_at(std::int64_t step, float seed) {
+  neuron::TrainingState s;
+  s.step = step;
+  s.dims = {1, 1};
+  s.params = {seed, seed};
+  s.adam_m = {0, 0};
+  s.adam_v = {0, 0};
+  return s;
+}
+
+// What a rank 0 reports after publishing `written` (agent: MetricsMsg::checkpoints).
+void report_checkpoint(Cluster& c, const std::string& node, AttemptId attempt, std::int64_t step, const fs::path& written) {
+  MetricsMsg msg;
+  msg.attempt_id = attempt;
+  msg.checkpoints.push_back(CheckpointReport{step, neuron::manifest_sha256(written).value()});
+  c.send(node, msg);
+}
+
+// Moves time past the retry backoff, `node` heartbeating, and returns its newest launch.
+LaunchMsg launch_after_backoff(Cluster& c, const std::string& node) {
+  const std::size_t before = c.agents.at(node)->launches().size();
+  for (int i = 0; i < 20 && c.agents.at(node)->launches().size() == before; ++i) {
+    c.advance(Millis(1000));
+    c.heartbeat(node);
+    c.jobs.tick();
+    c.settle();
+  }
+  const auto launches = c.agents.at(node)->launches();
+  EXPECT_GT(launches.size(), before) << "no retry was launched";
+  return launches.back();
+}
+
+TEST(CheckpointResume, ARetryResumesOnlyFromACheckpointItsJobRecordedWithThatDigest) {
+  Cluster c;
+  c.connect("n1");
+  const Job job = c.submit(simulated_spec(3));
+  const LaunchMsg first = c.agents["n1"]->launches().at(0);
+  c.started("n1", first.attempt_id);
+  const fs::path dir = first.checkpoint_dir;
+  ASSERT_FALSE(dir.empty());
+  EXPECT_EQ(fs::symlink_status(dir).permissions() & fs::perms::all, fs::perms::owner_all) << "not private to the job";
+
+  const fs::path step10 = neuron::write_checkpoint(dir, state_at(10, 1));
+  report_checkpoint(c, "n1", first.attempt_id, 10, step10);
+  const fs::path step20 = neuron::write_checkpoint(dir, state_at(20, 1));
+  report_checkpoint(c, "n1", first.attempt_id, 20, step20);
+  neuron::write_checkpoint(dir, state_at(20, 2));  // rewritten since it was reported: valid, other digest
+  neuron::write_checkpoint(dir, state_at(50, 3));  // planted: newest and self-consistent, never reported
+  ASSERT_EQ(neuron::verify_checkpoint(dir / "step-0000000050"), "");
+
+  c.exited("n1", first.attempt_id, 1);
+  const LaunchMsg second = launch_after_backoff(c, "n1");
+  ASSERT_EQ(second.attempt_number, 2);
+  EXPECT_EQ(second.resume_from, step10.string());
+  EXPECT_EQ(c.stored_attempts(job.id).back().resumed_from, step10.string());
+}
+
+TEST(CheckpointResume, WhatAFencedOffAttemptReportsAfterItsSuccessorStartedIsNeverResumedFrom) {
+  Cluster c;
+  c.connect("n1");
+  c.submit(simulated_spec(3));
+  const LaunchMsg first = c.agents["n1"]->launches().at(0);
+  c.started("n1", first.attempt_id);
+  const fs::path dir = first.checkpoint_dir;
+  report_checkpoint(c, "n1", first.attempt_id, 10, neuron::write_checkpoint(dir, state_at(10, 1)));
+  c.exited("n1", first.attempt_id, 1);
+  const LaunchMsg second = launch_after_backoff(c, "n1");
+  c.started("n1", second.attempt_id);
+
+  // The first attempt's rank, still running after its agent lost it, publishes and reports a newer
+  // step (on disk past the OWNER check, as a shared filesystem allows); the successor reports its own.
+  report_checkpoint(c, "n1", first.attempt_id, 60, neuron::write_checkpoint(dir, state_at(60, 1)));
+  const fs::path step30 = neuron::write_checkpoint(dir, state_at(30, 2));
+  report_checkpoint(c, "n1", second.attempt_id, 30, step30);
+  c.exited("n1", second.attempt_id, 1);
+  const LaunchMsg third = launch_after_backoff(c, "n1");
+  ASSERT_EQ(third.attempt_number, 3);
+  EXPECT_EQ(third.resume_from, step30.string()) << "resumed from what a fenced-off attempt wrote";
+}
+
+TEST(CheckpointResume, ListsEveryStepDirectoryWithWhyItIsNotResumable) {
+  Cluster c;
+  const fs::path dir = fs::path(c.checkpoint_root.path) / "listed";
+  neuron::create_checkpoint_dir(dir);
+  const fs::path recorded = neuron::write_checkpoint(dir, state_at(10, 1));
+  const fs::path rewritten = neuron::write_checkpoint(dir, state_at(20, 1));
+  const std::string reported_20 = neuron::manifest_sha256(rewritten).value();
+  neuron::write_checkpoint(dir, state_at(20, 2));
+  neuron::write_checkpoint(dir, state_at(30, 1));
+  fs::create_directory(dir / "step-0000000040");  // the command's own format: no manifest
+  const std::vector<CheckpointRecord> records{{1, 7, 10, neuron::manifest_sha256(recorded).value(), TimePoint{}},
+                                              {1, 8, 20, reported_20, TimePoint{}}};
+
+  const auto simulated = inspect_checkpoints(dir, records, JobKind::simulated);
+  ASSERT_EQ(simulated.size(), 4u);
+  EXPECT_TRUE(simulated[0].valid);
+  EXPECT_EQ(simulated[0].recorded_by, 7);
+  EXPECT_EQ(simulated[1].problem, "manifest.json differs from the one attempt 8 reported");
+  EXPECT_EQ(simulated[2].problem, "not recorded: no attempt of this job reported writing it");
+  EXPECT_FALSE(simulated[2].recorded_by);
+  EXPECT_EQ(simulated[3].problem, "manifest.json: missing");
+  EXPECT_EQ(resume_point(simulated)->step, 10);
+
+  const auto command = inspect_checkpoints(dir, records, JobKind::command);
+  EXPECT_TRUE(command[3].valid) << "a command job's own format is its to resume from";
+  EXPECT_FALSE(command[2].valid) << "a manifest nobody reported is not, even in a command job";
+  EXPECT_EQ(resume_point(command)->step, 40);
+}
+
+}  // namespace
+}  // namespace trainyard::testing
