@@ -30,6 +30,7 @@ const std::vector<FlagSpec>& quick_submit_flags() {
       {"--retries", "R", "retries after a failed first attempt, 0..9 (default 0)"},
       {"--timeout", "SECONDS", "wall-clock limit of an attempt"},
       {"--env", "K=V", "environment variable for the program", true},
+      {"--wait-for-capacity", "", "queue the job even if no registered nodes could hold it yet (else refused)"},
   };
   return flags;
 }
@@ -76,6 +77,7 @@ Json quick_spec(const ParsedArgs& args, const std::vector<std::string>& argv) {
   if (auto cores = args.opt_integer("--cores-per-node", kAnyIntMin, kAnyInt)) spec["cores_per_node"] = *cores;
   if (auto timeout = args.opt_integer("--timeout", kAnyIntMin, kAnyInt)) spec["timeout_s"] = *timeout;
   if (auto retries = args.opt_integer("--retries", 0, kMaxRetries)) spec["retry"] = {{"attempts", *retries + 1}};
+  if (args.has("--wait-for-capacity")) spec["wait_for_capacity"] = true;
   try {
     parse_job_spec(spec);
   } catch (const InvalidInput& e) {

@@ -190,14 +190,18 @@ void Api::submit_job(Call call) {
     return call.fail(refused->status, refused->status == 403 ? "forbidden" : "invalid_field", refused->message, "share");
   }
   const std::string user = call.who.user;
-  jobs_.submit(std::move(spec), user,
-               [this, respond = std::move(call.respond)](const Job* job, std::string record, std::string error) {
-                 if (!job) return (*respond)(net::error_response(503, "unavailable", error));
-                 // The stored text plus the live fields, rather than rendering the job again on this
-                 // thread (the store worker rendered it): the live fields come last, not in key order.
-                 (*respond)(net::HttpResponse{201, "application/json", with_fields(std::move(record), live_fields(*job)),
-                                              {{"Location", "/v1/jobs/" + std::to_string(job->id)}}});
-               });
+  try {
+    jobs_.submit(std::move(spec), user,
+                 [this, respond = call.respond](const Job* job, std::string record, std::string error) {
+                   if (!job) return (*respond)(net::error_response(503, "unavailable", error));
+                   // The stored text plus the live fields, rather than rendering the job again on this
+                   // thread (the store worker rendered it): the live fields come last, not in key order.
+                   (*respond)(net::HttpResponse{201, "application/json", with_fields(std::move(record), live_fields(*job)),
+                                                {{"Location", "/v1/jobs/" + std::to_string(job->id)}}});
+                 });
+  } catch (const InvalidInput& e) {
+    call.invalid(e);  // a job that could never start
+  }
 }
 
 void Api::list_jobs(Call call) {

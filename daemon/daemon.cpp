@@ -148,6 +148,10 @@ bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
   flags.add_int("canary-interval-s", "how often a canary training job runs in the system share; 0: never",
                 &o.canary_interval_s, 0, 365LL * 24 * 3600);
   flags.add_int("canary-nodes", "nodes of each canary job", &o.canary_nodes, 1, 1024);
+  flags.add_int("max-connections", "open connections (API clients and agents) beyond which new ones are closed at once",
+                &o.max_connections, 1, 10'000'000);
+  flags.add_int("max-connections-per-ip", "open connections from one remote address beyond which its new ones are closed",
+                &o.max_connections_per_ip, 1, 10'000'000);
   flags.add_int("health-collective-kib", "buffer size of each health-check collective", &o.health_collective_kib, 1,
                 256 * 1024);
   if (!flags.parse(argc, argv)) {
@@ -209,6 +213,7 @@ int run_daemon(const DaemonOptions& o) {
   Api api(jobs, worker, files, tokens, clock, kTrainyardVersion, checkpoint_root);
   net::HttpServerOptions server_options;
   server_options.body_limit = static_cast<std::size_t>(o.body_limit_bytes);
+  server_options.caps = {static_cast<std::size_t>(o.max_connections), static_cast<std::size_t>(o.max_connections_per_ip)};
   net::HttpServer server(io, server_options, [&api](net::HttpRequest req, net::HttpResponder respond) {
     api.handle(std::move(req), std::move(respond));
   }, {gateway.route()});

@@ -27,6 +27,8 @@ struct DaemonOptions {
   std::int64_t max_infra_retries = 3;        // infrastructure retries per job, apart from its own attempts
   std::int64_t canary_interval_s = 3600;     // 0: no canaries
   std::int64_t canary_nodes = 2;            // extra classification rules, checked before the defaults
+  std::int64_t max_connections = 10'000;        // open HTTP and agent connections, in total
+  std::int64_t max_connections_per_ip = 1'000;  // and from one remote address
 };
 
 inline constexpr const char* kTrainyardVersion = "0.1.0";

@@ -33,6 +33,7 @@ std::string to_string(HealthCheckKind k) {
     case HealthCheckKind::periodic: return "periodic";
     case HealthCheckKind::undrain: return "undrain";
     case HealthCheckKind::after_stuck: return "after_stuck";
+    case HealthCheckKind::after_canary: return "after_canary";
   }
   return "on_demand";
 }

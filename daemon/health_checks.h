@@ -26,7 +26,7 @@
 
 namespace trainyard {
 
-enum class HealthCheckKind { registration, on_demand, preflight, periodic, undrain, after_stuck };
+enum class HealthCheckKind { registration, on_demand, preflight, periodic, undrain, after_stuck, after_canary };
 std::string to_string(HealthCheckKind k);
 
 struct HealthCheckRequest {

@@ -8,6 +8,7 @@
 
 #include "daemon/attempt_outcome.h"
 #include "daemon/goodput.h"
+#include "daemon/job_fit.h"
 
 namespace trainyard {
 namespace {
@@ -172,6 +173,10 @@ void JobManager::persist_usage() {
 }
 
 void JobManager::submit(JobSpec spec, std::string user, SubmitDone done) {
+  std::vector<int> node_cores;
+  node_cores.reserve(nodes_.size());
+  for (const auto& [name, entry] : nodes_) node_cores.push_back(entry.node.cores);
+  refuse_unless_it_can_ever_fit(spec, node_cores);
   // The job is built in its change and moved, never copied, on to the active view: with its spec
   // it is over a kilobyte, and each copy showed in the I/O thread's profile.
   Change change;
@@ -609,21 +614,26 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
   change.jobs.push_back(job);
   change.events.push_back(event("attempt.state", job.id, attempt.id, join_node_names(attempt.nodes), to_string(attempt.state)));
   change.events.push_back(event("job.state", job.id, std::nullopt, "", to_string(job.state) + ": " + job.reason));
+  std::vector<std::string> suspects;
   if (job.user == kCanaryUser && job.state == JobState::failed) {
     // A known-good job failed: the cluster is at fault, whatever the class says.
-    const std::string message = "system problem: canary job " + std::to_string(job.id) + " failed on " +
-                                join_node_names(attempt.nodes) + " (" + attempt.failure_class + "): " + attempt.reason;
+    suspects = suspect_canary_nodes(active, change);
+    std::string message = "system problem: canary job " + std::to_string(job.id) + " failed on " +
+                          join_node_names(attempt.nodes) + " (" + attempt.failure_class + "): " + attempt.reason;
+    if (!suspects.empty()) message += "; SUSPECT until they pass a health check: " + join_node_names(suspects);
     change.events.push_back(event("canary.failed", job.id, attempt.id, join_node_names(attempt.nodes), message));
-    spdlog::error("event=canary_failed job={} attempt={} nodes={} class={} reason=\"{}\"", job.id, attempt.id,
-                  join_node_names(attempt.nodes), attempt.failure_class, attempt.reason);
+    spdlog::error("event=canary_failed job={} attempt={} nodes={} class={} suspect={} reason=\"{}\"", job.id,
+                  attempt.id, join_node_names(attempt.nodes), attempt.failure_class, join_node_names(suspects),
+                  attempt.reason);
   }
   const Job snapshot = job;
   attempts_.erase(attempt.id);
   if (is_terminal(snapshot.state)) {
     active_jobs_.erase(snapshot.id);
   }
-  persist(std::move(change), [this, snapshot] {
+  persist(std::move(change), [this, snapshot, suspects] {
     if (snapshot.state == JobState::pending) requeue(snapshot);
+    if (!suspects.empty()) check_canary_nodes(snapshot.id, suspects);
     request_schedule();
   });
 }

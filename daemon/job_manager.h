@@ -80,7 +80,8 @@ class JobManager {
 
   // --- API side -------------------------------------------------------------------------------
   // Accepted: `job` is the active job (valid during the call) and `record` its stored text
-  // (job_record). Refused: `job` is null and `error` says why.
+  // (job_record). Refused: `job` is null and `error` says why. A job no registered nodes could ever
+  // hold is refused at once by throwing InvalidInput (see job_fit.h); `done` is not called.
   using SubmitDone = std::function<void(const Job* job, std::string record, std::string error)>;
   void submit(JobSpec spec, std::string user, SubmitDone done);
 
@@ -224,6 +225,10 @@ class JobManager {
   bool test_stuck_nodes(ActiveAttempt& attempt);
   void start_periodic_check();
   void start_canary();
+  // A failed canary's nodes are SUSPECT until they pass a check: marks those in service (in memory
+  // and in `change`) and returns them, for check_canary_nodes once the change is stored.
+  std::vector<std::string> suspect_canary_nodes(const ActiveAttempt& attempt, Change& change);
+  void check_canary_nodes(JobId canary, const std::vector<std::string>& nodes);
 
   StoreWorker& store_;
   FileWorker& files_;

@@ -210,6 +210,45 @@ void JobManager::start_canary() {
   });
 }
 
+std::vector<std::string> JobManager::suspect_canary_nodes(const ActiveAttempt& attempt, Change& change) {
+  // A rank whose node was lost speaks for the attempt: the others died of the kill that followed,
+  // and the lost node is already out (DOWN, tested again when it registers). Otherwise every node
+  // the canary ran on is a suspect. Nodes already out of service keep their state and its way back.
+  const bool lost = std::any_of(attempt.ranks.begin(), attempt.ranks.end(), [](const RankState& r) { return r.lost; });
+  const Job& canary = active_jobs_.at(attempt.record.job_id);
+  const std::string reason = "canary job " + std::to_string(canary.id) + " failed on it (" + attempt.record.failure_class +
+                             "); returns to service after passing its health check";
+  std::vector<std::string> suspects;
+  for (std::size_t r = 0; r < attempt.ranks.size(); ++r) {
+    if (lost && !attempt.ranks[r].lost) continue;
+    auto it = nodes_.find(attempt.record.nodes[r]);
+    if (it == nodes_.end() || !it->second.channel || it->second.node.state != NodeState::healthy) continue;
+    Node& node = it->second.node;
+    node.state = NodeState::suspect;
+    node.state_reason = reason;
+    node.state_since = clock_.now();
+    sync_node(it->second);
+    change.nodes.push_back(node);
+    change.events.push_back(event("node.state", canary.id, attempt.record.id, node.name, "SUSPECT: " + reason));
+    spdlog::warn("event=node_state node={} state=SUSPECT canary={} reason=\"{}\"", node.name, canary.id, reason);
+    suspects.push_back(node.name);
+  }
+  return suspects;
+}
+
+void JobManager::check_canary_nodes(JobId canary, const std::vector<std::string>& nodes) {
+  std::vector<std::string> to_test;
+  for (const auto& node : nodes) {
+    // One already under test gets its verdict there.
+    if (nodes_.contains(node) && !health_.running_on(node)) to_test.push_back(node);
+  }
+  if (to_test.empty()) return;
+  const bool collective = to_test.size() >= 2;
+  start_check(HealthCheckRequest{HealthCheckKind::after_canary, std::move(to_test), true, collective,
+                                 "canary job " + std::to_string(canary)},
+              nullptr);
+}
+
 void JobManager::drain(const std::string& name, const std::string& reason, bool stop_attempts,
                        std::function<void(Node)> done) {
   NodeEntry& entry = nodes_.at(name);

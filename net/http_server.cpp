@@ -6,6 +6,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
@@ -28,6 +29,13 @@ namespace websocket = beast::websocket;
 using tcp = asio::ip::tcp;
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 using BeastRequest = http::request<http::string_body>;
+
+// The remote address without its port: what the per-address cap counts.
+std::string address_text(const tcp::socket& socket) {
+  beast::error_code ec;
+  const auto ep = socket.remote_endpoint(ec);
+  return ec ? std::string("?") : ep.address().to_string();
+}
 
 std::string endpoint_text(const tcp::socket& socket) {
   beast::error_code ec;
@@ -89,7 +97,15 @@ HttpResponse error_response(int status, const std::string& code, const std::stri
 // Open connections register a closer so that stop() can end them.
 struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   Impl(asio::io_context& io_, HttpServerOptions options_, HttpHandler handler_, std::vector<WebSocketRoute> routes_)
-      : io(io_), options(options_), handler(std::move(handler_)), routes(std::move(routes_)) {}
+      : io(io_),
+        options(options_),
+        handler(std::move(handler_)),
+        routes(std::move(routes_)),
+        accept_pause(io_),
+        backoff(options_.accept_backoff_first, options_.accept_backoff_ceiling),
+        limits(options_.caps),
+        accept_failures_log(options_.log_interval),
+        refusals_log(options_.log_interval) {}
 
   asio::io_context& io;
   HttpServerOptions options;
@@ -99,6 +115,12 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   std::unordered_map<std::uint64_t, std::function<void()>> closers;
   std::uint64_t next_connection = 1;
   bool stopped = false;
+  asio::steady_timer accept_pause;
+  AcceptBackoff backoff;
+  ConnectionLimits limits;
+  std::uint64_t refused_connections = 0;
+  RateLimitedLog accept_failures_log;
+  RateLimitedLog refusals_log;
 
   class WsConnection;
 
@@ -108,14 +130,44 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
       auto [ec, socket] = co_await acceptor->async_accept(use_tuple);
       if (ec) {
         if (stopped || ec == asio::error::operation_aborted) co_return;
-        spdlog::warn("event=accept_failed error=\"{}\"", ec.message());
+        co_await pause_after_failed_accept(ec);
+        continue;
+      }
+      backoff.after_success();
+      const std::string address = address_text(socket);
+      if (const Admission admission = limits.admit(address); admission != Admission::admitted) {
+        refuse(socket, address, admission);
         continue;
       }
       // Answers are written whole; Nagle would only hold them back waiting for the client's ACK.
       beast::error_code nodelay_error;
       socket.set_option(tcp::no_delay(true), nodelay_error);
-      asio::co_spawn(io, serve(std::move(socket)), asio::detached);
+      asio::co_spawn(io, serve(std::move(socket), address), asio::detached);
     }
+  }
+
+  // Out of descriptors, the pending connection stays queued and the next accept fails at once:
+  // retried without a pause, the loop spun at a full core and logged every failure.
+  asio::awaitable<void> pause_after_failed_accept(const beast::error_code& ec) {
+    const auto wait = backoff.after_failure();
+    if (const auto suppressed = accept_failures_log.occurred(std::chrono::steady_clock::now())) {
+      spdlog::warn("event=accept_failed error=\"{}\" retry_in_ms={} open_connections={} suppressed={}", ec.message(),
+                   wait.count(), limits.open(), *suppressed);
+    }
+    accept_pause.expires_after(wait);
+    co_await accept_pause.async_wait(use_tuple);
+  }
+
+  void refuse(tcp::socket& socket, const std::string& address, Admission admission) {
+    ++refused_connections;
+    if (const auto suppressed = refusals_log.occurred(std::chrono::steady_clock::now())) {
+      spdlog::warn("event=connection_refused remote={} why={} open_connections={} open_from_remote={} refused_total={} "
+                   "suppressed={}",
+                   address, to_string(admission), limits.open(), limits.open_from(address), refused_connections,
+                   *suppressed);
+    }
+    beast::error_code ec;
+    socket.close(ec);
   }
 
   // Calls the handler and suspends until it responds (possibly after a store commit).
@@ -160,7 +212,9 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     stream.socket().close(ec);
   }
 
-  asio::awaitable<void> serve(tcp::socket socket) {
+  // `address` was admitted by `limits`; the connection counts against it until this returns
+  // (after the WebSocket session, for an upgrade).
+  asio::awaitable<void> serve(tcp::socket socket, std::string address) {
     auto self = shared_from_this();
     const std::string remote = endpoint_text(socket);
     beast::tcp_stream stream(std::move(socket));
@@ -172,8 +226,12 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     struct Unregister {
       Impl* impl;
       std::uint64_t id;
-      ~Unregister() { impl->closers.erase(id); }
-    } unregister{this, id};
+      std::string address;
+      ~Unregister() {
+        impl->closers.erase(id);
+        impl->limits.release(address);
+      }
+    } unregister{this, id, std::move(address)};
 
     beast::flat_buffer buffer;
     for (;;) {
@@ -349,6 +407,7 @@ void HttpServer::stop() {
   impl_->stopped = true;
   beast::error_code ec;
   if (impl_->acceptor) impl_->acceptor->close(ec);
+  impl_->accept_pause.cancel();
   auto closers = impl_->closers;
   for (auto& [id, close] : closers) close();
 }

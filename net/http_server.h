@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "net/accept_policy.h"
 #include "net/http_types.h"
 #include "net/websocket.h"
 
@@ -27,6 +28,13 @@ struct HttpServerOptions {
   std::size_t body_limit = 1 << 20;                 // larger bodies get 413
   std::chrono::seconds idle_timeout{60};            // a silent keep-alive connection is closed
   std::size_t websocket_message_limit = 32 << 20;
+  // Open connections, WebSockets included; one over a cap is closed as soon as it is accepted.
+  ConnectionCaps caps;
+  // Waits after a failed accept (e.g. out of descriptors), doubling from the first to the ceiling.
+  std::chrono::milliseconds accept_backoff_first{50};
+  std::chrono::milliseconds accept_backoff_ceiling{1000};
+  // Accept failures and refused connections are each logged at most once per interval.
+  std::chrono::milliseconds log_interval{5000};
 };
 
 class HttpServer {

@@ -249,6 +249,7 @@ JobSpec parse_job_spec(const Json& j, SpecOrigin origin) {
   s.timeout_s = r.opt_integer("timeout_s", 1, kMaxTimeoutS);
   s.stuck_after_s = r.opt_integer("stuck_after_s", 1, kMaxTimeoutS).value_or(1800);
   s.preflight = r.opt_boolean("preflight");
+  s.wait_for_capacity = r.opt_boolean("wait_for_capacity").value_or(false);
   if (r.has("labels")) {
     s.labels = r.string_map("labels", 32, 256);
     if (submitted) check_labels("labels", s.labels);
@@ -281,6 +282,7 @@ Json to_json(const JobSpec& s) {
             {"preflight", s.preflight_enabled()}};
   put_optional(j, "nodes_min", s.nodes_min);
   put_optional(j, "cores_per_node", s.cores_per_node);
+  if (s.wait_for_capacity) j["wait_for_capacity"] = true;
   if (s.kind == JobKind::command) {
     j["command"] = {{"argv", s.command.argv}, {"env", s.command.env}};
   } else {

@@ -76,6 +76,8 @@ struct JobSpec {
   std::optional<std::int64_t> timeout_s;
   std::int64_t stuck_after_s = 1800;
   std::optional<bool> preflight;  // nullopt: on for multi-node jobs
+  // Queue even when no registered nodes could hold the job yet (nodes to come); else it is refused.
+  bool wait_for_capacity = false;
   std::map<std::string, std::string> labels;
   std::vector<JobId> depends_on;
   std::optional<std::string> code_version;

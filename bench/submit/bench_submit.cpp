@@ -216,7 +216,8 @@ class Bench {
 
   // The request as it goes on the wire, written whole in one write.
   std::string submission(int n) const {
-    const std::string body = R"({"name":")" + job_name(n) + R"(","command":{"argv":["/bin/true"]}})";
+    const std::string body =
+        R"({"name":")" + job_name(n) + R"(","wait_for_capacity":true,"command":{"argv":["/bin/true"]}})";
     return "POST /v1/jobs HTTP/1.1\r\nHost: " + url_.host + ":" + url_.port + "\r\nAuthorization: Bearer " + token_ +
            "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
   }

@@ -21,9 +21,11 @@ TEST(ApiErrors, EachBadRequestIsAnsweredClearlyAndTheDaemonKeepsServing) {
   Cluster cluster;
   cluster.start_daemon({"--body-limit-bytes", "65536"});
   const auto alice_token = cluster.api("POST", "/v1/tokens", R"({"user":"alice"})").body["token"].get<std::string>();
-  const auto admin_job = cluster.submit({{"name", "x"}, {"nodes", 9}, {"command", {{"argv", {"true"}}}}});
+  // No agent: jobs are kept only when they wait for capacity.
+  const auto admin_job =
+      cluster.submit({{"name", "x"}, {"nodes", 9}, {"wait_for_capacity", true}, {"command", {{"argv", {"true"}}}}});
   const std::string job_path = "/v1/jobs/" + std::to_string(admin_job);
-  const std::string valid = R"({"name":"ok","command":{"argv":["true"]}})";
+  const std::string valid = R"({"name":"ok","wait_for_capacity":true,"command":{"argv":["true"]}})";
 
   const std::vector<BadRequest> cases = {
       {"malformed JSON", "POST", "/v1/jobs", R"({"name": )", 400, "", "malformed JSON"},
@@ -32,6 +34,8 @@ TEST(ApiErrors, EachBadRequestIsAnsweredClearlyAndTheDaemonKeepsServing) {
       {"unknown field", "POST", "/v1/jobs", R"({"name":"a","gpus":8,"command":{"argv":["true"]}})", 400, "gpus", "unknown field"},
       {"nodes zero", "POST", "/v1/jobs", R"({"name":"a","nodes":0,"command":{"argv":["true"]}})", 400, "nodes", "1 to 1024"},
       {"nodes too many", "POST", "/v1/jobs", R"({"name":"a","nodes":5000,"command":{"argv":["true"]}})", 400, "nodes", "got 5000"},
+      {"no node to run on", "POST", "/v1/jobs", R"({"name":"a","command":{"argv":["true"]}})", 400, "nodes",
+       "no node is registered yet"},
       {"negative priority", "POST", "/v1/jobs", R"({"name":"a","priority":-1,"command":{"argv":["true"]}})", 400, "priority", "0 to 9999"},
       {"missing name", "POST", "/v1/jobs", R"({"command":{"argv":["true"]}})", 400, "name", "required"},
       {"missing command", "POST", "/v1/jobs", R"({"name":"a"})", 400, "command", "required"},

@@ -60,6 +60,7 @@ class Cluster {
 
   void start_daemon(const std::vector<std::string>& extra_flags = {});
   void kill_daemon(int sig);
+  Process& daemon() { return *daemon_; }
   void start_agent(const std::string& name, const AgentSpec& spec = {});
   Process& agent(const std::string& name) { return *agents_.at(name); }
   void stop_agent(const std::string& name, int sig);

@@ -182,6 +182,18 @@ TEST(Canaries, RunOnScheduleAndAFailureIsASystemProblem) {
   const Json bad = has_canary("FAILED");
   EXPECT_EQ(bad["failure_class"], "collective_timeout") << bad.dump(2);
   EXPECT_NE(cluster.daemon_log().find("event=canary_failed job=" + bad["id"].dump()), std::string::npos);
+  // Its nodes are taken out and tested; the one that drops its link does not pass.
+  const auto after_canary = [&](const std::string& node) {
+    const Json history = cluster.api("GET", "/v1/nodes/" + node + "/health").body;
+    for (const auto& check : history["checks"]) {
+      if (check["kind"] == "after_canary") return check;
+    }
+    return Json();
+  };
+  ASSERT_TRUE(eventually([&] { return !after_canary("trn-0").is_null() && !after_canary("trn-1").is_null(); }, 30s))
+      << cluster.api("GET", "/v1/nodes").body.dump(2);
+  EXPECT_NE(after_canary("trn-1")["verdict"], "HEALTHY") << after_canary("trn-1").dump(2);
+  EXPECT_NE(cluster.api("GET", "/v1/nodes/trn-1").body["state"], "HEALTHY");
 }
 
 }  // namespace

@@ -101,8 +101,24 @@ TEST_F(Jobs, TwoNodeJobGetsTwoAgentsWithRanksZeroAndOne) {
   EXPECT_EQ(one_rank.body["logs"][0]["rank"], 1);
 }
 
-TEST_F(Jobs, JobNeedingMoreNodesThanExistStaysPending) {
-  const auto big = cluster.submit(command_job("too-big", "true", 3));
+TEST_F(Jobs, JobNeedingMoreThanTheClusterHasIsRefusedUnlessItWaitsForCapacity) {
+  // Like sbatch's "Requested node configuration is not available".
+  auto refused = cluster.api("POST", "/v1/jobs", command_job("too-big", "true", 3).dump());
+  EXPECT_EQ(refused.status, 400);
+  EXPECT_EQ(refused.body["error"]["field"], "nodes") << refused.body.dump();
+  EXPECT_NE(refused.body["error"]["message"].get<std::string>().find("3 nodes asked, and 2 nodes are registered"),
+            std::string::npos)
+      << refused.body.dump();
+  Json fat = command_job("too-fat", "true");
+  fat["cores_per_node"] = 64;
+  refused = cluster.api("POST", "/v1/jobs", fat.dump());
+  EXPECT_EQ(refused.status, 400);
+  EXPECT_EQ(refused.body["error"]["field"], "cores_per_node") << refused.body.dump();
+  EXPECT_TRUE(cluster.api("GET", "/v1/jobs").body["jobs"].empty()) << "a refused job was kept";
+
+  Json waits = command_job("too-big", "true", 3);
+  waits["wait_for_capacity"] = true;
+  const auto big = cluster.submit(waits);
   const auto small = cluster.submit(command_job("small", "true", 1));
   cluster.wait_job_state(small, "SUCCEEDED", 20s);
   const auto job = cluster.api("GET", "/v1/jobs/" + std::to_string(big));
@@ -140,7 +156,9 @@ TEST_F(Jobs, CancelKillsTheRunningProcessGroup) {
 }
 
 TEST_F(Jobs, CancelOfAPendingJobNeverRunsIt) {
-  const auto id = cluster.submit(command_job("never", "true", 5));
+  Json never = command_job("never", "true", 5);
+  never["wait_for_capacity"] = true;
+  const auto id = cluster.submit(never);
   const auto cancel = cluster.api("POST", "/v1/jobs/" + std::to_string(id) + "/cancel");
   EXPECT_EQ(cancel.status, 200);
   const Json job = cluster.wait_job_state(id, "CANCELLED", 10s);

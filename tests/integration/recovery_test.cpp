@@ -19,10 +19,12 @@ TEST(Recovery, Kill9AfterTwoHundredAcknowledgedSubmissionsLosesNone) {
   cluster.wait_for_nodes(1);
   std::map<std::int64_t, std::string> acknowledged;  // id -> name
   for (int i = 0; i < 200; ++i) {
-    // A mix: some finish, some are still pending (they need more nodes than exist) at the kill.
+    // A mix: some finish, some are still pending (they need more nodes than exist, and wait for
+    // them) at the kill.
     const bool runnable = i % 4 == 0;
     const Json spec = {{"name", "job-" + std::to_string(i)},
                        {"nodes", runnable ? 1 : 2},
+                       {"wait_for_capacity", true},
                        {"command", {{"argv", {"/bin/true"}}}}};
     const auto r = cluster.api("POST", "/v1/jobs", spec.dump());
     ASSERT_EQ(r.status, 201) << r.body.dump();
@@ -31,7 +33,8 @@ TEST(Recovery, Kill9AfterTwoHundredAcknowledgedSubmissionsLosesNone) {
   cluster.wait_job_state(acknowledged.begin()->first, "SUCCEEDED", 20s);
   // States as the daemon reported them just before the crash.
   std::map<std::int64_t, std::string> before;
-  for (const auto& job : cluster.api("GET", "/v1/jobs?limit=1000").body["jobs"]) before[job["id"]] = job["state"];
+  const Json listed = cluster.api("GET", "/v1/jobs?limit=1000").body["jobs"];
+  for (const auto& job : listed) before[job["id"]] = job["state"];
 
   cluster.kill_daemon(SIGKILL);
   cluster.start_daemon();

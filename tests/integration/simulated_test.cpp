@@ -105,7 +105,8 @@ TEST(Simulated, AKilledAgentsJobResumesFromItsCheckpointElsewhereAndFinishes) {
   EXPECT_NE(log.find("step=60 loss="), std::string::npos) << log;
   EXPECT_EQ(log.find("step=1 loss="), std::string::npos) << "the second attempt restarted from scratch:\n" << log;
   // Every listed checkpoint verifies.
-  for (const auto& c : cluster.api("GET", path + "/checkpoints").body["checkpoints"]) {
+  const Json checkpoints = cluster.api("GET", path + "/checkpoints").body["checkpoints"];
+  for (const auto& c : checkpoints) {
     EXPECT_TRUE(c["valid"].get<bool>()) << c.dump();
   }
 }

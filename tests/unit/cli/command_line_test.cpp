@@ -51,6 +51,11 @@ TEST(CommandLine, QuickSubmitBuildsACommandSpec) {
   EXPECT_EQ(submit.spec, expected);
 }
 
+TEST(CommandLine, QuickSubmitCanWaitForCapacity) {
+  EXPECT_EQ(parsed<SubmitJob>({"submit", "--nodes", "64", "--wait-for-capacity", "--", "x"}).spec["wait_for_capacity"], true);
+  EXPECT_FALSE(parsed<SubmitJob>({"submit", "--", "x"}).spec.contains("wait_for_capacity"));
+}
+
 TEST(CommandLine, QuickSubmitNamesTheJobAfterTheProgram) {
   const auto submit = parsed<SubmitJob>({"submit", "--", "/usr/bin/python3", "-c", "pass"});
   EXPECT_EQ(submit.spec["name"], "python3");

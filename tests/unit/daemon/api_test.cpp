@@ -16,7 +16,8 @@ constexpr const char* kAlice = "alice-secret";
 constexpr const char* kBob = "bob-secret";
 constexpr const char* kJoin = "join-secret";
 
-const char* const kJobBody = R"({"name":"train","nodes":1,"command":{"argv":["/bin/true"]}})";
+// Most tests run without nodes, so the job waits for them rather than being refused as unable to fit.
+const char* const kJobBody = R"({"name":"train","nodes":1,"wait_for_capacity":true,"command":{"argv":["/bin/true"]}})";
 
 struct Reply {
   int status = 0;
@@ -126,6 +127,23 @@ TEST_F(ApiTest, SubmitAnswersTheStoredRecordWithItsPlaceInTheQueue) {
   const auto stored = cluster.stored_job(1);
   ASSERT_TRUE(stored);
   EXPECT_EQ(record, to_json(*stored));
+}
+
+TEST_F(ApiTest, AJobThatCouldNeverStartIs400NamingTheFieldAndIsNotKept) {
+  cluster.connect("n1", 8);
+  Reply r = call("POST", "/v1/jobs", kAlice, R"({"name":"wide","nodes":2,"command":{"argv":["/bin/true"]}})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.error_code(), "invalid_field");
+  EXPECT_EQ(r.error_field(), "nodes");
+  EXPECT_THAT(r.error_message(), HasSubstr("2 nodes asked, and 1 node is registered"));
+  r = call("POST", "/v1/jobs", kAlice, R"({"name":"fat","cores_per_node":16,"command":{"argv":["/bin/true"]}})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.error_field(), "cores_per_node");
+  EXPECT_TRUE(call("GET", "/v1/jobs", kAlice).body["jobs"].empty());
+  r = call("POST", "/v1/jobs", kAlice,
+           R"({"name":"later","nodes":2,"wait_for_capacity":true,"command":{"argv":["/bin/true"]}})");
+  EXPECT_EQ(r.status, 201) << r.body.dump();
+  EXPECT_EQ(r.body["spec"]["wait_for_capacity"], true);
 }
 
 TEST_F(ApiTest, SubmitWithAFailingStoreIs503AndNothingIsKept) {

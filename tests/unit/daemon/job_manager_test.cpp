@@ -33,6 +33,13 @@ RunningJob start_job(Cluster& c, JobSpec spec, bool all_started = true) {
   return r;
 }
 
+// A spec that waits for nodes the cluster does not have (yet), rather than being refused.
+JobSpec waiting_spec(int nodes) {
+  JobSpec spec = command_spec(nodes);
+  spec.wait_for_capacity = true;
+  return spec;
+}
+
 void connect_nodes(Cluster& c, int n) {
   for (int i = 1; i <= n; ++i) c.connect("n" + std::to_string(i));
 }
@@ -40,7 +47,7 @@ void connect_nodes(Cluster& c, int n) {
 TEST(JobManagerSubmit, AcknowledgesOnlyAfterTheCommit) {
   Cluster c;
   bool called = false;
-  c.jobs.submit(command_spec(1), "alice", [&](const Job* job, std::string, std::string) {
+  c.jobs.submit(waiting_spec(1), "alice", [&](const Job* job, std::string, std::string) {
     called = true;
     ASSERT_TRUE(job);
     EXPECT_TRUE(c.store.committed_job(job->id)) << "acknowledged before its commit";
@@ -110,7 +117,7 @@ TEST(JobManagerPlacement, LaunchesOneRankPerNodeWithPeers) {
 TEST(JobManagerPlacement, JobWiderThanTheClusterStaysPending) {
   Cluster c;
   connect_nodes(c, 2);
-  const Job job = c.submit(command_spec(3));
+  const Job job = c.submit(waiting_spec(3));
   EXPECT_TRUE(c.launches().empty());
   EXPECT_EQ(c.jobs.active_job(job.id)->state, JobState::pending);
   EXPECT_EQ(c.jobs.pending_count(), 1u);
@@ -311,7 +318,7 @@ TEST(JobManagerNodeLoss, AgentThatReconnectsWithinTheTimeoutKeepsItsAttempt) {
 TEST(JobManagerCancel, PendingJobIsCancelledAtOnce) {
   Cluster c;
   connect_nodes(c, 1);
-  const Job job = c.submit(command_spec(2));
+  const Job job = c.submit(waiting_spec(2));
   std::optional<JobManager::CancelResult> result;
   c.jobs.cancel(job.id, [&](JobManager::CancelResult res, std::optional<Job> updated) {
     result = res;

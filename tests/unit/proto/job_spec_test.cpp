@@ -37,6 +37,18 @@ TEST(JobSpec, MultiNodeJobsPreflightByDefault) {
   EXPECT_FALSE(parse_job_spec(j).preflight_enabled());
 }
 
+TEST(JobSpec, WaitingForCapacityIsOptInAndStoredWithTheSpec) {
+  Json j = minimal_command();
+  EXPECT_FALSE(parse_job_spec(j).wait_for_capacity);
+  EXPECT_FALSE(to_json(parse_job_spec(j)).contains("wait_for_capacity"));
+  j["wait_for_capacity"] = true;
+  const JobSpec s = parse_job_spec(j);
+  EXPECT_TRUE(s.wait_for_capacity);
+  EXPECT_TRUE(parse_job_spec(to_json(s), SpecOrigin::stored).wait_for_capacity);
+  j["wait_for_capacity"] = "yes";
+  EXPECT_EQ(rejected_field(j), "wait_for_capacity");
+}
+
 TEST(JobSpec, RoundTripsThroughJson) {
   Json j = {{"name", "sim"},
             {"share", "team-a"},

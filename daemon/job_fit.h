@@ -1,0 +1,21 @@
+#pragma once
+// Whether a submitted job could ever start (issue 12: a job asking for more nodes than exist, or
+// more cores per node than any node has, was accepted and stayed PENDING for ever). Refused at
+// submission as sbatch refuses "Requested node configuration is not available", unless the spec
+// sets `wait_for_capacity` (nodes still to come).
+//
+// Every registered node counts, whatever its state: DRAINED, DOWN, UNHEALTHY and SUSPECT nodes come
+// back, and a job refused while one is out would be refused for a passing reason. Placement labels
+// only rank nodes (they never exclude one), and `nodes_min` applies to retries only (a first
+// attempt waits for `nodes`), so neither changes what can ever fit. An empty cluster fits nothing.
+#include <vector>
+
+#include "proto/job.h"
+
+namespace trainyard {
+
+// Throws InvalidInput naming `nodes` or `cores_per_node`, saying what the cluster has, when no set
+// of the registered nodes (`node_cores`: each one's core count) could ever hold the job.
+void refuse_unless_it_can_ever_fit(const JobSpec& spec, const std::vector<int>& node_cores);
+
+}  // namespace trainyard

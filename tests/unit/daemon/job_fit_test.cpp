@@ -1,0 +1,109 @@
+// A job that no registered nodes could ever hold is refused at submission (issue 12), naming the
+// field and saying what the cluster has, unless its spec asks to wait for capacity.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "daemon/job_fit.h"
+#include "proto/errors.h"
+#include "tests/unit/daemon/harness.h"
+
+namespace trainyard::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+JobSpec shaped(int nodes, std::optional<int> cores_per_node = std::nullopt) {
+  JobSpec spec = command_spec(nodes);
+  spec.cores_per_node = cores_per_node;
+  return spec;
+}
+
+// The refusal's field and message, or "fits".
+std::pair<std::string, std::string> verdict(const JobSpec& spec, const std::vector<int>& node_cores) {
+  try {
+    refuse_unless_it_can_ever_fit(spec, node_cores);
+  } catch (const InvalidInput& e) {
+    return {e.field(), e.message()};
+  }
+  return {"fits", ""};
+}
+
+TEST(JobFit, AJobThatFitsSomeSetOfRegisteredNodesIsAccepted) {
+  EXPECT_EQ(verdict(shaped(1), {32}).first, "fits");
+  EXPECT_EQ(verdict(shaped(3), {32, 32, 4}).first, "fits") << "whole-node jobs take any node";
+  EXPECT_EQ(verdict(shaped(2, 32), {32, 4, 32}).first, "fits");
+  EXPECT_EQ(verdict(shaped(1, 32), {4, 32}).first, "fits");
+}
+
+TEST(JobFit, MoreNodesThanAreRegisteredNamesNodes) {
+  const auto [field, message] = verdict(shaped(5), {32, 32, 32});
+  EXPECT_EQ(field, "nodes");
+  EXPECT_THAT(message, HasSubstr("requested node configuration is not available"));
+  EXPECT_THAT(message, HasSubstr("5 nodes asked, and 3 nodes are registered"));
+  EXPECT_THAT(message, HasSubstr("wait_for_capacity"));
+}
+
+TEST(JobFit, MoreCoresPerNodeThanAnyNodeHasNamesCoresPerNode) {
+  const auto [field, message] = verdict(shaped(1, 64), {32, 16});
+  EXPECT_EQ(field, "cores_per_node");
+  EXPECT_THAT(message, HasSubstr("64 cores per node asked, and the largest registered node has 32"));
+}
+
+TEST(JobFit, TooFewNodesLargeEnoughNamesNodesAndSaysHowManyAre) {
+  const auto [field, message] = verdict(shaped(3, 8), {32, 32, 4});
+  EXPECT_EQ(field, "nodes");
+  EXPECT_THAT(message, HasSubstr("3 nodes asked, and 3 nodes are registered, 2 with 8 cores or more"));
+}
+
+TEST(JobFit, AnEmptyClusterFitsNothing) {
+  const auto [field, message] = verdict(shaped(1), {});
+  EXPECT_EQ(field, "nodes");
+  EXPECT_THAT(message, HasSubstr("no node is registered yet"));
+}
+
+TEST(JobFit, ASpecThatWaitsForCapacityIsAlwaysAccepted) {
+  JobSpec spec = shaped(64, 128);
+  spec.wait_for_capacity = true;
+  EXPECT_EQ(verdict(spec, {}).first, "fits");
+  EXPECT_EQ(verdict(spec, {32}).first, "fits");
+}
+
+TEST(JobFitSubmit, EveryRegisteredNodeCountsWhateverItsStateAndARefusedJobIsNotStored) {
+  Cluster c;
+  c.connect("n1", 8);
+  c.connect("n2", 8);
+  bool drained = false;
+  c.jobs.drain("n2", "maintenance", false, [&](Node) { drained = true; });
+  c.settle();
+  ASSERT_TRUE(drained);
+  const Job waiting = c.submit(command_spec(2));  // n2 comes back from maintenance
+  EXPECT_EQ(waiting.state, JobState::pending);
+
+  bool answered = false;
+  EXPECT_THROW(c.jobs.submit(command_spec(3), "alice", [&](const Job*, std::string, std::string) { answered = true; }),
+               InvalidInput);
+  JobSpec wide = command_spec(1);
+  wide.cores_per_node = 16;
+  EXPECT_THROW(c.jobs.submit(wide, "alice", [&](const Job*, std::string, std::string) { answered = true; }), InvalidInput);
+  c.settle();
+  EXPECT_FALSE(answered);
+  EXPECT_FALSE(c.stored_job(waiting.id + 1)) << "a refused job was stored";
+  EXPECT_EQ(c.jobs.pending_count(), 1u);
+  const Job next = c.submit(command_spec(1));
+  EXPECT_EQ(next.id, waiting.id + 1) << "a refused job used up an id";
+}
+
+TEST(JobFitSubmit, AJobThatWaitsForCapacityStartsWhenNodesJoin) {
+  Cluster c;
+  JobSpec spec = command_spec(2);
+  spec.wait_for_capacity = true;
+  const Job job = c.submit(spec);
+  EXPECT_EQ(job.state, JobState::pending);
+  EXPECT_EQ(c.stored_job(job.id)->spec.wait_for_capacity, true) << "stored with the spec";
+  c.connect("n1");
+  c.connect("n2");
+  EXPECT_EQ(c.stored_attempts(job.id).size(), 1u);
+}
+
+}  // namespace
+}  // namespace trainyard::testing
