@@ -377,7 +377,8 @@ TEST_F(ApiTest, UsersSeeNeitherDataAddressesNorOtherUsersAttemptsOnNodes) {
 
 TEST_F(ApiTest, SharesAreCreatedByAdminsAndSystemIsTheDaemonsOwn) {
   auto submit_to = [&](const std::string& token, const std::string& share) {
-    return call("POST", "/v1/jobs", token, R"({"name":"t","share":")" + share + R"(","command":{"argv":["/bin/true"]}})");
+    return call("POST", "/v1/jobs", token, R"({"name":"t","share":")" + share +
+                                           R"(","wait_for_capacity":true,"command":{"argv":["/bin/true"]}})");
   };
   for (const char* token : {kAlice, kAdmin}) {
     const Reply r = submit_to(token, "system");
