@@ -158,8 +158,8 @@ bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
                 "disconnected (slow clients cannot hold connections)", &o.header_timeout_ms, 100, 3'600'000);
   flags.add_int("body-timeout-ms", "a request whose body has not all arrived this long after its header is disconnected",
                 &o.body_timeout_ms, 100, 3'600'000);
-  flags.add_int("max-ws-message-bytes", "largest message accepted from an agent", &o.max_ws_message_bytes, 2 << 20,
-                1LL << 30);
+  flags.add_int("max-ws-message-bytes", "largest message accepted from an agent (a log reply may take 6 MiB)",
+                &o.max_ws_message_bytes, 7 << 20, 1LL << 30);
   flags.add_int("rate-limit-rps", "API requests per second each user may make on average (a token bucket); over it, "
                 "429 with Retry-After; 0: no limit", &o.rate_limit_rps, 0, 1'000'000);
   flags.add_int("rate-limit-burst", "API requests a user may make at once after a quiet spell", &o.rate_limit_burst, 1,
