@@ -466,6 +466,20 @@ TEST(HostileClients, OneAddressCannotHoldMoreConnectionsThanItsCap) {
 
 // Limits (issue #13): what one client or user sends cannot starve the others.
 
+// Sends `client` one byte every 200 ms, calling `meanwhile` between bytes, until the server closes
+// the connection (then: how long after `started`) or 10 s pass (nullopt).
+std::optional<std::chrono::milliseconds> trickle_until_closed(RawConnection& client,
+                                                              std::chrono::steady_clock::time_point started,
+                                                              const std::function<void()>& meanwhile) {
+  while (std::chrono::steady_clock::now() - started < 10s) {
+    meanwhile();
+    if (!client.send("a") || client.closed_by_server(200ms)) {
+      return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+    }
+  }
+  return std::nullopt;
+}
+
 TEST(HostileClients, ASlowLorisIsDisconnectedAfterTheHeaderTimeoutWhileOthersAreServed) {
   Cluster cluster;
   cluster.start_daemon({"--header-timeout-ms", "1000"});
@@ -473,20 +487,27 @@ TEST(HostileClients, ASlowLorisIsDisconnectedAfterTheHeaderTimeoutWhileOthersAre
   ASSERT_TRUE(loris.connected());
   const auto started = std::chrono::steady_clock::now();
   ASSERT_TRUE(loris.send("GET /healthz HTTP/1.1\r\nHost: daemon\r\nX-Slow: "));
-  std::optional<std::chrono::milliseconds> dropped_after;
-  while (!dropped_after && std::chrono::steady_clock::now() - started < 10s) {
-    // One header byte every 200 ms, forever; meanwhile another client is answered at once.
+  const auto dropped_after = trickle_until_closed(loris, started, [&] {
     const auto asked = std::chrono::steady_clock::now();
     EXPECT_NE(RawConnection(cluster.url()).get_healthz(5s).find("200 OK"), std::string::npos);
     EXPECT_LT(std::chrono::steady_clock::now() - asked, 1s) << "another client waited on the slow one";
-    if (!loris.send("a") || loris.closed_by_server(200ms)) {
-      dropped_after = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
-    }
-  }
+  });
   ASSERT_TRUE(dropped_after) << "a client trickling its header held the connection for 10 s";
   EXPECT_GE(*dropped_after, 900ms);
   EXPECT_LT(*dropped_after, 2500ms) << "the header timeout is 1 s";
   EXPECT_TRUE(eventually([&] { return cluster.daemon_log().find("event=request_timeout") != std::string::npos; }, 10s));
+}
+
+TEST(HostileClients, ASlowBodyIsDisconnectedAfterTheBodyTimeout) {
+  Cluster cluster;
+  cluster.start_daemon({"--body-timeout-ms", "1000"});
+  RawConnection slow(cluster.url());
+  ASSERT_TRUE(slow.send("POST /v1/jobs HTTP/1.1\r\nHost: daemon\r\nContent-Length: 100000\r\n\r\n"));
+  const auto started = std::chrono::steady_clock::now();
+  const auto dropped_after = trickle_until_closed(slow, started, [] {});
+  ASSERT_TRUE(dropped_after) << "a client trickling its body held the connection for 10 s";
+  EXPECT_GE(*dropped_after, 900ms);
+  EXPECT_LT(*dropped_after, 2500ms) << "the body timeout is 1 s";
 }
 
 TEST(HostileClients, AnOversizedHeaderIsRefusedWith431) {
