@@ -68,6 +68,16 @@ std::string with_fields(std::string object_text, const Json& fields) {
   return object_text;
 }
 
+net::HttpResponse rate_limited(const RateLimit& limit, std::int64_t retry_after_s) {
+  auto resp = net::error_response(
+      429, "rate_limited",
+      "rate limit exceeded: " + fmt::format("{}", limit.per_second) + " requests/s per user with bursts of " +
+          fmt::format("{}", limit.burst) + " (--rate-limit-rps, --rate-limit-burst); retry in " +
+          std::to_string(retry_after_s) + " s");
+  resp.headers.emplace_back("Retry-After", std::to_string(retry_after_s));
+  return resp;
+}
+
 Json checkpoint_json(const CheckpointStatus& s) {
   return {{"step", s.step},
           {"path", s.path},
@@ -79,14 +89,16 @@ Json checkpoint_json(const CheckpointStatus& s) {
 }  // namespace
 
 Api::Api(JobManager& jobs, StoreWorker& store, FileWorker& files, TokenRegistry& tokens, const TimeSource& clock,
-         std::string version, std::string checkpoint_root)
+         std::string version, std::string checkpoint_root, UserLimits limits)
     : jobs_(jobs),
       store_(store),
       files_(files),
       tokens_(tokens),
       clock_(clock),
       version_(std::move(version)),
-      checkpoint_root_(std::move(checkpoint_root)) {}
+      checkpoint_root_(std::move(checkpoint_root)),
+      rate_limiter_(limits.rate),
+      max_pending_per_user_(limits.max_pending_per_user) {}
 
 void Api::handle(net::HttpRequest request, net::HttpResponder respond) {
   Call call{std::move(request), {}, std::make_shared<net::HttpResponder>(std::move(respond))};
@@ -113,6 +125,9 @@ void Api::handle(net::HttpRequest request, net::HttpResponder respond) {
                                                                   : "token is not valid");
   }
   call.who = *who;
+  if (const auto retry_after_s = rate_limiter_.admit(call.who, clock_.now())) {
+    return (*call.respond)(rate_limited(rate_limiter_.limit(), *retry_after_s));
+  }
 
   try {
     const std::size_t n = parts.size();
@@ -188,6 +203,10 @@ void Api::submit_job(Call call) {
   const std::string& share = spec.share;
   if (auto refused = submit_refusal(call.who, share, jobs_.share_created(share), jobs_.share_members(share))) {
     return call.fail(refused->status, refused->status == 403 ? "forbidden" : "invalid_field", refused->message, "share");
+  }
+  if (auto refused = pending_cap_refusal(call.who, max_pending_per_user_,
+                                         [&] { return jobs_.pending_count(call.who.user); })) {
+    return call.fail(429, "too_many_pending", *refused);
   }
   const std::string user = call.who.user;
   try {

@@ -7,6 +7,7 @@
 
 #include "daemon/auth.h"
 #include "daemon/job_manager.h"
+#include "daemon/request_limits.h"
 #include "daemon/store_worker.h"
 #include "net/http_server.h"
 
@@ -15,7 +16,7 @@ namespace trainyard {
 class Api {
  public:
   Api(JobManager& jobs, StoreWorker& store, FileWorker& files, TokenRegistry& tokens, const TimeSource& clock,
-      std::string version, std::string checkpoint_root);
+      std::string version, std::string checkpoint_root, UserLimits limits = {});
   void handle(net::HttpRequest request, net::HttpResponder respond);
 
  private:
@@ -60,6 +61,8 @@ class Api {
   const TimeSource& clock_;
   std::string version_;
   std::string checkpoint_root_;
+  RateLimiter rate_limiter_;
+  std::size_t max_pending_per_user_;
 };
 
 }  // namespace trainyard

@@ -152,6 +152,21 @@ bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
                 &o.max_connections, 1, 10'000'000);
   flags.add_int("max-connections-per-ip", "open connections from one remote address beyond which its new ones are closed",
                 &o.max_connections_per_ip, 1, 10'000'000);
+  flags.add_int("max-header-bytes", "largest request line and header fields; a larger header gets 431",
+                &o.max_header_bytes, 1024, 1 << 20);
+  flags.add_int("header-timeout-ms", "a request whose header has not all arrived this long after its first byte is "
+                "disconnected (slow clients cannot hold connections)", &o.header_timeout_ms, 100, 3'600'000);
+  flags.add_int("body-timeout-ms", "a request whose body has not all arrived this long after its header is disconnected",
+                &o.body_timeout_ms, 100, 3'600'000);
+  flags.add_int("max-ws-message-bytes", "largest message accepted from an agent (a log reply may take 6 MiB)",
+                &o.max_ws_message_bytes, 7 << 20, 1LL << 30);
+  flags.add_int("rate-limit-rps", "API requests per second each user may make on average (a token bucket); over it, "
+                "429 with Retry-After; 0: no limit", &o.rate_limit_rps, 0, 1'000'000);
+  flags.add_int("rate-limit-burst", "API requests a user may make at once after a quiet spell", &o.rate_limit_burst, 1,
+                10'000'000);
+  flags.add_int("rate-limit-admins", "1: admins are rate-limited too; 0: they are exempt", &o.rate_limit_admins, 0, 1);
+  flags.add_int("max-pending-per-user", "jobs one user may have waiting at once; a submission over it gets 429; 0: no "
+                "cap; admins and canaries are exempt", &o.max_pending_per_user, 0, 100'000'000);
   flags.add_int("health-collective-kib", "buffer size of each health-check collective", &o.health_collective_kib, 1,
                 256 * 1024);
   if (!flags.parse(argc, argv)) {
@@ -210,9 +225,17 @@ int run_daemon(const DaemonOptions& o) {
   jobs.restore(state);
 
   AgentGateway gateway(jobs, tokens, worker, clock);
-  Api api(jobs, worker, files, tokens, clock, kTrainyardVersion, checkpoint_root);
+  UserLimits user_limits;
+  user_limits.rate = {static_cast<double>(o.rate_limit_rps), static_cast<double>(o.rate_limit_burst),
+                      o.rate_limit_admins == 1};
+  user_limits.max_pending_per_user = static_cast<std::size_t>(o.max_pending_per_user);
+  Api api(jobs, worker, files, tokens, clock, kTrainyardVersion, checkpoint_root, user_limits);
   net::HttpServerOptions server_options;
   server_options.body_limit = static_cast<std::size_t>(o.body_limit_bytes);
+  server_options.header_limit = static_cast<std::size_t>(o.max_header_bytes);
+  server_options.header_timeout = Millis(o.header_timeout_ms);
+  server_options.body_timeout = Millis(o.body_timeout_ms);
+  server_options.websocket_message_limit = static_cast<std::size_t>(o.max_ws_message_bytes);
   server_options.caps = {static_cast<std::size_t>(o.max_connections), static_cast<std::size_t>(o.max_connections_per_ip)};
   net::HttpServer server(io, server_options, [&api](net::HttpRequest req, net::HttpResponder respond) {
     api.handle(std::move(req), std::move(respond));

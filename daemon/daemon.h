@@ -29,6 +29,14 @@ struct DaemonOptions {
   std::int64_t canary_nodes = 2;            // extra classification rules, checked before the defaults
   std::int64_t max_connections = 10'000;        // open HTTP and agent connections, in total
   std::int64_t max_connections_per_ip = 1'000;  // and from one remote address
+  std::int64_t max_header_bytes = 16 << 10;     // a request's line and header fields
+  std::int64_t header_timeout_ms = 10'000;      // from a request's first byte to its header's end
+  std::int64_t body_timeout_ms = 60'000;        // for its whole body
+  std::int64_t max_ws_message_bytes = 8 << 20;  // one message from an agent
+  std::int64_t rate_limit_rps = 50;             // API requests per second per user; 0: no limit
+  std::int64_t rate_limit_burst = 200;
+  std::int64_t rate_limit_admins = 0;           // 1: admins are rate-limited too
+  std::int64_t max_pending_per_user = 10'000;   // 0: no cap; admins are exempt
 };
 
 inline constexpr const char* kTrainyardVersion = "0.1.0";

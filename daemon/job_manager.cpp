@@ -299,6 +299,12 @@ std::size_t JobManager::pending_count() const {
                                                 [](const auto& kv) { return kv.second.state == JobState::pending; }));
 }
 
+std::size_t JobManager::pending_count(const std::string& user) const {
+  return static_cast<std::size_t>(std::count_if(active_jobs_.begin(), active_jobs_.end(), [&user](const auto& kv) {
+    return kv.second.state == JobState::pending && kv.second.user == user;
+  }));
+}
+
 void JobManager::fetch_logs(const Attempt& attempt, std::optional<int> rank, std::int64_t tail_lines,
                             std::function<void(std::vector<RankLog>)> done) {
   const std::int64_t fetch_id = next_log_request_++;

@@ -94,6 +94,7 @@ class JobManager {
   std::vector<NodeView> nodes() const;
   std::optional<NodeView> node(const std::string& name) const;
   std::size_t pending_count() const;
+  std::size_t pending_count(const std::string& user) const;
   const scheduler::Scheduler& scheduler() const { return scheduler_; }
   // Creates or changes a share (an admin's): stores its settings and members (nullopt: open to
   // every user), then applies them.

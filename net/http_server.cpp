@@ -105,7 +105,8 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         backoff(options_.accept_backoff_first, options_.accept_backoff_ceiling),
         limits(options_.caps),
         accept_failures_log(options_.log_interval),
-        refusals_log(options_.log_interval) {}
+        refusals_log(options_.log_interval),
+        timeouts_log(options_.log_interval) {}
 
   asio::io_context& io;
   HttpServerOptions options;
@@ -121,6 +122,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   std::uint64_t refused_connections = 0;
   RateLimitedLog accept_failures_log;
   RateLimitedLog refusals_log;
+  RateLimitedLog timeouts_log;
 
   class WsConnection;
 
@@ -212,6 +214,31 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     stream.socket().close(ec);
   }
 
+  // Answers a request that could not be read whole when the client can still hear it: 431 or 413
+  // over a size limit, 400 when malformed. Past a deadline the stream has closed the socket.
+  asio::awaitable<void> refuse_unread(beast::tcp_stream& stream, const beast::error_code& ec, const char* part,
+                                      const std::string& remote) {
+    if (ec == beast::error::timeout) {
+      if (const auto suppressed = timeouts_log.occurred(std::chrono::steady_clock::now())) {
+        spdlog::warn("event=request_timeout remote={} part={} suppressed={}", remote, part, *suppressed);
+      }
+    } else if (ec == http::error::header_limit) {
+      co_await write(stream, error_response(431, "header_too_large", "request header exceeds the limit of " +
+                                                                      std::to_string(options.header_limit) + " bytes"),
+                     11, false);
+      co_await drain_and_close(stream);
+    } else if (ec == http::error::body_limit) {
+      co_await write(stream, error_response(413, "body_too_large", "request body exceeds the limit of " +
+                                                                    std::to_string(options.body_limit) + " bytes"),
+                     11, false);
+      co_await drain_and_close(stream);
+    } else if (ec != http::error::end_of_stream && ec != asio::error::eof && ec != asio::error::operation_aborted &&
+               ec != asio::error::connection_reset) {
+      co_await write(stream, error_response(400, "bad_request", "malformed HTTP request: " + ec.message()), 11, false);
+      co_await drain_and_close(stream);
+    }
+  }
+
   // `address` was admitted by `limits`; the connection counts against it until this returns
   // (after the WebSocket session, for an upgrade).
   asio::awaitable<void> serve(tcp::socket socket, std::string address) {
@@ -237,22 +264,26 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     for (;;) {
       http::request_parser<http::string_body> parser;
       parser.body_limit(options.body_limit);
-      parser.header_limit(64 * 1024);
-      stream.expires_after(options.idle_timeout);
-      auto [ec, n] = co_await http::async_read(stream, buffer, parser, use_tuple);
-      if (ec) {
-        if (ec == http::error::body_limit) {
-          co_await write(stream, error_response(413, "body_too_large",
-                                                "request body exceeds the limit of " +
-                                                    std::to_string(options.body_limit) + " bytes"),
-                         11, false);
-          co_await drain_and_close(stream);
-        } else if (ec != http::error::end_of_stream && ec != beast::error::timeout && ec != asio::error::eof &&
-                   ec != asio::error::operation_aborted && ec != asio::error::connection_reset && n > 0) {
-          co_await write(stream, error_response(400, "bad_request", "malformed HTTP request: " + ec.message()), 11, false);
-          co_await drain_and_close(stream);
-        }
+      parser.header_limit(static_cast<std::uint32_t>(options.header_limit));
+      // A kept-alive connection may stay silent for the idle timeout; a request, once begun, has
+      // the header timeout for its header and then the body timeout for its body.
+      if (buffer.size() == 0) {
+        stream.expires_after(options.idle_timeout);
+        auto [ec, n] = co_await stream.async_read_some(buffer.prepare(4096), use_tuple);
+        if (ec) co_return;
+        buffer.commit(n);
+      }
+      stream.expires_after(options.header_timeout);
+      if (auto [ec, n] = co_await http::async_read_header(stream, buffer, parser, use_tuple); ec) {
+        co_await refuse_unread(stream, ec, "header", remote);
         co_return;
+      }
+      if (!parser.is_done()) {
+        stream.expires_after(options.body_timeout);
+        if (auto [ec, n] = co_await http::async_read(stream, buffer, parser, use_tuple); ec) {
+          co_await refuse_unread(stream, ec, "body", remote);
+          co_return;
+        }
       }
       BeastRequest req = parser.release();
       HttpRequest request = to_request(req, remote);

@@ -26,8 +26,14 @@ using HttpHandler = std::function<void(HttpRequest, HttpResponder)>;
 
 struct HttpServerOptions {
   std::size_t body_limit = 1 << 20;                 // larger bodies get 413
+  std::size_t header_limit = 16 << 10;              // larger request headers (line and fields) get 431
   std::chrono::seconds idle_timeout{60};            // a silent keep-alive connection is closed
-  std::size_t websocket_message_limit = 32 << 20;
+  // From a request's first byte to the end of its header, then for its whole body: a client that
+  // trickles bytes (slow loris) is disconnected however steadily it sends.
+  std::chrono::milliseconds header_timeout{10'000};
+  std::chrono::milliseconds body_timeout{60'000};
+  // Agents' messages; their largest, a log reply, is at most 1 MiB of bytes escaped in JSON.
+  std::size_t websocket_message_limit = 8 << 20;
   // Open connections, WebSockets included; one over a cap is closed as soon as it is accepted.
   ConnectionCaps caps;
   // Waits after a failed accept (e.g. out of descriptors), doubling from the first to the ceiling.

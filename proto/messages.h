@@ -140,8 +140,8 @@ struct KillMsg {
   std::string reason;
   int grace_ms = 10000;
 };
-// At most this much of one rank's log crosses the link in one reply: escaped as \u00XX, every
-// byte may become 6, and the reply must stay far below the WebSocket's 32 MiB message limit.
+// At most this much of one rank's log crosses the link in one reply: escaped as \u00XX, every byte
+// may become 6, so the daemon's WebSocket message limit is at least 7 MiB (--max-ws-message-bytes).
 inline constexpr std::int64_t kMaxLogReplyBytes = 1 << 20;
 inline constexpr std::int64_t kMaxLogLines = 100000;
 struct LogRequestMsg {

@@ -98,13 +98,18 @@ class RawConnection {
   RawConnection& operator=(const RawConnection&) = delete;
 
   bool connected() const { return connected_; }
+  bool send(const std::string& bytes) {
+    return ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size());
+  }
   // Sends GET /healthz and reads until the status line is in, the server closes, or `timeout`.
   std::string get_healthz(std::chrono::milliseconds timeout) {
-    const std::string request = "GET /healthz HTTP/1.1\r\nHost: daemon\r\n\r\n";
-    if (::send(fd_, request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size())) return "";
+    return send("GET /healthz HTTP/1.1\r\nHost: daemon\r\n\r\n") ? read_until("\r\n", timeout) : "";
+  }
+  // Reads until `end` is in what came, the server closes, or `timeout`.
+  std::string read_until(const std::string& end, std::chrono::milliseconds timeout) {
     std::string in;
     const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (in.find("\r\n") == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+    while (in.find(end) == std::string::npos && std::chrono::steady_clock::now() < deadline) {
       pollfd p{fd_, POLLIN, 0};
       if (::poll(&p, 1, 100) <= 0) continue;
       char buf[512];
@@ -457,6 +462,101 @@ TEST(HostileClients, OneAddressCannotHoldMoreConnectionsThanItsCap) {
   EXPECT_NE(admitted[0]->get_healthz(10s).find("200 OK"), std::string::npos);
   admitted.pop_back();
   EXPECT_TRUE(eventually([&] { return healthz_answers(cluster.url()); }, 10s));
+}
+
+// Limits (issue #13): what one client or user sends cannot starve the others.
+
+// Sends `client` one byte every 200 ms, calling `meanwhile` between bytes, until the server closes
+// the connection (then: how long after `started`) or 10 s pass (nullopt).
+std::optional<std::chrono::milliseconds> trickle_until_closed(RawConnection& client,
+                                                              std::chrono::steady_clock::time_point started,
+                                                              const std::function<void()>& meanwhile) {
+  while (std::chrono::steady_clock::now() - started < 10s) {
+    meanwhile();
+    if (!client.send("a") || client.closed_by_server(200ms)) {
+      return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+    }
+  }
+  return std::nullopt;
+}
+
+TEST(HostileClients, ASlowLorisIsDisconnectedAfterTheHeaderTimeoutWhileOthersAreServed) {
+  Cluster cluster;
+  cluster.start_daemon({"--header-timeout-ms", "1000"});
+  RawConnection loris(cluster.url());
+  ASSERT_TRUE(loris.connected());
+  const auto started = std::chrono::steady_clock::now();
+  ASSERT_TRUE(loris.send("GET /healthz HTTP/1.1\r\nHost: daemon\r\nX-Slow: "));
+  const auto dropped_after = trickle_until_closed(loris, started, [&] {
+    const auto asked = std::chrono::steady_clock::now();
+    EXPECT_NE(RawConnection(cluster.url()).get_healthz(5s).find("200 OK"), std::string::npos);
+    EXPECT_LT(std::chrono::steady_clock::now() - asked, 1s) << "another client waited on the slow one";
+  });
+  ASSERT_TRUE(dropped_after) << "a client trickling its header held the connection for 10 s";
+  EXPECT_GE(*dropped_after, 900ms);
+  EXPECT_LT(*dropped_after, 2500ms) << "the header timeout is 1 s";
+  EXPECT_TRUE(eventually([&] { return cluster.daemon_log().find("event=request_timeout") != std::string::npos; }, 10s));
+}
+
+TEST(HostileClients, ASlowBodyIsDisconnectedAfterTheBodyTimeout) {
+  Cluster cluster;
+  cluster.start_daemon({"--body-timeout-ms", "1000"});
+  RawConnection slow(cluster.url());
+  ASSERT_TRUE(slow.send("POST /v1/jobs HTTP/1.1\r\nHost: daemon\r\nContent-Length: 100000\r\n\r\n"));
+  const auto started = std::chrono::steady_clock::now();
+  const auto dropped_after = trickle_until_closed(slow, started, [] {});
+  ASSERT_TRUE(dropped_after) << "a client trickling its body held the connection for 10 s";
+  EXPECT_GE(*dropped_after, 900ms);
+  EXPECT_LT(*dropped_after, 2500ms) << "the body timeout is 1 s";
+}
+
+TEST(HostileClients, AnOversizedHeaderIsRefusedWith431) {
+  Cluster cluster;
+  cluster.start_daemon({"--max-header-bytes", "2048"});
+  RawConnection client(cluster.url());
+  ASSERT_TRUE(client.send("GET /healthz HTTP/1.1\r\nHost: daemon\r\nX-Big: " + std::string(4096, 'x') + "\r\n\r\n"));
+  const std::string answer = client.read_until("}", 10s);
+  EXPECT_NE(answer.find("HTTP/1.1 431"), std::string::npos) << answer;
+  EXPECT_NE(answer.find("request header exceeds the limit of 2048 bytes"), std::string::npos) << answer;
+  EXPECT_NE(RawConnection(cluster.url()).get_healthz(10s).find("200 OK"), std::string::npos);
+}
+
+std::string user_token(Cluster& cluster, const std::string& user) {
+  return cluster.api("POST", "/v1/tokens", Json{{"user", user}}.dump()).body.value("token", "");
+}
+
+TEST(HostileClients, AUserOverTheRateLimitGets429WithRetryAfterAndAnAdminDoesNot) {
+  Cluster cluster;
+  cluster.start_daemon({"--rate-limit-rps", "1", "--rate-limit-burst", "3"});
+  const std::string alice = user_token(cluster, "alice");
+  ASSERT_FALSE(alice.empty());
+  const std::string request = "GET /v1/jobs HTTP/1.1\r\nHost: daemon\r\nAuthorization: Bearer " + alice +
+                              "\r\nConnection: close\r\n\r\n";
+  std::string refused;
+  for (int i = 0; i < 10 && refused.empty(); ++i) {
+    RawConnection client(cluster.url());
+    ASSERT_TRUE(client.send(request));
+    const std::string answer = client.read_until("}", 10s);
+    if (answer.find("HTTP/1.1 429") != std::string::npos) refused = answer;
+  }
+  ASSERT_FALSE(refused.empty()) << "ten requests at once from a user limited to bursts of 3 were all served";
+  EXPECT_NE(refused.find("\r\nRetry-After: 1\r\n"), std::string::npos) << refused;
+  EXPECT_NE(refused.find("--rate-limit-rps"), std::string::npos) << refused;
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(cluster.api("GET", "/v1/jobs").status, 200) << "the admin was limited";
+}
+
+TEST(HostileClients, AUserOverThePendingJobsCapIsRefusedNamingIt) {
+  Cluster cluster;
+  cluster.start_daemon({"--max-pending-per-user", "2"});
+  const std::string alice = user_token(cluster, "alice");
+  Json spec = command_job("waits", "true");
+  spec["wait_for_capacity"] = true;  // no nodes: every job stays pending
+  cluster.submit(spec, alice);
+  cluster.submit(spec, alice);
+  const ApiResult refused = cluster.api("POST", "/v1/jobs", spec.dump(), alice);
+  EXPECT_EQ(refused.status, 429) << refused.body.dump();
+  EXPECT_NE(refused.body.dump().find("--max-pending-per-user 2"), std::string::npos) << refused.body.dump();
+  for (int i = 0; i < 3; ++i) cluster.submit(spec);  // the admin's
 }
 
 }  // namespace

@@ -55,7 +55,7 @@ class ApiTest : public ::testing::Test {
     if (!token.empty()) req.headers["authorization"] = "Bearer " + token;
     req.body = std::move(body);
     auto reply = std::make_shared<Reply>();
-    api.handle(req, [this, reply](net::HttpResponse resp) {
+    under_test->handle(req, [this, reply](net::HttpResponse resp) {
       if (on_answer) on_answer();
       ++reply->answers;
       reply->status = resp.status;
@@ -81,8 +81,47 @@ class ApiTest : public ::testing::Test {
   Cluster cluster;
   TokenRegistry tokens;
   Api api;
+  Api* under_test = &api;  // a test of other limits points this at its own Api
   std::function<void()> on_answer;  // runs as the response is handed over
 };
+
+TEST_F(ApiTest, AUserOverTheRateLimitGets429WithRetryAfterAndAnAdminDoesNot) {
+  UserLimits limits;
+  limits.rate = {1, 2, false};
+  Api limited(cluster.jobs, cluster.worker, cluster.files, tokens, cluster.clock, "test-version", "", limits);
+  under_test = &limited;
+  EXPECT_EQ(call("GET", "/v1/jobs", kAlice).status, 200);
+  EXPECT_EQ(call("GET", "/v1/jobs", kAlice).status, 200);
+  Reply r = call("GET", "/v1/jobs", kAlice);
+  EXPECT_EQ(r.status, 429);
+  EXPECT_EQ(r.error_code(), "rate_limited");
+  EXPECT_THAT(r.error_message(), HasSubstr("1 requests/s per user with bursts of 2 (--rate-limit-rps"));
+  EXPECT_EQ(r.header("Retry-After"), "1");
+  EXPECT_EQ(call("POST", "/v1/jobs", kAlice, kJobBody).status, 429) << "a refused request does nothing";
+  EXPECT_FALSE(cluster.stored_job(1));
+  EXPECT_EQ(call("GET", "/v1/jobs", kBob).status, 200) << "alice's bucket is hers alone";
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(call("GET", "/v1/jobs", kAdmin).status, 200) << "admins are exempt";
+  cluster.advance(Millis(1000));
+  EXPECT_EQ(call("GET", "/v1/jobs", kAlice).status, 200) << "a token came back after Retry-After";
+}
+
+TEST_F(ApiTest, AUserOverThePendingCapGets429NamingItAndAnAdminDoesNot) {
+  UserLimits limits;
+  limits.max_pending_per_user = 2;
+  Api limited(cluster.jobs, cluster.worker, cluster.files, tokens, cluster.clock, "test-version", "", limits);
+  under_test = &limited;
+  const JobId first = submit_as(kAlice);
+  submit_as(kAlice);
+  Reply r = call("POST", "/v1/jobs", kAlice, kJobBody);
+  EXPECT_EQ(r.status, 429);
+  EXPECT_EQ(r.error_code(), "too_many_pending");
+  EXPECT_THAT(r.error_message(), HasSubstr("--max-pending-per-user 2"));
+  EXPECT_FALSE(cluster.stored_job(3)) << "the refused job was kept";
+  submit_as(kBob);
+  for (int i = 0; i < 3; ++i) submit_as(kAdmin);
+  EXPECT_EQ(call("POST", "/v1/jobs/" + std::to_string(first) + "/cancel", kAlice).status, 200);
+  submit_as(kAlice);
+}
 
 TEST_F(ApiTest, HealthzNeedsNoToken) {
   const Reply r = call("GET", "/healthz", "");

@@ -1,0 +1,65 @@
+#pragma once
+// Per-user limits on the API, kept pure (the time is passed in) so they are tested without I/O:
+// - RateLimiter: a token bucket per token owner; a request finding its bucket empty is refused
+//   with 429 and Retry-After. Admins are exempt unless the limit says otherwise, so the operator
+//   (and the submit benchmark, which uses the admin token) is never throttled.
+// - pending_cap_refusal: how many of a user's jobs may wait at once, so one user cannot fill the
+//   queue and the store. Canaries never pass through the API, so they are never refused.
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "daemon/auth.h"
+#include "proto/time.h"
+
+namespace trainyard {
+
+struct RateLimit {
+  double per_second = 50;  // sustained requests per second; 0: no limit
+  double burst = 200;      // requests that may come at once after a quiet spell
+  bool include_admins = false;
+};
+
+class TokenBucket {
+ public:
+  // Starts full.
+  TokenBucket(double per_second, double burst, TimePoint now);
+  // Takes one token: nullopt when there was one, else how long until there is one.
+  std::optional<Millis> take(TimePoint now);
+
+ private:
+  double per_second_;
+  double burst_;
+  double tokens_;
+  TimePoint refilled_at_;
+};
+
+class RateLimiter {
+ public:
+  explicit RateLimiter(RateLimit limit) : limit_(limit) {}
+  // Nullopt when `who` may make a request at `now`; else the whole seconds to wait (at least 1),
+  // as Retry-After says them.
+  std::optional<std::int64_t> admit(const Principal& who, TimePoint now);
+  const RateLimit& limit() const { return limit_; }
+
+ private:
+  RateLimit limit_;
+  // Keyed by the token's owner: a user's tokens share one bucket, so more tokens buy no more rate.
+  std::unordered_map<std::string, TokenBucket> buckets_;
+};
+
+// Nullopt when `who` may have one more job waiting under `cap` (0: no cap); else the refusal's
+// message, naming the limit. Admins are exempt. `pending` counts `who`'s waiting jobs; it is asked
+// only when the cap applies, since counting walks every active job.
+std::optional<std::string> pending_cap_refusal(const Principal& who, std::size_t cap,
+                                               const std::function<std::size_t()>& pending);
+
+struct UserLimits {
+  RateLimit rate;
+  std::size_t max_pending_per_user = 10'000;  // 0: no cap
+};
+
+}  // namespace trainyard
