@@ -199,7 +199,7 @@ TEST_F(Hostile, AJobSeesNoneOfTheAgentsEnvironmentAndTheDaemonsFilesArePrivate) 
     EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
     return st.st_mode & 0777;
   };
-  EXPECT_EQ(mode(cluster.dir() + "/data"), 0700u);
+  EXPECT_EQ(mode(cluster.dir() + "/data"), 0711u);  // jobs traverse it to their checkpoints, never list it
   EXPECT_EQ(mode(cluster.dir() + "/data/trainyard.db"), 0600u);
   EXPECT_EQ(mode(cluster.dir() + "/data/admin.token"), 0600u);
   EXPECT_EQ(mode(cluster.dir() + "/agents/node-a/attempts/1"), 0700u);
@@ -207,7 +207,8 @@ TEST_F(Hostile, AJobSeesNoneOfTheAgentsEnvironmentAndTheDaemonsFilesArePrivate) 
 
 TEST_F(Hostile, AJobsProcessesDoNotOutliveAKilledAgent) {
   // The job's leader and a child it leaves in its process group record their pids, then wait.
-  const std::string leader_file = cluster.dir() + "/leader.pid", child_file = cluster.dir() + "/child.pid";
+  const std::string leader_file = cluster.shared_dir() + "/leader.pid";
+  const std::string child_file = cluster.shared_dir() + "/child.pid";
   const auto id = cluster.submit(command_job("orphan", "sleep 600 & echo $! > " + child_file + "; echo $$ > " +
                                                            leader_file + "; wait"));
   cluster.wait_job_state(id, "RUNNING", 30s);
