@@ -108,10 +108,6 @@ CommandRun::CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, 
   pid_ = ::fork();
   if (pid_ == 0) {
     ::setpgid(0, 0);
-    // The job dies with the agent (the fork came from the I/O thread, which lives as long as the
-    // agent); if the agent died before this line, nobody would be told, so check.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != agent_pid) ::_exit(127);
     ::dup2(log_fd, STDOUT_FILENO);
     ::dup2(log_fd, STDERR_FILENO);
     const int devnull = ::open("/dev/null", O_RDONLY);
@@ -125,6 +121,11 @@ CommandRun::CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, 
       (void)!::write(STDERR_FILENO, "\n", 1);
       ::_exit(127);
     }
+    // The job dies with the agent (the fork came from the I/O thread, which lives as long as the
+    // agent); if the agent died before this line, nobody would be told, so check. Set after the
+    // account change, which clears it.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != agent_pid) ::_exit(127);
     ::execvpe(argv[0], argv.data(), envp.data());
     const char* msg = "trainyard-agent: cannot execute the command: ";
     (void)!::write(STDERR_FILENO, msg, std::strlen(msg));

@@ -53,9 +53,10 @@ class JobAccounts : public ::testing::Test {
   Cluster cluster;
 };
 
-// Prints "refused" when `path` cannot be read (or listed), "LEAKED" when it can.
+// Prints "refused" when the file `path` cannot be read nor the directory `path` listed, "LEAKED"
+// when it can.
 std::string try_to_read(const std::string& path) {
-  return "if cat " + path + " >/dev/null 2>&1 || ls " + path + " >/dev/null 2>&1; then echo LEAKED " + path +
+  return "if cat " + path + " >/dev/null 2>&1 || ls -A " + path + "/ >/dev/null 2>&1; then echo LEAKED " + path +
          "; else echo refused; fi";
 }
 
