@@ -185,7 +185,8 @@ void Agent::launch(const LaunchMsg& launch) {
   spdlog::info("event=attempt_launch node={} job={} attempt={} rank={} world_size={} kind={}", config_.name,
                launch.job_id, id, launch.rank, launch.world_size, to_string(launch.kind));
   if (launch.kind == JobKind::command) {
-    running.run = std::make_unique<CommandRun>(launch, dir, processes_, post, on_exit);
+    running.run = std::make_unique<CommandRun>(launch, dir, config_.job_accounts.account_for(launch.user), processes_,
+                                               post, on_exit);
   } else {
     running.core = take_core(0);
     SimulatedRunContext context{device_, data_plane_, device_.faults().link, running.core, config_.collective_timeout};

@@ -18,6 +18,7 @@
 
 #include "agent/attempt_run.h"
 #include "agent/health_task.h"
+#include "agent/job_account.h"
 #include "agent/neuron/data_plane.h"
 #include "agent/neuron/device.h"
 #include "agent/process_registry.h"
@@ -37,6 +38,7 @@ struct AgentConfig {
   std::chrono::milliseconds reconnect_min{100};
   std::chrono::milliseconds reconnect_max{5000};
   std::chrono::milliseconds collective_timeout{30000};
+  JobAccounts job_accounts;  // who command jobs run as
 };
 
 class Agent {

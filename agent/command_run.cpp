@@ -1,5 +1,7 @@
 #include "agent/command_run.h"
 
+#include "agent/neuron/checkpoint.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -43,7 +45,7 @@ std::string read_progress_line(const std::string& path) {
 }  // namespace
 
 std::map<std::string, std::string> command_environment(const LaunchMsg& l, const std::string& progress_path,
-                                                       char** agent_environment) {
+                                                       char** agent_environment, const JobAccount* account) {
   std::map<std::string, std::string> env;
   for (char** e = agent_environment; *e; ++e) {
     const std::string_view entry(*e);
@@ -51,6 +53,11 @@ std::map<std::string, std::string> command_environment(const LaunchMsg& l, const
     if (eq != std::string_view::npos && inherited_by_jobs(entry.substr(0, eq))) {
       env[std::string(entry.substr(0, eq))] = std::string(entry.substr(eq + 1));
     }
+  }
+  if (account) {
+    env["USER"] = account->name;
+    env["LOGNAME"] = account->name;
+    env["HOME"] = account->home;
   }
   for (const auto& [k, v] : l.command.env) env[k] = v;
   env["TRAINYARD_JOB_ID"] = std::to_string(l.job_id);
@@ -69,17 +76,24 @@ std::map<std::string, std::string> command_environment(const LaunchMsg& l, const
   return env;
 }
 
-CommandRun::CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, ProcessRegistry& processes,
-                       PostToIo post, ExitCallback on_exit)
+CommandRun::CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, std::optional<JobAccount> account,
+                       ProcessRegistry& processes, PostToIo post, ExitCallback on_exit)
     : launch_(launch),
+      account_(std::move(account)),
       processes_(processes),
       log_path_(attempt_dir + "/rank-" + std::to_string(launch.rank) + ".log"),
       progress_path_(attempt_dir + "/rank-" + std::to_string(launch.rank) + ".progress"),
       post_(std::move(post)),
       on_exit_(std::move(on_exit)) {
-  std::filesystem::create_directories(attempt_dir);
+  int log_fd = -1;
+  try {
+    log_fd = prepare_files(attempt_dir);
+  } catch (const std::exception& e) {
+    fail_to_start(e.what());
+    return;
+  }
   // Everything the child needs is built before fork: after fork only async-signal-safe calls.
-  const auto env = command_environment(launch_, progress_path_, environ);
+  const auto env = command_environment(launch_, progress_path_, environ, account_ ? &*account_ : nullptr);
   std::vector<std::string> env_strings;
   for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
   std::vector<char*> envp;
@@ -90,25 +104,28 @@ CommandRun::CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, 
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
 
-  const int log_fd = ::open(log_path_.c_str(), O_CREAT | O_WRONLY | O_APPEND | O_CLOEXEC, 0644);
-  if (log_fd < 0) {
-    const std::string reason = "cannot open log file " + log_path_ + ": " + std::strerror(errno);
-    post_([this, reason] { on_exit_(AttemptExit{127, std::nullopt, reason, 0, ""}); });
-    exited_ = true;
-    return;
-  }
   const pid_t agent_pid = ::getpid();
   pid_ = ::fork();
   if (pid_ == 0) {
     ::setpgid(0, 0);
-    // The job dies with the agent (the fork came from the I/O thread, which lives as long as the
-    // agent); if the agent died before this line, nobody would be told, so check.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != agent_pid) ::_exit(127);
     ::dup2(log_fd, STDOUT_FILENO);
     ::dup2(log_fd, STDERR_FILENO);
     const int devnull = ::open("/dev/null", O_RDONLY);
     if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
+    const char* failed = ::chdir(attempt_dir.c_str()) == 0 ? nullptr : "chdir to the attempt directory";
+    if (!failed && account_) failed = drop_privileges(*account_);
+    if (failed) {
+      const char* msg = "trainyard-agent: cannot start the job as its account: ";
+      (void)!::write(STDERR_FILENO, msg, std::strlen(msg));
+      (void)!::write(STDERR_FILENO, failed, std::strlen(failed));
+      (void)!::write(STDERR_FILENO, "\n", 1);
+      ::_exit(127);
+    }
+    // The job dies with the agent (the fork came from the I/O thread, which lives as long as the
+    // agent); if the agent died before this line, nobody would be told, so check. Set after the
+    // account change, which clears it.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != agent_pid) ::_exit(127);
     ::execvpe(argv[0], argv.data(), envp.data());
     const char* msg = "trainyard-agent: cannot execute the command: ";
     (void)!::write(STDERR_FILENO, msg, std::strlen(msg));
@@ -119,9 +136,7 @@ CommandRun::CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, 
   }
   ::close(log_fd);
   if (pid_ < 0) {
-    const std::string reason = std::string("fork failed: ") + std::strerror(errno);
-    post_([this, reason] { on_exit_(AttemptExit{127, std::nullopt, reason, 0, ""}); });
-    exited_ = true;
+    fail_to_start(std::string("fork failed: ") + std::strerror(errno));
     return;
   }
   ::setpgid(pid_, pid_);  // also in the parent, so killpg works even before the child ran
@@ -129,6 +144,32 @@ CommandRun::CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, 
   spdlog::info("event=process_started attempt={} rank={} pid={} argv0={}", launch_.attempt_id, launch_.rank, pid_,
                launch_.command.argv[0]);
   waiter_ = std::thread([this] { wait_for_exit(); });
+}
+
+int CommandRun::prepare_files(const std::string& attempt_dir) {
+  std::optional<neuron::DirOwner> owner;
+  if (account_) owner = neuron::DirOwner{account_->uid, account_->gid};
+  // The attempt directory is new (the agent's attempts/ is its own), so nothing can be planted in it.
+  if (::mkdir(attempt_dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    throw std::runtime_error("cannot create " + attempt_dir + ": " + std::strerror(errno));
+  }
+  if (owner && ::lchown(attempt_dir.c_str(), owner->uid, owner->gid) != 0) {
+    throw std::runtime_error("cannot give " + attempt_dir + " to " + account_->name + ": " + std::strerror(errno));
+  }
+  if (!launch_.checkpoint_dir.empty()) neuron::create_checkpoint_dir(launch_.checkpoint_dir, owner);
+  const int log_fd = ::open(log_path_.c_str(), O_CREAT | O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (log_fd < 0) throw std::runtime_error("cannot open log file " + log_path_ + ": " + std::strerror(errno));
+  if (owner && ::fchown(log_fd, owner->uid, owner->gid) != 0) {
+    ::close(log_fd);
+    throw std::runtime_error("cannot give " + log_path_ + " to " + account_->name + ": " + std::strerror(errno));
+  }
+  return log_fd;
+}
+
+void CommandRun::fail_to_start(const std::string& reason) {
+  spdlog::error("event=process_not_started attempt={} rank={} reason=\"{}\"", launch_.attempt_id, launch_.rank, reason);
+  post_([this, reason] { on_exit_(AttemptExit{127, std::nullopt, reason, 0, ""}); });
+  exited_ = true;
 }
 
 CommandRun::~CommandRun() {

@@ -11,6 +11,11 @@
 // as a decimal number, optionally followed by a space and a phase word, to the file named in
 // TRAINYARD_PROGRESS_FILE (rewrite it whole, e.g. `echo "412 all-reduce" > "$TRAINYARD_PROGRESS_FILE"`).
 //
+// Account: given a `JobAccount`, the child drops to it before exec (agent/job_account.h), and the
+// attempt directory, its log and the job's checkpoint directory are that account's, mode 0700 (the
+// agent, as root, still reads them); USER, LOGNAME and HOME are the account's. The process starts
+// in its attempt directory.
+//
 // Lifetime: the job's leader gets PR_SET_PDEATHSIG(SIGKILL), the whole group is killed when the
 // leader exits, and the group is recorded in the `ProcessRegistry`, so a restarted agent kills what
 // survived a kill -9 of its previous life. (Under systemd, KillMode=control-group also covers the
@@ -26,6 +31,7 @@
 #include <thread>
 
 #include "agent/attempt_run.h"
+#include "agent/job_account.h"
 #include "agent/process_registry.h"
 
 namespace trainyard::agent {
@@ -38,13 +44,13 @@ inline constexpr std::array<std::string_view, 10> kInheritedEnvironment = {
 // The environment of a command job's process, from the agent's own (`agent_environment`, as
 // `environ`) filtered by `kInheritedEnvironment`, the job's spec and the variables listed above.
 std::map<std::string, std::string> command_environment(const LaunchMsg& launch, const std::string& progress_path,
-                                                       char** agent_environment);
+                                                       char** agent_environment, const JobAccount* account = nullptr);
 
 class CommandRun final : public AttemptRun {
  public:
   // Starts the process; on failure to start, the exit callback is posted with the reason.
-  CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, ProcessRegistry& processes, PostToIo post,
-             ExitCallback on_exit);
+  CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, std::optional<JobAccount> account,
+             ProcessRegistry& processes, PostToIo post, ExitCallback on_exit);
   ~CommandRun() override;
 
   void terminate(const std::string& reason) override;
@@ -54,10 +60,14 @@ class CommandRun final : public AttemptRun {
   const std::string& log_path() const { return log_path_; }
 
  private:
+  // The attempt directory, its log (returned open) and the checkpoint directory, for the account.
+  int prepare_files(const std::string& attempt_dir);
+  void fail_to_start(const std::string& reason);
   void wait_for_exit();
   void finish(int status);
 
   LaunchMsg launch_;
+  std::optional<JobAccount> account_;
   ProcessRegistry& processes_;
   std::string log_path_;
   std::string progress_path_;

@@ -1,6 +1,7 @@
 // trainyard-agent: one per node. Thin main over the agent library: flags, the simulated device,
 // the data-plane server, the agent service, signals.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -30,6 +31,9 @@ struct Flags {
   std::string data_listen = "127.0.0.1:0";
   std::int64_t collective_timeout_ms = 30000;
   std::int64_t seed = 0;
+  std::string job_user;
+  std::string user_map;
+  bool allow_root_jobs = false;
 };
 
 std::string read_token(const std::string& path) {
@@ -40,6 +44,31 @@ std::string read_token(const std::string& path) {
   while (!token.empty() && (token.back() == '\r' || token.back() == ' ')) token.pop_back();
   if (token.empty()) throw InvalidInput("--join-token-file", path + " is empty");
   return token;
+}
+
+trainyard::agent::JobAccounts job_accounts(const Flags& f) {
+  const bool root = ::geteuid() == 0;
+  if (!root) {
+    if (!f.job_user.empty() || !f.user_map.empty()) {
+      spdlog::warn("event=job_accounts_ignored reason=\"the agent is not root and cannot switch accounts\"");
+    }
+    return {};
+  }
+  trainyard::agent::JobAccountOptions options;
+  if (!f.job_user.empty()) options.job_user = f.job_user;
+  if (!f.user_map.empty()) options.user_map = trainyard::agent::read_user_map(f.user_map);
+  options.allow_root_jobs = f.allow_root_jobs;
+  return trainyard::agent::JobAccounts(options, true);
+}
+
+// Job accounts must reach their own attempt directories, and list nothing else: the work dir and
+// attempts/ are traversable (0711); the node's credential and records in it stay 0600.
+void prepare_work_dir(const std::string& work_dir) {
+  namespace fs = std::filesystem;
+  const auto traversable = fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec;
+  fs::create_directories(work_dir + "/attempts");
+  fs::permissions(work_dir, traversable, fs::perm_options::replace);
+  fs::permissions(work_dir + "/attempts", traversable, fs::perm_options::replace);
 }
 
 trainyard::agent::AgentConfig build_config(const Flags& f, trainyard::neuron::FaultPlan& faults) {
@@ -61,6 +90,7 @@ trainyard::agent::AgentConfig build_config(const Flags& f, trainyard::neuron::Fa
   trainyard::check_labels("--label", c.labels);
   for (const auto& spec : f.faults) trainyard::neuron::apply_fault_spec(faults, spec, c.cores);
   c.collective_timeout = std::chrono::milliseconds(f.collective_timeout_ms);
+  c.job_accounts = job_accounts(f);
   return c;
 }
 
@@ -84,6 +114,11 @@ int main(int argc, char** argv) {
   flags.add_int("collective-timeout-ms", "a peer silent this long fails the collective", &f.collective_timeout_ms, 10,
                 3'600'000);
   flags.add_int("seed", "seed of the simulated device's stochastic rounding", &f.seed, 0, INT64_MAX);
+  flags.add_string("job-user", "Unix account command jobs run as when the agent is root (default nobody)", &f.job_user);
+  flags.add_string("user-map", "JSON file mapping Trainyard users to Unix accounts, e.g. {\"alice\": \"alice\"}; "
+                   "other users' jobs run as --job-user", &f.user_map);
+  flags.add_bool("allow-root-jobs", "let command jobs run as root (without --job-user: as the agent, root)",
+                 &f.allow_root_jobs);
   trainyard::neuron::FaultPlan faults;
   trainyard::agent::AgentConfig config;
   trainyard::neuron::HostPort data_listen;
@@ -104,13 +139,15 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    std::filesystem::create_directories(config.work_dir);
+    prepare_work_dir(config.work_dir);
     trainyard::neuron::NeuronDevice device(static_cast<int>(f.cores), static_cast<std::uint64_t>(f.seed));
     device.set_faults(faults);
     trainyard::neuron::DataPlaneServer data_plane(data_listen, {});
     config.data_addr = data_listen.host + ":" + std::to_string(data_plane.port());
     spdlog::info("event=agent_starting node={} cores={} data_addr={} server={}", config.name, config.cores,
                  config.data_addr, config.server);
+    spdlog::info("event=job_account node={} agent_uid={} jobs_run_as=\"{}\"", config.name, ::geteuid(),
+                 config.job_accounts.describe());
     boost::asio::io_context io(1);
     trainyard::agent::Agent agent(io, config, device, data_plane);
     boost::asio::signal_set signals(io, SIGINT, SIGTERM);

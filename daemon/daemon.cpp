@@ -188,6 +188,11 @@ int run_daemon(const DaemonOptions& o) {
   }
   const std::string checkpoint_root = o.checkpoint_root.empty() ? (data_dir / "checkpoints").string() : o.checkpoint_root;
   fs::create_directories(checkpoint_root);
+  // A command job runs as its own account and must reach its job-N directory (0700, its account's):
+  // the root, and the data dir holding it by default, can be traversed but not listed.
+  const auto traversable = fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec;
+  make_private(checkpoint_root, traversable);
+  if (o.checkpoint_root.empty()) make_private(data_dir, traversable);
 
   asio::io_context io(1);
   SystemTimeSource clock;

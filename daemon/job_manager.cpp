@@ -458,6 +458,7 @@ void JobManager::launch(AttemptId id) {
     launch.master_port = 20000 + static_cast<int>(id % 20000);
     launch.checkpoint_dir = checkpoint_dir_of(job.id);
     launch.resume_from = attempt.record.resumed_from;
+    launch.user = job.user;
     launch.data_plane_secret = data_plane_secret;
     send_to(node, launch);
   }

@@ -7,13 +7,13 @@ namespace trainyard {
 FlagParser::FlagParser(std::string program, std::string summary) : program_(std::move(program)), summary_(std::move(summary)) {}
 
 void FlagParser::add_string(const std::string& name, const std::string& help, std::string* target, bool required) {
-  flags_.push_back(Flag{name, help, required ? "required" : "default \"" + *target + "\"", required, false,
+  flags_.push_back(Flag{name, help, required ? "required" : "default \"" + *target + "\"", required, false, false,
                         [target](const std::string& v) { *target = v; }});
 }
 
 void FlagParser::add_int(const std::string& name, const std::string& help, std::int64_t* target, std::int64_t min,
                          std::int64_t max) {
-  flags_.push_back(Flag{name, help, "default " + std::to_string(*target), false, false, [name, target, min, max](const std::string& v) {
+  flags_.push_back(Flag{name, help, "default " + std::to_string(*target), false, false, false, [name, target, min, max](const std::string& v) {
                           std::int64_t parsed = 0;
                           const auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), parsed);
                           if (ec != std::errc() || ptr != v.data() + v.size() || parsed < min || parsed > max) {
@@ -25,7 +25,13 @@ void FlagParser::add_int(const std::string& name, const std::string& help, std::
 }
 
 void FlagParser::add_list(const std::string& name, const std::string& help, std::vector<std::string>* target) {
-  flags_.push_back(Flag{name, help, "repeatable", false, false, [target](const std::string& v) { target->push_back(v); }});
+  flags_.push_back(
+      Flag{name, help, "repeatable", false, false, false, [target](const std::string& v) { target->push_back(v); }});
+}
+
+void FlagParser::add_bool(const std::string& name, const std::string& help, bool* target) {
+  flags_.push_back(
+      Flag{name, help, "off unless given", false, false, true, [target](const std::string&) { *target = true; }});
 }
 
 FlagParser::Flag* FlagParser::find(const std::string& name) {
@@ -50,7 +56,8 @@ bool FlagParser::parse(int argc, const char* const* argv) {
     }
     Flag* flag = find(name);
     if (!flag) throw InvalidInput("--" + name, "unknown flag (see --help)");
-    if (!has_value) {
+    if (flag->is_switch && has_value) throw InvalidInput("--" + name, "takes no value");
+    if (!has_value && !flag->is_switch) {
       if (i + 1 >= argc) throw InvalidInput("--" + name, "needs a value");
       value = argv[++i];
     }

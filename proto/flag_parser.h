@@ -17,6 +17,8 @@ class FlagParser {
   void add_string(const std::string& name, const std::string& help, std::string* target, bool required = false);
   void add_int(const std::string& name, const std::string& help, std::int64_t* target, std::int64_t min, std::int64_t max);
   void add_list(const std::string& name, const std::string& help, std::vector<std::string>* target);  // repeatable
+  // A switch: `--name` sets it; it takes no value.
+  void add_bool(const std::string& name, const std::string& help, bool* target);
 
   // Returns false when --help was given (print usage() then). Throws InvalidInput for bad flags.
   bool parse(int argc, const char* const* argv);
@@ -29,6 +31,7 @@ class FlagParser {
     std::string default_text;
     bool required = false;
     bool seen = false;
+    bool is_switch = false;
     std::function<void(const std::string&)> set;
   };
   Flag* find(const std::string& name);

@@ -124,6 +124,7 @@ struct DaemonEncoder {
               {"master_addr", m.master_addr},
               {"master_port", m.master_port},
               {"checkpoint_dir", m.checkpoint_dir},
+              {"user", m.user},
               {"data_plane_secret", m.data_plane_secret}};
     if (m.kind == JobKind::command) {
       j["command"] = {{"argv", m.command.argv}, {"env", m.command.env}};
@@ -310,6 +311,7 @@ DaemonMessage parse_daemon_message(std::string_view text) {
     m.master_port = static_cast<int>(r.integer("master_port", 0, 65535));
     m.checkpoint_dir = r.string("checkpoint_dir", 0, 4096);
     m.resume_from = r.opt_string("resume_from", 1, 4096);
+    m.user = r.string("user", 1, 256);
     m.data_plane_secret = r.string("data_plane_secret", kMinDataPlaneSecret, 256);
     if (const Json* c = r.child("command")) {
       ObjectReader cr(*c, "command");

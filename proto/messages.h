@@ -20,7 +20,8 @@ namespace trainyard {
 // 5: welcome carries the node's own credential on its first join; launch and collective health
 //    checks carry the data-plane secret that authenticates the ranks' connections.
 // 6: metrics carry the checkpoints rank 0 published.
-inline constexpr int kProtocolVersion = 6;
+// 7: launch carries the submitting Trainyard user (the agent maps it to the job's Unix account).
+inline constexpr int kProtocolVersion = 7;
 
 // The agent's view of one attempt it is running.
 struct AttemptReport {
@@ -131,6 +132,7 @@ struct LaunchMsg {
   int master_port = 0;
   std::string checkpoint_dir;
   std::optional<std::string> resume_from;
+  std::string user;  // the Trainyard user who submitted the job (agent --user-map)
   // Authenticates the ranks' data-plane connections to each other (agent/neuron/data_plane.h).
   // Never given to the job's processes, never logged.
   std::string data_plane_secret;

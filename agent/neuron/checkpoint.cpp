@@ -372,7 +372,7 @@ namespace {
 constexpr const char* kOwnerFile = "OWNER";
 }  // namespace
 
-void create_checkpoint_dir(const fs::path& dir) {
+void create_checkpoint_dir(const fs::path& dir, std::optional<DirOwner> owner) {
   if (dir.has_parent_path()) fs::create_directories(dir.parent_path());
   struct stat st {};
   // Anything else holding the name (a symlink to another job's directory, a file) was planted: it
@@ -382,6 +382,8 @@ void create_checkpoint_dir(const fs::path& dir) {
   if (::lstat(dir.c_str(), &st) != 0) throw_errno("lstat", dir);
   if (!S_ISDIR(st.st_mode)) throw std::runtime_error(dir.string() + ": replaced by a non-directory while being created");
   if ((st.st_mode & 07777) != 0700 && ::chmod(dir.c_str(), 0700) != 0) throw_errno("chmod", dir);
+  const bool owned = !owner || (st.st_uid == owner->uid && st.st_gid == owner->gid);
+  if (!owned && ::lchown(dir.c_str(), owner->uid, owner->gid) != 0) throw_errno("chown", dir);
 }
 
 bool has_manifest(const fs::path& dir) {

@@ -18,6 +18,8 @@
 //
 // Data parallelism keeps the whole state replicated on every rank, so rank 0 alone writes, and a
 // checkpoint loads at any world size.
+#include <sys/types.h>
+
 #include <condition_variable>
 #include <cstdint>
 #include <filesystem>
@@ -52,10 +54,16 @@ struct CheckpointInfo {
 // std::runtime_error / std::filesystem::filesystem_error when the disk refuses.
 std::filesystem::path write_checkpoint(const std::filesystem::path& root, const TrainingState& state);
 
-// Creates a job's checkpoint directory (and its parents) private to the job: mode 0700, and
-// the one place that will give it to the job's own account once jobs run as one. A symlink or a
-// file in its place was planted: it is replaced by the directory (the link's target is untouched).
-void create_checkpoint_dir(const std::filesystem::path& dir);
+// The account a job's files belong to (agent/job_account.h).
+struct DirOwner {
+  uid_t uid = 0;
+  gid_t gid = 0;
+};
+
+// Creates a job's checkpoint directory (and its parents) private to the job: mode 0700 and, given
+// an `owner`, owned by the job's account (the one place that sets it). A symlink or a file in its
+// place was planted: it is replaced by the directory (the link's target is untouched).
+void create_checkpoint_dir(const std::filesystem::path& dir, std::optional<DirOwner> owner = std::nullopt);
 
 // Complete checkpoints under `root`, oldest first; an absent root has none.
 std::vector<CheckpointInfo> list_checkpoints(const std::filesystem::path& root);

@@ -80,6 +80,14 @@ bool eventually(const std::function<bool()>& condition, std::chrono::millisecond
 Cluster::Cluster() {
   char tmpl[] = "/tmp/trainyard-it-XXXXXX";
   dir_ = ::mkdtemp(tmpl);
+  // A root agent runs command jobs as other accounts (nobody by default): they must reach their
+  // attempt directories under agents/ (traverse, not list) and can leave files in shared/.
+  const auto traversable = fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec;
+  fs::permissions(dir_, traversable);
+  fs::create_directory(dir_ + "/agents");
+  fs::permissions(dir_ + "/agents", traversable);
+  fs::create_directory(shared_dir());
+  fs::permissions(shared_dir(), fs::perms::all | fs::perms::sticky_bit);
 }
 
 Cluster::~Cluster() {

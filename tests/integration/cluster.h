@@ -75,6 +75,8 @@ class Cluster {
   Json wait_job_state(std::int64_t id, const std::string& state, std::chrono::milliseconds timeout);
 
   const std::string& dir() const { return dir_; }
+  // World-writable (sticky): where a job, running as another account, leaves files for the test.
+  std::string shared_dir() const { return dir_ + "/shared"; }
   const std::string& url() const { return url_; }
   const std::string& admin_token() const { return admin_token_; }
   std::string daemon_log() const;

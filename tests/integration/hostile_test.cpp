@@ -204,7 +204,7 @@ TEST_F(Hostile, AJobSeesNoneOfTheAgentsEnvironmentAndTheDaemonsFilesArePrivate) 
     EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
     return st.st_mode & 0777;
   };
-  EXPECT_EQ(mode(cluster.dir() + "/data"), 0700u);
+  EXPECT_EQ(mode(cluster.dir() + "/data"), 0711u);  // jobs traverse it to their checkpoints, never list it
   EXPECT_EQ(mode(cluster.dir() + "/data/trainyard.db"), 0600u);
   EXPECT_EQ(mode(cluster.dir() + "/data/admin.token"), 0600u);
   EXPECT_EQ(mode(cluster.dir() + "/agents/node-a/attempts/1"), 0700u);
@@ -212,7 +212,8 @@ TEST_F(Hostile, AJobSeesNoneOfTheAgentsEnvironmentAndTheDaemonsFilesArePrivate) 
 
 TEST_F(Hostile, AJobsProcessesDoNotOutliveAKilledAgent) {
   // The job's leader and a child it leaves in its process group record their pids, then wait.
-  const std::string leader_file = cluster.dir() + "/leader.pid", child_file = cluster.dir() + "/child.pid";
+  const std::string leader_file = cluster.shared_dir() + "/leader.pid";
+  const std::string child_file = cluster.shared_dir() + "/child.pid";
   const auto id = cluster.submit(command_job("orphan", "sleep 600 & echo $! > " + child_file + "; echo $$ > " +
                                                            leader_file + "; wait"));
   cluster.wait_job_state(id, "RUNNING", 30s);
@@ -372,12 +373,22 @@ TEST_F(Hostile, ACheckpointPlantedByAnotherUsersJobIsNotResumedFrom) {
   };
   ASSERT_TRUE(eventually([&] { return !recorded().empty(); }, 30s));
 
-  // Bob's job copies Alice's newest checkpoint to a newer step: complete and self-consistent.
+  // Bob's job tries to copy Alice's newest checkpoint to a newer step; running as its own account
+  // (issue #13), it cannot reach her checkpoint directory.
   const auto planter = cluster.submit(
       command_job("planter", "v=$(dirname $TRAINYARD_CHECKPOINT_DIR)/job-" + std::to_string(victim) +
                                  "; src=$(ls -d $v/step-* | tail -1); cp -r $src $v/.plant && mv $v/.plant $v/step-0000000399"),
       bob);
-  cluster.wait_job_state(planter, "SUCCEEDED", 30s);
+  cluster.wait_job_state(planter, "FAILED", 30s);
+  // Where jobs share an account, the copy gets there (planted here for it): complete and
+  // self-consistent, and still never resumed from.
+  const fs::path victim_dir = cluster.dir() + "/data/checkpoints/job-" + std::to_string(victim);
+  fs::path newest;
+  for (const auto& entry : fs::directory_iterator(victim_dir)) {
+    if (entry.path().filename().string().starts_with("step-") && entry.path() > newest) newest = entry.path();
+  }
+  fs::copy(newest, victim_dir / ".plant", fs::copy_options::recursive);
+  fs::rename(victim_dir / ".plant", victim_dir / "step-0000000399");
   const Json listed = cluster.api("GET", path + "/checkpoints", "", alice).body["checkpoints"];
   ASSERT_FALSE(listed.empty());
   EXPECT_EQ(listed.back()["step"], 399) << listed.dump(2);

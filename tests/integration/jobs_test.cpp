@@ -139,7 +139,7 @@ TEST_F(Jobs, ExitCodeThreeFailsTheJobWithThatCode) {
 }
 
 TEST_F(Jobs, CancelKillsTheRunningProcessGroup) {
-  const std::string pid_file = cluster.dir() + "/child.pid";
+  const std::string pid_file = cluster.shared_dir() + "/child.pid";
   // The job's own child (a grandchild of the agent) must die with it: the whole process group goes.
   const auto id = cluster.submit(command_job("sleeper", "sleep 1000 & echo $! > " + pid_file + "; wait"));
   cluster.wait_job_state(id, "RUNNING", 20s);

@@ -42,5 +42,17 @@ TEST(CommandEnvironment, PassesOnlyAllowListedAgentVariablesPlusTheJobsOwn) {
   }
 }
 
+TEST(CommandEnvironment, NamesTheJobsAccountNotTheAgents) {
+  std::string home = "HOME=/root", user = "USER=root";
+  std::vector<char*> environ_like{home.data(), user.data(), nullptr};
+  LaunchMsg launch;
+  launch.command.env = {{"HOME", "/scratch"}};
+  const JobAccount account{"nobody", 65534, 65534, {}, "/nonexistent"};
+  const auto env = command_environment(launch, "/w/rank-0.progress", environ_like.data(), &account);
+  EXPECT_EQ(env.at("USER"), "nobody");
+  EXPECT_EQ(env.at("LOGNAME"), "nobody");
+  EXPECT_EQ(env.at("HOME"), "/scratch") << "the job's own spec still wins";
+}
+
 }  // namespace
 }  // namespace trainyard::agent

@@ -96,6 +96,7 @@ TEST(JobManagerPlacement, LaunchesOneRankPerNodeWithPeers) {
     ASSERT_EQ(list.size(), 1u);
     const LaunchMsg& l = list.front();
     ranks.insert(l.rank);
+    EXPECT_EQ(l.user, "alice") << "the agent picks the job's Unix account by the submitting user";
     if (attempt == 0) attempt = l.attempt_id;
     EXPECT_EQ(l.attempt_id, attempt);
     EXPECT_EQ(l.job_id, job.id);

@@ -285,6 +285,19 @@ TEST(CheckpointDirectory, IsPrivateToTheJobAndNeverASymlink) {
   EXPECT_EQ(checkpoint_owner(dir.path() / "job-2"), 3);
 }
 
+TEST(CheckpointDirectory, BelongsToTheJobsAccount) {
+  if (::geteuid() != 0) GTEST_SKIP() << "giving a directory away needs root";
+  TempDir dir;
+  fs::create_directories(dir.path());
+  const fs::path job = dir.path() / "job-1";
+  create_checkpoint_dir(job, DirOwner{65534, 65534});
+  struct stat st {};
+  ASSERT_EQ(::stat(job.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 65534u);
+  EXPECT_EQ(st.st_gid, 65534u);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+}
+
 TEST(CheckpointWriter, ReportsTheDigestOfTheManifestItWrote) {
   TempDir dir;
   std::vector<CheckpointWriteResult> done;

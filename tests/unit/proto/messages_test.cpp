@@ -46,8 +46,10 @@ TEST(Messages, LaunchRoundTrips) {
   launch.world_size = 2;
   launch.peers = {"127.0.0.1:1", "127.0.0.1:2"};
   launch.resume_from = "/ckpt/step-10";
+  launch.user = "alice";
   launch.data_plane_secret = std::string(64, 'a');
   const auto parsed = std::get<LaunchMsg>(parse_daemon_message(encode(DaemonMessage{launch})));
+  EXPECT_EQ(parsed.user, "alice");
   EXPECT_EQ(parsed.command.argv, launch.command.argv);
   EXPECT_EQ(parsed.peers, launch.peers);
   EXPECT_EQ(parsed.resume_from, launch.resume_from);
@@ -60,6 +62,7 @@ TEST(Messages, LaunchNeedsADataPlaneSecretThatCannotBeGuessed) {
   launch.job_id = 2;
   launch.command.argv = {"/bin/true"};
   launch.peers = {"127.0.0.1:1"};
+  launch.user = "alice";
   for (const std::string secret : {"", "short"}) {
     launch.data_plane_secret = secret;
     try {
@@ -68,6 +71,21 @@ TEST(Messages, LaunchNeedsADataPlaneSecretThatCannotBeGuessed) {
     } catch (const InvalidInput& e) {
       EXPECT_EQ(e.field(), "data_plane_secret");
     }
+  }
+}
+
+TEST(Messages, LaunchNamesTheSubmittingUser) {
+  LaunchMsg launch;
+  launch.attempt_id = 5;
+  launch.job_id = 2;
+  launch.command.argv = {"/bin/true"};
+  launch.peers = {"127.0.0.1:1"};
+  launch.data_plane_secret = std::string(64, 'a');
+  try {
+    parse_daemon_message(encode(DaemonMessage{launch}));
+    ADD_FAILURE() << "a launch without the submitting user was accepted";
+  } catch (const InvalidInput& e) {
+    EXPECT_EQ(e.field(), "user");
   }
 }
 

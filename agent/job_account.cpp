@@ -1,0 +1,106 @@
+#include "agent/job_account.h"
+
+#include <grp.h>
+#include <linux/capability.h>
+#include <pwd.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "proto/errors.h"
+
+namespace trainyard::agent {
+
+JobAccount resolve_account(const std::string& field, const std::string& name) {
+  std::vector<char> buffer(16384);
+  passwd pw{};
+  passwd* found = nullptr;
+  if (::getpwnam_r(name.c_str(), &pw, buffer.data(), buffer.size(), &found) != 0 || found == nullptr) {
+    throw InvalidInput(field, "no Unix account \"" + name + "\" on this node");
+  }
+  JobAccount account{name, pw.pw_uid, pw.pw_gid, {}, pw.pw_dir ? pw.pw_dir : "/"};
+  int count = 64;
+  account.groups.resize(static_cast<std::size_t>(count));
+  while (::getgrouplist(name.c_str(), pw.pw_gid, account.groups.data(), &count) < 0) {
+    account.groups.resize(static_cast<std::size_t>(count));
+  }
+  account.groups.resize(static_cast<std::size_t>(count));
+  return account;
+}
+
+std::map<std::string, std::string> read_user_map(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InvalidInput("--user-map", "cannot read " + path);
+  const auto json = nlohmann::json::parse(in, nullptr, false);
+  if (!json.is_object()) {
+    throw InvalidInput("--user-map", path + " must hold a JSON object of Trainyard user to Unix user");
+  }
+  std::map<std::string, std::string> map;
+  for (const auto& [user, account] : json.items()) {
+    if (user.empty()) throw InvalidInput("--user-map", "an empty Trainyard user name in " + path);
+    if (!account.is_string() || account.get<std::string>().empty()) {
+      throw InvalidInput("--user-map", "\"" + user + "\" must map to a Unix user name (a non-empty string)");
+    }
+    map[user] = account.get<std::string>();
+  }
+  return map;
+}
+
+namespace {
+JobAccount resolve_unprivileged(const std::string& field, const std::string& name, bool allow_root) {
+  JobAccount account = resolve_account(field, name);
+  if (account.uid == 0 && !allow_root) {
+    throw InvalidInput(field, "\"" + name + "\" is root; command jobs run as root only with --allow-root-jobs");
+  }
+  return account;
+}
+}  // namespace
+
+JobAccounts::JobAccounts(const JobAccountOptions& options, bool agent_is_root) {
+  if (!agent_is_root) return;
+  for (const auto& [user, name] : options.user_map) {
+    try {
+      mapped_[user] = resolve_unprivileged("--user-map", name, options.allow_root_jobs);
+    } catch (const InvalidInput& e) {
+      throw InvalidInput("--user-map", "\"" + user + "\": " + e.message());
+    }
+  }
+  if (options.allow_root_jobs && !options.job_user) return;
+  default_account_ = resolve_unprivileged("--job-user", options.job_user.value_or("nobody"), options.allow_root_jobs);
+}
+
+std::optional<JobAccount> JobAccounts::account_for(const std::string& user) const {
+  const auto it = mapped_.find(user);
+  return it == mapped_.end() ? default_account_ : it->second;
+}
+
+std::string JobAccounts::describe() const {
+  std::string text = default_account_ ? default_account_->name + " (uid " + std::to_string(default_account_->uid) + ")"
+                                      : "the agent's own account";
+  if (!mapped_.empty()) text += ", or the account --user-map gives the submitting user";
+  return text;
+}
+
+const char* drop_privileges(const JobAccount& account) {
+  if (::setgroups(account.groups.size(), account.groups.data()) != 0) return "setgroups";
+  if (::setresgid(account.gid, account.gid, account.gid) != 0) return "setresgid";
+  if (::setresuid(account.uid, account.uid, account.uid) != 0) return "setresuid";
+  if (account.uid != 0) {
+    const bool regained = ::setuid(0) == 0 || (account.gid != 0 && ::setgid(0) == 0);
+    if (regained) return "root could be regained after dropping privileges";
+    __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct caps[_LINUX_CAPABILITY_U32S_3] = {};
+    if (::syscall(SYS_capget, &header, caps) != 0) return "capget";
+    for (const auto& c : caps) {
+      if (c.effective != 0 || c.permitted != 0 || c.inheritable != 0) return "capabilities left after dropping them";
+    }
+    if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0) return "clearing ambient capabilities";
+  }
+  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return "PR_SET_NO_NEW_PRIVS";
+  return nullptr;
+}
+
+}  // namespace trainyard::agent
