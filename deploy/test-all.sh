@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test: all of them (unit + integration) on the
-# release build, then the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer.
+# release build, then the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer, then
+# each fuzz target for 30 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
@@ -10,4 +11,5 @@ deploy/build.sh release
 deploy/build.sh asan unit_tests
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --output-on-failure -L unit --timeout 300 -j2)
+deploy/fuzz.sh 30
 echo "test-all: done in $(( $(date +%s) - start )) s"

@@ -38,6 +38,9 @@ Json parse_json_text(std::string_view text) {
     return Json::parse(text);
   } catch (const Json::parse_error& e) {
     throw InvalidInput("", std::string("malformed JSON at byte ") + std::to_string(e.byte));
+  } catch (const Json::out_of_range&) {
+    // The grammar allows numbers like 1e999 that no double holds; nlohmann refuses them this way.
+    throw InvalidInput("", "malformed JSON: a number is out of range");
   }
 }
 

@@ -152,5 +152,12 @@ TEST(JobSpec, RejectsNonObjectBody) {
   EXPECT_THROW(parse_json_text("{\"name\": "), InvalidInput);
 }
 
+// Found by fuzz/failure_rules: a number too large for a double escaped as nlohmann's out_of_range,
+// which the API answered with 500 and which escaped the agent gateway's message handler.
+TEST(JobSpec, NumberBeyondDoubleIsMalformedJson) {
+  EXPECT_THROW(parse_json_text(R"({"name": "x", "priority": 1e999})"), InvalidInput);
+  EXPECT_THROW(parse_json_text("-88e888"), InvalidInput);
+}
+
 }  // namespace
 }  // namespace trainyard
