@@ -67,10 +67,14 @@ class AgentSession : public net::WebSocketSession,
     if (peer_) peer_->close(reason);
   }
 
-  // Whether revoking `token` ends this connection: it opened it, and it is not the join token of a
-  // node that joined since (that node holds its own credential).
+  // Whether revoking `token` ends this connection: it is the credential of the node this connection
+  // speaks for (however the connection was opened), or it opened a connection that has not joined
+  // yet. Not the join token of a node that joined since: that node holds its own credential.
   bool ends_with(const TokenRecord& token) const {
-    return !closed_ && who_.token_id == token.id && (node_.empty() || who_.bound_node());
+    if (closed_) return false;
+    if (who_.token_id == token.id && node_.empty()) return true;
+    const auto node = Principal{token.user, token.role}.bound_node();
+    return node && *node == node_;
   }
 
  private:

@@ -170,6 +170,9 @@ TEST_F(GatewayTest, RevokingANodeCredentialClosesTheConnectionItOpened) {
   ASSERT_TRUE(n1->closed) << "an agent kept its connection after its credential was revoked";
   EXPECT_THAT(*n1->closed, HasSubstr("was revoked"));
   EXPECT_FALSE(n2->closed) << "another node's connection is not its business";
+  // n2 still speaks on the connection it opened with the join token: its credential is what counts.
+  tokens.remove(sha256_hex(welcome_of(*n2)->node_credential));
+  EXPECT_TRUE(n2->closed) << "a node joined with the join token kept its connection after its credential was revoked";
   EXPECT_EQ(route.authorize([&] {
               net::HttpRequest req;
               req.headers["authorization"] = "Bearer " + secret;
