@@ -3,6 +3,7 @@
 // SHA-256. Each token has a public id, an owner, a role (daemon/roles.h says what each may do), an
 // optional expiry and a last-used time. Agents hold agent tokens: the join token, and each node's
 // own credential, whose user is node_token_user(node); see node_credentials.h.
+#include <chrono>
 #include <functional>
 #include <optional>
 #include <string>
@@ -59,7 +60,7 @@ class TokenRegistry {
   // The last uses to write to the store: of each token, its newest use not yet written, once per
   // kTokenUsePersistInterval at most. Marks them written.
   std::vector<std::pair<std::string, TimePoint>> take_uses_to_persist(TimePoint now);
-  // Called with each removed token (to close connections it opened).
+  // The one listener called with each removed token (the gateway, to close the connections it ends).
   void on_removed(std::function<void(const TokenRecord&)> listener) { on_removed_ = std::move(listener); }
 
  private:
@@ -80,7 +81,8 @@ class TokenRegistry {
   // Secrets that already hashed to a known token, by std::hash of the secret: a client sends the
   // same secret with every request, and hashing it each time was a visible share of a
   // submission's CPU. Only verified secrets enter, so there are at most as many as tokens; `add`
-  // clears it, so a replaced token's old role is never served from here.
+  // and `remove` clear it, so neither a replaced token's old role nor a revoked token is served
+  // from here. Expiry is checked on every request, cached or not.
   std::unordered_map<std::size_t, Verified> verified_;
   std::function<void(const TokenRecord&)> on_removed_;
 };
