@@ -101,27 +101,4 @@ std::string SetFaults::render(const Replies& replies, const RenderContext&) cons
   return faults == kAbsent ? "Clearing the faults of " + node + "\n" : "Injecting into " + node + ": " + faults + "\n";
 }
 
-// ---- token create ----
-
-std::vector<FlagSpec> CreateToken::flags() { return {{"--role", "ROLE", "user (default) or admin"}}; }
-
-CreateToken CreateToken::parse(const ParsedArgs& args) {
-  CreateToken token;
-  token.user = only_positional(args, "USER");
-  token.role = args.opt_string("--role").value_or("user");
-  if (token.role != "user" && token.role != "admin") {
-    throw InvalidInput("--role", "must be \"user\" or \"admin\", got \"" + token.role + "\"");
-  }
-  return token;
-}
-
-std::vector<ApiRequest> CreateToken::requests(const InputReader&) const {
-  return {{"POST", "/v1/tokens", Json{{"user", user}, {"role", role}}}};
-}
-
-// The bare token, so that `TRAINYARD_TOKEN=$(trainyard token create bob)` works.
-std::string CreateToken::render(const Replies& replies, const RenderContext&) const {
-  return text_of(replies.at(0), "token") + "\n";
-}
-
 }  // namespace trainyard::cli

@@ -154,8 +154,10 @@ struct ListShares {
 
 struct CreateToken {
   static constexpr std::string_view kPath = "token create";
-  static constexpr std::string_view kSynopsis = "token create USER [--role user|admin]";
-  static constexpr std::string_view kSummary = "Create an API token for USER (admin only) and print it.";
+  static constexpr std::string_view kSynopsis = "token create USER [--role admin|operator|user|viewer] [--ttl 30d]";
+  static constexpr std::string_view kSummary =
+      "Create an API token for USER (admin only) and print it. --role defaults to user; --ttl\n"
+      "(seconds, or with s, m, h or d) makes it expire.";
   static std::vector<FlagSpec> flags();
   static CreateToken parse(const ParsedArgs& args);
   std::vector<ApiRequest> requests(const InputReader& read) const;
@@ -163,7 +165,48 @@ struct CreateToken {
 
   std::string user;
   std::string role = "user";
+  std::optional<std::int64_t> ttl_s;
   bool operator==(const CreateToken&) const = default;
+};
+
+struct ListTokens {
+  static constexpr std::string_view kPath = "token list";
+  static constexpr std::string_view kSynopsis = "token list";
+  static constexpr std::string_view kSummary = "List tokens (admins: all; others: their own), never their secrets.";
+  static std::vector<FlagSpec> flags();
+  static ListTokens parse(const ParsedArgs& args);
+  std::vector<ApiRequest> requests(const InputReader& read) const;
+  std::string render(const Replies& replies, const RenderContext& ctx) const;
+
+  bool operator==(const ListTokens&) const = default;
+};
+
+struct RevokeToken {
+  static constexpr std::string_view kPath = "token revoke";
+  static constexpr std::string_view kSynopsis = "token revoke ID";
+  static constexpr std::string_view kSummary =
+      "Revoke a token by its id (see token list) at once; an agent connected with it is disconnected.";
+  static std::vector<FlagSpec> flags();
+  static RevokeToken parse(const ParsedArgs& args);
+  std::vector<ApiRequest> requests(const InputReader& read) const;
+  std::string render(const Replies& replies, const RenderContext& ctx) const;
+
+  std::string id;
+  bool operator==(const RevokeToken&) const = default;
+};
+
+struct RotateJoinToken {
+  static constexpr std::string_view kPath = "token rotate-join";
+  static constexpr std::string_view kSynopsis = "token rotate-join";
+  static constexpr std::string_view kSummary =
+      "Replace the agents' join token (admin only) and print the new one; the daemon rewrites its\n"
+      "join.token file. Nodes that joined keep their own credentials and stay connected.";
+  static std::vector<FlagSpec> flags();
+  static RotateJoinToken parse(const ParsedArgs& args);
+  std::vector<ApiRequest> requests(const InputReader& read) const;
+  std::string render(const Replies& replies, const RenderContext& ctx) const;
+
+  bool operator==(const RotateJoinToken&) const = default;
 };
 
 struct ShowMetrics {
@@ -186,7 +229,7 @@ struct SetFaults {
   static constexpr std::string_view kPath = "fault";
   static constexpr std::string_view kSynopsis = "fault NODE SPEC... | fault NODE --clear";
   static constexpr std::string_view kSummary =
-      "Inject faults into a node's simulated device (admin only), replacing the ones it has:\n"
+      "Inject faults into a node's simulated device (admin or operator), replacing the ones it has:\n"
       "core:N=corrupt|hang|crash, link=throttle:RATE (e.g. 50MB), link=drop. --clear removes all.";
   static std::vector<FlagSpec> flags();
   static SetFaults parse(const ParsedArgs& args);
@@ -202,7 +245,7 @@ struct DrainNode {
   static constexpr std::string_view kPath = "drain";
   static constexpr std::string_view kSynopsis = "drain NODE [--reason TEXT] [--now]";
   static constexpr std::string_view kSummary =
-      "Stop giving NODE new work (admin only). Running attempts finish, unless --now stops them;\n"
+      "Stop giving NODE new work (admin or operator). Running attempts finish, unless --now stops them;\n"
       "stopped attempts are retried elsewhere without using the job's retries.";
   static std::vector<FlagSpec> flags();
   static DrainNode parse(const ParsedArgs& args);
@@ -219,7 +262,7 @@ struct UndrainNode {
   static constexpr std::string_view kPath = "undrain";
   static constexpr std::string_view kSynopsis = "undrain NODE";
   static constexpr std::string_view kSummary =
-      "Return NODE to service (admin only): a DRAINED node at once, an UNHEALTHY or SUSPECT one after\n"
+      "Return NODE to service (admin or operator): a DRAINED node at once, an UNHEALTHY or SUSPECT one after\n"
       "it passes a health check.";
   static std::vector<FlagSpec> flags();
   static UndrainNode parse(const ParsedArgs& args);
@@ -234,7 +277,7 @@ struct RunHealthCheck {
   static constexpr std::string_view kPath = "health run";
   static constexpr std::string_view kSynopsis = "health run NODE... [--suite accelerator|collective]...";
   static constexpr std::string_view kSummary =
-      "Health-check nodes now (admin only): the accelerator suite on every core and the collective\n"
+      "Health-check nodes now (admin or operator): the accelerator suite on every core and the collective\n"
       "suite over the set (both unless --suite says otherwise). Prints the check's id.";
   static std::vector<FlagSpec> flags();
   static RunHealthCheck parse(const ParsedArgs& args);
@@ -291,7 +334,7 @@ struct ShowGoodput {
 
 using Command = std::variant<SubmitJob, ListJobs, ShowJob, ShowLogs, CancelJob, ShowMetrics, ShowGoodput, ListNodes,
                              ListShares, SetFaults, DrainNode, UndrainNode, RunHealthCheck, ShowHealthCheck,
-                             ListCanaries, CreateToken>;
+                             ListCanaries, CreateToken, ListTokens, RevokeToken, RotateJoinToken>;
 
 std::vector<ApiRequest> requests_for(const Command& command, const InputReader& read);
 Notices notices_of(const Command& command, const Replies& replies);

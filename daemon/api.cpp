@@ -10,6 +10,7 @@
 #include "daemon/canary.h"
 #include "daemon/goodput.h"
 #include "daemon/job_checkpoints.h"
+#include "daemon/join_token.h"
 #include "daemon/metric_series.h"
 #include "daemon/share_access.h"
 #include "daemon/node_credentials.h"
@@ -31,6 +32,8 @@ struct Api::Call {
   void invalid(const InvalidInput& e, const std::string& code = "invalid_field") const {
     fail(400, code, e.what(), e.field());
   }
+  // The caller's role does not allow `what` (daemon/roles.h).
+  void forbid(const std::string& what) const { fail(403, "forbidden", "role " + to_string(who.role) + " may not " + what); }
 };
 
 namespace {
@@ -57,7 +60,11 @@ std::optional<std::int64_t> query_int(const net::HttpRequest& req, const std::st
   return parse_int(it->second, name, min, max);
 }
 
-bool can_see(const Principal& who, const Job& job) { return who.is_admin() || who.user == job.user; }
+bool can_see(const Principal& who, const Job& job) { return who.may(Action::read_all_jobs) || who.user == job.user; }
+
+bool can_cancel(const Principal& who, const Job& job) {
+  return who.may(Action::cancel_any_job) || (who.may(Action::submit_jobs) && who.user == job.user);
+}
 
 // The text of a JSON object with `fields` (an object) added, without parsing the text again.
 std::string with_fields(std::string object_text, const Json& fields) {
@@ -78,6 +85,16 @@ net::HttpResponse rate_limited(const RateLimit& limit, std::int64_t retry_after_
   return resp;
 }
 
+// A token as listed: never its secret nor its hash.
+Json token_json(const TokenRecord& t) {
+  return {{"id", t.id},
+          {"user", t.user},
+          {"role", to_string(t.role)},
+          {"created_at", format_time(t.created_at)},
+          {"expires_at", t.expires_at ? Json(format_time(*t.expires_at)) : Json(nullptr)},
+          {"last_used_at", t.last_used_at ? Json(format_time(*t.last_used_at)) : Json(nullptr)}};
+}
+
 Json checkpoint_json(const CheckpointStatus& s) {
   return {{"step", s.step},
           {"path", s.path},
@@ -89,7 +106,8 @@ Json checkpoint_json(const CheckpointStatus& s) {
 }  // namespace
 
 Api::Api(JobManager& jobs, StoreWorker& store, FileWorker& files, TokenRegistry& tokens, const TimeSource& clock,
-         std::string version, std::string checkpoint_root, UserLimits limits)
+         std::string version, std::string checkpoint_root, UserLimits limits,
+         std::filesystem::path join_token_file)
     : jobs_(jobs),
       store_(store),
       files_(files),
@@ -98,7 +116,8 @@ Api::Api(JobManager& jobs, StoreWorker& store, FileWorker& files, TokenRegistry&
       version_(std::move(version)),
       checkpoint_root_(std::move(checkpoint_root)),
       rate_limiter_(limits.rate),
-      max_pending_per_user_(limits.max_pending_per_user) {}
+      max_pending_per_user_(limits.max_pending_per_user),
+      join_token_file_(std::move(join_token_file)) {}
 
 void Api::handle(net::HttpRequest request, net::HttpResponder respond) {
   Call call{std::move(request), {}, std::make_shared<net::HttpResponder>(std::move(respond))};
@@ -118,11 +137,11 @@ void Api::handle(net::HttpRequest request, net::HttpResponder respond) {
   if (parts.empty() || parts[0] != "v1") {
     return call.fail(404, "not_found", "no such endpoint: " + call.request.path);
   }
-  auto who = tokens_.authenticate_header(call.request.header("authorization"));
-  if (!who || who->role == Role::agent) {
+  auto who = tokens_.authenticate_header(call.request.header("authorization"), clock_.now());
+  if (!who || !who->may(Action::use_api)) {
     return call.fail(401, "unauthorized",
                      call.request.header("authorization").empty() ? "missing bearer token (Authorization: Bearer <token>)"
-                                                                  : "token is not valid");
+                                                                  : "token is not valid (unknown, revoked or expired)");
   }
   call.who = *who;
   if (const auto retry_after_s = rate_limiter_.admit(call.who, clock_.now())) {
@@ -167,7 +186,15 @@ void Api::handle(net::HttpRequest request, net::HttpResponder respond) {
       if (method == "DELETE") return set_node_faults(call, parts[2], true);
       return method_not_allowed("PUT, DELETE");
     }
-    if (n == 2 && parts[1] == "tokens") return method == "POST" ? create_token(call) : method_not_allowed("POST");
+    if (n == 2 && parts[1] == "tokens") {
+      if (method == "POST") return create_token(call);
+      if (method == "GET") return list_tokens(call);
+      return method_not_allowed("GET, POST");
+    }
+    if (n == 4 && parts[1] == "tokens" && parts[2] == "join" && parts[3] == "rotate") {
+      return method == "POST" ? rotate_join_token(call) : method_not_allowed("POST");
+    }
+    if (n == 3 && parts[1] == "tokens") return method == "DELETE" ? revoke_token(call, parts[2]) : method_not_allowed("DELETE");
     if (n == 2 && parts[1] == "shares") return method == "GET" ? list_shares(call) : method_not_allowed("GET");
     if (n == 3 && parts[1] == "shares") return method == "PUT" ? put_share(call, parts[2]) : method_not_allowed("PUT");
   } catch (const InvalidInput& e) {
@@ -194,6 +221,7 @@ Json Api::job_json(const Job& job) const {
 }
 
 void Api::submit_job(Call call) {
+  if (!call.who.may(Action::submit_jobs)) return call.forbid("submit jobs");
   JobSpec spec;
   try {
     spec = parse_job_spec(parse_json_text(call.request.body));
@@ -239,9 +267,9 @@ void Api::list_jobs(Call call) {
   if (auto it = q.find("user"); it != q.end()) query.user = it->second;
   query.limit = static_cast<int>(query_int(call.request, "limit", 1, 1000).value_or(100));
   query.before_id = query_int(call.request, "before", 1, INT64_MAX);
-  if (!call.who.is_admin()) {
+  if (!call.who.may(Action::read_all_jobs)) {
     if (query.user && *query.user != call.who.user) {
-      return call.fail(403, "forbidden", "only admins may list other users' jobs", "user");
+      return call.fail(403, "forbidden", "role " + to_string(call.who.role) + " may not list other users' jobs", "user");
     }
     query.user = call.who.user;
   }
@@ -296,6 +324,7 @@ void Api::get_job(Call call, JobId id) {
 
 void Api::cancel_job(Call call, JobId id) {
   with_job(call, id, [this](Call c, Job job) {
+    if (!can_cancel(c.who, job)) return c.forbid("cancel job " + std::to_string(job.id));
     jobs_.cancel(job.id, [this, c, job](JobManager::CancelResult result, std::optional<Job> updated) {
       if (result == JobManager::CancelResult::not_active) {
         return c.fail(409, "conflict", "job " + std::to_string(job.id) + " already ended as " + to_string(job.state));
@@ -403,7 +432,7 @@ void Api::job_metrics(Call call, JobId id) {
 Json Api::node_json(const NodeView& view, const Principal& who) const {
   Json j = to_json(view.node);
   j["free_cores"] = view.free_cores;
-  if (who.is_admin()) {
+  if (who.may(Action::read_all_jobs)) {
     j["attempts"] = view.attempts;
     return j;
   }
@@ -433,7 +462,7 @@ void Api::get_node(Call call, const std::string& name) {
 }
 
 void Api::set_node_faults(Call call, const std::string& name, bool clear) {
-  if (!call.who.is_admin()) return call.fail(403, "forbidden", "only admins may inject faults");
+  if (!call.who.may(Action::operate_nodes)) return call.forbid("inject faults");
   const auto view = jobs_.node(name);
   if (!view) return call.fail(404, "not_found", "node " + name + " is not registered");
   neuron::FaultPlan plan;
@@ -466,7 +495,7 @@ void Api::set_node_faults(Call call, const std::string& name, bool clear) {
 }
 
 void Api::drain_node(Call call, const std::string& name) {
-  if (!call.who.is_admin()) return call.fail(403, "forbidden", "only admins may drain nodes");
+  if (!call.who.may(Action::operate_nodes)) return call.forbid("drain nodes");
   if (!jobs_.node(name)) return call.fail(404, "not_found", "node " + name + " is not registered");
   std::string reason = "drained by " + call.who.user;
   bool stop_attempts = false;
@@ -486,7 +515,7 @@ void Api::drain_node(Call call, const std::string& name) {
 
 // A node whose credential is lost (a reinstalled machine) can join again with the join token.
 void Api::forget_node_credential(Call call, const std::string& name) {
-  if (!call.who.is_admin()) return call.fail(403, "forbidden", "only admins may forget a node's credential");
+  if (!call.who.may(Action::manage_tokens)) return call.forbid("forget a node's credential");
   const auto view = jobs_.node(name);
   if (view && view->node.connected) {
     return call.fail(409, "conflict", "node " + name + " is connected; stop its agent before forgetting its credential");
@@ -500,7 +529,7 @@ void Api::forget_node_credential(Call call, const std::string& name) {
 }
 
 void Api::undrain_node(Call call, const std::string& name) {
-  if (!call.who.is_admin()) return call.fail(403, "forbidden", "only admins may undrain nodes");
+  if (!call.who.may(Action::operate_nodes)) return call.forbid("undrain nodes");
   const auto view = jobs_.node(name);
   if (!view) return call.fail(404, "not_found", "node " + name + " is not registered");
   const NodeState state = view->node.state;
@@ -538,7 +567,7 @@ void Api::node_health(Call call, const std::string& name) {
 }
 
 void Api::start_health_check(Call call) {
-  if (!call.who.is_admin()) return call.fail(403, "forbidden", "only admins may start health checks");
+  if (!call.who.may(Action::operate_nodes)) return call.forbid("start health checks");
   HealthCheckRequest request;
   request.kind = HealthCheckKind::on_demand;
   request.requested_by = call.who.user;
@@ -620,7 +649,7 @@ void Api::cluster_goodput(Call call) {
   }
   JobQuery query;
   query.limit = static_cast<int>(query_int(call.request, "limit", 1, 10'000).value_or(1000));
-  if (!call.who.is_admin()) query.user = call.who.user;
+  if (!call.who.may(Action::read_all_jobs)) query.user = call.who.user;
   const TimePoint now = clock_.now();
   store_.read(
       [call, query, now](Store& store) {
@@ -642,7 +671,7 @@ void Api::cluster_goodput(Call call) {
 }
 
 void Api::create_token(Call call) {
-  if (!call.who.is_admin()) return call.fail(403, "forbidden", "only admins may create tokens");
+  if (!call.who.may(Action::manage_tokens)) return call.forbid("create tokens");
   TokenRecord record;
   try {
     const Json body = parse_json_text(call.request.body);
@@ -653,23 +682,71 @@ void Api::create_token(Call call) {
       throw InvalidInput("user", "\"" + record.user + "\" is the daemon's own user (its canaries)");
     }
     const auto role = parse_role(r.opt_string("role", 1, 16).value_or("user"));
-    if (!role || *role == Role::agent) throw InvalidInput("role", "must be \"user\" or \"admin\"");
+    if (!role || *role == Role::agent) {
+      throw InvalidInput("role", "must be \"admin\", \"operator\", \"user\" or \"viewer\"");
+    }
     record.role = *role;
+    if (auto ttl = r.opt_integer("ttl_s", 1, kMaxTokenTtlS)) record.expires_at = clock_.now() + std::chrono::seconds(*ttl);
     r.finish();
   } catch (const InvalidInput& e) {
     return call.invalid(e, e.field().empty() ? "invalid_json" : "invalid_field");
   }
   const std::string secret = generate_token_secret();
-  record.hash = sha256_hex(secret);
-  record.created_at = clock_.now();
+  const auto expires_at = record.expires_at;
+  record = new_token_record(secret, record.user, record.role, clock_.now());
+  record.expires_at = expires_at;
   Change change;
   change.tokens.push_back(record);
   store_.write(std::move(change), [this, call, record, secret](std::exception_ptr error, Change&) {
     if (error) return call.fail(503, "unavailable", "the token could not be stored");
     tokens_.add(record);
-    spdlog::info("event=token_created user={} role={} by={}", record.user, to_string(record.role), call.who.user);
-    call.reply(201, {{"user", record.user}, {"role", to_string(record.role)}, {"token", secret}});
+    spdlog::info("event=token_created id={} user={} role={} by={}", record.id, record.user, to_string(record.role),
+                 call.who.user);
+    Json body = token_json(record);
+    body["token"] = secret;
+    call.reply(201, body);
   });
+}
+
+void Api::list_tokens(Call call) {
+  const bool all = call.who.may(Action::manage_tokens);
+  Json list = Json::array();
+  for (const TokenRecord& token : tokens_.list()) {
+    if (all || token.user == call.who.user) list.push_back(token_json(token));
+  }
+  call.reply(200, {{"tokens", list}});
+}
+
+// Anyone may revoke their own tokens (giving up access changes nothing else); only token managers
+// others'. Another user's token answers as a missing one does.
+void Api::revoke_token(Call call, const std::string& id) {
+  const auto token = tokens_.find_by_id(id);
+  if (!token || (!call.who.may(Action::manage_tokens) && token->user != call.who.user)) {
+    return call.fail(404, "not_found", "token " + id + " does not exist");
+  }
+  // Gone from memory at once: its next request is refused, and an agent it connected is closed.
+  tokens_.remove(token->hash);
+  spdlog::warn("event=token_revoked id={} user={} role={} by={}", token->id, token->user, to_string(token->role),
+               call.who.user);
+  Change change;
+  change.revoked_tokens.push_back(token->hash);
+  store_.write(std::move(change), [call, id](std::exception_ptr error, Change&) {
+    if (error) {
+      return call.fail(503, "unavailable", "token " + id + " is revoked until the daemon restarts, but could not be "
+                                           "deleted from the store; revoke it again");
+    }
+    call.reply(200, {{"id", id}, {"revoked", true}});
+  });
+}
+
+void Api::rotate_join_token(Call call) {
+  if (!call.who.may(Action::manage_tokens)) return call.forbid("rotate the join token");
+  trainyard::rotate_join_token(tokens_, store_, join_token_file_, clock_.now(),
+                               [call, by = call.who.user](const std::string& secret, const std::string& error) {
+                                 if (!error.empty()) return call.fail(503, "unavailable", error);
+                                 spdlog::info("event=join_token_rotated_by user={}", by);
+                                 call.reply(200, {{"token", secret}});
+                               });
 }
 
 void Api::list_shares(Call call) {
@@ -684,7 +761,7 @@ void Api::list_shares(Call call) {
               {"running_cores", row.running_cores},
               {"pending_jobs", row.pending_jobs}};
     if (row.max_running_cores) j["max_running_cores"] = *row.max_running_cores;
-    if (call.who.is_admin()) {
+    if (call.who.may(Action::manage_shares)) {
       const auto* members = jobs_.share_members(row.name);
       j["members"] = members ? Json(*members) : Json(nullptr);
     }
@@ -694,7 +771,7 @@ void Api::list_shares(Call call) {
 }
 
 void Api::put_share(Call call, const std::string& name) {
-  if (!call.who.is_admin()) return call.fail(403, "forbidden", "only admins may change shares");
+  if (!call.who.may(Action::manage_shares)) return call.forbid("change shares");
   scheduler::ShareSettings settings;
   std::optional<std::vector<std::string>> members;
   try {

@@ -2,6 +2,7 @@
 // The REST API (v1, JSON). A pure request handler: it takes a request and answers through the
 // responder, so tests drive it without a socket. Every error is
 // {"error":{"code","message","field"}} with the right 4xx.
+#include <filesystem>
 #include <functional>
 #include <string>
 
@@ -16,7 +17,8 @@ namespace trainyard {
 class Api {
  public:
   Api(JobManager& jobs, StoreWorker& store, FileWorker& files, TokenRegistry& tokens, const TimeSource& clock,
-      std::string version, std::string checkpoint_root, UserLimits limits = {});
+      std::string version, std::string checkpoint_root, UserLimits limits = {},
+      std::filesystem::path join_token_file = {});
   void handle(net::HttpRequest request, net::HttpResponder respond);
 
  private:
@@ -42,6 +44,9 @@ class Api {
   void list_canaries(Call call);
   void cluster_goodput(Call call);
   void create_token(Call call);
+  void list_tokens(Call call);
+  void revoke_token(Call call, const std::string& id);
+  void rotate_join_token(Call call);
   void list_shares(Call call);
   void put_share(Call call, const std::string& name);
 
@@ -63,6 +68,10 @@ class Api {
   std::string checkpoint_root_;
   RateLimiter rate_limiter_;
   std::size_t max_pending_per_user_;
+  std::filesystem::path join_token_file_;  // the daemon's join.token, rewritten when it is rotated
 };
+
+// The longest lifetime a token may be given ("ttl_s"): ten years.
+inline constexpr std::int64_t kMaxTokenTtlS = 10LL * 365 * 24 * 3600;
 
 }  // namespace trainyard

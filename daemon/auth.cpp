@@ -4,7 +4,9 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
+#include <algorithm>
 #include <functional>
+#include <tuple>
 #include <stdexcept>
 #include <vector>
 
@@ -43,6 +45,10 @@ std::string sha256_hex(std::string_view data) {
   return to_hex(digest, len);
 }
 
+TokenRecord new_token_record(std::string_view secret, std::string user, Role role, TimePoint now) {
+  return TokenRecord{sha256_hex(secret), std::move(user), role, now, "tok_" + random_hex(8)};
+}
+
 std::optional<std::string> Principal::bound_node() const {
   if (role != Role::agent || !user.starts_with(kNodeTokenPrefix)) return std::nullopt;
   return user.substr(kNodeTokenPrefix.size());
@@ -51,18 +57,58 @@ std::optional<std::string> Principal::bound_node() const {
 std::string node_token_user(std::string_view node) { return std::string(kNodeTokenPrefix) + std::string(node); }
 
 void TokenRegistry::add(const TokenRecord& record) {
-  remove(record.hash);
+  erase(record.hash);
   by_hash_[record.hash] = record;
   if (auto node = Principal{record.user, record.role}.bound_node()) node_credentials_[*node] = record.hash;
   verified_.clear();
 }
 
-void TokenRegistry::remove(const std::string& hash) {
+std::optional<TokenRecord> TokenRegistry::erase(const std::string& hash) {
   auto it = by_hash_.find(hash);
-  if (it == by_hash_.end()) return;
-  if (auto node = Principal{it->second.user, it->second.role}.bound_node()) node_credentials_.erase(*node);
+  if (it == by_hash_.end()) return std::nullopt;
+  TokenRecord erased = std::move(it->second);
+  if (auto node = Principal{erased.user, erased.role}.bound_node()) node_credentials_.erase(*node);
   by_hash_.erase(it);
+  written_uses_.erase(hash);
   verified_.clear();
+  return erased;
+}
+
+void TokenRegistry::remove(const std::string& hash) {
+  const auto removed = erase(hash);
+  if (removed && on_removed_) on_removed_(*removed);
+}
+
+std::optional<TokenRecord> TokenRegistry::find_by_id(const std::string& id) const {
+  for (const auto& [hash, record] : by_hash_) {
+    if (record.id == id) return record;
+  }
+  return std::nullopt;
+}
+
+std::vector<TokenRecord> TokenRegistry::list() const {
+  std::vector<TokenRecord> out;
+  out.reserve(by_hash_.size());
+  for (const auto& [hash, record] : by_hash_) out.push_back(record);
+  std::sort(out.begin(), out.end(), [](const TokenRecord& a, const TokenRecord& b) {
+    return std::tie(a.created_at, a.id) < std::tie(b.created_at, b.id);
+  });
+  return out;
+}
+
+std::vector<std::pair<std::string, TimePoint>> TokenRegistry::take_uses_to_persist(TimePoint now) {
+  std::vector<std::pair<std::string, TimePoint>> out;
+  for (const auto& [hash, record] : by_hash_) {
+    if (!record.last_used_at) continue;
+    auto written = written_uses_.find(hash);
+    if (written != written_uses_.end() &&
+        (written->second.used_at == *record.last_used_at || now - written->second.written_at < kTokenUsePersistInterval)) {
+      continue;
+    }
+    out.emplace_back(hash, *record.last_used_at);
+    written_uses_.insert_or_assign(hash, WrittenUse{*record.last_used_at, now});
+  }
+  return out;
 }
 
 std::optional<std::string> TokenRegistry::node_credential(const std::string& node) const {
@@ -71,26 +117,27 @@ std::optional<std::string> TokenRegistry::node_credential(const std::string& nod
   return it->second;
 }
 
-std::optional<Principal> TokenRegistry::authenticate(std::string_view secret) const {
+std::optional<Principal> TokenRegistry::authenticate(std::string_view secret, TimePoint now) {
   if (secret.empty() || secret.size() > 256) return std::nullopt;
   const std::size_t key = std::hash<std::string_view>{}(secret);
   auto cached = verified_.find(key);
   // Compared in constant time, as comparing hashes was: a guess must not learn how much of it matched.
-  if (cached != verified_.end() && cached->second.secret.size() == secret.size() &&
-      CRYPTO_memcmp(cached->second.secret.data(), secret.data(), secret.size()) == 0) {
-    return cached->second.who;
-  }
-  auto it = by_hash_.find(sha256_hex(secret));
+  const bool verified = cached != verified_.end() && cached->second.secret.size() == secret.size() &&
+                        CRYPTO_memcmp(cached->second.secret.data(), secret.data(), secret.size()) == 0;
+  const std::string hash = verified ? cached->second.hash : sha256_hex(secret);
+  auto it = by_hash_.find(hash);
   if (it == by_hash_.end()) return std::nullopt;
-  Principal who{it->second.user, it->second.role};
-  verified_.insert_or_assign(key, Verified{std::string(secret), who});
-  return who;
+  TokenRecord& record = it->second;
+  if (record.expires_at && *record.expires_at <= now) return std::nullopt;
+  if (!verified) verified_.insert_or_assign(key, Verified{std::string(secret), hash});
+  record.last_used_at = now;
+  return Principal{record.user, record.role, record.id};
 }
 
-std::optional<Principal> TokenRegistry::authenticate_header(std::string_view value) const {
+std::optional<Principal> TokenRegistry::authenticate_header(std::string_view value, TimePoint now) {
   constexpr std::string_view prefix = "Bearer ";
   if (value.size() <= prefix.size() || value.substr(0, prefix.size()) != prefix) return std::nullopt;
-  return authenticate(value.substr(prefix.size()));
+  return authenticate(value.substr(prefix.size()), now);
 }
 
 }  // namespace trainyard

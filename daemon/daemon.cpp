@@ -1,8 +1,5 @@
 #include "daemon/daemon.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -15,6 +12,8 @@
 
 #include "daemon/api.h"
 #include "daemon/gateway.h"
+#include "daemon/join_token.h"
+#include "daemon/private_files.h"
 #include "net/http_server.h"
 #include "proto/flag_parser.h"
 #include "store/sqlite_store.h"
@@ -24,12 +23,6 @@ namespace {
 
 namespace asio = boost::asio;
 namespace fs = std::filesystem;
-
-// The umask covers what we create; this covers a directory or database left by an older version.
-void make_private(const fs::path& path, fs::perms perms) {
-  std::error_code ec;
-  if (fs::exists(path, ec)) fs::permissions(path, perms, fs::perm_options::replace, ec);
-}
 
 class AsioTimers final : public Timers {
  public:
@@ -49,17 +42,6 @@ class AsioTimers final : public Timers {
   asio::io_context& io_;
 };
 
-// Writes `content` to `path` atomically (temporary file, fsync, rename) with the given mode.
-void write_file_atomically(const fs::path& path, const std::string& content, mode_t mode) {
-  const fs::path tmp = path.string() + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_CREAT | O_WRONLY | O_TRUNC, mode);
-  if (fd < 0) throw std::runtime_error("cannot write " + tmp.string());
-  const bool ok = ::write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size()) && ::fsync(fd) == 0;
-  ::close(fd);
-  if (!ok) throw std::runtime_error("cannot write " + tmp.string());
-  fs::rename(tmp, path);
-}
-
 std::string read_file(const fs::path& path) {
   std::ifstream in(path);
   std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -68,16 +50,26 @@ std::string read_file(const fs::path& path) {
 }
 
 // The admin token and the agents' join token are made on first start and kept in the data dir
-// (mode 0600); the store keeps only their hashes.
+// (mode 0600); the store keeps only their hashes. A token file others could read is refused. A
+// file whose token the store does not know was revoked, unless the store has no tokens at all
+// (`fresh_store`: a new database beside old files): it stays revoked; deleting the file makes a
+// new one at the next start.
 void ensure_bootstrap_token(Store& store, TokenRegistry& tokens, const fs::path& file, const std::string& user, Role role,
-                            TimePoint now) {
+                            TimePoint now, bool fresh_store) {
+  if (const std::string exposed = exposed_token_file(file); !exposed.empty()) throw std::runtime_error(exposed);
   std::string secret = fs::exists(file) ? read_file(file) : "";
-  if (secret.empty()) {
+  const bool created = secret.empty();
+  if (created) {
     secret = generate_token_secret();
     write_file_atomically(file, secret + "\n", 0600);
     spdlog::info("event=token_file_created path={} role={}", file.string(), to_string(role));
   }
-  TokenRecord record{sha256_hex(secret), user, role, now};
+  TokenRecord record = new_token_record(secret, user, role, now);
+  if (!created && !fresh_store && !store.token_by_hash(record.hash)) {
+    spdlog::warn("event=token_file_revoked path={} hint=\"its token was revoked; delete the file and restart for a new one\"",
+                 file.string());
+    return;
+  }
   if (!store.token_by_hash(record.hash)) {
     Change change;
     change.tokens.push_back(record);
@@ -86,6 +78,16 @@ void ensure_bootstrap_token(Store& store, TokenRegistry& tokens, const fs::path&
     record = *store.token_by_hash(record.hash);
   }
   tokens.add(record);
+}
+
+// Last uses of tokens reach the store lazily (TokenRegistry::take_uses_to_persist).
+void persist_token_uses(TokenRegistry& tokens, StoreWorker& store, TimePoint now) {
+  Change change;
+  change.token_uses = tokens.take_uses_to_persist(now);
+  if (change.token_uses.empty()) return;
+  store.write(std::move(change), [](std::exception_ptr error, Change&) {
+    if (error) spdlog::warn("event=token_uses_not_stored");
+  });
 }
 
 FailureRules load_failure_rules(const std::string& file) {
@@ -198,8 +200,9 @@ int run_daemon(const DaemonOptions& o) {
   SystemTimeSource clock;
   SqliteStore store(data_dir / "trainyard.db");
   TokenRegistry tokens;
-  ensure_bootstrap_token(store, tokens, data_dir / "admin.token", "admin", Role::admin, clock.now());
-  ensure_bootstrap_token(store, tokens, data_dir / "join.token", "agent", Role::agent, clock.now());
+  const bool fresh_store = store.tokens().empty();
+  ensure_bootstrap_token(store, tokens, data_dir / "admin.token", "admin", Role::admin, clock.now(), fresh_store);
+  ensure_bootstrap_token(store, tokens, data_dir / "join.token", kJoinTokenUser, Role::agent, clock.now(), fresh_store);
   for (const auto& token : store.tokens()) tokens.add(token);
   const LoadedState state = store.load();
 
@@ -234,7 +237,8 @@ int run_daemon(const DaemonOptions& o) {
   user_limits.rate = {static_cast<double>(o.rate_limit_rps), static_cast<double>(o.rate_limit_burst),
                       o.rate_limit_admins == 1};
   user_limits.max_pending_per_user = static_cast<std::size_t>(o.max_pending_per_user);
-  Api api(jobs, worker, files, tokens, clock, kTrainyardVersion, checkpoint_root, user_limits);
+  Api api(jobs, worker, files, tokens, clock, kTrainyardVersion, checkpoint_root, user_limits,
+          data_dir / "join.token");
   net::HttpServerOptions server_options;
   server_options.body_limit = static_cast<std::size_t>(o.body_limit_bytes);
   server_options.header_limit = static_cast<std::size_t>(o.max_header_bytes);
@@ -254,7 +258,10 @@ int run_daemon(const DaemonOptions& o) {
   std::uint64_t ticks = 0;
   std::function<void()> tick = [&] {
     jobs.tick();
-    if (++ticks % 20 == 0) jobs.persist_usage();
+    if (++ticks % 20 == 0) {
+      jobs.persist_usage();
+      persist_token_uses(tokens, worker, clock.now());
+    }
     ticker.expires_after(Millis(o.tick_ms));
     ticker.async_wait([&](const boost::system::error_code& ec) {
       if (!ec) tick();

@@ -6,7 +6,6 @@
 #include "net/http_server.h"
 
 namespace trainyard {
-namespace {
 
 class AgentSession : public net::WebSocketSession,
                      public AgentChannel,
@@ -68,6 +67,16 @@ class AgentSession : public net::WebSocketSession,
     if (peer_) peer_->close(reason);
   }
 
+  // Whether revoking `token` ends this connection: it is the credential of the node this connection
+  // speaks for (however the connection was opened), or it opened a connection that has not joined
+  // yet. Not the join token of a node that joined since: that node holds its own credential.
+  bool ends_with(const TokenRecord& token) const {
+    if (closed_) return false;
+    if (who_.token_id == token.id && node_.empty()) return true;
+    const auto node = Principal{token.user, token.role}.bound_node();
+    return node && *node == node_;
+  }
+
  private:
   void on_hello(const HelloMsg& hello) {
     const std::string refusal = node_hello_refusal(tokens_, who_, hello.name);
@@ -122,27 +131,46 @@ class AgentSession : public net::WebSocketSession,
   bool closed_ = false;
 };
 
+namespace {
+
 // Agents only: the join token or a node credential. An admin's token is no way to become a node.
-std::optional<Principal> agent_principal(const TokenRegistry& tokens, const net::HttpRequest& req) {
-  auto who = tokens.authenticate_header(req.header("authorization"));
-  if (!who || who->role != Role::agent) return std::nullopt;
+std::optional<Principal> agent_principal(TokenRegistry& tokens, const net::HttpRequest& req, TimePoint now) {
+  auto who = tokens.authenticate_header(req.header("authorization"), now);
+  if (!who || !who->may(Action::use_gateway)) return std::nullopt;
   return who;
 }
 
 }  // namespace
 
+AgentGateway::AgentGateway(JobManager& jobs, TokenRegistry& tokens, StoreWorker& store, const TimeSource& clock)
+    : jobs_(jobs), tokens_(tokens), store_(store), clock_(clock) {
+  tokens_.on_removed([this](const TokenRecord& token) { token_revoked(token); });
+}
+
+void AgentGateway::token_revoked(const TokenRecord& token) {
+  for (const auto& weak : sessions_) {
+    const auto session = weak.lock();
+    if (!session || !session->ends_with(token)) continue;
+    spdlog::warn("event=agent_token_revoked token={} user={}", token.id, token.user);
+    session->disconnect("its token " + token.id + " was revoked");
+  }
+}
+
 net::WebSocketRoute AgentGateway::route() {
   net::WebSocketRoute route;
   route.path = kAgentPath;
   route.authorize = [this](const net::HttpRequest& req) -> std::optional<net::HttpResponse> {
-    if (agent_principal(tokens_, req)) return std::nullopt;
+    if (agent_principal(tokens_, req, clock_.now())) return std::nullopt;
     spdlog::warn("event=agent_join_refused remote={} reason=not_an_agent_token", req.remote);
     return net::error_response(401, "unauthorized", "join token or node credential missing or not valid for agents");
   };
   route.open = [this](const net::HttpRequest& req, std::shared_ptr<net::WebSocketPeer> peer) {
     // Authorized just before; a token revoked in between leaves a session that admits no hello.
-    Principal who = agent_principal(tokens_, req).value_or(Principal{"", Role::user});
-    return std::make_shared<AgentSession>(jobs_, tokens_, store_, clock_, std::move(who), std::move(peer), req.remote);
+    Principal who = agent_principal(tokens_, req, clock_.now()).value_or(Principal{"", Role::user});
+    auto session = std::make_shared<AgentSession>(jobs_, tokens_, store_, clock_, std::move(who), std::move(peer), req.remote);
+    std::erase_if(sessions_, [](const std::weak_ptr<AgentSession>& s) { return s.expired(); });
+    sessions_.push_back(session);
+    return session;
   };
   return route;
 }

@@ -4,6 +4,11 @@
 // The first message must be a hello, whose node name the token must admit (node_credentials.h) and
 // which the job manager accepts or refuses. Messages are parsed strictly; a malformed one is
 // logged and dropped (after hello) or ends the connection with the reason (before hello).
+// Revoking the token a connection was opened with closes it, unless it is the join token of a
+// node that has joined since (the node holds its own credential by then).
+#include <memory>
+#include <vector>
+
 #include "daemon/auth.h"
 #include "daemon/job_manager.h"
 #include "daemon/store_worker.h"
@@ -14,17 +19,22 @@ namespace trainyard {
 
 inline constexpr const char* kAgentPath = "/v1/agent/connect";
 
+class AgentSession;
+
 class AgentGateway {
  public:
-  AgentGateway(JobManager& jobs, TokenRegistry& tokens, StoreWorker& store, const TimeSource& clock)
-      : jobs_(jobs), tokens_(tokens), store_(store), clock_(clock) {}
+  // Listens to `tokens` for revocations: it must outlive the gateway.
+  AgentGateway(JobManager& jobs, TokenRegistry& tokens, StoreWorker& store, const TimeSource& clock);
   net::WebSocketRoute route();
 
  private:
+  void token_revoked(const TokenRecord& token);
+
   JobManager& jobs_;
   TokenRegistry& tokens_;
   StoreWorker& store_;
   const TimeSource& clock_;
+  std::vector<std::weak_ptr<AgentSession>> sessions_;  // open ones, and some closed not yet pruned
 };
 
 }  // namespace trainyard

@@ -20,7 +20,7 @@ std::string node_hello_refusal(const TokenRegistry& tokens, const Principal& who
 void issue_node_credential(TokenRegistry& tokens, StoreWorker& store, TimePoint now, const std::string& node,
                            std::function<void(std::string secret)> done) {
   std::string secret = generate_token_secret();
-  TokenRecord record{sha256_hex(secret), node_token_user(node), Role::agent, now};
+  const TokenRecord record = new_token_record(secret, node_token_user(node), Role::agent, now);
   tokens.add(record);
   Change change;
   change.tokens.push_back(record);

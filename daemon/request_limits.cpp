@@ -24,7 +24,7 @@ std::optional<Millis> TokenBucket::take(TimePoint now) {
 }
 
 std::optional<std::int64_t> RateLimiter::admit(const Principal& who, TimePoint now) {
-  if (limit_.per_second <= 0 || (who.is_admin() && !limit_.include_admins)) return std::nullopt;
+  if (limit_.per_second <= 0 || ((who.role == Role::admin) && !limit_.include_admins)) return std::nullopt;
   auto it = buckets_.try_emplace(who.user, limit_.per_second, limit_.burst, now).first;
   const auto wait = it->second.take(now);
   if (!wait) return std::nullopt;
@@ -33,7 +33,7 @@ std::optional<std::int64_t> RateLimiter::admit(const Principal& who, TimePoint n
 
 std::optional<std::string> pending_cap_refusal(const Principal& who, std::size_t cap,
                                                const std::function<std::size_t()>& pending_count) {
-  if (cap == 0 || who.is_admin()) return std::nullopt;
+  if (cap == 0 || (who.role == Role::admin)) return std::nullopt;
   const std::size_t pending = pending_count();
   if (pending < cap) return std::nullopt;
   return "user " + who.user + " already has " + std::to_string(pending) +

@@ -15,7 +15,7 @@ std::optional<ShareRefusal> submit_refusal(const Principal& who, const std::stri
   if (!created) {
     return ShareRefusal{400, "share " + share + " does not exist; an admin creates it with PUT /v1/shares/" + share};
   }
-  if (who.is_admin() || !members || std::find(members->begin(), members->end(), who.user) != members->end()) {
+  if (who.may(Action::manage_shares) || !members || std::find(members->begin(), members->end(), who.user) != members->end()) {
     return std::nullopt;
   }
   return ShareRefusal{403, "user " + who.user + " is not a member of share " + share +

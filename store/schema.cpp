@@ -129,12 +129,31 @@ CREATE TABLE checkpoints (
 ) WITHOUT ROWID;
 )sql";
 
+// Tokens get a public id, an expiry and a last-used time, and the operator and viewer roles. SQLite
+// cannot change a CHECK constraint in place, hence the copy; tokens from before get random ids.
+constexpr std::string_view kTokenLifecycleSchema = R"sql(
+CREATE TABLE tokens_v6 (
+  hash TEXT PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  user TEXT NOT NULL,
+  role TEXT NOT NULL CHECK (role IN ('admin','operator','user','viewer','agent')),
+  created_at_ms INTEGER NOT NULL,
+  expires_at_ms INTEGER,
+  last_used_at_ms INTEGER
+) WITHOUT ROWID;
+INSERT INTO tokens_v6 (hash, id, user, role, created_at_ms)
+  SELECT hash, 'tok_' || lower(hex(randomblob(8))), user, role, created_at_ms FROM tokens;
+DROP TABLE tokens;
+ALTER TABLE tokens_v6 RENAME TO tokens;
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{1, "initial: jobs, attempts, nodes, tokens, shares, events", kInitialSchema},
     Migration{2, "metrics: per-step training metrics", kMetricsSchema},
     Migration{3, "health: health checks and per-node health history", kHealthSchema},
     Migration{4, "share access: shares created by admins, and their members", kShareAccessSchema},
     Migration{5, "checkpoints: the checkpoints each job's attempts reported", kCheckpointsSchema},
+    Migration{6, "token lifecycle: ids, expiry, last use; operator and viewer roles", kTokenLifecycleSchema},
 };
 
 bool has_version_table(sqlite::Connection& db) {

@@ -39,10 +39,15 @@ Job job_at(const Use& row) { return decode("jobs", row.text_at(0), job_from_json
 Attempt attempt_at(const Use& row) { return decode("attempts", row.text_at(0), attempt_from_json); }
 Node node_at(const Use& row) { return decode("nodes", row.text_at(0), node_from_json); }
 
+constexpr std::string_view kTokenColumns = "hash, user, role, created_at_ms, id, expires_at_ms, last_used_at_ms";
+
 TokenRecord token_at(const Use& row) {
   const auto role = parse_role(row.text_at(2));
   if (!role) throw StoreError("tokens: unreadable stored role \"" + row.text_at(2) + "\"");
-  return TokenRecord{row.text_at(0), row.text_at(1), *role, from_unix_ms(row.int_at(3))};
+  TokenRecord t{row.text_at(0), row.text_at(1), *role, from_unix_ms(row.int_at(3)), row.text_at(4)};
+  if (!row.is_null_at(5)) t.expires_at = from_unix_ms(row.int_at(5));
+  if (!row.is_null_at(6)) t.last_used_at = from_unix_ms(row.int_at(6));
+  return t;
 }
 
 ShareRecord share_at(const Use& row) {
@@ -159,10 +164,12 @@ struct SqliteStore::Statements {
                     "INSERT INTO nodes (name, state, record) VALUES (?1, ?2, ?3)"
                     " ON CONFLICT (name) DO UPDATE SET state = excluded.state, record = excluded.record"),
         upsert_token(db,
-                     "INSERT INTO tokens (hash, user, role, created_at_ms) VALUES (?1, ?2, ?3, ?4)"
-                     " ON CONFLICT (hash) DO UPDATE SET user = excluded.user, role = excluded.role,"
-                     " created_at_ms = excluded.created_at_ms"),
+                     "INSERT INTO tokens (hash, user, role, created_at_ms, id, expires_at_ms, last_used_at_ms)"
+                     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (hash) DO UPDATE SET user = excluded.user,"
+                     " role = excluded.role, created_at_ms = excluded.created_at_ms, id = excluded.id,"
+                     " expires_at_ms = excluded.expires_at_ms, last_used_at_ms = excluded.last_used_at_ms"),
         delete_token(db, "DELETE FROM tokens WHERE hash = ?1"),
+        note_token_use(db, "UPDATE tokens SET last_used_at_ms = ?2 WHERE hash = ?1"),
         upsert_share(db,
                      "INSERT INTO shares (name, weight, max_running_cores, usage_core_s, usage_at_ms, created, members)"
                      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (name) DO UPDATE SET weight = excluded.weight,"
@@ -196,8 +203,8 @@ struct SqliteStore::Statements {
         attempts_of_job(db, "SELECT record FROM attempts WHERE job_id = ?1 ORDER BY id"),
         attempt_by_id(db, "SELECT record FROM attempts WHERE id = ?1"),
         node_by_name(db, "SELECT record FROM nodes WHERE name = ?1"),
-        token_by_hash(db, "SELECT hash, user, role, created_at_ms FROM tokens WHERE hash = ?1"),
-        all_tokens(db, "SELECT hash, user, role, created_at_ms FROM tokens ORDER BY created_at_ms, hash"),
+        token_by_hash(db, "SELECT " + std::string(kTokenColumns) + " FROM tokens WHERE hash = ?1"),
+        all_tokens(db, "SELECT " + std::string(kTokenColumns) + " FROM tokens ORDER BY created_at_ms, hash"),
         events_after(db,
                      "SELECT seq, at_ms, kind, job_id, attempt_id, node, message FROM events"
                      " WHERE seq > ?1 ORDER BY seq LIMIT ?2"),
@@ -210,7 +217,7 @@ struct SqliteStore::Statements {
         max_job_id(db, "SELECT COALESCE(MAX(id), 0) FROM jobs"),
         max_attempt_id(db, "SELECT COALESCE(MAX(id), 0) FROM attempts") {}
 
-  Statement upsert_job, upsert_attempt, upsert_node, upsert_token, delete_token, upsert_share, append_event, upsert_metric;
+  Statement upsert_job, upsert_attempt, upsert_node, upsert_token, delete_token, note_token_use, upsert_share, append_event, upsert_metric;
   Statement metrics_of_job, upsert_health_check, upsert_node_health, health_check_by_id, node_health_of;
   Statement upsert_checkpoint, checkpoints_of_job, max_health_check_id;
   Statement job_by_id, attempts_of_job, attempt_by_id, node_by_name, token_by_hash, all_tokens, events_after;
@@ -282,9 +289,13 @@ void SqliteStore::write(const Change& change) {
         .bind_text(2, t.user)
         .bind_text(3, to_string(t.role))
         .bind_int(4, to_unix_ms(t.created_at))
+        .bind_text(5, t.id)
+        .bind_optional_int(6, t.expires_at ? std::optional(to_unix_ms(*t.expires_at)) : std::nullopt)
+        .bind_optional_int(7, t.last_used_at ? std::optional(to_unix_ms(*t.last_used_at)) : std::nullopt)
         .run();
   }
   for (const std::string& hash : change.revoked_tokens) Use(s.delete_token).bind_text(1, hash).run();
+  for (const auto& [hash, at] : change.token_uses) Use(s.note_token_use).bind_text(1, hash).bind_int(2, to_unix_ms(at)).run();
   for (const ShareRecord& sh : change.shares) {
     Use use(s.upsert_share);
     use

@@ -14,7 +14,9 @@ std::string job_record(const Job& job) { return record_text(to_json(job)); }
 std::string to_string(Role r) {
   switch (r) {
     case Role::admin: return "admin";
+    case Role::operator_: return "operator";
     case Role::user: return "user";
+    case Role::viewer: return "viewer";
     case Role::agent: return "agent";
   }
   return "user";
@@ -23,7 +25,7 @@ std::string to_string(Role r) {
 std::optional<Role> parse_role(std::string_view s) {
   std::string lower(s);
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  for (Role r : {Role::admin, Role::user, Role::agent}) {
+  for (Role r : {Role::admin, Role::operator_, Role::user, Role::viewer, Role::agent}) {
     if (to_string(r) == lower) return r;
   }
   return std::nullopt;

@@ -13,6 +13,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "proto/job.h"
@@ -21,7 +22,8 @@
 
 namespace trainyard {
 
-enum class Role { admin, user, agent };
+// What each role may do is daemon/roles.h; `operator` is a C++ keyword, hence `operator_`.
+enum class Role { admin, operator_, user, viewer, agent };
 std::string to_string(Role r);
 std::optional<Role> parse_role(std::string_view s);
 
@@ -30,6 +32,9 @@ struct TokenRecord {
   std::string user;
   Role role = Role::user;
   TimePoint created_at{};
+  std::string id;  // public name of the token (listing, revoking); not a credential
+  std::optional<TimePoint> expires_at;
+  std::optional<TimePoint> last_used_at;  // persisted lazily (Change::token_uses)
   bool operator==(const TokenRecord&) const = default;
 };
 
@@ -112,6 +117,8 @@ struct Change {
   std::vector<NodeHealthRow> node_health;
   // Hashes of tokens to delete, after the upserts above (a forgotten node credential).
   std::vector<std::string> revoked_tokens;
+  // When tokens were last used, by hash; a token not stored (revoked meanwhile) is left absent.
+  std::vector<std::pair<std::string, TimePoint>> token_uses;
   std::vector<CheckpointRecord> checkpoints;  // upserted by (job, step): a rewritten step's newest report wins
 };
 

@@ -65,12 +65,12 @@ TEST(ApiErrors, EachBadRequestIsAnsweredClearlyAndTheDaemonKeepsServing) {
       {"unknown query parameter", "GET", "/v1/jobs?colour=red", "", 400, "colour", "unknown query parameter"},
       {"bad state filter", "GET", "/v1/jobs?state=SLEEPING", "", 400, "state", "PENDING"},
       {"limit zero", "GET", "/v1/jobs?limit=0", "", 400, "limit", "1 to 1000"},
-      {"token by non-admin", "POST", "/v1/tokens", R"({"user":"bob"})", 403, "", "only admins", "alice"},
+      {"token by non-admin", "POST", "/v1/tokens", R"({"user":"bob"})", 403, "", "role user may not create tokens", "alice"},
       {"token with bad role", "POST", "/v1/tokens", R"({"user":"bob","role":"root"})", 400, "role", "user"},
       {"unknown path", "GET", "/v1/nope", "", 404, "", "no such endpoint"},
       {"unknown node", "GET", "/v1/nodes/ghost", "", 404, "", "ghost"},
       {"bad log rank", "GET", job_path + "/logs?rank=abc", "", 400, "rank", "integer"},
-      {"share by non-admin", "PUT", "/v1/shares/team", R"({"weight":2})", 403, "", "only admins", "alice"},
+      {"share by non-admin", "PUT", "/v1/shares/team", R"({"weight":2})", 403, "", "role user may not change shares", "alice"},
       {"share weight zero", "PUT", "/v1/shares/team", R"({"weight":0})", 400, "weight", "number"},
   };
   ASSERT_GE(cases.size(), 20u);

@@ -36,6 +36,9 @@ void InMemoryStore::write(Contents& into, const Change& change) {
   for (const Node& n : change.nodes) into.nodes.insert_or_assign(n.name, n);
   for (const TokenRecord& t : change.tokens) into.tokens.insert_or_assign(t.hash, t);
   for (const std::string& hash : change.revoked_tokens) into.tokens.erase(hash);
+  for (const auto& [hash, at] : change.token_uses) {
+    if (auto it = into.tokens.find(hash); it != into.tokens.end()) it->second.last_used_at = at;
+  }
   for (const ShareRecord& s : change.shares) into.shares.insert_or_assign(s.name, s);
   for (Event e : change.events) {
     e.seq = ++into.last_seq;

@@ -144,6 +144,18 @@ TEST(CommandLine, NodesAndTokens) {
   EXPECT_EQ(rejected({"token", "create"}), "USER");
   EXPECT_EQ(rejected({"token"}), "token");
   EXPECT_EQ(rejected({"token", "delete", "bob"}), "token");
+  EXPECT_EQ(parsed<CreateToken>({"token", "create", "vic", "--role", "viewer", "--ttl", "30d"}),
+            (CreateToken{"vic", "viewer", 30 * 86400}));
+  EXPECT_EQ(parsed<CreateToken>({"token", "create", "olga", "--role", "operator", "--ttl", "3600"}),
+            (CreateToken{"olga", "operator", 3600}));
+  EXPECT_EQ(parsed<CreateToken>({"token", "create", "bob", "--ttl", "90m"}).ttl_s, 5400);
+  for (const char* bad : {"0", "-1d", "30y", "d", "12x", "4000d"}) {
+    EXPECT_EQ(rejected({"token", "create", "bob", "--ttl", bad}), "--ttl") << bad;
+  }
+  EXPECT_EQ(parsed<ListTokens>({"token", "list"}), ListTokens{});
+  EXPECT_EQ(parsed<RevokeToken>({"token", "revoke", "tok_1"}), RevokeToken{"tok_1"});
+  EXPECT_EQ(rejected({"token", "revoke"}), "ID");
+  EXPECT_EQ(parsed<RotateJoinToken>({"token", "rotate-join"}), RotateJoinToken{});
 }
 
 TEST(CommandLine, GlobalFlagsBeforeOrAfterTheCommand) {

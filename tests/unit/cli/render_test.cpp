@@ -232,6 +232,22 @@ TEST(Render, SubmitCancelToken) {
   EXPECT_EQ(render({"token", "create", "bob"}, {Json{{"user", "bob"}, {"token", "ty_abc"}}}), "ty_abc\n");
 }
 
+TEST(Render, TokensTable) {
+  const Json reply = {{"tokens",
+                       {{{"id", "tok_1"}, {"user", "alice"}, {"role", "viewer"}, {"created_at", "2026-11-22T13:00:00.000Z"},
+                         {"expires_at", "2026-12-22T13:00:00.000Z"}, {"last_used_at", "2026-11-22T13:59:00.000Z"}},
+                        {{"id", "tok_2"}, {"user", "bob\x1b]0;x"}, {"role", "user"}, {"created_at", "2026-11-20T14:00:00.000Z"},
+                         {"expires_at", nullptr}, {"last_used_at", nullptr}}}}};
+  const auto lines = lines_of(render({"token", "list"}, {reply}));
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(cells_of(lines[0]), (std::vector<std::string>{"ID", "USER", "ROLE", "AGE", "EXPIRES", "LAST_USED"}));
+  EXPECT_EQ(cells_of(lines[1]),
+            (std::vector<std::string>{"tok_1", "alice", "viewer", "60m", "2026-12-22T13:00:00.000Z", "60s"}));
+  EXPECT_EQ(cells_of(lines[2]), (std::vector<std::string>{"tok_2", "bob\\x1b]0;x", "user", "2d", "-", "-"}));
+  EXPECT_EQ(render({"token", "revoke", "tok_1"}, {Json{{"id", "tok_1"}, {"revoked", true}}}), "Revoked token tok_1\n");
+  EXPECT_EQ(render({"token", "rotate-join"}, {Json{{"token", "ty_new"}}}), "ty_new\n");
+}
+
 TEST(Render, NodesTable) {
   const Json reply = {{"nodes",
                        {{{"name", "n1"}, {"cores", 32}, {"free_cores", 16}, {"state", "HEALTHY"}, {"state_reason", ""},

@@ -44,6 +44,13 @@ TEST(Requests, CancelNodesAndToken) {
   EXPECT_EQ(requests_of({"nodes"}), std::vector{get("/v1/nodes")});
   EXPECT_EQ(requests_of({"token", "create", "bob", "--role", "admin"}),
             (std::vector<ApiRequest>{{"POST", "/v1/tokens", Json{{"user", "bob"}, {"role", "admin"}}}}));
+  EXPECT_EQ(requests_of({"token", "create", "bob", "--ttl", "1h"}),
+            (std::vector<ApiRequest>{{"POST", "/v1/tokens", Json{{"user", "bob"}, {"role", "user"}, {"ttl_s", 3600}}}}));
+  EXPECT_EQ(requests_of({"token", "list"}), std::vector{get("/v1/tokens")});
+  EXPECT_EQ(requests_of({"token", "revoke", "tok_a/b"}),
+            (std::vector<ApiRequest>{{"DELETE", "/v1/tokens/tok_a%2Fb", std::nullopt}}));
+  EXPECT_EQ(requests_of({"token", "rotate-join"}),
+            (std::vector<ApiRequest>{{"POST", "/v1/tokens/join/rotate", std::nullopt}}));
 }
 
 TEST(Requests, MetricsAndFaults) {

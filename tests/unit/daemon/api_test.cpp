@@ -3,6 +3,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
 #include "daemon/api.h"
 #include "tests/unit/daemon/harness.h"
 
@@ -15,6 +20,8 @@ constexpr const char* kAdmin = "admin-secret";
 constexpr const char* kAlice = "alice-secret";
 constexpr const char* kBob = "bob-secret";
 constexpr const char* kJoin = "join-secret";
+constexpr const char* kViewer = "viewer-secret";
+constexpr const char* kOperator = "operator-secret";
 
 // Most tests run without nodes, so the job waits for them rather than being refused as unable to fit.
 const char* const kJobBody = R"({"name":"train","nodes":1,"wait_for_capacity":true,"command":{"argv":["/bin/true"]}})";
@@ -38,12 +45,17 @@ struct Reply {
 
 class ApiTest : public ::testing::Test {
  protected:
-  ApiTest() : api(cluster.jobs, cluster.worker, cluster.files, tokens, cluster.clock, "test-version", "") {
-    tokens.add(TokenRecord{sha256_hex(kAdmin), "root", Role::admin, {}});
-    tokens.add(TokenRecord{sha256_hex(kAlice), "alice", Role::user, {}});
-    tokens.add(TokenRecord{sha256_hex(kBob), "bob", Role::user, {}});
-    tokens.add(TokenRecord{sha256_hex(kJoin), "agent", Role::agent, {}});
+  ApiTest()
+      : join_file(std::filesystem::path(::testing::TempDir()) / ("join-" + std::to_string(::getpid()) + ".token")),
+        api(cluster.jobs, cluster.worker, cluster.files, tokens, cluster.clock, "test-version", "", UserLimits{}, join_file) {
+    tokens.add(new_token_record(kAdmin, "root", Role::admin, {}));
+    tokens.add(new_token_record(kAlice, "alice", Role::user, {}));
+    tokens.add(new_token_record(kBob, "bob", Role::user, {}));
+    tokens.add(new_token_record(kJoin, "agent", Role::agent, {}));
+    tokens.add(new_token_record(kViewer, "vic", Role::viewer, {}));
+    tokens.add(new_token_record(kOperator, "olga", Role::operator_, {}));
   }
+  ~ApiTest() override { std::filesystem::remove(join_file); }
 
   // Sends the request without waiting for anything the store worker still has to do.
   std::shared_ptr<Reply> send(const std::string& method, const std::string& target, const std::string& token,
@@ -80,6 +92,7 @@ class ApiTest : public ::testing::Test {
 
   Cluster cluster;
   TokenRegistry tokens;
+  std::filesystem::path join_file;
   Api api;
   Api* under_test = &api;  // a test of other limits points this at its own Api
   std::function<void()> on_answer;  // runs as the response is handed over
@@ -298,7 +311,9 @@ TEST_F(ApiTest, WrongMethodIs405WithAllow) {
       {"GET", "/v1/jobs/1/cancel", "POST"},
       {"POST", "/v1/jobs/1/attempts", "GET"},
       {"POST", "/v1/nodes", "GET"},
-      {"GET", "/v1/tokens", "POST"},
+      {"PUT", "/v1/tokens", "GET, POST"},
+      {"GET", "/v1/tokens/join/rotate", "POST"},
+      {"GET", "/v1/tokens/tok_1", "DELETE"},
       {"POST", "/healthz", "GET"},
       {"GET", "/v1/shares/default", "PUT"},
   };
@@ -602,10 +617,176 @@ TEST_F(ApiTest, AnAdminForgetsADisconnectedNodesCredential) {
 
   const Reply forgotten = call("DELETE", "/v1/nodes/n1/credential", kAdmin);
   EXPECT_EQ(forgotten.status, 200) << forgotten.body.dump();
-  EXPECT_FALSE(tokens.authenticate("n1-secret"));
+  EXPECT_FALSE(tokens.authenticate("n1-secret", cluster.clock.now()));
   EXPECT_FALSE(tokens.node_credential("n1"));
   EXPECT_EQ(call("DELETE", "/v1/nodes/n1/credential", kAdmin).status, 404) << "nothing left to forget";
 }
+
+TEST_F(ApiTest, TokensAreListedWithoutSecretsAdminsAllOthersTheirOwn) {
+  const Reply made = call("POST", "/v1/tokens", kAdmin, R"({"user":"alice","role":"viewer","ttl_s":3600})");
+  ASSERT_EQ(made.status, 201) << made.body.dump();
+  EXPECT_EQ(made.body["role"], "viewer");
+  EXPECT_EQ(made.body["expires_at"], format_time(cluster.clock.now() + std::chrono::hours(1)));
+  const std::string secret = made.body["token"];
+
+  const Reply all = call("GET", "/v1/tokens", kAdmin);
+  ASSERT_EQ(all.status, 200);
+  EXPECT_EQ(all.body["tokens"].size(), 7u) << "six in the fixture, the join token among them, and the new one";
+  const Reply own = call("GET", "/v1/tokens", kAlice);
+  ASSERT_EQ(own.body["tokens"].size(), 2u);
+  for (const Json& t : own.body["tokens"]) {
+    EXPECT_EQ(t["user"], "alice");
+    EXPECT_FALSE(t.contains("token"));
+    EXPECT_FALSE(t.contains("hash"));
+  }
+  EXPECT_EQ(own.body["tokens"][1]["id"], made.body["id"]);
+  for (const std::string& s : {secret, std::string(kAlice), sha256_hex(secret), sha256_hex(kAlice)}) {
+    EXPECT_EQ(all.body.dump().find(s), std::string::npos) << "a listing leaked a secret or its hash";
+  }
+  EXPECT_NE(own.body["tokens"][0]["last_used_at"], Json(nullptr)) << "alice's token was used to list";
+}
+
+TEST_F(ApiTest, ATokenWithATtlExpires) {
+  const Reply made = call("POST", "/v1/tokens", kAdmin, R"({"user":"carol","ttl_s":60})");
+  ASSERT_EQ(made.status, 201);
+  const std::string secret = made.body["token"];
+  EXPECT_EQ(call("GET", "/v1/jobs", secret).status, 200);
+  cluster.clock.advance(std::chrono::seconds(60));
+  const Reply expired = call("GET", "/v1/jobs", secret);
+  EXPECT_EQ(expired.status, 401);
+  EXPECT_THAT(expired.error_message(), HasSubstr("expired"));
+  for (const std::string bad : {R"({"user":"carol","ttl_s":0})", R"({"user":"carol","ttl_s":"1d"})",
+                                R"({"user":"carol","ttl_s":1e12})"}) {
+    const Reply r = call("POST", "/v1/tokens", kAdmin, bad);
+    EXPECT_EQ(r.status, 400) << bad;
+    EXPECT_EQ(r.error_field(), "ttl_s") << bad;
+  }
+}
+
+TEST_F(ApiTest, RevokingATokenRefusesItsNextRequest) {
+  const Reply made = call("POST", "/v1/tokens", kAdmin, R"({"user":"carol"})");
+  const std::string secret = made.body["token"];
+  const std::string id = made.body["id"];
+  ASSERT_EQ(call("GET", "/v1/jobs", secret).status, 200) << "used once, so its secret is cached as verified";
+  EXPECT_EQ(call("DELETE", "/v1/tokens/" + id, kAlice).status, 404) << "another user's token answers as a missing one";
+  const Reply revoked = call("DELETE", "/v1/tokens/" + id, kAdmin);
+  EXPECT_EQ(revoked.status, 200) << revoked.body.dump();
+  EXPECT_EQ(call("GET", "/v1/jobs", secret).status, 401);
+  EXPECT_EQ(call("DELETE", "/v1/tokens/" + id, kAdmin).status, 404);
+  EXPECT_FALSE(cluster.memory.token_by_hash(sha256_hex(secret))) << "the revocation was not stored";
+
+  const std::string alices = call("GET", "/v1/tokens", kAlice).body["tokens"][0]["id"];
+  EXPECT_EQ(call("DELETE", "/v1/tokens/" + alices, kAlice).status, 200) << "anyone may give up their own token";
+  EXPECT_EQ(call("GET", "/v1/jobs", kAlice).status, 401);
+}
+
+TEST_F(ApiTest, RotatingTheJoinTokenReplacesItInMemoryTheStoreAndItsFile) {
+  EXPECT_EQ(call("POST", "/v1/tokens/join/rotate", kOperator).status, 403);
+  const Reply rotated = call("POST", "/v1/tokens/join/rotate", kAdmin);
+  ASSERT_EQ(rotated.status, 200) << rotated.body.dump();
+  const std::string secret = rotated.body["token"];
+  EXPECT_FALSE(tokens.authenticate(kJoin, cluster.clock.now())) << "the old join token still works";
+  const auto who = tokens.authenticate(secret, cluster.clock.now());
+  ASSERT_TRUE(who);
+  EXPECT_EQ(who->role, Role::agent);
+  EXPECT_FALSE(who->bound_node());
+  EXPECT_TRUE(cluster.memory.token_by_hash(sha256_hex(secret)));
+  std::ifstream file(join_file);
+  std::string written;
+  std::getline(file, written);
+  EXPECT_EQ(written, secret);
+  EXPECT_EQ(std::filesystem::status(join_file).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+}
+
+// Every route as every kind of caller. Job 1 is alice's, running on n1; n2 is idle.
+enum class Caller { none, bad, expired, revoked, agent, viewer, owner, other, op, admin };
+
+class RouteMatrix : public ApiTest, public ::testing::WithParamInterface<Caller> {
+ protected:
+  std::string secret_of(Caller c) {
+    switch (c) {
+      case Caller::none: return "";
+      case Caller::bad: return "ty_not-a-token";
+      case Caller::expired: {
+        TokenRecord t = new_token_record("expired-secret", "alice", Role::admin, cluster.clock.now());
+        t.expires_at = cluster.clock.now();
+        tokens.add(t);
+        return "expired-secret";
+      }
+      case Caller::revoked: {
+        const Reply made = call("POST", "/v1/tokens", kAdmin, R"({"user":"alice","role":"admin"})");
+        EXPECT_EQ(call("DELETE", "/v1/tokens/" + made.body["id"].get<std::string>(), kAdmin).status, 200);
+        return made.body["token"];
+      }
+      case Caller::agent: return kJoin;
+      case Caller::viewer: return kViewer;
+      case Caller::owner: return kAlice;
+      case Caller::other: return kBob;
+      case Caller::op: return kOperator;
+      case Caller::admin: return kAdmin;
+    }
+    return "";
+  }
+};
+
+TEST_P(RouteMatrix, AnswersEachRouteAsThePolicySays) {
+  submit_as(kAlice);
+  cluster.connect("n1");
+  cluster.connect("n2");  // idle, for the health check
+  const Caller caller = GetParam();
+  const std::string secret = secret_of(caller);
+  struct Route {
+    std::string method, target, body;
+    // viewer, owner (alice), other (bob), operator, admin; every unauthenticated caller gets 401
+    std::array<int, 5> status;
+  };
+  // In order: a later route may depend on what an earlier one did as the same caller.
+  const std::vector<Route> routes = {
+      {"POST", "/v1/healthchecks", R"({"nodes":["n2"],"suites":["accelerator"]})", {403, 403, 403, 202, 202}},
+      {"GET", "/v1/jobs", "", {200, 200, 200, 200, 200}},
+      {"GET", "/v1/jobs?user=alice", "", {200, 200, 403, 200, 200}},
+      {"POST", "/v1/jobs", kJobBody, {403, 201, 201, 201, 201}},
+      {"GET", "/v1/jobs/1", "", {200, 200, 404, 200, 200}},
+      {"GET", "/v1/jobs/1/attempts", "", {200, 200, 404, 200, 200}},
+      {"GET", "/v1/jobs/1/checkpoints", "", {200, 200, 404, 200, 200}},
+      {"GET", "/v1/jobs/1/metrics", "", {200, 200, 404, 200, 200}},
+      {"POST", "/v1/jobs/1/cancel", "", {403, 200, 404, 403, 200}},
+      {"GET", "/v1/nodes", "", {200, 200, 200, 200, 200}},
+      {"GET", "/v1/nodes/n1", "", {200, 200, 200, 200, 200}},
+      {"GET", "/v1/nodes/n1/health", "", {200, 200, 200, 200, 200}},
+      {"PUT", "/v1/nodes/n1/faults", R"({"faults":[]})", {403, 403, 403, 202, 202}},
+      {"POST", "/v1/nodes/n1/drain", "", {403, 403, 403, 200, 200}},
+      {"POST", "/v1/nodes/n1/undrain", "", {403, 403, 403, 200, 200}},
+      {"DELETE", "/v1/nodes/n1/credential", "", {403, 403, 403, 403, 409}},
+      {"GET", "/v1/goodput", "", {200, 200, 200, 200, 200}},
+      {"GET", "/v1/canaries", "", {200, 200, 200, 200, 200}},
+      {"GET", "/v1/shares", "", {200, 200, 200, 200, 200}},
+      {"PUT", "/v1/shares/team", R"({"weight":2})", {403, 403, 403, 403, 200}},
+      {"GET", "/v1/tokens", "", {200, 200, 200, 200, 200}},
+      {"POST", "/v1/tokens", R"({"user":"carol"})", {403, 403, 403, 403, 201}},
+      {"POST", "/v1/tokens/join/rotate", "", {403, 403, 403, 403, 200}},
+  };
+  for (const Route& route : routes) {
+    const Reply r = call(route.method, route.target, secret, route.body);
+    const int expected = caller < Caller::viewer ? 401 : route.status[static_cast<int>(caller) - static_cast<int>(Caller::viewer)];
+    EXPECT_EQ(r.status, expected) << route.method << " " << route.target << ": " << r.body.dump();
+    if (r.status == 404 && caller == Caller::other) {
+      EXPECT_EQ(r.body.dump().find("alice"), std::string::npos) << "a 404 told bob whose job it is";
+    }
+  }
+}
+
+std::string caller_name(const ::testing::TestParamInfo<Caller>& info) {
+  constexpr std::array<const char*, 10> names = {"none",   "bad",   "expired", "revoked",  "agent",
+                                                 "viewer", "owner", "other",   "operator", "admin"};
+  return names[static_cast<std::size_t>(info.param)];
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryCaller, RouteMatrix,
+                         ::testing::Values(Caller::none, Caller::bad, Caller::expired, Caller::revoked, Caller::agent,
+                                           Caller::viewer, Caller::owner, Caller::other, Caller::op, Caller::admin),
+                         caller_name);
 
 }  // namespace
 }  // namespace trainyard::testing

@@ -2,9 +2,12 @@
 #include <gtest/gtest.h>
 
 #include "daemon/auth.h"
+#include "proto/time.h"
 
 namespace trainyard {
 namespace {
+
+const TimePoint kNow = from_unix_ms(1'700'000'000'000);
 
 TEST(Sha256, KnownVectors) {
   EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
@@ -24,14 +27,14 @@ TEST(TokenRegistry, KnowsEachNodesCredentialAndForgetsARemovedOne) {
   TokenRegistry tokens;
   tokens.add(TokenRecord{sha256_hex("join"), "agent", Role::agent, {}});
   tokens.add(TokenRecord{sha256_hex("n1"), node_token_user("n1"), Role::agent, {}});
-  EXPECT_FALSE(tokens.authenticate("join")->bound_node()) << "the join token is bound to no node";
-  EXPECT_EQ(tokens.authenticate("n1")->bound_node(), "n1");
+  EXPECT_FALSE(tokens.authenticate("join", kNow)->bound_node()) << "the join token is bound to no node";
+  EXPECT_EQ(tokens.authenticate("n1", kNow)->bound_node(), "n1");
   EXPECT_EQ(tokens.node_credential("n1"), sha256_hex("n1"));
   EXPECT_FALSE(tokens.node_credential("agent"));
   EXPECT_FALSE((Principal{node_token_user("n1"), Role::user}.bound_node())) << "only agent tokens are bound to nodes";
 
   tokens.remove(sha256_hex("n1"));
-  EXPECT_FALSE(tokens.authenticate("n1")) << "a removed token is not remembered as verified";
+  EXPECT_FALSE(tokens.authenticate("n1", kNow)) << "a removed token is not remembered as verified";
   EXPECT_FALSE(tokens.node_credential("n1"));
 }
 
@@ -39,48 +42,120 @@ TEST(TokenRegistry, AuthenticatesByHashOnly) {
   TokenRegistry tokens;
   const std::string secret = generate_token_secret();
   tokens.add(TokenRecord{sha256_hex(secret), "alice", Role::user, {}});
-  const auto who = tokens.authenticate(secret);
+  const auto who = tokens.authenticate(secret, kNow);
   ASSERT_TRUE(who);
   EXPECT_EQ(who->user, "alice");
-  EXPECT_FALSE(who->is_admin());
-  EXPECT_FALSE(tokens.authenticate(sha256_hex(secret))) << "the stored hash is not a credential";
-  EXPECT_FALSE(tokens.authenticate(""));
-  EXPECT_FALSE(tokens.authenticate(secret + "x"));
+  EXPECT_FALSE(who->role == Role::admin);
+  EXPECT_FALSE(tokens.authenticate(sha256_hex(secret), kNow)) << "the stored hash is not a credential";
+  EXPECT_FALSE(tokens.authenticate("", kNow));
+  EXPECT_FALSE(tokens.authenticate(secret + "x", kNow));
 }
 
 TEST(TokenRegistry, ReplacingATokenChangesWhatItsSecretAuthenticatesAs) {
   TokenRegistry tokens;
   const std::string secret = generate_token_secret();
   tokens.add(TokenRecord{sha256_hex(secret), "alice", Role::admin, {}});
-  ASSERT_TRUE(tokens.authenticate(secret));
-  EXPECT_TRUE(tokens.authenticate(secret)->is_admin()) << "a secret authenticates again once verified";
+  ASSERT_TRUE(tokens.authenticate(secret, kNow));
+  EXPECT_TRUE(tokens.authenticate(secret, kNow)->role == Role::admin) << "a secret authenticates again once verified";
   tokens.add(TokenRecord{sha256_hex(secret), "alice", Role::user, {}});
-  ASSERT_TRUE(tokens.authenticate(secret));
-  EXPECT_FALSE(tokens.authenticate(secret)->is_admin()) << "the replaced record's role must not outlive it";
+  ASSERT_TRUE(tokens.authenticate(secret, kNow));
+  EXPECT_FALSE(tokens.authenticate(secret, kNow)->role == Role::admin) << "the replaced record's role must not outlive it";
 }
 
 TEST(TokenRegistry, AVerifiedSecretDoesNotAdmitOthersOfItsLength) {
   TokenRegistry tokens;
   const std::string secret = generate_token_secret();
   tokens.add(TokenRecord{sha256_hex(secret), "alice", Role::user, {}});
-  ASSERT_TRUE(tokens.authenticate(secret));
+  ASSERT_TRUE(tokens.authenticate(secret, kNow));
   std::string near = secret;
   near.back() = near.back() == 'a' ? 'b' : 'a';
-  EXPECT_FALSE(tokens.authenticate(near));
-  EXPECT_FALSE(tokens.authenticate(generate_token_secret()));
-  EXPECT_TRUE(tokens.authenticate(secret));
+  EXPECT_FALSE(tokens.authenticate(near, kNow));
+  EXPECT_FALSE(tokens.authenticate(generate_token_secret(), kNow));
+  EXPECT_TRUE(tokens.authenticate(secret, kNow));
 }
 
 TEST(TokenRegistry, ParsesBearerHeaders) {
   TokenRegistry tokens;
   tokens.add(TokenRecord{sha256_hex("s3cret"), "root", Role::admin, {}});
-  ASSERT_TRUE(tokens.authenticate_header("Bearer s3cret"));
-  EXPECT_TRUE(tokens.authenticate_header("Bearer s3cret")->is_admin());
-  EXPECT_FALSE(tokens.authenticate_header("s3cret"));
-  EXPECT_FALSE(tokens.authenticate_header("Basic s3cret"));
-  EXPECT_FALSE(tokens.authenticate_header("Bearer "));
-  EXPECT_FALSE(tokens.authenticate_header("Bearer  s3cret"));
-  EXPECT_FALSE(tokens.authenticate_header("Bearer " + std::string(300, 'a'))) << "oversized secrets are not hashed";
+  ASSERT_TRUE(tokens.authenticate_header("Bearer s3cret", kNow));
+  EXPECT_TRUE(tokens.authenticate_header("Bearer s3cret", kNow)->role == Role::admin);
+  EXPECT_FALSE(tokens.authenticate_header("s3cret", kNow));
+  EXPECT_FALSE(tokens.authenticate_header("Basic s3cret", kNow));
+  EXPECT_FALSE(tokens.authenticate_header("Bearer ", kNow));
+  EXPECT_FALSE(tokens.authenticate_header("Bearer  s3cret", kNow));
+  EXPECT_FALSE(tokens.authenticate_header("Bearer " + std::string(300, 'a'), kNow)) << "oversized secrets are not hashed";
+}
+
+TEST(TokenRegistry, AnExpiredTokenIsRefusedFromItsExpiryOn) {
+  ManualTimeSource clock(kNow);
+  TokenRegistry tokens;
+  TokenRecord token = new_token_record("s3cret", "alice", Role::user, clock.now());
+  token.expires_at = clock.now() + std::chrono::seconds(30);
+  tokens.add(token);
+  ASSERT_TRUE(tokens.authenticate("s3cret", clock.now()));
+  clock.advance(std::chrono::seconds(29));
+  EXPECT_TRUE(tokens.authenticate("s3cret", clock.now())) << "verified and cached before its expiry";
+  clock.advance(std::chrono::seconds(1));
+  EXPECT_FALSE(tokens.authenticate("s3cret", clock.now())) << "the cache of verified secrets outlived the expiry";
+}
+
+TEST(TokenRegistry, RevokingForgetsAVerifiedSecretAndTellsTheListener) {
+  TokenRegistry tokens;
+  const TokenRecord token = new_token_record("s3cret", "alice", Role::user, kNow);
+  tokens.add(token);
+  std::vector<std::string> heard;
+  tokens.on_removed([&](const TokenRecord& t) { heard.push_back(t.id); });
+  ASSERT_TRUE(tokens.authenticate("s3cret", kNow));
+  const auto found = tokens.find_by_id(token.id);
+  ASSERT_TRUE(found);
+  tokens.remove(found->hash);
+  EXPECT_FALSE(tokens.authenticate("s3cret", kNow)) << "the verified-secret cache outlived the revocation";
+  EXPECT_FALSE(tokens.find_by_id(token.id));
+  EXPECT_EQ(heard, std::vector<std::string>{token.id});
+  tokens.add(new_token_record("other", "bob", Role::user, kNow));
+  tokens.add(new_token_record("other", "bob", Role::viewer, kNow));
+  EXPECT_EQ(heard.size(), 1u) << "replacing a token is no revocation";
+}
+
+TEST(TokenRegistry, ListsTokensOldestFirstWithTheirLastUseInMemory) {
+  TokenRegistry tokens;
+  const TokenRecord older = new_token_record("a", "alice", Role::user, kNow);
+  const TokenRecord newer = new_token_record("b", "bob", Role::viewer, kNow + std::chrono::seconds(1));
+  tokens.add(newer);
+  tokens.add(older);
+  tokens.authenticate("b", kNow + std::chrono::seconds(5));
+  const auto listed = tokens.list();
+  ASSERT_EQ(listed.size(), 2u);
+  EXPECT_EQ(listed[0].id, older.id);
+  EXPECT_FALSE(listed[0].last_used_at);
+  EXPECT_EQ(listed[1].id, newer.id);
+  EXPECT_EQ(listed[1].last_used_at, kNow + std::chrono::seconds(5));
+  EXPECT_NE(older.id, newer.id);
+  EXPECT_TRUE(older.id.starts_with("tok_"));
+}
+
+TEST(TokenRegistry, WritesEachTokensLastUseAtMostOncePerInterval) {
+  using std::chrono::seconds;
+  ManualTimeSource clock(kNow);
+  TokenRegistry tokens;
+  const TokenRecord token = new_token_record("s3cret", "alice", Role::user, clock.now());
+  tokens.add(token);
+  tokens.add(new_token_record("idle", "bob", Role::user, clock.now()));
+  EXPECT_TRUE(tokens.take_uses_to_persist(clock.now()).empty()) << "an unused token has no use to write";
+
+  for (int i = 0; i < 100; ++i) tokens.authenticate("s3cret", clock.now());
+  using Uses = std::vector<std::pair<std::string, TimePoint>>;
+  EXPECT_EQ(tokens.take_uses_to_persist(clock.now()), (Uses{{token.hash, kNow}})) << "a hundred uses, one write";
+  EXPECT_TRUE(tokens.take_uses_to_persist(clock.now()).empty()) << "written already";
+
+  clock.advance(seconds(10));
+  tokens.authenticate("s3cret", clock.now());
+  EXPECT_TRUE(tokens.take_uses_to_persist(clock.now()).empty()) << "written less than a minute ago";
+  clock.advance(kTokenUsePersistInterval - seconds(10));
+  EXPECT_EQ(tokens.take_uses_to_persist(clock.now()), (Uses{{token.hash, kNow + seconds(10)}}))
+      << "the newest use is written once the interval passed";
+  clock.advance(kTokenUsePersistInterval);
+  EXPECT_TRUE(tokens.take_uses_to_persist(clock.now()).empty()) << "no use since the last write";
 }
 
 }  // namespace

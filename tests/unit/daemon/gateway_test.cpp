@@ -23,9 +23,9 @@ class FakePeer final : public net::WebSocketPeer {
 class GatewayTest : public ::testing::Test {
  protected:
   GatewayTest() : gateway(cluster.jobs, tokens, cluster.worker, cluster.clock), route(gateway.route()) {
-    tokens.add(TokenRecord{sha256_hex("join"), "agent", Role::agent, {}});
-    tokens.add(TokenRecord{sha256_hex("alice"), "alice", Role::user, {}});
-    tokens.add(TokenRecord{sha256_hex("root"), "admin", Role::admin, {}});
+    tokens.add(new_token_record("join", "agent", Role::agent, {}));
+    tokens.add(new_token_record("alice", "alice", Role::user, {}));
+    tokens.add(new_token_record("root", "admin", Role::admin, {}));
   }
 
   std::shared_ptr<net::WebSocketSession> open(std::shared_ptr<FakePeer> peer, const std::string& token = "join") {
@@ -95,7 +95,7 @@ TEST_F(GatewayTest, AFirstJoinGetsACredentialBoundToTheNodeName) {
   const auto welcome = welcome_of(*peer);
   ASSERT_TRUE(welcome);
   ASSERT_FALSE(welcome->node_credential.empty()) << "the first join is given the node's own credential";
-  const auto who = tokens.authenticate(welcome->node_credential);
+  const auto who = tokens.authenticate(welcome->node_credential, cluster.clock.now());
   ASSERT_TRUE(who);
   EXPECT_EQ(who->role, Role::agent);
   EXPECT_EQ(who->bound_node(), "n1");
@@ -143,7 +143,7 @@ TEST_F(GatewayTest, AForgottenCredentialLetsTheJoinTokenRegisterTheNameAgain) {
   forget_node_credential(tokens, cluster.worker, "n1", "test", [&](bool ok, const std::string&) { forgotten = ok; });
   cluster.settle();
   ASSERT_TRUE(forgotten);
-  EXPECT_FALSE(tokens.authenticate(old_secret)) << "the old credential opens nothing";
+  EXPECT_FALSE(tokens.authenticate(old_secret, cluster.clock.now())) << "the old credential opens nothing";
   auto reinstalled = join("n1");
   ASSERT_TRUE(welcome_of(*reinstalled));
   EXPECT_NE(welcome_of(*reinstalled)->node_credential, "");
@@ -158,6 +158,37 @@ TEST_F(GatewayTest, ACredentialThatCouldNotBeDeliveredIsWithdrawn) {
   cluster.settle();
   EXPECT_FALSE(tokens.node_credential("n1")) << "nobody holds the secret, so nobody may own the name";
   EXPECT_TRUE(welcome_of(*join("n1")));
+}
+
+TEST_F(GatewayTest, RevokingANodeCredentialClosesTheConnectionItOpened) {
+  const std::string secret = welcome_of(*join("n1"))->node_credential;
+  auto n1 = join("n1", secret);
+  auto n2 = join("n2");
+  ASSERT_TRUE(welcome_of(*n1));
+  ASSERT_FALSE(n1->closed);
+  tokens.remove(sha256_hex(secret));
+  ASSERT_TRUE(n1->closed) << "an agent kept its connection after its credential was revoked";
+  EXPECT_THAT(*n1->closed, HasSubstr("was revoked"));
+  EXPECT_FALSE(n2->closed) << "another node's connection is not its business";
+  // n2 still speaks on the connection it opened with the join token: its credential is what counts.
+  tokens.remove(sha256_hex(welcome_of(*n2)->node_credential));
+  EXPECT_TRUE(n2->closed) << "a node joined with the join token kept its connection after its credential was revoked";
+  EXPECT_EQ(route.authorize([&] {
+              net::HttpRequest req;
+              req.headers["authorization"] = "Bearer " + secret;
+              return req;
+            }())->status,
+            401);
+}
+
+TEST_F(GatewayTest, ReplacingTheJoinTokenLeavesJoinedNodesButClosesConnectionsNotJoinedYet) {
+  auto joined = join("n1");
+  ASSERT_TRUE(welcome_of(*joined));
+  auto waiting = std::make_shared<FakePeer>();
+  sessions.push_back(open(waiting));  // no hello yet
+  tokens.remove(sha256_hex("join"));
+  EXPECT_FALSE(joined->closed) << "a node that joined holds its own credential; rotation must not disturb it";
+  EXPECT_TRUE(waiting->closed) << "a connection that has not joined has nothing but the revoked join token";
 }
 
 TEST_F(GatewayTest, FirstMessageMustBeAHello) {

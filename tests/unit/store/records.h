@@ -173,7 +173,9 @@ inline void PrintTo(const ShareRecord& s, std::ostream* os) {
   *os << "}";
 }
 inline void PrintTo(const TokenRecord& t, std::ostream* os) {
-  *os << "Token{" << t.hash << " user=" << t.user << " role=" << to_string(t.role) << "}";
+  *os << "Token{" << t.hash << " id=" << t.id << " user=" << t.user << " role=" << to_string(t.role)
+      << " expires_ms=" << (t.expires_at ? to_unix_ms(*t.expires_at) : -1)
+      << " last_used_ms=" << (t.last_used_at ? to_unix_ms(*t.last_used_at) : -1) << "}";
 }
 
 }  // namespace trainyard

@@ -79,6 +79,15 @@ TEST_F(SchemaMigration, SharesFromBeforeAdminsCreatedThemAreCreatedOnlyWhereAnAd
             "capped:1:all,invented:0:all,system:0:all,weighted:1:all");
 }
 
+TEST_F(SchemaMigration, TokensFromBeforeLifecycleGetDistinctIdsAndNoExpiry) {
+  migrate(db, schema_migrations().first(5));
+  db.exec("INSERT INTO tokens (hash, user, role, created_at_ms) VALUES ('h1', 'admin', 'admin', 1), ('h2', 'alice', 'user', 2)");
+  migrate(db, schema_migrations());
+  EXPECT_EQ(db.query_text("SELECT COUNT(DISTINCT id) FROM tokens WHERE id LIKE 'tok_%' AND expires_at_ms IS NULL"), "2");
+  db.exec("INSERT INTO tokens (hash, id, user, role, created_at_ms) VALUES ('h3', 'tok_x', 'olga', 'operator', 3)");
+  EXPECT_EQ(db.query_text("SELECT role FROM tokens WHERE hash = 'h3'"), "operator");
+}
+
 TEST(SchemaHistory, IsNumberedFromOneWithoutGaps) {
   const auto steps = schema_migrations();
   ASSERT_FALSE(steps.empty());

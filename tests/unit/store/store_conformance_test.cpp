@@ -87,25 +87,40 @@ TYPED_TEST(StoreConformance, NodesRoundTripWithAndWithoutOptionalFields) {
 }
 
 TYPED_TEST(StoreConformance, TokensAreFoundByHash) {
-  const TokenRecord admin{"a1b2", "root", Role::admin, at_ms(1)};
-  const TokenRecord agent{"c3d4", "agents", Role::agent, at_ms(2)};
-  const TokenRecord user{"e5f6", "alice", Role::user, at_ms(3)};
+  const TokenRecord admin{"a1b2", "root", Role::admin, at_ms(1), "tok_a"};
+  const TokenRecord agent{"c3d4", "agents", Role::agent, at_ms(2), "tok_b"};
+  const TokenRecord user{"e5f6", "alice", Role::user, at_ms(3), "tok_c"};
   this->commit(Change{.tokens = {admin, agent, user}});
   EXPECT_EQ(this->store->token_by_hash("a1b2"), admin);
   EXPECT_EQ(this->store->token_by_hash("c3d4"), agent);
   EXPECT_EQ(this->store->token_by_hash("e5f6"), user);
   EXPECT_FALSE(this->store->token_by_hash("A1B2"));
-  const TokenRecord same_time{"0000", "bob", Role::user, at_ms(2)};
+  const TokenRecord same_time{"0000", "bob", Role::user, at_ms(2), "tok_d"};
   this->commit(Change{.tokens = {same_time}});
   EXPECT_EQ(this->store->tokens(), (std::vector<TokenRecord>{admin, same_time, agent, user}));
 }
 
+TYPED_TEST(StoreConformance, TokensKeepTheirIdExpiryAndLastUse) {
+  TokenRecord viewer{"a1b2", "vic", Role::viewer, at_ms(1), "tok_1"};
+  viewer.expires_at = at_ms(5000);
+  const TokenRecord op{"c3d4", "olga", Role::operator_, at_ms(2), "tok_2"};
+  this->commit(Change{.tokens = {viewer, op}});
+  EXPECT_EQ(this->store->token_by_hash("a1b2"), viewer);
+  EXPECT_EQ(this->store->token_by_hash("c3d4"), op) << "no expiry and never used stay absent";
+  this->commit(Change{.token_uses = {{"a1b2", at_ms(40)}, {"never-stored", at_ms(41)}}});
+  viewer.last_used_at = at_ms(40);
+  EXPECT_EQ(this->store->token_by_hash("a1b2"), viewer);
+  EXPECT_FALSE(this->store->token_by_hash("never-stored")) << "noting a use must not create a token";
+}
+
 TYPED_TEST(StoreConformance, RevokedTokensAreGone) {
-  const TokenRecord node{"c3d4", "node:n1", Role::agent, at_ms(2)};
-  const TokenRecord user{"e5f6", "alice", Role::user, at_ms(3)};
+  const TokenRecord node{"c3d4", "node:n1", Role::agent, at_ms(2), "tok_n"};
+  const TokenRecord user{"e5f6", "alice", Role::user, at_ms(3), "tok_u"};
   this->commit(Change{.tokens = {node, user}});
   this->commit(Change{.revoked_tokens = {"c3d4", "never-stored"}});
   EXPECT_FALSE(this->store->token_by_hash("c3d4"));
+  this->commit(Change{.token_uses = {{"c3d4", at_ms(9)}}});
+  EXPECT_FALSE(this->store->token_by_hash("c3d4")) << "a late use of a revoked token brought it back";
   EXPECT_EQ(this->store->tokens(), std::vector<TokenRecord>{user});
 }
 

@@ -1,0 +1,38 @@
+#include "daemon/join_token.h"
+
+#include <spdlog/spdlog.h>
+
+#include "daemon/private_files.h"
+
+namespace trainyard {
+
+bool is_join_token(const TokenRecord& token) {
+  return token.role == Role::agent && !Principal{token.user, token.role}.bound_node();
+}
+
+void rotate_join_token(TokenRegistry& tokens, StoreWorker& store, const std::filesystem::path& file, TimePoint now,
+                       std::function<void(std::string secret, std::string error)> done) {
+  std::string secret = generate_token_secret();
+  const TokenRecord fresh = new_token_record(secret, kJoinTokenUser, Role::agent, now);
+  Change change;
+  change.tokens.push_back(fresh);
+  for (const TokenRecord& token : tokens.list()) {
+    if (is_join_token(token)) change.revoked_tokens.push_back(token.hash);
+  }
+  auto rotated = [&tokens, file, fresh, old = change.revoked_tokens, secret = std::move(secret),
+                  done = std::move(done)](std::exception_ptr error, Change&) {
+    if (error) return done("", "the new join token could not be stored; the old one stays valid");
+    tokens.add(fresh);
+    for (const std::string& hash : old) tokens.remove(hash);
+    try {
+      write_file_atomically(file, secret + "\n", 0600);
+    } catch (const std::exception& e) {
+      spdlog::error("event=join_token_file_not_written path={} error=\"{}\"", file.string(), e.what());
+    }
+    spdlog::warn("event=join_token_rotated id={} replaced={}", fresh.id, old.size());
+    done(secret, "");
+  };
+  store.write(std::move(change), std::move(rotated));
+}
+
+}  // namespace trainyard

@@ -1,0 +1,57 @@
+// The role policy, whole: every role against every action.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <map>
+#include <utility>
+
+#include "daemon/roles.h"
+
+namespace trainyard {
+namespace {
+
+constexpr std::array kRoles = {Role::admin, Role::operator_, Role::user, Role::viewer, Role::agent};
+constexpr std::array kActions = {Action::use_api,        Action::use_gateway,   Action::read_all_jobs,
+                                 Action::submit_jobs,    Action::cancel_any_job, Action::operate_nodes,
+                                 Action::manage_tokens,  Action::manage_shares};
+
+const char* name(Action a) {
+  switch (a) {
+    case Action::use_api: return "use_api";
+    case Action::use_gateway: return "use_gateway";
+    case Action::read_all_jobs: return "read_all_jobs";
+    case Action::submit_jobs: return "submit_jobs";
+    case Action::cancel_any_job: return "cancel_any_job";
+    case Action::operate_nodes: return "operate_nodes";
+    case Action::manage_tokens: return "manage_tokens";
+    case Action::manage_shares: return "manage_shares";
+  }
+  return "?";
+}
+
+TEST(Roles, AllowExactlyTheTable) {
+  // Columns: use_api, use_gateway, read_all_jobs, submit_jobs, cancel_any_job, operate_nodes, manage_tokens, manage_shares
+  const std::map<Role, std::array<bool, kActions.size()>> table = {
+      {Role::admin, {true, false, true, true, true, true, true, true}},
+      {Role::operator_, {true, false, true, true, false, true, false, false}},
+      {Role::user, {true, false, false, true, false, false, false, false}},
+      {Role::viewer, {true, false, true, false, false, false, false, false}},
+      {Role::agent, {false, true, false, false, false, false, false, false}},
+  };
+  ASSERT_EQ(table.size(), kRoles.size());
+  for (const Role role : kRoles) {
+    for (std::size_t i = 0; i < kActions.size(); ++i) {
+      EXPECT_EQ(allows(role, kActions[i]), table.at(role)[i]) << to_string(role) << " x " << name(kActions[i]);
+    }
+  }
+}
+
+TEST(Roles, RoundTripThroughTheirNames) {
+  for (const Role role : kRoles) EXPECT_EQ(parse_role(to_string(role)), role);
+  EXPECT_EQ(to_string(Role::operator_), "operator");
+  EXPECT_EQ(parse_role("Viewer"), Role::viewer);
+  EXPECT_FALSE(parse_role("root"));
+}
+
+}  // namespace
+}  // namespace trainyard
