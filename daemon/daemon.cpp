@@ -183,18 +183,17 @@ bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
 int run_daemon(const DaemonOptions& o) {
   const auto [host, port] = split_listen(o.listen);
   const fs::path data_dir = o.data_dir;
-  fs::create_directories(data_dir);
-  make_private(data_dir, fs::perms::owner_all);
-  for (const char* file : {"trainyard.db", "trainyard.db-wal", "trainyard.db-shm"}) {
-    make_private(data_dir / file, fs::perms::owner_read | fs::perms::owner_write);
-  }
   const std::string checkpoint_root = o.checkpoint_root.empty() ? (data_dir / "checkpoints").string() : o.checkpoint_root;
+  fs::create_directories(data_dir);
   fs::create_directories(checkpoint_root);
   // A command job runs as its own account and must reach its job-N directory (0700, its account's):
   // the root, and the data dir holding it by default, can be traversed but not listed.
   const auto traversable = fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec;
+  make_private(data_dir, o.checkpoint_root.empty() ? traversable : fs::perms::owner_all);
   make_private(checkpoint_root, traversable);
-  if (o.checkpoint_root.empty()) make_private(data_dir, traversable);
+  for (const char* file : {"trainyard.db", "trainyard.db-wal", "trainyard.db-shm"}) {
+    make_private(data_dir / file, fs::perms::owner_read | fs::perms::owner_write);
+  }
 
   asio::io_context io(1);
   SystemTimeSource clock;

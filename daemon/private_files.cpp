@@ -37,7 +37,10 @@ void make_private(const fs::path& path, fs::perms perms) {
   if (was == perms) return;
   fs::permissions(path, perms, fs::perm_options::replace, ec);
   if (ec) throw std::runtime_error("cannot make " + path.string() + " private (mode " + octal(was) + "): " + ec.message());
-  spdlog::warn("event=file_mode_fixed path={} was={} now={}", path.string(), octal(was), octal(perms));
+  // Only taking access away is news: opening a private directory to traversal is the plan.
+  if ((was & ~perms) != fs::perms::none) {
+    spdlog::warn("event=file_mode_fixed path={} was={} now={}", path.string(), octal(was), octal(perms));
+  }
 }
 
 std::string exposed_token_file(const fs::path& path) {
