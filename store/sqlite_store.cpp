@@ -208,6 +208,10 @@ struct SqliteStore::Statements {
         events_after(db,
                      "SELECT seq, at_ms, kind, job_id, attempt_id, node, message FROM events"
                      " WHERE seq > ?1 ORDER BY seq LIMIT ?2"),
+        // substr rather than LIKE: a prefix holding % or _ matches only itself.
+        events_of_kind(db,
+                       "SELECT seq, at_ms, kind, job_id, attempt_id, node, message FROM events"
+                       " WHERE seq > ?1 AND substr(kind, 1, length(?2)) = ?2 ORDER BY seq LIMIT ?3"),
         active_jobs(db, "SELECT record FROM jobs WHERE state IN ('PENDING', 'STARTING', 'RUNNING') ORDER BY id"),
         active_attempts(db, "SELECT record FROM attempts WHERE state IN ('STARTING', 'RUNNING') ORDER BY id"),
         all_nodes(db, "SELECT record FROM nodes ORDER BY name"),
@@ -220,7 +224,7 @@ struct SqliteStore::Statements {
   Statement upsert_job, upsert_attempt, upsert_node, upsert_token, delete_token, note_token_use, upsert_share, append_event, upsert_metric;
   Statement metrics_of_job, upsert_health_check, upsert_node_health, health_check_by_id, node_health_of;
   Statement upsert_checkpoint, checkpoints_of_job, max_health_check_id;
-  Statement job_by_id, attempts_of_job, attempt_by_id, node_by_name, token_by_hash, all_tokens, events_after;
+  Statement job_by_id, attempts_of_job, attempt_by_id, node_by_name, token_by_hash, all_tokens, events_after, events_of_kind;
   Statement active_jobs, active_attempts, all_nodes, all_shares, max_job_id, max_attempt_id;
   std::map<unsigned, Statement> job_queries;  // by filter bits, prepared on first use
 };
@@ -469,6 +473,14 @@ std::vector<NodeHealthRow> SqliteStore::node_health(const std::string& node, int
 std::vector<Event> SqliteStore::events_after(std::int64_t seq, int limit) {
   Use use(statements_->events_after);
   use.bind_int(1, seq).bind_int(2, limit);
+  std::vector<Event> out;
+  while (use.next_row()) out.push_back(event_at(use));
+  return out;
+}
+
+std::vector<Event> SqliteStore::events_of_kind(const std::string& kind_prefix, std::int64_t seq, int limit) {
+  Use use(statements_->events_of_kind);
+  use.bind_int(1, seq).bind_text(2, kind_prefix).bind_int(3, limit);
   std::vector<Event> out;
   while (use.next_row()) out.push_back(event_at(use));
   return out;

@@ -42,6 +42,7 @@ class SqliteStore final : public Store {
   std::optional<HealthCheckRow> health_check(std::int64_t id) override;
   std::vector<NodeHealthRow> node_health(const std::string& node, int limit) override;
   std::vector<Event> events_after(std::int64_t seq, int limit) override;
+  std::vector<Event> events_of_kind(const std::string& kind_prefix, std::int64_t seq, int limit) override;
   int schema_version() override;
 
  private:

@@ -179,6 +179,8 @@ class Store {
   virtual std::vector<CheckpointRecord> checkpoints_of(JobId job) = 0;
   // Events with a sequence number above `seq`, oldest first, at most `limit` (positive) of them.
   virtual std::vector<Event> events_after(std::int64_t seq, int limit) = 0;
+  // The same, only events whose kind starts with `kind_prefix` (the audit log: "audit.").
+  virtual std::vector<Event> events_of_kind(const std::string& kind_prefix, std::int64_t seq, int limit) = 0;
   virtual int schema_version() = 0;
 };
 

@@ -25,6 +25,9 @@ class ForwardingStore : public Store {
     return inner_.node_health(node, limit);
   }
   std::vector<Event> events_after(std::int64_t seq, int limit) override { return inner_.events_after(seq, limit); }
+  std::vector<Event> events_of_kind(const std::string& kind_prefix, std::int64_t seq, int limit) override {
+    return inner_.events_of_kind(kind_prefix, seq, limit);
+  }
   int schema_version() override { return inner_.schema_version(); }
 
  private:

@@ -149,6 +149,15 @@ std::vector<Event> InMemoryStore::events_after(std::int64_t seq, int limit) {
   return std::vector<Event>(first, first + count);
 }
 
+std::vector<Event> InMemoryStore::events_of_kind(const std::string& kind_prefix, std::int64_t seq, int limit) {
+  std::vector<Event> out;
+  for (const Event& e : contents_.events) {
+    if (static_cast<int>(out.size()) == limit) break;
+    if (e.seq > seq && e.kind.starts_with(kind_prefix)) out.push_back(e);
+  }
+  return out;
+}
+
 int InMemoryStore::schema_version() { return latest_schema_version(); }
 
 }  // namespace trainyard

@@ -170,6 +170,17 @@ TYPED_TEST(StoreConformance, EventsGetIncreasingSeqInBatchOrder) {
   EXPECT_TRUE(this->store->events_after(all.back().seq, 10).empty());
 }
 
+TYPED_TEST(StoreConformance, EventsOfKindMatchOnlyThePrefixOldestFirstAfterTheCursor) {
+  this->commit(Change{.events = {event("audit.job.submitted", 1), event("job.state", 1), event("audit_x", 1),
+                                 event("audit.node.drained", {}, {}, "n1"), event("audit.token.created")}});
+  const std::vector<Event> all = this->store->events_after(0, 100);
+  ASSERT_EQ(all.size(), 5u);
+  EXPECT_EQ(this->store->events_of_kind("audit.", 0, 100), (std::vector<Event>{all[0], all[3], all[4]}));
+  EXPECT_EQ(this->store->events_of_kind("audit.", all[0].seq, 1), (std::vector<Event>{all[3]}));
+  EXPECT_TRUE(this->store->events_of_kind("audit.", all[4].seq, 10).empty());
+  EXPECT_TRUE(this->store->events_of_kind("audit%", 0, 10).empty());  // no LIKE wildcards
+}
+
 TYPED_TEST(StoreConformance, UpsertReplacesWholeRecordsAndTheirQueryColumns) {
   this->commit(Change{.jobs = {full_job(1)},
                       .attempts = {full_attempt(10, 1)},
