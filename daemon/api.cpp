@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "agent/neuron/faults.h"
+#include "daemon/audit.h"
 #include "daemon/canary.h"
 #include "daemon/goodput.h"
 #include "daemon/job_checkpoints.h"
@@ -32,6 +33,7 @@ struct Api::Call {
   void invalid(const InvalidInput& e, const std::string& code = "invalid_field") const {
     fail(400, code, e.what(), e.field());
   }
+  std::string route() const { return request.method + " " + request.path; }
   // The caller's role does not allow `what` (daemon/roles.h).
   void forbid(const std::string& what) const { fail(403, "forbidden", "role " + to_string(who.role) + " may not " + what); }
 };
@@ -197,6 +199,7 @@ void Api::handle(net::HttpRequest request, net::HttpResponder respond) {
     if (n == 3 && parts[1] == "tokens") return method == "DELETE" ? revoke_token(call, parts[2]) : method_not_allowed("DELETE");
     if (n == 2 && parts[1] == "shares") return method == "GET" ? list_shares(call) : method_not_allowed("GET");
     if (n == 3 && parts[1] == "shares") return method == "PUT" ? put_share(call, parts[2]) : method_not_allowed("PUT");
+    if (n == 2 && parts[1] == "audit") return method == "GET" ? list_audit(call) : method_not_allowed("GET");
   } catch (const InvalidInput& e) {
     return call.invalid(e, "invalid_" + (e.field() == "id" ? std::string("id") : std::string("query")));
   }
@@ -237,10 +240,13 @@ void Api::submit_job(Call call) {
     return call.fail(429, "too_many_pending", *refused);
   }
   const std::string user = call.who.user;
+  const Json audited = {{"name", spec.name}, {"share", spec.share}};
   try {
     jobs_.submit(std::move(spec), user,
-                 [this, respond = call.respond](const Job* job, std::string record, std::string error) {
+                 [this, call, audited](const Job* job, std::string record, std::string error) {
+                   const auto& respond = call.respond;
                    if (!job) return (*respond)(net::error_response(503, "unavailable", error));
+                   audit(call, {"job.submitted", call.route(), std::to_string(job->id), audited});
                    // The stored text plus the live fields, rather than rendering the job again on this
                    // thread (the store worker rendered it): the live fields come last, not in key order.
                    (*respond)(net::HttpResponse{201, "application/json", with_fields(std::move(record), live_fields(*job)),
@@ -329,6 +335,7 @@ void Api::cancel_job(Call call, JobId id) {
       if (result == JobManager::CancelResult::not_active) {
         return c.fail(409, "conflict", "job " + std::to_string(job.id) + " already ended as " + to_string(job.state));
       }
+      audit(c, {"job.cancelled", c.route(), std::to_string(job.id), {{"job_user", job.user}}});
       c.reply(200, job_json(*updated));
     });
   });
@@ -489,6 +496,7 @@ void Api::set_node_faults(Call call, const std::string& name, bool clear) {
     return call.fail(409, "conflict", "node " + name + " is not connected; faults are applied by its agent");
   }
   spdlog::info("event=faults_requested node={} by={} faults=\"{}\"", name, call.who.user, join_node_names(specs));
+  audit(call, {clear ? "node.faults_cleared" : "node.faults_set", call.route(), name, {{"faults", specs}}});
   call.reply(202, {{"node", name},
                    {"faults", specs},
                    {"message", "sent to the agent; GET /v1/nodes/" + name + " lists the faults once it applied them"}});
@@ -510,7 +518,10 @@ void Api::drain_node(Call call, const std::string& name) {
   } catch (const InvalidInput& e) {
     return call.invalid(e, e.field().empty() ? "invalid_json" : "invalid_field");
   }
-  jobs_.drain(name, reason, stop_attempts, [call](Node node) { call.reply(200, to_json(node)); });
+  jobs_.drain(name, reason, stop_attempts, [this, call, name, reason, stop_attempts](Node node) {
+    audit(call, {"node.drained", call.route(), name, {{"reason", reason}, {"stop_attempts", stop_attempts}}});
+    call.reply(200, to_json(node));
+  });
 }
 
 // A node whose credential is lost (a reinstalled machine) can join again with the join token.
@@ -520,9 +531,10 @@ void Api::forget_node_credential(Call call, const std::string& name) {
   if (view && view->node.connected) {
     return call.fail(409, "conflict", "node " + name + " is connected; stop its agent before forgetting its credential");
   }
-  const auto done = [call, name](bool forgotten, const std::string& error) {
+  const auto done = [this, call, name](bool forgotten, const std::string& error) {
     if (!error.empty()) return call.fail(503, "unavailable", error);
     if (!forgotten) return call.fail(404, "not_found", "node " + name + " has no credential");
+    audit(call, {"node.credential_forgotten", call.route(), name, Json::object()});
     call.reply(200, {{"node", name}, {"credential", "forgotten"}});
   };
   trainyard::forget_node_credential(tokens_, store_, name, call.who.user, done);
@@ -540,9 +552,10 @@ void Api::undrain_node(Call call, const std::string& name) {
                                           " and returns to service only by passing its health check, which needs it "
                                           "connected and idle");
   }
-  jobs_.undrain(name, call.who.user, [call](Node node, std::optional<std::int64_t> check) {
+  jobs_.undrain(name, call.who.user, [this, call, name](Node node, std::optional<std::int64_t> check) {
     Json body = to_json(node);
     if (check) body["health_check_id"] = *check;
+    audit(call, {"node.undrained", call.route(), name, {{"health_check_id", check ? Json(*check) : Json(nullptr)}}});
     call.reply(200, body);
   });
 }
@@ -604,7 +617,9 @@ void Api::start_health_check(Call call) {
   } catch (const InvalidInput& e) {
     return call.invalid(e, e.field().empty() ? "invalid_json" : "invalid_field");
   }
+  const Json audited = {{"nodes", request.nodes}, {"accelerator", request.accelerator}, {"collective", request.collective}};
   const std::int64_t id = jobs_.start_health_check(std::move(request));
+  audit(call, {"healthcheck.started", call.route(), std::to_string(id), audited});
   const HealthCheckResult* result = jobs_.health().find(id);
   net::HttpResponse resp{202, "application/json", json_text(to_json(*result)), {{"Location", "/v1/healthchecks/" + std::to_string(id)}}};
   (*call.respond)(resp);
@@ -697,6 +712,10 @@ void Api::create_token(Call call) {
   record.expires_at = expires_at;
   Change change;
   change.tokens.push_back(record);
+  change.events.push_back(audit_event(call, {"token.created", call.route(), record.id,
+                                             {{"user", record.user},
+                                              {"role", to_string(record.role)},
+                                              {"expires_at", expires_at ? Json(format_time(*expires_at)) : Json(nullptr)}}}));
   store_.write(std::move(change), [this, call, record, secret](std::exception_ptr error, Change&) {
     if (error) return call.fail(503, "unavailable", "the token could not be stored");
     tokens_.add(record);
@@ -730,6 +749,8 @@ void Api::revoke_token(Call call, const std::string& id) {
                call.who.user);
   Change change;
   change.revoked_tokens.push_back(token->hash);
+  change.events.push_back(audit_event(call, {"token.revoked", call.route(), token->id,
+                                             {{"user", token->user}, {"role", to_string(token->role)}}}));
   store_.write(std::move(change), [call, id](std::exception_ptr error, Change&) {
     if (error) {
       return call.fail(503, "unavailable", "token " + id + " is revoked until the daemon restarts, but could not be "
@@ -742,9 +763,10 @@ void Api::revoke_token(Call call, const std::string& id) {
 void Api::rotate_join_token(Call call) {
   if (!call.who.may(Action::manage_tokens)) return call.forbid("rotate the join token");
   trainyard::rotate_join_token(tokens_, store_, join_token_file_, clock_.now(),
-                               [call, by = call.who.user](const std::string& secret, const std::string& error) {
+                               [this, call, by = call.who.user](const std::string& secret, const std::string& error) {
                                  if (!error.empty()) return call.fail(503, "unavailable", error);
                                  spdlog::info("event=join_token_rotated_by user={}", by);
+                                 audit(call, {"token.join_rotated", call.route(), "join", Json::object()});
                                  call.reply(200, {{"token", secret}});
                                });
 }
@@ -793,11 +815,45 @@ void Api::put_share(Call call, const std::string& name) {
     return call.fail(refused->status, refused->status == 403 ? "forbidden" : "invalid_field", refused->message,
                      refused->status == 403 ? "name" : "members");
   }
-  jobs_.set_share(name, settings, members, [call, name, settings, members] {
+  jobs_.set_share(name, settings, members, [this, call, name, settings, members] {
     Json j = {{"name", name}, {"weight", settings.weight}, {"members", members ? Json(*members) : Json(nullptr)}};
     if (settings.max_running_cores) j["max_running_cores"] = *settings.max_running_cores;
+    audit(call, {"share.changed", call.route(), name, j});
     call.reply(200, j);
   });
+}
+
+Event Api::audit_event(const Call& call, AuditRecord what) const {
+  return trainyard::audit_event(call.who, call.request.remote, clock_.now(), std::move(what));
+}
+
+void Api::audit(const Call& call, AuditRecord what) {
+  Change change;
+  change.events.push_back(audit_event(call, std::move(what)));
+  const std::string kind = change.events.back().kind;
+  store_.write(std::move(change), [kind, by = call.who.user](std::exception_ptr error, Change&) {
+    // The change itself is done and answered; only its record is missing.
+    if (error) spdlog::error("event=audit_write_failed kind={} by={}", kind, by);
+  });
+}
+
+void Api::list_audit(Call call) {
+  if (!call.who.may(Action::read_audit)) return call.forbid("read the audit log");
+  for (const auto& [key, value] : call.request.query) {
+    if (key != "after" && key != "limit") throw InvalidInput(key, "unknown query parameter; use after, limit");
+  }
+  const std::int64_t after = query_int(call.request, "after", 0, INT64_MAX).value_or(0);
+  const int limit = static_cast<int>(query_int(call.request, "limit", 1, 1000).value_or(100));
+  store_.read(
+      [call, after, limit](Store& store) {
+        const auto found = store.events_of_kind(kAuditKindPrefix, after, limit);
+        Json list = Json::array();
+        for (const Event& e : found) list.push_back(audit_json(e));
+        Json next = nullptr;
+        if (static_cast<int>(found.size()) == limit) next = std::to_string(found.back().seq);
+        return std::function<void()>([call, body = Json{{"events", list}, {"next", next}}] { call.reply(200, body); });
+      },
+      [call](const std::string& error) { call.fail(500, "internal", "could not read the audit log: " + error); });
 }
 
 }  // namespace trainyard

@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 
+#include "daemon/audit.h"
 #include "daemon/auth.h"
 #include "daemon/job_manager.h"
 #include "daemon/request_limits.h"
@@ -49,6 +50,11 @@ class Api {
   void rotate_join_token(Call call);
   void list_shares(Call call);
   void put_share(Call call, const std::string& name);
+  void list_audit(Call call);
+  // The audit event of the change `call` made (daemon/audit.h), for a handler that writes it with
+  // the change; `audit` writes it on its own, once the change succeeded.
+  Event audit_event(const Call& call, AuditRecord what) const;
+  void audit(const Call& call, AuditRecord what);
 
   // Loads a job (active view first, else the store), checks the caller may see it, then continues.
   void with_job(Call call, JobId id, std::function<void(Call, Job)> then);

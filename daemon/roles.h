@@ -7,7 +7,7 @@
 //   operator  a user, plus reading every job and operating nodes (drain, undrain, health checks,
 //             faults); no tokens but its own, no shares
 //   user      submits, sees and cancels its own jobs; reads the cluster (nodes, shares, goodput)
-//   viewer    reads everything, changes nothing (but may revoke its own token)
+//   viewer    reads everything but the audit log, changes nothing (but may revoke its own token)
 //   agent     the agent gateway only
 #include "store/store.h"
 
@@ -22,6 +22,7 @@ enum class Action {
   operate_nodes,   // drain, undrain, start health checks, inject faults
   manage_tokens,   // create, list and revoke every token; rotate the join token; forget node credentials
   manage_shares,   // create and change shares, see their members, submit into any share
+  read_audit,      // list the audit log (GET /v1/audit)
 };
 
 constexpr bool allows(Role role, Action action) {

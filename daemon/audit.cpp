@@ -1,0 +1,27 @@
+#include "daemon/audit.h"
+
+#include "proto/json_reader.h"
+#include "proto/time.h"
+
+namespace trainyard {
+
+Event audit_event(const Principal& who, const std::string& remote, TimePoint at, AuditRecord what) {
+  Event e;
+  e.at = at;
+  e.kind = kAuditKindPrefix + what.action;
+  e.message = record_text({{"user", who.user},
+                           {"role", to_string(who.role)},
+                           {"remote", remote},
+                           {"route", std::move(what.route)},
+                           {"target", std::move(what.target)},
+                           {"details", std::move(what.details)}});
+  return e;
+}
+
+Json audit_json(const Event& event) {
+  Json j = {{"id", event.seq}, {"at", format_time(event.at)}, {"action", event.kind.substr(std::string(kAuditKindPrefix).size())}};
+  j.update(parse_json_text(event.message));
+  return j;
+}
+
+}  // namespace trainyard

@@ -1,0 +1,26 @@
+#pragma once
+// The audit log (issue 13, "Audit"): every change made through the API is an event of kind
+// "audit.<action>" saying who (user, role), from where (remote address) and what (route, target,
+// request fields). Stored as events: the message is the JSON of the rest. Never holds a secret:
+// callers pass only the fields that name what changed.
+#include <string>
+
+#include "daemon/auth.h"
+#include "store/store.h"
+
+namespace trainyard {
+
+inline constexpr const char* kAuditKindPrefix = "audit.";
+
+struct AuditRecord {
+  std::string action;  // "job.submitted", "node.drained", ...; the event kind without "audit."
+  std::string route;   // "POST /v1/nodes/n1/drain"
+  std::string target;  // the job id, node, token id or share name changed
+  Json details = Json::object();
+};
+
+Event audit_event(const Principal& who, const std::string& remote, TimePoint at, AuditRecord what);
+// An audit event as GET /v1/audit lists it.
+Json audit_json(const Event& event);
+
+}  // namespace trainyard
