@@ -855,6 +855,24 @@ TEST_P(RouteMatrix, AnswersEachRouteAsThePolicySays) {
       EXPECT_EQ(r.body.dump().find("alice"), std::string::npos) << "a 404 told bob whose job it is";
     }
   }
+  // Exactly the changes that succeeded are audited; alice's job above is the first.
+  std::vector<std::string> expected_actions = {"job.submitted"};
+  if (caller == Caller::revoked) expected_actions = {"job.submitted", "token.created", "token.revoked"};
+  if (caller == Caller::owner) expected_actions = {"job.submitted", "job.submitted", "job.cancelled"};
+  if (caller == Caller::other) expected_actions = {"job.submitted", "job.submitted"};
+  if (caller == Caller::op) {
+    expected_actions = {"job.submitted", "healthcheck.started", "job.submitted", "node.faults_set", "node.drained",
+                        "node.undrained"};
+  }
+  if (caller == Caller::admin) {
+    expected_actions = {"job.submitted", "healthcheck.started", "job.submitted", "job.cancelled", "node.faults_set",
+                        "node.drained", "node.undrained", "share.changed", "token.created", "token.join_rotated"};
+  }
+  std::vector<std::string> actions;
+  const Reply log = call("GET", "/v1/audit", kAdmin);
+  ASSERT_EQ(log.status, 200) << log.body.dump();
+  for (const Json& e : log.body["events"]) actions.push_back(e["action"]);
+  EXPECT_EQ(actions, expected_actions);
 }
 
 std::string caller_name(const ::testing::TestParamInfo<Caller>& info) {
