@@ -572,13 +572,8 @@ void seed(Cluster& c, const LoadedState& state) {
   c.memory.commit(std::span<const Change>(&change, 1));
 }
 
-TEST(JobManagerRestore, ReconnectingAgentsThatListTheAttemptKeepItRunning) {
-  Cluster c;
-  const LoadedState state = crashed_with_running_job(c.clock.now() - Millis(60000));
-  seed(c, state);
-  c.jobs.restore(state);
-  c.settle();
-  const AttemptReport report{11, 7, 40, std::nullopt, "forward"};
+// Both agents of the restored job come back listing `report`, then heartbeat it for 5 s.
+void reconnect_and_report_for_5s(Cluster& c, const AttemptReport& report) {
   c.connect("n1", 8, {report});
   c.connect("n2", 8, {report});
   for (int i = 0; i < 5; ++i) {
@@ -588,6 +583,16 @@ TEST(JobManagerRestore, ReconnectingAgentsThatListTheAttemptKeepItRunning) {
     c.jobs.tick();
     c.settle();
   }
+}
+
+TEST(JobManagerRestore, ReconnectingAgentsThatListTheAttemptKeepItRunning) {
+  Cluster c;
+  const LoadedState state = crashed_with_running_job(c.clock.now() - Millis(60000));
+  seed(c, state);
+  c.jobs.restore(state);
+  c.settle();
+  const AttemptReport report{11, 7, 40, std::nullopt, "forward"};
+  reconnect_and_report_for_5s(c, report);
   EXPECT_TRUE(c.agents["n1"]->kills().empty());
   EXPECT_TRUE(c.agents["n2"]->kills().empty());
   EXPECT_EQ(c.jobs.active_job(7)->state, JobState::running);
@@ -612,15 +617,7 @@ TEST(JobManagerRestore, ARestoredAttemptIsNotJudgedStuckFromBeforeTheRestart) {
   c.jobs.tick();  // before any agent is back, as a real restart's first tick is
   c.settle();
   const AttemptReport report{11, 7, 78, std::nullopt, "forward"};
-  c.connect("n1", 8, {report});
-  c.connect("n2", 8, {report});
-  for (int i = 0; i < 5; ++i) {
-    c.advance(Millis(1000));
-    c.heartbeat("n1", {report});
-    c.heartbeat("n2", {report});
-    c.jobs.tick();
-    c.settle();
-  }
+  reconnect_and_report_for_5s(c, report);
   EXPECT_TRUE(c.agents["n1"]->kills().empty()) << "a healthy attempt was killed after the restart";
   EXPECT_EQ(c.jobs.active_job(7)->state, JobState::running);
   EXPECT_EQ(c.stored_attempts(7).back().diagnosis, "");
