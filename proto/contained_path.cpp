@@ -22,24 +22,34 @@ void refuse_symlinks_below(const fs::path& root, const fs::path& relative, const
   }
 }
 
-}  // namespace
-
-fs::path path_under(const fs::path& root, std::string_view relative, const std::string& field) {
+void check_components(std::string_view relative, const std::string& field, const std::string& where) {
   if (relative.empty()) throw InvalidInput(field, "must not be empty");
   if (relative.find('\0') != std::string_view::npos) throw InvalidInput(field, "must not contain NUL");
-  if (relative.front() == '/') throw InvalidInput(field, "must be relative to " + root.string());
   std::size_t start = 0;
   while (start <= relative.size()) {
     const std::size_t end = std::min(relative.find('/', start), relative.size());
     const std::string_view part = relative.substr(start, end - start);
     if (part.empty() || part == "." || part == "..") {
-      throw InvalidInput(field, "must not have an empty, '.' or '..' component (would leave " + root.string() + ")");
+      throw InvalidInput(field, "must not have an empty, '.' or '..' component (would leave " + where + ")");
     }
     start = end + 1;
   }
+}
+
+}  // namespace
+
+fs::path path_under(const fs::path& root, std::string_view relative, const std::string& field) {
+  if (relative.starts_with('/')) throw InvalidInput(field, "must be relative to " + root.string());
+  check_components(relative, field, root.string());
   const fs::path rel{std::string(relative)};
   refuse_symlinks_below(root, rel, field);
   return root / rel;
+}
+
+fs::path plain_absolute_path(std::string_view absolute, const std::string& field) {
+  if (!absolute.starts_with('/')) throw InvalidInput(field, "must be an absolute path");
+  check_components(absolute.substr(1), field, "/");
+  return fs::path(std::string(absolute));
 }
 
 fs::path path_inside(const fs::path& root, std::string_view absolute, const std::string& field) {

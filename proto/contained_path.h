@@ -20,4 +20,8 @@ std::filesystem::path path_under(const std::filesystem::path& root, std::string_
 std::filesystem::path path_inside(const std::filesystem::path& root, std::string_view absolute,
                                   const std::string& field);
 
+// `absolute` when it starts with '/' and has no empty, `.`, `..` or NUL component; no disk check
+// (for a path whose root the reader does not know).
+std::filesystem::path plain_absolute_path(std::string_view absolute, const std::string& field);
+
 }  // namespace trainyard

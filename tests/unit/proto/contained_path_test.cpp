@@ -88,6 +88,14 @@ TEST_F(ContainedPathTest, InsideRefusesASymlinkBelowTheRoot) {
   EXPECT_THROW(path_inside(root_, (root_ / "job-3" / "ckpt-1").string(), "resume_from"), InvalidInput);
 }
 
+TEST(PlainAbsolutePathTest, AcceptsOnlyAbsolutePathsWithoutDotDot) {
+  EXPECT_EQ(trainyard::plain_absolute_path("/srv/ckpt/job-3", "checkpoint_dir"), fs::path("/srv/ckpt/job-3"));
+  for (const std::string& bad : std::vector<std::string>{"", "/", "job-3", "/srv/../etc", "/srv//x", "/srv/./x",
+                                                          std::string("/srv\0x", 6)}) {
+    EXPECT_THROW(trainyard::plain_absolute_path(bad, "checkpoint_dir"), InvalidInput) << bad;
+  }
+}
+
 // Node names, share names and label keys become no path component the agent does not choose; the
 // validation they all go through refuses anything that could walk a path anyway.
 TEST(NameValidationTest, RefusesNamesThatCouldWalkAPath) {
