@@ -84,7 +84,9 @@ trainyard::agent::AgentConfig build_config(const Flags& f, trainyard::neuron::Fa
   c.cores = static_cast<int>(f.cores);
   c.memory_mb = f.memory_mb;
   c.work_dir = f.work_dir;
-  if (!f.checkpoint_root.empty()) c.checkpoint_root = trainyard::plain_absolute_path(f.checkpoint_root, "--checkpoint-root");
+  std::string checkpoint_root = f.checkpoint_root;
+  while (checkpoint_root.size() > 1 && checkpoint_root.back() == '/') checkpoint_root.pop_back();
+  if (!checkpoint_root.empty()) c.checkpoint_root = trainyard::plain_absolute_path(checkpoint_root, "--checkpoint-root");
   for (const auto& label : f.labels) {
     const auto eq = label.find('=');
     if (eq == std::string::npos || eq == 0) throw InvalidInput("--label", "must be KEY=VALUE, got \"" + label + "\"");

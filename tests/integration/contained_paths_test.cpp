@@ -23,8 +23,8 @@ Json checkpointing_job(const std::string& name) {
 
 class ContainedPaths : public ::testing::Test {
  protected:
-  void start(const std::vector<std::string>& agent_flags) {
-    cluster.start_daemon();
+  void start(const std::vector<std::string>& agent_flags, const std::vector<std::string>& daemon_flags = {}) {
+    cluster.start_daemon(daemon_flags);
     cluster.start_agent("node-a", AgentSpec{.extra_flags = agent_flags});
     cluster.wait_for_nodes(1);
   }
@@ -43,6 +43,14 @@ TEST_F(ContainedPaths, CheckpointsUnderTheAgentsCheckpointRootAreWritten) {
   const Json listed = cluster.api("GET", "/v1/jobs/" + std::to_string(id) + "/checkpoints").body["checkpoints"];
   EXPECT_FALSE(listed.empty()) << "the job wrote no checkpoint";
   EXPECT_EQ(agent_log().find("event=attempt_launch_refused"), std::string::npos) << agent_log();
+}
+
+// The daemon names the root to agents as a plain absolute path, however its flag was spelled.
+TEST_F(ContainedPaths, ADaemonCheckpointRootWithATrailingSlashStillReachesTheAgent) {
+  start({}, {"--checkpoint-root", cluster.dir() + "/ckpt/"});
+  const auto id = cluster.submit(checkpointing_job("slash"));
+  cluster.wait_job_state(id, "SUCCEEDED", 30s);
+  EXPECT_FALSE(fs::is_empty(cluster.dir() + "/ckpt/job-" + std::to_string(id)));
 }
 
 TEST_F(ContainedPaths, ACheckpointDirOutsideTheAgentsCheckpointRootIsRefused) {
