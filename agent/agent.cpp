@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "agent/command_run.h"
+#include "agent/launch_paths.h"
 #include "agent/node_credential.h"
 #include "agent/simulated_run.h"
 
@@ -176,7 +177,13 @@ int Agent::take_core(int wanted) {
 
 void Agent::launch(const LaunchMsg& launch) {
   if (runs_.contains(launch.attempt_id)) return;  // a duplicate launch after a reconnect
-  const std::string dir = config_.work_dir + "/attempts/" + std::to_string(launch.attempt_id);
+  std::string dir;
+  try {
+    dir = attempt_dir(config_.work_dir, launch.attempt_id).string();
+    check_checkpoint_paths(launch, config_.checkpoint_root);
+  } catch (const InvalidInput& e) {
+    return refuse_launch(launch, e.what());
+  }
   auto post = [this](std::function<void()> fn) { boost::asio::post(io_, std::move(fn)); };
   const AttemptId id = launch.attempt_id;
   auto on_exit = [this, id](AttemptExit exit) { run_exited(id, std::move(exit)); };
@@ -194,6 +201,16 @@ void Agent::launch(const LaunchMsg& launch) {
   }
   runs_.emplace(id, std::move(running));
   send(AttemptStartedMsg{id});
+}
+
+// The daemon sees the refusal as the rank exiting at once; it never ran, so there is nothing else to undo.
+void Agent::refuse_launch(const LaunchMsg& launch, const std::string& reason) {
+  spdlog::warn("event=attempt_launch_refused node={} job={} attempt={} reason=\"{}\"", config_.name, launch.job_id,
+               launch.attempt_id, reason);
+  AttemptExitedMsg msg{launch.attempt_id, 127, std::nullopt, "launch refused: " + reason, 0, ""};
+  recent_exits_.push_back(msg);
+  if (recent_exits_.size() > kRecentExits) recent_exits_.pop_front();
+  send(msg);
 }
 
 void Agent::kill(const KillMsg& kill) {
@@ -214,10 +231,9 @@ void Agent::send_log(const LogRequestMsg& request) {
   reply.request_id = request.request_id;
   reply.attempt_id = request.attempt_id;
   // The rank is part of the file name; an agent holds at most one rank of an attempt.
-  const std::string dir = config_.work_dir + "/attempts/" + std::to_string(request.attempt_id);
   std::error_code ec;
   bool found = false;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+  for (const auto& entry : std::filesystem::directory_iterator(log_dir_of(request.attempt_id), ec)) {
     if (entry.path().extension() == ".log") {
       LogTail tail = read_log_tail(entry.path().string(), request.max_bytes, request.tail_lines);
       if (!tail.readable) break;
@@ -230,6 +246,16 @@ void Agent::send_log(const LogRequestMsg& request) {
   }
   if (!found) reply.error = "no log for attempt " + std::to_string(request.attempt_id) + " on " + config_.name;
   send(reply);
+}
+
+// Empty (no logs) when a symlink was planted in the attempt's place: its target is not this attempt's.
+std::filesystem::path Agent::log_dir_of(AttemptId id) const {
+  try {
+    return attempt_dir(config_.work_dir, id);
+  } catch (const InvalidInput& e) {
+    spdlog::warn("event=attempt_log_refused node={} attempt={} reason=\"{}\"", config_.name, id, e.what());
+    return {};
+  }
 }
 
 void Agent::run_exited(AttemptId id, AttemptExit exit) {

@@ -11,6 +11,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <deque>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <set>
@@ -34,6 +35,7 @@ struct AgentConfig {
   std::int64_t memory_mb = 0;
   std::map<std::string, std::string> labels;
   std::string work_dir;
+  std::string checkpoint_root;  // launches naming a checkpoint elsewhere are refused; empty: any
   std::string data_addr;  // host:port other agents reach our data plane at
   std::chrono::milliseconds reconnect_min{100};
   std::chrono::milliseconds reconnect_max{5000};
@@ -65,6 +67,8 @@ class Agent {
   void keep_node_credential(const std::string& secret);
 
   void launch(const LaunchMsg& launch);
+  void refuse_launch(const LaunchMsg& launch, const std::string& reason);
+  std::filesystem::path log_dir_of(AttemptId id) const;
   void kill(const KillMsg& kill);
   void send_log(const LogRequestMsg& request);
   void run_exited(AttemptId id, AttemptExit exit);

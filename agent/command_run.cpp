@@ -149,7 +149,8 @@ CommandRun::CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, 
 int CommandRun::prepare_files(const std::string& attempt_dir) {
   std::optional<neuron::DirOwner> owner;
   if (account_) owner = neuron::DirOwner{account_->uid, account_->gid};
-  // The attempt directory is new (the agent's attempts/ is its own), so nothing can be planted in it.
+  // The attempt directory is new (the agent's attempts/ is its own), and a symlink planted in its place
+  // was refused at launch (agent/launch_paths.h).
   if (::mkdir(attempt_dir.c_str(), 0700) != 0 && errno != EEXIST) {
     throw std::runtime_error("cannot create " + attempt_dir + ": " + std::strerror(errno));
   }

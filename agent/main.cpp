@@ -12,6 +12,7 @@
 #include "agent/agent.h"
 #include "agent/neuron/tcp_socket.h"
 #include "net/http_types.h"
+#include "proto/contained_path.h"
 #include "proto/flag_parser.h"
 #include "proto/json_reader.h"
 
@@ -26,6 +27,7 @@ struct Flags {
   std::int64_t cores = 32;
   std::int64_t memory_mb = 0;
   std::string work_dir;
+  std::string checkpoint_root;
   std::vector<std::string> labels;
   std::vector<std::string> faults;
   std::string data_listen = "127.0.0.1:0";
@@ -82,6 +84,9 @@ trainyard::agent::AgentConfig build_config(const Flags& f, trainyard::neuron::Fa
   c.cores = static_cast<int>(f.cores);
   c.memory_mb = f.memory_mb;
   c.work_dir = f.work_dir;
+  std::string checkpoint_root = f.checkpoint_root;
+  while (checkpoint_root.size() > 1 && checkpoint_root.back() == '/') checkpoint_root.pop_back();
+  if (!checkpoint_root.empty()) c.checkpoint_root = trainyard::plain_absolute_path(checkpoint_root, "--checkpoint-root");
   for (const auto& label : f.labels) {
     const auto eq = label.find('=');
     if (eq == std::string::npos || eq == 0) throw InvalidInput("--label", "must be KEY=VALUE, got \"" + label + "\"");
@@ -108,6 +113,10 @@ int main(int argc, char** argv) {
   flags.add_int("memory-mb", "memory to report", &f.memory_mb, 0, 1LL << 40);
   flags.add_string("work-dir", "directory for attempt logs and files, and the node's own credential (keep it)",
                    &f.work_dir, true);
+  flags.add_string("checkpoint-root",
+                   "absolute directory launches may name checkpoints under (the daemon's --checkpoint-root as this "
+                   "node sees it); without it, any absolute path without '..'",
+                   &f.checkpoint_root);
   flags.add_list("label", "KEY=VALUE node label, e.g. rack=r1", &f.labels);
   flags.add_list("fault", "inject a fault: core:N=corrupt|hang|crash, link=throttle:RATE, link=drop", &f.faults);
   flags.add_string("data-listen", "HOST:PORT of the data-plane (collectives) listener; port 0 picks one", &f.data_listen);

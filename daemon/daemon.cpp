@@ -183,7 +183,11 @@ bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
 int run_daemon(const DaemonOptions& o) {
   const auto [host, port] = split_listen(o.listen);
   const fs::path data_dir = o.data_dir;
-  const std::string checkpoint_root = o.checkpoint_root.empty() ? (data_dir / "checkpoints").string() : o.checkpoint_root;
+  // Every launch names it to agents, which run from other directories and take only a plain absolute path.
+  fs::path plain_checkpoint_root =
+      fs::absolute(o.checkpoint_root.empty() ? data_dir / "checkpoints" : fs::path(o.checkpoint_root)).lexically_normal();
+  if (!plain_checkpoint_root.has_filename()) plain_checkpoint_root = plain_checkpoint_root.parent_path();  // "dir/"
+  const std::string checkpoint_root = plain_checkpoint_root.string();
   fs::create_directories(data_dir);
   fs::create_directories(checkpoint_root);
   // A command job runs as its own account and must reach its job-N directory (0700, its account's):
