@@ -31,7 +31,8 @@ case "$cmd" in
     url=$(cat "$root/daemon.addr")
     for i in $(seq 1 "$agents"); do
       "$bin/agent/trainyard-agent" --server "$url" --join-token-file "$root/data/join.token" --name "node-$i" \
-        --cores 32 --label "rack=r$(( (i + 1) / 2 ))" --work-dir "$root/agents/node-$i" >> "$root/agent-$i.log" 2>&1 &
+        --cores 32 --label "rack=r$(( (i + 1) / 2 ))" --work-dir "$root/agents/node-$i" \
+        --checkpoint-root "$PWD/$root/data/checkpoints" >> "$root/agent-$i.log" 2>&1 &
       echo $! > "$root/agent-$i.pid"
     done
     echo "daemon: $url (log $root/daemon.log), $agents agents"
