@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <filesystem>
+#include <set>
 
 #include "agent/neuron/faults.h"
 #include "daemon/audit.h"
@@ -15,6 +17,7 @@
 #include "daemon/metric_series.h"
 #include "daemon/share_access.h"
 #include "daemon/node_credentials.h"
+#include "daemon/prometheus.h"
 #include "proto/text.h"
 
 #include "scheduler/types.h"
@@ -87,6 +90,37 @@ net::HttpResponse rate_limited(const RateLimit& limit, std::int64_t retry_after_
   return resp;
 }
 
+// The route a request matched, with ids and names as placeholders ("/v1/jobs/{id}/logs"), for the
+// request observer; any other path is "other", so requests for made-up paths add no series.
+std::string route_pattern(const std::vector<std::string>& parts) {
+  static const std::map<std::string, std::string> kParameterOf = {
+      {"jobs", "{id}"}, {"nodes", "{name}"}, {"healthchecks", "{id}"}, {"tokens", "{id}"}, {"shares", "{name}"},
+      {"goodput", ""},  {"canaries", ""},    {"audit", ""}};
+  static const std::set<std::string> kActions = {"cancel", "attempts", "logs",       "checkpoints", "metrics",
+                                                 "drain",  "undrain",  "credential", "health",      "faults"};
+  if (parts.size() == 1 && (parts[0] == "healthz" || parts[0] == "metrics")) return "/" + parts[0];
+  if (parts.size() < 2 || parts.size() > 4 || parts[0] != "v1") return "other";
+  if (parts.size() == 4 && parts[1] == "tokens" && parts[2] == "join" && parts[3] == "rotate") return "/v1/tokens/join/rotate";
+  const auto resource = kParameterOf.find(parts[1]);
+  if (resource == kParameterOf.end()) return "other";
+  std::string route = "/v1/" + parts[1];
+  if (parts.size() >= 3) {
+    if (resource->second.empty()) return "other";
+    route += "/" + resource->second;
+  }
+  if (parts.size() == 4) {
+    if (!kActions.contains(parts[3])) return "other";
+    route += "/" + parts[3];
+  }
+  return route;
+}
+
+// The methods the API knows by name; others are "other", for the same reason.
+std::string method_label(const std::string& method) {
+  static const std::set<std::string> kKnown = {"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"};
+  return kKnown.contains(method) ? method : "other";
+}
+
 // A token as listed: never its secret nor its hash.
 Json token_json(const TokenRecord& t) {
   return {{"id", t.id},
@@ -121,7 +155,21 @@ Api::Api(JobManager& jobs, StoreWorker& store, FileWorker& files, TokenRegistry&
       max_pending_per_user_(limits.max_pending_per_user),
       join_token_file_(std::move(join_token_file)) {}
 
+void Api::set_metrics_exposition(std::function<std::string()> render, bool public_access) {
+  render_metrics_ = std::move(render);
+  metrics_public_ = public_access;
+}
+
+void Api::set_request_observer(RequestObserver observe) { observe_request_ = std::move(observe); }
+
 void Api::handle(net::HttpRequest request, net::HttpResponder respond) {
+  if (observe_request_) {
+    respond = [observe = observe_request_, method = method_label(request.method), route = route_pattern(request.segments),
+               began = std::chrono::steady_clock::now(), respond = std::move(respond)](net::HttpResponse response) {
+      observe(method, route, response.status, std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
+      respond(std::move(response));
+    };
+  }
   Call call{std::move(request), {}, std::make_shared<net::HttpResponder>(std::move(respond))};
   const auto& parts = call.request.segments;
   const std::string& method = call.request.method;
@@ -135,6 +183,9 @@ void Api::handle(net::HttpRequest request, net::HttpResponder respond) {
   if (parts.size() == 1 && parts[0] == "healthz") {
     if (method != "GET") return method_not_allowed("GET");
     return call.reply(200, {{"status", "ok"}, {"version", version_}});
+  }
+  if (parts.size() == 1 && parts[0] == "metrics" && render_metrics_) {
+    return method == "GET" ? serve_metrics(call) : method_not_allowed("GET");
   }
   if (parts.empty() || parts[0] != "v1") {
     return call.fail(404, "not_found", "no such endpoint: " + call.request.path);
@@ -204,6 +255,19 @@ void Api::handle(net::HttpRequest request, net::HttpResponder respond) {
     return call.invalid(e, "invalid_" + (e.field() == "id" ? std::string("id") : std::string("query")));
   }
   call.fail(404, "not_found", "no such endpoint: " + method + " " + call.request.path);
+}
+
+void Api::serve_metrics(Call call) {
+  if (!metrics_public_) {
+    auto who = tokens_.authenticate_header(call.request.header("authorization"), clock_.now());
+    if (!who) {
+      return call.fail(401, "unauthorized",
+                       "/metrics needs a bearer token of an admin, operator or viewer (or the daemon's --metrics-public)");
+    }
+    call.who = *who;
+    if (!call.who.may(Action::read_metrics)) return call.forbid("read metrics");
+  }
+  (*call.respond)(net::HttpResponse{200, prom::kContentType, render_metrics_(), {}});
 }
 
 Json Api::live_fields(const Job& job) const {

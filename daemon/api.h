@@ -22,6 +22,15 @@ class Api {
       std::filesystem::path join_token_file = {});
   void handle(net::HttpRequest request, net::HttpResponder respond);
 
+  // GET /metrics answers `render()` (the Prometheus text format) to tokens whose role may
+  // read_metrics, or to anyone when `public_access` (--metrics-public). Without it, /metrics is 404.
+  void set_metrics_exposition(std::function<std::string()> render, bool public_access);
+  // Hears of every answer as it is sent: the method, the route pattern the request matched
+  // ("/v1/jobs/{id}", or "other"), the status and the seconds since the request arrived.
+  using RequestObserver =
+      std::function<void(const std::string& method, const std::string& route_pattern, int status, double seconds)>;
+  void set_request_observer(RequestObserver observe);
+
  private:
   struct Call;  // one request in flight: the request, the caller, the responder
 
@@ -51,6 +60,7 @@ class Api {
   void list_shares(Call call);
   void put_share(Call call, const std::string& name);
   void list_audit(Call call);
+  void serve_metrics(Call call);
   // The audit event of the change `call` made (daemon/audit.h), for a handler that writes it with
   // the change; `audit` writes it on its own, once the change succeeded.
   Event audit_event(const Call& call, AuditRecord what) const;
@@ -75,6 +85,9 @@ class Api {
   RateLimiter rate_limiter_;
   std::size_t max_pending_per_user_;
   std::filesystem::path join_token_file_;  // the daemon's join.token, rewritten when it is rotated
+  std::function<std::string()> render_metrics_;
+  bool metrics_public_ = false;
+  RequestObserver observe_request_;
 };
 
 // The longest lifetime a token may be given ("ttl_s"): ten years.

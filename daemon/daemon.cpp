@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "daemon/api.h"
+#include "daemon/daemon_metrics.h"
 #include "daemon/gateway.h"
 #include "daemon/join_token.h"
 #include "daemon/private_files.h"
@@ -169,6 +170,8 @@ bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
   flags.add_int("rate-limit-admins", "1: admins are rate-limited too; 0: they are exempt", &o.rate_limit_admins, 0, 1);
   flags.add_int("max-pending-per-user", "jobs one user may have waiting at once; a submission over it gets 429; 0: no "
                 "cap; admins and canaries are exempt", &o.max_pending_per_user, 0, 100'000'000);
+  flags.add_bool("metrics-public", "serve GET /metrics (Prometheus) without a token; otherwise it needs an admin, "
+                 "operator or viewer token", &o.metrics_public);
   flags.add_int("health-collective-kib", "buffer size of each health-check collective", &o.health_collective_kib, 1,
                 256 * 1024);
   if (!flags.parse(argc, argv)) {
@@ -209,7 +212,9 @@ int run_daemon(const DaemonOptions& o) {
   for (const auto& token : store.tokens()) tokens.add(token);
   const LoadedState state = store.load();
 
+  DaemonMetrics metrics;  // before the store worker, whose thread records into it until it stops
   StoreWorker worker(store, [&io](StoreWorker::Continuation fn) { asio::post(io, std::move(fn)); });
+  worker.set_commit_observer([&metrics](double seconds, std::size_t changes) { metrics.store_commit(seconds, changes); });
   FileWorker files([&io](FileWorker::Continuation fn) { asio::post(io, std::move(fn)); });
   AsioTimers timers(io);
   scheduler::Config sched_config;
@@ -233,6 +238,8 @@ int run_daemon(const DaemonOptions& o) {
   jm.health.policy.suspect_fraction = static_cast<double>(o.suspect_pct) / 100.0;
   jm.health.collective.elements = static_cast<std::size_t>(o.health_collective_kib) * 1024 / sizeof(float);
   JobManager jobs(worker, files, clock, timers, jm, scheduler);
+  jobs.set_metrics(&metrics);
+  metrics.watch(jobs, clock);
   jobs.restore(state);
 
   AgentGateway gateway(jobs, tokens, worker, clock);
@@ -242,6 +249,10 @@ int run_daemon(const DaemonOptions& o) {
   user_limits.max_pending_per_user = static_cast<std::size_t>(o.max_pending_per_user);
   Api api(jobs, worker, files, tokens, clock, kTrainyardVersion, checkpoint_root, user_limits,
           data_dir / "join.token");
+  api.set_metrics_exposition([&metrics] { return metrics.render(); }, o.metrics_public);
+  api.set_request_observer([&metrics](const std::string& method, const std::string& route, int status, double seconds) {
+    metrics.http_request(method, route, status, seconds);
+  });
   net::HttpServerOptions server_options;
   server_options.body_limit = static_cast<std::size_t>(o.body_limit_bytes);
   server_options.header_limit = static_cast<std::size_t>(o.max_header_bytes);
@@ -264,6 +275,7 @@ int run_daemon(const DaemonOptions& o) {
     if (++ticks % 20 == 0) {
       jobs.persist_usage();
       persist_token_uses(tokens, worker, clock.now());
+      metrics.account_goodput(worker, clock.now());
     }
     ticker.expires_after(Millis(o.tick_ms));
     ticker.async_wait([&](const boost::system::error_code& ec) {

@@ -37,6 +37,7 @@ struct DaemonOptions {
   std::int64_t rate_limit_burst = 200;
   std::int64_t rate_limit_admins = 0;           // 1: admins are rate-limited too
   std::int64_t max_pending_per_user = 10'000;   // 0: no cap; admins are exempt
+  bool metrics_public = false;                  // GET /metrics without a token
 };
 
 inline constexpr const char* kTrainyardVersion = "0.1.0";

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "daemon/attempt_outcome.h"
+#include "daemon/daemon_metrics.h"
 #include "daemon/goodput.h"
 #include "daemon/job_fit.h"
 
@@ -241,6 +242,7 @@ void JobManager::cancel(JobId id, std::function<void(CancelResult, std::optional
     job.reason = "cancelled while pending";
     job.cancel_requested = true;
     const Job snapshot = job;
+    if (metrics_) metrics_->job_ended(snapshot);
     active_jobs_.erase(it);
     Change change;
     change.jobs.push_back(snapshot);
@@ -368,6 +370,7 @@ void JobManager::request_schedule() {
 }
 
 void JobManager::schedule() {
+  const auto pass_began = std::chrono::steady_clock::now();
   const auto result = scheduler_.schedule(clock_.now());
   for (const auto& start : result.starts) {
     auto it = active_jobs_.find(start.job);
@@ -378,6 +381,7 @@ void JobManager::schedule() {
     start_attempt(it->second, start);
   }
   if (result.hit_limit) request_schedule();  // more jobs may fit than one pass looks at
+  if (metrics_) metrics_->scheduling_pass(std::chrono::steady_clock::now() - pass_began);
 }
 
 void JobManager::start_attempt(Job& job, const scheduler::Start& start) {
@@ -613,6 +617,7 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
         job.reason = facts.cancelled ? "cancelled on request" : attempt.reason + "; " + decision.why + "; " + cls.suggestion;
         break;
     }
+    if (metrics_) metrics_->attempt_failed(cls, decision.step);
   }
   spdlog::info("event=attempt_finished job={} attempt={} state={} class={} job_state={} reason=\"{}\"", job.id,
                attempt.id, to_string(attempt.state), attempt.failure_class, to_string(job.state), job.reason);
@@ -636,6 +641,7 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
   const Job snapshot = job;
   attempts_.erase(attempt.id);
   if (is_terminal(snapshot.state)) {
+    if (metrics_) metrics_->job_ended(snapshot);
     active_jobs_.erase(snapshot.id);
   }
   persist(std::move(change), [this, snapshot, suspects] {

@@ -27,6 +27,8 @@
 
 namespace trainyard {
 
+class DaemonMetrics;
+
 struct JobManagerConfig {
   std::string daemon_version;
   Millis heartbeat_interval{5000};
@@ -90,6 +92,7 @@ class JobManager {
   void cancel(JobId id, std::function<void(CancelResult, std::optional<Job>)> done);
 
   const Job* active_job(JobId id) const;
+  const std::map<JobId, Job>& active_jobs() const { return active_jobs_; }
   std::optional<Attempt> active_attempt(AttemptId id) const;
   std::vector<NodeView> nodes() const;
   std::optional<NodeView> node(const std::string& name) const;
@@ -139,6 +142,9 @@ class JobManager {
 
   // Periodic work: node liveness, attempt timeouts, unconfirmed ranks, scheduling.
   void tick();
+
+  // Where the event hooks record (daemon_metrics.h); none by default. It must outlive the manager.
+  void set_metrics(DaemonMetrics* metrics) { metrics_ = metrics; }
 
  private:
   struct RankState {
@@ -253,6 +259,7 @@ class JobManager {
   std::int64_t next_log_request_ = 1;
   bool schedule_requested_ = false;
   std::uint64_t accepted_since_tick_ = 0;  // submissions, summarised at info by tick()
+  DaemonMetrics* metrics_ = nullptr;
 };
 
 }  // namespace trainyard

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "daemon/daemon_metrics.h"
 #include "daemon/job_manager.h"
 
 namespace trainyard {
@@ -171,6 +172,7 @@ void JobManager::on_started(const std::string& node, const AttemptStartedMsg& ms
   change.attempts.push_back(attempt.record);
   change.events.push_back(event("attempt.state", job.id, attempt.record.id, join_node_names(attempt.record.nodes), "RUNNING"));
   spdlog::info("event=attempt_running job={} attempt={}", job.id, attempt.record.id);
+  if (metrics_) metrics_->attempt_running(job, attempt.record, now);
   persist(std::move(change), nullptr);
 }
 

@@ -7,6 +7,7 @@
 
 #include "agent/neuron/checkpoint.h"
 #include "daemon/canary.h"
+#include "daemon/daemon_metrics.h"
 #include "daemon/job_checkpoints.h"
 #include "daemon/job_manager.h"
 
@@ -31,6 +32,7 @@ std::int64_t JobManager::start_check(HealthCheckRequest request, std::function<v
 
 void JobManager::apply_health_result(const HealthCheckResult& result) {
   const TimePoint now = clock_.now();
+  if (metrics_) metrics_->health_check_finished(result);
   Change change;
   change.health_checks.push_back(HealthCheckRow{result.id, to_string(result.request.kind), result.created_at, to_json(result)});
   for (const auto& name : result.request.nodes) {

@@ -8,6 +8,7 @@
 //             faults); no tokens but its own, no shares
 //   user      submits, sees and cancels its own jobs; reads the cluster (nodes, shares, goodput)
 //   viewer    reads everything but the audit log, changes nothing (but may revoke its own token)
+//   (admin, operator and viewer scrape /metrics; a user does not: it is the whole cluster's)
 //   agent     the agent gateway only
 #include "store/store.h"
 
@@ -23,6 +24,7 @@ enum class Action {
   manage_tokens,   // create, list and revoke every token; rotate the join token; forget node credentials
   manage_shares,   // create and change shares, see their members, submit into any share
   read_audit,      // list the audit log (GET /v1/audit)
+  read_metrics,    // scrape GET /metrics (Prometheus; no token needed with --metrics-public)
 };
 
 constexpr bool allows(Role role, Action action) {
@@ -30,9 +32,10 @@ constexpr bool allows(Role role, Action action) {
     case Role::admin: return action != Action::use_gateway;
     case Role::operator_:
       return action == Action::use_api || action == Action::read_all_jobs || action == Action::submit_jobs ||
-             action == Action::operate_nodes;
+             action == Action::operate_nodes || action == Action::read_metrics;
     case Role::user: return action == Action::use_api || action == Action::submit_jobs;
-    case Role::viewer: return action == Action::use_api || action == Action::read_all_jobs;
+    case Role::viewer:
+      return action == Action::use_api || action == Action::read_all_jobs || action == Action::read_metrics;
     case Role::agent: return action == Action::use_gateway;
   }
   return false;

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
+
 namespace trainyard {
 
 StoreWorker::StoreWorker(Store& store, PostToIo post_to_io)
@@ -54,8 +56,12 @@ void StoreWorker::commit_batch(std::vector<Write>& writes) {
   writes.clear();
   std::exception_ptr error;
   try {
+    const auto began = std::chrono::steady_clock::now();
     store_.commit(done.changes);
     ++commits_;
+    if (observe_commit_) {
+      observe_commit_(std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count(), done.changes.size());
+    }
   } catch (const std::exception& e) {
     spdlog::error("event=store_commit_failed changes={} error=\"{}\"", done.changes.size(), e.what());
     error = std::current_exception();

@@ -42,6 +42,10 @@ class StoreWorker {
   void read(ReadTask task, ReadFailed failed);
 
   std::uint64_t commits() const { return commits_; }  // transactions so far (for metrics)
+  // Called on the worker thread after each successful transaction with its duration and number of
+  // changes. Set it before the first write.
+  using CommitObserver = std::function<void(double seconds, std::size_t changes)>;
+  void set_commit_observer(CommitObserver observe) { observe_commit_ = std::move(observe); }
 
  private:
   struct Write {
@@ -64,6 +68,7 @@ class StoreWorker {
   std::vector<Task> queue_;
   bool stopping_ = false;
   std::atomic<std::uint64_t> commits_{0};
+  CommitObserver observe_commit_;
   std::thread thread_;
 };
 
