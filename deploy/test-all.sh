@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds, and runs every test: all of them (unit + integration) on the
-# release build, then the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer, then
-# each fuzz target for 30 s.
+# Installs what is missing, checks the Prometheus rules and the Grafana board, builds, and runs every
+# test: all of them (unit + integration) on the release build, then the unit tests again under
+# AddressSanitizer + UndefinedBehaviorSanitizer, then each fuzz target for 30 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
 deploy/install-deps.sh
+deploy/check-monitoring.sh
 deploy/build.sh release
 (cd build && ctest --output-on-failure --timeout 300 -j2)
 deploy/build.sh asan unit_tests
