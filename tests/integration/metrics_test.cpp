@@ -1,0 +1,159 @@
+// GET /metrics of a real daemon with real agents and jobs: who may scrape it, and Prometheus's own
+// `promtool check metrics` accepts the scrape; every metric the deploy/ alert rules and Grafana
+// board use is in it.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+
+#include "cli/http_client.h"
+#include "tests/integration/cluster.h"
+
+namespace trainyard::testing {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+struct Scrape {
+  int status = 0;
+  std::string body;
+};
+
+Scrape scrape(const Cluster& cluster, const std::string& token) {
+  auto client = cli::make_http_client(cli::parse_server_url(cluster.url()));
+  cli::HttpRequest req{"GET", "/metrics", {}, ""};
+  if (!token.empty()) req.headers.emplace_back("Authorization", "Bearer " + token);
+  const auto result = client->send(req);
+  if (const auto* err = std::get_if<cli::TransportError>(&result)) {
+    ADD_FAILURE() << "GET /metrics: " << err->message;
+    return {};
+  }
+  const auto& resp = std::get<cli::HttpResponse>(result);
+  return {resp.status, resp.body};
+}
+
+std::string token_for(Cluster& cluster, const std::string& user, const std::string& role) {
+  const ApiResult r = cluster.api("POST", "/v1/tokens", Json{{"user", user}, {"role", role}}.dump());
+  EXPECT_EQ(r.status, 201) << r.body.dump();
+  return r.body.value("token", "");
+}
+
+bool have_promtool() { return std::system("command -v promtool > /dev/null 2>&1") == 0; }
+
+// Runs `promtool check metrics` over `text`; returns its exit status and output.
+std::pair<int, std::string> promtool_check(const std::string& dir, const std::string& text) {
+  const std::string input = dir + "/scrape.txt";
+  std::ofstream(input) << text;
+  const std::string command = "promtool check metrics < " + input + " 2>&1";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  std::string output;
+  char buffer[4096];
+  while (pipe && std::fgets(buffer, sizeof buffer, pipe)) output += buffer;
+  const int status = pipe ? ::pclose(pipe) : -1;
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+// The repository's deploy/ folder: above the test binary (build/tests/integration/).
+fs::path deploy_dir() {
+  for (fs::path p = fs::read_symlink("/proc/self/exe").parent_path(); p.has_relative_path(); p = p.parent_path()) {
+    if (fs::exists(p / "deploy/prometheus/trainyard-alerts.yml")) return p / "deploy";
+  }
+  return {};
+}
+
+// Families in a scrape (its TYPE lines).
+std::set<std::string> families(const std::string& text) {
+  std::set<std::string> out;
+  static const std::regex type_line(R"(# TYPE (\S+) )");
+  for (std::sregex_iterator it(text.begin(), text.end(), type_line), end; it != end; ++it) out.insert((*it)[1]);
+  return out;
+}
+
+TEST(Metrics, ARealScrapePassesPromtoolAndHoldsEveryFamilyTheDeployFilesUse) {
+  Cluster cluster;
+  cluster.start_daemon();
+  cluster.start_agent("node-a");
+  cluster.start_agent("node-b");
+  cluster.wait_for_nodes(2);
+  ASSERT_EQ(cluster.api("PUT", "/v1/shares/team.vision-1", R"({"weight":2})").status, 200);
+  const std::int64_t ok = cluster.submit({{"name", "secret-project-x"},
+                                          {"share", "team.vision-1"},
+                                          {"nodes", 2},
+                                          {"kind", "simulated"},
+                                          {"workload", {{"steps", 5}}}});
+  const std::int64_t failing =
+      cluster.submit({{"name", "fails"}, {"nodes", 1}, {"command", {{"argv", {"/bin/false"}}}}});
+  cluster.wait_job_state(ok, "SUCCEEDED", 60s);
+  cluster.wait_job_state(failing, "FAILED", 30s);
+  const std::string viewer = token_for(cluster, "vic", "viewer");
+
+  // The ended jobs' goodput is read from the store every 20 ticks (of 50 ms here).
+  Scrape s;
+  EXPECT_TRUE(eventually(
+      [&] {
+        s = scrape(cluster, viewer);
+        return s.body.find("trainyard_goodput_core_seconds_total{category=\"productive\"} 0\n") == std::string::npos;
+      },
+      20s))
+      << "no productive goodput was accounted";
+  ASSERT_EQ(s.status, 200);
+  EXPECT_THAT(s.body, HasSubstr("trainyard_jobs_ended_total{state=\"SUCCEEDED\",share=\"team.vision-1\"} 1\n"));
+  EXPECT_THAT(s.body, HasSubstr("trainyard_nodes{state=\"HEALTHY\"} 2\n"));
+  EXPECT_THAT(s.body, HasSubstr("trainyard_agents_connected 2\n"));
+  EXPECT_THAT(s.body, HasSubstr("trainyard_http_requests_total{method=\"POST\",route=\"/v1/jobs\",status=\"201\"} 2\n"));
+  EXPECT_THAT(s.body, HasSubstr("trainyard_attempt_failures_total{class=\"user_error\",infrastructure=\"false\"} 1\n"));
+  EXPECT_THAT(s.body, Not(HasSubstr("secret-project-x")));
+
+  if (!have_promtool()) {
+    GTEST_SKIP() << "promtool is missing (Debian package prometheus; deploy/install-deps.sh installs it): the scrape "
+                    "was not checked by Prometheus's own linter";
+  }
+  const auto [status, output] = promtool_check(cluster.dir(), s.body);
+  EXPECT_EQ(status, 0) << output;
+  EXPECT_EQ(output, "") << "promtool found problems";
+
+  const fs::path deploy = deploy_dir();
+  ASSERT_FALSE(deploy.empty()) << "deploy/ not found above the test binary";
+  const std::set<std::string> scraped = families(s.body);
+  static const std::regex metric_name(R"(trainyard_[a-z_]+)");
+  for (const char* file : {"prometheus/trainyard-alerts.yml", "grafana/trainyard.json"}) {
+    const std::string text = read_text((deploy / file).string());
+    ASSERT_FALSE(text.empty()) << file;
+    for (std::sregex_iterator it(text.begin(), text.end(), metric_name), end; it != end; ++it) {
+      std::string name = it->str();
+      for (const char* suffix : {"_bucket", "_sum", "_count"}) {
+        if (name.ends_with(suffix) && !scraped.contains(name)) name.resize(name.size() - std::string(suffix).size());
+      }
+      EXPECT_TRUE(scraped.contains(name)) << file << " uses " << it->str() << ", which the daemon does not expose";
+    }
+  }
+}
+
+TEST(Metrics, ViewersOperatorsAndAdminsMayScrapeUsersMayNotAndPublicNeedsNoToken) {
+  Cluster cluster;
+  cluster.start_daemon();
+  EXPECT_EQ(scrape(cluster, cluster.admin_token()).status, 200);
+  EXPECT_EQ(scrape(cluster, token_for(cluster, "olga", "operator")).status, 200);
+  EXPECT_EQ(scrape(cluster, token_for(cluster, "vic", "viewer")).status, 200);
+  EXPECT_EQ(scrape(cluster, token_for(cluster, "alice", "user")).status, 403);
+  EXPECT_EQ(scrape(cluster, "").status, 401);
+
+  cluster.kill_daemon(SIGTERM);
+  cluster.start_daemon({"--metrics-public"});
+  const Scrape open = scrape(cluster, "");
+  EXPECT_EQ(open.status, 200);
+  EXPECT_THAT(open.body, HasSubstr("# TYPE trainyard_nodes gauge\n"));
+  EXPECT_EQ(cluster.api("GET", "/v1/jobs", "", kNoToken).status, 401) << "only /metrics is public";
+}
+
+}  // namespace
+}  // namespace trainyard::testing
