@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "checkpoint/checkpoint.h"
 #include "daemon/attempt_outcome.h"
 #include "daemon/goodput.h"
 #include "daemon/job_fit.h"
@@ -465,7 +466,7 @@ void JobManager::launch(AttemptId id) {
 }
 
 std::string JobManager::checkpoint_dir_of(JobId job) const {
-  return config_.checkpoint_root.empty() ? "" : config_.checkpoint_root + "/job-" + std::to_string(job);
+  return config_.checkpoint_root.empty() ? "" : checkpoint::job_checkpoint_dir(config_.checkpoint_root, job).string();
 }
 
 void JobManager::send_to(const std::string& node, const DaemonMessage& message) {
@@ -580,7 +581,7 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
     job.failure_class = cls.name;
     // decide_retry counts attempts the job used; infrastructure retries are kept apart, and only
     // those since training last advanced count against their limit.
-    const std::int64_t resumed_at = attempt.resumed_from ? checkpoint_step(*attempt.resumed_from).value_or(0) : 0;
+    const std::int64_t resumed_at = attempt.resumed_from ? checkpoint::step_of(*attempt.resumed_from).value_or(0) : 0;
     if (attempt.steps_completed > resumed_at) job.infra_retries_in_a_row = 0;
     const int used = job.attempts;
     const RetryDecision decision =

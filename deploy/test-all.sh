@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds, and runs every test: all of them (unit + integration) on the
-# release build, then the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer, then
-# each fuzz target for 30 s.
+# Checks that no include crosses the folder map, installs what is missing, builds, and runs every
+# test: all of them (unit + integration) on the release build, then the unit tests again under
+# AddressSanitizer + UndefinedBehaviorSanitizer, then each fuzz target for 30 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
+deploy/check-includes.sh
 deploy/install-deps.sh
 deploy/build.sh release
 (cd build && ctest --output-on-failure --timeout 300 -j2)
