@@ -8,7 +8,6 @@
 
 #include "checkpoint/checkpoint.h"
 #include "daemon/attempt_end.h"
-#include "daemon/attempt_outcome.h"
 #include "daemon/goodput.h"
 #include "daemon/job_fit.h"
 
