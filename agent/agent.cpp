@@ -63,7 +63,7 @@ void Agent::on_open() {
   hello.memory_mb = config_.memory_mb;
   hello.labels = config_.labels;
   hello.data_addr = config_.data_addr;
-  hello.faults = neuron::fault_specs(device_.faults());
+  hello.faults = fault_specs(device_.faults());
   for (auto& [id, running] : runs_) hello.attempts.push_back(running.run->report());
   send(hello);
 }
@@ -290,16 +290,16 @@ void Agent::send_metrics(AttemptId id, AttemptRun& run) {
 }
 
 void Agent::set_faults(const SetFaultsMsg& msg) {
-  neuron::FaultPlan plan;
+  FaultPlan plan;
   try {
-    for (const auto& spec : msg.faults) neuron::apply_fault_spec(plan, spec, device_.core_count());
+    for (const auto& spec : msg.faults) apply_fault_spec(plan, spec, device_.core_count());
     device_.set_faults(plan);
     spdlog::info("event=faults_applied node={} faults={}", config_.name, msg.faults.size());
   } catch (const InvalidInput& e) {
     // The daemon validated them against our core count; keep the faults we have and say so.
     spdlog::warn("event=bad_faults node={} error=\"{}\"", config_.name, e.what());
   }
-  send(FaultsMsg{neuron::fault_specs(device_.faults())});
+  send(FaultsMsg{fault_specs(device_.faults())});
 }
 
 void Agent::run_health_check(const HealthCheckMsg& msg) {

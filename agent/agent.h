@@ -20,10 +20,10 @@
 #include "agent/attempt_run.h"
 #include "agent/health_task.h"
 #include "agent/job_account.h"
-#include "agent/neuron/data_plane.h"
-#include "agent/neuron/device.h"
 #include "agent/process_registry.h"
 #include "net/ws_client.h"
+#include "neuron/data_plane.h"
+#include "neuron/device.h"
 
 namespace trainyard::agent {
 

@@ -1,6 +1,6 @@
 #include "agent/command_run.h"
 
-#include "agent/neuron/checkpoint.h"
+#include "checkpoint/checkpoint.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -147,8 +147,8 @@ CommandRun::CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, 
 }
 
 int CommandRun::prepare_files(const std::string& attempt_dir) {
-  std::optional<neuron::DirOwner> owner;
-  if (account_) owner = neuron::DirOwner{account_->uid, account_->gid};
+  std::optional<checkpoint::DirOwner> owner;
+  if (account_) owner = checkpoint::DirOwner{account_->uid, account_->gid};
   // The attempt directory is new (the agent's attempts/ is its own), and a symlink planted in its place
   // was refused at launch (agent/launch_paths.h).
   if (::mkdir(attempt_dir.c_str(), 0700) != 0 && errno != EEXIST) {
@@ -157,7 +157,7 @@ int CommandRun::prepare_files(const std::string& attempt_dir) {
   if (owner && ::lchown(attempt_dir.c_str(), owner->uid, owner->gid) != 0) {
     throw std::runtime_error("cannot give " + attempt_dir + " to " + account_->name + ": " + std::strerror(errno));
   }
-  if (!launch_.checkpoint_dir.empty()) neuron::create_checkpoint_dir(launch_.checkpoint_dir, owner);
+  if (!launch_.checkpoint_dir.empty()) checkpoint::create_checkpoint_dir(launch_.checkpoint_dir, owner);
   const int log_fd = ::open(log_path_.c_str(), O_CREAT | O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (log_fd < 0) throw std::runtime_error("cannot open log file " + log_path_ + ": " + std::strerror(errno));
   if (owner && ::fchown(log_fd, owner->uid, owner->gid) != 0) {

@@ -2,10 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
-#include "agent/neuron/tcp_communicator.h"
-#include "healthcheck/accelerator_suite.h"
-#include "healthcheck/collective_suite.h"
+#include "agent/accelerator_suite.h"
+#include "agent/collective_suite.h"
 #include "healthcheck/health_json.h"
+#include "neuron/tcp_communicator.h"
 
 namespace trainyard::agent {
 namespace {
@@ -31,7 +31,7 @@ HealthResultMsg HealthTask::run() const {
   try {
     if (request_.suite == HealthSuite::accelerator) {
       const auto options = health::accelerator_suite_options_from_json(request_.options, "options");
-      out.result = health::to_json(health::run_accelerator_suite(context_.device, options));
+      out.result = health::to_json(run_accelerator_suite(context_.device, options));
     } else {
       const auto options = health::collective_suite_options_from_json(request_.options, "options");
       neuron::TcpCommunicatorOptions comm;
@@ -43,7 +43,7 @@ HealthResultMsg HealthTask::run() const {
       comm.channel = kHealthChannel;
       comm.secret = request_.session_secret;
       neuron::TcpCommunicator communicator(comm, context_.data_plane);
-      out.result = health::to_json(health::run_collective_suite(communicator, options));
+      out.result = health::to_json(run_collective_suite(communicator, options));
     }
   } catch (const std::exception& e) {
     out.result = nullptr;

@@ -10,8 +10,8 @@
 #include <thread>
 
 #include "agent/attempt_run.h"
-#include "agent/neuron/data_plane.h"
-#include "agent/neuron/device.h"
+#include "neuron/data_plane.h"
+#include "neuron/device.h"
 
 namespace trainyard::agent {
 

@@ -10,7 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/agent.h"
-#include "agent/neuron/tcp_socket.h"
+#include "neuron/tcp_socket.h"
 #include "net/http_types.h"
 #include "proto/contained_path.h"
 #include "proto/flag_parser.h"
@@ -73,7 +73,7 @@ void prepare_work_dir(const std::string& work_dir) {
   fs::permissions(work_dir + "/attempts", traversable, fs::perm_options::replace);
 }
 
-trainyard::agent::AgentConfig build_config(const Flags& f, trainyard::neuron::FaultPlan& faults) {
+trainyard::agent::AgentConfig build_config(const Flags& f, trainyard::FaultPlan& faults) {
   trainyard::agent::AgentConfig c;
   trainyard::net::parse_url(f.server, "--server");
   c.server = f.server;
@@ -93,7 +93,7 @@ trainyard::agent::AgentConfig build_config(const Flags& f, trainyard::neuron::Fa
     c.labels[label.substr(0, eq)] = label.substr(eq + 1);
   }
   trainyard::check_labels("--label", c.labels);
-  for (const auto& spec : f.faults) trainyard::neuron::apply_fault_spec(faults, spec, c.cores);
+  for (const auto& spec : f.faults) trainyard::apply_fault_spec(faults, spec, c.cores);
   c.collective_timeout = std::chrono::milliseconds(f.collective_timeout_ms);
   c.job_accounts = job_accounts(f);
   return c;
@@ -128,7 +128,7 @@ int main(int argc, char** argv) {
                    "other users' jobs run as --job-user", &f.user_map);
   flags.add_bool("allow-root-jobs", "let command jobs run as root (without --job-user: as the agent, root)",
                  &f.allow_root_jobs);
-  trainyard::neuron::FaultPlan faults;
+  trainyard::FaultPlan faults;
   trainyard::agent::AgentConfig config;
   trainyard::neuron::HostPort data_listen;
   try {

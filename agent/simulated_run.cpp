@@ -4,8 +4,8 @@
 #include <utility>
 #include <spdlog/spdlog.h>
 
-#include "agent/neuron/checkpoint.h"
-#include "agent/neuron/tcp_communicator.h"
+#include "checkpoint/checkpoint.h"
+#include "neuron/tcp_communicator.h"
 
 namespace trainyard::agent {
 
@@ -67,7 +67,7 @@ void SimulatedRun::train(std::stop_token stop) {
                std::to_string(m.grad_norm) + " param_norm=" + std::to_string(m.param_norm) + " lr=" + std::to_string(m.lr) +
                " samples_per_s=" + std::to_string(m.samples_per_s) + (m.spike ? " spike=1" : ""));
     };
-    options.on_checkpoint = [this](const neuron::CheckpointWriteResult& written) {
+    options.on_checkpoint = [this](const checkpoint::CheckpointWriteResult& written) {
       if (!written.error.empty() || written.manifest_sha256.empty()) {
         return log_line("checkpoint of step " + std::to_string(written.step) + " failed: " + written.error);
       }

@@ -1,5 +1,5 @@
 #pragma once
-// A rank of a "simulated" job: the data-parallel training kernel (agent/neuron/trainer.h) on one
+// A rank of a "simulated" job: the data-parallel training kernel (neuron/trainer.h) on one
 // simulated NeuronCore of this node, with a TcpCommunicator to the other ranks through the
 // agent's data-plane port. Runs on its own thread; the exit is posted to the I/O thread.
 #include <atomic>
@@ -11,17 +11,17 @@
 #include <vector>
 
 #include "agent/attempt_run.h"
-#include "agent/neuron/data_plane.h"
-#include "agent/neuron/device.h"
-#include "agent/neuron/faults.h"
-#include "agent/neuron/trainer.h"
+#include "neuron/data_plane.h"
+#include "neuron/device.h"
+#include "neuron/trainer.h"
+#include "proto/faults.h"
 
 namespace trainyard::agent {
 
 struct SimulatedRunContext {
   neuron::NeuronDevice& device;
   neuron::DataPlaneServer& data_plane;
-  neuron::LinkFault link;
+  LinkFault link;
   int core = 0;                                  // the NeuronCore this rank trains on
   std::chrono::milliseconds collective_timeout{30000};
 };

@@ -35,10 +35,41 @@ function(trainyard_test name)
   endif()
 endfunction()
 
+# The folder map: TRAINYARD_MAY_USE_<folder> lists the folders <folder> may use.
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/cmake/folder_map.txt)
+file(STRINGS ${PROJECT_SOURCE_DIR}/cmake/folder_map.txt _trainyard_map_lines REGEX "^[a-z_]+:")
+foreach(_trainyard_line ${_trainyard_map_lines})
+  string(REGEX MATCH "^([a-z_]+):(.*)$" _ "${_trainyard_line}")
+  string(STRIP "${CMAKE_MATCH_2}" _trainyard_uses)
+  separate_arguments(_trainyard_uses UNIX_COMMAND "${_trainyard_uses}")
+  set(TRAINYARD_MAY_USE_${CMAKE_MATCH_1} "${_trainyard_uses}")
+  set(TRAINYARD_MAPPED_${CMAKE_MATCH_1} ON)
+endforeach()
+
+# Refuses a folder library whose DEPS name a folder library its folder's line does not allow.
+function(trainyard_check_folder_deps name folder)
+  if(NOT TRAINYARD_MAPPED_${folder})
+    message(FATAL_ERROR "${name}: folder ${folder}/ has no line in cmake/folder_map.txt")
+  endif()
+  foreach(dep ${ARGN})
+    if(TARGET ${dep})
+      get_target_property(dep_folder ${dep} TRAINYARD_FOLDER)
+      if(dep_folder AND NOT dep_folder IN_LIST TRAINYARD_MAY_USE_${folder})
+        message(FATAL_ERROR "${name}: ${folder}/ may not use ${dep_folder}/ (${dep}); see cmake/folder_map.txt")
+      endif()
+    endif()
+  endforeach()
+endfunction()
+
 # One library per folder: every .cpp in the folder except main.cpp. A folder with no sources yet
-# is an INTERFACE library so dependents can already name it.
+# is an INTERFACE library so dependents can already name it. A folder with a line in the folder
+# map may link only what that line allows.
 function(trainyard_folder_library name)
   cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
+  file(RELATIVE_PATH folder ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR})
+  if(NOT folder MATCHES "^tests/")
+    trainyard_check_folder_deps(${name} ${folder} ${ARG_DEPS})
+  endif()
   file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp)
   list(FILTER sources EXCLUDE REGEX "/main\\.cpp$")
   if(sources)
@@ -48,6 +79,7 @@ function(trainyard_folder_library name)
     target_include_directories(${name} INTERFACE ${PROJECT_SOURCE_DIR})
     target_link_libraries(${name} INTERFACE ${ARG_DEPS})
   endif()
+  set_target_properties(${name} PROPERTIES TRAINYARD_FOLDER ${folder})
 endfunction()
 
 # A unit-test binary from every .cpp in the calling folder.

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <set>
 
-#include "agent/neuron/faults.h"
+#include "checkpoint/checkpoint.h"
 #include "daemon/audit.h"
 #include "daemon/canary.h"
 #include "daemon/goodput.h"
@@ -18,6 +18,7 @@
 #include "daemon/share_access.h"
 #include "daemon/node_credentials.h"
 #include "daemon/prometheus.h"
+#include "proto/faults.h"
 #include "proto/text.h"
 
 #include "scheduler/types.h"
@@ -464,7 +465,7 @@ void Api::job_logs(Call call, JobId id) {
 
 void Api::job_checkpoints(Call call, JobId id) {
   with_job(call, id, [this](Call c, Job job) {
-    const std::filesystem::path dir = std::filesystem::path(checkpoint_root_) / ("job-" + std::to_string(job.id));
+    const std::filesystem::path dir = checkpoint::job_checkpoint_dir(checkpoint_root_, job.id);
     // The records come from the store; the job's files are read on the file worker, never on the
     // store's thread, so a hostile directory cannot hold up other requests.
     store_.read(
@@ -536,7 +537,7 @@ void Api::set_node_faults(Call call, const std::string& name, bool clear) {
   if (!call.who.may(Action::operate_nodes)) return call.forbid("inject faults");
   const auto view = jobs_.node(name);
   if (!view) return call.fail(404, "not_found", "node " + name + " is not registered");
-  neuron::FaultPlan plan;
+  FaultPlan plan;
   try {
     if (!clear) {
       const Json body = parse_json_text(call.request.body);
@@ -545,7 +546,7 @@ void Api::set_node_faults(Call call, const std::string& name, bool clear) {
       r.finish();
       for (std::size_t i = 0; i < specs.size(); ++i) {
         try {
-          neuron::apply_fault_spec(plan, specs[i], view->node.cores);
+          apply_fault_spec(plan, specs[i], view->node.cores);
         } catch (const InvalidInput& e) {
           throw InvalidInput("faults[" + std::to_string(i) + "]", e.message());
         }
@@ -555,7 +556,7 @@ void Api::set_node_faults(Call call, const std::string& name, bool clear) {
     return call.invalid(e, e.field().empty() ? "invalid_json" : "invalid_field");
   }
   // The canonical form: what the node will list once its agent has applied them.
-  std::vector<std::string> specs = neuron::fault_specs(plan);
+  std::vector<std::string> specs = fault_specs(plan);
   if (!jobs_.set_faults(name, specs)) {
     return call.fail(409, "conflict", "node " + name + " is not connected; faults are applied by its agent");
   }

@@ -1,8 +1,9 @@
 #include "daemon/goodput.h"
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
+
+#include "checkpoint/checkpoint.h"
 
 namespace trainyard {
 namespace {
@@ -38,7 +39,7 @@ Goodput attempt_goodput(const Attempt& a, std::optional<std::int64_t> kept_until
     return g;
   }
   const bool failed = a.state == AttemptState::failed;
-  const std::int64_t first = a.resumed_from ? checkpoint_step(*a.resumed_from).value_or(0) : 0;
+  const std::int64_t first = a.resumed_from ? checkpoint::step_of(*a.resumed_from).value_or(0) : 0;
   const std::int64_t steps = std::max<std::int64_t>(0, a.steps_completed - first);
   if (steps == 0 || !a.last_progress_at) {
     // No steps to judge by: a running or finished command job's time counts as work.
@@ -82,25 +83,13 @@ Goodput& Goodput::operator+=(const Goodput& o) {
   return *this;
 }
 
-std::optional<std::int64_t> checkpoint_step(const std::string& path) {
-  const auto at = path.rfind("step-");
-  if (at == std::string::npos) return std::nullopt;
-  std::int64_t step = 0;
-  bool digits = false;
-  for (std::size_t i = at + 5; i < path.size() && std::isdigit(static_cast<unsigned char>(path[i])); ++i) {
-    step = step * 10 + (path[i] - '0');
-    digits = true;
-  }
-  return digits ? std::optional(step) : std::nullopt;
-}
-
 Goodput job_goodput(std::span<const Attempt> attempts, TimePoint now) {
   Goodput total;
   for (std::size_t i = 0; i < attempts.size(); ++i) {
     std::optional<std::int64_t> kept_until;
     if (i + 1 < attempts.size()) {
       const auto& next = attempts[i + 1].resumed_from;
-      kept_until = next ? checkpoint_step(*next).value_or(0) : 0;
+      kept_until = next ? checkpoint::step_of(*next).value_or(0) : 0;
     }
     total += attempt_goodput(attempts[i], kept_until, now);
   }

@@ -43,9 +43,6 @@ struct Goodput {
   Goodput& operator+=(const Goodput& o);
 };
 
-// The step a checkpoint path names ("/.../step-0000000040" -> 40); nullopt if none.
-std::optional<std::int64_t> checkpoint_step(const std::string& path);
-
 // `attempts` of one job in creation order; `cores_per_node` of each attempt as recorded.
 Goodput job_goodput(std::span<const Attempt> attempts, TimePoint now);
 

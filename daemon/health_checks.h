@@ -18,9 +18,8 @@
 #include <vector>
 
 #include "daemon/timers.h"
-#include "healthcheck/accelerator_suite.h"
-#include "healthcheck/collective_suite.h"
 #include "healthcheck/localisation.h"
+#include "healthcheck/suite_options.h"
 #include "healthcheck/verdict.h"
 #include "proto/messages.h"
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "agent/neuron/checkpoint.h"
+#include "checkpoint/checkpoint.h"
 
 namespace trainyard {
 namespace {
@@ -13,16 +13,16 @@ const CheckpointRecord* record_of(const std::vector<CheckpointRecord>& recorded,
 }
 
 std::string problem_of(const std::filesystem::path& dir, const CheckpointRecord* record, JobKind kind) {
-  if (!neuron::has_manifest(dir)) {
+  if (!checkpoint::has_manifest(dir)) {
     return kind == JobKind::command ? "" : "manifest.json: missing";
   }
   if (!record) return "not recorded: no attempt of this job reported writing it";
-  const auto digest = neuron::manifest_sha256(dir);
+  const auto digest = checkpoint::manifest_sha256(dir);
   if (!digest) return "manifest.json: not a readable regular file of sane size";
   if (*digest != record->manifest_sha256) {
     return "manifest.json differs from the one attempt " + std::to_string(record->attempt_id) + " reported";
   }
-  return neuron::verify_checkpoint(dir);
+  return checkpoint::verify_checkpoint(dir);
 }
 
 }  // namespace
@@ -30,7 +30,7 @@ std::string problem_of(const std::filesystem::path& dir, const CheckpointRecord*
 std::vector<CheckpointStatus> inspect_checkpoints(const std::filesystem::path& dir,
                                                   const std::vector<CheckpointRecord>& recorded, JobKind kind) {
   std::vector<CheckpointStatus> statuses;
-  for (const auto& info : neuron::list_checkpoints(dir)) {
+  for (const auto& info : checkpoint::list_checkpoints(dir)) {
     CheckpointStatus status{info.step, info.path.string(), std::nullopt, false, ""};
     const CheckpointRecord* record = record_of(recorded, info.step);
     if (record) status.recorded_by = record->attempt_id;

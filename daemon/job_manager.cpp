@@ -6,7 +6,8 @@
 #include <algorithm>
 #include <utility>
 
-#include "daemon/attempt_outcome.h"
+#include "checkpoint/checkpoint.h"
+#include "daemon/attempt_end.h"
 #include "daemon/daemon_metrics.h"
 #include "daemon/goodput.h"
 #include "daemon/job_fit.h"
@@ -469,7 +470,7 @@ void JobManager::launch(AttemptId id) {
 }
 
 std::string JobManager::checkpoint_dir_of(JobId job) const {
-  return config_.checkpoint_root.empty() ? "" : config_.checkpoint_root + "/job-" + std::to_string(job);
+  return config_.checkpoint_root.empty() ? "" : checkpoint::job_checkpoint_dir(config_.checkpoint_root, job).string();
 }
 
 void JobManager::send_to(const std::string& node, const DaemonMessage& message) {
@@ -519,44 +520,23 @@ void JobManager::maybe_finish(AttemptId id) {
   if (std::all_of(ranks.begin(), ranks.end(), [](const RankState& r) { return r.exited; })) finish_attempt(it->second);
 }
 
+AttemptEndFacts JobManager::attempt_end_facts(const ActiveAttempt& active) {
+  AttemptEndFacts facts{{}, active.first_failed_rank, active.timed_out, active.kill_reason, active.stuck_ranks,
+                        active.failed_checks};
+  for (const RankState& r : active.ranks) {
+    facts.ranks.push_back({r.lost, r.health_failed, r.exit_code, r.signal, r.reason, r.log_tail, r.steps});
+  }
+  return facts;
+}
+
 void JobManager::finish_attempt(ActiveAttempt& active) {
   if (test_stuck_nodes(active)) return;  // finishes when the verdicts are in
   const TimePoint now = clock_.now();
-  Attempt& attempt = active.record;
-  Job& job = active_jobs_.at(attempt.job_id);
-
-  // The first rank that failed speaks for the attempt; a lost rank makes it an infrastructure failure.
-  AttemptFacts facts;
-  facts.cancelled = job.cancel_requested;
-  facts.timed_out = active.timed_out;
-  const RankState* culprit =
-      active.first_failed_rank < 0 ? nullptr : &active.ranks[static_cast<std::size_t>(active.first_failed_rank)];
-  for (const auto& rank : active.ranks) {
-    if (rank.lost) facts.node_lost = true;
-    if (rank.health_failed) facts.health_failed = true;
-    attempt.steps_completed = std::max(attempt.steps_completed, rank.steps);
-  }
-  const bool succeeded = !culprit && !facts.cancelled && !facts.timed_out;
-  if (culprit) {
-    facts.exit_code = culprit->exit_code;
-    facts.signal = culprit->signal;
-    facts.reason = culprit->reason;
-    facts.log_tail = culprit->log_tail;
-  }
-  if (facts.reason.empty()) facts.reason = active.kill_reason;
-  // Stopped as stuck, the ranks died of the daemon's kill: the diagnosis is the reason.
-  facts.stuck = !active.stuck_ranks.empty();
-  if (facts.stuck) facts.reason = active.kill_reason;
-  facts.node_failed_check = !active.failed_checks.empty();
-  for (const std::string& failed : active.failed_checks) facts.reason += "; then " + failed;
-  for (int r : active.stuck_ranks) {
-    const std::string& tail = active.ranks[static_cast<std::size_t>(r)].log_tail;
-    if (!tail.empty()) attempt.diagnosis += "\n--- rank " + std::to_string(r) + " log tail ---\n" + tail;
-  }
-  attempt.ended_at = now;
-  attempt.exit_code = facts.exit_code;
-  attempt.signal = facts.signal;
-  attempt.reason = succeeded ? "completed" : facts.reason;
+  Job& job = active_jobs_.at(active.record.job_id);
+  AttemptEnd end = decide_attempt_end(active.record, job, attempt_end_facts(active),
+                                      {config_.failure_rules, config_.max_infra_retries, config_.retry_backoff_base}, now);
+  Attempt& attempt = active.record = std::move(end.attempt);
+  job = std::move(end.job);
 
   for (const auto& n : attempt.nodes) {
     auto entry = nodes_.find(n);
@@ -567,65 +547,13 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
   scheduler_.finish(job.id, now);
   current_attempt_.erase(job.id);
 
-  job.exit_code = facts.exit_code;
-  if (succeeded) {
-    attempt.exit_code = 0;
-    job.exit_code = 0;
-    attempt.state = AttemptState::succeeded;
-    job.state = JobState::succeeded;
-    job.reason = "completed";
-    job.failure_class.clear();  // a job's class is its final attempt's: an earlier failure is history
-    job.ended_at = now;
-  } else {
-    const FailureClass cls = config_.failure_rules.classify(facts);
-    attempt.failure_class = cls.name;
-    attempt.infrastructure = cls.infrastructure;
-    attempt.state = facts.cancelled ? AttemptState::cancelled : AttemptState::failed;
-    job.failure_class = cls.name;
-    // decide_retry counts attempts the job used; infrastructure retries are kept apart, and only
-    // those since training last advanced count against their limit.
-    const std::int64_t resumed_at = attempt.resumed_from ? checkpoint_step(*attempt.resumed_from).value_or(0) : 0;
-    if (attempt.steps_completed > resumed_at) job.infra_retries_in_a_row = 0;
-    const int used = job.attempts;
-    const RetryDecision decision =
-        decide_retry(job.spec, used, job.infra_retries_in_a_row, config_.max_infra_retries, facts, cls);
-    for (std::size_t r = 0; r < active.ranks.size(); ++r) {
-      const bool stuck_here = std::find(active.stuck_ranks.begin(), active.stuck_ranks.end(), static_cast<int>(r)) !=
-                              active.stuck_ranks.end();
-      if (active.ranks[r].lost || active.ranks[r].health_failed || stuck_here) {
-        if (std::find(job.excluded_nodes.begin(), job.excluded_nodes.end(), attempt.nodes[r]) == job.excluded_nodes.end()) {
-          job.excluded_nodes.push_back(attempt.nodes[r]);
-        }
-      }
-    }
-    switch (decision.step) {
-      case NextStep::retry_infrastructure:
-        ++job.infra_retries;
-        ++job.infra_retries_in_a_row;
-        --job.attempts;  // this attempt does not count against the job's own
-        [[fallthrough]];
-      case NextStep::retry: {
-        const int backoff_factor = 1 << std::min(job.attempts + job.infra_retries_in_a_row - 1, 6);
-        job.state = JobState::pending;
-        job.not_before = now + config_.retry_backoff_base * backoff_factor;
-        job.reason = attempt.reason + "; " + decision.why + "; " + cls.suggestion;
-        break;
-      }
-      case NextStep::fail:
-        job.state = facts.cancelled ? JobState::cancelled : JobState::failed;
-        job.ended_at = now;
-        job.reason = facts.cancelled ? "cancelled on request" : attempt.reason + "; " + decision.why + "; " + cls.suggestion;
-        break;
-    }
-    if (metrics_) metrics_->attempt_failed(cls, decision.step);
-  }
+  if (metrics_ && end.failure) metrics_->attempt_failed(end.failure->cls, end.failure->next);
   spdlog::info("event=attempt_finished job={} attempt={} state={} class={} job_state={} reason=\"{}\"", job.id,
                attempt.id, to_string(attempt.state), attempt.failure_class, to_string(job.state), job.reason);
   Change change;
   change.attempts.push_back(attempt);
   change.jobs.push_back(job);
-  change.events.push_back(event("attempt.state", job.id, attempt.id, join_node_names(attempt.nodes), to_string(attempt.state)));
-  change.events.push_back(event("job.state", job.id, std::nullopt, "", to_string(job.state) + ": " + job.reason));
+  change.events = std::move(end.events);
   std::vector<std::string> suspects;
   if (job.user == kCanaryUser && job.state == JobState::failed) {
     // A known-good job failed: the cluster is at fault, whatever the class says.

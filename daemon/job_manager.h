@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "daemon/attempt_end.h"
 #include "daemon/auth.h"
 #include "daemon/failure_rules.h"
 #include "daemon/file_worker.h"
@@ -211,6 +212,7 @@ class JobManager {
   void kill_attempt(ActiveAttempt& attempt, const std::string& reason);
   void maybe_finish(AttemptId id);
   void finish_attempt(ActiveAttempt& attempt);
+  static AttemptEndFacts attempt_end_facts(const ActiveAttempt& active);
   // Liveness (job_manager_liveness.cpp).
   void mark_node_down(NodeEntry& entry, const std::string& reason);
   void check_stuck(ActiveAttempt& attempt, TimePoint now);

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "agent/neuron/checkpoint.h"
+#include "checkpoint/checkpoint.h"
 #include "daemon/canary.h"
 #include "daemon/daemon_metrics.h"
 #include "daemon/job_checkpoints.h"
@@ -89,7 +89,7 @@ void JobManager::choose_resume_point(AttemptId id, std::vector<CheckpointRecord>
   const JobKind kind = active_jobs_.at(it->second.record.job_id).spec.kind;
   files_.run(
       [this, id, retry, kind, dir = checkpoint_dir_of(it->second.record.job_id), recorded = std::move(recorded)] {
-        neuron::claim_checkpoints(dir, id);
+        checkpoint::claim_checkpoints(dir, id);
         std::optional<std::string> resume;
         if (retry) {
           const auto statuses = inspect_checkpoints(dir, recorded, kind);

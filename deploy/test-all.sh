@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Installs what is missing, checks the Prometheus rules and the Grafana board, builds, and runs every
+# Checks that no include crosses the folder map, installs what is missing, checks the Prometheus rules
+# and the Grafana board, builds, and runs every
 # test: all of them (unit + integration) on the release build, then the unit tests again under
 # AddressSanitizer + UndefinedBehaviorSanitizer, then each fuzz target for 30 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
+deploy/check-includes.sh
 deploy/install-deps.sh
 deploy/check-monitoring.sh
 deploy/build.sh release

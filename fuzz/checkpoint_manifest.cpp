@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "agent/neuron/checkpoint.h"
+#include "checkpoint/checkpoint.h"
 #include "tests/support/temp_dir.h"
 
 using namespace trainyard;
@@ -16,8 +16,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-neuron::TrainingState small_state() {
-  neuron::TrainingState state;
+checkpoint::TrainingState small_state() {
+  checkpoint::TrainingState state;
   state.step = 7;
   state.data_position = 448;
   state.dims = {2, 3, 1};
@@ -31,7 +31,7 @@ const fs::path& checkpoint_dir() {
   static const TempDir root;
   static const fs::path dir = [] {
     spdlog::set_level(spdlog::level::off);
-    return neuron::write_checkpoint(root.path(), small_state());
+    return checkpoint::write_checkpoint(root.path(), small_state());
   }();
   return dir;
 }
@@ -45,8 +45,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     manifest.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
     if (!manifest) std::abort();
   }
-  const neuron::LoadedCheckpoint loaded = neuron::load_checkpoint(dir);
+  const checkpoint::LoadedCheckpoint loaded = checkpoint::load_checkpoint(dir);
   if (loaded.state.has_value() == !loaded.problem.empty()) std::abort();
-  neuron::manifest_sha256(dir);
+  checkpoint::manifest_sha256(dir);
   return 0;
 }

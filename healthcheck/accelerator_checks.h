@@ -1,7 +1,7 @@
 #pragma once
-// The three per-core sanity tests of the accelerator suite, each split into a device part (drive
-// one NeuronCore) and a pure assessment of what came back, so the pass/fail arithmetic is tested
-// on its own with synthetic outputs.
+// The pass/fail arithmetic of the three per-core sanity tests of the accelerator suite: pure
+// assessments of what a core returned, tested on their own with synthetic outputs. Driving the core
+// (the device part of each test) is the agent's (agent/core_checks.h).
 //
 // - GEMM: random fp32 operands in [-1, 1), multiplied on the core without operand rounding, and
 //   compared per element with an fp64 reference. The tolerance is the standard error bound of an
@@ -23,11 +23,7 @@
 //   compared bit for bit.
 #include <cstdint>
 #include <span>
-#include <stop_token>
 #include <string>
-#include <vector>
-
-#include "agent/neuron/device.h"
 
 namespace trainyard::health {
 
@@ -39,8 +35,6 @@ struct Assessment {
   bool passed() const { return finding.empty(); }
 };
 
-// ---- pure assessments ----
-
 // out = a * b (row-major; a is m x k, b is k x n, out is m x n), judged against fp64.
 Assessment assess_gemm(std::span<const float> a, std::span<const float> b, std::span<const float> out, int m, int k,
                        int n);
@@ -50,12 +44,5 @@ Assessment assess_stochastic_rounding(std::span<const float> inputs, std::span<c
 // `read` should hold exactly the bits of `written`; `pattern` names the pattern in the finding.
 Assessment assess_memory(const std::string& pattern, std::span<const std::uint32_t> written,
                          std::span<const float> read);
-
-// ---- device tests (each throws what the core throws: CoreCrashed, OperationCancelled) ----
-
-Assessment run_gemm_test(neuron::NeuronCore& core, int size, std::uint64_t seed, std::stop_token stop);
-Assessment run_stochastic_rounding_test(neuron::NeuronCore& core, std::size_t samples,
-                                        double false_alarm_probability, std::uint64_t seed, std::stop_token stop);
-Assessment run_memory_test(neuron::NeuronCore& core, std::size_t words, std::stop_token stop);
 
 }  // namespace trainyard::health

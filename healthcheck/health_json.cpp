@@ -108,7 +108,7 @@ AcceleratorReport accelerator_report_from_json(const Json& j, const std::string&
 }
 
 Json to_json(const CollectiveMeasurement& m) {
-  return {{"kind", std::string(neuron::to_string(m.kind))},
+  return {{"kind", std::string(trainyard::to_string(m.kind))},
           {"exact", m.exact},
           {"bytes", m.bytes},
           {"seconds", m.seconds},

@@ -7,10 +7,9 @@
 // Infinite figures (a NaN GEMM element's error) are written as the largest finite double.
 #include <string>
 
-#include "healthcheck/accelerator_suite.h"
-#include "healthcheck/collective_suite.h"
 #include "healthcheck/localisation.h"
 #include "healthcheck/results.h"
+#include "healthcheck/suite_options.h"
 #include "healthcheck/verdict.h"
 #include "proto/json_reader.h"
 

@@ -18,7 +18,7 @@ struct JudgedTest {
   std::string why;  // empty when passed
 };
 
-std::string kind_name(CollectiveKind kind) { return std::string(neuron::to_string(kind)); }
+std::string kind_name(CollectiveKind kind) { return std::string(trainyard::to_string(kind)); }
 
 // Per collective, the median over nodes of each node's best busbw in a correct test.
 std::map<CollectiveKind, double> reference_busbw(const std::vector<CollectiveRun>& runs) {

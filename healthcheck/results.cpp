@@ -5,7 +5,7 @@
 namespace trainyard::health {
 namespace {
 
-// `to_string` is found by argument-dependent lookup (CollectiveKind's lives in neuron::).
+// `to_string` is found by argument-dependent lookup (CollectiveKind's lives in trainyard::).
 template <typename Enum, std::size_t N>
 std::optional<Enum> parse_enum(std::string_view s, const Enum (&values)[N]) {
   for (Enum v : values) {

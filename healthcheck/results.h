@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/neuron/collective_bandwidth.h"
+#include "proto/collective_bandwidth.h"
 
 namespace trainyard::health {
 
@@ -49,14 +49,12 @@ struct AcceleratorReport {
 
 // ---- Collective suite (per rank) ----
 
-using neuron::CollectiveKind;
-
 struct CollectiveMeasurement {
   CollectiveKind kind = CollectiveKind::all_reduce;
   bool exact = false;       // every element equalled the known integer answer
   std::size_t bytes = 0;    // the whole buffer, as nccl-tests counts it
   double seconds = 0;       // the fastest of the timed iterations
-  double busbw = 0;         // bytes per second (collective_bandwidth.h)
+  double busbw = 0;         // bytes per second (proto/collective_bandwidth.h)
   std::string error;        // why it is not exact or did not complete; empty when fine
   bool operator==(const CollectiveMeasurement&) const = default;
 };

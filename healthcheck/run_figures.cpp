@@ -40,7 +40,7 @@ std::string run_failure(const CollectiveRun& run) {
     const std::string who = "rank " + std::to_string(r) + " (" + run.nodes[r] + "): ";
     if (!rank.error.empty()) return who + rank.error;
     for (const CollectiveMeasurement& m : rank.collectives) {
-      if (!m.exact || !m.error.empty()) return who + std::string(neuron::to_string(m.kind)) + ": " + m.error;
+      if (!m.exact || !m.error.empty()) return who + std::string(trainyard::to_string(m.kind)) + ": " + m.error;
     }
   }
   return "";

@@ -9,7 +9,7 @@
 namespace trainyard::health {
 namespace {
 
-std::string kind_name(CollectiveKind kind) { return std::string(neuron::to_string(kind)); }
+std::string kind_name(CollectiveKind kind) { return std::string(trainyard::to_string(kind)); }
 
 std::vector<NodeVerdict> blame_all(const CollectiveRun& run, NodeState state, const std::string& reason) {
   std::vector<NodeVerdict> verdicts;

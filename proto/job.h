@@ -23,7 +23,7 @@ struct CommandSpec {
   std::map<std::string, std::string> env;
 };
 
-// Settings of the simulated training kernel (agent/neuron). Ranges are checked at submission.
+// Settings of the simulated training kernel (neuron/). Ranges are checked at submission.
 struct WorkloadSpec {
   int width = 64;           // hidden width of the student MLP
   int depth = 2;            // hidden layers

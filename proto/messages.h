@@ -45,7 +45,7 @@ struct HelloMsg {
   std::map<std::string, std::string> labels;
   std::string data_addr;
   std::vector<AttemptReport> attempts;  // attempts still running from before a reconnect
-  std::vector<std::string> faults;      // injected faults, as "--fault" specs (agent/neuron/faults.h)
+  std::vector<std::string> faults;      // injected faults, as "--fault" specs (proto/faults.h)
 };
 struct HeartbeatMsg {
   std::vector<AttemptReport> attempts;
@@ -133,7 +133,7 @@ struct LaunchMsg {
   std::string checkpoint_dir;
   std::optional<std::string> resume_from;
   std::string user;  // the Trainyard user who submitted the job (agent --user-map)
-  // Authenticates the ranks' data-plane connections to each other (agent/neuron/data_plane.h).
+  // Authenticates the ranks' data-plane connections to each other (neuron/data_plane.h).
   // Never given to the job's processes, never logged.
   std::string data_plane_secret;
 };

@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "agent/neuron/collective_bandwidth.h"
-#include "agent/neuron/data_plane.h"
-#include "agent/neuron/tcp_communicator.h"
+#include "neuron/data_plane.h"
+#include "neuron/tcp_communicator.h"
+#include "proto/collective_bandwidth.h"
 #include "proto/errors.h"
 
 namespace trainyard::neuron {

@@ -14,12 +14,12 @@
 #include <thread>
 #include <vector>
 
-#include "agent/neuron/data_plane.h"
-#include "agent/neuron/tcp_communicator.h"
-#include "healthcheck/accelerator_suite.h"
-#include "healthcheck/collective_suite.h"
+#include "agent/accelerator_suite.h"
+#include "agent/collective_suite.h"
 #include "healthcheck/localisation.h"
 #include "healthcheck/verdict.h"
+#include "neuron/data_plane.h"
+#include "neuron/tcp_communicator.h"
 
 namespace trainyard::health {
 namespace {
@@ -43,7 +43,7 @@ CollectiveRun collective_run(int world, const CollectiveSuiteOptions& options) {
   for (int r = 0; r < world; ++r) {
     ranks.push_back(std::async(std::launch::async, [&, r] {
       neuron::TcpCommunicator comm({1, r, peers, std::chrono::seconds(30), {}, 0}, *servers[static_cast<std::size_t>(r)]);
-      return run_collective_suite(comm, options);
+      return agent::run_collective_suite(comm, options);
     }));
   }
   for (auto& f : ranks) run.ranks.push_back(f.get());
@@ -56,7 +56,7 @@ void print_accelerator(int runs) {
   std::vector<double> totals;
   AcceleratorReport last;
   for (int i = 0; i < runs; ++i) {
-    last = run_accelerator_suite(device, options);
+    last = agent::run_accelerator_suite(device, options);
     totals.push_back(last.duration_ms);
   }
   double per_test[3] = {0, 0, 0};
@@ -88,7 +88,7 @@ void print_collectives(int runs) {
               kWorld, options.elements, static_cast<double>(options.elements * sizeof(float)) / (1 << 20),
               options.iterations, totals[totals.size() / 2], runs);
   for (const CollectiveMeasurement& m : last.ranks[0].collectives) {
-    std::printf("  rank 0 %-15s busbw %8.1f MB/s  (%.2f ms per call, %s)\n", std::string(neuron::to_string(m.kind)).c_str(),
+    std::printf("  rank 0 %-15s busbw %8.1f MB/s  (%.2f ms per call, %s)\n", std::string(trainyard::to_string(m.kind)).c_str(),
                 m.busbw / 1e6, m.seconds * 1e3, m.exact ? "exact" : "WRONG");
   }
 

@@ -11,8 +11,8 @@
 #include <string>
 #include <thread>
 
-#include "agent/neuron/in_process_communicator.h"
-#include "agent/neuron/trainer.h"
+#include "neuron/in_process_communicator.h"
+#include "neuron/trainer.h"
 
 namespace trainyard::neuron {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <tuple>
 
-#include "tests/unit/collectives/ring_harness.h"
+#include "tests/unit/neuron/ring_harness.h"
 
 namespace trainyard::neuron {
 namespace {

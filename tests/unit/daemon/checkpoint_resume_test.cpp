@@ -6,7 +6,7 @@
 
 #include <filesystem>
 
-#include "agent/neuron/checkpoint.h"
+#include "checkpoint/checkpoint.h"
 #include "daemon/job_checkpoints.h"
 #include "tests/unit/daemon/harness.h"
 
@@ -21,8 +21,8 @@ JobSpec simulated_spec(int attempts) {
 }
 
 // A small, self-consistent training state; `seed` makes two states of one step differ.
-neuron::TrainingState state_at(std::int64_t step, float seed) {
-  neuron::TrainingState s;
+checkpoint::TrainingState state_at(std::int64_t step, float seed) {
+  checkpoint::TrainingState s;
   s.step = step;
   s.dims = {1, 1};
   s.params = {seed, seed};
@@ -35,7 +35,7 @@ neuron::TrainingState state_at(std::int64_t step, float seed) {
 void report_checkpoint(Cluster& c, const std::string& node, AttemptId attempt, std::int64_t step, const fs::path& written) {
   MetricsMsg msg;
   msg.attempt_id = attempt;
-  msg.checkpoints.push_back(CheckpointReport{step, neuron::manifest_sha256(written).value()});
+  msg.checkpoints.push_back(CheckpointReport{step, checkpoint::manifest_sha256(written).value()});
   c.send(node, msg);
 }
 
@@ -63,13 +63,13 @@ TEST(CheckpointResume, ARetryResumesOnlyFromACheckpointItsJobRecordedWithThatDig
   ASSERT_FALSE(dir.empty());
   EXPECT_EQ(fs::symlink_status(dir).permissions() & fs::perms::all, fs::perms::owner_all) << "not private to the job";
 
-  const fs::path step10 = neuron::write_checkpoint(dir, state_at(10, 1));
+  const fs::path step10 = checkpoint::write_checkpoint(dir, state_at(10, 1));
   report_checkpoint(c, "n1", first.attempt_id, 10, step10);
-  const fs::path step20 = neuron::write_checkpoint(dir, state_at(20, 1));
+  const fs::path step20 = checkpoint::write_checkpoint(dir, state_at(20, 1));
   report_checkpoint(c, "n1", first.attempt_id, 20, step20);
-  neuron::write_checkpoint(dir, state_at(20, 2));  // rewritten since it was reported: valid, other digest
-  neuron::write_checkpoint(dir, state_at(50, 3));  // planted: newest and self-consistent, never reported
-  ASSERT_EQ(neuron::verify_checkpoint(dir / "step-0000000050"), "");
+  checkpoint::write_checkpoint(dir, state_at(20, 2));  // rewritten since it was reported: valid, other digest
+  checkpoint::write_checkpoint(dir, state_at(50, 3));  // planted: newest and self-consistent, never reported
+  ASSERT_EQ(checkpoint::verify_checkpoint(dir / "step-0000000050"), "");
 
   c.exited("n1", first.attempt_id, 1);
   const LaunchMsg second = launch_after_backoff(c, "n1");
@@ -85,15 +85,15 @@ TEST(CheckpointResume, WhatAFencedOffAttemptReportsAfterItsSuccessorStartedIsNev
   const LaunchMsg first = c.agents["n1"]->launches().at(0);
   c.started("n1", first.attempt_id);
   const fs::path dir = first.checkpoint_dir;
-  report_checkpoint(c, "n1", first.attempt_id, 10, neuron::write_checkpoint(dir, state_at(10, 1)));
+  report_checkpoint(c, "n1", first.attempt_id, 10, checkpoint::write_checkpoint(dir, state_at(10, 1)));
   c.exited("n1", first.attempt_id, 1);
   const LaunchMsg second = launch_after_backoff(c, "n1");
   c.started("n1", second.attempt_id);
 
   // The first attempt's rank, still running after its agent lost it, publishes and reports a newer
   // step (on disk past the OWNER check, as a shared filesystem allows); the successor reports its own.
-  report_checkpoint(c, "n1", first.attempt_id, 60, neuron::write_checkpoint(dir, state_at(60, 1)));
-  const fs::path step30 = neuron::write_checkpoint(dir, state_at(30, 2));
+  report_checkpoint(c, "n1", first.attempt_id, 60, checkpoint::write_checkpoint(dir, state_at(60, 1)));
+  const fs::path step30 = checkpoint::write_checkpoint(dir, state_at(30, 2));
   report_checkpoint(c, "n1", second.attempt_id, 30, step30);
   c.exited("n1", second.attempt_id, 1);
   const LaunchMsg third = launch_after_backoff(c, "n1");
@@ -104,14 +104,14 @@ TEST(CheckpointResume, WhatAFencedOffAttemptReportsAfterItsSuccessorStartedIsNev
 TEST(CheckpointResume, ListsEveryStepDirectoryWithWhyItIsNotResumable) {
   Cluster c;
   const fs::path dir = fs::path(c.checkpoint_root.path) / "listed";
-  neuron::create_checkpoint_dir(dir);
-  const fs::path recorded = neuron::write_checkpoint(dir, state_at(10, 1));
-  const fs::path rewritten = neuron::write_checkpoint(dir, state_at(20, 1));
-  const std::string reported_20 = neuron::manifest_sha256(rewritten).value();
-  neuron::write_checkpoint(dir, state_at(20, 2));
-  neuron::write_checkpoint(dir, state_at(30, 1));
+  checkpoint::create_checkpoint_dir(dir);
+  const fs::path recorded = checkpoint::write_checkpoint(dir, state_at(10, 1));
+  const fs::path rewritten = checkpoint::write_checkpoint(dir, state_at(20, 1));
+  const std::string reported_20 = checkpoint::manifest_sha256(rewritten).value();
+  checkpoint::write_checkpoint(dir, state_at(20, 2));
+  checkpoint::write_checkpoint(dir, state_at(30, 1));
   fs::create_directory(dir / "step-0000000040");  // the command's own format: no manifest
-  const std::vector<CheckpointRecord> records{{1, 7, 10, neuron::manifest_sha256(recorded).value(), TimePoint{}},
+  const std::vector<CheckpointRecord> records{{1, 7, 10, checkpoint::manifest_sha256(recorded).value(), TimePoint{}},
                                               {1, 8, 20, reported_20, TimePoint{}}};
 
   const auto simulated = inspect_checkpoints(dir, records, JobKind::simulated);

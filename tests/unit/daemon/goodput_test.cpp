@@ -143,10 +143,6 @@ TEST(Goodput, JsonNamesEveryCause) {
   EXPECT_DOUBLE_EQ(j["goodput"].get<double>(), 1.0);
 }
 
-TEST(Goodput, CheckpointStepsAreReadFromThePath) {
-  EXPECT_EQ(checkpoint_step("/c/job-3/step-0000000040"), 40);
-  EXPECT_EQ(checkpoint_step("/c/job-3/model"), std::nullopt);
-}
 
 }  // namespace
 }  // namespace trainyard

@@ -5,9 +5,8 @@
 
 #include <bit>
 #include <cmath>
-
-#include "agent/neuron/bf16.h"
-#include "agent/neuron/rng.h"
+#include <functional>
+#include <random>
 
 namespace trainyard::health {
 namespace {
@@ -29,9 +28,10 @@ std::vector<float> fp32_gemm(const std::vector<float>& a, const std::vector<floa
 }
 
 std::vector<float> uniform(std::size_t count, float lo, float hi, std::uint64_t seed) {
-  neuron::Rng rng(seed);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> between(lo, hi);
   std::vector<float> v(count);
-  for (float& x : v) x = rng.uniform(lo, hi);
+  for (float& x : v) x = between(rng);
   return v;
 }
 
@@ -86,14 +86,19 @@ float away_bf16(float x) {
   return (bits & 0xFFFFu) == 0 ? x : std::bit_cast<float>((bits & 0xFFFF0000u) + 0x10000u);
 }
 
+// Stochastic rounding as DESIGN.md defines it: add random bits below the bf16 mantissa, then
+// truncate (no NaN or infinity among the inputs here).
+float stochastic_bf16(float x, std::uint16_t random_bits) {
+  return truncate_bf16(std::bit_cast<float>(std::bit_cast<std::uint32_t>(x) + random_bits));
+}
+
 constexpr double kAlpha = 1e-9;
 
 TEST(StochasticRoundingAssessmentTest, TrueStochasticRoundingPassesWithABoundFarBelowAnUlp) {
   const std::vector<float> inputs = uniform(1 << 16, -4, 4, 3);
-  neuron::Rng rng(4);
+  std::mt19937_64 rng(4);
   const Assessment result = assess_stochastic_rounding(
-      inputs, rounded_by(inputs, [&](float x) { return neuron::bf16_round_stochastic(x, static_cast<std::uint16_t>(rng.next())); }),
-      kAlpha);
+      inputs, rounded_by(inputs, [&](float x) { return stochastic_bf16(x, static_cast<std::uint16_t>(rng())); }), kAlpha);
   EXPECT_TRUE(result.passed()) << result.finding;
   EXPECT_GT(result.measured, 0.0);
   // The spacing of bf16 values in [2, 4) is 2^-6; the bound must resolve a bias of a few percent of it.
@@ -119,10 +124,11 @@ TEST(StochasticRoundingAssessmentTest, BiasedRoundersAreCaught) {
   EXPECT_THAT(truncating.finding, HasSubstr("over 65536 roundings exceeds bound"));
 
   // Rounds away from zero 5 percentage points more often than it should.
-  neuron::Rng rng(7);
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> unit(0, 1);
   const auto slightly_biased = [&](float x) {
     const double position = (std::bit_cast<std::uint32_t>(x) & 0xFFFFu) / 65536.0;
-    return rng.uniform() < position + 0.05 ? away_bf16(x) : truncate_bf16(x);
+    return unit(rng) < position + 0.05 ? away_bf16(x) : truncate_bf16(x);
   };
   EXPECT_FALSE(assess_stochastic_rounding(positive, rounded_by(positive, slightly_biased), kAlpha).passed());
 }

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "agent/neuron/bf16.h"
+#include "neuron/bf16.h"
 
 namespace trainyard::neuron {
 namespace {

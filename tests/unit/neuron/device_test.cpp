@@ -4,7 +4,7 @@
 #include <future>
 #include <thread>
 
-#include "agent/neuron/device.h"
+#include "neuron/device.h"
 
 namespace trainyard::neuron {
 namespace {

@@ -3,7 +3,7 @@
 #include <functional>
 #include <thread>
 
-#include "agent/neuron/in_process_communicator.h"
+#include "neuron/in_process_communicator.h"
 
 namespace trainyard::neuron {
 namespace {

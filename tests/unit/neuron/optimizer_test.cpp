@@ -2,8 +2,8 @@
 
 #include <cmath>
 
-#include "agent/neuron/optimizer.h"
-#include "agent/neuron/spike_detector.h"
+#include "neuron/optimizer.h"
+#include "neuron/spike_detector.h"
 
 namespace trainyard::neuron {
 namespace {

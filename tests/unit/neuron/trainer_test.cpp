@@ -8,13 +8,20 @@
 #include <mutex>
 #include <thread>
 
-#include "agent/neuron/in_process_communicator.h"
-#include "agent/neuron/optimizer.h"
-#include "agent/neuron/trainer.h"
+#include "checkpoint/checkpoint.h"
+#include "neuron/in_process_communicator.h"
+#include "neuron/optimizer.h"
+#include "neuron/trainer.h"
 
 namespace trainyard::neuron {
 namespace {
 namespace fs = std::filesystem;
+using checkpoint::CheckpointWriteResult;
+using checkpoint::list_checkpoints;
+using checkpoint::load_checkpoint;
+using checkpoint::newest_verified_checkpoint;
+using checkpoint::TrainingState;
+using checkpoint::write_checkpoint;
 
 class TempDir {
  public:

@@ -1,0 +1,21 @@
+#pragma once
+// The device part of the accelerator suite's three per-core tests (healthcheck/accelerator_checks.h
+// explains each test and judges what comes back): drive one NeuronCore of the simulated device with
+// known inputs and hand its outputs to the pure assessment.
+#include <cstddef>
+#include <cstdint>
+#include <stop_token>
+
+#include "healthcheck/accelerator_checks.h"
+#include "neuron/device.h"
+
+namespace trainyard::agent {
+
+// Each throws what the core throws: CoreCrashed, OperationCancelled.
+health::Assessment run_gemm_test(neuron::NeuronCore& core, int size, std::uint64_t seed, std::stop_token stop);
+health::Assessment run_stochastic_rounding_test(neuron::NeuronCore& core, std::size_t samples,
+                                                double false_alarm_probability, std::uint64_t seed,
+                                                std::stop_token stop);
+health::Assessment run_memory_test(neuron::NeuronCore& core, std::size_t words, std::stop_token stop);
+
+}  // namespace trainyard::agent

@@ -1,0 +1,456 @@
+#include "checkpoint/checkpoint.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <openssl/evp.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <charconv>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <stdexcept>
+#include <system_error>
+
+namespace trainyard::checkpoint {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr int kFormat = 1;
+constexpr std::string_view kStepPrefix = "step-";
+constexpr const char* kManifest = "manifest.json";
+constexpr const char* kState = "state.json";
+constexpr const char* kParams = "params.bin";
+constexpr const char* kAdamM = "adam_m.bin";
+constexpr const char* kAdamV = "adam_v.bin";
+
+// Incremental SHA-256 over OpenSSL's EVP interface.
+class Sha256 {
+ public:
+  Sha256() : ctx_(EVP_MD_CTX_new(), EVP_MD_CTX_free) {
+    if (!ctx_ || EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr) != 1) throw std::runtime_error("SHA-256 init failed");
+  }
+  void update(std::span<const std::byte> bytes) {
+    if (EVP_DigestUpdate(ctx_.get(), bytes.data(), bytes.size()) != 1) throw std::runtime_error("SHA-256 update failed");
+  }
+  std::string hex() {
+    std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
+    unsigned int length = 0;
+    if (EVP_DigestFinal_ex(ctx_.get(), digest.data(), &length) != 1) throw std::runtime_error("SHA-256 final failed");
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string text;
+    for (unsigned int i = 0; i < length; ++i) {
+      text += kHex[digest[i] >> 4];
+      text += kHex[digest[i] & 0xF];
+    }
+    return text;
+  }
+
+ private:
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx_;
+};
+
+std::string sha256_hex(std::span<const std::byte> bytes) {
+  Sha256 sha;
+  sha.update(bytes);
+  return sha.hex();
+}
+
+struct FileDigest {
+  std::uint64_t bytes = 0;
+  std::string sha256;
+};
+
+// A checkpoint file opened for reading. A job writes the checkpoint directory, so anything in it
+// may be hostile: a symlink is not followed, a FIFO or device does not block the open
+// (O_NONBLOCK) and is refused, only a regular file is read.
+class RegularFile {
+ public:
+  explicit RegularFile(const fs::path& path)
+      : fd_(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) {
+    struct stat st {};
+    if (fd_ >= 0 && (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode))) close_fd();
+    if (fd_ >= 0) size_ = static_cast<std::uint64_t>(st.st_size);
+  }
+  ~RegularFile() { close_fd(); }
+  RegularFile(const RegularFile&) = delete;
+  RegularFile& operator=(const RegularFile&) = delete;
+
+  bool ok() const { return fd_ >= 0; }
+  std::uint64_t size() const { return size_; }
+  // Reads up to `buffer.size()` bytes; 0 at the end, -1 on an error.
+  ssize_t read_some(std::span<char> buffer) {
+    for (;;) {
+      const ssize_t n = ::read(fd_, buffer.data(), buffer.size());
+      if (n < 0 && errno == EINTR) continue;
+      return n;
+    }
+  }
+
+ private:
+  void close_fd() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+  int fd_;
+  std::uint64_t size_ = 0;
+};
+
+// Streams the file in bounded chunks, so verifying a large checkpoint does not hold it in memory.
+std::optional<FileDigest> digest_file(const fs::path& path) {
+  RegularFile file(path);
+  if (!file.ok()) return std::nullopt;
+  Sha256 sha;
+  FileDigest digest;
+  std::vector<char> buffer(1 << 20);
+  for (;;) {
+    const ssize_t got = file.read_some(buffer);
+    if (got < 0) return std::nullopt;
+    if (got == 0) break;
+    sha.update(std::as_bytes(std::span(buffer.data(), static_cast<std::size_t>(got))));
+    digest.bytes += static_cast<std::uint64_t>(got);
+  }
+  digest.sha256 = sha.hex();
+  return digest;
+}
+
+[[noreturn]] void throw_errno(const std::string& what, const fs::path& path) {
+  throw std::system_error(errno, std::generic_category(), what + " " + path.string());
+}
+
+void fsync_path(const fs::path& path, int flags) {
+  const int fd = ::open(path.c_str(), flags | O_CLOEXEC);
+  if (fd < 0) throw_errno("open", path);
+  const int rc = ::fsync(fd);
+  ::close(fd);
+  if (rc != 0) throw_errno("fsync", path);
+}
+
+// Creates `path`, which must not exist: a name planted in its place (a symlink, a FIFO) is refused
+// rather than written through or blocked on.
+void write_durably(const fs::path& path, std::span<const std::byte> bytes) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) throw_errno("open", path);
+  std::size_t written = 0;
+  while (written < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      ::close(fd);
+      throw_errno("write", path);
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  const int rc = ::fsync(fd);
+  ::close(fd);
+  if (rc != 0) throw_errno("fsync", path);
+}
+
+// The whole of a regular file of at most `limit` bytes; empty when it is not one.
+std::optional<std::vector<std::byte>> read_file(const fs::path& path, std::uint64_t limit) {
+  RegularFile file(path);
+  if (!file.ok() || file.size() > limit) return std::nullopt;
+  std::vector<std::byte> bytes;
+  std::vector<char> buffer(std::min<std::uint64_t>(limit, 1 << 20) + 1);
+  for (;;) {
+    const ssize_t got = file.read_some(buffer);
+    if (got < 0) return std::nullopt;
+    if (got == 0) return bytes;
+    const auto* begin = reinterpret_cast<const std::byte*>(buffer.data());
+    bytes.insert(bytes.end(), begin, begin + got);
+    if (bytes.size() > limit) return std::nullopt;  // it grew since fstat
+  }
+}
+
+std::span<const std::byte> as_bytes(const std::string& text) { return std::as_bytes(std::span(text)); }
+
+nlohmann::json state_json(const TrainingState& s) {
+  return {{"format", kFormat},
+          {"step", s.step},
+          {"data_position", s.data_position},
+          {"rounding_rng", s.rounding_rng},
+          {"dims", s.dims},
+          {"world_size", s.world_size}};
+}
+
+std::vector<float> floats_of(const std::vector<std::byte>& bytes) {
+  std::vector<float> values(bytes.size() / sizeof(float));
+  std::memcpy(values.data(), bytes.data(), values.size() * sizeof(float));
+  return values;
+}
+
+// manifest.json and state.json are a few hundred bytes; anything far larger is not ours.
+constexpr std::uint64_t kMaxJsonFileBytes = 1 << 20;
+// params.bin and the moments: bounded so a hostile file cannot make the loader exhaust memory.
+constexpr std::uint64_t kMaxArrayFileBytes = std::uint64_t{1} << 32;
+
+std::optional<nlohmann::json> parse_json_bytes(const std::vector<std::byte>& bytes) {
+  const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return std::nullopt;
+  return j;
+}
+
+std::optional<nlohmann::json> read_json(const fs::path& path) {
+  const auto bytes = read_file(path, kMaxJsonFileBytes);
+  if (!bytes) return std::nullopt;
+  return parse_json_bytes(*bytes);
+}
+
+// Parses a verified state.json and the three arrays; empty on any inconsistency.
+std::optional<TrainingState> parse_state(const fs::path& dir, std::string& problem) {
+  const auto j = read_json(dir / kState);
+  try {
+    if (!j || j->value("format", 0) != kFormat) {
+      problem = "state.json: unreadable or unknown format";
+      return std::nullopt;
+    }
+    TrainingState s;
+    s.step = j->at("step").get<std::int64_t>();
+    s.data_position = j->at("data_position").get<std::uint64_t>();
+    s.rounding_rng = j->at("rounding_rng").get<std::array<std::uint64_t, 4>>();
+    s.dims = j->at("dims").get<std::vector<int>>();
+    s.world_size = j->at("world_size").get<int>();
+    // value() throws if a verified file vanished since: reported like any unreadable state.
+    s.params = floats_of(read_file(dir / kParams, kMaxArrayFileBytes).value());
+    s.adam_m = floats_of(read_file(dir / kAdamM, kMaxArrayFileBytes).value());
+    s.adam_v = floats_of(read_file(dir / kAdamV, kMaxArrayFileBytes).value());
+    if (s.adam_m.size() != s.params.size() || s.adam_v.size() != s.params.size()) {
+      problem = "optimizer moments and parameters differ in size";
+      return std::nullopt;
+    }
+    return s;
+  } catch (const nlohmann::json::exception& e) {
+    problem = std::string("state.json: ") + e.what();
+    return std::nullopt;
+  } catch (const std::bad_optional_access&) {
+    problem = "a checkpoint file disappeared while loading";
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+fs::path job_checkpoint_dir(const fs::path& root, std::int64_t job) { return root / ("job-" + std::to_string(job)); }
+
+std::string step_dir_name(std::int64_t step) {
+  char name[32];
+  std::snprintf(name, sizeof name, "step-%010lld", static_cast<long long>(step));
+  return name;
+}
+
+std::optional<std::int64_t> step_of(const fs::path& dir) {
+  const std::string name = dir.filename().string();
+  if (!name.starts_with(kStepPrefix) || name.size() == kStepPrefix.size()) return std::nullopt;
+  const std::string digits = name.substr(kStepPrefix.size());
+  if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) return std::nullopt;
+  if (digits.size() > 18) return std::nullopt;
+  return std::stoll(digits);
+}
+
+fs::path write_checkpoint(const fs::path& root, const TrainingState& state) {
+  create_checkpoint_dir(root);
+  const std::string name = step_dir_name(state.step);
+  const fs::path temp = root / (".tmp-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(temp);
+  fs::create_directory(temp);
+
+  const std::string state_text = state_json(state).dump(2);
+  const std::vector<std::pair<const char*, std::span<const std::byte>>> files{
+      {kState, as_bytes(state_text)},
+      {kParams, std::as_bytes(std::span(state.params))},
+      {kAdamM, std::as_bytes(std::span(state.adam_m))},
+      {kAdamV, std::as_bytes(std::span(state.adam_v))},
+  };
+  nlohmann::json listed = nlohmann::json::array();
+  for (const auto& [file, bytes] : files) {
+    write_durably(temp / file, bytes);
+    listed.push_back({{"name", file}, {"bytes", bytes.size()}, {"sha256", sha256_hex(bytes)}});
+  }
+  const nlohmann::json manifest{{"format", kFormat}, {"step", state.step}, {"files", listed}};
+  write_durably(temp / kManifest, as_bytes(manifest.dump(2)));
+  fsync_path(temp, O_RDONLY | O_DIRECTORY);
+
+  // A rerun after a resume may reach a step that an earlier attempt already wrote: move the old
+  // one aside first, because rename cannot replace a non-empty directory.
+  const fs::path final_dir = root / name;
+  const fs::path superseded = root / (".old-" + name + "-" + std::to_string(::getpid()));
+  const bool replacing = fs::exists(final_dir);
+  if (replacing) fs::rename(final_dir, superseded);
+  fs::rename(temp, final_dir);
+  fsync_path(root, O_RDONLY | O_DIRECTORY);
+  if (replacing) fs::remove_all(superseded);
+  return final_dir;
+}
+
+std::vector<CheckpointInfo> list_checkpoints(const fs::path& root) {
+  std::vector<CheckpointInfo> found;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(root, ec)) {
+    // A symlink is not followed: it could lead the reader anywhere the daemon can read.
+    if (!fs::is_directory(entry.symlink_status(ec))) continue;
+    if (auto step = step_of(entry.path())) found.push_back({entry.path(), *step});
+  }
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.step < b.step; });
+  return found;
+}
+
+std::string verify_checkpoint(const fs::path& dir) {
+  const auto manifest = read_json(dir / kManifest);
+  if (!manifest || !manifest->contains("files") || !(*manifest)["files"].is_array()) {
+    return "manifest.json: missing or malformed";
+  }
+  std::vector<std::string> seen;
+  try {
+    for (const auto& entry : (*manifest)["files"]) {
+      const auto file = entry.at("name").get<std::string>();
+      if (file.find('/') != std::string::npos || file.starts_with(".")) return "manifest.json: bad file name " + file;
+      const auto digest = digest_file(dir / file);
+      if (!digest) return file + ": missing or unreadable";
+      if (digest->bytes != entry.at("bytes").get<std::uint64_t>()) return file + ": size differs from manifest";
+      if (digest->sha256 != entry.at("sha256").get<std::string>()) return file + ": SHA-256 mismatch";
+      seen.push_back(file);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    return std::string("manifest.json: ") + e.what();
+  }
+  for (const char* required : {kState, kParams, kAdamM, kAdamV}) {
+    if (std::find(seen.begin(), seen.end(), required) == seen.end()) return std::string(required) + ": not in manifest";
+  }
+  return "";
+}
+
+LoadedCheckpoint load_checkpoint(const fs::path& dir) {
+  LoadedCheckpoint loaded;
+  loaded.problem = verify_checkpoint(dir);
+  if (loaded.problem.empty()) loaded.state = parse_state(dir, loaded.problem);
+  return loaded;
+}
+
+std::optional<CheckpointInfo> newest_verified_checkpoint(const fs::path& root) {
+  const auto all = list_checkpoints(root);
+  for (auto it = all.rbegin(); it != all.rend(); ++it) {
+    const std::string problem = verify_checkpoint(it->path);
+    if (problem.empty()) return *it;
+    spdlog::warn("event=checkpoint_skipped path={} step={} problem=\"{}\"", it->path.string(), it->step, problem);
+  }
+  return std::nullopt;
+}
+
+void prune_checkpoints(const fs::path& root, int keep) {
+  const auto all = list_checkpoints(root);
+  for (std::size_t i = 0; i + static_cast<std::size_t>(keep) < all.size(); ++i) fs::remove_all(all[i].path);
+}
+
+CheckpointWriter::CheckpointWriter(fs::path root, int keep, Done on_done, std::int64_t owner)
+    : root_(std::move(root)), keep_(keep), on_done_(std::move(on_done)), owner_(owner), thread_([this] { loop(); }) {}
+
+CheckpointWriter::~CheckpointWriter() {
+  {
+    std::lock_guard lock(mutex_);
+    closing_ = true;
+  }
+  changed_.notify_all();
+  thread_.join();
+}
+
+void CheckpointWriter::submit(TrainingState snapshot) {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [&] { return !pending_; });
+  pending_ = std::move(snapshot);
+  changed_.notify_all();
+}
+
+void CheckpointWriter::wait_idle() {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [&] { return !pending_ && !writing_; });
+}
+
+namespace {
+constexpr const char* kOwnerFile = "OWNER";
+}  // namespace
+
+void create_checkpoint_dir(const fs::path& dir, std::optional<DirOwner> owner) {
+  if (dir.has_parent_path()) fs::create_directories(dir.parent_path());
+  struct stat st {};
+  // Anything else holding the name (a symlink to another job's directory, a file) was planted: it
+  // goes, rather than leaving the job without checkpoints (remove does not follow a symlink).
+  if (::lstat(dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) fs::remove(dir);
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) throw_errno("mkdir", dir);
+  if (::lstat(dir.c_str(), &st) != 0) throw_errno("lstat", dir);
+  if (!S_ISDIR(st.st_mode)) throw std::runtime_error(dir.string() + ": replaced by a non-directory while being created");
+  if ((st.st_mode & 07777) != 0700 && ::chmod(dir.c_str(), 0700) != 0) throw_errno("chmod", dir);
+  const bool owned = !owner || (st.st_uid == owner->uid && st.st_gid == owner->gid);
+  if (!owned && ::lchown(dir.c_str(), owner->uid, owner->gid) != 0) throw_errno("chown", dir);
+}
+
+bool has_manifest(const fs::path& dir) {
+  std::error_code ec;
+  return fs::symlink_status(dir / kManifest, ec).type() != fs::file_type::not_found;
+}
+
+std::optional<std::string> manifest_sha256(const fs::path& dir) {
+  const auto bytes = read_file(dir / kManifest, kMaxJsonFileBytes);
+  if (!bytes) return std::nullopt;
+  return sha256_hex(*bytes);
+}
+
+void claim_checkpoints(const fs::path& root, std::int64_t attempt_id) {
+  create_checkpoint_dir(root);
+  const std::string text = std::to_string(attempt_id) + "\n";
+  const fs::path temp = root / (std::string(".") + kOwnerFile + ".tmp");
+  fs::remove(temp);  // a leftover, or whatever was planted there (remove does not follow links)
+  write_durably(temp, std::as_bytes(std::span(text.data(), text.size())));
+  fs::rename(temp, root / kOwnerFile);
+  fsync_path(root, O_RDONLY | O_DIRECTORY);
+}
+
+std::optional<std::int64_t> checkpoint_owner(const fs::path& root) {
+  const auto bytes = read_file(root / kOwnerFile, 64);
+  if (!bytes) return std::nullopt;
+  const std::string text(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+  std::int64_t id = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), id);
+  if (error != std::errc() || end == text.data()) return std::nullopt;
+  return id;
+}
+
+void CheckpointWriter::loop() {
+  std::unique_lock lock(mutex_);
+  while (true) {
+    changed_.wait(lock, [&] { return pending_ || closing_; });
+    if (!pending_) return;
+    TrainingState state = std::move(*pending_);
+    pending_.reset();
+    writing_ = true;
+    changed_.notify_all();
+    lock.unlock();
+
+    CheckpointWriteResult result{state.step, {}, {}};
+    try {
+      if (const auto claimed = owner_ ? checkpoint_owner(root_) : std::nullopt; claimed && *claimed != owner_) {
+        throw std::runtime_error("fenced: attempt " + std::to_string(*claimed) + " owns " + root_.string() +
+                                 " now, not attempt " + std::to_string(owner_));
+      }
+      result.path = write_checkpoint(root_, state);
+      result.manifest_sha256 = manifest_sha256(result.path).value_or("");
+      prune_checkpoints(root_, keep_);
+      spdlog::info("event=checkpoint_written step={} path={}", state.step, result.path.string());
+    } catch (const std::exception& e) {
+      result.error = e.what();
+      spdlog::error("event=checkpoint_failed step={} root={} error=\"{}\"", state.step, root_.string(), e.what());
+    }
+    if (on_done_) on_done_(result);
+
+    lock.lock();
+    writing_ = false;
+    changed_.notify_all();
+  }
+}
+
+}  // namespace trainyard::checkpoint

@@ -1,0 +1,133 @@
+#include "daemon/attempt_end.h"
+
+#include <algorithm>
+
+#include "checkpoint/checkpoint.h"
+#include "daemon/job_manager.h"
+
+namespace trainyard {
+namespace {
+
+bool contains(const std::vector<int>& values, int value) {
+  return std::find(values.begin(), values.end(), value) != values.end();
+}
+
+// What classification reads: the first failed rank's exit, else the daemon's own reason for the kill.
+AttemptFacts facts_of(const Job& job, const AttemptEndFacts& end) {
+  AttemptFacts facts;
+  facts.cancelled = job.cancel_requested;
+  facts.timed_out = end.timed_out;
+  for (const RankEnd& rank : end.ranks) {
+    if (rank.lost) facts.node_lost = true;
+    if (rank.health_failed) facts.health_failed = true;
+  }
+  if (end.first_failed_rank >= 0) {
+    const RankEnd& culprit = end.ranks[static_cast<std::size_t>(end.first_failed_rank)];
+    facts.exit_code = culprit.exit_code;
+    facts.signal = culprit.signal;
+    facts.reason = culprit.reason;
+    facts.log_tail = culprit.log_tail;
+  }
+  if (facts.reason.empty()) facts.reason = end.kill_reason;
+  // Stopped as stuck, the ranks died of the daemon's kill: the diagnosis is the reason.
+  facts.stuck = !end.stuck_ranks.empty();
+  if (facts.stuck) facts.reason = end.kill_reason;
+  facts.node_failed_check = !end.failed_checks.empty();
+  for (const std::string& failed : end.failed_checks) facts.reason += "; then " + failed;
+  return facts;
+}
+
+// Nodes whose rank was lost, failed pre-flight or stopped advancing: the job's next attempts avoid them.
+void exclude_failed_nodes(Job& job, const Attempt& attempt, const AttemptEndFacts& end) {
+  for (std::size_t r = 0; r < end.ranks.size(); ++r) {
+    const bool failed_here = end.ranks[r].lost || end.ranks[r].health_failed || contains(end.stuck_ranks, static_cast<int>(r));
+    if (failed_here && std::find(job.excluded_nodes.begin(), job.excluded_nodes.end(), attempt.nodes[r]) ==
+                           job.excluded_nodes.end()) {
+      job.excluded_nodes.push_back(attempt.nodes[r]);
+    }
+  }
+}
+
+AttemptFailure apply_failure(Attempt& attempt, Job& job, const AttemptFacts& facts, const AttemptEndFacts& end,
+                             const AttemptEndPolicy& policy, TimePoint now) {
+  const FailureClass cls = policy.rules.classify(facts);
+  attempt.failure_class = cls.name;
+  attempt.infrastructure = cls.infrastructure;
+  attempt.state = facts.cancelled ? AttemptState::cancelled : AttemptState::failed;
+  job.failure_class = cls.name;
+  // decide_retry counts attempts the job used; infrastructure retries are kept apart, and only
+  // those since training last advanced count against their limit.
+  const std::int64_t resumed_at = attempt.resumed_from ? checkpoint::step_of(*attempt.resumed_from).value_or(0) : 0;
+  if (attempt.steps_completed > resumed_at) job.infra_retries_in_a_row = 0;
+  const RetryDecision decision =
+      decide_retry(job.spec, job.attempts, job.infra_retries_in_a_row, policy.max_infra_retries, facts, cls);
+  exclude_failed_nodes(job, attempt, end);
+  switch (decision.step) {
+    case NextStep::retry_infrastructure:
+      ++job.infra_retries;
+      ++job.infra_retries_in_a_row;
+      --job.attempts;  // this attempt does not count against the job's own
+      [[fallthrough]];
+    case NextStep::retry: {
+      const int backoff_factor = 1 << std::min(job.attempts + job.infra_retries_in_a_row - 1, 6);
+      job.state = JobState::pending;
+      job.not_before = now + policy.retry_backoff_base * backoff_factor;
+      job.reason = attempt.reason + "; " + decision.why + "; " + cls.suggestion;
+      break;
+    }
+    case NextStep::fail:
+      job.state = facts.cancelled ? JobState::cancelled : JobState::failed;
+      job.ended_at = now;
+      job.reason = facts.cancelled ? "cancelled on request" : attempt.reason + "; " + decision.why + "; " + cls.suggestion;
+      break;
+  }
+  return {cls, decision.step};
+}
+
+Event event_at(TimePoint now, std::string kind, JobId job, std::optional<AttemptId> attempt, std::string node,
+               std::string message) {
+  Event e;
+  e.at = now;
+  e.kind = std::move(kind);
+  e.job_id = job;
+  e.attempt_id = attempt;
+  e.node = std::move(node);
+  e.message = std::move(message);
+  return e;
+}
+
+}  // namespace
+
+AttemptEnd decide_attempt_end(Attempt attempt, Job job, const AttemptEndFacts& end, const AttemptEndPolicy& policy,
+                              TimePoint now) {
+  const AttemptFacts facts = facts_of(job, end);
+  const bool succeeded = end.first_failed_rank < 0 && !facts.cancelled && !facts.timed_out;
+  for (const RankEnd& rank : end.ranks) attempt.steps_completed = std::max(attempt.steps_completed, rank.steps);
+  for (int r : end.stuck_ranks) {
+    const std::string& tail = end.ranks[static_cast<std::size_t>(r)].log_tail;
+    if (!tail.empty()) attempt.diagnosis += "\n--- rank " + std::to_string(r) + " log tail ---\n" + tail;
+  }
+  attempt.ended_at = now;
+  attempt.exit_code = facts.exit_code;
+  attempt.signal = facts.signal;
+  attempt.reason = succeeded ? "completed" : facts.reason;
+  job.exit_code = facts.exit_code;
+  std::optional<AttemptFailure> failure;
+  if (succeeded) {
+    attempt.exit_code = 0;
+    job.exit_code = 0;
+    attempt.state = AttemptState::succeeded;
+    job.state = JobState::succeeded;
+    job.reason = "completed";
+    job.failure_class.clear();  // a job's class is its final attempt's: an earlier failure is history
+    job.ended_at = now;
+  } else {
+    failure = apply_failure(attempt, job, facts, end, policy, now);
+  }
+  std::vector<Event> events{
+      event_at(now, "attempt.state", job.id, attempt.id, join_node_names(attempt.nodes), to_string(attempt.state)),
+      event_at(now, "job.state", job.id, std::nullopt, "", to_string(job.state) + ": " + job.reason)};
+  return {std::move(attempt), std::move(job), std::move(events), std::move(failure)};
+}
+
+}  // namespace trainyard

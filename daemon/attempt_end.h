@@ -1,0 +1,64 @@
+#pragma once
+// How an attempt ends, decided from facts alone: once every rank of an attempt has exited, the job
+// manager hands over the attempt and job records and what it saw of each rank, and gets back the
+// records to write and the events that report them. It puts together what finish_attempt used to
+// mix with bookkeeping: the facts that speak for the attempt (the first rank to fail; a lost rank,
+// a failed pre-flight, a stuck diagnosis), the failure class and the retry decision
+// (attempt_outcome.h), the retry arithmetic (infrastructure retries kept apart and reset by
+// training progress, exponential backoff), and the nodes the job avoids from now on.
+// Pure: no store, no clock (`now` is passed in), no node table; tested without a daemon.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "daemon/attempt_outcome.h"
+#include "daemon/failure_rules.h"
+#include "proto/job.h"
+#include "proto/time.h"
+#include "store/store.h"
+
+namespace trainyard {
+
+// What the daemon saw of one rank by the time it exited.
+struct RankEnd {
+  bool lost = false;           // its node went away
+  bool health_failed = false;  // its node failed the attempt's pre-flight check
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+  std::string reason;
+  std::string log_tail;
+  std::int64_t steps = 0;
+};
+
+struct AttemptEndFacts {
+  std::vector<RankEnd> ranks;   // rank r ran on attempt.nodes[r]
+  int first_failed_rank = -1;   // speaks for the attempt: the others mostly die of the kill it caused
+  bool timed_out = false;
+  std::string kill_reason;      // why the daemon stopped it, if it did
+  std::vector<int> stuck_ranks;  // named by the stuck diagnosis, if it was stopped as stuck
+  std::vector<std::string> failed_checks;  // "node failed health check N: ..." for the nodes it hung on
+};
+
+struct AttemptEndPolicy {
+  const FailureRules& rules;
+  int max_infra_retries = 3;
+  Millis retry_backoff_base{2000};
+};
+
+// Why a failed attempt failed and what comes next: what the metrics count.
+struct AttemptFailure {
+  FailureClass cls;
+  NextStep next = NextStep::fail;
+};
+
+struct AttemptEnd {
+  Attempt attempt;            // ended: state, class, reason, exit, steps, diagnosis
+  Job job;                    // its next state: done, or pending again with the retry counted
+  std::vector<Event> events;  // attempt.state, then job.state
+  std::optional<AttemptFailure> failure;  // none when it succeeded
+};
+
+AttemptEnd decide_attempt_end(Attempt attempt, Job job, const AttemptEndFacts& facts, const AttemptEndPolicy& policy,
+                              TimePoint now);
+
+}  // namespace trainyard

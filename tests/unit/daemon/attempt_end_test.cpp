@@ -1,0 +1,143 @@
+// How an attempt ends, as a pure function: the records and facts in, the records to write and the
+// events out; no daemon, no store, no clock.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "daemon/attempt_end.h"
+
+namespace trainyard {
+namespace {
+
+using ::testing::HasSubstr;
+using namespace std::chrono_literals;
+
+const TimePoint kNow = TimePoint{} + 1000s;
+
+struct Case {
+  Attempt attempt;
+  Job job;
+  AttemptEndFacts facts;
+
+  explicit Case(int ranks, int allowed_attempts = 3) {
+    job.id = 7;
+    job.spec.retry.attempts = allowed_attempts;
+    job.attempts = 1;
+    attempt.id = 70;
+    attempt.job_id = 7;
+    for (int r = 0; r < ranks; ++r) {
+      attempt.nodes.push_back("n" + std::to_string(r));
+      facts.ranks.push_back(RankEnd{false, false, 0, std::nullopt, "", "", 10});
+    }
+  }
+  void rank_fails(int r, int exit_code, std::string reason) {
+    facts.ranks[static_cast<std::size_t>(r)].exit_code = exit_code;
+    facts.ranks[static_cast<std::size_t>(r)].reason = std::move(reason);
+    if (facts.first_failed_rank < 0) facts.first_failed_rank = r;
+  }
+  void rank_lost(int r) {
+    facts.ranks[static_cast<std::size_t>(r)].lost = true;
+    rank_fails(r, -1, "node lost");
+  }
+  AttemptEnd end() const {
+    return decide_attempt_end(attempt, job, facts, {FailureRules::defaults(), 2, Millis(2000)}, kNow);
+  }
+};
+
+TEST(AttemptEnd, AllRanksDoneSucceedsAndClearsAnEarlierClass) {
+  Case c(2);
+  c.job.failure_class = "node_lost";
+  c.facts.ranks[1].steps = 40;
+  const AttemptEnd end = c.end();
+  EXPECT_EQ(end.attempt.state, AttemptState::succeeded);
+  EXPECT_EQ(end.attempt.reason, "completed");
+  EXPECT_EQ(end.attempt.exit_code, 0);
+  EXPECT_EQ(end.attempt.steps_completed, 40) << "the furthest rank's steps";
+  EXPECT_EQ(end.attempt.ended_at, kNow);
+  EXPECT_EQ(end.job.state, JobState::succeeded);
+  EXPECT_EQ(end.job.failure_class, "");
+  EXPECT_EQ(end.job.ended_at, kNow);
+  ASSERT_EQ(end.events.size(), 2u);
+  EXPECT_EQ(end.events[0].kind, "attempt.state");
+  EXPECT_EQ(end.events[0].node, "n0,n1");
+  EXPECT_EQ(end.events[0].attempt_id, 70);
+  EXPECT_EQ(end.events[1].kind, "job.state");
+  EXPECT_EQ(end.events[1].message, "SUCCEEDED: completed");
+  EXPECT_EQ(end.events[1].at, kNow);
+}
+
+TEST(AttemptEnd, TheFirstFailedRankSpeaksAndTheJobRetriesAfterABackoff) {
+  Case c(3);
+  c.job.attempts = 2;
+  c.rank_fails(2, 3, "exit 3");
+  c.rank_fails(0, 137, "killed by the gang stop");
+  const AttemptEnd end = c.end();
+  EXPECT_EQ(end.attempt.state, AttemptState::failed);
+  EXPECT_EQ(end.attempt.exit_code, 3);
+  EXPECT_EQ(end.attempt.failure_class, "user_error");
+  EXPECT_FALSE(end.attempt.infrastructure);
+  EXPECT_EQ(end.job.state, JobState::pending);
+  EXPECT_EQ(end.job.attempts, 2) << "the job's own failure uses its attempt";
+  EXPECT_EQ(end.job.not_before, kNow + Millis(2000) * 2) << "base x 2^(attempts used - 1)";
+  EXPECT_THAT(end.job.reason, HasSubstr("exit 3; "));
+  EXPECT_TRUE(end.job.excluded_nodes.empty()) << "a job's own failure blames no node";
+  EXPECT_EQ(end.events[1].message, "PENDING: " + end.job.reason);
+}
+
+TEST(AttemptEnd, ALostNodeRetriesWithoutUsingAnAttemptAndIsAvoided) {
+  Case c(2, 1);
+  c.rank_lost(1);
+  const AttemptEnd end = c.end();
+  EXPECT_EQ(end.attempt.failure_class, "node_lost");
+  EXPECT_TRUE(end.attempt.infrastructure);
+  EXPECT_EQ(end.job.state, JobState::pending) << "even with no attempts left";
+  EXPECT_EQ(end.job.attempts, 0);
+  EXPECT_EQ(end.job.infra_retries, 1);
+  EXPECT_EQ(end.job.infra_retries_in_a_row, 1);
+  EXPECT_EQ(end.job.excluded_nodes, std::vector<std::string>{"n1"});
+}
+
+TEST(AttemptEnd, InfrastructureRetriesInARowStopAtTheLimitUnlessTrainingAdvanced) {
+  Case stalled(2);
+  stalled.job.infra_retries_in_a_row = 2;  // the limit in the policy above
+  stalled.attempt.resumed_from = "/c/job-7/step-0000000010";
+  stalled.rank_lost(0);
+  const AttemptEnd stopped = stalled.end();
+  EXPECT_EQ(stopped.job.state, JobState::failed);
+  EXPECT_EQ(stopped.job.ended_at, kNow);
+
+  Case advanced = stalled;
+  advanced.facts.ranks[1].steps = 25;  // past the step it resumed from
+  const AttemptEnd retried = advanced.end();
+  EXPECT_EQ(retried.job.state, JobState::pending);
+  EXPECT_EQ(retried.job.infra_retries_in_a_row, 1) << "progress reset the count, then this failure counted";
+}
+
+TEST(AttemptEnd, AStuckAttemptCarriesItsDiagnosisAndAvoidsTheStuckNodes) {
+  Case c(3);
+  c.job.excluded_nodes = {"n2"};
+  c.facts.kill_reason = "stuck: rank 2 made no progress for 1800 s";
+  c.facts.stuck_ranks = {2};
+  c.facts.ranks[2].log_tail = "waiting on all_reduce";
+  c.rank_fails(2, -1, "killed");
+  c.facts.failed_checks = {"node n2 failed health check 4: core 3 corrupt"};
+  const AttemptEnd end = c.end();
+  EXPECT_EQ(end.attempt.reason, "stuck: rank 2 made no progress for 1800 s; then node n2 failed health check 4: core 3 corrupt");
+  EXPECT_THAT(end.attempt.diagnosis, HasSubstr("--- rank 2 log tail ---\nwaiting on all_reduce"));
+  EXPECT_TRUE(end.attempt.infrastructure);
+  EXPECT_EQ(end.job.excluded_nodes, std::vector<std::string>{"n2"}) << "listed once";
+}
+
+TEST(AttemptEnd, ACancelledJobEndsCancelledWhateverItsRetries) {
+  Case c(1);
+  c.job.cancel_requested = true;
+  c.facts.kill_reason = "cancelled";
+  c.rank_fails(0, -1, "");
+  const AttemptEnd end = c.end();
+  EXPECT_EQ(end.attempt.state, AttemptState::cancelled);
+  EXPECT_EQ(end.job.state, JobState::cancelled);
+  EXPECT_EQ(end.job.reason, "cancelled on request");
+  EXPECT_EQ(end.attempt.reason, "cancelled") << "the daemon's kill reason when the rank gave none";
+}
+
+}  // namespace
+}  // namespace trainyard

@@ -1,0 +1,185 @@
+#include "neuron/data_plane.h"
+
+#include <gtest/gtest.h>
+
+#include <future>
+#include <random>
+#include <vector>
+
+namespace trainyard::neuron {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+SteadyTime in(milliseconds d) { return std::chrono::steady_clock::now() + d; }
+
+const DataPlaneHello kHello{7, 1, 2, 3};
+constexpr std::string_view kSecret = "attempt-7-secret-0123456789abcdef";
+
+TEST(DataPlaneHelloTest, RoundTrips) {
+  const DataPlaneHello hello{-5, 3, 7, 65535};
+  EXPECT_EQ(decode_hello(encode_hello(hello)), hello);
+}
+
+TEST(DataPlaneHelloTest, RejectsWrongMagicVersionAndNegativeRanks) {
+  auto bytes = encode_hello(kHello);
+  bytes[0] = std::byte{'X'};
+  EXPECT_FALSE(decode_hello(bytes));
+
+  bytes = encode_hello(kHello);
+  bytes[5] = std::byte{1};  // protocol version 1: no MAC
+  EXPECT_FALSE(decode_hello(bytes));
+
+  EXPECT_FALSE(decode_hello(encode_hello({7, -1, 2, 0})));
+  EXPECT_FALSE(decode_hello(encode_hello({7, 1, -2, 0})));
+}
+
+TEST(DataPlaneHelloTest, TheMacBindsSecretNonceAndHello) {
+  const HelloNonce nonce{std::byte{1}};
+  const auto hello = encode_hello(kHello);
+  const HelloMac mac = hello_mac(kSecret, nonce, hello);
+  EXPECT_EQ(hello_mac(kSecret, nonce, hello), mac);
+  EXPECT_NE(hello_mac("another secret", nonce, hello), mac);
+  EXPECT_NE(hello_mac(kSecret, HelloNonce{std::byte{2}}, hello), mac);
+  EXPECT_NE(hello_mac(kSecret, nonce, encode_hello({8, 1, 2, 3})), mac);
+}
+
+class DataPlaneServerTest : public ::testing::Test {
+ protected:
+  // A connection whose server nonce has been read: what a dialer has before it says hello.
+  Socket dial(HelloNonce* nonce = nullptr) {
+    auto socket = connect_tcp({"127.0.0.1", server_.port()}, in(seconds(5)));
+    EXPECT_TRUE(socket.has_value());
+    if (!socket) return Socket();
+    HelloNonce got{};
+    EXPECT_EQ(read_all(*socket, got, in(seconds(5))), IoResult::done) << "the server sends its nonce first";
+    if (nonce) *nonce = got;
+    return std::move(*socket);
+  }
+  Socket dial_and_say_hello(std::string_view secret) {
+    auto socket = connect_tcp({"127.0.0.1", server_.port()}, in(seconds(5)));
+    EXPECT_TRUE(socket.has_value());
+    if (!socket) return Socket();
+    EXPECT_EQ(send_hello(*socket, kHello, secret, in(seconds(5))), IoResult::done);
+    return std::move(*socket);
+  }
+  // The server closes connections it rejects; a client sees that as end of stream.
+  static IoResult wait_for_close(const Socket& socket) {
+    std::byte byte{};
+    return read_all(socket, std::span(&byte, 1), in(seconds(10)));
+  }
+
+  DataPlaneServer server_{HostPort{"127.0.0.1", 0}, {milliseconds(300), milliseconds(300)}};
+};
+
+TEST_F(DataPlaneServerTest, HandsTheConnectionToTheClaimerOfItsHello) {
+  Socket client = dial_and_say_hello(kSecret);
+  auto claimed = server_.claim(kHello, kSecret, in(seconds(5)));
+  ASSERT_TRUE(claimed.has_value());
+
+  // The claimed socket is the client's connection: bytes flow end to end.
+  const std::array<std::byte, 3> payload{std::byte{1}, std::byte{2}, std::byte{3}};
+  ASSERT_EQ(write_all(client, payload, in(seconds(5))), IoResult::done);
+  std::array<std::byte, 3> got{};
+  ASSERT_EQ(read_all(*claimed, got, in(seconds(5))), IoResult::done);
+  EXPECT_EQ(got, payload);
+  EXPECT_EQ(server_.rejected_connections(), 0u);
+}
+
+TEST_F(DataPlaneServerTest, ClaimOfAnotherAttemptTimesOutAndTheStrangerIsClosed) {
+  Socket client = dial_and_say_hello(kSecret);
+  DataPlaneHello other = kHello;
+  other.attempt_id = 8;
+  EXPECT_FALSE(server_.claim(other, kSecret, in(milliseconds(50))).has_value());
+  EXPECT_EQ(wait_for_close(client), IoResult::closed) << "unclaimed connections are closed after the timeout";
+  EXPECT_EQ(server_.rejected_connections(), 1u);
+  EXPECT_FALSE(server_.claim(kHello, kSecret, in(milliseconds(50))).has_value()) << "an expired hello is gone";
+}
+
+TEST_F(DataPlaneServerTest, AHelloWithoutTheAttemptsSecretNeverJoinsAndIsClosed) {
+  Socket stranger = dial_and_say_hello("a guess");
+  EXPECT_FALSE(server_.claim(kHello, kSecret, in(milliseconds(200))).has_value());
+  EXPECT_EQ(wait_for_close(stranger), IoResult::closed);
+  EXPECT_EQ(server_.rejected_connections(), 1u);
+
+  // A hello without a MAC at all is never parked.
+  Socket bare = dial();
+  ASSERT_EQ(write_all(bare, encode_hello(kHello), in(seconds(5))), IoResult::done);
+  EXPECT_FALSE(server_.claim(kHello, kSecret, in(milliseconds(100))).has_value());
+  EXPECT_EQ(wait_for_close(bare), IoResult::closed) << "a hello without its MAC times out";
+}
+
+TEST_F(DataPlaneServerTest, TheGenuineRankIsClaimedPastAStrangerWithTheSameHello) {
+  Socket genuine = dial_and_say_hello(kSecret);
+  Socket stranger = dial_and_say_hello("a guess");  // newer, so it would have replaced the genuine one
+  auto claimed = server_.claim(kHello, kSecret, in(seconds(5)));
+  ASSERT_TRUE(claimed.has_value());
+  const std::array<std::byte, 1> payload{std::byte{42}};
+  ASSERT_EQ(write_all(genuine, payload, in(seconds(5))), IoResult::done);
+  std::array<std::byte, 1> got{};
+  ASSERT_EQ(read_all(*claimed, got, in(seconds(5))), IoResult::done);
+  EXPECT_EQ(got, payload) << "the claimed connection is the genuine rank's";
+  EXPECT_EQ(wait_for_close(stranger), IoResult::closed);
+}
+
+TEST_F(DataPlaneServerTest, AReplayedHelloFailsOnAnotherConnection) {
+  HelloNonce first{};
+  Socket recorded = dial(&first);
+  const auto fields = encode_hello(kHello);
+  const HelloMac mac = hello_mac(kSecret, first, fields);
+  HelloNonce second{};
+  Socket replay = dial(&second);
+  EXPECT_NE(first, second) << "every connection gets its own nonce";
+  ASSERT_EQ(write_all(replay, fields, in(seconds(5))), IoResult::done);
+  ASSERT_EQ(write_all(replay, mac, in(seconds(5))), IoResult::done);
+  EXPECT_FALSE(server_.claim(kHello, kSecret, in(milliseconds(200))).has_value());
+  EXPECT_EQ(wait_for_close(replay), IoResult::closed);
+}
+
+TEST_F(DataPlaneServerTest, WrongMagicIsRejected) {
+  Socket client = dial();
+  auto bytes = encode_hello(kHello);
+  bytes[1] = std::byte{'Z'};
+  ASSERT_EQ(write_all(client, bytes, in(seconds(5))), IoResult::done);
+  EXPECT_EQ(wait_for_close(client), IoResult::closed);
+  EXPECT_EQ(server_.rejected_connections(), 1u);
+}
+
+TEST_F(DataPlaneServerTest, GarbageAndSilentClientsAreClosedAndTheServerKeepsServing) {
+  std::mt19937 random(1234);
+  std::vector<std::byte> garbage(4096);
+  for (auto& b : garbage) b = static_cast<std::byte>(random());
+  garbage[0] = std::byte{0};  // cannot start with the magic
+  Socket noisy = dial();
+  (void)write_all(noisy, garbage, in(seconds(5)));  // the server may hang up mid-write
+  Socket half = dial();
+  const auto hello = encode_hello(kHello);
+  ASSERT_EQ(write_all(half, std::span(hello).first(10), in(seconds(5))), IoResult::done);
+  Socket silent = dial();
+
+  EXPECT_EQ(wait_for_close(noisy), IoResult::closed);
+  EXPECT_EQ(wait_for_close(half), IoResult::closed) << "a partial hello times out";
+  EXPECT_EQ(wait_for_close(silent), IoResult::closed);
+  EXPECT_EQ(server_.rejected_connections(), 3u);
+
+  Socket good = dial_and_say_hello(kSecret);
+  EXPECT_TRUE(server_.claim(kHello, kSecret, in(seconds(5))).has_value());
+}
+
+TEST_F(DataPlaneServerTest, StopWakesClaimersAndClosesHeldConnections) {
+  Socket parked = dial_and_say_hello(kSecret);
+  Socket pending = dial();
+  DataPlaneHello other = kHello;
+  other.channel = 9;
+  auto waiter = std::async(std::launch::async, [&] { return server_.claim(other, kSecret, in(seconds(30))); });
+  server_.stop();
+  EXPECT_EQ(waiter.wait_for(seconds(10)), std::future_status::ready);
+  EXPECT_FALSE(waiter.get().has_value());
+  EXPECT_EQ(wait_for_close(parked), IoResult::closed);
+  EXPECT_EQ(wait_for_close(pending), IoResult::closed);
+  server_.stop();  // idempotent
+}
+
+}  // namespace
+}  // namespace trainyard::neuron
