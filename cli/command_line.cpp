@@ -178,13 +178,15 @@ Invocation parse_command_line(const std::vector<std::string>& args) {
 }
 
 std::string top_level_help() {
-  return "Usage: " + std::string(kProgram) + " [--server URL] [--token-file FILE] [--json] COMMAND ...\n\n" +
+  return "Usage: " + std::string(kProgram) + " [--server URL] [--token-file FILE] [--ca-file FILE] [--json] COMMAND ...\n\n" +
          "The command-line client of a Trainyard cluster (the daemon's REST API).\n\nCommands:\n" + command_list("") +
          "\nGlobal flags:\n" + format_flag_help(global_flags()) +
          "\nThe daemon address and the token come together from one place: --server with --token-file,\nelse $" +
          std::string(kServerEnv) + " with $" + std::string(kTokenEnv) + " (the token itself), else the files " +
          std::string(kLocalAddrFile) + "\nwith " + std::string(kLocalTokenFile) +
-         " in the current directory (the local cluster's). A token is never\nsent to a server named elsewhere.\n\nRun '" +
+         " in the current directory (the local cluster's). A token is never\nsent to a server named elsewhere. An https:// "
+         "server is verified with --ca-file, else $" + std::string(kCaEnv) + ",\nelse " + std::string(kLocalCaFile) +
+         " (for the local cluster's server), else the system's trust store.\n\nRun '" +
          std::string(kProgram) + " COMMAND --help' for a command's flags.\n";
 }
 
