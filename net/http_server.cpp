@@ -49,9 +49,6 @@ void require_readable(const std::string& path, const std::string& flag) {
   if (!std::ifstream(path)) throw InvalidInput(flag, "cannot read \"" + path + "\": " + std::strerror(errno));
 }
 
-// OpenSSL's reason without its library and function ("no start line (PEM routines)").
-std::string openssl_reason(const beast::error_code& ec) { return ec.message(); }
-
 // The certificate and its key, checked to belong together; a key with a passphrase is refused
 // rather than prompted for on a terminal a daemon does not have.
 void use_certificate_and_key(asio::ssl::context& context, const std::string& cert_file, const std::string& key_file) {
@@ -65,11 +62,11 @@ void use_certificate_and_key(asio::ssl::context& context, const std::string& cer
   SSL_CTX_set_default_passwd_cb(context.native_handle(), [](char*, int, int, void*) { return 0; });
   beast::error_code ec;
   context.use_certificate_chain_file(cert_file, ec);
-  if (ec) throw InvalidInput("--tls-cert", "\"" + cert_file + "\" holds no usable PEM certificate: " + openssl_reason(ec));
+  if (ec) throw InvalidInput("--tls-cert", "\"" + cert_file + "\" holds no usable PEM certificate: " + ec.message());
   context.use_private_key_file(key_file, asio::ssl::context::pem, ec);
   if (ec) {
     throw InvalidInput("--tls-key", "\"" + key_file + "\" holds no usable PEM private key (one without a passphrase): " +
-                                        openssl_reason(ec));
+                                        ec.message());
   }
   if (SSL_CTX_check_private_key(context.native_handle()) != 1) {
     ERR_clear_error();
@@ -210,7 +207,7 @@ TlsContext make_client_tls_context(const TlsClientFiles& files) {
     context->load_verify_file(files.ca_file, ec);
   }
   if (ec) {
-    throw InvalidInput(files.ca_from, files.ca_file.empty() ? "cannot load the system's trust store: " + openssl_reason(ec)
+    throw InvalidInput(files.ca_from, files.ca_file.empty() ? "cannot load the system's trust store: " + ec.message()
                                                             : "\"" + files.ca_file + "\" holds no usable PEM CA certificate");
   }
   use_certificate_and_key(*context, files.cert_file, files.key_file);
