@@ -48,7 +48,7 @@ void Agent::connect() {
   // Once the node has its own credential, the join token no longer admits it.
   const std::string& token = node_credential_.empty() ? config_.join_token : node_credential_;
   link_ = net::WebSocketClient::connect(io_, config_.server + "/v1/agent/connect", {{"Authorization", "Bearer " + token}},
-                                        std::move(handlers));
+                                        std::move(handlers), config_.tls);
 }
 
 void Agent::send(const AgentMessage& message) {
@@ -118,7 +118,9 @@ void Agent::on_closed(const std::string& reason) {
   welcomed_ = false;
   heartbeat_timer_.cancel();
   if (stopping_) return;
-  if (reason.rfind("HTTP 401", 0) == 0 || reason.rfind("HTTP 403", 0) == 0) {
+  if (reason.find("client_certificate_refused") != std::string::npos) {
+    fatal_error_ = "the daemon refused this agent's TLS client certificate (--tls-cert): " + reason;
+  } else if (reason.rfind("HTTP 401", 0) == 0 || reason.rfind("HTTP 403", 0) == 0) {
     fatal_error_ = node_credential_.empty()
                        ? "the daemon refused the join token: " + reason
                        : "the daemon refused this node's credential (" + node_credential_path(config_.work_dir) +

@@ -28,7 +28,8 @@
 namespace trainyard::agent {
 
 struct AgentConfig {
-  std::string server;  // http://host:port
+  std::string server;  // http://host:port, or https://host:port (wss, verified with `tls`)
+  net::TlsContext tls;  // for https: whom to trust, and the client certificate to present
   std::string join_token;
   std::string name;
   int cores = 32;

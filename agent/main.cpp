@@ -12,6 +12,7 @@
 #include "agent/agent.h"
 #include "neuron/tcp_socket.h"
 #include "net/http_types.h"
+#include "net/tls.h"
 #include "proto/contained_path.h"
 #include "proto/flag_parser.h"
 #include "proto/json_reader.h"
@@ -36,6 +37,9 @@ struct Flags {
   std::string job_user;
   std::string user_map;
   bool allow_root_jobs = false;
+  std::string ca_file;
+  std::string tls_cert;
+  std::string tls_key;
 };
 
 std::string read_token(const std::string& path) {
@@ -75,8 +79,14 @@ void prepare_work_dir(const std::string& work_dir) {
 
 trainyard::agent::AgentConfig build_config(const Flags& f, trainyard::FaultPlan& faults) {
   trainyard::agent::AgentConfig c;
-  trainyard::net::parse_url(f.server, "--server");
+  const bool tls = trainyard::net::parse_url(f.server, "--server").scheme == "https";
   c.server = f.server;
+  if (tls) {
+    c.tls = trainyard::net::make_client_tls_context({f.ca_file, "--ca-file", f.tls_cert, f.tls_key});
+  } else if (!f.ca_file.empty() || !f.tls_cert.empty() || !f.tls_key.empty()) {
+    throw InvalidInput(f.ca_file.empty() ? (f.tls_cert.empty() ? "--tls-key" : "--tls-cert") : "--ca-file",
+                       "is for TLS: give an https:// --server");
+  }
   while (!c.server.empty() && c.server.back() == '/') c.server.pop_back();
   c.join_token = read_token(f.join_token_file);
   trainyard::check_name("--name", f.name);
@@ -106,7 +116,12 @@ int main(int argc, char** argv) {
   ::umask(077);
   Flags f;
   trainyard::FlagParser flags("trainyard-agent", "Trainyard node agent with a simulated Trainium device.");
-  flags.add_string("server", "daemon URL, e.g. http://127.0.0.1:8080", &f.server, true);
+  flags.add_string("server", "daemon URL, e.g. http://127.0.0.1:8080; https:// connects over TLS (wss)", &f.server, true);
+  flags.add_string("ca-file", "PEM CA file that verifies an https:// daemon (default: the system's trust store)",
+                   &f.ca_file);
+  flags.add_string("tls-cert", "PEM client certificate to present to the daemon (mutual TLS; it names this node)",
+                   &f.tls_cert);
+  flags.add_string("tls-key", "PEM private key of --tls-cert", &f.tls_key);
   flags.add_string("join-token-file", "file holding the daemon's join token", &f.join_token_file, true);
   flags.add_string("name", "node name", &f.name, true);
   flags.add_int("cores", "NeuronCores of the simulated node", &f.cores, 1, 4096);

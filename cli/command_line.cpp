@@ -92,6 +92,7 @@ std::string top_level_names() {
 void apply_globals(const ParsedArgs& args, GlobalOptions& global) {
   if (auto server = args.opt_string("--server")) global.server = server;
   if (auto file = args.opt_string("--token-file")) global.token_file = file;
+  if (auto file = args.opt_string("--ca-file")) global.ca_file = file;
   if (args.has("--json")) global.json = true;
 }
 
@@ -99,7 +100,7 @@ void apply_globals(const ParsedArgs& args, GlobalOptions& global) {
 std::size_t skip_global_flags(const std::vector<std::string>& args) {
   std::size_t i = 0;
   while (i < args.size() && args[i].size() > 1 && args[i].front() == '-' && args[i] != "--") {
-    const bool separate_value = (args[i] == "--server" || args[i] == "--token-file");
+    const bool separate_value = (args[i] == "--server" || args[i] == "--token-file" || args[i] == "--ca-file");
     i += separate_value ? 2 : 1;
   }
   return std::min(i, args.size());
@@ -159,6 +160,8 @@ const std::vector<FlagSpec>& global_flags() {
   static const std::vector<FlagSpec> flags = {
       {"--server", "URL", "daemon address, e.g. http://127.0.0.1:8080"},
       {"--token-file", "FILE", "file holding the API token"},
+      {"--ca-file", "FILE", "PEM file of the CA that signed an https:// daemon's certificate (default: $TRAINYARD_CA, "
+                            "else the system's trust store)"},
       {"--json", "", "print the server's JSON instead of a table"},
   };
   return flags;
@@ -175,13 +178,15 @@ Invocation parse_command_line(const std::vector<std::string>& args) {
 }
 
 std::string top_level_help() {
-  return "Usage: " + std::string(kProgram) + " [--server URL] [--token-file FILE] [--json] COMMAND ...\n\n" +
+  return "Usage: " + std::string(kProgram) + " [--server URL] [--token-file FILE] [--ca-file FILE] [--json] COMMAND ...\n\n" +
          "The command-line client of a Trainyard cluster (the daemon's REST API).\n\nCommands:\n" + command_list("") +
          "\nGlobal flags:\n" + format_flag_help(global_flags()) +
          "\nThe daemon address and the token come together from one place: --server with --token-file,\nelse $" +
          std::string(kServerEnv) + " with $" + std::string(kTokenEnv) + " (the token itself), else the files " +
          std::string(kLocalAddrFile) + "\nwith " + std::string(kLocalTokenFile) +
-         " in the current directory (the local cluster's). A token is never\nsent to a server named elsewhere.\n\nRun '" +
+         " in the current directory (the local cluster's). A token is never\nsent to a server named elsewhere. An https:// "
+         "server is verified with --ca-file, else $" + std::string(kCaEnv) + ",\nelse " + std::string(kLocalCaFile) +
+         " (for the local cluster's server), else the system's trust store.\n\nRun '" +
          std::string(kProgram) + " COMMAND --help' for a command's flags.\n";
 }
 

@@ -18,6 +18,7 @@ struct GlobalOptions {
   std::optional<std::string> server;      // --server URL
   std::optional<std::string> token_file;  // --token-file FILE
   bool json = false;                      // --json
+  std::optional<std::string> ca_file;     // --ca-file FILE
   bool operator==(const GlobalOptions&) const = default;
 };
 

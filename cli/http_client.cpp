@@ -1,6 +1,7 @@
 // The CLI's only Beast translation unit. Operations are Asio's asynchronous ones driven to
 // completion on a private io_context, because only those honour beast::tcp_stream's deadlines;
-// to the caller the client is blocking.
+// to the caller the client is blocking. An https:// server is spoken to over TLS, its certificate
+// and name verified (net/tls.h).
 #include "cli/http_client.h"
 
 #include <sys/socket.h>
@@ -8,11 +9,14 @@
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/error.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
 #include <cerrno>
 #include <optional>
 
@@ -23,6 +27,7 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 
 std::string describe(std::chrono::milliseconds d) {
   return d.count() % 1000 == 0 ? std::to_string(d.count() / 1000) + " s" : std::to_string(d.count()) + " ms";
@@ -32,7 +37,8 @@ bool is_idempotent(const std::string& method) { return method == "GET"; }
 
 class BeastHttpClient final : public HttpClient {
  public:
-  BeastHttpClient(ServerUrl url, HttpClientOptions options) : url_(std::move(url)), options_(options) {}
+  BeastHttpClient(ServerUrl url, HttpClientOptions options)
+      : url_(std::move(url)), options_(options), tls_(url_.tls ? net::make_client_tls_context(url_.trust) : nullptr) {}
 
   HttpResult send(const HttpRequest& request) override {
     const auto message = to_beast(request);
@@ -78,14 +84,14 @@ class BeastHttpClient final : public HttpClient {
   // A kept-alive connection the server has since closed reads as end-of-file without blocking.
   bool peer_closed() {
     char byte = 0;
-    const auto n = ::recv(stream_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    const auto n = ::recv(lowest().socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
     return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
   }
 
   void close() {
     beast::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
-    stream_.close();
+    lowest().socket().shutdown(tcp::socket::shutdown_both, ignored);
+    lowest().close();
     buffer_.clear();
     stream_open_ = false;
   }
@@ -110,25 +116,59 @@ class BeastHttpClient final : public HttpClient {
     }
     if (*resolved) return prefix + "cannot resolve " + url_.host + ": " + resolved->message();
 
+    // A TLS stream serves one connection only.
+    if (tls_) tls_stream_ = std::make_unique<TlsStream>(ioc_, *tls_);
     beast::error_code connected;
-    stream_.expires_after(options_.connect_timeout);
-    stream_.async_connect(endpoints, [&](beast::error_code ec, const tcp::endpoint&) { connected = ec; });
+    lowest().expires_after(options_.connect_timeout);
+    lowest().async_connect(endpoints, [&](beast::error_code ec, const tcp::endpoint&) { connected = ec; });
     run();
     if (connected == beast::error::timeout) return prefix + "no connection within " + describe(options_.connect_timeout);
     if (connected) return prefix + connected.message();
     stream_open_ = true;
+    if (tls_stream_) {
+      if (auto error = handshake()) {
+        close();
+        return prefix + *error;
+      }
+    }
     return std::nullopt;
+  }
+
+  std::optional<std::string> handshake() {
+    net::expect_server_name(tls_stream_->native_handle(), url_.host);
+    beast::error_code ec;
+    lowest().expires_after(options_.connect_timeout);
+    tls_stream_->async_handshake(asio::ssl::stream_base::client, [&](beast::error_code e) { ec = e; });
+    run();
+    if (!ec) return std::nullopt;
+    if (ec == beast::error::timeout) return "no TLS handshake within " + describe(options_.connect_timeout);
+    return net::describe_handshake_failure(SSL_get_verify_result(tls_stream_->native_handle()), ec.message(), url_.host,
+                                           "--ca-file or $TRAINYARD_CA");
+  }
+
+  beast::tcp_stream& lowest() { return tls_stream_ ? beast::get_lowest_layer(*tls_stream_) : plain_; }
+
+  // Calls `fn` with the stream requests go over: TLS or plain.
+  template <class Fn>
+  void on_stream(Fn&& fn) {
+    if (tls_stream_) {
+      fn(*tls_stream_);
+    } else {
+      fn(plain_);
+    }
   }
 
   std::variant<HttpResponse, beast::error_code> exchange(const http::request<http::string_body>& message) {
     beast::error_code ec;
-    stream_.expires_after(options_.request_timeout);
-    http::async_write(stream_, message, [&](beast::error_code e, std::size_t) { ec = e; });
+    lowest().expires_after(options_.request_timeout);
+    on_stream([&](auto& stream) { http::async_write(stream, message, [&](beast::error_code e, std::size_t) { ec = e; }); });
     run();
     http::response_parser<http::string_body> parser;
     parser.body_limit(options_.body_limit);
     if (!ec) {
-      http::async_read(stream_, buffer_, parser, [&](beast::error_code e, std::size_t) { ec = e; });
+      on_stream([&](auto& stream) {
+        http::async_read(stream, buffer_, parser, [&](beast::error_code e, std::size_t) { ec = e; });
+      });
       run();
     }
     if (ec) {
@@ -146,7 +186,7 @@ class BeastHttpClient final : public HttpClient {
     if (ec == http::error::body_limit) {
       return "the reply of " + daemon + " is larger than " + std::to_string(options_.body_limit) + " bytes";
     }
-    if (ec == http::error::end_of_stream || ec == http::error::partial_message) {
+    if (ec == http::error::end_of_stream || ec == http::error::partial_message || ec == asio::ssl::error::stream_truncated) {
       return "lost the connection to " + daemon + ": it closed the connection before answering in full";
     }
     if (ec.category() == http::make_error_code(http::error::bad_version).category()) return "garbled reply from " + daemon + ": " + ec.message();
@@ -155,8 +195,10 @@ class BeastHttpClient final : public HttpClient {
 
   ServerUrl url_;
   HttpClientOptions options_;
+  net::TlsContext tls_;  // null: plain HTTP
   asio::io_context ioc_;
-  beast::tcp_stream stream_{ioc_};
+  beast::tcp_stream plain_{ioc_};
+  std::unique_ptr<TlsStream> tls_stream_;  // over TLS, the current connection's
   beast::flat_buffer buffer_;
   bool stream_open_ = false;
 };

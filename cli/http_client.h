@@ -12,15 +12,19 @@
 #include <variant>
 #include <vector>
 
+#include "net/tls.h"
+
 namespace trainyard::cli {
 
 struct ServerUrl {
   std::string host;  // without IPv6 brackets
   std::string port;
   std::string text;  // as the user wrote it, for messages
+  bool tls = false;  // https://: the server and its name are verified against `trust`
+  net::TlsClientFiles trust;
 };
 
-// Parses "http://HOST[:PORT][/]" (the scheme may be left out); throws InvalidInput("--server").
+// Parses "http[s]://HOST[:PORT][/]" (the scheme may be left out: http); throws InvalidInput("--server").
 ServerUrl parse_server_url(const std::string& text);
 
 struct HttpRequest {
@@ -56,6 +60,7 @@ struct HttpClientOptions {
   std::size_t body_limit = std::size_t{256} << 20;
 };
 
+// Throws InvalidInput naming the CA's source when an https URL's CA file cannot be used.
 std::unique_ptr<HttpClient> make_http_client(ServerUrl url, HttpClientOptions options = {});
 
 }  // namespace trainyard::cli

@@ -43,6 +43,8 @@ int execute(const Command& command, const GlobalOptions& global, const CliHost& 
   try {
     connection = resolve_connection(global, host.env, host.read_file);
     url = parse_server_url(connection.server);
+    url.trust.ca_file = connection.ca_file;
+    if (!connection.ca_from.empty()) url.trust.ca_from = connection.ca_from;
   } catch (const InvalidInput& e) {
     return usage_error(host, e, "trainyard");
   }
@@ -53,7 +55,12 @@ int execute(const Command& command, const GlobalOptions& global, const CliHost& 
     return failure(host, e.what());
   }
 
-  const auto client = host.connect(url);
+  std::unique_ptr<HttpClient> client;
+  try {
+    client = host.connect(url);
+  } catch (const InvalidInput& e) {
+    return usage_error(host, e, "trainyard");
+  }
   Replies replies;
   for (const ApiRequest& request : requests) {
     const HttpResult result = client->send(to_http(request, connection.token));

@@ -6,17 +6,20 @@ namespace trainyard::cli {
 
 ServerUrl parse_server_url(const std::string& text) {
   std::string_view rest = text;
+  bool tls = false;
   if (const auto scheme_end = rest.find("://"); scheme_end != std::string_view::npos) {
     const std::string_view scheme = rest.substr(0, scheme_end);
-    if (scheme == "https") throw InvalidInput("--server", "https is not supported by this CLI yet (use http://)");
-    if (scheme != "http") throw InvalidInput("--server", "must start with http://, got \"" + text + "\"");
+    if (scheme != "http" && scheme != "https") {
+      throw InvalidInput("--server", "must start with http:// or https://, got \"" + text + "\"");
+    }
+    tls = scheme == "https";
     rest.remove_prefix(scheme_end + 3);
   }
   if (!rest.empty() && rest.back() == '/') rest.remove_suffix(1);
   if (rest.find('/') != std::string_view::npos) {
-    throw InvalidInput("--server", "must be http://HOST:PORT without a path, got \"" + text + "\"");
+    throw InvalidInput("--server", "must be http[s]://HOST:PORT without a path, got \"" + text + "\"");
   }
-  ServerUrl url{.host = "", .port = "80", .text = text};
+  ServerUrl url{.host = "", .port = tls ? "443" : "80", .text = text, .tls = tls, .trust = {}};
   std::string_view port;
   if (rest.starts_with('[')) {  // [IPv6]:port
     const auto close = rest.find(']');

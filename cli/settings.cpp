@@ -60,12 +60,32 @@ std::string one_sided(const std::string& given, const std::string& missing, cons
   return message + "; set " + missing + " too";
 }
 
+// `local`: the server came from the local cluster's files, whose CA may lie beside them.
+void choose_ca(const GlobalOptions& global, const Environment& env, const FileLookup& read_file, bool local,
+               Connection& connection) {
+  if (global.ca_file) {
+    if (global.ca_file->empty()) throw InvalidInput("--ca-file", "must not be empty");
+    connection.ca_file = *global.ca_file;
+    connection.ca_from = "--ca-file";
+  } else if (auto ca = non_empty(env.ca_file)) {
+    connection.ca_file = *ca;
+    connection.ca_from = "$" + std::string(kCaEnv);
+  } else if (local && read_file(std::string(kLocalCaFile))) {
+    connection.ca_file = kLocalCaFile;
+    connection.ca_from = kLocalCaFile;
+  }
+}
+
 }  // namespace
 
 Connection resolve_connection(const GlobalOptions& global, const Environment& env, const FileLookup& read_file) {
   const std::vector<Source> sources = {flags(global, read_file), environment(env), local_files(read_file)};
   for (auto it = sources.begin(); it != sources.end(); ++it) {
-    if (it->server && it->token) return Connection{*it->server, *it->token};
+    if (it->server && it->token) {
+      Connection connection{*it->server, *it->token, "", ""};
+      choose_ca(global, env, read_file, it == sources.end() - 1, connection);
+      return connection;
+    }
     if (!it->server && !it->token) continue;
     const bool has_server = it->server.has_value();
     std::string elsewhere;

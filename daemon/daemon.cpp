@@ -16,6 +16,7 @@
 #include "daemon/join_token.h"
 #include "daemon/private_files.h"
 #include "net/http_server.h"
+#include "net/tls.h"
 #include "proto/flag_parser.h"
 #include "store/sqlite_store.h"
 
@@ -119,12 +120,41 @@ std::pair<std::string, unsigned short> split_listen(const std::string& listen) {
   return {host, static_cast<unsigned short>(port)};
 }
 
+net::TlsServerFiles tls_files(const DaemonOptions& o) { return {o.tls_cert, o.tls_key, o.agent_client_ca}; }
+
+// Tokens cross the wire in every request: off this machine, only over TLS unless told otherwise.
+// The TLS files are loaded once here so that a bad one stops the start, naming its flag.
+void check_transport_security(const DaemonOptions& o) {
+  const net::TlsServerFiles files = tls_files(o);
+  if (!files.cert_file.empty() || !files.key_file.empty()) {
+    net::make_server_tls_context(files);
+    return;
+  }
+  if (!files.client_ca_file.empty()) {
+    throw InvalidInput("--agent-client-ca", "needs --tls-cert and --tls-key: client certificates exist only over TLS");
+  }
+  const std::string host = split_listen(o.listen).first;
+  if (!net::is_loopback_address(host) && !o.insecure_http) {
+    throw InvalidInput("--listen", "refusing to serve plain HTTP on " + host +
+                                       ", which is not a loopback address: API tokens and agent credentials would "
+                                       "cross the network in clear text. Give --tls-cert and --tls-key to serve "
+                                       "HTTPS, or --insecure-http if TLS is handled in front of the daemon");
+  }
+}
+
 }  // namespace
 
 bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
   FlagParser flags("trainyard-daemon", "Trainyard control plane: REST API, agent gateway, scheduler, SQLite store.");
   flags.add_string("listen", "HOST:PORT to serve the API and agent gateway on; port 0 picks a free port", &o.listen);
   flags.add_string("data-dir", "directory for the database, tokens and daemon.addr", &o.data_dir, true);
+  flags.add_string("tls-cert", "PEM certificate chain: serve the API and the agent gateway over TLS (HTTPS, wss); "
+                   "reloaded with the key on SIGHUP", &o.tls_cert);
+  flags.add_string("tls-key", "PEM private key of --tls-cert (without a passphrase)", &o.tls_key);
+  flags.add_string("agent-client-ca", "PEM CA file: agents must present a client certificate from this CA whose "
+                   "DNS name (else CN) is their node name; API clients need none", &o.agent_client_ca);
+  flags.add_bool("insecure-http", "allow plain HTTP on a non-loopback --listen address (tokens in clear text)",
+                 &o.insecure_http);
   flags.add_string("checkpoint-root", "directory every agent can reach for checkpoints (default DATA_DIR/checkpoints)",
                    &o.checkpoint_root);
   flags.add_int("heartbeat-interval-ms", "how often agents heartbeat", &o.heartbeat_interval_ms, 10, 3'600'000);
@@ -179,6 +209,7 @@ bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
     return false;
   }
   split_listen(o.listen);
+  check_transport_security(o);
   if (!o.failure_rules_file.empty()) load_failure_rules(o.failure_rules_file);  // fail at start, naming the field
   return true;
 }
@@ -242,7 +273,7 @@ int run_daemon(const DaemonOptions& o) {
   metrics.watch(jobs, clock);
   jobs.restore(state);
 
-  AgentGateway gateway(jobs, tokens, worker, clock);
+  AgentGateway gateway(jobs, tokens, worker, clock, !o.agent_client_ca.empty());
   UserLimits user_limits;
   user_limits.rate = {static_cast<double>(o.rate_limit_rps), static_cast<double>(o.rate_limit_burst),
                       o.rate_limit_admins == 1};
@@ -260,13 +291,33 @@ int run_daemon(const DaemonOptions& o) {
   server_options.body_timeout = Millis(o.body_timeout_ms);
   server_options.websocket_message_limit = static_cast<std::size_t>(o.max_ws_message_bytes);
   server_options.caps = {static_cast<std::size_t>(o.max_connections), static_cast<std::size_t>(o.max_connections_per_ip)};
+  server_options.tls = tls_files(o);
   net::HttpServer server(io, server_options, [&api](net::HttpRequest req, net::HttpResponder respond) {
     api.handle(std::move(req), std::move(respond));
   }, {gateway.route()});
+  // New connections take the reloaded certificate; open ones and running jobs carry on. Handled
+  // before daemon.addr appears, so that nobody can send a SIGHUP that would still end the daemon.
+  asio::signal_set reload_signal(io, SIGHUP);
+  std::function<void()> await_reload = [&] {
+    reload_signal.async_wait([&](const boost::system::error_code& ec, int) {
+      if (ec) return;
+      if (!server_options.tls.enabled()) {
+        spdlog::info("event=tls_reload_skipped reason=\"no --tls-cert: the daemon speaks plain HTTP\"");
+      } else if (const std::string error = server.reload_tls(); error.empty()) {
+        spdlog::info("event=tls_reloaded cert={} key={}", o.tls_cert, o.tls_key);
+      } else {
+        spdlog::error("event=tls_reload_failed error=\"{}\" kept=\"the certificate loaded before\"", error);
+      }
+      await_reload();
+    });
+  };
+  await_reload();
   const unsigned short bound = server.listen(host, port);
-  const std::string url = "http://" + (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(bound);
+  const std::string scheme = server_options.tls.enabled() ? "https://" : "http://";
+  const std::string url = scheme + (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(bound);
   write_file_atomically(data_dir / "daemon.addr", url + "\n", 0644);
-  spdlog::info("event=daemon_listening url={} data_dir={} version={}", url, data_dir.string(), kTrainyardVersion);
+  spdlog::info("event=daemon_listening url={} data_dir={} version={} agent_client_certificates={}", url,
+               data_dir.string(), kTrainyardVersion, o.agent_client_ca.empty() ? "no" : "required");
 
   asio::steady_timer ticker(io);
   std::uint64_t ticks = 0;

@@ -1,6 +1,7 @@
 #pragma once
 // The daemon's composition root (STYLE.md #4): builds store, store worker, tokens, scheduler, job
-// manager, gateway, API and server, wires them, and runs the I/O loop until SIGINT/SIGTERM.
+// manager, gateway, API and server, wires them, and runs the I/O loop until SIGINT/SIGTERM
+// (SIGHUP reloads the TLS certificate and key).
 #include <cstdint>
 #include <string>
 
@@ -8,6 +9,10 @@ namespace trainyard {
 
 struct DaemonOptions {
   std::string listen = "127.0.0.1:8080";
+  std::string tls_cert;         // PEM chain; with tls_key, the port speaks HTTPS and wss only
+  std::string tls_key;
+  std::string agent_client_ca;  // agents must present a certificate from this CA naming their node
+  bool insecure_http = false;   // plain HTTP on a non-loopback address, knowingly
   std::string data_dir;
   std::string checkpoint_root;  // default: DATA_DIR/checkpoints
   std::int64_t heartbeat_interval_ms = 5000;

@@ -4,6 +4,7 @@
 
 #include "daemon/node_credentials.h"
 #include "net/http_server.h"
+#include "net/tls.h"
 
 namespace trainyard {
 
@@ -11,15 +12,18 @@ class AgentSession : public net::WebSocketSession,
                      public AgentChannel,
                      public std::enable_shared_from_this<AgentSession> {
  public:
+  // `certificate`: what the agent's client certificate must name, under mutual TLS.
   AgentSession(JobManager& jobs, TokenRegistry& tokens, StoreWorker& store, const TimeSource& clock, Principal who,
-               std::shared_ptr<net::WebSocketPeer> peer, std::string remote)
+               std::shared_ptr<net::WebSocketPeer> peer, std::string remote,
+               std::optional<net::PeerCertificate> certificate)
       : jobs_(jobs),
         tokens_(tokens),
         store_(store),
         clock_(clock),
         who_(std::move(who)),
         peer_(std::move(peer)),
-        remote_(std::move(remote)) {}
+        remote_(std::move(remote)),
+        certificate_(std::move(certificate)) {}
 
   void on_message(std::string text) override {
     AgentMessage message;
@@ -79,6 +83,12 @@ class AgentSession : public net::WebSocketSession,
 
  private:
   void on_hello(const HelloMsg& hello) {
+    if (certificate_ && !net::certificate_names(*certificate_, hello.name)) {
+      const std::string refusal = "the client certificate (" + net::certificate_subject(*certificate_) +
+                                  ") is not issued to node " + hello.name;
+      spdlog::warn("event=agent_refused node={} remote={} reason=\"{}\"", hello.name, remote_, refusal);
+      return refuse(refusal);
+    }
     const std::string refusal = node_hello_refusal(tokens_, who_, hello.name);
     if (!refusal.empty()) {
       spdlog::warn("event=agent_refused node={} remote={} token_user={} reason=\"{}\"", hello.name, remote_, who_.user,
@@ -125,6 +135,7 @@ class AgentSession : public net::WebSocketSession,
   const Principal who_;  // whose token opened the connection
   std::shared_ptr<net::WebSocketPeer> peer_;
   std::string remote_;
+  const std::optional<net::PeerCertificate> certificate_;
   std::string node_;      // set once the hello is accepted
   bool issuing_ = false;  // the node's credential is being stored; the hello waits for it
   bool refused_ = false;
@@ -142,8 +153,9 @@ std::optional<Principal> agent_principal(TokenRegistry& tokens, const net::HttpR
 
 }  // namespace
 
-AgentGateway::AgentGateway(JobManager& jobs, TokenRegistry& tokens, StoreWorker& store, const TimeSource& clock)
-    : jobs_(jobs), tokens_(tokens), store_(store), clock_(clock) {
+AgentGateway::AgentGateway(JobManager& jobs, TokenRegistry& tokens, StoreWorker& store, const TimeSource& clock,
+                           bool require_client_certificate)
+    : jobs_(jobs), tokens_(tokens), store_(store), clock_(clock), require_client_certificate_(require_client_certificate) {
   tokens_.on_removed([this](const TokenRecord& token) { token_revoked(token); });
 }
 
@@ -160,6 +172,12 @@ net::WebSocketRoute AgentGateway::route() {
   net::WebSocketRoute route;
   route.path = kAgentPath;
   route.authorize = [this](const net::HttpRequest& req) -> std::optional<net::HttpResponse> {
+    if (require_client_certificate_) {
+      if (const std::string refusal = net::client_certificate_refusal(req.peer_certificate); !refusal.empty()) {
+        spdlog::warn("event=agent_join_refused remote={} reason=\"{}\"", req.remote, refusal);
+        return net::error_response(403, "client_certificate_refused", refusal);
+      }
+    }
     if (agent_principal(tokens_, req, clock_.now())) return std::nullopt;
     spdlog::warn("event=agent_join_refused remote={} reason=not_an_agent_token", req.remote);
     return net::error_response(401, "unauthorized", "join token or node credential missing or not valid for agents");
@@ -167,7 +185,8 @@ net::WebSocketRoute AgentGateway::route() {
   route.open = [this](const net::HttpRequest& req, std::shared_ptr<net::WebSocketPeer> peer) {
     // Authorized just before; a token revoked in between leaves a session that admits no hello.
     Principal who = agent_principal(tokens_, req, clock_.now()).value_or(Principal{"", Role::user});
-    auto session = std::make_shared<AgentSession>(jobs_, tokens_, store_, clock_, std::move(who), std::move(peer), req.remote);
+    auto session = std::make_shared<AgentSession>(jobs_, tokens_, store_, clock_, std::move(who), std::move(peer), req.remote,
+                                                  require_client_certificate_ ? req.peer_certificate : std::nullopt);
     std::erase_if(sessions_, [](const std::weak_ptr<AgentSession>& s) { return s.expired(); });
     sessions_.push_back(session);
     return session;

@@ -6,6 +6,9 @@
 // logged and dropped (after hello) or ends the connection with the reason (before hello).
 // Revoking the token a connection was opened with closes it, unless it is the join token of a
 // node that has joined since (the node holds its own credential by then).
+// With mutual TLS (`require_client_certificate`, the daemon's --agent-client-ca) an agent must
+// also present a certificate from that CA, and the name in its hello must be one the certificate
+// is issued to (net::certificate_names: a DNS subject alternative name, else the CN).
 #include <memory>
 #include <vector>
 
@@ -24,7 +27,8 @@ class AgentSession;
 class AgentGateway {
  public:
   // Listens to `tokens` for revocations: it must outlive the gateway.
-  AgentGateway(JobManager& jobs, TokenRegistry& tokens, StoreWorker& store, const TimeSource& clock);
+  AgentGateway(JobManager& jobs, TokenRegistry& tokens, StoreWorker& store, const TimeSource& clock,
+               bool require_client_certificate = false);
   net::WebSocketRoute route();
 
  private:
@@ -34,6 +38,7 @@ class AgentGateway {
   TokenRegistry& tokens_;
   StoreWorker& store_;
   const TimeSource& clock_;
+  const bool require_client_certificate_;
   std::vector<std::weak_ptr<AgentSession>> sessions_;  // open ones, and some closed not yet pruned
 };
 

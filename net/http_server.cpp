@@ -6,6 +6,8 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
@@ -13,11 +15,21 @@
 #include "proto/text.h"
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
 #include <boost/beast/websocket.hpp>
+#include <boost/beast/websocket/ssl.hpp>
+#include <array>
+#include <cstring>
 #include <deque>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <openssl/err.h>
+#include <openssl/x509v3.h>
 #include <spdlog/spdlog.h>
 #include <unordered_map>
+
+#include "net/tls.h"
+#include "proto/errors.h"
 
 namespace trainyard::net {
 namespace {
@@ -29,6 +41,80 @@ namespace websocket = beast::websocket;
 using tcp = asio::ip::tcp;
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 using BeastRequest = http::request<http::string_body>;
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+
+// A file the TLS context is to load must be readable: OpenSSL's own message for a missing file
+// is a stack of library codes.
+void require_readable(const std::string& path, const std::string& flag) {
+  if (!std::ifstream(path)) throw InvalidInput(flag, "cannot read \"" + path + "\": " + std::strerror(errno));
+}
+
+// The certificate and its key, checked to belong together; a key with a passphrase is refused
+// rather than prompted for on a terminal a daemon does not have.
+void use_certificate_and_key(asio::ssl::context& context, const std::string& cert_file, const std::string& key_file) {
+  if (cert_file.empty() != key_file.empty()) {
+    throw InvalidInput(cert_file.empty() ? "--tls-cert" : "--tls-key",
+                       cert_file.empty() ? "is required with --tls-key" : "is required with --tls-cert");
+  }
+  if (cert_file.empty()) return;
+  require_readable(cert_file, "--tls-cert");
+  require_readable(key_file, "--tls-key");
+  SSL_CTX_set_default_passwd_cb(context.native_handle(), [](char*, int, int, void*) { return 0; });
+  beast::error_code ec;
+  context.use_certificate_chain_file(cert_file, ec);
+  if (ec) throw InvalidInput("--tls-cert", "\"" + cert_file + "\" holds no usable PEM certificate: " + ec.message());
+  context.use_private_key_file(key_file, asio::ssl::context::pem, ec);
+  if (ec) {
+    throw InvalidInput("--tls-key", "\"" + key_file + "\" holds no usable PEM private key (one without a passphrase): " +
+                                        ec.message());
+  }
+  if (SSL_CTX_check_private_key(context.native_handle()) != 1) {
+    ERR_clear_error();
+    throw InvalidInput("--tls-key", "\"" + key_file + "\" is not the private key of the certificate in \"" + cert_file + "\"");
+  }
+}
+
+std::shared_ptr<asio::ssl::context> tls12_or_later(asio::ssl::context::method method) {
+  auto context = std::make_shared<asio::ssl::context>(method);
+  context->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                       asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1);
+  SSL_CTX_set_min_proto_version(context->native_handle(), TLS1_2_VERSION);
+  return context;
+}
+
+// What the client presented; the gateway, not the handshake, decides whether that will do, so
+// that API clients need no certificate and a refused agent is told why in words.
+std::optional<PeerCertificate> peer_certificate_of(SSL* ssl) {
+  X509* cert = SSL_get1_peer_certificate(ssl);
+  if (!cert) return std::nullopt;
+  PeerCertificate peer;
+  const long result = SSL_get_verify_result(ssl);
+  peer.verified = result == X509_V_OK;
+  if (!peer.verified) peer.verify_error = X509_verify_cert_error_string(result);
+  std::array<char, 256> cn{};
+  const int length = X509_NAME_get_text_by_NID(X509_get_subject_name(cert), NID_commonName, cn.data(), cn.size());
+  if (length > 0) peer.common_name.assign(cn.data(), static_cast<std::size_t>(length));
+  auto* names = static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr));
+  for (int i = 0; names && i < sk_GENERAL_NAME_num(names); ++i) {
+    const GENERAL_NAME* name = sk_GENERAL_NAME_value(names, i);
+    if (name->type != GEN_DNS) continue;
+    peer.dns_names.emplace_back(reinterpret_cast<const char*>(ASN1_STRING_get0_data(name->d.dNSName)),
+                                static_cast<std::size_t>(ASN1_STRING_length(name->d.dNSName)));
+  }
+  GENERAL_NAMES_free(names);
+  X509_free(cert);
+  return peer;
+}
+
+bool is_plain_http_on_tls_port(const beast::error_code& ec) {
+  return ec.category() == asio::error::get_ssl_category() && ERR_GET_REASON(ec.value()) == SSL_R_HTTP_REQUEST;
+}
+
+template <class Stream>
+void close_socket(Stream& stream) {
+  beast::error_code ec;
+  beast::get_lowest_layer(stream).socket().close(ec);
+}
 
 // The remote address without its port: what the per-address cap counts.
 std::string address_text(const tcp::socket& socket) {
@@ -88,6 +174,46 @@ std::string wire_format(const HttpResponse& resp, unsigned version, bool keep_al
 
 }  // namespace
 
+TlsContext make_server_tls_context(const TlsServerFiles& files) {
+  if (files.cert_file.empty() && files.key_file.empty()) throw InvalidInput("--tls-cert", "is required for TLS");
+  auto context = tls12_or_later(asio::ssl::context::tls_server);
+  use_certificate_and_key(*context, files.cert_file, files.key_file);
+  if (!files.client_ca_file.empty()) {
+    require_readable(files.client_ca_file, "--agent-client-ca");
+    beast::error_code ec;
+    context->load_verify_file(files.client_ca_file, ec);
+    STACK_OF(X509_NAME)* issuers = ec ? nullptr : SSL_load_client_CA_file(files.client_ca_file.c_str());
+    if (!issuers) {
+      ERR_clear_error();
+      throw InvalidInput("--agent-client-ca", "\"" + files.client_ca_file + "\" holds no usable PEM CA certificate");
+    }
+    SSL_CTX_set_client_CA_list(context->native_handle(), issuers);
+    // Asks every client for a certificate but accepts the handshake without one, or with one
+    // that does not verify (the verdict is kept): the gateway refuses such agents in words,
+    // and API clients need none.
+    SSL_CTX_set_verify(context->native_handle(), SSL_VERIFY_PEER, [](int, X509_STORE_CTX*) { return 1; });
+  }
+  return context;
+}
+
+TlsContext make_client_tls_context(const TlsClientFiles& files) {
+  auto context = tls12_or_later(asio::ssl::context::tls_client);
+  context->set_verify_mode(asio::ssl::verify_peer);
+  beast::error_code ec;
+  if (files.ca_file.empty()) {
+    context->set_default_verify_paths(ec);
+  } else {
+    require_readable(files.ca_file, files.ca_from);
+    context->load_verify_file(files.ca_file, ec);
+  }
+  if (ec) {
+    throw InvalidInput(files.ca_from, files.ca_file.empty() ? "cannot load the system's trust store: " + ec.message()
+                                                            : "\"" + files.ca_file + "\" holds no usable PEM CA certificate");
+  }
+  use_certificate_and_key(*context, files.cert_file, files.key_file);
+  return context;
+}
+
 HttpResponse error_response(int status, const std::string& code, const std::string& message, const std::string& field) {
   nlohmann::json err = {{"code", code}, {"message", message}};
   if (!field.empty()) err["field"] = field;
@@ -106,7 +232,10 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         limits(options_.caps),
         accept_failures_log(options_.log_interval),
         refusals_log(options_.log_interval),
-        timeouts_log(options_.log_interval) {}
+        timeouts_log(options_.log_interval),
+        handshake_failures_log(options_.log_interval) {
+    if (options.tls.enabled()) tls = make_server_tls_context(options.tls);
+  }
 
   asio::io_context& io;
   HttpServerOptions options;
@@ -123,7 +252,10 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   RateLimitedLog accept_failures_log;
   RateLimitedLog refusals_log;
   RateLimitedLog timeouts_log;
+  RateLimitedLog handshake_failures_log;
+  TlsContext tls;  // null: plain HTTP
 
+  template <class Stream>
   class WsConnection;
 
   asio::awaitable<void> accept_loop() {
@@ -192,18 +324,20 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         asio::use_awaitable, std::move(request));
   }
 
-  asio::awaitable<void> write(beast::tcp_stream& stream, const HttpResponse& resp, unsigned version, bool keep_alive) {
+  template <class Stream>
+  asio::awaitable<void> write(Stream& stream, const HttpResponse& resp, unsigned version, bool keep_alive) {
     const std::string wire = wire_format(resp, version, keep_alive);
-    stream.expires_after(options.idle_timeout);
+    beast::get_lowest_layer(stream).expires_after(options.idle_timeout);
     co_await asio::async_write(stream, asio::buffer(wire), use_tuple);
   }
 
   // After refusing a request we cannot parse, read and discard what the client is still sending
   // (bounded), so it sees our 4xx instead of a connection reset.
-  asio::awaitable<void> drain_and_close(beast::tcp_stream& stream) {
+  template <class Stream>
+  asio::awaitable<void> drain_and_close(Stream& stream) {
     beast::error_code ec;
-    stream.socket().shutdown(tcp::socket::shutdown_send, ec);
-    stream.expires_after(std::chrono::seconds(5));
+    beast::get_lowest_layer(stream).socket().shutdown(tcp::socket::shutdown_send, ec);
+    beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(5));
     std::vector<char> sink(64 * 1024);
     std::size_t total = 0;
     while (total < (64u << 20)) {
@@ -211,12 +345,13 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
       if (rec) break;
       total += n;
     }
-    stream.socket().close(ec);
+    close_socket(stream);
   }
 
   // Answers a request that could not be read whole when the client can still hear it: 431 or 413
   // over a size limit, 400 when malformed. Past a deadline the stream has closed the socket.
-  asio::awaitable<void> refuse_unread(beast::tcp_stream& stream, const beast::error_code& ec, const char* part,
+  template <class Stream>
+  asio::awaitable<void> refuse_unread(Stream& stream, const beast::error_code& ec, const char* part,
                                       const std::string& remote) {
     if (ec == beast::error::timeout) {
       if (const auto suppressed = timeouts_log.occurred(std::chrono::steady_clock::now())) {
@@ -233,7 +368,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
                      11, false);
       co_await drain_and_close(stream);
     } else if (ec != http::error::end_of_stream && ec != asio::error::eof && ec != asio::error::operation_aborted &&
-               ec != asio::error::connection_reset) {
+               ec != asio::error::connection_reset && ec != asio::ssl::error::stream_truncated) {
       co_await write(stream, error_response(400, "bad_request", "malformed HTTP request: " + ec.message()), 11, false);
       co_await drain_and_close(stream);
     }
@@ -244,12 +379,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   asio::awaitable<void> serve(tcp::socket socket, std::string address) {
     auto self = shared_from_this();
     const std::string remote = endpoint_text(socket);
-    beast::tcp_stream stream(std::move(socket));
     const std::uint64_t id = next_connection++;
-    closers[id] = [&stream] {
-      beast::error_code ec;
-      stream.socket().close(ec);
-    };
     struct Unregister {
       Impl* impl;
       std::uint64_t id;
@@ -259,7 +389,43 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         impl->limits.release(address);
       }
     } unregister{this, id, std::move(address)};
+    if (!tls) {
+      beast::tcp_stream stream(std::move(socket));
+      closers[id] = [&stream] { close_socket(stream); };
+      co_await serve_requests(stream, id, remote, std::nullopt);
+      co_return;
+    }
+    // Held for the connection's life: a reload (SIGHUP) swaps `tls` for new connections only.
+    const TlsContext context = tls;
+    TlsStream stream(beast::tcp_stream(std::move(socket)), *context);
+    closers[id] = [&stream] { close_socket(stream); };
+    if (co_await handshake(stream, remote)) {
+      co_await serve_requests(stream, id, remote, peer_certificate_of(stream.native_handle()));
+    }
+  }
 
+  // The TLS handshake, within the header timeout (a client that trickles it is a slow loris too).
+  // A plain HTTP request on the TLS port is answered in plain HTTP, saying which scheme to use.
+  asio::awaitable<bool> handshake(TlsStream& stream, const std::string& remote) {
+    beast::get_lowest_layer(stream).expires_after(options.header_timeout);
+    auto [ec] = co_await stream.async_handshake(asio::ssl::stream_base::server, use_tuple);
+    if (!ec) co_return true;
+    const bool plain_http = is_plain_http_on_tls_port(ec);
+    if (const auto suppressed = handshake_failures_log.occurred(std::chrono::steady_clock::now())) {
+      spdlog::warn("event=tls_handshake_failed remote={} error=\"{}\" suppressed={}", remote,
+                   plain_http ? "plain HTTP request on the TLS port" : ec.message(), *suppressed);
+    }
+    if (plain_http) {
+      auto& plain = beast::get_lowest_layer(stream);
+      co_await write(plain, error_response(400, "tls_required", "this port speaks HTTPS only: use https://"), 11, false);
+      co_await drain_and_close(plain);
+    }
+    co_return false;
+  }
+
+  template <class Stream>
+  asio::awaitable<void> serve_requests(Stream& stream, std::uint64_t id, std::string remote,
+                                       std::optional<PeerCertificate> peer) {
     beast::flat_buffer buffer;
     for (;;) {
       http::request_parser<http::string_body> parser;
@@ -268,18 +434,18 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
       // A kept-alive connection may stay silent for the idle timeout; a request, once begun, has
       // the header timeout for its header and then the body timeout for its body.
       if (buffer.size() == 0) {
-        stream.expires_after(options.idle_timeout);
+        beast::get_lowest_layer(stream).expires_after(options.idle_timeout);
         auto [ec, n] = co_await stream.async_read_some(buffer.prepare(4096), use_tuple);
         if (ec) co_return;
         buffer.commit(n);
       }
-      stream.expires_after(options.header_timeout);
+      beast::get_lowest_layer(stream).expires_after(options.header_timeout);
       if (auto [ec, n] = co_await http::async_read_header(stream, buffer, parser, use_tuple); ec) {
         co_await refuse_unread(stream, ec, "header", remote);
         co_return;
       }
       if (!parser.is_done()) {
-        stream.expires_after(options.body_timeout);
+        beast::get_lowest_layer(stream).expires_after(options.body_timeout);
         if (auto [ec, n] = co_await http::async_read(stream, buffer, parser, use_tuple); ec) {
           co_await refuse_unread(stream, ec, "body", remote);
           co_return;
@@ -287,6 +453,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
       }
       BeastRequest req = parser.release();
       HttpRequest request = to_request(req, remote);
+      request.peer_certificate = peer;
       if (const std::string problem = parse_target(request); !problem.empty()) {
         co_await write(stream, error_response(400, "bad_request", "malformed request target: " + problem, "path"),
                        req.version(), false);
@@ -303,15 +470,17 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
       if (!keep_alive) break;
     }
     beast::error_code ec;
-    stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+    beast::get_lowest_layer(stream).socket().shutdown(tcp::socket::shutdown_send, ec);
   }
 
-  asio::awaitable<void> upgrade(beast::tcp_stream stream, BeastRequest req, HttpRequest request);
+  template <class Stream>
+  asio::awaitable<void> upgrade(Stream stream, BeastRequest req, HttpRequest request);
 };
 
-class HttpServer::Impl::WsConnection : public WebSocketPeer, public std::enable_shared_from_this<WsConnection> {
+template <class Stream>
+class HttpServer::Impl::WsConnection : public WebSocketPeer, public std::enable_shared_from_this<WsConnection<Stream>> {
  public:
-  WsConnection(Impl& server, beast::tcp_stream stream) : server_(server), ws_(std::move(stream)) {}
+  WsConnection(Impl& server, Stream stream) : server_(server), ws_(std::move(stream)) {}
 
   void send(std::string text) override {
     if (closed_ || closing_) return;
@@ -327,7 +496,7 @@ class HttpServer::Impl::WsConnection : public WebSocketPeer, public std::enable_
   }
 
   asio::awaitable<void> run(BeastRequest req, const WebSocketRoute& route, HttpRequest request) {
-    auto self = shared_from_this();
+    auto self = this->shared_from_this();
     const std::uint64_t id = server_.next_connection++;
     server_.closers[id] = [this] {
       beast::error_code ec;
@@ -368,7 +537,7 @@ class HttpServer::Impl::WsConnection : public WebSocketPeer, public std::enable_
   void start_writer() {
     if (writing_) return;
     writing_ = true;
-    asio::co_spawn(ws_.get_executor(), write_loop(shared_from_this()), asio::detached);
+    asio::co_spawn(ws_.get_executor(), write_loop(this->shared_from_this()), asio::detached);
   }
 
   asio::awaitable<void> write_loop([[maybe_unused]] std::shared_ptr<WsConnection> self) {
@@ -389,7 +558,7 @@ class HttpServer::Impl::WsConnection : public WebSocketPeer, public std::enable_
   }
 
   Impl& server_;
-  websocket::stream<beast::tcp_stream> ws_;
+  websocket::stream<Stream> ws_;
   std::shared_ptr<WebSocketSession> session_;
   std::deque<std::string> outbox_;
   bool writing_ = false;
@@ -398,7 +567,8 @@ class HttpServer::Impl::WsConnection : public WebSocketPeer, public std::enable_
   std::string close_reason_;
 };
 
-asio::awaitable<void> HttpServer::Impl::upgrade(beast::tcp_stream stream, BeastRequest req, HttpRequest request) {
+template <class Stream>
+asio::awaitable<void> HttpServer::Impl::upgrade(Stream stream, BeastRequest req, HttpRequest request) {
   auto self = shared_from_this();
   const WebSocketRoute* route = nullptr;
   for (const auto& r : routes) {
@@ -412,7 +582,7 @@ asio::awaitable<void> HttpServer::Impl::upgrade(beast::tcp_stream stream, BeastR
     co_await write(stream, *refusal, req.version(), false);
     co_return;
   }
-  auto connection = std::make_shared<WsConnection>(*this, std::move(stream));
+  auto connection = std::make_shared<WsConnection<Stream>>(*this, std::move(stream));
   co_await connection->run(std::move(req), *route, std::move(request));
 }
 
@@ -431,6 +601,16 @@ unsigned short HttpServer::listen(const std::string& host, unsigned short port) 
   impl_->acceptor->listen(asio::socket_base::max_listen_connections);
   asio::co_spawn(impl_->io, impl_->accept_loop(), asio::detached);
   return impl_->acceptor->local_endpoint().port();
+}
+
+std::string HttpServer::reload_tls() {
+  if (!impl_->tls) return "the server does not speak TLS";
+  try {
+    impl_->tls = make_server_tls_context(impl_->options.tls);
+  } catch (const InvalidInput& e) {
+    return e.what();
+  }
+  return "";
 }
 
 void HttpServer::stop() {

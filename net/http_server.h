@@ -1,7 +1,8 @@
 #pragma once
 // The daemon's one port: HTTP/1.1 with keep-alive for the REST API and dashboard, and WebSocket
-// upgrades for agents, path-routed. One coroutine per connection (Beast's awaitable server):
-// read with a timeout, hand the request to the handler, write, keep alive.
+// upgrades for agents, path-routed; optionally all over TLS (HTTPS and wss). One coroutine per
+// connection (Beast's awaitable server): after the TLS handshake, read with a timeout, hand the
+// request to the handler, write, keep alive.
 #include <chrono>
 #include <cstddef>
 #include <functional>
@@ -11,6 +12,7 @@
 
 #include "net/accept_policy.h"
 #include "net/http_types.h"
+#include "net/tls.h"
 #include "net/websocket.h"
 
 namespace boost::asio {
@@ -41,6 +43,8 @@ struct HttpServerOptions {
   std::chrono::milliseconds accept_backoff_ceiling{1000};
   // Accept failures and refused connections are each logged at most once per interval.
   std::chrono::milliseconds log_interval{5000};
+  // Certificate and key (and the agents' client CA) for HTTPS and wss; none: plain HTTP.
+  TlsServerFiles tls;
 };
 
 class HttpServer {
@@ -53,6 +57,9 @@ class HttpServer {
 
   // Binds and starts accepting; port 0 picks a free port. Returns the bound port.
   unsigned short listen(const std::string& host, unsigned short port);
+  // Loads the TLS files again for connections accepted from now on; open ones keep what they
+  // began with. Returns why the files cannot be used ("" when reloaded): the old ones then stay.
+  std::string reload_tls();
   // Stops accepting and closes every open connection.
   void stop();
 

@@ -2,11 +2,20 @@
 // HTTP requests and responses as plain values, so routing and handlers are pure functions that
 // tests call without a socket (STYLE.md #8). Beast stays inside net/*.cpp.
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace trainyard::net {
+
+// The certificate a TLS client presented, checked against the server's client CA.
+struct PeerCertificate {
+  bool verified = false;      // issued by the client CA and valid now
+  std::string verify_error;   // why not, when not
+  std::string common_name;    // the subject's CN
+  std::vector<std::string> dns_names;  // its DNS subject alternative names
+};
 
 struct HttpRequest {
   std::string method;  // "GET", "POST", ...
@@ -17,6 +26,7 @@ struct HttpRequest {
   std::map<std::string, std::string> headers;  // names lower-cased
   std::string body;
   std::string remote;  // peer address, for logs
+  std::optional<PeerCertificate> peer_certificate;  // over TLS, when the client presented one
 
   std::string header(const std::string& lower_name) const {
     auto it = headers.find(lower_name);

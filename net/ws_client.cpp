@@ -5,11 +5,15 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
 #include <boost/beast/websocket.hpp>
+#include <boost/beast/websocket/ssl.hpp>
 #include <deque>
+#include <type_traits>
 
 namespace trainyard::net {
 namespace {
@@ -19,14 +23,31 @@ namespace beast = boost::beast;
 namespace websocket = beast::websocket;
 using tcp = asio::ip::tcp;
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 
-class ClientConnection : public WebSocketClient, public std::enable_shared_from_this<ClientConnection> {
+template <class Stream>
+websocket::stream<Stream> open_stream(asio::io_context& io, const TlsContext& tls) {
+  if constexpr (std::is_same_v<Stream, TlsStream>) {
+    return websocket::stream<Stream>(io, *tls);
+  } else {
+    return websocket::stream<Stream>(io);
+  }
+}
+
+// Over plain TCP (`beast::tcp_stream`) or TLS (`TlsStream`).
+template <class Stream>
+class ClientConnection : public WebSocketClient, public std::enable_shared_from_this<ClientConnection<Stream>> {
  public:
   ClientConnection(asio::io_context& io, Url url, std::vector<std::pair<std::string, std::string>> headers,
-                   WebSocketClientHandlers handlers)
-      : io_(io), url_(std::move(url)), headers_(std::move(headers)), handlers_(std::move(handlers)), ws_(io) {}
+                   WebSocketClientHandlers handlers, TlsContext tls)
+      : io_(io),
+        url_(std::move(url)),
+        headers_(std::move(headers)),
+        handlers_(std::move(handlers)),
+        tls_(std::move(tls)),
+        ws_(open_stream<Stream>(io, tls_)) {}
 
-  void start() { asio::co_spawn(io_, run(shared_from_this()), asio::detached); }
+  void start() { asio::co_spawn(io_, run(this->shared_from_this()), asio::detached); }
 
   void send(std::string text) override {
     if (!open_ || closing_) return;
@@ -56,6 +77,15 @@ class ClientConnection : public WebSocketClient, public std::enable_shared_from_
     if (cec) co_return finish("cannot connect to " + url_.host + ":" + url_.port + ": " + cec.message());
     if (closing_) co_return finish("closed");
     beast::get_lowest_layer(ws_).socket().set_option(tcp::no_delay(true));
+    if constexpr (std::is_same_v<Stream, TlsStream>) {
+      expect_server_name(ws_.next_layer().native_handle(), url_.host);
+      auto [tec] = co_await ws_.next_layer().async_handshake(asio::ssl::stream_base::client, use_tuple);
+      if (tec) {
+        co_return finish("TLS with " + url_.host + ":" + url_.port + " failed: " +
+                         describe_handshake_failure(SSL_get_verify_result(ws_.next_layer().native_handle()),
+                                                    tec.message(), url_.host, "--ca-file"));
+      }
+    }
     beast::get_lowest_layer(ws_).expires_never();
     websocket::stream_base::timeout timeouts = websocket::stream_base::timeout::suggested(beast::role_type::client);
     ws_.set_option(timeouts);
@@ -101,7 +131,7 @@ class ClientConnection : public WebSocketClient, public std::enable_shared_from_
   void start_writer() {
     if (writing_) return;
     writing_ = true;
-    asio::co_spawn(io_, write_loop(shared_from_this()), asio::detached);
+    asio::co_spawn(io_, write_loop(this->shared_from_this()), asio::detached);
   }
 
   asio::awaitable<void> write_loop([[maybe_unused]] std::shared_ptr<ClientConnection> self) {
@@ -122,7 +152,8 @@ class ClientConnection : public WebSocketClient, public std::enable_shared_from_
   Url url_;
   std::vector<std::pair<std::string, std::string>> headers_;
   WebSocketClientHandlers handlers_;
-  websocket::stream<beast::tcp_stream> ws_;
+  TlsContext tls_;  // kept for the connection's life
+  websocket::stream<Stream> ws_;
   std::deque<std::string> outbox_;
   bool open_ = false;
   bool writing_ = false;
@@ -135,8 +166,17 @@ class ClientConnection : public WebSocketClient, public std::enable_shared_from_
 
 std::shared_ptr<WebSocketClient> WebSocketClient::connect(asio::io_context& io, const std::string& url,
                                                           std::vector<std::pair<std::string, std::string>> headers,
-                                                          WebSocketClientHandlers handlers) {
-  auto conn = std::make_shared<ClientConnection>(io, parse_url(url, "server"), std::move(headers), std::move(handlers));
+                                                          WebSocketClientHandlers handlers, TlsContext tls) {
+  Url parsed = parse_url(url, "server");
+  if (parsed.scheme == "http") {
+    auto conn = std::make_shared<ClientConnection<beast::tcp_stream>>(io, std::move(parsed), std::move(headers),
+                                                                      std::move(handlers), nullptr);
+    conn->start();
+    return conn;
+  }
+  if (!tls) tls = make_client_tls_context({});
+  auto conn = std::make_shared<ClientConnection<TlsStream>>(io, std::move(parsed), std::move(headers),
+                                                            std::move(handlers), std::move(tls));
   conn->start();
   return conn;
 }

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "net/tls.h"
 #include "net/websocket.h"
 
 namespace boost::asio {
@@ -24,10 +25,12 @@ struct WebSocketClientHandlers {
 
 class WebSocketClient : public WebSocketPeer {
  public:
-  // Starts connecting to `url` (http://host:port/path is upgraded to WebSocket).
+  // Starts connecting to `url` (http://host:port/path is upgraded to WebSocket; https:// to
+  // WebSocket over TLS, wss, verifying the server and its name with `tls`, a client context:
+  // null takes the system's trust store).
   static std::shared_ptr<WebSocketClient> connect(boost::asio::io_context& io, const std::string& url,
                                                   std::vector<std::pair<std::string, std::string>> headers,
-                                                  WebSocketClientHandlers handlers);
+                                                  WebSocketClientHandlers handlers, TlsContext tls = nullptr);
 };
 
 }  // namespace trainyard::net

@@ -10,8 +10,10 @@
 // `GET /v1/jobs?limit=1` (newest first, read from SQLite by the store worker) must name the newest
 // id, and paging through the whole listing must find every submitted job exactly once.
 //
-//   bench_submit --data-dir DIR [--jobs N] [--connections C] [--daemon-pid PID]
+//   bench_submit --data-dir DIR [--jobs N] [--connections C] [--daemon-pid PID] [--ca-file FILE]
 //   bench_submit --server URL --token-file FILE [...]
+// An https:// daemon is spoken to over TLS (verified with --ca-file); each connection's handshake
+// happens before the clock starts, as a long-lived client's would.
 // With --daemon-pid it also prints the daemon's CPU time during the submissions, a figure that does
 // not depend on what else the machine is running.
 #include <sys/resource.h>
@@ -23,21 +25,25 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "cli/http_client.h"
@@ -48,6 +54,7 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
+using TlsStream = beast::ssl_stream<tcp::socket>;
 using namespace trainyard::cli;
 using Clock = std::chrono::steady_clock;
 using Json = nlohmann::json;
@@ -58,12 +65,13 @@ struct Options {
   int jobs = 50'000;
   int connections = 64;
   std::optional<int> daemon_pid;
+  std::string ca_file;
 };
 
 [[noreturn]] void usage(const std::string& why) {
   std::fprintf(stderr,
                "bench_submit: %s\nusage: bench_submit (--data-dir DIR | --server URL --token-file FILE) "
-               "[--jobs N] [--connections C] [--daemon-pid PID]\n",
+               "[--jobs N] [--connections C] [--daemon-pid PID] [--ca-file FILE]\n",
                why.c_str());
   std::exit(2);
 }
@@ -100,6 +108,8 @@ Options parse_options(int argc, char** argv) {
       o.connections = std::atoi(value.c_str());
     } else if (flag == "--daemon-pid") {
       o.daemon_pid = std::atoi(value.c_str());
+    } else if (flag == "--ca-file") {
+      o.ca_file = value;
     } else {
       usage("unknown flag " + flag);
     }
@@ -175,7 +185,7 @@ class Bench {
  public:
   explicit Bench(Options options)
       : options_(std::move(options)),
-        url_(parse_server_url(options_.server)),
+        url_(with_trust(parse_server_url(options_.server), options_.ca_file)),
         token_(read_first_line(options_.token_file)),
         submissions_(static_cast<std::size_t>(options_.jobs)) {}
 
@@ -187,15 +197,31 @@ class Bench {
 
     asio::io_context io;
     const auto endpoints = tcp::resolver(io).resolve(url_.host, url_.port);
+    // Connected (and over TLS, shaken hands) before the clock starts.
+    std::vector<std::unique_ptr<tcp::socket>> plain;
+    std::vector<std::unique_ptr<TlsStream>> tls;
+    const trainyard::net::TlsContext context = url_.tls ? trainyard::net::make_client_tls_context(url_.trust) : nullptr;
+    for (int c = 0; c < options_.connections; ++c) {
+      if (context) {
+        tls.push_back(std::make_unique<TlsStream>(io, *context));
+        asio::co_spawn(io, open(*tls.back(), endpoints), asio::detached);
+      } else {
+        plain.push_back(std::make_unique<tcp::socket>(io));
+        asio::co_spawn(io, open(*plain.back(), endpoints), asio::detached);
+      }
+    }
+    io.run();
+    io.restart();
+    if (failures_) fail("could not open the connections");
     const double daemon_cpu_before = options_.daemon_pid ? process_cpu_seconds(*options_.daemon_pid) : 0;
     const SchedTimes daemon_sched_before = options_.daemon_pid ? process_sched_times(*options_.daemon_pid) : SchedTimes{};
     const double own_cpu_before = own_cpu_seconds();
     const auto start = Clock::now();
-    for (int c = 0; c < options_.connections; ++c) {
-      asio::co_spawn(io, connection(endpoints), [this](std::exception_ptr error) {
-        if (error) note_failure(-1, "a connection failed unexpectedly");
-      });
-    }
+    const auto failed = [this](std::exception_ptr error) {
+      if (error) note_failure(-1, "a connection failed unexpectedly");
+    };
+    for (auto& stream : plain) asio::co_spawn(io, submit_over(*stream), failed);
+    for (auto& stream : tls) asio::co_spawn(io, submit_over(*stream), failed);
     io.run();
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
 
@@ -222,15 +248,28 @@ class Bench {
            "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
   }
 
-  asio::awaitable<void> connection(const tcp::resolver::results_type& endpoints) {
-    tcp::socket socket(co_await asio::this_coro::executor);
+  static ServerUrl with_trust(ServerUrl url, const std::string& ca_file) {
+    url.trust.ca_file = ca_file;
+    return url;
+  }
+
+  template <class Stream>
+  asio::awaitable<void> open(Stream& stream, const tcp::resolver::results_type& endpoints) {
+    auto& socket = beast::get_lowest_layer(stream);
     try {
       co_await asio::async_connect(socket, endpoints, asio::use_awaitable);
       socket.set_option(tcp::no_delay(true));
+      if constexpr (std::is_same_v<Stream, TlsStream>) {
+        trainyard::net::expect_server_name(stream.native_handle(), url_.host);
+        co_await stream.async_handshake(asio::ssl::stream_base::client, asio::use_awaitable);
+      }
     } catch (const std::exception& e) {
       note_failure(-1, std::string("cannot connect: ") + e.what());
-      co_return;
     }
+  }
+
+  template <class Stream>
+  asio::awaitable<void> submit_over(Stream& socket) {
     beast::flat_buffer buffer;
     for (int n = next_++; n < options_.jobs; n = next_++) {
       const std::string request = submission(n);

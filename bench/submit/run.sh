@@ -6,6 +6,8 @@
 #
 #   bench/submit/run.sh [BUILD_DIR] [bench_submit flags, e.g. --jobs 50000 --connections 64]
 #   (default BUILD_DIR: ./build; build first: ninja -C BUILD_DIR trainyard-daemon bench_submit)
+#   TLS=1 bench/submit/run.sh ...   the same over HTTPS: a throwaway CA and certificate
+#   (deploy/tls-certs.sh) in the data dir, the daemon with --tls-cert/--tls-key, the bench verifying it
 #
 # The data dir lives under /var/tmp, not /tmp: /tmp may be a tmpfs, where fsync costs nothing and
 # "durable" would mean nothing. KEEP_DATA=1 keeps it (and the daemon log) for inspection.
@@ -33,7 +35,14 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$daemon" --listen 127.0.0.1:0 --data-dir "$data" >"$data/daemon.log" 2>&1 &
+daemon_tls=()
+bench_tls=()
+if [[ "${TLS:-0}" == 1 ]]; then
+  "$(dirname "$0")/../../deploy/tls-certs.sh" "$data/tls"
+  daemon_tls=(--tls-cert "$data/tls/server.pem" --tls-key "$data/tls/server.key")
+  bench_tls=(--ca-file "$data/tls/ca.pem")
+fi
+"$daemon" --listen 127.0.0.1:0 --data-dir "$data" "${daemon_tls[@]+"${daemon_tls[@]}"}" >"$data/daemon.log" 2>&1 &
 daemon_pid=$!
 # The daemon writes daemon.addr once it listens; give it 30 s.
 for _ in $(seq 300); do
@@ -45,4 +54,4 @@ done
 
 echo "# daemon $(cat "$data/daemon.addr") pid $daemon_pid, data dir $data ($(df -T "$data" | awk 'NR==2 {print $2}'))"
 echo "# machine: $(nproc) cores, load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-"$bench" --data-dir "$data" --daemon-pid "$daemon_pid" "$@"
+"$bench" --data-dir "$data" --daemon-pid "$daemon_pid" "${bench_tls[@]+"${bench_tls[@]}"}" "$@"

@@ -114,7 +114,9 @@ void Cluster::start_daemon(const std::vector<std::string>& extra_flags) {
       << "daemon did not start:\n" << daemon_log();
   url_ = read_text(data + "/daemon.addr");
   admin_token_ = read_text(data + "/admin.token");
-  client_ = cli::make_http_client(cli::parse_server_url(url_));
+  cli::ServerUrl server = cli::parse_server_url(url_);
+  server.trust.ca_file = ca_file_;
+  client_ = cli::make_http_client(server);
 }
 
 void Cluster::kill_daemon(int sig) {

@@ -58,6 +58,8 @@ class Cluster {
   Cluster();
   ~Cluster();
 
+  // The CA the test's own API client verifies an https:// daemon with (set before start_daemon).
+  void trust_ca(const std::string& ca_file) { ca_file_ = ca_file; }
   void start_daemon(const std::vector<std::string>& extra_flags = {});
   void kill_daemon(int sig);
   Process& daemon() { return *daemon_; }
@@ -88,6 +90,7 @@ class Cluster {
   std::unique_ptr<Process> daemon_;
   std::map<std::string, std::unique_ptr<Process>> agents_;
   std::unique_ptr<cli::HttpClient> client_;
+  std::string ca_file_;
   int daemon_starts_ = 0;
 };
 

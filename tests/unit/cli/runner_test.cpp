@@ -154,7 +154,7 @@ TEST_F(RunnerTest, UsageMistakesSendNothing) {
   env = {};
   EXPECT_EQ(run({"jobs"}), kExitUsage);  // no server anywhere
   EXPECT_NE(err.str().find("no daemon address"), std::string::npos);
-  env.server = "https://h:1";
+  env.server = "ftp://h:1";
   env.token = "t";
   EXPECT_EQ(run({"jobs"}), kExitUsage);
   EXPECT_TRUE(server.connected_to.empty());

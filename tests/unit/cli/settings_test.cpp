@@ -95,7 +95,7 @@ TEST(ServerUrl, ParsesTheForms) {
 
 TEST(ServerUrl, RejectsWithClearMessages) {
   for (const char* bad : {"ftp://h:1", "http://h:1/api", "http://:80", "http://h:0", "http://h:99999", "http://h:x",
-                          "http://h:", "http://[::1", "http://[::1]x", "https://h:1"}) {
+                          "http://h:", "http://[::1", "http://[::1]x", "https://h:1/api"}) {
     try {
       parse_server_url(bad);
       ADD_FAILURE() << "accepted " << bad;
@@ -103,11 +103,30 @@ TEST(ServerUrl, RejectsWithClearMessages) {
       EXPECT_EQ(e.field(), "--server") << bad;
     }
   }
-  try {
-    parse_server_url("https://h:443");
-  } catch (const InvalidInput& e) {
-    EXPECT_NE(std::string(e.what()).find("https is not supported by this CLI yet"), std::string::npos);
-  }
+}
+
+TEST(ServerUrl, HttpsMeansTls) {
+  const ServerUrl url = parse_server_url("https://daemon.example");
+  EXPECT_TRUE(url.tls);
+  EXPECT_EQ(url.port, "443");
+  EXPECT_FALSE(parse_server_url("http://daemon.example").tls);
+}
+
+TEST(Settings, TheCaComesFromTheFlagThenTheEnvironmentThenBesideTheLocalClusterFiles) {
+  const FakeFiles files{{{".trainyard/daemon.addr", "https://127.0.0.1:1\n"},
+                         {".trainyard/admin.token", "ty_local\n"},
+                         {".trainyard/ca.pem", "PEM"},
+                         {"my.token", "ty_file"}}};
+  GlobalOptions flags{"https://flag:3", "my.token", false, "flag-ca.pem"};
+  Environment env{std::nullopt, std::nullopt, "env-ca.pem"};
+  EXPECT_EQ(resolve_connection(flags, env, files.lookup()).ca_from, "--ca-file");
+  EXPECT_EQ(resolve_connection(flags, env, files.lookup()).ca_file, "flag-ca.pem");
+  EXPECT_EQ(resolve_connection({}, env, files.lookup()).ca_from, "$TRAINYARD_CA");
+  const Connection local = resolve_connection({}, {}, files.lookup());
+  EXPECT_EQ(local.ca_file, ".trainyard/ca.pem");
+  flags.ca_file.reset();
+  EXPECT_EQ(resolve_connection(flags, {}, files.lookup()).ca_file, "")
+      << "the local cluster's CA is not trusted for a server named elsewhere (the system's store is)";
 }
 
 }  // namespace

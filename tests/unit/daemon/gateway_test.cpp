@@ -246,5 +246,35 @@ TEST_F(GatewayTest, AcceptedAgentIsWelcomedAndItsCloseIsReported) {
   EXPECT_FALSE(cluster.jobs.node("n1")->node.connected);
 }
 
+// Mutual TLS (--agent-client-ca): the server hands the gateway what the agent presented.
+TEST_F(GatewayTest, WithClientCertificatesRequiredAnAgentMustPresentOneNamingItsNode) {
+  AgentGateway mtls(cluster.jobs, tokens, cluster.worker, cluster.clock, /*require_client_certificate=*/true);
+  const net::WebSocketRoute mtls_route = mtls.route();
+  net::HttpRequest req;
+  req.headers["authorization"] = "Bearer join";
+  ASSERT_TRUE(mtls_route.authorize(req)) << "no certificate at all";
+  EXPECT_EQ(mtls_route.authorize(req)->status, 403);
+  EXPECT_THAT(mtls_route.authorize(req)->body, HasSubstr("no client certificate"));
+  req.peer_certificate = net::PeerCertificate{false, "unable to get local issuer certificate", "n1", {"n1"}};
+  ASSERT_TRUE(mtls_route.authorize(req)) << "a certificate from another CA";
+  EXPECT_THAT(mtls_route.authorize(req)->body, HasSubstr("unable to get local issuer certificate"));
+  req.peer_certificate = net::PeerCertificate{true, "", "n1", {"n1"}};
+  EXPECT_FALSE(mtls_route.authorize(req));
+
+  auto impostor = std::make_shared<FakePeer>();
+  auto session = mtls_route.open(req, impostor);
+  session->on_message(hello_text(kProtocolVersion, "n2"));
+  cluster.settle();
+  EXPECT_THAT(refusal_of(*impostor), HasSubstr("not issued to node n2"));
+  EXPECT_TRUE(impostor->closed);
+  EXPECT_FALSE(cluster.jobs.node("n2"));
+
+  auto agent = std::make_shared<FakePeer>();
+  auto accepted = mtls_route.open(req, agent);
+  accepted->on_message(hello_text(kProtocolVersion, "n1"));
+  cluster.settle();
+  EXPECT_TRUE(welcome_of(*agent));
+}
+
 }  // namespace
 }  // namespace trainyard::testing
