@@ -39,9 +39,10 @@ struct DaemonOptions {
   std::int64_t max_pending_per_user = 10'000;   // 0: no cap; admins are exempt
 };
 
-inline constexpr const char* kTrainyardVersion = "0.1.0";
+inline constexpr const char* kTrainyardVersion = TRAINYARD_VERSION;  // project(VERSION) in CMakeLists.txt
 
-// Parses flags; returns false for --help (usage printed). Throws InvalidInput naming the flag.
+// Parses flags, TRAINYARD_DAEMON_* variables and --config; returns false when it printed what was
+// asked (--help, --version, --print-config). Throws InvalidInput naming the setting and its source.
 bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& out);
 int run_daemon(const DaemonOptions& options);
 

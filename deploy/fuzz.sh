@@ -23,7 +23,7 @@ fi
 
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DTRAINYARD_FUZZ=ON -DTRAINYARD_BUILD_BENCH=OFF > /dev/null
+  -DTRAINYARD_FUZZ=ON -DTRAINYARD_BUILD_BENCH=OFF -DTRAINYARD_WERROR=ON > /dev/null
 ninja -C build-fuzz fuzzers
 
 mkdir -p build-fuzz/artifacts
