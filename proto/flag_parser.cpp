@@ -220,7 +220,9 @@ bool FlagParser::parse(int argc, const char* const* argv, const SettingSources& 
 std::vector<FlagParser::Given> FlagParser::from_environment(const SettingSources& sources, std::string& config_path) {
   std::vector<Given> given;
   if (env_prefix_.empty()) return given;
-  for (const auto& [name, value] : sources.environment) {
+  for (const auto& variable : sources.environment) {
+    const std::string& name = variable.first;  // not a structured binding: Clang 14 cannot capture those
+    const std::string& value = variable.second;
     if (name.rfind(env_prefix_, 0) != 0) continue;
     if (name == env_prefix_ + "CONFIG") {
       config_path = value;
