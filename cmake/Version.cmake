@@ -5,14 +5,15 @@
 set(TRAINYARD_GIT_COMMIT unknown)
 find_package(Git QUIET)
 if(GIT_FOUND)
-  execute_process(COMMAND ${GIT_EXECUTABLE} rev-parse --show-toplevel --short=12 HEAD --git-path logs/HEAD
+  # rev-parse prints the options' answers first, then the revision's.
+  execute_process(COMMAND ${GIT_EXECUTABLE} rev-parse --show-toplevel --git-path logs/HEAD --short=12 HEAD
                   WORKING_DIRECTORY ${PROJECT_SOURCE_DIR} RESULT_VARIABLE git_status OUTPUT_VARIABLE git_out
                   ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
   if(git_status EQUAL 0)
     string(REPLACE "\n" ";" git_out "${git_out}")
     list(GET git_out 0 git_toplevel)
-    list(GET git_out 1 git_commit)
-    list(GET git_out 2 git_head_log)
+    list(GET git_out 1 git_head_log)
+    list(GET git_out 2 git_commit)
     file(REAL_PATH "${git_toplevel}" git_toplevel)
     file(REAL_PATH "${PROJECT_SOURCE_DIR}" source_dir)
     if(git_toplevel STREQUAL source_dir)

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test: all of them (unit + integration) on the
-# release build, then the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer, then
-# each fuzz target for 30 s.
+# release build, then the packager's plain Release build with the install and .deb checks, then the
+# unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer, then each fuzz target for 30 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
 deploy/install-deps.sh
 deploy/build.sh release
 (cd build && ctest --output-on-failure --timeout 300 -j2)
+deploy/package-check.sh
 deploy/build.sh asan unit_tests
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --output-on-failure -L unit --timeout 300 -j2)

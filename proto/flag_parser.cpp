@@ -1,7 +1,5 @@
 #include "proto/flag_parser.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -13,7 +11,7 @@
 
 #include "proto/version.h"
 
-extern char** environ;  // POSIX: <unistd.h> declares it only under _GNU_SOURCE
+extern char** environ;  // POSIX; <unistd.h> declares it only under _GNU_SOURCE
 
 namespace trainyard {
 namespace {
