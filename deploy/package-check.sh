@@ -24,21 +24,25 @@ for f in usr/bin/trainyard-daemon usr/bin/trainyard-agent usr/bin/trainyard \
   [ -e "$stage/$f" ] || fail "cmake --install did not install $f"
 done
 commit=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+# Outputs are captured before grep -q reads them: under pipefail, a writer cut off by grep's early
+# exit would fail the check.
 for b in trainyard-daemon trainyard-agent trainyard; do
-  "$stage/usr/bin/$b" --version | grep -qx "$b [0-9.]* (commit $commit)" || fail "$b --version: $("$stage/usr/bin/$b" --version)"
+  version=$("$stage/usr/bin/$b" --version)
+  grep -qx "$b [0-9.]* (commit $commit)" <<< "$version" || fail "$b --version: $version"
 done
 examples="$stage/usr/share/doc/trainyard/examples"
-"$stage/usr/bin/trainyard-daemon" --config "$examples/daemon.json" --print-config \
-  | grep -q '"data-dir": "/var/lib/trainyard", *// file' || fail "daemon.json does not read back"
-"$stage/usr/bin/trainyard-agent" --config "$examples/agent.json" --name n1 --work-dir /nonexistent --print-config \
-  | grep -q '"name": "n1", *// flag --name' || fail "agent.json does not read back"
+printed=$("$stage/usr/bin/trainyard-daemon" --config "$examples/daemon.json" --print-config)
+grep -q '"data-dir": "/var/lib/trainyard", *// file' <<< "$printed" || fail "daemon.json does not read back: $printed"
+printed=$("$stage/usr/bin/trainyard-agent" --config "$examples/agent.json" --name n1 --work-dir /nonexistent --print-config)
+grep -q '"name": "n1", *// flag --name' <<< "$printed" || fail "agent.json does not read back: $printed"
 
 rm -f "$dir"/trainyard_*.deb
 (cd "$dir" && cpack -G DEB > /dev/null)
 deb=$(ls "$dir"/trainyard_*.deb)
-dpkg-deb -I "$deb" | grep -q "Package: trainyard" || fail "$deb: no Package field"
-dpkg-deb -I "$deb" | grep -q "Depends:.*libspdlog" || fail "$deb: no library dependencies"
-dpkg-deb -I "$deb" | grep -q " postinst" || fail "$deb: no postinst"
+info=$(dpkg-deb -I "$deb")
+grep -q "Package: trainyard" <<< "$info" || fail "$deb: no Package field"
+grep -q "Depends:.*libspdlog" <<< "$info" || fail "$deb: no library dependencies"
+grep -q " postinst" <<< "$info" || fail "$deb: no postinst"
 contents=$(dpkg-deb -c "$deb")
 for f in ./usr/bin/trainyard-daemon ./usr/bin/trainyard-agent ./usr/bin/trainyard \
          ./usr/share/doc/trainyard/examples/agent.json ./usr/lib/systemd/system/trainyard-agent@.service; do
