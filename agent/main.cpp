@@ -115,7 +115,8 @@ int main(int argc, char** argv) {
   // Attempt logs, progress files and the agent's records are nobody else's to read.
   ::umask(077);
   Flags f;
-  trainyard::FlagParser flags("trainyard-agent", "Trainyard node agent with a simulated Trainium device.");
+  trainyard::FlagParser flags("trainyard-agent", "Trainyard node agent with a simulated Trainium device.",
+                              "TRAINYARD_AGENT_");
   flags.add_string("server", "daemon URL, e.g. http://127.0.0.1:8080; https:// connects over TLS (wss)", &f.server, true);
   flags.add_string("ca-file", "PEM CA file that verifies an https:// daemon (default: the system's trust store)",
                    &f.ca_file);
@@ -148,7 +149,7 @@ int main(int argc, char** argv) {
   trainyard::neuron::HostPort data_listen;
   try {
     if (!flags.parse(argc, argv)) {
-      std::cout << flags.usage();
+      std::cout << flags.output();
       return 0;
     }
     config = build_config(f, faults);

@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "cli/settings.h"
+#include "proto/version.h"
 
 namespace trainyard::cli {
 namespace {
@@ -111,6 +112,10 @@ Invocation parse_after_globals(const std::vector<std::string>& args, Invocation 
   const ParsedArgs globals = parse_flags({args.begin(), args.begin() + static_cast<std::ptrdiff_t>(head)},
                                          global_flags(), kProgram);
   apply_globals(globals, invocation.global);
+  if (globals.has("--version")) {
+    invocation.action = ShowHelp{version_line(kProgram) + "\n"};
+    return invocation;
+  }
   if (globals.help) {
     invocation.action = ShowHelp{top_level_help()};
     return invocation;
@@ -127,6 +132,10 @@ Invocation parse_after_globals(const std::vector<std::string>& args, Invocation 
       const ParsedArgs parsed =
           parse_flags({args.begin() + static_cast<std::ptrdiff_t>(head + matched), args.end()}, flags, context);
       apply_globals(parsed, invocation.global);
+      if (parsed.has("--version")) {
+        invocation.action = ShowHelp{version_line(kProgram) + "\n"};
+        return invocation;
+      }
       invocation.action = parsed.help ? std::variant<ShowHelp, Command>(ShowHelp{command_help(entry)})
                                       : std::variant<ShowHelp, Command>(entry.parse(parsed));
     } catch (const InvalidInput& e) {
@@ -163,6 +172,7 @@ const std::vector<FlagSpec>& global_flags() {
       {"--ca-file", "FILE", "PEM file of the CA that signed an https:// daemon's certificate (default: $TRAINYARD_CA, "
                             "else the system's trust store)"},
       {"--json", "", "print the server's JSON instead of a table"},
+      {"--version", "", "print the version and git commit"},
   };
   return flags;
 }

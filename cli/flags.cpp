@@ -90,7 +90,10 @@ std::string format_flag_help(const std::vector<FlagSpec>& flags) {
   std::size_t width = 0;
   for (const FlagSpec& f : flags) {
     std::string head(f.name);
-    if (!f.value_name.empty()) head += " " + std::string(f.value_name);
+    if (!f.value_name.empty()) {
+      head += ' ';  // not `" " + std::string(...)`: g++ 12 warns -Wrestrict on that at -O3
+      head += f.value_name;
+    }
     width = std::max(width, head.size());
     heads.push_back(std::move(head));
   }

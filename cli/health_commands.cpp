@@ -114,7 +114,8 @@ std::string ShowHealthCheck::render(const Replies& replies, const RenderContext&
   if (list.is_array()) {
     for (const Json& v : list) verdicts.add_row({text_of(v, "node"), text_of(v, "state"), text_of(v, "reason")});
   }
-  out += "\n" + verdicts.str();
+  out += '\n';  // not `"\n" + ...`: g++ 12 warns -Wrestrict on that at -O3
+  out += verdicts.str();
   // busbw of every collective test (the whole set, then the pair tests that localised).
   const Json& runs = field_or_null(check, "collective_runs");
   if (runs.is_array() && !runs.empty()) {
@@ -135,7 +136,8 @@ std::string ShowHealthCheck::render(const Replies& replies, const RenderContext&
                    cell("all_reduce"), cell("reduce_scatter"), text_of(rank, "error")});
       }
     }
-    out += "\n" + t.str();
+    out += '\n';
+    out += t.str();
   }
   return out;
 }

@@ -129,7 +129,10 @@ std::string argv_text(const Json& command) {
   const Json& argv = field_or_null(command, "argv");
   if (!argv.is_array()) return std::string(kAbsent);
   std::string out;
-  for (const Json& arg : argv) out += (out.empty() ? "" : " ") + (arg.is_string() ? arg.get<std::string>() : arg.dump());
+  for (const Json& arg : argv) {
+    if (!out.empty()) out += ' ';  // not `" " + ...`: g++ 12 warns -Wrestrict on that at -O3
+    out += arg.is_string() ? arg.get<std::string>() : arg.dump();
+  }
   return out;
 }
 

@@ -145,7 +145,8 @@ void check_transport_security(const DaemonOptions& o) {
 }  // namespace
 
 bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
-  FlagParser flags("trainyard-daemon", "Trainyard control plane: REST API, agent gateway, scheduler, SQLite store.");
+  FlagParser flags("trainyard-daemon", "Trainyard control plane: REST API, agent gateway, scheduler, SQLite store.",
+                   "TRAINYARD_DAEMON_");
   flags.add_string("listen", "HOST:PORT to serve the API and agent gateway on; port 0 picks a free port", &o.listen);
   flags.add_string("data-dir", "directory for the database, tokens and daemon.addr", &o.data_dir, true);
   flags.add_string("tls-cert", "PEM certificate chain: serve the API and the agent gateway over TLS (HTTPS, wss); "
@@ -205,7 +206,7 @@ bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
   flags.add_int("health-collective-kib", "buffer size of each health-check collective", &o.health_collective_kib, 1,
                 256 * 1024);
   if (!flags.parse(argc, argv)) {
-    std::cout << flags.usage();
+    std::cout << flags.output();
     return false;
   }
   split_listen(o.listen);

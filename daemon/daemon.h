@@ -45,9 +45,10 @@ struct DaemonOptions {
   bool metrics_public = false;                  // GET /metrics without a token
 };
 
-inline constexpr const char* kTrainyardVersion = "0.1.0";
+inline constexpr const char* kTrainyardVersion = TRAINYARD_VERSION;  // project(VERSION) in CMakeLists.txt
 
-// Parses flags; returns false for --help (usage printed). Throws InvalidInput naming the flag.
+// Parses flags, TRAINYARD_DAEMON_* variables and --config; returns false when it printed what was
+// asked (--help, --version, --print-config). Throws InvalidInput naming the setting and its source.
 bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& out);
 int run_daemon(const DaemonOptions& options);
 

@@ -21,7 +21,8 @@ StoreWorker::~StoreWorker() {
 void StoreWorker::write(Change change, WriteDone done) {
   {
     std::lock_guard lock(mutex_);
-    queue_.emplace_back(std::in_place_type<Write>, std::move(change), std::move(done));
+    // Braces, not emplace's parentheses: Clang 14 cannot aggregate-initialize from parentheses.
+    queue_.emplace_back(Write{std::move(change), std::move(done)});
   }
   wake_.notify_one();
 }
@@ -29,7 +30,7 @@ void StoreWorker::write(Change change, WriteDone done) {
 void StoreWorker::read(ReadTask task, ReadFailed failed) {
   {
     std::lock_guard lock(mutex_);
-    queue_.emplace_back(std::in_place_type<Read>, std::move(task), std::move(failed));
+    queue_.emplace_back(Read{std::move(task), std::move(failed)});
   }
   wake_.notify_one();
 }

@@ -9,7 +9,10 @@ namespace {
 // "rank 3" or "ranks 0,1,2".
 std::string rank_list(const std::vector<const RankProgress*>& ranks) {
   std::string out = ranks.size() == 1 ? "rank " : "ranks ";
-  for (std::size_t i = 0; i < ranks.size(); ++i) out += (i ? "," : "") + std::to_string(ranks[i]->rank);
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (i) out += ',';  // appended apart: `"," + std::to_string(...)` trips g++ 12's -Wrestrict at -O3
+    out += std::to_string(ranks[i]->rank);
+  }
   return out;
 }
 

@@ -12,5 +12,5 @@ case "$flavour" in
 esac
 # ccache hits across clones of the repository (CI builds a fresh clone): paths relative to here.
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
-cmake -S . -B "$dir" -G Ninja "${flags[@]}" > /dev/null
+cmake -S . -B "$dir" -G Ninja -DTRAINYARD_WERROR=ON "${flags[@]}" > /dev/null
 ninja -C "$dir" "$@"

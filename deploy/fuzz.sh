@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
-targets=(job_spec messages http_target failure_rules checkpoint_manifest)
+targets=(job_spec messages http_target failure_rules checkpoint_manifest config)
 
 # libFuzzer ships with Debian 12's clang-14 in libclang-rt-14-dev (libclang_rt.fuzzer-x86_64.a).
 missing=()
@@ -23,7 +23,7 @@ fi
 
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DTRAINYARD_FUZZ=ON -DTRAINYARD_BUILD_BENCH=OFF > /dev/null
+  -DTRAINYARD_FUZZ=ON -DTRAINYARD_BUILD_BENCH=OFF -DTRAINYARD_WERROR=ON > /dev/null
 ninja -C build-fuzz fuzzers
 
 mkdir -p build-fuzz/artifacts

@@ -1,44 +1,90 @@
 #pragma once
-// Strict command-line flags for the daemon and the agent: `--name value` or `--name=value`;
-// an unknown flag, a missing value or a value out of range throws InvalidInput naming the flag.
+// Strict settings for the daemon and the agent. Every flag declared with add_* is also a key of the
+// config file (`--config FILE`: one JSON object, comments allowed, keys spelled as the flags) and,
+// given an environment prefix, an environment variable (prefix + the name in capitals, '-' as '_':
+// TRAINYARD_AGENT_WORK_DIR). Precedence: flag > environment > file > default; a list from a higher
+// source replaces a lower one's whole. Every source is held to the same checks: an unknown key or
+// variable, a wrong type or a value out of range throws InvalidInput naming the key and its source
+// (`--cores`, `TRAINYARD_AGENT_CORES`, `/etc/trainyard/agent.json: cores`).
+//
+// Built in: --config FILE (or PREFIX_CONFIG), --print-config (the effective settings as a config
+// file, each commented with where it came from; values of token-, key-, secret- and password-named
+// settings redacted), --version, --help.
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "proto/errors.h"
 
 namespace trainyard {
 
+// Where settings beyond the command line come from; tests and fuzzers pass their own.
+struct SettingSources {
+  std::vector<std::pair<std::string, std::string>> environment;  // NAME, value
+  std::function<std::string(const std::string& path)> read_file;   // throws InvalidInput("--config", ...)
+
+  static SettingSources of_process();  // the process's environment and file system
+};
+
 class FlagParser {
  public:
-  FlagParser(std::string program, std::string summary);
+  // `env_prefix` (e.g. "TRAINYARD_AGENT_"): variables with it are settings; empty reads none.
+  FlagParser(std::string program, std::string summary, std::string env_prefix = {});
 
   void add_string(const std::string& name, const std::string& help, std::string* target, bool required = false);
   void add_int(const std::string& name, const std::string& help, std::int64_t* target, std::int64_t min, std::int64_t max);
   void add_list(const std::string& name, const std::string& help, std::vector<std::string>* target);  // repeatable
-  // A switch: `--name` sets it; it takes no value.
+  // A switch: `--name` sets it; it takes no value. In a file: true or false; in the environment: 1, 0, true, false.
   void add_bool(const std::string& name, const std::string& help, bool* target);
 
-  // Returns false when --help was given (print usage() then). Throws InvalidInput for bad flags.
+  // Returns false when the program should print output() and exit 0 (--help, --version,
+  // --print-config). Throws InvalidInput naming the key and its source.
   bool parse(int argc, const char* const* argv);
+  bool parse(int argc, const char* const* argv, const SettingSources& sources);
+  const std::string& output() const { return output_; }
   std::string usage() const;
+  // The settings as a config file that --config reads back, each line saying where its value came from.
+  std::string effective_config() const;
 
  private:
+  enum class Kind { string, integer, list, boolean };
+  enum class Source { default_value, file, environment, flag };
   struct Flag {
     std::string name;
     std::string help;
     std::string default_text;
+    Kind kind;
     bool required = false;
-    bool seen = false;
-    bool is_switch = false;
-    std::function<void(const std::string&)> set;
+    // Checks one value and stores it; `key` names it in the error (`--cores`, `FILE: cores`).
+    std::function<void(const std::string& value, const std::string& key)> set;
+    std::function<void()> clear;       // a list's items, before a higher source's replace them
+    std::function<std::string()> show;  // the current value as JSON
+    Source source = Source::default_value;
+    std::string origin;  // the flag, variable or file it came from
   };
+  // Values one source gives one flag, in order (a repeated flag or list gives several).
+  struct Given {
+    Flag* flag;
+    std::string key;
+    std::vector<std::string> values;
+  };
+
+  void add(Flag flag);
   Flag* find(const std::string& name);
+  std::string env_name(const std::string& flag_name) const;
+  std::vector<Given> from_command_line(int argc, const char* const* argv, std::string& config_path);
+  std::vector<Given> from_environment(const SettingSources& sources, std::string& config_path);
+  std::vector<Given> from_file(const std::string& path, const std::string& text);
+  void apply(const std::vector<Given>& given, Source source);
 
   std::string program_;
   std::string summary_;
+  std::string env_prefix_;
   std::vector<Flag> flags_;
+  std::string config_path_;
+  std::string output_;
 };
 
 }  // namespace trainyard

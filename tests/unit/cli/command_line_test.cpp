@@ -28,6 +28,13 @@ std::string rejected(const Args& args) {
 
 std::string help_of(const Args& args) { return std::get<ShowHelp>(parse_command_line(args).action).text; }
 
+TEST(CommandLine, VersionNamesTheBuildAnywhere) {
+  const std::string expected = "trainyard " TRAINYARD_VERSION " (commit ";
+  EXPECT_EQ(help_of({"--version"}).rfind(expected, 0), 0u) << help_of({"--version"});
+  EXPECT_EQ(help_of({"--server", "http://x", "--version"}).rfind(expected, 0), 0u);
+  EXPECT_EQ(help_of({"jobs", "list", "--version"}).rfind(expected, 0), 0u);
+}
+
 TEST(CommandLine, SubmitFromFileAndStdin) {
   EXPECT_EQ(parsed<SubmitJob>({"submit", "job.json"}).spec_file, "job.json");
   EXPECT_EQ(parsed<SubmitJob>({"submit", "-"}).spec_file, "-");

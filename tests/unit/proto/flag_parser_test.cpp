@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <memory>
+
 namespace trainyard {
 namespace {
 
@@ -34,6 +37,162 @@ TEST(FlagParser, ASwitchNotGivenStaysOff) {
   const char* given[] = {"test"};
   ASSERT_TRUE(flags.parse(1, given));
   EXPECT_FALSE(allow);
+}
+
+
+// An agent-like parser over fake sources: the file system is one map, the environment another.
+struct Settings {
+  std::string server;
+  std::string name;
+  std::string token_file;
+  std::int64_t cores = 32;
+  std::vector<std::string> labels;
+  bool allow_root = false;
+};
+
+class ConfigSources : public ::testing::Test {
+ protected:
+  std::map<std::string, std::string> files;
+  SettingSources sources{{}, [this](const std::string& path) {
+                           const auto it = files.find(path);
+                           if (it == files.end()) throw InvalidInput("--config", "cannot read " + path);
+                           return it->second;
+                         }};
+  Settings s;
+
+  std::unique_ptr<FlagParser> parser() {
+    auto flags = std::make_unique<FlagParser>("trainyard-agent", "", "TRAINYARD_AGENT_");
+    flags->add_string("server", "", &s.server, true);
+    flags->add_string("name", "", &s.name);
+    flags->add_string("join-token-file", "", &s.token_file);
+    flags->add_int("cores", "", &s.cores, 1, 4096);
+    flags->add_list("label", "", &s.labels);
+    flags->add_bool("allow-root-jobs", "", &s.allow_root);
+    return flags;
+  }
+  bool parse(std::vector<const char*> argv, FlagParser* flags = nullptr) {
+    argv.insert(argv.begin(), "trainyard-agent");
+    auto own = flags ? nullptr : parser();
+    return (flags ? flags : own.get())->parse(static_cast<int>(argv.size()), argv.data(), sources);
+  }
+  // The InvalidInput's field ("" when parsing succeeded).
+  std::string refused_field(std::vector<const char*> argv) {
+    try {
+      parse(std::move(argv));
+    } catch (const InvalidInput& e) {
+      return e.field();
+    }
+    return "";
+  }
+};
+
+TEST_F(ConfigSources, FlagBeatsEnvironmentBeatsFileBeatsDefault) {
+  files["/etc/agent.json"] = R"(// the node's settings
+    {
+      "server": "http://file:8080",  // overridden by the environment
+      "name": "from-file",           /* overridden by the flag */
+      "cores": 8,
+      "label": ["rack=r1", "zone=a"],
+      "allow-root-jobs": true
+    })";
+  sources.environment = {{"TRAINYARD_AGENT_SERVER", "http://env:8080"}, {"TRAINYARD_AGENT_NAME", "from-env"},
+                         {"TRAINYARD_AGENT_LABEL", "rack=r2"}, {"TRAINYARD_SERVER", "http://cli-only:1"},
+                         {"TRAINYARD_DAEMON_LISTEN", "0.0.0.0:1"}};
+  ASSERT_TRUE(parse({"--config", "/etc/agent.json", "--name", "from-flag"}));
+  EXPECT_EQ(s.server, "http://env:8080");
+  EXPECT_EQ(s.name, "from-flag");
+  EXPECT_EQ(s.cores, 8);
+  EXPECT_EQ(s.labels, (std::vector<std::string>{"rack=r2"}));  // a list from a higher source replaces it whole
+  EXPECT_TRUE(s.allow_root);
+  EXPECT_EQ(s.token_file, "");
+}
+
+TEST_F(ConfigSources, TheEnvironmentNamesTheConfigFileAndTurnsSwitchesOff) {
+  files["a.json"] = R"({"server": "http://a", "allow-root-jobs": true, "label": ["x=1"]})";
+  sources.environment = {{"TRAINYARD_AGENT_CONFIG", "a.json"}, {"TRAINYARD_AGENT_ALLOW_ROOT_JOBS", "0"},
+                         {"TRAINYARD_AGENT_LABEL", ""}};
+  ASSERT_TRUE(parse({}));
+  EXPECT_EQ(s.server, "http://a");
+  EXPECT_FALSE(s.allow_root);
+  EXPECT_TRUE(s.labels.empty());
+}
+
+TEST_F(ConfigSources, RefusesUnknownKeysWrongTypesAndRangesNamingTheSource) {
+  files["c.json"] = R"({"server": "http://a", "cpus": 4})";
+  EXPECT_EQ(refused_field({"--config", "c.json"}), "c.json: cpus");
+  files["c.json"] = R"({"server": "http://a", "cores": "4"})";
+  EXPECT_EQ(refused_field({"--config", "c.json"}), "c.json: cores");
+  files["c.json"] = R"({"server": "http://a", "cores": 4.5})";
+  EXPECT_EQ(refused_field({"--config", "c.json"}), "c.json: cores");
+  files["c.json"] = R"({"server": "http://a", "cores": 0})";
+  EXPECT_EQ(refused_field({"--config", "c.json"}), "c.json: cores");
+  files["c.json"] = R"({"server": "http://a", "label": "rack=r1"})";
+  EXPECT_EQ(refused_field({"--config", "c.json"}), "c.json: label");
+  files["c.json"] = R"({"server": "http://a", "allow-root-jobs": "yes"})";
+  EXPECT_EQ(refused_field({"--config", "c.json"}), "c.json: allow-root-jobs");
+  files["c.json"] = R"({"server": "http://a", "cores": 4, "cores": 5})";
+  EXPECT_EQ(refused_field({"--config", "c.json"}), "c.json: cores");
+  files["c.json"] = R"(["server"])";
+  EXPECT_EQ(refused_field({"--config", "c.json"}), "c.json");
+  files["c.json"] = R"({"server": "http://a",})";
+  EXPECT_EQ(refused_field({"--config", "c.json"}), "c.json");
+  EXPECT_EQ(refused_field({"--config", "missing.json"}), "--config");
+
+  sources.environment = {{"TRAINYARD_AGENT_CORES", "99999"}};
+  EXPECT_EQ(refused_field({"--server", "http://a"}), "TRAINYARD_AGENT_CORES");
+  sources.environment = {{"TRAINYARD_AGENT_CORS", "4"}};
+  EXPECT_EQ(refused_field({"--server", "http://a"}), "TRAINYARD_AGENT_CORS");
+  sources.environment = {{"TRAINYARD_AGENT_ALLOW_ROOT_JOBS", "yes"}};
+  EXPECT_EQ(refused_field({"--server", "http://a"}), "TRAINYARD_AGENT_ALLOW_ROOT_JOBS");
+  sources.environment = {};
+  EXPECT_EQ(refused_field({"--server", "http://a", "--cores", "-1"}), "--cores");
+}
+
+TEST_F(ConfigSources, ARequiredSettingMaySitInAnySource) {
+  EXPECT_EQ(refused_field({}), "--server");
+  files["c.json"] = R"({"server": "http://a"})";
+  EXPECT_EQ(refused_field({"--config", "c.json"}), "");
+  sources.environment = {{"TRAINYARD_AGENT_SERVER", "http://b"}};
+  EXPECT_EQ(refused_field({}), "");
+}
+
+TEST_F(ConfigSources, PrintConfigShowsEachSourceRedactsSecretsAndReadsBack) {
+  files["c.json"] = R"({"server": "http://a", "join-token-file": "/etc/trainyard/join-token", "cores": 8})";
+  sources.environment = {{"TRAINYARD_AGENT_LABEL", "rack=r1,zone=\"a\""}};
+  auto flags = parser();
+  ASSERT_FALSE(parse({"--config", "c.json", "--print-config", "--name", "n1"}, flags.get()));
+  const std::string printed = flags->output();
+  EXPECT_NE(printed.find("config file: c.json"), std::string::npos) << printed;
+  EXPECT_NE(printed.find(R"("server": "http://a",)"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("// file c.json"), std::string::npos) << printed;
+  EXPECT_NE(printed.find(R"("name": "n1",)"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("// flag --name"), std::string::npos) << printed;
+  EXPECT_NE(printed.find(R"("label": ["rack=r1","zone=\"a\""],)"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("// environment TRAINYARD_AGENT_LABEL"), std::string::npos) << printed;
+  EXPECT_NE(printed.find(R"("allow-root-jobs": false  )"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("// default"), std::string::npos) << printed;
+  EXPECT_EQ(printed.find("/etc/trainyard/join-token"), std::string::npos) << printed;
+  EXPECT_NE(printed.find(R"("join-token-file": "<redacted>",)"), std::string::npos) << printed;
+
+  // What it prints is a config file giving the same settings (the redacted one aside).
+  files["printed.json"] = printed;
+  sources.environment = {};
+  Settings before = s;
+  s = Settings{};
+  ASSERT_TRUE(parse({"--config", "printed.json"}));
+  EXPECT_EQ(s.server, before.server);
+  EXPECT_EQ(s.name, before.name);
+  EXPECT_EQ(s.cores, before.cores);
+  EXPECT_EQ(s.labels, before.labels);
+  EXPECT_EQ(s.token_file, "<redacted>");
+}
+
+TEST_F(ConfigSources, VersionAndHelpNeedNoOtherSetting) {
+  auto flags = parser();
+  ASSERT_FALSE(parse({"--version"}, flags.get()));
+  EXPECT_EQ(flags->output().rfind("trainyard-agent " TRAINYARD_VERSION " (commit ", 0), 0u) << flags->output();
+  ASSERT_FALSE(parse({"--help"}, flags.get()));
+  EXPECT_NE(flags->output().find("TRAINYARD_AGENT_SERVER"), std::string::npos) << flags->output();
 }
 
 }  // namespace

@@ -1,0 +1,43 @@
+# `cmake --install` (GNUInstallDirs layout) and `cpack -G DEB`. With the default prefix /usr/local,
+# or -DCMAKE_INSTALL_PREFIX=/usr as the .deb uses:
+#   bin/                                     trainyard-daemon, trainyard-agent, trainyard
+#   share/doc/trainyard/examples/            daemon.json, agent.json, agent-node.env, demo-training.json
+#   share/trainyard/dashboard/               the dashboard's files, once there are any (TRAINYARD_INSTALL_DASHBOARDDIR)
+#   share/trainyard/{grafana,prometheus}/    deploy/grafana and deploy/prometheus, when they exist
+#   lib/systemd/system/                      trainyard-daemon.service, trainyard-agent@.service
+#   lib/sysusers.d/trainyard.conf            the daemon's system account
+# Configuration is the operator's: /etc/trainyard/ is not written; the units read
+# /etc/trainyard/daemon.json and agent.json, made from the examples.
+include(GNUInstallDirs)
+
+set(TRAINYARD_INSTALL_DASHBOARDDIR ${CMAKE_INSTALL_DATADIR}/trainyard/dashboard
+    CACHE STRING "Where the dashboard's static files go, relative to the prefix")
+set(TRAINYARD_INSTALL_SYSTEMDDIR lib/systemd/system CACHE STRING "Where systemd units go, relative to the prefix")
+
+install(TARGETS trainyard-daemon trainyard-agent trainyard RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(FILES deploy/examples/daemon.json deploy/examples/agent.json deploy/examples/agent-node.env
+              deploy/examples/demo-training.json
+        DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
+install(FILES README.md docs/ARCHITECTURE.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES deploy/systemd/trainyard-daemon.service deploy/systemd/trainyard-agent@.service
+        DESTINATION ${TRAINYARD_INSTALL_SYSTEMDDIR})
+install(FILES deploy/systemd/trainyard.sysusers.conf DESTINATION lib/sysusers.d RENAME trainyard.conf)
+foreach(folder grafana prometheus)
+  if(EXISTS ${PROJECT_SOURCE_DIR}/deploy/${folder})
+    install(DIRECTORY deploy/${folder}/ DESTINATION ${CMAKE_INSTALL_DATADIR}/trainyard/${folder})
+  endif()
+endforeach()
+
+set(CPACK_PACKAGE_NAME trainyard)
+set(CPACK_PACKAGE_VENDOR "Trainyard")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "Cluster job orchestrator for training jobs: daemon, node agent and CLI")
+set(CPACK_PACKAGE_CONTACT "Trainyard maintainers <trainyard@localhost>")
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_STRIP_FILES ON)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION admin)
+# Library dependencies (spdlog, SQLite, OpenSSL ...) from the binaries, by dpkg-shlibdeps.
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${PROJECT_SOURCE_DIR}/deploy/debian/postinst)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
+include(CPack)
