@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test: all of them (unit + integration) on the
-# release build, then the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer, then
+# release build, validates the OpenAPI document, then the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer, then
 # each fuzz target for 30 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,6 +8,11 @@ start=$(date +%s)
 deploy/install-deps.sh
 deploy/build.sh release
 (cd build && ctest --output-on-failure --timeout 300 -j2)
+# The API's OpenAPI document (as GET /v1/openapi.json serves it), validated against the OpenAPI 3.1
+# schema by @seriousme/openapi-schema-validator, pinned in deploy/openapi/package-lock.json.
+TRAINYARD_OPENAPI_OUT="$PWD/build/openapi.json" build/tests/unit/daemon/daemon_test \
+  --gtest_filter=ApiTest.TheOpenApiDocumentIsServedWithoutAToken > /dev/null
+(cd deploy/openapi && npm ci --no-audit --no-fund --silent && node validate.mjs ../../build/openapi.json)
 deploy/build.sh asan unit_tests
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --output-on-failure -L unit --timeout 300 -j2)
