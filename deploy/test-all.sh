@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test: all of them (unit + integration) on the
-# release build, validates the OpenAPI document, then the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer, then
-# each fuzz target for 30 s.
+# release build, validates the OpenAPI document, then the unit tests again under AddressSanitizer +
+# UndefinedBehaviorSanitizer, then each fuzz target for 30 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
