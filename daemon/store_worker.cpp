@@ -19,7 +19,8 @@ StoreWorker::~StoreWorker() {
 void StoreWorker::write(Change change, WriteDone done) {
   {
     std::lock_guard lock(mutex_);
-    queue_.emplace_back(std::in_place_type<Write>, std::move(change), std::move(done));
+    // Braces: Clang 14 has no parenthesized aggregate initialisation (C++20's P0960).
+    queue_.emplace_back(Write{std::move(change), std::move(done)});
   }
   wake_.notify_one();
 }
@@ -27,7 +28,7 @@ void StoreWorker::write(Change change, WriteDone done) {
 void StoreWorker::read(ReadTask task, ReadFailed failed) {
   {
     std::lock_guard lock(mutex_);
-    queue_.emplace_back(std::in_place_type<Read>, std::move(task), std::move(failed));
+    queue_.emplace_back(Read{std::move(task), std::move(failed)});
   }
   wake_.notify_one();
 }

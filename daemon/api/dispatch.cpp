@@ -34,7 +34,8 @@ std::string known_method(const std::string& method) {
 
 // The query parameter of `request` that `route` does not take, if any, as the 400 it earns.
 std::optional<InvalidInput> unknown_query(const Route& route, const net::HttpRequest& request) {
-  for (const auto& [key, value] : request.query) {
+  for (const auto& parameter : request.query) {
+    const std::string& key = parameter.first;
     const auto takes = [&key](const QueryParam& param) { return param.name == key; };
     if (std::any_of(route.query.begin(), route.query.end(), takes)) continue;
     if (route.query.empty()) return InvalidInput(key, "unknown query parameter; this route takes none");
