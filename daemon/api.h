@@ -1,10 +1,13 @@
 #pragma once
 // The REST API (v1, JSON). A pure request handler: it takes a request and answers through the
-// responder, so tests drive it without a socket. Every error is
-// {"error":{"code","message","field"}} with the right 4xx.
+// responder, so tests drive it without a socket. Every route is declared once in the route table
+// (daemon/api/routes.h), which `handle` dispatches from and GET /v1/openapi.json describes; the
+// handlers live by resource under daemon/api/. Every error is {"error":{"code","message","field"}}
+// with the right 4xx.
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "daemon/audit.h"
 #include "daemon/auth.h"
@@ -15,6 +18,10 @@
 
 namespace trainyard {
 
+struct ApiCall;
+struct Route;
+struct RouteMatch;
+
 class Api {
  public:
   Api(JobManager& jobs, StoreWorker& store, FileWorker& files, TokenRegistry& tokens, const TimeSource& clock,
@@ -22,58 +29,76 @@ class Api {
       std::filesystem::path join_token_file = {});
   void handle(net::HttpRequest request, net::HttpResponder respond);
 
-  // GET /metrics answers `render()` (the Prometheus text format) to tokens whose role may
-  // read_metrics, or to anyone when `public_access` (--metrics-public). Without it, /metrics is 404.
+  // GET /metrics answers what `render` returns (Prometheus text); without a token when
+  // `public_access`, else to roles that read every job. Unset, /metrics is a 404.
   void set_metrics_exposition(std::function<std::string()> render, bool public_access);
-  // Hears of every answer as it is sent: the method, the route pattern the request matched
-  // ("/v1/jobs/{id}", or "other"), the status and the seconds since the request arrived.
+  // Hears of every answered request once: its method (or "other" for one no route knows), the
+  // route table's pattern ("/v1/jobs/{id}", or "unmatched"), the status and the seconds it took.
   using RequestObserver =
       std::function<void(const std::string& method, const std::string& route_pattern, int status, double seconds)>;
   void set_request_observer(RequestObserver observe);
 
  private:
-  struct Call;  // one request in flight: the request, the caller, the responder
+  friend const std::vector<Route>& api_routes();
 
-  void submit_job(Call call);
-  void list_jobs(Call call);
-  void get_job(Call call, JobId id);
-  void cancel_job(Call call, JobId id);
-  void job_attempts(Call call, JobId id);
-  void job_logs(Call call, JobId id);
-  void job_checkpoints(Call call, JobId id);
-  void job_metrics(Call call, JobId id);
-  void list_nodes(Call call);
-  void get_node(Call call, const std::string& name);
-  void set_node_faults(Call call, const std::string& name, bool clear);
-  void drain_node(Call call, const std::string& name);
-  void undrain_node(Call call, const std::string& name);
-  void forget_node_credential(Call call, const std::string& name);
-  void node_health(Call call, const std::string& name);
-  void start_health_check(Call call);
-  void get_health_check(Call call, std::int64_t id);
-  void list_canaries(Call call);
-  void cluster_goodput(Call call);
-  void create_token(Call call);
-  void list_tokens(Call call);
-  void revoke_token(Call call, const std::string& id);
-  void rotate_join_token(Call call);
-  void list_shares(Call call);
-  void put_share(Call call, const std::string& name);
-  void list_audit(Call call);
-  void serve_metrics(Call call);
-  // The audit event of the change `call` made (daemon/audit.h), for a handler that writes it with
-  // the change; `audit` writes it on its own, once the change succeeded.
-  Event audit_event(const Call& call, AuditRecord what) const;
-  void audit(const Call& call, AuditRecord what);
+  RouteMatch match(const net::HttpRequest& request) const;
+  // Whether the route is on: /metrics only once an exposition is set.
+  bool serves(const Route& route) const;
+  bool needs_token(const Route* route, const net::HttpRequest& request) const;
+  // Authenticates and rate-limits the caller; false when it answered instead.
+  bool admit(ApiCall& call);
 
+  // daemon/api/service.cpp
+  void healthz(ApiCall call);
+  void openapi(ApiCall call);
+  void metrics_exposition(ApiCall call);
+  // daemon/api/jobs.cpp
+  void submit_job(ApiCall call);
+  void list_jobs(ApiCall call);
+  void get_job(ApiCall call);
+  void cancel_job(ApiCall call);
+  void job_attempts(ApiCall call);
+  void job_logs(ApiCall call);
+  void job_checkpoints(ApiCall call);
+  void job_metrics(ApiCall call);
   // Loads a job (active view first, else the store), checks the caller may see it, then continues.
-  void with_job(Call call, JobId id, std::function<void(Call, Job)> then);
+  void with_job(ApiCall call, JobId id, std::function<void(ApiCall, Job)> then);
   // What the API adds to a job's record: why a pending job waits and its place in the queue.
   Json live_fields(const Job& job) const;
   Json job_json(const Job& job) const;
+  // daemon/api/nodes.cpp
+  void list_nodes(ApiCall call);
+  void get_node(ApiCall call);
+  void set_node_faults(ApiCall call);
+  void clear_node_faults(ApiCall call);
+  void change_node_faults(ApiCall call, bool clear);
+  void drain_node(ApiCall call);
+  void undrain_node(ApiCall call);
+  void forget_node_credential(ApiCall call);
+  void node_health(ApiCall call);
   // A node as `who` may see it: admins see all; users neither the data-plane address nor the ids
   // of other users' attempts (only how many there are).
   Json node_json(const NodeView& view, const Principal& who) const;
+  // daemon/api/health.cpp
+  void start_health_check(ApiCall call);
+  void get_health_check(ApiCall call);
+  void list_canaries(ApiCall call);
+  // daemon/api/goodput.cpp
+  void cluster_goodput(ApiCall call);
+  // daemon/api/tokens.cpp
+  void create_token(ApiCall call);
+  void list_tokens(ApiCall call);
+  void revoke_token(ApiCall call);
+  void rotate_join_token(ApiCall call);
+  // daemon/api/shares.cpp
+  void list_shares(ApiCall call);
+  void put_share(ApiCall call);
+  // daemon/api/audit.cpp
+  void list_audit(ApiCall call);
+  // The audit event of the change `call` made (daemon/audit.h), for a handler that writes it with
+  // the change; `audit` writes it on its own, once the change succeeded.
+  Event audit_event(const ApiCall& call, AuditRecord what) const;
+  void audit(const ApiCall& call, AuditRecord what);
 
   JobManager& jobs_;
   StoreWorker& store_;
@@ -85,6 +110,7 @@ class Api {
   RateLimiter rate_limiter_;
   std::size_t max_pending_per_user_;
   std::filesystem::path join_token_file_;  // the daemon's join.token, rewritten when it is rotated
+  std::string openapi_text_;               // rendered on first request: the table does not change
   std::function<std::string()> render_metrics_;
   bool metrics_public_ = false;
   RequestObserver observe_request_;

@@ -21,7 +21,7 @@ StoreWorker::~StoreWorker() {
 void StoreWorker::write(Change change, WriteDone done) {
   {
     std::lock_guard lock(mutex_);
-    // Braces, not emplace's parentheses: Clang 14 cannot aggregate-initialize from parentheses.
+    // Braces: Clang 14 has no parenthesized aggregate initialisation (C++20's P0960).
     queue_.emplace_back(Write{std::move(change), std::move(done)});
   }
   wake_.notify_one();

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Checks that no include crosses the folder map, installs what is missing, checks the Prometheus rules
 # and the Grafana board, builds, and runs every test: all of them (unit + integration) on the release
-# build, then the packager's plain Release build with the install and .deb checks, then the unit tests
-# again under AddressSanitizer + UndefinedBehaviorSanitizer, then each fuzz target for 30 s.
+# build, validates the OpenAPI document, then the packager's plain Release build with the install and
+# .deb checks, then the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer, then each
+# fuzz target for 30 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
@@ -11,6 +12,11 @@ deploy/install-deps.sh
 deploy/check-monitoring.sh
 deploy/build.sh release
 (cd build && ctest --output-on-failure --timeout 300 -j2)
+# The API's OpenAPI document (as GET /v1/openapi.json serves it), validated against the OpenAPI 3.1
+# schema by @seriousme/openapi-schema-validator, pinned in deploy/openapi/package-lock.json.
+TRAINYARD_OPENAPI_OUT="$PWD/build/openapi.json" build/tests/unit/daemon/daemon_test \
+  --gtest_filter=ApiTest.TheOpenApiDocumentIsServedWithoutAToken > /dev/null
+(cd deploy/openapi && npm ci --no-audit --no-fund --silent && node validate.mjs ../../build/openapi.json)
 deploy/package-check.sh
 deploy/build.sh asan unit_tests
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

@@ -1,0 +1,87 @@
+// Health checks on demand and the canaries' history.
+#include <algorithm>
+
+#include "daemon/api.h"
+#include "daemon/api/call.h"
+#include "daemon/api/query.h"
+#include "daemon/canary.h"
+
+namespace trainyard {
+
+void Api::start_health_check(ApiCall call) {
+  HealthCheckRequest request;
+  request.kind = HealthCheckKind::on_demand;
+  request.requested_by = call.who.user;
+  try {
+    const Json body = parse_json_text(call.request.body);
+    ObjectReader r(body, "");
+    request.nodes = r.string_list("nodes", 1024, 64);
+    std::vector<std::string> suites = {"accelerator", "collective"};
+    if (r.has("suites")) suites = r.string_list("suites", 2, 32);
+    r.finish();
+    if (request.nodes.empty()) throw InvalidInput("nodes", "must name at least one node");
+    if (suites.empty()) throw InvalidInput("suites", "must name at least one suite");
+    request.accelerator = request.collective = false;
+    for (std::size_t i = 0; i < suites.size(); ++i) {
+      const auto suite = parse_health_suite(suites[i]);
+      if (!suite) throw InvalidInput("suites[" + std::to_string(i) + "]", "must be \"accelerator\" or \"collective\"");
+      (*suite == HealthSuite::accelerator ? request.accelerator : request.collective) = true;
+    }
+    for (std::size_t i = 0; i < request.nodes.size(); ++i) {
+      const std::string field = "nodes[" + std::to_string(i) + "]";
+      const std::string& name = request.nodes[i];
+      if (std::count(request.nodes.begin(), request.nodes.end(), name) > 1) throw InvalidInput(field, "names " + name + " twice");
+      const auto view = jobs_.node(name);
+      if (!view) throw InvalidInput(field, "node " + name + " is not registered");
+      if (!view->node.connected) throw InvalidInput(field, "node " + name + " is not connected");
+      if (request.accelerator && !view->attempts.empty()) {
+        throw InvalidInput(field, "node " + name + " is running attempts; the accelerator suite needs idle nodes (run "
+                                  "only the collective suite, or drain it first)");
+      }
+    }
+    if (request.collective && !request.accelerator && request.nodes.size() < 2) {
+      throw InvalidInput("nodes", "the collective suite needs at least 2 nodes");
+    }
+  } catch (const InvalidInput& e) {
+    return call.invalid_body(e);
+  }
+  const Json audited = {{"nodes", request.nodes}, {"accelerator", request.accelerator}, {"collective", request.collective}};
+  const std::int64_t id = jobs_.start_health_check(std::move(request));
+  audit(call, {"healthcheck.started", call.route(), std::to_string(id), audited});
+  const HealthCheckResult* result = jobs_.health().find(id);
+  net::HttpResponse resp{202, "application/json", json_text(to_json(*result)), {{"Location", "/v1/healthchecks/" + std::to_string(id)}}};
+  (*call.respond)(resp);
+}
+
+void Api::get_health_check(ApiCall call) {
+  const std::int64_t id = call.id();
+  if (const HealthCheckResult* result = jobs_.health().find(id)) return call.reply(200, to_json(*result));
+  store_.read(
+      [call, id](Store& store) {
+        return std::function<void()>([call, id, row = store.health_check(id)] {
+          if (!row) return call.fail(404, "not_found", "health check " + std::to_string(id) + " does not exist");
+          call.reply(200, row->record);
+        });
+      },
+      [call](const std::string& error) { call.fail(500, "internal", "could not read the health check: " + error); });
+}
+
+void Api::list_canaries(ApiCall call) {
+  JobQuery query;
+  query.user = kCanaryUser;
+  query.limit = static_cast<int>(query_int(call.request, "limit", 1, 1000).value_or(50));
+  store_.read(
+      [this, call, query](Store& store) {
+        return std::function<void()>([this, call, found = store.jobs(query)] {
+          Json list = Json::array();
+          for (const auto& stored : found) {
+            const Job* active = jobs_.active_job(stored.id);
+            list.push_back(job_json(active ? *active : stored));
+          }
+          call.reply(200, {{"canaries", list}});
+        });
+      },
+      [call](const std::string& error) { call.fail(500, "internal", "could not read canaries: " + error); });
+}
+
+}  // namespace trainyard

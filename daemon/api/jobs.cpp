@@ -1,0 +1,264 @@
+// Jobs: submit, list, read, cancel, and what a job left behind (attempts, logs, checkpoints,
+// metrics). Another user's job answers exactly as a missing one does.
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+
+#include "checkpoint/checkpoint.h"
+#include "daemon/api.h"
+#include "daemon/api/call.h"
+#include "daemon/api/job_access.h"
+#include "daemon/api/query.h"
+#include "daemon/goodput.h"
+#include "daemon/job_checkpoints.h"
+#include "daemon/metric_series.h"
+#include "daemon/share_access.h"
+#include "scheduler/types.h"
+
+namespace trainyard {
+namespace {
+
+// The text of a JSON object with `fields` (an object) added, without parsing the text again.
+std::string with_fields(std::string object_text, const Json& fields) {
+  if (fields.empty()) return object_text;
+  const std::string extra = json_text(fields);
+  object_text.back() = ',';  // was the closing brace
+  object_text.append(extra, 1);
+  return object_text;
+}
+
+Json checkpoint_json(const CheckpointStatus& s) {
+  return {{"step", s.step},
+          {"path", s.path},
+          {"recorded_by_attempt", s.recorded_by ? Json(*s.recorded_by) : Json(nullptr)},
+          {"valid", s.valid},
+          {"problem", s.problem}};
+}
+
+}  // namespace
+
+Json Api::live_fields(const Job& job) const {
+  Json j = Json::object();
+  if (job.state == JobState::pending) {
+    if (auto reason = jobs_.scheduler().why_pending(job.id)) {
+      j["pending_reason"] = {{"code", scheduler::to_string(reason->code)}, {"message", reason->message}};
+    }
+    if (auto pos = jobs_.scheduler().queue_position(job.id)) j["queue_position"] = *pos;
+  }
+  return j;
+}
+
+Json Api::job_json(const Job& job) const {
+  Json j = to_json(job);
+  j.update(live_fields(job));
+  return j;
+}
+
+void Api::submit_job(ApiCall call) {
+  JobSpec spec;
+  try {
+    spec = parse_job_spec(parse_json_text(call.request.body));
+  } catch (const InvalidInput& e) {
+    return call.invalid_body(e);
+  }
+  const std::string& share = spec.share;
+  if (auto refused = submit_refusal(call.who, share, jobs_.share_created(share), jobs_.share_members(share))) {
+    return call.fail(refused->status, refused->status == 403 ? "forbidden" : "invalid_field", refused->message, "share");
+  }
+  if (auto refused = pending_cap_refusal(call.who, max_pending_per_user_,
+                                         [&] { return jobs_.pending_count(call.who.user); })) {
+    return call.fail(429, "too_many_pending", *refused);
+  }
+  const std::string user = call.who.user;
+  const Json audited = {{"name", spec.name}, {"share", spec.share}};
+  try {
+    jobs_.submit(std::move(spec), user,
+                 [this, call, audited](const Job* job, std::string record, std::string error) {
+                   const auto& respond = call.respond;
+                   if (!job) return (*respond)(net::error_response(503, "unavailable", error));
+                   audit(call, {"job.submitted", call.route(), std::to_string(job->id), audited});
+                   // The stored text plus the live fields, rather than rendering the job again on this
+                   // thread (the store worker rendered it): the live fields come last, not in key order.
+                   (*respond)(net::HttpResponse{201, "application/json", with_fields(std::move(record), live_fields(*job)),
+                                                {{"Location", "/v1/jobs/" + std::to_string(job->id)}}});
+                 });
+  } catch (const InvalidInput& e) {
+    call.invalid(e);  // a job that could never start
+  }
+}
+
+void Api::list_jobs(ApiCall call) {
+  JobQuery query;
+  const auto& q = call.request.query;
+  if (auto it = q.find("state"); it != q.end()) {
+    query.state = parse_job_state(it->second);
+    if (!query.state) throw InvalidInput("state", "must be one of PENDING, STARTING, RUNNING, SUCCEEDED, FAILED, CANCELLED");
+  }
+  if (auto it = q.find("share"); it != q.end()) query.share = it->second;
+  if (auto it = q.find("user"); it != q.end()) query.user = it->second;
+  query.limit = static_cast<int>(query_int(call.request, "limit", 1, 1000).value_or(100));
+  query.before_id = query_int(call.request, "before", 1, INT64_MAX);
+  if (!call.who.may(Action::read_all_jobs)) {
+    if (query.user && *query.user != call.who.user) {
+      return call.fail(403, "forbidden", "role " + to_string(call.who.role) + " may not list other users' jobs", "user");
+    }
+    query.user = call.who.user;
+  }
+  store_.read(
+      [this, call, query](Store& store) {
+        auto found = store.jobs(query);
+        return std::function<void()>([this, call, query, found = std::move(found)] {
+          Json list = Json::array();
+          for (const auto& stored : found) {
+            const Job* active = jobs_.active_job(stored.id);
+            list.push_back(job_json(active ? *active : stored));
+          }
+          Json next = nullptr;
+          if (static_cast<int>(found.size()) == query.limit && !found.empty()) next = std::to_string(found.back().id);
+          call.reply(200, {{"jobs", list}, {"next", next}});
+        });
+      },
+      [call](const std::string& error) { call.fail(500, "internal", "could not read jobs: " + error); });
+}
+
+void Api::with_job(ApiCall call, JobId id, std::function<void(ApiCall, Job)> then) {
+  auto check = [call, id, then](const std::optional<Job>& job) {
+    // Another user's job answers as a missing one does: a 403 would tell which ids exist.
+    if (!job || !can_see(call.who, *job)) {
+      return call.fail(404, "not_found", "job " + std::to_string(id) + " does not exist");
+    }
+    then(call, *job);
+  };
+  if (const Job* active = jobs_.active_job(id)) return check(*active);
+  store_.read([id, check](Store& store) { return std::function<void()>([job = store.job(id), check] { check(job); }); },
+              [call](const std::string& error) { call.fail(500, "internal", "could not read the job: " + error); });
+}
+
+void Api::get_job(ApiCall call) {
+  const JobId id = call.id();
+  with_job(call, id, [this](ApiCall c, Job job) {
+    store_.read(
+        [this, c, job](Store& store) {
+          return std::function<void()>([this, c, job, attempts = store.attempts_of(job.id)]() mutable {
+            // Running attempts are fresher in memory than in the store.
+            for (auto& a : attempts) {
+              if (auto active = jobs_.active_attempt(a.id)) a = *active;
+            }
+            const Job* active = jobs_.active_job(job.id);
+            Json body = job_json(active ? *active : job);
+            body["goodput"] = to_json(job_goodput(attempts, clock_.now()));
+            c.reply(200, body);
+          });
+        },
+        [c](const std::string& error) { c.fail(500, "internal", "could not read attempts: " + error); });
+  });
+}
+
+void Api::cancel_job(ApiCall call) {
+  const JobId id = call.id();
+  with_job(call, id, [this](ApiCall c, Job job) {
+    if (!can_cancel(c.who, job)) return c.forbid("cancel job " + std::to_string(job.id));
+    jobs_.cancel(job.id, [this, c, job](JobManager::CancelResult result, std::optional<Job> updated) {
+      if (result == JobManager::CancelResult::not_active) {
+        return c.fail(409, "conflict", "job " + std::to_string(job.id) + " already ended as " + to_string(job.state));
+      }
+      audit(c, {"job.cancelled", c.route(), std::to_string(job.id), {{"job_user", job.user}}});
+      c.reply(200, job_json(*updated));
+    });
+  });
+}
+
+void Api::job_attempts(ApiCall call) {
+  const JobId id = call.id();
+  with_job(call, id, [this](ApiCall c, Job job) {
+    store_.read(
+        [this, c, job](Store& store) {
+          return std::function<void()>([this, c, attempts = store.attempts_of(job.id)] {
+            Json list = Json::array();
+            for (const auto& stored : attempts) {
+              const auto active = jobs_.active_attempt(stored.id);
+              list.push_back(to_json(active ? *active : stored));
+            }
+            c.reply(200, {{"attempts", list}});
+          });
+        },
+        [c](const std::string& error) { c.fail(500, "internal", "could not read attempts: " + error); });
+  });
+}
+
+void Api::job_logs(ApiCall call) {
+  const JobId id = call.id();
+  const auto rank_value = query_int(call.request, "rank", 0, 1023);
+  const std::optional<int> rank = rank_value ? std::optional<int>(static_cast<int>(*rank_value)) : std::nullopt;
+  // Lines, like tail -n; each rank's reply is capped at kMaxLogReplyBytes and says when it was cut.
+  const auto tail = query_int(call.request, "tail", 1, kMaxLogLines).value_or(1000);
+  const auto number = query_int(call.request, "attempt", 1, 1 << 20);
+  with_job(call, id, [this, rank, tail, number](ApiCall c, Job job) {
+    store_.read(
+        [this, c, job, rank, tail, number](Store& store) {
+          return std::function<void()>([this, c, job, rank, tail, number, attempts = store.attempts_of(job.id)] {
+            const Attempt* chosen = nullptr;
+            for (const auto& a : attempts) {
+              if (number ? a.number == *number : (!chosen || a.number > chosen->number)) chosen = &a;
+            }
+            if (!chosen) {
+              return c.fail(404, "not_found", number ? "job " + std::to_string(job.id) + " has no attempt " + std::to_string(*number)
+                                                     : "job " + std::to_string(job.id) + " has not started yet, so it has no logs");
+            }
+            if (rank && *rank >= static_cast<int>(chosen->nodes.size())) {
+              return c.fail(400, "invalid_query", "rank: attempt has ranks 0.." + std::to_string(chosen->nodes.size() - 1), "rank");
+            }
+            const Attempt attempt = *chosen;
+            jobs_.fetch_logs(attempt, rank, tail, [c, job, attempt](std::vector<RankLog> logs) {
+              Json list = Json::array();
+              for (const auto& l : logs) {
+                list.push_back({{"rank", l.rank},           {"node", l.node},
+                                {"text", l.text},           {"error", l.error},
+                                {"log_bytes", l.log_bytes}, {"truncated", l.truncated}});
+              }
+              c.reply(200, {{"job_id", job.id}, {"attempt_id", attempt.id}, {"attempt", attempt.number}, {"logs", list}});
+            });
+          });
+        },
+        [c](const std::string& error) { c.fail(500, "internal", "could not read attempts: " + error); });
+  });
+}
+
+void Api::job_checkpoints(ApiCall call) {
+  const JobId id = call.id();
+  with_job(call, id, [this](ApiCall c, Job job) {
+    const std::filesystem::path dir = checkpoint::job_checkpoint_dir(checkpoint_root_, job.id);
+    // The records come from the store; the job's files are read on the file worker, never on the
+    // store's thread, so a hostile directory cannot hold up other requests.
+    store_.read(
+        [this, c, dir, job](Store& store) {
+          return StoreWorker::Continuation([this, c, dir, kind = job.spec.kind, recorded = store.checkpoints_of(job.id)] {
+            files_.run(
+                [c, dir, kind, recorded] {
+                  Json list = Json::array();
+                  for (const auto& s : inspect_checkpoints(dir, recorded, kind)) list.push_back(checkpoint_json(s));
+                  return FileWorker::Continuation([c, list] { c.reply(200, {{"checkpoints", list}}); });
+                },
+                [c](const std::string& error) { c.fail(500, "internal", "could not list checkpoints: " + error); });
+          });
+        },
+        [c](const std::string& error) { c.fail(500, "internal", "could not read recorded checkpoints: " + error); });
+  });
+}
+
+void Api::job_metrics(ApiCall call) {
+  const JobId id = call.id();
+  const auto max_points = query_int(call.request, "max_points", 1, 100'000).value_or(500);
+  with_job(call, id, [this, max_points](ApiCall c, Job job) {
+    // Summarizing can touch every step of a long run: done on the worker thread with the read.
+    store_.read(
+        [c, job, max_points](Store& store) {
+          Json body = to_json(summarize_metrics(store.metrics_of(job.id), max_points));
+          body["job_id"] = job.id;
+          return std::function<void()>([c, body = std::move(body)] { c.reply(200, body); });
+        },
+        [c](const std::string& error) { c.fail(500, "internal", "could not read metrics: " + error); });
+  });
+}
+
+}  // namespace trainyard

@@ -1,0 +1,160 @@
+// Nodes: the fleet as each role may see it, and operating it (drain, undrain, faults, health
+// history, forgetting a node's credential).
+#include <spdlog/spdlog.h>
+
+#include "daemon/api.h"
+#include "daemon/api/call.h"
+#include "daemon/api/job_access.h"
+#include "daemon/api/query.h"
+#include "daemon/node_credentials.h"
+#include "proto/faults.h"
+
+namespace trainyard {
+
+Json Api::node_json(const NodeView& view, const Principal& who) const {
+  Json j = to_json(view.node);
+  j["free_cores"] = view.free_cores;
+  if (who.may(Action::read_all_jobs)) {
+    j["attempts"] = view.attempts;
+    return j;
+  }
+  // A user sees where their own work runs, not the data plane's address nor whose else runs there.
+  j.erase("data_addr");
+  std::vector<AttemptId> own;
+  for (const AttemptId id : view.attempts) {
+    const auto attempt = jobs_.active_attempt(id);
+    const Job* job = attempt ? jobs_.active_job(attempt->job_id) : nullptr;
+    if (job && can_see(who, *job)) own.push_back(id);
+  }
+  j["attempts"] = own;
+  j["other_attempts"] = view.attempts.size() - own.size();
+  return j;
+}
+
+void Api::list_nodes(ApiCall call) {
+  Json list = Json::array();
+  for (const auto& view : jobs_.nodes()) list.push_back(node_json(view, call.who));
+  call.reply(200, {{"nodes", list}});
+}
+
+void Api::get_node(ApiCall call) {
+  const std::string& name = call.param("name");
+  auto view = jobs_.node(name);
+  if (!view) return call.fail(404, "not_found", "node " + name + " is not registered");
+  call.reply(200, node_json(*view, call.who));
+}
+
+void Api::set_node_faults(ApiCall call) { change_node_faults(std::move(call), false); }
+
+void Api::clear_node_faults(ApiCall call) { change_node_faults(std::move(call), true); }
+
+void Api::change_node_faults(ApiCall call, bool clear) {
+  const std::string& name = call.param("name");
+  const auto view = jobs_.node(name);
+  if (!view) return call.fail(404, "not_found", "node " + name + " is not registered");
+  FaultPlan plan;
+  try {
+    if (!clear) {
+      const Json body = parse_json_text(call.request.body);
+      ObjectReader r(body, "");
+      const auto specs = r.string_list("faults", 4096, 256);
+      r.finish();
+      for (std::size_t i = 0; i < specs.size(); ++i) {
+        try {
+          apply_fault_spec(plan, specs[i], view->node.cores);
+        } catch (const InvalidInput& e) {
+          throw InvalidInput("faults[" + std::to_string(i) + "]", e.message());
+        }
+      }
+    }
+  } catch (const InvalidInput& e) {
+    return call.invalid_body(e);
+  }
+  // The canonical form: what the node will list once its agent has applied them.
+  std::vector<std::string> specs = fault_specs(plan);
+  if (!jobs_.set_faults(name, specs)) {
+    return call.fail(409, "conflict", "node " + name + " is not connected; faults are applied by its agent");
+  }
+  spdlog::info("event=faults_requested node={} by={} faults=\"{}\"", name, call.who.user, join_node_names(specs));
+  audit(call, {clear ? "node.faults_cleared" : "node.faults_set", call.route(), name, {{"faults", specs}}});
+  call.reply(202, {{"node", name},
+                   {"faults", specs},
+                   {"message", "sent to the agent; GET /v1/nodes/" + name + " lists the faults once it applied them"}});
+}
+
+void Api::drain_node(ApiCall call) {
+  const std::string& name = call.param("name");
+  if (!jobs_.node(name)) return call.fail(404, "not_found", "node " + name + " is not registered");
+  std::string reason = "drained by " + call.who.user;
+  bool stop_attempts = false;
+  try {
+    if (!call.request.body.empty()) {
+      const Json body = parse_json_text(call.request.body);
+      ObjectReader r(body, "");
+      if (auto given = r.opt_string("reason", 1, 1024)) reason = *given + " (drained by " + call.who.user + ")";
+      stop_attempts = r.opt_boolean("stop_attempts").value_or(false);
+      r.finish();
+    }
+  } catch (const InvalidInput& e) {
+    return call.invalid_body(e);
+  }
+  jobs_.drain(name, reason, stop_attempts, [this, call, name, reason, stop_attempts](Node node) {
+    audit(call, {"node.drained", call.route(), name, {{"reason", reason}, {"stop_attempts", stop_attempts}}});
+    call.reply(200, to_json(node));
+  });
+}
+
+// A node whose credential is lost (a reinstalled machine) can join again with the join token.
+void Api::forget_node_credential(ApiCall call) {
+  const std::string& name = call.param("name");
+  const auto view = jobs_.node(name);
+  if (view && view->node.connected) {
+    return call.fail(409, "conflict", "node " + name + " is connected; stop its agent before forgetting its credential");
+  }
+  const auto done = [this, call, name](bool forgotten, const std::string& error) {
+    if (!error.empty()) return call.fail(503, "unavailable", error);
+    if (!forgotten) return call.fail(404, "not_found", "node " + name + " has no credential");
+    audit(call, {"node.credential_forgotten", call.route(), name, Json::object()});
+    call.reply(200, {{"node", name}, {"credential", "forgotten"}});
+  };
+  trainyard::forget_node_credential(tokens_, store_, name, call.who.user, done);
+}
+
+void Api::undrain_node(ApiCall call) {
+  const std::string& name = call.param("name");
+  const auto view = jobs_.node(name);
+  if (!view) return call.fail(404, "not_found", "node " + name + " is not registered");
+  const NodeState state = view->node.state;
+  if (state == NodeState::healthy) return call.fail(409, "conflict", "node " + name + " is already HEALTHY");
+  if (state == NodeState::down) return call.fail(409, "conflict", "node " + name + " is DOWN; it returns when its agent reconnects");
+  if (state != NodeState::drained && (!view->attempts.empty() || !view->node.connected)) {
+    return call.fail(409, "conflict", "node " + name + " is " + to_string(state) +
+                                          " and returns to service only by passing its health check, which needs it "
+                                          "connected and idle");
+  }
+  jobs_.undrain(name, call.who.user, [this, call, name](Node node, std::optional<std::int64_t> check) {
+    Json body = to_json(node);
+    if (check) body["health_check_id"] = *check;
+    audit(call, {"node.undrained", call.route(), name, {{"health_check_id", check ? Json(*check) : Json(nullptr)}}});
+    call.reply(200, body);
+  });
+}
+
+void Api::node_health(ApiCall call) {
+  const std::string& name = call.param("name");
+  const int limit = static_cast<int>(query_int(call.request, "limit", 1, 1000).value_or(50));
+  if (!jobs_.node(name)) return call.fail(404, "not_found", "node " + name + " is not registered");
+  store_.read(
+      [call, name, limit](Store& store) {
+        Json list = Json::array();
+        for (const auto& row : store.node_health(name, limit)) {
+          Json j = row.record;
+          j["at"] = format_time(row.at);
+          list.push_back(std::move(j));
+        }
+        return std::function<void()>([call, name, list] { call.reply(200, {{"node", name}, {"checks", list}}); });
+      },
+      [call](const std::string& error) { call.fail(500, "internal", "could not read health history: " + error); });
+}
+
+}  // namespace trainyard

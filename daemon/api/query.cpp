@@ -1,0 +1,26 @@
+#include "daemon/api/query.h"
+
+#include <charconv>
+
+#include "proto/errors.h"
+
+namespace trainyard {
+
+std::int64_t parse_int(const std::string& text, const std::string& field, std::int64_t min, std::int64_t max) {
+  std::int64_t v = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || ptr != text.data() + text.size() || v < min || v > max) {
+    throw InvalidInput(field, "must be an integer from " + std::to_string(min) + " to " + std::to_string(max) +
+                                  ", got \"" + text + "\"");
+  }
+  return v;
+}
+
+std::optional<std::int64_t> query_int(const net::HttpRequest& req, const std::string& name, std::int64_t min,
+                                      std::int64_t max) {
+  auto it = req.query.find(name);
+  if (it == req.query.end()) return std::nullopt;
+  return parse_int(it->second, name, min, max);
+}
+
+}  // namespace trainyard

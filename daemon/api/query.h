@@ -1,0 +1,19 @@
+#pragma once
+// Whole numbers from path segments and query parameters, validated at the boundary: anything else
+// throws InvalidInput naming the parameter, which the dispatcher answers with a 400.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "net/http_types.h"
+
+namespace trainyard {
+
+// Parses a whole integer in [min, max]; throws InvalidInput(field) otherwise.
+std::int64_t parse_int(const std::string& text, const std::string& field, std::int64_t min, std::int64_t max);
+
+// The query parameter `name` as an integer in [min, max], if given.
+std::optional<std::int64_t> query_int(const net::HttpRequest& req, const std::string& name, std::int64_t min,
+                                      std::int64_t max);
+
+}  // namespace trainyard

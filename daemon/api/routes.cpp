@@ -1,0 +1,98 @@
+#include "daemon/api/routes.h"
+
+#include "daemon/api.h"
+
+namespace trainyard {
+
+const std::vector<Route>& api_routes() {
+  using A = Action;
+  static const std::vector<Route> routes = {
+      {"GET", "/healthz", std::nullopt, "", "", "Healthz", 200, "Liveness and the daemon's version", {}, &Api::healthz},
+      {"GET", "/v1/openapi.json", std::nullopt, "", "", "OpenApiDocument", 200,
+       "This API as an OpenAPI 3.1 document, generated from the route table", {}, &Api::openapi},
+      {"GET", "/metrics", A::read_metrics, "read metrics", "", "PrometheusText", 200,
+       "Prometheus text exposition (without a token when the daemon runs with --metrics-public)", {},
+       &Api::metrics_exposition},
+
+      {"GET", "/v1/jobs", A::use_api, "list jobs", "", "JobList", 200,
+       "Jobs, newest first (one's own unless the role reads every job); next is the cursor for before",
+       {{"state", "string"}, {"share", "string"}, {"user", "string"}, {"limit", "integer"}, {"before", "integer"}}, &Api::list_jobs},
+      {"POST", "/v1/jobs", A::submit_jobs, "submit jobs", "JobSpec", "Job", 201,
+       "Submit a job; answered once it is on disk", {}, &Api::submit_job},
+      {"GET", "/v1/jobs/{id}", A::use_api, "read jobs", "", "Job", 200,
+       "A job with its goodput; pending jobs carry pending_reason and queue_position", {}, &Api::get_job},
+      {"POST", "/v1/jobs/{id}/cancel", A::submit_jobs, "cancel jobs", "", "Job", 200,
+       "Cancel a job (its own for a user, any for an admin)", {}, &Api::cancel_job},
+      {"GET", "/v1/jobs/{id}/attempts", A::use_api, "read jobs", "", "AttemptList", 200,
+       "The job's attempts with nodes, exit code, failure class and reason", {}, &Api::job_attempts},
+      {"GET", "/v1/jobs/{id}/logs", A::use_api, "read jobs", "", "JobLogs", 200,
+       "The tail of each rank's output of an attempt (the newest by default), fetched from the agents",
+       {{"rank", "integer"}, {"tail", "integer"}, {"attempt", "integer"}}, &Api::job_logs},
+      {"GET", "/v1/jobs/{id}/checkpoints", A::use_api, "read jobs", "", "CheckpointList", 200,
+       "The job's checkpoints and whether a retry may resume from each", {}, &Api::job_checkpoints},
+      {"GET", "/v1/jobs/{id}/metrics", A::use_api, "read jobs", "", "JobMetrics", 200,
+       "Per-step training metrics of the kept trajectory, downsampled, with gradient-norm spikes", {{"max_points", "integer"}},
+       &Api::job_metrics},
+
+      {"GET", "/v1/nodes", A::use_api, "read nodes", "", "NodeList", 200, "Every registered node", {},
+       &Api::list_nodes},
+      {"GET", "/v1/nodes/{name}", A::use_api, "read nodes", "", "Node", 200, "One node", {}, &Api::get_node},
+      {"POST", "/v1/nodes/{name}/drain", A::operate_nodes, "drain nodes", "DrainRequest", "Node", 200,
+       "Take a node out of service (the body is optional)", {}, &Api::drain_node},
+      {"POST", "/v1/nodes/{name}/undrain", A::operate_nodes, "undrain nodes", "", "Node", 200,
+       "Return a node to service; an UNHEALTHY one through a health check", {}, &Api::undrain_node},
+      {"DELETE", "/v1/nodes/{name}/credential", A::manage_tokens, "forget a node's credential", "",
+       "CredentialForgotten", 200, "Forget a disconnected node's own credential, so it may join again", {},
+       &Api::forget_node_credential},
+      {"GET", "/v1/nodes/{name}/health", A::use_api, "read nodes", "", "NodeHealth", 200,
+       "The node's health history, newest first", {{"limit", "integer"}}, &Api::node_health},
+      {"PUT", "/v1/nodes/{name}/faults", A::operate_nodes, "inject faults", "FaultsRequest", "FaultsAccepted", 202,
+       "Replace the node's simulated faults (applied by its agent)", {}, &Api::set_node_faults},
+      {"DELETE", "/v1/nodes/{name}/faults", A::operate_nodes, "inject faults", "", "FaultsAccepted", 202,
+       "Clear the node's simulated faults", {}, &Api::clear_node_faults},
+
+      {"GET", "/v1/goodput", A::use_api, "read goodput", "", "GoodputReport", 200,
+       "Goodput of the newest jobs and their total", {{"limit", "integer"}}, &Api::cluster_goodput},
+      {"GET", "/v1/canaries", A::use_api, "read canaries", "", "CanaryList", 200,
+       "Canary jobs the daemon ran, newest first", {{"limit", "integer"}}, &Api::list_canaries},
+      {"POST", "/v1/healthchecks", A::operate_nodes, "start health checks", "HealthCheckRequest", "HealthCheck", 202,
+       "Start a health check of named nodes", {}, &Api::start_health_check},
+      {"GET", "/v1/healthchecks/{id}", A::use_api, "read health checks", "", "HealthCheck", 200,
+       "A health check's state, verdicts and collective runs", {}, &Api::get_health_check},
+
+      {"GET", "/v1/tokens", A::use_api, "list tokens", "", "TokenList", 200,
+       "Tokens without their secrets: every one for an admin, one's own for others", {}, &Api::list_tokens},
+      {"POST", "/v1/tokens", A::manage_tokens, "create tokens", "TokenRequest", "NewToken", 201,
+       "Create a token; its secret is shown once", {}, &Api::create_token},
+      {"POST", "/v1/tokens/join/rotate", A::manage_tokens, "rotate the join token", "", "JoinToken", 200,
+       "Replace the agents' join token; joined nodes keep their credentials", {}, &Api::rotate_join_token},
+      {"DELETE", "/v1/tokens/{token_id}", A::use_api, "revoke tokens", "", "TokenRevoked", 200,
+       "Revoke a token at once (one's own, or any for an admin)", {}, &Api::revoke_token},
+
+      {"GET", "/v1/shares", A::use_api, "read shares", "", "ShareList", 200,
+       "The fair-share table (admins also see members)", {}, &Api::list_shares},
+      {"PUT", "/v1/shares/{name}", A::manage_shares, "change shares", "ShareRequest", "Share", 200,
+       "Create or change a share", {}, &Api::put_share},
+
+      {"GET", "/v1/audit", A::read_audit, "read the audit log", "", "AuditLog", 200,
+       "Every change made through the API, oldest first; next is the cursor for after", {{"after", "integer"}, {"limit", "integer"}},
+       &Api::list_audit},
+  };
+  return routes;
+}
+
+bool path_matches(std::string_view pattern, const std::vector<std::string>& segments) {
+  std::size_t i = 0;
+  std::size_t at = 1;  // past the leading '/'
+  while (at <= pattern.size()) {
+    const std::size_t end = std::min(pattern.find('/', at), pattern.size());
+    const std::string_view part = pattern.substr(at, end - at);
+    if (i == segments.size()) return false;
+    if (!part.starts_with('{') && part != segments[i]) return false;
+    ++i;
+    at = end + 1;
+  }
+  return i == segments.size();
+}
+
+}  // namespace trainyard

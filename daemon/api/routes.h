@@ -1,0 +1,53 @@
+#pragma once
+// The route table: every REST route declared once. Api::handle dispatches from it (path, method,
+// role check, query parameters), GET /v1/openapi.json is generated from it, and the role-walk
+// test walks it, so a route cannot be served, documented and checked three different ways.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "daemon/roles.h"
+
+namespace trainyard {
+
+class Api;
+struct ApiCall;
+
+struct QueryParam {
+  std::string_view name;
+  std::string_view type;  // its JSON Schema type once parsed: "integer" or "string"
+};
+
+struct Route {
+  using Handler = void (Api::*)(ApiCall);
+
+  std::string_view method;   // "GET", "POST", "PUT", "DELETE"
+  std::string_view pattern;  // "/v1/jobs/{id}/logs": a {name} segment matches any one segment
+  // What the caller's role must allow (daemon/roles.h); nullopt: no token needed. A handler may
+  // check more (whose job it is).
+  std::optional<Action> action;
+  std::string_view refused;          // what a role without `action` "may not" do
+  std::string_view request_schema;   // daemon/api/schemas.h; "" for no body
+  std::string_view response_schema;  // of the success reply
+  int success_status;
+  std::string_view summary;
+  std::vector<QueryParam> query;  // the query parameters it takes; any other is a 400
+  Handler handler;
+};
+
+// What the table says of a request: its route (nullptr when none takes its method), the pattern
+// its path matched ("" when none) and the methods that path takes, as a 405's Allow lists them.
+struct RouteMatch {
+  const Route* route = nullptr;
+  std::string_view pattern;
+  std::string allowed;
+};
+
+// In dispatch order; routes of one path are listed in the order their 405 names the methods.
+const std::vector<Route>& api_routes();
+
+// The pattern's segments as `segments` matches them; {name} matches any one segment.
+bool path_matches(std::string_view pattern, const std::vector<std::string>& segments);
+
+}  // namespace trainyard

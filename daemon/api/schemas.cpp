@@ -1,0 +1,165 @@
+#include "daemon/api/schemas.h"
+
+namespace trainyard {
+namespace {
+
+// Schemas are written as JSON text: they read as the documents they describe.
+const char* const kJsonSchemas = R"json({
+  "Error": {
+    "type": "object", "required": ["error"],
+    "properties": {"error": {"type": "object", "required": ["code", "message"], "properties": {
+      "code": {"type": "string", "description": "stable: invalid_field, invalid_json, invalid_query, invalid_id, unauthorized, forbidden, not_found, method_not_allowed, conflict, rate_limited, too_many_pending, unavailable, internal"},
+      "message": {"type": "string"},
+      "field": {"type": "string", "description": "the field, query parameter or path part that was wrong"}}}}
+  },
+  "Healthz": {"type": "object", "required": ["status", "version"],
+              "properties": {"status": {"const": "ok"}, "version": {"type": "string"}}},
+  "OpenApiDocument": {"type": "object", "description": "this document"},
+  "JobSpec": {
+    "type": "object", "required": ["name"], "additionalProperties": false,
+    "properties": {
+      "name": {"type": "string", "minLength": 1, "maxLength": 128},
+      "share": {"type": "string", "minLength": 1, "maxLength": 64, "default": "default"},
+      "priority": {"type": "integer", "minimum": 0, "maximum": 9999},
+      "nodes": {"type": "integer", "minimum": 1, "maximum": 1024, "default": 1},
+      "nodes_min": {"type": "integer", "minimum": 1, "maximum": 1024},
+      "cores_per_node": {"type": "integer", "minimum": 1, "maximum": 4096},
+      "kind": {"enum": ["command", "simulated"], "default": "command"},
+      "command": {"type": "object", "required": ["argv"], "additionalProperties": false, "properties": {
+        "argv": {"type": "array", "minItems": 1, "maxItems": 1024, "items": {"type": "string"}},
+        "env": {"type": "object", "additionalProperties": {"type": "string"}}}},
+      "workload": {"type": "object", "description": "the simulated kernel's settings (README, The job spec)"},
+      "retry": {"type": "object", "additionalProperties": false, "properties": {
+        "attempts": {"type": "integer", "minimum": 1, "maximum": 10},
+        "evaluate_on_exit": {"type": "array", "items": {"type": "object", "required": ["action"], "properties": {
+          "action": {"enum": ["retry", "exit", "RETRY", "EXIT"]}, "on_exit_code": {"type": "string"},
+          "on_reason": {"type": "string"}, "on_class": {"type": "string"}}}}}},
+      "timeout_s": {"type": "integer", "minimum": 1},
+      "stuck_after_s": {"type": "integer", "minimum": 1, "default": 1800},
+      "preflight": {"type": "boolean"},
+      "wait_for_capacity": {"type": "boolean", "default": false},
+      "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+      "depends_on": {"type": "array", "items": {"type": "integer", "minimum": 1}, "description": "refused: not supported yet"},
+      "code_version": {"type": "string", "minLength": 1, "maxLength": 256}}
+  },
+  "Job": {
+    "type": "object", "required": ["id", "name", "user", "share", "state", "submitted_at", "spec"],
+    "properties": {
+      "id": {"type": "integer"}, "name": {"type": "string"}, "user": {"type": "string"}, "share": {"type": "string"},
+      "state": {"$ref": "#/components/schemas/JobState"},
+      "submitted_at": {"type": "string"}, "started_at": {"type": "string"}, "ended_at": {"type": "string"},
+      "attempts": {"type": "integer"}, "reason": {"type": "string"}, "failure_class": {"type": "string"},
+      "exit_code": {"type": "integer"}, "spec": {"$ref": "#/components/schemas/JobSpec"},
+      "pending_reason": {"type": "object", "properties": {"code": {"type": "string"}, "message": {"type": "string"}}},
+      "queue_position": {"type": "integer"},
+      "goodput": {"$ref": "#/components/schemas/Goodput"}}
+  },
+  "JobState": {"enum": ["PENDING", "STARTING", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED"]},
+  "JobList": {"type": "object", "required": ["jobs", "next"], "properties": {
+    "jobs": {"type": "array", "items": {"$ref": "#/components/schemas/Job"}},
+    "next": {"type": ["string", "null"], "description": "the cursor for before"}}},
+  "Attempt": {"type": "object", "required": ["id", "job_id", "number", "nodes"], "properties": {
+    "id": {"type": "integer"}, "job_id": {"type": "integer"}, "number": {"type": "integer"},
+    "nodes": {"type": "array", "items": {"type": "string"}}, "exit_code": {"type": "integer"},
+    "signal": {"type": "integer"}, "failure_class": {"type": "string"}, "reason": {"type": "string"}}},
+  "AttemptList": {"type": "object", "required": ["attempts"], "properties": {
+    "attempts": {"type": "array", "items": {"$ref": "#/components/schemas/Attempt"}}}},
+  "JobLogs": {"type": "object", "required": ["job_id", "attempt_id", "attempt", "logs"], "properties": {
+    "job_id": {"type": "integer"}, "attempt_id": {"type": "integer"}, "attempt": {"type": "integer"},
+    "logs": {"type": "array", "items": {"type": "object", "properties": {
+      "rank": {"type": "integer"}, "node": {"type": "string"}, "text": {"type": "string"}, "error": {"type": "string"},
+      "log_bytes": {"type": "integer"}, "truncated": {"type": "boolean"}}}}}},
+  "CheckpointList": {"type": "object", "required": ["checkpoints"], "properties": {
+    "checkpoints": {"type": "array", "items": {"type": "object", "properties": {
+      "step": {"type": "integer"}, "path": {"type": "string"}, "recorded_by_attempt": {"type": ["integer", "null"]},
+      "valid": {"type": "boolean"}, "problem": {"type": "string"}}}}}},
+  "JobMetrics": {"type": "object", "required": ["job_id"], "properties": {
+    "job_id": {"type": "integer"}, "points": {"type": "array"}, "spikes": {"type": "array"}}},
+  "Node": {"type": "object", "required": ["name", "cores", "state", "connected", "free_cores", "attempts"], "properties": {
+    "name": {"type": "string"}, "cores": {"type": "integer"}, "memory_mb": {"type": "integer"},
+    "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+    "agent_version": {"type": "string"},
+    "data_addr": {"type": "string", "description": "only to roles that read every job"},
+    "state": {"enum": ["HEALTHY", "SUSPECT", "UNHEALTHY", "DRAINED", "DOWN"]},
+    "state_reason": {"type": "string"}, "state_since": {"type": "string"}, "connected": {"type": "boolean"},
+    "faults": {"type": "array", "items": {"type": "string"}}, "last_heartbeat": {"type": "string"},
+    "free_cores": {"type": "integer"},
+    "attempts": {"type": "array", "items": {"type": "integer"}, "description": "a user sees only its own"},
+    "other_attempts": {"type": "integer", "description": "to users: how many attempts of others run there"},
+    "health_check_id": {"type": "integer", "description": "undrain: the check that returns the node to service"}}},
+  "NodeList": {"type": "object", "required": ["nodes"], "properties": {
+    "nodes": {"type": "array", "items": {"$ref": "#/components/schemas/Node"}}}},
+  "DrainRequest": {"type": "object", "additionalProperties": false, "properties": {
+    "reason": {"type": "string", "minLength": 1, "maxLength": 1024}, "stop_attempts": {"type": "boolean", "default": false}}},
+  "CredentialForgotten": {"type": "object", "required": ["node", "credential"], "properties": {
+    "node": {"type": "string"}, "credential": {"const": "forgotten"}}},
+  "NodeHealth": {"type": "object", "required": ["node", "checks"], "properties": {
+    "node": {"type": "string"}, "checks": {"type": "array", "items": {"type": "object"}}}},
+  "FaultsRequest": {"type": "object", "required": ["faults"], "additionalProperties": false, "properties": {
+    "faults": {"type": "array", "maxItems": 4096, "items": {"type": "string", "examples": ["core:3=corrupt", "link=drop"]}}}},
+  "FaultsAccepted": {"type": "object", "required": ["node", "faults", "message"], "properties": {
+    "node": {"type": "string"}, "faults": {"type": "array", "items": {"type": "string"}}, "message": {"type": "string"}}},
+  "HealthCheckRequest": {"type": "object", "required": ["nodes"], "additionalProperties": false, "properties": {
+    "nodes": {"type": "array", "minItems": 1, "maxItems": 1024, "items": {"type": "string"}},
+    "suites": {"type": "array", "minItems": 1, "items": {"enum": ["accelerator", "collective"]}}}},
+  "HealthCheck": {"type": "object", "required": ["id"], "properties": {
+    "id": {"type": "integer"}, "state": {"type": "string"}, "nodes": {"type": "array", "items": {"type": "string"}}}},
+  "CanaryList": {"type": "object", "required": ["canaries"], "properties": {
+    "canaries": {"type": "array", "items": {"$ref": "#/components/schemas/Job"}}}},
+  "Goodput": {"type": "object", "description": "allocated and productive core-seconds, and what was lost by cause"},
+  "GoodputReport": {"type": "object", "required": ["cluster", "jobs"], "properties": {
+    "cluster": {"$ref": "#/components/schemas/Goodput"},
+    "jobs": {"type": "array", "items": {"type": "object", "properties": {
+      "job_id": {"type": "integer"}, "name": {"type": "string"}, "state": {"$ref": "#/components/schemas/JobState"}}}}}},
+  "TokenRequest": {"type": "object", "required": ["user"], "additionalProperties": false, "properties": {
+    "user": {"type": "string", "minLength": 1, "maxLength": 64},
+    "role": {"enum": ["admin", "operator", "user", "viewer"], "default": "user"},
+    "ttl_s": {"type": "integer", "minimum": 1, "maximum": 315360000}}},
+  "Token": {"type": "object", "required": ["id", "user", "role", "created_at", "expires_at", "last_used_at"], "properties": {
+    "id": {"type": "string"}, "user": {"type": "string"},
+    "role": {"enum": ["admin", "operator", "user", "viewer", "agent"]},
+    "created_at": {"type": "string"}, "expires_at": {"type": ["string", "null"]}, "last_used_at": {"type": ["string", "null"]}}},
+  "NewToken": {"allOf": [{"$ref": "#/components/schemas/Token"},
+    {"type": "object", "required": ["token"], "properties": {"token": {"type": "string", "description": "the secret, shown once"}}}]},
+  "TokenList": {"type": "object", "required": ["tokens"], "properties": {
+    "tokens": {"type": "array", "items": {"$ref": "#/components/schemas/Token"}}}},
+  "TokenRevoked": {"type": "object", "required": ["id", "revoked"], "properties": {
+    "id": {"type": "string"}, "revoked": {"const": true}}},
+  "JoinToken": {"type": "object", "required": ["token"], "properties": {"token": {"type": "string"}}},
+  "ShareRequest": {"type": "object", "required": ["weight"], "additionalProperties": false, "properties": {
+    "weight": {"type": "number", "minimum": 1e-6, "maximum": 1e6},
+    "max_running_cores": {"type": "integer", "minimum": 1},
+    "members": {"type": "array", "maxItems": 10000, "items": {"type": "string"},
+                "description": "the users who may submit to it; without it, every user"}}},
+  "Share": {"type": "object", "required": ["name", "weight"], "properties": {
+    "name": {"type": "string"}, "weight": {"type": "number"}, "max_running_cores": {"type": "integer"},
+    "members": {"type": ["array", "null"], "items": {"type": "string"}, "description": "to admins only"},
+    "usage_core_s": {"type": "number"}, "fair_share_factor": {"type": "number"},
+    "running_cores": {"type": "integer"}, "pending_jobs": {"type": "integer"}}},
+  "ShareList": {"type": "object", "required": ["shares"], "properties": {
+    "shares": {"type": "array", "items": {"$ref": "#/components/schemas/Share"}}}},
+  "AuditLog": {"type": "object", "required": ["events", "next"], "properties": {
+    "events": {"type": "array", "items": {"type": "object", "properties": {
+      "id": {"type": "integer"}, "at": {"type": "string"}, "action": {"type": "string"}, "user": {"type": "string"},
+      "role": {"type": "string"}, "remote": {"type": "string"}, "route": {"type": "string"},
+      "target": {"type": "string"}, "details": {"type": "object"}}}},
+    "next": {"type": ["string", "null"], "description": "the cursor for after"}}}
+})json";
+
+std::map<std::string, ApiSchema, std::less<>> build() {
+  std::map<std::string, ApiSchema, std::less<>> schemas;
+  const Json declared = Json::parse(kJsonSchemas);
+  for (const auto& [name, schema] : declared.items()) schemas[name] = {"application/json", schema};
+  schemas["PrometheusText"] = {std::string(kPrometheusTextType),
+                               {{"type", "string"}, {"description", "Prometheus text exposition format 0.0.4"}}};
+  return schemas;
+}
+
+}  // namespace
+
+const std::map<std::string, ApiSchema, std::less<>>& api_schemas() {
+  static const auto schemas = build();
+  return schemas;
+}
+
+}  // namespace trainyard

@@ -1,0 +1,23 @@
+#pragma once
+// The JSON Schemas (draft 2020-12, as OpenAPI 3.1 uses them) of the API's request and response
+// bodies, declared once and named by the route table; GET /v1/openapi.json publishes them.
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "proto/text.h"
+
+namespace trainyard {
+
+// The Prometheus text exposition format's content type.
+inline constexpr std::string_view kPrometheusTextType = "text/plain; version=0.0.4";
+
+struct ApiSchema {
+  std::string media_type;  // "application/json", or the exposition's for PrometheusText
+  Json schema;             // may $ref others as "#/components/schemas/<name>"
+};
+
+// Every schema by name; "Error" is the body of every error reply.
+const std::map<std::string, ApiSchema, std::less<>>& api_schemas();
+
+}  // namespace trainyard

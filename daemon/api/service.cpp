@@ -1,0 +1,20 @@
+// The daemon about itself: liveness, this API's OpenAPI document, and the Prometheus exposition.
+#include "daemon/api.h"
+#include "daemon/api/call.h"
+#include "daemon/api/openapi.h"
+#include "daemon/api/schemas.h"
+
+namespace trainyard {
+
+void Api::healthz(ApiCall call) { call.reply(200, {{"status", "ok"}, {"version", version_}}); }
+
+void Api::openapi(ApiCall call) {
+  if (openapi_text_.empty()) openapi_text_ = json_text(openapi_document(api_routes(), api_schemas(), version_));
+  (*call.respond)(net::HttpResponse{200, "application/json", openapi_text_, {}});
+}
+
+void Api::metrics_exposition(ApiCall call) {
+  (*call.respond)(net::HttpResponse{200, std::string(kPrometheusTextType), render_metrics_(), {}});
+}
+
+}  // namespace trainyard

@@ -1,0 +1,61 @@
+// Shares: the fair-share table, and creating or changing a share.
+#include "daemon/api.h"
+#include "daemon/api/call.h"
+#include "daemon/share_access.h"
+#include "scheduler/types.h"
+
+namespace trainyard {
+
+void Api::list_shares(ApiCall call) {
+  Json list = Json::array();
+  for (const auto& row : jobs_.scheduler().shares(clock_.now())) {
+    Json j = {{"name", row.name},
+              {"weight", row.weight},
+              {"usage_core_s", row.usage},
+              {"expected_usage_core_s", row.expected_usage},
+              {"normalized_usage", row.normalized_usage},
+              {"fair_share_factor", row.fair_share_factor},
+              {"running_cores", row.running_cores},
+              {"pending_jobs", row.pending_jobs}};
+    if (row.max_running_cores) j["max_running_cores"] = *row.max_running_cores;
+    if (call.who.may(Action::manage_shares)) {
+      const auto* members = jobs_.share_members(row.name);
+      j["members"] = members ? Json(*members) : Json(nullptr);
+    }
+    list.push_back(j);
+  }
+  call.reply(200, {{"shares", list}});
+}
+
+void Api::put_share(ApiCall call) {
+  const std::string& name = call.param("name");
+  scheduler::ShareSettings settings;
+  std::optional<std::vector<std::string>> members;
+  try {
+    check_name("name", name);
+    const Json body = parse_json_text(call.request.body);
+    ObjectReader r(body, "");
+    settings.weight = r.number("weight", 1e-6, 1e6);
+    if (auto cap = r.opt_integer("max_running_cores", 1, 1 << 30)) settings.max_running_cores = static_cast<int>(*cap);
+    if (r.has("members")) {
+      members = r.string_list("members", 10'000, 64);
+      for (std::size_t i = 0; i < members->size(); ++i) check_name("members[" + std::to_string(i) + "]", (*members)[i]);
+    }
+    r.finish();
+    scheduler::validate(settings);
+  } catch (const InvalidInput& e) {
+    return call.invalid_body(e);
+  }
+  if (auto refused = put_refusal(name, members)) {
+    return call.fail(refused->status, refused->status == 403 ? "forbidden" : "invalid_field", refused->message,
+                     refused->status == 403 ? "name" : "members");
+  }
+  jobs_.set_share(name, settings, members, [this, call, name, settings, members] {
+    Json j = {{"name", name}, {"weight", settings.weight}, {"members", members ? Json(*members) : Json(nullptr)}};
+    if (settings.max_running_cores) j["max_running_cores"] = *settings.max_running_cores;
+    audit(call, {"share.changed", call.route(), name, j});
+    call.reply(200, j);
+  });
+}
+
+}  // namespace trainyard

@@ -1,0 +1,109 @@
+// Tokens: create, list (never a secret), revoke, and rotate the agents' join token.
+#include <spdlog/spdlog.h>
+
+#include "daemon/api.h"
+#include "daemon/api/call.h"
+#include "daemon/canary.h"
+#include "daemon/join_token.h"
+
+namespace trainyard {
+namespace {
+
+// A token as listed: never its secret nor its hash.
+Json token_json(const TokenRecord& t) {
+  return {{"id", t.id},
+          {"user", t.user},
+          {"role", to_string(t.role)},
+          {"created_at", format_time(t.created_at)},
+          {"expires_at", t.expires_at ? Json(format_time(*t.expires_at)) : Json(nullptr)},
+          {"last_used_at", t.last_used_at ? Json(format_time(*t.last_used_at)) : Json(nullptr)}};
+}
+
+}  // namespace
+
+void Api::create_token(ApiCall call) {
+  TokenRecord record;
+  try {
+    const Json body = parse_json_text(call.request.body);
+    ObjectReader r(body, "");
+    record.user = r.string("user", 1, 64);
+    check_name("user", record.user);
+    if (record.user == kCanaryUser) {
+      throw InvalidInput("user", "\"" + record.user + "\" is the daemon's own user (its canaries)");
+    }
+    const auto role = parse_role(r.opt_string("role", 1, 16).value_or("user"));
+    if (!role || *role == Role::agent) {
+      throw InvalidInput("role", "must be \"admin\", \"operator\", \"user\" or \"viewer\"");
+    }
+    record.role = *role;
+    if (auto ttl = r.opt_integer("ttl_s", 1, kMaxTokenTtlS)) record.expires_at = clock_.now() + std::chrono::seconds(*ttl);
+    r.finish();
+  } catch (const InvalidInput& e) {
+    return call.invalid_body(e);
+  }
+  const std::string secret = generate_token_secret();
+  const auto expires_at = record.expires_at;
+  record = new_token_record(secret, record.user, record.role, clock_.now());
+  record.expires_at = expires_at;
+  Change change;
+  change.tokens.push_back(record);
+  change.events.push_back(audit_event(call, {"token.created", call.route(), record.id,
+                                             {{"user", record.user},
+                                              {"role", to_string(record.role)},
+                                              {"expires_at", expires_at ? Json(format_time(*expires_at)) : Json(nullptr)}}}));
+  store_.write(std::move(change), [this, call, record, secret](std::exception_ptr error, Change&) {
+    if (error) return call.fail(503, "unavailable", "the token could not be stored");
+    tokens_.add(record);
+    spdlog::info("event=token_created id={} user={} role={} by={}", record.id, record.user, to_string(record.role),
+                 call.who.user);
+    Json body = token_json(record);
+    body["token"] = secret;
+    call.reply(201, body);
+  });
+}
+
+void Api::list_tokens(ApiCall call) {
+  const bool all = call.who.may(Action::manage_tokens);
+  Json list = Json::array();
+  for (const TokenRecord& token : tokens_.list()) {
+    if (all || token.user == call.who.user) list.push_back(token_json(token));
+  }
+  call.reply(200, {{"tokens", list}});
+}
+
+// Anyone may revoke their own tokens (giving up access changes nothing else); only token managers
+// others'. Another user's token answers as a missing one does.
+void Api::revoke_token(ApiCall call) {
+  const std::string& id = call.param("token_id");
+  const auto token = tokens_.find_by_id(id);
+  if (!token || (!call.who.may(Action::manage_tokens) && token->user != call.who.user)) {
+    return call.fail(404, "not_found", "token " + id + " does not exist");
+  }
+  // Gone from memory at once: its next request is refused, and an agent it connected is closed.
+  tokens_.remove(token->hash);
+  spdlog::warn("event=token_revoked id={} user={} role={} by={}", token->id, token->user, to_string(token->role),
+               call.who.user);
+  Change change;
+  change.revoked_tokens.push_back(token->hash);
+  change.events.push_back(audit_event(call, {"token.revoked", call.route(), token->id,
+                                             {{"user", token->user}, {"role", to_string(token->role)}}}));
+  store_.write(std::move(change), [call, id](std::exception_ptr error, Change&) {
+    if (error) {
+      return call.fail(503, "unavailable", "token " + id + " is revoked until the daemon restarts, but could not be "
+                                           "deleted from the store; revoke it again");
+    }
+    call.reply(200, {{"id", id}, {"revoked", true}});
+  });
+}
+
+void Api::rotate_join_token(ApiCall call) {
+  trainyard::rotate_join_token(tokens_, store_, join_token_file_, clock_.now(),
+                               [this, call, by = call.who.user](const std::string& secret, const std::string& error) {
+                                 if (!error.empty()) return call.fail(503, "unavailable", error);
+                                 spdlog::info("event=join_token_rotated_by user={}", by);
+                                 audit(call, {"token.join_rotated", call.route(), "join", Json::object()});
+                                 call.reply(200, {{"token", secret}});
+                               });
+}
+
+}  // namespace trainyard
