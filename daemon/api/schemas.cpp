@@ -1,4 +1,5 @@
 #include "daemon/api/schemas.h"
+#include "daemon/prometheus.h"
 
 namespace trainyard {
 namespace {
@@ -150,7 +151,7 @@ std::map<std::string, ApiSchema, std::less<>> build() {
   std::map<std::string, ApiSchema, std::less<>> schemas;
   const Json declared = Json::parse(kJsonSchemas);
   for (const auto& [name, schema] : declared.items()) schemas[name] = {"application/json", schema};
-  schemas["PrometheusText"] = {std::string(kPrometheusTextType),
+  schemas["PrometheusText"] = {std::string(prom::kContentType),
                                {{"type", "string"}, {"description", "Prometheus text exposition format 0.0.4"}}};
   return schemas;
 }

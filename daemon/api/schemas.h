@@ -9,9 +9,6 @@
 
 namespace trainyard {
 
-// The Prometheus text exposition format's content type.
-inline constexpr std::string_view kPrometheusTextType = "text/plain; version=0.0.4";
-
 struct ApiSchema {
   std::string media_type;  // "application/json", or the exposition's for PrometheusText
   Json schema;             // may $ref others as "#/components/schemas/<name>"

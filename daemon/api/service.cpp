@@ -3,6 +3,7 @@
 #include "daemon/api/call.h"
 #include "daemon/api/openapi.h"
 #include "daemon/api/schemas.h"
+#include "daemon/prometheus.h"
 
 namespace trainyard {
 
@@ -14,7 +15,7 @@ void Api::openapi(ApiCall call) {
 }
 
 void Api::metrics_exposition(ApiCall call) {
-  (*call.respond)(net::HttpResponse{200, std::string(kPrometheusTextType), render_metrics_(), {}});
+  (*call.respond)(net::HttpResponse{200, std::string(prom::kContentType), render_metrics_(), {}});
 }
 
 }  // namespace trainyard

@@ -23,7 +23,7 @@ TEST_F(ApiTest, MetricsAnswerTheExpositionToRolesThatReadEveryJob) {
   for (const char* secret : {kViewer, kOperator, kAdmin}) {
     const Reply r = call("GET", "/metrics", secret);
     EXPECT_EQ(r.status, 200) << secret;
-    EXPECT_EQ(r.content_type, "text/plain; version=0.0.4");
+    EXPECT_EQ(r.content_type, "text/plain; version=0.0.4; charset=utf-8");
     EXPECT_THAT(r.text, ::testing::StartsWith("trainyard_up "));
   }
   EXPECT_EQ(renders, 3) << "rendered for each answered scrape only";

@@ -14,6 +14,7 @@
 #include "daemon/api/openapi.h"
 #include "daemon/api/routes.h"
 #include "daemon/api/schemas.h"
+#include "daemon/prometheus.h"
 #include "tests/unit/daemon/api_fixture.h"
 
 namespace trainyard::testing {
@@ -76,7 +77,7 @@ TEST(OpenApi, DescribesEveryRouteWithItsRolesParametersAndSchemas) {
   EXPECT_FALSE(drain["requestBody"]["required"]) << "a drain needs no body";
   EXPECT_TRUE(doc["paths"]["/v1/jobs"]["post"]["requestBody"]["required"]);
   EXPECT_EQ(doc["paths"]["/v1/jobs/{id}"]["get"]["parameters"][0]["schema"]["type"], "integer");
-  EXPECT_TRUE(doc["paths"]["/metrics"]["get"]["responses"]["200"]["content"].contains("text/plain; version=0.0.4"));
+  EXPECT_TRUE(doc["paths"]["/metrics"]["get"]["responses"]["200"]["content"].contains(prom::kContentType));
 }
 
 TEST(OpenApi, EverySchemaReferencedIsDeclared) {
