@@ -31,8 +31,8 @@ WebSocketDaemonLinks::WebSocketDaemonLinks(boost::asio::io_context& io, std::str
 
 std::shared_ptr<net::WebSocketPeer> WebSocketDaemonLinks::connect(const std::string& bearer_token,
                                                                   net::WebSocketClientHandlers handlers) {
-  return net::WebSocketClient::connect(io_, server_ + "/v1/agent/connect", {{"Authorization", "Bearer " + bearer_token}},
-                                       std::move(handlers), tls_);
+  return net::WebSocketClient::connect(io_, server_ + "/v1/agent/connect",
+                                       {{"Authorization", "Bearer " + bearer_token}}, std::move(handlers), tls_);
 }
 
 std::unique_ptr<Timer> SteadyTimers::make() { return std::make_unique<SteadyTimer>(io_); }
@@ -62,8 +62,8 @@ std::unique_ptr<AttemptRun> LocalWorkloads::start_run(const LaunchMsg& launch, c
 }
 
 std::unique_ptr<HealthTask> LocalWorkloads::start_health_check(const HealthCheckMsg& request, HealthTask::Done done) {
-  return std::make_unique<HealthTask>(request, HealthTaskContext{device_, data_plane_, collective_timeout_}, post_to_io(),
-                                      std::move(done));
+  return std::make_unique<HealthTask>(request, HealthTaskContext{device_, data_plane_, collective_timeout_},
+                                      post_to_io(), std::move(done));
 }
 
 }  // namespace trainyard::agent
