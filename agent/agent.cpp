@@ -5,10 +5,8 @@
 
 #include <algorithm>
 
-#include "agent/command_run.h"
 #include "agent/launch_paths.h"
 #include "agent/node_credential.h"
-#include "agent/simulated_run.h"
 
 namespace trainyard::agent {
 namespace {
@@ -17,26 +15,19 @@ constexpr std::size_t kUnsentMetricBatches = 1024;  // bounded: a long partition
 constexpr const char* kAgentVersion = "0.1.0";
 }  // namespace
 
-Agent::Agent(boost::asio::io_context& io, AgentConfig config, neuron::NeuronDevice& device,
-             neuron::DataPlaneServer& data_plane)
+Agent::Agent(boost::asio::io_context& io, AgentConfig config, neuron::NeuronDevice& device, AgentDeps deps)
     : io_(io),
       config_(std::move(config)),
       device_(device),
-      data_plane_(data_plane),
-      processes_(config_.work_dir + "/processes"),
+      deps_(deps),
       node_credential_(load_node_credential(node_credential_path(config_.work_dir))),
       backoff_(config_.reconnect_min),
-      heartbeat_timer_(io),
-      reconnect_timer_(io) {}
+      heartbeat_timer_(deps_.timers.make()),
+      reconnect_timer_(deps_.timers.make()) {}
 
 Agent::~Agent() = default;
 
-void Agent::start() {
-  if (const int killed = processes_.kill_leftovers(); killed > 0) {
-    spdlog::warn("event=leftovers_of_previous_run node={} process_groups={}", config_.name, killed);
-  }
-  connect();
-}
+void Agent::start() { connect(); }
 
 void Agent::connect() {
   if (stopping_) return;
@@ -47,8 +38,7 @@ void Agent::connect() {
   handlers.on_closed = [this](const std::string& reason) { on_closed(reason); };
   // Once the node has its own credential, the join token no longer admits it.
   const std::string& token = node_credential_.empty() ? config_.join_token : node_credential_;
-  link_ = net::WebSocketClient::connect(io_, config_.server + "/v1/agent/connect", {{"Authorization", "Bearer " + token}},
-                                        std::move(handlers), config_.tls);
+  link_ = deps_.links.connect(token, std::move(handlers));
 }
 
 void Agent::send(const AgentMessage& message) {
@@ -116,7 +106,7 @@ void Agent::on_message(const std::string& text) {
 void Agent::on_closed(const std::string& reason) {
   link_.reset();
   welcomed_ = false;
-  heartbeat_timer_.cancel();
+  heartbeat_timer_->cancel();
   if (stopping_) return;
   if (reason.find("client_certificate_refused") != std::string::npos) {
     fatal_error_ = "the daemon refused this agent's TLS client certificate (--tls-cert): " + reason;
@@ -134,10 +124,7 @@ void Agent::on_closed(const std::string& reason) {
   }
   spdlog::warn("event=link_down node={} reason=\"{}\" retry_in_ms={} running={}", config_.name, reason, backoff_.count(),
                runs_.size());
-  reconnect_timer_.expires_after(backoff_);
-  reconnect_timer_.async_wait([this](const boost::system::error_code& ec) {
-    if (!ec) connect();
-  });
+  reconnect_timer_->start(backoff_, [this] { connect(); });
   backoff_ = std::min(backoff_ * 2, config_.reconnect_max);
 }
 
@@ -154,9 +141,8 @@ void Agent::keep_node_credential(const std::string& secret) {
 }
 
 void Agent::schedule_heartbeat() {
-  heartbeat_timer_.expires_after(heartbeat_interval_);
-  heartbeat_timer_.async_wait([this](const boost::system::error_code& ec) {
-    if (ec || !welcomed_) return;
+  heartbeat_timer_->start(heartbeat_interval_, [this] {
+    if (!welcomed_) return;
     HeartbeatMsg hb;
     for (auto& [id, running] : runs_) hb.attempts.push_back(running.run->report());
     send(hb);
@@ -186,21 +172,14 @@ void Agent::launch(const LaunchMsg& launch) {
   } catch (const InvalidInput& e) {
     return refuse_launch(launch, e.what());
   }
-  auto post = [this](std::function<void()> fn) { boost::asio::post(io_, std::move(fn)); };
   const AttemptId id = launch.attempt_id;
   auto on_exit = [this, id](AttemptExit exit) { run_exited(id, std::move(exit)); };
   Running running;
   running.launch = launch;
   spdlog::info("event=attempt_launch node={} job={} attempt={} rank={} world_size={} kind={}", config_.name,
                launch.job_id, id, launch.rank, launch.world_size, to_string(launch.kind));
-  if (launch.kind == JobKind::command) {
-    running.run = std::make_unique<CommandRun>(launch, dir, config_.job_accounts.account_for(launch.user), processes_,
-                                               post, on_exit);
-  } else {
-    running.core = take_core(0);
-    SimulatedRunContext context{device_, data_plane_, device_.faults().link, running.core, config_.collective_timeout};
-    running.run = std::make_unique<SimulatedRun>(launch, dir, context, post, on_exit);
-  }
+  if (launch.kind == JobKind::simulated) running.core = take_core(0);
+  running.run = deps_.workloads.start_run(launch, dir, running.core, on_exit);
   runs_.emplace(id, std::move(running));
   send(AttemptStartedMsg{id});
 }
@@ -221,10 +200,10 @@ void Agent::kill(const KillMsg& kill) {
   spdlog::info("event=attempt_kill node={} attempt={} grace_ms={} reason=\"{}\"", config_.name, kill.attempt_id,
                kill.grace_ms, kill.reason);
   it->second.run->terminate(kill.reason);
-  auto timer = std::make_shared<boost::asio::steady_timer>(io_, std::chrono::milliseconds(kill.grace_ms));
-  timer->async_wait([this, timer, id = kill.attempt_id](const boost::system::error_code& ec) {
+  std::shared_ptr<Timer> timer = deps_.timers.make();
+  timer->start(std::chrono::milliseconds(kill.grace_ms), [this, timer, id = kill.attempt_id] {
     auto run = runs_.find(id);
-    if (!ec && run != runs_.end()) run->second.run->kill();
+    if (run != runs_.end()) run->second.run->kill();
   });
 }
 
@@ -316,7 +295,6 @@ void Agent::run_health_check(const HealthCheckMsg& msg) {
   }
   spdlog::info("event=health_check node={} task={} suite={} rank={} peers={}", config_.name, msg.task_id,
                to_string(msg.suite), msg.rank, msg.peers.size());
-  auto post = [this](std::function<void()> fn) { boost::asio::post(io_, std::move(fn)); };
   const std::int64_t id = msg.task_id;
   auto done = [this, id](HealthResultMsg result) {
     send(result);
@@ -327,22 +305,21 @@ void Agent::run_health_check(const HealthCheckMsg& msg) {
     health_tasks_.erase(it);
     boost::asio::post(io_, [finished] {});
   };
-  health_tasks_.emplace(id, std::make_unique<HealthTask>(msg, HealthTaskContext{device_, data_plane_, config_.collective_timeout},
-                                                         post, done));
+  health_tasks_.emplace(id, deps_.workloads.start_health_check(msg, done));
 }
 
 void Agent::shutdown(std::chrono::milliseconds grace) {
   stopping_ = true;
-  reconnect_timer_.cancel();
-  heartbeat_timer_.cancel();
+  reconnect_timer_->cancel();
+  heartbeat_timer_->cancel();
   for (auto& [id, running] : runs_) running.run->terminate("agent shutting down");
   if (link_) link_->close("agent shutting down");
   if (runs_.empty()) {
     io_.stop();
     return;
   }
-  auto timer = std::make_shared<boost::asio::steady_timer>(io_, grace);
-  timer->async_wait([this, timer](const boost::system::error_code&) {
+  std::shared_ptr<Timer> timer = deps_.timers.make();
+  timer->start(grace, [this, timer] {
     for (auto& [id, running] : runs_) running.run->kill();
     io_.stop();
   });

@@ -7,9 +7,10 @@
 // the daemon may have missed (the daemon ignores ones it already has or that are stale).
 // A refused join (bad token, incompatible protocol) is final: the agent stops with the reason.
 //
+// It acts through `AgentDeps` (agent/agent_deps.h): the daemon link, the workloads and the timers.
+//
 // Threading contract: I/O thread only; runs post their exits to it.
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <deque>
 #include <filesystem>
 #include <map>
@@ -17,16 +18,12 @@
 #include <set>
 #include <string>
 
-#include "agent/attempt_run.h"
-#include "agent/health_task.h"
-#include "agent/job_account.h"
-#include "agent/process_registry.h"
-#include "net/ws_client.h"
-#include "neuron/data_plane.h"
-#include "neuron/device.h"
+#include "agent/agent_deps.h"
 
 namespace trainyard::agent {
 
+// The agent process's settings; `server`, `tls`, `collective_timeout` and `job_accounts` configure the
+// production links and workloads (agent/main.cpp).
 struct AgentConfig {
   std::string server;  // http://host:port, or https://host:port (wss, verified with `tls`)
   net::TlsContext tls;  // for https: whom to trust, and the client certificate to present
@@ -46,11 +43,10 @@ struct AgentConfig {
 
 class Agent {
  public:
-  Agent(boost::asio::io_context& io, AgentConfig config, neuron::NeuronDevice& device,
-        neuron::DataPlaneServer& data_plane);
+  // `io` runs the agent's callbacks and the destruction of finished runs; `shutdown` stops it.
+  Agent(boost::asio::io_context& io, AgentConfig config, neuron::NeuronDevice& device, AgentDeps deps);
   ~Agent();
 
-  // Kills what a previous life of this agent left running (see ProcessRegistry), then connects.
   void start();
   // Stops every run (SIGTERM, then SIGKILL after `grace`) and closes the link.
   void shutdown(std::chrono::milliseconds grace);
@@ -82,17 +78,16 @@ class Agent {
   boost::asio::io_context& io_;
   AgentConfig config_;
   neuron::NeuronDevice& device_;
-  neuron::DataPlaneServer& data_plane_;
-  ProcessRegistry processes_;
+  AgentDeps deps_;
   std::string node_credential_;  // the node's own bearer secret, once the daemon issued it
-  std::shared_ptr<net::WebSocketClient> link_;
+  std::shared_ptr<net::WebSocketPeer> link_;
   bool welcomed_ = false;
   bool stopping_ = false;
   std::string fatal_error_;
   std::chrono::milliseconds backoff_;
   std::chrono::milliseconds heartbeat_interval_{5000};
-  boost::asio::steady_timer heartbeat_timer_;
-  boost::asio::steady_timer reconnect_timer_;
+  std::unique_ptr<Timer> heartbeat_timer_;
+  std::unique_ptr<Timer> reconnect_timer_;
   struct Running {
     std::unique_ptr<AttemptRun> run;
     LaunchMsg launch;

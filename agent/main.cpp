@@ -174,7 +174,16 @@ int main(int argc, char** argv) {
     spdlog::info("event=job_account node={} agent_uid={} jobs_run_as=\"{}\"", config.name, ::geteuid(),
                  config.job_accounts.describe());
     boost::asio::io_context io(1);
-    trainyard::agent::Agent agent(io, config, device, data_plane);
+    // What a previous life of this agent left running is not ours to run: kill it before connecting.
+    trainyard::agent::ProcessRegistry processes(config.work_dir + "/processes");
+    if (const int killed = processes.kill_leftovers(); killed > 0) {
+      spdlog::warn("event=leftovers_of_previous_run node={} process_groups={}", config.name, killed);
+    }
+    trainyard::agent::WebSocketDaemonLinks links(io, config.server, config.tls);
+    trainyard::agent::LocalWorkloads workloads(io, device, data_plane, processes, config.job_accounts,
+                                               config.collective_timeout);
+    trainyard::agent::SteadyTimers timers(io);
+    trainyard::agent::Agent agent(io, config, device, {links, workloads, timers});
     boost::asio::signal_set signals(io, SIGINT, SIGTERM);
     signals.async_wait([&](const boost::system::error_code& ec, int) {
       if (!ec) agent.shutdown(std::chrono::milliseconds(5000));

@@ -1,0 +1,109 @@
+#pragma once
+// What the agent service acts through, as interfaces: its link to the daemon, the runs and health
+// checks it starts, and its timers. Production builds the real ones (agent/main.cpp); the unit
+// tests give fakes, and drive reconnects, exits and kill grace without sockets, processes or
+// real time.
+//
+// Threading contract: every call and every callback is on the agent's I/O thread.
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "agent/attempt_run.h"
+#include "agent/health_task.h"
+#include "agent/job_account.h"
+#include "agent/process_registry.h"
+#include "net/tls.h"
+#include "net/websocket.h"
+#include "net/ws_client.h"
+#include "neuron/data_plane.h"
+#include "neuron/device.h"
+
+namespace trainyard::agent {
+
+// Opens links to the daemon. One link per call; reconnecting is the agent's policy.
+class DaemonLinks {
+ public:
+  virtual ~DaemonLinks() = default;
+  // Starts connecting, presenting `bearer_token`; the handlers report the link's life (on_closed
+  // exactly once, also when the connect fails).
+  virtual std::shared_ptr<net::WebSocketPeer> connect(const std::string& bearer_token,
+                                                      net::WebSocketClientHandlers handlers) = 0;
+};
+
+// The daemon's /v1/agent/connect over WebSocket (wss for https://, verified with `tls`).
+class WebSocketDaemonLinks final : public DaemonLinks {
+ public:
+  WebSocketDaemonLinks(boost::asio::io_context& io, std::string server, net::TlsContext tls);
+  std::shared_ptr<net::WebSocketPeer> connect(const std::string& bearer_token,
+                                              net::WebSocketClientHandlers handlers) override;
+
+ private:
+  boost::asio::io_context& io_;
+  std::string server_;
+  net::TlsContext tls_;
+};
+
+// A one-shot timer. Starting it again replaces what was pending; cancelling (or destroying) it
+// means the callback never runs.
+class Timer {
+ public:
+  virtual ~Timer() = default;
+  virtual void start(std::chrono::milliseconds after, std::function<void()> fire) = 0;
+  virtual void cancel() = 0;
+};
+
+class Timers {
+ public:
+  virtual ~Timers() = default;
+  virtual std::unique_ptr<Timer> make() = 0;
+};
+
+class SteadyTimers final : public Timers {
+ public:
+  explicit SteadyTimers(boost::asio::io_context& io) : io_(io) {}
+  std::unique_ptr<Timer> make() override;
+
+ private:
+  boost::asio::io_context& io_;
+};
+
+// Starts the work the daemon hands the node: attempt runs and health checks.
+class Workloads {
+ public:
+  virtual ~Workloads() = default;
+  // `core` is the NeuronCore the agent picked for a simulated rank.
+  virtual std::unique_ptr<AttemptRun> start_run(const LaunchMsg& launch, const std::string& attempt_dir, int core,
+                                                ExitCallback on_exit) = 0;
+  virtual std::unique_ptr<HealthTask> start_health_check(const HealthCheckMsg& request, HealthTask::Done done) = 0;
+};
+
+// Command jobs as processes (agent/command_run.h), simulated ones on the device (agent/simulated_run.h).
+class LocalWorkloads final : public Workloads {
+ public:
+  LocalWorkloads(boost::asio::io_context& io, neuron::NeuronDevice& device, neuron::DataPlaneServer& data_plane,
+                 ProcessRegistry& processes, JobAccounts job_accounts, std::chrono::milliseconds collective_timeout);
+  std::unique_ptr<AttemptRun> start_run(const LaunchMsg& launch, const std::string& attempt_dir, int core,
+                                        ExitCallback on_exit) override;
+  std::unique_ptr<HealthTask> start_health_check(const HealthCheckMsg& request, HealthTask::Done done) override;
+
+ private:
+  PostToIo post_to_io();
+
+  boost::asio::io_context& io_;
+  neuron::NeuronDevice& device_;
+  neuron::DataPlaneServer& data_plane_;
+  ProcessRegistry& processes_;
+  JobAccounts job_accounts_;
+  std::chrono::milliseconds collective_timeout_;
+};
+
+struct AgentDeps {
+  DaemonLinks& links;
+  Workloads& workloads;
+  Timers& timers;
+};
+
+}  // namespace trainyard::agent

@@ -1,0 +1,370 @@
+// The agent service against fakes of its link, workloads and timers (agent/agent_deps.h): the
+// reconnect policy, exit resend, what it refuses or ignores from the daemon, and kill grace. No
+// sockets, no processes, no real time: the fake timers fire only when a test advances them.
+#include "agent/agent.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+
+namespace trainyard::agent {
+namespace {
+
+using std::chrono::milliseconds;
+
+// One link the agent opened; the test plays the daemon's side of it.
+class FakeLink final : public net::WebSocketPeer {
+ public:
+  FakeLink(std::string token, net::WebSocketClientHandlers handlers)
+      : token(std::move(token)), handlers_(std::move(handlers)) {}
+
+  void send(std::string text) override { sent.push_back(parse_agent_message(text)); }
+  void close(std::string reason) override { close_reason = std::move(reason); }
+
+  void open() { handlers_.on_open(); }
+  void deliver(const DaemonMessage& message) { handlers_.on_message(encode(message)); }
+  void drop(const std::string& reason = "connection reset") { handlers_.on_closed(reason); }
+
+  template <class T>
+  std::vector<T> sent_of() const {
+    std::vector<T> found;
+    for (const auto& m : sent) {
+      if (const T* t = std::get_if<T>(&m)) found.push_back(*t);
+    }
+    return found;
+  }
+
+  const std::string token;
+  std::vector<AgentMessage> sent;
+  std::optional<std::string> close_reason;
+
+ private:
+  net::WebSocketClientHandlers handlers_;
+};
+
+class FakeLinks final : public DaemonLinks {
+ public:
+  std::shared_ptr<net::WebSocketPeer> connect(const std::string& bearer_token,
+                                              net::WebSocketClientHandlers handlers) override {
+    opened.push_back(std::make_shared<FakeLink>(bearer_token, std::move(handlers)));
+    return opened.back();
+  }
+  FakeLink& last() { return *opened.back(); }
+
+  std::vector<std::shared_ptr<FakeLink>> opened;
+};
+
+// Timers on a clock that moves only in `advance`.
+class FakeTimers final : public Timers {
+ public:
+  struct Pending {
+    milliseconds due{0};
+    std::function<void()> fire;  // empty: cancelled or fired
+  };
+
+  class FakeTimer final : public Timer {
+   public:
+    explicit FakeTimer(FakeTimers& timers) : timers_(timers) {}
+    ~FakeTimer() override { cancel(); }
+    void start(milliseconds after, std::function<void()> fire) override {
+      cancel();
+      pending_ = std::make_shared<Pending>(Pending{timers_.now_ + after, std::move(fire)});
+      timers_.pending_.push_back(pending_);
+    }
+    void cancel() override {
+      if (pending_) pending_->fire = nullptr;
+    }
+
+   private:
+    FakeTimers& timers_;
+    std::shared_ptr<Pending> pending_;
+  };
+
+  ~FakeTimers() override {
+    // A fired-never callback may hold its own timer: break that cycle.
+    for (auto& p : pending_) p->fire = nullptr;
+  }
+
+  std::unique_ptr<Timer> make() override { return std::make_unique<FakeTimer>(*this); }
+
+  // Moves the clock forward by `by`, firing what falls due on the way, earliest first.
+  void advance(milliseconds by) {
+    const milliseconds until = now_ + by;
+    for (;;) {
+      std::erase_if(pending_, [](const auto& p) { return !p->fire; });
+      auto next = std::min_element(pending_.begin(), pending_.end(),
+                                   [](const auto& a, const auto& b) { return a->due < b->due; });
+      if (next == pending_.end() || (*next)->due > until) break;
+      now_ = (*next)->due;
+      auto fire = std::move((*next)->fire);
+      (*next)->fire = nullptr;
+      fire();
+    }
+    now_ = until;
+  }
+
+ private:
+  milliseconds now_{0};
+  std::vector<std::shared_ptr<Pending>> pending_;
+};
+
+// What the agent did to one run; outlives the run, which the agent destroys after its exit.
+struct RunRecord {
+  LaunchMsg launch;
+  std::vector<std::string> terminations;
+  int kills = 0;
+  ExitCallback exit;
+};
+
+class FakeRun final : public AttemptRun {
+ public:
+  explicit FakeRun(std::shared_ptr<RunRecord> record) : record_(std::move(record)) {}
+  void terminate(const std::string& reason) override { record_->terminations.push_back(reason); }
+  void kill() override { ++record_->kills; }
+  AttemptReport report() override {
+    AttemptReport r;
+    r.attempt_id = record_->launch.attempt_id;
+    r.job_id = record_->launch.job_id;
+    return r;
+  }
+
+ private:
+  std::shared_ptr<RunRecord> record_;
+};
+
+class FakeWorkloads final : public Workloads {
+ public:
+  std::unique_ptr<AttemptRun> start_run(const LaunchMsg& launch, const std::string&, int,
+                                        ExitCallback on_exit) override {
+    auto record = std::make_shared<RunRecord>(RunRecord{launch, {}, 0, std::move(on_exit)});
+    runs.push_back(record);
+    return std::make_unique<FakeRun>(record);
+  }
+  std::unique_ptr<HealthTask> start_health_check(const HealthCheckMsg&, HealthTask::Done) override {
+    ADD_FAILURE() << "no health checks in these tests";
+    return nullptr;
+  }
+
+  std::vector<std::shared_ptr<RunRecord>> runs;
+};
+
+LaunchMsg command_launch(AttemptId attempt) {
+  LaunchMsg launch;
+  launch.attempt_id = attempt;
+  launch.job_id = 100 + attempt;
+  launch.kind = JobKind::command;
+  launch.command.argv = {"true"};
+  launch.user = "alice";
+  launch.data_plane_secret = std::string(64, 's');
+  return launch;
+}
+
+AttemptExit exit_code(int code) {
+  AttemptExit exit;
+  exit.exit_code = code;
+  exit.reason = "exited";
+  return exit;
+}
+
+class AgentTest : public ::testing::Test {
+ protected:
+  AgentTest()
+      : work_dir_(std::filesystem::temp_directory_path() /
+                  ("agent-test-" + std::to_string(::getpid()) + "-" + std::to_string(next_dir_++))),
+        device_(4) {
+    std::filesystem::create_directories(work_dir_ / "attempts");
+    AgentConfig config;
+    config.name = "node-a";
+    config.join_token = "join-secret";
+    config.work_dir = work_dir_.string();
+    config.reconnect_min = milliseconds(100);
+    config.reconnect_max = milliseconds(400);
+    agent_ = std::make_unique<Agent>(io_, config, device_, AgentDeps{links_, workloads_, timers_});
+  }
+  ~AgentTest() override {
+    agent_.reset();
+    io_.poll();
+    std::filesystem::remove_all(work_dir_);
+  }
+
+  // Starts the agent and has the daemon accept it.
+  FakeLink& connected() {
+    agent_->start();
+    welcome(links_.last());
+    return links_.last();
+  }
+  void welcome(FakeLink& link) {
+    link.open();
+    link.deliver(WelcomeMsg{"test", 1000, ""});
+  }
+  // Runs what the agent posted (the destruction of finished runs).
+  void settle() {
+    io_.restart();
+    io_.poll();
+  }
+
+  static inline std::atomic<int> next_dir_{0};
+  std::filesystem::path work_dir_;
+  boost::asio::io_context io_;
+  neuron::NeuronDevice device_;
+  FakeLinks links_;
+  FakeWorkloads workloads_;
+  FakeTimers timers_;
+  std::unique_ptr<Agent> agent_;
+};
+
+TEST_F(AgentTest, ReconnectsAfterTheLinkDropsWithBackoffAndSaysHelloAgainListingItsRuns) {
+  FakeLink& first = connected();
+  first.deliver(command_launch(7));
+  ASSERT_EQ(workloads_.runs.size(), 1u);
+
+  first.drop();
+  timers_.advance(milliseconds(99));
+  EXPECT_EQ(links_.opened.size(), 1u) << "no reconnect before the backoff";
+  timers_.advance(milliseconds(1));
+  ASSERT_EQ(links_.opened.size(), 2u);
+  EXPECT_EQ(links_.last().token, "join-secret");
+
+  // The daemon is still away: each failure doubles the wait, up to reconnect_max.
+  links_.last().drop("connection refused");
+  timers_.advance(milliseconds(199));
+  EXPECT_EQ(links_.opened.size(), 2u);
+  timers_.advance(milliseconds(1));
+  ASSERT_EQ(links_.opened.size(), 3u);
+  links_.last().drop("connection refused");
+  timers_.advance(milliseconds(400));
+  ASSERT_EQ(links_.opened.size(), 4u);
+  links_.last().drop("connection refused");
+  timers_.advance(milliseconds(399));
+  EXPECT_EQ(links_.opened.size(), 4u) << "capped at reconnect_max";
+  timers_.advance(milliseconds(1));
+  ASSERT_EQ(links_.opened.size(), 5u);
+
+  FakeLink& back = links_.last();
+  back.open();
+  const auto hellos = back.sent_of<HelloMsg>();
+  ASSERT_EQ(hellos.size(), 1u);
+  EXPECT_EQ(hellos[0].name, "node-a");
+  ASSERT_EQ(hellos[0].attempts.size(), 1u) << "the run kept going and is reported";
+  EXPECT_EQ(hellos[0].attempts[0].attempt_id, 7);
+  EXPECT_TRUE(workloads_.runs[0]->terminations.empty());
+
+  // A welcome resets the backoff.
+  back.deliver(WelcomeMsg{"test", 1000, ""});
+  back.drop();
+  timers_.advance(milliseconds(100));
+  EXPECT_EQ(links_.opened.size(), 6u);
+}
+
+TEST_F(AgentTest, HeartbeatsOnlyWhileWelcomed) {
+  FakeLink& link = connected();
+  link.deliver(command_launch(7));
+  timers_.advance(milliseconds(1000));
+  const auto beats = link.sent_of<HeartbeatMsg>();
+  ASSERT_EQ(beats.size(), 1u);
+  ASSERT_EQ(beats[0].attempts.size(), 1u);
+  EXPECT_EQ(beats[0].attempts[0].attempt_id, 7);
+
+  link.drop();
+  timers_.advance(milliseconds(5000));
+  EXPECT_EQ(link.sent_of<HeartbeatMsg>().size(), 1u) << "no heartbeat on a dead link";
+}
+
+TEST_F(AgentTest, AnExitIsReportedAgainAfterEveryReconnect) {
+  FakeLink& first = connected();
+  first.deliver(command_launch(7));
+  first.deliver(command_launch(8));
+  workloads_.runs[0]->exit(exit_code(0));
+  settle();
+  ASSERT_EQ(first.sent_of<AttemptExitedMsg>().size(), 1u);
+
+  // 8 exits while the daemon is away: nothing to send it on, it waits for the welcome.
+  first.drop();
+  workloads_.runs[1]->exit(exit_code(3));
+  settle();
+  timers_.advance(milliseconds(100));
+  FakeLink& second = links_.last();
+  ASSERT_NE(&second, &first);
+  second.open();
+  EXPECT_TRUE(second.sent_of<AttemptExitedMsg>().empty()) << "exits go after the welcome, not before";
+  EXPECT_TRUE(second.sent_of<HelloMsg>().at(0).attempts.empty());
+  second.deliver(WelcomeMsg{"test", 1000, ""});
+  auto resent = second.sent_of<AttemptExitedMsg>();
+  ASSERT_EQ(resent.size(), 2u) << "the daemon may have missed either: it ignores what it has";
+  EXPECT_EQ(resent[0].attempt_id, 7);
+  EXPECT_EQ(resent[1].attempt_id, 8);
+  EXPECT_EQ(resent[1].exit_code, 3);
+
+  // Without an acknowledgement in the protocol, the next reconnect sends them again.
+  second.drop();
+  timers_.advance(milliseconds(100));
+  welcome(links_.last());
+  EXPECT_EQ(links_.last().sent_of<AttemptExitedMsg>().size(), 2u);
+}
+
+TEST_F(AgentTest, AKillForAnAttemptItDoesNotRunIsIgnored) {
+  FakeLink& link = connected();
+  link.deliver(command_launch(7));
+  link.deliver(KillMsg{99, "not yours", 10});
+  timers_.advance(milliseconds(1000));
+  EXPECT_TRUE(workloads_.runs[0]->terminations.empty());
+  EXPECT_EQ(workloads_.runs[0]->kills, 0);
+
+  workloads_.runs[0]->exit(exit_code(0));
+  settle();
+  link.deliver(KillMsg{7, "too late", 10});
+  timers_.advance(milliseconds(1000));
+  EXPECT_TRUE(workloads_.runs[0]->terminations.empty()) << "a finished attempt is not the daemon's to stop";
+  EXPECT_EQ(workloads_.runs[0]->kills, 0);
+}
+
+TEST_F(AgentTest, ADuplicateLaunchStartsNothingAndABadOneIsRefusedAsAnExit) {
+  FakeLink& link = connected();
+  link.deliver(command_launch(7));
+  link.deliver(command_launch(7));  // the daemon resends after a reconnect
+  EXPECT_EQ(workloads_.runs.size(), 1u);
+  EXPECT_EQ(link.sent_of<AttemptStartedMsg>().size(), 1u);
+
+  LaunchMsg outside = command_launch(8);
+  outside.checkpoint_dir = "relative/ckpt";
+  link.deliver(outside);
+  EXPECT_EQ(workloads_.runs.size(), 1u) << "refused before anything ran";
+  const auto exits = link.sent_of<AttemptExitedMsg>();
+  ASSERT_EQ(exits.size(), 1u);
+  EXPECT_EQ(exits[0].attempt_id, 8);
+  EXPECT_EQ(exits[0].exit_code, 127);
+  EXPECT_NE(exits[0].reason.find("launch refused"), std::string::npos) << exits[0].reason;
+}
+
+TEST_F(AgentTest, AKillTerminatesThenKillsAfterTheGrace) {
+  FakeLink& link = connected();
+  link.deliver(command_launch(7));
+  link.deliver(KillMsg{7, "cancelled by alice", 2000});
+  const auto& run = *workloads_.runs[0];
+  ASSERT_EQ(run.terminations, std::vector<std::string>{"cancelled by alice"});
+  timers_.advance(milliseconds(1999));
+  EXPECT_EQ(run.kills, 0) << "still within the grace";
+  timers_.advance(milliseconds(1));
+  EXPECT_EQ(run.kills, 1);
+}
+
+TEST_F(AgentTest, ARunThatExitsWithinTheGraceIsNotKilled) {
+  FakeLink& link = connected();
+  link.deliver(command_launch(7));
+  link.deliver(KillMsg{7, "cancelled", 2000});
+  auto run = workloads_.runs[0];
+  timers_.advance(milliseconds(500));
+  run->exit(exit_code(143));
+  settle();
+  timers_.advance(milliseconds(5000));
+  EXPECT_EQ(run->kills, 0);
+  const auto exits = link.sent_of<AttemptExitedMsg>();
+  ASSERT_EQ(exits.size(), 1u);
+  EXPECT_EQ(exits[0].exit_code, 143);
+}
+
+}  // namespace
+}  // namespace trainyard::agent
