@@ -84,8 +84,10 @@ AttemptFailure apply_failure(Attempt& attempt, Job& job, const AttemptFacts& fac
   return {cls, decision.step};
 }
 
-Event event_at(TimePoint now, std::string kind, JobId job, std::optional<AttemptId> attempt, std::string node,
-               std::string message) {
+}  // namespace
+
+Event event_at(TimePoint now, std::string kind, std::optional<JobId> job, std::optional<AttemptId> attempt,
+               std::string node, std::string message) {
   Event e;
   e.at = now;
   e.kind = std::move(kind);
@@ -95,8 +97,6 @@ Event event_at(TimePoint now, std::string kind, JobId job, std::optional<Attempt
   e.message = std::move(message);
   return e;
 }
-
-}  // namespace
 
 AttemptEnd decide_attempt_end(Attempt attempt, Job job, const AttemptEndFacts& end, const AttemptEndPolicy& policy,
                               TimePoint now) {

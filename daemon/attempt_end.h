@@ -58,6 +58,10 @@ struct AttemptEnd {
   std::optional<AttemptFailure> failure;  // none when it succeeded
 };
 
+// An event of the job manager's, stamped `now`.
+Event event_at(TimePoint now, std::string kind, std::optional<JobId> job, std::optional<AttemptId> attempt,
+               std::string node, std::string message);
+
 AttemptEnd decide_attempt_end(Attempt attempt, Job job, const AttemptEndFacts& facts, const AttemptEndPolicy& policy,
                               TimePoint now);
 

@@ -67,14 +67,7 @@ void JobManager::persist(Change change, std::function<void()> then) {
 
 Event JobManager::event(std::string kind, std::optional<JobId> job, std::optional<AttemptId> attempt, std::string node,
                         std::string message) const {
-  Event e;
-  e.at = clock_.now();
-  e.kind = std::move(kind);
-  e.job_id = job;
-  e.attempt_id = attempt;
-  e.node = std::move(node);
-  e.message = std::move(message);
-  return e;
+  return event_at(clock_.now(), std::move(kind), job, attempt, std::move(node), std::move(message));
 }
 
 void JobManager::restore(const LoadedState& state) {

@@ -173,35 +173,25 @@ void Counter::inc(const LabelValues& labels, double by) {
   values_[labels] += by;
 }
 
-double Counter::value(const LabelValues& labels) const {
-  std::lock_guard lock(mutex_);
-  const double* v = find_series(values_, labels);
-  return v ? *v : 0;
-}
-
-void Counter::write(TextWriter& out) const {
-  out.family(name_, help_, Type::counter);
-  std::lock_guard lock(mutex_);
-  if (label_names_.empty() && values_.empty()) out.sample(name_, {}, {}, 0);  // a series from the start
-  for (const auto& [labels, value] : values_) out.sample(name_, label_names_, labels, value);
-}
-
 void Gauge::set(double value, const LabelValues& labels) {
   check_arity(labels);
   std::lock_guard lock(mutex_);
   values_[labels] = value;
 }
 
-double Gauge::value(const LabelValues& labels) const {
+ScalarFamily::ScalarFamily(Type type, std::string name, std::string help, LabelNames label_names)
+    : Family(std::move(name), std::move(help), std::move(label_names)), type_(type) {}
+
+double ScalarFamily::value(const LabelValues& labels) const {
   std::lock_guard lock(mutex_);
   const double* v = find_series(values_, labels);
   return v ? *v : 0;
 }
 
-void Gauge::write(TextWriter& out) const {
-  out.family(name_, help_, Type::gauge);
+void ScalarFamily::write(TextWriter& out) const {
+  out.family(name_, help_, type_);
   std::lock_guard lock(mutex_);
-  if (label_names_.empty() && values_.empty()) out.sample(name_, {}, {}, 0);
+  if (label_names_.empty() && values_.empty()) out.sample(name_, {}, {}, 0);  // a series from the start
   for (const auto& [labels, value] : values_) out.sample(name_, label_names_, labels, value);
 }
 

@@ -75,27 +75,31 @@ class Family {
   mutable std::mutex mutex_;
 };
 
-// Only goes up. Its name ends in "_total".
-class Counter final : public Family {
+// One number per label set: what counters and gauges share.
+class ScalarFamily : public Family {
  public:
-  using Family::Family;
-  void inc(const LabelValues& labels = {}, double by = 1);
+  ScalarFamily(Type type, std::string name, std::string help, LabelNames label_names);
   double value(const LabelValues& labels = {}) const;
   void write(TextWriter& out) const override;
 
- private:
+ protected:
+  Type type_;
   std::map<LabelValues, double> values_;
 };
 
-class Gauge final : public Family {
+// Only goes up. Its name ends in "_total".
+class Counter final : public ScalarFamily {
  public:
-  using Family::Family;
-  void set(double value, const LabelValues& labels = {});
-  double value(const LabelValues& labels = {}) const;
-  void write(TextWriter& out) const override;
+  Counter(std::string name, std::string help, LabelNames label_names)
+      : ScalarFamily(Type::counter, std::move(name), std::move(help), std::move(label_names)) {}
+  void inc(const LabelValues& labels = {}, double by = 1);
+};
 
- private:
-  std::map<LabelValues, double> values_;
+class Gauge final : public ScalarFamily {
+ public:
+  Gauge(std::string name, std::string help, LabelNames label_names)
+      : ScalarFamily(Type::gauge, std::move(name), std::move(help), std::move(label_names)) {}
+  void set(double value, const LabelValues& labels = {});
 };
 
 // Observations counted into buckets with upper bounds `bounds` (increasing; +Inf is implied), with
