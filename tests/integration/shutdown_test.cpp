@@ -106,5 +106,56 @@ TEST(Shutdown, SigtermAnswersTheRequestInFlightRefusesNewOnesAndAgentsKeepTheirJ
   EXPECT_EQ(job["infra_retries"], 0) << job.dump(2);
 }
 
+// A paused agent keeps a log fetch in flight for as long as the test likes.
+class StuckRequest {
+ public:
+  explicit StuckRequest(Cluster& cluster, const std::vector<std::string>& daemon_flags) : cluster_(cluster) {
+    std::vector<std::string> flags = {"--node-timeout-ms", "60000"};
+    flags.insert(flags.end(), daemon_flags.begin(), daemon_flags.end());
+    cluster.start_daemon(flags);
+    cluster.start_agent("node-a");
+    cluster.wait_for_nodes(1);
+    const auto id = cluster.submit({{"name", "sleeper"}, {"command", {{"argv", {"/bin/sleep", "600"}}}}});
+    cluster.wait_job_state(id, "RUNNING", 20s);
+    cluster.agent("node-a").signal(SIGSTOP);
+    logs_ = std::async(std::launch::async, [url = cluster.url(), token = cluster.admin_token(), id] {
+      return fetch(url, "/v1/jobs/" + std::to_string(id) + "/logs", token);
+    });
+    EXPECT_TRUE(eventually([&] { return requests_in_flight(cluster) >= 2; }, 10s)) << cluster.daemon_log();
+  }
+  ~StuckRequest() {
+    cluster_.agent("node-a").signal(SIGCONT);
+    logs_.wait();
+  }
+
+ private:
+  Cluster& cluster_;
+  std::future<cli::HttpResult> logs_;
+};
+
+TEST(Shutdown, ARequestOutlastingTheGraceDoesNotHoldTheDaemon) {
+  Cluster cluster;
+  StuckRequest stuck(cluster, {"--shutdown-grace-ms", "300"});
+  cluster.daemon().signal(SIGTERM);
+  const auto status = cluster.daemon().wait_exit(5s);
+  ASSERT_TRUE(status.has_value()) << "daemon still running:\n" << cluster.daemon_log();
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << "wait status " << *status;
+  EXPECT_NE(cluster.daemon_log().find("event=shutdown_requests_answered answered=0 unanswered=1"), std::string::npos)
+      << cluster.daemon_log();
+}
+
+TEST(Shutdown, ASecondSignalExitsAtOnce) {
+  Cluster cluster;
+  StuckRequest stuck(cluster, {"--shutdown-grace-ms", "600000"});
+  cluster.daemon().signal(SIGTERM);
+  ASSERT_TRUE(eventually([&] { return cluster.daemon_log().find("event=shutdown_started") != std::string::npos; }, 5s))
+      << cluster.daemon_log();
+  cluster.daemon().signal(SIGINT);
+  const auto status = cluster.daemon().wait_exit(5s);
+  ASSERT_TRUE(status.has_value()) << "daemon still running:\n" << cluster.daemon_log();
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 1) << "wait status " << *status;
+  EXPECT_NE(cluster.daemon_log().find("event=shutdown_forced signal=2"), std::string::npos) << cluster.daemon_log();
+}
+
 }  // namespace
 }  // namespace trainyard::testing
