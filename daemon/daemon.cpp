@@ -152,7 +152,12 @@ class GracefulShutdown {
  public:
   GracefulShutdown(asio::io_context& io, net::HttpServer& server, StoreWorker& store, Millis grace,
                    std::function<void()> quiesce)
-      : io_(io), server_(server), store_(store), grace_(grace), quiesce_(std::move(quiesce)), signals_(io, SIGINT, SIGTERM),
+      : io_(io),
+        server_(server),
+        store_(store),
+        grace_(grace),
+        quiesce_(std::move(quiesce)),
+        signals_(io, SIGINT, SIGTERM),
         poll_(io) {
     signals_.async_wait([this](const boost::system::error_code& ec, int signo) {
       if (!ec) begin(signo);
@@ -175,24 +180,27 @@ class GracefulShutdown {
     });
     const std::size_t idle_closed = server_.stop_accepting();
     quiesce_();
-    spdlog::info("event=shutdown_started signal={} grace_ms={} requests_in_flight={} idle_connections_closed={} "
-                 "agents_connected={}",
-                 signo, grace_.count(), server_.requests_in_flight(), idle_closed, server_.websockets_open());
+    spdlog::info(
+        "event=shutdown_started signal={} grace_ms={} requests_in_flight={} idle_connections_closed={} "
+        "agents_connected={}",
+        signo, grace_.count(), server_.requests_in_flight(), idle_closed, server_.websockets_open());
     const std::size_t in_flight = server_.requests_in_flight();
-    wait_until([this] { return server_.requests_in_flight() == 0; }, started_ + grace_, [this, in_flight] {
-      spdlog::info("event=shutdown_requests_answered answered={} unanswered={} waited_ms={}",
-                   in_flight - server_.requests_in_flight(), server_.requests_in_flight(), elapsed_ms());
-      tell_agents();
-    });
+    wait_until([this] { return server_.requests_in_flight() == 0; }, started_ + grace_,
+               [this, in_flight] {
+                 spdlog::info("event=shutdown_requests_answered answered={} unanswered={} waited_ms={}",
+                              in_flight - server_.requests_in_flight(), server_.requests_in_flight(), elapsed_ms());
+                 tell_agents();
+               });
   }
 
   void tell_agents() {
     const std::size_t told = server_.tell_websockets_going_away("daemon shutting down");
-    wait_until([this] { return server_.websockets_open() == 0; }, Clock::now() + kAgentCloseWait, [this, told] {
-      spdlog::info("event=shutdown_agents_told agents={} closed={} waited_ms={}", told, told - server_.websockets_open(),
-                   elapsed_ms());
-      flush_store();
-    });
+    wait_until([this] { return server_.websockets_open() == 0; }, Clock::now() + kAgentCloseWait,
+               [this, told] {
+                 spdlog::info("event=shutdown_agents_told agents={} closed={} waited_ms={}", told,
+                              told - server_.websockets_open(), elapsed_ms());
+                 flush_store();
+               });
   }
 
   // A read runs after every write queued before it: its continuation means they are committed.
@@ -216,14 +224,13 @@ class GracefulShutdown {
   void wait_until(std::function<bool()> done, Clock::time_point deadline, std::function<void()> then) {
     if (done() || Clock::now() >= deadline) return then();
     poll_.expires_after(kPollInterval);
-    poll_.async_wait([this, done = std::move(done), deadline, then = std::move(then)](const boost::system::error_code& ec) mutable {
-      if (!ec) wait_until(std::move(done), deadline, std::move(then));
-    });
+    poll_.async_wait(
+        [this, done = std::move(done), deadline, then = std::move(then)](const boost::system::error_code& ec) mutable {
+          if (!ec) wait_until(std::move(done), deadline, std::move(then));
+        });
   }
 
-  std::int64_t elapsed_ms() const {
-    return std::chrono::duration_cast<Millis>(Clock::now() - started_).count();
-  }
+  std::int64_t elapsed_ms() const { return std::chrono::duration_cast<Millis>(Clock::now() - started_).count(); }
 
   asio::io_context& io_;
   net::HttpServer& server_;
@@ -296,7 +303,8 @@ bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
                 "cap; admins and canaries are exempt", &o.max_pending_per_user, 0, 100'000'000);
   flags.add_bool("metrics-public", "serve GET /metrics (Prometheus) without a token; otherwise it needs an admin, "
                  "operator or viewer token", &o.metrics_public);
-  flags.add_int("shutdown-grace-ms", "on SIGTERM or SIGINT, how long requests in flight may take to be answered "
+  flags.add_int("shutdown-grace-ms",
+                "on SIGTERM or SIGINT, how long requests in flight may take to be answered "
                 "before the daemon tells its agents it is going away and exits (a second signal exits at once)",
                 &o.shutdown_grace_ms, 0, 3'600'000);
   flags.add_int("health-collective-kib", "buffer size of each health-check collective", &o.health_collective_kib, 1,

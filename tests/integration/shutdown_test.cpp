@@ -7,10 +7,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <gtest/gtest.h>
 #include <cerrno>
 #include <fstream>
 #include <future>
+#include <gtest/gtest.h>
 
 #include "tests/integration/cluster.h"
 
@@ -41,8 +41,8 @@ bool connection_refused(const std::string& url) {
   address.sin_family = AF_INET;
   address.sin_port = htons(static_cast<std::uint16_t>(port));
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  const bool refused = ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0 &&
-                       errno == ECONNREFUSED;
+  const bool refused =
+      ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0 && errno == ECONNREFUSED;
   ::close(fd);
   return refused;
 }
@@ -54,10 +54,10 @@ TEST(Shutdown, SigtermAnswersTheRequestInFlightRefusesNewOnesAndAgentsKeepTheirJ
   cluster.start_agent("node-a");
   cluster.wait_for_nodes(1);
   const std::string gate = cluster.dir() + "/gate";
-  const Json spec = {{"name", "long"},
-                     {"cores_per_node", 1},
-                     {"command",
-                      {{"argv", {"/bin/sh", "-c", "echo started; while [ ! -f " + gate + " ]; do sleep 0.05; done"}}}}};
+  const Json spec = {
+      {"name", "long"},
+      {"cores_per_node", 1},
+      {"command", {{"argv", {"/bin/sh", "-c", "echo started; while [ ! -f " + gate + " ]; do sleep 0.05; done"}}}}};
   const auto id = cluster.submit(spec);
   cluster.wait_job_state(id, "RUNNING", 20s);
 
@@ -84,7 +84,8 @@ TEST(Shutdown, SigtermAnswersTheRequestInFlightRefusesNewOnesAndAgentsKeepTheirJ
 
   const auto status = cluster.daemon().wait_exit(8s + 5s);
   ASSERT_TRUE(status.has_value()) << "daemon still running:\n" << cluster.daemon_log();
-  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << "wait status " << *status << "\n" << cluster.daemon_log();
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << "wait status " << *status << "\n"
+                                                               << cluster.daemon_log();
   EXPECT_LT(std::chrono::steady_clock::now() - signalled, 8s);
   const std::string daemon_log = cluster.daemon_log();
   for (const char* phase : {"event=shutdown_started", "event=shutdown_requests_answered answered=1 unanswered=0",
