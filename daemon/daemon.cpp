@@ -142,6 +142,106 @@ void check_transport_security(const DaemonOptions& o) {
   }
 }
 
+// SIGTERM or SIGINT, in phases, each logged with its counts: stop accepting (new connections are
+// refused) and stop ticking (no new attempts); answer the requests in flight, within the grace;
+// tell the agents the daemon is going away (WebSocket 1001: they redial with their usual backoff
+// and their attempts keep running, as across a restart); let the store worker commit what is
+// queued; stop the loop, so the daemon exits 0. Agents are told last because an answer may wait on
+// one (a log fetch). A second signal exits at once, with status 1.
+class GracefulShutdown {
+ public:
+  GracefulShutdown(asio::io_context& io, net::HttpServer& server, StoreWorker& store, Millis grace,
+                   std::function<void()> quiesce)
+      : io_(io),
+        server_(server),
+        store_(store),
+        grace_(grace),
+        quiesce_(std::move(quiesce)),
+        signals_(io, SIGINT, SIGTERM),
+        poll_(io) {
+    signals_.async_wait([this](const boost::system::error_code& ec, int signo) {
+      if (!ec) begin(signo);
+    });
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  // The agents' close handshakes are awaited apart from the grace, which requests may have used up.
+  static constexpr Millis kAgentCloseWait{2000};
+  static constexpr Millis kPollInterval{10};
+
+  void begin(int signo) {
+    started_ = Clock::now();
+    signals_.async_wait([](const boost::system::error_code& ec, int again) {
+      if (ec) return;
+      spdlog::warn("event=shutdown_forced signal={}", again);
+      spdlog::default_logger()->flush();
+      std::_Exit(1);
+    });
+    const std::size_t idle_closed = server_.stop_accepting();
+    quiesce_();
+    spdlog::info(
+        "event=shutdown_started signal={} grace_ms={} requests_in_flight={} idle_connections_closed={} "
+        "agents_connected={}",
+        signo, grace_.count(), server_.requests_in_flight(), idle_closed, server_.websockets_open());
+    const std::size_t in_flight = server_.requests_in_flight();
+    wait_until([this] { return server_.requests_in_flight() == 0; }, started_ + grace_,
+               [this, in_flight] {
+                 spdlog::info("event=shutdown_requests_answered answered={} unanswered={} waited_ms={}",
+                              in_flight - server_.requests_in_flight(), server_.requests_in_flight(), elapsed_ms());
+                 tell_agents();
+               });
+  }
+
+  void tell_agents() {
+    const std::size_t told = server_.tell_websockets_going_away("daemon shutting down");
+    wait_until([this] { return server_.websockets_open() == 0; }, Clock::now() + kAgentCloseWait,
+               [this, told] {
+                 spdlog::info("event=shutdown_agents_told agents={} closed={} waited_ms={}", told,
+                              told - server_.websockets_open(), elapsed_ms());
+                 flush_store();
+               });
+  }
+
+  // A read runs after every write queued before it: its continuation means they are committed.
+  void flush_store() {
+    const std::uint64_t commits_before = store_.commits();
+    store_.read(
+        [this, commits_before](Store&) -> StoreWorker::Continuation {
+          return [this, commits_before] { finish(store_.commits() - commits_before); };
+        },
+        [this](const std::string& error) {
+          spdlog::error("event=shutdown_store_flush_failed error=\"{}\"", error);
+          finish(0);
+        });
+  }
+
+  void finish(std::uint64_t commits) {
+    spdlog::info("event=shutdown_complete store_commits={} total_ms={}", commits, elapsed_ms());
+    io_.stop();
+  }
+
+  void wait_until(std::function<bool()> done, Clock::time_point deadline, std::function<void()> then) {
+    if (done() || Clock::now() >= deadline) return then();
+    poll_.expires_after(kPollInterval);
+    poll_.async_wait(
+        [this, done = std::move(done), deadline, then = std::move(then)](const boost::system::error_code& ec) mutable {
+          if (!ec) wait_until(std::move(done), deadline, std::move(then));
+        });
+  }
+
+  std::int64_t elapsed_ms() const { return std::chrono::duration_cast<Millis>(Clock::now() - started_).count(); }
+
+  asio::io_context& io_;
+  net::HttpServer& server_;
+  StoreWorker& store_;
+  Millis grace_;
+  std::function<void()> quiesce_;
+  asio::signal_set signals_;
+  asio::steady_timer poll_;
+  Clock::time_point started_;
+};
+
 }  // namespace
 
 bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
@@ -203,6 +303,10 @@ bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
                 "cap; admins and canaries are exempt", &o.max_pending_per_user, 0, 100'000'000);
   flags.add_bool("metrics-public", "serve GET /metrics (Prometheus) without a token; otherwise it needs an admin, "
                  "operator or viewer token", &o.metrics_public);
+  flags.add_int("shutdown-grace-ms",
+                "on SIGTERM or SIGINT, how long requests in flight may take to be answered "
+                "before the daemon tells its agents it is going away and exits (a second signal exits at once)",
+                &o.shutdown_grace_ms, 0, 3'600'000);
   flags.add_int("health-collective-kib", "buffer size of each health-check collective", &o.health_collective_kib, 1,
                 256 * 1024);
   if (!flags.parse(argc, argv)) {
@@ -296,6 +400,11 @@ int run_daemon(const DaemonOptions& o) {
   net::HttpServer server(io, server_options, [&api](net::HttpRequest req, net::HttpResponder respond) {
     api.handle(std::move(req), std::move(respond));
   }, {gateway.route()});
+  // What a graceful shutdown waits for; also how a test knows its slow request is being handled.
+  metrics.registry().add_collector([&server](prom::TextWriter& out) {
+    out.gauge("trainyard_http_requests_in_flight", "HTTP requests read and not yet answered.", {},
+              {{{}, static_cast<double>(server.requests_in_flight())}});
+  });
   // New connections take the reloaded certificate; open ones and running jobs carry on. Handled
   // before daemon.addr appears, so that nobody can send a SIGHUP that would still end the daemon.
   asio::signal_set reload_signal(io, SIGHUP);
@@ -336,13 +445,10 @@ int run_daemon(const DaemonOptions& o) {
   };
   tick();
 
-  asio::signal_set signals(io, SIGINT, SIGTERM);
-  signals.async_wait([&](const boost::system::error_code&, int signo) {
-    spdlog::info("event=daemon_stopping signal={}", signo);
-    server.stop();
+  GracefulShutdown shutdown(io, server, worker, Millis(o.shutdown_grace_ms), [&] {
     ticker.cancel();
     jobs.persist_usage();
-    io.stop();
+    persist_token_uses(tokens, worker, clock.now());
   });
   io.run();
   return 0;

@@ -1,7 +1,7 @@
 #pragma once
 // The daemon's composition root (STYLE.md #4): builds store, store worker, tokens, scheduler, job
-// manager, gateway, API and server, wires them, and runs the I/O loop until SIGINT/SIGTERM
-// (SIGHUP reloads the TLS certificate and key).
+// manager, gateway, API and server, wires them, and runs the I/O loop until SIGINT/SIGTERM, which
+// shut it down gracefully (GracefulShutdown in daemon.cpp; SIGHUP reloads the TLS certificate and key).
 #include <cstdint>
 #include <string>
 
@@ -43,6 +43,7 @@ struct DaemonOptions {
   std::int64_t rate_limit_admins = 0;           // 1: admins are rate-limited too
   std::int64_t max_pending_per_user = 10'000;   // 0: no cap; admins are exempt
   bool metrics_public = false;                  // GET /metrics without a token
+  std::int64_t shutdown_grace_ms = 10'000;      // SIGTERM: how long requests in flight may take
 };
 
 inline constexpr const char* kTrainyardVersion = TRAINYARD_VERSION;  // project(VERSION) in CMakeLists.txt

@@ -243,8 +243,13 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   std::vector<WebSocketRoute> routes;
   std::unique_ptr<tcp::acceptor> acceptor;
   std::unordered_map<std::uint64_t, std::function<void()>> closers;
+  // Keep-alive connections waiting for their next request: what stop_accepting() closes.
+  std::unordered_map<std::uint64_t, std::function<void()>> idle;
+  std::unordered_map<std::uint64_t, std::function<void(std::string)>> websockets;
+  std::size_t in_flight = 0;
   std::uint64_t next_connection = 1;
   bool stopped = false;
+  bool draining = false;
   asio::steady_timer accept_pause;
   AcceptBackoff backoff;
   ConnectionLimits limits;
@@ -260,10 +265,10 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
 
   asio::awaitable<void> accept_loop() {
     auto self = shared_from_this();
-    while (!stopped) {
+    while (!stopped && !draining) {
       auto [ec, socket] = co_await acceptor->async_accept(use_tuple);
       if (ec) {
-        if (stopped || ec == asio::error::operation_aborted) co_return;
+        if (stopped || draining || ec == asio::error::operation_aborted) co_return;
         co_await pause_after_failed_accept(ec);
         continue;
       }
@@ -434,8 +439,11 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
       // A kept-alive connection may stay silent for the idle timeout; a request, once begun, has
       // the header timeout for its header and then the body timeout for its body.
       if (buffer.size() == 0) {
+        if (draining) break;
         beast::get_lowest_layer(stream).expires_after(options.idle_timeout);
+        idle[id] = [&stream] { close_socket(stream); };
         auto [ec, n] = co_await stream.async_read_some(buffer.prepare(4096), use_tuple);
+        idle.erase(id);
         if (ec) co_return;
         buffer.commit(n);
       }
@@ -464,8 +472,14 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         co_await upgrade(std::move(stream), std::move(req), std::move(request));
         co_return;
       }
-      const bool keep_alive = req.keep_alive();
+      ++in_flight;
+      struct Answered {
+        std::size_t& in_flight;
+        ~Answered() { --in_flight; }
+      } answered{in_flight};
       HttpResponse resp = co_await call_handler(std::move(request));
+      // Decided after the handler: a shutdown that began meanwhile closes the connection.
+      const bool keep_alive = req.keep_alive() && !draining;
       co_await write(stream, resp, req.version(), keep_alive);
       if (!keep_alive) break;
     }
@@ -488,9 +502,12 @@ class HttpServer::Impl::WsConnection : public WebSocketPeer, public std::enable_
     start_writer();
   }
 
-  void close(std::string reason) override {
+  void close(std::string reason) override { close_with(websocket::close_code::normal, std::move(reason)); }
+
+  void close_with(websocket::close_code code, std::string reason) {
     if (closed_ || closing_) return;
     closing_ = true;
+    close_code_ = code;
     close_reason_ = reason.substr(0, 120);
     start_writer();
   }
@@ -502,6 +519,14 @@ class HttpServer::Impl::WsConnection : public WebSocketPeer, public std::enable_
       beast::error_code ec;
       beast::get_lowest_layer(ws_).socket().close(ec);
     };
+    server_.websockets[id] = [this](std::string reason) {
+      close_with(websocket::close_code::going_away, std::move(reason));
+    };
+    struct Unregister {
+      Impl& server;
+      std::uint64_t id;
+      ~Unregister() { server.websockets.erase(id); }
+    } unregister{server_, id};
     beast::get_lowest_layer(ws_).expires_never();
     websocket::stream_base::timeout timeouts{};
     timeouts.handshake_timeout = std::chrono::seconds(30);
@@ -553,7 +578,7 @@ class HttpServer::Impl::WsConnection : public WebSocketPeer, public std::enable_
     }
     writing_ = false;
     if (closing_ && !closed_) {
-      co_await ws_.async_close(websocket::close_reason(websocket::close_code::normal, close_reason_), use_tuple);
+      co_await ws_.async_close(websocket::close_reason(close_code_, close_reason_), use_tuple);
     }
   }
 
@@ -564,6 +589,7 @@ class HttpServer::Impl::WsConnection : public WebSocketPeer, public std::enable_
   bool writing_ = false;
   bool closing_ = false;
   bool closed_ = false;
+  websocket::close_code close_code_ = websocket::close_code::normal;
   std::string close_reason_;
 };
 
@@ -612,6 +638,26 @@ std::string HttpServer::reload_tls() {
   }
   return "";
 }
+
+std::size_t HttpServer::stop_accepting() {
+  impl_->draining = true;
+  beast::error_code ec;
+  if (impl_->acceptor) impl_->acceptor->close(ec);
+  impl_->accept_pause.cancel();
+  auto idle = std::exchange(impl_->idle, {});
+  for (auto& [id, close] : idle) close();
+  return idle.size();
+}
+
+std::size_t HttpServer::tell_websockets_going_away(const std::string& reason) {
+  auto websockets = impl_->websockets;
+  for (auto& [id, go_away] : websockets) go_away(reason);
+  return websockets.size();
+}
+
+std::size_t HttpServer::requests_in_flight() const { return impl_->in_flight; }
+
+std::size_t HttpServer::websockets_open() const { return impl_->websockets.size(); }
 
 void HttpServer::stop() {
   if (!impl_ || impl_->stopped) return;

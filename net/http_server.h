@@ -60,6 +60,17 @@ class HttpServer {
   // Loads the TLS files again for connections accepted from now on; open ones keep what they
   // began with. Returns why the files cannot be used ("" when reloaded): the old ones then stay.
   std::string reload_tls();
+  // Graceful shutdown, first step: stops accepting (new connections are refused) and closes
+  // idle keep-alive connections; requests already read are still answered, each on a connection
+  // then closed. WebSockets stay open, since answers may wait on an agent (a log fetch).
+  // Returns the idle connections closed.
+  std::size_t stop_accepting();
+  // Graceful shutdown, second step: closes every WebSocket with 1001 "going away" and `reason`.
+  // Returns how many were told.
+  std::size_t tell_websockets_going_away(const std::string& reason);
+  // Requests read whose answer is not yet written, and WebSockets not yet closed.
+  std::size_t requests_in_flight() const;
+  std::size_t websockets_open() const;
   // Stops accepting and closes every open connection.
   void stop();
 

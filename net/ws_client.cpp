@@ -25,6 +25,13 @@ using tcp = asio::ip::tcp;
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 
+// With the close code: 1001 (going away) is a daemon shutting down, to be redialled as usual.
+std::string closed_by_server(const websocket::close_reason& close) {
+  std::string text = "closed by server with code " + std::to_string(close.code);
+  if (close.code == websocket::close_code::going_away) text += " (going away)";
+  return text + ": " + std::string(close.reason.data(), close.reason.size());
+}
+
 template <class Stream>
 websocket::stream<Stream> open_stream(asio::io_context& io, const TlsContext& tls) {
   if constexpr (std::is_same_v<Stream, TlsStream>) {
@@ -109,7 +116,7 @@ class ClientConnection : public WebSocketClient, public std::enable_shared_from_
     for (;;) {
       auto [ec, n] = co_await ws_.async_read(buffer, use_tuple);
       if (ec) {
-        reason = ec == websocket::error::closed ? "closed by server: " + std::string(ws_.reason().reason.data(), ws_.reason().reason.size()) : ec.message();
+        reason = ec == websocket::error::closed ? closed_by_server(ws_.reason()) : ec.message();
         break;
       }
       std::string text = beast::buffers_to_string(buffer.data());

@@ -49,7 +49,10 @@ Process::~Process() {
   }
 }
 
-void Process::signal(int sig) const { ::kill(pid_, sig); }
+// Once reaped, the pid may belong to another process.
+void Process::signal(int sig) const {
+  if (!status_) ::kill(pid_, sig);
+}
 
 std::optional<int> Process::wait_exit(std::chrono::milliseconds timeout) {
   eventually([this] { return !running(); }, timeout);
