@@ -10,24 +10,11 @@
 #include <sstream>
 
 #include "checkpoint/checkpoint.h"
+#include "tests/support/temp_dir.h"
 
 namespace trainyard::checkpoint {
 namespace {
 namespace fs = std::filesystem;
-
-// A fresh directory under the test temp dir, removed afterwards.
-class TempDir {
- public:
-  TempDir() : path_(fs::path(::testing::TempDir()) / ("ckpt-" + std::to_string(::getpid()) + "-" +
-                                                       ::testing::UnitTest::GetInstance()->current_test_info()->name())) {
-    fs::remove_all(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 TrainingState sample_state(std::int64_t step) {
   TrainingState s;

@@ -12,6 +12,7 @@
 #include "neuron/in_process_communicator.h"
 #include "neuron/optimizer.h"
 #include "neuron/trainer.h"
+#include "tests/support/temp_dir.h"
 
 namespace trainyard::neuron {
 namespace {
@@ -23,18 +24,6 @@ using checkpoint::newest_verified_checkpoint;
 using checkpoint::TrainingState;
 using checkpoint::write_checkpoint;
 
-class TempDir {
- public:
-  TempDir() : path_(fs::path(::testing::TempDir()) / ("neuron-train-" + std::to_string(::getpid()) + "-" +
-                                                       ::testing::UnitTest::GetInstance()->current_test_info()->name())) {
-    fs::remove_all(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 WorkloadSpec small_workload() {
   WorkloadSpec w;
