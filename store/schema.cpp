@@ -147,6 +147,17 @@ DROP TABLE tokens;
 ALTER TABLE tokens_v6 RENAME TO tokens;
 )sql";
 
+// Events carry what webhooks and the dashboard filter on: severity, the job's owner and share, and
+// structured details; indexes serve the per-job feed and retention pruning by time.
+constexpr std::string_view kEventDetailsSchema = R"sql(
+ALTER TABLE events ADD COLUMN severity TEXT NOT NULL DEFAULT 'info' CHECK (severity IN ('info','warning','error'));
+ALTER TABLE events ADD COLUMN user TEXT NOT NULL DEFAULT '';
+ALTER TABLE events ADD COLUMN share TEXT NOT NULL DEFAULT '';
+ALTER TABLE events ADD COLUMN details TEXT NOT NULL DEFAULT '{}';
+CREATE INDEX events_by_job ON events (job_id, seq) WHERE job_id IS NOT NULL;
+CREATE INDEX events_by_time ON events (at_ms);
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{1, "initial: jobs, attempts, nodes, tokens, shares, events", kInitialSchema},
     Migration{2, "metrics: per-step training metrics", kMetricsSchema},
@@ -154,6 +165,7 @@ constexpr std::array kMigrations = {
     Migration{4, "share access: shares created by admins, and their members", kShareAccessSchema},
     Migration{5, "checkpoints: the checkpoints each job's attempts reported", kCheckpointsSchema},
     Migration{6, "token lifecycle: ids, expiry, last use; operator and viewer roles", kTokenLifecycleSchema},
+    Migration{7, "event details: severity, user, share, details; indexes by job and time", kEventDetailsSchema},
 };
 
 bool has_version_table(sqlite::Connection& db) {

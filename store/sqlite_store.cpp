@@ -40,6 +40,7 @@ Attempt attempt_at(const Use& row) { return decode("attempts", row.text_at(0), a
 Node node_at(const Use& row) { return decode("nodes", row.text_at(0), node_from_json); }
 
 constexpr std::string_view kTokenColumns = "hash, user, role, created_at_ms, id, expires_at_ms, last_used_at_ms";
+constexpr std::string_view kEventColumns = "seq, at_ms, kind, job_id, attempt_id, node, message, severity, user, share, details";
 
 TokenRecord token_at(const Use& row) {
   const auto role = parse_role(row.text_at(2));
@@ -73,6 +74,10 @@ Event event_at(const Use& row) {
   if (!row.is_null_at(4)) e.attempt_id = row.int_at(4);
   e.node = row.text_at(5);
   e.message = row.text_at(6);
+  e.severity = parse_severity(row.text_at(7)).value_or(Severity::info);
+  e.user = row.text_at(8);
+  e.share = row.text_at(9);
+  e.details = decode("events", row.text_at(10), [](const Json& j) { return j; });
   return e;
 }
 
@@ -176,8 +181,8 @@ struct SqliteStore::Statements {
                      " max_running_cores = excluded.max_running_cores, usage_core_s = excluded.usage_core_s,"
                      " usage_at_ms = excluded.usage_at_ms, created = excluded.created, members = excluded.members"),
         append_event(db,
-                     "INSERT INTO events (at_ms, kind, job_id, attempt_id, node, message)"
-                     " VALUES (?1, ?2, ?3, ?4, ?5, ?6)"),
+                     "INSERT INTO events (at_ms, kind, job_id, attempt_id, node, message, severity, user, share, details)"
+                     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"),
         upsert_metric(db,
                       "INSERT OR REPLACE INTO metrics (job_id, attempt_id, step, loss, grad_norm, param_norm, lr,"
                       " samples_per_s, spike, spike_steps_to_return) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"),
@@ -206,11 +211,11 @@ struct SqliteStore::Statements {
         token_by_hash(db, "SELECT " + std::string(kTokenColumns) + " FROM tokens WHERE hash = ?1"),
         all_tokens(db, "SELECT " + std::string(kTokenColumns) + " FROM tokens ORDER BY created_at_ms, hash"),
         events_after(db,
-                     "SELECT seq, at_ms, kind, job_id, attempt_id, node, message FROM events"
+                     "SELECT " + std::string(kEventColumns) + " FROM events"
                      " WHERE seq > ?1 ORDER BY seq LIMIT ?2"),
         // substr rather than LIKE: a prefix holding % or _ matches only itself.
         events_of_kind(db,
-                       "SELECT seq, at_ms, kind, job_id, attempt_id, node, message FROM events"
+                       "SELECT " + std::string(kEventColumns) + " FROM events"
                        " WHERE seq > ?1 AND substr(kind, 1, length(?2)) = ?2 ORDER BY seq LIMIT ?3"),
         active_jobs(db, "SELECT record FROM jobs WHERE state IN ('PENDING', 'STARTING', 'RUNNING') ORDER BY id"),
         active_attempts(db, "SELECT record FROM attempts WHERE state IN ('STARTING', 'RUNNING') ORDER BY id"),
@@ -324,6 +329,10 @@ void SqliteStore::write(const Change& change) {
         .bind_optional_int(4, e.attempt_id)
         .bind_text(5, e.node)
         .bind_text(6, e.message)
+        .bind_text(7, to_string(e.severity))
+        .bind_text(8, e.user)
+        .bind_text(9, e.share)
+        .bind_text(10, record_text(e.details))
         .run();
   }
   for (const HealthCheckRow& h : change.health_checks) {

@@ -22,6 +22,22 @@ std::string to_string(Role r) {
   return "user";
 }
 
+std::string to_string(Severity s) {
+  switch (s) {
+    case Severity::info: return "info";
+    case Severity::warning: return "warning";
+    case Severity::error: return "error";
+  }
+  return "info";
+}
+
+std::optional<Severity> parse_severity(std::string_view s) {
+  for (Severity v : {Severity::info, Severity::warning, Severity::error}) {
+    if (to_string(v) == s) return v;
+  }
+  return std::nullopt;
+}
+
 std::optional<Role> parse_role(std::string_view s) {
   std::string lower(s);
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });

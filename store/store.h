@@ -52,15 +52,25 @@ struct ShareRecord {
   bool operator==(const ShareRecord&) const = default;
 };
 
-// An append-only record of a state change (audit log, dashboard feed).
+// How much an event matters to a person: info (routine), warning (look soon), error (act now).
+enum class Severity { info, warning, error };
+std::string to_string(Severity s);
+std::optional<Severity> parse_severity(std::string_view s);
+
+// An append-only record of a state change: the events log behind GET /v1/events, its stream, the
+// webhooks and the audit log. Written in the same transaction as the change it tells of.
 struct Event {
-  std::int64_t seq = 0;  // assigned by the store on commit
+  std::int64_t seq = 0;  // assigned by the store on commit; never reused
   TimePoint at{};
-  std::string kind;  // "job.submitted", "job.state", "attempt.state", "node.state", ...
+  std::string kind;  // "job.submitted", "job.failed", "node.down", "audit.token.created", ...
+  Severity severity = Severity::info;
   std::optional<JobId> job_id;
   std::optional<AttemptId> attempt_id;
-  std::string node;
-  std::string message;
+  std::string node;   // empty: concerns no node
+  std::string user;   // the job's owner, or who made an admin change; empty: none
+  std::string share;  // the job's share; empty: none
+  std::string message;  // one line a person reads
+  Json details = Json::object();
   bool operator==(const Event&) const = default;
 };
 

@@ -170,6 +170,24 @@ TYPED_TEST(StoreConformance, EventsGetIncreasingSeqInBatchOrder) {
   EXPECT_TRUE(this->store->events_after(all.back().seq, 10).empty());
 }
 
+TYPED_TEST(StoreConformance, EventsKeepSeverityOwnerShareAndDetails) {
+  Event failed = event("job.failed", 1, 10, "n1");
+  failed.severity = Severity::error;
+  failed.user = "alice";
+  failed.share = "vision";
+  failed.details = Json{{"class", "node_lost"}, {"exit_code", -9}, {"nodes", {"n1", "n2"}}};
+  Event drained = event("node.drained", {}, {}, "n2");
+  drained.severity = Severity::warning;
+  this->commit(Change{.jobs = {minimal_job(1)}, .events = {failed, drained}});
+  const std::vector<Event> all = this->store->events_after(0, 10);
+  ASSERT_EQ(all.size(), 2u);
+  failed.seq = all[0].seq;
+  drained.seq = all[1].seq;
+  EXPECT_EQ(all[0], failed);
+  EXPECT_EQ(all[1], drained);
+  EXPECT_EQ(all[1].details, Json::object());
+}
+
 TYPED_TEST(StoreConformance, EventsOfKindMatchOnlyThePrefixOldestFirstAfterTheCursor) {
   this->commit(Change{.events = {event("audit.job.submitted", 1), event("job.state", 1), event("audit_x", 1),
                                  event("audit.node.drained", {}, {}, "n1"), event("audit.token.created")}});
