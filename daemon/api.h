@@ -11,6 +11,7 @@
 
 #include "daemon/audit.h"
 #include "daemon/auth.h"
+#include "daemon/dashboard_files.h"
 #include "daemon/job_manager.h"
 #include "daemon/request_limits.h"
 #include "daemon/store_worker.h"
@@ -37,6 +38,8 @@ class Api {
   using RequestObserver =
       std::function<void(const std::string& method, const std::string& route_pattern, int status, double seconds)>;
   void set_request_observer(RequestObserver observe);
+  // GETs no route takes, outside /v1, are answered from the dashboard's files (without a token).
+  void set_dashboard(DashboardFiles files) { dashboard_ = std::move(files); }
 
  private:
   friend const std::vector<Route>& api_routes();
@@ -90,6 +93,7 @@ class Api {
   void list_tokens(ApiCall call);
   void revoke_token(ApiCall call);
   void rotate_join_token(ApiCall call);
+  void whoami(ApiCall call);
   // daemon/api/shares.cpp
   void list_shares(ApiCall call);
   void put_share(ApiCall call);
@@ -114,6 +118,7 @@ class Api {
   std::function<std::string()> render_metrics_;
   bool metrics_public_ = false;
   RequestObserver observe_request_;
+  std::optional<DashboardFiles> dashboard_;
 };
 
 // The longest lifetime a token may be given ("ttl_s"): ten years.

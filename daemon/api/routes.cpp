@@ -60,6 +60,8 @@ const std::vector<Route>& api_routes() {
       {"GET", "/v1/healthchecks/{id}", A::use_api, "read health checks", "", "HealthCheck", 200,
        "A health check's state, verdicts and collective runs", {}, &Api::get_health_check},
 
+      {"GET", "/v1/whoami", A::use_api, "use the API", "", "WhoAmI", 200,
+       "The caller: its user, role and token id (the dashboard decides what to show from it)", {}, &Api::whoami},
       {"GET", "/v1/tokens", A::use_api, "list tokens", "", "TokenList", 200,
        "Tokens without their secrets: every one for an admin, one's own for others", {}, &Api::list_tokens},
       {"POST", "/v1/tokens", A::manage_tokens, "create tokens", "TokenRequest", "NewToken", 201,

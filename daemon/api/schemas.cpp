@@ -126,6 +126,9 @@ const char* const kJsonSchemas = R"json({
     "tokens": {"type": "array", "items": {"$ref": "#/components/schemas/Token"}}}},
   "TokenRevoked": {"type": "object", "required": ["id", "revoked"], "properties": {
     "id": {"type": "string"}, "revoked": {"const": true}}},
+  "WhoAmI": {"type": "object", "required": ["user", "role", "token_id"], "properties": {
+    "user": {"type": "string"}, "role": {"enum": ["admin", "operator", "user", "viewer"]},
+    "token_id": {"type": "string"}}},
   "JoinToken": {"type": "object", "required": ["token"], "properties": {"token": {"type": "string"}}},
   "ShareRequest": {"type": "object", "required": ["weight"], "additionalProperties": false, "properties": {
     "weight": {"type": "number", "minimum": 1e-6, "maximum": 1e6},

@@ -1,0 +1,49 @@
+import { useApi, useApp } from "../app-state";
+import { ErrorNote, Section, StateBadge } from "../components/ui";
+import { VirtualList } from "../components/virtual-list";
+import { count, since } from "../logic/format";
+import { pendingSentence } from "../logic/pending";
+import { visibleJobs } from "../logic/roles";
+import type { Job } from "../logic/types";
+
+export function Queue() {
+  const { who } = useApp();
+  const pending = useApi<{ jobs: Job[] }>("/v1/jobs?state=PENDING&limit=1000");
+  const running = useApi<{ jobs: Job[] }>("/v1/jobs?state=RUNNING&limit=1000");
+  const now = new Date();
+  const queue = visibleJobs(who, pending.data?.jobs ?? [])
+    .sort((a, b) => (a.queue_position ?? 1e9) - (b.queue_position ?? 1e9));
+  const active = visibleJobs(who, running.data?.jobs ?? []);
+  return (
+    <>
+      <h1>Queue</h1>
+      <ErrorNote error={pending.error ?? running.error} />
+      <Section title={`Pending (${count(queue.length, "job")}, in the scheduler's order)`}>
+        {queue.length === 0 ? <p>Nothing waits.</p> : (
+          <VirtualList items={queue} rowHeight={44} height={480} label="Pending jobs" row={(j) => (
+            <div class="queue-row" data-job={j.id}>
+              <span class="pos">{j.queue_position ?? "—"}</span>
+              <a href={`/jobs/${j.id}`}>#{j.id} {j.name}</a>
+              <span class="muted">{j.user} · {j.share}</span>
+              <span class="reason">{pendingSentence(j, now)}</span>
+            </div>
+          )} />
+        )}
+      </Section>
+      <Section title={`Running (${count(active.length, "job")})`}>
+        <table>
+          <thead><tr><th>Job</th><th>User</th><th>Share</th><th>State</th><th>Running for</th><th>Steps</th></tr></thead>
+          <tbody>
+            {active.map((j) => (
+              <tr key={j.id} data-job={j.id}>
+                <td><a href={`/jobs/${j.id}`}>#{j.id} {j.name}</a></td><td>{j.user}</td><td>{j.share}</td>
+                <td><StateBadge state={j.state} /></td><td>{since(j.started_at, now)}</td>
+                <td>{j.spec.workload?.steps ? count(j.spec.workload.steps, "step") : "—"}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </Section>
+    </>
+  );
+}
