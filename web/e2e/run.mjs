@@ -182,6 +182,25 @@ check("an admin drains a node from the UI after confirming", async () => {
   await context.close();
 });
 
+check("an injected fault turns a node UNHEALTHY on the map", async () => {
+  const context = await browser.newContext();
+  const page = await signIn(context, cluster.adminToken);
+  await page.getByRole("link", { name: "Nodes", exact: true }).click();
+  await page.locator('[data-node="trn-2"]').waitFor();
+  const set = await cluster.api("PUT", "/v1/nodes/trn-2/faults", { faults: ["core:0=corrupt"] });
+  assert.equal(set.status, 202, JSON.stringify(set.body));
+  await eventually(async () => (await cluster.api("GET", "/v1/nodes/trn-2")).body.faults?.length > 0, 15_000,
+                   "the agent to apply the fault");
+  const started = await cluster.api("POST", "/v1/healthchecks", { nodes: ["trn-2"], suites: ["accelerator"] });
+  assert.equal(started.status, 202, JSON.stringify(started.body));
+  await eventually(async () => /UNHEALTHY/.test(await page.locator('[data-node="trn-2"]').innerText()), 60_000,
+                   "trn-2 UNHEALTHY on the map");
+  assert.match(await page.locator('[data-node="trn-2"]').innerText(), /core:0=corrupt/);
+  await shot(page, "nodes-unhealthy");
+  await cluster.api("DELETE", "/v1/nodes/trn-2/faults");
+  await context.close();
+});
+
 check("the daemon restarted under the page: a reconnecting banner, then live again", async () => {
   const context = await browser.newContext();
   const page = await signIn(context, cluster.adminToken);

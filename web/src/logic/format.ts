@@ -70,3 +70,12 @@ export function ordinal(n: number): string {
   if (tens >= 11 && tens <= 13) return `${n}th`;
   return `${n}${["th", "st", "nd", "rd"][n % 10] ?? "th"}`;
 }
+
+// A running simulated job's progress line: step of steps, throughput and the time left at it.
+export function progress(step: number, steps: number | undefined, samplesPerS: number | null, globalBatch: number | undefined): string {
+  if (!steps) return `step ${grouped.format(step)}`;
+  const parts = [`step ${grouped.format(step)} of ${grouped.format(steps)} (${Math.floor((step / steps) * 100)} %)`];
+  if (samplesPerS) parts.push(rate(samplesPerS, "samples"));
+  if (samplesPerS && globalBatch) parts.push(`about ${duration(((steps - step) * globalBatch) / samplesPerS)} left`);
+  return parts.join(" · ");
+}

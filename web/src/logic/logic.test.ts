@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { bandwidth, coreHours, cores, duration, localTime, ordinal, percent, rate, utcTitle } from "./format";
+import { bandwidth, coreHours, cores, duration, localTime, ordinal, percent, progress, rate, utcTitle } from "./format";
 import { pendingSentence } from "./pending";
 import { attemptBoundaries, downsample, metricSeries } from "./downsample";
 import { addEvents, globMatch, matchesFilter } from "./events";
@@ -33,6 +33,11 @@ describe("format", () => {
     expect(bandwidth(12.25)).toBe("12.3 GB/s");
     expect([1, 2, 3, 4, 11, 12, 13, 21, 22, 101].map(ordinal)).toEqual(
       ["1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "101st"]);
+  });
+  it("writes a running job's progress with the time left at its throughput", () => {
+    expect(progress(1000, 4000, 6400, 64)).toBe("step 1,000 of 4,000 (25 %) · 6,400 samples/s · about 30 s left");
+    expect(progress(1000, 4000, null, 64)).toBe("step 1,000 of 4,000 (25 %)");
+    expect(progress(17, undefined, 10, 64)).toBe("step 17");
   });
   it("writes times in the viewer's zone with UTC for the title", () => {
     const iso = "2026-11-24T21:00:05.123Z";

@@ -1,10 +1,22 @@
 import { useApi, useApp } from "../app-state";
 import { ErrorNote, Section, StateBadge } from "../components/ui";
 import { VirtualList } from "../components/virtual-list";
-import { count, since } from "../logic/format";
+import { count, progress, since } from "../logic/format";
 import { pendingSentence } from "../logic/pending";
 import { visibleJobs } from "../logic/roles";
-import type { Job } from "../logic/types";
+import type { Job, JobMetrics } from "../logic/types";
+
+// Progress is fetched for the first rows only: one small request each (a single bucket).
+const progressRows = 50;
+
+function Progress({ job }: { job: Job }) {
+  const metrics = useApi<JobMetrics>(`/v1/jobs/${job.id}/metrics?max_points=1`);
+  const points = metrics.data?.points ?? [];
+  const last = points[points.length - 1];
+  if (!last) return <span>—</span>;
+  const workload = job.spec.workload as { steps?: number; global_batch?: number } | undefined;
+  return <span>{progress(last.step, workload?.steps, last.samples_per_s, workload?.global_batch)}</span>;
+}
 
 export function Queue() {
   const { who } = useApp();
@@ -32,13 +44,13 @@ export function Queue() {
       </Section>
       <Section title={`Running (${count(active.length, "job")})`}>
         <table>
-          <thead><tr><th>Job</th><th>User</th><th>Share</th><th>State</th><th>Running for</th><th>Steps</th></tr></thead>
+          <thead><tr><th>Job</th><th>User</th><th>Share</th><th>State</th><th>Running for</th><th>Progress</th></tr></thead>
           <tbody>
-            {active.map((j) => (
+            {active.map((j, i) => (
               <tr key={j.id} data-job={j.id}>
                 <td><a href={`/jobs/${j.id}`}>#{j.id} {j.name}</a></td><td>{j.user}</td><td>{j.share}</td>
                 <td><StateBadge state={j.state} /></td><td>{since(j.started_at, now)}</td>
-                <td>{j.spec.workload?.steps ? count(j.spec.workload.steps, "step") : "—"}</td>
+                <td>{i < progressRows && j.spec.kind === "simulated" ? <Progress job={j} /> : "—"}</td>
               </tr>
             ))}
           </tbody>
