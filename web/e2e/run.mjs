@@ -19,10 +19,12 @@ let cluster;
 let browser;
 let aliceToken;
 let failed = false;
+const policyViolations = [];
 
 async function signIn(context, token) {
   const page = await context.newPage();
   page.on("pageerror", (e) => console.error("page error:", e.message));
+  page.on("console", (m) => /Content.Security.Policy/i.test(m.text()) && policyViolations.push(m.text()));
   page.on("response", (r) => r.status() >= 400 && !r.url().includes("/v1/events")
     && console.error(`response: ${r.status()} ${r.url()}`));
   await page.goto(cluster.url + "/");
@@ -98,6 +100,18 @@ check("the daemon serves the dashboard with types, caching, gzip and a strict po
   assert.equal(view.body.toString(), index.body.toString());
   assert.equal((await rawGet("/assets/%2e%2e/%2e%2e/data/admin.token")).status, 404);
   assert.equal((await rawGet("/v1/jobs")).status, 401, "the API keeps its routes and its token");
+});
+
+check("the browser enforces the policy: an inline script is refused and reported", async () => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const reported = [];
+  page.on("console", (m) => /Content.Security.Policy/i.test(m.text()) && reported.push(m.text()));
+  await page.goto(cluster.url + "/");
+  await page.addScriptTag({ content: "window.inlineRan = true;" }).catch(() => undefined);
+  assert.equal(await page.evaluate(() => window.inlineRan), undefined);
+  await eventually(() => reported.length > 0, 5_000, "the violation in the console");
+  await context.close();
 });
 
 check("a bad token shows an error", async () => {
@@ -215,4 +229,8 @@ check("the daemon restarted under the page: a reconnecting banner, then live aga
   assert.equal(after.status, 201, JSON.stringify(after.body));
   await page.locator(`tr[data-job="${after.body.id}"]`).waitFor({ timeout: 30_000 });
   await context.close();
+});
+
+check("no page broke the Content-Security-Policy", async () => {
+  assert.deepEqual(policyViolations, []);
 });

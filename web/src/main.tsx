@@ -43,6 +43,20 @@ const banner: Partial<Record<LiveState, string>> = {
   reconnecting: "Connection to the daemon lost: reconnecting…",
 };
 
+// GET /v1/events pages oldest first: walk to the end, keeping the newest `keep`. A daemon without
+// the events API (404) has no history to show.
+async function newestEvents(keep: number): Promise<TrainyardEvent[]> {
+  let kept: TrainyardEvent[] = [];
+  let after = "";
+  for (let page = 0; page < 50; page++) {
+    const r = await api<{ events: TrainyardEvent[]; next: string | null }>(`/v1/events?limit=1000${after}`);
+    kept = [...kept, ...r.events].slice(-keep);
+    if (!r.next) break;
+    after = `&after=${encodeURIComponent(r.next)}`;
+  }
+  return kept;
+}
+
 // Refreshes at most twice a second however many events arrive, and within 1 s of the first.
 const refreshDelayMs = 300;
 
@@ -60,8 +74,7 @@ function Shell({ who, onSignOut }: { who: Who; onSignOut: (notice?: string) => v
         setRefresh((n) => n + 1);
       }, refreshDelayMs);
     };
-    api<{ events: TrainyardEvent[] }>("/v1/events?limit=100").then(
-      (r) => setEvents((feed) => addEvents(feed, r.events, 200)), () => undefined);
+    void newestEvents(200).then((history) => setEvents((feed) => addEvents(feed, history, 200)), () => undefined);
     return startLive({
       onEvent: (e) => {
         setEvents((feed) => addEvents(feed, [e], 200));
