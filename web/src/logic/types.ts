@@ -10,6 +10,7 @@ export interface Goodput {
   productive_core_s: number;
   lost_core_s: Record<string, number>;
 }
+export interface JobList { jobs: Job[]; next: string | null }
 export interface Job {
   id: number; name: string; user: string; share: string; state: JobState;
   submitted_at: string; started_at?: string; ended_at?: string;
@@ -24,7 +25,7 @@ export interface Attempt {
   id: number; job_id: number; number: number; nodes: string[];
   exit_code?: number; signal?: number; failure_class?: string; reason?: string;
   started_at?: string; ended_at?: string; infrastructure?: boolean; suggestion?: string;
-  resumed_from_step?: number; steps_completed?: number;
+  resumed_from?: string; steps_completed?: number; diagnosis?: string;
 }
 export type NodeState = "HEALTHY" | "SUSPECT" | "UNHEALTHY" | "DRAINED" | "DOWN";
 export interface Node {

@@ -76,7 +76,8 @@ export function JobPage({ id }: { id: number }) {
               {" — "}<Time at={a.started_at} /> to <Time at={a.ended_at} />
               {a.failure_class && <> · <span class="badge state-failed">{a.failure_class}</span> {a.infrastructure ? "(infrastructure: not the job's fault)" : "(the job's own)"}</>}
               {a.reason && <div class="muted">{a.reason}</div>}
-              {a.resumed_from_step !== undefined && <div>resumed from step {a.resumed_from_step}</div>}
+              {a.resumed_from && <div>resumed from <code>{a.resumed_from}</code></div>}
+              {a.diagnosis && <details><summary>diagnosis</summary><pre>{a.diagnosis}</pre></details>}
               {a.steps_completed !== undefined && <div>{count(a.steps_completed, "step")} completed</div>}
             </li>
           ))}

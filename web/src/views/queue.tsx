@@ -4,7 +4,7 @@ import { VirtualList } from "../components/virtual-list";
 import { count, progress, since } from "../logic/format";
 import { pendingSentence } from "../logic/pending";
 import { visibleJobs } from "../logic/roles";
-import type { Job, JobMetrics } from "../logic/types";
+import type { Job, JobList, JobMetrics } from "../logic/types";
 
 // Progress is fetched for the first rows only: one small request each (a single bucket).
 const progressRows = 50;
@@ -20,8 +20,8 @@ function Progress({ job }: { job: Job }) {
 
 export function Queue() {
   const { who } = useApp();
-  const pending = useApi<{ jobs: Job[] }>("/v1/jobs?state=PENDING&limit=1000");
-  const running = useApi<{ jobs: Job[] }>("/v1/jobs?state=RUNNING&limit=1000");
+  const pending = useApi<JobList>("/v1/jobs?state=PENDING&limit=1000");
+  const running = useApi<JobList>("/v1/jobs?state=RUNNING&limit=1000");
   const now = new Date();
   const queue = visibleJobs(who, pending.data?.jobs ?? [])
     .sort((a, b) => (a.queue_position ?? 1e9) - (b.queue_position ?? 1e9));
@@ -31,6 +31,7 @@ export function Queue() {
       <h1>Queue</h1>
       <ErrorNote error={pending.error ?? running.error} />
       <Section title={`Pending (${count(queue.length, "job")}, in the scheduler's order)`}>
+        {pending.data?.next && <p class="hint">Showing the newest 1,000 pending jobs, in queue order; more are waiting.</p>}
         {queue.length === 0 ? <p>Nothing waits.</p> : (
           <VirtualList items={queue} rowHeight={44} height={480} label="Pending jobs" row={(j) => (
             <div class="queue-row" data-job={j.id}>
