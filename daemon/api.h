@@ -64,6 +64,8 @@ class Api {
   void job_logs(ApiCall call);
   void job_checkpoints(ApiCall call);
   void job_metrics(ApiCall call);
+  // daemon/api/queue.cpp
+  void list_queue(ApiCall call);
   // Loads a job (active view first, else the store), checks the caller may see it, then continues.
   void with_job(ApiCall call, JobId id, std::function<void(ApiCall, Job)> then);
   // What the API adds to a job's record: why a pending job waits and its place in the queue.

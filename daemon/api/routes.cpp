@@ -34,6 +34,9 @@ const std::vector<Route>& api_routes() {
        "Per-step training metrics of the kept trajectory, downsampled, with gradient-norm spikes", {{"max_points", "integer"}},
        &Api::job_metrics},
 
+      {"GET", "/v1/queue", A::use_api, "read jobs", "", "Queue", 200,
+       "Pending jobs in the scheduler's order (yours only, unless your role reads every job); next is the offset of the next page",
+       {{"offset", "integer"}, {"limit", "integer"}}, &Api::list_queue},
       {"GET", "/v1/nodes", A::use_api, "read nodes", "", "NodeList", 200, "Every registered node", {},
        &Api::list_nodes},
       {"GET", "/v1/nodes/{name}", A::use_api, "read nodes", "", "Node", 200, "One node", {}, &Api::get_node},

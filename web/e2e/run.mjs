@@ -188,16 +188,31 @@ check("an admin drains a node from the UI after confirming", async () => {
   const { body } = await cluster.api("GET", "/v1/nodes/trn-3");
   assert.equal(body.state, "DRAINED");
   await shot(page, "node-drained");
-  for (const view of ["queue", "shares", "health", "events"]) {
-    await page.getByRole("link", { name: { queue: "Queue", shares: "Fair share", health: "Health", events: "Events" }[view], exact: true }).click();
+  for (const view of ["shares", "health", "events"]) {
+    await page.getByRole("link", { name: { shares: "Fair share", health: "Health", events: "Events" }[view], exact: true }).click();
     await page.locator("main h1").waitFor();
     await shot(page, view);
   }
   await context.close();
 });
 
-check("an injected fault turns a node UNHEALTHY on the map", async () => {
+check("the queue shows a waiting job at its position with the reason as a sentence", async () => {
+  const waiting = await cluster.api("POST", "/v1/jobs", { name: "too-big-for-now", nodes: 3, cores_per_node: 8,
+    wait_for_capacity: true, command: { argv: ["/bin/true"] } });
+  assert.equal(waiting.status, 201, JSON.stringify(waiting.body));
   const context = await browser.newContext();
+  const page = await signIn(context, cluster.adminToken);
+  await page.getByRole("link", { name: "Queue", exact: true }).click();
+  const row = page.locator(`[data-job="${waiting.body.id}"]`);
+  await row.waitFor({ timeout: 15_000 });
+  assert.match(await row.innerText(), /1st in the queue of share default for .*: .+\./);
+  await shot(page, "queue");
+  assert.equal((await cluster.api("POST", `/v1/jobs/${waiting.body.id}/cancel`)).status, 200);
+  await context.close();
+});
+
+check("an injected fault turns a node UNHEALTHY on the map", async () => {
+  const context = await browser.newContext({ colorScheme: "dark" });  // and the screenshot shows dark mode
   const page = await signIn(context, cluster.adminToken);
   await page.getByRole("link", { name: "Nodes", exact: true }).click();
   await page.locator('[data-node="trn-2"]').waitFor();

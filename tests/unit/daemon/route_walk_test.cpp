@@ -50,6 +50,7 @@ const std::vector<std::pair<std::string, Case>>& cases() {
       {"GET /v1/jobs/{id}/logs", {"/v1/jobs/1/logs", "", {200, 200, 404, 200, 200}}},
       {"GET /v1/jobs/{id}/checkpoints", {"/v1/jobs/1/checkpoints", "", {200, 200, 404, 200, 200}}},
       {"GET /v1/jobs/{id}/metrics", {"/v1/jobs/1/metrics", "", {200, 200, 404, 200, 200}}},
+      {"GET /v1/queue", {"/v1/queue", "", {200, 200, 200, 200, 200}}},
       {"GET /v1/nodes", {"/v1/nodes", "", {200, 200, 200, 200, 200}}},
       {"GET /v1/nodes/{name}", {"/v1/nodes/n1", "", {200, 200, 200, 200, 200}}},
       {"GET /v1/nodes/{name}/health", {"/v1/nodes/n1/health", "", {200, 200, 200, 200, 200}}},

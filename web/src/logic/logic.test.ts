@@ -154,3 +154,16 @@ describe("server-sent events", () => {
     expect(new SseParser().push("data: a\ndata: b\n\n")).toEqual([{ event: "message", data: "a\nb" }]);
   });
 });
+
+describe("paging", () => {
+  it("asks for the pages under the rows in view", async () => {
+    const { pagesFor, rowOf } = await import("./paging");
+    expect(pagesFor(0, 29, 200)).toEqual([0]);
+    expect(pagesFor(190, 230, 200)).toEqual([0, 1]);
+    expect(pagesFor(9_990, 10_010, 200)).toEqual([49, 50]);
+    expect(pagesFor(5, 4, 200)).toEqual([]);
+    const pages = new Map([[1, ["a", "b"]]]);
+    expect(rowOf(pages, 201, 200)).toBe("b");
+    expect(rowOf(pages, 0, 200)).toBeUndefined();
+  });
+});
