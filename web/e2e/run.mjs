@@ -226,6 +226,11 @@ check("an injected fault turns a node UNHEALTHY on the map", async () => {
                    "trn-2 UNHEALTHY on the map");
   assert.match(await page.locator('[data-node="trn-2"]').innerText(), /core:0=corrupt/);
   await shot(page, "nodes-unhealthy");
+  await page.locator('[data-node="trn-2"] a').click();
+  const history = page.getByRole("region", { name: "Health history" });
+  await history.getByText(/core 0 .*failed/).first().waitFor({ timeout: 15_000 });
+  assert.match(await history.innerText(), /UNHEALTHY/);
+  await shot(page, "node-health");
   await cluster.api("DELETE", "/v1/nodes/trn-2/faults");
   await context.close();
 });

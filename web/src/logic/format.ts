@@ -60,9 +60,12 @@ export function rate(perSecond: number | null | undefined, unit: string): string
   return `${grouped.format(perSecond)} ${unit}/s`;
 }
 
-export function bandwidth(gbPerSecond: number | null | undefined): string {
-  if (gbPerSecond === null || gbPerSecond === undefined || !Number.isFinite(gbPerSecond)) return "—";
-  return gbPerSecond < 1 ? `${grouped.format(gbPerSecond * 1000)} MB/s` : `${grouped.format(gbPerSecond)} GB/s`;
+// Bytes per second (nccl-tests' busbw and algbw), in decimal units as nccl-tests prints them.
+export function bandwidth(bytesPerSecond: number | null | undefined): string {
+  if (bytesPerSecond === null || bytesPerSecond === undefined || !Number.isFinite(bytesPerSecond)) return "—";
+  if (bytesPerSecond >= 1e9) return `${grouped.format(bytesPerSecond / 1e9)} GB/s`;
+  if (bytesPerSecond >= 1e6) return `${grouped.format(bytesPerSecond / 1e6)} MB/s`;
+  return `${grouped.format(bytesPerSecond / 1e3)} kB/s`;
 }
 
 export function ordinal(n: number): string {

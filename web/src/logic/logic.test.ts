@@ -29,8 +29,9 @@ describe("format", () => {
     expect(percent(0.98812)).toBe("98.8 %");
     expect(percent(null)).toBe("—");
     expect(rate(1234.56, "samples")).toBe("1,234.6 samples/s");
-    expect(bandwidth(0.5)).toBe("500 MB/s");
-    expect(bandwidth(12.25)).toBe("12.3 GB/s");
+    expect(bandwidth(0.5e9)).toBe("500 MB/s");
+    expect(bandwidth(12.25e9)).toBe("12.3 GB/s");
+    expect(bandwidth(2500)).toBe("2.5 kB/s");
     expect([1, 2, 3, 4, 11, 12, 13, 21, 22, 101].map(ordinal)).toEqual(
       ["1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "101st"]);
   });
@@ -165,5 +166,26 @@ describe("paging", () => {
     const pages = new Map([[1, ["a", "b"]]]);
     expect(rowOf(pages, 201, 200)).toBe("b");
     expect(rowOf(pages, 0, 200)).toBeUndefined();
+  });
+});
+
+describe("health records", () => {
+  it("name the failed tests with their values and keep the best busbw per collective", async () => {
+    const { summarizeHealth } = await import("./health");
+    const s = summarizeHealth({
+      at: "2026-11-24T21:00:00Z", verdict: "UNHEALTHY", reason: "core 3 failed gemm",
+      accelerator: { cores: [
+        { core: 0, checks: [{ test: "gemm", status: "passed", measured: 0, limit: 0.001 }] },
+        { core: 3, checks: [{ test: "gemm", status: "failed", measured: 1.1644957730353838, limit: 0.0000639970182 }] },
+      ] },
+      collective: [
+        { nodes: ["a", "b"], result: { collectives: [{ kind: "all_reduce", busbw: 2.5 }, { kind: "all_gather", busbw: null, error: "timeout" }] } },
+        { nodes: ["a", "c"], result: { collectives: [{ kind: "all_reduce", busbw: 3 }] } },
+      ],
+    });
+    expect(s.verdict).toBe("UNHEALTHY");
+    expect(s.tests).toBe(5);
+    expect(s.failed).toEqual(["core 3 gemm failed: measured 1.16 (limit 0.000064)", "all_gather with a, b: timeout"]);
+    expect(s.busbw).toEqual({ all_reduce: 3 });
   });
 });

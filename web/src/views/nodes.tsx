@@ -3,6 +3,7 @@ import { useApi, useApp } from "../app-state";
 import { ConfirmButton, ErrorNote, Section, StateBadge, Time } from "../components/ui";
 import { bandwidth, cores, since } from "../logic/format";
 import { operatesNodes } from "../logic/roles";
+import { summarizeHealth, type HealthRecord } from "../logic/health";
 import type { Node } from "../logic/types";
 
 // The daemon's default --placement-label; nodes without it are grouped under "no rack".
@@ -43,28 +44,12 @@ export function Nodes() {
   );
 }
 
-interface HealthRow { at: string; [k: string]: unknown }
-
-// Every busbw figure of a health record, wherever the suite put it.
-function busbws(value: unknown): number[] {
-  if (Array.isArray(value)) return value.flatMap(busbws);
-  if (value && typeof value === "object") {
-    return Object.entries(value as Record<string, unknown>).flatMap(([k, v]) =>
-      k === "busbw" && typeof v === "number" ? [v] : busbws(v));
-  }
-  return [];
-}
-
-function summary(row: HealthRow): string {
-  const verdict = (row.verdict ?? row.state ?? row.status ?? "") as string;
-  const reason = (row.reason ?? "") as string;
-  return [typeof verdict === "string" ? verdict : "", typeof reason === "string" ? reason : ""].filter(Boolean).join(": ");
-}
-
 export function NodePage({ name }: { name: string }) {
   const { who } = useApp();
   const node = useApi<Node>(`/v1/nodes/${encodeURIComponent(name)}`);
-  const health = useApi<{ checks: HealthRow[] }>(`/v1/nodes/${encodeURIComponent(name)}/health?limit=50`);
+  const health = useApi<{ checks: HealthRecord[] }>(`/v1/nodes/${encodeURIComponent(name)}/health?limit=50`);
+  const rows = (health.data?.checks ?? []).map((c) => ({ at: c.at, kind: c.kind, ...summarizeHealth(c) }));
+  const kinds = [...new Set(rows.flatMap((r) => Object.keys(r.busbw)))].sort();
   const n = node.data;
   const act = (path: string, body?: unknown) => api(`/v1/nodes/${encodeURIComponent(name)}/${path}`, { method: "POST", body })
     .then(() => node.reload());
@@ -96,13 +81,14 @@ export function NodePage({ name }: { name: string }) {
       <Section title="Health history">
         <ErrorNote error={health.error} />
         <table>
-          <thead><tr><th>When</th><th>Result</th><th>busbw</th></tr></thead>
+          <thead><tr><th>When</th><th>Check</th><th>Verdict</th><th>Tests failed</th>{kinds.map((k) => <th key={k}>{k} busbw</th>)}</tr></thead>
           <tbody>
-            {(health.data?.checks ?? []).map((c, i) => (
+            {rows.map((r, i) => (
               <tr key={i}>
-                <td><Time at={c.at} /></td>
-                <td>{summary(c) || <details><summary>values</summary><pre>{JSON.stringify(c, null, 1)}</pre></details>}</td>
-                <td>{busbws(c).map((b) => bandwidth(b)).join(", ") || "—"}</td>
+                <td><Time at={r.at} /></td><td>{r.kind ?? "—"}</td>
+                <td><StateBadge state={r.verdict} /> {r.reason}</td>
+                <td>{r.failed.length ? <ul class="plain">{r.failed.map((f) => <li key={f}>{f}</li>)}</ul> : `none of ${r.tests}`}</td>
+                {kinds.map((k) => <td key={k}>{bandwidth(r.busbw[k])}</td>)}
               </tr>
             ))}
           </tbody>
