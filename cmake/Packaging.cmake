@@ -2,7 +2,7 @@
 # or -DCMAKE_INSTALL_PREFIX=/usr as the .deb uses:
 #   bin/                                     trainyard-daemon, trainyard-agent, trainyard
 #   share/doc/trainyard/examples/            daemon.json, agent.json, agent-node.env, demo-training.json
-#   share/trainyard/dashboard/               the dashboard's files, once there are any (TRAINYARD_INSTALL_DASHBOARDDIR)
+#   share/trainyard/dashboard/               the dashboard's built files, web/dist (TRAINYARD_INSTALL_DASHBOARDDIR)
 #   share/trainyard/{grafana,prometheus}/    deploy/grafana and deploy/prometheus, when they exist
 #   lib/systemd/system/                      trainyard-daemon.service, trainyard-agent@.service
 #   lib/sysusers.d/trainyard.conf            the daemon's system account
@@ -12,12 +12,17 @@ include(GNUInstallDirs)
 
 set(TRAINYARD_INSTALL_DASHBOARDDIR ${CMAKE_INSTALL_DATADIR}/trainyard/dashboard
     CACHE STRING "Where the dashboard's static files go, relative to the prefix")
+# The daemon serves them from there, relative to the prefix its binary is installed in (so the .deb's
+# /usr and a /usr/local install both work), unless told otherwise (--dashboard-dir).
+target_compile_definitions(trainyard_daemon PRIVATE TRAINYARD_DASHBOARD_RELDIR="${TRAINYARD_INSTALL_DASHBOARDDIR}")
 set(TRAINYARD_INSTALL_SYSTEMDDIR lib/systemd/system CACHE STRING "Where systemd units go, relative to the prefix")
 
 install(TARGETS trainyard-daemon trainyard-agent trainyard RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES deploy/examples/daemon.json deploy/examples/agent.json deploy/examples/agent-node.env
               deploy/examples/demo-training.json
         DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
+# web/dist exists once deploy/build.sh built the dashboard (npm run build).
+install(DIRECTORY web/dist/ DESTINATION ${TRAINYARD_INSTALL_DASHBOARDDIR} OPTIONAL)
 install(FILES README.md docs/ARCHITECTURE.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(FILES deploy/systemd/trainyard-daemon.service deploy/systemd/trainyard-agent@.service
         DESTINATION ${TRAINYARD_INSTALL_SYSTEMDDIR})

@@ -11,6 +11,7 @@
 
 #include "daemon/audit.h"
 #include "daemon/auth.h"
+#include "daemon/dashboard_files.h"
 #include "daemon/job_manager.h"
 #include "daemon/request_limits.h"
 #include "daemon/store_worker.h"
@@ -37,6 +38,8 @@ class Api {
   using RequestObserver =
       std::function<void(const std::string& method, const std::string& route_pattern, int status, double seconds)>;
   void set_request_observer(RequestObserver observe);
+  // GETs no route takes, outside /v1, are answered from the dashboard's files (without a token).
+  void set_dashboard(DashboardFiles files) { dashboard_ = std::move(files); }
 
  private:
   friend const std::vector<Route>& api_routes();
@@ -61,6 +64,8 @@ class Api {
   void job_logs(ApiCall call);
   void job_checkpoints(ApiCall call);
   void job_metrics(ApiCall call);
+  // daemon/api/queue.cpp
+  void list_queue(ApiCall call);
   // Loads a job (active view first, else the store), checks the caller may see it, then continues.
   void with_job(ApiCall call, JobId id, std::function<void(ApiCall, Job)> then);
   // What the API adds to a job's record: why a pending job waits and its place in the queue.
@@ -90,6 +95,7 @@ class Api {
   void list_tokens(ApiCall call);
   void revoke_token(ApiCall call);
   void rotate_join_token(ApiCall call);
+  void whoami(ApiCall call);
   // daemon/api/shares.cpp
   void list_shares(ApiCall call);
   void put_share(ApiCall call);
@@ -114,6 +120,7 @@ class Api {
   std::function<std::string()> render_metrics_;
   bool metrics_public_ = false;
   RequestObserver observe_request_;
+  std::optional<DashboardFiles> dashboard_;
 };
 
 // The longest lifetime a token may be given ("ttl_s"): ten years.

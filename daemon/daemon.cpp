@@ -242,6 +242,23 @@ class GracefulShutdown {
   Clock::time_point started_;
 };
 
+// PREFIX/share/trainyard/dashboard for the PREFIX/bin this daemon runs from.
+fs::path installed_dashboard_dir() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path() : exe.parent_path().parent_path() / TRAINYARD_DASHBOARD_RELDIR;
+}
+
+// The dashboard from --dashboard-dir, else the installed one; none (logged) when neither is there,
+// so a daemon installed without the dashboard still serves the API.
+std::optional<DashboardFiles> dashboard_files(const std::string& configured) {
+  if (!configured.empty()) return DashboardFiles::load(configured);
+  const fs::path installed = installed_dashboard_dir();
+  if (!installed.empty() && fs::is_regular_file(installed / "index.html")) return DashboardFiles::load(installed);
+  spdlog::info("event=dashboard_off reason=\"no --dashboard-dir and nothing installed at {}\"", installed.string());
+  return std::nullopt;
+}
+
 }  // namespace
 
 bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
@@ -307,6 +324,9 @@ bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
                 "on SIGTERM or SIGINT, how long requests in flight may take to be answered "
                 "before the daemon tells its agents it is going away and exits (a second signal exits at once)",
                 &o.shutdown_grace_ms, 0, 3'600'000);
+  flags.add_string("dashboard-dir", "the dashboard's built files (web/dist), served on the API's port; default: "
+                   "PREFIX/" TRAINYARD_DASHBOARD_RELDIR " beside PREFIX/bin/trainyard-daemon when it holds index.html, "
+                   "else no dashboard", &o.dashboard_dir);
   flags.add_int("health-collective-kib", "buffer size of each health-check collective", &o.health_collective_kib, 1,
                 256 * 1024);
   if (!flags.parse(argc, argv)) {
@@ -316,6 +336,7 @@ bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
   split_listen(o.listen);
   check_transport_security(o);
   if (!o.failure_rules_file.empty()) load_failure_rules(o.failure_rules_file);  // fail at start, naming the field
+  if (!o.dashboard_dir.empty()) require_dashboard_dir(o.dashboard_dir);  // fail at start, naming the field
   return true;
 }
 
@@ -386,6 +407,7 @@ int run_daemon(const DaemonOptions& o) {
   Api api(jobs, worker, files, tokens, clock, kTrainyardVersion, checkpoint_root, user_limits,
           data_dir / "join.token");
   api.set_metrics_exposition([&metrics] { return metrics.render(); }, o.metrics_public);
+  if (auto dashboard = dashboard_files(o.dashboard_dir)) api.set_dashboard(std::move(*dashboard));
   api.set_request_observer([&metrics](const std::string& method, const std::string& route, int status, double seconds) {
     metrics.http_request(method, route, status, seconds);
   });

@@ -10,6 +10,19 @@ case "$flavour" in
   asan) dir=build-asan; flags=(-DCMAKE_BUILD_TYPE=Debug -DTRAINYARD_SANITIZE=ON -DTRAINYARD_BUILD_BENCH=OFF) ;;
   *) echo "build.sh: unknown flavour '$flavour' (release or asan)" >&2; exit 2 ;;
 esac
+# The dashboard (web/ -> web/dist, gzipped twins and the first-load figure) whenever its sources or
+# lockfile are newer than the last build; its node_modules whenever the lockfile is newer than them.
+build_dashboard() {
+  command -v npm > /dev/null || { echo "build.sh: npm is missing (deploy/install-deps.sh installs it)" >&2; exit 1; }
+  if [ ! -f web/node_modules/.package-lock.json ] || [ web/package-lock.json -nt web/node_modules/.package-lock.json ]; then
+    (cd web && npm ci --no-audit --no-fund --silent)
+  fi
+  if [ ! -f web/dist/index.html ] || [ -n "$(find web/src web/public web/index.html web/vite.config.ts web/package-lock.json \
+       web/scripts -newer web/dist/index.html -print -quit)" ]; then
+    (cd web && npm run --silent build)
+  fi
+}
+build_dashboard
 # ccache hits across clones of the repository (CI builds a fresh clone): paths relative to here.
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 cmake -S . -B "$dir" -G Ninja -DTRAINYARD_WERROR=ON "${flags[@]}" > /dev/null

@@ -3,11 +3,14 @@
 set -euo pipefail
 packages=(build-essential cmake ninja-build ccache pkg-config libboost1.81-dev nlohmann-json3-dev libspdlog-dev
           libsqlite3-dev libssl-dev openssl libgtest-dev libgmock-dev curl python3 clang libclang-rt-14-dev
-          prometheus)  # promtool: checks the /metrics scrape, the alert rules and the Grafana board's queries
+          prometheus   # promtool: checks the /metrics scrape, the alert rules and the Grafana board's queries
+          nodejs chromium)  # the dashboard's build (web/) and its browser tests (Playwright drives chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# npm comes with some nodejs builds and is Debian's own package beside Debian's nodejs.
+command -v npm > /dev/null || missing+=(npm)
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: everything is installed"
   exit 0

@@ -20,7 +20,7 @@ for f in usr/bin/trainyard-daemon usr/bin/trainyard-agent usr/bin/trainyard \
          usr/share/doc/trainyard/examples/daemon.json usr/share/doc/trainyard/examples/agent.json \
          usr/share/doc/trainyard/examples/agent-node.env \
          usr/lib/systemd/system/trainyard-daemon.service "usr/lib/systemd/system/trainyard-agent@.service" \
-         usr/lib/sysusers.d/trainyard.conf; do
+         usr/lib/sysusers.d/trainyard.conf usr/share/trainyard/dashboard/index.html; do
   [ -e "$stage/$f" ] || fail "cmake --install did not install $f"
 done
 commit=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
@@ -45,7 +45,8 @@ grep -q "Depends:.*libspdlog" <<< "$info" || fail "$deb: no library dependencies
 grep -q " postinst" <<< "$info" || fail "$deb: no postinst"
 contents=$(dpkg-deb -c "$deb")
 for f in ./usr/bin/trainyard-daemon ./usr/bin/trainyard-agent ./usr/bin/trainyard \
-         ./usr/share/doc/trainyard/examples/agent.json ./usr/lib/systemd/system/trainyard-agent@.service; do
+         ./usr/share/doc/trainyard/examples/agent.json ./usr/lib/systemd/system/trainyard-agent@.service \
+         ./usr/share/trainyard/dashboard/index.html; do
   grep -q " $f$" <<< "$contents" || fail "$deb lacks $f"
 done
 

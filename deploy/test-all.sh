@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Checks that no include crosses the folder map, installs what is missing, checks the Prometheus rules
 # and the Grafana board, builds, and runs every test: all of them (unit + integration) on the release
-# build, validates the OpenAPI document, then the packager's plain Release build with the install and
-# .deb checks, then the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer, then each
+# build, validates the OpenAPI document, runs the dashboard's unit and browser tests, then the
+# packager's plain Release build with the install and .deb checks, then the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer, then each
 # fuzz target for 30 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +17,10 @@ deploy/build.sh release
 TRAINYARD_OPENAPI_OUT="$PWD/build/openapi.json" build/tests/unit/daemon/daemon_test \
   --gtest_filter=ApiTest.TheOpenApiDocumentIsServedWithoutAToken > /dev/null
 (cd deploy/openapi && npm ci --no-audit --no-fund --silent && node validate.mjs ../../build/openapi.json)
+# The dashboard: Vitest unit tests of its view logic, then Playwright (playwright-core) driving
+# Debian's chromium headless against a real daemon and agents the test starts on loopback ports;
+# screenshots of each view land in build/dashboard-e2e/.
+(cd web && npm test --silent && node e2e/run.mjs)
 deploy/package-check.sh
 deploy/build.sh asan unit_tests
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

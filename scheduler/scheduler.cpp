@@ -232,6 +232,46 @@ std::optional<int> Scheduler::queue_position(JobId job) const {
   return static_cast<int>(position);
 }
 
+namespace {
+
+// The shares in the order their ready jobs queue: the system share first, then by order ratio (as
+// queue_position counts them).
+std::vector<const detail::ShareState*> shares_in_queue_order(const detail::State& s) {
+  std::vector<const detail::ShareState*> order;
+  for (const detail::ShareState& share : s.shares) order.push_back(&share);
+  std::sort(order.begin(), order.end(), [&](const detail::ShareState* a, const detail::ShareState* b) {
+    const bool a_system = a->name == s.config.system_share;
+    const bool b_system = b->name == s.config.system_share;
+    if (a_system != b_system) return a_system;
+    return a->order_ratio != b->order_ratio ? a->order_ratio < b->order_ratio : a < b;
+  });
+  return order;
+}
+
+}  // namespace
+
+std::vector<JobId> Scheduler::queue_page(std::size_t offset, std::size_t limit) const {
+  std::vector<JobId> page;
+  for (const detail::ShareState* share : shares_in_queue_order(*state_)) {
+    if (page.size() == limit) break;
+    if (offset >= share->ready.size()) {
+      offset -= share->ready.size();
+      continue;
+    }
+    for (auto it = share->ready.find_by_order(offset); it != share->ready.end() && page.size() < limit; ++it) {
+      page.push_back(it->id);
+    }
+    offset = 0;
+  }
+  return page;
+}
+
+std::size_t Scheduler::queue_length() const {
+  std::size_t length = 0;
+  for (const detail::ShareState& share : state_->shares) length += share.ready.size();
+  return length;
+}
+
 std::vector<ShareRow> Scheduler::shares(TimePoint now) const {
   const detail::State& s = *state_;
   std::vector<ShareRow> rows;

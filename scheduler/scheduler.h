@@ -86,6 +86,9 @@ class Scheduler {
   // 1-based position among jobs that could start (not held by dependency or backoff), in the order
   // shares had after the last pass; nullopt if the job is not in that queue.
   std::optional<int> queue_position(JobId job) const;
+  // That queue itself, `limit` jobs from the 0-based `offset` (position offset + 1 first), and its length.
+  std::vector<JobId> queue_page(std::size_t offset, std::size_t limit) const;
+  std::size_t queue_length() const;
   // The share table, with usage decayed to `now`.
   std::vector<ShareRow> shares(TimePoint now) const;
 

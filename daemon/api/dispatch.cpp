@@ -131,6 +131,9 @@ void Api::handle(net::HttpRequest request, net::HttpResponder respond) {
     resp.headers.emplace_back("Allow", matched.allowed);
     return (*call.respond)(resp);
   }
+  if (!route && dashboard_) {
+    if (auto file = dashboard_->serve(req)) return (*call.respond)(std::move(*file));
+  }
   if (!route) {
     const bool versioned = !req.segments.empty() && req.segments[0] == "v1";
     return call.fail(404, "not_found", "no such endpoint: " + (versioned ? req.method + " " : "") + req.path);

@@ -34,6 +34,9 @@ const std::vector<Route>& api_routes() {
        "Per-step training metrics of the kept trajectory, downsampled, with gradient-norm spikes", {{"max_points", "integer"}},
        &Api::job_metrics},
 
+      {"GET", "/v1/queue", A::use_api, "read jobs", "", "Queue", 200,
+       "Pending jobs in the scheduler's order (yours only, unless your role reads every job); next is the offset of the next page",
+       {{"offset", "integer"}, {"limit", "integer"}}, &Api::list_queue},
       {"GET", "/v1/nodes", A::use_api, "read nodes", "", "NodeList", 200, "Every registered node", {},
        &Api::list_nodes},
       {"GET", "/v1/nodes/{name}", A::use_api, "read nodes", "", "Node", 200, "One node", {}, &Api::get_node},
@@ -60,6 +63,8 @@ const std::vector<Route>& api_routes() {
       {"GET", "/v1/healthchecks/{id}", A::use_api, "read health checks", "", "HealthCheck", 200,
        "A health check's state, verdicts and collective runs", {}, &Api::get_health_check},
 
+      {"GET", "/v1/whoami", A::use_api, "use the API", "", "WhoAmI", 200,
+       "The caller: its user, role and token id (the dashboard decides what to show from it)", {}, &Api::whoami},
       {"GET", "/v1/tokens", A::use_api, "list tokens", "", "TokenList", 200,
        "Tokens without their secrets: every one for an admin, one's own for others", {}, &Api::list_tokens},
       {"POST", "/v1/tokens", A::manage_tokens, "create tokens", "TokenRequest", "NewToken", 201,

@@ -59,6 +59,10 @@ const char* const kJsonSchemas = R"json({
   "JobList": {"type": "object", "required": ["jobs", "next"], "properties": {
     "jobs": {"type": "array", "items": {"$ref": "#/components/schemas/Job"}},
     "next": {"type": ["string", "null"], "description": "the cursor for before"}}},
+  "Queue": {"type": "object", "required": ["jobs", "total", "next"], "properties": {
+    "jobs": {"type": "array", "items": {"$ref": "#/components/schemas/Job"}},
+    "total": {"type": "integer", "description": "pending jobs in the queue (the caller's own for users)"},
+    "next": {"type": ["string", "null"], "description": "the offset of the next page"}}},
   "Attempt": {"type": "object", "required": ["id", "job_id", "number", "nodes"], "properties": {
     "id": {"type": "integer"}, "job_id": {"type": "integer"}, "number": {"type": "integer"},
     "nodes": {"type": "array", "items": {"type": "string"}}, "exit_code": {"type": "integer"},
@@ -126,6 +130,9 @@ const char* const kJsonSchemas = R"json({
     "tokens": {"type": "array", "items": {"$ref": "#/components/schemas/Token"}}}},
   "TokenRevoked": {"type": "object", "required": ["id", "revoked"], "properties": {
     "id": {"type": "string"}, "revoked": {"const": true}}},
+  "WhoAmI": {"type": "object", "required": ["user", "role", "token_id"], "properties": {
+    "user": {"type": "string"}, "role": {"enum": ["admin", "operator", "user", "viewer"]},
+    "token_id": {"type": "string"}}},
   "JoinToken": {"type": "object", "required": ["token"], "properties": {"token": {"type": "string"}}},
   "ShareRequest": {"type": "object", "required": ["weight"], "additionalProperties": false, "properties": {
     "weight": {"type": "number", "minimum": 1e-6, "maximum": 1e6},

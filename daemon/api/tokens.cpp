@@ -62,6 +62,10 @@ void Api::create_token(ApiCall call) {
   });
 }
 
+void Api::whoami(ApiCall call) {
+  call.reply(200, {{"user", call.who.user}, {"role", to_string(call.who.role)}, {"token_id", call.who.token_id}});
+}
+
 void Api::list_tokens(ApiCall call) {
   const bool all = call.who.may(Action::manage_tokens);
   Json list = Json::array();

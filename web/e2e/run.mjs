@@ -1,0 +1,256 @@
+// End-to-end: the built dashboard in headless Chromium (Debian's, driven by playwright-core)
+// against a real daemon and agents this test starts on loopback and always stops. Screenshots of
+// each view go to $BUILD/dashboard-e2e/ as artifacts.
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdirSync } from "node:fs";
+import { request } from "node:http";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+import { Cluster, eventually } from "./cluster.mjs";
+
+const web = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const build = resolve(process.env.TRAINYARD_BUILD_DIR ?? join(web, "../build"));
+const artifacts = join(build, "dashboard-e2e");
+const chromiumPath = process.env.CHROMIUM ?? "/usr/bin/chromium";
+
+let cluster;
+let browser;
+let aliceToken;
+let failed = false;
+const policyViolations = [];
+
+async function signIn(context, token) {
+  const page = await context.newPage();
+  page.on("pageerror", (e) => console.error("page error:", e.message));
+  page.on("console", (m) => /Content.Security.Policy/i.test(m.text()) && policyViolations.push(m.text()));
+  page.on("response", (r) => r.status() >= 400 && !r.url().includes("/v1/events")
+    && console.error(`response: ${r.status()} ${r.url()}`));
+  await page.goto(cluster.url + "/");
+  await page.getByLabel("API token").fill(token);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  return page;
+}
+
+async function shot(page, name) {
+  await page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
+}
+
+// GET as a plain HTTP client sends it, headers as they come off the wire.
+function rawGet(path, headers = {}) {
+  return new Promise((done, fail) => {
+    const req = request(cluster.url + path, { headers }, (res) => {
+      const chunks = [];
+      res.on("data", (c) => chunks.push(c));
+      res.on("end", () => done({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }));
+    });
+    req.on("error", fail);
+    req.end();
+  });
+}
+
+before(async () => {
+  mkdirSync(artifacts, { recursive: true });
+  cluster = new Cluster(build, join(web, "dist"));
+  await cluster.startDaemon();
+  cluster.startAgent("trn-1", "r1");
+  cluster.startAgent("trn-2", "r1");
+  cluster.startAgent("trn-3", "r2");
+  await cluster.waitForHealthyNodes(3);
+  const made = await cluster.api("POST", "/v1/tokens", { user: "alice", role: "user" });
+  assert.equal(made.status, 201);
+  aliceToken = made.body.token;
+  browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: ["--no-sandbox"] });
+});
+
+after(async () => {
+  await browser?.close();
+  await cluster?.stopAll(failed);
+  if (failed) console.error(`kept the cluster's files in ${cluster.dir}`);
+});
+
+function check(name, fn) {
+  test(name, async (t) => {
+    try {
+      await fn(t);
+    } catch (e) {
+      failed = true;
+      throw e;
+    }
+  });
+}
+
+check("the daemon serves the dashboard with types, caching, gzip and a strict policy", async () => {
+  const index = await rawGet("/");
+  assert.equal(index.status, 200);
+  assert.match(index.headers["content-type"], /^text\/html/);
+  assert.equal(index.headers["cache-control"], "no-cache");
+  assert.match(index.headers["content-security-policy"], /default-src 'self'.*connect-src 'self'/);
+  assert.doesNotMatch(index.headers["content-security-policy"], /unsafe-inline/);
+  assert.equal(index.headers["x-content-type-options"], "nosniff");
+  const script = /src="(\/assets\/[^"]+\.js)"/.exec(index.body.toString())[1];
+  const zipped = await rawGet(script, { "Accept-Encoding": "gzip" });
+  assert.equal(zipped.headers["content-encoding"], "gzip");
+  assert.equal(zipped.headers["vary"], "Accept-Encoding");
+  assert.equal(zipped.headers["cache-control"], "public, max-age=31536000, immutable");
+  assert.match(zipped.headers["content-type"], /^text\/javascript/);
+  const view = await rawGet("/jobs/5");
+  assert.equal(view.status, 200);
+  assert.equal(view.body.toString(), index.body.toString());
+  assert.equal((await rawGet("/assets/%2e%2e/%2e%2e/data/admin.token")).status, 404);
+  assert.equal((await rawGet("/v1/jobs")).status, 401, "the API keeps its routes and its token");
+});
+
+check("the browser enforces the policy: an inline script is refused and reported", async () => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const reported = [];
+  page.on("console", (m) => /Content.Security.Policy/i.test(m.text()) && reported.push(m.text()));
+  await page.goto(cluster.url + "/");
+  await page.addScriptTag({ content: "window.inlineRan = true;" }).catch(() => undefined);
+  assert.equal(await page.evaluate(() => window.inlineRan), undefined);
+  await eventually(() => reported.length > 0, 5_000, "the violation in the console");
+  await context.close();
+});
+
+check("a bad token shows an error", async () => {
+  const context = await browser.newContext();
+  const page = await signIn(context, "ty_not-a-token");
+  await page.getByRole("alert").filter({ hasText: "not valid" }).waitFor();
+  await shot(page, "login-error");
+  await context.close();
+});
+
+check("an admin sees every node on the overview and the map, grouped by rack", async () => {
+  const context = await browser.newContext();
+  const page = await signIn(context, cluster.adminToken);
+  await page.getByRole("heading", { name: "Overview" }).waitFor();
+  await page.getByText("3", { exact: true }).first().waitFor();
+  await shot(page, "overview");
+  await page.getByRole("link", { name: "Nodes", exact: true }).click();
+  for (const name of ["trn-1", "trn-2", "trn-3"]) await page.locator(`[data-node="${name}"]`).waitFor();
+  assert.equal(await page.getByRole("region", { name: "rack r1" }).locator("[data-node]").count(), 2);
+  assert.match(await page.locator('[data-node="trn-1"]').innerText(), /HEALTHY/);
+  await shot(page, "nodes");
+  await context.close();
+});
+
+check("a job submitted through the API goes RUNNING then SUCCEEDED without a reload, with loss points", async () => {
+  const context = await browser.newContext();
+  const page = await signIn(context, cluster.adminToken);
+  await page.getByRole("heading", { name: "Overview" }).waitFor();
+  const submitted = await cluster.api("POST", "/v1/jobs", {
+    name: "e2e-train", nodes: 1, cores_per_node: 4, kind: "simulated",
+    workload: { width: 64, depth: 2, global_batch: 64, steps: 12000, lr: 0.003, warmup: 10, checkpoint_every: 2000 },
+  });
+  assert.equal(submitted.status, 201, JSON.stringify(submitted.body));
+  const id = submitted.body.id;
+  let reloads = 0;
+  page.on("framenavigated", (f) => f === page.mainFrame() && reloads++);
+  await page.getByRole("link", { name: `#${id}` }).first().click();
+  await page.getByRole("heading", { name: `Job #${id} e2e-train` }).waitFor();
+  const navigations = reloads;
+  await page.locator(".facts .state-running").waitFor({ timeout: 60_000 });
+  await page.locator(".facts .state-succeeded").waitFor({ timeout: 180_000 });
+  assert.equal(reloads, navigations, "the page was not reloaded");
+  await eventually(async () => Number(await page.locator("figure.chart").first().getAttribute("data-points")) > 0,
+                   30_000, "loss points on the chart");
+  assert.ok(await page.locator("figure.chart canvas").count() >= 1);
+  await shot(page, "job");
+  await context.close();
+});
+
+check("a user sees only their own jobs and no admin buttons", async () => {
+  const own = await cluster.api("POST", "/v1/jobs",
+    { name: "alices-run", nodes: 1, cores_per_node: 1, command: { argv: ["/bin/sleep", "1"] } }, aliceToken);
+  assert.equal(own.status, 201, JSON.stringify(own.body));
+  const context = await browser.newContext();
+  const page = await signIn(context, aliceToken);
+  await page.getByRole("heading", { name: "Overview" }).waitFor();
+  await page.locator(`tr[data-job="${own.body.id}"]`).waitFor();
+  assert.equal(await page.getByText("e2e-train").count(), 0, "the admin's job is not shown");
+  assert.match(await page.locator(".who").innerText(), /alice \(user\)/);
+  await page.goto(cluster.url + "/nodes/trn-1");
+  await page.getByRole("heading", { name: "Node trn-1" }).waitFor();
+  await page.getByText("Health history").waitFor();
+  assert.equal(await page.getByRole("button", { name: /drain|health check/i }).count(), 0);
+  await context.close();
+});
+
+check("an admin drains a node from the UI after confirming", async () => {
+  const context = await browser.newContext();
+  const page = await signIn(context, cluster.adminToken);
+  await page.goto(cluster.url + "/nodes/trn-3");
+  await page.getByRole("button", { name: "Drain" }).click();
+  await page.getByRole("dialog").getByRole("button", { name: "Yes, drain" }).click();
+  await page.locator(".facts .state-drained").waitFor({ timeout: 15_000 });
+  const { body } = await cluster.api("GET", "/v1/nodes/trn-3");
+  assert.equal(body.state, "DRAINED");
+  await shot(page, "node-drained");
+  for (const view of ["shares", "health", "events"]) {
+    await page.getByRole("link", { name: { shares: "Fair share", health: "Health", events: "Events" }[view], exact: true }).click();
+    await page.locator("main h1").waitFor();
+    await shot(page, view);
+  }
+  await context.close();
+});
+
+check("the queue shows a waiting job at its position with the reason as a sentence", async () => {
+  const waiting = await cluster.api("POST", "/v1/jobs", { name: "too-big-for-now", nodes: 3, cores_per_node: 8,
+    wait_for_capacity: true, command: { argv: ["/bin/true"] } });
+  assert.equal(waiting.status, 201, JSON.stringify(waiting.body));
+  const context = await browser.newContext();
+  const page = await signIn(context, cluster.adminToken);
+  await page.getByRole("link", { name: "Queue", exact: true }).click();
+  const row = page.locator(`[data-job="${waiting.body.id}"]`);
+  await row.waitFor({ timeout: 15_000 });
+  assert.match(await row.innerText(), /1st in the queue of share default for .*: .+\./);
+  await shot(page, "queue");
+  assert.equal((await cluster.api("POST", `/v1/jobs/${waiting.body.id}/cancel`)).status, 200);
+  await context.close();
+});
+
+check("an injected fault turns a node UNHEALTHY on the map", async () => {
+  const context = await browser.newContext({ colorScheme: "dark" });  // and the screenshot shows dark mode
+  const page = await signIn(context, cluster.adminToken);
+  await page.getByRole("link", { name: "Nodes", exact: true }).click();
+  await page.locator('[data-node="trn-2"]').waitFor();
+  const set = await cluster.api("PUT", "/v1/nodes/trn-2/faults", { faults: ["core:0=corrupt"] });
+  assert.equal(set.status, 202, JSON.stringify(set.body));
+  await eventually(async () => (await cluster.api("GET", "/v1/nodes/trn-2")).body.faults?.length > 0, 15_000,
+                   "the agent to apply the fault");
+  const started = await cluster.api("POST", "/v1/healthchecks", { nodes: ["trn-2"], suites: ["accelerator"] });
+  assert.equal(started.status, 202, JSON.stringify(started.body));
+  await eventually(async () => /UNHEALTHY/.test(await page.locator('[data-node="trn-2"]').innerText()), 60_000,
+                   "trn-2 UNHEALTHY on the map");
+  assert.match(await page.locator('[data-node="trn-2"]').innerText(), /core:0=corrupt/);
+  await shot(page, "nodes-unhealthy");
+  await page.locator('[data-node="trn-2"] a').click();
+  const history = page.getByRole("region", { name: "Health history" });
+  await history.getByText(/core 0 .*failed/).first().waitFor({ timeout: 15_000 });
+  assert.match(await history.innerText(), /UNHEALTHY/);
+  await shot(page, "node-health");
+  await cluster.api("DELETE", "/v1/nodes/trn-2/faults");
+  await context.close();
+});
+
+check("the daemon restarted under the page: a reconnecting banner, then live again", async () => {
+  const context = await browser.newContext();
+  const page = await signIn(context, cluster.adminToken);
+  await page.getByRole("heading", { name: "Overview" }).waitFor();
+  await cluster.stopDaemon();
+  await page.getByRole("status").filter({ hasText: "reconnecting" }).waitFor({ timeout: 30_000 });
+  await shot(page, "reconnecting");
+  await cluster.startDaemon();
+  await page.getByRole("status").filter({ hasText: "reconnecting" }).waitFor({ state: "detached", timeout: 30_000 });
+  const after = await cluster.api("POST", "/v1/jobs",
+    { name: "after-restart", nodes: 1, cores_per_node: 1, wait_for_capacity: true, command: { argv: ["/bin/true"] } });
+  assert.equal(after.status, 201, JSON.stringify(after.body));
+  await page.locator(`tr[data-job="${after.body.id}"]`).waitFor({ timeout: 30_000 });
+  await context.close();
+});
+
+check("no page broke the Content-Security-Policy", async () => {
+  assert.deepEqual(policyViolations, []);
+});

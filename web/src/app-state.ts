@@ -1,0 +1,42 @@
+// What every view shares: who is signed in, the live connection's state, the newest events, and a
+// refresh counter that moves when something changed (an event, or the 10 s refresh without a stream).
+import { createContext } from "preact";
+import { useContext, useEffect, useState } from "preact/hooks";
+import { api, explain } from "./api";
+import type { LiveState } from "./live";
+import type { TrainyardEvent, Who } from "./logic/types";
+
+export interface AppState {
+  who: Who;
+  live: LiveState;
+  events: TrainyardEvent[];
+  refresh: number;
+}
+
+export const App = createContext<AppState>(null as unknown as AppState);
+
+export function useApp(): AppState {
+  return useContext(App);
+}
+
+export interface Loaded<T> { data?: T; error?: string; reload(): void }
+
+// Fetches `path` now and again whenever the refresh counter moves; keeps the last good data while
+// a refresh is under way, so views do not flicker.
+export function useApi<T>(path: string | null): Loaded<T> {
+  const { refresh } = useApp();
+  const [state, setState] = useState<{ data?: T; error?: string }>({});
+  const [own, setOwn] = useState(0);
+  useEffect(() => {
+    if (!path) return;
+    let current = true;
+    api<T>(path).then(
+      (data) => current && setState({ data }),
+      (e) => current && setState((s) => ({ data: s.data, error: explain(e) })),
+    );
+    return () => {
+      current = false;
+    };
+  }, [path, refresh, own]);
+  return { ...state, reload: () => setOwn((n) => n + 1) };
+}

@@ -1,0 +1,84 @@
+// How the dashboard writes times, durations and quantities: times in the viewer's zone (UTC on
+// hover, via title=), every number with its unit.
+
+export function localTime(iso: string | undefined, timeZone?: string): string {
+  if (!iso) return "—";
+  const at = new Date(iso);
+  if (Number.isNaN(at.getTime())) return iso;
+  return at.toLocaleString(undefined, {
+    timeZone,
+    year: "numeric", month: "short", day: "numeric",
+    hour: "2-digit", minute: "2-digit", second: "2-digit",
+  });
+}
+
+export function utcTitle(iso: string | undefined): string {
+  if (!iso) return "";
+  const at = new Date(iso);
+  return Number.isNaN(at.getTime()) ? iso : at.toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
+}
+
+export function duration(seconds: number): string {
+  if (!Number.isFinite(seconds) || seconds < 0) return "—";
+  if (seconds < 1) return `${Math.round(seconds * 1000)} ms`;
+  if (seconds < 60) return `${Math.round(seconds)} s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes} min ${Math.round(seconds % 60)} s`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 24) return `${hours} h ${minutes % 60} min`;
+  return `${Math.floor(hours / 24)} d ${hours % 24} h`;
+}
+
+export function since(iso: string | undefined, now: Date): string {
+  if (!iso) return "—";
+  return duration((now.getTime() - new Date(iso).getTime()) / 1000);
+}
+
+const grouped = new Intl.NumberFormat("en-US", { maximumFractionDigits: 1 });
+
+export function count(n: number, unit: string, plural = unit + "s"): string {
+  return `${grouped.format(n)} ${n === 1 ? unit : plural}`;
+}
+
+export function cores(n: number): string {
+  return count(n, "core");
+}
+
+// Core-time in core-hours, or core-seconds while it is under a tenth of a core-hour.
+export function coreHours(coreSeconds: number): string {
+  if (coreSeconds < 360) return `${grouped.format(coreSeconds)} core-s`;
+  return `${grouped.format(coreSeconds / 3600)} core-h`;
+}
+
+export function percent(ratio: number | null | undefined): string {
+  if (ratio === null || ratio === undefined || !Number.isFinite(ratio)) return "—";
+  return `${(ratio * 100).toFixed(1)} %`;
+}
+
+export function rate(perSecond: number | null | undefined, unit: string): string {
+  if (perSecond === null || perSecond === undefined || !Number.isFinite(perSecond)) return "—";
+  return `${grouped.format(perSecond)} ${unit}/s`;
+}
+
+// Bytes per second (nccl-tests' busbw and algbw), in decimal units as nccl-tests prints them.
+export function bandwidth(bytesPerSecond: number | null | undefined): string {
+  if (bytesPerSecond === null || bytesPerSecond === undefined || !Number.isFinite(bytesPerSecond)) return "—";
+  if (bytesPerSecond >= 1e9) return `${grouped.format(bytesPerSecond / 1e9)} GB/s`;
+  if (bytesPerSecond >= 1e6) return `${grouped.format(bytesPerSecond / 1e6)} MB/s`;
+  return `${grouped.format(bytesPerSecond / 1e3)} kB/s`;
+}
+
+export function ordinal(n: number): string {
+  const tens = n % 100;
+  if (tens >= 11 && tens <= 13) return `${n}th`;
+  return `${n}${["th", "st", "nd", "rd"][n % 10] ?? "th"}`;
+}
+
+// A running simulated job's progress line: step of steps, throughput and the time left at it.
+export function progress(step: number, steps: number | undefined, samplesPerS: number | null, globalBatch: number | undefined): string {
+  if (!steps) return `step ${grouped.format(step)}`;
+  const parts = [`step ${grouped.format(step)} of ${grouped.format(steps)} (${Math.floor((step / steps) * 100)} %)`];
+  if (samplesPerS) parts.push(rate(samplesPerS, "samples"));
+  if (samplesPerS && globalBatch) parts.push(`about ${duration(((steps - step) * globalBatch) / samplesPerS)} left`);
+  return parts.join(" · ");
+}

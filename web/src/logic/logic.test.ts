@@ -1,0 +1,191 @@
+import { describe, expect, it } from "vitest";
+import { bandwidth, coreHours, cores, duration, localTime, ordinal, percent, progress, rate, utcTitle } from "./format";
+import { pendingSentence } from "./pending";
+import { attemptBoundaries, downsample, metricSeries } from "./downsample";
+import { addEvents, globMatch, matchesFilter } from "./events";
+import { mayCancel, operatesNodes, readsEveryJob, visibleJobs } from "./roles";
+import { SseParser } from "./sse";
+import type { Job, MetricPoint, TrainyardEvent, Who } from "./types";
+
+const job = (over: Partial<Job> = {}): Job => ({
+  id: 5, name: "train", user: "alice", share: "vision", state: "PENDING",
+  submitted_at: "2026-11-24T21:00:00Z", spec: {}, ...over,
+});
+
+describe("format", () => {
+  it("writes durations with units", () => {
+    expect(duration(0.25)).toBe("250 ms");
+    expect(duration(42)).toBe("42 s");
+    expect(duration(252)).toBe("4 min 12 s");
+    expect(duration(7500)).toBe("2 h 5 min");
+    expect(duration(3 * 86400 + 4 * 3600)).toBe("3 d 4 h");
+    expect(duration(-1)).toBe("—");
+  });
+  it("writes quantities with units", () => {
+    expect(cores(1)).toBe("1 core");
+    expect(cores(1024)).toBe("1,024 cores");
+    expect(coreHours(9000)).toBe("2.5 core-h");
+    expect(coreHours(92.04)).toBe("92 core-s");
+    expect(percent(0.98812)).toBe("98.8 %");
+    expect(percent(null)).toBe("—");
+    expect(rate(1234.56, "samples")).toBe("1,234.6 samples/s");
+    expect(bandwidth(0.5e9)).toBe("500 MB/s");
+    expect(bandwidth(12.25e9)).toBe("12.3 GB/s");
+    expect(bandwidth(2500)).toBe("2.5 kB/s");
+    expect([1, 2, 3, 4, 11, 12, 13, 21, 22, 101].map(ordinal)).toEqual(
+      ["1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "101st"]);
+  });
+  it("writes a running job's progress with the time left at its throughput", () => {
+    expect(progress(1000, 4000, 6400, 64)).toBe("step 1,000 of 4,000 (25 %) · 6,400 samples/s · about 30 s left");
+    expect(progress(1000, 4000, null, 64)).toBe("step 1,000 of 4,000 (25 %)");
+    expect(progress(17, undefined, 10, 64)).toBe("step 17");
+  });
+  it("writes times in the viewer's zone with UTC for the title", () => {
+    const iso = "2026-11-24T21:00:05.123Z";
+    expect(utcTitle(iso)).toBe("2026-11-24 21:00:05 UTC");
+    expect(localTime(iso, "Asia/Tokyo")).toContain("06:00:05");
+    expect(localTime(iso, "America/New_York")).toContain("04:00:05");
+    expect(localTime(undefined)).toBe("—");
+  });
+});
+
+describe("pending reasons", () => {
+  const now = new Date("2026-11-24T21:04:12Z");
+  it("say where the job is, for how long and why", () => {
+    expect(pendingSentence(job({ queue_position: 3, pending_reason: { code: "resources", message: "needs 2 nodes with 32 free cores; 1 has them." } }), now))
+      .toBe("3rd in the queue of share vision for 4 min 12 s: needs 2 nodes with 32 free cores; 1 has them.");
+  });
+  it("fall back to the reason code's sentence", () => {
+    expect(pendingSentence(job({ queue_position: 1, pending_reason: { code: "share_cap", message: "" } }), now))
+      .toBe("1st in the queue of share vision for 4 min 12 s: its share has reached its cap on running cores.");
+    expect(pendingSentence(job(), now)).toBe("In the queue of share vision for 4 min 12 s: waiting for the scheduler's next pass.");
+  });
+});
+
+describe("downsample", () => {
+  it("keeps every point when there is room", () => {
+    const s = downsample([{ x: 1, y: 3 }, { x: 2, y: 1 }], 10);
+    expect(s.x).toEqual([1, 2]);
+    expect(s.mean).toEqual([3, 1]);
+  });
+  it("keeps the extremes of each bucket so a spike survives", () => {
+    const points = Array.from({ length: 100_000 }, (_, i) => ({ x: i + 1, y: i === 5000 ? 1000 : 1 }));
+    const s = downsample(points, 500);
+    expect(s.x.length).toBe(500);
+    expect(Math.max(...(s.max as number[]))).toBe(1000);
+    expect(Math.min(...(s.min as number[]))).toBe(1);
+    expect(s.x[s.x.length - 1]).toBe(100_000);
+  });
+  it("skips missing values instead of plotting zeros", () => {
+    expect(downsample([{ x: 1, y: null }, { x: 2, y: null }], 1).mean).toEqual([null]);
+  });
+  const point = (step: number, attempt: number, loss: number): MetricPoint => ({
+    step, first_step: step, attempt_id: attempt, loss, loss_min: loss - 1, loss_max: loss + 1,
+    grad_norm: 1, grad_norm_max: 2, lr: 1e-3, samples_per_s: 100, spikes: 0,
+  });
+  it("uses the server's min-max band for loss and marks attempt boundaries", () => {
+    const pts = [point(1, 7, 5), point(2, 7, 4), point(3, 9, 3)];
+    const loss = metricSeries(pts, "loss", 10);
+    expect(loss.min).toEqual([4, 3, 2]);
+    expect(loss.max).toEqual([6, 5, 4]);
+    expect(metricSeries(pts, "grad_norm", 10).max).toEqual([2, 2, 2]);
+    expect(attemptBoundaries(pts)).toEqual([3]);
+  });
+});
+
+describe("events", () => {
+  const ev = (over: Partial<TrainyardEvent>): TrainyardEvent => ({
+    id: 1, time: "2026-11-24T21:00:00Z", type: "job.failed", severity: "error", message: "m", ...over,
+  });
+  it("match type globs", () => {
+    expect(globMatch("job.*", "job.failed")).toBe(true);
+    expect(globMatch("node.*", "job.failed")).toBe(false);
+    expect(globMatch("audit.*", "audit.token.created")).toBe(true);
+    expect(globMatch("job.fail?d", "job.failed")).toBe(true);
+    expect(globMatch("job.(x)", "job.(x)")).toBe(true);
+  });
+  it("filter by type, job, node and least severity", () => {
+    expect(matchesFilter(ev({ job: 5 }), { type: "job.*", job: 5 })).toBe(true);
+    expect(matchesFilter(ev({ job: 6 }), { job: 5 })).toBe(false);
+    expect(matchesFilter(ev({ node: "trn-1" }), { node: "trn-2" })).toBe(false);
+    expect(matchesFilter(ev({ severity: "info" }), { severity: "warning" })).toBe(false);
+    expect(matchesFilter(ev({ severity: "error" }), { severity: "warning" })).toBe(true);
+  });
+  it("keep the newest, each once", () => {
+    const feed = addEvents([ev({ id: 2 }), ev({ id: 1 })], [ev({ id: 2 }), ev({ id: 3 }), ev({ id: 4 })], 3);
+    expect(feed.map((e) => e.id)).toEqual([4, 3, 2]);
+  });
+});
+
+describe("roles", () => {
+  const alice: Who = { user: "alice", role: "user", token_id: "t1" };
+  const admin: Who = { user: "root", role: "admin", token_id: "t2" };
+  const viewer: Who = { user: "vic", role: "viewer", token_id: "t3" };
+  it("gate node operations to admins and operators", () => {
+    expect(operatesNodes("admin")).toBe(true);
+    expect(operatesNodes("operator")).toBe(true);
+    expect(operatesNodes("user")).toBe(false);
+    expect(operatesNodes("viewer")).toBe(false);
+  });
+  it("let owners and admins cancel jobs that have not ended", () => {
+    expect(mayCancel(alice, job({ state: "RUNNING" }))).toBe(true);
+    expect(mayCancel(alice, job({ state: "RUNNING", user: "bob" }))).toBe(false);
+    expect(mayCancel(admin, job({ state: "RUNNING", user: "bob" }))).toBe(true);
+    expect(mayCancel(admin, job({ state: "SUCCEEDED" }))).toBe(false);
+    expect(mayCancel(viewer, job({ state: "RUNNING", user: "vic" }))).toBe(false);
+  });
+  it("show users only their own jobs", () => {
+    const jobs = [job({ user: "alice" }), job({ user: "bob" })];
+    expect(visibleJobs(alice, jobs).map((j) => j.user)).toEqual(["alice"]);
+    expect(visibleJobs(viewer, jobs).length).toBe(2);
+    expect(readsEveryJob("user")).toBe(false);
+  });
+});
+
+describe("server-sent events", () => {
+  it("parse messages split across chunks, skipping keep-alives", () => {
+    const p = new SseParser();
+    expect(p.push(": keep-alive\n\nid: 7\nevent: job.started\nda")).toEqual([]);
+    expect(p.push('ta: {"id":7}\n\nid: 8\r\nevent: job.succeeded\r\ndata: {"id":8}\r\n\r\n')).toEqual([
+      { id: "7", event: "job.started", data: '{"id":7}' },
+      { id: "8", event: "job.succeeded", data: '{"id":8}' },
+    ]);
+  });
+  it("join multi-line data", () => {
+    expect(new SseParser().push("data: a\ndata: b\n\n")).toEqual([{ event: "message", data: "a\nb" }]);
+  });
+});
+
+describe("paging", () => {
+  it("asks for the pages under the rows in view", async () => {
+    const { pagesFor, rowOf } = await import("./paging");
+    expect(pagesFor(0, 29, 200)).toEqual([0]);
+    expect(pagesFor(190, 230, 200)).toEqual([0, 1]);
+    expect(pagesFor(9_990, 10_010, 200)).toEqual([49, 50]);
+    expect(pagesFor(5, 4, 200)).toEqual([]);
+    const pages = new Map([[1, ["a", "b"]]]);
+    expect(rowOf(pages, 201, 200)).toBe("b");
+    expect(rowOf(pages, 0, 200)).toBeUndefined();
+  });
+});
+
+describe("health records", () => {
+  it("name the failed tests with their values and keep the best busbw per collective", async () => {
+    const { summarizeHealth } = await import("./health");
+    const s = summarizeHealth({
+      at: "2026-11-24T21:00:00Z", verdict: "UNHEALTHY", reason: "core 3 failed gemm",
+      accelerator: { cores: [
+        { core: 0, checks: [{ test: "gemm", status: "passed", measured: 0, limit: 0.001 }] },
+        { core: 3, checks: [{ test: "gemm", status: "failed", measured: 1.1644957730353838, limit: 0.0000639970182 }] },
+      ] },
+      collective: [
+        { nodes: ["a", "b"], result: { collectives: [{ kind: "all_reduce", busbw: 2.5 }, { kind: "all_gather", busbw: null, error: "timeout" }] } },
+        { nodes: ["a", "c"], result: { collectives: [{ kind: "all_reduce", busbw: 3 }] } },
+      ],
+    });
+    expect(s.verdict).toBe("UNHEALTHY");
+    expect(s.tests).toBe(5);
+    expect(s.failed).toEqual(["core 3 gemm failed: measured 1.16 (limit 0.000064)", "all_gather with a, b: timeout"]);
+    expect(s.busbw).toEqual({ all_reduce: 3 });
+  });
+});

@@ -1,0 +1,20 @@
+// A pending job's wait as one sentence: where it is, for how long, and why (the scheduler's reason).
+import { duration, ordinal } from "./format";
+import type { Job } from "./types";
+
+const byCode: Record<string, string> = {
+  resources: "not enough free cores on healthy nodes yet",
+  priority: "it would fit, but jobs ahead of it start first",
+  reservation: "it would fit, but would delay the job that holds the reservation",
+  share_cap: "its share has reached its cap on running cores",
+  compute_reservation: "the cores left are held back for shares with no running work",
+  dependency: "it waits for the jobs it depends on",
+  backoff: "it waits out the backoff before its next attempt",
+};
+
+export function pendingSentence(job: Job, now: Date): string {
+  const waited = duration((now.getTime() - new Date(job.submitted_at).getTime()) / 1000);
+  const where = job.queue_position ? `${ordinal(job.queue_position)} in the queue` : "In the queue";
+  const why = job.pending_reason?.message || byCode[job.pending_reason?.code ?? ""] || "waiting for the scheduler's next pass";
+  return `${where} of share ${job.share} for ${waited}: ${why.replace(/\.$/, "")}.`;
+}

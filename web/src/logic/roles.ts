@@ -1,0 +1,23 @@
+// What each role may see and do in the dashboard; the API enforces the same (daemon/roles.h), the
+// dashboard only hides what would be refused.
+import type { Job, Role, Who } from "./types";
+
+export function operatesNodes(role: Role): boolean {
+  return role === "admin" || role === "operator";
+}
+
+export function readsEveryJob(role: Role): boolean {
+  return role !== "user";
+}
+
+export function mayCancel(who: Who, job: Job): boolean {
+  if (job.state === "SUCCEEDED" || job.state === "FAILED" || job.state === "CANCELLED") return false;
+  if (who.role === "viewer") return false;
+  return who.role === "admin" || job.user === who.user;
+}
+
+// The jobs a list shows: a user's own only; the API already filters, this keeps a live event about
+// someone else's job from appearing before the next fetch.
+export function visibleJobs<T extends { user: string }>(who: Who, jobs: T[]): T[] {
+  return readsEveryJob(who.role) ? jobs : jobs.filter((j) => j.user === who.user);
+}

@@ -1,0 +1,56 @@
+// The REST API's shapes as the dashboard reads them (daemon/api/schemas.cpp).
+
+export type Role = "admin" | "operator" | "user" | "viewer";
+export interface Who { user: string; role: Role; token_id: string }
+
+export type JobState = "PENDING" | "STARTING" | "RUNNING" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+export interface Goodput {
+  goodput: number | null;
+  allocated_core_s: number;
+  productive_core_s: number;
+  lost_core_s: Record<string, number>;
+}
+export interface JobList { jobs: Job[]; next: string | null }
+export interface Job {
+  id: number; name: string; user: string; share: string; state: JobState;
+  submitted_at: string; started_at?: string; ended_at?: string;
+  attempts?: number; reason?: string; failure_class?: string; exit_code?: number;
+  spec: Record<string, unknown> & { nodes?: number; cores_per_node?: number; priority?: number;
+    kind?: string; workload?: { steps?: number } };
+  pending_reason?: { code: string; message: string };
+  queue_position?: number;
+  goodput?: Goodput;
+}
+export interface Attempt {
+  id: number; job_id: number; number: number; nodes: string[];
+  exit_code?: number; signal?: number; failure_class?: string; reason?: string;
+  started_at?: string; ended_at?: string; infrastructure?: boolean; suggestion?: string;
+  resumed_from?: string; steps_completed?: number; diagnosis?: string;
+}
+export type NodeState = "HEALTHY" | "SUSPECT" | "UNHEALTHY" | "DRAINED" | "DOWN";
+export interface Node {
+  name: string; cores: number; free_cores: number; state: NodeState; state_reason?: string;
+  state_since?: string; connected: boolean; labels?: Record<string, string>; faults?: string[];
+  last_heartbeat?: string; attempts: number[]; other_attempts?: number; agent_version?: string;
+}
+export interface MetricPoint {
+  step: number; first_step: number; attempt_id: number;
+  loss: number | null; loss_min: number | null; loss_max: number | null;
+  grad_norm: number | null; grad_norm_max: number | null; lr: number | null;
+  samples_per_s: number | null; spikes: number;
+}
+export interface JobMetrics {
+  job_id: number; steps: number; bucket_steps: number; points: MetricPoint[];
+  spikes: { started_at_step: number; steps_to_return: number | null }[];
+}
+export interface Share {
+  name: string; weight: number; usage_core_s: number; normalized_usage: number;
+  fair_share_factor: number; running_cores: number; pending_jobs: number; max_running_cores?: number;
+}
+export type Severity = "info" | "warning" | "error";
+// The events contract (issue 15): GET /v1/events and the SSE stream's data.
+export interface TrainyardEvent {
+  id: number; time: string; type: string; severity: Severity;
+  job?: number; attempt?: number; node?: string; user?: string; share?: string;
+  message: string; details?: Record<string, unknown>;
+}

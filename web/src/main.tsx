@@ -1,0 +1,131 @@
+import { render } from "preact";
+import { useEffect, useRef, useState } from "preact/hooks";
+import { api, ApiError } from "./api";
+import { App, type AppState } from "./app-state";
+import { startLive, type LiveState } from "./live";
+import { addEvents } from "./logic/events";
+import type { TrainyardEvent, Who } from "./logic/types";
+import { interceptLinks, navigate, usePath } from "./router";
+import { signOut, token } from "./session";
+import "./style.css";
+import { Events } from "./views/events";
+import { Canaries, Health } from "./views/health";
+import { JobPage } from "./views/job";
+import { Login } from "./views/login";
+import { NodePage, Nodes } from "./views/nodes";
+import { Overview } from "./views/overview";
+import { Queue } from "./views/queue";
+import { Shares } from "./views/shares";
+
+const views: [string, string][] = [
+  ["/", "Overview"], ["/nodes", "Nodes"], ["/queue", "Queue"], ["/shares", "Fair share"],
+  ["/health", "Health"], ["/canaries", "Canaries"], ["/events", "Events"],
+];
+
+function View({ path }: { path: string }) {
+  const [, section, arg] = path.split("/");
+  if (section === "jobs" && arg && /^\d+$/.test(arg)) return <JobPage id={Number(arg)} />;
+  if (section === "nodes" && arg) return <NodePage name={decodeURIComponent(arg)} />;
+  switch (path) {
+    case "/": return <Overview />;
+    case "/nodes": return <Nodes />;
+    case "/queue": return <Queue />;
+    case "/shares": return <Shares />;
+    case "/health": return <Health />;
+    case "/canaries": return <Canaries />;
+    case "/events": return <Events />;
+    default: return <p>No such page. <a href="/">Overview</a></p>;
+  }
+}
+
+const banner: Partial<Record<LiveState, string>> = {
+  connecting: "Connecting to the event stream…",
+  reconnecting: "Connection to the daemon lost: reconnecting…",
+};
+
+// GET /v1/events pages oldest first: walk to the end, keeping the newest `keep`. A daemon without
+// the events API (404) has no history to show.
+async function newestEvents(keep: number): Promise<TrainyardEvent[]> {
+  let kept: TrainyardEvent[] = [];
+  let after = "";
+  for (let page = 0; page < 50; page++) {
+    const r = await api<{ events: TrainyardEvent[]; next: string | null }>(`/v1/events?limit=1000${after}`);
+    kept = [...kept, ...r.events].slice(-keep);
+    if (!r.next) break;
+    after = `&after=${encodeURIComponent(r.next)}`;
+  }
+  return kept;
+}
+
+// Refreshes at most twice a second however many events arrive, and within 1 s of the first.
+const refreshDelayMs = 300;
+
+function Shell({ who, onSignOut }: { who: Who; onSignOut: (notice?: string) => void }) {
+  const path = usePath();
+  const [live, setLive] = useState<LiveState>("connecting");
+  const [events, setEvents] = useState<TrainyardEvent[]>([]);
+  const [refresh, setRefresh] = useState(0);
+  const pending = useRef<ReturnType<typeof setTimeout>>();
+  useEffect(() => {
+    const bump = () => {
+      if (pending.current) return;
+      pending.current = setTimeout(() => {
+        pending.current = undefined;
+        setRefresh((n) => n + 1);
+      }, refreshDelayMs);
+    };
+    void newestEvents(200).then((history) => setEvents((feed) => addEvents(feed, history, 200)), () => undefined);
+    return startLive({
+      onEvent: (e) => {
+        setEvents((feed) => addEvents(feed, [e], 200));
+        bump();
+      },
+      onState: (s) => {
+        setLive(s);
+        if (s === "unauthorized") onSignOut("Your token is no longer valid (revoked or expired). Sign in again.");
+      },
+      onPoll: bump,
+    });
+  }, []);
+  const state: AppState = { who, live, events, refresh };
+  return (
+    <App.Provider value={state}>
+      <a class="skip" href="#main">Skip to content</a>
+      <header>
+        <a href="/" class="brand">Trainyard</a>
+        <nav aria-label="Views">
+          {views.map(([href, label]) => (
+            <a key={href} href={href} aria-current={(href === "/" ? path === "/" : path.startsWith(href)) ? "page" : undefined}>{label}</a>
+          ))}
+        </nav>
+        <span class="who" data-role={who.role}>{who.user} ({who.role})</span>
+        <span class={`live live-${live}`} title="How this page learns of changes">
+          {live === "live" ? "live" : live === "polling" ? "refreshing every 10 s" : live}
+        </span>
+        <button type="button" onClick={() => onSignOut()}>Sign out</button>
+      </header>
+      {banner[live] && <div class="banner" role="status">{banner[live]}</div>}
+      <main id="main" tabIndex={-1}><View path={path} /></main>
+    </App.Provider>
+  );
+}
+
+function Root() {
+  const [who, setWho] = useState<Who | null>(null);
+  const [checking, setChecking] = useState(token() !== null);
+  const [notice, setNotice] = useState<string>();
+  useEffect(() => {
+    if (!token()) return;
+    api<Who>("/v1/whoami").then(setWho, (e) => {
+      signOut();
+      setNotice(e instanceof ApiError && e.status === 401
+        ? "Your token is no longer valid (revoked or expired). Sign in again." : String(e.message ?? e));
+    }).finally(() => setChecking(false));
+  }, []);
+  if (checking) return <p class="hint">Signing in…</p>;
+  if (!who) return <Login notice={notice} onSignedIn={(w) => { setNotice(undefined); setWho(w); }} />;
+  return <Shell who={who} onSignOut={(n) => { signOut(); setNotice(n); setWho(null); navigate("/"); }} />;
+}
+
+interceptLinks();
+render(<Root />, document.getElementById("app")!);

@@ -1,0 +1,56 @@
+import { useApi, useApp } from "../app-state";
+import { ErrorNote, Section, StateBadge, Time } from "../components/ui";
+import { cores, percent } from "../logic/format";
+import { readsEveryJob } from "../logic/roles";
+import type { Goodput, Job, JobList, Node, NodeState, Share } from "../logic/types";
+import { EventFeed } from "./events";
+import { JobTable } from "./jobs";
+
+const nodeStates: NodeState[] = ["HEALTHY", "SUSPECT", "UNHEALTHY", "DRAINED", "DOWN"];
+
+// A list's length, "1,000+" when the server has more pages.
+function jobCount(list?: JobList): string {
+  if (!list) return "—";
+  return `${list.jobs.length.toLocaleString("en-US")}${list.next ? "+" : ""}`;
+}
+
+export function Overview() {
+  const nodes = useApi<{ nodes: Node[] }>("/v1/nodes");
+  const running = useApi<JobList>("/v1/jobs?state=RUNNING&limit=1000");
+  // The whole cluster's pending count from the share table: one small answer however long the queue.
+  const shares = useApi<{ shares: Share[] }>("/v1/shares");
+  const recent = useApi<JobList>("/v1/jobs?limit=10");
+  const goodput = useApi<{ cluster: Goodput }>("/v1/goodput?limit=200");
+  const canaries = useApi<{ canaries: Job[] }>("/v1/canaries?limit=1");
+  const { events, who } = useApp();
+  const list = nodes.data?.nodes ?? [];
+  const total = list.reduce((n, x) => n + x.cores, 0);
+  const free = list.reduce((n, x) => n + x.free_cores, 0);
+  const canary = canaries.data?.canaries[0];
+  return (
+    <>
+      <h1>Overview</h1>
+      <ErrorNote error={nodes.error ?? running.error} />
+      <div class="cards">
+        <div class="card" aria-label="Nodes by state">
+          <h2>Nodes</h2>
+          <p class="big">{list.length}</p>
+          <ul class="plain">
+            {nodeStates.map((s) => {
+              const n = list.filter((x) => x.state === s).length;
+              return n ? <li key={s}><StateBadge state={s} /> {n}</li> : null;
+            })}
+          </ul>
+        </div>
+        <div class="card"><h2>Cores</h2><p class="big">{cores(total - free)}</p><p>in use, {cores(free)} free of {cores(total)}</p></div>
+        <div class="card"><h2>Jobs</h2><p class="big">{jobCount(running.data)} running</p>{!readsEveryJob(who.role) && <p>of yours</p>}<p>{shares.data ? shares.data.shares.reduce((n, x) => n + x.pending_jobs, 0).toLocaleString("en-US") : "—"} pending in the cluster</p></div>
+        <div class="card"><h2>Goodput</h2><p class="big">{percent(goodput.data?.cluster.goodput)}</p><p>of allocated core-time, newest 200 jobs</p></div>
+        <div class="card"><h2>Last canary</h2>
+          {canary ? <p><a href={`/jobs/${canary.id}`}>#{canary.id}</a> <StateBadge state={canary.state} /><br /><Time at={canary.ended_at ?? canary.submitted_at} /></p> : <p>none yet</p>}
+        </div>
+      </div>
+      <Section title="Recent jobs"><JobTable jobs={recent.data?.jobs ?? []} /></Section>
+      <Section title="Recent events"><EventFeed events={events.slice(0, 15)} /></Section>
+    </>
+  );
+}
