@@ -4,13 +4,17 @@ set -euo pipefail
 packages=(build-essential cmake ninja-build ccache pkg-config libboost1.81-dev nlohmann-json3-dev libspdlog-dev
           libsqlite3-dev libssl-dev openssl libgtest-dev libgmock-dev curl python3 clang libclang-rt-14-dev
           prometheus   # promtool: checks the /metrics scrape, the alert rules and the Grafana board's queries
-          nodejs chromium)  # the dashboard's build (web/) and its browser tests (Playwright drives chromium)
+          chromium)    # the dashboard's browser tests (Playwright drives Debian's chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-# npm comes with some nodejs builds and is Debian's own package beside Debian's nodejs.
-command -v npm > /dev/null || missing+=(npm)
+# Node 20 and its own npm come with the machine; Debian's npm conflicts with that node, so it is never
+# installed from apt: without them the dashboard cannot be built, and we say so.
+if ! command -v node > /dev/null || ! command -v npm > /dev/null; then
+  echo "install-deps: Node.js 20 with its npm is needed for the dashboard (web/); install it from nodejs.org" >&2
+  exit 1
+fi
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: everything is installed"
   exit 0
