@@ -49,8 +49,8 @@ JobManager::JobManager(StoreWorker& store, FileWorker& files, const TimeSource& 
             if (it == nodes_.end() || !it->second.channel || it->second.node.data_addr.empty()) return std::nullopt;
             return it->second.node.data_addr;
           }),
-      next_periodic_check_(clock.now() + config_.periodic_check_interval),
-      next_canary_(clock.now() + config_.canary_interval) {}
+      next_periodic_check_(clock.monotonic_now() + config_.periodic_check_interval),
+      next_canary_(clock.monotonic_now() + config_.canary_interval) {}
 
 // ---- persistence -------------------------------------------------------------------------------
 
@@ -67,11 +67,12 @@ void JobManager::persist(Change change, std::function<void()> then) {
 
 Event JobManager::event(std::string kind, std::optional<JobId> job, std::optional<AttemptId> attempt, std::string node,
                         std::string message) const {
-  return event_at(clock_.now(), std::move(kind), job, attempt, std::move(node), std::move(message));
+  return event_at(clock_.system_now(), std::move(kind), job, attempt, std::move(node), std::move(message));
 }
 
 void JobManager::restore(const LoadedState& state) {
-  const TimePoint now = clock_.now();
+  const TimePoint now = clock_.system_now();
+  const MonoTime mono_now = clock_.monotonic_now();
   max_job_id_ = state.max_job_id;
   max_attempt_id_ = state.max_attempt_id;
   health_.continue_ids_after(state.max_health_check_id);
@@ -86,6 +87,7 @@ void JobManager::restore(const LoadedState& state) {
     entry.node.connected = false;
     // Give every node one timeout from now to reconnect before it is declared down.
     entry.node.last_heartbeat = now;
+    entry.heard_at = mono_now;
     nodes_[node.name] = entry;
     sync_node(nodes_[node.name]);
   }
@@ -94,13 +96,15 @@ void JobManager::restore(const LoadedState& state) {
     ActiveAttempt active{attempt, std::vector<RankState>(attempt.nodes.size()), false, false, ""};
     for (auto& rank : active.ranks) {
       rank.started = attempt.state == AttemptState::running;
-      rank.unconfirmed_since = now;  // until its agent reports it after reconnecting
+      rank.unconfirmed_since = mono_now;  // until its agent reports it after reconnecting
       // What the daemon saw before it stopped is gone; judging from nothing called every restored
       // attempt stuck at once. Each rank gets a whole stuck_after_s from now, and its last stored
       // step, so an advance is still an advance and a command job stays under watch.
       rank.progress_step = attempt.last_step;
-      rank.progress_at = now;
+      rank.progress_at = mono_now;
     }
+    // How long it ran before the restart only the stored wall-clock times can tell.
+    if (attempt.started_at) active.running_since = mono_now - std::max(Millis(0), now - *attempt.started_at);
     attempts_[attempt.id] = active;
     current_attempt_[attempt.job_id] = attempt.id;
     std::vector<scheduler::NodeCores> held;
@@ -148,7 +152,7 @@ void JobManager::set_share(const std::string& name, const scheduler::ShareSettin
 
 void JobManager::persist_usage() {
   Change change;
-  for (const auto& usage : scheduler_.export_usage(clock_.now())) {
+  for (const auto& usage : scheduler_.export_usage(clock_.system_now())) {
     ShareRecord record;
     record.name = usage.share;
     auto settings = share_settings_.find(usage.share);
@@ -180,7 +184,7 @@ void JobManager::submit(JobSpec spec, std::string user, SubmitDone done) {
   draft.spec = std::move(spec);
   draft.user = std::move(user);
   draft.state = JobState::pending;
-  draft.submitted_at = clock_.now();
+  draft.submitted_at = clock_.system_now();
   draft.reason = "queued";
   change.events.push_back(event("job.submitted", draft.id, std::nullopt, "", "submitted by " + draft.user));
   store_.write(std::move(change), [this, done = std::move(done)](std::exception_ptr error, Change& committed) {
@@ -220,6 +224,20 @@ void JobManager::requeue(const Job& job) {
     }
   }
   scheduler_.queue(pending);
+  if (job.not_before) {
+    // The scheduler holds the job until the system clock reaches not_before; stepped back, that
+    // clock would stretch the backoff, so the backoff also ends on the monotonic clock.
+    timers_.after(std::max(Millis(0), *job.not_before - clock_.system_now()),
+                  [this, id = job.id, until = *job.not_before] { end_backoff(id, until); });
+  }
+}
+
+void JobManager::end_backoff(JobId id, TimePoint until) {
+  auto it = active_jobs_.find(id);
+  if (it == active_jobs_.end() || it->second.state != JobState::pending || it->second.not_before != until) return;
+  it->second.not_before.reset();
+  requeue(it->second);
+  request_schedule();
 }
 
 void JobManager::cancel(JobId id, std::function<void(CancelResult, std::optional<Job>)> done) {
@@ -232,7 +250,7 @@ void JobManager::cancel(JobId id, std::function<void(CancelResult, std::optional
   if (job.state == JobState::pending) {
     scheduler_.remove(id);
     job.state = JobState::cancelled;
-    job.ended_at = clock_.now();
+    job.ended_at = clock_.system_now();
     job.reason = "cancelled while pending";
     job.cancel_requested = true;
     const Job snapshot = job;
@@ -279,7 +297,7 @@ std::optional<Attempt> JobManager::active_attempt(AttemptId id) const {
 std::vector<NodeView> JobManager::nodes() const {
   std::vector<NodeView> out;
   for (const auto& [name, entry] : nodes_) {
-    out.push_back(NodeView{entry.node, free_cores(entry), {entry.attempts.begin(), entry.attempts.end()}});
+    out.push_back(NodeView{entry.node, free_cores(entry), {entry.attempts.begin(), entry.attempts.end()}, entry.heard_at});
   }
   return out;
 }
@@ -287,7 +305,8 @@ std::vector<NodeView> JobManager::nodes() const {
 std::optional<NodeView> JobManager::node(const std::string& name) const {
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return std::nullopt;
-  return NodeView{it->second.node, free_cores(it->second), {it->second.attempts.begin(), it->second.attempts.end()}};
+  return NodeView{it->second.node, free_cores(it->second), {it->second.attempts.begin(), it->second.attempts.end()},
+                  it->second.heard_at};
 }
 
 std::size_t JobManager::pending_count() const {
@@ -365,11 +384,11 @@ void JobManager::request_schedule() {
 
 void JobManager::schedule() {
   const auto pass_began = std::chrono::steady_clock::now();
-  const auto result = scheduler_.schedule(clock_.now());
+  const auto result = scheduler_.schedule(clock_.system_now());
   for (const auto& start : result.starts) {
     auto it = active_jobs_.find(start.job);
     if (it == active_jobs_.end() || it->second.state != JobState::pending) {
-      scheduler_.finish(start.job, clock_.now());
+      scheduler_.finish(start.job, clock_.system_now());
       continue;
     }
     start_attempt(it->second, start);
@@ -379,7 +398,7 @@ void JobManager::schedule() {
 }
 
 void JobManager::start_attempt(Job& job, const scheduler::Start& start) {
-  const TimePoint now = clock_.now();
+  const TimePoint now = clock_.system_now();
   Attempt attempt;
   attempt.id = ++max_attempt_id_;
   attempt.job_id = job.id;
@@ -434,7 +453,7 @@ void JobManager::launch(AttemptId id) {
     return;
   }
   const Job& job = active_jobs_.at(attempt.record.job_id);
-  attempt.record.launched_at = clock_.now();  // stored with the attempt's start
+  attempt.record.launched_at = clock_.system_now();  // stored with the attempt's start
   std::vector<std::string> peers;
   for (const auto& n : attempt.record.nodes) peers.push_back(nodes_[n].node.data_addr);
   // Only this attempt's ranks can join its rings; kept nowhere but in the launches.
@@ -524,7 +543,7 @@ AttemptEndFacts JobManager::attempt_end_facts(const ActiveAttempt& active) {
 
 void JobManager::finish_attempt(ActiveAttempt& active) {
   if (test_stuck_nodes(active)) return;  // finishes when the verdicts are in
-  const TimePoint now = clock_.now();
+  const TimePoint now = clock_.system_now();
   Job& job = active_jobs_.at(active.record.job_id);
   AttemptEnd end = decide_attempt_end(active.record, job, attempt_end_facts(active),
                                       {config_.failure_rules, config_.max_infra_retries, config_.retry_backoff_base}, now);

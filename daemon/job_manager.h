@@ -63,6 +63,7 @@ struct NodeView {
   Node node;
   int free_cores = 0;
   std::vector<AttemptId> attempts;
+  MonoTime heard_at{};  // node.last_heartbeat on the monotonic clock
 };
 
 struct RankLog {
@@ -155,14 +156,14 @@ class JobManager {
     bool health_failed = false;  // its node failed the attempt's pre-flight check
     // Progress as the daemon saw it: the last step, when it last advanced, and the phase reported.
     std::int64_t progress_step = 0;
-    TimePoint progress_at{};
+    MonoTime progress_at{};
     std::string phase;
     std::optional<int> exit_code;
     std::optional<int> signal;
     std::string reason;
     std::string log_tail;
     std::int64_t steps = 0;
-    std::optional<TimePoint> unconfirmed_since;  // agent reconnected without mentioning this rank
+    std::optional<MonoTime> unconfirmed_since;  // agent reconnected without mentioning this rank
   };
   struct ActiveAttempt {
     Attempt record;
@@ -175,12 +176,14 @@ class JobManager {
     std::vector<int> stuck_ranks;  // named by the stuck diagnosis, if it was stopped as stuck
     bool stuck_nodes_tested = false;
     std::vector<std::string> failed_checks;  // "node failed health check N: ..." for the nodes it hung on
+    MonoTime running_since{};  // record.started_at on the monotonic clock, for its timeout
   };
   struct NodeEntry {
     Node node;
     std::shared_ptr<AgentChannel> channel;
     std::set<AttemptId> attempts;
     int used_cores = 0;
+    MonoTime heard_at{};  // node.last_heartbeat on the monotonic clock, for the node timeout
   };
   struct LogFetch {
     std::vector<RankLog> logs;
@@ -195,6 +198,8 @@ class JobManager {
   void schedule();
   void start_attempt(Job& job, const scheduler::Start& start);
   void requeue(const Job& job);
+  // The retry backoff that held `id` until `until` is over (if the job still waits for it).
+  void end_backoff(JobId id, TimePoint until);
   void sync_node(const NodeEntry& entry);
   void launch(AttemptId id);
   void send_to(const std::string& node, const DaemonMessage& message);
@@ -215,7 +220,7 @@ class JobManager {
   static AttemptEndFacts attempt_end_facts(const ActiveAttempt& active);
   // Liveness (job_manager_liveness.cpp).
   void mark_node_down(NodeEntry& entry, const std::string& reason);
-  void check_stuck(ActiveAttempt& attempt, TimePoint now);
+  void check_stuck(ActiveAttempt& attempt, MonoTime now);
   void fence(const std::string& node, AttemptId id, const std::string& why);
   int rank_of(const ActiveAttempt& attempt, const std::string& node) const;
   int free_cores(const NodeEntry& entry) const { return entry.node.cores - entry.used_cores; }
@@ -246,8 +251,8 @@ class JobManager {
   JobManagerConfig config_;
   scheduler::Scheduler& scheduler_;
   HealthChecks health_;
-  TimePoint next_periodic_check_{};
-  TimePoint next_canary_{};
+  MonoTime next_periodic_check_{};
+  MonoTime next_canary_{};
   std::map<JobId, Job> active_jobs_;
   std::map<JobId, AttemptId> current_attempt_;
   std::map<AttemptId, ActiveAttempt> attempts_;

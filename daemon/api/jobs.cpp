@@ -146,7 +146,7 @@ void Api::get_job(ApiCall call) {
             }
             const Job* active = jobs_.active_job(job.id);
             Json body = job_json(active ? *active : job);
-            body["goodput"] = to_json(job_goodput(attempts, clock_.now()));
+            body["goodput"] = to_json(job_goodput(attempts, clock_.system_now()));
             c.reply(200, body);
           });
         },
