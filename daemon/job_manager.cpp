@@ -38,17 +38,14 @@ JobManager::JobManager(StoreWorker& store, FileWorker& files, const TimeSource& 
       scheduler_(scheduler),
       health_(
           clock, timers, config_.health,
-          [this](const std::string& node, const DaemonMessage& message) {
-            auto it = nodes_.find(node);
-            if (it == nodes_.end() || !it->second.channel) return false;
-            it->second.channel->send(message);
-            return true;
-          },
+          [this](const std::string& node, const DaemonMessage& message) { return send_to(node, message); },
           [this](const std::string& node) -> std::optional<std::string> {
             auto it = nodes_.find(node);
             if (it == nodes_.end() || !it->second.channel || it->second.node.data_addr.empty()) return std::nullopt;
             return it->second.node.data_addr;
           }),
+      logs_(timers, config_.log_fetch_timeout,
+            [this](const std::string& node, const DaemonMessage& message) { return send_to(node, message); }),
       next_periodic_check_(clock.monotonic_now() + config_.periodic_check_interval),
       next_canary_(clock.monotonic_now() + config_.canary_interval) {}
 
@@ -320,57 +317,6 @@ std::size_t JobManager::pending_count(const std::string& user) const {
   }));
 }
 
-void JobManager::fetch_logs(const Attempt& attempt, std::optional<int> rank, std::int64_t tail_lines,
-                            std::function<void(std::vector<RankLog>)> done) {
-  const std::int64_t fetch_id = next_log_request_++;
-  LogFetch& fetch = log_fetches_[fetch_id];
-  fetch.done = std::move(done);
-  std::vector<std::pair<std::int64_t, std::string>> requests;
-  for (int r = 0; r < static_cast<int>(attempt.nodes.size()); ++r) {
-    if (rank && *rank != r) continue;
-    const std::string& node = attempt.nodes[static_cast<std::size_t>(r)];
-    RankLog log{r, node, "", ""};
-    auto entry = nodes_.find(node);
-    if (entry == nodes_.end() || !entry->second.channel) {
-      log.error = "node " + node + " is not connected";
-    } else {
-      log.error = "node " + node + " did not answer within " + std::to_string(config_.log_fetch_timeout.count()) + " ms";
-      const std::int64_t request_id = next_log_request_++;
-      log_waiters_[request_id] = {fetch_id, fetch.logs.size()};
-      requests.emplace_back(request_id, node);
-      ++fetch.outstanding;
-    }
-    fetch.logs.push_back(log);
-  }
-  if (fetch.outstanding == 0) return complete_log_fetch(fetch_id);
-  for (const auto& [request_id, node] : requests) send_to(node, LogRequestMsg{request_id, attempt.id, tail_lines, kMaxLogReplyBytes});
-  timers_.after(config_.log_fetch_timeout, [this, fetch_id] { complete_log_fetch(fetch_id); });
-}
-
-void JobManager::complete_log_fetch(std::int64_t fetch_id) {
-  auto it = log_fetches_.find(fetch_id);
-  if (it == log_fetches_.end()) return;
-  LogFetch fetch = std::move(it->second);
-  log_fetches_.erase(it);
-  std::erase_if(log_waiters_, [fetch_id](const auto& kv) { return kv.second.first == fetch_id; });
-  fetch.done(std::move(fetch.logs));
-}
-
-void JobManager::on_log_reply(const std::string& node, const LogReplyMsg& msg) {
-  auto waiter = log_waiters_.find(msg.request_id);
-  if (waiter == log_waiters_.end()) return;  // answered too late
-  const auto [fetch_id, index] = waiter->second;
-  log_waiters_.erase(waiter);
-  LogFetch& fetch = log_fetches_.at(fetch_id);
-  RankLog& log = fetch.logs[index];
-  if (log.node != node) return;
-  log.text = msg.text;
-  log.error = msg.error;
-  log.log_bytes = msg.log_bytes;
-  log.truncated = msg.truncated;
-  if (--fetch.outstanding == 0) complete_log_fetch(fetch_id);
-}
-
 // ---- scheduling and launch ---------------------------------------------------------------------
 
 void JobManager::request_schedule() {
@@ -485,9 +431,11 @@ std::string JobManager::checkpoint_dir_of(JobId job) const {
   return config_.checkpoint_root.empty() ? "" : checkpoint::job_checkpoint_dir(config_.checkpoint_root, job).string();
 }
 
-void JobManager::send_to(const std::string& node, const DaemonMessage& message) {
+bool JobManager::send_to(const std::string& node, const DaemonMessage& message) {
   auto it = nodes_.find(node);
-  if (it != nodes_.end() && it->second.channel) it->second.channel->send(message);
+  if (it == nodes_.end() || !it->second.channel) return false;
+  it->second.channel->send(message);
+  return true;
 }
 
 int JobManager::rank_of(const ActiveAttempt& attempt, const std::string& node) const {

@@ -20,6 +20,7 @@
 #include "daemon/failure_rules.h"
 #include "daemon/file_worker.h"
 #include "daemon/health_checks.h"
+#include "daemon/log_fetcher.h"
 #include "daemon/store_worker.h"
 #include "daemon/timers.h"
 #include "proto/messages.h"
@@ -64,15 +65,6 @@ struct NodeView {
   int free_cores = 0;
   std::vector<AttemptId> attempts;
   MonoTime heard_at{};  // node.last_heartbeat on the monotonic clock
-};
-
-struct RankLog {
-  int rank = 0;
-  std::string node;
-  std::string text;
-  std::string error;
-  std::int64_t log_bytes = 0;
-  bool truncated = false;
 };
 
 class JobManager {
@@ -130,8 +122,7 @@ class JobManager {
   // a health check (started here; its id is passed to `done`).
   void undrain(const std::string& node, const std::string& by, std::function<void(Node, std::optional<std::int64_t>)> done);
 
-  void fetch_logs(const Attempt& attempt, std::optional<int> rank, std::int64_t tail_lines,
-                  std::function<void(std::vector<RankLog>)> done);
+  LogFetcher& logs() { return logs_; }
 
   // --- Agent side -----------------------------------------------------------------------------
   // Returns an empty string when the agent is accepted, else why it is refused. The caller (the
@@ -185,11 +176,6 @@ class JobManager {
     int used_cores = 0;
     MonoTime heard_at{};  // node.last_heartbeat on the monotonic clock, for the node timeout
   };
-  struct LogFetch {
-    std::vector<RankLog> logs;
-    std::size_t outstanding = 0;
-    std::function<void(std::vector<RankLog>)> done;
-  };
 
   void persist(Change change, std::function<void()> then);
   Event event(std::string kind, std::optional<JobId> job, std::optional<AttemptId> attempt, std::string node,
@@ -202,15 +188,14 @@ class JobManager {
   void end_backoff(JobId id, TimePoint until);
   void sync_node(const NodeEntry& entry);
   void launch(AttemptId id);
-  void send_to(const std::string& node, const DaemonMessage& message);
+  // False when the node's agent is not connected.
+  bool send_to(const std::string& node, const DaemonMessage& message);
 
   void on_started(const std::string& node, const AttemptStartedMsg& msg);
   void on_exited(const std::string& node, const AttemptExitedMsg& msg);
   void on_heartbeat(const std::string& node, const HeartbeatMsg& msg);
-  void on_log_reply(const std::string& node, const LogReplyMsg& msg);
   void on_metrics(const std::string& node, const MetricsMsg& msg);
   void on_faults(const std::string& node, const FaultsMsg& msg);
-  void complete_log_fetch(std::int64_t fetch_id);
 
   // A rank whose node is gone: counts as exited, with an infrastructure reason.
   void rank_lost(AttemptId id, int rank, const std::string& reason);
@@ -251,6 +236,7 @@ class JobManager {
   JobManagerConfig config_;
   scheduler::Scheduler& scheduler_;
   HealthChecks health_;
+  LogFetcher logs_;
   MonoTime next_periodic_check_{};
   MonoTime next_canary_{};
   std::map<JobId, Job> active_jobs_;
@@ -259,11 +245,8 @@ class JobManager {
   std::map<std::string, NodeEntry> nodes_;
   std::map<std::string, scheduler::ShareSettings> share_settings_;  // the shares admins created
   std::map<std::string, std::vector<std::string>> share_members_;    // of those open to members only
-  std::map<std::int64_t, LogFetch> log_fetches_;
-  std::map<std::int64_t, std::pair<std::int64_t, std::size_t>> log_waiters_;  // request -> (fetch, rank slot)
   JobId max_job_id_ = 0;
   AttemptId max_attempt_id_ = 0;
-  std::int64_t next_log_request_ = 1;
   bool schedule_requested_ = false;
   std::uint64_t accepted_since_tick_ = 0;  // submissions, summarised at info by tick()
   DaemonMetrics* metrics_ = nullptr;

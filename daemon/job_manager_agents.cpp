@@ -118,7 +118,7 @@ void JobManager::agent_message(const std::string& node, const AgentChannel* chan
         } else if constexpr (std::is_same_v<T, HeartbeatMsg>) {
           on_heartbeat(node, msg);
         } else if constexpr (std::is_same_v<T, LogReplyMsg>) {
-          on_log_reply(node, msg);
+          logs_.on_reply(node, msg);
         } else if constexpr (std::is_same_v<T, MetricsMsg>) {
           on_metrics(node, msg);
         } else if constexpr (std::is_same_v<T, FaultsMsg>) {

@@ -734,7 +734,7 @@ TEST(JobManagerLogs, FetchesEachRankAndTimesOutTheSilentOne) {
   const auto attempt = c.jobs.active_attempt(r.attempt);
   ASSERT_TRUE(attempt);
   std::optional<std::vector<RankLog>> logs;
-  c.jobs.fetch_logs(*attempt, std::nullopt, 100, [&](std::vector<RankLog> l) { logs = std::move(l); });
+  c.jobs.logs().fetch(*attempt, std::nullopt, 100, [&](std::vector<RankLog> l) { logs = std::move(l); });
   const auto requests = c.agents[r.nodes[0]]->all<LogRequestMsg>();
   ASSERT_EQ(requests.size(), 1u);
   EXPECT_EQ(requests[0].tail_lines, 100);
