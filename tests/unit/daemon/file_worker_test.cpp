@@ -18,10 +18,12 @@ TEST(FileWorkerTest, RunsTasksInOrderOnItsOwnThreadAndPostsTheirCompletions) {
   std::vector<int> order;
   std::thread::id ran_on;
   for (int i = 0; i < 3; ++i) {
-    files.run([&, i] {
-      ran_on = std::this_thread::get_id();
-      return FileWorker::Continuation([&order, i] { order.push_back(i); });
-    }, [](const std::string& error) { ADD_FAILURE() << error; });
+    files.run(
+        [&, i] {
+          ran_on = std::this_thread::get_id();
+          return FileWorker::Continuation([&order, i] { order.push_back(i); });
+        },
+        [](const std::string& error) { ADD_FAILURE() << error; });
   }
   io.run_until([&] { return order.size() == 3; });
   EXPECT_EQ(order, (std::vector<int>{0, 1, 2}));
@@ -60,10 +62,12 @@ TEST(FileWorkerTest, AHungCheckpointScanDelaysOnlyTheLaunchesWaitingForIt) {
   // The checkpoint filesystem hangs: every scan queued from now waits behind this task.
   std::promise<void> disk;
   std::shared_future<void> disk_back = disk.get_future().share();
-  c.files.run([disk_back] {
-    disk_back.wait();
-    return FileWorker::Continuation([] {});
-  }, [](const std::string& error) { ADD_FAILURE() << error; });
+  c.files.run(
+      [disk_back] {
+        disk_back.wait();
+        return FileWorker::Continuation([] {});
+      },
+      [](const std::string& error) { ADD_FAILURE() << error; });
 
   c.clock.advance(Millis(2000));
   c.jobs.tick();
