@@ -224,7 +224,7 @@ AttemptReport CommandRun::report() {
     in >> phase;
     if (step > last_step_) {
       last_step_ = step;
-      last_progress_at_ = SystemTimeSource().now();
+      last_progress_at_ = SystemTimeSource().system_now();
       if (!first_step_at_) first_step_at_ = last_progress_at_;
     }
     if (!phase.empty()) phase_ = phase;

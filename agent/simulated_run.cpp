@@ -56,7 +56,7 @@ void SimulatedRun::train(std::stop_token stop) {
     }
     options.on_step = [this](const neuron::StepMetrics& m) {
       step_ = m.step;
-      progress_ms_ = to_unix_ms(SystemTimeSource().now());
+      progress_ms_ = to_unix_ms(SystemTimeSource().system_now());
       if (first_step_ms_ == 0) first_step_ms_ = progress_ms_.load();
       if (launch_.rank == 0) {
         std::lock_guard lock(metrics_mutex_);

@@ -80,7 +80,7 @@ int execute(const Command& command, const GlobalOptions& global, const CliHost& 
     host.out << render_json(command, replies).dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
     return kExitOk;
   }
-  const std::string text = render_text(command, replies, RenderContext{host.clock.now()});
+  const std::string text = render_text(command, replies, RenderContext{host.clock.system_now()});
   host.out << (raw_output(command) && !host.out_is_terminal ? text : terminal_safe(text));
   const Notices notices = notices_of(command, replies);
   for (const auto& line : notices.lines) host.err << "trainyard: " << terminal_safe(line) << "\n";

@@ -364,8 +364,8 @@ int run_daemon(const DaemonOptions& o) {
   SqliteStore store(data_dir / "trainyard.db");
   TokenRegistry tokens;
   const bool fresh_store = store.tokens().empty();
-  ensure_bootstrap_token(store, tokens, data_dir / "admin.token", "admin", Role::admin, clock.now(), fresh_store);
-  ensure_bootstrap_token(store, tokens, data_dir / "join.token", kJoinTokenUser, Role::agent, clock.now(), fresh_store);
+  ensure_bootstrap_token(store, tokens, data_dir / "admin.token", "admin", Role::admin, clock.system_now(), fresh_store);
+  ensure_bootstrap_token(store, tokens, data_dir / "join.token", kJoinTokenUser, Role::agent, clock.system_now(), fresh_store);
   for (const auto& token : store.tokens()) tokens.add(token);
   const LoadedState state = store.load();
 
@@ -457,8 +457,8 @@ int run_daemon(const DaemonOptions& o) {
     jobs.tick();
     if (++ticks % 20 == 0) {
       jobs.persist_usage();
-      persist_token_uses(tokens, worker, clock.now());
-      metrics.account_goodput(worker, clock.now());
+      persist_token_uses(tokens, worker, clock.system_now());
+      metrics.account_goodput(worker, clock.system_now());
     }
     ticker.expires_after(Millis(o.tick_ms));
     ticker.async_wait([&](const boost::system::error_code& ec) {
@@ -470,7 +470,7 @@ int run_daemon(const DaemonOptions& o) {
   GracefulShutdown shutdown(io, server, worker, Millis(o.shutdown_grace_ms), [&] {
     ticker.cancel();
     jobs.persist_usage();
-    persist_token_uses(tokens, worker, clock.now());
+    persist_token_uses(tokens, worker, clock.system_now());
   });
   io.run();
   return 0;

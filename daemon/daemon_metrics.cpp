@@ -81,7 +81,7 @@ DaemonMetrics::DaemonMetrics()
 }
 
 void DaemonMetrics::watch(const JobManager& jobs, const TimeSource& clock) {
-  registry_.add_collector([&jobs, &clock](prom::TextWriter& out) { write_live_state(out, jobs, clock.now()); });
+  registry_.add_collector([&jobs, &clock](prom::TextWriter& out) { write_live_state(out, jobs, clock); });
 }
 
 void DaemonMetrics::scheduling_pass(std::chrono::steady_clock::duration took) {
@@ -141,7 +141,8 @@ void DaemonMetrics::account_goodput(StoreWorker& store, TimePoint now) {
   ended_jobs_.clear();
 }
 
-void write_live_state(prom::TextWriter& out, const JobManager& jobs, TimePoint now) {
+void write_live_state(prom::TextWriter& out, const JobManager& jobs, const TimeSource& clock) {
+  const TimePoint now = clock.system_now();
   // One pass over the active jobs, keyed by share without copying it: a scrape walks 100,000 jobs.
   struct ShareCounts {
     double starting = 0, running = 0, pending = 0;
@@ -189,7 +190,9 @@ void write_live_state(prom::TextWriter& out, const JobManager& jobs, TimePoint n
   for (const NodeView& view : jobs.nodes()) {
     nodes_by_state[{to_string(view.node.state)}] += 1;
     if (view.node.connected) connected += 1;
-    if (view.node.last_heartbeat) heartbeat_age[{view.node.name}] = seconds_between(*view.node.last_heartbeat, now);
+    if (view.node.last_heartbeat) {
+      heartbeat_age[{view.node.name}] = std::chrono::duration<double>(clock.monotonic_now() - view.heard_at).count();
+    }
   }
   out.gauge("trainyard_nodes", "Registered nodes by state.", {"state"}, nodes_by_state);
   out.gauge("trainyard_agents_connected", "Agents connected over WebSocket.", {}, {{{}, connected}});

@@ -66,6 +66,6 @@ class DaemonMetrics {
 
 // The live-state families: jobs by state and share, queue depth and oldest pending age by share,
 // nodes by state, agents connected, heartbeat age by node.
-void write_live_state(prom::TextWriter& out, const JobManager& jobs, TimePoint now);
+void write_live_state(prom::TextWriter& out, const JobManager& jobs, const TimeSource& clock);
 
 }  // namespace trainyard

@@ -98,7 +98,7 @@ class AgentSession : public net::WebSocketSession,
     if (who_.bound_node()) return accept(hello, "");
     // The join token, for a name without a credential: the node gets its own before it is welcomed.
     issuing_ = true;
-    issue_node_credential(tokens_, store_, clock_.now(), hello.name,
+    issue_node_credential(tokens_, store_, clock_.system_now(), hello.name,
                           [self = shared_from_this(), hello](std::string secret) {
                             self->issuing_ = false;
                             if (secret.empty()) return self->disconnect("the node's credential could not be stored");
@@ -178,13 +178,13 @@ net::WebSocketRoute AgentGateway::route() {
         return net::error_response(403, "client_certificate_refused", refusal);
       }
     }
-    if (agent_principal(tokens_, req, clock_.now())) return std::nullopt;
+    if (agent_principal(tokens_, req, clock_.system_now())) return std::nullopt;
     spdlog::warn("event=agent_join_refused remote={} reason=not_an_agent_token", req.remote);
     return net::error_response(401, "unauthorized", "join token or node credential missing or not valid for agents");
   };
   route.open = [this](const net::HttpRequest& req, std::shared_ptr<net::WebSocketPeer> peer) {
     // Authorized just before; a token revoked in between leaves a session that admits no hello.
-    Principal who = agent_principal(tokens_, req, clock_.now()).value_or(Principal{"", Role::user});
+    Principal who = agent_principal(tokens_, req, clock_.system_now()).value_or(Principal{"", Role::user});
     auto session = std::make_shared<AgentSession>(jobs_, tokens_, store_, clock_, std::move(who), std::move(peer), req.remote,
                                                   require_client_certificate_ ? req.peer_certificate : std::nullopt);
     std::erase_if(sessions_, [](const std::weak_ptr<AgentSession>& s) { return s.expired(); });

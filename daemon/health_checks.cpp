@@ -109,7 +109,7 @@ std::int64_t HealthChecks::start(HealthCheckRequest request, Done done) {
   Running& check = running_[id];
   check.result.id = id;
   check.result.request = std::move(request);
-  check.result.created_at = clock_.now();
+  check.result.created_at = clock_.system_now();
   check.done = std::move(done);
   check.policy = config_.policy;
   if (check.result.request.kind == HealthCheckKind::preflight) {
@@ -310,7 +310,7 @@ void HealthChecks::finish(Running& check) {
   for (const auto& node : result.request.nodes) {
     if (auto v = check.verdicts.find(node); v != check.verdicts.end()) result.verdicts.push_back(v->second);
   }
-  result.finished_at = clock_.now();
+  result.finished_at = clock_.system_now();
   spdlog::info("event=health_check_finished check={} kind={} passed={} failed=\"{}\" duration_ms={}", result.id,
                to_string(result.request.kind), result.passed(), fmt::join(result.failed_nodes(), ","),
                std::chrono::duration_cast<Millis>(*result.finished_at - result.created_at).count());

@@ -38,19 +38,16 @@ JobManager::JobManager(StoreWorker& store, FileWorker& files, const TimeSource& 
       scheduler_(scheduler),
       health_(
           clock, timers, config_.health,
-          [this](const std::string& node, const DaemonMessage& message) {
-            auto it = nodes_.find(node);
-            if (it == nodes_.end() || !it->second.channel) return false;
-            it->second.channel->send(message);
-            return true;
-          },
+          [this](const std::string& node, const DaemonMessage& message) { return send_to(node, message); },
           [this](const std::string& node) -> std::optional<std::string> {
             auto it = nodes_.find(node);
             if (it == nodes_.end() || !it->second.channel || it->second.node.data_addr.empty()) return std::nullopt;
             return it->second.node.data_addr;
           }),
-      next_periodic_check_(clock.now() + config_.periodic_check_interval),
-      next_canary_(clock.now() + config_.canary_interval) {}
+      logs_(timers, config_.log_fetch_timeout,
+            [this](const std::string& node, const DaemonMessage& message) { return send_to(node, message); }),
+      next_periodic_check_(clock.monotonic_now() + config_.periodic_check_interval),
+      next_canary_(clock.monotonic_now() + config_.canary_interval) {}
 
 // ---- persistence -------------------------------------------------------------------------------
 
@@ -67,11 +64,12 @@ void JobManager::persist(Change change, std::function<void()> then) {
 
 Event JobManager::event(std::string kind, std::optional<JobId> job, std::optional<AttemptId> attempt, std::string node,
                         std::string message) const {
-  return event_at(clock_.now(), std::move(kind), job, attempt, std::move(node), std::move(message));
+  return event_at(clock_.system_now(), std::move(kind), job, attempt, std::move(node), std::move(message));
 }
 
 void JobManager::restore(const LoadedState& state) {
-  const TimePoint now = clock_.now();
+  const TimePoint now = clock_.system_now();
+  const MonoTime mono_now = clock_.monotonic_now();
   max_job_id_ = state.max_job_id;
   max_attempt_id_ = state.max_attempt_id;
   health_.continue_ids_after(state.max_health_check_id);
@@ -86,6 +84,7 @@ void JobManager::restore(const LoadedState& state) {
     entry.node.connected = false;
     // Give every node one timeout from now to reconnect before it is declared down.
     entry.node.last_heartbeat = now;
+    entry.heard_at = mono_now;
     nodes_[node.name] = entry;
     sync_node(nodes_[node.name]);
   }
@@ -94,13 +93,15 @@ void JobManager::restore(const LoadedState& state) {
     ActiveAttempt active{attempt, std::vector<RankState>(attempt.nodes.size()), false, false, ""};
     for (auto& rank : active.ranks) {
       rank.started = attempt.state == AttemptState::running;
-      rank.unconfirmed_since = now;  // until its agent reports it after reconnecting
+      rank.unconfirmed_since = mono_now;  // until its agent reports it after reconnecting
       // What the daemon saw before it stopped is gone; judging from nothing called every restored
       // attempt stuck at once. Each rank gets a whole stuck_after_s from now, and its last stored
       // step, so an advance is still an advance and a command job stays under watch.
       rank.progress_step = attempt.last_step;
-      rank.progress_at = now;
+      rank.progress_at = mono_now;
     }
+    // How long it ran before the restart only the stored wall-clock times can tell.
+    if (attempt.started_at) active.running_since = mono_now - std::max(Millis(0), now - *attempt.started_at);
     attempts_[attempt.id] = active;
     current_attempt_[attempt.job_id] = attempt.id;
     std::vector<scheduler::NodeCores> held;
@@ -148,7 +149,7 @@ void JobManager::set_share(const std::string& name, const scheduler::ShareSettin
 
 void JobManager::persist_usage() {
   Change change;
-  for (const auto& usage : scheduler_.export_usage(clock_.now())) {
+  for (const auto& usage : scheduler_.export_usage(clock_.system_now())) {
     ShareRecord record;
     record.name = usage.share;
     auto settings = share_settings_.find(usage.share);
@@ -180,7 +181,7 @@ void JobManager::submit(JobSpec spec, std::string user, SubmitDone done) {
   draft.spec = std::move(spec);
   draft.user = std::move(user);
   draft.state = JobState::pending;
-  draft.submitted_at = clock_.now();
+  draft.submitted_at = clock_.system_now();
   draft.reason = "queued";
   change.events.push_back(event("job.submitted", draft.id, std::nullopt, "", "submitted by " + draft.user));
   store_.write(std::move(change), [this, done = std::move(done)](std::exception_ptr error, Change& committed) {
@@ -220,6 +221,20 @@ void JobManager::requeue(const Job& job) {
     }
   }
   scheduler_.queue(pending);
+  if (job.not_before) {
+    // The scheduler holds the job until the system clock reaches not_before; stepped back, that
+    // clock would stretch the backoff, so the backoff also ends on the monotonic clock.
+    timers_.after(std::max(Millis(0), *job.not_before - clock_.system_now()),
+                  [this, id = job.id, until = *job.not_before] { end_backoff(id, until); });
+  }
+}
+
+void JobManager::end_backoff(JobId id, TimePoint until) {
+  auto it = active_jobs_.find(id);
+  if (it == active_jobs_.end() || it->second.state != JobState::pending || it->second.not_before != until) return;
+  it->second.not_before.reset();
+  requeue(it->second);
+  request_schedule();
 }
 
 void JobManager::cancel(JobId id, std::function<void(CancelResult, std::optional<Job>)> done) {
@@ -232,7 +247,7 @@ void JobManager::cancel(JobId id, std::function<void(CancelResult, std::optional
   if (job.state == JobState::pending) {
     scheduler_.remove(id);
     job.state = JobState::cancelled;
-    job.ended_at = clock_.now();
+    job.ended_at = clock_.system_now();
     job.reason = "cancelled while pending";
     job.cancel_requested = true;
     const Job snapshot = job;
@@ -279,7 +294,7 @@ std::optional<Attempt> JobManager::active_attempt(AttemptId id) const {
 std::vector<NodeView> JobManager::nodes() const {
   std::vector<NodeView> out;
   for (const auto& [name, entry] : nodes_) {
-    out.push_back(NodeView{entry.node, free_cores(entry), {entry.attempts.begin(), entry.attempts.end()}});
+    out.push_back(NodeView{entry.node, free_cores(entry), {entry.attempts.begin(), entry.attempts.end()}, entry.heard_at});
   }
   return out;
 }
@@ -287,7 +302,8 @@ std::vector<NodeView> JobManager::nodes() const {
 std::optional<NodeView> JobManager::node(const std::string& name) const {
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return std::nullopt;
-  return NodeView{it->second.node, free_cores(it->second), {it->second.attempts.begin(), it->second.attempts.end()}};
+  return NodeView{it->second.node, free_cores(it->second), {it->second.attempts.begin(), it->second.attempts.end()},
+                  it->second.heard_at};
 }
 
 std::size_t JobManager::pending_count() const {
@@ -299,57 +315,6 @@ std::size_t JobManager::pending_count(const std::string& user) const {
   return static_cast<std::size_t>(std::count_if(active_jobs_.begin(), active_jobs_.end(), [&user](const auto& kv) {
     return kv.second.state == JobState::pending && kv.second.user == user;
   }));
-}
-
-void JobManager::fetch_logs(const Attempt& attempt, std::optional<int> rank, std::int64_t tail_lines,
-                            std::function<void(std::vector<RankLog>)> done) {
-  const std::int64_t fetch_id = next_log_request_++;
-  LogFetch& fetch = log_fetches_[fetch_id];
-  fetch.done = std::move(done);
-  std::vector<std::pair<std::int64_t, std::string>> requests;
-  for (int r = 0; r < static_cast<int>(attempt.nodes.size()); ++r) {
-    if (rank && *rank != r) continue;
-    const std::string& node = attempt.nodes[static_cast<std::size_t>(r)];
-    RankLog log{r, node, "", ""};
-    auto entry = nodes_.find(node);
-    if (entry == nodes_.end() || !entry->second.channel) {
-      log.error = "node " + node + " is not connected";
-    } else {
-      log.error = "node " + node + " did not answer within " + std::to_string(config_.log_fetch_timeout.count()) + " ms";
-      const std::int64_t request_id = next_log_request_++;
-      log_waiters_[request_id] = {fetch_id, fetch.logs.size()};
-      requests.emplace_back(request_id, node);
-      ++fetch.outstanding;
-    }
-    fetch.logs.push_back(log);
-  }
-  if (fetch.outstanding == 0) return complete_log_fetch(fetch_id);
-  for (const auto& [request_id, node] : requests) send_to(node, LogRequestMsg{request_id, attempt.id, tail_lines, kMaxLogReplyBytes});
-  timers_.after(config_.log_fetch_timeout, [this, fetch_id] { complete_log_fetch(fetch_id); });
-}
-
-void JobManager::complete_log_fetch(std::int64_t fetch_id) {
-  auto it = log_fetches_.find(fetch_id);
-  if (it == log_fetches_.end()) return;
-  LogFetch fetch = std::move(it->second);
-  log_fetches_.erase(it);
-  std::erase_if(log_waiters_, [fetch_id](const auto& kv) { return kv.second.first == fetch_id; });
-  fetch.done(std::move(fetch.logs));
-}
-
-void JobManager::on_log_reply(const std::string& node, const LogReplyMsg& msg) {
-  auto waiter = log_waiters_.find(msg.request_id);
-  if (waiter == log_waiters_.end()) return;  // answered too late
-  const auto [fetch_id, index] = waiter->second;
-  log_waiters_.erase(waiter);
-  LogFetch& fetch = log_fetches_.at(fetch_id);
-  RankLog& log = fetch.logs[index];
-  if (log.node != node) return;
-  log.text = msg.text;
-  log.error = msg.error;
-  log.log_bytes = msg.log_bytes;
-  log.truncated = msg.truncated;
-  if (--fetch.outstanding == 0) complete_log_fetch(fetch_id);
 }
 
 // ---- scheduling and launch ---------------------------------------------------------------------
@@ -365,11 +330,11 @@ void JobManager::request_schedule() {
 
 void JobManager::schedule() {
   const auto pass_began = std::chrono::steady_clock::now();
-  const auto result = scheduler_.schedule(clock_.now());
+  const auto result = scheduler_.schedule(clock_.system_now());
   for (const auto& start : result.starts) {
     auto it = active_jobs_.find(start.job);
     if (it == active_jobs_.end() || it->second.state != JobState::pending) {
-      scheduler_.finish(start.job, clock_.now());
+      scheduler_.finish(start.job, clock_.system_now());
       continue;
     }
     start_attempt(it->second, start);
@@ -379,7 +344,7 @@ void JobManager::schedule() {
 }
 
 void JobManager::start_attempt(Job& job, const scheduler::Start& start) {
-  const TimePoint now = clock_.now();
+  const TimePoint now = clock_.system_now();
   Attempt attempt;
   attempt.id = ++max_attempt_id_;
   attempt.job_id = job.id;
@@ -434,7 +399,7 @@ void JobManager::launch(AttemptId id) {
     return;
   }
   const Job& job = active_jobs_.at(attempt.record.job_id);
-  attempt.record.launched_at = clock_.now();  // stored with the attempt's start
+  attempt.record.launched_at = clock_.system_now();  // stored with the attempt's start
   std::vector<std::string> peers;
   for (const auto& n : attempt.record.nodes) peers.push_back(nodes_[n].node.data_addr);
   // Only this attempt's ranks can join its rings; kept nowhere but in the launches.
@@ -466,9 +431,11 @@ std::string JobManager::checkpoint_dir_of(JobId job) const {
   return config_.checkpoint_root.empty() ? "" : checkpoint::job_checkpoint_dir(config_.checkpoint_root, job).string();
 }
 
-void JobManager::send_to(const std::string& node, const DaemonMessage& message) {
+bool JobManager::send_to(const std::string& node, const DaemonMessage& message) {
   auto it = nodes_.find(node);
-  if (it != nodes_.end() && it->second.channel) it->second.channel->send(message);
+  if (it == nodes_.end() || !it->second.channel) return false;
+  it->second.channel->send(message);
+  return true;
 }
 
 int JobManager::rank_of(const ActiveAttempt& attempt, const std::string& node) const {
@@ -524,7 +491,7 @@ AttemptEndFacts JobManager::attempt_end_facts(const ActiveAttempt& active) {
 
 void JobManager::finish_attempt(ActiveAttempt& active) {
   if (test_stuck_nodes(active)) return;  // finishes when the verdicts are in
-  const TimePoint now = clock_.now();
+  const TimePoint now = clock_.system_now();
   Job& job = active_jobs_.at(active.record.job_id);
   AttemptEnd end = decide_attempt_end(active.record, job, attempt_end_facts(active),
                                       {config_.failure_rules, config_.max_infra_retries, config_.retry_backoff_base}, now);

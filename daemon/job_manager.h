@@ -20,6 +20,7 @@
 #include "daemon/failure_rules.h"
 #include "daemon/file_worker.h"
 #include "daemon/health_checks.h"
+#include "daemon/log_fetcher.h"
 #include "daemon/store_worker.h"
 #include "daemon/timers.h"
 #include "proto/messages.h"
@@ -63,15 +64,7 @@ struct NodeView {
   Node node;
   int free_cores = 0;
   std::vector<AttemptId> attempts;
-};
-
-struct RankLog {
-  int rank = 0;
-  std::string node;
-  std::string text;
-  std::string error;
-  std::int64_t log_bytes = 0;
-  bool truncated = false;
+  MonoTime heard_at{};  // node.last_heartbeat on the monotonic clock
 };
 
 class JobManager {
@@ -129,8 +122,7 @@ class JobManager {
   // a health check (started here; its id is passed to `done`).
   void undrain(const std::string& node, const std::string& by, std::function<void(Node, std::optional<std::int64_t>)> done);
 
-  void fetch_logs(const Attempt& attempt, std::optional<int> rank, std::int64_t tail_lines,
-                  std::function<void(std::vector<RankLog>)> done);
+  LogFetcher& logs() { return logs_; }
 
   // --- Agent side -----------------------------------------------------------------------------
   // Returns an empty string when the agent is accepted, else why it is refused. The caller (the
@@ -155,14 +147,14 @@ class JobManager {
     bool health_failed = false;  // its node failed the attempt's pre-flight check
     // Progress as the daemon saw it: the last step, when it last advanced, and the phase reported.
     std::int64_t progress_step = 0;
-    TimePoint progress_at{};
+    MonoTime progress_at{};
     std::string phase;
     std::optional<int> exit_code;
     std::optional<int> signal;
     std::string reason;
     std::string log_tail;
     std::int64_t steps = 0;
-    std::optional<TimePoint> unconfirmed_since;  // agent reconnected without mentioning this rank
+    std::optional<MonoTime> unconfirmed_since;  // agent reconnected without mentioning this rank
   };
   struct ActiveAttempt {
     Attempt record;
@@ -175,17 +167,14 @@ class JobManager {
     std::vector<int> stuck_ranks;  // named by the stuck diagnosis, if it was stopped as stuck
     bool stuck_nodes_tested = false;
     std::vector<std::string> failed_checks;  // "node failed health check N: ..." for the nodes it hung on
+    MonoTime running_since{};  // record.started_at on the monotonic clock, for its timeout
   };
   struct NodeEntry {
     Node node;
     std::shared_ptr<AgentChannel> channel;
     std::set<AttemptId> attempts;
     int used_cores = 0;
-  };
-  struct LogFetch {
-    std::vector<RankLog> logs;
-    std::size_t outstanding = 0;
-    std::function<void(std::vector<RankLog>)> done;
+    MonoTime heard_at{};  // node.last_heartbeat on the monotonic clock, for the node timeout
   };
 
   void persist(Change change, std::function<void()> then);
@@ -195,17 +184,18 @@ class JobManager {
   void schedule();
   void start_attempt(Job& job, const scheduler::Start& start);
   void requeue(const Job& job);
+  // The retry backoff that held `id` until `until` is over (if the job still waits for it).
+  void end_backoff(JobId id, TimePoint until);
   void sync_node(const NodeEntry& entry);
   void launch(AttemptId id);
-  void send_to(const std::string& node, const DaemonMessage& message);
+  // False when the node's agent is not connected.
+  bool send_to(const std::string& node, const DaemonMessage& message);
 
   void on_started(const std::string& node, const AttemptStartedMsg& msg);
   void on_exited(const std::string& node, const AttemptExitedMsg& msg);
   void on_heartbeat(const std::string& node, const HeartbeatMsg& msg);
-  void on_log_reply(const std::string& node, const LogReplyMsg& msg);
   void on_metrics(const std::string& node, const MetricsMsg& msg);
   void on_faults(const std::string& node, const FaultsMsg& msg);
-  void complete_log_fetch(std::int64_t fetch_id);
 
   // A rank whose node is gone: counts as exited, with an infrastructure reason.
   void rank_lost(AttemptId id, int rank, const std::string& reason);
@@ -215,7 +205,7 @@ class JobManager {
   static AttemptEndFacts attempt_end_facts(const ActiveAttempt& active);
   // Liveness (job_manager_liveness.cpp).
   void mark_node_down(NodeEntry& entry, const std::string& reason);
-  void check_stuck(ActiveAttempt& attempt, TimePoint now);
+  void check_stuck(ActiveAttempt& attempt, MonoTime now);
   void fence(const std::string& node, AttemptId id, const std::string& why);
   int rank_of(const ActiveAttempt& attempt, const std::string& node) const;
   int free_cores(const NodeEntry& entry) const { return entry.node.cores - entry.used_cores; }
@@ -246,19 +236,17 @@ class JobManager {
   JobManagerConfig config_;
   scheduler::Scheduler& scheduler_;
   HealthChecks health_;
-  TimePoint next_periodic_check_{};
-  TimePoint next_canary_{};
+  LogFetcher logs_;
+  MonoTime next_periodic_check_{};
+  MonoTime next_canary_{};
   std::map<JobId, Job> active_jobs_;
   std::map<JobId, AttemptId> current_attempt_;
   std::map<AttemptId, ActiveAttempt> attempts_;
   std::map<std::string, NodeEntry> nodes_;
   std::map<std::string, scheduler::ShareSettings> share_settings_;  // the shares admins created
   std::map<std::string, std::vector<std::string>> share_members_;    // of those open to members only
-  std::map<std::int64_t, LogFetch> log_fetches_;
-  std::map<std::int64_t, std::pair<std::int64_t, std::size_t>> log_waiters_;  // request -> (fetch, rank slot)
   JobId max_job_id_ = 0;
   AttemptId max_attempt_id_ = 0;
-  std::int64_t next_log_request_ = 1;
   bool schedule_requested_ = false;
   std::uint64_t accepted_since_tick_ = 0;  // submissions, summarised at info by tick()
   DaemonMetrics* metrics_ = nullptr;

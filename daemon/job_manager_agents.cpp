@@ -24,7 +24,7 @@ std::string JobManager::agent_hello(const HelloMsg& hello, std::shared_ptr<Agent
     return "protocol version " + std::to_string(hello.protocol) + " is not supported; this daemon speaks version " +
            std::to_string(kProtocolVersion);
   }
-  const TimePoint now = clock_.now();
+  const TimePoint now = clock_.system_now();
   NodeEntry& entry = nodes_[hello.name];
   if (entry.channel && entry.channel != channel) entry.channel->disconnect("replaced by a new connection of the same node");
   const bool is_new = entry.node.name.empty();
@@ -38,6 +38,7 @@ std::string JobManager::agent_hello(const HelloMsg& hello, std::shared_ptr<Agent
   entry.node.faults = hello.faults;
   entry.node.connected = true;
   entry.node.last_heartbeat = now;
+  entry.heard_at = clock_.monotonic_now();
   // A node proves itself before it takes work: when it runs none of the attempts we gave it (a new
   // node, a restarted agent, a hello listing attempts we never assigned it), it is tested first;
   // one that kept ours running (across a reconnect or our restart) keeps its state, since the
@@ -86,7 +87,7 @@ std::string JobManager::agent_hello(const HelloMsg& hello, std::shared_ptr<Agent
     const int rank = rank_of(it->second, hello.name);
     if (rank >= 0 && !it->second.ranks[static_cast<std::size_t>(rank)].exited) {
       // It may still send the exit it could not deliver while disconnected; wait a little.
-      it->second.ranks[static_cast<std::size_t>(rank)].unconfirmed_since = now;
+      it->second.ranks[static_cast<std::size_t>(rank)].unconfirmed_since = clock_.monotonic_now();
     }
   }
   Change change;
@@ -105,7 +106,8 @@ std::string JobManager::agent_hello(const HelloMsg& hello, std::shared_ptr<Agent
 void JobManager::agent_message(const std::string& node, const AgentChannel* channel, const AgentMessage& message) {
   auto entry = nodes_.find(node);
   if (entry == nodes_.end() || entry->second.channel.get() != channel) return;  // a replaced connection
-  entry->second.node.last_heartbeat = clock_.now();
+  entry->second.node.last_heartbeat = clock_.system_now();
+  entry->second.heard_at = clock_.monotonic_now();
   std::visit(
       [&](const auto& msg) {
         using T = std::decay_t<decltype(msg)>;
@@ -116,7 +118,7 @@ void JobManager::agent_message(const std::string& node, const AgentChannel* chan
         } else if constexpr (std::is_same_v<T, HeartbeatMsg>) {
           on_heartbeat(node, msg);
         } else if constexpr (std::is_same_v<T, LogReplyMsg>) {
-          on_log_reply(node, msg);
+          logs_.on_reply(node, msg);
         } else if constexpr (std::is_same_v<T, MetricsMsg>) {
           on_metrics(node, msg);
         } else if constexpr (std::is_same_v<T, FaultsMsg>) {
@@ -159,11 +161,12 @@ void JobManager::on_started(const std::string& node, const AttemptStartedMsg& ms
   attempt.ranks[static_cast<std::size_t>(rank)].started = true;
   const bool all_started = std::all_of(attempt.ranks.begin(), attempt.ranks.end(), [](const RankState& r) { return r.started; });
   if (!all_started || attempt.record.state != AttemptState::starting || attempt.killing) return;
-  const TimePoint now = clock_.now();
+  const TimePoint now = clock_.system_now();
   attempt.record.state = AttemptState::running;
   attempt.record.started_at = now;
   attempt.record.last_progress_at = now;
-  for (RankState& r : attempt.ranks) r.progress_at = now;
+  attempt.running_since = clock_.monotonic_now();
+  for (RankState& r : attempt.ranks) r.progress_at = attempt.running_since;
   Job& job = active_jobs_.at(attempt.record.job_id);
   job.state = JobState::running;
   job.reason = "running on " + join_node_names(attempt.record.nodes);
@@ -190,13 +193,13 @@ void JobManager::on_heartbeat(const std::string& node, const HeartbeatMsg& msg) 
     rs.phase = report.phase;
     if (report.step > rs.progress_step) {
       rs.progress_step = report.step;
-      rs.progress_at = clock_.now();
+      rs.progress_at = clock_.monotonic_now();
     }
     Attempt& record = it->second.record;
     note_goodput_timing(record, report.first_step_at, report.checkpoint_ms);
     if (report.step > record.last_step) {
       record.last_step = report.step;
-      record.last_progress_at = report.last_progress_at.value_or(clock_.now());
+      record.last_progress_at = report.last_progress_at.value_or(clock_.system_now());
     }
   }
 }
@@ -246,7 +249,7 @@ void JobManager::on_metrics(const std::string& node, const MetricsMsg& msg) {
   // Only the current attempt's reports get here: what a fenced-off attempt writes is never recorded,
   // so no retry resumes from it.
   for (const CheckpointReport& c : msg.checkpoints) {
-    change.checkpoints.push_back(CheckpointRecord{job, msg.attempt_id, c.step, c.manifest_sha256, clock_.now()});
+    change.checkpoints.push_back(CheckpointRecord{job, msg.attempt_id, c.step, c.manifest_sha256, clock_.system_now()});
     spdlog::info("event=checkpoint_recorded job={} attempt={} step={} manifest_sha256={}", job, msg.attempt_id, c.step,
                  c.manifest_sha256);
   }

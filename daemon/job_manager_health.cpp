@@ -31,7 +31,7 @@ std::int64_t JobManager::start_check(HealthCheckRequest request, std::function<v
 }
 
 void JobManager::apply_health_result(const HealthCheckResult& result) {
-  const TimePoint now = clock_.now();
+  const TimePoint now = clock_.system_now();
   if (metrics_) metrics_->health_check_finished(result);
   Change change;
   change.health_checks.push_back(HealthCheckRow{result.id, to_string(result.request.kind), result.created_at, to_json(result)});
@@ -228,7 +228,7 @@ std::vector<std::string> JobManager::suspect_canary_nodes(const ActiveAttempt& a
     Node& node = it->second.node;
     node.state = NodeState::suspect;
     node.state_reason = reason;
-    node.state_since = clock_.now();
+    node.state_since = clock_.system_now();
     sync_node(it->second);
     change.nodes.push_back(node);
     change.events.push_back(event("node.state", canary.id, attempt.record.id, node.name, "SUSPECT: " + reason));
@@ -254,7 +254,7 @@ void JobManager::check_canary_nodes(JobId canary, const std::vector<std::string>
 void JobManager::drain(const std::string& name, const std::string& reason, bool stop_attempts,
                        std::function<void(Node)> done) {
   NodeEntry& entry = nodes_.at(name);
-  const TimePoint now = clock_.now();
+  const TimePoint now = clock_.system_now();
   entry.node.state = NodeState::drained;
   entry.node.state_reason = reason;
   entry.node.state_since = now;
@@ -282,7 +282,7 @@ void JobManager::drain(const std::string& name, const std::string& reason, bool 
 void JobManager::undrain(const std::string& name, const std::string& by,
                          std::function<void(Node, std::optional<std::int64_t>)> done) {
   NodeEntry& entry = nodes_.at(name);
-  const TimePoint now = clock_.now();
+  const TimePoint now = clock_.system_now();
   std::optional<std::int64_t> check;
   if (entry.node.state == NodeState::drained) {
     entry.node.state = NodeState::healthy;

@@ -13,7 +13,7 @@
 namespace trainyard {
 
 void JobManager::mark_node_down(NodeEntry& entry, const std::string& reason) {
-  const TimePoint now = clock_.now();
+  const TimePoint now = clock_.system_now();
   entry.node.state = NodeState::down;
   entry.node.state_reason = reason;
   entry.node.state_since = now;
@@ -36,7 +36,7 @@ void JobManager::mark_node_down(NodeEntry& entry, const std::string& reason) {
   }
 }
 
-void JobManager::check_stuck(ActiveAttempt& attempt, TimePoint now) {
+void JobManager::check_stuck(ActiveAttempt& attempt, MonoTime now) {
   if (attempt.killing || attempt.record.state != AttemptState::running) return;
   const Job& job = active_jobs_.at(attempt.record.job_id);
   // The kernel always reports steps; a command job opts in by reporting one (its progress file).
@@ -55,7 +55,7 @@ void JobManager::check_stuck(ActiveAttempt& attempt, TimePoint now) {
   if (!diagnosis) return;
   attempt.stuck_ranks = diagnosis->culprits;
   attempt.record.diagnosis = diagnosis->text;
-  attempt.record.stuck_detected_at = now;
+  attempt.record.stuck_detected_at = clock_.system_now();
   spdlog::warn("event=attempt_stuck job={} attempt={} diagnosis=\"{}\"", job.id, attempt.record.id, diagnosis->text);
   Change change;
   change.attempts.push_back(attempt.record);
@@ -65,13 +65,13 @@ void JobManager::check_stuck(ActiveAttempt& attempt, TimePoint now) {
 }
 
 void JobManager::tick() {
-  const TimePoint now = clock_.now();
+  const MonoTime now = clock_.monotonic_now();
   if (accepted_since_tick_ > 0) {
     spdlog::info("event=jobs_submitted count={} newest_job={}", std::exchange(accepted_since_tick_, 0), max_job_id_);
   }
   for (auto& [name, entry] : nodes_) {
     if (entry.node.state == NodeState::down || !entry.node.last_heartbeat) continue;
-    const auto silent = now - *entry.node.last_heartbeat;
+    const auto silent = now - entry.heard_at;
     if (silent > config_.node_timeout) {
       mark_node_down(entry, "sent no heartbeat for " + std::to_string(silent.count()) + " ms");
     }
@@ -80,7 +80,7 @@ void JobManager::tick() {
   for (auto& [id, attempt] : attempts_) {
     const Job& job = active_jobs_.at(attempt.record.job_id);
     if (job.spec.timeout_s && attempt.record.started_at && !attempt.killing &&
-        now - *attempt.record.started_at > std::chrono::seconds(*job.spec.timeout_s)) {
+        now - attempt.running_since > std::chrono::seconds(*job.spec.timeout_s)) {
       attempt.timed_out = true;
       kill_attempt(attempt, "timeout: ran longer than timeout_s=" + std::to_string(*job.spec.timeout_s));
     }

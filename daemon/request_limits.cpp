@@ -5,16 +5,13 @@
 
 namespace trainyard {
 
-TokenBucket::TokenBucket(double per_second, double burst, TimePoint now)
+TokenBucket::TokenBucket(double per_second, double burst, MonoTime now)
     : per_second_(per_second), burst_(burst), tokens_(burst), refilled_at_(now) {}
 
-std::optional<Millis> TokenBucket::take(TimePoint now) {
-  // A clock stepped back refills nothing rather than draining the bucket.
-  if (now > refilled_at_) {
-    const double elapsed_s = std::chrono::duration<double>(now - refilled_at_).count();
-    tokens_ = std::min(burst_, tokens_ + elapsed_s * per_second_);
-    refilled_at_ = now;
-  }
+std::optional<Millis> TokenBucket::take(MonoTime now) {
+  const double elapsed_s = std::chrono::duration<double>(now - refilled_at_).count();
+  tokens_ = std::min(burst_, tokens_ + elapsed_s * per_second_);
+  refilled_at_ = now;
   if (tokens_ >= 1.0) {
     tokens_ -= 1.0;
     return std::nullopt;
@@ -23,7 +20,7 @@ std::optional<Millis> TokenBucket::take(TimePoint now) {
   return Millis(static_cast<std::int64_t>(std::ceil((1.0 - tokens_) / per_second_ * 1000.0 - 1e-6)));
 }
 
-std::optional<std::int64_t> RateLimiter::admit(const Principal& who, TimePoint now) {
+std::optional<std::int64_t> RateLimiter::admit(const Principal& who, MonoTime now) {
   if (limit_.per_second <= 0 || ((who.role == Role::admin) && !limit_.include_admins)) return std::nullopt;
   auto it = buckets_.try_emplace(who.user, limit_.per_second, limit_.burst, now).first;
   const auto wait = it->second.take(now);

@@ -26,15 +26,15 @@ struct RateLimit {
 class TokenBucket {
  public:
   // Starts full.
-  TokenBucket(double per_second, double burst, TimePoint now);
+  TokenBucket(double per_second, double burst, MonoTime now);
   // Takes one token: nullopt when there was one, else how long until there is one.
-  std::optional<Millis> take(TimePoint now);
+  std::optional<Millis> take(MonoTime now);
 
  private:
   double per_second_;
   double burst_;
   double tokens_;
-  TimePoint refilled_at_;
+  MonoTime refilled_at_;
 };
 
 class RateLimiter {
@@ -42,7 +42,7 @@ class RateLimiter {
   explicit RateLimiter(RateLimit limit) : limit_(limit) {}
   // Nullopt when `who` may make a request at `now`; else the whole seconds to wait (at least 1),
   // as Retry-After says them.
-  std::optional<std::int64_t> admit(const Principal& who, TimePoint now);
+  std::optional<std::int64_t> admit(const Principal& who, MonoTime now);
   const RateLimit& limit() const { return limit_; }
 
  private:

@@ -38,8 +38,12 @@ std::optional<TimePoint> parse_time(std::string_view text) {
 std::int64_t to_unix_ms(TimePoint t) { return t.time_since_epoch().count(); }
 TimePoint from_unix_ms(std::int64_t ms) { return TimePoint{Millis{ms}}; }
 
-TimePoint SystemTimeSource::now() const {
+TimePoint SystemTimeSource::system_now() const {
   return std::chrono::time_point_cast<Millis>(std::chrono::system_clock::now());
+}
+
+MonoTime SystemTimeSource::monotonic_now() const {
+  return std::chrono::time_point_cast<Millis>(std::chrono::steady_clock::now());
 }
 
 }  // namespace trainyard

@@ -89,7 +89,7 @@ void run(const Options& options, int batch_size) {
     while (now < deadline) {
       std::vector<Change> batch;
       batch.reserve(static_cast<std::size_t>(batch_size));
-      for (int i = 0; i < batch_size; ++i) batch.push_back(submission(next_id++, clock.now()));
+      for (int i = 0; i < batch_size; ++i) batch.push_back(submission(next_id++, clock.system_now()));
       store.commit(batch);
       ++commits;
       now = std::chrono::steady_clock::now();

@@ -8,7 +8,7 @@
 namespace trainyard {
 
 Event Api::audit_event(const ApiCall& call, AuditRecord what) const {
-  return trainyard::audit_event(call.who, call.request.remote, clock_.now(), std::move(what));
+  return trainyard::audit_event(call.who, call.request.remote, clock_.system_now(), std::move(what));
 }
 
 void Api::audit(const ApiCall& call, AuditRecord what) {

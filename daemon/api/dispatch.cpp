@@ -93,7 +93,7 @@ bool Api::needs_token(const Route* route, const net::HttpRequest& request) const
 
 bool Api::admit(ApiCall& call) {
   const std::string header = call.request.header("authorization");
-  auto who = tokens_.authenticate_header(header, clock_.now());
+  auto who = tokens_.authenticate_header(header, clock_.system_now());
   if (!who || !who->may(Action::use_api)) {
     call.fail(401, "unauthorized",
               header.empty() ? "missing bearer token (Authorization: Bearer <token>)"
@@ -101,7 +101,7 @@ bool Api::admit(ApiCall& call) {
     return false;
   }
   call.who = *who;
-  if (const auto retry_after_s = rate_limiter_.admit(call.who, clock_.now())) {
+  if (const auto retry_after_s = rate_limiter_.admit(call.who, clock_.monotonic_now())) {
     (*call.respond)(rate_limited(rate_limiter_.limit(), *retry_after_s));
     return false;
   }

@@ -10,7 +10,7 @@ void Api::cluster_goodput(ApiCall call) {
   JobQuery query;
   query.limit = static_cast<int>(query_int(call.request, "limit", 1, 10'000).value_or(1000));
   if (!call.who.may(Action::read_all_jobs)) query.user = call.who.user;
-  const TimePoint now = clock_.now();
+  const TimePoint now = clock_.system_now();
   store_.read(
       [call, query, now](Store& store) {
         Goodput cluster;

@@ -146,7 +146,7 @@ void Api::get_job(ApiCall call) {
             }
             const Job* active = jobs_.active_job(job.id);
             Json body = job_json(active ? *active : job);
-            body["goodput"] = to_json(job_goodput(attempts, clock_.now()));
+            body["goodput"] = to_json(job_goodput(attempts, clock_.system_now()));
             c.reply(200, body);
           });
         },
@@ -209,7 +209,7 @@ void Api::job_logs(ApiCall call) {
               return c.fail(400, "invalid_query", "rank: attempt has ranks 0.." + std::to_string(chosen->nodes.size() - 1), "rank");
             }
             const Attempt attempt = *chosen;
-            jobs_.fetch_logs(attempt, rank, tail, [c, job, attempt](std::vector<RankLog> logs) {
+            jobs_.logs().fetch(attempt, rank, tail, [c, job, attempt](std::vector<RankLog> logs) {
               Json list = Json::array();
               for (const auto& l : logs) {
                 list.push_back({{"rank", l.rank},           {"node", l.node},

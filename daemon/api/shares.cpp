@@ -8,7 +8,7 @@ namespace trainyard {
 
 void Api::list_shares(ApiCall call) {
   Json list = Json::array();
-  for (const auto& row : jobs_.scheduler().shares(clock_.now())) {
+  for (const auto& row : jobs_.scheduler().shares(clock_.system_now())) {
     Json j = {{"name", row.name},
               {"weight", row.weight},
               {"usage_core_s", row.usage},

@@ -36,14 +36,14 @@ void Api::create_token(ApiCall call) {
       throw InvalidInput("role", "must be \"admin\", \"operator\", \"user\" or \"viewer\"");
     }
     record.role = *role;
-    if (auto ttl = r.opt_integer("ttl_s", 1, kMaxTokenTtlS)) record.expires_at = clock_.now() + std::chrono::seconds(*ttl);
+    if (auto ttl = r.opt_integer("ttl_s", 1, kMaxTokenTtlS)) record.expires_at = clock_.system_now() + std::chrono::seconds(*ttl);
     r.finish();
   } catch (const InvalidInput& e) {
     return call.invalid_body(e);
   }
   const std::string secret = generate_token_secret();
   const auto expires_at = record.expires_at;
-  record = new_token_record(secret, record.user, record.role, clock_.now());
+  record = new_token_record(secret, record.user, record.role, clock_.system_now());
   record.expires_at = expires_at;
   Change change;
   change.tokens.push_back(record);
@@ -101,7 +101,7 @@ void Api::revoke_token(ApiCall call) {
 }
 
 void Api::rotate_join_token(ApiCall call) {
-  trainyard::rotate_join_token(tokens_, store_, join_token_file_, clock_.now(),
+  trainyard::rotate_join_token(tokens_, store_, join_token_file_, clock_.system_now(),
                                [this, call, by = call.who.user](const std::string& secret, const std::string& error) {
                                  if (!error.empty()) return call.fail(503, "unavailable", error);
                                  spdlog::info("event=join_token_rotated_by user={}", by);

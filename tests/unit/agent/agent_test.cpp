@@ -10,6 +10,8 @@
 #include <atomic>
 #include <filesystem>
 
+#include "proto/time.h"
+
 namespace trainyard::agent {
 namespace {
 
@@ -57,11 +59,12 @@ class FakeLinks final : public DaemonLinks {
   std::vector<std::shared_ptr<FakeLink>> opened;
 };
 
-// Timers on a clock that moves only in `advance`.
+// Timers on the monotonic side of a manual clock, which moves only in `advance`; a test may step its
+// system side (`clock.step_system_clock`) as NTP would.
 class FakeTimers final : public Timers {
  public:
   struct Pending {
-    milliseconds due{0};
+    MonoTime due{};
     std::function<void()> fire;  // empty: cancelled or fired
   };
 
@@ -71,7 +74,7 @@ class FakeTimers final : public Timers {
     ~FakeTimer() override { cancel(); }
     void start(milliseconds after, std::function<void()> fire) override {
       cancel();
-      pending_ = std::make_shared<Pending>(Pending{timers_.now_ + after, std::move(fire)});
+      pending_ = std::make_shared<Pending>(Pending{timers_.clock.monotonic_now() + after, std::move(fire)});
       timers_.pending_.push_back(pending_);
     }
     void cancel() override {
@@ -92,22 +95,23 @@ class FakeTimers final : public Timers {
 
   // Moves the clock forward by `by`, firing what falls due on the way, earliest first.
   void advance(milliseconds by) {
-    const milliseconds until = now_ + by;
+    const MonoTime until = clock.monotonic_now() + by;
     for (;;) {
       std::erase_if(pending_, [](const auto& p) { return !p->fire; });
       auto next = std::min_element(pending_.begin(), pending_.end(),
                                    [](const auto& a, const auto& b) { return a->due < b->due; });
       if (next == pending_.end() || (*next)->due > until) break;
-      now_ = (*next)->due;
+      clock.advance((*next)->due - clock.monotonic_now());
       auto fire = std::move((*next)->fire);
       (*next)->fire = nullptr;
       fire();
     }
-    now_ = until;
+    clock.advance(until - clock.monotonic_now());
   }
 
+  ManualTimeSource clock{from_unix_ms(1'800'000'000'000)};
+
  private:
-  milliseconds now_{0};
   std::vector<std::shared_ptr<Pending>> pending_;
 };
 
@@ -365,6 +369,37 @@ TEST_F(AgentTest, ARunThatExitsWithinTheGraceIsNotKilled) {
   ASSERT_EQ(exits.size(), 1u);
   EXPECT_EQ(exits[0].exit_code, 143);
 }
+
+// The agent measures every interval on its timers, so a system clock stepped an hour either way
+// (NTP, an operator) neither stops its heartbeats, which would make the daemon declare the node
+// down, nor delays a reconnect or the kill at the end of a grace.
+class AgentClockStepTest : public AgentTest, public ::testing::WithParamInterface<int> {
+ protected:
+  milliseconds jump() const { return std::chrono::hours(GetParam()); }
+};
+
+TEST_P(AgentClockStepTest, HeartbeatsReconnectsAndKillGraceKeepTheirIntervals) {
+  FakeLink& link = connected();
+  link.deliver(command_launch(7));
+  timers_.clock.step_system_clock(jump());
+  timers_.advance(milliseconds(3000));
+  EXPECT_EQ(link.sent_of<HeartbeatMsg>().size(), 3u) << "one heartbeat a second, whatever the system clock says";
+
+  link.deliver(KillMsg{7, "cancelled", 2000});
+  timers_.clock.step_system_clock(jump());
+  timers_.advance(milliseconds(1999));
+  EXPECT_EQ(workloads_.runs[0]->kills, 0) << "killed within the grace";
+  timers_.advance(milliseconds(1));
+  EXPECT_EQ(workloads_.runs[0]->kills, 1) << "the grace outlasted 2 s";
+
+  link.drop();
+  timers_.clock.step_system_clock(jump());
+  timers_.advance(milliseconds(100));
+  EXPECT_EQ(links_.opened.size(), 2u) << "the reconnect waited past its backoff";
+}
+
+INSTANTIATE_TEST_SUITE_P(BackAndForward, AgentClockStepTest, ::testing::Values(-1, 1),
+                         [](const auto& info) { return info.param < 0 ? "SteppedBack" : "SteppedForward"; });
 
 }  // namespace
 }  // namespace trainyard::agent

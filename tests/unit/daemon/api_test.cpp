@@ -534,7 +534,7 @@ TEST_F(ApiTest, AnAdminForgetsADisconnectedNodesCredential) {
 
   const Reply forgotten = call("DELETE", "/v1/nodes/n1/credential", kAdmin);
   EXPECT_EQ(forgotten.status, 200) << forgotten.body.dump();
-  EXPECT_FALSE(tokens.authenticate("n1-secret", cluster.clock.now()));
+  EXPECT_FALSE(tokens.authenticate("n1-secret", cluster.clock.system_now()));
   EXPECT_FALSE(tokens.node_credential("n1"));
   EXPECT_EQ(call("DELETE", "/v1/nodes/n1/credential", kAdmin).status, 404) << "nothing left to forget";
 }
@@ -543,7 +543,7 @@ TEST_F(ApiTest, TokensAreListedWithoutSecretsAdminsAllOthersTheirOwn) {
   const Reply made = call("POST", "/v1/tokens", kAdmin, R"({"user":"alice","role":"viewer","ttl_s":3600})");
   ASSERT_EQ(made.status, 201) << made.body.dump();
   EXPECT_EQ(made.body["role"], "viewer");
-  EXPECT_EQ(made.body["expires_at"], format_time(cluster.clock.now() + std::chrono::hours(1)));
+  EXPECT_EQ(made.body["expires_at"], format_time(cluster.clock.system_now() + std::chrono::hours(1)));
   const std::string secret = made.body["token"];
 
   const Reply all = call("GET", "/v1/tokens", kAdmin);
@@ -602,8 +602,8 @@ TEST_F(ApiTest, RotatingTheJoinTokenReplacesItInMemoryTheStoreAndItsFile) {
   const Reply rotated = call("POST", "/v1/tokens/join/rotate", kAdmin);
   ASSERT_EQ(rotated.status, 200) << rotated.body.dump();
   const std::string secret = rotated.body["token"];
-  EXPECT_FALSE(tokens.authenticate(kJoin, cluster.clock.now())) << "the old join token still works";
-  const auto who = tokens.authenticate(secret, cluster.clock.now());
+  EXPECT_FALSE(tokens.authenticate(kJoin, cluster.clock.system_now())) << "the old join token still works";
+  const auto who = tokens.authenticate(secret, cluster.clock.system_now());
   ASSERT_TRUE(who);
   EXPECT_EQ(who->role, Role::agent);
   EXPECT_FALSE(who->bound_node());

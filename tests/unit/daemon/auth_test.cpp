@@ -89,14 +89,14 @@ TEST(TokenRegistry, ParsesBearerHeaders) {
 TEST(TokenRegistry, AnExpiredTokenIsRefusedFromItsExpiryOn) {
   ManualTimeSource clock(kNow);
   TokenRegistry tokens;
-  TokenRecord token = new_token_record("s3cret", "alice", Role::user, clock.now());
-  token.expires_at = clock.now() + std::chrono::seconds(30);
+  TokenRecord token = new_token_record("s3cret", "alice", Role::user, clock.system_now());
+  token.expires_at = clock.system_now() + std::chrono::seconds(30);
   tokens.add(token);
-  ASSERT_TRUE(tokens.authenticate("s3cret", clock.now()));
+  ASSERT_TRUE(tokens.authenticate("s3cret", clock.system_now()));
   clock.advance(std::chrono::seconds(29));
-  EXPECT_TRUE(tokens.authenticate("s3cret", clock.now())) << "verified and cached before its expiry";
+  EXPECT_TRUE(tokens.authenticate("s3cret", clock.system_now())) << "verified and cached before its expiry";
   clock.advance(std::chrono::seconds(1));
-  EXPECT_FALSE(tokens.authenticate("s3cret", clock.now())) << "the cache of verified secrets outlived the expiry";
+  EXPECT_FALSE(tokens.authenticate("s3cret", clock.system_now())) << "the cache of verified secrets outlived the expiry";
 }
 
 TEST(TokenRegistry, RevokingForgetsAVerifiedSecretAndTellsTheListener) {
@@ -138,24 +138,24 @@ TEST(TokenRegistry, WritesEachTokensLastUseAtMostOncePerInterval) {
   using std::chrono::seconds;
   ManualTimeSource clock(kNow);
   TokenRegistry tokens;
-  const TokenRecord token = new_token_record("s3cret", "alice", Role::user, clock.now());
+  const TokenRecord token = new_token_record("s3cret", "alice", Role::user, clock.system_now());
   tokens.add(token);
-  tokens.add(new_token_record("idle", "bob", Role::user, clock.now()));
-  EXPECT_TRUE(tokens.take_uses_to_persist(clock.now()).empty()) << "an unused token has no use to write";
+  tokens.add(new_token_record("idle", "bob", Role::user, clock.system_now()));
+  EXPECT_TRUE(tokens.take_uses_to_persist(clock.system_now()).empty()) << "an unused token has no use to write";
 
-  for (int i = 0; i < 100; ++i) tokens.authenticate("s3cret", clock.now());
+  for (int i = 0; i < 100; ++i) tokens.authenticate("s3cret", clock.system_now());
   using Uses = std::vector<std::pair<std::string, TimePoint>>;
-  EXPECT_EQ(tokens.take_uses_to_persist(clock.now()), (Uses{{token.hash, kNow}})) << "a hundred uses, one write";
-  EXPECT_TRUE(tokens.take_uses_to_persist(clock.now()).empty()) << "written already";
+  EXPECT_EQ(tokens.take_uses_to_persist(clock.system_now()), (Uses{{token.hash, kNow}})) << "a hundred uses, one write";
+  EXPECT_TRUE(tokens.take_uses_to_persist(clock.system_now()).empty()) << "written already";
 
   clock.advance(seconds(10));
-  tokens.authenticate("s3cret", clock.now());
-  EXPECT_TRUE(tokens.take_uses_to_persist(clock.now()).empty()) << "written less than a minute ago";
+  tokens.authenticate("s3cret", clock.system_now());
+  EXPECT_TRUE(tokens.take_uses_to_persist(clock.system_now()).empty()) << "written less than a minute ago";
   clock.advance(kTokenUsePersistInterval - seconds(10));
-  EXPECT_EQ(tokens.take_uses_to_persist(clock.now()), (Uses{{token.hash, kNow + seconds(10)}}))
+  EXPECT_EQ(tokens.take_uses_to_persist(clock.system_now()), (Uses{{token.hash, kNow + seconds(10)}}))
       << "the newest use is written once the interval passed";
   clock.advance(kTokenUsePersistInterval);
-  EXPECT_TRUE(tokens.take_uses_to_persist(clock.now()).empty()) << "no use since the last write";
+  EXPECT_TRUE(tokens.take_uses_to_persist(clock.system_now()).empty()) << "no use since the last write";
 }
 
 }  // namespace

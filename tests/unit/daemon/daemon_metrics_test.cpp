@@ -91,7 +91,7 @@ TEST(DaemonMetrics, GoodputOfEndedJobsIsReadFromTheStoreInOneGo) {
   m.c.started("n1", attempt);
   m.c.advance(std::chrono::seconds(100));
   m.c.exited("n1", attempt, 0);
-  m.metrics.account_goodput(m.c.worker, m.c.clock.now());
+  m.metrics.account_goodput(m.c.worker, m.c.clock.system_now());
   m.c.settle();
   const std::string text = m.metrics.render();
   // 8 cores held for 100 s of running (the start took no time on this clock): all productive.

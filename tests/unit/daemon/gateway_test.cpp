@@ -95,7 +95,7 @@ TEST_F(GatewayTest, AFirstJoinGetsACredentialBoundToTheNodeName) {
   const auto welcome = welcome_of(*peer);
   ASSERT_TRUE(welcome);
   ASSERT_FALSE(welcome->node_credential.empty()) << "the first join is given the node's own credential";
-  const auto who = tokens.authenticate(welcome->node_credential, cluster.clock.now());
+  const auto who = tokens.authenticate(welcome->node_credential, cluster.clock.system_now());
   ASSERT_TRUE(who);
   EXPECT_EQ(who->role, Role::agent);
   EXPECT_EQ(who->bound_node(), "n1");
@@ -143,7 +143,7 @@ TEST_F(GatewayTest, AForgottenCredentialLetsTheJoinTokenRegisterTheNameAgain) {
   forget_node_credential(tokens, cluster.worker, "n1", "test", [&](bool ok, const std::string&) { forgotten = ok; });
   cluster.settle();
   ASSERT_TRUE(forgotten);
-  EXPECT_FALSE(tokens.authenticate(old_secret, cluster.clock.now())) << "the old credential opens nothing";
+  EXPECT_FALSE(tokens.authenticate(old_secret, cluster.clock.system_now())) << "the old credential opens nothing";
   auto reinstalled = join("n1");
   ASSERT_TRUE(welcome_of(*reinstalled));
   EXPECT_NE(welcome_of(*reinstalled)->node_credential, "");

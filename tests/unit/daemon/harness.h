@@ -93,12 +93,12 @@ class FakeTimers final : public Timers {
  public:
   explicit FakeTimers(const TimeSource& clock) : clock_(clock) {}
   void after(Millis delay, std::function<void()> fn) override {
-    pending_.emplace(clock_.now() + delay, std::move(fn));
+    pending_.emplace(clock_.monotonic_now() + delay, std::move(fn));
   }
-  // Fires every timer due by the clock's now (including ones that due timers add); returns how many.
+  // Fires every timer due by the clock's monotonic now (including ones that due timers add); returns how many.
   int fire_due() {
     int fired = 0;
-    while (!pending_.empty() && pending_.begin()->first <= clock_.now()) {
+    while (!pending_.empty() && pending_.begin()->first <= clock_.monotonic_now()) {
       auto fn = std::move(pending_.begin()->second);
       pending_.erase(pending_.begin());
       fn();
@@ -110,7 +110,7 @@ class FakeTimers final : public Timers {
 
  private:
   const TimeSource& clock_;
-  std::multimap<TimePoint, std::function<void()>> pending_;
+  std::multimap<MonoTime, std::function<void()>> pending_;
 };
 
 // A Store decorator whose commits can be made to fail. Records what it committed, so a test can

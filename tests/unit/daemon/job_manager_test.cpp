@@ -187,7 +187,7 @@ TEST(JobManagerRetry, RetriesAfterBackoffWithTheNextAttemptNumber) {
   Cluster c;
   connect_nodes(c, 1);
   RunningJob r = start_job(c, command_spec(1, 2));
-  const TimePoint failed_at = c.clock.now();
+  const TimePoint failed_at = c.clock.system_now();
   c.exited(r.nodes[0], r.attempt, 1);
   const Job* job = c.jobs.active_job(r.job.id);
   ASSERT_NE(job, nullptr);
@@ -262,7 +262,7 @@ TEST(JobManagerRetry, BackoffDoublesWithEachFailedAttempt) {
   const auto launches = c.agents["n1"]->launches();
   ASSERT_EQ(launches.size(), 2u);
   c.started("n1", launches[1].attempt_id);
-  const TimePoint failed_at = c.clock.now();
+  const TimePoint failed_at = c.clock.system_now();
   c.exited("n1", launches[1].attempt_id, 1);
   ASSERT_TRUE(c.jobs.active_job(r.job.id)->not_before);
   EXPECT_EQ(*c.jobs.active_job(r.job.id)->not_before, failed_at + Millis(4000)) << "base times 2^1 after two attempts";
@@ -587,7 +587,7 @@ void reconnect_and_report_for_5s(Cluster& c, const AttemptReport& report) {
 
 TEST(JobManagerRestore, ReconnectingAgentsThatListTheAttemptKeepItRunning) {
   Cluster c;
-  const LoadedState state = crashed_with_running_job(c.clock.now() - Millis(60000));
+  const LoadedState state = crashed_with_running_job(c.clock.system_now() - Millis(60000));
   seed(c, state);
   c.jobs.restore(state);
   c.settle();
@@ -606,7 +606,7 @@ TEST(JobManagerRestore, ReconnectingAgentsThatListTheAttemptKeepItRunning) {
 
 TEST(JobManagerRestore, ARestoredAttemptIsNotJudgedStuckFromBeforeTheRestart) {
   Cluster c;
-  LoadedState state = crashed_with_running_job(c.clock.now() - Millis(10000));
+  LoadedState state = crashed_with_running_job(c.clock.system_now() - Millis(10000));
   state.active_jobs[0].spec.kind = JobKind::simulated;  // always under stuck watch
   state.active_jobs[0].spec.stuck_after_s = 60;
   state.active_attempts[0].last_step = 77;
@@ -633,7 +633,7 @@ TEST(JobManagerRestore, ARestoredAttemptIsNotJudgedStuckFromBeforeTheRestart) {
 
 TEST(JobManagerRestore, AgentThatNoLongerRunsTheAttemptLosesItsRankAfterTheGrace) {
   Cluster c;
-  const LoadedState state = crashed_with_running_job(c.clock.now() - Millis(60000));
+  const LoadedState state = crashed_with_running_job(c.clock.system_now() - Millis(60000));
   seed(c, state);
   c.jobs.restore(state);
   c.settle();
@@ -711,7 +711,7 @@ TEST(JobManagerLaunch, RanksKilledBeforeTheirLaunchAreNeverLaunched) {
 // hellos are the only news that the ranks run, so they must complete the transition.
 TEST(JobManagerRestore, StartingAttemptThatEveryAgentReportsBecomesRunning) {
   Cluster c;
-  LoadedState state = crashed_with_running_job(c.clock.now() - Millis(60000));
+  LoadedState state = crashed_with_running_job(c.clock.system_now() - Millis(60000));
   state.active_jobs[0].state = JobState::starting;
   state.active_attempts[0].state = AttemptState::starting;
   state.active_attempts[0].started_at.reset();
@@ -734,7 +734,7 @@ TEST(JobManagerLogs, FetchesEachRankAndTimesOutTheSilentOne) {
   const auto attempt = c.jobs.active_attempt(r.attempt);
   ASSERT_TRUE(attempt);
   std::optional<std::vector<RankLog>> logs;
-  c.jobs.fetch_logs(*attempt, std::nullopt, 100, [&](std::vector<RankLog> l) { logs = std::move(l); });
+  c.jobs.logs().fetch(*attempt, std::nullopt, 100, [&](std::vector<RankLog> l) { logs = std::move(l); });
   const auto requests = c.agents[r.nodes[0]]->all<LogRequestMsg>();
   ASSERT_EQ(requests.size(), 1u);
   EXPECT_EQ(requests[0].tail_lines, 100);

@@ -112,8 +112,8 @@ class RouteWalkTest : public ApiTest, public ::testing::WithParamInterface<Calle
       case Caller::none: return "";
       case Caller::bad: return "ty_not-a-token";
       case Caller::expired: {
-        TokenRecord t = new_token_record("expired-secret", "alice", Role::admin, cluster.clock.now());
-        t.expires_at = cluster.clock.now();
+        TokenRecord t = new_token_record("expired-secret", "alice", Role::admin, cluster.clock.system_now());
+        t.expires_at = cluster.clock.system_now();
         tokens.add(t);
         return "expired-secret";
       }
