@@ -7,12 +7,12 @@
 
 #include "agent/launch_paths.h"
 #include "agent/node_credential.h"
+#include "proto/version.h"
 
 namespace trainyard::agent {
 namespace {
 constexpr std::size_t kRecentExits = 256;
 constexpr std::size_t kUnsentMetricBatches = 1024;  // bounded: a long partition loses the oldest
-constexpr const char* kAgentVersion = "0.1.0";
 }  // namespace
 
 Agent::Agent(boost::asio::io_context& io, AgentConfig config, neuron::NeuronDevice& device, AgentDeps deps)
@@ -47,7 +47,7 @@ void Agent::send(const AgentMessage& message) {
 
 void Agent::on_open() {
   HelloMsg hello;
-  hello.agent_version = kAgentVersion;
+  hello.agent_version = version_with_commit();
   hello.name = config_.name;
   hello.cores = config_.cores;
   hello.memory_mb = config_.memory_mb;

@@ -231,7 +231,11 @@ AgentMessage parse_agent_message(std::string_view text) {
     if (auto t = r.opt_integer("first_step_at", 0, INT64_MAX)) m.first_step_at = from_unix_ms(*t);
     m.checkpoint_ms = r.opt_integer("checkpoint_ms", 0, INT64_MAX).value_or(0);
     if (const Json* facts = r.child("user_facts")) {
-      check_user_facts(*facts);
+      try {
+        check_user_facts(*facts);
+      } catch (const InvalidInput& e) {
+        throw InvalidInput("user_facts", e.message());
+      }
       m.user_facts = *facts;
     }
     m.user_facts_error = r.opt_string("user_facts_error", 0, 4096).value_or("");

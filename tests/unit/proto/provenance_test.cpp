@@ -50,7 +50,12 @@ TEST(UserFacts, TheAgentsMessageIsCheckedAgainOnArrival) {
   AttemptExitedMsg exited;
   exited.attempt_id = 3;
   exited.user_facts = Json::array({1, 2});
-  EXPECT_THROW(parse_agent_message(encode(AgentMessage{exited})), InvalidInput);
+  try {
+    parse_agent_message(encode(AgentMessage{exited}));
+    ADD_FAILURE() << "an array was accepted";
+  } catch (const InvalidInput& e) {
+    EXPECT_EQ(e.field(), "user_facts");
+  }
   exited.user_facts = {{"torch", "2.3"}};
   exited.user_facts_error = "";
   const auto parsed = std::get<AttemptExitedMsg>(parse_agent_message(encode(AgentMessage{exited})));
