@@ -118,7 +118,7 @@ TEST_F(Provenance, TheDiffOfARetryShowsTheCheckpointItResumedFrom) {
             std::string::npos)
       << diff;
   EXPECT_NE(diff.find("  ~ ranks.0.environment.TRAINYARD_ATTEMPT: \"1\" -> \"2\"\n"), std::string::npos) << diff;
-  EXPECT_NE(diff.find("user facts:\n  ~ ranks.0.user_facts.attempt: \"1\" -> \"2\"\n"), std::string::npos) << diff;
+  EXPECT_NE(diff.find("user facts:\n  ~ ranks.0.user_facts.attempt: \"1\" -> \"2\""), std::string::npos) << diff;
   EXPECT_EQ(diff.find("spec:"), std::string::npos) << "the same spec: " << diff;
 
   const std::string shown = cli("job " + job + " --provenance --attempt 1");
