@@ -9,8 +9,8 @@ namespace trainyard::cli {
 namespace {
 
 // Sections in the order they are printed.
-constexpr std::array<std::string_view, 9> kSections = {"spec",  "versions",    "kernel",     "checkpoint", "nodes",
-                                                       "environment", "user facts", "user",       "other"};
+constexpr std::array<std::string_view, 9> kSections = {"spec",        "versions",   "kernel", "checkpoint", "nodes",
+                                                       "environment", "user facts", "user",   "other"};
 
 // A key segment as it is printed: JSON-quoted when it holds a control character or a dot, so a
 // job's own key can neither rewrite the terminal nor pass for a path.
@@ -111,7 +111,8 @@ std::vector<FactChange> diff_records(const Json& a, const Json& b) {
 
 std::string record_title(const Json& record) {
   const auto number = [&](const char* key) {
-    return record.contains(key) && record[key].is_number_integer() ? std::to_string(record[key].get<std::int64_t>()) : "?";
+    return record.contains(key) && record[key].is_number_integer() ? std::to_string(record[key].get<std::int64_t>())
+                                                                   : "?";
   };
   return "job " + number("job") + " attempt " + number("attempt");
 }

@@ -10,7 +10,7 @@
 namespace trainyard {
 namespace {
 
-constexpr std::array<std::string_view, 10> kSecretMarkers = {"TOKEN", "SECRET",  "PASSW",   "KEY",     "CREDENTIAL",
+constexpr std::array<std::string_view, 10> kSecretMarkers = {"TOKEN", "SECRET",  "PASSW",  "KEY",     "CREDENTIAL",
                                                              "AUTH",  "PRIVATE", "COOKIE", "SESSION", "SIGNATURE"};
 
 InvalidInput bad_facts(const std::string& why) { return InvalidInput("provenance", why); }
@@ -21,14 +21,15 @@ int nesting_depth(std::string_view text) {
   bool in_string = false, escaped = false;
   for (const char c : text) {
     if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
-      continue;
+      in_string = escaped || c != '"';
+      escaped = !escaped && c == '\\';
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == ']' || c == '}') {
+      --depth;
     }
-    if (c == '"') in_string = true;
-    else if (c == '[' || c == '{') deepest = std::max(deepest, ++depth);
-    else if (c == ']' || c == '}') --depth;
   }
   return deepest;
 }

@@ -41,7 +41,8 @@ class Provenance : public ::testing::Test {
 };
 
 TEST_F(Provenance, ACommandJobsRunIsRecordedWithTheFactsItWrote) {
-  Json spec = command_job("facts", "printf '{\"torch\":\"2.3.1\",\"dataset\":{\"id\":\"c4-en\"}}' > \"$TRAINYARD_PROVENANCE_FILE\"");
+  Json spec = command_job(
+      "facts", "printf '{\"torch\":\"2.3.1\",\"dataset\":{\"id\":\"c4-en\"}}' > \"$TRAINYARD_PROVENANCE_FILE\"");
   spec["command"]["env"] = {{"LR", "3e-4"}, {"HF_TOKEN", "hf_do-not-leak"}};
   spec["code_version"] = "git:0123abcd";
   const auto id = cluster.submit(spec, alice);
@@ -61,7 +62,8 @@ TEST_F(Provenance, ACommandJobsRunIsRecordedWithTheFactsItWrote) {
   ASSERT_EQ(p["ranks"].size(), 1u) << p.dump(2);
   const Json& rank = p["ranks"][0];
   EXPECT_EQ(rank["node"], "node-a");
-  EXPECT_NE(rank["agent_version"].get<std::string>().find(std::string(TRAINYARD_VERSION) + " (commit "), std::string::npos);
+  EXPECT_NE(rank["agent_version"].get<std::string>().find(std::string(TRAINYARD_VERSION) + " (commit "),
+            std::string::npos);
   EXPECT_EQ(rank["admitted_by"]["verdict"], "HEALTHY") << p.dump(2);
   EXPECT_GT(rank["admitted_by"]["health_check"].get<std::int64_t>(), 0);
   EXPECT_EQ(rank["environment"]["LR"], "3e-4");
@@ -113,7 +115,8 @@ TEST_F(Provenance, TheDiffOfARetryShowsTheCheckpointItResumedFrom) {
   const std::string job = std::to_string(id);
   const std::string diff = cli("diff " + job + "/1 " + job);
   EXPECT_NE(diff.find("--- job " + job + " attempt 1\n+++ job " + job + " attempt 2\n"), std::string::npos) << diff;
-  EXPECT_NE(diff.find("checkpoint:\n  + checkpoint.path: \"" + second["checkpoint"]["path"].get<std::string>() + "\"\n"
+  EXPECT_NE(diff.find("checkpoint:\n  + checkpoint.path: \"" + second["checkpoint"]["path"].get<std::string>() +
+                      "\"\n"
                       "  + checkpoint.step: 5\n"),
             std::string::npos)
       << diff;

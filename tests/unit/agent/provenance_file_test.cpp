@@ -60,7 +60,8 @@ TEST_F(ProvenanceFileTest, RefusesDeepNestingBeforeParsing) {
 }
 
 TEST_F(ProvenanceFileTest, AcceptsBracketsInsideStrings) {
-  const UserFacts read = read_user_facts(write(R"({"note":"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\"{{{{{{{{{{{{{{{{{{{{{{"})"));
+  const UserFacts read =
+      read_user_facts(write(R"({"note":"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\"{{{{{{{{{{{{{{{{{{{{{{"})"));
   EXPECT_EQ(read.error, "");
 }
 

@@ -29,7 +29,8 @@ Attempt attempt_of(const Job& job) {
   return a;
 }
 
-const std::vector<RankAdmission> kRanks = {{"n1", "0.1.0 (commit abc)", 4, "HEALTHY"}, {"n2", "0.1.0 (commit abc)", 0, ""}};
+const std::vector<RankAdmission> kRanks = {{"n1", "0.1.0 (commit abc)", 4, "HEALTHY"},
+                                           {"n2", "0.1.0 (commit abc)", 0, ""}};
 
 TEST(Provenance, RecordsVersionsSpecHashNodesAndTheirChecks) {
   const Job job = job_with(JobKind::command);
@@ -44,7 +45,9 @@ TEST(Provenance, RecordsVersionsSpecHashNodesAndTheirChecks) {
   EXPECT_EQ(p["code_version"], "git:abc");
   EXPECT_FALSE(p.contains("kernel"));
   EXPECT_FALSE(p.contains("checkpoint"));
-  EXPECT_EQ(p["ranks"][0], (Json{{"rank", 0}, {"node", "n1"}, {"agent_version", "0.1.0 (commit abc)"},
+  EXPECT_EQ(p["ranks"][0], (Json{{"rank", 0},
+                                 {"node", "n1"},
+                                 {"agent_version", "0.1.0 (commit abc)"},
                                  {"admitted_by", {{"health_check", 4}, {"verdict", "HEALTHY"}}}}));
   EXPECT_FALSE(p["ranks"][1].contains("admitted_by")) << "a node never checked says so by omission";
 }
@@ -65,7 +68,8 @@ TEST(Provenance, ASimulatedRetryRecordsItsKernelAndTheCheckpointItResumedFrom) {
   const Json p = launch_provenance(job, attempt_of(job), kRanks,
                                    ResumedCheckpoint{"/ck/job-5/step-0000000040", 40, std::string(64, 'e')});
   EXPECT_EQ(p["kernel"], to_json(job.spec.workload));
-  EXPECT_EQ(p["checkpoint"], (Json{{"path", "/ck/job-5/step-0000000040"}, {"step", 40}, {"manifest_sha256", std::string(64, 'e')}}));
+  EXPECT_EQ(p["checkpoint"],
+            (Json{{"path", "/ck/job-5/step-0000000040"}, {"step", 40}, {"manifest_sha256", std::string(64, 'e')}}));
   const Json own_format = launch_provenance(job, attempt_of(job), kRanks, ResumedCheckpoint{"/ck/s-1", 1, ""});
   EXPECT_FALSE(own_format["checkpoint"].contains("manifest_sha256"));
 }
@@ -82,7 +86,7 @@ TEST(Provenance, RanksAddTheirEnvironmentAndFactsToTheirOwnPart) {
   EXPECT_EQ(p["ranks"][0]["user_facts_error"], "$TRAINYARD_PROVENANCE_FILE is not a regular file");
   const Json unchanged = p;
   record_rank_environment(p, 7, {{"X", "1"}});  // no such rank
-  Json older = nullptr;                          // an attempt recorded before provenance
+  Json older = nullptr;                         // an attempt recorded before provenance
   record_user_facts(older, 0, {{"a", 1}}, "");
   EXPECT_EQ(p, unchanged);
   EXPECT_TRUE(older.is_null());

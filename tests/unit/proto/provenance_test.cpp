@@ -34,8 +34,8 @@ TEST(UserFacts, ParsesAnObjectWithinTheLimits) {
 
 TEST(UserFacts, RefusesNamingTheField) {
   for (const std::string& text : {std::string("[]"), std::string("null"), std::string("{"),
-                                 "{\"a\":\"" + std::string(kMaxUserFactsBytes, 'x') + "\"}",
-                                 "{\"a\":" + std::string(17, '[') + std::string(17, ']') + "}"}) {
+                                  "{\"a\":\"" + std::string(kMaxUserFactsBytes, 'x') + "\"}",
+                                  "{\"a\":" + std::string(17, '[') + std::string(17, ']') + "}"}) {
     try {
       parse_user_facts(text);
       ADD_FAILURE() << text.substr(0, 40);
