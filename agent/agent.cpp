@@ -7,12 +7,12 @@
 
 #include "agent/launch_paths.h"
 #include "agent/node_credential.h"
+#include "proto/version.h"
 
 namespace trainyard::agent {
 namespace {
 constexpr std::size_t kRecentExits = 256;
 constexpr std::size_t kUnsentMetricBatches = 1024;  // bounded: a long partition loses the oldest
-constexpr const char* kAgentVersion = "0.1.0";
 }  // namespace
 
 Agent::Agent(boost::asio::io_context& io, AgentConfig config, neuron::NeuronDevice& device, AgentDeps deps)
@@ -47,7 +47,7 @@ void Agent::send(const AgentMessage& message) {
 
 void Agent::on_open() {
   HelloMsg hello;
-  hello.agent_version = kAgentVersion;
+  hello.agent_version = version_with_commit();
   hello.name = config_.name;
   hello.cores = config_.cores;
   hello.memory_mb = config_.memory_mb;
@@ -180,8 +180,9 @@ void Agent::launch(const LaunchMsg& launch) {
                launch.job_id, id, launch.rank, launch.world_size, to_string(launch.kind));
   if (launch.kind == JobKind::simulated) running.core = take_core(0);
   running.run = deps_.workloads.start_run(launch, dir, running.core, on_exit);
+  AttemptStartedMsg started{id, running.run->environment()};
   runs_.emplace(id, std::move(running));
-  send(AttemptStartedMsg{id});
+  send(started);
 }
 
 // The daemon sees the refusal as the rank exiting at once; it never ran, so there is nothing else to undo.
@@ -247,6 +248,8 @@ void Agent::run_exited(AttemptId id, AttemptExit exit) {
   const AttemptReport last = it->second.run->report();
   msg.first_step_at = last.first_step_at;
   msg.checkpoint_ms = last.checkpoint_ms;
+  msg.user_facts = std::move(exit.user_facts);
+  msg.user_facts_error = std::move(exit.user_facts_error);
   spdlog::info("event=attempt_exited node={} job={} attempt={} exit_code={} signal={} reason=\"{}\"", config_.name,
                it->second.launch.job_id, id, exit.exit_code.value_or(-1), exit.signal.value_or(0), exit.reason);
   busy_cores_.erase(it->second.core);

@@ -2,6 +2,7 @@
 // One rank of an attempt running on this node, whatever its kind. The agent owns runs; a run
 // reports its exit exactly once through the callback it was started with, on the I/O thread.
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +17,8 @@ struct AttemptExit {
   std::string reason;
   std::int64_t steps = 0;
   std::string log_tail;
+  Json user_facts;  // agent/provenance_file.h
+  std::string user_facts_error;
 };
 
 using ExitCallback = std::function<void(AttemptExit)>;
@@ -37,6 +40,9 @@ class AttemptRun {
   // Checkpoints published since the last call, oldest first (I/O thread). Only the training kernel
   // reports them: a command job's checkpoints are its own format (docs/ARCHITECTURE.md).
   virtual std::vector<CheckpointReport> take_checkpoints() { return {}; }
+  // The environment given to the run's process, secret-looking values masked (provenance). Only
+  // command runs have one: a simulated rank runs inside the agent.
+  virtual std::map<std::string, std::string> environment() const { return {}; }
 };
 
 struct LogTail {

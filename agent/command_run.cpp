@@ -1,6 +1,8 @@
 #include "agent/command_run.h"
 
+#include "agent/provenance_file.h"
 #include "checkpoint/checkpoint.h"
+#include "proto/provenance.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -44,7 +46,7 @@ std::string read_progress_line(const std::string& path) {
 
 }  // namespace
 
-std::map<std::string, std::string> command_environment(const LaunchMsg& l, const std::string& progress_path,
+std::map<std::string, std::string> command_environment(const LaunchMsg& l, const RankFiles& files,
                                                        char** agent_environment, const JobAccount* account) {
   std::map<std::string, std::string> env;
   for (char** e = agent_environment; *e; ++e) {
@@ -72,7 +74,8 @@ std::map<std::string, std::string> command_environment(const LaunchMsg& l, const
   env["TRAINYARD_CORES"] = std::to_string(l.cores);
   env["TRAINYARD_CHECKPOINT_DIR"] = l.checkpoint_dir;
   if (l.resume_from) env["TRAINYARD_RESUME_FROM"] = *l.resume_from;
-  env["TRAINYARD_PROGRESS_FILE"] = progress_path;
+  env["TRAINYARD_PROGRESS_FILE"] = files.progress;
+  env["TRAINYARD_PROVENANCE_FILE"] = files.provenance;
   return env;
 }
 
@@ -82,7 +85,8 @@ CommandRun::CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, 
       account_(std::move(account)),
       processes_(processes),
       log_path_(attempt_dir + "/rank-" + std::to_string(launch.rank) + ".log"),
-      progress_path_(attempt_dir + "/rank-" + std::to_string(launch.rank) + ".progress"),
+      files_{attempt_dir + "/rank-" + std::to_string(launch.rank) + ".progress",
+             attempt_dir + "/rank-" + std::to_string(launch.rank) + ".provenance.json"},
       post_(std::move(post)),
       on_exit_(std::move(on_exit)) {
   int log_fd = -1;
@@ -93,7 +97,8 @@ CommandRun::CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, 
     return;
   }
   // Everything the child needs is built before fork: after fork only async-signal-safe calls.
-  const auto env = command_environment(launch_, progress_path_, environ, account_ ? &*account_ : nullptr);
+  const auto env = command_environment(launch_, files_, environ, account_ ? &*account_ : nullptr);
+  environment_ = mask_secrets(env);
   std::vector<std::string> env_strings;
   for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
   std::vector<char*> envp;
@@ -204,6 +209,13 @@ void CommandRun::finish(int status) {
   report();
   exit.steps = last_step_;
   exit.log_tail = read_exit_tail(log_path_);
+  auto [facts, facts_error] = read_user_facts(files_.provenance);
+  if (!facts_error.empty()) {
+    spdlog::warn("event=provenance_file_refused attempt={} rank={} error=\"{}\"", launch_.attempt_id, launch_.rank,
+                 facts_error);
+  }
+  exit.user_facts = std::move(facts);
+  exit.user_facts_error = std::move(facts_error);
   on_exit_(std::move(exit));
 }
 
@@ -217,7 +229,7 @@ void CommandRun::kill() {
 }
 
 AttemptReport CommandRun::report() {
-  std::istringstream in(read_progress_line(progress_path_));
+  std::istringstream in(read_progress_line(files_.progress));
   std::int64_t step = 0;
   std::string phase;
   if (in >> step) {

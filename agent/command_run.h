@@ -5,7 +5,8 @@
 // Environment: only the agent's variables named in `kInheritedEnvironment` (never its tokens or
 // secrets: a job is another user's code), then the job's `command.env`, then TRAINYARD_JOB_ID,
 // TRAINYARD_ATTEMPT_ID, RANK, WORLD_SIZE, NODE_RANK, LOCAL_RANK, MASTER_ADDR, MASTER_PORT,
-// TRAINYARD_CHECKPOINT_DIR, TRAINYARD_RESUME_FROM (when resuming) and TRAINYARD_PROGRESS_FILE.
+// TRAINYARD_CHECKPOINT_DIR, TRAINYARD_RESUME_FROM (when resuming), TRAINYARD_PROGRESS_FILE and
+// TRAINYARD_PROVENANCE_FILE.
 //
 // Progress (for stuck detection): a process reports training progress by writing its current step
 // as a decimal number, optionally followed by a space and a phase word, to the file named in
@@ -20,6 +21,10 @@
 // leader exits, and the group is recorded in the `ProcessRegistry`, so a restarted agent kills what
 // survived a kill -9 of its previous life. (Under systemd, KillMode=control-group also covers the
 // time between the two.)
+//
+// Provenance: a process may write a JSON object of facts about its run (library versions, data set
+// ids) to the file named in TRAINYARD_PROVENANCE_FILE; it is read when the process has ended
+// (agent/provenance_file.h) and sent with the exit.
 #include <sys/types.h>
 
 #include <array>
@@ -41,9 +46,15 @@ namespace trainyard::agent {
 inline constexpr std::array<std::string_view, 10> kInheritedEnvironment = {
     "PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TERM", "USER", "LOGNAME", "SHELL", "TMPDIR"};
 
+// The files in the attempt directory through which a rank's process tells the agent things.
+struct RankFiles {
+  std::string progress;    // TRAINYARD_PROGRESS_FILE
+  std::string provenance;  // TRAINYARD_PROVENANCE_FILE
+};
+
 // The environment of a command job's process, from the agent's own (`agent_environment`, as
 // `environ`) filtered by `kInheritedEnvironment`, the job's spec and the variables listed above.
-std::map<std::string, std::string> command_environment(const LaunchMsg& launch, const std::string& progress_path,
+std::map<std::string, std::string> command_environment(const LaunchMsg& launch, const RankFiles& files,
                                                        char** agent_environment, const JobAccount* account = nullptr);
 
 class CommandRun final : public AttemptRun {
@@ -56,6 +67,7 @@ class CommandRun final : public AttemptRun {
   void terminate(const std::string& reason) override;
   void kill() override;
   AttemptReport report() override;
+  std::map<std::string, std::string> environment() const override { return environment_; }
 
   const std::string& log_path() const { return log_path_; }
 
@@ -70,7 +82,8 @@ class CommandRun final : public AttemptRun {
   std::optional<JobAccount> account_;
   ProcessRegistry& processes_;
   std::string log_path_;
-  std::string progress_path_;
+  RankFiles files_;
+  std::map<std::string, std::string> environment_;  // as given to the process, secrets masked
   PostToIo post_;
   ExitCallback on_exit_;
   pid_t pid_ = -1;

@@ -75,9 +75,10 @@ struct ListJobs {
 
 struct ShowJob {
   static constexpr std::string_view kPath = "job";
-  static constexpr std::string_view kSynopsis = "job ID";
+  static constexpr std::string_view kSynopsis = "job ID [--provenance [--attempt N]]";
   static constexpr std::string_view kSummary =
-      "Describe a job and its attempts. With --json: {\"job\": JOB, \"attempts\": [ATTEMPT...]}.";
+      "Describe a job and its attempts. With --json: {\"job\": JOB, \"attempts\": [ATTEMPT...]}.\n"
+      "--provenance prints what an attempt (the latest unless --attempt N) depended on instead.";
   static std::vector<FlagSpec> flags();
   static ShowJob parse(const ParsedArgs& args);
   std::vector<ApiRequest> requests(const InputReader& read) const;
@@ -85,6 +86,8 @@ struct ShowJob {
   Json to_json(const Replies& replies) const;
 
   JobId id = 0;
+  bool provenance = false;
+  std::optional<std::int64_t> attempt;  // with provenance; nullopt: the latest
   bool operator==(const ShowJob&) const = default;
 };
 
@@ -332,9 +335,39 @@ struct ShowGoodput {
   bool operator==(const ShowGoodput&) const = default;
 };
 
+// One attempt's provenance record named on the command line: "JOB" (its latest attempt) or
+// "JOB/ATTEMPT".
+struct AttemptRef {
+  JobId job = 0;
+  std::optional<std::int64_t> attempt;
+  bool operator==(const AttemptRef&) const = default;
+};
+AttemptRef parse_attempt_ref(std::string_view text, std::string_view field);
+// GET /v1/jobs/{id}/attempts/{n|last}/provenance
+ApiRequest provenance_request(const AttemptRef& ref);
+
+struct DiffProvenance {
+  static constexpr std::string_view kPath = "diff";
+  static constexpr std::string_view kSynopsis = "diff A B";
+  static constexpr std::string_view kSummary =
+      "What changed between two runs: A and B are JOB (its latest attempt) or JOB/ATTEMPT. Prints\n"
+      "their provenance records' differences key by key (spec, versions, kernel, checkpoint, nodes,\n"
+      "environment, the jobs' own facts): \"+\" added in B, \"-\" gone from A, \"~\" changed.\n"
+      "With --json: {\"a\": RECORD, \"b\": RECORD, \"changes\": [{\"key\", \"before\", \"after\"}...]}.";
+  static std::vector<FlagSpec> flags();
+  static DiffProvenance parse(const ParsedArgs& args);
+  std::vector<ApiRequest> requests(const InputReader& read) const;
+  std::string render(const Replies& replies, const RenderContext& ctx) const;
+  Json to_json(const Replies& replies) const;
+
+  AttemptRef a;
+  AttemptRef b;
+  bool operator==(const DiffProvenance&) const = default;
+};
+
 using Command = std::variant<SubmitJob, ListJobs, ShowJob, ShowLogs, CancelJob, ShowMetrics, ShowGoodput, ListNodes,
                              ListShares, SetFaults, DrainNode, UndrainNode, RunHealthCheck, ShowHealthCheck,
-                             ListCanaries, CreateToken, ListTokens, RevokeToken, RotateJoinToken>;
+                             ListCanaries, CreateToken, ListTokens, RevokeToken, RotateJoinToken, DiffProvenance>;
 
 std::vector<ApiRequest> requests_for(const Command& command, const InputReader& read);
 Notices notices_of(const Command& command, const Replies& replies);

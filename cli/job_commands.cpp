@@ -1,4 +1,4 @@
-// The job commands: submit, jobs, job, logs, cancel.
+// The job commands: submit, jobs, job (and its provenance), diff, logs, cancel.
 #include <array>
 #include <filesystem>
 #include <limits>
@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "cli/provenance_diff.h"
 #include "cli/table.h"
 #include "proto/messages.h"
 
@@ -295,15 +296,25 @@ std::string ListJobs::render(const Replies& replies, const RenderContext& ctx) c
 
 // ---- job ----
 
-std::vector<FlagSpec> ShowJob::flags() { return {}; }
+std::vector<FlagSpec> ShowJob::flags() {
+  return {{"--provenance", "", "what an attempt depended on: versions, spec, checkpoint, nodes, environment, its facts"},
+          {"--attempt", "N", "with --provenance: attempt number N (default: the latest)"}};
+}
 
-ShowJob ShowJob::parse(const ParsedArgs& args) { return ShowJob{parse_job_id(only_positional(args, "ID"))}; }
+ShowJob ShowJob::parse(const ParsedArgs& args) {
+  ShowJob show{parse_job_id(only_positional(args, "ID")), args.has("--provenance"),
+               args.opt_integer("--attempt", 1, kAnyInt)};
+  if (show.attempt && !show.provenance) throw InvalidInput("--attempt", "is only for --provenance");
+  return show;
+}
 
 std::vector<ApiRequest> ShowJob::requests(const InputReader&) const {
+  if (provenance) return {provenance_request({id, attempt})};
   return {{"GET", job_path(id), std::nullopt}, {"GET", job_path(id) + "/attempts", std::nullopt}};
 }
 
 std::string ShowJob::render(const Replies& replies, const RenderContext& ctx) const {
+  if (provenance) return render_record(replies.at(0));
   const Json& attempts = field_or_null(replies.at(1), "attempts");
   const bool any = attempts.is_array() && !attempts.empty();
   std::string out = describe_job(replies.at(0), ctx.now) + "\nAttempts:" + (any ? "\n" + attempts_table(attempts, ctx.now) : " none\n");
@@ -317,8 +328,55 @@ std::string ShowJob::render(const Replies& replies, const RenderContext& ctx) co
 }
 
 Json ShowJob::to_json(const Replies& replies) const {
+  if (provenance) return replies.at(0);
   const Json& attempts = field_or_null(replies.at(1), "attempts");
   return {{"job", replies.at(0)}, {"attempts", attempts.is_array() ? attempts : Json::array()}};
+}
+
+// ---- provenance ----
+
+AttemptRef parse_attempt_ref(std::string_view text, std::string_view field) {
+  const auto slash = text.find('/');
+  if (slash == std::string_view::npos) return {parse_job_id(text, field), std::nullopt};
+  const std::string_view attempt = text.substr(slash + 1);
+  try {
+    return {parse_job_id(text.substr(0, slash), field), parse_integer(field, attempt, 1, kAnyInt)};
+  } catch (const InvalidInput&) {
+    throw InvalidInput(std::string(field), "must be JOB or JOB/ATTEMPT (positive integers), got \"" + std::string(text) + "\"");
+  }
+}
+
+ApiRequest provenance_request(const AttemptRef& ref) {
+  const std::string n = ref.attempt ? std::to_string(*ref.attempt) : "last";
+  return {"GET", job_path(ref.job) + "/attempts/" + n + "/provenance", std::nullopt};
+}
+
+std::vector<FlagSpec> DiffProvenance::flags() { return {}; }
+
+DiffProvenance DiffProvenance::parse(const ParsedArgs& args) {
+  if (args.positionals.size() != 2) {
+    throw InvalidInput(args.positionals.size() < 2 ? "B" : "A B",
+                       "expected two runs, JOB or JOB/ATTEMPT, got " + std::to_string(args.positionals.size()));
+  }
+  return {parse_attempt_ref(args.positionals[0], "A"), parse_attempt_ref(args.positionals[1], "B")};
+}
+
+std::vector<ApiRequest> DiffProvenance::requests(const InputReader&) const {
+  return {provenance_request(a), provenance_request(b)};
+}
+
+std::string DiffProvenance::render(const Replies& replies, const RenderContext&) const {
+  return render_diff(replies.at(0), replies.at(1));
+}
+
+Json DiffProvenance::to_json(const Replies& replies) const {
+  Json changes = Json::array();
+  for (const FactChange& c : diff_records(replies.at(0), replies.at(1))) {
+    changes.push_back({{"key", c.key},
+                       {"before", c.before ? *c.before : Json(nullptr)},
+                       {"after", c.after ? *c.after : Json(nullptr)}});
+  }
+  return {{"a", replies.at(0)}, {"b", replies.at(1)}, {"changes", std::move(changes)}};
 }
 
 // ---- logs ----

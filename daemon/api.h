@@ -61,6 +61,7 @@ class Api {
   void get_job(ApiCall call);
   void cancel_job(ApiCall call);
   void job_attempts(ApiCall call);
+  void attempt_provenance(ApiCall call);
   void job_logs(ApiCall call);
   void job_checkpoints(ApiCall call);
   void job_metrics(ApiCall call);

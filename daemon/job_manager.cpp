@@ -399,7 +399,8 @@ void JobManager::launch(AttemptId id) {
     return;
   }
   const Job& job = active_jobs_.at(attempt.record.job_id);
-  attempt.record.launched_at = clock_.system_now();  // stored with the attempt's start
+  attempt.record.launched_at = clock_.system_now();  // stored with the attempt's start, as is its provenance
+  attempt.record.provenance = launch_provenance(job, attempt.record, admissions_of(attempt.record), attempt.resumed);
   std::vector<std::string> peers;
   for (const auto& n : attempt.record.nodes) peers.push_back(nodes_[n].node.data_addr);
   // Only this attempt's ranks can join its rings; kept nowhere but in the launches.
@@ -425,6 +426,20 @@ void JobManager::launch(AttemptId id) {
     launch.data_plane_secret = data_plane_secret;
     send_to(node, launch);
   }
+}
+
+std::vector<RankAdmission> JobManager::admissions_of(const Attempt& attempt) const {
+  std::vector<RankAdmission> admissions;
+  for (const auto& name : attempt.nodes) {
+    const auto entry = nodes_.find(name);
+    if (entry == nodes_.end()) {
+      admissions.push_back({name, "", 0, ""});
+      continue;
+    }
+    const Node& node = entry->second.node;
+    admissions.push_back({name, node.agent_version, node.last_check_id, node.last_check_verdict});
+  }
+  return admissions;
 }
 
 std::string JobManager::checkpoint_dir_of(JobId job) const {

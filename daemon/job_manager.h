@@ -21,6 +21,7 @@
 #include "daemon/file_worker.h"
 #include "daemon/health_checks.h"
 #include "daemon/log_fetcher.h"
+#include "daemon/provenance.h"
 #include "daemon/store_worker.h"
 #include "daemon/timers.h"
 #include "proto/messages.h"
@@ -168,6 +169,7 @@ class JobManager {
     bool stuck_nodes_tested = false;
     std::vector<std::string> failed_checks;  // "node failed health check N: ..." for the nodes it hung on
     MonoTime running_since{};  // record.started_at on the monotonic clock, for its timeout
+    std::optional<ResumedCheckpoint> resumed;  // the checkpoint a retry resumes from (provenance)
   };
   struct NodeEntry {
     Node node;
@@ -216,7 +218,8 @@ class JobManager {
   void apply_health_result(const HealthCheckResult& result);
   void begin_attempt(AttemptId id);  // claim the checkpoints and choose the resume point, then pre-flight
   void choose_resume_point(AttemptId id, std::vector<CheckpointRecord> recorded);
-  void resume_chosen(AttemptId id, std::optional<std::string> resume, const std::string& error);
+  void resume_chosen(AttemptId id, std::optional<ResumedCheckpoint> resume, const std::string& error);
+  std::vector<RankAdmission> admissions_of(const Attempt& attempt) const;
   void preflight_then_launch(AttemptId id);
   void on_preflight_done(AttemptId id, const HealthCheckResult& result);
   // A stuck attempt may have hung on a bad node: its hung ranks' nodes are tested, and the attempt

@@ -159,6 +159,7 @@ void JobManager::on_started(const std::string& node, const AttemptStartedMsg& ms
   if (rank < 0) return fence(node, msg.attempt_id, "attempt is not current");
   ActiveAttempt& attempt = it->second;
   attempt.ranks[static_cast<std::size_t>(rank)].started = true;
+  record_rank_environment(attempt.record.provenance, rank, msg.environment);
   const bool all_started = std::all_of(attempt.ranks.begin(), attempt.ranks.end(), [](const RankState& r) { return r.started; });
   if (!all_started || attempt.record.state != AttemptState::starting || attempt.killing) return;
   const TimePoint now = clock_.system_now();
@@ -223,6 +224,7 @@ void JobManager::on_exited(const std::string& node, const AttemptExitedMsg& msg)
   rs.log_tail = msg.log_tail;
   rs.steps = std::max(rs.steps, msg.steps);
   note_goodput_timing(attempt.record, msg.first_step_at, msg.checkpoint_ms);
+  record_user_facts(attempt.record.provenance, rank, msg.user_facts, msg.user_facts_error);
   spdlog::info("event=rank_exited job={} attempt={} rank={} node={} exit_code={} signal={} reason=\"{}\"",
                attempt.record.job_id, attempt.record.id, rank, node, msg.exit_code.value_or(-1), msg.signal.value_or(0),
                msg.reason);

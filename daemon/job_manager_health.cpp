@@ -12,6 +12,17 @@
 #include "daemon/job_manager.h"
 
 namespace trainyard {
+namespace {
+
+ResumedCheckpoint resumed_checkpoint(const CheckpointStatus& chosen, const std::vector<CheckpointRecord>& recorded) {
+  ResumedCheckpoint resumed{chosen.path, chosen.step, ""};
+  for (const auto& r : recorded) {
+    if (r.step == chosen.step) resumed.manifest_sha256 = r.manifest_sha256;
+  }
+  return resumed;
+}
+
+}  // namespace
 
 std::int64_t JobManager::start_health_check(HealthCheckRequest request) {
   return start_check(std::move(request), nullptr);
@@ -90,26 +101,28 @@ void JobManager::choose_resume_point(AttemptId id, std::vector<CheckpointRecord>
   files_.run(
       [this, id, retry, kind, dir = checkpoint_dir_of(it->second.record.job_id), recorded = std::move(recorded)] {
         checkpoint::claim_checkpoints(dir, id);
-        std::optional<std::string> resume;
+        std::optional<ResumedCheckpoint> resume;
         if (retry) {
           const auto statuses = inspect_checkpoints(dir, recorded, kind);
           for (const auto& s : statuses) {
             if (!s.valid) spdlog::warn("event=checkpoint_skipped attempt={} path={} problem=\"{}\"", id, s.path, s.problem);
           }
-          if (auto found = resume_point(statuses)) resume = found->path;
+          if (auto found = resume_point(statuses)) resume = resumed_checkpoint(*found, recorded);
         }
         return FileWorker::Continuation([this, id, resume] { resume_chosen(id, resume, ""); });
       },
       [this, id](const std::string& error) { resume_chosen(id, std::nullopt, error); });
 }
 
-void JobManager::resume_chosen(AttemptId id, std::optional<std::string> resume, const std::string& error) {
+void JobManager::resume_chosen(AttemptId id, std::optional<ResumedCheckpoint> resume, const std::string& error) {
   auto it = attempts_.find(id);
   if (it == attempts_.end()) return;
   if (!error.empty()) spdlog::error("event=checkpoint_claim_failed attempt={} error=\"{}\"", id, error);
   if (!resume) return preflight_then_launch(id);
-  it->second.record.resumed_from = resume;
-  spdlog::info("event=attempt_resumes job={} attempt={} from={}", it->second.record.job_id, id, *resume);
+  it->second.record.resumed_from = resume->path;
+  it->second.resumed = std::move(resume);
+  spdlog::info("event=attempt_resumes job={} attempt={} from={} step={}", it->second.record.job_id, id,
+               it->second.resumed->path, it->second.resumed->step);
   Change change;
   change.attempts.push_back(it->second.record);
   persist(std::move(change), [this, id] { preflight_then_launch(id); });

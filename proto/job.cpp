@@ -344,6 +344,7 @@ Json to_json(const Attempt& a) {
   put_optional(j, "resumed_from", a.resumed_from);
   if (!a.diagnosis.empty()) j["diagnosis"] = a.diagnosis;
   put_time(j, "stuck_detected_at", a.stuck_detected_at);
+  if (!a.provenance.is_null()) j["provenance"] = a.provenance;
   return j;
 }
 
@@ -393,6 +394,7 @@ Attempt attempt_from_json(const Json& j) {
   a.stuck_detected_at = get_time(j, "stuck_detected_at");
   a.steps_completed = j.value("steps_completed", std::int64_t{0});
   a.last_step = j.value("last_step", std::int64_t{0});
+  if (j.contains("provenance") && j["provenance"].is_object()) a.provenance = j["provenance"];
   return a;
 }
 

@@ -131,6 +131,9 @@ struct Attempt {
   std::int64_t last_step = 0;
   std::optional<TimePoint> last_progress_at;
   std::int64_t checkpoint_ms = 0;  // training held up by checkpoint writes (rank 0 writes; all wait)
+  // Everything the attempt depended on (daemon/provenance.h); null for attempts recorded before
+  // provenance existed. Kept in the attempt's record; the attempt list leaves it out.
+  Json provenance;
 };
 
 std::string to_string(JobKind k);

@@ -2,12 +2,15 @@
 
 #include <algorithm>
 
+#include "proto/provenance.h"
 #include "proto/text.h"
 
 namespace trainyard {
 namespace {
 
 constexpr std::size_t kMaxTextField = 1 << 20;
+// A job spec's 256 variables plus what the agent adds (inherited ones, LC_*, TRAINYARD_*).
+constexpr std::size_t kMaxEnvironmentVariables = 512;
 constexpr std::size_t kMaxFaults = 4096;  // one per core and the link, with room to spare
 constexpr std::size_t kMaxMetricSteps = 100'000;
 constexpr std::size_t kMinDataPlaneSecret = 32;  // characters: a guessable secret authenticates nothing
@@ -75,7 +78,11 @@ struct AgentEncoder {
             {"faults", m.faults}};
   }
   Json operator()(const HeartbeatMsg& m) const { return {{"type", "heartbeat"}, {"attempts", reports_to_json(m.attempts)}}; }
-  Json operator()(const AttemptStartedMsg& m) const { return {{"type", "attempt_started"}, {"attempt_id", m.attempt_id}}; }
+  Json operator()(const AttemptStartedMsg& m) const {
+    Json j = {{"type", "attempt_started"}, {"attempt_id", m.attempt_id}};
+    if (!m.environment.empty()) j["environment"] = m.environment;
+    return j;
+  }
   Json operator()(const AttemptExitedMsg& m) const {
     Json j = {{"type", "attempt_exited"}, {"attempt_id", m.attempt_id}, {"reason", m.reason},
               {"steps", m.steps},          {"log_tail", m.log_tail}};
@@ -83,6 +90,8 @@ struct AgentEncoder {
     if (m.signal) j["signal"] = *m.signal;
     if (m.first_step_at) j["first_step_at"] = to_unix_ms(*m.first_step_at);
     if (m.checkpoint_ms > 0) j["checkpoint_ms"] = m.checkpoint_ms;
+    if (!m.user_facts.is_null()) j["user_facts"] = m.user_facts;
+    if (!m.user_facts_error.empty()) j["user_facts_error"] = m.user_facts_error;
     return j;
   }
   Json operator()(const MetricsMsg& m) const {
@@ -206,7 +215,8 @@ AgentMessage parse_agent_message(std::string_view text) {
     return m;
   }
   if (type == "attempt_started") {
-    AttemptStartedMsg m{r.integer("attempt_id", 1, INT64_MAX)};
+    AttemptStartedMsg m{r.integer("attempt_id", 1, INT64_MAX), {}};
+    if (r.has("environment")) m.environment = r.string_map("environment", kMaxEnvironmentVariables, 64 * 1024);
     r.finish();
     return m;
   }
@@ -220,6 +230,15 @@ AgentMessage parse_agent_message(std::string_view text) {
     m.log_tail = r.opt_string("log_tail", 0, kMaxTextField).value_or("");
     if (auto t = r.opt_integer("first_step_at", 0, INT64_MAX)) m.first_step_at = from_unix_ms(*t);
     m.checkpoint_ms = r.opt_integer("checkpoint_ms", 0, INT64_MAX).value_or(0);
+    if (const Json* facts = r.child("user_facts")) {
+      try {
+        check_user_facts(*facts);
+      } catch (const InvalidInput& e) {
+        throw InvalidInput("user_facts", e.message());
+      }
+      m.user_facts = *facts;
+    }
+    m.user_facts_error = r.opt_string("user_facts_error", 0, 4096).value_or("");
     r.finish();
     return m;
   }

@@ -21,7 +21,9 @@ namespace trainyard {
 //    checks carry the data-plane secret that authenticates the ranks' connections.
 // 6: metrics carry the checkpoints rank 0 published.
 // 7: launch carries the submitting Trainyard user (the agent maps it to the job's Unix account).
-inline constexpr int kProtocolVersion = 7;
+// 8: attempt_started carries the (masked) environment of a command rank; attempt_exited the facts
+//    the job wrote to $TRAINYARD_PROVENANCE_FILE, or why they were refused (provenance).
+inline constexpr int kProtocolVersion = 8;
 
 // The agent's view of one attempt it is running.
 struct AttemptReport {
@@ -52,6 +54,8 @@ struct HeartbeatMsg {
 };
 struct AttemptStartedMsg {
   AttemptId attempt_id = 0;
+  // A command rank's environment with secret-looking values masked (proto/provenance.h).
+  std::map<std::string, std::string> environment;
 };
 struct AttemptExitedMsg {
   AttemptId attempt_id = 0;
@@ -63,6 +67,10 @@ struct AttemptExitedMsg {
   // As in AttemptReport: a run shorter than a heartbeat reports them only here.
   std::optional<TimePoint> first_step_at;
   std::int64_t checkpoint_ms = 0;
+  // What the job wrote to $TRAINYARD_PROVENANCE_FILE (an object, proto/provenance.h), null when it
+  // wrote nothing or the file was refused; then `user_facts_error` says why.
+  Json user_facts;
+  std::string user_facts_error;
 };
 // A checkpoint an attempt's rank 0 published: its step and the hex SHA-256 of its manifest.json,
 // which the daemon records so a retry resumes only from checkpoints the job itself wrote.

@@ -2,6 +2,7 @@
 // metrics). Another user's job answers exactly as a missing one does.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "checkpoint/checkpoint.h"
@@ -177,9 +178,43 @@ void Api::job_attempts(ApiCall call) {
             Json list = Json::array();
             for (const auto& stored : attempts) {
               const auto active = jobs_.active_attempt(stored.id);
-              list.push_back(to_json(active ? *active : stored));
+              Json attempt = to_json(active ? *active : stored);
+              attempt.erase("provenance");  // its own route: it is large, and read one attempt at a time
+              list.push_back(std::move(attempt));
             }
             c.reply(200, {{"attempts", list}});
+          });
+        },
+        [c](const std::string& error) { c.fail(500, "internal", "could not read attempts: " + error); });
+  });
+}
+
+void Api::attempt_provenance(ApiCall call) {
+  const JobId id = call.id();
+  // "last": the newest attempt, so a client need not list the attempts first.
+  const std::optional<std::int64_t> number =
+      call.param("n") == "last" ? std::nullopt : std::optional(parse_int(call.param("n"), "n", 1, 1 << 20));
+  with_job(call, id, [this, number](ApiCall c, Job job) {
+    store_.read(
+        [this, c, job, number](Store& store) {
+          return std::function<void()>([this, c, job, number, attempts = store.attempts_of(job.id)] {
+            const auto stored =
+                number ? std::find_if(attempts.begin(), attempts.end(), [&](const Attempt& a) { return a.number == *number; })
+                       : std::max_element(attempts.begin(), attempts.end(),
+                                          [](const Attempt& a, const Attempt& b) { return a.number < b.number; });
+            const std::string which = number ? "attempt " + std::to_string(*number) : "attempt";
+            if (stored == attempts.end()) {
+              return c.fail(404, "not_found", "job " + std::to_string(job.id) + " has no " + which);
+            }
+            // A running attempt's ranks complete it in memory before it is stored.
+            const auto active = jobs_.active_attempt(stored->id);
+            const Json& provenance = active ? active->provenance : stored->provenance;
+            if (provenance.is_null()) {
+              return c.fail(404, "not_found",
+                            "attempt " + std::to_string(stored->number) + " of job " + std::to_string(job.id) +
+                                " has no provenance record (not launched, or recorded before provenance existed)");
+            }
+            c.reply(200, provenance);
           });
         },
         [c](const std::string& error) { c.fail(500, "internal", "could not read attempts: " + error); });

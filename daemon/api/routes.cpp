@@ -25,6 +25,10 @@ const std::vector<Route>& api_routes() {
        "Cancel a job (its own for a user, any for an admin)", {}, &Api::cancel_job},
       {"GET", "/v1/jobs/{id}/attempts", A::use_api, "read jobs", "", "AttemptList", 200,
        "The job's attempts with nodes, exit code, failure class and reason", {}, &Api::job_attempts},
+      {"GET", "/v1/jobs/{id}/attempts/{n}/provenance", A::use_api, "read jobs", "", "Provenance", 200,
+       "Everything attempt n (1-based, or last) of the job depended on: versions, spec and its SHA-256, kernel, resumed "
+       "checkpoint, nodes and the health checks that admitted them, masked environment, the job's own facts",
+       {}, &Api::attempt_provenance},
       {"GET", "/v1/jobs/{id}/logs", A::use_api, "read jobs", "", "JobLogs", 200,
        "The tail of each rank's output of an attempt (the newest by default), fetched from the agents",
        {{"rank", "integer"}, {"tail", "integer"}, {"attempt", "integer"}}, &Api::job_logs},

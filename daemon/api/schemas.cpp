@@ -69,6 +69,19 @@ const char* const kJsonSchemas = R"json({
     "signal": {"type": "integer"}, "failure_class": {"type": "string"}, "reason": {"type": "string"}}},
   "AttemptList": {"type": "object", "required": ["attempts"], "properties": {
     "attempts": {"type": "array", "items": {"$ref": "#/components/schemas/Attempt"}}}},
+  "Provenance": {"type": "object", "required": ["job", "attempt", "attempt_id", "daemon", "spec", "spec_sha256", "ranks"],
+    "properties": {
+      "job": {"type": "integer"}, "attempt": {"type": "integer"}, "attempt_id": {"type": "integer"}, "user": {"type": "string"},
+      "daemon": {"type": "object", "properties": {"version": {"type": "string"}, "commit": {"type": "string"}}},
+      "spec": {"$ref": "#/components/schemas/JobSpec"}, "spec_sha256": {"type": "string"},
+      "code_version": {"type": "string"}, "kernel": {"type": "object"},
+      "checkpoint": {"type": "object", "properties": {"path": {"type": "string"}, "step": {"type": "integer"},
+        "manifest_sha256": {"type": "string"}}},
+      "ranks": {"type": "array", "items": {"type": "object", "properties": {
+        "rank": {"type": "integer"}, "node": {"type": "string"}, "agent_version": {"type": "string"},
+        "admitted_by": {"type": "object", "properties": {"health_check": {"type": "integer"}, "verdict": {"type": "string"}}},
+        "environment": {"type": "object", "additionalProperties": {"type": "string"}},
+        "user_facts": {"type": "object"}, "user_facts_error": {"type": "string"}}}}}},
   "JobLogs": {"type": "object", "required": ["job_id", "attempt_id", "attempt", "logs"], "properties": {
     "job_id": {"type": "integer"}, "attempt_id": {"type": "integer"}, "attempt": {"type": "integer"},
     "logs": {"type": "array", "items": {"type": "object", "properties": {

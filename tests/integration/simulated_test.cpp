@@ -100,6 +100,12 @@ TEST(Simulated, AKilledAgentsJobResumesFromItsCheckpointElsewhereAndFinishes) {
   // The daemon chose the checkpoint and recorded it on the attempt (provenance).
   ASSERT_TRUE(attempts[1].contains("resumed_from")) << attempts.dump(2);
   EXPECT_NE(attempts[1]["resumed_from"].get<std::string>().find("/job-" + std::to_string(id) + "/step-"), std::string::npos);
+  // Its provenance names that checkpoint with the manifest digest its writer reported, and the kernel.
+  const Json provenance =
+      cluster.api("GET", path + "/attempts/" + std::to_string(attempts[1]["number"].get<int>()) + "/provenance").body;
+  EXPECT_EQ(provenance["checkpoint"]["path"], attempts[1]["resumed_from"]) << provenance.dump(2);
+  EXPECT_EQ(provenance["checkpoint"]["manifest_sha256"].get<std::string>().size(), 64u) << provenance.dump(2);
+  EXPECT_EQ(provenance["kernel"]["checkpoint_every"], 5);
   const std::string log = cluster.api("GET", path + "/logs?rank=0").body["logs"][0]["text"];
   EXPECT_NE(log.find("resuming from"), std::string::npos) << log;
   EXPECT_NE(log.find("step=60 loss="), std::string::npos) << log;

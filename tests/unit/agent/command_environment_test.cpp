@@ -19,7 +19,7 @@ TEST(CommandEnvironment, PassesOnlyAllowListedAgentVariablesPlusTheJobsOwn) {
   launch.command.env = {{"LR", "3e-4"}, {"PATH", "/opt/job/bin"}};
   launch.data_plane_secret = "data-plane-secret-0123456789abcdef";
 
-  const auto env = command_environment(launch, "/w/rank-1.progress", environ_like.data());
+  const auto env = command_environment(launch, {"/w/rank-1.progress", "/w/rank-1.provenance.json"}, environ_like.data());
 
   EXPECT_EQ(env.at("PATH"), "/opt/job/bin");  // the spec's own wins over the agent's
   EXPECT_EQ(env.at("LC_ALL"), "C.UTF-8");
@@ -27,6 +27,7 @@ TEST(CommandEnvironment, PassesOnlyAllowListedAgentVariablesPlusTheJobsOwn) {
   EXPECT_EQ(env.at("LR"), "3e-4");
   EXPECT_EQ(env.at("RANK"), "1");
   EXPECT_EQ(env.at("TRAINYARD_PROGRESS_FILE"), "/w/rank-1.progress");
+  EXPECT_EQ(env.at("TRAINYARD_PROVENANCE_FILE"), "/w/rank-1.provenance.json");
   EXPECT_FALSE(env.contains("TRAINYARD_ADMIN_TOKEN"));
   EXPECT_FALSE(env.contains("AWS_SECRET_ACCESS_KEY"));
   EXPECT_FALSE(env.contains("LD_PRELOAD"));
@@ -48,7 +49,7 @@ TEST(CommandEnvironment, NamesTheJobsAccountNotTheAgents) {
   LaunchMsg launch;
   launch.command.env = {{"HOME", "/scratch"}};
   const JobAccount account{"nobody", 65534, 65534, {}, "/nonexistent"};
-  const auto env = command_environment(launch, "/w/rank-0.progress", environ_like.data(), &account);
+  const auto env = command_environment(launch, {"/w/rank-0.progress", "/w/rank-0.provenance.json"}, environ_like.data(), &account);
   EXPECT_EQ(env.at("USER"), "nobody");
   EXPECT_EQ(env.at("LOGNAME"), "nobody");
   EXPECT_EQ(env.at("HOME"), "/scratch") << "the job's own spec still wins";

@@ -47,6 +47,7 @@ const std::vector<std::pair<std::string, Case>>& cases() {
       {"POST /v1/jobs", {"/v1/jobs", kJobBody, {403, 201, 201, 201, 201}}},
       {"GET /v1/jobs/{id}", {"/v1/jobs/1", "", {200, 200, 404, 200, 200}}},
       {"GET /v1/jobs/{id}/attempts", {"/v1/jobs/1/attempts", "", {200, 200, 404, 200, 200}}},
+      {"GET /v1/jobs/{id}/attempts/{n}/provenance", {"/v1/jobs/1/attempts/1/provenance", "", {200, 200, 404, 200, 200}}},
       {"GET /v1/jobs/{id}/logs", {"/v1/jobs/1/logs", "", {200, 200, 404, 200, 200}}},
       {"GET /v1/jobs/{id}/checkpoints", {"/v1/jobs/1/checkpoints", "", {200, 200, 404, 200, 200}}},
       {"GET /v1/jobs/{id}/metrics", {"/v1/jobs/1/metrics", "", {200, 200, 404, 200, 200}}},
