@@ -12,6 +12,7 @@
 
 #include "daemon/api.h"
 #include "daemon/daemon_metrics.h"
+#include "daemon/event_retention.h"
 #include "daemon/gateway.h"
 #include "daemon/join_token.h"
 #include "daemon/private_files.h"
@@ -307,6 +308,8 @@ bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
                 "on SIGTERM or SIGINT, how long requests in flight may take to be answered "
                 "before the daemon tells its agents it is going away and exits (a second signal exits at once)",
                 &o.shutdown_grace_ms, 0, 3'600'000);
+  flags.add_int("event-retention-days", "events older than this are deleted (those a webhook has not had yet are kept)",
+                &o.event_retention_days, 1, 36'500);
   flags.add_int("health-collective-kib", "buffer size of each health-check collective", &o.health_collective_kib, 1,
                 256 * 1024);
   if (!flags.parse(argc, argv)) {
@@ -429,6 +432,7 @@ int run_daemon(const DaemonOptions& o) {
   spdlog::info("event=daemon_listening url={} data_dir={} version={} agent_client_certificates={}", url,
                data_dir.string(), kTrainyardVersion, o.agent_client_ca.empty() ? "no" : "required");
 
+  const EventsStillNeeded events_still_needed = no_event_still_needed;
   asio::steady_timer ticker(io);
   std::uint64_t ticks = 0;
   std::function<void()> tick = [&] {
@@ -437,6 +441,7 @@ int run_daemon(const DaemonOptions& o) {
       jobs.persist_usage();
       persist_token_uses(tokens, worker, clock.now());
       metrics.account_goodput(worker, clock.now());
+      prune_events(worker, clock.now(), std::chrono::hours(24 * o.event_retention_days), events_still_needed);
     }
     ticker.expires_after(Millis(o.tick_ms));
     ticker.async_wait([&](const boost::system::error_code& ec) {

@@ -44,6 +44,7 @@ struct DaemonOptions {
   std::int64_t max_pending_per_user = 10'000;   // 0: no cap; admins are exempt
   bool metrics_public = false;                  // GET /metrics without a token
   std::int64_t shutdown_grace_ms = 10'000;      // SIGTERM: how long requests in flight may take
+  std::int64_t event_retention_days = 30;       // older events are pruned (daemon/event_retention.h)
 };
 
 inline constexpr const char* kTrainyardVersion = TRAINYARD_VERSION;  // project(VERSION) in CMakeLists.txt

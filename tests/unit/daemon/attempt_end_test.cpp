@@ -56,13 +56,13 @@ TEST(AttemptEnd, AllRanksDoneSucceedsAndClearsAnEarlierClass) {
   EXPECT_EQ(end.job.state, JobState::succeeded);
   EXPECT_EQ(end.job.failure_class, "");
   EXPECT_EQ(end.job.ended_at, kNow);
-  ASSERT_EQ(end.events.size(), 2u);
-  EXPECT_EQ(end.events[0].kind, "attempt.state");
+  ASSERT_EQ(end.events.size(), 1u);
+  EXPECT_EQ(end.events[0].kind, "job.succeeded");
   EXPECT_EQ(end.events[0].node, "n0,n1");
   EXPECT_EQ(end.events[0].attempt_id, 70);
-  EXPECT_EQ(end.events[1].kind, "job.state");
-  EXPECT_EQ(end.events[1].message, "SUCCEEDED: completed");
-  EXPECT_EQ(end.events[1].at, kNow);
+  EXPECT_EQ(end.events[0].job_id, 7);
+  EXPECT_EQ(end.events[0].details["steps"], 40);
+  EXPECT_EQ(end.events[0].at, kNow);
 }
 
 TEST(AttemptEnd, TheFirstFailedRankSpeaksAndTheJobRetriesAfterABackoff) {
