@@ -80,7 +80,10 @@ TEST(AttemptEnd, TheFirstFailedRankSpeaksAndTheJobRetriesAfterABackoff) {
   EXPECT_EQ(end.job.not_before, kNow + Millis(2000) * 2) << "base x 2^(attempts used - 1)";
   EXPECT_THAT(end.job.reason, HasSubstr("exit 3; "));
   EXPECT_TRUE(end.job.excluded_nodes.empty()) << "a job's own failure blames no node";
-  EXPECT_EQ(end.events[1].message, "PENDING: " + end.job.reason);
+  ASSERT_EQ(end.events.size(), 1u);
+  EXPECT_EQ(end.events[0].kind, "job.retrying");
+  EXPECT_EQ(end.events[0].details["why"], end.job.reason);
+  EXPECT_EQ(end.events[0].details["next_attempt"], 3);
 }
 
 TEST(AttemptEnd, ALostNodeRetriesWithoutUsingAnAttemptAndIsAvoided) {

@@ -26,11 +26,10 @@ class EventsTest : public ApiTest {
     }
     return out;
   }
-  const Event& only(const std::string& kind) {
-    found = of(kind);
+  Event only(const std::string& kind) {
+    const std::vector<Event> found = of(kind);
     EXPECT_EQ(found.size(), 1u) << kind;
-    if (found.empty()) found.push_back(Event{});
-    return found.front();
+    return found.empty() ? Event{} : found.front();
   }
   AttemptId run_on_n1(const char* body) {
     const Reply r = call("POST", "/v1/jobs", kAlice, body);
@@ -40,7 +39,6 @@ class EventsTest : public ApiTest {
     cluster.started("n1", attempt);
     return attempt;
   }
-  std::vector<Event> found;
 };
 
 TEST_F(EventsTest, AJobsLifeIsSubmittedStartedSucceededWithItsOwnerAndShare) {
@@ -107,6 +105,8 @@ TEST_F(EventsTest, DrainUndrainAndDownAreNodeEvents) {
   ASSERT_EQ(call("POST", "/v1/nodes/n1/undrain", kAdmin).status, 200);
   EXPECT_EQ(only("node.undrained").details["state"], "HEALTHY");
   cluster.advance(10min);  // no heartbeat
+  cluster.jobs.tick();
+  cluster.settle();
   EXPECT_EQ(only("node.down").severity, Severity::error);
 }
 
