@@ -365,9 +365,27 @@ struct DiffProvenance {
   bool operator==(const DiffProvenance&) const = default;
 };
 
+struct ListEvents {
+  static constexpr std::string_view kPath = "events";
+  static constexpr std::string_view kSynopsis = "events [--type GLOB] [--job ID] [--node N] [--after ID] [--limit N]";
+  static constexpr std::string_view kSummary = "List events, oldest first (GET /v1/events); --after ID for the next page.";
+  static std::vector<FlagSpec> flags();
+  static ListEvents parse(const ParsedArgs& args);
+  std::vector<ApiRequest> requests(const InputReader& read) const;
+  std::string render(const Replies& replies, const RenderContext& ctx) const;
+
+  std::optional<std::string> type;
+  std::optional<JobId> job;
+  std::optional<std::string> node;
+  std::optional<std::int64_t> after;
+  std::optional<std::int64_t> limit;
+  bool operator==(const ListEvents&) const = default;
+};
+
 using Command = std::variant<SubmitJob, ListJobs, ShowJob, ShowLogs, CancelJob, ShowMetrics, ShowGoodput, ListNodes,
                              ListShares, SetFaults, DrainNode, UndrainNode, RunHealthCheck, ShowHealthCheck,
-                             ListCanaries, CreateToken, ListTokens, RevokeToken, RotateJoinToken, DiffProvenance>;
+                             ListCanaries, CreateToken, ListTokens, RevokeToken, RotateJoinToken, DiffProvenance,
+                             ListEvents>;
 
 std::vector<ApiRequest> requests_for(const Command& command, const InputReader& read);
 Notices notices_of(const Command& command, const Replies& replies);

@@ -102,9 +102,12 @@ class Api {
   void put_share(ApiCall call);
   // daemon/api/audit.cpp
   void list_audit(ApiCall call);
+  void list_events(ApiCall call);
   // The audit event of the change `call` made (daemon/audit.h), for a handler that writes it with
   // the change; `audit` writes it on its own, once the change succeeded.
   Event audit_event(const ApiCall& call, AuditRecord what) const;
+  // The same for a change the job manager commits, whose target it names (a new job's id).
+  AuditOf audit_of(const ApiCall& call, std::string action, Json details) const;
   void audit(const ApiCall& call, AuditRecord what);
 
   JobManager& jobs_;

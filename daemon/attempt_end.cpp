@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "checkpoint/checkpoint.h"
+#include "daemon/events.h"
 #include "daemon/job_manager.h"
 
 namespace trainyard {
@@ -84,19 +85,50 @@ AttemptFailure apply_failure(Attempt& attempt, Job& job, const AttemptFacts& fac
   return {cls, decision.step};
 }
 
-}  // namespace
-
-Event event_at(TimePoint now, std::string kind, std::optional<JobId> job, std::optional<AttemptId> attempt,
-               std::string node, std::string message) {
-  Event e;
-  e.at = now;
-  e.kind = std::move(kind);
-  e.job_id = job;
-  e.attempt_id = attempt;
-  e.node = std::move(node);
-  e.message = std::move(message);
-  return e;
+// The node a failure is told of: the first failed rank's, else every node of the attempt.
+std::string failed_node(const Attempt& attempt, const AttemptEndFacts& end) {
+  if (end.first_failed_rank >= 0) return attempt.nodes[static_cast<std::size_t>(end.first_failed_rank)];
+  return join_node_names(attempt.nodes);
 }
+
+Event end_event(const Attempt& attempt, const Job& job, const AttemptEndFacts& end,
+                const std::optional<AttemptFailure>& failure, TimePoint now) {
+  const std::string id = std::to_string(job.id);
+  const std::string nodes = join_node_names(attempt.nodes);
+  if (!failure) {
+    return job_event(now, "job.succeeded", job, attempt.id, nodes,
+                     "job " + id + " succeeded after " + std::to_string(attempt.steps_completed) + " steps",
+                     {{"exit_code", 0}, {"steps", attempt.steps_completed}, {"nodes", nodes}});
+  }
+  if (job.state == JobState::cancelled) {
+    return job_event(now, "job.cancelled", job, attempt.id, nodes, "job " + id + " cancelled while running",
+                     {{"reason", attempt.reason}});
+  }
+  const Json exit_code = attempt.exit_code ? Json(*attempt.exit_code) : Json(nullptr);
+  if (job.state == JobState::pending) {
+    const std::int64_t resumed_at = attempt.resumed_from ? checkpoint::step_of(*attempt.resumed_from).value_or(0) : 0;
+    const std::int64_t resume_step = std::max(resumed_at, end.newest_checkpoint_step);
+    const int next_attempt = job.attempts + job.infra_retries + 1;
+    return job_event(now, "job.retrying", job, attempt.id, failed_node(attempt, end),
+                     "job " + id + " attempt " + std::to_string(attempt.number) + " failed (" + failure->cls.name +
+                         "); retrying as attempt " + std::to_string(next_attempt) +
+                         (resume_step > 0 ? " from step " + std::to_string(resume_step) : " from the start"),
+                     {{"why", job.reason},
+                      {"class", failure->cls.name},
+                      {"exit_code", exit_code},
+                      {"next_attempt", next_attempt},
+                      {"resume_step", resume_step}});
+  }
+  return job_event(now, "job.failed", job, attempt.id, failed_node(attempt, end),
+                   "job " + id + " failed (" + failure->cls.name + "): " + attempt.reason,
+                   {{"class", failure->cls.name},
+                    {"suggestion", failure->cls.suggestion},
+                    {"exit_code", exit_code},
+                    {"node", failed_node(attempt, end)},
+                    {"infrastructure", attempt.infrastructure}});
+}
+
+}  // namespace
 
 AttemptEnd decide_attempt_end(Attempt attempt, Job job, const AttemptEndFacts& end, const AttemptEndPolicy& policy,
                               TimePoint now) {
@@ -124,9 +156,7 @@ AttemptEnd decide_attempt_end(Attempt attempt, Job job, const AttemptEndFacts& e
   } else {
     failure = apply_failure(attempt, job, facts, end, policy, now);
   }
-  std::vector<Event> events{
-      event_at(now, "attempt.state", job.id, attempt.id, join_node_names(attempt.nodes), to_string(attempt.state)),
-      event_at(now, "job.state", job.id, std::nullopt, "", to_string(job.state) + ": " + job.reason)};
+  std::vector<Event> events{end_event(attempt, job, end, failure, now)};
   return {std::move(attempt), std::move(job), std::move(events), std::move(failure)};
 }
 

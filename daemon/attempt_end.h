@@ -37,6 +37,7 @@ struct AttemptEndFacts {
   std::string kill_reason;      // why the daemon stopped it, if it did
   std::vector<int> stuck_ranks;  // named by the stuck diagnosis, if it was stopped as stuck
   std::vector<std::string> failed_checks;  // "node failed health check N: ..." for the nodes it hung on
+  std::int64_t newest_checkpoint_step = 0;  // the newest checkpoint it reported; 0: none
 };
 
 struct AttemptEndPolicy {
@@ -54,13 +55,10 @@ struct AttemptFailure {
 struct AttemptEnd {
   Attempt attempt;            // ended: state, class, reason, exit, steps, diagnosis
   Job job;                    // its next state: done, or pending again with the retry counted
-  std::vector<Event> events;  // attempt.state, then job.state
+  // One of job.succeeded, job.failed, job.retrying, job.cancelled (daemon/events.h).
+  std::vector<Event> events;
   std::optional<AttemptFailure> failure;  // none when it succeeded
 };
-
-// An event of the job manager's, stamped `now`.
-Event event_at(TimePoint now, std::string kind, std::optional<JobId> job, std::optional<AttemptId> attempt,
-               std::string node, std::string message);
 
 AttemptEnd decide_attempt_end(Attempt attempt, Job job, const AttemptEndFacts& facts, const AttemptEndPolicy& policy,
                               TimePoint now);

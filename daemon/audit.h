@@ -1,8 +1,9 @@
 #pragma once
 // The audit log (issue 13, "Audit"): every change made through the API is an event of kind
 // "audit.<action>" saying who (user, role), from where (remote address) and what (route, target,
-// request fields). Stored as events: the message is the JSON of the rest. Never holds a secret:
+// request fields). Stored as events: the message is one line, the details hold the rest. Never holds a secret:
 // callers pass only the fields that name what changed.
+#include <functional>
 #include <string>
 
 #include "daemon/auth.h"
@@ -18,6 +19,10 @@ struct AuditRecord {
   std::string target;  // the job id, node, token id or share name changed
   Json details = Json::object();
 };
+
+// A change's audit record, built once the change knows its target (a new job's id): whoever commits
+// the change appends it to that same Change, so nothing is ever changed without its record.
+using AuditOf = std::function<Event(const std::string& target)>;
 
 Event audit_event(const Principal& who, const std::string& remote, TimePoint at, AuditRecord what);
 // An audit event as GET /v1/audit lists it.

@@ -12,6 +12,7 @@
 
 #include "daemon/api.h"
 #include "daemon/daemon_metrics.h"
+#include "daemon/event_retention.h"
 #include "daemon/gateway.h"
 #include "daemon/join_token.h"
 #include "daemon/private_files.h"
@@ -327,6 +328,8 @@ bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
   flags.add_string("dashboard-dir", "the dashboard's built files (web/dist), served on the API's port; default: "
                    "PREFIX/" TRAINYARD_DASHBOARD_RELDIR " beside PREFIX/bin/trainyard-daemon when it holds index.html, "
                    "else no dashboard", &o.dashboard_dir);
+  flags.add_int("event-retention-days", "events older than this are deleted (those a webhook has not had yet are kept)",
+                &o.event_retention_days, 1, 36'500);
   flags.add_int("health-collective-kib", "buffer size of each health-check collective", &o.health_collective_kib, 1,
                 256 * 1024);
   if (!flags.parse(argc, argv)) {
@@ -451,6 +454,7 @@ int run_daemon(const DaemonOptions& o) {
   spdlog::info("event=daemon_listening url={} data_dir={} version={} agent_client_certificates={}", url,
                data_dir.string(), kTrainyardVersion, o.agent_client_ca.empty() ? "no" : "required");
 
+  const EventsStillNeeded events_still_needed = no_event_still_needed;
   asio::steady_timer ticker(io);
   std::uint64_t ticks = 0;
   std::function<void()> tick = [&] {
@@ -459,6 +463,7 @@ int run_daemon(const DaemonOptions& o) {
       jobs.persist_usage();
       persist_token_uses(tokens, worker, clock.system_now());
       metrics.account_goodput(worker, clock.system_now());
+      prune_events(worker, clock.system_now(), std::chrono::hours(24 * o.event_retention_days), events_still_needed);
     }
     ticker.expires_after(Millis(o.tick_ms));
     ticker.async_wait([&](const boost::system::error_code& ec) {

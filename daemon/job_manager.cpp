@@ -9,6 +9,7 @@
 #include "checkpoint/checkpoint.h"
 #include "daemon/attempt_end.h"
 #include "daemon/daemon_metrics.h"
+#include "daemon/events.h"
 #include "daemon/goodput.h"
 #include "daemon/job_fit.h"
 
@@ -60,11 +61,6 @@ void JobManager::persist(Change change, std::function<void()> then) {
     }
     if (then) then();
   });
-}
-
-Event JobManager::event(std::string kind, std::optional<JobId> job, std::optional<AttemptId> attempt, std::string node,
-                        std::string message) const {
-  return event_at(clock_.system_now(), std::move(kind), job, attempt, std::move(node), std::move(message));
 }
 
 void JobManager::restore(const LoadedState& state) {
@@ -132,7 +128,8 @@ void JobManager::restore(const LoadedState& state) {
 // ---- API side ----------------------------------------------------------------------------------
 
 void JobManager::set_share(const std::string& name, const scheduler::ShareSettings& settings,
-                           std::optional<std::vector<std::string>> members, std::function<void()> done) {
+                           std::optional<std::vector<std::string>> members, std::function<void()> done,
+                           AuditOf audit) {
   share_settings_[name] = settings;
   if (members) {
     share_members_[name] = std::move(*members);
@@ -140,14 +137,20 @@ void JobManager::set_share(const std::string& name, const scheduler::ShareSettin
     share_members_.erase(name);
   }
   scheduler_.set_share(name, settings);
-  persist_usage();
-  store_.write(Change{}, [done = std::move(done), this](std::exception_ptr error, Change&) {
+  Change change = usage_change();
+  if (audit) change.events.push_back(audit(name));
+  store_.write(std::move(change), [done = std::move(done), this](std::exception_ptr error, Change&) {
     if (!error) done();
     request_schedule();
   });
 }
 
 void JobManager::persist_usage() {
+  Change change = usage_change();
+  if (!change.shares.empty()) persist(std::move(change), nullptr);
+}
+
+Change JobManager::usage_change() {
   Change change;
   for (const auto& usage : scheduler_.export_usage(clock_.system_now())) {
     ShareRecord record;
@@ -165,10 +168,10 @@ void JobManager::persist_usage() {
     record.usage_at = usage.at;
     change.shares.push_back(record);
   }
-  if (!change.shares.empty()) persist(std::move(change), nullptr);
+  return change;
 }
 
-void JobManager::submit(JobSpec spec, std::string user, SubmitDone done) {
+void JobManager::submit(JobSpec spec, std::string user, SubmitDone done, AuditOf audit) {
   std::vector<int> node_cores;
   node_cores.reserve(nodes_.size());
   for (const auto& [name, entry] : nodes_) node_cores.push_back(entry.node.cores);
@@ -183,7 +186,11 @@ void JobManager::submit(JobSpec spec, std::string user, SubmitDone done) {
   draft.state = JobState::pending;
   draft.submitted_at = clock_.system_now();
   draft.reason = "queued";
-  change.events.push_back(event("job.submitted", draft.id, std::nullopt, "", "submitted by " + draft.user));
+  change.events.push_back(job_event(draft.submitted_at, "job.submitted", draft, std::nullopt, "",
+                                    "job " + std::to_string(draft.id) + " (" + draft.spec.name + ") submitted by " +
+                                        draft.user + " to share " + draft.spec.share,
+                                    {{"name", draft.spec.name}, {"nodes", draft.spec.nodes}}));
+  if (audit) change.events.push_back(audit(std::to_string(draft.id)));
   store_.write(std::move(change), [this, done = std::move(done)](std::exception_ptr error, Change& committed) {
     if (error) {
       done(nullptr, "", "the job could not be stored; it was not accepted");
@@ -237,7 +244,7 @@ void JobManager::end_backoff(JobId id, TimePoint until) {
   request_schedule();
 }
 
-void JobManager::cancel(JobId id, std::function<void(CancelResult, std::optional<Job>)> done) {
+void JobManager::cancel(JobId id, std::function<void(CancelResult, std::optional<Job>)> done, AuditOf audit) {
   auto it = active_jobs_.find(id);
   if (it == active_jobs_.end()) {
     done(CancelResult::not_active, std::nullopt);
@@ -255,7 +262,9 @@ void JobManager::cancel(JobId id, std::function<void(CancelResult, std::optional
     active_jobs_.erase(it);
     Change change;
     change.jobs.push_back(snapshot);
-    change.events.push_back(event("job.state", id, std::nullopt, "", "CANCELLED while pending"));
+    change.events.push_back(job_event(clock_.system_now(), "job.cancelled", snapshot, std::nullopt, "",
+                                      "job " + std::to_string(id) + " cancelled while pending", {{"reason", snapshot.reason}}));
+    if (audit) change.events.push_back(audit(std::to_string(id)));
     persist(std::move(change), [done, snapshot] { done(CancelResult::cancelled, snapshot); });
     return;
   }
@@ -264,7 +273,7 @@ void JobManager::cancel(JobId id, std::function<void(CancelResult, std::optional
   const Job snapshot = job;
   Change change;
   change.jobs.push_back(snapshot);
-  change.events.push_back(event("job.cancel_requested", id, std::nullopt, "", "cancel requested"));
+  if (audit) change.events.push_back(audit(std::to_string(id)));
   persist(std::move(change), [this, id, done, snapshot] {
     auto current = current_attempt_.find(id);
     if (current != current_attempt_.end()) {
@@ -370,7 +379,6 @@ void JobManager::start_attempt(Job& job, const scheduler::Start& start) {
   Change change;
   change.jobs.push_back(job);
   change.attempts.push_back(attempt);
-  change.events.push_back(event("attempt.state", job.id, attempt.id, join_node_names(attempt.nodes), "STARTING"));
   spdlog::info("event=attempt_placed job={} attempt={} number={} nodes={} cores_per_node={}", job.id, attempt.id,
                attempt.number, join_node_names(attempt.nodes), attempt.cores_per_node);
   persist(std::move(change), [this, id = attempt.id] { begin_attempt(id); });
@@ -497,7 +505,7 @@ void JobManager::maybe_finish(AttemptId id) {
 
 AttemptEndFacts JobManager::attempt_end_facts(const ActiveAttempt& active) {
   AttemptEndFacts facts{{}, active.first_failed_rank, active.timed_out, active.kill_reason, active.stuck_ranks,
-                        active.failed_checks};
+                        active.failed_checks, active.newest_checkpoint_step};
   for (const RankState& r : active.ranks) {
     facts.ranks.push_back({r.lost, r.health_failed, r.exit_code, r.signal, r.reason, r.log_tail, r.steps});
   }
@@ -536,10 +544,16 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
     std::string message = "system problem: canary job " + std::to_string(job.id) + " failed on " +
                           join_node_names(attempt.nodes) + " (" + attempt.failure_class + "): " + attempt.reason;
     if (!suspects.empty()) message += "; SUSPECT until they pass a health check: " + join_node_names(suspects);
-    change.events.push_back(event("canary.failed", job.id, attempt.id, join_node_names(attempt.nodes), message));
+    change.events.push_back(job_event(now, "canary.failed", job, attempt.id, join_node_names(attempt.nodes), message,
+                                      {{"class", attempt.failure_class}, {"reason", attempt.reason}, {"suspects", suspects}}));
     spdlog::error("event=canary_failed job={} attempt={} nodes={} class={} suspect={} reason=\"{}\"", job.id,
                   attempt.id, join_node_names(attempt.nodes), attempt.failure_class, join_node_names(suspects),
                   attempt.reason);
+  }
+  if (job.user == kCanaryUser && job.state == JobState::succeeded) {
+    change.events.push_back(job_event(now, "canary.succeeded", job, attempt.id, join_node_names(attempt.nodes),
+                                      "canary job " + std::to_string(job.id) + " succeeded on " + join_node_names(attempt.nodes),
+                                      {{"steps", attempt.steps_completed}}));
   }
   const Job snapshot = job;
   attempts_.erase(attempt.id);

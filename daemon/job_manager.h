@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "daemon/attempt_end.h"
+#include "daemon/audit.h"
 #include "daemon/auth.h"
 #include "daemon/failure_rules.h"
 #include "daemon/file_worker.h"
@@ -80,11 +81,13 @@ class JobManager {
   // (job_record). Refused: `job` is null and `error` says why. A job no registered nodes could ever
   // hold is refused at once by throwing InvalidInput (see job_fit.h); `done` is not called.
   using SubmitDone = std::function<void(const Job* job, std::string record, std::string error)>;
-  void submit(JobSpec spec, std::string user, SubmitDone done);
+  // `audit`, when given, is the caller's record of the change (daemon/audit.h): it is committed in
+  // the change's own transaction. The same holds for cancel, set_share, drain and undrain.
+  void submit(JobSpec spec, std::string user, SubmitDone done, AuditOf audit = nullptr);
 
   enum class CancelResult { cancelled, cancelling, not_active };
   // Cancels an active job; `not_active` when the job is not in the active view.
-  void cancel(JobId id, std::function<void(CancelResult, std::optional<Job>)> done);
+  void cancel(JobId id, std::function<void(CancelResult, std::optional<Job>)> done, AuditOf audit = nullptr);
 
   const Job* active_job(JobId id) const;
   const std::map<JobId, Job>& active_jobs() const { return active_jobs_; }
@@ -97,7 +100,8 @@ class JobManager {
   // Creates or changes a share (an admin's): stores its settings and members (nullopt: open to
   // every user), then applies them.
   void set_share(const std::string& name, const scheduler::ShareSettings& settings,
-                 std::optional<std::vector<std::string>> members, std::function<void()> done);
+                 std::optional<std::vector<std::string>> members, std::function<void()> done,
+                 AuditOf audit = nullptr);
   // Whether an admin created the share, and who may submit into it (null: every user).
   bool share_created(const std::string& name) const { return share_settings_.contains(name); }
   const std::vector<std::string>* share_members(const std::string& name) const {
@@ -118,10 +122,12 @@ class JobManager {
   const HealthChecks& health() const { return health_; }
   // DRAINED takes no new work; with `stop_attempts` its running attempts are stopped and retried
   // elsewhere as infrastructure failures, else they finish. `done` runs once it is stored.
-  void drain(const std::string& node, const std::string& reason, bool stop_attempts, std::function<void(Node)> done);
+  void drain(const std::string& node, const std::string& reason, bool stop_attempts, std::function<void(Node)> done,
+             AuditOf audit = nullptr);
   // Returns a node to service: a DRAINED node at once, an UNHEALTHY or SUSPECT one only by passing
   // a health check (started here; its id is passed to `done`).
-  void undrain(const std::string& node, const std::string& by, std::function<void(Node, std::optional<std::int64_t>)> done);
+  void undrain(const std::string& node, const std::string& by, std::function<void(Node, std::optional<std::int64_t>)> done,
+               AuditOf audit = nullptr);
 
   LogFetcher& logs() { return logs_; }
 
@@ -141,6 +147,7 @@ class JobManager {
   void set_metrics(DaemonMetrics* metrics) { metrics_ = metrics; }
 
  private:
+  Change usage_change();  // every share's record with its decayed usage as of now
   struct RankState {
     bool started = false;
     bool exited = false;
@@ -170,6 +177,7 @@ class JobManager {
     std::vector<std::string> failed_checks;  // "node failed health check N: ..." for the nodes it hung on
     MonoTime running_since{};  // record.started_at on the monotonic clock, for its timeout
     std::optional<ResumedCheckpoint> resumed;  // the checkpoint a retry resumes from (provenance)
+    std::int64_t newest_checkpoint_step = 0;  // the newest it reported: where a retry resumes
   };
   struct NodeEntry {
     Node node;
@@ -180,8 +188,6 @@ class JobManager {
   };
 
   void persist(Change change, std::function<void()> then);
-  Event event(std::string kind, std::optional<JobId> job, std::optional<AttemptId> attempt, std::string node,
-              std::string message) const;
   void request_schedule();
   void schedule();
   void start_attempt(Job& job, const scheduler::Start& start);

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "daemon/daemon_metrics.h"
+#include "daemon/events.h"
 #include "daemon/job_manager.h"
 
 namespace trainyard {
@@ -92,8 +93,10 @@ std::string JobManager::agent_hello(const HelloMsg& hello, std::shared_ptr<Agent
   }
   Change change;
   change.nodes.push_back(entry.node);
-  change.events.push_back(event("node.connected", std::nullopt, std::nullopt, hello.name,
-                                "agent " + hello.agent_version + " connected with " + std::to_string(hello.cores) + " cores"));
+  change.events.push_back(node_event(now, "node.registered", hello.name,
+                                     "node " + hello.name + " registered: agent " + hello.agent_version + " with " +
+                                         std::to_string(hello.cores) + " cores",
+                                     {{"agent_version", hello.agent_version}, {"cores", hello.cores}}));
   spdlog::info("event=agent_connected node={} cores={} data_addr={} attempts={}", hello.name, hello.cores,
                hello.data_addr, hello.attempts.size());
   persist(std::move(change), [this] { request_schedule(); });
@@ -174,7 +177,11 @@ void JobManager::on_started(const std::string& node, const AttemptStartedMsg& ms
   Change change;
   change.jobs.push_back(job);
   change.attempts.push_back(attempt.record);
-  change.events.push_back(event("attempt.state", job.id, attempt.record.id, join_node_names(attempt.record.nodes), "RUNNING"));
+  change.events.push_back(job_event(now, "job.started", job, attempt.record.id, join_node_names(attempt.record.nodes),
+                                    "job " + std::to_string(job.id) + " attempt " + std::to_string(attempt.record.number) +
+                                        " started on " + join_node_names(attempt.record.nodes),
+                                    {{"attempt_number", attempt.record.number},
+                                     {"resumed_from", attempt.record.resumed_from.value_or("")}}));
   spdlog::info("event=attempt_running job={} attempt={}", job.id, attempt.record.id);
   if (metrics_) metrics_->attempt_running(job, attempt.record, now);
   persist(std::move(change), nullptr);
@@ -251,6 +258,7 @@ void JobManager::on_metrics(const std::string& node, const MetricsMsg& msg) {
   // Only the current attempt's reports get here: what a fenced-off attempt writes is never recorded,
   // so no retry resumes from it.
   for (const CheckpointReport& c : msg.checkpoints) {
+    it->second.newest_checkpoint_step = std::max(it->second.newest_checkpoint_step, c.step);
     change.checkpoints.push_back(CheckpointRecord{job, msg.attempt_id, c.step, c.manifest_sha256, clock_.system_now()});
     spdlog::info("event=checkpoint_recorded job={} attempt={} step={} manifest_sha256={}", job, msg.attempt_id, c.step,
                  c.manifest_sha256);
@@ -270,9 +278,6 @@ void JobManager::on_faults(const std::string& node, const FaultsMsg& msg) {
   entry.node.faults = msg.faults;
   Change change;
   change.nodes.push_back(entry.node);
-  change.events.push_back(event("node.faults", std::nullopt, std::nullopt, node,
-                                msg.faults.empty() ? "injected faults cleared"
-                                                   : "injected faults: " + join_node_names(msg.faults)));
   spdlog::info("event=faults_applied node={} faults=\"{}\"", node, join_node_names(msg.faults));
   persist(std::move(change), nullptr);
 }

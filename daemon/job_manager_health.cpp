@@ -8,6 +8,7 @@
 #include "checkpoint/checkpoint.h"
 #include "daemon/canary.h"
 #include "daemon/daemon_metrics.h"
+#include "daemon/events.h"
 #include "daemon/job_checkpoints.h"
 #include "daemon/job_manager.h"
 
@@ -41,11 +42,27 @@ std::int64_t JobManager::start_check(HealthCheckRequest request, std::function<v
   return id;
 }
 
+namespace {
+
+Event health_check_event(TimePoint now, const HealthCheckResult& result) {
+  const std::vector<std::string> failed = result.failed_nodes();
+  const std::string nodes = join_node_names(result.request.nodes);
+  const std::string outcome = result.passed() ? "passed" : "failed on " + join_node_names(failed);
+  return node_event(now, "healthcheck.finished", nodes,
+                    "health check " + std::to_string(result.id) + " (" + to_string(result.request.kind) + ") on " + nodes +
+                        " " + outcome,
+                    {{"check", result.id}, {"kind", to_string(result.request.kind)}, {"passed", result.passed()},
+                     {"failed_nodes", failed}});
+}
+
+}  // namespace
+
 void JobManager::apply_health_result(const HealthCheckResult& result) {
   const TimePoint now = clock_.system_now();
   if (metrics_) metrics_->health_check_finished(result);
   Change change;
   change.health_checks.push_back(HealthCheckRow{result.id, to_string(result.request.kind), result.created_at, to_json(result)});
+  change.events.push_back(health_check_event(now, result));
   for (const auto& name : result.request.nodes) {
     auto it = nodes_.find(name);
     if (it == nodes_.end()) continue;
@@ -66,7 +83,7 @@ void JobManager::apply_health_result(const HealthCheckResult& result) {
         node.state = *next;
         node.state_reason = reason;
         node.state_since = now;
-        change.events.push_back(event("node.state", std::nullopt, std::nullopt, name, to_string(*next) + ": " + reason));
+        change.events.push_back(node_state_event(now, *next, name, reason));
         spdlog::info("event=node_state node={} state={} check={} reason=\"{}\"", name, to_string(*next), result.id, reason);
       }
     }
@@ -244,7 +261,9 @@ std::vector<std::string> JobManager::suspect_canary_nodes(const ActiveAttempt& a
     node.state_since = clock_.system_now();
     sync_node(it->second);
     change.nodes.push_back(node);
-    change.events.push_back(event("node.state", canary.id, attempt.record.id, node.name, "SUSPECT: " + reason));
+    Event suspect = node_state_event(node.state_since, NodeState::suspect, node.name, reason);
+    suspect.details["canary_job"] = canary.id;
+    change.events.push_back(std::move(suspect));
     spdlog::warn("event=node_state node={} state=SUSPECT canary={} reason=\"{}\"", node.name, canary.id, reason);
     suspects.push_back(node.name);
   }
@@ -265,7 +284,7 @@ void JobManager::check_canary_nodes(JobId canary, const std::vector<std::string>
 }
 
 void JobManager::drain(const std::string& name, const std::string& reason, bool stop_attempts,
-                       std::function<void(Node)> done) {
+                       std::function<void(Node)> done, AuditOf audit) {
   NodeEntry& entry = nodes_.at(name);
   const TimePoint now = clock_.system_now();
   entry.node.state = NodeState::drained;
@@ -274,7 +293,8 @@ void JobManager::drain(const std::string& name, const std::string& reason, bool 
   sync_node(entry);
   Change change;
   change.nodes.push_back(entry.node);
-  change.events.push_back(event("node.state", std::nullopt, std::nullopt, name, "DRAINED: " + reason));
+  change.events.push_back(node_state_event(now, NodeState::drained, name, reason));
+  if (audit) change.events.push_back(audit(name));
   spdlog::info("event=node_drained node={} stop_attempts={} running={} reason=\"{}\"", name, stop_attempts,
                entry.attempts.size(), reason);
   const std::vector<AttemptId> running(entry.attempts.begin(), entry.attempts.end());
@@ -293,7 +313,7 @@ void JobManager::drain(const std::string& name, const std::string& reason, bool 
 }
 
 void JobManager::undrain(const std::string& name, const std::string& by,
-                         std::function<void(Node, std::optional<std::int64_t>)> done) {
+                         std::function<void(Node, std::optional<std::int64_t>)> done, AuditOf audit) {
   NodeEntry& entry = nodes_.at(name);
   const TimePoint now = clock_.system_now();
   std::optional<std::int64_t> check;
@@ -309,8 +329,12 @@ void JobManager::undrain(const std::string& name, const std::string& by,
   sync_node(entry);
   Change change;
   change.nodes.push_back(entry.node);
-  change.events.push_back(event("node.state", std::nullopt, std::nullopt, name,
-                                to_string(entry.node.state) + ": " + entry.node.state_reason));
+  change.events.push_back(node_event(now, "node.undrained", name,
+                                     "node " + name + " undrained by " + by + ": " + to_string(entry.node.state),
+                                     {{"state", to_string(entry.node.state)},
+                                      {"reason", entry.node.state_reason},
+                                      {"health_check_id", check ? Json(*check) : Json(nullptr)}}));
+  if (audit) change.events.push_back(audit(name));
   spdlog::info("event=node_undrained node={} by={} state={} check={}", name, by, to_string(entry.node.state),
                check.value_or(0));
   persist(std::move(change), [this, name, check, done = std::move(done)] {

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <utility>
 
+#include "daemon/events.h"
 #include "daemon/job_manager.h"
 #include "daemon/stuck_diagnosis.h"
 
@@ -25,7 +26,7 @@ void JobManager::mark_node_down(NodeEntry& entry, const std::string& reason) {
   sync_node(entry);
   Change change;
   change.nodes.push_back(entry.node);
-  change.events.push_back(event("node.state", std::nullopt, std::nullopt, entry.node.name, "DOWN: " + reason));
+  change.events.push_back(node_state_event(now, NodeState::down, entry.node.name, reason));
   spdlog::warn("event=node_down node={} reason=\"{}\"", entry.node.name, reason);
   persist(std::move(change), nullptr);
   const std::vector<AttemptId> attempts(entry.attempts.begin(), entry.attempts.end());
@@ -59,7 +60,9 @@ void JobManager::check_stuck(ActiveAttempt& attempt, MonoTime now) {
   spdlog::warn("event=attempt_stuck job={} attempt={} diagnosis=\"{}\"", job.id, attempt.record.id, diagnosis->text);
   Change change;
   change.attempts.push_back(attempt.record);
-  change.events.push_back(event("attempt.stuck", job.id, attempt.record.id, join_node_names(attempt.record.nodes), diagnosis->text));
+  change.events.push_back(job_event(now, "job.stuck", job, attempt.record.id, join_node_names(attempt.record.nodes),
+                                    "job " + std::to_string(job.id) + " is stuck and is being stopped: " + diagnosis->text,
+                                    {{"diagnosis", diagnosis->text}, {"ranks", diagnosis->culprits}}));
   persist(std::move(change), nullptr);
   kill_attempt(attempt, "stuck: " + diagnosis->text);
 }

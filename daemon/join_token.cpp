@@ -11,7 +11,7 @@ bool is_join_token(const TokenRecord& token) {
 }
 
 void rotate_join_token(TokenRegistry& tokens, StoreWorker& store, const std::filesystem::path& file, TimePoint now,
-                       std::function<void(std::string secret, std::string error)> done) {
+                       std::function<void(std::string secret, std::string error)> done, AuditOf audit) {
   std::string secret = generate_token_secret();
   const TokenRecord fresh = new_token_record(secret, kJoinTokenUser, Role::agent, now);
   Change change;
@@ -19,6 +19,7 @@ void rotate_join_token(TokenRegistry& tokens, StoreWorker& store, const std::fil
   for (const TokenRecord& token : tokens.list()) {
     if (is_join_token(token)) change.revoked_tokens.push_back(token.hash);
   }
+  if (audit) change.events.push_back(audit("join"));
   auto rotated = [&tokens, file, fresh, old = change.revoked_tokens, secret = std::move(secret),
                   done = std::move(done)](std::exception_ptr error, Change&) {
     if (error) return done("", "the new join token could not be stored; the old one stays valid");

@@ -8,6 +8,7 @@
 #include <functional>
 #include <string>
 
+#include "daemon/audit.h"
 #include "daemon/auth.h"
 #include "daemon/store_worker.h"
 
@@ -24,6 +25,6 @@ bool is_join_token(const TokenRecord& token);
 // `done(secret, "")` on success; `done("", why)` when the store failed (nothing changed).
 // A file that could not be written is logged: the new secret is valid and returned all the same.
 void rotate_join_token(TokenRegistry& tokens, StoreWorker& store, const std::filesystem::path& file, TimePoint now,
-                       std::function<void(std::string secret, std::string error)> done);
+                       std::function<void(std::string secret, std::string error)> done, AuditOf audit = nullptr);
 
 }  // namespace trainyard

@@ -37,11 +37,12 @@ void issue_node_credential(TokenRegistry& tokens, StoreWorker& store, TimePoint 
 }
 
 void forget_node_credential(TokenRegistry& tokens, StoreWorker& store, const std::string& node, const std::string& by,
-                            std::function<void(bool forgotten, std::string error)> done) {
+                            std::function<void(bool forgotten, std::string error)> done, AuditOf audit) {
   const auto hash = tokens.node_credential(node);
   if (!hash) return done(false, "");
   Change change;
   change.revoked_tokens.push_back(*hash);
+  if (audit) change.events.push_back(audit(node));
   auto forgotten = [&tokens, hash = *hash, node, by, done = std::move(done)](std::exception_ptr error, Change&) {
     if (error) return done(false, "the credential could not be deleted from the store");
     tokens.remove(hash);

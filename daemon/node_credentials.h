@@ -14,6 +14,7 @@
 #include <functional>
 #include <string>
 
+#include "daemon/audit.h"
 #include "daemon/auth.h"
 #include "daemon/store_worker.h"
 
@@ -31,6 +32,6 @@ void issue_node_credential(TokenRegistry& tokens, StoreWorker& store, TimePoint 
 // Deletes `node`'s credential, from the store first; `by` says who or why, for the log.
 // `done(false, "")` when it has none, and `done(false, why)` when the store failed.
 void forget_node_credential(TokenRegistry& tokens, StoreWorker& store, const std::string& node, const std::string& by,
-                            std::function<void(bool forgotten, std::string error)> done);
+                            std::function<void(bool forgotten, std::string error)> done, AuditOf audit = nullptr);
 
 }  // namespace trainyard

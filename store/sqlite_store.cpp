@@ -217,6 +217,8 @@ struct SqliteStore::Statements {
         events_of_kind(db,
                        "SELECT " + std::string(kEventColumns) + " FROM events"
                        " WHERE seq > ?1 AND substr(kind, 1, length(?2)) = ?2 ORDER BY seq LIMIT ?3"),
+        // RETURNING to count them; the events_by_time index finds the old ones.
+        prune_events(db, "DELETE FROM events WHERE at_ms < ?1 AND seq < ?2 RETURNING seq"),
         active_jobs(db, "SELECT record FROM jobs WHERE state IN ('PENDING', 'STARTING', 'RUNNING') ORDER BY id"),
         active_attempts(db, "SELECT record FROM attempts WHERE state IN ('STARTING', 'RUNNING') ORDER BY id"),
         all_nodes(db, "SELECT record FROM nodes ORDER BY name"),
@@ -230,7 +232,7 @@ struct SqliteStore::Statements {
   Statement metrics_of_job, upsert_health_check, upsert_node_health, health_check_by_id, node_health_of;
   Statement upsert_checkpoint, checkpoints_of_job, max_health_check_id;
   Statement job_by_id, attempts_of_job, attempt_by_id, node_by_name, token_by_hash, all_tokens, events_after, events_of_kind;
-  Statement active_jobs, active_attempts, all_nodes, all_shares, max_job_id, max_attempt_id;
+  Statement prune_events, active_jobs, active_attempts, all_nodes, all_shares, max_job_id, max_attempt_id;
   std::map<unsigned, Statement> job_queries;  // by filter bits, prepared on first use
 };
 
@@ -493,6 +495,14 @@ std::vector<Event> SqliteStore::events_of_kind(const std::string& kind_prefix, s
   std::vector<Event> out;
   while (use.next_row()) out.push_back(event_at(use));
   return out;
+}
+
+std::int64_t SqliteStore::prune_events(TimePoint older_than, std::int64_t keep_from_seq) {
+  Use use(statements_->prune_events);
+  use.bind_int(1, to_unix_ms(older_than)).bind_int(2, keep_from_seq);
+  std::int64_t pruned = 0;
+  while (use.next_row()) ++pruned;
+  return pruned;
 }
 
 int SqliteStore::schema_version() { return recorded_schema_version(db_); }

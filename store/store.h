@@ -191,6 +191,10 @@ class Store {
   virtual std::vector<Event> events_after(std::int64_t seq, int limit) = 0;
   // The same, only events whose kind starts with `kind_prefix` (the audit log: "audit.").
   virtual std::vector<Event> events_of_kind(const std::string& kind_prefix, std::int64_t seq, int limit) = 0;
+  // Retention: deletes the events older than `older_than` whose seq is below `keep_from_seq` (an
+  // event a reader still needs, e.g. one a webhook has not had, is kept whatever its age), in one
+  // transaction; returns how many. Sequence numbers are never reused after a prune.
+  virtual std::int64_t prune_events(TimePoint older_than, std::int64_t keep_from_seq) = 0;
   virtual int schema_version() = 0;
 };
 

@@ -11,6 +11,13 @@ Event Api::audit_event(const ApiCall& call, AuditRecord what) const {
   return trainyard::audit_event(call.who, call.request.remote, clock_.system_now(), std::move(what));
 }
 
+AuditOf Api::audit_of(const ApiCall& call, std::string action, Json details) const {
+  return [this, who = call.who, remote = call.request.remote, route = call.route(), action = std::move(action),
+          details = std::move(details)](const std::string& target) {
+    return trainyard::audit_event(who, remote, clock_.system_now(), {action, route, target, details});
+  };
+}
+
 void Api::audit(const ApiCall& call, AuditRecord what) {
   Change change;
   change.events.push_back(audit_event(call, std::move(what)));

@@ -74,15 +74,15 @@ void Api::submit_job(ApiCall call) {
   const Json audited = {{"name", spec.name}, {"share", spec.share}};
   try {
     jobs_.submit(std::move(spec), user,
-                 [this, call, audited](const Job* job, std::string record, std::string error) {
+                 [this, call](const Job* job, std::string record, std::string error) {
                    const auto& respond = call.respond;
                    if (!job) return (*respond)(net::error_response(503, "unavailable", error));
-                   audit(call, {"job.submitted", call.route(), std::to_string(job->id), audited});
                    // The stored text plus the live fields, rather than rendering the job again on this
                    // thread (the store worker rendered it): the live fields come last, not in key order.
                    (*respond)(net::HttpResponse{201, "application/json", with_fields(std::move(record), live_fields(*job)),
                                                 {{"Location", "/v1/jobs/" + std::to_string(job->id)}}});
-                 });
+                 },
+                 audit_of(call, "job.submitted", audited));
   } catch (const InvalidInput& e) {
     call.invalid(e);  // a job that could never start
   }
@@ -163,9 +163,8 @@ void Api::cancel_job(ApiCall call) {
       if (result == JobManager::CancelResult::not_active) {
         return c.fail(409, "conflict", "job " + std::to_string(job.id) + " already ended as " + to_string(job.state));
       }
-      audit(c, {"job.cancelled", c.route(), std::to_string(job.id), {{"job_user", job.user}}});
       c.reply(200, job_json(*updated));
-    });
+    }, audit_of(c, "job.cancelled", {{"job_user", job.user}}));
   });
 }
 

@@ -86,6 +86,11 @@ const std::vector<Route>& api_routes() {
       {"GET", "/v1/audit", A::read_audit, "read the audit log", "", "AuditLog", 200,
        "Every change made through the API, oldest first; next is the cursor for after", {{"after", "integer"}, {"limit", "integer"}},
        &Api::list_audit},
+      {"GET", "/v1/events", A::use_api, "read events", "", "EventList", 200,
+       "Events oldest first: one's own jobs' and the cluster's (every event for roles that read every job; audit.* "
+       "for those that read the audit log); type is a glob (job.*); next is the cursor for after",
+       {{"after", "integer"}, {"type", "string"}, {"job", "integer"}, {"node", "string"}, {"limit", "integer"}},
+       &Api::list_events},
   };
   return routes;
 }

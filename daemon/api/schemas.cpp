@@ -164,7 +164,16 @@ const char* const kJsonSchemas = R"json({
       "id": {"type": "integer"}, "at": {"type": "string"}, "action": {"type": "string"}, "user": {"type": "string"},
       "role": {"type": "string"}, "remote": {"type": "string"}, "route": {"type": "string"},
       "target": {"type": "string"}, "details": {"type": "object"}}}},
-    "next": {"type": ["string", "null"], "description": "the cursor for after"}}}
+    "next": {"type": ["string", "null"], "description": "the cursor for after"}}},
+  "Event": {"type": "object", "required": ["id", "time", "type", "severity", "message", "details"], "properties": {
+    "id": {"type": "integer"}, "time": {"type": "string"}, "type": {"type": "string"},
+    "severity": {"type": "string", "enum": ["info", "warning", "error"]},
+    "job": {"type": "integer"}, "attempt": {"type": "integer"}, "node": {"type": "string"},
+    "user": {"type": "string"}, "share": {"type": "string"}, "message": {"type": "string"},
+    "details": {"type": "object"}}},
+  "EventList": {"type": "object", "required": ["events", "next"], "properties": {
+    "events": {"type": "array", "items": {"$ref": "#/components/schemas/Event"}},
+    "next": {"type": ["string", "null"], "description": "the cursor for after; null at the end of the log"}}}
 })json";
 
 std::map<std::string, ApiSchema, std::less<>> build() {

@@ -50,12 +50,9 @@ void Api::put_share(ApiCall call) {
     return call.fail(refused->status, refused->status == 403 ? "forbidden" : "invalid_field", refused->message,
                      refused->status == 403 ? "name" : "members");
   }
-  jobs_.set_share(name, settings, members, [this, call, name, settings, members] {
-    Json j = {{"name", name}, {"weight", settings.weight}, {"members", members ? Json(*members) : Json(nullptr)}};
-    if (settings.max_running_cores) j["max_running_cores"] = *settings.max_running_cores;
-    audit(call, {"share.changed", call.route(), name, j});
-    call.reply(200, j);
-  });
+  Json j = {{"name", name}, {"weight", settings.weight}, {"members", members ? Json(*members) : Json(nullptr)}};
+  if (settings.max_running_cores) j["max_running_cores"] = *settings.max_running_cores;
+  jobs_.set_share(name, settings, members, [call, j] { call.reply(200, j); }, audit_of(call, "share.changed", j));
 }
 
 }  // namespace trainyard

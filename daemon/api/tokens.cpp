@@ -102,12 +102,12 @@ void Api::revoke_token(ApiCall call) {
 
 void Api::rotate_join_token(ApiCall call) {
   trainyard::rotate_join_token(tokens_, store_, join_token_file_, clock_.system_now(),
-                               [this, call, by = call.who.user](const std::string& secret, const std::string& error) {
+                               [call, by = call.who.user](const std::string& secret, const std::string& error) {
                                  if (!error.empty()) return call.fail(503, "unavailable", error);
                                  spdlog::info("event=join_token_rotated_by user={}", by);
-                                 audit(call, {"token.join_rotated", call.route(), "join", Json::object()});
                                  call.reply(200, {{"token", secret}});
-                               });
+                               },
+                               audit_of(call, "token.join_rotated", Json::object()));
 }
 
 }  // namespace trainyard

@@ -25,6 +25,9 @@ class ForwardingStore : public Store {
     return inner_.node_health(node, limit);
   }
   std::vector<Event> events_after(std::int64_t seq, int limit) override { return inner_.events_after(seq, limit); }
+  std::int64_t prune_events(TimePoint older_than, std::int64_t keep_from_seq) override {
+    return inner_.prune_events(older_than, keep_from_seq);
+  }
   std::vector<Event> events_of_kind(const std::string& kind_prefix, std::int64_t seq, int limit) override {
     return inner_.events_of_kind(kind_prefix, seq, limit);
   }

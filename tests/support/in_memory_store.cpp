@@ -158,6 +158,12 @@ std::vector<Event> InMemoryStore::events_of_kind(const std::string& kind_prefix,
   return out;
 }
 
+std::int64_t InMemoryStore::prune_events(TimePoint older_than, std::int64_t keep_from_seq) {
+  const auto before = contents_.events.size();
+  std::erase_if(contents_.events, [&](const Event& e) { return e.at < older_than && e.seq < keep_from_seq; });
+  return static_cast<std::int64_t>(before - contents_.events.size());
+}
+
 int InMemoryStore::schema_version() { return latest_schema_version(); }
 
 }  // namespace trainyard

@@ -29,6 +29,7 @@ class InMemoryStore final : public Store {
   std::vector<NodeHealthRow> node_health(const std::string& node, int limit) override;
   std::vector<Event> events_after(std::int64_t seq, int limit) override;
   std::vector<Event> events_of_kind(const std::string& kind_prefix, std::int64_t seq, int limit) override;
+  std::int64_t prune_events(TimePoint older_than, std::int64_t keep_from_seq) override;
   int schema_version() override;
 
  private:

@@ -29,6 +29,14 @@ TEST(Requests, Jobs) {
             std::vector{get("/v1/jobs?state=PENDING&share=a%26b&user=bob&limit=10&before=99")});
 }
 
+TEST(Requests, Events) {
+  EXPECT_EQ(requests_of({"events"}), std::vector{get("/v1/events")});
+  EXPECT_EQ(requests_of({"events", "--type", "job.*", "--job", "7", "--node", "trn-1", "--after", "40", "--limit", "5"}),
+            std::vector{get("/v1/events?type=job.%2A&job=7&node=trn-1&after=40&limit=5")});
+  EXPECT_THROW(requests_of({"events", "--job", "x"}), UsageError);
+  EXPECT_THROW(requests_of({"events", "--limit", "0"}), UsageError);
+}
+
 TEST(Requests, JobFetchesTheJobThenItsAttempts) {
   EXPECT_EQ(requests_of({"job", "42"}), (std::vector{get("/v1/jobs/42"), get("/v1/jobs/42/attempts")}));
 }

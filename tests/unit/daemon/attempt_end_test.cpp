@@ -56,13 +56,13 @@ TEST(AttemptEnd, AllRanksDoneSucceedsAndClearsAnEarlierClass) {
   EXPECT_EQ(end.job.state, JobState::succeeded);
   EXPECT_EQ(end.job.failure_class, "");
   EXPECT_EQ(end.job.ended_at, kNow);
-  ASSERT_EQ(end.events.size(), 2u);
-  EXPECT_EQ(end.events[0].kind, "attempt.state");
+  ASSERT_EQ(end.events.size(), 1u);
+  EXPECT_EQ(end.events[0].kind, "job.succeeded");
   EXPECT_EQ(end.events[0].node, "n0,n1");
   EXPECT_EQ(end.events[0].attempt_id, 70);
-  EXPECT_EQ(end.events[1].kind, "job.state");
-  EXPECT_EQ(end.events[1].message, "SUCCEEDED: completed");
-  EXPECT_EQ(end.events[1].at, kNow);
+  EXPECT_EQ(end.events[0].job_id, 7);
+  EXPECT_EQ(end.events[0].details["steps"], 40);
+  EXPECT_EQ(end.events[0].at, kNow);
 }
 
 TEST(AttemptEnd, TheFirstFailedRankSpeaksAndTheJobRetriesAfterABackoff) {
@@ -80,7 +80,10 @@ TEST(AttemptEnd, TheFirstFailedRankSpeaksAndTheJobRetriesAfterABackoff) {
   EXPECT_EQ(end.job.not_before, kNow + Millis(2000) * 2) << "base x 2^(attempts used - 1)";
   EXPECT_THAT(end.job.reason, HasSubstr("exit 3; "));
   EXPECT_TRUE(end.job.excluded_nodes.empty()) << "a job's own failure blames no node";
-  EXPECT_EQ(end.events[1].message, "PENDING: " + end.job.reason);
+  ASSERT_EQ(end.events.size(), 1u);
+  EXPECT_EQ(end.events[0].kind, "job.retrying");
+  EXPECT_EQ(end.events[0].details["why"], end.job.reason);
+  EXPECT_EQ(end.events[0].details["next_attempt"], 3);
 }
 
 TEST(AttemptEnd, ALostNodeRetriesWithoutUsingAnAttemptAndIsAvoided) {

@@ -68,7 +68,7 @@ TEST(Canary, AFailedCanarysNodesAreSuspectUntilTheyPassTheirCheck) {
   const auto failed = events_of_kind(c, "canary.failed");
   ASSERT_EQ(failed.size(), 1u);
   EXPECT_NE(failed[0].message.find("SUSPECT until they pass a health check: n1,n2"), std::string::npos) << failed[0].message;
-  EXPECT_EQ(events_of_kind(c, "node.state").size(), 2u);
+  EXPECT_EQ(events_of_kind(c, "node.suspect").size(), 2u);
   const auto check = c.jobs.health().find(1);
   ASSERT_NE(check, nullptr);
   EXPECT_EQ(to_string(check->request.kind), "after_canary");

@@ -188,6 +188,26 @@ TYPED_TEST(StoreConformance, EventsKeepSeverityOwnerShareAndDetails) {
   EXPECT_EQ(all[1].details, Json::object());
 }
 
+TYPED_TEST(StoreConformance, PruneDeletesOnlyOldEventsBelowTheKeepBoundAndNeverReusesSeq) {
+  auto at = [](std::int64_t ms, std::string kind) {
+    Event e = event(std::move(kind));
+    e.at = at_ms(ms);
+    return e;
+  };
+  this->commit(Change{.events = {at(1000, "a"), at(2000, "b"), at(3000, "c"), at(1500, "d")}});
+  const std::vector<Event> all = this->store->events_after(0, 10);
+  ASSERT_EQ(all.size(), 4u);
+  // Old enough: a (1000), d (1500) and b (2000 is not below 2000: kept); d is at or above the bound.
+  EXPECT_EQ(this->store->prune_events(at_ms(2000), all[3].seq), 1);
+  EXPECT_EQ(this->store->events_after(0, 10), (std::vector<Event>{all[1], all[2], all[3]}));
+  EXPECT_EQ(this->store->prune_events(at_ms(10'000), INT64_MAX), 3);
+  EXPECT_TRUE(this->store->events_after(0, 10).empty());
+  this->commit(Change{.events = {at(4000, "e")}});
+  const std::vector<Event> after = this->store->events_after(0, 10);
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_GT(after[0].seq, all[3].seq) << "a pruned seq is never handed out again";
+}
+
 TYPED_TEST(StoreConformance, EventsOfKindMatchOnlyThePrefixOldestFirstAfterTheCursor) {
   this->commit(Change{.events = {event("audit.job.submitted", 1), event("job.state", 1), event("audit_x", 1),
                                  event("audit.node.drained", {}, {}, "n1"), event("audit.token.created")}});

@@ -1,0 +1,48 @@
+// `trainyard events`: the event log (GET /v1/events), a page at a time.
+#include <limits>
+
+#include "cli/commands.h"
+#include "cli/table.h"
+
+namespace trainyard::cli {
+
+std::vector<FlagSpec> ListEvents::flags() {
+  return {{"--type", "GLOB", "only events whose type matches GLOB (job.failed, node.*)"},
+          {"--job", "ID", "only events of job ID"},
+          {"--node", "N", "only events naming node N"},
+          {"--after", "ID", "only events after event ID (the next page)"},
+          {"--limit", "N", "at most N events (the daemon's default page is 100)"}};
+}
+
+ListEvents ListEvents::parse(const ParsedArgs& args) {
+  if (!args.positionals.empty()) throw InvalidInput(args.positionals.front(), "unexpected argument");
+  ListEvents list;
+  list.type = args.opt_string("--type");
+  if (auto job = args.opt_string("--job")) list.job = parse_job_id(*job, "--job");
+  list.node = args.opt_string("--node");
+  list.after = args.opt_integer("--after", 0, std::numeric_limits<std::int64_t>::max());
+  list.limit = args.opt_integer("--limit", 1, 1000);
+  return list;
+}
+
+std::vector<ApiRequest> ListEvents::requests(const InputReader&) const {
+  auto number = [](const auto& value) { return value ? std::optional(std::to_string(*value)) : std::nullopt; };
+  Target target("/v1/events");
+  target.param("type", type).param("job", number(job)).param("node", node).param("after", number(after)).param("limit", number(limit));
+  return {{"GET", target.str(), std::nullopt}};
+}
+
+std::string ListEvents::render(const Replies& replies, const RenderContext&) const {
+  Table t({"ID", "TIME", "TYPE", "SEVERITY", "JOB", "NODE", "USER", "MESSAGE"});
+  const Json& events = field_or_null(replies.at(0), "events");
+  if (events.is_array()) {
+    for (const Json& e : events) {
+      t.add_row({text_of(e, "id"), text_of(e, "time"), text_of(e, "type"), text_of(e, "severity"), text_of(e, "job"),
+                 text_of(e, "node"), text_of(e, "user"), text_of(e, "message")});
+    }
+  }
+  const Json& next = field_or_null(replies.at(0), "next");
+  return t.str() + (next.is_string() ? "next page: --after " + next.get<std::string>() + "\n" : "");
+}
+
+}  // namespace trainyard::cli

@@ -1,0 +1,24 @@
+// The events log as the API reads it (daemon/events.h): GET /v1/events.
+#include "daemon/api.h"
+#include "daemon/api/call.h"
+#include "daemon/api/query.h"
+#include "daemon/events.h"
+
+namespace trainyard {
+
+void Api::list_events(ApiCall call) {
+  const EventFilter filter = parse_event_filter(call.request.query);
+  const std::int64_t after = query_int(call.request, "after", 0, INT64_MAX).value_or(0);
+  const int limit = static_cast<int>(query_int(call.request, "limit", 1, 1000).value_or(100));
+  store_.read(
+      [call, filter, after, limit](Store& store) {
+        EventPage page = read_events(store, call.who, filter, after, limit);
+        Json list = Json::array();
+        for (const Event& e : page.events) list.push_back(event_json(e));
+        const Json next = page.next ? Json(std::to_string(*page.next)) : Json(nullptr);
+        return std::function<void()>([call, body = Json{{"events", std::move(list)}, {"next", next}}] { call.reply(200, body); });
+      },
+      [call](const std::string& error) { call.fail(500, "internal", "could not read events: " + error); });
+}
+
+}  // namespace trainyard

@@ -1,0 +1,195 @@
+#include "daemon/events.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <utility>
+
+#include "daemon/api/query.h"
+#include "daemon/attempt_outcome.h"
+#include "daemon/audit.h"
+#include "proto/errors.h"
+#include "proto/time.h"
+
+namespace trainyard {
+namespace {
+
+struct TypeSeverity {
+  std::string_view type;
+  Severity severity;
+};
+
+// The one place that says how much each type matters: error asks a person to act now, warning to
+// look soon (the system is already recovering), info is routine.
+constexpr std::array kTypes = {
+    TypeSeverity{"job.submitted", Severity::info},         TypeSeverity{"job.started", Severity::info},
+    TypeSeverity{"job.succeeded", Severity::info},         TypeSeverity{"job.failed", Severity::error},
+    TypeSeverity{"job.retrying", Severity::warning},       TypeSeverity{"job.stuck", Severity::error},
+    TypeSeverity{"job.cancelled", Severity::info},         TypeSeverity{"node.registered", Severity::info},
+    TypeSeverity{"node.down", Severity::error},            TypeSeverity{"node.unhealthy", Severity::error},
+    TypeSeverity{"node.suspect", Severity::warning},       TypeSeverity{"node.healthy", Severity::info},
+    TypeSeverity{"node.drained", Severity::warning},       TypeSeverity{"node.undrained", Severity::info},
+    TypeSeverity{"healthcheck.finished", Severity::info},  TypeSeverity{"canary.failed", Severity::error},
+    TypeSeverity{"canary.succeeded", Severity::info},
+};
+
+bool is_audit(std::string_view kind) { return kind.starts_with(kAuditKindPrefix); }
+
+// A message is one line: reasons can quote a log tail.
+std::string first_line(std::string text) {
+  if (auto end = text.find('\n'); end != std::string::npos) text.resize(end);
+  return text;
+}
+
+Event base_event(TimePoint at, std::string kind, std::string node, std::string message, Json details) {
+  Event e;
+  e.at = at;
+  e.severity = severity_of(kind);
+  e.kind = std::move(kind);
+  e.node = std::move(node);
+  e.message = first_line(std::move(message));
+  e.details = std::move(details);
+  return e;
+}
+
+bool names_node(const std::string& nodes, std::string_view wanted) {
+  std::string_view rest = nodes;
+  while (!rest.empty()) {
+    const auto comma = rest.find(',');
+    if (rest.substr(0, comma) == wanted) return true;
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
+}  // namespace
+
+const std::vector<std::string_view>& event_types() {
+  static const std::vector<std::string_view> types = [] {
+    std::vector<std::string_view> all;
+    for (const auto& t : kTypes) all.push_back(t.type);
+    return all;
+  }();
+  return types;
+}
+
+bool is_event_type(std::string_view kind) {
+  return is_audit(kind) ||
+         std::any_of(kTypes.begin(), kTypes.end(), [&](const TypeSeverity& t) { return t.type == kind; });
+}
+
+Severity severity_of(std::string_view kind) {
+  for (const auto& t : kTypes) {
+    if (t.type == kind) return t.severity;
+  }
+  return Severity::info;  // audit.*: a record of a deliberate change
+}
+
+Event job_event(TimePoint at, std::string kind, const Job& job, std::optional<AttemptId> attempt, std::string node,
+                std::string message, Json details) {
+  Event e = base_event(at, std::move(kind), std::move(node), std::move(message), std::move(details));
+  e.job_id = job.id;
+  e.attempt_id = attempt;
+  e.user = job.user;
+  e.share = job.spec.share;
+  return e;
+}
+
+Event node_event(TimePoint at, std::string kind, std::string node, std::string message, Json details) {
+  return base_event(at, std::move(kind), std::move(node), std::move(message), std::move(details));
+}
+
+Event node_state_event(TimePoint at, NodeState state, std::string node, const std::string& reason) {
+  std::string kind = "node." + to_string(state);
+  std::transform(kind.begin(), kind.end(), kind.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::string message = "node " + node + " is " + to_string(state) + ": " + reason;
+  return node_event(at, std::move(kind), std::move(node), std::move(message), {{"state", to_string(state)}, {"reason", reason}});
+}
+
+Json event_json(const Event& event) {
+  Json j = {{"id", event.seq},
+            {"time", format_time(event.at)},
+            {"type", event.kind},
+            {"severity", to_string(event.severity)}};
+  if (event.job_id) j["job"] = *event.job_id;
+  if (event.attempt_id) j["attempt"] = *event.attempt_id;
+  if (!event.node.empty()) j["node"] = event.node;
+  if (!event.user.empty()) j["user"] = event.user;
+  if (!event.share.empty()) j["share"] = event.share;
+  j["message"] = event.message;
+  j["details"] = event.details;
+  return j;
+}
+
+bool matches(const EventFilter& filter, const Event& event) {
+  if (filter.type && !glob_match(*filter.type, event.kind)) return false;
+  if (filter.job && event.job_id != filter.job) return false;
+  if (filter.node && !names_node(event.node, *filter.node)) return false;
+  return true;
+}
+
+bool visible_to(const Principal& who, const Event& event) {
+  if (is_audit(event.kind)) return who.may(Action::read_audit);  // as GET /v1/audit
+  if (who.may(Action::read_all_jobs) || event.kind.starts_with("canary.")) return true;
+  if (event.job_id) return event.user == who.user;
+  return true;  // node, health check and canary events are the cluster's
+}
+
+namespace {
+
+constexpr std::size_t kMaxFilterChars = 128;
+
+std::optional<std::string> query_text(const std::map<std::string, std::string>& query, const std::string& name) {
+  auto it = query.find(name);
+  if (it == query.end()) return std::nullopt;
+  if (it->second.empty() || it->second.size() > kMaxFilterChars) {
+    throw InvalidInput(name, "must be 1.." + std::to_string(kMaxFilterChars) + " characters");
+  }
+  return it->second;
+}
+
+bool is_glob_char(char c) { return std::islower(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '*' || c == '?'; }
+
+}  // namespace
+
+EventFilter parse_event_filter(const std::map<std::string, std::string>& query) {
+  EventFilter filter;
+  filter.type = query_text(query, "type");
+  if (filter.type) {
+    const std::string& glob = *filter.type;
+    if (!std::all_of(glob.begin(), glob.end(), is_glob_char)) {
+      throw InvalidInput("type", "an event type or a glob over types: a-z . _ * ? only (e.g. job.failed, node.*)");
+    }
+    const bool any = glob.starts_with(kAuditKindPrefix) || glob_match(glob, "audit.x") ||
+                     std::any_of(event_types().begin(), event_types().end(), [&](std::string_view t) { return glob_match(glob, std::string(t)); });
+    if (!any) throw InvalidInput("type", "matches no event type: " + glob);
+  }
+  if (auto job = query_text(query, "job")) filter.job = parse_int(*job, "job", 1, INT64_MAX);
+  filter.node = query_text(query, "node");
+  return filter;
+}
+
+EventPage read_events(Store& store, const Principal& who, const EventFilter& filter, std::int64_t after, int limit,
+                      int scan_budget) {
+  EventPage page;
+  std::int64_t cursor = after;
+  int scanned = 0;
+  while (static_cast<int>(page.events.size()) < limit) {
+    if (scanned >= scan_budget) return {std::move(page.events), cursor};
+    const int want = std::min(1000, scan_budget - scanned);
+    const std::vector<Event> batch = store.events_after(cursor, want);
+    for (const Event& e : batch) {
+      ++scanned;
+      cursor = e.seq;
+      if (visible_to(who, e) && matches(filter, e)) {
+        page.events.push_back(e);
+        if (static_cast<int>(page.events.size()) == limit) return {std::move(page.events), cursor};
+      }
+    }
+    if (static_cast<int>(batch.size()) < want) return page;  // the end of the log
+  }
+  return {std::move(page.events), cursor};
+}
+
+}  // namespace trainyard

@@ -1,0 +1,63 @@
+#pragma once
+// The events contract (issue 15, DESIGN.md "Events, notifications, dashboard"): the types a person
+// is told about, how much each matters (one table), how an event is built from the job or node it
+// concerns, its JSON, and who may read it. Pure: no store, no clock; GET /v1/events, its stream
+// and the webhooks read events only through these.
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "daemon/auth.h"
+#include "proto/job.h"
+#include "proto/node.h"
+#include "store/store.h"
+
+namespace trainyard {
+
+// Every type of the contract but audit.*, whose actions are open-ended ("audit.token.created").
+const std::vector<std::string_view>& event_types();
+// A contract type or an audit action.
+bool is_event_type(std::string_view kind);
+Severity severity_of(std::string_view kind);
+
+// An event about a job: its owner and share filled in, the message cut to its first line.
+Event job_event(TimePoint at, std::string kind, const Job& job, std::optional<AttemptId> attempt, std::string node,
+                std::string message, Json details = Json::object());
+// An event about a node (no job, no user).
+Event node_event(TimePoint at, std::string kind, std::string node, std::string message, Json details = Json::object());
+// node.down, node.unhealthy, node.suspect, node.healthy or node.drained: the node entered `state`.
+Event node_state_event(TimePoint at, NodeState state, std::string node, const std::string& reason);
+
+// The contract's JSON: job/attempt/node/user/share omitted when the event has none.
+Json event_json(const Event& event);
+
+// The filters GET /v1/events and its stream share.
+struct EventFilter {
+  std::optional<std::string> type;  // a glob over the type (glob_match, attempt_outcome.h)
+  std::optional<JobId> job;
+  std::optional<std::string> node;  // one of the event's nodes (a job event may name several)
+};
+bool matches(const EventFilter& filter, const Event& event);
+
+// Roles that read every job read every event (audit too when they may read the audit log); others
+// read the events of their own jobs and the cluster's node, health check and canary events.
+bool visible_to(const Principal& who, const Event& event);
+
+
+// The filters of GET /v1/events and its stream from the query (type, job, node); throws
+// InvalidInput naming the parameter: over-long, bad characters, or a type glob no type matches.
+EventFilter parse_event_filter(const std::map<std::string, std::string>& query);
+
+// One page of what `who` may read after `after`, oldest first. Scans at most `scan_budget` stored
+// events, so a filter matching little cannot make one request read the whole log: `next` is where
+// to continue (the last event scanned) when more may follow, nullopt at the end of the log.
+struct EventPage {
+  std::vector<Event> events;
+  std::optional<std::int64_t> next;
+};
+EventPage read_events(Store& store, const Principal& who, const EventFilter& filter, std::int64_t after, int limit,
+                      int scan_budget = 10'000);
+
+}  // namespace trainyard
