@@ -170,7 +170,8 @@ CREATE TABLE webhooks (
   format TEXT NOT NULL CHECK (format IN ('slack','json')),
   filter TEXT NOT NULL,
   secret TEXT NOT NULL,
-  cursor_seq INTEGER NOT NULL
+  cursor_seq INTEGER NOT NULL,
+  restricted INTEGER NOT NULL
 );
 CREATE TABLE webhook_deliveries (
   webhook_id INTEGER NOT NULL REFERENCES webhooks (id) ON DELETE CASCADE,

@@ -91,7 +91,8 @@ CheckpointRecord checkpoint_at(const Use& row) {
   return c;
 }
 
-constexpr std::string_view kWebhookColumns = "id, owner, created_at_ms, url, events, format, filter, secret, cursor_seq";
+constexpr std::string_view kWebhookColumns =
+    "id, owner, created_at_ms, url, events, format, filter, secret, cursor_seq, restricted";
 constexpr std::string_view kDeliveryColumns =
     "webhook_id, n, first_seq, last_seq, state, attempts, first_attempt_at_ms, next_attempt_at_ms, log";
 
@@ -110,6 +111,7 @@ WebhookRecord webhook_at(const Use& row) {
   w.filter = json_at("webhooks", row, 6);
   w.secret = row.text_at(7);
   w.cursor_seq = row.int_at(8);
+  w.restricted = row.int_at(9) != 0;
   return w;
 }
 
@@ -265,7 +267,7 @@ struct SqliteStore::Statements {
         max_attempt_id(db, "SELECT COALESCE(MAX(id), 0) FROM attempts"),
         upsert_webhook(db,
                        "INSERT OR REPLACE INTO webhooks (" + std::string(kWebhookColumns) +
-                           ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"),
+                           ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"),
         // INSERT OR REPLACE would delete the webhook's deliveries through the cascade.
         upsert_delivery(db,
                         "INSERT INTO webhook_deliveries (" + std::string(kDeliveryColumns) +
@@ -286,6 +288,7 @@ struct SqliteStore::Statements {
         open_deliveries_of(db,
                            "SELECT " + std::string(kDeliveryColumns) + " FROM webhook_deliveries"
                            " WHERE webhook_id = ?1 AND state IN ('pending','retrying') ORDER BY n"),
+        last_event(db, "SELECT COALESCE(MAX(seq), 0) FROM events"),
         webhooks_keep_from(db,
                            "SELECT MIN(seq) FROM (SELECT cursor_seq + 1 AS seq FROM webhooks UNION ALL"
                            " SELECT first_seq FROM webhook_deliveries WHERE state IN ('pending','retrying'))") {}
@@ -296,7 +299,7 @@ struct SqliteStore::Statements {
   Statement job_by_id, attempts_of_job, attempt_by_id, node_by_name, token_by_hash, all_tokens, events_after, events_of_kind;
   Statement active_jobs, active_attempts, all_nodes, all_shares, max_job_id, max_attempt_id;
   Statement upsert_webhook, upsert_delivery, move_webhook_cursor, delete_webhook, all_webhooks, max_webhook_id;
-  Statement deliveries_of, open_deliveries_of, webhooks_keep_from;
+  Statement deliveries_of, open_deliveries_of, last_event, webhooks_keep_from;
   std::map<unsigned, Statement> job_queries;  // by filter bits, prepared on first use
 };
 
@@ -457,6 +460,7 @@ void SqliteStore::write_webhooks(const Change& change) {
         .bind_text(7, record_text(w.filter))
         .bind_text(8, w.secret)
         .bind_int(9, w.cursor_seq)
+        .bind_int(10, w.restricted ? 1 : 0)
         .run();
   }
   for (const WebhookDelivery& d : change.webhook_deliveries) {
@@ -595,6 +599,8 @@ std::vector<Event> SqliteStore::events_of_kind(const std::string& kind_prefix, s
   while (use.next_row()) out.push_back(event_at(use));
   return out;
 }
+
+std::int64_t SqliteStore::last_event_seq() { return single_int(statements_->last_event); }
 
 std::vector<WebhookDelivery> SqliteStore::webhook_deliveries(std::int64_t webhook_id, std::optional<std::int64_t> before_n,
                                                              int limit) {

@@ -119,6 +119,9 @@ struct WebhookRecord {
   // Every event up to this seq has been delivered, dead-lettered or skipped as not matching: where
   // the webhook's delivery resumes (the outbox is this cursor over the events log).
   std::int64_t cursor_seq = 0;
+  // Made by a user, not an admin: every connection must reach a public address (checked again at
+  // connect time, against DNS rebinding).
+  bool restricted = false;
   bool operator==(const WebhookRecord&) const = default;
 };
 
@@ -234,6 +237,8 @@ class Store {
   virtual std::vector<Event> events_after(std::int64_t seq, int limit) = 0;
   // The same, only events whose kind starts with `kind_prefix` (the audit log: "audit.").
   virtual std::vector<Event> events_of_kind(const std::string& kind_prefix, std::int64_t seq, int limit) = 0;
+  // The newest event's seq; 0 when there is none. A new webhook starts after it.
+  virtual std::int64_t last_event_seq() = 0;
   // A webhook's deliveries, newest first, only those numbered below `before_n` when given; `limit` positive.
   virtual std::vector<WebhookDelivery> webhook_deliveries(std::int64_t webhook_id, std::optional<std::int64_t> before_n,
                                                           int limit) = 0;

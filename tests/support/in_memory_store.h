@@ -29,6 +29,7 @@ class InMemoryStore final : public Store {
   std::vector<NodeHealthRow> node_health(const std::string& node, int limit) override;
   std::vector<Event> events_after(std::int64_t seq, int limit) override;
   std::vector<Event> events_of_kind(const std::string& kind_prefix, std::int64_t seq, int limit) override;
+  std::int64_t last_event_seq() override { return contents_.last_seq; }
   std::vector<WebhookDelivery> webhook_deliveries(std::int64_t webhook_id, std::optional<std::int64_t> before_n,
                                                   int limit) override;
   std::vector<WebhookDelivery> open_webhook_deliveries(std::int64_t webhook_id) override;

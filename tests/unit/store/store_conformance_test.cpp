@@ -56,6 +56,7 @@ TYPED_TEST(StoreConformance, StartsEmptyAtTheLatestSchemaVersion) {
   EXPECT_FALSE(this->store->job(1));
   EXPECT_TRUE(this->store->jobs({}).empty());
   EXPECT_TRUE(this->store->events_after(0, 10).empty());
+  EXPECT_EQ(this->store->last_event_seq(), 0);
   EXPECT_EQ(this->store->schema_version(), latest_schema_version());
 }
 
@@ -167,6 +168,7 @@ TYPED_TEST(StoreConformance, EventsGetIncreasingSeqInBatchOrder) {
     EXPECT_EQ(all[i], expected);
   }
   EXPECT_EQ(this->store->events_after(all[0].seq, 2), (std::vector<Event>{all[1], all[2]}));
+  EXPECT_EQ(this->store->last_event_seq(), all.back().seq);
   EXPECT_TRUE(this->store->events_after(all.back().seq, 10).empty());
 }
 
@@ -424,7 +426,7 @@ TYPED_TEST(StoreConformance, AnEmptyBatchChangesNothing) {
 
 WebhookRecord webhook(std::int64_t id, std::int64_t cursor = 0) {
   return WebhookRecord{id, "alice", at_ms(1000 + id), "https://hooks.example.com/" + std::to_string(id), {"job.*", "node.down"},
-                       "slack", Json{{"share", "vision"}}, "whsec_" + std::to_string(id), cursor};
+                       "slack", Json{{"share", "vision"}}, "whsec_" + std::to_string(id), cursor, id % 2 == 0};
 }
 
 WebhookDelivery delivery(std::int64_t webhook_id, std::int64_t n, DeliveryState state, std::int64_t first, std::int64_t last) {
