@@ -14,6 +14,7 @@
 #include "daemon/job_manager.h"
 #include "daemon/request_limits.h"
 #include "daemon/store_worker.h"
+#include "daemon/webhook_registry.h"
 #include "net/http_server.h"
 
 namespace trainyard {
@@ -37,6 +38,8 @@ class Api {
   using RequestObserver =
       std::function<void(const std::string& method, const std::string& route_pattern, int status, double seconds)>;
   void set_request_observer(RequestObserver observe);
+  // Serves /v1/webhooks from `webhooks` (unset, those routes are 404s).
+  void set_webhooks(WebhookRegistry& webhooks, WebhookOptions options);
 
  private:
   friend const std::vector<Route>& api_routes();
@@ -93,6 +96,18 @@ class Api {
   // daemon/api/shares.cpp
   void list_shares(ApiCall call);
   void put_share(ApiCall call);
+  // daemon/api/webhooks.cpp
+  void create_webhook(ApiCall call);
+  void store_new_webhook(const ApiCall& call, const WebhookRecord& webhook);
+  void list_webhooks(ApiCall call);
+  void get_webhook(ApiCall call);
+  void delete_webhook(ApiCall call);
+  void test_webhook(ApiCall call);
+  void webhook_deliveries(ApiCall call);
+  void retry_webhook_delivery(ApiCall call);
+  void resend_delivery(const ApiCall& call, std::int64_t id, std::int64_t n, std::optional<WebhookDelivery> delivery);
+  // The route's webhook {id} if the caller may see it (else a 404), then continues.
+  void with_webhook(ApiCall call, std::function<void(ApiCall, WebhookRecord)> then);
   // daemon/api/audit.cpp
   void list_audit(ApiCall call);
   // The audit event of the change `call` made (daemon/audit.h), for a handler that writes it with
@@ -114,6 +129,8 @@ class Api {
   std::function<std::string()> render_metrics_;
   bool metrics_public_ = false;
   RequestObserver observe_request_;
+  WebhookRegistry* webhooks_ = nullptr;
+  WebhookOptions webhook_options_;
 };
 
 // The longest lifetime a token may be given ("ttl_s"): ten years.
