@@ -3,6 +3,8 @@
 // after a restart, and one webhook's failures not delaying another's.
 #include <gtest/gtest.h>
 
+#include <list>
+
 #include "daemon/webhook_outbox.h"
 #include "daemon/webhook_signature.h"
 #include "tests/unit/daemon/harness.h"
@@ -32,7 +34,7 @@ class OutboxTest : public ::testing::Test {
                    [this](net::OutboundRequest r, std::function<void(net::OutboundResponse)> done) {
                      sent.push_back({std::move(r), std::move(done)});
                    },
-                   metrics, 7);
+                   metrics.emplace_back(), 7);
     outbox->start(*registry);
     cluster.settle();
   }
@@ -74,7 +76,7 @@ class OutboxTest : public ::testing::Test {
   std::vector<WebhookDelivery> deliveries(std::int64_t id) { return cluster.memory.webhook_deliveries(id, std::nullopt, 1000); }
 
   Cluster cluster;
-  prom::Registry metrics;
+  std::list<prom::Registry> metrics;  // a restarted outbox registers its families anew
   WebhookOptions options{.backoff = {100ms, 1s, 10s}, .storm = {5, 1min}};
   std::optional<WebhookRegistry> registry;
   std::optional<WebhookOutbox> outbox;
@@ -103,7 +105,7 @@ TEST_F(OutboxTest, DeliversWantedEventsInOrderSignedAndMovesTheCursor) {
   const auto done = deliveries(w.id);
   ASSERT_EQ(done.size(), 3u);
   for (const auto& d : done) EXPECT_EQ(d.state, DeliveryState::delivered);
-  EXPECT_EQ(metrics.render().find("trainyard_webhook_deliveries_total{result=\"delivered\"} 3") != std::string::npos, true);
+  EXPECT_EQ(metrics.back().render().find("trainyard_webhook_deliveries_total{result=\"delivered\"} 3") != std::string::npos, true);
 }
 
 TEST_F(OutboxTest, RetriesTheSameEventIdHonoursRetryAfterThenDeadLetters) {
