@@ -4,6 +4,7 @@
 // shut it down gracefully (GracefulShutdown in daemon.cpp; SIGHUP reloads the TLS certificate and key).
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace trainyard {
 
