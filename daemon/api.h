@@ -15,6 +15,7 @@
 #include "daemon/job_manager.h"
 #include "daemon/request_limits.h"
 #include "daemon/store_worker.h"
+#include "daemon/webhook_registry.h"
 #include "net/http_server.h"
 
 namespace trainyard {
@@ -40,6 +41,8 @@ class Api {
   void set_request_observer(RequestObserver observe);
   // GETs no route takes, outside /v1, are answered from the dashboard's files (without a token).
   void set_dashboard(DashboardFiles files) { dashboard_ = std::move(files); }
+  // Serves /v1/webhooks from `webhooks` (unset, those routes are 404s).
+  void set_webhooks(WebhookRegistry& webhooks, WebhookOptions options);
 
  private:
   friend const std::vector<Route>& api_routes();
@@ -100,6 +103,18 @@ class Api {
   // daemon/api/shares.cpp
   void list_shares(ApiCall call);
   void put_share(ApiCall call);
+  // daemon/api/webhooks.cpp
+  void create_webhook(ApiCall call);
+  void store_new_webhook(const ApiCall& call, const WebhookRecord& webhook);
+  void list_webhooks(ApiCall call);
+  void get_webhook(ApiCall call);
+  void delete_webhook(ApiCall call);
+  void test_webhook(ApiCall call);
+  void webhook_deliveries(ApiCall call);
+  void retry_webhook_delivery(ApiCall call);
+  void resend_delivery(const ApiCall& call, std::int64_t id, std::int64_t n, std::optional<WebhookDelivery> delivery);
+  // The route's webhook {id} if the caller may see it (else a 404), then continues.
+  void with_webhook(ApiCall call, std::function<void(ApiCall, WebhookRecord)> then);
   // daemon/api/audit.cpp
   void list_audit(ApiCall call);
   void list_events(ApiCall call);
@@ -125,6 +140,8 @@ class Api {
   bool metrics_public_ = false;
   RequestObserver observe_request_;
   std::optional<DashboardFiles> dashboard_;
+  WebhookRegistry* webhooks_ = nullptr;
+  WebhookOptions webhook_options_;
 };
 
 // The longest lifetime a token may be given ("ttl_s"): ten years.

@@ -16,6 +16,8 @@
 #include "daemon/gateway.h"
 #include "daemon/join_token.h"
 #include "daemon/private_files.h"
+#include "daemon/webhook_outbox.h"
+#include "daemon/webhook_url.h"
 #include "net/http_server.h"
 #include "net/tls.h"
 #include "proto/flag_parser.h"
@@ -330,6 +332,24 @@ bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
                    "else no dashboard", &o.dashboard_dir);
   flags.add_int("event-retention-days", "events older than this are deleted (those a webhook has not had yet are kept)",
                 &o.event_retention_days, 1, 36'500);
+  flags.add_list("webhook-allowed-hosts", "host a user's webhook may point to (repeatable; \"*.example.com\" "
+                 "allows its sub-domains); admins' webhooks may point anywhere", &o.webhook_allowed_hosts);
+  flags.add_string("public-url", "the daemon's address as people reach it; Slack messages link to its dashboard pages",
+                   &o.public_url);
+  flags.add_string("webhook-ca-file", "PEM CA certificate trusted for HTTPS webhooks besides the system's store",
+                   &o.webhook_ca_file);
+  flags.add_int("webhook-backoff-initial-ms", "a failed webhook delivery is retried within this, the bound doubling "
+                "on each failure (full jitter)", &o.webhook_backoff_initial_ms, 1, 3'600'000);
+  flags.add_int("webhook-backoff-cap-ms", "the largest wait between two tries of a webhook delivery",
+                &o.webhook_backoff_cap_ms, 1, 24 * 3'600'000LL);
+  flags.add_int("webhook-give-up-s", "after this long a failing webhook delivery is dead-lettered",
+                &o.webhook_give_up_s, 1, 30 * 24 * 3600);
+  flags.add_int("webhook-max-per-minute", "messages one webhook gets a minute at most; the excess is folded into "
+                "one summary", &o.webhook_max_per_minute, 1, 100'000);
+  flags.add_int("webhook-connect-timeout-ms", "to connect to a webhook receiver", &o.webhook_connect_timeout_ms, 1,
+                600'000);
+  flags.add_int("webhook-timeout-ms", "for a whole webhook request, connect to answer", &o.webhook_timeout_ms, 1,
+                600'000);
   flags.add_int("health-collective-kib", "buffer size of each health-check collective", &o.health_collective_kib, 1,
                 256 * 1024);
   if (!flags.parse(argc, argv)) {
@@ -340,6 +360,7 @@ bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
   check_transport_security(o);
   if (!o.failure_rules_file.empty()) load_failure_rules(o.failure_rules_file);  // fail at start, naming the field
   if (!o.dashboard_dir.empty()) require_dashboard_dir(o.dashboard_dir);  // fail at start, naming the field
+  if (!o.public_url.empty()) parse_webhook_url(o.public_url, "--public-url");
   return true;
 }
 
@@ -414,6 +435,28 @@ int run_daemon(const DaemonOptions& o) {
   api.set_request_observer([&metrics](const std::string& method, const std::string& route, int status, double seconds) {
     metrics.http_request(method, route, status, seconds);
   });
+  const WebhookOptions webhook_options{
+      .allowed_hosts = o.webhook_allowed_hosts,
+      .public_url = o.public_url,
+      .ca_file = o.webhook_ca_file,
+      .backoff = {Millis(o.webhook_backoff_initial_ms), Millis(o.webhook_backoff_cap_ms), std::chrono::seconds(o.webhook_give_up_s)},
+      .storm = {static_cast<int>(o.webhook_max_per_minute)}};
+  WebhookRegistry webhooks(state.webhooks, state.max_webhook_id);
+  net::HttpClient webhook_client(
+      io, {.connect_timeout = Millis(o.webhook_connect_timeout_ms),
+           .total_timeout = Millis(o.webhook_timeout_ms),
+           .ca_file = o.webhook_ca_file,
+           .check_address = [](const std::string&, const std::string& address) {
+             return is_public_address(address) ? std::string() : address + " is loopback, link-local, private or reserved";
+           }});
+  WebhookOutbox outbox(
+      worker, timers, clock, webhook_options,
+      [&webhook_client](net::OutboundRequest request, std::function<void(net::OutboundResponse)> done) {
+        webhook_client.post(std::move(request), std::move(done));
+      },
+      metrics.registry());
+  outbox.start(webhooks);
+  api.set_webhooks(webhooks, webhook_options);
   net::HttpServerOptions server_options;
   server_options.body_limit = static_cast<std::size_t>(o.body_limit_bytes);
   server_options.header_limit = static_cast<std::size_t>(o.max_header_bytes);
@@ -454,7 +497,6 @@ int run_daemon(const DaemonOptions& o) {
   spdlog::info("event=daemon_listening url={} data_dir={} version={} agent_client_certificates={}", url,
                data_dir.string(), kTrainyardVersion, o.agent_client_ca.empty() ? "no" : "required");
 
-  const EventsStillNeeded events_still_needed = no_event_still_needed;
   asio::steady_timer ticker(io);
   std::uint64_t ticks = 0;
   std::function<void()> tick = [&] {
@@ -463,7 +505,7 @@ int run_daemon(const DaemonOptions& o) {
       jobs.persist_usage();
       persist_token_uses(tokens, worker, clock.system_now());
       metrics.account_goodput(worker, clock.system_now());
-      prune_events(worker, clock.system_now(), std::chrono::hours(24 * o.event_retention_days), events_still_needed);
+      prune_events(worker, clock.system_now(), std::chrono::hours(24 * o.event_retention_days));
     }
     ticker.expires_after(Millis(o.tick_ms));
     ticker.async_wait([&](const boost::system::error_code& ec) {
@@ -474,6 +516,7 @@ int run_daemon(const DaemonOptions& o) {
 
   GracefulShutdown shutdown(io, server, worker, Millis(o.shutdown_grace_ms), [&] {
     ticker.cancel();
+    outbox.stop();
     jobs.persist_usage();
     persist_token_uses(tokens, worker, clock.system_now());
   });

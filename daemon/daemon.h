@@ -4,6 +4,7 @@
 // shut it down gracefully (GracefulShutdown in daemon.cpp; SIGHUP reloads the TLS certificate and key).
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace trainyard {
 
@@ -46,6 +47,15 @@ struct DaemonOptions {
   std::int64_t shutdown_grace_ms = 10'000;      // SIGTERM: how long requests in flight may take
   std::string dashboard_dir;  // the built web/dist; default: the installed one, else none (logged)
   std::int64_t event_retention_days = 30;       // older events are pruned (daemon/event_retention.h)
+  std::vector<std::string> webhook_allowed_hosts;  // where users' webhooks may point ("*.example.com" allowed)
+  std::string public_url;                          // the dashboard's address, for links in Slack messages
+  std::string webhook_ca_file;                     // trusted for HTTPS webhooks besides the system store
+  std::int64_t webhook_backoff_initial_ms = 1000;  // first retry within this; doubling up to the cap
+  std::int64_t webhook_backoff_cap_ms = 600'000;
+  std::int64_t webhook_give_up_s = 24 * 3600;      // then the delivery is dead-lettered
+  std::int64_t webhook_max_per_minute = 20;        // storm control, per webhook
+  std::int64_t webhook_connect_timeout_ms = 5000;
+  std::int64_t webhook_timeout_ms = 10'000;        // a whole delivery attempt
 };
 
 inline constexpr const char* kTrainyardVersion = TRAINYARD_VERSION;  // project(VERSION) in CMakeLists.txt

@@ -4,11 +4,11 @@
 
 namespace trainyard {
 
-void prune_events(StoreWorker& worker, TimePoint now, std::chrono::hours retention, const EventsStillNeeded& still_needed) {
+void prune_events(StoreWorker& worker, TimePoint now, std::chrono::hours retention) {
   const TimePoint older_than = now - retention;
-  const std::int64_t keep_from_seq = still_needed ? still_needed() : no_event_still_needed();
   worker.read(
-      [older_than, keep_from_seq](Store& store) {
+      [older_than](Store& store) {
+        const std::int64_t keep_from_seq = store.webhooks_keep_from_seq().value_or(INT64_MAX);
         const std::int64_t pruned = store.prune_events(older_than, keep_from_seq);
         return StoreWorker::Continuation([pruned, keep_from_seq] {
           if (pruned > 0) spdlog::info("event=events_pruned count={} keep_from_seq={}", pruned, keep_from_seq);

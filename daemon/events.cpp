@@ -107,20 +107,6 @@ Event node_state_event(TimePoint at, NodeState state, std::string node, const st
   return node_event(at, std::move(kind), std::move(node), std::move(message), {{"state", to_string(state)}, {"reason", reason}});
 }
 
-Json event_json(const Event& event) {
-  Json j = {{"id", event.seq},
-            {"time", format_time(event.at)},
-            {"type", event.kind},
-            {"severity", to_string(event.severity)}};
-  if (event.job_id) j["job"] = *event.job_id;
-  if (event.attempt_id) j["attempt"] = *event.attempt_id;
-  if (!event.node.empty()) j["node"] = event.node;
-  if (!event.user.empty()) j["user"] = event.user;
-  if (!event.share.empty()) j["share"] = event.share;
-  j["message"] = event.message;
-  j["details"] = event.details;
-  return j;
-}
 
 bool matches(const EventFilter& filter, const Event& event) {
   if (filter.type && !glob_match(*filter.type, event.kind)) return false;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "daemon/auth.h"
+#include "daemon/event_json.h"
 #include "proto/job.h"
 #include "proto/node.h"
 #include "store/store.h"
@@ -29,9 +30,6 @@ Event job_event(TimePoint at, std::string kind, const Job& job, std::optional<At
 Event node_event(TimePoint at, std::string kind, std::string node, std::string message, Json details = Json::object());
 // node.down, node.unhealthy, node.suspect, node.healthy or node.drained: the node entered `state`.
 Event node_state_event(TimePoint at, NodeState state, std::string node, const std::string& reason);
-
-// The contract's JSON: job/attempt/node/user/share omitted when the event has none.
-Json event_json(const Event& event);
 
 // The filters GET /v1/events and its stream share.
 struct EventFilter {

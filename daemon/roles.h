@@ -26,6 +26,7 @@ enum class Action {
   manage_shares,   // create and change shares, see their members, submit into any share
   read_audit,      // list the audit log (GET /v1/audit)
   read_metrics,    // scrape GET /metrics (Prometheus; no token needed with --metrics-public)
+  manage_webhooks,  // webhooks to any URL for any events, and every user's webhooks (users: their own)
 };
 
 constexpr bool allows(Role role, Action action) {

@@ -158,6 +158,36 @@ CREATE INDEX events_by_job ON events (job_id, seq) WHERE job_id IS NOT NULL;
 CREATE INDEX events_by_time ON events (at_ms);
 )sql";
 
+// Webhooks and their deliveries (docs/ARCHITECTURE.md "Webhooks"). The outbox is each webhook's
+// cursor over the events log plus its open deliveries; delivered and dead ones stay as history.
+constexpr std::string_view kWebhooksSchema = R"sql(
+CREATE TABLE webhooks (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  owner TEXT NOT NULL,
+  created_at_ms INTEGER NOT NULL,
+  url TEXT NOT NULL,
+  events TEXT NOT NULL,
+  format TEXT NOT NULL CHECK (format IN ('slack','json')),
+  filter TEXT NOT NULL,
+  secret TEXT NOT NULL,
+  cursor_seq INTEGER NOT NULL,
+  restricted INTEGER NOT NULL
+);
+CREATE TABLE webhook_deliveries (
+  webhook_id INTEGER NOT NULL REFERENCES webhooks (id) ON DELETE CASCADE,
+  n INTEGER NOT NULL,
+  first_seq INTEGER NOT NULL,
+  last_seq INTEGER NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('pending','delivered','dead','retrying')),
+  attempts INTEGER NOT NULL,
+  first_attempt_at_ms INTEGER NOT NULL,
+  next_attempt_at_ms INTEGER,
+  log TEXT NOT NULL,
+  PRIMARY KEY (webhook_id, n)
+) WITHOUT ROWID;
+CREATE INDEX webhook_deliveries_open ON webhook_deliveries (webhook_id, n) WHERE state IN ('pending','retrying');
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{1, "initial: jobs, attempts, nodes, tokens, shares, events", kInitialSchema},
     Migration{2, "metrics: per-step training metrics", kMetricsSchema},
@@ -166,6 +196,7 @@ constexpr std::array kMigrations = {
     Migration{5, "checkpoints: the checkpoints each job's attempts reported", kCheckpointsSchema},
     Migration{6, "token lifecycle: ids, expiry, last use; operator and viewer roles", kTokenLifecycleSchema},
     Migration{7, "event details: severity, user, share, details; indexes by job and time", kEventDetailsSchema},
+    Migration{8, "webhooks: subscriptions, their cursors over the events log, and deliveries", kWebhooksSchema},
 };
 
 bool has_version_table(sqlite::Connection& db) {

@@ -91,6 +91,46 @@ CheckpointRecord checkpoint_at(const Use& row) {
   return c;
 }
 
+constexpr std::string_view kWebhookColumns =
+    "id, owner, created_at_ms, url, events, format, filter, secret, cursor_seq, restricted";
+constexpr std::string_view kDeliveryColumns =
+    "webhook_id, n, first_seq, last_seq, state, attempts, first_attempt_at_ms, next_attempt_at_ms, log";
+
+Json json_at(std::string_view table, const Use& row, int column) {
+  return decode(table, row.text_at(column), [](const Json& j) { return j; });
+}
+
+WebhookRecord webhook_at(const Use& row) {
+  WebhookRecord w;
+  w.id = row.int_at(0);
+  w.owner = row.text_at(1);
+  w.created_at = from_unix_ms(row.int_at(2));
+  w.url = row.text_at(3);
+  w.events = decode("webhooks", row.text_at(4), [](const Json& j) { return j.get<std::vector<std::string>>(); });
+  w.format = row.text_at(5);
+  w.filter = json_at("webhooks", row, 6);
+  w.secret = row.text_at(7);
+  w.cursor_seq = row.int_at(8);
+  w.restricted = row.int_at(9) != 0;
+  return w;
+}
+
+WebhookDelivery delivery_at(const Use& row) {
+  WebhookDelivery d;
+  d.webhook_id = row.int_at(0);
+  d.n = row.int_at(1);
+  d.first_seq = row.int_at(2);
+  d.last_seq = row.int_at(3);
+  const auto state = parse_delivery_state(row.text_at(4));
+  if (!state) throw StoreError("webhook_deliveries: unreadable stored state \"" + row.text_at(4) + "\"");
+  d.state = *state;
+  d.attempts = static_cast<int>(row.int_at(5));
+  d.first_attempt_at = from_unix_ms(row.int_at(6));
+  if (!row.is_null_at(7)) d.next_attempt_at = from_unix_ms(row.int_at(7));
+  d.log = json_at("webhook_deliveries", row, 8);
+  return d;
+}
+
 double real_or_nan(const Use& row, int column) {
   return row.is_null_at(column) ? std::numeric_limits<double>::quiet_NaN() : row.real_at(column);
 }
@@ -226,13 +266,42 @@ struct SqliteStore::Statements {
                    "SELECT name, weight, max_running_cores, usage_core_s, usage_at_ms, created, members FROM shares"
                    " ORDER BY name"),
         max_job_id(db, "SELECT COALESCE(MAX(id), 0) FROM jobs"),
-        max_attempt_id(db, "SELECT COALESCE(MAX(id), 0) FROM attempts") {}
+        max_attempt_id(db, "SELECT COALESCE(MAX(id), 0) FROM attempts"),
+        upsert_webhook(db,
+                       "INSERT OR REPLACE INTO webhooks (" + std::string(kWebhookColumns) +
+                           ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"),
+        // INSERT OR REPLACE would delete the webhook's deliveries through the cascade.
+        upsert_delivery(db,
+                        "INSERT INTO webhook_deliveries (" + std::string(kDeliveryColumns) +
+                            ") SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9 WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = ?1)"
+                            " ON CONFLICT (webhook_id, n) DO UPDATE SET first_seq = excluded.first_seq,"
+                            " last_seq = excluded.last_seq, state = excluded.state, attempts = excluded.attempts,"
+                            " first_attempt_at_ms = excluded.first_attempt_at_ms,"
+                            " next_attempt_at_ms = excluded.next_attempt_at_ms, log = excluded.log"),
+        move_webhook_cursor(db, "UPDATE webhooks SET cursor_seq = ?2 WHERE id = ?1"),
+        delete_webhook(db, "DELETE FROM webhooks WHERE id = ?1"),
+        all_webhooks(db, "SELECT " + std::string(kWebhookColumns) + " FROM webhooks ORDER BY id"),
+        max_webhook_id(db,
+                       "SELECT MAX(COALESCE((SELECT MAX(id) FROM webhooks), 0),"
+                       " COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'webhooks'), 0))"),
+        deliveries_of(db,
+                      "SELECT " + std::string(kDeliveryColumns) + " FROM webhook_deliveries"
+                      " WHERE webhook_id = ?1 AND n < ?2 ORDER BY n DESC LIMIT ?3"),
+        open_deliveries_of(db,
+                           "SELECT " + std::string(kDeliveryColumns) + " FROM webhook_deliveries"
+                           " WHERE webhook_id = ?1 AND state IN ('pending','retrying') ORDER BY n"),
+        last_event(db, "SELECT COALESCE(MAX(seq), 0) FROM events"),
+        webhooks_keep_from(db,
+                           "SELECT MIN(seq) FROM (SELECT cursor_seq + 1 AS seq FROM webhooks UNION ALL"
+                           " SELECT first_seq FROM webhook_deliveries WHERE state IN ('pending','retrying'))") {}
 
   Statement upsert_job, upsert_attempt, upsert_node, upsert_token, delete_token, note_token_use, upsert_share, append_event, upsert_metric;
   Statement metrics_of_job, upsert_health_check, upsert_node_health, health_check_by_id, node_health_of;
   Statement upsert_checkpoint, checkpoints_of_job, max_health_check_id;
   Statement job_by_id, attempts_of_job, attempt_by_id, node_by_name, token_by_hash, all_tokens, events_after, events_of_kind;
   Statement prune_events, active_jobs, active_attempts, all_nodes, all_shares, max_job_id, max_attempt_id;
+  Statement upsert_webhook, upsert_delivery, move_webhook_cursor, delete_webhook, all_webhooks, max_webhook_id;
+  Statement deliveries_of, open_deliveries_of, last_event, webhooks_keep_from;
   std::map<unsigned, Statement> job_queries;  // by filter bits, prepared on first use
 };
 
@@ -377,6 +446,40 @@ void SqliteStore::write(const Change& change) {
         .bind_int(5, to_unix_ms(c.recorded_at))
         .run();
   }
+  write_webhooks(change);
+}
+
+void SqliteStore::write_webhooks(const Change& change) {
+  Statements& s = *statements_;
+  for (const WebhookRecord& w : change.webhooks) {
+    Use(s.upsert_webhook)
+        .bind_int(1, w.id)
+        .bind_text(2, w.owner)
+        .bind_int(3, to_unix_ms(w.created_at))
+        .bind_text(4, w.url)
+        .bind_text(5, record_text(Json(w.events)))
+        .bind_text(6, w.format)
+        .bind_text(7, record_text(w.filter))
+        .bind_text(8, w.secret)
+        .bind_int(9, w.cursor_seq)
+        .bind_int(10, w.restricted ? 1 : 0)
+        .run();
+  }
+  for (const WebhookDelivery& d : change.webhook_deliveries) {
+    Use(s.upsert_delivery)
+        .bind_int(1, d.webhook_id)
+        .bind_int(2, d.n)
+        .bind_int(3, d.first_seq)
+        .bind_int(4, d.last_seq)
+        .bind_text(5, to_string(d.state))
+        .bind_int(6, d.attempts)
+        .bind_int(7, to_unix_ms(d.first_attempt_at))
+        .bind_optional_int(8, d.next_attempt_at ? std::optional(to_unix_ms(*d.next_attempt_at)) : std::nullopt)
+        .bind_text(9, record_text(d.log))
+        .run();
+  }
+  for (const auto& [id, seq] : change.webhook_cursors) Use(s.move_webhook_cursor).bind_int(1, id).bind_int(2, seq).run();
+  for (std::int64_t id : change.deleted_webhooks) Use(s.delete_webhook).bind_int(1, id).run();
 }
 
 LoadedState SqliteStore::load() {
@@ -389,6 +492,8 @@ LoadedState SqliteStore::load() {
   state.max_job_id = single_int(s.max_job_id);
   state.max_attempt_id = single_int(s.max_attempt_id);
   state.max_health_check_id = single_int(s.max_health_check_id);
+  state.webhooks = all_rows(s.all_webhooks, webhook_at);
+  state.max_webhook_id = single_int(s.max_webhook_id);
   return state;
 }
 
@@ -503,6 +608,31 @@ std::int64_t SqliteStore::prune_events(TimePoint older_than, std::int64_t keep_f
   std::int64_t pruned = 0;
   while (use.next_row()) ++pruned;
   return pruned;
+}
+
+std::int64_t SqliteStore::last_event_seq() { return single_int(statements_->last_event); }
+
+std::vector<WebhookDelivery> SqliteStore::webhook_deliveries(std::int64_t webhook_id, std::optional<std::int64_t> before_n,
+                                                             int limit) {
+  Use use(statements_->deliveries_of);
+  use.bind_int(1, webhook_id).bind_int(2, before_n.value_or(std::numeric_limits<std::int64_t>::max())).bind_int(3, limit);
+  std::vector<WebhookDelivery> out;
+  while (use.next_row()) out.push_back(delivery_at(use));
+  return out;
+}
+
+std::vector<WebhookDelivery> SqliteStore::open_webhook_deliveries(std::int64_t webhook_id) {
+  Use use(statements_->open_deliveries_of);
+  use.bind_int(1, webhook_id);
+  std::vector<WebhookDelivery> out;
+  while (use.next_row()) out.push_back(delivery_at(use));
+  return out;
+}
+
+std::optional<std::int64_t> SqliteStore::webhooks_keep_from_seq() {
+  Use use(statements_->webhooks_keep_from);
+  if (!use.next_row() || use.is_null_at(0)) return std::nullopt;
+  return use.int_at(0);
 }
 
 int SqliteStore::schema_version() { return recorded_schema_version(db_); }

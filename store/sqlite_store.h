@@ -44,12 +44,18 @@ class SqliteStore final : public Store {
   std::vector<Event> events_after(std::int64_t seq, int limit) override;
   std::vector<Event> events_of_kind(const std::string& kind_prefix, std::int64_t seq, int limit) override;
   std::int64_t prune_events(TimePoint older_than, std::int64_t keep_from_seq) override;
+  std::int64_t last_event_seq() override;
+  std::vector<WebhookDelivery> webhook_deliveries(std::int64_t webhook_id, std::optional<std::int64_t> before_n,
+                                                  int limit) override;
+  std::vector<WebhookDelivery> open_webhook_deliveries(std::int64_t webhook_id) override;
+  std::optional<std::int64_t> webhooks_keep_from_seq() override;
   int schema_version() override;
 
  private:
   struct Statements;
 
   void write(const Change& change);
+  void write_webhooks(const Change& change);
   sqlite::Statement& job_query_for(const JobQuery& query);
 
   sqlite::Connection db_;

@@ -38,6 +38,23 @@ std::optional<Severity> parse_severity(std::string_view s) {
   return std::nullopt;
 }
 
+std::string to_string(DeliveryState s) {
+  switch (s) {
+    case DeliveryState::pending: return "pending";
+    case DeliveryState::delivered: return "delivered";
+    case DeliveryState::dead: return "dead";
+    case DeliveryState::retrying: return "retrying";
+  }
+  return "pending";
+}
+
+std::optional<DeliveryState> parse_delivery_state(std::string_view s) {
+  for (DeliveryState v : {DeliveryState::pending, DeliveryState::delivered, DeliveryState::dead, DeliveryState::retrying}) {
+    if (to_string(v) == s) return v;
+  }
+  return std::nullopt;
+}
+
 std::optional<Role> parse_role(std::string_view s) {
   std::string lower(s);
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });

@@ -105,6 +105,46 @@ struct CheckpointRecord {
   bool operator==(const CheckpointRecord&) const = default;
 };
 
+// A webhook (docs/ARCHITECTURE.md "Webhooks"). The secret is stored as it is: it signs every
+// request, so it cannot be a hash; the API shows it once, at creation.
+struct WebhookRecord {
+  std::int64_t id = 0;
+  std::string owner;  // the user who created it
+  TimePoint created_at{};
+  std::string url;
+  std::vector<std::string> events;  // globs over event types
+  std::string format;               // "slack" or "json"
+  Json filter = Json::object();     // {"share", "user", "job"}, each optional
+  std::string secret;
+  // Every event up to this seq has been delivered, dead-lettered or skipped as not matching: where
+  // the webhook's delivery resumes (the outbox is this cursor over the events log).
+  std::int64_t cursor_seq = 0;
+  // Made by a user, not an admin: every connection must reach a public address (checked again at
+  // connect time, against DNS rebinding).
+  bool restricted = false;
+  bool operator==(const WebhookRecord&) const = default;
+};
+
+// One message to a webhook (an event, or a fold of several: storm control) and its attempts.
+// pending: being tried; delivered; dead: gave up (dead-lettered); retrying: an operator asked to
+// send a dead one again.
+enum class DeliveryState { pending, delivered, dead, retrying };
+std::string to_string(DeliveryState s);
+std::optional<DeliveryState> parse_delivery_state(std::string_view s);
+
+struct WebhookDelivery {
+  std::int64_t webhook_id = 0;
+  std::int64_t n = 0;  // 1, 2, 3, ... per webhook
+  std::int64_t first_seq = 0;  // the events it carries
+  std::int64_t last_seq = 0;
+  DeliveryState state = DeliveryState::pending;
+  int attempts = 0;
+  TimePoint first_attempt_at{};
+  std::optional<TimePoint> next_attempt_at;
+  Json log = Json::array();  // the latest attempts: {"at", "status", "latency_ms", "error", "next_retry"}
+  bool operator==(const WebhookDelivery&) const = default;
+};
+
 // A record as stored: compact JSON, invalid UTF-8 replaced rather than refused (reasons and
 // messages can quote process output).
 std::string record_text(const Json& record);
@@ -130,6 +170,10 @@ struct Change {
   // When tokens were last used, by hash; a token not stored (revoked meanwhile) is left absent.
   std::vector<std::pair<std::string, TimePoint>> token_uses;
   std::vector<CheckpointRecord> checkpoints;  // upserted by (job, step): a rewritten step's newest report wins
+  std::vector<WebhookRecord> webhooks;                  // upserted whole by id
+  std::vector<WebhookDelivery> webhook_deliveries;     // upserted by (webhook, n); ignored for a deleted webhook
+  std::vector<std::pair<std::int64_t, std::int64_t>> webhook_cursors;  // (webhook, seq); ignored for a deleted one
+  std::vector<std::int64_t> deleted_webhooks;          // with their deliveries, after everything above
 };
 
 struct JobQuery {
@@ -149,6 +193,8 @@ struct LoadedState {
   JobId max_job_id = 0;
   AttemptId max_attempt_id = 0;
   std::int64_t max_health_check_id = 0;
+  std::vector<WebhookRecord> webhooks;  // in id order
+  std::int64_t max_webhook_id = 0;      // deleted ones included: ids are never reused
 };
 
 class StoreError : public std::runtime_error {
@@ -195,6 +241,16 @@ class Store {
   // event a reader still needs, e.g. one a webhook has not had, is kept whatever its age), in one
   // transaction; returns how many. Sequence numbers are never reused after a prune.
   virtual std::int64_t prune_events(TimePoint older_than, std::int64_t keep_from_seq) = 0;
+  // The newest event's seq; 0 when there is none. A new webhook starts after it.
+  virtual std::int64_t last_event_seq() = 0;
+  // A webhook's deliveries, newest first, only those numbered below `before_n` when given; `limit` positive.
+  virtual std::vector<WebhookDelivery> webhook_deliveries(std::int64_t webhook_id, std::optional<std::int64_t> before_n,
+                                                          int limit) = 0;
+  // A webhook's pending and retrying deliveries, in number order: what its delivery resumes with.
+  virtual std::vector<WebhookDelivery> open_webhook_deliveries(std::int64_t webhook_id) = 0;
+  // The oldest event seq a webhook still needs (past a cursor, or carried by an open delivery);
+  // nullopt when none. Event retention must keep it and everything after it.
+  virtual std::optional<std::int64_t> webhooks_keep_from_seq() = 0;
   virtual int schema_version() = 0;
 };
 

@@ -69,7 +69,16 @@ void Api::set_metrics_exposition(std::function<std::string()> render, bool publi
 
 void Api::set_request_observer(RequestObserver observe) { observe_request_ = std::move(observe); }
 
-bool Api::serves(const Route& route) const { return route.handler != &Api::metrics_exposition || render_metrics_; }
+void Api::set_webhooks(WebhookRegistry& webhooks, WebhookOptions options) {
+  webhooks_ = &webhooks;
+  webhook_options_ = std::move(options);
+}
+
+bool Api::serves(const Route& route) const {
+  if (route.handler == &Api::metrics_exposition) return static_cast<bool>(render_metrics_);
+  if (route.pattern.starts_with("/v1/webhooks")) return webhooks_ != nullptr;
+  return true;
+}
 
 RouteMatch Api::match(const net::HttpRequest& request) const {
   RouteMatch found;

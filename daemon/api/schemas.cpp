@@ -173,7 +173,38 @@ const char* const kJsonSchemas = R"json({
     "details": {"type": "object"}}},
   "EventList": {"type": "object", "required": ["events", "next"], "properties": {
     "events": {"type": "array", "items": {"$ref": "#/components/schemas/Event"}},
-    "next": {"type": ["string", "null"], "description": "the cursor for after; null at the end of the log"}}}
+    "next": {"type": ["string", "null"], "description": "the cursor for after; null at the end of the log"}}},
+  "WebhookRequest": {"type": "object", "required": ["url", "events"], "additionalProperties": false, "properties": {
+    "url": {"type": "string", "maxLength": 2048, "description": "http or https, no userinfo"},
+    "events": {"type": "array", "minItems": 1, "maxItems": 32, "items": {"type": "string", "maxLength": 64},
+               "description": "event types or globs (job.failed, node.*); each must match a type"},
+    "format": {"enum": ["slack", "json"], "default": "slack"},
+    "filter": {"type": "object", "additionalProperties": false, "properties": {
+      "share": {"type": "string"}, "user": {"type": "string"}, "job": {"type": "integer", "minimum": 1}}}}},
+  "Webhook": {"type": "object", "required": ["id", "owner", "created_at", "url", "events", "format", "filter", "cursor"],
+    "properties": {"id": {"type": "integer"}, "owner": {"type": "string"}, "created_at": {"type": "string"},
+      "url": {"type": "string"}, "events": {"type": "array", "items": {"type": "string"}},
+      "format": {"enum": ["slack", "json"]}, "filter": {"type": "object"},
+      "cursor": {"type": "integer", "description": "every event up to this id is delivered, dead-lettered or not wanted"}}},
+  "NewWebhook": {"allOf": [{"$ref": "#/components/schemas/Webhook"},
+    {"type": "object", "required": ["secret"], "properties": {"secret": {"type": "string", "description": "the signing secret, shown once"}}}]},
+  "WebhookList": {"type": "object", "required": ["webhooks"], "properties": {
+    "webhooks": {"type": "array", "items": {"$ref": "#/components/schemas/Webhook"}}}},
+  "WebhookDeleted": {"type": "object", "required": ["id", "deleted"], "properties": {
+    "id": {"type": "integer"}, "deleted": {"const": true}}},
+  "WebhookTestResult": {"type": "object", "required": ["delivered"], "properties": {
+    "delivered": {"type": "boolean"}, "status": {"type": ["integer", "null"]}, "latency_ms": {"type": "integer"},
+    "error": {"type": "string"}}},
+  "WebhookDelivery": {"type": "object", "required": ["n", "first_event", "last_event", "state", "attempts"], "properties": {
+    "n": {"type": "integer"}, "first_event": {"type": "integer"}, "last_event": {"type": "integer"},
+    "state": {"enum": ["pending", "delivered", "dead", "retrying"]}, "attempts": {"type": "integer"},
+    "first_attempt_at": {"type": "string"}, "next_retry_at": {"type": ["string", "null"]},
+    "log": {"type": "array", "items": {"type": "object", "properties": {
+      "at": {"type": "string"}, "status": {"type": ["integer", "null"]}, "latency_ms": {"type": "integer"},
+      "error": {"type": "string"}, "next_retry_at": {"type": ["string", "null"]}}}}}},
+  "WebhookDeliveryList": {"type": "object", "required": ["deliveries", "next"], "properties": {
+    "deliveries": {"type": "array", "items": {"$ref": "#/components/schemas/WebhookDelivery"}},
+    "next": {"type": ["string", "null"], "description": "the cursor for before"}}}
 })json";
 
 std::map<std::string, ApiSchema, std::less<>> build() {

@@ -31,6 +31,15 @@ class ForwardingStore : public Store {
   std::vector<Event> events_of_kind(const std::string& kind_prefix, std::int64_t seq, int limit) override {
     return inner_.events_of_kind(kind_prefix, seq, limit);
   }
+  std::int64_t last_event_seq() override { return inner_.last_event_seq(); }
+  std::vector<WebhookDelivery> webhook_deliveries(std::int64_t webhook_id, std::optional<std::int64_t> before_n,
+                                                  int limit) override {
+    return inner_.webhook_deliveries(webhook_id, before_n, limit);
+  }
+  std::vector<WebhookDelivery> open_webhook_deliveries(std::int64_t webhook_id) override {
+    return inner_.open_webhook_deliveries(webhook_id);
+  }
+  std::optional<std::int64_t> webhooks_keep_from_seq() override { return inner_.webhooks_keep_from_seq(); }
   int schema_version() override { return inner_.schema_version(); }
 
  private:

@@ -58,6 +58,20 @@ void InMemoryStore::write(Contents& into, const Change& change) {
     }
     into.checkpoints.insert_or_assign({c.job_id, c.step}, c);
   }
+  for (const WebhookRecord& w : change.webhooks) {
+    into.webhooks.insert_or_assign(w.id, w);
+    into.max_webhook_id = std::max(into.max_webhook_id, w.id);
+  }
+  for (const WebhookDelivery& d : change.webhook_deliveries) {
+    if (into.webhooks.contains(d.webhook_id)) into.deliveries.insert_or_assign({d.webhook_id, d.n}, d);
+  }
+  for (const auto& [id, seq] : change.webhook_cursors) {
+    if (auto it = into.webhooks.find(id); it != into.webhooks.end()) it->second.cursor_seq = seq;
+  }
+  for (std::int64_t id : change.deleted_webhooks) {
+    into.webhooks.erase(id);
+    std::erase_if(into.deliveries, [id](const auto& entry) { return entry.first.first == id; });
+  }
 }
 
 LoadedState InMemoryStore::load() {
@@ -73,6 +87,8 @@ LoadedState InMemoryStore::load() {
   state.max_job_id = contents_.jobs.empty() ? 0 : contents_.jobs.rbegin()->first;
   state.max_attempt_id = contents_.attempts.empty() ? 0 : contents_.attempts.rbegin()->first;
   state.max_health_check_id = contents_.health_checks.empty() ? 0 : contents_.health_checks.rbegin()->first;
+  for (const auto& [id, w] : contents_.webhooks) state.webhooks.push_back(w);
+  state.max_webhook_id = contents_.max_webhook_id;
   return state;
 }
 
@@ -165,5 +181,32 @@ std::int64_t InMemoryStore::prune_events(TimePoint older_than, std::int64_t keep
 }
 
 int InMemoryStore::schema_version() { return latest_schema_version(); }
+
+std::vector<WebhookDelivery> InMemoryStore::webhook_deliveries(std::int64_t webhook_id,
+                                                               std::optional<std::int64_t> before_n, int limit) {
+  std::vector<WebhookDelivery> out;
+  for (auto it = contents_.deliveries.rbegin(); it != contents_.deliveries.rend() && static_cast<int>(out.size()) < limit; ++it) {
+    if (it->first.first == webhook_id && (!before_n || it->first.second < *before_n)) out.push_back(it->second);
+  }
+  return out;
+}
+
+std::vector<WebhookDelivery> InMemoryStore::open_webhook_deliveries(std::int64_t webhook_id) {
+  std::vector<WebhookDelivery> out;
+  for (const auto& [key, d] : contents_.deliveries) {
+    if (key.first == webhook_id && (d.state == DeliveryState::pending || d.state == DeliveryState::retrying)) out.push_back(d);
+  }
+  return out;
+}
+
+std::optional<std::int64_t> InMemoryStore::webhooks_keep_from_seq() {
+  std::optional<std::int64_t> oldest;
+  const auto keep = [&](std::int64_t seq) { oldest = oldest ? std::min(*oldest, seq) : seq; };
+  for (const auto& [id, w] : contents_.webhooks) keep(w.cursor_seq + 1);
+  for (const auto& [key, d] : contents_.deliveries) {
+    if (d.state == DeliveryState::pending || d.state == DeliveryState::retrying) keep(d.first_seq);
+  }
+  return oldest;
+}
 
 }  // namespace trainyard

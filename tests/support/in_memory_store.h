@@ -30,6 +30,11 @@ class InMemoryStore final : public Store {
   std::vector<Event> events_after(std::int64_t seq, int limit) override;
   std::vector<Event> events_of_kind(const std::string& kind_prefix, std::int64_t seq, int limit) override;
   std::int64_t prune_events(TimePoint older_than, std::int64_t keep_from_seq) override;
+  std::int64_t last_event_seq() override { return contents_.last_seq; }
+  std::vector<WebhookDelivery> webhook_deliveries(std::int64_t webhook_id, std::optional<std::int64_t> before_n,
+                                                  int limit) override;
+  std::vector<WebhookDelivery> open_webhook_deliveries(std::int64_t webhook_id) override;
+  std::optional<std::int64_t> webhooks_keep_from_seq() override;
   int schema_version() override;
 
  private:
@@ -44,6 +49,9 @@ class InMemoryStore final : public Store {
     std::map<std::pair<JobId, std::int64_t>, CheckpointRecord> checkpoints;  // by (job, step)
     std::map<std::int64_t, HealthCheckRow> health_checks;
     std::map<std::pair<std::string, std::int64_t>, NodeHealthRow> node_health;  // by (node, check)
+    std::map<std::int64_t, WebhookRecord> webhooks;
+    std::map<std::pair<std::int64_t, std::int64_t>, WebhookDelivery> deliveries;  // by (webhook, n)
+    std::int64_t max_webhook_id = 0;
     std::int64_t last_seq = 0;
   };
 

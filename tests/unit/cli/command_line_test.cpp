@@ -141,6 +141,24 @@ TEST(CommandLine, Logs) {
   EXPECT_EQ(rejected({"logs", "3", "--rank"}), "--rank");
 }
 
+TEST(CommandLine, Webhooks) {
+  EXPECT_EQ(parsed<AddWebhook>({"webhook", "add", "https://h/x", "--events", "job.failed,node.*", "--share", "vision",
+                                "--job", "5"})
+                .body,
+            Json::parse(R"({"url": "https://h/x", "events": ["job.failed", "node.*"], "format": "slack",
+                            "filter": {"share": "vision", "job": 5}})"));
+  EXPECT_EQ(parsed<AddWebhook>({"webhook", "add", "http://h/", "--events", "audit.*", "--format", "json"}).body["format"],
+            "json");
+  EXPECT_EQ(rejected({"webhook", "add", "http://h/"}), "--events");
+  EXPECT_EQ(rejected({"webhook", "add", "http://h/", "--events", "job.failed", "--job", "x"}), "--job");
+  EXPECT_EQ(parsed<ListWebhooks>({"webhook", "list"}), ListWebhooks{});
+  EXPECT_EQ(parsed<ShowWebhook>({"webhook", "show", "3"}), ShowWebhook{3});
+  EXPECT_EQ(parsed<RemoveWebhook>({"webhook", "rm", "3"}), RemoveWebhook{3});
+  EXPECT_EQ(parsed<TestWebhook>({"webhook", "test", "3"}), TestWebhook{3});
+  EXPECT_EQ(parsed<ListWebhookDeliveries>({"webhook", "deliveries", "3", "--limit", "5"}), (ListWebhookDeliveries{3, 5}));
+  EXPECT_EQ(rejected({"webhook", "show", "0"}), "ID");
+}
+
 TEST(CommandLine, NodesAndTokens) {
   EXPECT_EQ(parsed<ListNodes>({"nodes"}), ListNodes{});
   EXPECT_EQ(parsed<ListShares>({"shares"}), ListShares{});

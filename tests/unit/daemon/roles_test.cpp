@@ -14,7 +14,7 @@ constexpr std::array kRoles = {Role::admin, Role::operator_, Role::user, Role::v
 constexpr std::array kActions = {Action::use_api,        Action::use_gateway,   Action::read_all_jobs,
                                  Action::submit_jobs,    Action::cancel_any_job, Action::operate_nodes,
                                  Action::manage_tokens,  Action::manage_shares, Action::read_audit,
-                                 Action::read_metrics};
+                                 Action::read_metrics,   Action::manage_webhooks};
 
 const char* name(Action a) {
   switch (a) {
@@ -28,19 +28,20 @@ const char* name(Action a) {
     case Action::manage_shares: return "manage_shares";
     case Action::read_audit: return "read_audit";
     case Action::read_metrics: return "read_metrics";
+    case Action::manage_webhooks: return "manage_webhooks";
   }
   return "?";
 }
 
 TEST(Roles, AllowExactlyTheTable) {
   // Columns: use_api, use_gateway, read_all_jobs, submit_jobs, cancel_any_job, operate_nodes, manage_tokens, manage_shares,
-  // read_audit, read_metrics
+  // read_audit, read_metrics, manage_webhooks
   const std::map<Role, std::array<bool, kActions.size()>> table = {
-      {Role::admin, {true, false, true, true, true, true, true, true, true, true}},
-      {Role::operator_, {true, false, true, true, false, true, false, false, false, true}},
-      {Role::user, {true, false, false, true, false, false, false, false, false, false}},
-      {Role::viewer, {true, false, true, false, false, false, false, false, false, true}},
-      {Role::agent, {false, true, false, false, false, false, false, false, false, false}},
+      {Role::admin, {true, false, true, true, true, true, true, true, true, true, true}},
+      {Role::operator_, {true, false, true, true, false, true, false, false, false, true, false}},
+      {Role::user, {true, false, false, true, false, false, false, false, false, false, false}},
+      {Role::viewer, {true, false, true, false, false, false, false, false, false, true, false}},
+      {Role::agent, {false, true, false, false, false, false, false, false, false, false, false}},
   };
   ASSERT_EQ(table.size(), kRoles.size());
   for (const Role role : kRoles) {

@@ -25,6 +25,8 @@ constexpr std::array<const char*, 5> kAliceSecrets = {"alice", "alices-private-r
 const char* const kAliceJob =
     R"({"name":"alices-private-run","nodes":1,"wait_for_capacity":true,"command":{"argv":["/bin/true"]}})";
 
+const char* const kWebhookBody = R"({"url":"https://hooks.example.com/x","events":["job.failed"]})";
+
 struct Case {
   std::string target;  // the route's pattern filled in; job 1 is alice's, running on n1; n2 is idle
   std::string body;
@@ -70,6 +72,14 @@ const std::vector<std::pair<std::string, Case>>& cases() {
       {"POST /v1/tokens/join/rotate", {"/v1/tokens/join/rotate", "", {403, 403, 403, 403, 200}}},
       {"GET /v1/audit", {"/v1/audit", "", {403, 403, 403, 403, 200}}},
       {"GET /v1/events", {"/v1/events?type=job.*&job=1", "", {200, 200, 200, 200, 200}}},
+      // Webhook 1 is alice's; no sender runs here, so a test message is a 503 to whoever may send it.
+      {"POST /v1/webhooks", {"/v1/webhooks", kWebhookBody, {403, 201, 201, 201, 201}}},
+      {"GET /v1/webhooks", {"/v1/webhooks", "", {200, 200, 200, 200, 200}}},
+      {"GET /v1/webhooks/{id}", {"/v1/webhooks/1", "", {404, 200, 404, 404, 200}}},
+      {"POST /v1/webhooks/{id}/test", {"/v1/webhooks/1/test", "", {404, 503, 404, 404, 503}}},
+      {"GET /v1/webhooks/{id}/deliveries", {"/v1/webhooks/1/deliveries", "", {404, 200, 404, 404, 200}}},
+      {"POST /v1/webhooks/{id}/deliveries/{n}/retry", {"/v1/webhooks/1/deliveries/1/retry", "", {404, 404, 404, 404, 404}}},
+      {"DELETE /v1/webhooks/{id}", {"/v1/webhooks/1", "", {404, 200, 404, 404, 200}}},
       // Alice's second token: only she and an admin may revoke it; to others it does not exist.
       {"DELETE /v1/tokens/{token_id}", {"/v1/tokens/{alices-token}", "", {404, 200, 404, 404, 200}}},
       // Last: it ends alice's job.
@@ -91,6 +101,7 @@ class RouteWalkTest : public ApiTest, public ::testing::WithParamInterface<Calle
  protected:
   RouteWalkTest() {
     api.set_metrics_exposition([] { return std::string("trainyard_up 1\n"); }, false);
+    api.set_webhooks(webhooks, WebhookOptions{.allowed_hosts = {"hooks.example.com"}});
     // Alice's job 1 runs on n1 and has steps, a checkpoint and a log line; n2 is idle.
     EXPECT_EQ(call("POST", "/v1/jobs", kAlice, kAliceJob).status, 201);
     cluster.connect("n1");
@@ -104,10 +115,12 @@ class RouteWalkTest : public ApiTest, public ::testing::WithParamInterface<Calle
     const Reply check = call("POST", "/v1/healthchecks", kAdmin, R"({"nodes":["n2"],"suites":["accelerator"]})");
     EXPECT_EQ(check.status, 202) << check.text;
     setup_check = check.body.value("id", 0);
+    EXPECT_EQ(call("POST", "/v1/webhooks", kAlice, kWebhookBody).status, 201);
   }
 
-  // The audit events the setup above wrote: alice's job, her second token and the health check.
-  static constexpr std::size_t kSetupChanges = 3;
+  // The audit events the setup above wrote: alice's job, her second token, the health check and
+  // her webhook.
+  static constexpr std::size_t kSetupChanges = 4;
 
   std::string secret_of(Caller c) {
     switch (c) {
@@ -147,6 +160,7 @@ class RouteWalkTest : public ApiTest, public ::testing::WithParamInterface<Calle
     return *reply;
   }
 
+  WebhookRegistry webhooks{{}, 0};
   std::string alices_token;
   std::int64_t setup_check = 0;
   std::set<std::int64_t> answered_logs;

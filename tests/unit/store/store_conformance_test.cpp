@@ -56,6 +56,7 @@ TYPED_TEST(StoreConformance, StartsEmptyAtTheLatestSchemaVersion) {
   EXPECT_FALSE(this->store->job(1));
   EXPECT_TRUE(this->store->jobs({}).empty());
   EXPECT_TRUE(this->store->events_after(0, 10).empty());
+  EXPECT_EQ(this->store->last_event_seq(), 0);
   EXPECT_EQ(this->store->schema_version(), latest_schema_version());
 }
 
@@ -167,6 +168,7 @@ TYPED_TEST(StoreConformance, EventsGetIncreasingSeqInBatchOrder) {
     EXPECT_EQ(all[i], expected);
   }
   EXPECT_EQ(this->store->events_after(all[0].seq, 2), (std::vector<Event>{all[1], all[2]}));
+  EXPECT_EQ(this->store->last_event_seq(), all.back().seq);
   EXPECT_TRUE(this->store->events_after(all.back().seq, 10).empty());
 }
 
@@ -440,6 +442,67 @@ TYPED_TEST(StoreConformance, AnEmptyBatchChangesNothing) {
   this->commit(Change{});
   EXPECT_TRUE(this->store->jobs({}).empty());
   EXPECT_TRUE(this->store->events_after(0, 10).empty());
+}
+
+WebhookRecord webhook(std::int64_t id, std::int64_t cursor = 0) {
+  return WebhookRecord{id, "alice", at_ms(1000 + id), "https://hooks.example.com/" + std::to_string(id), {"job.*", "node.down"},
+                       "slack", Json{{"share", "vision"}}, "whsec_" + std::to_string(id), cursor, id % 2 == 0};
+}
+
+WebhookDelivery delivery(std::int64_t webhook_id, std::int64_t n, DeliveryState state, std::int64_t first, std::int64_t last) {
+  WebhookDelivery d{webhook_id, n, first, last, state, 2, at_ms(50), std::nullopt, Json::array()};
+  if (state == DeliveryState::pending) d.next_attempt_at = at_ms(90);
+  d.log.push_back({{"at", "1970-01-01T00:00:00.050Z"}, {"status", 500}, {"latency_ms", 12}, {"error", "HTTP 500"}});
+  return d;
+}
+
+TYPED_TEST(StoreConformance, WebhooksRoundTripThroughLoadWithTheirSecretAndCursor) {
+  this->commit(Change{.webhooks = {webhook(2), webhook(1, 7)}});
+  this->commit(Change{.webhook_cursors = {{2, 11}, {99, 5}}});  // an unknown webhook's cursor is ignored
+  WebhookRecord moved = webhook(2, 11);
+  const LoadedState loaded = this->store->load();
+  EXPECT_EQ(loaded.webhooks, (std::vector<WebhookRecord>{webhook(1, 7), moved}));
+  EXPECT_EQ(loaded.max_webhook_id, 2);
+}
+
+TYPED_TEST(StoreConformance, DeletedWebhooksTakeTheirDeliveriesAndKeepTheirIdUsed) {
+  this->commit(Change{.webhooks = {webhook(1), webhook(2)},
+                      .webhook_deliveries = {delivery(1, 1, DeliveryState::delivered, 1, 1),
+                                             delivery(2, 1, DeliveryState::pending, 1, 1)}});
+  this->commit(Change{.deleted_webhooks = {2}});
+  this->commit(Change{.webhook_deliveries = {delivery(2, 2, DeliveryState::pending, 2, 2)}});  // late: ignored
+  const LoadedState loaded = this->store->load();
+  EXPECT_EQ(loaded.webhooks, std::vector<WebhookRecord>{webhook(1)});
+  EXPECT_EQ(loaded.max_webhook_id, 2);
+  EXPECT_TRUE(this->store->webhook_deliveries(2, std::nullopt, 10).empty());
+  EXPECT_EQ(this->store->webhook_deliveries(1, std::nullopt, 10).size(), 1u);
+}
+
+TYPED_TEST(StoreConformance, DeliveriesPageNewestFirstAndOpenOnesComeInOrder) {
+  this->commit(Change{.webhooks = {webhook(1), webhook(2)}});
+  const WebhookDelivery d1 = delivery(1, 1, DeliveryState::delivered, 1, 1);
+  const WebhookDelivery d2 = delivery(1, 2, DeliveryState::dead, 2, 4);
+  WebhookDelivery d3 = delivery(1, 3, DeliveryState::pending, 5, 5);
+  const WebhookDelivery d4 = delivery(1, 4, DeliveryState::retrying, 2, 4);
+  this->commit(Change{.webhook_deliveries = {d1, d2, d3, d4, delivery(2, 1, DeliveryState::pending, 9, 9)}});
+  EXPECT_EQ(this->store->webhook_deliveries(1, std::nullopt, 10), (std::vector<WebhookDelivery>{d4, d3, d2, d1}));
+  EXPECT_EQ(this->store->webhook_deliveries(1, 3, 1), std::vector<WebhookDelivery>{d2});
+  EXPECT_EQ(this->store->open_webhook_deliveries(1), (std::vector<WebhookDelivery>{d3, d4}));
+  d3.state = DeliveryState::delivered;
+  d3.attempts = 3;
+  d3.next_attempt_at.reset();
+  this->commit(Change{.webhook_deliveries = {d3}});
+  EXPECT_EQ(this->store->open_webhook_deliveries(1), std::vector<WebhookDelivery>{d4});
+  EXPECT_EQ(this->store->webhook_deliveries(1, std::nullopt, 10)[1], d3);
+}
+
+TYPED_TEST(StoreConformance, RetentionKeepsWhatAnyWebhookStillNeeds) {
+  EXPECT_EQ(this->store->webhooks_keep_from_seq(), std::nullopt);
+  this->commit(Change{.webhooks = {webhook(1, 40), webhook(2, 30)}});
+  EXPECT_EQ(this->store->webhooks_keep_from_seq(), 31);
+  this->commit(Change{.webhook_deliveries = {delivery(1, 1, DeliveryState::retrying, 12, 14),
+                                             delivery(1, 2, DeliveryState::dead, 3, 3)}});
+  EXPECT_EQ(this->store->webhooks_keep_from_seq(), 12);  // a dead letter alone holds nothing back
 }
 
 }  // namespace

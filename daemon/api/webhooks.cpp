@@ -1,0 +1,170 @@
+// Webhooks: create (the secret shown once), list, show, delete, send a test message, list
+// deliveries, re-send a dead-lettered one. Admins manage every webhook and may point one anywhere;
+// users only their own, for their own jobs' events, to hosts on --webhook-allowed-hosts.
+#include <spdlog/spdlog.h>
+
+#include "daemon/api.h"
+#include "daemon/api/call.h"
+#include "daemon/api/query.h"
+#include "daemon/webhook_signature.h"
+#include "daemon/webhook_spec.h"
+#include "daemon/webhook_url.h"
+
+namespace trainyard {
+namespace {
+
+bool may_see(const ApiCall& call, const WebhookRecord& webhook) {
+  return call.who.may(Action::manage_webhooks) || webhook.owner == call.who.user;
+}
+
+}  // namespace
+
+void Api::with_webhook(ApiCall call, std::function<void(ApiCall, WebhookRecord)> then) {
+  std::int64_t id = 0;
+  try {
+    id = call.id();
+  } catch (const InvalidInput& e) {
+    return call.invalid(e);
+  }
+  const auto webhook = webhooks_->find(id);
+  // Another user's webhook answers as a missing one does.
+  if (!webhook || !may_see(call, *webhook)) return call.fail(404, "not_found", "webhook " + std::to_string(id) + " does not exist");
+  then(std::move(call), *webhook);
+}
+
+void Api::create_webhook(ApiCall call) {
+  WebhookRequest request;
+  try {
+    request = parse_webhook_request(parse_json_text(call.request.body));
+    if (!call.who.may(Action::manage_webhooks)) {
+      check_user_webhook_host(parse_webhook_url(request.url, "url"), webhook_options_.allowed_hosts, "url");
+      if (request.filter.contains("user") && request.filter["user"] != call.who.user) {
+        throw InvalidInput("filter.user", "a user's webhook gets only the events of their own jobs");
+      }
+      request.filter["user"] = call.who.user;
+    }
+  } catch (const InvalidInput& e) {
+    return call.invalid_body(e);
+  }
+  WebhookRecord webhook{webhooks_->next_id(), call.who.user, clock_.now(), request.url, request.events, request.format,
+                        request.filter, generate_webhook_secret(), 0, !call.who.may(Action::manage_webhooks)};
+  // A new webhook hears of events from now on: its cursor starts at the newest event.
+  store_.read(
+      [this, call, webhook](Store& store) mutable {
+        webhook.cursor_seq = store.last_event_seq();
+        return std::function<void()>([this, call, webhook] { store_new_webhook(call, webhook); });
+      },
+      [call](const std::string& error) { call.fail(503, "unavailable", "could not read the events log: " + error); });
+}
+
+void Api::store_new_webhook(const ApiCall& call, const WebhookRecord& webhook) {
+  Change change;
+  change.webhooks.push_back(webhook);
+  change.events.push_back(audit_event(call, {"webhook.created", call.route(), std::to_string(webhook.id),
+                                             {{"url", webhook.url}, {"events", webhook.events}, {"owner", webhook.owner}}}));
+  store_.write(std::move(change), [this, call, webhook](std::exception_ptr error, Change&) {
+    if (error) return call.fail(503, "unavailable", "the webhook could not be stored");
+    webhooks_->add(webhook);
+    spdlog::info("event=webhook_created id={} owner={} host={}", webhook.id, webhook.owner,
+                 parse_webhook_url(webhook.url, "url").host);
+    Json body = webhook_json(webhook);
+    body["secret"] = webhook.secret;
+    call.reply(201, body);
+  });
+}
+
+void Api::list_webhooks(ApiCall call) {
+  Json list = Json::array();
+  for (const WebhookRecord& w : webhooks_->list()) {
+    if (may_see(call, w)) list.push_back(webhook_json(w));
+  }
+  call.reply(200, {{"webhooks", list}});
+}
+
+void Api::get_webhook(ApiCall call) {
+  with_webhook(std::move(call), [](ApiCall call, WebhookRecord webhook) { call.reply(200, webhook_json(webhook)); });
+}
+
+void Api::delete_webhook(ApiCall call) {
+  with_webhook(std::move(call), [this](ApiCall call, WebhookRecord webhook) {
+    Change change;
+    change.deleted_webhooks.push_back(webhook.id);
+    change.events.push_back(audit_event(call, {"webhook.deleted", call.route(), std::to_string(webhook.id),
+                                               {{"url", webhook.url}, {"owner", webhook.owner}}}));
+    store_.write(std::move(change), [this, call, id = webhook.id](std::exception_ptr error, Change&) {
+      if (error) return call.fail(503, "unavailable", "webhook " + std::to_string(id) + " could not be deleted");
+      webhooks_->remove(id);
+      spdlog::info("event=webhook_deleted id={} by={}", id, call.who.user);
+      call.reply(200, {{"id", id}, {"deleted", true}});
+    });
+  });
+}
+
+void Api::test_webhook(ApiCall call) {
+  with_webhook(std::move(call), [this](ApiCall call, WebhookRecord webhook) {
+    if (!webhooks_->can_send()) return call.fail(503, "unavailable", "webhook delivery is not running");
+    webhooks_->send_test(webhook, [call](Json result) { call.reply(200, result); });
+  });
+}
+
+void Api::webhook_deliveries(ApiCall call) {
+  std::optional<std::int64_t> before;
+  int limit = 100;
+  try {
+    before = query_int(call.request, "before", 1, INT64_MAX);
+    limit = static_cast<int>(query_int(call.request, "limit", 1, 1000).value_or(100));
+  } catch (const InvalidInput& e) {
+    return call.invalid(e);
+  }
+  with_webhook(std::move(call), [this, before, limit](ApiCall call, WebhookRecord webhook) {
+    store_.read(
+        [call, id = webhook.id, before, limit](Store& store) {
+          const auto found = store.webhook_deliveries(id, before, limit);
+          Json list = Json::array();
+          for (const WebhookDelivery& d : found) list.push_back(delivery_json(d));
+          Json next = static_cast<int>(found.size()) == limit ? Json(std::to_string(found.back().n)) : Json(nullptr);
+          return std::function<void()>([call, body = Json{{"deliveries", list}, {"next", next}}] { call.reply(200, body); });
+        },
+        [call](const std::string& error) { call.fail(500, "internal", "could not read deliveries: " + error); });
+  });
+}
+
+void Api::retry_webhook_delivery(ApiCall call) {
+  std::int64_t n = 0;
+  try {
+    n = parse_int(call.param("n"), "n", 1, INT64_MAX);
+  } catch (const InvalidInput& e) {
+    return call.invalid(e);
+  }
+  with_webhook(std::move(call), [this, n](ApiCall call, WebhookRecord webhook) {
+    store_.read(
+        [this, call, id = webhook.id, n](Store& store) {
+          const auto found = store.webhook_deliveries(id, n + 1, 1);
+          std::optional<WebhookDelivery> delivery;
+          if (!found.empty() && found.front().n == n) delivery = found.front();
+          return std::function<void()>([this, call, id, n, delivery] { resend_delivery(call, id, n, delivery); });
+        },
+        [call](const std::string& error) { call.fail(500, "internal", "could not read deliveries: " + error); });
+  });
+}
+
+void Api::resend_delivery(const ApiCall& call, std::int64_t id, std::int64_t n, std::optional<WebhookDelivery> delivery) {
+  const std::string name = "delivery " + std::to_string(n) + " of webhook " + std::to_string(id);
+  if (!delivery) return call.fail(404, "not_found", name + " does not exist");
+  if (delivery->state != DeliveryState::dead) {
+    return call.fail(409, "conflict", name + " is " + to_string(delivery->state) + "; only dead-lettered ones are re-sent");
+  }
+  delivery->state = DeliveryState::retrying;
+  delivery->attempts = 0;
+  delivery->first_attempt_at = clock_.now();
+  delivery->next_attempt_at = clock_.now();
+  Change change;
+  change.webhook_deliveries.push_back(*delivery);
+  store_.write(std::move(change), [this, call, id, committed = *delivery](std::exception_ptr error, Change&) {
+    if (error) return call.fail(503, "unavailable", "the retry could not be stored");
+    webhooks_->retry_requested(id);
+    call.reply(202, delivery_json(committed));
+  });
+}
+
+}  // namespace trainyard

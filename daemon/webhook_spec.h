@@ -1,0 +1,31 @@
+#pragma once
+// What a webhook subscribes to, as POST /v1/webhooks gives it, validated (issue 15 items 3 and 8),
+// and which events it wants. Pure.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "proto/json_reader.h"
+#include "store/store.h"
+
+namespace trainyard {
+
+// The event types of the events contract (docs/ARCHITECTURE.md "Webhooks"); "audit.*" stands for
+// every admin action.
+const std::vector<std::string>& known_event_types();
+
+struct WebhookRequest {
+  std::string url;                  // checked by parse_webhook_url
+  std::vector<std::string> events;  // globs, each matching at least one known type
+  std::string format = "slack";
+  Json filter = Json::object();     // {"share", "user", "job"}
+};
+
+// Parses and validates a POST /v1/webhooks body; throws InvalidInput naming the field (unknown
+// fields, an unknown format, an event glob no type matches, over-long values).
+WebhookRequest parse_webhook_request(const Json& body);
+
+// Whether `webhook` delivers `event`: its type matches one of the globs and the filter agrees.
+bool webhook_wants(const WebhookRecord& webhook, const Event& event);
+
+}  // namespace trainyard
