@@ -60,7 +60,7 @@ void JobManager::check_stuck(ActiveAttempt& attempt, MonoTime now) {
   spdlog::warn("event=attempt_stuck job={} attempt={} diagnosis=\"{}\"", job.id, attempt.record.id, diagnosis->text);
   Change change;
   change.attempts.push_back(attempt.record);
-  change.events.push_back(job_event(now, "job.stuck", job, attempt.record.id, join_node_names(attempt.record.nodes),
+  change.events.push_back(job_event(*attempt.record.stuck_detected_at, "job.stuck", job, attempt.record.id, join_node_names(attempt.record.nodes),
                                     "job " + std::to_string(job.id) + " is stuck and is being stopped: " + diagnosis->text,
                                     {{"diagnosis", diagnosis->text}, {"ranks", diagnosis->culprits}}));
   persist(std::move(change), nullptr);

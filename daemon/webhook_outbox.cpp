@@ -189,7 +189,7 @@ void WebhookOutbox::refill(const std::shared_ptr<Lane>& lane) {
 
 // The next message from the pending events, as storm control allows.
 void WebhookOutbox::begin_next(const std::shared_ptr<Lane>& lane) {
-  const TimePoint now = clock_.now();
+  const TimePoint now = clock_.system_now();
   const StormGate::Step step = lane->gate.next(lane->pending.size(), now);
   if (step.action == StormGate::Action::wait) return wake_after(lane, std::chrono::duration_cast<Millis>(step.until - now));
   Message m;
@@ -217,7 +217,7 @@ void WebhookOutbox::attempt(const std::shared_ptr<Lane>& lane) {
   // The same id on every try of the message, so a receiver can drop what it already has.
   const std::string event_id = single ? std::to_string(m.delivery.first_seq)
                                       : std::to_string(m.delivery.first_seq) + "-" + std::to_string(m.delivery.last_seq);
-  const TimePoint at = clock_.now();
+  const TimePoint at = clock_.system_now();
   send_(request_for(lane->webhook, event_id, json_text(body)),
         [this, lane, at](net::OutboundResponse response) {
           if (!lane->stopped) attempted(lane, response, at);
@@ -239,11 +239,11 @@ void WebhookOutbox::attempted(const std::shared_ptr<Lane>& lane, const net::Outb
   if (succeeded(response.status)) {
     log_attempt(std::move(entry));
     deliveries_total_.inc({"delivered"});
-    const TimePoint now = clock_.now();
+    const TimePoint now = clock_.system_now();
     for (const Event& e : lane->current->events) delivery_seconds_.observe(std::chrono::duration<double>(now - e.at).count());
     return finish(lane, DeliveryState::delivered);
   }
-  const TimePoint now = clock_.now();
+  const TimePoint now = clock_.system_now();
   std::optional<Millis> retry_after;
   if (response.status == 429 || response.status == 503) retry_after = parse_retry_after(response.retry_after, now);
   const auto next = next_attempt_at(options_.backoff, d.attempts, d.first_attempt_at, now, retry_after, rng_);
@@ -287,7 +287,7 @@ void WebhookOutbox::finish(const std::shared_ptr<Lane>& lane, DeliveryState stat
       return wake_after(lane, options_.poll_interval);
     }
     lane->cursor = cursor;
-    if (lane->current->counts_for_storm) lane->gate.sent(clock_.now());
+    if (lane->current->counts_for_storm) lane->gate.sent(clock_.system_now());
     lane->current.reset();
     pump(lane);
   });
@@ -297,8 +297,8 @@ void WebhookOutbox::send_test(const WebhookRecord& webhook, std::function<void(J
   const std::string text = "Trainyard test message for webhook " + std::to_string(webhook.id);
   const Json body = webhook.format == "slack"
                         ? Json{{"text", text}}
-                        : Json{{"type", "webhook.test"}, {"time", format_time(clock_.now())}, {"message", text}};
-  const std::string event_id = "test-" + std::to_string(to_unix_ms(clock_.now()));
+                        : Json{{"type", "webhook.test"}, {"time", format_time(clock_.system_now())}, {"message", text}};
+  const std::string event_id = "test-" + std::to_string(to_unix_ms(clock_.system_now()));
   send_(request_for(webhook, event_id, json_text(body)), [done = std::move(done)](net::OutboundResponse r) {
     Json result = {{"delivered", succeeded(r.status)},
                    {"status", r.status ? Json(r.status) : Json(nullptr)},
@@ -311,7 +311,7 @@ void WebhookOutbox::send_test(const WebhookRecord& webhook, std::function<void(J
 net::OutboundRequest WebhookOutbox::request_for(const WebhookRecord& webhook, const std::string& event_id,
                                                 const std::string& body) const {
   const WebhookUrl url = parse_webhook_url(webhook.url, "url");
-  const std::int64_t timestamp = to_unix_ms(clock_.now()) / 1000;
+  const std::int64_t timestamp = to_unix_ms(clock_.system_now()) / 1000;
   net::OutboundRequest request{url.tls, url.host, url.port, url.target, {}, "application/json", body, webhook.restricted};
   request.headers = {{std::string(kWebhookEventIdHeader), event_id},
                      {std::string(kWebhookTimestampHeader), std::to_string(timestamp)},

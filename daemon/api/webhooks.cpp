@@ -46,7 +46,7 @@ void Api::create_webhook(ApiCall call) {
   } catch (const InvalidInput& e) {
     return call.invalid_body(e);
   }
-  WebhookRecord webhook{webhooks_->next_id(), call.who.user, clock_.now(), request.url, request.events, request.format,
+  WebhookRecord webhook{webhooks_->next_id(), call.who.user, clock_.system_now(), request.url, request.events, request.format,
                         request.filter, generate_webhook_secret(), 0, !call.who.may(Action::manage_webhooks)};
   // A new webhook hears of events from now on: its cursor starts at the newest event.
   store_.read(
@@ -156,8 +156,8 @@ void Api::resend_delivery(const ApiCall& call, std::int64_t id, std::int64_t n, 
   }
   delivery->state = DeliveryState::retrying;
   delivery->attempts = 0;
-  delivery->first_attempt_at = clock_.now();
-  delivery->next_attempt_at = clock_.now();
+  delivery->first_attempt_at = clock_.system_now();
+  delivery->next_attempt_at = clock_.system_now();
   Change change;
   change.webhook_deliveries.push_back(*delivery);
   store_.write(std::move(change), [this, call, id, committed = *delivery](std::exception_ptr error, Change&) {

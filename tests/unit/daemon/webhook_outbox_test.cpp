@@ -40,7 +40,7 @@ class OutboxTest : public ::testing::Test {
   }
 
   WebhookRecord add_webhook(std::string url, std::vector<std::string> events = {"job.*"}) {
-    WebhookRecord w{registry->next_id(), "root", cluster.clock.now(), std::move(url), std::move(events), "json",
+    WebhookRecord w{registry->next_id(), "root", cluster.clock.system_now(), std::move(url), std::move(events), "json",
                     Json::object(), "whsec_test", 0, false};
     cluster.worker.write(Change{.webhooks = {w}}, [](std::exception_ptr, Change&) {});
     cluster.settle();
@@ -53,7 +53,7 @@ class OutboxTest : public ::testing::Test {
     Change change;
     for (int i = 0; i < count; ++i) {
       Event e;
-      e.at = cluster.clock.now();
+      e.at = cluster.clock.system_now();
       e.kind = kind;
       e.job_id = i + 1;
       e.message = "job " + std::to_string(i + 1) + " failed";
