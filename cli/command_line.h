@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "cli/flags.h"
+#include "proto/flag_parser.h"
 
 namespace trainyard::cli {
 

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "cli/api_request.h"
-#include "cli/flags.h"
+#include "proto/flag_parser.h"
 #include "proto/job.h"
 #include "proto/json_reader.h"
 #include "proto/time.h"

@@ -69,7 +69,14 @@ class BeastHttpClient final : public HttpClient {
     const bool ipv6 = url_.host.find(':') != std::string::npos;
     message.set(http::field::host, (ipv6 ? "[" + url_.host + "]" : url_.host) + ":" + url_.port);
     message.set(http::field::user_agent, "trainyard-cli");
-    for (const auto& [name, value] : request.headers) message.set(name, value);
+    // net::HttpRequest holds names lower-cased; known fields go out in their usual spelling.
+    for (const auto& [name, value] : request.headers) {
+      if (const auto field = http::string_to_field(name); field != http::field::unknown) {
+        message.set(field, value);
+      } else {
+        message.set(name, value);
+      }
+    }
     message.body() = request.body;
     message.prepare_payload();
     return message;
@@ -177,7 +184,10 @@ class BeastHttpClient final : public HttpClient {
     }
     const auto& response = parser.get();
     if (!response.keep_alive()) close();
-    return HttpResponse{static_cast<int>(response.result_int()), response.body()};
+    return HttpResponse{.status = static_cast<int>(response.result_int()),
+                        .content_type = std::string(response[http::field::content_type]),
+                        .body = response.body(),
+                        .headers = {}};
   }
 
   std::string failure_message(const beast::error_code& ec) const {

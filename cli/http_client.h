@@ -12,6 +12,7 @@
 #include <variant>
 #include <vector>
 
+#include "net/http_types.h"
 #include "net/tls.h"
 
 namespace trainyard::cli {
@@ -24,20 +25,14 @@ struct ServerUrl {
   net::TlsClientFiles trust;
 };
 
-// Parses "http[s]://HOST[:PORT][/]" (the scheme may be left out: http); throws InvalidInput("--server").
+// Parses "http[s]://HOST[:PORT][/]" (the scheme may be left out: http) with net::parse_url, the
+// agent's parser too; throws InvalidInput("--server").
 ServerUrl parse_server_url(const std::string& text);
 
-struct HttpRequest {
-  std::string method;  // "GET", "POST", ...
-  std::string target;  // path and query
-  std::vector<std::pair<std::string, std::string>> headers;
-  std::string body;
-};
-
-struct HttpResponse {
-  int status = 0;
-  std::string body;
-};
+// net/'s values: the client sends a request's method, target, headers and body, and fills a
+// response's status, content type and body.
+using net::HttpRequest;
+using net::HttpResponse;
 
 // The exchange did not complete: no connection, a timeout, a broken or garbled reply. The
 // message is a sentence naming the server, fit to show as it is.

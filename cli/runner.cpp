@@ -18,9 +18,10 @@ constexpr std::size_t kBodyExcerpt = 200;
 bool is_success(int status) { return status >= 200 && status < 300; }
 
 HttpRequest to_http(const ApiRequest& request, const std::string& token) {
-  HttpRequest http{request.method, request.target, {{"Authorization", "Bearer " + token}, {"Accept", "application/json"}}, ""};
+  HttpRequest http{.method = request.method, .target = request.target};
+  http.headers = {{"authorization", "Bearer " + token}, {"accept", "application/json"}};
   if (request.body) {
-    http.headers.emplace_back("Content-Type", "application/json");
+    http.headers.emplace("content-type", "application/json");
     http.body = request.body->dump();
   }
   return http;

@@ -28,6 +28,7 @@
 #include <spdlog/spdlog.h>
 #include <unordered_map>
 
+#include "net/http_server_testing.h"
 #include "net/tls.h"
 #include "proto/errors.h"
 
@@ -329,11 +330,13 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         asio::use_awaitable, std::move(request));
   }
 
+  // Returns whether the whole response was written.
   template <class Stream>
-  asio::awaitable<void> write(Stream& stream, const HttpResponse& resp, unsigned version, bool keep_alive) {
+  asio::awaitable<bool> write(Stream& stream, const HttpResponse& resp, unsigned version, bool keep_alive) {
     const std::string wire = wire_format(resp, version, keep_alive);
     beast::get_lowest_layer(stream).expires_after(options.idle_timeout);
-    co_await asio::async_write(stream, asio::buffer(wire), use_tuple);
+    auto [ec, n] = co_await asio::async_write(stream, asio::buffer(wire), use_tuple);
+    co_return !ec;
   }
 
   // After refusing a request we cannot parse, read and discard what the client is still sending
@@ -480,8 +483,8 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
       HttpResponse resp = co_await call_handler(std::move(request));
       // Decided after the handler: a shutdown that began meanwhile closes the connection.
       const bool keep_alive = req.keep_alive() && !draining;
-      co_await write(stream, resp, req.version(), keep_alive);
-      if (!keep_alive) break;
+      // A connection that failed a write is broken: requests pipelined behind are not acted on.
+      if (!co_await write(stream, resp, req.version(), keep_alive) || !keep_alive) break;
     }
     beast::error_code ec;
     beast::get_lowest_layer(stream).socket().shutdown(tcp::socket::shutdown_send, ec);
@@ -489,6 +492,14 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
 
   template <class Stream>
   asio::awaitable<void> upgrade(Stream stream, BeastRequest req, HttpRequest request);
+
+  asio::awaitable<void> serve_in_memory(InMemoryStream stream) {
+    auto self = shared_from_this();
+    const std::uint64_t id = next_connection++;
+    closers[id] = [&stream] { close_socket(stream); };
+    co_await serve_requests(stream, id, "in-memory", std::nullopt);
+    closers.erase(id);
+  }
 };
 
 template <class Stream>
@@ -610,6 +621,10 @@ asio::awaitable<void> HttpServer::Impl::upgrade(Stream stream, BeastRequest req,
   }
   auto connection = std::make_shared<WsConnection<Stream>>(*this, std::move(stream));
   co_await connection->run(std::move(req), *route, std::move(request));
+}
+
+void HttpServerTesting::serve(HttpServer& server, InMemoryStream stream) {
+  asio::co_spawn(server.impl_->io, server.impl_->serve_in_memory(std::move(stream)), asio::detached);
 }
 
 HttpServer::HttpServer(asio::io_context& io, HttpServerOptions options, HttpHandler handler,

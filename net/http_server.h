@@ -75,6 +75,7 @@ class HttpServer {
   void stop();
 
  private:
+  friend struct HttpServerTesting;  // net/http_server_testing.h
   struct Impl;
   std::shared_ptr<Impl> impl_;
 };

@@ -1,5 +1,6 @@
 #include "net/http_types.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include "proto/errors.h"
@@ -104,32 +105,44 @@ std::string parse_target(HttpRequest& request) {
 }
 
 Url parse_url(const std::string& text, const std::string& field) {
+  const auto quoted = [&] { return " in \"" + text + "\""; };
   Url url;
   const auto scheme_end = text.find("://");
   if (scheme_end == std::string::npos) throw InvalidInput(field, "must be a URL like http://host:port, got \"" + text + "\"");
   url.scheme = text.substr(0, scheme_end);
-  if (url.scheme != "http" && url.scheme != "https") throw InvalidInput(field, "scheme must be http or https");
-  std::string rest = text.substr(scheme_end + 3);
+  if (url.scheme != "http" && url.scheme != "https") {
+    throw InvalidInput(field, "must start with http:// or https://, got \"" + text + "\"");
+  }
+  std::string_view rest = std::string_view(text).substr(scheme_end + 3);
   const auto slash = rest.find('/');
-  url.path = slash == std::string::npos ? "/" : rest.substr(slash);
+  url.path = slash == std::string_view::npos ? "/" : std::string(rest.substr(slash));
   rest = rest.substr(0, slash);
-  std::string hostport = rest;
-  if (!hostport.empty() && hostport[0] == '[') {  // [::1]:port
-    const auto close = hostport.find(']');
-    if (close == std::string::npos) throw InvalidInput(field, "unterminated IPv6 address");
-    url.host = hostport.substr(1, close - 1);
-    if (close + 1 < hostport.size() && hostport[close + 1] == ':') url.port = hostport.substr(close + 2);
+  std::string_view port;
+  bool has_port = false;
+  if (rest.starts_with('[')) {  // [IPv6]:port
+    const auto close = rest.find(']');
+    if (close == std::string_view::npos) throw InvalidInput(field, "unclosed '['" + quoted());
+    url.host = std::string(rest.substr(1, close - 1));
+    rest.remove_prefix(close + 1);
+    if (!rest.empty() && rest.front() != ':') throw InvalidInput(field, "expected ':' after ']'" + quoted());
+    has_port = !rest.empty();
+    if (has_port) port = rest.substr(1);
   } else {
-    const auto colon = hostport.rfind(':');
-    url.host = hostport.substr(0, colon);
-    if (colon != std::string::npos) url.port = hostport.substr(colon + 1);
+    const auto colon = rest.rfind(':');
+    url.host = std::string(rest.substr(0, colon));
+    has_port = colon != std::string_view::npos;
+    if (has_port) port = rest.substr(colon + 1);
   }
-  if (url.host.empty()) throw InvalidInput(field, "has no host");
-  if (url.port.empty()) url.port = url.scheme == "https" ? "443" : "80";
-  for (char c : url.port) {
-    if (!std::isdigit(static_cast<unsigned char>(c))) throw InvalidInput(field, "port must be a number");
+  if (url.host.empty()) throw InvalidInput(field, "has no host" + quoted());
+  url.port = url.scheme == "https" ? "443" : "80";
+  if (has_port) {
+    const bool digits = !port.empty() && port.size() <= 5 &&
+                        std::all_of(port.begin(), port.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+    if (!digits || std::stoi(std::string(port)) < 1 || std::stoi(std::string(port)) > 65535) {
+      throw InvalidInput(field, "port must be 1..65535" + quoted());
+    }
+    url.port = std::string(port);
   }
-  if (url.port.size() > 5 || std::stoi(url.port) > 65535) throw InvalidInput(field, "port must be at most 65535");
   return url;
 }
 

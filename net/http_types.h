@@ -56,7 +56,9 @@ struct Url {
   std::string port;
   std::string path;  // "/" when absent
 };
-// Parses "http://host:port[/path]"; throws trainyard::InvalidInput(field) when malformed.
+// Parses "http[s]://host[:port][/path]" (IPv6 hosts in brackets; the port defaults to the
+// scheme's): the agent's --server and the CLI's. Throws trainyard::InvalidInput(field) naming
+// what is wrong.
 Url parse_url(const std::string& text, const std::string& field);
 
 }  // namespace trainyard::net

@@ -57,7 +57,102 @@ json parse_config_object(const std::string& path, const std::string& text) {
   return config;
 }
 
+const FlagSpec* find_flag(const std::vector<FlagSpec>& flags, std::string_view name) {
+  auto it = std::find_if(flags.begin(), flags.end(), [&](const FlagSpec& f) { return f.name == name; });
+  return it == flags.end() ? nullptr : &*it;
+}
+
+bool looks_like_flag(std::string_view arg) { return arg.size() > 1 && arg.front() == '-' && arg != "-"; }
+
 }  // namespace
+
+std::int64_t parse_integer(std::string_view field, std::string_view text, std::int64_t min, std::int64_t max) {
+  std::int64_t value = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || ptr != end || value < min || value > max) {
+    throw InvalidInput(std::string(field), "must be an integer from " + std::to_string(min) + " to " +
+                                               std::to_string(max) + ", got \"" + std::string(text) + "\"");
+  }
+  return value;
+}
+
+std::optional<std::string> ParsedArgs::opt_string(std::string_view flag) const {
+  auto it = values.find(flag);
+  if (it == values.end()) return std::nullopt;
+  return it->second.back();
+}
+
+const std::vector<std::string>& ParsedArgs::all(std::string_view flag) const {
+  static const std::vector<std::string> none;
+  auto it = values.find(flag);
+  return it == values.end() ? none : it->second;
+}
+
+std::optional<std::int64_t> ParsedArgs::opt_integer(std::string_view flag, std::int64_t min, std::int64_t max) const {
+  const auto text = opt_string(flag);
+  if (!text) return std::nullopt;
+  return parse_integer(flag, *text, min, max);
+}
+
+ParsedArgs parse_flags(const std::vector<std::string>& args, const std::vector<FlagSpec>& flags,
+                       std::string_view context) {
+  ParsedArgs parsed;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--") {
+      parsed.trailing.emplace(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
+      break;
+    }
+    if (arg == "--help" || arg == "-h") {
+      parsed.help = true;
+      continue;
+    }
+    if (!looks_like_flag(arg)) {
+      parsed.positionals.push_back(arg);
+      continue;
+    }
+    const auto eq = arg.find('=');
+    const std::string name = arg.substr(0, eq);
+    const FlagSpec* spec = find_flag(flags, name);
+    if (!spec) throw InvalidInput(name, "unknown flag for '" + std::string(context) + "' (see --help)");
+    std::string value;
+    if (spec->value_name.empty()) {
+      if (eq != std::string::npos) throw InvalidInput(name, "takes no value");
+    } else if (eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+    } else if (i + 1 < args.size()) {
+      value = args[++i];
+    } else {
+      throw InvalidInput(name, "needs a value " + spec->value_name);
+    }
+    auto& slot = parsed.values[name];
+    if (!slot.empty() && !spec->repeatable) throw InvalidInput(name, "given more than once");
+    slot.push_back(std::move(value));
+  }
+  return parsed;
+}
+
+std::string format_flag_help(const std::vector<FlagSpec>& flags) {
+  std::vector<std::string> heads;
+  std::size_t width = 0;
+  for (const FlagSpec& f : flags) {
+    std::string head = f.name;
+    if (!f.value_name.empty()) {
+      head += ' ';  // not `" " + std::string(...)`: g++ 12 warns -Wrestrict on that at -O3
+      head += f.value_name;
+    }
+    width = std::max(width, head.size());
+    heads.push_back(std::move(head));
+  }
+  std::string out;
+  for (std::size_t i = 0; i < flags.size(); ++i) {
+    out += "  " + heads[i] + std::string(width - heads[i].size() + 2, ' ') + flags[i].help;
+    if (flags[i].repeatable) out += " (repeatable)";
+    out += "\n";
+  }
+  return out;
+}
 
 SettingSources SettingSources::of_process() {
   SettingSources sources;
@@ -98,15 +193,7 @@ void FlagParser::add_int(const std::string& name, const std::string& help, std::
            .help = help,
            .default_text = "default " + std::to_string(*target),
            .kind = Kind::integer,
-           .set = [target, min, max](const std::string& v, const std::string& key) {
-             std::int64_t parsed = 0;
-             const auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), parsed);
-             if (ec != std::errc() || ptr != v.data() + v.size() || parsed < min || parsed > max) {
-               throw InvalidInput(key, "must be an integer from " + std::to_string(min) + " to " + std::to_string(max) +
-                                           ", got \"" + v + "\"");
-             }
-             *target = parsed;
-           },
+           .set = [target, min, max](const std::string& v, const std::string& key) { *target = parse_integer(key, v, min, max); },
            .clear = [] {},
            .show = [target] { return std::to_string(*target); }});
 }
@@ -150,54 +237,43 @@ std::string FlagParser::env_name(const std::string& flag_name) const {
 
 bool FlagParser::parse(int argc, const char* const* argv) { return parse(argc, argv, SettingSources::of_process()); }
 
+std::vector<FlagSpec> FlagParser::command_line_flags() const {
+  // Repeatable: a list collects every value; any other flag given twice takes the last.
+  std::vector<FlagSpec> specs;
+  for (const auto& f : flags_) specs.push_back({"--" + f.name, f.kind == Kind::boolean ? "" : "VALUE", f.help, true});
+  specs.push_back({"--config", "FILE", "", false});
+  specs.push_back({"--print-config", "", "", false});
+  specs.push_back({"--version", "", "", false});
+  return specs;
+}
+
 bool FlagParser::parse(int argc, const char* const* argv, const SettingSources& sources) {
-  bool print_config = false;
-  std::string config_flag;
+  const ParsedArgs args = parse_flags(std::vector<std::string>(argv + std::min(argc, 1), argv + argc),
+                                      command_line_flags(), program_);
+  if (args.help) {
+    output_ = usage();
+    return false;
+  }
+  if (args.has("--version")) {
+    output_ = version_line(program_) + "\n";
+    return false;
+  }
+  if (!args.positionals.empty()) {
+    throw InvalidInput(args.positionals.front(), "unexpected argument; flags look like --name value");
+  }
+  if (args.trailing) throw InvalidInput("--", "unexpected argument; flags look like --name value");
   std::vector<Given> flags;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      output_ = usage();
-      return false;
-    }
-    if (arg == "--version") {
-      output_ = version_line(program_) + "\n";
-      return false;
-    }
-    if (arg == "--print-config") {
-      print_config = true;
-      continue;
-    }
-    if (arg.rfind("--", 0) != 0) throw InvalidInput(arg, "unexpected argument; flags look like --name value");
-    std::string name = arg.substr(2);
-    std::string value;
-    bool has_value = false;
-    if (const auto eq = name.find('='); eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-      has_value = true;
-    }
-    Flag* flag = find(name);
-    if (!flag && name != "config") throw InvalidInput("--" + name, "unknown flag (see --help)");
-    if (flag && flag->kind == Kind::boolean) {
-      if (has_value) throw InvalidInput("--" + name, "takes no value");
-      value = "true";
-    } else if (!has_value) {
-      if (i + 1 >= argc) throw InvalidInput("--" + name, "needs a value");
-      value = argv[++i];
-    }
-    if (!flag) {
-      config_flag = value;
-      continue;
-    }
-    auto given = std::find_if(flags.begin(), flags.end(), [&](const Given& g) { return g.flag == flag; });
-    if (given == flags.end()) given = flags.insert(flags.end(), Given{flag, "--" + name, {}});
-    given->values.push_back(value);
+  for (auto& f : flags_) {
+    const std::string key = "--" + f.name;
+    if (!args.has(key)) continue;
+    std::vector<std::string> values = args.all(key);
+    if (f.kind == Kind::boolean) values = {"true"};
+    flags.push_back(Given{&f, key, std::move(values)});
   }
 
   std::string config_env;
   const std::vector<Given> environment = from_environment(sources, config_env);
-  config_path_ = !config_flag.empty() ? config_flag : config_env;
+  config_path_ = args.opt_string("--config").value_or(config_env);
   if (!config_path_.empty()) apply(from_file(config_path_, sources.read_file(config_path_)), Source::file);
   apply(environment, Source::environment);
   apply(flags, Source::flag);
@@ -208,7 +284,7 @@ bool FlagParser::parse(int argc, const char* const* argv, const SettingSources& 
                                             (env_prefix_.empty() ? "" : ", or " + env_name(f.name)) + ")");
     }
   }
-  if (print_config) {
+  if (args.has("--print-config")) {
     output_ = effective_config();
     return false;
   }

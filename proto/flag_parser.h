@@ -12,13 +12,51 @@
 // settings redacted), --version, --help.
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "proto/errors.h"
 
 namespace trainyard {
+
+// One argument list read against a table of flags: under FlagParser (the daemon's and the agent's
+// settings) and under every `trainyard` CLI command, whose help text comes from the same table.
+// Accepted forms: `--flag VALUE`, `--flag=VALUE`, boolean `--flag`, positionals anywhere, and
+// `--` after which every argument is taken verbatim (the program of a quick submit). Every
+// mistake throws InvalidInput whose field is the flag (or positional) at fault.
+struct FlagSpec {
+  std::string name;        // "--rank"
+  std::string value_name;  // "R"; empty for a boolean switch
+  std::string help;
+  bool repeatable = false;  // may be given several times (`--env K=V`)
+};
+
+struct ParsedArgs {
+  std::map<std::string, std::vector<std::string>, std::less<>> values;  // by flag name; switches hold ""
+  std::vector<std::string> positionals;
+  std::optional<std::vector<std::string>> trailing;  // everything after `--`, when `--` was given
+  bool help = false;                                 // `--help` or `-h` before any `--`
+
+  bool has(std::string_view flag) const { return values.contains(flag); }
+  std::optional<std::string> opt_string(std::string_view flag) const;
+  const std::vector<std::string>& all(std::string_view flag) const;
+  // Integer value of `flag` within [min, max]; the error names the flag.
+  std::optional<std::int64_t> opt_integer(std::string_view flag, std::int64_t min, std::int64_t max) const;
+};
+
+// Reads `args` against `flags`; `context` ("trainyard jobs") appears in errors about unknown flags.
+ParsedArgs parse_flags(const std::vector<std::string>& args, const std::vector<FlagSpec>& flags,
+                       std::string_view context);
+
+// Parses `text` as an integer in [min, max]; throws InvalidInput(field, ...) otherwise.
+std::int64_t parse_integer(std::string_view field, std::string_view text, std::int64_t min, std::int64_t max);
+
+// The "Flags:" block of a help text: one aligned line per flag.
+std::string format_flag_help(const std::vector<FlagSpec>& flags);
 
 // Where settings beyond the command line come from; tests and fuzzers pass their own.
 struct SettingSources {
@@ -74,7 +112,7 @@ class FlagParser {
   void add(Flag flag);
   Flag* find(const std::string& name);
   std::string env_name(const std::string& flag_name) const;
-  std::vector<Given> from_command_line(int argc, const char* const* argv, std::string& config_path);
+  std::vector<FlagSpec> command_line_flags() const;
   std::vector<Given> from_environment(const SettingSources& sources, std::string& config_path);
   std::vector<Given> from_file(const std::string& path, const std::string& text);
   void apply(const std::vector<Given>& given, Source source);

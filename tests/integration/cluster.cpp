@@ -159,9 +159,9 @@ void Cluster::wait_for_nodes(int count) {
 
 ApiResult Cluster::api(const std::string& method, const std::string& target, const std::string& body,
                        const std::string& token) {
-  cli::HttpRequest req{method, target, {}, body};
-  if (token != kNoToken) req.headers.emplace_back("Authorization", "Bearer " + (token.empty() ? admin_token_ : token));
-  if (!body.empty()) req.headers.emplace_back("Content-Type", "application/json");
+  cli::HttpRequest req{.method = method, .target = target, .body = body};
+  if (token != kNoToken) req.headers.emplace("authorization", "Bearer " + (token.empty() ? admin_token_ : token));
+  if (!body.empty()) req.headers.emplace("content-type", "application/json");
   const auto result = client_->send(req);
   if (const auto* err = std::get_if<cli::TransportError>(&result)) {
     ADD_FAILURE() << method << " " << target << ": " << err->message;

@@ -154,7 +154,7 @@ bool healthz_answers(const std::string& url) {
   cli::HttpClientOptions options;
   options.connect_timeout = 1s;
   options.request_timeout = 1s;
-  const auto result = cli::make_http_client(cli::parse_server_url(url), options)->send({"GET", "/healthz", {}, ""});
+  const auto result = cli::make_http_client(cli::parse_server_url(url), options)->send({.method = "GET", .target = "/healthz"});
   const auto* response = std::get_if<cli::HttpResponse>(&result);
   return response && response->status == 200;
 }

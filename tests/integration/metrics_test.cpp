@@ -30,8 +30,8 @@ struct Scrape {
 
 Scrape scrape(const Cluster& cluster, const std::string& token) {
   auto client = cli::make_http_client(cli::parse_server_url(cluster.url()));
-  cli::HttpRequest req{"GET", "/metrics", {}, ""};
-  if (!token.empty()) req.headers.emplace_back("Authorization", "Bearer " + token);
+  cli::HttpRequest req{.method = "GET", .target = "/metrics"};
+  if (!token.empty()) req.headers.emplace("authorization", "Bearer " + token);
   const auto result = client->send(req);
   if (const auto* err = std::get_if<cli::TransportError>(&result)) {
     ADD_FAILURE() << "GET /metrics: " << err->message;

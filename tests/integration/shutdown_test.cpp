@@ -22,7 +22,7 @@ using namespace std::chrono_literals;
 // One exchange on a connection of its own (the cluster's client is not for other threads).
 cli::HttpResult fetch(const std::string& url, const std::string& target, const std::string& token) {
   const auto client = cli::make_http_client(cli::parse_server_url(url));
-  return client->send({"GET", target, {{"Authorization", "Bearer " + token}}, ""});
+  return client->send({.method = "GET", .target = target, .headers = {{"authorization", "Bearer " + token}}});
 }
 
 double requests_in_flight(const Cluster& cluster) {

@@ -187,14 +187,14 @@ std::string expect_failure(const HttpResult& result) {
   return "";
 }
 
-HttpRequest get(std::string target) { return {"GET", std::move(target), {}, ""}; }
+HttpRequest get(std::string target) { return {.method = "GET", .target = std::move(target)}; }
 
 TEST(HttpClient, KeepsOneConnectionForSeveralRequests) {
   LoopbackServer server(echo_target);
   auto client = make_http_client(parse_server_url(server.url()));
   EXPECT_EQ(expect_response(client->send(get("/v1/a?x=1"))).body, "GET /v1/a?x=1 ");
   const HttpResponse posted =
-      expect_response(client->send({"POST", "/v1/jobs", {{"Authorization", "Bearer t"}}, R"({"n":1})"}));
+      expect_response(client->send({.method = "POST", .target = "/v1/jobs", .headers = {{"authorization", "Bearer t"}}, .body = R"({"n":1})"}));
   EXPECT_EQ(posted.status, 200);
   EXPECT_EQ(posted.body, R"(POST /v1/jobs {"n":1})");
   EXPECT_EQ(expect_response(client->send(get("/v1/c"))).body, "GET /v1/c ");
@@ -218,7 +218,7 @@ TEST(HttpClient, ReconnectsWhenTheServerClosedAnIdleConnection) {
   EXPECT_EQ(expect_response(client->send(get("/one"))).status, 200);
   ASSERT_TRUE(server.wait_closed(1));
   // Even a request that is never repeated goes through: the close is noticed before sending.
-  EXPECT_EQ(expect_response(client->send({"POST", "/two", {}, "b"})).body, "POST /two b");
+  EXPECT_EQ(expect_response(client->send({.method = "POST", .target = "/two", .body = "b"})).body, "POST /two b");
   EXPECT_EQ(server.connections(), 2);
   EXPECT_EQ(server.seen().size(), 2u);
 }
@@ -252,7 +252,7 @@ TEST(HttpClient, NeverRepeatsAPost) {
   LoopbackServer server([&](const Seen& s) { return drop_second_request_of_first_connection(s, requests_on_first); });
   auto client = make_http_client(parse_server_url(server.url()));
   EXPECT_EQ(expect_response(client->send(get("/one"))).status, 200);
-  const std::string failure = expect_failure(client->send({"POST", "/v1/jobs", {}, "{}"}));
+  const std::string failure = expect_failure(client->send({.method = "POST", .target = "/v1/jobs", .body = "{}"}));
   EXPECT_NE(failure.find("lost the connection to daemon at " + server.url()), std::string::npos) << failure;
   EXPECT_EQ(server.seen().size(), 2u);  // the server may have acted on it: not sent again
   // The client recovers for the next request.

@@ -23,20 +23,13 @@ class FakeClient final : public HttpClient {
   HttpResult send(const HttpRequest& request) override {
     server_.received.push_back(request);
     auto it = server_.replies.find(request.method + " " + request.target);
-    if (it == server_.replies.end()) return HttpResponse{404, R"({"error":{"code":"not_found","message":"no route"}})"};
+    if (it == server_.replies.end()) return HttpResponse{.status = 404, .body = R"({"error":{"code":"not_found","message":"no route"}})"};
     return it->second;
   }
 
  private:
   FakeServer& server_;
 };
-
-std::string header(const HttpRequest& request, const std::string& name) {
-  for (const auto& [key, value] : request.headers) {
-    if (key == name) return value;
-  }
-  return "<absent>";
-}
 
 class RunnerTest : public ::testing::Test {
  protected:
@@ -76,10 +69,10 @@ class RunnerTest : public ::testing::Test {
 const Json kJob = {{"id", 42}, {"name", "t"}, {"state", "PENDING"}, {"submitted_at", "2026-11-22T13:59:00.000Z"}};
 
 TEST_F(RunnerTest, ListsJobsWithTheTokenAsBearer) {
-  server.replies["GET /v1/jobs?state=PENDING"] = HttpResponse{200, Json{{"jobs", {kJob}}, {"next", nullptr}}.dump()};
+  server.replies["GET /v1/jobs?state=PENDING"] = HttpResponse{.status = 200, .body = Json{{"jobs", {kJob}}, {"next", nullptr}}.dump()};
   EXPECT_EQ(run({"jobs", "--state", "pending"}), kExitOk) << err.str();
   ASSERT_EQ(server.received.size(), 1u);
-  EXPECT_EQ(header(server.received[0], "Authorization"), "Bearer ty_secret");
+  EXPECT_EQ(server.received[0].header("authorization"), "Bearer ty_secret");
   EXPECT_EQ(server.connected_to, std::vector<std::string>{"http://127.0.0.1:9"});
   EXPECT_NE(out.str().find("42"), std::string::npos);
   EXPECT_NE(out.str().find("60s"), std::string::npos);  // age from the injected clock
@@ -88,18 +81,18 @@ TEST_F(RunnerTest, ListsJobsWithTheTokenAsBearer) {
 
 TEST_F(RunnerTest, JsonPrintsTheServersDocument) {
   const Json reply = {{"jobs", {kJob}}, {"next", nullptr}};
-  server.replies["GET /v1/jobs"] = HttpResponse{200, reply.dump()};
+  server.replies["GET /v1/jobs"] = HttpResponse{.status = 200, .body = reply.dump()};
   EXPECT_EQ(run({"--json", "jobs"}), kExitOk);
   EXPECT_EQ(Json::parse(out.str()), reply);
 }
 
 TEST_F(RunnerTest, SubmitSendsTheSpecAsJson) {
   files["job.json"] = R"({"name":"t","command":{"argv":["/bin/true"]}})";
-  server.replies["POST /v1/jobs"] = HttpResponse{201, kJob.dump()};
+  server.replies["POST /v1/jobs"] = HttpResponse{.status = 201, .body = kJob.dump()};
   EXPECT_EQ(run({"submit", "job.json"}), kExitOk) << err.str();
   EXPECT_EQ(out.str(), "Submitted job 42\n");
   ASSERT_EQ(server.received.size(), 1u);
-  EXPECT_EQ(header(server.received[0], "Content-Type"), "application/json");
+  EXPECT_EQ(server.received[0].header("content-type"), "application/json");
   EXPECT_EQ(Json::parse(server.received[0].body), Json::parse(files["job.json"]));
 }
 
@@ -107,16 +100,16 @@ TEST_F(RunnerTest, UsesTheLocalClusterFilesByDefault) {
   env = {};
   files[".trainyard/daemon.addr"] = "http://127.0.0.1:4242\n";
   files[".trainyard/admin.token"] = "ty_admin\n";
-  server.replies["GET /v1/nodes"] = HttpResponse{200, R"({"nodes":[]})"};
+  server.replies["GET /v1/nodes"] = HttpResponse{.status = 200, .body = R"({"nodes":[]})"};
   EXPECT_EQ(run({"nodes"}), kExitOk) << err.str();
   EXPECT_EQ(server.connected_to, std::vector<std::string>{"http://127.0.0.1:4242"});
-  EXPECT_EQ(header(server.received.at(0), "Authorization"), "Bearer ty_admin");
+  EXPECT_EQ(server.received.at(0).header("authorization"), "Bearer ty_admin");
 }
 
 TEST_F(RunnerTest, ServerErrorsExitNonZeroWithTheServersMessage) {
   files["job.json"] = R"({"name":"t","nodes":0})";
   server.replies["POST /v1/jobs"] =
-      HttpResponse{400, R"({"error":{"code":"invalid_field","message":"nodes: must be 1..1024","field":"nodes"}})"};
+      HttpResponse{.status = 400, .body = R"({"error":{"code":"invalid_field","message":"nodes: must be 1..1024","field":"nodes"}})"};
   EXPECT_EQ(run({"submit", "job.json"}), kExitFailed);
   EXPECT_EQ(err.str(), "trainyard: nodes: must be 1..1024 (HTTP 400, invalid_field)\n");
   EXPECT_EQ(out.str(), "");
@@ -129,8 +122,8 @@ TEST_F(RunnerTest, StopsAtTheFirstFailedRequest) {
 }
 
 TEST_F(RunnerTest, JobCombinesJobAndAttempts) {
-  server.replies["GET /v1/jobs/42"] = HttpResponse{200, kJob.dump()};
-  server.replies["GET /v1/jobs/42/attempts"] = HttpResponse{200, R"({"attempts":[]})"};
+  server.replies["GET /v1/jobs/42"] = HttpResponse{.status = 200, .body = kJob.dump()};
+  server.replies["GET /v1/jobs/42/attempts"] = HttpResponse{.status = 200, .body = R"({"attempts":[]})"};
   EXPECT_EQ(run({"job", "42", "--json"}), kExitOk) << err.str();
   EXPECT_EQ(Json::parse(out.str()), (Json{{"job", kJob}, {"attempts", Json::array()}}));
 }
@@ -142,7 +135,7 @@ TEST_F(RunnerTest, UnreachableServer) {
 }
 
 TEST_F(RunnerTest, NonJsonSuccessIsAnError) {
-  server.replies["GET /v1/nodes"] = HttpResponse{200, "<html>proxy</html>"};
+  server.replies["GET /v1/nodes"] = HttpResponse{.status = 200, .body = "<html>proxy</html>"};
   EXPECT_EQ(run({"nodes"}), kExitFailed);
   EXPECT_NE(err.str().find("not JSON"), std::string::npos) << err.str();
 }
@@ -177,7 +170,7 @@ TEST_F(RunnerTest, EscapeSequencesFromTheServerNeverReachTheTerminal) {
   // A name that would set the clipboard (OSC 52) and clear the screen, from an older record.
   Json job = kJob;
   job["name"] = "x\x1b]52;c;ZXZpbA==\x07\x1b[2J\xc2\x9b" "31m";
-  server.replies["GET /v1/jobs"] = HttpResponse{200, Json{{"jobs", {job}}, {"next", nullptr}}.dump()};
+  server.replies["GET /v1/jobs"] = HttpResponse{.status = 200, .body = Json{{"jobs", {job}}, {"next", nullptr}}.dump()};
   EXPECT_EQ(run({"jobs"}), kExitOk) << err.str();
   EXPECT_EQ(out.str().find('\x1b'), std::string::npos) << out.str();
   EXPECT_EQ(out.str().find('\x07'), std::string::npos) << out.str();
@@ -190,7 +183,7 @@ const Json kLogs = {{"job_id", 42},
                                {"log_bytes", 5 << 20}, {"truncated", true}}}}};
 
 TEST_F(RunnerTest, LogsPassAJobsBytesToAPipeButNotToATerminal) {
-  server.replies["GET /v1/jobs/42/logs"] = HttpResponse{200, kLogs.dump()};
+  server.replies["GET /v1/jobs/42/logs"] = HttpResponse{.status = 200, .body = kLogs.dump()};
   EXPECT_EQ(run({"logs", "42"}), kExitOk) << err.str();
   EXPECT_EQ(out.str(), "ok \x1b[2J\n") << "a pipe gets the job's own bytes";
   EXPECT_NE(err.str().find("showing the last 1 lines of 5.0 MiB; use --tail N for more"), std::string::npos) << err.str();
@@ -202,17 +195,17 @@ TEST_F(RunnerTest, LogsPassAJobsBytesToAPipeButNotToATerminal) {
 
 TEST_F(RunnerTest, LogsThatCouldNotBeFetchedExitNonZero) {
   server.replies["GET /v1/jobs/42/logs"] = HttpResponse{
-      200, Json{{"logs", {{{"rank", 0}, {"node", "n1"}, {"text", ""}, {"error", "agent n1 did not answer"}}}}}.dump()};
+      .status = 200, .body = Json{{"logs", {{{"rank", 0}, {"node", "n1"}, {"text", ""}, {"error", "agent n1 did not answer"}}}}}.dump()};
   EXPECT_EQ(run({"logs", "42"}), kExitFailed);
   EXPECT_EQ(err.str(), "trainyard: rank 0 (n1): logs unavailable: agent n1 did not answer\n");
   err.str("");
-  server.replies["GET /v1/jobs/42/logs"] = HttpResponse{200, R"({"logs":[]})"};
+  server.replies["GET /v1/jobs/42/logs"] = HttpResponse{.status = 200, .body = R"({"logs":[]})"};
   EXPECT_EQ(run({"logs", "42"}), kExitFailed);
   EXPECT_EQ(err.str(), "trainyard: no logs were returned for job 42\n");
 }
 
 TEST_F(RunnerTest, LogsTailCountsLines) {
-  server.replies["GET /v1/jobs/42/logs?tail=20"] = HttpResponse{200, kLogs.dump()};
+  server.replies["GET /v1/jobs/42/logs?tail=20"] = HttpResponse{.status = 200, .body = kLogs.dump()};
   EXPECT_EQ(run({"logs", "42", "--tail", "20"}), kExitOk) << err.str();
   EXPECT_EQ(run({"logs", "42", "--tail", "100001"}), kExitUsage);
 }

@@ -148,6 +148,22 @@ TEST_F(ConfigSources, RefusesUnknownKeysWrongTypesAndRangesNamingTheSource) {
   EXPECT_EQ(refused_field({"--server", "http://a", "--cores", "-1"}), "--cores");
 }
 
+// The command line is read by the same flag table reader as the CLI's (parse_flags).
+TEST_F(ConfigSources, CommandLineMistakesNameTheFlagOrArgument) {
+  EXPECT_EQ(refused_field({"--server", "http://a", "--cpus", "4"}), "--cpus");
+  EXPECT_EQ(refused_field({"--server", "http://a", "stray"}), "stray");
+  EXPECT_EQ(refused_field({"--server", "http://a", "--", "x"}), "--");
+  EXPECT_EQ(refused_field({"--server"}), "--server");
+  EXPECT_EQ(refused_field({"--server", "http://a", "--cores", "4x"}), "--cores");
+  EXPECT_EQ(refused_field({"--server", "http://a", "--config", "a.json", "--config", "b.json"}), "--config");
+
+  ASSERT_TRUE(parse({"--server=http://a", "--name", "n1", "--name", "n2", "--label", "x", "--label=y", "--cores=8"}));
+  EXPECT_EQ(s.server, "http://a");
+  EXPECT_EQ(s.name, "n2");  // given twice, the last counts
+  EXPECT_EQ(s.labels, (std::vector<std::string>{"x", "y"}));
+  EXPECT_EQ(s.cores, 8);
+}
+
 TEST_F(ConfigSources, ARequiredSettingMaySitInAnySource) {
   EXPECT_EQ(refused_field({}), "--server");
   files["c.json"] = R"({"server": "http://a"})";

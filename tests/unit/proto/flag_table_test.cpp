@@ -1,9 +1,9 @@
-// The generic flag reader every command uses.
+// The flag table reader under FlagParser and every CLI command.
 #include <gtest/gtest.h>
 
-#include "cli/flags.h"
+#include "proto/flag_parser.h"
 
-namespace trainyard::cli {
+namespace trainyard {
 namespace {
 
 const std::vector<FlagSpec> kFlags = {
@@ -76,4 +76,4 @@ TEST(Flags, HelpListsEveryFlag) {
 }
 
 }  // namespace
-}  // namespace trainyard::cli
+}  // namespace trainyard
