@@ -11,6 +11,7 @@
 
 #include "daemon/audit.h"
 #include "daemon/auth.h"
+#include "daemon/event_streams.h"
 #include "daemon/job_manager.h"
 #include "daemon/request_limits.h"
 #include "daemon/store_worker.h"
@@ -37,6 +38,8 @@ class Api {
   using RequestObserver =
       std::function<void(const std::string& method, const std::string& route_pattern, int status, double seconds)>;
   void set_request_observer(RequestObserver observe);
+  // GET /v1/events/stream's subscribers: the daemon hands them the committed events.
+  EventStreams& event_streams() { return event_streams_; }
 
  private:
   friend const std::vector<Route>& api_routes();
@@ -96,6 +99,7 @@ class Api {
   // daemon/api/audit.cpp
   void list_audit(ApiCall call);
   void list_events(ApiCall call);
+  void stream_events(ApiCall call);
   // The audit event of the change `call` made (daemon/audit.h), for a handler that writes it with
   // the change; `audit` writes it on its own, once the change succeeded.
   Event audit_event(const ApiCall& call, AuditRecord what) const;
@@ -117,6 +121,7 @@ class Api {
   std::function<std::string()> render_metrics_;
   bool metrics_public_ = false;
   RequestObserver observe_request_;
+  EventStreams event_streams_;
 };
 
 // The longest lifetime a token may be given ("ttl_s"): ten years.

@@ -45,6 +45,7 @@ struct DaemonOptions {
   bool metrics_public = false;                  // GET /metrics without a token
   std::int64_t shutdown_grace_ms = 10'000;      // SIGTERM: how long requests in flight may take
   std::int64_t event_retention_days = 30;       // older events are pruned (daemon/event_retention.h)
+  std::int64_t sse_keepalive_ms = 15'000;       // `: keep-alive` on idle event streams
 };
 
 inline constexpr const char* kTrainyardVersion = TRAINYARD_VERSION;  // project(VERSION) in CMakeLists.txt

@@ -67,6 +67,7 @@ const std::vector<std::pair<std::string, Case>>& cases() {
       {"POST /v1/tokens/join/rotate", {"/v1/tokens/join/rotate", "", {403, 403, 403, 403, 200}}},
       {"GET /v1/audit", {"/v1/audit", "", {403, 403, 403, 403, 200}}},
       {"GET /v1/events", {"/v1/events?type=job.*&job=1", "", {200, 200, 200, 200, 200}}},
+      {"GET /v1/events/stream", {"/v1/events/stream?type=job.*&job=1&after=0", "", {200, 200, 200, 200, 200}}},
       // Alice's second token: only she and an admin may revoke it; to others it does not exist.
       {"DELETE /v1/tokens/{token_id}", {"/v1/tokens/{alices-token}", "", {404, 200, 404, 404, 200}}},
       // Last: it ends alice's job.
