@@ -12,6 +12,7 @@
 #include "daemon/audit.h"
 #include "daemon/auth.h"
 #include "daemon/dashboard_files.h"
+#include "daemon/event_streams.h"
 #include "daemon/job_manager.h"
 #include "daemon/request_limits.h"
 #include "daemon/store_worker.h"
@@ -43,6 +44,8 @@ class Api {
   void set_dashboard(DashboardFiles files) { dashboard_ = std::move(files); }
   // Serves /v1/webhooks from `webhooks` (unset, those routes are 404s).
   void set_webhooks(WebhookRegistry& webhooks, WebhookOptions options);
+  // GET /v1/events/stream's subscribers: the daemon hands them the committed events.
+  EventStreams& event_streams() { return event_streams_; }
 
  private:
   friend const std::vector<Route>& api_routes();
@@ -118,6 +121,7 @@ class Api {
   // daemon/api/audit.cpp
   void list_audit(ApiCall call);
   void list_events(ApiCall call);
+  void stream_events(ApiCall call);
   // The audit event of the change `call` made (daemon/audit.h), for a handler that writes it with
   // the change; `audit` writes it on its own, once the change succeeded.
   Event audit_event(const ApiCall& call, AuditRecord what) const;
@@ -142,6 +146,7 @@ class Api {
   std::optional<DashboardFiles> dashboard_;
   WebhookRegistry* webhooks_ = nullptr;
   WebhookOptions webhook_options_;
+  EventStreams event_streams_;
 };
 
 // The longest lifetime a token may be given ("ttl_s"): ten years.

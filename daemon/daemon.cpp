@@ -350,6 +350,9 @@ bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
                 600'000);
   flags.add_int("webhook-timeout-ms", "for a whole webhook request, connect to answer", &o.webhook_timeout_ms, 1,
                 600'000);
+  // Below the connection's 60 s idle timeout, which each write restarts.
+  flags.add_int("sse-keepalive-ms", "how often GET /v1/events/stream sends a keep-alive comment",
+                &o.sse_keepalive_ms, 100, 50'000);
   flags.add_int("health-collective-kib", "buffer size of each health-check collective", &o.health_collective_kib, 1,
                 256 * 1024);
   if (!flags.parse(argc, argv)) {
@@ -396,6 +399,11 @@ int run_daemon(const DaemonOptions& o) {
   DaemonMetrics metrics;  // before the store worker, whose thread records into it until it stops
   StoreWorker worker(store, [&io](StoreWorker::Continuation fn) { asio::post(io, std::move(fn)); });
   worker.set_commit_observer([&metrics](double seconds, std::size_t changes) { metrics.store_commit(seconds, changes); });
+  // Before the first write, so GET /v1/events/stream hears of every event committed from here;
+  // the observer runs on the I/O thread, which starts after the API that sets it exists.
+  const std::int64_t event_head = store.last_event_seq();
+  std::function<void(const std::vector<Event>&)> publish_events;
+  worker.set_events_observer(event_head, [&publish_events](const std::vector<Event>& events) { publish_events(events); });
   FileWorker files([&io](FileWorker::Continuation fn) { asio::post(io, std::move(fn)); });
   AsioTimers timers(io);
   scheduler::Config sched_config;
@@ -432,6 +440,8 @@ int run_daemon(const DaemonOptions& o) {
           data_dir / "join.token");
   api.set_metrics_exposition([&metrics] { return metrics.render(); }, o.metrics_public);
   if (auto dashboard = dashboard_files(o.dashboard_dir)) api.set_dashboard(std::move(*dashboard));
+  api.event_streams().set_head(event_head);
+  publish_events = [&api](const std::vector<Event>& events) { api.event_streams().publish(events); };
   api.set_request_observer([&metrics](const std::string& method, const std::string& route, int status, double seconds) {
     metrics.http_request(method, route, status, seconds);
   });
@@ -469,9 +479,11 @@ int run_daemon(const DaemonOptions& o) {
     api.handle(std::move(req), std::move(respond));
   }, {gateway.route()});
   // What a graceful shutdown waits for; also how a test knows its slow request is being handled.
-  metrics.registry().add_collector([&server](prom::TextWriter& out) {
+  metrics.registry().add_collector([&server, &api](prom::TextWriter& out) {
     out.gauge("trainyard_http_requests_in_flight", "HTTP requests read and not yet answered.", {},
               {{{}, static_cast<double>(server.requests_in_flight())}});
+    out.gauge("trainyard_sse_clients", "Clients reading GET /v1/events/stream.", {},
+              {{{}, static_cast<double>(api.event_streams().clients())}});
   });
   // New connections take the reloaded certificate; open ones and running jobs carry on. Handled
   // before daemon.addr appears, so that nobody can send a SIGHUP that would still end the daemon.
@@ -501,6 +513,7 @@ int run_daemon(const DaemonOptions& o) {
   std::uint64_t ticks = 0;
   std::function<void()> tick = [&] {
     jobs.tick();
+    api.event_streams().keep_alive(clock.now(), Millis(o.sse_keepalive_ms));
     if (++ticks % 20 == 0) {
       jobs.persist_usage();
       persist_token_uses(tokens, worker, clock.system_now());

@@ -56,6 +56,7 @@ struct DaemonOptions {
   std::int64_t webhook_max_per_minute = 20;        // storm control, per webhook
   std::int64_t webhook_connect_timeout_ms = 5000;
   std::int64_t webhook_timeout_ms = 10'000;        // a whole delivery attempt
+  std::int64_t sse_keepalive_ms = 15'000;       // `: keep-alive` on idle event streams
 };
 
 inline constexpr const char* kTrainyardVersion = TRAINYARD_VERSION;  // project(VERSION) in CMakeLists.txt

@@ -1,5 +1,8 @@
 #include "daemon/store_worker.h"
 
+#include <algorithm>
+#include <iterator>
+
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -67,11 +70,29 @@ void StoreWorker::commit_batch(std::vector<Write>& writes) {
     spdlog::error("event=store_commit_failed changes={} error=\"{}\"", done.changes.size(), e.what());
     error = std::current_exception();
   }
+  const bool wrote_events =
+      !error && std::any_of(done.changes.begin(), done.changes.end(), [](const Change& c) { return !c.events.empty(); });
   post_to_io_([done = std::move(done), error]() mutable {
     for (std::size_t i = 0; i < done.callbacks.size(); ++i) {
       if (done.callbacks[i]) done.callbacks[i](error, done.changes[i]);
     }
   });
+  if (wrote_events && observe_events_) publish_committed_events();
+}
+
+void StoreWorker::publish_committed_events() {
+  std::vector<Event> events;
+  try {
+    for (std::vector<Event> page; !(page = store_.events_after(events_head_, 1000)).empty();) {
+      events_head_ = page.back().seq;
+      std::move(page.begin(), page.end(), std::back_inserter(events));
+    }
+  } catch (const std::exception& e) {
+    // The events stay stored; the next commit's read-back hands them over.
+    spdlog::error("event=committed_events_read_failed after_seq={} error=\"{}\"", events_head_, e.what());
+  }
+  if (events.empty()) return;
+  post_to_io_([observe = observe_events_, events = std::move(events)] { observe(events); });
 }
 
 void StoreWorker::run() {

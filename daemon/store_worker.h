@@ -46,6 +46,14 @@ class StoreWorker {
   // changes. Set it before the first write.
   using CommitObserver = std::function<void(double seconds, std::size_t changes)>;
   void set_commit_observer(CommitObserver observe) { observe_commit_ = std::move(observe); }
+  // Hears, on the I/O thread, of every committed event as stored (seq filled in), in seq order:
+  // read back after each commit that wrote events (the store assigns seqs inside commit). `head`
+  // is the highest seq stored before the first write. Set it before the first write.
+  using EventsObserver = std::function<void(const std::vector<Event>& events)>;
+  void set_events_observer(std::int64_t head, EventsObserver observe) {
+    events_head_ = head;
+    observe_events_ = std::move(observe);
+  }
 
  private:
   struct Write {
@@ -60,6 +68,7 @@ class StoreWorker {
 
   void run();
   void commit_batch(std::vector<Write>& writes);
+  void publish_committed_events();
 
   Store& store_;
   PostToIo post_to_io_;
@@ -69,6 +78,8 @@ class StoreWorker {
   bool stopping_ = false;
   std::atomic<std::uint64_t> commits_{0};
   CommitObserver observe_commit_;
+  std::int64_t events_head_ = 0;  // the last event seq handed to observe_events_
+  EventsObserver observe_events_;
   std::thread thread_;
 };
 

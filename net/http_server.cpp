@@ -166,8 +166,11 @@ std::string wire_format(const HttpResponse& resp, unsigned version, bool keep_al
   // HTTP/1.1 keeps connections alive unless told otherwise, HTTP/1.0 closes them unless told.
   if (version == 10 && keep_alive) out += "\r\nConnection: keep-alive";
   if (version != 10 && !keep_alive) out += "\r\nConnection: close";
-  out += "\r\nContent-Length: ";
-  out += std::to_string(resp.body.size());
+  // A stream's body runs until the connection closes.
+  if (!resp.stream) {
+    out += "\r\nContent-Length: ";
+    out += std::to_string(resp.body.size());
+  }
   out += "\r\n\r\n";
   out += resp.body;
   return out;
@@ -247,6 +250,8 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   // Keep-alive connections waiting for their next request: what stop_accepting() closes.
   std::unordered_map<std::uint64_t, std::function<void()>> idle;
   std::unordered_map<std::uint64_t, std::function<void(std::string)>> websockets;
+  // Streaming responses being written: what stop_accepting() ends.
+  std::unordered_map<std::uint64_t, std::function<void()>> streams;
   std::size_t in_flight = 0;
   std::uint64_t next_connection = 1;
   bool stopped = false;
@@ -337,6 +342,31 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     beast::get_lowest_layer(stream).expires_after(options.idle_timeout);
     auto [ec, n] = co_await asio::async_write(stream, asio::buffer(wire), use_tuple);
     co_return !ec;
+  }
+
+  // Writes the stream's text as it is pushed, until it is closed or a write fails; then closes it,
+  // so the handler's side sees the client gone. The peer's reads are not watched: a client that
+  // left is found by the next write (an SSE keep-alive at the latest).
+  template <class Stream>
+  asio::awaitable<void> write_stream(Stream& stream, std::uint64_t id, ResponseStream& body) {
+    asio::steady_timer ready(io);
+    body.on_ready([&ready] { ready.cancel(); });
+    streams[id] = [&body] { body.close(); };
+    if (draining) body.close();  // began as the shutdown did: stop_accepting() did not see it
+    for (;;) {
+      const std::string text = body.take();
+      if (!text.empty()) {
+        beast::get_lowest_layer(stream).expires_after(options.idle_timeout);
+        if (auto [ec, n] = co_await asio::async_write(stream, asio::buffer(text), use_tuple); ec) break;
+        continue;
+      }
+      if (body.closed()) break;
+      ready.expires_at(asio::steady_timer::time_point::max());
+      co_await ready.async_wait(use_tuple);
+    }
+    streams.erase(id);
+    body.on_ready(nullptr);
+    body.close();
   }
 
   // After refusing a request we cannot parse, read and discard what the client is still sending
@@ -435,6 +465,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   asio::awaitable<void> serve_requests(Stream& stream, std::uint64_t id, std::string remote,
                                        std::optional<PeerCertificate> peer) {
     beast::flat_buffer buffer;
+    std::shared_ptr<ResponseStream> body_stream;
     for (;;) {
       http::request_parser<http::string_body> parser;
       parser.body_limit(options.body_limit);
@@ -481,11 +512,17 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         ~Answered() { --in_flight; }
       } answered{in_flight};
       HttpResponse resp = co_await call_handler(std::move(request));
-      // Decided after the handler: a shutdown that began meanwhile closes the connection.
-      const bool keep_alive = req.keep_alive() && !draining;
+      // Decided after the handler: a shutdown that began meanwhile closes the connection; a
+      // streamed body ends with the connection.
+      const bool keep_alive = req.keep_alive() && !draining && !resp.stream;
       // A connection that failed a write is broken: requests pipelined behind are not acted on.
-      if (!co_await write(stream, resp, req.version(), keep_alive) || !keep_alive) break;
+      const bool written = co_await write(stream, resp, req.version(), keep_alive);
+      if (resp.stream && !written) resp.stream->close();  // the handler's side forgets it
+      if (resp.stream && written) body_stream = std::move(resp.stream);
+      if (!written || !keep_alive) break;
     }
+    // Not a request in flight: a graceful shutdown does not wait for it, it ends it.
+    if (body_stream) co_await write_stream(stream, id, *body_stream);
     beast::error_code ec;
     beast::get_lowest_layer(stream).socket().shutdown(tcp::socket::shutdown_send, ec);
   }
@@ -661,6 +698,8 @@ std::size_t HttpServer::stop_accepting() {
   impl_->accept_pause.cancel();
   auto idle = std::exchange(impl_->idle, {});
   for (auto& [id, close] : idle) close();
+  auto streams = impl_->streams;
+  for (auto& [id, end] : streams) end();
   return idle.size();
 }
 
@@ -680,6 +719,8 @@ void HttpServer::stop() {
   beast::error_code ec;
   if (impl_->acceptor) impl_->acceptor->close(ec);
   impl_->accept_pause.cancel();
+  auto streams = impl_->streams;
+  for (auto& [id, end] : streams) end();
   auto closers = impl_->closers;
   for (auto& [id, close] : closers) close();
 }

@@ -94,6 +94,22 @@ std::string parse_query(std::string_view rest, std::map<std::string, std::string
 
 }  // namespace
 
+bool ResponseStream::push(std::string_view text) {
+  if (closed_) return false;
+  if (queued_.size() + text.size() > buffer_limit_) {
+    close();
+    return false;
+  }
+  queued_ += text;
+  wake();
+  return true;
+}
+
+void ResponseStream::close() {
+  if (std::exchange(closed_, true)) return;
+  wake();
+}
+
 std::string parse_target(HttpRequest& request) {
   const std::string_view target = request.target;
   if (target.empty() || target[0] != '/') return "the target must start with \"/\"";

@@ -1,9 +1,13 @@
 #pragma once
 // HTTP requests and responses as plain values, so routing and handlers are pure functions that
 // tests call without a socket (STYLE.md #8). Beast stays inside net/*.cpp.
+#include <cstddef>
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -34,11 +38,39 @@ struct HttpRequest {
   }
 };
 
+// The body of a response that goes on as it comes (Server-Sent Events). The handler keeps it and
+// pushes text; the connection writes what is queued, and ends when the stream is closed (by the
+// handler or the server's shutdown) or a write fails. Both sides use it on the io thread only.
+class ResponseStream {
+ public:
+  explicit ResponseStream(std::size_t buffer_limit) : buffer_limit_(buffer_limit) {}
+  // Queues `text`; false when it is closed, or when what is queued and unwritten would pass the
+  // limit (a client that does not read): then it closes, so it never holds more than the limit.
+  bool push(std::string_view text);
+  void close();
+  bool closed() const { return closed_; }
+
+  // The connection's side: takes everything queued, and is called whenever text or the close comes.
+  std::string take() { return std::exchange(queued_, {}); }
+  void on_ready(std::function<void()> wake) { wake_ = std::move(wake); }
+
+ private:
+  void wake() const {
+    if (wake_) wake_();
+  }
+  std::size_t buffer_limit_;
+  std::string queued_;
+  bool closed_ = false;
+  std::function<void()> wake_;
+};
+
 struct HttpResponse {
   int status = 200;
   std::string content_type = "application/json";
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;
+  // Set: the body is this stream's text (no length; the connection closes at its end), not `body`.
+  std::shared_ptr<ResponseStream> stream;
 };
 
 // Fills the request's path, segments and query from its target. The path is split at '/' before

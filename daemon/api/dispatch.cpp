@@ -60,7 +60,8 @@ Api::Api(JobManager& jobs, StoreWorker& store, FileWorker& files, TokenRegistry&
       checkpoint_root_(std::move(checkpoint_root)),
       rate_limiter_(limits.rate),
       max_pending_per_user_(limits.max_pending_per_user),
-      join_token_file_(std::move(join_token_file)) {}
+      join_token_file_(std::move(join_token_file)),
+      event_streams_(store) {}
 
 void Api::set_metrics_exposition(std::function<std::string()> render, bool public_access) {
   render_metrics_ = std::move(render);

@@ -1,4 +1,4 @@
-// The events log as the API reads it (daemon/events.h): GET /v1/events.
+// The events log as the API reads it (daemon/events.h): GET /v1/events and its stream.
 #include "daemon/api.h"
 #include "daemon/api/call.h"
 #include "daemon/api/query.h"
@@ -19,6 +19,18 @@ void Api::list_events(ApiCall call) {
         return std::function<void()>([call, body = Json{{"events", std::move(list)}, {"next", next}}] { call.reply(200, body); });
       },
       [call](const std::string& error) { call.fail(500, "internal", "could not read events: " + error); });
+}
+
+void Api::stream_events(ApiCall call) {
+  EventFilter filter = parse_event_filter(call.request.query);
+  std::optional<std::int64_t> after = query_int(call.request, "after", 0, INT64_MAX);
+  // What an EventSource sends when it reconnects: the id of the last event it had.
+  if (const std::string last = call.request.header("last-event-id"); !last.empty()) {
+    after = parse_int(last, "Last-Event-ID", 0, INT64_MAX);
+  }
+  net::HttpResponse response{200, "text/event-stream", "", {{"Cache-Control", "no-cache"}}};
+  response.stream = event_streams_.subscribe(call.who, std::move(filter), after);
+  (*call.respond)(std::move(response));
 }
 
 }  // namespace trainyard

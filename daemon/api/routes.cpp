@@ -108,6 +108,11 @@ const std::vector<Route>& api_routes() {
        "for those that read the audit log); type is a glob (job.*); next is the cursor for after",
        {{"after", "integer"}, {"type", "string"}, {"job", "integer"}, {"node", "string"}, {"limit", "integer"}},
        &Api::list_events},
+      {"GET", "/v1/events/stream", A::use_api, "read events", "", "EventStream", 200,
+       "The events of GET /v1/events as Server-Sent Events, live; from after an id (Last-Event-ID or after) "
+       "the stored ones first, with no gap and none twice",
+       {{"after", "integer"}, {"type", "string"}, {"job", "integer"}, {"node", "string"}},
+       &Api::stream_events},
   };
   return routes;
 }

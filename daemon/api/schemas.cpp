@@ -213,6 +213,11 @@ std::map<std::string, ApiSchema, std::less<>> build() {
   for (const auto& [name, schema] : declared.items()) schemas[name] = {"application/json", schema};
   schemas["PrometheusText"] = {std::string(prom::kContentType),
                                {{"type", "string"}, {"description", "Prometheus text exposition format 0.0.4"}}};
+  schemas["EventStream"] = {"text/event-stream",
+                            {{"type", "string"},
+                             {"description", "Server-Sent Events: per event `id: <seq>`, `event: <type>` and `data: <the "
+                                             "Event as one line of JSON>`, then a blank line; `: keep-alive` comments "
+                                             "between them"}}};
   return schemas;
 }
 

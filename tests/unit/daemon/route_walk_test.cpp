@@ -80,6 +80,7 @@ const std::vector<std::pair<std::string, Case>>& cases() {
       {"GET /v1/webhooks/{id}/deliveries", {"/v1/webhooks/1/deliveries", "", {404, 200, 404, 404, 200}}},
       {"POST /v1/webhooks/{id}/deliveries/{n}/retry", {"/v1/webhooks/1/deliveries/1/retry", "", {404, 404, 404, 404, 404}}},
       {"DELETE /v1/webhooks/{id}", {"/v1/webhooks/1", "", {404, 200, 404, 404, 200}}},
+      {"GET /v1/events/stream", {"/v1/events/stream?type=job.*&job=1&after=0", "", {200, 200, 200, 200, 200}}},
       // Alice's second token: only she and an admin may revoke it; to others it does not exist.
       {"DELETE /v1/tokens/{token_id}", {"/v1/tokens/{alices-token}", "", {404, 200, 404, 404, 200}}},
       // Last: it ends alice's job.

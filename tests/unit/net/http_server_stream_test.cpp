@@ -3,6 +3,7 @@
 // runs until the connection has ended, so every test is deterministic and needs no socket. The
 // fail_count makes the n-th read or write fail, to walk a failure through every I/O step.
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/beast/_experimental/test/fail_count.hpp>
 #include <boost/beast/_experimental/test/stream.hpp>
 #include <gtest/gtest.h>
@@ -178,6 +179,53 @@ TEST(HttpServerStream, AFailedReadOrWriteAtAnyStepEndsTheConnectionCleanly) {
   }
   EXPECT_TRUE(a_write_failed) << "the walk never failed a write";
   EXPECT_GT(n, 3u);
+}
+
+TEST(HttpServerStream, AStreamedBodyIsWrittenAsPushedWithNoLengthUntilClosedThenTheConnectionEnds) {
+  boost::asio::io_context io(1);
+  std::shared_ptr<ResponseStream> body;
+  HttpServer server(io, {},
+                    [&](HttpRequest, HttpResponder respond) {
+                      body = std::make_shared<ResponseStream>(1024);
+                      body->push("first\n");
+                      HttpResponse response{200, "text/event-stream", "", {}};
+                      response.stream = body;
+                      respond(std::move(response));
+                      // Later pushes wake the connection; the close ends it.
+                      boost::asio::post(io, [&] {
+                        body->push("second\n");
+                        boost::asio::post(io, [&] { body->close(); });
+                      });
+                    },
+                    {});
+  test::fail_count count(1'000'000);
+  InMemoryStream server_end(io, count);
+  test::stream client(io);
+  server_end.connect(client);
+  server_end.append(get("/stream") + get("/never"));
+  server_end.close_remote();
+  HttpServerTesting::serve(server, std::move(server_end));
+  io.run();
+  const std::string received = client.str();
+  EXPECT_NE(received.find("Content-Type: text/event-stream\r\nConnection: close\r\n\r\n"), std::string::npos) << received;
+  EXPECT_EQ(received.find("Content-Length"), std::string::npos) << received;
+  EXPECT_TRUE(received.ends_with("\r\n\r\nfirst\nsecond\n")) << received;
+  EXPECT_EQ(count_of(received, "HTTP/1.1 "), 1u) << "the request pipelined behind a stream is not answered";
+  EXPECT_EQ(server.requests_in_flight(), 0u);
+  EXPECT_TRUE(body->closed());
+}
+
+TEST(ResponseStream, APushOverTheLimitClosesItAndKeepsWhatWasQueued) {
+  ResponseStream stream(10);
+  int wakes = 0;
+  stream.on_ready([&] { ++wakes; });
+  EXPECT_TRUE(stream.push("12345"));
+  EXPECT_TRUE(stream.push("67890"));
+  EXPECT_FALSE(stream.push("x"));
+  EXPECT_TRUE(stream.closed());
+  EXPECT_FALSE(stream.push(""));
+  EXPECT_EQ(stream.take(), "1234567890");
+  EXPECT_EQ(wakes, 3);  // two pushes and the close
 }
 
 }  // namespace
