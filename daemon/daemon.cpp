@@ -513,7 +513,7 @@ int run_daemon(const DaemonOptions& o) {
   std::uint64_t ticks = 0;
   std::function<void()> tick = [&] {
     jobs.tick();
-    api.event_streams().keep_alive(clock.now(), Millis(o.sse_keepalive_ms));
+    api.event_streams().keep_alive(clock.monotonic_now(), Millis(o.sse_keepalive_ms));
     if (++ticks % 20 == 0) {
       jobs.persist_usage();
       persist_token_uses(tokens, worker, clock.system_now());

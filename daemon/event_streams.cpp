@@ -81,7 +81,7 @@ void EventStreams::publish(const std::vector<Event>& events) {
   drop_gone();
 }
 
-void EventStreams::keep_alive(TimePoint now, Millis interval) {
+void EventStreams::keep_alive(MonoTime now, Millis interval) {
   if (now - last_keep_alive_ < interval) return;
   last_keep_alive_ = now;
   for (const auto& subscriber : subscribers_) send(*subscriber, ": keep-alive\n\n");

@@ -39,7 +39,7 @@ class EventStreams {
   // Committed events, in seq order, each once.
   void publish(const std::vector<Event>& events);
   // Sends `: keep-alive` when `interval` passed since the last; drops the clients that left.
-  void keep_alive(TimePoint now, Millis interval);
+  void keep_alive(MonoTime now, Millis interval);
 
   std::size_t clients() const { return subscribers_.size(); }
 
@@ -63,7 +63,7 @@ class EventStreams {
   StoreWorker& store_;
   std::int64_t head_ = 0;
   std::vector<std::shared_ptr<Subscriber>> subscribers_;
-  TimePoint last_keep_alive_{};
+  MonoTime last_keep_alive_{};
 };
 
 

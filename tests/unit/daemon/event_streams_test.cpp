@@ -105,7 +105,7 @@ TEST_F(EventStreamsTest, AReaderThatDoesNotReadIsDroppedAndTheOthersCarryOn) {
 TEST_F(EventStreamsTest, KeepAlivesFollowTheIntervalAndForgetStreamsThatEnded) {
   auto a = streams.subscribe(admin, {}, std::nullopt);
   auto b = streams.subscribe(admin, {}, std::nullopt);
-  const TimePoint t0 = TimePoint{} + std::chrono::hours(1);
+  const MonoTime t0 = MonoTime{} + std::chrono::hours(1);
   streams.keep_alive(t0, Millis(15'000));
   EXPECT_EQ(a->take(), ": keep-alive\n\n");
   streams.keep_alive(t0 + Millis(14'999), Millis(15'000));
