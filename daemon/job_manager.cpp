@@ -37,18 +37,15 @@ JobManager::JobManager(StoreWorker& store, FileWorker& files, const TimeSource& 
       timers_(timers),
       config_(std::move(config)),
       scheduler_(scheduler),
+      nodes_(clock, scheduler, [this](const std::string& node) { return health_.running_on(node); }),
       health_(
           clock, timers, config_.health,
           [this](const std::string& node, const DaemonMessage& message) { return send_to(node, message); },
-          [this](const std::string& node) -> std::optional<std::string> {
-            auto it = nodes_.find(node);
-            if (it == nodes_.end() || !it->second.channel || it->second.node.data_addr.empty()) return std::nullopt;
-            return it->second.node.data_addr;
-          }),
+          [this](const std::string& node) { return nodes_.data_addr(node); }),
+      monitors_(MonitorConfig{config_.periodic_check_interval, config_.canary_interval, config_.canary_nodes}, nodes_,
+                clock.monotonic_now()),
       logs_(timers, config_.log_fetch_timeout,
-            [this](const std::string& node, const DaemonMessage& message) { return send_to(node, message); }),
-      next_periodic_check_(clock.monotonic_now() + config_.periodic_check_interval),
-      next_canary_(clock.monotonic_now() + config_.canary_interval) {}
+            [this](const std::string& node, const DaemonMessage& message) { return send_to(node, message); }) {}
 
 // ---- persistence -------------------------------------------------------------------------------
 
@@ -75,15 +72,7 @@ void JobManager::restore(const LoadedState& state) {
     scheduler_.set_share(share.name, scheduler::ShareSettings{share.weight, share.max_running_cores});
     scheduler_.import_usage(scheduler::UsageRecord{share.name, share.usage_core_s, share.usage_at});
   }
-  for (const auto& node : state.nodes) {
-    NodeEntry entry{node, nullptr, {}, 0};
-    entry.node.connected = false;
-    // Give every node one timeout from now to reconnect before it is declared down.
-    entry.node.last_heartbeat = now;
-    entry.heard_at = mono_now;
-    nodes_[node.name] = entry;
-    sync_node(nodes_[node.name]);
-  }
+  nodes_.restore(state.nodes);
   for (const auto& job : state.active_jobs) active_jobs_[job.id] = job;
   for (const auto& attempt : state.active_attempts) {
     ActiveAttempt active{attempt, std::vector<RankState>(attempt.nodes.size()), false, false, ""};
@@ -101,14 +90,8 @@ void JobManager::restore(const LoadedState& state) {
     attempts_[attempt.id] = active;
     current_attempt_[attempt.job_id] = attempt.id;
     std::vector<scheduler::NodeCores> held;
-    for (const auto& n : attempt.nodes) {
-      held.push_back({n, attempt.cores_per_node});
-      auto it = nodes_.find(n);
-      if (it != nodes_.end()) {
-        it->second.attempts.insert(attempt.id);
-        it->second.used_cores += attempt.cores_per_node;
-      }
-    }
+    for (const auto& n : attempt.nodes) held.push_back({n, attempt.cores_per_node});
+    nodes_.hold(attempt.id, attempt.nodes, attempt.cores_per_node);
     auto job = active_jobs_.find(attempt.job_id);
     if (job != active_jobs_.end()) {
       scheduler_.start_running(scheduler::RunningJob{job->first, job->second.spec.share, held,
@@ -174,7 +157,7 @@ Change JobManager::usage_change() {
 void JobManager::submit(JobSpec spec, std::string user, SubmitDone done, AuditOf audit) {
   std::vector<int> node_cores;
   node_cores.reserve(nodes_.size());
-  for (const auto& [name, entry] : nodes_) node_cores.push_back(entry.node.cores);
+  for (const auto& [name, entry] : nodes_.entries()) node_cores.push_back(entry.node.cores);
   refuse_unless_it_can_ever_fit(spec, node_cores);
   // The job is built in its change and moved, never copied, on to the active view: with its spec
   // it is over a kilobyte, and each copy showed in the I/O thread's profile.
@@ -215,11 +198,12 @@ void JobManager::requeue(const Job& job) {
   if (retry && job.spec.nodes_min) {
     // A retry resumes from its checkpoint on the nodes there are (data-parallel training reshards),
     // rather than waiting for the ones it lost: as many as can take it now, within the spec's range.
-    const int usable = static_cast<int>(std::count_if(nodes_.begin(), nodes_.end(), [&](const auto& kv) {
+    const auto& entries = nodes_.entries();
+    const int usable = static_cast<int>(std::count_if(entries.begin(), entries.end(), [&](const auto& kv) {
       const NodeEntry& entry = kv.second;
       const bool excluded = std::find(job.excluded_nodes.begin(), job.excluded_nodes.end(), kv.first) != job.excluded_nodes.end();
       const int wanted = job.spec.cores_per_node.value_or(entry.node.cores);
-      return entry.channel && accepts_work(entry.node.state) && !excluded && free_cores(entry) >= wanted;
+      return entry.channel && accepts_work(entry.node.state) && !excluded && entry.free_cores() >= wanted;
     }));
     pending.nodes = std::clamp(usable, *job.spec.nodes_min, job.spec.nodes);
     if (pending.nodes != job.spec.nodes) {
@@ -300,20 +284,9 @@ std::optional<Attempt> JobManager::active_attempt(AttemptId id) const {
   return a;
 }
 
-std::vector<NodeView> JobManager::nodes() const {
-  std::vector<NodeView> out;
-  for (const auto& [name, entry] : nodes_) {
-    out.push_back(NodeView{entry.node, free_cores(entry), {entry.attempts.begin(), entry.attempts.end()}, entry.heard_at});
-  }
-  return out;
-}
+std::vector<NodeView> JobManager::nodes() const { return nodes_.views(); }
 
-std::optional<NodeView> JobManager::node(const std::string& name) const {
-  auto it = nodes_.find(name);
-  if (it == nodes_.end()) return std::nullopt;
-  return NodeView{it->second.node, free_cores(it->second), {it->second.attempts.begin(), it->second.attempts.end()},
-                  it->second.heard_at};
-}
+std::optional<NodeView> JobManager::node(const std::string& name) const { return nodes_.view(name); }
 
 std::size_t JobManager::pending_count() const {
   return static_cast<std::size_t>(std::count_if(active_jobs_.begin(), active_jobs_.end(),
@@ -371,11 +344,7 @@ void JobManager::start_attempt(Job& job, const scheduler::Start& start) {
 
   attempts_[attempt.id] = ActiveAttempt{attempt, std::vector<RankState>(attempt.nodes.size()), false, false, ""};
   current_attempt_[job.id] = attempt.id;
-  for (const auto& nc : start.nodes) {
-    auto& entry = nodes_[nc.node];
-    entry.attempts.insert(attempt.id);
-    entry.used_cores += nc.cores;
-  }
+  nodes_.hold(attempt.id, attempt.nodes, attempt.cores_per_node);
   Change change;
   change.jobs.push_back(job);
   change.attempts.push_back(attempt);
@@ -393,8 +362,7 @@ void JobManager::launch(AttemptId id) {
   std::vector<std::pair<int, std::string>> gone;
   for (int r = 0; r < static_cast<int>(attempt.record.nodes.size()); ++r) {
     const std::string& node = attempt.record.nodes[static_cast<std::size_t>(r)];
-    auto entry = nodes_.find(node);
-    if (entry == nodes_.end() || !entry->second.channel) gone.emplace_back(r, node);
+    if (!nodes_.connected(node)) gone.emplace_back(r, node);
   }
   if (attempt.killing || !gone.empty()) {
     for (std::size_t r = 0; r < attempt.ranks.size(); ++r) {
@@ -410,7 +378,7 @@ void JobManager::launch(AttemptId id) {
   attempt.record.launched_at = clock_.system_now();  // stored with the attempt's start, as is its provenance
   attempt.record.provenance = launch_provenance(job, attempt.record, admissions_of(attempt.record), attempt.resumed);
   std::vector<std::string> peers;
-  for (const auto& n : attempt.record.nodes) peers.push_back(nodes_[n].node.data_addr);
+  for (const auto& n : attempt.record.nodes) peers.push_back(nodes_.find(n)->node.data_addr);  // all connected
   // Only this attempt's ranks can join its rings; kept nowhere but in the launches.
   const std::string data_plane_secret = random_hex(32);
   for (int r = 0; r < static_cast<int>(attempt.record.nodes.size()); ++r) {
@@ -439,12 +407,12 @@ void JobManager::launch(AttemptId id) {
 std::vector<RankAdmission> JobManager::admissions_of(const Attempt& attempt) const {
   std::vector<RankAdmission> admissions;
   for (const auto& name : attempt.nodes) {
-    const auto entry = nodes_.find(name);
-    if (entry == nodes_.end()) {
+    const NodeEntry* entry = nodes_.find(name);
+    if (!entry) {
       admissions.push_back({name, "", 0, ""});
       continue;
     }
-    const Node& node = entry->second.node;
+    const Node& node = entry->node;
     admissions.push_back({name, node.agent_version, node.last_check_id, node.last_check_verdict});
   }
   return admissions;
@@ -454,12 +422,7 @@ std::string JobManager::checkpoint_dir_of(JobId job) const {
   return config_.checkpoint_root.empty() ? "" : checkpoint::job_checkpoint_dir(config_.checkpoint_root, job).string();
 }
 
-bool JobManager::send_to(const std::string& node, const DaemonMessage& message) {
-  auto it = nodes_.find(node);
-  if (it == nodes_.end() || !it->second.channel) return false;
-  it->second.channel->send(message);
-  return true;
-}
+bool JobManager::send_to(const std::string& node, const DaemonMessage& message) { return nodes_.send(node, message); }
 
 int JobManager::rank_of(const ActiveAttempt& attempt, const std::string& node) const {
   const auto& nodes = attempt.record.nodes;
@@ -521,12 +484,7 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
   Attempt& attempt = active.record = std::move(end.attempt);
   job = std::move(end.job);
 
-  for (const auto& n : attempt.nodes) {
-    auto entry = nodes_.find(n);
-    if (entry == nodes_.end()) continue;
-    entry->second.attempts.erase(attempt.id);
-    entry->second.used_cores -= attempt.cores_per_node;
-  }
+  nodes_.release(attempt.id, attempt.nodes, attempt.cores_per_node);
   scheduler_.finish(job.id, now);
   current_attempt_.erase(job.id);
 
@@ -540,7 +498,7 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
   std::vector<std::string> suspects;
   if (job.user == kCanaryUser && job.state == JobState::failed) {
     // A known-good job failed: the cluster is at fault, whatever the class says.
-    suspects = suspect_canary_nodes(active, change);
+    suspects = monitors_.suspect_canary_nodes(job, attempt, active.ranks, change);
     std::string message = "system problem: canary job " + std::to_string(job.id) + " failed on " +
                           join_node_names(attempt.nodes) + " (" + attempt.failure_class + "): " + attempt.reason;
     if (!suspects.empty()) message += "; SUSPECT until they pass a health check: " + join_node_names(suspects);
@@ -563,7 +521,7 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
   }
   persist(std::move(change), [this, snapshot, suspects] {
     if (snapshot.state == JobState::pending) requeue(snapshot);
-    if (!suspects.empty()) check_canary_nodes(snapshot.id, suspects);
+    if (auto check = monitors_.canary_check(snapshot.id, suspects)) start_check(std::move(*check), nullptr);
     request_schedule();
   });
 }

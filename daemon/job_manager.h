@@ -22,7 +22,10 @@
 #include "daemon/file_worker.h"
 #include "daemon/health_checks.h"
 #include "daemon/log_fetcher.h"
+#include "daemon/monitors.h"
+#include "daemon/node_registry.h"
 #include "daemon/provenance.h"
+#include "daemon/rank_state.h"
 #include "daemon/store_worker.h"
 #include "daemon/timers.h"
 #include "proto/messages.h"
@@ -53,21 +56,6 @@ struct JobManagerConfig {
 
 // "node-1,node-2": node lists in reasons, events and logs.
 std::string join_node_names(const std::vector<std::string>& names);
-
-// The daemon's handle on one connected agent (the gateway implements it).
-class AgentChannel {
- public:
-  virtual ~AgentChannel() = default;
-  virtual void send(const DaemonMessage& message) = 0;
-  virtual void disconnect(const std::string& reason) = 0;
-};
-
-struct NodeView {
-  Node node;
-  int free_cores = 0;
-  std::vector<AttemptId> attempts;
-  MonoTime heard_at{};  // node.last_heartbeat on the monotonic clock
-};
 
 class JobManager {
  public:
@@ -148,22 +136,6 @@ class JobManager {
 
  private:
   Change usage_change();  // every share's record with its decayed usage as of now
-  struct RankState {
-    bool started = false;
-    bool exited = false;
-    bool lost = false;
-    bool health_failed = false;  // its node failed the attempt's pre-flight check
-    // Progress as the daemon saw it: the last step, when it last advanced, and the phase reported.
-    std::int64_t progress_step = 0;
-    MonoTime progress_at{};
-    std::string phase;
-    std::optional<int> exit_code;
-    std::optional<int> signal;
-    std::string reason;
-    std::string log_tail;
-    std::int64_t steps = 0;
-    std::optional<MonoTime> unconfirmed_since;  // agent reconnected without mentioning this rank
-  };
   struct ActiveAttempt {
     Attempt record;
     std::vector<RankState> ranks;
@@ -179,14 +151,6 @@ class JobManager {
     std::optional<ResumedCheckpoint> resumed;  // the checkpoint a retry resumes from (provenance)
     std::int64_t newest_checkpoint_step = 0;  // the newest it reported: where a retry resumes
   };
-  struct NodeEntry {
-    Node node;
-    std::shared_ptr<AgentChannel> channel;
-    std::set<AttemptId> attempts;
-    int used_cores = 0;
-    MonoTime heard_at{};  // node.last_heartbeat on the monotonic clock, for the node timeout
-  };
-
   void persist(Change change, std::function<void()> then);
   void request_schedule();
   void schedule();
@@ -194,7 +158,6 @@ class JobManager {
   void requeue(const Job& job);
   // The retry backoff that held `id` until `until` is over (if the job still waits for it).
   void end_backoff(JobId id, TimePoint until);
-  void sync_node(const NodeEntry& entry);
   void launch(AttemptId id);
   // False when the node's agent is not connected.
   bool send_to(const std::string& node, const DaemonMessage& message);
@@ -212,11 +175,10 @@ class JobManager {
   void finish_attempt(ActiveAttempt& attempt);
   static AttemptEndFacts attempt_end_facts(const ActiveAttempt& active);
   // Liveness (job_manager_liveness.cpp).
-  void mark_node_down(NodeEntry& entry, const std::string& reason);
+  void mark_node_down(const std::string& node, const std::string& reason);
   void check_stuck(ActiveAttempt& attempt, MonoTime now);
   void fence(const std::string& node, AttemptId id, const std::string& why);
   int rank_of(const ActiveAttempt& attempt, const std::string& node) const;
-  int free_cores(const NodeEntry& entry) const { return entry.node.cores - entry.used_cores; }
   std::string checkpoint_dir_of(JobId job) const;
 
   // Health (job_manager_health.cpp).
@@ -231,12 +193,7 @@ class JobManager {
   // A stuck attempt may have hung on a bad node: its hung ranks' nodes are tested, and the attempt
   // finishes (classified, retried) with the verdicts. True when the test started.
   bool test_stuck_nodes(ActiveAttempt& attempt);
-  void start_periodic_check();
-  void start_canary();
-  // A failed canary's nodes are SUSPECT until they pass a check: marks those in service (in memory
-  // and in `change`) and returns them, for check_canary_nodes once the change is stored.
-  std::vector<std::string> suspect_canary_nodes(const ActiveAttempt& attempt, Change& change);
-  void check_canary_nodes(JobId canary, const std::vector<std::string>& nodes);
+  void submit_canary(JobSpec spec);
 
   StoreWorker& store_;
   FileWorker& files_;
@@ -244,14 +201,13 @@ class JobManager {
   Timers& timers_;
   JobManagerConfig config_;
   scheduler::Scheduler& scheduler_;
+  NodeRegistry nodes_;
   HealthChecks health_;
+  Monitors monitors_;
   LogFetcher logs_;
-  MonoTime next_periodic_check_{};
-  MonoTime next_canary_{};
   std::map<JobId, Job> active_jobs_;
   std::map<JobId, AttemptId> current_attempt_;
   std::map<AttemptId, ActiveAttempt> attempts_;
-  std::map<std::string, NodeEntry> nodes_;
   std::map<std::string, scheduler::ShareSettings> share_settings_;  // the shares admins created
   std::map<std::string, std::vector<std::string>> share_members_;    // of those open to members only
   JobId max_job_id_ = 0;

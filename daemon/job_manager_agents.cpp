@@ -13,33 +13,12 @@ namespace trainyard {
 
 // ---- agent side --------------------------------------------------------------------------------
 
-void JobManager::sync_node(const NodeEntry& entry) {
-  scheduler::NodeInfo info = scheduler::node_info(entry.node);
-  info.accepts_work = info.accepts_work && !health_.running_on(entry.node.name);
-  scheduler_.upsert_node(info);
-}
-
 std::string JobManager::agent_hello(const HelloMsg& hello, std::shared_ptr<AgentChannel> channel,
                                     const std::string& node_credential) {
   if (hello.protocol != kProtocolVersion) {
     return "protocol version " + std::to_string(hello.protocol) + " is not supported; this daemon speaks version " +
            std::to_string(kProtocolVersion);
   }
-  const TimePoint now = clock_.system_now();
-  NodeEntry& entry = nodes_[hello.name];
-  if (entry.channel && entry.channel != channel) entry.channel->disconnect("replaced by a new connection of the same node");
-  const bool is_new = entry.node.name.empty();
-  entry.channel = std::move(channel);
-  entry.node.name = hello.name;
-  entry.node.cores = hello.cores;
-  entry.node.memory_mb = hello.memory_mb;
-  entry.node.labels = hello.labels;
-  entry.node.agent_version = hello.agent_version;
-  entry.node.data_addr = hello.data_addr;
-  entry.node.faults = hello.faults;
-  entry.node.connected = true;
-  entry.node.last_heartbeat = now;
-  entry.heard_at = clock_.monotonic_now();
   // A node proves itself before it takes work: when it runs none of the attempts we gave it (a new
   // node, a restarted agent, a hello listing attempts we never assigned it), it is tested first;
   // one that kept ours running (across a reconnect or our restart) keeps its state, since the
@@ -51,19 +30,10 @@ std::string JobManager::agent_hello(const HelloMsg& hello, std::shared_ptr<Agent
     return rank >= 0 && !it->second.ranks[static_cast<std::size_t>(rank)].exited;
   };
   const bool runs_our_attempts = std::any_of(hello.attempts.begin(), hello.attempts.end(), runs_ours);
-  const bool gated = config_.registration_checks && !runs_our_attempts && entry.node.state != NodeState::drained;
-  if (gated) {
-    entry.node.state = NodeState::suspect;
-    entry.node.state_reason = "registered; awaiting its registration health check";
-    entry.node.state_since = now;
-  } else if (is_new || entry.node.state == NodeState::down) {
-    entry.node.state = NodeState::healthy;
-    entry.node.state_reason = is_new ? "registered" : "reconnected";
-    entry.node.state_since = now;
-  }
-  entry.channel->send(
-      WelcomeMsg{config_.daemon_version, static_cast<int>(config_.heartbeat_interval.count()), node_credential});
-  sync_node(entry);
+  NodeRegistry::Registration registration =
+      nodes_.register_agent(hello, std::move(channel), config_.registration_checks && !runs_our_attempts);
+  send_to(hello.name,
+          WelcomeMsg{config_.daemon_version, static_cast<int>(config_.heartbeat_interval.count()), node_credential});
 
   // Reconcile: what the agent runs against what we think it runs.
   std::set<AttemptId> reported;
@@ -81,7 +51,7 @@ std::string JobManager::agent_hello(const HelloMsg& hello, std::shared_ptr<Agent
     // A rank the agent still runs has started, even if its start was lost with a restart of ours.
     on_started(hello.name, AttemptStartedMsg{report.attempt_id});
   }
-  for (AttemptId id : entry.attempts) {
+  for (AttemptId id : nodes_.find(hello.name)->attempts) {
     if (reported.contains(id)) continue;
     auto it = attempts_.find(id);
     if (it == attempts_.end()) continue;
@@ -91,26 +61,17 @@ std::string JobManager::agent_hello(const HelloMsg& hello, std::shared_ptr<Agent
       it->second.ranks[static_cast<std::size_t>(rank)].unconfirmed_since = clock_.monotonic_now();
     }
   }
-  Change change;
-  change.nodes.push_back(entry.node);
-  change.events.push_back(node_event(now, "node.registered", hello.name,
-                                     "node " + hello.name + " registered: agent " + hello.agent_version + " with " +
-                                         std::to_string(hello.cores) + " cores",
-                                     {{"agent_version", hello.agent_version}, {"cores", hello.cores}}));
   spdlog::info("event=agent_connected node={} cores={} data_addr={} attempts={}", hello.name, hello.cores,
                hello.data_addr, hello.attempts.size());
-  persist(std::move(change), [this] { request_schedule(); });
-  if (gated && !health_.running_on(hello.name)) {
+  persist(std::move(registration.change), [this] { request_schedule(); });
+  if (registration.gated && !health_.running_on(hello.name)) {
     start_check(HealthCheckRequest{HealthCheckKind::registration, {hello.name}, true, false, "daemon"}, nullptr);
   }
   return "";
 }
 
 void JobManager::agent_message(const std::string& node, const AgentChannel* channel, const AgentMessage& message) {
-  auto entry = nodes_.find(node);
-  if (entry == nodes_.end() || entry->second.channel.get() != channel) return;  // a replaced connection
-  entry->second.node.last_heartbeat = clock_.system_now();
-  entry->second.heard_at = clock_.monotonic_now();
+  if (!nodes_.heard_from(node, channel)) return;  // a replaced connection
   std::visit(
       [&](const auto& msg) {
         using T = std::decay_t<decltype(msg)>;
@@ -136,11 +97,7 @@ void JobManager::agent_message(const std::string& node, const AgentChannel* chan
 }
 
 void JobManager::agent_gone(const std::string& node, const AgentChannel* channel) {
-  auto it = nodes_.find(node);
-  if (it == nodes_.end() || it->second.channel.get() != channel) return;
-  it->second.channel.reset();
-  it->second.node.connected = false;
-  sync_node(it->second);
+  if (!nodes_.disconnected(node, channel)) return;  // a replaced connection
   spdlog::warn("event=agent_disconnected node={}", node);
   // Not down yet: it has until the node timeout to come back (attempts keep running meanwhile).
 }
@@ -267,19 +224,12 @@ void JobManager::on_metrics(const std::string& node, const MetricsMsg& msg) {
 }
 
 bool JobManager::set_faults(const std::string& node, std::vector<std::string> specs) {
-  auto it = nodes_.find(node);
-  if (it == nodes_.end() || !it->second.channel) return false;
-  it->second.channel->send(SetFaultsMsg{std::move(specs)});
-  return true;
+  return send_to(node, SetFaultsMsg{std::move(specs)});
 }
 
 void JobManager::on_faults(const std::string& node, const FaultsMsg& msg) {
-  NodeEntry& entry = nodes_.at(node);
-  entry.node.faults = msg.faults;
-  Change change;
-  change.nodes.push_back(entry.node);
   spdlog::info("event=faults_applied node={} faults=\"{}\"", node, join_node_names(msg.faults));
-  persist(std::move(change), nullptr);
+  persist(nodes_.set_faults(node, msg.faults), nullptr);
 }
 
 }  // namespace trainyard

@@ -1,6 +1,6 @@
 // The job manager's health side: registration gating, pre-flight before multi-node attempts,
-// periodic checks of idle nodes, drain and undrain, and applying verdicts to node states. The
-// checks themselves run in HealthChecks (health_checks.h).
+// starting the checks the monitors ask for (monitors.h), drain and undrain, and handing verdicts to
+// the node registry (node_registry.h). The checks themselves run in HealthChecks (health_checks.h).
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -36,9 +36,7 @@ std::int64_t JobManager::start_check(HealthCheckRequest request, std::function<v
     if (then) then(result);
   });
   // A node under test takes no new work until the verdict (the suites use its cores and links).
-  for (const auto& node : nodes) {
-    if (auto it = nodes_.find(node); it != nodes_.end()) sync_node(it->second);
-  }
+  for (const auto& node : nodes) nodes_.sync(node);
   return id;
 }
 
@@ -58,38 +56,11 @@ Event health_check_event(TimePoint now, const HealthCheckResult& result) {
 }  // namespace
 
 void JobManager::apply_health_result(const HealthCheckResult& result) {
-  const TimePoint now = clock_.system_now();
   if (metrics_) metrics_->health_check_finished(result);
   Change change;
   change.health_checks.push_back(HealthCheckRow{result.id, to_string(result.request.kind), result.created_at, to_json(result)});
-  change.events.push_back(health_check_event(now, result));
-  for (const auto& name : result.request.nodes) {
-    auto it = nodes_.find(name);
-    if (it == nodes_.end()) continue;
-    Node& node = it->second.node;
-    const Json record = node_health_record(result, name);
-    const std::string verdict = record["verdict"];
-    change.node_health.push_back(NodeHealthRow{name, result.id, now, verdict, record});
-    node.last_check_id = result.id;
-    node.last_check_verdict = verdict;
-    node.last_check_at = now;
-    const auto judged = parse_node_state(verdict);
-    const auto next = judged ? state_after_check(node.state, *judged) : std::nullopt;
-    if (next) {
-      const std::string reason = *next == NodeState::healthy
-                                     ? "passed health check " + std::to_string(result.id) + " (" + to_string(result.request.kind) + ")"
-                                     : record["reason"].get<std::string>();
-      if (*next != node.state || reason != node.state_reason) {
-        node.state = *next;
-        node.state_reason = reason;
-        node.state_since = now;
-        change.events.push_back(node_state_event(now, *next, name, reason));
-        spdlog::info("event=node_state node={} state={} check={} reason=\"{}\"", name, to_string(*next), result.id, reason);
-      }
-    }
-    change.nodes.push_back(node);
-    sync_node(it->second);
-  }
+  change.events.push_back(health_check_event(clock_.system_now(), result));
+  for (const auto& name : result.request.nodes) nodes_.record_check(name, result, change);
   persist(std::move(change), [this] { request_schedule(); });
 }
 
@@ -185,19 +156,10 @@ bool JobManager::test_stuck_nodes(ActiveAttempt& attempt) {
   attempt.stuck_nodes_tested = true;
   const Job& job = active_jobs_.at(attempt.record.job_id);
   if (job.cancel_requested) return false;
-  std::vector<std::string> nodes;
-  for (int r : attempt.stuck_ranks) {
-    const std::string& node = attempt.record.nodes[static_cast<std::size_t>(r)];
-    auto entry = nodes_.find(node);
-    // A node that is gone is lost, not tested; one already under test gets its verdict there.
-    if (entry == nodes_.end() || !entry->second.channel || health_.running_on(node)) continue;
-    if (std::find(nodes.begin(), nodes.end(), node) == nodes.end()) nodes.push_back(node);
-  }
-  if (nodes.empty()) return false;
-  spdlog::info("event=stuck_nodes_check job={} attempt={} nodes={}", job.id, attempt.record.id, join_node_names(nodes));
-  const bool collective = nodes.size() >= 2;
-  HealthCheckRequest request{HealthCheckKind::after_stuck, nodes, true, collective, "job " + std::to_string(job.id)};
-  start_check(std::move(request), [this, id = attempt.record.id](const HealthCheckResult& result) {
+  auto request = monitors_.stuck_nodes_check(job, attempt.record, attempt.stuck_ranks);
+  if (!request) return false;
+  spdlog::info("event=stuck_nodes_check job={} attempt={} nodes={}", job.id, attempt.record.id, join_node_names(request->nodes));
+  start_check(std::move(*request), [this, id = attempt.record.id](const HealthCheckResult& result) {
     auto it = attempts_.find(id);
     if (it == attempts_.end()) return;
     for (const auto& verdict : result.verdicts) {
@@ -210,94 +172,21 @@ bool JobManager::test_stuck_nodes(ActiveAttempt& attempt) {
   return true;
 }
 
-void JobManager::start_periodic_check() {
-  std::vector<std::string> idle;
-  for (const auto& [name, entry] : nodes_) {
-    const NodeState state = entry.node.state;
-    if (!entry.channel || state == NodeState::drained || state == NodeState::down || !entry.attempts.empty() ||
-        health_.running_on(name)) {
-      continue;
-    }
-    idle.push_back(name);
-  }
-  if (idle.empty()) return;
-  const bool collective = idle.size() >= 2;
-  start_check(HealthCheckRequest{HealthCheckKind::periodic, std::move(idle), true, collective, "daemon"}, nullptr);
-}
-
-void JobManager::start_canary() {
-  const bool running = std::any_of(active_jobs_.begin(), active_jobs_.end(),
-                                   [](const auto& kv) { return kv.second.user == kCanaryUser; });
-  const auto ready = std::count_if(nodes_.begin(), nodes_.end(), [](const auto& kv) {
-    return kv.second.channel && accepts_work(kv.second.node.state);
-  });
-  if (running || ready == 0) {
-    spdlog::info("event=canary_skipped running={} ready_nodes={}", running, ready);
-    return;
-  }
-  const int nodes = static_cast<int>(std::min<std::int64_t>(config_.canary_nodes, ready));
-  submit(canary_spec(nodes), kCanaryUser, [](const Job* job, std::string, std::string error) {
+void JobManager::submit_canary(JobSpec spec) {
+  submit(std::move(spec), kCanaryUser, [](const Job* job, std::string, std::string error) {
     if (!job) return spdlog::error("event=canary_not_submitted error=\"{}\"", error);
     spdlog::info("event=canary_submitted job={} nodes={}", job->id, job->spec.nodes);
   });
 }
 
-std::vector<std::string> JobManager::suspect_canary_nodes(const ActiveAttempt& attempt, Change& change) {
-  // A rank whose node was lost speaks for the attempt: the others died of the kill that followed,
-  // and the lost node is already out (DOWN, tested again when it registers). Otherwise every node
-  // the canary ran on is a suspect. Nodes already out of service keep their state and its way back.
-  const bool lost = std::any_of(attempt.ranks.begin(), attempt.ranks.end(), [](const RankState& r) { return r.lost; });
-  const Job& canary = active_jobs_.at(attempt.record.job_id);
-  const std::string reason = "canary job " + std::to_string(canary.id) + " failed on it (" + attempt.record.failure_class +
-                             "); returns to service after passing its health check";
-  std::vector<std::string> suspects;
-  for (std::size_t r = 0; r < attempt.ranks.size(); ++r) {
-    if (lost && !attempt.ranks[r].lost) continue;
-    auto it = nodes_.find(attempt.record.nodes[r]);
-    if (it == nodes_.end() || !it->second.channel || it->second.node.state != NodeState::healthy) continue;
-    Node& node = it->second.node;
-    node.state = NodeState::suspect;
-    node.state_reason = reason;
-    node.state_since = clock_.system_now();
-    sync_node(it->second);
-    change.nodes.push_back(node);
-    Event suspect = node_state_event(node.state_since, NodeState::suspect, node.name, reason);
-    suspect.details["canary_job"] = canary.id;
-    change.events.push_back(std::move(suspect));
-    spdlog::warn("event=node_state node={} state=SUSPECT canary={} reason=\"{}\"", node.name, canary.id, reason);
-    suspects.push_back(node.name);
-  }
-  return suspects;
-}
-
-void JobManager::check_canary_nodes(JobId canary, const std::vector<std::string>& nodes) {
-  std::vector<std::string> to_test;
-  for (const auto& node : nodes) {
-    // One already under test gets its verdict there.
-    if (nodes_.contains(node) && !health_.running_on(node)) to_test.push_back(node);
-  }
-  if (to_test.empty()) return;
-  const bool collective = to_test.size() >= 2;
-  start_check(HealthCheckRequest{HealthCheckKind::after_canary, std::move(to_test), true, collective,
-                                 "canary job " + std::to_string(canary)},
-              nullptr);
-}
-
 void JobManager::drain(const std::string& name, const std::string& reason, bool stop_attempts,
                        std::function<void(Node)> done, AuditOf audit) {
-  NodeEntry& entry = nodes_.at(name);
-  const TimePoint now = clock_.system_now();
-  entry.node.state = NodeState::drained;
-  entry.node.state_reason = reason;
-  entry.node.state_since = now;
-  sync_node(entry);
-  Change change;
-  change.nodes.push_back(entry.node);
-  change.events.push_back(node_state_event(now, NodeState::drained, name, reason));
+  Change change = nodes_.drain(name, reason);
   if (audit) change.events.push_back(audit(name));
-  spdlog::info("event=node_drained node={} stop_attempts={} running={} reason=\"{}\"", name, stop_attempts,
-               entry.attempts.size(), reason);
-  const std::vector<AttemptId> running(entry.attempts.begin(), entry.attempts.end());
+  const std::set<AttemptId>& held = nodes_.find(name)->attempts;
+  spdlog::info("event=node_drained node={} stop_attempts={} running={} reason=\"{}\"", name, stop_attempts, held.size(),
+               reason);
+  const std::vector<AttemptId> running(held.begin(), held.end());
   persist(std::move(change), [this, name, stop_attempts, running, done = std::move(done)] {
     if (stop_attempts) {
       // Not the job's fault: stopped as infrastructure failures, retried elsewhere.
@@ -308,38 +197,21 @@ void JobManager::drain(const std::string& name, const std::string& reason, bool 
         if (rank >= 0) rank_lost(id, rank, "node_lost: node " + name + " was drained with its attempts stopped");
       }
     }
-    if (auto it = nodes_.find(name); it != nodes_.end()) done(it->second.node);
+    if (const NodeEntry* entry = nodes_.find(name)) done(entry->node);
   });
 }
 
 void JobManager::undrain(const std::string& name, const std::string& by,
                          std::function<void(Node, std::optional<std::int64_t>)> done, AuditOf audit) {
-  NodeEntry& entry = nodes_.at(name);
-  const TimePoint now = clock_.system_now();
-  std::optional<std::int64_t> check;
-  if (entry.node.state == NodeState::drained) {
-    entry.node.state = NodeState::healthy;
-    entry.node.state_reason = "undrained by " + by;
-  } else {
-    entry.node.state = NodeState::suspect;
-    entry.node.state_reason = "undrained by " + by + "; returns to service after passing its health check";
-    check = start_check(HealthCheckRequest{HealthCheckKind::undrain, {name}, true, false, by}, nullptr);
-  }
-  entry.node.state_since = now;
-  sync_node(entry);
-  Change change;
-  change.nodes.push_back(entry.node);
-  change.events.push_back(node_event(now, "node.undrained", name,
-                                     "node " + name + " undrained by " + by + ": " + to_string(entry.node.state),
-                                     {{"state", to_string(entry.node.state)},
-                                      {"reason", entry.node.state_reason},
-                                      {"health_check_id", check ? Json(*check) : Json(nullptr)}}));
+  auto [change, check] = nodes_.undrain(name, by, [&] {
+    return start_check(HealthCheckRequest{HealthCheckKind::undrain, {name}, true, false, by}, nullptr);
+  });
   if (audit) change.events.push_back(audit(name));
-  spdlog::info("event=node_undrained node={} by={} state={} check={}", name, by, to_string(entry.node.state),
+  spdlog::info("event=node_undrained node={} by={} state={} check={}", name, by, to_string(nodes_.find(name)->node.state),
                check.value_or(0));
   persist(std::move(change), [this, name, check, done = std::move(done)] {
     request_schedule();
-    if (auto it = nodes_.find(name); it != nodes_.end()) done(it->second.node, check);
+    if (const NodeEntry* entry = nodes_.find(name)) done(entry->node, check);
   });
 }
 

@@ -7,52 +7,28 @@
 #include <chrono>
 #include <utility>
 
+#include "daemon/canary.h"
 #include "daemon/events.h"
 #include "daemon/job_manager.h"
-#include "daemon/stuck_diagnosis.h"
 
 namespace trainyard {
 
-void JobManager::mark_node_down(NodeEntry& entry, const std::string& reason) {
-  const TimePoint now = clock_.system_now();
-  entry.node.state = NodeState::down;
-  entry.node.state_reason = reason;
-  entry.node.state_since = now;
-  entry.node.connected = false;
-  if (entry.channel) {
-    entry.channel->disconnect(reason);
-    entry.channel.reset();
-  }
-  sync_node(entry);
-  Change change;
-  change.nodes.push_back(entry.node);
-  change.events.push_back(node_state_event(now, NodeState::down, entry.node.name, reason));
-  spdlog::warn("event=node_down node={} reason=\"{}\"", entry.node.name, reason);
-  persist(std::move(change), nullptr);
-  const std::vector<AttemptId> attempts(entry.attempts.begin(), entry.attempts.end());
+void JobManager::mark_node_down(const std::string& node, const std::string& reason) {
+  spdlog::warn("event=node_down node={} reason=\"{}\"", node, reason);
+  persist(nodes_.mark_down(node, reason), nullptr);
+  const std::set<AttemptId>& held = nodes_.find(node)->attempts;
+  const std::vector<AttemptId> attempts(held.begin(), held.end());  // each lost rank may finish its attempt
   for (AttemptId id : attempts) {
     auto it = attempts_.find(id);
     if (it == attempts_.end()) continue;
-    rank_lost(id, rank_of(it->second, entry.node.name), "node_lost: node " + entry.node.name + " " + reason);
+    rank_lost(id, rank_of(it->second, node), "node_lost: node " + node + " " + reason);
   }
 }
 
 void JobManager::check_stuck(ActiveAttempt& attempt, MonoTime now) {
   if (attempt.killing || attempt.record.state != AttemptState::running) return;
   const Job& job = active_jobs_.at(attempt.record.job_id);
-  // The kernel always reports steps; a command job opts in by reporting one (its progress file).
-  const bool reports_progress =
-      job.spec.kind == JobKind::simulated ||
-      std::any_of(attempt.ranks.begin(), attempt.ranks.end(), [](const RankState& r) { return r.progress_step > 0; });
-  if (!reports_progress) return;
-  std::vector<RankProgress> progress;
-  for (std::size_t r = 0; r < attempt.ranks.size(); ++r) {
-    const RankState& rank = attempt.ranks[r];
-    if (rank.exited) continue;
-    progress.push_back(RankProgress{static_cast<int>(r), attempt.record.nodes[r], rank.progress_step, rank.phase,
-                                    std::chrono::duration_cast<Millis>(now - rank.progress_at)});
-  }
-  const auto diagnosis = diagnose_stuck(progress, std::chrono::seconds(job.spec.stuck_after_s));
+  const auto diagnosis = Monitors::stuck(job, attempt.record, attempt.ranks, now);
   if (!diagnosis) return;
   attempt.stuck_ranks = diagnosis->culprits;
   attempt.record.diagnosis = diagnosis->text;
@@ -72,12 +48,8 @@ void JobManager::tick() {
   if (accepted_since_tick_ > 0) {
     spdlog::info("event=jobs_submitted count={} newest_job={}", std::exchange(accepted_since_tick_, 0), max_job_id_);
   }
-  for (auto& [name, entry] : nodes_) {
-    if (entry.node.state == NodeState::down || !entry.node.last_heartbeat) continue;
-    const auto silent = now - entry.heard_at;
-    if (silent > config_.node_timeout) {
-      mark_node_down(entry, "sent no heartbeat for " + std::to_string(silent.count()) + " ms");
-    }
+  for (const auto& [name, silent] : nodes_.silent_nodes(now, config_.node_timeout)) {
+    mark_node_down(name, "sent no heartbeat for " + std::to_string(silent.count()) + " ms");
   }
   std::vector<std::pair<AttemptId, int>> unconfirmed;
   for (auto& [id, attempt] : attempts_) {
@@ -91,7 +63,7 @@ void JobManager::tick() {
     for (std::size_t r = 0; r < attempt.ranks.size(); ++r) {
       const auto& since = attempt.ranks[r].unconfirmed_since;
       if (since && !attempt.ranks[r].exited && now - *since > 2 * config_.heartbeat_interval &&
-          nodes_[attempt.record.nodes[r]].channel) {
+          nodes_.connected(attempt.record.nodes[r])) {
         unconfirmed.emplace_back(id, static_cast<int>(r));
       }
     }
@@ -99,14 +71,11 @@ void JobManager::tick() {
   for (const auto& [id, rank] : unconfirmed) {
     rank_lost(id, rank, "node_lost: the agent no longer runs this attempt (restarted?)");
   }
-  if (config_.periodic_check_interval.count() > 0 && now >= next_periodic_check_) {
-    next_periodic_check_ = now + config_.periodic_check_interval;
-    start_periodic_check();
-  }
-  if (config_.canary_interval.count() > 0 && now >= next_canary_) {
-    next_canary_ = now + config_.canary_interval;
-    start_canary();
-  }
+  Monitors::Due due = monitors_.tick(now, [this] {
+    return std::any_of(active_jobs_.begin(), active_jobs_.end(), [](const auto& kv) { return kv.second.user == kCanaryUser; });
+  });
+  if (due.periodic_check) start_check(std::move(*due.periodic_check), nullptr);
+  if (due.canary) submit_canary(std::move(*due.canary));
   request_schedule();
 }
 

@@ -1,0 +1,72 @@
+#pragma once
+// The monitors (DESIGN.md "Liveness, stuck jobs, canaries, goodput"): what decides when the daemon
+// tests its nodes and its own health, and what their results do to nodes.
+//   - periodic checks: idle nodes in service are re-tested every `periodic_check_interval`;
+//   - canaries: a known-good job every `canary_interval`; the nodes of a failed one are SUSPECT
+//     until they pass a check;
+//   - stuck detection: an attempt whose ranks stopped advancing is stopped, and the nodes of its
+//     hung ranks are tested before it is classified.
+// Intervals run on the monotonic clock. The monitors decide; the job manager starts the checks and
+// jobs they ask for (its start_check applies every verdict to the node registry).
+//
+// Threading contract: I/O thread only.
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "daemon/health_checks.h"
+#include "daemon/node_registry.h"
+#include "daemon/rank_state.h"
+#include "daemon/stuck_diagnosis.h"
+#include "proto/messages.h"
+#include "proto/time.h"
+
+namespace trainyard {
+
+struct MonitorConfig {
+  Millis periodic_check_interval{0};  // idle nodes are re-tested this often; 0: never
+  Millis canary_interval{0};          // a canary job is submitted this often; 0: never
+  int canary_nodes = 2;
+};
+
+class Monitors {
+ public:
+  // The first periodic check and canary are due one interval after `now`.
+  Monitors(MonitorConfig config, NodeRegistry& nodes, MonoTime now);
+
+  // What is due at `now`; each interval yields at most once.
+  struct Due {
+    std::optional<HealthCheckRequest> periodic_check;  // of the idle nodes, if any
+    std::optional<JobSpec> canary;                     // unless one runs or no node is ready
+  };
+  // `canary_running` is asked only when a canary is due.
+  Due tick(MonoTime now, const std::function<bool()>& canary_running);
+
+  // Nullopt while some rank advanced within the job's stuck_after_s, or when the attempt reports no
+  // progress to judge (a command job that never wrote a step).
+  static std::optional<StuckDiagnosis> stuck(const Job& job, const Attempt& attempt, const std::vector<RankState>& ranks,
+                                             MonoTime now);
+  // The check of the nodes a stuck attempt's hung ranks ran on; nullopt when none can be tested
+  // (gone, or already under a check that will give its verdict).
+  std::optional<HealthCheckRequest> stuck_nodes_check(const Job& job, const Attempt& attempt,
+                                                      const std::vector<int>& stuck_ranks) const;
+
+  // A failed canary: its nodes in service become SUSPECT (recorded in `change`) and are returned,
+  // for canary_check once the change is stored. When a rank's node was lost, only lost nodes count:
+  // the other ranks died of the kill that followed.
+  std::vector<std::string> suspect_canary_nodes(const Job& canary, const Attempt& attempt,
+                                                const std::vector<RankState>& ranks, Change& change);
+  std::optional<HealthCheckRequest> canary_check(JobId canary, const std::vector<std::string>& suspects) const;
+
+ private:
+  std::optional<HealthCheckRequest> periodic_check() const;
+  std::optional<JobSpec> canary(bool canary_running) const;
+
+  MonitorConfig config_;
+  NodeRegistry& nodes_;
+  MonoTime next_periodic_check_;
+  MonoTime next_canary_;
+};
+
+}  // namespace trainyard

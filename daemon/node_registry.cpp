@@ -1,0 +1,252 @@
+#include "daemon/node_registry.h"
+
+#include <spdlog/spdlog.h>
+
+#include "daemon/events.h"
+
+namespace trainyard {
+
+NodeRegistry::NodeRegistry(const TimeSource& clock, scheduler::Scheduler& scheduler, UnderTest under_test)
+    : clock_(clock), scheduler_(scheduler), under_test_(std::move(under_test)) {}
+
+void NodeRegistry::restore(const std::vector<Node>& nodes) {
+  const TimePoint now = clock_.system_now();
+  const MonoTime mono_now = clock_.monotonic_now();
+  for (const auto& node : nodes) {
+    NodeEntry& entry = nodes_[node.name] = NodeEntry{node, nullptr, {}, 0, mono_now};
+    entry.node.connected = false;
+    entry.node.last_heartbeat = now;
+    sync(entry);
+  }
+}
+
+NodeRegistry::Registration NodeRegistry::register_agent(const HelloMsg& hello, std::shared_ptr<AgentChannel> channel,
+                                                        bool needs_check) {
+  const TimePoint now = clock_.system_now();
+  NodeEntry& entry = nodes_[hello.name];
+  if (entry.channel && entry.channel != channel) entry.channel->disconnect("replaced by a new connection of the same node");
+  const bool is_new = entry.node.name.empty();
+  entry.channel = std::move(channel);
+  entry.node.name = hello.name;
+  entry.node.cores = hello.cores;
+  entry.node.memory_mb = hello.memory_mb;
+  entry.node.labels = hello.labels;
+  entry.node.agent_version = hello.agent_version;
+  entry.node.data_addr = hello.data_addr;
+  entry.node.faults = hello.faults;
+  entry.node.connected = true;
+  entry.node.last_heartbeat = now;
+  entry.heard_at = clock_.monotonic_now();
+  Registration registration;
+  registration.gated = needs_check && entry.node.state != NodeState::drained;
+  if (registration.gated) {
+    set_state(entry, NodeState::suspect, "registered; awaiting its registration health check", now);
+  } else if (is_new || entry.node.state == NodeState::down) {
+    set_state(entry, NodeState::healthy, is_new ? "registered" : "reconnected", now);
+  }
+  sync(entry);
+  registration.change.nodes.push_back(entry.node);
+  registration.change.events.push_back(
+      node_event(now, "node.registered", hello.name,
+                 "node " + hello.name + " registered: agent " + hello.agent_version + " with " +
+                     std::to_string(hello.cores) + " cores",
+                 {{"agent_version", hello.agent_version}, {"cores", hello.cores}}));
+  return registration;
+}
+
+bool NodeRegistry::heard_from(const std::string& name, const AgentChannel* channel) {
+  auto it = nodes_.find(name);
+  if (it == nodes_.end() || it->second.channel.get() != channel) return false;
+  it->second.node.last_heartbeat = clock_.system_now();
+  it->second.heard_at = clock_.monotonic_now();
+  return true;
+}
+
+bool NodeRegistry::disconnected(const std::string& name, const AgentChannel* channel) {
+  auto it = nodes_.find(name);
+  if (it == nodes_.end() || it->second.channel.get() != channel) return false;
+  it->second.channel.reset();
+  it->second.node.connected = false;
+  sync(it->second);
+  return true;
+}
+
+std::vector<std::pair<std::string, Millis>> NodeRegistry::silent_nodes(MonoTime now, Millis timeout) const {
+  std::vector<std::pair<std::string, Millis>> silent;
+  for (const auto& [name, entry] : nodes_) {
+    if (entry.node.state == NodeState::down || !entry.node.last_heartbeat) continue;
+    const auto quiet = std::chrono::duration_cast<Millis>(now - entry.heard_at);
+    if (quiet > timeout) silent.emplace_back(name, quiet);
+  }
+  return silent;
+}
+
+Change NodeRegistry::mark_down(const std::string& name, const std::string& reason) {
+  NodeEntry& entry = nodes_.at(name);
+  const TimePoint now = clock_.system_now();
+  set_state(entry, NodeState::down, reason, now);
+  entry.node.connected = false;
+  if (entry.channel) {
+    entry.channel->disconnect(reason);
+    entry.channel.reset();
+  }
+  sync(entry);
+  Change change;
+  change.nodes.push_back(entry.node);
+  change.events.push_back(node_state_event(now, NodeState::down, name, reason));
+  return change;
+}
+
+Change NodeRegistry::drain(const std::string& name, const std::string& reason) {
+  NodeEntry& entry = nodes_.at(name);
+  const TimePoint now = clock_.system_now();
+  set_state(entry, NodeState::drained, reason, now);
+  sync(entry);
+  Change change;
+  change.nodes.push_back(entry.node);
+  change.events.push_back(node_state_event(now, NodeState::drained, name, reason));
+  return change;
+}
+
+std::pair<Change, std::optional<std::int64_t>> NodeRegistry::undrain(const std::string& name, const std::string& by,
+                                                                     const std::function<std::int64_t()>& start_check) {
+  NodeEntry& entry = nodes_.at(name);
+  const TimePoint now = clock_.system_now();
+  std::optional<std::int64_t> check;
+  if (entry.node.state == NodeState::drained) {
+    set_state(entry, NodeState::healthy, "undrained by " + by, now);
+  } else {
+    set_state(entry, NodeState::suspect, "undrained by " + by + "; returns to service after passing its health check", now);
+    check = start_check();
+  }
+  sync(entry);
+  Change change;
+  change.nodes.push_back(entry.node);
+  change.events.push_back(node_event(now, "node.undrained", name,
+                                     "node " + name + " undrained by " + by + ": " + to_string(entry.node.state),
+                                     {{"state", to_string(entry.node.state)},
+                                      {"reason", entry.node.state_reason},
+                                      {"health_check_id", check ? Json(*check) : Json(nullptr)}}));
+  return {std::move(change), check};
+}
+
+void NodeRegistry::mark_suspect(const std::string& name, const std::string& reason, const Json& details, Change& change) {
+  NodeEntry& entry = nodes_.at(name);
+  set_state(entry, NodeState::suspect, reason, clock_.system_now());
+  sync(entry);
+  change.nodes.push_back(entry.node);
+  Event suspect = node_state_event(entry.node.state_since, NodeState::suspect, name, reason);
+  suspect.details.update(details);
+  change.events.push_back(std::move(suspect));
+}
+
+void NodeRegistry::record_check(const std::string& name, const HealthCheckResult& result, Change& change) {
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return;
+  const TimePoint now = clock_.system_now();
+  Node& node = it->second.node;
+  const Json record = node_health_record(result, name);
+  const std::string verdict = record["verdict"];
+  change.node_health.push_back(NodeHealthRow{name, result.id, now, verdict, record});
+  node.last_check_id = result.id;
+  node.last_check_verdict = verdict;
+  node.last_check_at = now;
+  const auto judged = parse_node_state(verdict);
+  const auto next = judged ? state_after_check(node.state, *judged) : std::nullopt;
+  if (next) {
+    const std::string reason = *next == NodeState::healthy
+                                   ? "passed health check " + std::to_string(result.id) + " (" + to_string(result.request.kind) + ")"
+                                   : record["reason"].get<std::string>();
+    if (*next != node.state || reason != node.state_reason) {
+      set_state(it->second, *next, reason, now);
+      change.events.push_back(node_state_event(now, *next, name, reason));
+      spdlog::info("event=node_state node={} state={} check={} reason=\"{}\"", name, to_string(*next), result.id, reason);
+    }
+  }
+  change.nodes.push_back(node);
+  sync(it->second);
+}
+
+Change NodeRegistry::set_faults(const std::string& name, std::vector<std::string> faults) {
+  NodeEntry& entry = nodes_.at(name);
+  entry.node.faults = std::move(faults);
+  Change change;
+  change.nodes.push_back(entry.node);
+  return change;
+}
+
+void NodeRegistry::hold(AttemptId attempt, const std::vector<std::string>& nodes, int cores) {
+  for (const auto& name : nodes) {
+    auto it = nodes_.find(name);
+    if (it == nodes_.end()) continue;
+    it->second.attempts.insert(attempt);
+    it->second.used_cores += cores;
+  }
+}
+
+void NodeRegistry::release(AttemptId attempt, const std::vector<std::string>& nodes, int cores) {
+  for (const auto& name : nodes) {
+    auto it = nodes_.find(name);
+    if (it == nodes_.end()) continue;
+    it->second.attempts.erase(attempt);
+    it->second.used_cores -= cores;
+  }
+}
+
+bool NodeRegistry::send(const std::string& name, const DaemonMessage& message) {
+  auto it = nodes_.find(name);
+  if (it == nodes_.end() || !it->second.channel) return false;
+  it->second.channel->send(message);
+  return true;
+}
+
+bool NodeRegistry::connected(const std::string& name) const {
+  const NodeEntry* entry = find(name);
+  return entry && entry->channel;
+}
+
+std::optional<std::string> NodeRegistry::data_addr(const std::string& name) const {
+  const NodeEntry* entry = find(name);
+  if (!entry || !entry->channel || entry->node.data_addr.empty()) return std::nullopt;
+  return entry->node.data_addr;
+}
+
+void NodeRegistry::sync(const std::string& name) {
+  if (auto it = nodes_.find(name); it != nodes_.end()) sync(it->second);
+}
+
+void NodeRegistry::sync(const NodeEntry& entry) {
+  scheduler::NodeInfo info = scheduler::node_info(entry.node);
+  info.accepts_work = info.accepts_work && !under_test_(entry.node.name);
+  scheduler_.upsert_node(info);
+}
+
+void NodeRegistry::set_state(NodeEntry& entry, NodeState state, std::string reason, TimePoint at) {
+  entry.node.state = state;
+  entry.node.state_reason = std::move(reason);
+  entry.node.state_since = at;
+}
+
+const NodeEntry* NodeRegistry::find(const std::string& name) const {
+  auto it = nodes_.find(name);
+  return it == nodes_.end() ? nullptr : &it->second;
+}
+
+std::vector<NodeView> NodeRegistry::views() const {
+  std::vector<NodeView> out;
+  out.reserve(nodes_.size());
+  for (const auto& [name, entry] : nodes_) out.push_back(view_of(entry));
+  return out;
+}
+
+std::optional<NodeView> NodeRegistry::view(const std::string& name) const {
+  const NodeEntry* entry = find(name);
+  if (!entry) return std::nullopt;
+  return view_of(*entry);
+}
+
+NodeView NodeRegistry::view_of(const NodeEntry& entry) {
+  return NodeView{entry.node, entry.free_cores(), {entry.attempts.begin(), entry.attempts.end()}, entry.heard_at};
+}
+
+}  // namespace trainyard

@@ -1,0 +1,124 @@
+#pragma once
+// The nodes the daemon knows (DESIGN.md "Nodes"): what each agent registered with, its connection,
+// when it was last heard from, the attempts it holds and their cores, and its state.
+//
+// Every state transition of a node happens here and is returned as the Change that records it (the
+// node and its event); the caller persists it, and acts once it is stored. The scheduler's view of
+// each node (scheduler::NodeInfo) follows every change made here: a node takes new work only while
+// HEALTHY, connected and not under a health check.
+//
+// Threading contract: I/O thread only.
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "daemon/health_checks.h"
+#include "daemon/store_worker.h"
+#include "proto/messages.h"
+#include "proto/time.h"
+#include "scheduler/scheduler.h"
+
+namespace trainyard {
+
+// The daemon's handle on one connected agent (the gateway implements it).
+class AgentChannel {
+ public:
+  virtual ~AgentChannel() = default;
+  virtual void send(const DaemonMessage& message) = 0;
+  virtual void disconnect(const std::string& reason) = 0;
+};
+
+// One node as the API and the dashboard read it.
+struct NodeView {
+  Node node;
+  int free_cores = 0;
+  std::vector<AttemptId> attempts;
+  MonoTime heard_at{};  // node.last_heartbeat on the monotonic clock
+};
+
+struct NodeEntry {
+  Node node;
+  std::shared_ptr<AgentChannel> channel;
+  std::set<AttemptId> attempts;
+  int used_cores = 0;
+  MonoTime heard_at{};  // node.last_heartbeat on the monotonic clock, for the node timeout
+
+  int free_cores() const { return node.cores - used_cores; }
+};
+
+class NodeRegistry {
+ public:
+  // Whether a health check runs on the node (its suites use the node's cores and links).
+  using UnderTest = std::function<bool(const std::string& node)>;
+  NodeRegistry(const TimeSource& clock, scheduler::Scheduler& scheduler, UnderTest under_test);
+
+  // The stored nodes, disconnected, each given one node timeout from now to reconnect.
+  void restore(const std::vector<Node>& nodes);
+
+  struct Registration {
+    bool gated = false;  // SUSPECT until it passes its registration check
+    Change change;       // the node as registered and its node.registered event
+  };
+  // An agent's hello: takes its connection (disconnecting one it replaces) and what it registered
+  // with. `needs_check`: it runs none of our attempts, so (unless DRAINED) it is tested before it
+  // takes work; otherwise a new or DOWN node is HEALTHY again and any other keeps its state.
+  Registration register_agent(const HelloMsg& hello, std::shared_ptr<AgentChannel> channel, bool needs_check);
+  // A message arrived on `channel`: false when that connection was replaced (ignore the message).
+  bool heard_from(const std::string& name, const AgentChannel* channel);
+  // The connection closed; the node has until the node timeout to come back. False when it was
+  // already replaced.
+  bool disconnected(const std::string& name, const AgentChannel* channel);
+
+  // Nodes not DOWN that sent nothing for longer than `timeout`, with how long each was silent.
+  std::vector<std::pair<std::string, Millis>> silent_nodes(MonoTime now, Millis timeout) const;
+  // DOWN: disconnected, takes no work. Its attempts stay listed for the caller to wind up.
+  Change mark_down(const std::string& name, const std::string& reason);
+  // DRAINED takes no new work.
+  Change drain(const std::string& name, const std::string& reason);
+  // A DRAINED node returns to service at once; any other is SUSPECT until it passes the health
+  // check `start_check` starts (its id is returned and named in the event).
+  std::pair<Change, std::optional<std::int64_t>> undrain(const std::string& name, const std::string& by,
+                                                         const std::function<std::int64_t()>& start_check);
+  // SUSPECT until it passes a health check, with `details` on its state event.
+  void mark_suspect(const std::string& name, const std::string& reason, const Json& details, Change& change);
+  // A finished health check's verdict on the node: its health row, last check, and the state the
+  // verdict leads to.
+  void record_check(const std::string& name, const HealthCheckResult& result, Change& change);
+  Change set_faults(const std::string& name, std::vector<std::string> faults);
+
+  // The attempt holds `cores` on each of `nodes` until it is released.
+  void hold(AttemptId attempt, const std::vector<std::string>& nodes, int cores);
+  void release(AttemptId attempt, const std::vector<std::string>& nodes, int cores);
+
+  // Sends to the node's agent; false when it is not connected.
+  bool send(const std::string& name, const DaemonMessage& message);
+  bool connected(const std::string& name) const;
+  bool under_test(const std::string& name) const { return under_test_(name); }
+  // Where a connected node's data plane listens (health checks' collectives).
+  std::optional<std::string> data_addr(const std::string& name) const;
+  // Brings the scheduler's view of the node up to date (after a check starts or ends on it).
+  void sync(const std::string& name);
+
+  const NodeEntry* find(const std::string& name) const;
+  bool contains(const std::string& name) const { return nodes_.contains(name); }
+  const std::map<std::string, NodeEntry>& entries() const { return nodes_; }
+  std::size_t size() const { return nodes_.size(); }
+  std::vector<NodeView> views() const;
+  std::optional<NodeView> view(const std::string& name) const;
+
+ private:
+  void sync(const NodeEntry& entry);
+  static NodeView view_of(const NodeEntry& entry);
+  void set_state(NodeEntry& entry, NodeState state, std::string reason, TimePoint at);
+
+  const TimeSource& clock_;
+  scheduler::Scheduler& scheduler_;
+  UnderTest under_test_;
+  std::map<std::string, NodeEntry> nodes_;
+};
+
+}  // namespace trainyard

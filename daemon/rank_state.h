@@ -1,0 +1,29 @@
+#pragma once
+// One rank of an active attempt as the daemon tracks it: whether it started and exited, how it
+// ended, and its progress (the input of stuck detection).
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "proto/time.h"
+
+namespace trainyard {
+
+struct RankState {
+  bool started = false;
+  bool exited = false;
+  bool lost = false;
+  bool health_failed = false;  // its node failed the attempt's pre-flight check
+  // Progress as the daemon saw it: the last step, when it last advanced, and the phase reported.
+  std::int64_t progress_step = 0;
+  MonoTime progress_at{};
+  std::string phase;
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+  std::string reason;
+  std::string log_tail;
+  std::int64_t steps = 0;
+  std::optional<MonoTime> unconfirmed_since;  // agent reconnected without mentioning this rank
+};
+
+}  // namespace trainyard

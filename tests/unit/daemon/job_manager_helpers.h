@@ -1,0 +1,44 @@
+#pragma once
+// What the job manager's tests share: a cluster of fake agents running one job.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "tests/unit/daemon/harness.h"
+
+namespace trainyard::testing {
+
+// A cluster of `n` 8-core nodes named n1.. with one running `nodes`-wide job; returns its attempt.
+struct RunningJob {
+  Job job;
+  AttemptId attempt = 0;
+  std::vector<std::string> nodes;  // by rank
+};
+
+inline RunningJob start_job(Cluster& c, JobSpec spec, bool all_started = true) {
+  RunningJob r;
+  r.job = c.submit(std::move(spec));
+  const auto attempts = c.stored_attempts(r.job.id);
+  EXPECT_FALSE(attempts.empty()) << "job " << r.job.id << " was not placed";
+  if (attempts.empty()) return r;
+  r.attempt = attempts.back().id;
+  r.nodes = c.nodes_of(r.attempt);
+  if (all_started) {
+    for (const auto& node : r.nodes) c.started(node, r.attempt);
+  }
+  return r;
+}
+
+// A spec that waits for nodes the cluster does not have (yet), rather than being refused.
+inline JobSpec waiting_spec(int nodes) {
+  JobSpec spec = command_spec(nodes);
+  spec.wait_for_capacity = true;
+  return spec;
+}
+
+inline void connect_nodes(Cluster& c, int n) {
+  for (int i = 1; i <= n; ++i) c.connect("n" + std::to_string(i));
+}
+
+}  // namespace trainyard::testing

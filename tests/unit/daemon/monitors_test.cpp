@@ -1,0 +1,199 @@
+// The monitors' decisions on their own: when periodic checks and canaries are due and of which
+// nodes, when an attempt is stuck and which nodes it is tested on, and what a failed canary does.
+#include "daemon/monitors.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "daemon/canary.h"
+#include "tests/unit/daemon/harness.h"
+
+namespace trainyard::testing {
+namespace {
+
+struct Watched {
+  explicit Watched(MonitorConfig config = {Millis(1000), Millis(5000), 2}) : monitors(config, nodes, clock.monotonic_now()) {}
+
+  std::shared_ptr<FakeAgent> connect(const std::string& name) {
+    auto agent = std::make_shared<FakeAgent>();
+    nodes.register_agent(HelloMsg{.name = name, .cores = 8}, agent, false);
+    return agent;
+  }
+  Monitors::Due tick(bool canary_running = false) {
+    return monitors.tick(clock.monotonic_now(), [canary_running] { return canary_running; });
+  }
+
+  ManualTimeSource clock{test_epoch()};
+  scheduler::Scheduler scheduler{scheduler::Config{}};
+  std::set<std::string> under_test;
+  NodeRegistry nodes{clock, scheduler, [this](const std::string& node) { return under_test.contains(node); }};
+  Monitors monitors;
+};
+
+Job simulated_job(int stuck_after_s) {
+  Job job;
+  job.id = 4;
+  job.spec.kind = JobKind::simulated;
+  job.spec.stuck_after_s = stuck_after_s;
+  return job;
+}
+
+Attempt attempt_on(std::vector<std::string> nodes) {
+  Attempt attempt;
+  attempt.id = 9;
+  attempt.job_id = 4;
+  attempt.nodes = std::move(nodes);
+  attempt.failure_class = "system";
+  return attempt;
+}
+
+TEST(Monitors, PeriodicCheckIsDueOncePerIntervalOfTheIdleNodesInService) {
+  Watched w;
+  w.connect("n1");
+  w.connect("n2");
+  w.connect("n3");
+  w.connect("n4");
+  w.nodes.drain("n2", "maintenance");
+  w.nodes.hold(1, {"n3"}, 8);
+  w.under_test.insert("n4");
+  EXPECT_FALSE(w.tick().periodic_check) << "not before its first interval";
+  w.clock.advance(Millis(1000));
+  const auto due = w.tick();
+  ASSERT_TRUE(due.periodic_check);
+  EXPECT_EQ(due.periodic_check->kind, HealthCheckKind::periodic);
+  EXPECT_EQ(due.periodic_check->nodes, std::vector<std::string>{"n1"});
+  EXPECT_FALSE(due.periodic_check->collective) << "one node has no collective to test";
+  EXPECT_FALSE(w.tick().periodic_check) << "once per interval";
+}
+
+TEST(Monitors, NothingIsDueWhenTheIntervalsAreZero) {
+  Watched w(MonitorConfig{Millis(0), Millis(0), 2});
+  w.connect("n1");
+  w.clock.advance(Millis(100000));
+  const auto due = w.tick();
+  EXPECT_FALSE(due.periodic_check);
+  EXPECT_FALSE(due.canary);
+}
+
+TEST(Monitors, CanaryIsSizedToTheReadyNodesAndSkippedWhileOneRuns) {
+  Watched w;
+  w.clock.advance(Millis(5000));
+  EXPECT_FALSE(w.tick().canary) << "no node is ready";
+  w.connect("n1");
+  w.clock.advance(Millis(5000));
+  auto due = w.tick(/*canary_running=*/true);
+  EXPECT_FALSE(due.canary);
+  w.clock.advance(Millis(5000));
+  due = w.tick();
+  ASSERT_TRUE(due.canary);
+  EXPECT_EQ(due.canary->nodes, 1);
+  w.connect("n2");
+  w.connect("n3");
+  w.clock.advance(Millis(5000));
+  due = w.tick();
+  ASSERT_TRUE(due.canary);
+  EXPECT_EQ(due.canary->nodes, 2) << "canary_nodes caps it";
+}
+
+TEST(Monitors, WhetherACanaryRunsIsAskedOnlyWhenOneIsDue) {
+  Watched w;
+  int asked = 0;
+  w.monitors.tick(w.clock.monotonic_now(), [&] {
+    ++asked;
+    return false;
+  });
+  EXPECT_EQ(asked, 0);
+  w.clock.advance(Millis(5000));
+  w.monitors.tick(w.clock.monotonic_now(), [&] {
+    ++asked;
+    return false;
+  });
+  EXPECT_EQ(asked, 1);
+}
+
+TEST(Monitors, ACommandJobThatReportsNoStepsIsNeverStuck) {
+  ManualTimeSource clock{test_epoch()};
+  Job job = simulated_job(10);
+  job.spec.kind = JobKind::command;
+  std::vector<RankState> ranks(2);
+  EXPECT_FALSE(Monitors::stuck(job, attempt_on({"n1", "n2"}), ranks, clock.monotonic_now() + std::chrono::hours(1)));
+}
+
+TEST(Monitors, AnAttemptWhoseRanksStoppedAdvancingIsStuckAndNamesTheHungRank) {
+  const MonoTime start{};
+  std::vector<RankState> ranks(2);
+  ranks[0].progress_step = 12;
+  ranks[0].phase = "all-reduce";
+  ranks[1].progress_step = 11;
+  ranks[1].phase = "forward";
+  const Attempt attempt = attempt_on({"n1", "n2"});
+  EXPECT_FALSE(Monitors::stuck(simulated_job(10), attempt, ranks, start + std::chrono::seconds(9)));
+  const auto stuck = Monitors::stuck(simulated_job(10), attempt, ranks, start + std::chrono::seconds(11));
+  ASSERT_TRUE(stuck);
+  EXPECT_EQ(stuck->culprits, std::vector<int>{1});
+  ranks[0].progress_at = start + std::chrono::seconds(5);
+  EXPECT_FALSE(Monitors::stuck(simulated_job(10), attempt, ranks, start + std::chrono::seconds(11)))
+      << "a rank advanced within stuck_after_s";
+}
+
+TEST(Monitors, StuckNodesAreTestedOnceEachIfConnectedAndNotUnderTest) {
+  Watched w;
+  w.connect("n1");
+  w.connect("n2");
+  w.connect("n3");
+  const Attempt attempt = attempt_on({"n1", "n1", "n2", "n3", "n4"});
+  w.under_test.insert("n3");
+  const auto check = w.monitors.stuck_nodes_check(simulated_job(10), attempt, {0, 1, 2, 3, 4});
+  ASSERT_TRUE(check);
+  EXPECT_EQ(check->kind, HealthCheckKind::after_stuck);
+  EXPECT_EQ(check->nodes, (std::vector<std::string>{"n1", "n2"}));
+  EXPECT_TRUE(check->collective);
+  EXPECT_EQ(check->requested_by, "job 4");
+  EXPECT_FALSE(w.monitors.stuck_nodes_check(simulated_job(10), attempt, {3, 4}));
+}
+
+TEST(Monitors, AFailedCanaryMakesItsHealthyNodesSuspect) {
+  Watched w;
+  w.connect("n1");
+  w.connect("n2");
+  w.nodes.drain("n2", "maintenance");
+  Job canary = simulated_job(10);
+  canary.user = kCanaryUser;
+  Change change;
+  const auto suspects = w.monitors.suspect_canary_nodes(canary, attempt_on({"n1", "n2"}), std::vector<RankState>(2), change);
+  EXPECT_EQ(suspects, std::vector<std::string>{"n1"}) << "a drained node keeps its state";
+  EXPECT_EQ(w.nodes.find("n1")->node.state, NodeState::suspect);
+  ASSERT_EQ(change.events.size(), 1u);
+  EXPECT_EQ(change.events[0].kind, "node.suspect");
+  EXPECT_EQ(change.events[0].details["canary_job"], 4);
+}
+
+TEST(Monitors, WhenACanaryLostANodeOnlyTheLostNodeIsSuspect) {
+  Watched w;
+  w.connect("n1");
+  w.connect("n2");
+  std::vector<RankState> ranks(2);
+  ranks[1].lost = true;
+  Change change;
+  const auto suspects = w.monitors.suspect_canary_nodes(simulated_job(10), attempt_on({"n1", "n2"}), ranks, change);
+  EXPECT_EQ(suspects, std::vector<std::string>{"n2"});
+  EXPECT_EQ(w.nodes.find("n1")->node.state, NodeState::healthy);
+}
+
+TEST(Monitors, TheCanaryCheckSkipsNodesAlreadyUnderTest) {
+  Watched w;
+  w.connect("n1");
+  w.connect("n2");
+  w.under_test.insert("n2");
+  const auto check = w.monitors.canary_check(4, {"n1", "n2", "gone"});
+  ASSERT_TRUE(check);
+  EXPECT_EQ(check->kind, HealthCheckKind::after_canary);
+  EXPECT_EQ(check->nodes, std::vector<std::string>{"n1"});
+  EXPECT_EQ(check->requested_by, "canary job 4");
+  w.under_test.insert("n1");
+  EXPECT_FALSE(w.monitors.canary_check(4, {"n1", "n2"}));
+}
+
+}  // namespace
+}  // namespace trainyard::testing
