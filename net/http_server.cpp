@@ -19,16 +19,15 @@
 #include <boost/beast/websocket.hpp>
 #include <boost/beast/websocket/ssl.hpp>
 #include <array>
-#include <cstring>
-#include <deque>
-#include <fstream>
-#include <nlohmann/json.hpp>
 #include <openssl/err.h>
 #include <openssl/x509v3.h>
 #include <spdlog/spdlog.h>
 #include <unordered_map>
 
 #include "net/http_server_testing.h"
+#include "net/http_wire.h"
+#include "net/open_connections.h"
+#include "net/websocket_connection.h"
 #include "net/tls.h"
 #include "proto/errors.h"
 
@@ -43,45 +42,6 @@ using tcp = asio::ip::tcp;
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 using BeastRequest = http::request<http::string_body>;
 using TlsStream = beast::ssl_stream<beast::tcp_stream>;
-
-// A file the TLS context is to load must be readable: OpenSSL's own message for a missing file
-// is a stack of library codes.
-void require_readable(const std::string& path, const std::string& flag) {
-  if (!std::ifstream(path)) throw InvalidInput(flag, "cannot read \"" + path + "\": " + std::strerror(errno));
-}
-
-// The certificate and its key, checked to belong together; a key with a passphrase is refused
-// rather than prompted for on a terminal a daemon does not have.
-void use_certificate_and_key(asio::ssl::context& context, const std::string& cert_file, const std::string& key_file) {
-  if (cert_file.empty() != key_file.empty()) {
-    throw InvalidInput(cert_file.empty() ? "--tls-cert" : "--tls-key",
-                       cert_file.empty() ? "is required with --tls-key" : "is required with --tls-cert");
-  }
-  if (cert_file.empty()) return;
-  require_readable(cert_file, "--tls-cert");
-  require_readable(key_file, "--tls-key");
-  SSL_CTX_set_default_passwd_cb(context.native_handle(), [](char*, int, int, void*) { return 0; });
-  beast::error_code ec;
-  context.use_certificate_chain_file(cert_file, ec);
-  if (ec) throw InvalidInput("--tls-cert", "\"" + cert_file + "\" holds no usable PEM certificate: " + ec.message());
-  context.use_private_key_file(key_file, asio::ssl::context::pem, ec);
-  if (ec) {
-    throw InvalidInput("--tls-key", "\"" + key_file + "\" holds no usable PEM private key (one without a passphrase): " +
-                                        ec.message());
-  }
-  if (SSL_CTX_check_private_key(context.native_handle()) != 1) {
-    ERR_clear_error();
-    throw InvalidInput("--tls-key", "\"" + key_file + "\" is not the private key of the certificate in \"" + cert_file + "\"");
-  }
-}
-
-std::shared_ptr<asio::ssl::context> tls12_or_later(asio::ssl::context::method method) {
-  auto context = std::make_shared<asio::ssl::context>(method);
-  context->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
-                       asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1);
-  SSL_CTX_set_min_proto_version(context->native_handle(), TLS1_2_VERSION);
-  return context;
-}
 
 // What the client presented; the gateway, not the handshake, decides whether that will do, so
 // that API clients need no certificate and a refused agent is told why in words.
@@ -145,84 +105,7 @@ HttpRequest to_request(BeastRequest& req, const std::string& remote) {
   return r;
 }
 
-// The response as it goes on the wire, in one buffer written once: Beast's serializer and its
-// buffer sequences were a visible share of the I/O thread's time per submission (perf, under
-// bench/submit). Handlers never answer 1xx, 204 or 304, so every response carries a body length.
-std::string wire_format(const HttpResponse& resp, unsigned version, bool keep_alive) {
-  std::string out;
-  out.reserve(resp.body.size() + 192);
-  out += version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
-  out += std::to_string(resp.status);
-  out += ' ';
-  out += http::obsolete_reason(static_cast<http::status>(resp.status));
-  out += "\r\nServer: trainyard\r\nContent-Type: ";
-  out += resp.content_type;
-  for (const auto& [name, value] : resp.headers) {
-    out += "\r\n";
-    out += name;
-    out += ": ";
-    out += value;
-  }
-  // HTTP/1.1 keeps connections alive unless told otherwise, HTTP/1.0 closes them unless told.
-  if (version == 10 && keep_alive) out += "\r\nConnection: keep-alive";
-  if (version != 10 && !keep_alive) out += "\r\nConnection: close";
-  // A stream's body runs until the connection closes.
-  if (!resp.stream) {
-    out += "\r\nContent-Length: ";
-    out += std::to_string(resp.body.size());
-  }
-  out += "\r\n\r\n";
-  out += resp.body;
-  return out;
-}
-
 }  // namespace
-
-TlsContext make_server_tls_context(const TlsServerFiles& files) {
-  if (files.cert_file.empty() && files.key_file.empty()) throw InvalidInput("--tls-cert", "is required for TLS");
-  auto context = tls12_or_later(asio::ssl::context::tls_server);
-  use_certificate_and_key(*context, files.cert_file, files.key_file);
-  if (!files.client_ca_file.empty()) {
-    require_readable(files.client_ca_file, "--agent-client-ca");
-    beast::error_code ec;
-    context->load_verify_file(files.client_ca_file, ec);
-    STACK_OF(X509_NAME)* issuers = ec ? nullptr : SSL_load_client_CA_file(files.client_ca_file.c_str());
-    if (!issuers) {
-      ERR_clear_error();
-      throw InvalidInput("--agent-client-ca", "\"" + files.client_ca_file + "\" holds no usable PEM CA certificate");
-    }
-    SSL_CTX_set_client_CA_list(context->native_handle(), issuers);
-    // Asks every client for a certificate but accepts the handshake without one, or with one
-    // that does not verify (the verdict is kept): the gateway refuses such agents in words,
-    // and API clients need none.
-    SSL_CTX_set_verify(context->native_handle(), SSL_VERIFY_PEER, [](int, X509_STORE_CTX*) { return 1; });
-  }
-  return context;
-}
-
-TlsContext make_client_tls_context(const TlsClientFiles& files) {
-  auto context = tls12_or_later(asio::ssl::context::tls_client);
-  context->set_verify_mode(asio::ssl::verify_peer);
-  beast::error_code ec;
-  if (files.ca_file.empty()) {
-    context->set_default_verify_paths(ec);
-  } else {
-    require_readable(files.ca_file, files.ca_from);
-    context->load_verify_file(files.ca_file, ec);
-  }
-  if (ec) {
-    throw InvalidInput(files.ca_from, files.ca_file.empty() ? "cannot load the system's trust store: " + ec.message()
-                                                            : "\"" + files.ca_file + "\" holds no usable PEM CA certificate");
-  }
-  use_certificate_and_key(*context, files.cert_file, files.key_file);
-  return context;
-}
-
-HttpResponse error_response(int status, const std::string& code, const std::string& message, const std::string& field) {
-  nlohmann::json err = {{"code", code}, {"message", message}};
-  if (!field.empty()) err["field"] = field;
-  return HttpResponse{status, "application/json", json_text(nlohmann::json{{"error", err}}), {}};
-}
 
 // Open connections register a closer so that stop() can end them.
 struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
@@ -246,14 +129,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   HttpHandler handler;
   std::vector<WebSocketRoute> routes;
   std::unique_ptr<tcp::acceptor> acceptor;
-  std::unordered_map<std::uint64_t, std::function<void()>> closers;
-  // Keep-alive connections waiting for their next request: what stop_accepting() closes.
-  std::unordered_map<std::uint64_t, std::function<void()>> idle;
-  std::unordered_map<std::uint64_t, std::function<void(std::string)>> websockets;
-  // Streaming responses being written: what stop_accepting() ends.
-  std::unordered_map<std::uint64_t, std::function<void()>> streams;
-  std::size_t in_flight = 0;
-  std::uint64_t next_connection = 1;
+  OpenConnections connections;
   bool stopped = false;
   bool draining = false;
   asio::steady_timer accept_pause;
@@ -265,9 +141,6 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   RateLimitedLog timeouts_log;
   RateLimitedLog handshake_failures_log;
   TlsContext tls;  // null: plain HTTP
-
-  template <class Stream>
-  class WsConnection;
 
   asio::awaitable<void> accept_loop() {
     auto self = shared_from_this();
@@ -351,7 +224,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   asio::awaitable<void> write_stream(Stream& stream, std::uint64_t id, ResponseStream& body) {
     asio::steady_timer ready(io);
     body.on_ready([&ready] { ready.cancel(); });
-    streams[id] = [&body] { body.close(); };
+    connections.streams[id] = [&body] { body.close(); };
     if (draining) body.close();  // began as the shutdown did: stop_accepting() did not see it
     for (;;) {
       const std::string text = body.take();
@@ -364,7 +237,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
       ready.expires_at(asio::steady_timer::time_point::max());
       co_await ready.async_wait(use_tuple);
     }
-    streams.erase(id);
+    connections.streams.erase(id);
     body.on_ready(nullptr);
     body.close();
   }
@@ -417,26 +290,26 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   asio::awaitable<void> serve(tcp::socket socket, std::string address) {
     auto self = shared_from_this();
     const std::string remote = endpoint_text(socket);
-    const std::uint64_t id = next_connection++;
+    const std::uint64_t id = connections.next_id++;
     struct Unregister {
       Impl* impl;
       std::uint64_t id;
       std::string address;
       ~Unregister() {
-        impl->closers.erase(id);
+        impl->connections.closers.erase(id);
         impl->limits.release(address);
       }
     } unregister{this, id, std::move(address)};
     if (!tls) {
       beast::tcp_stream stream(std::move(socket));
-      closers[id] = [&stream] { close_socket(stream); };
+      connections.closers[id] = [&stream] { close_socket(stream); };
       co_await serve_requests(stream, id, remote, std::nullopt);
       co_return;
     }
     // Held for the connection's life: a reload (SIGHUP) swaps `tls` for new connections only.
     const TlsContext context = tls;
     TlsStream stream(beast::tcp_stream(std::move(socket)), *context);
-    closers[id] = [&stream] { close_socket(stream); };
+    connections.closers[id] = [&stream] { close_socket(stream); };
     if (co_await handshake(stream, remote)) {
       co_await serve_requests(stream, id, remote, peer_certificate_of(stream.native_handle()));
     }
@@ -475,9 +348,9 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
       if (buffer.size() == 0) {
         if (draining) break;
         beast::get_lowest_layer(stream).expires_after(options.idle_timeout);
-        idle[id] = [&stream] { close_socket(stream); };
+        connections.idle[id] = [&stream] { close_socket(stream); };
         auto [ec, n] = co_await stream.async_read_some(buffer.prepare(4096), use_tuple);
-        idle.erase(id);
+        connections.idle.erase(id);
         if (ec) co_return;
         buffer.commit(n);
       }
@@ -502,15 +375,15 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         co_return;
       }
       if (websocket::is_upgrade(req)) {
-        closers.erase(id);
+        connections.closers.erase(id);
         co_await upgrade(std::move(stream), std::move(req), std::move(request));
         co_return;
       }
-      ++in_flight;
+      ++connections.in_flight;
       struct Answered {
         std::size_t& in_flight;
         ~Answered() { --in_flight; }
-      } answered{in_flight};
+      } answered{connections.in_flight};
       HttpResponse resp = co_await call_handler(std::move(request));
       // Decided after the handler: a shutdown that began meanwhile closes the connection; a
       // streamed body ends with the connection.
@@ -532,113 +405,11 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
 
   asio::awaitable<void> serve_in_memory(InMemoryStream stream) {
     auto self = shared_from_this();
-    const std::uint64_t id = next_connection++;
-    closers[id] = [&stream] { close_socket(stream); };
+    const std::uint64_t id = connections.next_id++;
+    connections.closers[id] = [&stream] { close_socket(stream); };
     co_await serve_requests(stream, id, "in-memory", std::nullopt);
-    closers.erase(id);
+    connections.closers.erase(id);
   }
-};
-
-template <class Stream>
-class HttpServer::Impl::WsConnection : public WebSocketPeer, public std::enable_shared_from_this<WsConnection<Stream>> {
- public:
-  WsConnection(Impl& server, Stream stream) : server_(server), ws_(std::move(stream)) {}
-
-  void send(std::string text) override {
-    if (closed_ || closing_) return;
-    outbox_.push_back(std::move(text));
-    start_writer();
-  }
-
-  void close(std::string reason) override { close_with(websocket::close_code::normal, std::move(reason)); }
-
-  void close_with(websocket::close_code code, std::string reason) {
-    if (closed_ || closing_) return;
-    closing_ = true;
-    close_code_ = code;
-    close_reason_ = reason.substr(0, 120);
-    start_writer();
-  }
-
-  asio::awaitable<void> run(BeastRequest req, const WebSocketRoute& route, HttpRequest request) {
-    auto self = this->shared_from_this();
-    const std::uint64_t id = server_.next_connection++;
-    server_.closers[id] = [this] {
-      beast::error_code ec;
-      beast::get_lowest_layer(ws_).socket().close(ec);
-    };
-    server_.websockets[id] = [this](std::string reason) {
-      close_with(websocket::close_code::going_away, std::move(reason));
-    };
-    struct Unregister {
-      Impl& server;
-      std::uint64_t id;
-      ~Unregister() { server.websockets.erase(id); }
-    } unregister{server_, id};
-    beast::get_lowest_layer(ws_).expires_never();
-    websocket::stream_base::timeout timeouts{};
-    timeouts.handshake_timeout = std::chrono::seconds(30);
-    timeouts.idle_timeout = server_.options.idle_timeout;
-    timeouts.keep_alive_pings = true;
-    ws_.set_option(timeouts);
-    ws_.read_message_max(server_.options.websocket_message_limit);
-    auto [ec] = co_await ws_.async_accept(req, use_tuple);
-    if (ec) {
-      server_.closers.erase(id);
-      co_return;
-    }
-    session_ = route.open(request, self);
-    beast::flat_buffer buffer;
-    std::string reason;
-    for (;;) {
-      auto [rec, n] = co_await ws_.async_read(buffer, use_tuple);
-      if (rec) {
-        reason = rec == websocket::error::closed ? "closed by peer" : rec.message();
-        break;
-      }
-      std::string text = beast::buffers_to_string(buffer.data());
-      buffer.consume(buffer.size());
-      session_->on_message(std::move(text));
-    }
-    closed_ = true;
-    server_.closers.erase(id);
-    auto session = std::move(session_);
-    session->on_closed(reason);
-  }
-
- private:
-  void start_writer() {
-    if (writing_) return;
-    writing_ = true;
-    asio::co_spawn(ws_.get_executor(), write_loop(this->shared_from_this()), asio::detached);
-  }
-
-  asio::awaitable<void> write_loop([[maybe_unused]] std::shared_ptr<WsConnection> self) {
-    while (!outbox_.empty() && !closed_) {
-      std::string msg = std::move(outbox_.front());
-      outbox_.pop_front();
-      ws_.text(true);
-      auto [ec, n] = co_await ws_.async_write(asio::buffer(msg), use_tuple);
-      if (ec) {
-        outbox_.clear();
-        break;
-      }
-    }
-    writing_ = false;
-    if (closing_ && !closed_) {
-      co_await ws_.async_close(websocket::close_reason(close_code_, close_reason_), use_tuple);
-    }
-  }
-
-  Impl& server_;
-  websocket::stream<Stream> ws_;
-  std::shared_ptr<WebSocketSession> session_;
-  std::deque<std::string> outbox_;
-  bool writing_ = false;
-  bool closing_ = false;
-  bool closed_ = false;
-  websocket::close_code close_code_ = websocket::close_code::normal;
-  std::string close_reason_;
 };
 
 template <class Stream>
@@ -656,7 +427,7 @@ asio::awaitable<void> HttpServer::Impl::upgrade(Stream stream, BeastRequest req,
     co_await write(stream, *refusal, req.version(), false);
     co_return;
   }
-  auto connection = std::make_shared<WsConnection<Stream>>(*this, std::move(stream));
+  auto connection = std::make_shared<WebSocketConnection<Stream>>(connections, options, std::move(stream));
   co_await connection->run(std::move(req), *route, std::move(request));
 }
 
@@ -696,22 +467,18 @@ std::size_t HttpServer::stop_accepting() {
   beast::error_code ec;
   if (impl_->acceptor) impl_->acceptor->close(ec);
   impl_->accept_pause.cancel();
-  auto idle = std::exchange(impl_->idle, {});
-  for (auto& [id, close] : idle) close();
-  auto streams = impl_->streams;
-  for (auto& [id, end] : streams) end();
-  return idle.size();
+  const std::size_t closed = impl_->connections.close_idle();
+  impl_->connections.end_streams();
+  return closed;
 }
 
 std::size_t HttpServer::tell_websockets_going_away(const std::string& reason) {
-  auto websockets = impl_->websockets;
-  for (auto& [id, go_away] : websockets) go_away(reason);
-  return websockets.size();
+  return impl_->connections.tell_websockets_going_away(reason);
 }
 
-std::size_t HttpServer::requests_in_flight() const { return impl_->in_flight; }
+std::size_t HttpServer::requests_in_flight() const { return impl_->connections.in_flight; }
 
-std::size_t HttpServer::websockets_open() const { return impl_->websockets.size(); }
+std::size_t HttpServer::websockets_open() const { return impl_->connections.websockets.size(); }
 
 void HttpServer::stop() {
   if (!impl_ || impl_->stopped) return;
@@ -719,10 +486,8 @@ void HttpServer::stop() {
   beast::error_code ec;
   if (impl_->acceptor) impl_->acceptor->close(ec);
   impl_->accept_pause.cancel();
-  auto streams = impl_->streams;
-  for (auto& [id, end] : streams) end();
-  auto closers = impl_->closers;
-  for (auto& [id, close] : closers) close();
+  impl_->connections.end_streams();
+  impl_->connections.close_all();
 }
 
 }  // namespace trainyard::net

@@ -1,7 +1,7 @@
 #pragma once
 // TLS for the daemon's port, the agent's link and the CLI, as plain values and pure decisions;
-// OpenSSL contexts are built inside net's Beast translation units (http_server.cpp for the
-// server's, ws_client.cpp for clients'), so no other file compiles Asio's SSL headers.
+// OpenSSL contexts are built in tls_context.cpp and used by net's Beast translation units
+// (http_server.cpp, ws_client.cpp), so no file outside net/ compiles Asio's SSL headers.
 #include <memory>
 #include <optional>
 #include <string>
