@@ -62,9 +62,10 @@ const passingAccelerator = {
 };
 
 // Connects one fake node; resolves once the daemon has welcomed it. `close()` ends it.
-function connectNode(url, joinToken, { name, cores, labels }) {
+function connectNode(url, joinToken, { name, cores, labels, localAddress }) {
   return new Promise((welcomed, failed) => {
     const req = request(`${url}/v1/agent/connect`, {
+      localAddress,
       headers: {
         Connection: "Upgrade", Upgrade: "websocket", "Sec-WebSocket-Version": "13",
         "Sec-WebSocket-Key": randomBytes(16).toString("base64"), Authorization: `Bearer ${joinToken}`,
@@ -97,14 +98,17 @@ function connectNode(url, joinToken, { name, cores, labels }) {
   });
 }
 
-// `count` nodes named fake-0000..., `perRack` to a rack; a few connections at a time.
+// `count` nodes named fake-0000..., `perRack` to a rack; a few connections at a time. Each 500 come
+// from their own loopback address (127.0.0.10, .11, ...), as nodes come from their own hosts: the
+// daemon caps connections per address.
 export async function connectFakeNodes(url, joinToken, count, { cores = 8, perRack = 40, parallel = 50 } = {}) {
   const nodes = [];
   for (let first = 0; first < count; first += parallel) {
     const batch = [];
     for (let i = first; i < Math.min(count, first + parallel); i++) {
       const name = `fake-${String(i).padStart(4, "0")}`;
-      batch.push(connectNode(url, joinToken, { name, cores, labels: { rack: `r${String(Math.floor(i / perRack)).padStart(2, "0")}` } }));
+      batch.push(connectNode(url, joinToken, { name, cores, labels: { rack: `r${String(Math.floor(i / perRack)).padStart(2, "0")}` },
+        localAddress: `127.0.0.${10 + Math.floor(i / 500)}` }));
     }
     nodes.push(...(await Promise.all(batch)));
   }
