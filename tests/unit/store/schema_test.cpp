@@ -102,7 +102,8 @@ TEST_F(SchemaMigration, AttemptsFromBeforeTheEndColumnTakeTheirEndFromTheRecord)
   db.exec("INSERT INTO attempts (id, job_id, number, state, record) VALUES"
           " (1, 1, 1, 'FAILED', '{\"ended_at\": \"2026-11-22T13:49:51.123Z\"}'), (2, 1, 2, 'RUNNING', '{}')");
   migrate(db, schema_migrations());
-  EXPECT_EQ(db.query_text("SELECT group_concat(id || ':' || COALESCE(ended_at_ms, 'null'), ',') FROM attempts"),
+  EXPECT_EQ(db.query_text("SELECT group_concat(id || ':' || COALESCE(ended_at_ms, 'null'), ',') FROM"
+                          " (SELECT * FROM attempts ORDER BY id)"),
             "1:" + std::to_string(to_unix_ms(*parse_time("2026-11-22T13:49:51.123Z"))) + ",2:null");
 }
 
