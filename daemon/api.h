@@ -94,6 +94,7 @@ class Api {
   // daemon/api/health.cpp
   void start_health_check(ApiCall call);
   void get_health_check(ApiCall call);
+  void list_health_checks(ApiCall call);
   void list_canaries(ApiCall call);
   // daemon/api/goodput.cpp
   void cluster_goodput(ApiCall call);

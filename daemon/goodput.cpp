@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <vector>
 
 #include "checkpoint/checkpoint.h"
 
@@ -20,32 +21,47 @@ double take(double& from, double& to, double amount) {
   return moved;
 }
 
-// One attempt's time by cause; `kept_until` is the step the next attempt resumed from (none: the
-// attempt is the last, and all of its steps are kept).
-Goodput attempt_goodput(const Attempt& a, std::optional<std::int64_t> kept_until, TimePoint now) {
+// A stretch of an attempt's time and the core-seconds it holds by cause, spread evenly over it, so
+// that a window can take its share of each.
+struct Segment {
+  TimePoint from, to;
+  Goodput held;
+};
+
+// Splits [from, to] (cores wide) into a segment whose core-seconds go to one cause.
+Segment segment_of(TimePoint from, TimePoint to, double cores, double Goodput::*cause) {
+  Segment s{from, std::max(from, to), {}};
+  s.held.*cause = seconds_between(from, to) * cores;
+  return s;
+}
+
+// One attempt's time by cause, as consecutive segments (the allocation itself is the first);
+// `kept_until` is the step the next attempt resumed from (none: the attempt is the last, and all of
+// its steps are kept).
+std::vector<Segment> attempt_segments(const Attempt& a, std::optional<std::int64_t> kept_until, TimePoint now) {
   const double cores = static_cast<double>(a.nodes.size()) * a.cores_per_node;
   const TimePoint end = a.ended_at.value_or(now);
-  Goodput g;
-  g.allocated_core_s = seconds_between(a.created_at, end) * cores;
+  std::vector<Segment> out = {segment_of(a.created_at, end, cores, &Goodput::allocated_core_s)};
   // Records stored before launch times were kept count their whole start as restart.
   const TimePoint launched = a.launched_at.value_or(a.created_at);
   if (!a.launched_at && !a.started_at) {
-    g.preflight_core_s = g.allocated_core_s;
-    return g;
+    out.push_back(segment_of(a.created_at, end, cores, &Goodput::preflight_core_s));
+    return out;
   }
-  g.preflight_core_s = seconds_between(a.created_at, std::min(launched, end)) * cores;
+  out.push_back(segment_of(a.created_at, std::min(launched, end), cores, &Goodput::preflight_core_s));
   if (!a.started_at) {
-    g.restart_core_s = seconds_between(launched, end) * cores;
-    return g;
+    out.push_back(segment_of(launched, end, cores, &Goodput::restart_core_s));
+    return out;
   }
   const bool failed = a.state == AttemptState::failed;
+  const auto after_work = failed ? &Goodput::stalled_core_s : &Goodput::productive_core_s;
   const std::int64_t first = a.resumed_from ? checkpoint::step_of(*a.resumed_from).value_or(0) : 0;
   const std::int64_t steps = std::max<std::int64_t>(0, a.steps_completed - first);
   if (steps == 0 || !a.last_progress_at) {
     // No steps to judge by: a running or finished command job's time counts as work.
-    g.restart_core_s = seconds_between(launched, *a.started_at) * cores;
-    (failed ? g.stalled_core_s : g.productive_core_s) += seconds_between(*a.started_at, end) * cores;
-    return g;
+    out.push_back(segment_of(launched, *a.started_at, cores, &Goodput::restart_core_s));
+    out.push_back(segment_of(*a.started_at, end, cores, after_work));
+    return out;
   }
   // When the first step began: one average step before it completed (never before the launch,
   // whatever the agent's clock says).
@@ -55,18 +71,48 @@ Goodput attempt_goodput(const Attempt& a, std::optional<std::int64_t> kept_until
     const auto per_step = steps > 1 ? between / (steps - 1) : TimePoint::duration::zero();
     stepping_from = std::max(launched, *a.first_step_at - per_step);
   }
-  g.restart_core_s = seconds_between(launched, stepping_from) * cores;
-  double stepping = seconds_between(stepping_from, *a.last_progress_at) * cores;
-  double after = seconds_between(*a.last_progress_at, end) * cores;
+  out.push_back(segment_of(launched, stepping_from, cores, &Goodput::restart_core_s));
+  Segment stepping{stepping_from, std::max(stepping_from, *a.last_progress_at), {}};
+  Segment after{*a.last_progress_at, std::max(*a.last_progress_at, end), {}};
+  double stepping_s = seconds_between(stepping_from, *a.last_progress_at) * cores;
+  double after_s = seconds_between(*a.last_progress_at, end) * cores;
   const double checkpoint = static_cast<double>(a.checkpoint_ms) / 1000.0 * cores;
-  const double from_steps = take(stepping, g.checkpoint_core_s, checkpoint);
-  take(after, g.checkpoint_core_s, checkpoint - from_steps);
+  const double from_steps = take(stepping_s, stepping.held.checkpoint_core_s, checkpoint);
+  take(after_s, after.held.checkpoint_core_s, checkpoint - from_steps);
   // Steps past the point the next attempt resumed from were done again.
   const std::int64_t kept = kept_until ? std::clamp<std::int64_t>(*kept_until - first, 0, steps) : steps;
-  g.productive_core_s = stepping * static_cast<double>(kept) / static_cast<double>(steps);
-  g.redone_core_s = stepping - g.productive_core_s;
-  (failed ? g.stalled_core_s : g.productive_core_s) += after;
+  stepping.held.productive_core_s = stepping_s * static_cast<double>(kept) / static_cast<double>(steps);
+  stepping.held.redone_core_s = stepping_s - stepping.held.productive_core_s;
+  after.held.*after_work += after_s;
+  out.push_back(stepping);
+  out.push_back(after);
+  return out;
+}
+
+// The part of `held` that falls in [from, to]; a segment of no length is wholly in or out.
+Goodput share_in(const Segment& s, TimePoint from, TimePoint to) {
+  const double length = seconds_between(s.from, s.to);
+  const double inside = seconds_between(std::max(s.from, from), std::min(s.to, to));
+  const double fraction = length > 0 ? inside / length : (s.from >= from && s.from <= to ? 1.0 : 0.0);
+  Goodput g = s.held;
+  g *= fraction;
   return g;
+}
+
+Goodput goodput_in(std::span<const Attempt> attempts, TimePoint now, TimePoint from, TimePoint to) {
+  Goodput total;
+  for (std::size_t i = 0; i < attempts.size(); ++i) {
+    std::optional<std::int64_t> kept_until;
+    if (i + 1 < attempts.size()) {
+      const auto& next = attempts[i + 1].resumed_from;
+      kept_until = next ? checkpoint::step_of(*next).value_or(0) : 0;
+    }
+    for (const Segment& s : attempt_segments(attempts[i], kept_until, now)) total += share_in(s, from, to);
+  }
+  const double accounted = total.productive_core_s + total.preflight_core_s + total.restart_core_s +
+                           total.checkpoint_core_s + total.redone_core_s + total.stalled_core_s;
+  total.other_core_s = std::max(0.0, total.allocated_core_s - accounted);
+  return total;
 }
 
 }  // namespace
@@ -83,20 +129,24 @@ Goodput& Goodput::operator+=(const Goodput& o) {
   return *this;
 }
 
+Goodput& Goodput::operator*=(double factor) {
+  allocated_core_s *= factor;
+  productive_core_s *= factor;
+  preflight_core_s *= factor;
+  restart_core_s *= factor;
+  checkpoint_core_s *= factor;
+  redone_core_s *= factor;
+  stalled_core_s *= factor;
+  other_core_s *= factor;
+  return *this;
+}
+
 Goodput job_goodput(std::span<const Attempt> attempts, TimePoint now) {
-  Goodput total;
-  for (std::size_t i = 0; i < attempts.size(); ++i) {
-    std::optional<std::int64_t> kept_until;
-    if (i + 1 < attempts.size()) {
-      const auto& next = attempts[i + 1].resumed_from;
-      kept_until = next ? checkpoint::step_of(*next).value_or(0) : 0;
-    }
-    total += attempt_goodput(attempts[i], kept_until, now);
-  }
-  const double accounted = total.productive_core_s + total.preflight_core_s + total.restart_core_s +
-                           total.checkpoint_core_s + total.redone_core_s + total.stalled_core_s;
-  total.other_core_s = std::max(0.0, total.allocated_core_s - accounted);
-  return total;
+  return goodput_in(attempts, now, TimePoint::min(), TimePoint::max());
+}
+
+Goodput job_goodput_in(std::span<const Attempt> attempts, TimePoint from, TimePoint to) {
+  return goodput_in(attempts, to, from, to);
 }
 
 Json to_json(const Goodput& g) {

@@ -41,10 +41,15 @@ struct Goodput {
   double other_core_s = 0;  // what is left (rounding; times reported out of order)
   double ratio() const { return allocated_core_s > 0 ? productive_core_s / allocated_core_s : 1.0; }
   Goodput& operator+=(const Goodput& o);
+  Goodput& operator*=(double factor);
 };
 
 // `attempts` of one job in creation order; `cores_per_node` of each attempt as recorded.
 Goodput job_goodput(std::span<const Attempt> attempts, TimePoint now);
+// The same, only the core-seconds that fell in [from, to] (`to` is "now" for running attempts): each
+// cause's time is spread evenly over the stretch of the attempt it was spent in, and the window takes
+// its share of each stretch. Pass an attempt's successors too: what it kept depends on them.
+Goodput job_goodput_in(std::span<const Attempt> attempts, TimePoint from, TimePoint to);
 
 Json to_json(const Goodput& g);
 

@@ -67,6 +67,11 @@ Json to_json(const HealthCheckResult& r) {
             {"errors", r.errors},
             {"collective_runs", runs},
             {"verdicts", verdicts}};
+  if (r.collective_runs.size() > 1) {
+    // The pair tests and the reference they were judged against, as the verdicts saw them.
+    const std::vector<health::CollectiveRun> follow_ups(r.collective_runs.begin() + 1, r.collective_runs.end());
+    j["localisation"] = health::to_json(health::report_localisation(follow_ups, r.policy));
+  }
   if (r.finished_at) {
     j["finished_at"] = format_time(*r.finished_at);
     j["duration_ms"] = std::chrono::duration_cast<Millis>(*r.finished_at - r.created_at).count();
@@ -111,12 +116,12 @@ std::int64_t HealthChecks::start(HealthCheckRequest request, Done done) {
   check.result.request = std::move(request);
   check.result.created_at = clock_.system_now();
   check.done = std::move(done);
-  check.policy = config_.policy;
+  check.result.policy = config_.policy;
   if (check.result.request.kind == HealthCheckKind::preflight) {
     // A pre-flight judges correctness only: speed needs enough nodes to compare, and a job's few
     // nodes measured once on a shared host are not that; the pair tests of other checks are.
-    check.policy.suspect_fraction = 0;
-    check.policy.min_busbw.reset();
+    check.result.policy.suspect_fraction = 0;
+    check.result.policy.min_busbw.reset();
   }
   spdlog::info("event=health_check_started check={} kind={} nodes=\"{}\" accelerator={} collective={}", id,
                to_string(check.result.request.kind), fmt::join(check.result.request.nodes, ","),
@@ -251,7 +256,7 @@ void HealthChecks::start_collective_sets(Running& check, const std::vector<std::
 void HealthChecks::judge_collective_phase(Running& check) {
   const bool preflight = check.result.request.kind == HealthCheckKind::preflight;
   const health::CollectiveVerdict verdict =
-      health::judge_collective_run(check.result.collective_runs.front(), check.policy);
+      health::judge_collective_run(check.result.collective_runs.front(), check.result.policy);
   // In a ring every rank waits for the slowest link, so a ring over a slow node is uniformly slow
   // and its verdict cannot name anyone. Checks that are there to find bad nodes therefore always
   // compare pairs when there are 3 or more nodes; a pre-flight only needs to know the set works.
@@ -298,7 +303,7 @@ void HealthChecks::advance(Running& check) {
       {
         const std::vector<health::CollectiveRun> follow_ups(check.result.collective_runs.begin() + 1,
                                                             check.result.collective_runs.end());
-        for (const auto& v : health::localise(follow_ups, check.policy)) merge(check, v);
+        for (const auto& v : health::localise(follow_ups, check.result.policy)) merge(check, v);
       }
       break;
   }

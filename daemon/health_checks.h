@@ -51,6 +51,7 @@ struct HealthCheckResult {
   std::map<std::string, health::AcceleratorReport> accelerator;
   std::map<std::string, std::string> errors;           // node -> why it has no result
   std::vector<health::CollectiveRun> collective_runs;  // the whole set first, then follow-up tests
+  health::CollectivePolicy policy;                     // what the runs were judged by
   std::vector<health::NodeVerdict> verdicts;           // final; one per judged node, request order
   bool passed() const;                                 // finished, and every verdict HEALTHY
   std::vector<std::string> failed_nodes() const;       // verdict not HEALTHY
@@ -96,7 +97,6 @@ class HealthChecks {
     std::map<std::string, health::NodeVerdict> verdicts;  // merged so far (worst wins)
     health::LocalisationPlan plan;
     std::size_t round = 0;
-    health::CollectivePolicy policy;
   };
 
   void send_task(Running& check, std::string node, HealthCheckMsg msg, std::size_t run, int rank);

@@ -170,6 +170,21 @@ CollectiveRun collective_run_from_json(const Json& j, const std::string& path) {
   return run;
 }
 
+Json to_json(const LocalisationReport& report) {
+  const auto by_kind = [](const std::map<CollectiveKind, double>& values) {
+    Json out = Json::object();
+    for (const auto& [kind, value] : values) out[std::string(trainyard::to_string(kind))] = value;
+    return out;
+  };
+  Json tests = Json::array();
+  for (const FollowUpTest& t : report.tests) {
+    tests.push_back({{"nodes", t.nodes}, {"outcome", t.outcome}, {"why", t.why}, {"busbw", by_kind(t.busbw)}});
+  }
+  return {{"reference_busbw", by_kind(report.reference_busbw)},
+          {"suspect_fraction", report.suspect_fraction},
+          {"tests", tests}};
+}
+
 Json to_json(const NodeVerdict& v) { return {{"node", v.node}, {"state", to_string(v.state)}, {"reason", v.reason}}; }
 
 NodeVerdict node_verdict_from_json(const Json& j, const std::string& path) {

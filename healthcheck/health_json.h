@@ -24,6 +24,7 @@ Json to_json(const CollectiveRun& r);
 Json to_json(const NodeVerdict& v);
 Json to_json(const CollectiveVerdict& v);
 Json to_json(const LocalisationPlan& p);
+Json to_json(const LocalisationReport& report);
 Json to_json(const AcceleratorSuiteOptions& o);
 Json to_json(const CollectiveSuiteOptions& o);
 Json to_json(const CollectivePolicy& p);

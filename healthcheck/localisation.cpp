@@ -64,6 +64,15 @@ std::vector<std::string> others(const TestSet& set, const std::string& node) {
   return rest;
 }
 
+std::string outcome_name(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::passed: return "passed";
+    case Outcome::slow: return "slow";
+    case Outcome::failed: return "failed";
+  }
+  return "failed";
+}
+
 NodeState state_of(Outcome outcome) { return outcome == Outcome::failed ? NodeState::unhealthy : NodeState::suspect; }
 
 std::string test_text(const JudgedTest& test, const std::string& node) {
@@ -99,6 +108,19 @@ LocalisationPlan plan_localisation(const std::vector<std::string>& nodes) {
     std::rotate(seats.begin() + 1, seats.end() - 1, seats.end());
   }
   return plan;
+}
+
+LocalisationReport report_localisation(const std::vector<CollectiveRun>& follow_ups, const CollectivePolicy& policy) {
+  LocalisationReport report{reference_busbw(follow_ups), policy.suspect_fraction, {}};
+  for (const CollectiveRun& run : follow_ups) {
+    const JudgedTest judged = judge(run, report.reference_busbw, policy);
+    FollowUpTest test{run.nodes, outcome_name(judged.outcome), judged.why, {}};
+    for (CollectiveKind kind : kCollectiveKinds) {
+      if (const auto b = run_busbw(run, kind)) test.busbw[kind] = *b;
+    }
+    report.tests.push_back(std::move(test));
+  }
+  return report;
 }
 
 std::vector<NodeVerdict> localise(const std::vector<CollectiveRun>& follow_ups, const CollectivePolicy& policy) {

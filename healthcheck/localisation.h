@@ -21,6 +21,7 @@
 // node, so while most nodes are good the median is a good pair's speed.
 //
 // Pure: no I/O, no clock.
+#include <map>
 #include <string>
 #include <vector>
 
@@ -41,5 +42,20 @@ LocalisationPlan plan_localisation(const std::vector<std::string>& nodes);
 
 // One verdict per node named in `follow_ups`, in order of first appearance.
 std::vector<NodeVerdict> localise(const std::vector<CollectiveRun>& follow_ups, const CollectivePolicy& policy);
+
+// What the verdicts were made from, for people to see (the dashboard's pair matrix): the reference
+// busbw per collective, and each follow-up test's outcome with its own busbw against it.
+struct FollowUpTest {
+  TestSet nodes;
+  std::string outcome;  // "passed", "slow" or "failed"
+  std::string why;      // empty when passed
+  std::map<CollectiveKind, double> busbw;  // the run's (its slowest rank's), where it completed exactly
+};
+struct LocalisationReport {
+  std::map<CollectiveKind, double> reference_busbw;
+  double suspect_fraction = 0;
+  std::vector<FollowUpTest> tests;
+};
+LocalisationReport report_localisation(const std::vector<CollectiveRun>& follow_ups, const CollectivePolicy& policy);
 
 }  // namespace trainyard::health

@@ -188,6 +188,17 @@ CREATE TABLE webhook_deliveries (
 CREATE INDEX webhook_deliveries_open ON webhook_deliveries (webhook_id, n) WHERE state IN ('pending','retrying');
 )sql";
 
+// When each attempt ended, as a column: cluster goodput over a window reads the attempts that ran in
+// it (still running, or ended inside it) through this index, not a scan of every attempt ever.
+// Rows stored before it take the time from their record (RFC 3339 UTC; julianday reads it).
+constexpr std::string_view kAttemptEndSchema = R"sql(
+ALTER TABLE attempts ADD COLUMN ended_at_ms INTEGER;
+UPDATE attempts SET ended_at_ms =
+  CAST(ROUND((julianday(json_extract(record, '$.ended_at')) - 2440587.5) * 86400000) AS INTEGER)
+  WHERE json_extract(record, '$.ended_at') IS NOT NULL;
+CREATE INDEX attempts_by_end ON attempts (ended_at_ms);
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{1, "initial: jobs, attempts, nodes, tokens, shares, events", kInitialSchema},
     Migration{2, "metrics: per-step training metrics", kMetricsSchema},
@@ -197,6 +208,7 @@ constexpr std::array kMigrations = {
     Migration{6, "token lifecycle: ids, expiry, last use; operator and viewer roles", kTokenLifecycleSchema},
     Migration{7, "event details: severity, user, share, details; indexes by job and time", kEventDetailsSchema},
     Migration{8, "webhooks: subscriptions, their cursors over the events log, and deliveries", kWebhooksSchema},
+    Migration{9, "attempt ends: when each attempt ended, indexed, for goodput over a window", kAttemptEndSchema},
 };
 
 bool has_version_table(sqlite::Connection& db) {

@@ -202,9 +202,9 @@ struct SqliteStore::Statements {
                    " priority = excluded.priority, submitted_at_ms = excluded.submitted_at_ms,"
                    " record = excluded.record"),
         upsert_attempt(db,
-                       "INSERT INTO attempts (id, job_id, number, state, record) VALUES (?1, ?2, ?3, ?4, ?5)"
+                       "INSERT INTO attempts (id, job_id, number, state, record, ended_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
                        " ON CONFLICT (id) DO UPDATE SET job_id = excluded.job_id, number = excluded.number,"
-                       " state = excluded.state, record = excluded.record"),
+                       " state = excluded.state, record = excluded.record, ended_at_ms = excluded.ended_at_ms"),
         upsert_node(db,
                     "INSERT INTO nodes (name, state, record) VALUES (?1, ?2, ?3)"
                     " ON CONFLICT (name) DO UPDATE SET state = excluded.state, record = excluded.record"),
@@ -234,6 +234,7 @@ struct SqliteStore::Statements {
                            "INSERT OR REPLACE INTO node_health (node, check_id, at_ms, state, record)"
                            " VALUES (?1, ?2, ?3, ?4, ?5)"),
         health_check_by_id(db, "SELECT id, kind, created_at_ms, record FROM health_checks WHERE id = ?1"),
+        recent_health_checks(db, "SELECT id, kind, created_at_ms, record FROM health_checks ORDER BY id DESC LIMIT ?1"),
         node_health_of(db,
                        "SELECT node, check_id, at_ms, state, record FROM node_health WHERE node = ?1"
                        " ORDER BY check_id DESC LIMIT ?2"),
@@ -247,6 +248,10 @@ struct SqliteStore::Statements {
         job_by_id(db, "SELECT record FROM jobs WHERE id = ?1"),
         attempts_of_job(db, "SELECT record FROM attempts WHERE job_id = ?1 ORDER BY id"),
         attempt_by_id(db, "SELECT record FROM attempts WHERE id = ?1"),
+        // Two index lookups (attempts_by_end for both terms), not a scan of every attempt.
+        attempts_since(db,
+                       "SELECT record FROM attempts WHERE ended_at_ms IS NULL OR ended_at_ms >= ?1"
+                       " ORDER BY job_id, id"),
         node_by_name(db, "SELECT record FROM nodes WHERE name = ?1"),
         token_by_hash(db, "SELECT " + std::string(kTokenColumns) + " FROM tokens WHERE hash = ?1"),
         all_tokens(db, "SELECT " + std::string(kTokenColumns) + " FROM tokens ORDER BY created_at_ms, hash"),
@@ -296,9 +301,10 @@ struct SqliteStore::Statements {
                            " SELECT first_seq FROM webhook_deliveries WHERE state IN ('pending','retrying'))") {}
 
   Statement upsert_job, upsert_attempt, upsert_node, upsert_token, delete_token, note_token_use, upsert_share, append_event, upsert_metric;
-  Statement metrics_of_job, upsert_health_check, upsert_node_health, health_check_by_id, node_health_of;
+  Statement metrics_of_job, upsert_health_check, upsert_node_health, health_check_by_id, recent_health_checks,
+      node_health_of;
   Statement upsert_checkpoint, checkpoints_of_job, max_health_check_id;
-  Statement job_by_id, attempts_of_job, attempt_by_id, node_by_name, token_by_hash, all_tokens, events_after, events_of_kind;
+  Statement job_by_id, attempts_of_job, attempt_by_id, attempts_since, node_by_name, token_by_hash, all_tokens, events_after, events_of_kind;
   Statement prune_events, active_jobs, active_attempts, all_nodes, all_shares, max_job_id, max_attempt_id;
   Statement upsert_webhook, upsert_delivery, move_webhook_cursor, delete_webhook, all_webhooks, max_webhook_id;
   Statement deliveries_of, open_deliveries_of, last_event, webhooks_keep_from;
@@ -358,6 +364,7 @@ void SqliteStore::write(const Change& change) {
         .bind_int(3, a.number)
         .bind_text(4, to_string(a.state))
         .bind_text(5, record_text(to_json(a)))
+        .bind_optional_int(6, a.ended_at ? std::optional(to_unix_ms(*a.ended_at)) : std::nullopt)
         .run();
   }
   for (const Node& n : change.nodes) {
@@ -532,6 +539,14 @@ std::vector<Attempt> SqliteStore::attempts_of(JobId job) {
   return out;
 }
 
+std::vector<Attempt> SqliteStore::attempts_running_since(TimePoint from) {
+  Use use(statements_->attempts_since);
+  use.bind_int(1, to_unix_ms(from));
+  std::vector<Attempt> out;
+  while (use.next_row()) out.push_back(attempt_at(use));
+  return out;
+}
+
 std::optional<Attempt> SqliteStore::attempt(AttemptId id) {
   Use use(statements_->attempt_by_id);
   use.bind_int(1, id);
@@ -576,6 +591,14 @@ std::optional<HealthCheckRow> SqliteStore::health_check(std::int64_t id) {
   use.bind_int(1, id);
   if (!use.next_row()) return std::nullopt;
   return health_check_at(use);
+}
+
+std::vector<HealthCheckRow> SqliteStore::recent_health_checks(int limit) {
+  Use use(statements_->recent_health_checks);
+  use.bind_int(1, limit);
+  std::vector<HealthCheckRow> out;
+  while (use.next_row()) out.push_back(health_check_at(use));
+  return out;
 }
 
 std::vector<NodeHealthRow> SqliteStore::node_health(const std::string& node, int limit) {

@@ -220,6 +220,9 @@ class Store {
   virtual std::vector<Job> jobs(const JobQuery& query) = 0;
   // In id order (the order they were created).
   virtual std::vector<Attempt> attempts_of(JobId job) = 0;
+  // The attempts still running or ended at or after `from`, by job, then id: for each job a suffix
+  // of its attempts (a later attempt starts after an earlier one ended).
+  virtual std::vector<Attempt> attempts_running_since(TimePoint from) = 0;
   virtual std::optional<Attempt> attempt(AttemptId id) = 0;
   virtual std::optional<Node> node(const std::string& name) = 0;
   virtual std::optional<TokenRecord> token_by_hash(const std::string& hash) = 0;
@@ -227,6 +230,8 @@ class Store {
   // memory to authenticate without I/O.
   virtual std::vector<TokenRecord> tokens() = 0;
   virtual std::optional<HealthCheckRow> health_check(std::int64_t id) = 0;
+  // The newest health checks first, at most `limit` (positive).
+  virtual std::vector<HealthCheckRow> recent_health_checks(int limit) = 0;
   // A node's health history, newest check first, at most `limit` (positive) rows.
   virtual std::vector<NodeHealthRow> node_health(const std::string& node, int limit) = 0;
   // Every step metric of a job's attempts, by step, then attempt id.

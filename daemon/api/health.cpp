@@ -66,6 +66,17 @@ void Api::get_health_check(ApiCall call) {
       [call](const std::string& error) { call.fail(500, "internal", "could not read the health check: " + error); });
 }
 
+void Api::list_health_checks(ApiCall call) {
+  const int limit = static_cast<int>(query_int(call.request, "limit", 1, 100).value_or(10));
+  store_.read(
+      [call, limit](Store& store) {
+        Json checks = Json::array();
+        for (HealthCheckRow& row : store.recent_health_checks(limit)) checks.push_back(std::move(row.record));
+        return std::function<void()>([call, body = Json{{"checks", std::move(checks)}}] { call.reply(200, body); });
+      },
+      [call](const std::string& error) { call.fail(500, "internal", "could not read health checks: " + error); });
+}
+
 void Api::list_canaries(ApiCall call) {
   JobQuery query;
   query.user = kCanaryUser;

@@ -59,11 +59,16 @@ const std::vector<Route>& api_routes() {
        "Clear the node's simulated faults", {}, &Api::clear_node_faults},
 
       {"GET", "/v1/goodput", A::use_api, "read goodput", "", "GoodputReport", 200,
-       "Goodput of the newest jobs and their total", {{"limit", "integer"}}, &Api::cluster_goodput},
+       "Goodput of the newest jobs and their total; with window (24h, 7d) the cluster's over that window, "
+       "from every attempt that ran in it",
+       {{"window", "string"}, {"limit", "integer"}}, &Api::cluster_goodput},
       {"GET", "/v1/canaries", A::use_api, "read canaries", "", "CanaryList", 200,
        "Canary jobs the daemon ran, newest first", {{"limit", "integer"}}, &Api::list_canaries},
       {"POST", "/v1/healthchecks", A::operate_nodes, "start health checks", "HealthCheckRequest", "HealthCheck", 202,
        "Start a health check of named nodes", {}, &Api::start_health_check},
+      {"GET", "/v1/healthchecks", A::use_api, "read health checks", "", "HealthCheckList", 200,
+       "Finished health checks, newest first, each with its verdicts, runs and pair tests", {{"limit", "integer"}},
+       &Api::list_health_checks},
       {"GET", "/v1/healthchecks/{id}", A::use_api, "read health checks", "", "HealthCheck", 200,
        "A health check's state, verdicts and collective runs", {}, &Api::get_health_check},
 

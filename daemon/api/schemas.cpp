@@ -121,11 +121,20 @@ const char* const kJsonSchemas = R"json({
     "nodes": {"type": "array", "minItems": 1, "maxItems": 1024, "items": {"type": "string"}},
     "suites": {"type": "array", "minItems": 1, "items": {"enum": ["accelerator", "collective"]}}}},
   "HealthCheck": {"type": "object", "required": ["id"], "properties": {
-    "id": {"type": "integer"}, "state": {"type": "string"}, "nodes": {"type": "array", "items": {"type": "string"}}}},
+    "id": {"type": "integer"}, "state": {"type": "string"}, "nodes": {"type": "array", "items": {"type": "string"}},
+    "localisation": {"type": "object", "description": "when pair tests ran: the reference busbw per collective (the median of each node's best), the suspect fraction, and each pair's outcome and busbw",
+      "properties": {"reference_busbw": {"type": "object"}, "suspect_fraction": {"type": "number"},
+        "tests": {"type": "array", "items": {"type": "object", "properties": {
+          "nodes": {"type": "array", "items": {"type": "string"}}, "outcome": {"enum": ["passed", "slow", "failed"]},
+          "why": {"type": "string"}, "busbw": {"type": "object"}}}}}}}},
+  "HealthCheckList": {"type": "object", "required": ["checks"], "properties": {
+    "checks": {"type": "array", "items": {"$ref": "#/components/schemas/HealthCheck"}}}},
   "CanaryList": {"type": "object", "required": ["canaries"], "properties": {
     "canaries": {"type": "array", "items": {"$ref": "#/components/schemas/Job"}}}},
   "Goodput": {"type": "object", "description": "allocated and productive core-seconds, and what was lost by cause"},
   "GoodputReport": {"type": "object", "required": ["cluster", "jobs"], "properties": {
+    "window": {"type": "object", "description": "only with ?window=: the figures are the core-time that fell in it",
+      "required": ["from", "to"], "properties": {"from": {"type": "string"}, "to": {"type": "string"}}},
     "cluster": {"$ref": "#/components/schemas/Goodput"},
     "jobs": {"type": "array", "items": {"type": "object", "properties": {
       "job_id": {"type": "integer"}, "name": {"type": "string"}, "state": {"$ref": "#/components/schemas/JobState"}}}}}},

@@ -96,6 +96,16 @@ TEST(Health, AThrottledLinkMakesOnlyItsNodeSuspect) {
   bool named = false;
   for (const auto& v : check["verdicts"]) named |= v["node"] == "trn-1" && v["state"] == "SUSPECT";
   EXPECT_TRUE(named) << check["verdicts"].dump(2);
+  // The pair tests as the dashboard's matrix shows them: every slow pair has trn-1 in it.
+  const Json& report = check["localisation"];
+  EXPECT_GT(report["reference_busbw"]["all_reduce"].get<double>(), 0) << report.dump(2);
+  ASSERT_EQ(report["tests"].size(), 6u) << report.dump(2);
+  for (const Json& t : report["tests"]) {
+    const bool with_trn1 = t["nodes"][0] == "trn-1" || t["nodes"][1] == "trn-1";
+    if (t["outcome"] != "passed") {
+      EXPECT_TRUE(with_trn1) << t.dump();
+    }
+  }
 }
 
 TEST(Health, AJobWhoseNodeFailsPreflightStartsElsewhereWithoutUsingARetry) {

@@ -14,6 +14,7 @@ class ForwardingStore : public Store {
   std::optional<Job> job(JobId id) override { return inner_.job(id); }
   std::vector<Job> jobs(const JobQuery& query) override { return inner_.jobs(query); }
   std::vector<Attempt> attempts_of(JobId job) override { return inner_.attempts_of(job); }
+  std::vector<Attempt> attempts_running_since(TimePoint from) override { return inner_.attempts_running_since(from); }
   std::optional<Attempt> attempt(AttemptId id) override { return inner_.attempt(id); }
   std::optional<Node> node(const std::string& name) override { return inner_.node(name); }
   std::optional<TokenRecord> token_by_hash(const std::string& hash) override { return inner_.token_by_hash(hash); }
@@ -21,6 +22,7 @@ class ForwardingStore : public Store {
   std::vector<MetricRecord> metrics_of(JobId job) override { return inner_.metrics_of(job); }
   std::vector<CheckpointRecord> checkpoints_of(JobId job) override { return inner_.checkpoints_of(job); }
   std::optional<HealthCheckRow> health_check(std::int64_t id) override { return inner_.health_check(id); }
+  std::vector<HealthCheckRow> recent_health_checks(int limit) override { return inner_.recent_health_checks(limit); }
   std::vector<NodeHealthRow> node_health(const std::string& node, int limit) override {
     return inner_.node_health(node, limit);
   }

@@ -109,6 +109,14 @@ std::vector<Job> InMemoryStore::jobs(const JobQuery& query) {
 
 std::optional<HealthCheckRow> InMemoryStore::health_check(std::int64_t id) { return find_in(contents_.health_checks, id); }
 
+std::vector<HealthCheckRow> InMemoryStore::recent_health_checks(int limit) {
+  std::vector<HealthCheckRow> out;
+  for (auto it = contents_.health_checks.rbegin(); it != contents_.health_checks.rend() && std::ssize(out) < limit; ++it) {
+    out.push_back(it->second);
+  }
+  return out;
+}
+
 std::vector<NodeHealthRow> InMemoryStore::node_health(const std::string& node, int limit) {
   std::vector<NodeHealthRow> out;
   for (auto it = contents_.node_health.rbegin(); it != contents_.node_health.rend() && std::ssize(out) < limit; ++it) {
@@ -138,6 +146,15 @@ std::vector<Attempt> InMemoryStore::attempts_of(JobId job) {
   for (const auto& [id, a] : contents_.attempts) {
     if (a.job_id == job) out.push_back(a);
   }
+  return out;
+}
+
+std::vector<Attempt> InMemoryStore::attempts_running_since(TimePoint from) {
+  std::vector<Attempt> out;
+  for (const auto& [id, a] : contents_.attempts) {
+    if (!a.ended_at || *a.ended_at >= from) out.push_back(a);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Attempt& x, const Attempt& y) { return x.job_id < y.job_id; });
   return out;
 }
 

@@ -34,13 +34,15 @@ export class Cluster {
     return child;
   }
 
-  async startDaemon() {
+  // `settings`: daemon flags (without --) over the fast defaults the browser tests want.
+  async startDaemon(settings = {}) {
     const data = join(this.dir, "data");
     rmSync(join(data, "daemon.addr"), { force: true });
     const listen = this.url ? this.url.replace("http://", "") : "127.0.0.1:0";
+    const flags = { "heartbeat-interval-ms": 200, "node-timeout-ms": 3000, "tick-ms": 50, "retry-backoff-ms": 50,
+      "canary-interval-s": 0, "suspect-pct": 10, ...settings };
     this.spawn("daemon", [join(this.build, "daemon/trainyard-daemon"), "--listen", listen, "--data-dir", data,
-      "--dashboard-dir", this.dashboard, "--heartbeat-interval-ms", "200", "--node-timeout-ms", "3000",
-      "--tick-ms", "50", "--retry-backoff-ms", "50", "--canary-interval-s", "0", "--suspect-pct", "10"]);
+      "--dashboard-dir", this.dashboard, ...Object.entries(flags).flatMap(([k, v]) => [`--${k}`, String(v)])]);
     await eventually(() => existsSync(join(data, "daemon.addr")), 20_000, "the daemon's address");
     this.url = readFileSync(join(data, "daemon.addr"), "utf8").trim();
     this.adminToken = readFileSync(join(data, "admin.token"), "utf8").trim();

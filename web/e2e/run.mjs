@@ -158,6 +158,11 @@ check("a job submitted through the API goes RUNNING then SUCCEEDED without a rel
                    30_000, "loss points on the chart");
   assert.ok(await page.locator("figure.chart canvas").count() >= 1);
   await shot(page, "job");
+  // Its provenance: what attempt 1 ran with, and on which node.
+  const provenance = page.getByRole("region", { name: "Provenance" });
+  await provenance.getByText("Spec SHA-256").waitFor({ timeout: 15_000 });
+  assert.match(await provenance.innerText(), /[0-9a-f]{64}/);
+  assert.match(await provenance.getByRole("table", { name: "Ranks of attempt 1" }).innerText(), /trn-\d/);
   await context.close();
 });
 
@@ -175,6 +180,26 @@ check("a user sees only their own jobs and no admin buttons", async () => {
   await page.getByRole("heading", { name: "Node trn-1" }).waitFor();
   await page.getByText("Health history").waitFor();
   assert.equal(await page.getByRole("button", { name: /drain|health check/i }).count(), 0);
+  await context.close();
+});
+
+check("the health page shows a check's pair tests as a matrix and busbw against the reference", async () => {
+  const started = await cluster.api("POST", "/v1/healthchecks", { nodes: ["trn-1", "trn-2", "trn-3"], suites: ["collective"] });
+  assert.equal(started.status, 202, JSON.stringify(started.body));
+  const id = started.body.id;
+  await eventually(async () => (await cluster.api("GET", `/v1/healthchecks/${id}`)).body.finished_at, 90_000, "the check to finish");
+  const context = await browser.newContext();
+  const page = await signIn(context, cluster.adminToken);
+  await page.getByRole("link", { name: "Health", exact: true }).click();
+  const matrix = page.getByRole("table", { name: `Pair tests of check ${id}` });
+  await matrix.waitFor({ timeout: 15_000 });
+  // Three nodes, three pairs, each in two cells; every cell says how its pair did in words.
+  const labels = await matrix.locator("td[data-pair]").allInnerTexts();
+  assert.equal(labels.length, 6, labels.join(" | "));
+  for (const label of labels) assert.match(label, /^(ok \d+ %|slow \d+ %|failed)$/);
+  const busbw = page.getByRole("table", { name: "Bus bandwidth against the reference" });
+  assert.match(await busbw.innerText(), /all_reduce.*B\/s.*%/);
+  await shot(page, "health-pairs");
   await context.close();
 });
 

@@ -197,6 +197,9 @@ TEST_F(ApiTest, BadIdsAndQueryParametersAre400NamingTheField) {
       {"/v1/jobs/1/logs?tail=0", "tail"},
       {"/v1/jobs/1/logs?rank=-1", "rank"},
       {"/v1/jobs/1/logs?verbose=1", "verbose"},
+      {"/v1/goodput?window=24", "window"},
+      {"/v1/goodput?window=31d", "window"},
+      {"/v1/goodput?window=0h", "window"},
   };
   for (const auto& c : cases) {
     const Reply r = call("GET", c.target, kAlice);
@@ -444,6 +447,46 @@ TEST(RequestTarget, IsSplitBeforeItIsDecoded) {
   EXPECT_THAT(problem("/v1/%zz"), HasSubstr("%-escape"));
   EXPECT_THAT(problem("/v1/jobs?x=%z"), HasSubstr("%-escape"));
   EXPECT_THAT(problem("v1/jobs"), HasSubstr("start with"));
+}
+
+TEST_F(ApiTest, GoodputOverAWindowCountsEveryAttemptThatRanInItAndOnlyThat) {
+  const TimePoint now = cluster.clock.system_now();
+  const auto job = [](JobId id, const std::string& user) {
+    Job j;
+    j.id = id;
+    j.user = user;
+    j.state = JobState::running;
+    j.spec.name = "train-" + std::to_string(id);
+    return j;
+  };
+  // Never launched: all of an attempt's time is pre-flight, so allocated time is easy to tell.
+  const auto ran = [&](AttemptId id, JobId of, std::chrono::hours from, std::optional<std::chrono::hours> to) {
+    Attempt a;
+    a.id = id;
+    a.job_id = of;
+    a.number = static_cast<int>(id);
+    a.state = to ? AttemptState::failed : AttemptState::starting;
+    a.nodes = {"n1"};
+    a.cores_per_node = 4;
+    a.created_at = now - from;
+    if (to) a.ended_at = now - *to;
+    return a;
+  };
+  using std::chrono::hours;
+  cluster.store.commit(std::vector<Change>{Change{
+      .jobs = {job(1, "alice"), job(2, "bob"), job(3, "alice")},
+      .attempts = {ran(1, 1, hours(72), hours(30)), ran(2, 1, hours(30), hours(12)), ran(3, 2, hours(2), std::nullopt),
+                   ran(4, 3, hours(40), hours(25))}}});
+  const Reply all = call("GET", "/v1/goodput?window=24h", kAdmin);
+  ASSERT_EQ(all.status, 200) << all.body.dump();
+  EXPECT_EQ(all.body["window"]["from"], format_time(now - hours(24)));
+  EXPECT_DOUBLE_EQ(all.body["cluster"]["allocated_core_s"].get<double>(), (12 + 2) * 3600.0 * 4);
+  ASSERT_EQ(all.body["jobs"].size(), 2u);
+  EXPECT_EQ(all.body["jobs"][0]["job_id"], 2);
+  EXPECT_DOUBLE_EQ(all.body["jobs"][1]["allocated_core_s"].get<double>(), 12 * 3600.0 * 4);
+  const Reply alices = call("GET", "/v1/goodput?window=1d", kAlice);
+  EXPECT_DOUBLE_EQ(alices.body["cluster"]["allocated_core_s"].get<double>(), 12 * 3600.0 * 4);
+  EXPECT_EQ(alices.body["jobs"].size(), 1u);
 }
 
 TEST_F(ApiTest, MetricsFromRankZeroAreStoredAndDownsampled) {

@@ -144,5 +144,45 @@ TEST(Goodput, JsonNamesEveryCause) {
 }
 
 
+TEST(GoodputInAWindow, TakesTheWindowsShareOfEachStretchOfAnAttempt) {
+  // Attempt 1 stepped from t=2 to t=62 (steps 51..60 redone later) and hung until t=80; attempt 2
+  // resumed at t=85 and is still running at t=137 (the window's end).
+  const std::vector<Attempt> two = {
+      attempt(AttemptState::failed, 0, 2, 62, 80, 60),
+      attempt(AttemptState::succeeded, 85, 87, 137, 137, 100, "/ckpt/job-1/step-0000000050"),
+  };
+  const Goodput g = job_goodput_in(two, at_s(32), at_s(137));
+  EXPECT_DOUBLE_EQ(g.allocated_core_s, 48 * 4 + 52 * 4);
+  // Half of attempt 1's stepping (30 of 60 s) falls in the window, and all of its hang.
+  EXPECT_DOUBLE_EQ(g.productive_core_s, 30 * 4 * (50.0 / 60) + 50 * 4);
+  EXPECT_DOUBLE_EQ(g.redone_core_s, 30 * 4 * (10.0 / 60));
+  EXPECT_DOUBLE_EQ(g.stalled_core_s, 18 * 4);
+  EXPECT_DOUBLE_EQ(g.restart_core_s, 2 * 4);
+  EXPECT_NEAR(g.other_core_s, 0, 1e-9);
+}
+
+TEST(GoodputInAWindow, AWindowAroundEverythingIsTheWholeJobAndOneAfterItIsNothing) {
+  const std::vector<Attempt> two = {
+      attempt(AttemptState::failed, 0, 2, 62, 80, 60),
+      attempt(AttemptState::succeeded, 85, 87, 137, 137, 100, "/ckpt/job-1/step-0000000050"),
+  };
+  const Goodput whole = job_goodput(two, at_s(500));
+  const Goodput around = job_goodput_in(two, at_s(-10), at_s(500));
+  EXPECT_DOUBLE_EQ(around.allocated_core_s, whole.allocated_core_s);
+  EXPECT_DOUBLE_EQ(around.productive_core_s, whole.productive_core_s);
+  EXPECT_DOUBLE_EQ(around.redone_core_s, whole.redone_core_s);
+  EXPECT_DOUBLE_EQ(job_goodput_in(two, at_s(200), at_s(300)).allocated_core_s, 0);
+}
+
+TEST(GoodputInAWindow, ARunningAttemptCountsUpToTheWindowsEnd) {
+  Attempt a = attempt(AttemptState::running, 0, 0, 40, 0, 40);
+  a.ended_at.reset();
+  a.first_step_at = at_s(1);  // one step a second from t=0
+  const std::vector<Attempt> one = {a};
+  const Goodput g = job_goodput_in(one, at_s(20), at_s(50));
+  EXPECT_DOUBLE_EQ(g.allocated_core_s, 30 * 4);
+  EXPECT_DOUBLE_EQ(g.productive_core_s, 30 * 4);  // steps to t=40, then a run still going
+}
+
 }  // namespace
 }  // namespace trainyard

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -82,6 +83,30 @@ TEST(SummarizeMetrics, SpikesAreListedWhole) {
   EXPECT_FALSE(s.spikes[1].steps_to_return);
   EXPECT_EQ(s.points[0].spikes, 1);
   EXPECT_EQ(s.points[1].spikes, 1);
+}
+
+TEST(SummarizeMetrics, AHundredThousandStepRunComesBackAsAtMostMaxPointsWithItsSpikeAndResume) {
+  // Attempt 1 ran to step 61,000; attempt 2 resumed from the checkpoint at 60,000 and finished
+  // 100,000 steps. One step's loss jumped to 1,000: the chart must still show it.
+  std::vector<MetricRecord> rows;
+  for (int step = 1; step <= 61'000; ++step) rows.push_back(row(1, step, 2.0));
+  for (int step = 60'001; step <= 100'000; ++step) rows.push_back(row(2, step, step == 77'777 ? 1000.0 : 1.5));
+  std::stable_sort(rows.begin(), rows.end(), [](const MetricRecord& a, const MetricRecord& b) {
+    return a.metric.step < b.metric.step;  // Store::metrics_of's order: step, then attempt
+  });
+  const MetricSeries s = summarize_metrics(rows, 500);
+  EXPECT_EQ(s.steps, 100'000);
+  EXPECT_EQ(s.bucket_steps, 200);
+  ASSERT_EQ(s.points.size(), 500u);
+  const MetricPoint& spiked = s.points[77'777 / 200];
+  EXPECT_LE(spiked.first_step, 77'777);
+  EXPECT_GE(spiked.last_step, 77'777);
+  EXPECT_EQ(spiked.loss_max, 1000.0);
+  EXPECT_EQ(spiked.loss_min, 1.5);
+  // The kept trajectory switches to attempt 2 where it resumed: steps 60,001 on are attempt 2's.
+  EXPECT_EQ(s.points[299].attempt_id, 1);  // steps 59,801-60,000
+  EXPECT_EQ(s.points[300].attempt_id, 2);
+  EXPECT_EQ(s.points[300].loss, 1.5);
 }
 
 TEST(SummarizeMetrics, NoRowsNoPoints) {

@@ -153,6 +153,26 @@ TEST(LocaliseTest, TheFloorCatchesAClusterThatIsUniformlySlow) {
   }
 }
 
+TEST(LocalisationReportTest, ShowsEachPairsOutcomeAndBusbwAgainstTheReference) {
+  const auto runs = follow_ups(node_names(4), {{"node-d", Fault::slow}, {"node-b", Fault::wrong}});
+  const LocalisationReport report = report_localisation(runs, {0.5, std::nullopt});
+  EXPECT_DOUBLE_EQ(report.reference_busbw.at(CollectiveKind::all_reduce), 100 * kMB);
+  EXPECT_DOUBLE_EQ(report.suspect_fraction, 0.5);
+  ASSERT_EQ(report.tests.size(), 6u);
+  for (const FollowUpTest& t : report.tests) {
+    const bool has_b = std::count(t.nodes.begin(), t.nodes.end(), "node-b") > 0;
+    const bool has_d = std::count(t.nodes.begin(), t.nodes.end(), "node-d") > 0;
+    // The wrong result outranks the slowness, as in the verdicts.
+    EXPECT_EQ(t.outcome, has_b ? "failed" : has_d ? "slow" : "passed") << t.nodes[0] << "+" << t.nodes[1];
+    EXPECT_EQ(t.why.empty(), t.outcome == "passed");
+    if (has_b) {
+      EXPECT_FALSE(t.busbw.count(CollectiveKind::all_reduce));  // not exact: no figure
+    } else {
+      EXPECT_DOUBLE_EQ(t.busbw.at(CollectiveKind::all_gather), has_d ? 1 * kMB : 100 * kMB);
+    }
+  }
+}
+
 // The decoder takes any follow-up sets: here rings of 3 that each leave one of 4 nodes out.
 TEST(LocaliseTest, LeaveOneOutRingsLocaliseToo) {
   const auto nodes = node_names(4);

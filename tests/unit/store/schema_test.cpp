@@ -4,6 +4,7 @@
 
 #include <array>
 
+#include "proto/time.h"
 #include "store/schema.h"
 #include "store/store.h"
 #include "tests/support/temp_dir.h"
@@ -93,6 +94,17 @@ TEST(SchemaHistory, IsNumberedFromOneWithoutGaps) {
   ASSERT_FALSE(steps.empty());
   for (std::size_t i = 0; i < steps.size(); ++i) EXPECT_EQ(steps[i].version, static_cast<int>(i) + 1);
   EXPECT_EQ(latest_schema_version(), steps.back().version);
+}
+
+TEST_F(SchemaMigration, AttemptsFromBeforeTheEndColumnTakeTheirEndFromTheRecord) {
+  migrate(db, schema_migrations().first(8));
+  db.exec("INSERT INTO jobs (id, user, share, state, priority, submitted_at_ms, record) VALUES (1, 'u', 's', 'FAILED', 0, 0, '{}')");
+  db.exec("INSERT INTO attempts (id, job_id, number, state, record) VALUES"
+          " (1, 1, 1, 'FAILED', '{\"ended_at\": \"2026-11-22T13:49:51.123Z\"}'), (2, 1, 2, 'RUNNING', '{}')");
+  migrate(db, schema_migrations());
+  EXPECT_EQ(db.query_text("SELECT group_concat(id || ':' || COALESCE(ended_at_ms, 'null'), ',') FROM"
+                          " (SELECT * FROM attempts ORDER BY id)"),
+            "1:" + std::to_string(to_unix_ms(*parse_time("2026-11-22T13:49:51.123Z"))) + ",2:null");
 }
 
 }  // namespace

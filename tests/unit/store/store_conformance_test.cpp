@@ -322,6 +322,23 @@ TYPED_TEST(StoreConformance, AttemptsOfAJobComeInIdOrder) {
   EXPECT_TRUE(this->store->attempts_of(3).empty());
 }
 
+TYPED_TEST(StoreConformance, AttemptsRunningSinceATimeAreTheUnendedAndTheLateEndedByJob) {
+  const auto ended_at = [](Attempt a, std::int64_t ms) {
+    a.ended_at = from_unix_ms(ms);
+    return a;
+  };
+  this->commit(Change{.jobs = {minimal_job(1), minimal_job(2)},
+                      .attempts = {ended_at(minimal_attempt(5, 2, AttemptState::failed), 1'000),
+                                   ended_at(minimal_attempt(6, 1, AttemptState::failed), 2'000),
+                                   minimal_attempt(7, 2, AttemptState::running),
+                                   ended_at(minimal_attempt(8, 1, AttemptState::succeeded), 3'000)}});
+  EXPECT_EQ(ids_of(this->store->attempts_running_since(from_unix_ms(2'000))), (std::vector<std::int64_t>{6, 8, 7}));
+  EXPECT_EQ(ids_of(this->store->attempts_running_since(from_unix_ms(2'001))), (std::vector<std::int64_t>{8, 7}));
+  // An attempt that ends later leaves the set only once its end is stored.
+  this->commit(Change{.attempts = {ended_at(minimal_attempt(7, 2, AttemptState::succeeded), 2'500)}});
+  EXPECT_EQ(ids_of(this->store->attempts_running_since(from_unix_ms(2'600))), (std::vector<std::int64_t>{8}));
+}
+
 TYPED_TEST(StoreConformance, AnAttemptMayNameAJobFromEarlierInTheSameBatch) {
   this->commit({Change{.jobs = {minimal_job(1)}}, Change{.attempts = {minimal_attempt(1, 1)}}});
   EXPECT_EQ(ids_of(this->store->attempts_of(1)), (std::vector<std::int64_t>{1}));
@@ -403,6 +420,11 @@ TYPED_TEST(StoreConformance, HealthChecksAndNodeHistoryRoundTrip) {
                                       NodeHealthRow{"n2", 7, at_ms(5), "HEALTHY", Json::object()}}});
   EXPECT_EQ(this->store->health_check(7), check);
   EXPECT_FALSE(this->store->health_check(8));
+  const auto recent = this->store->recent_health_checks(10);
+  ASSERT_EQ(recent.size(), 2u);
+  EXPECT_EQ(recent[0], check) << "newest first";
+  EXPECT_EQ(recent[1].id, 3);
+  EXPECT_EQ(this->store->recent_health_checks(1).size(), 1u);
   const auto history = this->store->node_health("n1", 10);
   ASSERT_EQ(history.size(), 2u);
   EXPECT_EQ(history[0].check_id, 7) << "newest first";

@@ -1,5 +1,8 @@
+import { useState } from "preact/hooks";
 import { useApi } from "../app-state";
-import { ErrorNote, StateBadge, Time } from "../components/ui";
+import { ErrorNote, Section, StateBadge, Time } from "../components/ui";
+import { bandwidth, percent } from "../logic/format";
+import { busbwAgainstReference, cellLabel, pairMatrix, type CheckRecord } from "../logic/health-matrix";
 import type { Job, Node } from "../logic/types";
 import { JobTable } from "./jobs";
 
@@ -23,6 +26,93 @@ export function Health() {
           ))}
         </tbody>
       </table>
+      <RecentChecks />
+    </>
+  );
+}
+
+// The newest checks; the one shown in detail is the chosen one, else the newest that compared pairs.
+function RecentChecks() {
+  const checks = useApi<{ checks: CheckRecord[] }>("/v1/healthchecks?limit=20");
+  const [chosen, setChosen] = useState<number>();
+  const list = checks.data?.checks ?? [];
+  const shown = list.find((c) => c.id === chosen) ?? list.find((c) => c.localisation) ?? list[0];
+  return (
+    <>
+      <Section title="Recent checks">
+        <ErrorNote error={checks.error} />
+        <table>
+          <thead><tr><th>Check</th><th>Kind</th><th>Result</th><th>Nodes</th><th>Finished</th><th>Pair tests</th></tr></thead>
+          <tbody>
+            {list.map((c) => (
+              <tr key={c.id} aria-current={c === shown ? "true" : undefined}>
+                <td><button type="button" onClick={() => setChosen(c.id)} aria-label={`Show check ${c.id}`}>#{c.id}</button></td>
+                <td>{c.kind}</td><td><StateBadge state={c.state} /></td><td>{c.nodes.length}</td>
+                <td><Time at={c.finished_at} /></td><td>{c.localisation ? c.localisation.tests.length : "none"}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </Section>
+      {shown && <CheckDetail check={shown} />}
+    </>
+  );
+}
+
+function CheckDetail({ check }: { check: CheckRecord }) {
+  const matrix = pairMatrix(check);
+  const rows = busbwAgainstReference(check);
+  return (
+    <>
+      <Section title={`Check #${check.id}: verdicts`}>
+        <ul class="plain">
+          {check.verdicts.map((v) => <li key={v.node}><strong>{v.node}</strong> <StateBadge state={v.state} /> {v.reason}</li>)}
+        </ul>
+      </Section>
+      <Section title="Pair tests">
+        {!matrix ? <p>This check compared no pairs (fewer than 3 nodes, or no collective suite).</p> : (
+          <>
+            <p>{matrix.bad.length === 0 ? "Every pair passed." :
+              `Bad pairs: ${matrix.bad.map(([a, b]) => `${a} + ${b}`).join(", ")}.`}{" "}
+              Each cell: the pair's outcome and its slowest collective's busbw as a share of the reference.</p>
+            <div class="matrix-scroll">
+              <table class="matrix" aria-label={`Pair tests of check ${check.id}`}>
+                <thead><tr><th scope="col">node</th>{matrix.nodes.map((n) => <th key={n} scope="col">{n}</th>)}</tr></thead>
+                <tbody>
+                  {matrix.nodes.map((a) => (
+                    <tr key={a}>
+                      <th scope="row">{a}</th>
+                      {matrix.nodes.map((b) => {
+                        const cell = matrix.cell(a, b);
+                        if (!cell) return <td key={b} class="pair-none">{a === b ? "—" : "not tested"}</td>;
+                        return <td key={b} class={`pair-${cell.outcome}`} title={cell.why || undefined}
+                                   data-pair={`${a}+${b}`}>{cellLabel(cell)}</td>;
+                      })}
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          </>
+        )}
+      </Section>
+      {rows.length > 0 && (
+        <Section title="Bus bandwidth against the reference">
+          <p class="hint">The reference is, per collective, the median over nodes of each node's best busbw in a correct
+            test; a test under {percent(check.localisation?.suspect_fraction)} of it is slow.</p>
+          <table aria-label="Bus bandwidth against the reference">
+            <thead><tr><th>Test</th><th>Collective</th><th>busbw</th><th>Reference</th><th>Ratio</th><th>Outcome</th></tr></thead>
+            <tbody>
+              {rows.map((r) => (
+                <tr key={`${r.test}/${r.kind}`}>
+                  <td>{r.test}</td><td>{r.kind}</td><td>{bandwidth(r.busbw)}</td><td>{bandwidth(r.reference)}</td>
+                  <td>{percent(r.ratio)}</td><td class={`pair-${r.outcome}`}>{r.outcome}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </Section>
+      )}
     </>
   );
 }

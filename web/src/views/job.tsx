@@ -8,6 +8,7 @@ import { coreHours, count, percent } from "../logic/format";
 import { pendingSentence } from "../logic/pending";
 import { mayCancel } from "../logic/roles";
 import type { Attempt, Job, JobMetrics } from "../logic/types";
+import { ProvenanceSection } from "./provenance";
 
 const charts: { name: MetricName; title: string; unit: string }[] = [
   { name: "loss", title: "Loss", unit: "loss" },
@@ -83,6 +84,7 @@ export function JobPage({ id }: { id: number }) {
           ))}
         </ol>
       </Section>
+      <ProvenanceSection job={id} attempts={attempts.data?.attempts ?? []} />
       {j?.goodput && (
         <Section title="Goodput">
           <p><strong>{percent(j.goodput.goodput)}</strong> of {coreHours(j.goodput.allocated_core_s)} produced kept steps.</p>

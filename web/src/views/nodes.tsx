@@ -13,7 +13,9 @@ export function groupByRack(nodes: Node[]): [string, Node[]][] {
   const groups = new Map<string, Node[]>();
   for (const node of nodes) {
     const rack = node.labels?.[placementLabel] ?? "no rack";
-    groups.set(rack, [...(groups.get(rack) ?? []), node]);
+    const members = groups.get(rack);
+    if (members) members.push(node);
+    else groups.set(rack, [node]);
   }
   return [...groups.entries()].sort(([a], [b]) => a.localeCompare(b));
 }

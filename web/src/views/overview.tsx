@@ -1,6 +1,6 @@
 import { useApi, useApp } from "../app-state";
 import { ErrorNote, Section, StateBadge, Time } from "../components/ui";
-import { cores, percent } from "../logic/format";
+import { coreHours, cores, percent } from "../logic/format";
 import { readsEveryJob } from "../logic/roles";
 import type { Goodput, Job, JobList, Node, NodeState, Share } from "../logic/types";
 import { EventFeed } from "./events";
@@ -20,7 +20,8 @@ export function Overview() {
   // The whole cluster's pending count from the share table: one small answer however long the queue.
   const shares = useApi<{ shares: Share[] }>("/v1/shares");
   const recent = useApi<JobList>("/v1/jobs?limit=10");
-  const goodput = useApi<{ cluster: Goodput }>("/v1/goodput?limit=200");
+  // The cluster's (or, for users, their own jobs') over a fixed window, from every attempt that ran in it.
+  const goodput = useApi<{ cluster: Goodput }>("/v1/goodput?window=24h&limit=1");
   const canaries = useApi<{ canaries: Job[] }>("/v1/canaries?limit=1");
   const { events, who } = useApp();
   const list = nodes.data?.nodes ?? [];
@@ -44,7 +45,7 @@ export function Overview() {
         </div>
         <div class="card"><h2>Cores</h2><p class="big">{cores(total - free)}</p><p>in use, {cores(free)} free of {cores(total)}</p></div>
         <div class="card"><h2>Jobs</h2><p class="big">{jobCount(running.data)} running</p>{!readsEveryJob(who.role) && <p>of yours</p>}<p>{shares.data ? shares.data.shares.reduce((n, x) => n + x.pending_jobs, 0).toLocaleString("en-US") : "—"} pending in the cluster</p></div>
-        <div class="card"><h2>Goodput</h2><p class="big">{percent(goodput.data?.cluster.goodput)}</p><p>of allocated core-time, newest 200 jobs</p></div>
+        <div class="card"><h2>Goodput</h2><p class="big">{percent(goodput.data?.cluster.goodput)}</p><p>of {goodput.data ? coreHours(goodput.data.cluster.allocated_core_s) : "—"} allocated in the last 24 h{readsEveryJob(who.role) ? "" : ", your jobs"}</p></div>
         <div class="card"><h2>Last canary</h2>
           {canary ? <p><a href={`/jobs/${canary.id}`}>#{canary.id}</a> <StateBadge state={canary.state} /><br /><Time at={canary.ended_at ?? canary.submitted_at} /></p> : <p>none yet</p>}
         </div>

@@ -1,0 +1,86 @@
+// A health check's pair tests (GET /v1/healthchecks/{id}'s `localisation`) as the health page
+// shows them: a node-by-node matrix whose cells say how the pair did, and each test's busbw against
+// the reference the daemon judged it by.
+
+export type Outcome = "passed" | "slow" | "failed";
+export interface PairTest { nodes: string[]; outcome: Outcome; why: string; busbw: Record<string, number> }
+export interface Localisation { reference_busbw: Record<string, number>; suspect_fraction: number; tests: PairTest[] }
+export interface CheckRecord {
+  id: number; kind: string; state: string; nodes: string[]; created_at: string; finished_at?: string;
+  verdicts: { node: string; state: string; reason: string }[];
+  collective_runs: { nodes: string[]; ranks: { collectives?: { kind: string; busbw: number; exact: boolean }[] }[] }[];
+  localisation?: Localisation;
+}
+
+export interface MatrixCell { outcome: Outcome; worstRatio: number | null; why: string }
+export interface PairMatrix {
+  nodes: string[];                 // rows and columns, in the check's order
+  cell(a: string, b: string): MatrixCell | undefined;  // undefined on the diagonal and for untested pairs
+  bad: string[][];                 // the pairs that were slow or failed, as [a, b]
+}
+
+// The lowest of a test's busbw / reference over the collectives the reference has.
+export function worstRatio(busbw: Record<string, number>, reference: Record<string, number>): number | null {
+  let worst: number | null = null;
+  for (const [kind, ref] of Object.entries(reference)) {
+    if (!(ref > 0) || busbw[kind] === undefined) continue;
+    const r = busbw[kind] / ref;
+    if (worst === null || r < worst) worst = r;
+  }
+  return worst;
+}
+
+export function pairMatrix(check: CheckRecord): PairMatrix | null {
+  const loc = check.localisation;
+  if (!loc) return null;
+  const cells = new Map<string, MatrixCell>();
+  const key = (a: string, b: string) => (a < b ? `${a}\u0000${b}` : `${b}\u0000${a}`);
+  const bad: string[][] = [];
+  for (const t of loc.tests) {
+    if (t.nodes.length !== 2) continue;  // the matrix shows pairs; other sets are in the table
+    const [a, b] = t.nodes;
+    cells.set(key(a, b), { outcome: t.outcome, worstRatio: worstRatio(t.busbw, loc.reference_busbw), why: t.why });
+    if (t.outcome !== "passed") bad.push([a, b]);
+  }
+  const nodes = check.collective_runs[0]?.nodes ?? check.nodes;
+  return { nodes, bad, cell: (a, b) => (a === b ? undefined : cells.get(key(a, b))) };
+}
+
+// What a cell says in words (colour is never the only signal): "ok 98 %", "slow 3 %", "failed".
+export function cellLabel(cell: MatrixCell): string {
+  if (cell.outcome === "failed") return "failed";
+  const pct = cell.worstRatio === null ? "" : ` ${Math.round(cell.worstRatio * 100)} %`;
+  return `${cell.outcome === "passed" ? "ok" : "slow"}${pct}`;
+}
+
+export interface BusbwRow { test: string; kind: string; busbw: number | null; reference: number; ratio: number | null; outcome: Outcome }
+
+// Every test (the whole set's run, then each pair) per collective, against the reference.
+export function busbwAgainstReference(check: CheckRecord): BusbwRow[] {
+  const loc = check.localisation;
+  if (!loc) return [];
+  const rows: BusbwRow[] = [];
+  const whole = check.collective_runs[0];
+  if (whole) {
+    for (const kind of Object.keys(loc.reference_busbw)) {
+      // The run is as fast as its slowest rank, and has no figure if a rank's result was not exact.
+      const figures = whole.ranks.map((r) => r.collectives?.find((c) => c.kind === kind && c.exact)?.busbw);
+      const busbw = figures.every((f) => f !== undefined) && figures.length ? Math.min(...(figures as number[])) : null;
+      const failed = busbw === null;
+      rows.push(row(`all ${whole.nodes.length} nodes`, kind, busbw, loc, failed));
+    }
+  }
+  for (const t of loc.tests) {
+    for (const kind of Object.keys(loc.reference_busbw)) {
+      rows.push(row(t.nodes.join(" + "), kind, t.busbw[kind] ?? null, loc, t.outcome === "failed"));
+    }
+  }
+  return rows;
+}
+
+function row(test: string, kind: string, busbw: number | null, loc: Localisation, failed: boolean): BusbwRow {
+  const reference = loc.reference_busbw[kind];
+  const ratio = busbw === null || !(reference > 0) ? null : busbw / reference;
+  const outcome: Outcome = failed ? "failed" : ratio !== null && ratio < loc.suspect_fraction ? "slow" : "passed";
+  return { test, kind, busbw, reference, ratio, outcome };
+}

@@ -1,0 +1,83 @@
+import { describe, expect, it } from "vitest";
+import { busbwAgainstReference, cellLabel, pairMatrix, worstRatio, type CheckRecord, type PairTest } from "./health-matrix";
+import { compareProvenance, flatten } from "./provenance";
+
+const MB = 1e6;
+const pair = (a: string, b: string, outcome: PairTest["outcome"], mbps: number | null): PairTest => ({
+  nodes: [a, b], outcome, why: outcome === "passed" ? "" : `${outcome} test`,
+  busbw: mbps === null ? {} : { all_reduce: mbps * MB, all_gather: mbps * MB },
+});
+const rank = (mbps: number, exact = true) => ({
+  collectives: [{ kind: "all_reduce", busbw: mbps * MB, exact }, { kind: "all_gather", busbw: mbps * MB, exact }],
+});
+
+// Node c is slow: every pair with it runs at 2 MB/s against 100.
+const check: CheckRecord = {
+  id: 9, kind: "on_demand", state: "FAILED", nodes: ["a", "b", "c"], created_at: "2026-11-24T21:00:00Z",
+  verdicts: [{ node: "c", state: "SUSPECT", reason: "localised" }],
+  collective_runs: [{ nodes: ["a", "b", "c"], ranks: [rank(2), rank(2), rank(2)] }],
+  localisation: {
+    reference_busbw: { all_reduce: 100 * MB, all_gather: 100 * MB }, suspect_fraction: 0.5,
+    tests: [pair("a", "c", "slow", 2), pair("b", "a", "passed", 100), pair("c", "b", "slow", 2)],
+  },
+};
+
+describe("pair matrix", () => {
+  it("puts each pair in both of its cells and names the bad pairs", () => {
+    const m = pairMatrix(check)!;
+    expect(m.nodes).toEqual(["a", "b", "c"]);
+    expect(m.cell("a", "b")).toEqual(m.cell("b", "a"));
+    expect(m.cell("a", "b")!.outcome).toBe("passed");
+    expect(m.cell("c", "a")!.outcome).toBe("slow");
+    expect(m.cell("a", "a")).toBeUndefined();
+    expect(m.bad).toEqual([["a", "c"], ["c", "b"]]);
+  });
+  it("labels cells in words, not only colour", () => {
+    const m = pairMatrix(check)!;
+    expect(cellLabel(m.cell("a", "b")!)).toBe("ok 100 %");
+    expect(cellLabel(m.cell("a", "c")!)).toBe("slow 2 %");
+    expect(cellLabel({ outcome: "failed", worstRatio: null, why: "wrong result" })).toBe("failed");
+  });
+  it("has no matrix without pair tests", () => {
+    expect(pairMatrix({ ...check, localisation: undefined })).toBeNull();
+  });
+  it("takes the worst collective's ratio, skipping those without a figure", () => {
+    expect(worstRatio({ all_reduce: 50, all_gather: 80 }, { all_reduce: 100, all_gather: 100 })).toBe(0.5);
+    expect(worstRatio({ all_gather: 80 }, { all_reduce: 100, all_gather: 100 })).toBe(0.8);
+    expect(worstRatio({}, { all_reduce: 100 })).toBeNull();
+  });
+});
+
+describe("busbw against the reference", () => {
+  it("lists the whole run and each pair per collective with the ratio", () => {
+    const rows = busbwAgainstReference(check);
+    expect(rows).toHaveLength(2 + 3 * 2);
+    expect(rows[0]).toEqual({ test: "all 3 nodes", kind: "all_reduce", busbw: 2 * MB, reference: 100 * MB, ratio: 0.02, outcome: "slow" });
+    expect(rows.find((r) => r.test === "b + a" && r.kind === "all_gather")!.ratio).toBe(1);
+  });
+  it("gives a run with an inexact rank no figure, and calls it failed", () => {
+    const broken = { ...check, collective_runs: [{ nodes: ["a", "b", "c"], ranks: [rank(100), rank(100, false), rank(100)] }] };
+    expect(busbwAgainstReference(broken)[0]).toMatchObject({ busbw: null, ratio: null, outcome: "failed" });
+  });
+});
+
+describe("provenance", () => {
+  const first = {
+    job: 4, attempt: 1, attempt_id: 10, spec_sha256: "abc", daemon: { version: "1.2.0" },
+    ranks: [{ rank: 0, node: "n1", environment: { PATH: "/bin", TOKEN: "***" } }, { rank: 1, node: "n2" }],
+  };
+  it("flattens nested records to dotted fields", () => {
+    expect(flatten(first).get("ranks[0].environment.PATH")).toBe("/bin");
+    expect(flatten({ a: [] }).get("a")).toBe("[]");
+  });
+  it("lists only what differs between two attempts, not their own numbers", () => {
+    const second = { ...first, attempt: 2, attempt_id: 11, checkpoint: { path: "/ck/step-50", step: 50 },
+      ranks: [{ rank: 0, node: "n3", environment: { PATH: "/bin", TOKEN: "***" } }, { rank: 1, node: "n2" }] };
+    expect(compareProvenance(first, second)).toEqual([
+      { field: "checkpoint.path", left: undefined, right: "/ck/step-50" },
+      { field: "checkpoint.step", left: undefined, right: "50" },
+      { field: "ranks[0].node", left: "n1", right: "n3" },
+    ]);
+    expect(compareProvenance(first, first)).toEqual([]);
+  });
+});
