@@ -432,6 +432,12 @@ int run_daemon(const DaemonOptions& o) {
   JobManager jobs(worker, files, clock, timers, jm, scheduler);
   jobs.set_metrics(&metrics);
   metrics.watch(jobs, clock);
+  // Pending jobs' dependencies on jobs that ended before the restart are judged by their records.
+  std::vector<JobId> depended_on;
+  for (const Job& job : state.active_jobs) {
+    for (const Dependency& d : job.spec.depends_on) depended_on.push_back(d.job);
+  }
+  jobs.remember_jobs(jobs_depended_on(store, depended_on));
   jobs.restore(state);
 
   AgentGateway gateway(jobs, tokens, worker, clock, !o.agent_client_ca.empty());

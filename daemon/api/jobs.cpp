@@ -118,21 +118,7 @@ void Api::submit_job(ApiCall call) {
   // Jobs it depends on that ended before this daemon started are read from the store first.
   store_.read(
       [this, call, unknown, spec = std::move(spec)](Store& store) mutable {
-        std::vector<Job> found;
-        for (JobId id : unknown) {
-          auto job = store.job(id);
-          if (!job) continue;
-          if (job->array_task && job->array_task->array_job == id) {
-            JobQuery tasks;
-            tasks.before_id = id + job->array_task->count;
-            tasks.limit = job->array_task->count;
-            for (Job& task : store.jobs(tasks)) {
-              if (task.array_task && task.array_task->array_job == id) found.push_back(std::move(task));
-            }
-          } else {
-            found.push_back(std::move(*job));
-          }
-        }
+        std::vector<Job> found = jobs_depended_on(store, unknown);
         return std::function<void()>([this, call, spec = std::move(spec), found = std::move(found)]() mutable {
           jobs_.remember_jobs(found);
           accept_job(call, std::move(spec));
