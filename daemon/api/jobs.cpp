@@ -109,8 +109,10 @@ void Api::submit_job(ApiCall call) {
   if (auto refused = submit_refusal(call.who, share, jobs_.share_created(share), jobs_.share_members(share))) {
     return call.fail(refused->status, refused->status == 403 ? "forbidden" : "invalid_field", refused->message, "share");
   }
+  // An array adds all its tasks to the user's pending jobs at once.
+  const std::size_t tasks = spec.array ? parse_array_spec(*spec.array, kMaxArrayIndex + 1).indices.size() : 1;
   if (auto refused = pending_cap_refusal(call.who, max_pending_per_user_,
-                                         [&] { return jobs_.pending_count(call.who.user); })) {
+                                         [&] { return jobs_.pending_count(call.who.user) + tasks - 1; })) {
     return call.fail(429, "too_many_pending", *refused);
   }
   const std::vector<JobId> unknown = jobs_.unknown_dependencies(spec);
