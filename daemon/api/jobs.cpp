@@ -273,11 +273,12 @@ void Api::cancel_array(ApiCall call, const Job& root) {
   if (active.empty()) return call.fail(409, "conflict", "every task of array " + std::to_string(root.id) + " already ended");
   // Answered once every task's cancellation is stored (or asked of its running attempt).
   auto left = std::make_shared<std::size_t>(active.size());
+  auto first = std::make_shared<Job>(root);  // the array's first task as its cancellation left it
   for (JobId id : active) {
-    jobs_.cancel(id, [this, call, root, left, cancelled = active.size()](JobManager::CancelResult, std::optional<Job>) {
+    jobs_.cancel(id, [this, call, first, left, cancelled = active.size()](JobManager::CancelResult, std::optional<Job> updated) {
+      if (updated && updated->id == first->id) *first = *updated;
       if (--*left > 0) return;
-      const Job* now = jobs_.active_job(root.id);
-      Json body = job_json(now ? *now : root);
+      Json body = job_json(*first);
       body["array"]["cancelled_tasks"] = cancelled;
       call.reply(200, body);
     }, audit_of(call, "job.cancelled", {{"job_user", root.user}}));
