@@ -41,11 +41,13 @@ struct SubmitJob {
   static constexpr std::string_view kSynopsis =
       "submit FILE.json | -\n"
       "       trainyard submit [--name N] [--nodes K] [--share S] [--priority P] [--cores-per-node C]\n"
-      "                        [--retries R] [--timeout SECONDS] [--env K=V]... -- PROGRAM ARGS...";
+      "                        [--retries R] [--timeout SECONDS] [--env K=V]... [--array SPEC] [--depend DEP]\n"
+      "                        -- PROGRAM ARGS...";
   static constexpr std::string_view kSummary =
       "Submit a job from a JSON job spec (\"-\" reads stdin), or a command job built from flags\n"
       "(like sbatch --wrap). --name defaults to the program's file name; --retries R allows R\n"
-      "retries after the first attempt.";
+      "retries after the first attempt. --array 0-99%4 makes a job array (tasks ID_N, at most 4\n"
+      "running); --depend afterok:ID[:ID],afternotok:ID... waits for other jobs (both also with a file).";
   static std::vector<FlagSpec> flags();
   static SubmitJob parse(const ParsedArgs& args);
   std::vector<ApiRequest> requests(const InputReader& read) const;
@@ -53,13 +55,17 @@ struct SubmitJob {
 
   std::string spec_file;  // the spec's file ("-": stdin); empty for the quick form
   Json spec;              // the quick form's spec, already validated
+  Json array_and_dependencies = Json::object();  // --array and --depend, laid over a spec file
   bool operator==(const SubmitJob&) const = default;
 };
 
 struct ListJobs {
   static constexpr std::string_view kPath = "jobs";
-  static constexpr std::string_view kSynopsis = "jobs [--state S] [--share S] [--user U] [--limit N] [--before ID]";
-  static constexpr std::string_view kSummary = "List jobs, newest first, a page at a time.";
+  static constexpr std::string_view kSynopsis =
+      "jobs [--state S] [--share S] [--user U] [--limit N] [--before ID] [--array ID]";
+  static constexpr std::string_view kSummary =
+      "List jobs, newest first, a page at a time; a job array is one row with its tasks counted by\n"
+      "state, and --array ID lists its tasks.";
   static std::vector<FlagSpec> flags();
   static ListJobs parse(const ParsedArgs& args);
   std::vector<ApiRequest> requests(const InputReader& read) const;
@@ -70,6 +76,7 @@ struct ListJobs {
   std::optional<std::string> user;
   std::optional<std::int64_t> limit;
   std::optional<JobId> before;  // the page after the one that ended at this job
+  std::optional<JobId> array;   // the tasks of this array
   bool operator==(const ListJobs&) const = default;
 };
 
@@ -120,14 +127,18 @@ struct ShowLogs {
 
 struct CancelJob {
   static constexpr std::string_view kPath = "cancel";
-  static constexpr std::string_view kSynopsis = "cancel ID";
-  static constexpr std::string_view kSummary = "Cancel a job (its processes get SIGTERM, then SIGKILL).";
+  static constexpr std::string_view kSynopsis = "cancel ID | ID_N";
+  static constexpr std::string_view kSummary =
+      "Cancel a job (its processes get SIGTERM, then SIGKILL); an array job's ID cancels all its\n"
+      "tasks, ID_N only task N.";
   static std::vector<FlagSpec> flags();
   static CancelJob parse(const ParsedArgs& args);
   std::vector<ApiRequest> requests(const InputReader& read) const;
   std::string render(const Replies& replies, const RenderContext& ctx) const;
 
+  std::string ref() const;  // "12" or "12_3"
   JobId id = 0;
+  std::optional<int> task;  // ID_N: task N of array ID; else the job, or the whole array
   bool operator==(const CancelJob&) const = default;
 };
 

@@ -36,6 +36,29 @@ const std::vector<FlagSpec>& quick_submit_flags() {
   return flags;
 }
 
+// Flags that apply to a spec file too.
+const std::vector<FlagSpec>& array_and_dependency_flags() {
+  static const std::vector<FlagSpec> flags = {
+      {"--array", "SPEC", "a job array: 0-99, 0-99:4 (step), 1,5,9, with %K to run at most K tasks at once"},
+      {"--depend", "DEP", "wait for other jobs: afterok:ID[:ID...], afterany, afternotok, aftercorr; ',' joins them"},
+  };
+  return flags;
+}
+
+Json array_and_dependency_fields(const ParsedArgs& args) {
+  Json fields = Json::object();
+  if (auto array = args.opt_string("--array")) {
+    parse_array_spec(*array, kMaxArrayIndex + 1, "--array");
+    fields["array"] = *array;
+  }
+  if (auto depend = args.opt_string("--depend")) {
+    Json deps = Json::array();
+    for (const Dependency& d : parse_dependency_flag(*depend)) deps.push_back({{"job", d.job}, {"condition", to_string(d.condition)}});
+    fields["depends_on"] = std::move(deps);
+  }
+  return fields;
+}
+
 // Where a quick-form flag ends up in the job spec, so that the spec's own validation
 // (parse_job_spec) can report its findings in terms of the flag the user typed.
 constexpr std::array<std::pair<std::string_view, std::string_view>, 8> kSpecFieldFlags = {{
@@ -79,6 +102,7 @@ Json quick_spec(const ParsedArgs& args, const std::vector<std::string>& argv) {
   if (auto timeout = args.opt_integer("--timeout", kAnyIntMin, kAnyInt)) spec["timeout_s"] = *timeout;
   if (auto retries = args.opt_integer("--retries", 0, kMaxRetries)) spec["retry"] = {{"attempts", *retries + 1}};
   if (args.has("--wait-for-capacity")) spec["wait_for_capacity"] = true;
+  spec.update(array_and_dependency_fields(args));
   try {
     parse_job_spec(spec);
   } catch (const InvalidInput& e) {
@@ -99,6 +123,23 @@ Json parse_spec_file(const std::string& path, const std::string& text) {
 }
 
 std::string job_path(JobId id) { return "/v1/jobs/" + std::to_string(id); }
+
+// "12", a task "12_3", or a whole array "12_[0-99%4]" (squeue's form).
+std::string id_cell(const Json& job) {
+  const Json& array = field_or_null(job, "array");
+  if (!array.is_object()) return text_of(job, "id");
+  if (array.contains("counts")) return text_of(array, "job_id") + "_[" + text_of(field_or_null(job, "spec"), "array") + "]";
+  return text_of(array, "job_id") + "_" + text_of(array, "task_id");
+}
+
+// A folded array's tasks by state: "3 RUNNING, 17 PENDING".
+std::string task_counts(const Json& array) {
+  std::string out;
+  for (const auto& [state, n] : field_or_null(array, "counts").items()) {
+    out += (out.empty() ? "" : ", ") + n.dump() + " " + state;
+  }
+  return out;
+}
 
 // Why a job is where it is: the scheduler's pending reason while queued (squeue's "(Resources)"),
 // else the job's last reason.
@@ -210,7 +251,11 @@ std::string ensure_final_newline(std::string text) {
 
 // ---- submit ----
 
-std::vector<FlagSpec> SubmitJob::flags() { return quick_submit_flags(); }
+std::vector<FlagSpec> SubmitJob::flags() {
+  std::vector<FlagSpec> flags = quick_submit_flags();
+  flags.insert(flags.end(), array_and_dependency_flags().begin(), array_and_dependency_flags().end());
+  return flags;
+}
 
 SubmitJob SubmitJob::parse(const ParsedArgs& args) {
   SubmitJob submit;
@@ -227,15 +272,21 @@ SubmitJob SubmitJob::parse(const ParsedArgs& args) {
       throw InvalidInput(std::string(flag.name), "applies only to the quick form 'submit [flags] -- PROGRAM ARGS...'");
     }
   }
+  submit.array_and_dependencies = array_and_dependency_fields(args);
   return submit;
 }
 
 std::vector<ApiRequest> SubmitJob::requests(const InputReader& read) const {
-  const Json body = spec_file.empty() ? spec : parse_spec_file(spec_file, read(spec_file));
+  Json body = spec_file.empty() ? spec : parse_spec_file(spec_file, read(spec_file));
+  body.update(array_and_dependencies);
   return {{"POST", "/v1/jobs", body}};
 }
 
 std::string SubmitJob::render(const Replies& replies, const RenderContext&) const {
+  const Json& array = field_or_null(replies.at(0), "array");
+  if (array.is_object()) {
+    return "Submitted array job " + text_of(replies.at(0), "id") + " (" + text_of(array, "task_count") + " tasks)\n";
+  }
   return "Submitted job " + text_of(replies.at(0), "id") + "\n";
 }
 
@@ -246,7 +297,8 @@ std::vector<FlagSpec> ListJobs::flags() {
           {"--share", "S", "only jobs of fair-share S"},
           {"--user", "U", "only jobs of user U"},
           {"--limit", "N", "at most N jobs (the daemon's default page is 100)"},
-          {"--before", "ID", "only jobs older than job ID (the next page)"}};
+          {"--before", "ID", "only jobs older than job ID (the next page)"},
+          {"--array", "ID", "the tasks of array job ID, one row each"}};
 }
 
 ListJobs ListJobs::parse(const ParsedArgs& args) {
@@ -263,6 +315,7 @@ ListJobs ListJobs::parse(const ParsedArgs& args) {
   list.user = args.opt_string("--user");
   list.limit = args.opt_integer("--limit", 1, kAnyInt);
   if (auto before = args.opt_string("--before")) list.before = parse_job_id(*before, "--before");
+  if (auto array = args.opt_string("--array")) list.array = parse_job_id(*array, "--array");
   return list;
 }
 
@@ -272,7 +325,8 @@ std::vector<ApiRequest> ListJobs::requests(const InputReader&) const {
       .param("share", share)
       .param("user", user)
       .param("limit", limit ? std::optional(std::to_string(*limit)) : std::nullopt)
-      .param("before", before ? std::optional(std::to_string(*before)) : std::nullopt);
+      .param("before", before ? std::optional(std::to_string(*before)) : std::nullopt)
+      .param("array", array ? std::optional(std::to_string(*array)) : std::nullopt);
   return {{"GET", target.str(), std::nullopt}};
 }
 
@@ -281,10 +335,12 @@ std::string ListJobs::render(const Replies& replies, const RenderContext& ctx) c
   const Json& jobs = field_or_null(replies.at(0), "jobs");
   if (jobs.is_array()) {
     for (const Json& job : jobs) {
-      t.add_row({text_of(job, "id"), text_of(job, "name"), text_of(job, "user"), text_of(job, "share"),
+      const Json& array = field_or_null(job, "array");
+      const bool folded = array.is_object() && array.contains("counts");
+      t.add_row({id_cell(job), text_of(job, "name"), text_of(job, "user"), text_of(job, "share"),
                  text_of(job, "state"), text_of(job, "queue_position"), text_of(field_or_null(job, "spec"), "nodes"),
-                 text_of(job, "attempts"),
-                 age_of(job, "submitted_at", ctx.now), reason_cell(job)});
+                 folded ? std::string(kAbsent) : text_of(job, "attempts"), age_of(job, "submitted_at", ctx.now),
+                 folded ? task_counts(array) : reason_cell(job)});
     }
   }
   std::string out = t.str();
@@ -450,17 +506,26 @@ Notices ShowLogs::notices(const Replies& replies) const {
 
 std::vector<FlagSpec> CancelJob::flags() { return {}; }
 
-CancelJob CancelJob::parse(const ParsedArgs& args) { return CancelJob{parse_job_id(only_positional(args, "ID"))}; }
+CancelJob CancelJob::parse(const ParsedArgs& args) {
+  const JobRef ref = parse_job_ref(only_positional(args, "ID"), "ID");
+  return CancelJob{ref.job, ref.task};
+}
+
+std::string CancelJob::ref() const { return std::to_string(id) + (task ? "_" + std::to_string(*task) : ""); }
 
 std::vector<ApiRequest> CancelJob::requests(const InputReader&) const {
-  return {{"POST", job_path(id) + "/cancel", std::nullopt}};
+  return {{"POST", "/v1/jobs/" + ref() + "/cancel", std::nullopt}};
 }
 
 std::string CancelJob::render(const Replies& replies, const RenderContext&) const {
+  const Json& array = field_or_null(replies.at(0), "array");
+  if (array.is_object() && array.contains("cancelled_tasks")) {
+    return "Cancel requested for " + text_of(array, "cancelled_tasks") + " tasks of array job " + ref() + "\n";
+  }
   const std::string state = text_of(replies.at(0), "state");
   const auto parsed = parse_job_state(state);
-  if (parsed && is_terminal(*parsed)) return "Job " + std::to_string(id) + " is " + state + "\n";
-  return "Cancel requested for job " + std::to_string(id) + " (" + state + ")\n";
+  if (parsed && is_terminal(*parsed)) return "Job " + ref() + " is " + state + "\n";
+  return "Cancel requested for job " + ref() + " (" + state + ")\n";
 }
 
 }  // namespace trainyard::cli

@@ -6,6 +6,7 @@
 // with the right 4xx.
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,8 @@ class Api {
   void list_jobs(ApiCall call);
   void get_job(ApiCall call);
   void cancel_job(ApiCall call);
+  void accept_job(ApiCall call, JobSpec spec);  // submit_job's second half, once dependencies are known
+  void cancel_array(ApiCall call, const Job& root);  // every task of the array still active
   void job_attempts(ApiCall call);
   void attempt_provenance(ApiCall call);
   void job_logs(ApiCall call);
@@ -75,6 +78,10 @@ class Api {
   void list_queue(ApiCall call);
   // Loads a job (active view first, else the store), checks the caller may see it, then continues.
   void with_job(ApiCall call, JobId id, std::function<void(ApiCall, Job)> then);
+  // The job the path's {id} names: "12", or task 3 of array 12 as "12_3".
+  void with_job(ApiCall call, std::function<void(ApiCall, Job)> then);
+  // A job array as one row of the job list: its first task's fields, the array's id, its tasks by state.
+  Json array_row(const Job& task, const std::map<std::string, int>& counts) const;
   // What the API adds to a job's record: why a pending job waits and its place in the queue.
   Json live_fields(const Job& job) const;
   Json job_json(const Job& job) const;

@@ -321,6 +321,8 @@ bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
   flags.add_int("rate-limit-admins", "1: admins are rate-limited too; 0: they are exempt", &o.rate_limit_admins, 0, 1);
   flags.add_int("max-pending-per-user", "jobs one user may have waiting at once; a submission over it gets 429; 0: no "
                 "cap; admins and canaries are exempt", &o.max_pending_per_user, 0, 100'000'000);
+  flags.add_int("max-array-size", "tasks one job array may have; a larger array is refused with 400",
+                &o.max_array_size, 1, 1'000'000);
   flags.add_bool("metrics-public", "serve GET /metrics (Prometheus) without a token; otherwise it needs an admin, "
                  "operator or viewer token", &o.metrics_public);
   flags.add_int("shutdown-grace-ms",
@@ -416,6 +418,7 @@ int run_daemon(const DaemonOptions& o) {
   jm.heartbeat_interval = Millis(o.heartbeat_interval_ms);
   jm.node_timeout = Millis(o.node_timeout_ms);
   jm.kill_grace_ms = static_cast<int>(o.kill_grace_ms);
+  jm.max_array_size = static_cast<int>(o.max_array_size);
   jm.checkpoint_root = checkpoint_root;
   jm.retry_backoff_base = Millis(o.retry_backoff_ms);
   jm.periodic_check_interval = std::chrono::seconds(o.health_interval_s);
@@ -429,6 +432,12 @@ int run_daemon(const DaemonOptions& o) {
   JobManager jobs(worker, files, clock, timers, jm, scheduler);
   jobs.set_metrics(&metrics);
   metrics.watch(jobs, clock);
+  // Pending jobs' dependencies on jobs that ended before the restart are judged by their records.
+  std::vector<JobId> depended_on;
+  for (const Job& job : state.active_jobs) {
+    for (const Dependency& d : job.spec.depends_on) depended_on.push_back(d.job);
+  }
+  jobs.remember_jobs(jobs_depended_on(store, depended_on));
   jobs.restore(state);
 
   AgentGateway gateway(jobs, tokens, worker, clock, !o.agent_client_ca.empty());

@@ -43,6 +43,7 @@ struct DaemonOptions {
   std::int64_t rate_limit_burst = 200;
   std::int64_t rate_limit_admins = 0;           // 1: admins are rate-limited too
   std::int64_t max_pending_per_user = 10'000;   // 0: no cap; admins are exempt
+  std::int64_t max_array_size = 10'000;         // tasks in one job array
   bool metrics_public = false;                  // GET /metrics without a token
   std::int64_t shutdown_grace_ms = 10'000;      // SIGTERM: how long requests in flight may take
   std::string dashboard_dir;  // the built web/dist; default: the installed one, else none (logged)

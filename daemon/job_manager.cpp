@@ -73,7 +73,10 @@ void JobManager::restore(const LoadedState& state) {
     scheduler_.import_usage(scheduler::UsageRecord{share.name, share.usage_core_s, share.usage_at});
   }
   nodes_.restore(state.nodes);
-  for (const auto& job : state.active_jobs) active_jobs_[job.id] = job;
+  for (const auto& job : state.active_jobs) {
+    active_jobs_[job.id] = job;
+    learn_array(job);
+  }
   for (const auto& attempt : state.active_attempts) {
     ActiveAttempt active{attempt, std::vector<RankState>(attempt.nodes.size()), false, false, ""};
     for (auto& rank : active.ranks) {
@@ -96,7 +99,7 @@ void JobManager::restore(const LoadedState& state) {
     if (job != active_jobs_.end()) {
       scheduler_.start_running(scheduler::RunningJob{job->first, job->second.spec.share, held,
                                                      attempt.started_at.value_or(attempt.created_at),
-                                                     job->second.spec.timeout_s},
+                                                     job->second.spec.timeout_s, scheduler::array_limit(job->second)},
                                now);
     }
   }
@@ -159,19 +162,16 @@ void JobManager::submit(JobSpec spec, std::string user, SubmitDone done, AuditOf
   node_cores.reserve(nodes_.size());
   for (const auto& [name, entry] : nodes_.entries()) node_cores.push_back(entry.node.cores);
   refuse_unless_it_can_ever_fit(spec, node_cores);
+  check_array_and_dependencies(spec);
   // The job is built in its change and moved, never copied, on to the active view: with its spec
   // it is over a kilobyte, and each copy showed in the I/O thread's profile.
   Change change;
-  Job& draft = change.jobs.emplace_back();
-  draft.id = ++max_job_id_;
-  draft.spec = std::move(spec);
-  draft.user = std::move(user);
-  draft.state = JobState::pending;
-  draft.submitted_at = clock_.system_now();
-  draft.reason = "queued";
+  add_drafts(change, std::move(spec), user, clock_.system_now());
+  const Job& draft = change.jobs.front();
+  const std::string tasks = draft.array_task ? ", an array of " + std::to_string(draft.array_task->count) + " tasks," : "";
   change.events.push_back(job_event(draft.submitted_at, "job.submitted", draft, std::nullopt, "",
-                                    "job " + std::to_string(draft.id) + " (" + draft.spec.name + ") submitted by " +
-                                        draft.user + " to share " + draft.spec.share,
+                                    "job " + std::to_string(draft.id) + " (" + draft.spec.name + ")" + tasks +
+                                        " submitted by " + draft.user + " to share " + draft.spec.share,
                                     {{"name", draft.spec.name}, {"nodes", draft.spec.nodes}}));
   if (audit) change.events.push_back(audit(std::to_string(draft.id)));
   store_.write(std::move(change), [this, done = std::move(done)](std::exception_ptr error, Change& committed) {
@@ -179,9 +179,11 @@ void JobManager::submit(JobSpec spec, std::string user, SubmitDone done, AuditOf
       done(nullptr, "", "the job could not be stored; it was not accepted");
       return;
     }
-    const JobId id = committed.jobs.front().id;
-    const Job& job = active_jobs_.insert_or_assign(id, std::move(committed.jobs.front())).first->second;
-    requeue(job);
+    for (Job& task : committed.jobs) {
+      const JobId id = task.id;
+      requeue(active_jobs_.insert_or_assign(id, std::move(task)).first->second);
+    }
+    const Job& job = active_jobs_.at(committed.jobs.front().id);
     // Debug, not info: at thousands of submissions a second the line cost the I/O thread more than
     // the 201 did; tick() logs how many were accepted instead.
     spdlog::debug("event=job_submitted job={} user={} share={} nodes={}", job.id, job.user, job.spec.share, job.spec.nodes);
@@ -194,6 +196,7 @@ void JobManager::submit(JobSpec spec, std::string user, SubmitDone done, AuditOf
 void JobManager::requeue(const Job& job) {
   scheduler::PendingJob pending = scheduler::pending_job(job);
   pending.excluded_nodes = job.excluded_nodes;
+  if (!hold_for_dependencies(job, pending)) return;
   const bool retry = job.attempts + job.infra_retries > 0;
   if (retry && job.spec.nodes_min) {
     // A retry resumes from its checkpoint on the nodes there are (data-parallel training reshards),
@@ -247,9 +250,12 @@ void JobManager::cancel(JobId id, std::function<void(CancelResult, std::optional
     Change change;
     change.jobs.push_back(snapshot);
     change.events.push_back(job_event(clock_.system_now(), "job.cancelled", snapshot, std::nullopt, "",
-                                      "job " + std::to_string(id) + " cancelled while pending", {{"reason", snapshot.reason}}));
+                                      "job " + job_ref_text(snapshot) + " cancelled while pending", {{"reason", snapshot.reason}}));
     if (audit) change.events.push_back(audit(std::to_string(id)));
-    persist(std::move(change), [done, snapshot] { done(CancelResult::cancelled, snapshot); });
+    persist(std::move(change), [this, done, snapshot] {
+      upstream_ended(snapshot);
+      done(CancelResult::cancelled, snapshot);
+    });
     return;
   }
   job.cancel_requested = true;
@@ -389,6 +395,11 @@ void JobManager::launch(AttemptId id) {
     launch.attempt_number = attempt.record.number;
     launch.kind = job.spec.kind;
     launch.command = job.spec.command;
+    if (const auto& task = job.array_task) {
+      launch.command.env["TRAINYARD_ARRAY_JOB_ID"] = std::to_string(task->array_job);
+      launch.command.env["TRAINYARD_ARRAY_TASK_ID"] = std::to_string(task->index);
+      launch.command.env["TRAINYARD_ARRAY_TASK_COUNT"] = std::to_string(task->count);
+    }
     launch.workload = job.spec.workload;
     launch.rank = r;
     launch.world_size = static_cast<int>(attempt.record.nodes.size());
@@ -521,6 +532,7 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
   }
   persist(std::move(change), [this, snapshot, suspects] {
     if (snapshot.state == JobState::pending) requeue(snapshot);
+    if (is_terminal(snapshot.state)) upstream_ended(snapshot);
     if (auto check = monitors_.canary_check(snapshot.id, suspects)) start_check(std::move(*check), nullptr);
     request_schedule();
   });

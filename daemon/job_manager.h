@@ -13,6 +13,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "daemon/attempt_end.h"
@@ -30,6 +31,7 @@
 #include "daemon/timers.h"
 #include "proto/messages.h"
 #include "proto/time.h"
+#include "scheduler/dependencies.h"
 #include "scheduler/scheduler.h"
 
 namespace trainyard {
@@ -52,6 +54,7 @@ struct JobManagerConfig {
   Millis periodic_check_interval{0};  // idle nodes are re-tested this often; 0: never
   Millis canary_interval{0};          // a canary job is submitted this often; 0: never
   int canary_nodes = 2;
+  int max_array_size = kDefaultMaxArraySize;
 };
 
 // "node-1,node-2": node lists in reasons, events and logs.
@@ -131,11 +134,31 @@ class JobManager {
   // Periodic work: node liveness, attempt timeouts, unconfirmed ranks, scheduling.
   void tick();
 
+  // --- Arrays and dependencies (job_manager_arrays.cpp) ---------------------------------------
+  // Jobs outside the active view that a submission's dependencies name, which the caller read
+  // from the store: their final states (and an array's indices) are kept for the dependencies.
+  void remember_jobs(const std::vector<Job>& jobs);
+  // The ids a spec depends on that this manager knows nothing of: the caller reads them first.
+  std::vector<JobId> unknown_dependencies(const JobSpec& spec) const;
+
   // Where the event hooks record (daemon_metrics.h); none by default. It must outlive the manager.
   void set_metrics(DaemonMetrics* metrics) { metrics_ = metrics; }
 
  private:
   Change usage_change();  // every share's record with its decayed usage as of now
+  // Arrays and dependencies (job_manager_arrays.cpp).
+  // Throws InvalidInput for an array over max_array_size, unknown ids and aftercorr without arrays.
+  void check_array_and_dependencies(const JobSpec& spec) const;
+  // The submitted job's drafts: one, or an array's tasks with consecutive ids.
+  void add_drafts(Change& change, JobSpec spec, const std::string& user, TimePoint now);
+  // Sets what holds a pending job back (dependencies, array limit); false when its dependencies can
+  // never be met: it is then cancelled with that reason.
+  bool hold_for_dependencies(const Job& job, scheduler::PendingJob& pending);
+  std::vector<scheduler::UpstreamJob> upstream_of(const Dependency& dependency, const Job& job) const;
+  // A job ended: its dependents are looked at again.
+  void upstream_ended(const Job& job);
+  void cancel_unmet(JobId id, const std::string& reason);
+  void learn_array(const Job& job);
   struct ActiveAttempt {
     Attempt record;
     std::vector<RankState> ranks;
@@ -215,6 +238,9 @@ class JobManager {
   bool schedule_requested_ = false;
   std::uint64_t accepted_since_tick_ = 0;  // submissions, summarised at info by tick()
   DaemonMetrics* metrics_ = nullptr;
+  std::unordered_map<JobId, JobState> ended_states_;       // jobs that ended, as far as dependencies need
+  std::unordered_map<JobId, std::vector<int>> array_indices_;  // array job -> its indices (task id = array + position)
+  std::unordered_map<JobId, std::vector<JobId>> dependents_;   // job -> pending jobs waiting for it
 };
 
 }  // namespace trainyard

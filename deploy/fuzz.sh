@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
-targets=(job_spec messages http_target failure_rules checkpoint_manifest config api_request)
+targets=(job_spec job_array messages http_target failure_rules checkpoint_manifest config api_request)
 
 # libFuzzer ships with Debian 12's clang-14 in libclang-rt-14-dev (libclang_rt.fuzzer-x86_64.a).
 missing=()

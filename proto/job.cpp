@@ -209,6 +209,30 @@ Json to_json(const WorkloadSpec& w) {
               {"spike_threshold", w.spike_threshold}};
 }
 
+// [{"job": 12, "condition": "afterok"}, ...]; records stored before conditions existed list bare
+// ids, which meant afterok.
+static std::vector<Dependency> parse_dependencies(const Json& deps, bool submitted) {
+  if (!deps.is_array() || deps.size() > 64) throw InvalidInput("depends_on", "must be an array of at most 64 dependencies");
+  std::vector<Dependency> out;
+  for (std::size_t i = 0; i < deps.size(); ++i) {
+    const std::string path = "depends_on[" + std::to_string(i) + "]";
+    const Json& d = deps[i];
+    if (!submitted && d.is_number_integer()) {
+      out.push_back(Dependency{d.get<JobId>(), DependencyCondition::afterok});
+      continue;
+    }
+    ObjectReader r(d, path);
+    Dependency dep;
+    dep.job = r.integer("job", 1, INT64_MAX);
+    const auto condition = parse_dependency_condition(r.opt_string("condition", 1, 16).value_or("afterok"));
+    if (!condition) throw InvalidInput(path + ".condition", "must be one of afterok, afterany, afternotok, aftercorr");
+    dep.condition = *condition;
+    r.finish();
+    out.push_back(dep);
+  }
+  return out;
+}
+
 JobSpec parse_job_spec(const Json& j, SpecOrigin origin) {
   ObjectReader r(j, "");
   const bool submitted = origin == SpecOrigin::submitted;
@@ -254,17 +278,11 @@ JobSpec parse_job_spec(const Json& j, SpecOrigin origin) {
     s.labels = r.string_map("labels", 32, 256);
     if (submitted) check_labels("labels", s.labels);
   }
-  if (const Json* deps = r.child("depends_on")) {
-    // Accepted and ignored, a dependency let a child run beside its parent: refused until built.
-    if (submitted) throw InvalidInput("depends_on", "job dependencies are not supported yet");
-    if (!deps->is_array() || deps->size() > 64) throw InvalidInput("depends_on", "must be an array of at most 64 job ids");
-    for (std::size_t i = 0; i < deps->size(); ++i) {
-      const Json& d = (*deps)[i];
-      if (!d.is_number_integer() || d.get<std::int64_t>() < 1) {
-        throw InvalidInput("depends_on[" + std::to_string(i) + "]", "must be a positive job id");
-      }
-      s.depends_on.push_back(d.get<JobId>());
-    }
+  if (const Json* deps = r.child("depends_on")) s.depends_on = parse_dependencies(*deps, submitted);
+  if (auto array = r.opt_string("array", 1, 4096)) {
+    // The grammar only: the size limit is the daemon's (--max-array-size), checked at submit.
+    parse_array_spec(*array, kMaxArrayIndex + 1, "array");
+    s.array = std::move(array);
   }
   s.code_version = r.opt_string("code_version", 1, 256);
   if (submitted && s.code_version) check_printable("code_version", *s.code_version);
@@ -293,7 +311,12 @@ Json to_json(const JobSpec& s) {
   j["retry"] = {{"attempts", s.retry.attempts}, {"evaluate_on_exit", rules}};
   put_optional(j, "timeout_s", s.timeout_s);
   if (!s.labels.empty()) j["labels"] = s.labels;
-  if (!s.depends_on.empty()) j["depends_on"] = s.depends_on;
+  if (!s.depends_on.empty()) {
+    Json deps = Json::array();
+    for (const auto& d : s.depends_on) deps.push_back({{"job", d.job}, {"condition", to_string(d.condition)}});
+    j["depends_on"] = std::move(deps);
+  }
+  put_optional(j, "array", s.array);
   put_optional(j, "code_version", s.code_version);
   return j;
 }
@@ -317,7 +340,16 @@ Json to_json(const Job& job) {
   put_time(j, "ended_at", job.ended_at);
   put_time(j, "not_before", job.not_before);
   put_optional(j, "exit_code", job.exit_code);
+  if (const auto& t = job.array_task) {
+    j["array"] = {{"job_id", t->array_job}, {"task_id", t->index}, {"task_count", t->count}};
+    put_optional(j["array"], "limit", t->limit);
+  }
   return j;
+}
+
+std::string job_ref_text(const Job& job) {
+  if (!job.array_task) return std::to_string(job.id);
+  return std::to_string(job.array_task->array_job) + "_" + std::to_string(job.array_task->index);
 }
 
 Json to_json(const Attempt& a) {
@@ -366,6 +398,10 @@ Job job_from_json(const Json& j) {
   job.cancel_requested = j.value("cancel_requested", false);
   job.excluded_nodes = j.value("excluded_nodes", std::vector<std::string>{});
   if (j.contains("exit_code") && j["exit_code"].is_number_integer()) job.exit_code = j["exit_code"].get<int>();
+  if (const auto a = j.find("array"); a != j.end() && a->is_object()) {
+    job.array_task = ArrayTask{a->value("job_id", job.id), a->value("task_id", 0), a->value("task_count", 1), std::nullopt};
+    if (a->contains("limit")) job.array_task->limit = (*a)["limit"].get<int>();
+  }
   return job;
 }
 

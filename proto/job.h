@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "proto/job_array.h"
 #include "proto/json_reader.h"
 #include "proto/time.h"
 
@@ -79,14 +80,25 @@ struct JobSpec {
   // Queue even when no registered nodes could hold the job yet (nodes to come); else it is refused.
   bool wait_for_capacity = false;
   std::map<std::string, std::string> labels;
-  std::vector<JobId> depends_on;
+  std::vector<Dependency> depends_on;
   std::optional<std::string> code_version;
+  // A job array's spec text (job_array.h), checked at submit; each task carries it, not its indices.
+  std::optional<std::string> array;
 
   bool preflight_enabled() const { return preflight.value_or(nodes > 1); }
 };
 
 enum class JobState { pending, starting, running, succeeded, failed, cancelled };
 enum class AttemptState { starting, running, succeeded, failed, cancelled };
+
+// What makes a job one task of an array: tasks of array A have ids A..A+count-1 in index order.
+struct ArrayTask {
+  JobId array_job = 0;
+  int index = 0;
+  int count = 0;
+  std::optional<int> limit;  // %K: tasks of the array running at once
+  bool operator==(const ArrayTask&) const = default;
+};
 
 struct Job {
   JobId id = 0;
@@ -105,7 +117,10 @@ struct Job {
   bool cancel_requested = false;
   std::vector<std::string> excluded_nodes;  // nodes that failed it; its next attempts avoid them
   std::optional<TimePoint> not_before;  // retry backoff: not placed before this time
+  std::optional<ArrayTask> array_task;
 };
+// "12" or, for a task, "12_3".
+std::string job_ref_text(const Job& job);
 
 struct Attempt {
   AttemptId id = 0;

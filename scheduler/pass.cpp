@@ -83,7 +83,7 @@ class Pass {
       job.not_before.reset();
       if (job.waiting_for.empty()) {
         --state_.shares[job.share].held;
-        state_.make_ready(job);
+        state_.admit(job);
       }
     }
   }

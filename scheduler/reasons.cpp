@@ -84,9 +84,16 @@ std::string words(const State& s, const QueuedJob& job, const ReasonFacts& facts
       return std::to_string(s.last.reserved_cores) + " cores are kept free for shares with no running work, and share " +
              share.name + " has " + std::to_string(share.running_cores) + " running";
     case ReasonCode::dependency: {
+      if (!job.dependency_reason.empty()) return job.dependency_reason;
       std::string ids;
       for (JobId id : job.waiting_for) ids += (ids.empty() ? "" : ", ") + std::to_string(id);
       return "waiting for job" + std::string(job.waiting_for.size() == 1 ? " " : "s ") + ids + " to succeed";
+    }
+    case ReasonCode::array_limit: {
+      const ArrayGate& gate = s.arrays.at(*job.array);
+      return "array " + std::to_string(*job.array) + " runs at most " + std::to_string(gate.limit) +
+             " tasks at once (%" + std::to_string(gate.limit) + "), and " + std::to_string(gate.admitted.size()) +
+             " are queued or running";
     }
     case ReasonCode::backoff:
       return "retry backoff: not before " + format_time(job.not_before.value_or(TimePoint{}));
@@ -98,7 +105,9 @@ std::string words(const State& s, const QueuedJob& job, const ReasonFacts& facts
 
 PendingReason explain(const State& s, const QueuedJob& job) {
   ReasonFacts facts;
-  if (!job.ready) {
+  if (job.gated) {
+    facts.code = ReasonCode::array_limit;
+  } else if (!job.ready) {
     facts.code = job.waiting_for.empty() ? ReasonCode::backoff : ReasonCode::dependency;
   } else if (auto it = s.last.reasons.find(job.id); it != s.last.reasons.end()) {
     facts = it->second;

@@ -67,6 +67,7 @@ void State::unqueue(JobId id) {
   } else {
     --share.held;
     if (job.not_before) backoff.erase({*job.not_before, id});
+    if (job.gated) arrays.at(*job.array).waiting.erase({job.key, id});
   }
   last.reasons.erase(id);
   queued.erase(it);
@@ -163,20 +164,28 @@ void Scheduler::queue(const PendingJob& p) {
   job.timeout_s = p.timeout_s;
   job.waiting_for = p.waiting_for;
   job.not_before = p.not_before;
+  job.dependency_reason = p.dependency_reason;
+  if (p.array) {
+    s.join_array(p.id, *p.array);
+    job.array = p.array->array_job;
+  }
   for (const std::string& name : p.excluded_nodes) job.excluded.push_back(s.node_slot(name));
   std::sort(job.excluded.begin(), job.excluded.end());
   job.excluded.erase(std::unique(job.excluded.begin(), job.excluded.end()), job.excluded.end());
 
   detail::QueuedJob& stored = s.queued.emplace(p.id, std::move(job)).first->second;
   if (stored.waiting_for.empty() && !stored.not_before) {
-    s.make_ready(stored);
+    s.admit(stored);
   } else {
     ++s.shares[stored.share].held;
     if (stored.not_before) s.backoff.insert({*stored.not_before, stored.id});
   }
 }
 
-void Scheduler::remove(JobId job) { state_->unqueue(job); }
+void Scheduler::remove(JobId job) {
+  state_->unqueue(job);
+  if (!state_->running.contains(job)) state_->leave_array(job);
+}
 
 void Scheduler::start_running(const RunningJob& job, TimePoint now) {
   detail::State& s = *state_;
@@ -187,9 +196,16 @@ void Scheduler::start_running(const RunningJob& job, TimePoint now) {
   std::vector<std::pair<int, int>> held;
   for (const NodeCores& nc : job.nodes) held.emplace_back(s.node_slot(nc.node), nc.cores);
   s.hold_running(job.id, share, std::move(held), job.started_at, job.timeout_s);
+  if (job.array) {
+    s.join_array(job.id, *job.array);
+    s.arrays.at(job.array->array_job).admitted.insert(job.id);
+  }
 }
 
-void Scheduler::finish(JobId job, TimePoint now) { state_->release_running(job, now); }
+void Scheduler::finish(JobId job, TimePoint now) {
+  state_->release_running(job, now);
+  state_->leave_array(job);
+}
 
 std::vector<UsageRecord> Scheduler::export_usage(TimePoint now) {
   std::vector<UsageRecord> records;

@@ -38,6 +38,16 @@ struct QueuedJob {
   std::optional<TimePoint> not_before;
   std::vector<int> excluded;  // node indices, sorted: avoided while other nodes fit (placement.h)
   bool ready = false;         // in its share's queue, rather than held by a dependency or backoff
+  std::string dependency_reason;
+  std::optional<JobId> array;  // a task of this array, which has a %K limit
+  bool gated = false;          // held by its array's limit
+};
+
+// An array with a %K limit: the tasks let through (ready or running) and those waiting their turn.
+struct ArrayGate {
+  int limit = 1;
+  std::set<JobId> admitted;
+  std::set<std::pair<JobKey, JobId>> waiting;
 };
 
 struct RunningWork {
@@ -106,6 +116,9 @@ struct State {
   std::set<std::pair<TimePoint, JobId>> backoff;  // held jobs with a not_before, by release time
   std::map<int, int> ready_demand;  // cores_per_node (0: whole node) -> ready jobs, to stop a pass early
 
+  std::unordered_map<JobId, ArrayGate> arrays;
+  std::unordered_map<JobId, JobId> array_of;  // task -> its gated array
+
   std::unordered_map<JobId, RunningWork> running;
   std::set<std::pair<TimePoint, JobId>> running_by_end;
 
@@ -121,6 +134,11 @@ struct State {
   TimePoint expected_end(TimePoint start, std::optional<std::int64_t> timeout_s) const;
 
   void make_ready(QueuedJob& job);
+  // Array limits (array_gate.cpp): make_ready unless the job's array is at its limit, then it waits.
+  void admit(QueuedJob& job);
+  void join_array(JobId task, const ArrayLimit& array);
+  // The task no longer holds a place (ended, removed): the next waiting task of its array gets it.
+  void leave_array(JobId task);
   void unqueue(JobId id);
   void hold_running(JobId id, int share, std::vector<std::pair<int, int>> nodes, TimePoint start,
                     std::optional<std::int64_t> timeout_s);

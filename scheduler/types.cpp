@@ -36,7 +36,13 @@ PendingJob pending_job(const Job& job) {
   p.cores_per_node = job.spec.cores_per_node;
   p.timeout_s = job.spec.timeout_s;
   p.not_before = job.not_before;
+  p.array = array_limit(job);
   return p;
+}
+
+std::optional<ArrayLimit> array_limit(const Job& job) {
+  if (!job.array_task || !job.array_task->limit) return std::nullopt;
+  return ArrayLimit{job.array_task->array_job, *job.array_task->limit};
 }
 
 std::string to_string(ReasonCode code) {
@@ -47,6 +53,7 @@ std::string to_string(ReasonCode code) {
     case ReasonCode::share_cap: return "share_cap";
     case ReasonCode::compute_reservation: return "compute_reservation";
     case ReasonCode::dependency: return "dependency";
+    case ReasonCode::array_limit: return "array_limit";
     case ReasonCode::backoff: return "backoff";
   }
   return "unknown";

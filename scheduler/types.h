@@ -40,6 +40,13 @@ struct NodeInfo {
 };
 NodeInfo node_info(const Node& node);  // accepts work iff HEALTHY and connected
 
+// A task of a job array with a %K limit: at most `limit` tasks of `array_job` are let into the
+// queue or run at once; the rest wait, in job order, held like a dependency.
+struct ArrayLimit {
+  JobId array_job = 0;
+  int limit = 1;
+};
+
 struct PendingJob {
   JobId id = 0;
   std::string share = "default";
@@ -48,12 +55,15 @@ struct PendingJob {
   int nodes = 1;
   std::optional<int> cores_per_node;  // nullopt: whole nodes
   std::optional<std::int64_t> timeout_s;
-  std::vector<JobId> waiting_for;        // dependencies not yet succeeded
+  std::vector<JobId> waiting_for;        // dependencies not yet met
+  std::string dependency_reason;         // the sentence for them (scheduler/dependencies.h)
+  std::optional<ArrayLimit> array;
   std::optional<TimePoint> not_before;   // retry backoff
   std::vector<std::string> excluded_nodes;  // nodes that failed this job before
 };
 // Everything but `waiting_for` and `excluded_nodes`, which the daemon knows from other records.
 PendingJob pending_job(const Job& job);
+std::optional<ArrayLimit> array_limit(const Job& job);  // its array's %K, if it is a task of one
 
 struct NodeCores {
   std::string node;
@@ -68,6 +78,7 @@ struct RunningJob {
   std::vector<NodeCores> nodes;
   TimePoint started_at{};
   std::optional<std::int64_t> timeout_s;
+  std::optional<ArrayLimit> array;
 };
 
 struct Start {
@@ -98,6 +109,7 @@ enum class ReasonCode {
   compute_reservation,  // cores held back for shares with no running work
   dependency,           // waiting for jobs it depends on
   backoff,              // retry backoff not over
+  array_limit,          // its array's %K tasks are already queued or running
 };
 std::string to_string(ReasonCode code);
 

@@ -64,4 +64,24 @@ std::optional<Role> parse_role(std::string_view s) {
   return std::nullopt;
 }
 
+std::vector<Job> jobs_depended_on(Store& store, const std::vector<JobId>& ids) {
+  std::vector<Job> found;
+  for (JobId id : ids) {
+    std::optional<Job> job = store.job(id);
+    if (!job) continue;
+    if (!job->array_task || job->array_task->array_job != id) {
+      found.push_back(std::move(*job));
+      continue;
+    }
+    // An array's tasks have the ids from its own up, in index order.
+    JobQuery tasks;
+    tasks.before_id = id + job->array_task->count;
+    tasks.limit = job->array_task->count;
+    for (Job& task : store.jobs(tasks)) {
+      if (task.array_task && task.array_task->array_job == id) found.push_back(std::move(task));
+    }
+  }
+  return found;
+}
+
 }  // namespace trainyard

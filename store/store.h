@@ -259,4 +259,8 @@ class Store {
   virtual int schema_version() = 0;
 };
 
+// The jobs that dependencies on `ids` cover, as stored: each id's job, and every task of an array
+// when the id is an array's. Missing ids are left out (the caller refuses them as unknown).
+std::vector<Job> jobs_depended_on(Store& store, const std::vector<JobId>& ids);
+
 }  // namespace trainyard

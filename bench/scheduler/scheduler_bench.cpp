@@ -3,7 +3,9 @@
 //   fill   - the passes that first fill the idle cluster (each examines at most max_jobs_examined),
 //   idle   - a pass on a full cluster where nothing changed,
 //   ended  - a pass right after one running job ends (incremental: the scheduler is not rebuilt),
-// keeping 100,000 jobs pending throughout.
+// keeping 100,000 jobs pending throughout. With --arrays (issue 17), a fifth of the jobs are tasks
+// of 100-task arrays limited to 5 running (%5), and a tenth depend on an earlier job (afterok),
+// held until it ends, then queued again as the daemon does.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -12,6 +14,7 @@
 #include <ctime>
 #include <random>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "scheduler/scheduler.h"
@@ -38,11 +41,25 @@ std::string numbered(const char* prefix, int n) {
 
 class Workload {
  public:
-  explicit Workload(unsigned seed) : rng_(seed) {}
+  Workload(unsigned seed, bool arrays_and_dependencies) : rng_(seed), arrays_and_dependencies_(arrays_and_dependencies) {}
 
   PendingJob next(TimePoint now) {
     PendingJob job;
     job.id = next_id_++;
+    if (arrays_and_dependencies_) {
+      const int roll = pick(0, 99);
+      if (roll < 20) {
+        if (tasks_left_ == 0) {
+          array_ = job.id;
+          tasks_left_ = 100;
+        }
+        --tasks_left_;
+        job.array = ArrayLimit{array_, 5};
+      } else if (roll < 30 && job.id > 1) {
+        job.waiting_for = {static_cast<JobId>(pick(std::max<int>(1, static_cast<int>(job.id) - 5000), static_cast<int>(job.id) - 1))};
+        job.dependency_reason = "waiting for job to succeed (afterok)";
+      }
+    }
     job.share = numbered("share-", pick(0, kShares - 1));
     job.priority = pick(0, 9);
     job.submitted_at = now;
@@ -63,7 +80,10 @@ class Workload {
 
  private:
   std::mt19937_64 rng_;
+  bool arrays_and_dependencies_ = false;
   JobId next_id_ = 1;
+  JobId array_ = 0;
+  int tasks_left_ = 0;
 };
 
 double thread_cpu_ms() {
@@ -107,12 +127,14 @@ struct Series {
 
 int main(int argc, char** argv) {
   int rounds = 1000;
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (std::strcmp(argv[i], "--rounds") == 0) rounds = std::atoi(argv[i + 1]);
+  bool arrays = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) rounds = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--arrays") == 0) arrays = true;
   }
 
   Scheduler scheduler{Config{}};
-  Workload workload(7);
+  Workload workload(7, arrays);
   for (int n = 0; n < kNodes; ++n) {
     scheduler.upsert_node(NodeInfo{numbered("node-", n), kCores, {{"rack", numbered("r", n / 40)}}, true});
   }
@@ -122,7 +144,23 @@ int main(int argc, char** argv) {
     scheduler.import_usage(UsageRecord{name, 1000.0 * workload.pick(0, 10'000), at_s(0)});
   }
   TimePoint now = at_s(0);
-  for (int i = 0; i < kPending; ++i) scheduler.queue(workload.next(now));
+  // Jobs held by a dependency, by the job they wait for: queued again, free, once it ends.
+  std::unordered_map<JobId, std::vector<PendingJob>> dependents;
+  const auto submit = [&](PendingJob job) {
+    if (!job.waiting_for.empty()) dependents[job.waiting_for.front()].push_back(job);
+    scheduler.queue(job);
+  };
+  const auto finish = [&](JobId id) {
+    scheduler.finish(id, now);
+    auto it = dependents.find(id);
+    if (it == dependents.end()) return;
+    for (PendingJob& job : it->second) {
+      job.waiting_for.clear();
+      scheduler.queue(job);
+    }
+    dependents.erase(it);
+  };
+  for (int i = 0; i < kPending; ++i) submit(workload.next(now));
 
   std::vector<JobId> running;
   const auto pass = [&](Series& series) {
@@ -130,7 +168,7 @@ int main(int argc, char** argv) {
     series.time([&] { result = scheduler.schedule(now); });
     for (const Start& start : result.starts) {
       running.push_back(start.job);
-      scheduler.queue(workload.next(now));  // keep the backlog at 100,000
+      submit(workload.next(now));  // keep the backlog at 100,000
     }
     return result;
   };
@@ -147,14 +185,14 @@ int main(int argc, char** argv) {
     now += std::chrono::seconds(1);
     pass(idle);
     const std::size_t victim = static_cast<std::size_t>(workload.pick(0, static_cast<int>(running.size()) - 1));
-    scheduler.finish(running[victim], now);
+    finish(running[victim]);
     running[victim] = running.back();
     running.pop_back();
     reserved += pass(ended).reservation.has_value();
   }
 
-  std::printf("scheduler_bench: %d nodes x %d cores, %d shares, %d pending, max_jobs_examined=%d\n", kNodes, kCores,
-              kShares, kPending, Config{}.max_jobs_examined);
+  std::printf("scheduler_bench: %d nodes x %d cores, %d shares, %d pending, max_jobs_examined=%d%s\n", kNodes, kCores,
+              kShares, kPending, Config{}.max_jobs_examined, arrays ? ", arrays (%5) and dependencies on" : "");
   std::printf("fill: %zu jobs started, %zu running after; ended passes with a reservation: %d/%d\n", started_in_fill,
               running.size(), reserved, rounds);
   fill.print();

@@ -3,7 +3,11 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <climits>
 #include <filesystem>
+#include <memory>
+#include <map>
+#include <set>
 
 #include "checkpoint/checkpoint.h"
 #include "daemon/api.h"
@@ -36,7 +40,46 @@ Json checkpoint_json(const CheckpointStatus& s) {
           {"problem", s.problem}};
 }
 
+// One past the last task id of array `array` (store thread).
+JobId tasks_end(Store& store, JobId array) {
+  const std::optional<Job> root = store.job(array);
+  if (!root || !root->array_task || root->array_task->array_job != array) return array + 1;
+  return array + root->array_task->count;
+}
+
+// An array's tasks counted by state, as stored (store thread); the live ones are corrected by the caller.
+std::map<std::string, int> task_states(Store& store, const ArrayTask& task) {
+  JobQuery query;
+  query.before_id = task.array_job + task.count;
+  query.limit = task.count;
+  std::map<std::string, int> counts;
+  for (const Job& j : store.jobs(query)) {
+    if (j.array_task && j.array_task->array_job == task.array_job) ++counts[to_string(j.state)];
+  }
+  return counts;
+}
+
+// One state for a folded array: RUNNING while any task runs or starts, PENDING while any waits,
+// then SUCCEEDED only if every task did, FAILED if any did, else CANCELLED.
+std::string array_state(const std::map<std::string, int>& counts) {
+  for (JobState s : {JobState::running, JobState::starting, JobState::pending, JobState::failed, JobState::cancelled}) {
+    if (counts.contains(to_string(s))) return to_string(s == JobState::starting ? JobState::running : s);
+  }
+  return to_string(JobState::succeeded);
+}
+
 }  // namespace
+
+Json Api::array_row(const Job& task, const std::map<std::string, int>& counts) const {
+  const ArrayTask& array = *task.array_task;
+  Json row = to_json(task);
+  row["id"] = array.array_job;
+  row["state"] = array_state(counts);
+  row["reason"] = "";
+  row["array"].erase("task_id");
+  row["array"]["counts"] = counts;
+  return row;
+}
 
 Json Api::live_fields(const Job& job) const {
   Json j = Json::object();
@@ -66,10 +109,27 @@ void Api::submit_job(ApiCall call) {
   if (auto refused = submit_refusal(call.who, share, jobs_.share_created(share), jobs_.share_members(share))) {
     return call.fail(refused->status, refused->status == 403 ? "forbidden" : "invalid_field", refused->message, "share");
   }
+  // An array adds all its tasks to the user's pending jobs at once.
+  const std::size_t tasks = spec.array ? parse_array_spec(*spec.array, kMaxArrayIndex + 1).indices.size() : 1;
   if (auto refused = pending_cap_refusal(call.who, max_pending_per_user_,
-                                         [&] { return jobs_.pending_count(call.who.user); })) {
+                                         [&] { return jobs_.pending_count(call.who.user) + tasks - 1; })) {
     return call.fail(429, "too_many_pending", *refused);
   }
+  const std::vector<JobId> unknown = jobs_.unknown_dependencies(spec);
+  if (unknown.empty()) return accept_job(call, std::move(spec));
+  // Jobs it depends on that ended before this daemon started are read from the store first.
+  store_.read(
+      [this, call, unknown, spec = std::move(spec)](Store& store) mutable {
+        std::vector<Job> found = jobs_depended_on(store, unknown);
+        return std::function<void()>([this, call, spec = std::move(spec), found = std::move(found)]() mutable {
+          jobs_.remember_jobs(found);
+          accept_job(call, std::move(spec));
+        });
+      },
+      [call](const std::string& error) { call.fail(500, "internal", "could not read the jobs depended on: " + error); });
+}
+
+void Api::accept_job(ApiCall call, JobSpec spec) {
   const std::string user = call.who.user;
   const Json audited = {{"name", spec.name}, {"share", spec.share}};
   try {
@@ -99,6 +159,7 @@ void Api::list_jobs(ApiCall call) {
   if (auto it = q.find("user"); it != q.end()) query.user = it->second;
   query.limit = static_cast<int>(query_int(call.request, "limit", 1, 1000).value_or(100));
   query.before_id = query_int(call.request, "before", 1, INT64_MAX);
+  const std::optional<JobId> array = query_int(call.request, "array", 1, INT64_MAX);
   if (!call.who.may(Action::read_all_jobs)) {
     if (query.user && *query.user != call.who.user) {
       return call.fail(403, "forbidden", "role " + to_string(call.who.role) + " may not list other users' jobs", "user");
@@ -106,16 +167,38 @@ void Api::list_jobs(ApiCall call) {
     query.user = call.who.user;
   }
   store_.read(
-      [this, call, query](Store& store) {
+      [this, call, query, array](Store& store) mutable {
+        if (array) query.before_id = std::min(query.before_id.value_or(INT64_MAX), tasks_end(store, *array));
         auto found = store.jobs(query);
-        return std::function<void()>([this, call, query, found = std::move(found)] {
+        if (array) std::erase_if(found, [&](const Job& j) { return !j.array_task || j.array_task->array_job != *array; });
+        // Without ?array=, each array in the page is one row, with its tasks counted by state.
+        std::map<JobId, std::map<std::string, int>> counts;
+        if (!array) {
+          for (const Job& j : found) {
+            if (j.array_task && !counts.contains(j.array_task->array_job)) {
+              counts[j.array_task->array_job] = task_states(store, *j.array_task);
+            }
+          }
+        }
+        return std::function<void()>([this, call, query, array, found = std::move(found), counts = std::move(counts)] {
           Json list = Json::array();
+          std::set<JobId> folded;
           for (const auto& stored : found) {
             const Job* active = jobs_.active_job(stored.id);
-            list.push_back(job_json(active ? *active : stored));
+            const Job& job = active ? *active : stored;
+            if (!array && job.array_task) {
+              if (!folded.insert(job.array_task->array_job).second) continue;
+              list.push_back(array_row(job, counts.at(job.array_task->array_job)));
+              continue;
+            }
+            list.push_back(job_json(job));
           }
           Json next = nullptr;
-          if (static_cast<int>(found.size()) == query.limit && !found.empty()) next = std::to_string(found.back().id);
+          if (static_cast<int>(found.size()) == query.limit && !found.empty()) {
+            // The next page starts below the last row's array, which this page showed whole.
+            const Job& last = found.back();
+            next = std::to_string(array || !last.array_task ? last.id : std::min(last.id, last.array_task->array_job));
+          }
           call.reply(200, {{"jobs", list}, {"next", next}});
         });
       },
@@ -135,9 +218,22 @@ void Api::with_job(ApiCall call, JobId id, std::function<void(ApiCall, Job)> the
               [call](const std::string& error) { call.fail(500, "internal", "could not read the job: " + error); });
 }
 
+void Api::with_job(ApiCall call, std::function<void(ApiCall, Job)> then) {
+  const JobRef ref = parse_job_ref(call.param("id"));
+  if (!ref.task) return with_job(call, ref.job, std::move(then));
+  // Task N of array A has the id A + N's position among the array's indices.
+  with_job(call, ref.job, [this, ref, then](ApiCall c, Job root) {
+    const auto missing = [&] { c.fail(404, "not_found", "job " + std::to_string(ref.job) + " has no array task " + std::to_string(*ref.task)); };
+    if (!root.array_task || root.array_task->array_job != root.id || !root.spec.array) return missing();
+    const std::vector<int> indices = parse_array_spec(*root.spec.array, INT_MAX).indices;
+    const auto at = std::lower_bound(indices.begin(), indices.end(), *ref.task);
+    if (at == indices.end() || *at != *ref.task) return missing();
+    with_job(c, root.id + (at - indices.begin()), then);
+  });
+}
+
 void Api::get_job(ApiCall call) {
-  const JobId id = call.id();
-  with_job(call, id, [this](ApiCall c, Job job) {
+  with_job(call, [this](ApiCall c, Job job) {
     store_.read(
         [this, c, job](Store& store) {
           return std::function<void()>([this, c, job, attempts = store.attempts_of(job.id)]() mutable {
@@ -156,21 +252,41 @@ void Api::get_job(ApiCall call) {
 }
 
 void Api::cancel_job(ApiCall call) {
-  const JobId id = call.id();
-  with_job(call, id, [this](ApiCall c, Job job) {
+  const bool one_task = call.param("id").find('_') != std::string::npos;
+  with_job(call, [this, one_task](ApiCall c, Job job) {
     if (!can_cancel(c.who, job)) return c.forbid("cancel job " + std::to_string(job.id));
+    if (!one_task && job.array_task && job.array_task->array_job == job.id) return cancel_array(c, job);
     jobs_.cancel(job.id, [this, c, job](JobManager::CancelResult result, std::optional<Job> updated) {
       if (result == JobManager::CancelResult::not_active) {
-        return c.fail(409, "conflict", "job " + std::to_string(job.id) + " already ended as " + to_string(job.state));
+        return c.fail(409, "conflict", "job " + job_ref_text(job) + " already ended as " + to_string(job.state));
       }
       c.reply(200, job_json(*updated));
     }, audit_of(c, "job.cancelled", {{"job_user", job.user}}));
   });
 }
 
+void Api::cancel_array(ApiCall call, const Job& root) {
+  std::vector<JobId> active;
+  for (JobId id = root.id; id < root.id + root.array_task->count; ++id) {
+    if (jobs_.active_job(id)) active.push_back(id);
+  }
+  if (active.empty()) return call.fail(409, "conflict", "every task of array " + std::to_string(root.id) + " already ended");
+  // Answered once every task's cancellation is stored (or asked of its running attempt).
+  auto left = std::make_shared<std::size_t>(active.size());
+  auto first = std::make_shared<Job>(root);  // the array's first task as its cancellation left it
+  for (JobId id : active) {
+    jobs_.cancel(id, [this, call, first, left, cancelled = active.size()](JobManager::CancelResult, std::optional<Job> updated) {
+      if (updated && updated->id == first->id) *first = *updated;
+      if (--*left > 0) return;
+      Json body = job_json(*first);
+      body["array"]["cancelled_tasks"] = cancelled;
+      call.reply(200, body);
+    }, audit_of(call, "job.cancelled", {{"job_user", root.user}}));
+  }
+}
+
 void Api::job_attempts(ApiCall call) {
-  const JobId id = call.id();
-  with_job(call, id, [this](ApiCall c, Job job) {
+  with_job(call, [this](ApiCall c, Job job) {
     store_.read(
         [this, c, job](Store& store) {
           return std::function<void()>([this, c, attempts = store.attempts_of(job.id)] {
@@ -189,11 +305,10 @@ void Api::job_attempts(ApiCall call) {
 }
 
 void Api::attempt_provenance(ApiCall call) {
-  const JobId id = call.id();
   // "last": the newest attempt, so a client need not list the attempts first.
   const std::optional<std::int64_t> number =
       call.param("n") == "last" ? std::nullopt : std::optional(parse_int(call.param("n"), "n", 1, 1 << 20));
-  with_job(call, id, [this, number](ApiCall c, Job job) {
+  with_job(call, [this, number](ApiCall c, Job job) {
     store_.read(
         [this, c, job, number](Store& store) {
           return std::function<void()>([this, c, job, number, attempts = store.attempts_of(job.id)] {
@@ -221,13 +336,12 @@ void Api::attempt_provenance(ApiCall call) {
 }
 
 void Api::job_logs(ApiCall call) {
-  const JobId id = call.id();
   const auto rank_value = query_int(call.request, "rank", 0, 1023);
   const std::optional<int> rank = rank_value ? std::optional<int>(static_cast<int>(*rank_value)) : std::nullopt;
   // Lines, like tail -n; each rank's reply is capped at kMaxLogReplyBytes and says when it was cut.
   const auto tail = query_int(call.request, "tail", 1, kMaxLogLines).value_or(1000);
   const auto number = query_int(call.request, "attempt", 1, 1 << 20);
-  with_job(call, id, [this, rank, tail, number](ApiCall c, Job job) {
+  with_job(call, [this, rank, tail, number](ApiCall c, Job job) {
     store_.read(
         [this, c, job, rank, tail, number](Store& store) {
           return std::function<void()>([this, c, job, rank, tail, number, attempts = store.attempts_of(job.id)] {
@@ -259,8 +373,7 @@ void Api::job_logs(ApiCall call) {
 }
 
 void Api::job_checkpoints(ApiCall call) {
-  const JobId id = call.id();
-  with_job(call, id, [this](ApiCall c, Job job) {
+  with_job(call, [this](ApiCall c, Job job) {
     const std::filesystem::path dir = checkpoint::job_checkpoint_dir(checkpoint_root_, job.id);
     // The records come from the store; the job's files are read on the file worker, never on the
     // store's thread, so a hostile directory cannot hold up other requests.
@@ -281,9 +394,8 @@ void Api::job_checkpoints(ApiCall call) {
 }
 
 void Api::job_metrics(ApiCall call) {
-  const JobId id = call.id();
   const auto max_points = query_int(call.request, "max_points", 1, 100'000).value_or(500);
-  with_job(call, id, [this, max_points](ApiCall c, Job job) {
+  with_job(call, [this, max_points](ApiCall c, Job job) {
     // Summarizing can touch every step of a long run: done on the worker thread with the read.
     store_.read(
         [c, job, max_points](Store& store) {

@@ -34,7 +34,11 @@ Json parameters(const Route& route) {
   while ((at = route.pattern.find('{', at)) != std::string_view::npos) {
     const std::size_t end = route.pattern.find('}', at);
     const std::string name(route.pattern.substr(at + 1, end - at - 1));
-    const Json schema = name == "id" ? Json{{"type", "integer"}, {"minimum", 1}} : Json{{"type", "string"}};
+    const Json schema = name != "id" ? Json{{"type", "string"}}
+                        // A job is also addressed as task N of array ID: "ID_N".
+                        : route.pattern.starts_with("/v1/jobs/")
+                            ? Json{{"type", "string"}, {"pattern", "^[1-9][0-9]*(_[0-9]+)?$"}}
+                            : Json{{"type", "integer"}, {"minimum", 1}};
     list.push_back({{"name", name}, {"in", "path"}, {"required", true}, {"schema", schema}});
     at = end;
   }

@@ -40,7 +40,11 @@ const char* const kJsonSchemas = R"json({
       "preflight": {"type": "boolean"},
       "wait_for_capacity": {"type": "boolean", "default": false},
       "labels": {"type": "object", "additionalProperties": {"type": "string"}},
-      "depends_on": {"type": "array", "items": {"type": "integer", "minimum": 1}, "description": "refused: not supported yet"},
+      "depends_on": {"type": "array", "maxItems": 64, "items": {"type": "object", "required": ["job"], "additionalProperties": false,
+        "properties": {"job": {"type": "integer", "minimum": 1},
+                       "condition": {"enum": ["afterok", "afterany", "afternotok", "aftercorr"], "default": "afterok"}}}},
+      "array": {"type": "string", "minLength": 1, "maxLength": 4096,
+                "description": "a job array: 0-99, 0-99:4, 1,5,9 or a mix, optionally ending in %K (at most K tasks running)"},
       "code_version": {"type": "string", "minLength": 1, "maxLength": 256}}
   },
   "Job": {
@@ -53,7 +57,11 @@ const char* const kJsonSchemas = R"json({
       "exit_code": {"type": "integer"}, "spec": {"$ref": "#/components/schemas/JobSpec"},
       "pending_reason": {"type": "object", "properties": {"code": {"type": "string"}, "message": {"type": "string"}}},
       "queue_position": {"type": "integer"},
-      "goodput": {"$ref": "#/components/schemas/Goodput"}}
+      "goodput": {"$ref": "#/components/schemas/Goodput"},
+      "array": {"type": "object", "description": "a task of a job array; a folded list row has counts (tasks by state) and no task_id",
+        "properties": {"job_id": {"type": "integer"}, "task_id": {"type": "integer"}, "task_count": {"type": "integer"},
+                       "limit": {"type": "integer"}, "counts": {"type": "object", "additionalProperties": {"type": "integer"}},
+                       "cancelled_tasks": {"type": "integer"}}}}
   },
   "JobState": {"enum": ["PENDING", "STARTING", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED"]},
   "JobList": {"type": "object", "required": ["jobs", "next"], "properties": {

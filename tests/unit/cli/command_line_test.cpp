@@ -106,6 +106,17 @@ TEST(CommandLine, SubmitNeedsExactlyOneSource) {
   EXPECT_EQ(rejected({"submit", "a.json", "--nodes", "2"}), "--nodes");  // quick-form flag with a file
 }
 
+TEST(CommandLine, SubmitTakesAnArrayAndDependenciesInBothForms) {
+  const auto quick = parsed<SubmitJob>({"submit", "--array", "0-19%3", "--depend", "afterok:4:5,afternotok:6", "--", "x"});
+  EXPECT_EQ(quick.spec["array"], "0-19%3");
+  EXPECT_EQ(quick.spec["depends_on"], Json::parse(R"([{"job": 4, "condition": "afterok"}, {"job": 5, "condition": "afterok"},
+                                                      {"job": 6, "condition": "afternotok"}])"));
+  const auto file = parsed<SubmitJob>({"submit", "job.json", "--array", "1,5,9"});
+  EXPECT_EQ(file.array_and_dependencies, (Json{{"array", "1,5,9"}}));
+  EXPECT_EQ(rejected({"submit", "--array", "5-1", "--", "x"}), "--array");
+  EXPECT_EQ(rejected({"submit", "job.json", "--depend", "after:1"}), "--depend");
+}
+
 TEST(CommandLine, Jobs) {
   EXPECT_EQ(parsed<ListJobs>({"jobs"}), ListJobs{});
   const auto list = parsed<ListJobs>({"jobs", "--state", "running", "--share", "s", "--user", "bob", "--limit", "5"});
@@ -125,6 +136,9 @@ TEST(CommandLine, Jobs) {
 TEST(CommandLine, JobAndCancelTakeOneId) {
   EXPECT_EQ(parsed<ShowJob>({"job", "42"}).id, 42);
   EXPECT_EQ(parsed<CancelJob>({"cancel", "7"}).id, 7);
+  EXPECT_EQ(parsed<CancelJob>({"cancel", "7_3"}), (CancelJob{7, 3}));
+  EXPECT_EQ(rejected({"cancel", "7_x"}), "ID");
+  EXPECT_EQ(parsed<ListJobs>({"jobs", "--array", "12"}).array, 12);
   EXPECT_EQ(rejected({"job"}), "ID");
   EXPECT_EQ(rejected({"job", "0"}), "ID");
   EXPECT_EQ(rejected({"job", "4x"}), "ID");

@@ -132,6 +132,21 @@ TEST(Render, JobsTable) {
             (std::vector<std::string>{"43", "big", "bob", "default", "PENDING", "3", "64", "0", "2d", "resources"}));
 }
 
+TEST(Render, JobsTableFoldsAnArrayAndNamesTasks) {
+  Json folded = running_job();
+  folded["id"] = 12;
+  folded["spec"]["array"] = "0-19%3";
+  folded["array"] = {{"job_id", 12}, {"task_count", 20}, {"limit", 3}, {"counts", {{"PENDING", 14}, {"RUNNING", 3}, {"SUCCEEDED", 3}}}};
+  Json task = running_job();
+  task["id"] = 17;
+  task["array"] = {{"job_id", 12}, {"task_id", 5}, {"task_count", 20}};
+  const auto lines = lines_of(render({"jobs"}, {Json{{"jobs", {folded, task}}, {"next", nullptr}}}));
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(cells_of(lines[1]), (std::vector<std::string>{"12_[0-19%3]", "train", "alice", "vision", "RUNNING", "-", "2", "-",
+                                                          "5m", "14 PENDING, 3 RUNNING, 3 SUCCEEDED"}));
+  EXPECT_EQ(cells_of(lines[2]).front(), "12_5");
+}
+
 TEST(Render, JobsTableSaysWhenMoreJobsMatch) {
   const Json reply = {{"jobs", {pending_job()}}, {"next", "43"}};
   EXPECT_NE(render({"jobs"}, {reply}).find("add --before 43 for the next page"), std::string::npos);

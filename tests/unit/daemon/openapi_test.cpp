@@ -76,7 +76,9 @@ TEST(OpenApi, DescribesEveryRouteWithItsRolesParametersAndSchemas) {
   EXPECT_EQ(drain["x-trainyard-roles"], Json::array({"admin", "operator"}));
   EXPECT_FALSE(drain["requestBody"]["required"]) << "a drain needs no body";
   EXPECT_TRUE(doc["paths"]["/v1/jobs"]["post"]["requestBody"]["required"]);
-  EXPECT_EQ(doc["paths"]["/v1/jobs/{id}"]["get"]["parameters"][0]["schema"]["type"], "integer");
+  // A job is "12" or, a task of an array, "12_3".
+  EXPECT_EQ(doc["paths"]["/v1/jobs/{id}"]["get"]["parameters"][0]["schema"]["pattern"], "^[1-9][0-9]*(_[0-9]+)?$");
+  EXPECT_EQ(doc["paths"]["/v1/healthchecks/{id}"]["get"]["parameters"][0]["schema"]["type"], "integer");
   EXPECT_TRUE(doc["paths"]["/metrics"]["get"]["responses"]["200"]["content"].contains(prom::kContentType));
 }
 

@@ -70,13 +70,13 @@ TEST(JobSpec, RoundTripsThroughJson) {
 }
 
 TEST(JobSpec, AStoredSpecIsReadUnderTheRulesItWasWrittenWith) {
-  // Written before dependencies were refused and names had to be printable: still readable.
+  // Written when dependencies were bare ids and names need not be printable: still readable.
   Json j = minimal_command();
   j["name"] = "old\x1b[2Jname";
   j["labels"] = {{"bad key", "v"}};
   j["depends_on"] = {1, 2};
   const JobSpec s = parse_job_spec(j, SpecOrigin::stored);
-  EXPECT_EQ(s.depends_on, (std::vector<JobId>{1, 2}));
+  EXPECT_EQ(s.depends_on, (std::vector<Dependency>{{1, DependencyCondition::afterok}, {2, DependencyCondition::afterok}}));
   EXPECT_EQ(to_json(parse_job_spec(to_json(s), SpecOrigin::stored)), to_json(s));
   EXPECT_THROW(parse_job_spec(j), InvalidInput);
 }
@@ -114,7 +114,10 @@ INSTANTIATE_TEST_SUITE_P(
                       BadSpec{"nodes_min above nodes", {{"nodes_min", 2}}, "nodes_min"},
                       BadSpec{"negative timeout", {{"timeout_s", -1}}, "timeout_s"},
                       BadSpec{"workload on command job", {{"workload", {{"steps", 1}}}}, "workload"},
-                      BadSpec{"dependencies", {{"depends_on", {1}}}, "depends_on"},
+                      BadSpec{"a bare dependency id", {{"depends_on", {1}}}, "depends_on[0]"},
+                      BadSpec{"an unknown condition", {{"depends_on", {{{"job", 1}, {"condition", "after"}}}}}, "depends_on[0].condition"},
+                      BadSpec{"a dependency on id 0", {{"depends_on", {{{"job", 0}}}}}, "depends_on[0].job"},
+                      BadSpec{"a bad array", {{"array", "0-x"}}, "array"},
                       BadSpec{"escape sequence in name", {{"name", "a\x1b]52;c;ZXZpbA==\x07"}}, "name"},
                       BadSpec{"newline in name", {{"name", "a\nb"}}, "name"},
                       BadSpec{"C1 control in name", {{"name", "a\xc2\x9b" "2J"}}, "name"},

@@ -49,7 +49,7 @@ inline Job full_job(JobId id) {
   s.stuck_after_s = 600;
   s.preflight = false;
   s.labels = {{"team", "a"}, {"tier", "prod"}};
-  s.depends_on = {1, 2};
+  s.depends_on = {{1, DependencyCondition::afterok}, {2, DependencyCondition::aftercorr}};
   s.code_version = "git:abc123";
   return j;
 }

@@ -1,0 +1,157 @@
+// Job arrays and dependencies with real processes (issue 17 items 1-2).
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <gtest/gtest.h>
+#include <sstream>
+
+#include "tests/integration/cluster.h"
+
+namespace trainyard::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+Json command_job(const std::string& name, const std::string& script) {
+  return Json{{"name", name}, {"cores_per_node", 1}, {"command", {{"argv", {"/bin/sh", "-c", script}}}}};
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+class Arrays : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    cluster.start_daemon({"--max-array-size", "50"});
+    cluster.start_agent("node-a");  // 4 cores each: 8 tasks could run at once without a limit
+    cluster.start_agent("node-b");
+    cluster.wait_for_nodes(2);
+  }
+  Json tasks(std::int64_t array) {
+    return cluster.api("GET", "/v1/jobs?array=" + std::to_string(array) + "&limit=1000").body["jobs"];
+  }
+  std::string path(std::int64_t id) { return "/v1/jobs/" + std::to_string(id); }
+  Cluster cluster;
+};
+
+TEST_F(Arrays, TwentyTasksWithPercentThreeNeverRunMoreThanThreeAtOnce) {
+  // Each task logs its start and end with a nanosecond clock; the overlap is computed afterwards,
+  // from what the processes themselves saw.
+  const std::string spans = cluster.shared_dir() + "/spans";
+  const std::string env = cluster.shared_dir() + "/env";
+  Json spec = command_job("sweep", "echo \"$(date +%s%N) 1\" >> " + spans + "; echo \"$TRAINYARD_ARRAY_JOB_ID " +
+                                       "$TRAINYARD_ARRAY_TASK_ID $TRAINYARD_ARRAY_TASK_COUNT\" >> " + env +
+                                       "; sleep 0.4; echo \"$(date +%s%N) -1\" >> " + spans);
+  spec["array"] = "0-19%3";
+  const auto id = cluster.submit(spec);
+  ASSERT_TRUE(eventually(
+      [&] {
+        const Json list = tasks(id);
+        return list.size() == 20 &&
+               std::all_of(list.begin(), list.end(), [](const Json& t) { return t["state"] == "SUCCEEDED"; });
+      },
+      90s))
+      << tasks(id).dump();
+
+  std::vector<std::pair<std::int64_t, int>> events;
+  std::istringstream in(read_file(spans));
+  std::int64_t at = 0;
+  int delta = 0;
+  while (in >> at >> delta) events.emplace_back(at, delta);
+  ASSERT_EQ(events.size(), 40u);
+  std::sort(events.begin(), events.end());  // at equal times an end (-1) sorts before a start
+  int running = 0;
+  int most = 0;
+  for (const auto& [when, d] : events) most = std::max(most, running += d);
+  EXPECT_EQ(most, 3);  // never more than 3, and the limit was used (8 cores were free)
+
+  std::istringstream lines(read_file(env));
+  std::set<int> seen;
+  std::int64_t array_job = 0;
+  int task = 0;
+  int count = 0;
+  while (lines >> array_job >> task >> count) {
+    EXPECT_EQ(array_job, id);
+    EXPECT_EQ(count, 20);
+    seen.insert(task);
+  }
+  EXPECT_EQ(seen.size(), 20u);
+
+  // One row in the job list, with its tasks by state; a task is addressed as ID_N.
+  const Json list = cluster.api("GET", "/v1/jobs").body["jobs"];
+  ASSERT_EQ(list.size(), 1u) << list.dump();
+  EXPECT_EQ(list[0]["id"], id);
+  EXPECT_EQ(list[0]["array"]["counts"], (Json{{"SUCCEEDED", 20}}));
+  const auto fifth = cluster.api("GET", path(id) + "_5");
+  ASSERT_EQ(fifth.status, 200) << fifth.body.dump();
+  EXPECT_EQ(fifth.body["array"]["task_id"], 5);
+  EXPECT_EQ(cluster.api("GET", path(id) + "_20").status, 404);
+}
+
+TEST_F(Arrays, AnArrayIsCancelledWholeOrOneTaskAtATime) {
+  Json spec = command_job("sleepers", "sleep 60");
+  spec["array"] = "1,5,9%1";
+  const auto id = cluster.submit(spec);
+  const auto one = cluster.api("POST", path(id) + "_9/cancel");
+  ASSERT_EQ(one.status, 200) << one.body.dump();
+  EXPECT_EQ(one.body["id"], id + 2);
+  EXPECT_EQ(one.body["state"], "CANCELLED");
+  const auto all = cluster.api("POST", path(id) + "/cancel");
+  ASSERT_EQ(all.status, 200) << all.body.dump();
+  EXPECT_EQ(all.body["array"]["cancelled_tasks"], 2);
+  cluster.wait_job_state(id, "CANCELLED", 30s);
+  cluster.wait_job_state(id + 1, "CANCELLED", 30s);
+}
+
+TEST_F(Arrays, TooLargeAnArrayIsRefusedNamingTheLimit) {
+  Json spec = command_job("huge", "true");
+  spec["array"] = "0-50";
+  const auto refused = cluster.api("POST", "/v1/jobs", spec.dump());
+  ASSERT_EQ(refused.status, 400) << refused.body.dump();
+  EXPECT_NE(refused.body.dump().find("--max-array-size"), std::string::npos) << refused.body.dump();
+  EXPECT_NE(refused.body.dump().find("\"array\""), std::string::npos) << refused.body.dump();
+}
+
+TEST_F(Arrays, AnAfterokChainRunsInOrder) {
+  const std::string order = cluster.shared_dir() + "/order";
+  const auto a = cluster.submit(command_job("a", "sleep 1; echo a >> " + order));
+  Json b = command_job("b", "echo b >> " + order);
+  b["depends_on"] = {{{"job", a}, {"condition", "afterok"}}};
+  const auto b_id = cluster.submit(b);
+  Json c = command_job("c", "echo c >> " + order);
+  c["depends_on"] = {{{"job", b_id}}};
+  const auto c_id = cluster.submit(c);
+  const Json waiting = cluster.api("GET", path(c_id)).body;
+  EXPECT_EQ(waiting["pending_reason"]["code"], "dependency") << waiting.dump();
+  EXPECT_EQ(waiting["pending_reason"]["message"], "waiting for job " + std::to_string(b_id) + " to succeed (afterok)");
+  cluster.wait_job_state(c_id, "SUCCEEDED", 60s);
+  EXPECT_EQ(read_file(order), "a\nb\nc\n");
+}
+
+TEST_F(Arrays, AfternotokAfterASuccessIsCancelledWithTheReasonAndAnEvent) {
+  const auto a = cluster.submit(command_job("a", "sleep 0.5"));
+  Json b = command_job("b", "true");
+  b["depends_on"] = {{{"job", a}, {"condition", "afternotok"}}};
+  const auto b_id = cluster.submit(b);
+  const Json cancelled = cluster.wait_job_state(b_id, "CANCELLED", 30s);
+  const std::string reason = "dependency afternotok:" + std::to_string(a) + " can never be met: job " + std::to_string(a) + " SUCCEEDED";
+  EXPECT_EQ(cancelled["reason"], reason);
+  const Json events = cluster.api("GET", "/v1/events?type=job.cancelled&job=" + std::to_string(b_id)).body["events"];
+  ASSERT_EQ(events.size(), 1u) << events.dump();
+  EXPECT_EQ(events[0]["details"]["reason"], reason);
+}
+
+TEST_F(Arrays, UnknownDependenciesAreRefusedNamingTheField) {
+  Json spec = command_job("orphan", "true");
+  spec["depends_on"] = {{{"job", 999}}};
+  const auto refused = cluster.api("POST", "/v1/jobs", spec.dump());
+  ASSERT_EQ(refused.status, 400) << refused.body.dump();
+  EXPECT_NE(refused.body.dump().find("depends_on[0].job"), std::string::npos) << refused.body.dump();
+}
+
+}  // namespace
+}  // namespace trainyard::testing
