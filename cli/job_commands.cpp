@@ -201,6 +201,11 @@ std::string attempts_table(const Json& attempts, TimePoint now) {
   return t.str();
 }
 
+std::vector<FlagSpec> with_watch_flags(std::vector<FlagSpec> flags) {
+  for (FlagSpec& flag : watch_flags()) flags.push_back(std::move(flag));
+  return flags;
+}
+
 std::string ensure_final_newline(std::string text) {
   if (!text.empty() && text.back() != '\n') text += '\n';
   return text;
@@ -210,7 +215,11 @@ std::string ensure_final_newline(std::string text) {
 
 // ---- submit ----
 
-std::vector<FlagSpec> SubmitJob::flags() { return quick_submit_flags(); }
+std::vector<FlagSpec> SubmitJob::flags() {
+  std::vector<FlagSpec> flags = quick_submit_flags();
+  flags.push_back({"--wait", "", "follow the job to its end; exit with its exit code (see above)"});
+  return flags;
+}
 
 SubmitJob SubmitJob::parse(const ParsedArgs& args) {
   SubmitJob submit;
@@ -219,6 +228,7 @@ SubmitJob SubmitJob::parse(const ParsedArgs& args) {
       throw InvalidInput("FILE.json", "give either a spec file or '-- PROGRAM ARGS...', not both");
     }
     submit.spec = quick_spec(args, *args.trailing);
+    submit.wait = args.has("--wait");
     return submit;
   }
   submit.spec_file = only_positional(args, "FILE.json");
@@ -227,6 +237,7 @@ SubmitJob SubmitJob::parse(const ParsedArgs& args) {
       throw InvalidInput(std::string(flag.name), "applies only to the quick form 'submit [flags] -- PROGRAM ARGS...'");
     }
   }
+  submit.wait = args.has("--wait");
   return submit;
 }
 
@@ -242,11 +253,11 @@ std::string SubmitJob::render(const Replies& replies, const RenderContext&) cons
 // ---- jobs ----
 
 std::vector<FlagSpec> ListJobs::flags() {
-  return {{"--state", "S", "only jobs in state S (PENDING, STARTING, RUNNING, SUCCEEDED, FAILED, CANCELLED)"},
+  return with_watch_flags({{"--state", "S", "only jobs in state S (PENDING, STARTING, RUNNING, SUCCEEDED, FAILED, CANCELLED)"},
           {"--share", "S", "only jobs of fair-share S"},
           {"--user", "U", "only jobs of user U"},
           {"--limit", "N", "at most N jobs (the daemon's default page is 100)"},
-          {"--before", "ID", "only jobs older than job ID (the next page)"}};
+          {"--before", "ID", "only jobs older than job ID (the next page)"}});
 }
 
 ListJobs ListJobs::parse(const ParsedArgs& args) {
@@ -263,6 +274,7 @@ ListJobs ListJobs::parse(const ParsedArgs& args) {
   list.user = args.opt_string("--user");
   list.limit = args.opt_integer("--limit", 1, kAnyInt);
   if (auto before = args.opt_string("--before")) list.before = parse_job_id(*before, "--before");
+  list.watch_s = parse_watch(args);
   return list;
 }
 
@@ -297,13 +309,14 @@ std::string ListJobs::render(const Replies& replies, const RenderContext& ctx) c
 // ---- job ----
 
 std::vector<FlagSpec> ShowJob::flags() {
-  return {{"--provenance", "", "what an attempt depended on: versions, spec, checkpoint, nodes, environment, its facts"},
-          {"--attempt", "N", "with --provenance: attempt number N (default: the latest)"}};
+  return with_watch_flags(
+      {{"--provenance", "", "what an attempt depended on: versions, spec, checkpoint, nodes, environment, its facts"},
+       {"--attempt", "N", "with --provenance: attempt number N (default: the latest)"}});
 }
 
 ShowJob ShowJob::parse(const ParsedArgs& args) {
   ShowJob show{parse_job_id(only_positional(args, "ID")), args.has("--provenance"),
-               args.opt_integer("--attempt", 1, kAnyInt)};
+               args.opt_integer("--attempt", 1, kAnyInt), parse_watch(args)};
   if (show.attempt && !show.provenance) throw InvalidInput("--attempt", "is only for --provenance");
   return show;
 }
@@ -384,7 +397,8 @@ Json DiffProvenance::to_json(const Replies& replies) const {
 std::vector<FlagSpec> ShowLogs::flags() {
   return {{"--rank", "R", "only rank R"},
           {"--tail", "LINES", "only the last LINES lines of each rank's output (default 1000)"},
-          {"--attempt", "N", "attempt number N (default: the latest)"}};
+          {"--attempt", "N", "attempt number N (default: the latest)"},
+          {"--follow", "", "keep printing new output of the newest attempt until the job ends"}};
 }
 
 ShowLogs ShowLogs::parse(const ParsedArgs& args) {
@@ -393,6 +407,8 @@ ShowLogs ShowLogs::parse(const ParsedArgs& args) {
   logs.rank = args.opt_integer("--rank", 0, kAnyInt);
   logs.tail = args.opt_integer("--tail", 1, kMaxLogLines);
   logs.attempt = args.opt_integer("--attempt", 1, kAnyInt);
+  logs.follow = args.has("--follow");
+  if (logs.follow && logs.attempt) throw InvalidInput("--attempt", "is not for --follow, which follows the newest attempt");
   return logs;
 }
 

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli/runner.h"
@@ -30,6 +31,11 @@ int main(int argc, char** argv) {
       .out = std::cout,
       .err = std::cerr,
       .out_is_terminal = ::isatty(STDOUT_FILENO) == 1,
+      .pause =
+          [](trainyard::Millis interval) {
+            std::this_thread::sleep_for(interval);
+            return true;  // following ends with the job, or with Ctrl-C
+          },
   };
   return run_cli(std::vector<std::string>(argv + 1, argv + argc), host);
 }

@@ -15,8 +15,12 @@ const std::vector<Route>& api_routes() {
        &Api::metrics_exposition},
 
       {"GET", "/v1/jobs", A::use_api, "list jobs", "", "JobList", 200,
-       "Jobs, newest first (one's own unless the role reads every job); next is the cursor for before",
-       {{"state", "string"}, {"share", "string"}, {"user", "string"}, {"limit", "integer"}, {"before", "integer"}}, &Api::list_jobs},
+       "Jobs, newest first (one's own unless the role reads every job), each with its accounting (elapsed, wait, "
+       "cores, core-hours, goodput); state is a comma-separated list; since and until bound the submit time (RFC 3339, a "
+       "date, or a span back like 1d); next is the cursor for before",
+       {{"state", "string"}, {"share", "string"}, {"user", "string"}, {"since", "string"}, {"until", "string"},
+        {"limit", "integer"}, {"before", "integer"}, {"after", "integer"}},
+       &Api::list_jobs},
       {"POST", "/v1/jobs", A::submit_jobs, "submit jobs", "JobSpec", "Job", 201,
        "Submit a job; answered once it is on disk", {}, &Api::submit_job},
       {"GET", "/v1/jobs/{id}", A::use_api, "read jobs", "", "Job", 200,
