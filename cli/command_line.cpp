@@ -106,7 +106,8 @@ std::string joined(const std::vector<std::string>& names) {
 }
 
 // "unknown command" with the nearest name when the word looks like a typo of one, else the list.
-std::string unknown_word_problem(std::string_view problem, const std::string& word, const std::vector<std::string>& names) {
+std::string unknown_word_problem(std::string_view problem, const std::string& word,
+                                 const std::vector<std::string>& names) {
   if (auto nearest = nearest_word(word, names)) return std::string(problem) + "; did you mean \"" + *nearest + "\"?";
   return std::string(problem) + " (one of: " + joined(names) + ")";
 }
@@ -173,8 +174,9 @@ Invocation parse_after_globals(const std::vector<std::string>& args, Invocation 
       return invocation;
     }
     const std::string problem =
-        head + 1 < args.size() ? unknown_word_problem("unknown subcommand \"" + args[head + 1] + "\"", args[head + 1], group_members(word))
-                               : "needs a subcommand (one of: " + joined(group_members(word)) + ")";
+        head + 1 < args.size()
+            ? unknown_word_problem("unknown subcommand \"" + args[head + 1] + "\"", args[head + 1], group_members(word))
+            : "needs a subcommand (one of: " + joined(group_members(word)) + ")";
     throw UsageError(InvalidInput(word, problem), std::string(kProgram) + " " + word);
   }
   throw InvalidInput(word, unknown_word_problem("unknown command", word, top_level_words()));
@@ -210,7 +212,8 @@ Invocation parse_command_line(const std::vector<std::string>& args) {
 }
 
 std::string top_level_help() {
-  return "Usage: " + std::string(kProgram) + " [--server URL] [--token-file FILE] [--ca-file FILE] [--json] COMMAND ...\n\n" +
+  return "Usage: " + std::string(kProgram) +
+         " [--server URL] [--token-file FILE] [--ca-file FILE] [--json] COMMAND ...\n\n" +
          "The command-line client of a Trainyard cluster (the daemon's REST API).\n\nCommands:\n" + command_list("") +
          command_line_of(std::string(kCompletionCommand) + " bash|zsh",
                          "Print a shell completion script: source <(trainyard completion bash)") +
@@ -219,9 +222,10 @@ std::string top_level_help() {
          std::string(kServerEnv) + " with $" + std::string(kTokenEnv) + " (the token itself), else the files " +
          std::string(kLocalAddrFile) + "\nwith " + std::string(kLocalTokenFile) +
          " in the current directory (the local cluster's). A token is never\nsent to a server named elsewhere. An https:// "
-         "server is verified with --ca-file, else $" + std::string(kCaEnv) + ",\nelse " + std::string(kLocalCaFile) +
-         " (for the local cluster's server), else the system's trust store.\n\nRun '" +
-         std::string(kProgram) + " COMMAND --help' for a command's flags.\n";
+         "server is verified with --ca-file, else $" +
+         std::string(kCaEnv) + ",\nelse " + std::string(kLocalCaFile) +
+         " (for the local cluster's server), else the system's trust store.\n\nRun '" + std::string(kProgram) +
+         " COMMAND --help' for a command's flags.\n";
 }
 
 }  // namespace trainyard::cli

@@ -511,11 +511,11 @@ struct ListWebhookDeliveries {
   bool operator==(const ListWebhookDeliveries&) const = default;
 };
 
-using Command = std::variant<SubmitJob, ListJobs, ShowJob, ShowLogs, CancelJob, ShowHistory, ShowMetrics, ShowGoodput, ListNodes,
-                             ListShares, SetFaults, DrainNode, UndrainNode, RunHealthCheck, ShowHealthCheck,
-                             ListCanaries, CreateToken, ListTokens, RevokeToken, RotateJoinToken, DiffProvenance,
-                             ListEvents, AddWebhook,
-                             ListWebhooks, ShowWebhook, RemoveWebhook, TestWebhook, ListWebhookDeliveries>;
+using Command =
+    std::variant<SubmitJob, ListJobs, ShowJob, ShowLogs, CancelJob, ShowHistory, ShowMetrics, ShowGoodput, ListNodes,
+                 ListShares, SetFaults, DrainNode, UndrainNode, RunHealthCheck, ShowHealthCheck, ListCanaries,
+                 CreateToken, ListTokens, RevokeToken, RotateJoinToken, DiffProvenance, ListEvents, AddWebhook,
+                 ListWebhooks, ShowWebhook, RemoveWebhook, TestWebhook, ListWebhookDeliveries>;
 
 std::vector<ApiRequest> requests_for(const Command& command, const InputReader& read);
 Notices notices_of(const Command& command, const Replies& replies);

@@ -17,7 +17,8 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
     for (std::size_t j = 1; j <= b.size(); ++j) {
       const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
       d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
     }
   }
   return d[a.size()][b.size()];
@@ -27,7 +28,8 @@ constexpr std::size_t kMaxTypoEdits = 2;
 
 // What a bash or zsh script passes: the words after the program and the index of the one being
 // completed; what it gets: one candidate a line.
-constexpr std::string_view kBashScript = R"sh(# trainyard completion for bash: source it, or put it in /etc/bash_completion.d/trainyard
+constexpr std::string_view kBashScript =
+    R"sh(# trainyard completion for bash: source it, or put it in /etc/bash_completion.d/trainyard
 _trainyard() {
   local IFS=$'\n'
   COMPREPLY=($(trainyard __complete "$((COMP_CWORD - 1))" "${COMP_WORDS[@]:1}" 2>/dev/null))
@@ -61,7 +63,8 @@ std::vector<std::string> words_of(std::string_view path) {
 }
 
 bool takes_value(const std::vector<FlagSpec>& flags, std::string_view name) {
-  return std::any_of(flags.begin(), flags.end(), [&](const FlagSpec& f) { return f.name == name && !f.value_name.empty(); });
+  return std::any_of(flags.begin(), flags.end(),
+                     [&](const FlagSpec& f) { return f.name == name && !f.value_name.empty(); });
 }
 
 std::vector<std::string> flag_names(const std::vector<FlagSpec>& flags) {
@@ -98,7 +101,8 @@ std::vector<std::string> values_for(std::string_view flag_or_kind, const ServerN
   return {};
 }
 
-std::vector<std::string> candidates_for(const std::vector<std::string>& words, std::size_t index, const ServerNames& names) {
+std::vector<std::string> candidates_for(const std::vector<std::string>& words, std::size_t index,
+                                        const ServerNames& names) {
   const std::string current = index < words.size() ? words[index] : "";
   // Past the leading global flags and their values.
   std::size_t head = 0;
@@ -110,7 +114,8 @@ std::vector<std::string> candidates_for(const std::vector<std::string>& words, s
     for (const auto& entry : command_registry()) firsts.push_back(words_of(entry.path).front());
     return firsts;
   }
-  if (words[head] == kCompletionCommand) return index == head + 1 ? std::vector<std::string>{"bash", "zsh"} : std::vector<std::string>{};
+  if (words[head] == kCompletionCommand)
+    return index == head + 1 ? std::vector<std::string>{"bash", "zsh"} : std::vector<std::string>{};
   const CommandEntry* entry = command_at(words, head, index);
   if (!entry) {  // a group's subcommand
     std::vector<std::string> members;
@@ -156,7 +161,8 @@ std::vector<std::string> complete(const std::vector<std::string>& words, std::si
   const std::string typed = index < words.size() ? words[index] : "";
   std::vector<std::string> out;
   for (auto& candidate : candidates_for(words, index, names)) {
-    if (candidate.starts_with(typed) && std::find(out.begin(), out.end(), candidate) == out.end()) out.push_back(std::move(candidate));
+    if (candidate.starts_with(typed) && std::find(out.begin(), out.end(), candidate) == out.end())
+      out.push_back(std::move(candidate));
   }
   return out;
 }

@@ -92,7 +92,8 @@ std::string LogFollower::take(const Json& reply) {
     Rank& r = ranks_[rank];
     const std::int64_t size = int_of(block, "log_bytes", r.seen);
     // The first reply shows the tail as it is; later ones only what grew (a log never shrinks).
-    const std::int64_t grown = r.seen == 0 && size > 0 ? static_cast<std::int64_t>(tail.size()) : std::max<std::int64_t>(0, size - r.seen);
+    const std::int64_t grown =
+        r.seen == 0 && size > 0 ? static_cast<std::int64_t>(tail.size()) : std::max<std::int64_t>(0, size - r.seen);
     const auto shown = std::min<std::int64_t>(grown, static_cast<std::int64_t>(tail.size()));
     if (r.seen > 0) skipped_ += grown - shown;
     r.seen = size;

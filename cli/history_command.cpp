@@ -26,7 +26,9 @@ std::string fixed(const Json& number, const char* format, double scale = 1) {
   return buf;
 }
 
-const std::vector<HistoryColumn>& columns() {
+}  // namespace
+
+const std::vector<HistoryColumn>& history_columns() {
   static const std::vector<HistoryColumn> all = {
       {"id", "ID", [](const Json& j) { return text_of(j, "id"); }},
       {"name", "NAME", [](const Json& j) { return text_of(j, "name"); }},
@@ -40,26 +42,32 @@ const std::vector<HistoryColumn>& columns() {
       {"wait", "WAIT", [](const Json& j) { return elapsed_of(accounting(j), "wait_s"); }},
       {"nodes", "NODES", [](const Json& j) { return text_of(accounting(j), "nodes"); }},
       {"cores", "CORES", [](const Json& j) { return text_of(accounting(j), "cores"); }},
-      {"corehours", "CORE_HOURS", [](const Json& j) { return fixed(field_or_null(accounting(j), "core_hours"), "%.2f"); }},
+      {"corehours", "CORE_HOURS",
+       [](const Json& j) { return fixed(field_or_null(accounting(j), "core_hours"), "%.2f"); }},
       {"exit", "EXIT", [](const Json& j) { return text_of(j, "exit_code"); }},
-      {"class", "CLASS", [](const Json& j) {
+      {"class", "CLASS",
+       [](const Json& j) {
          const std::string c = text_of(j, "failure_class");
          return c.empty() ? std::string(kAbsent) : c;
        }},
       {"attempts", "ATTEMPTS", [](const Json& j) { return text_of(j, "attempts"); }},
-      {"goodput", "GOODPUT", [](const Json& j) { return fixed(field_or_null(accounting(j), "goodput"), "%.1f%%", 100); }},
+      {"goodput", "GOODPUT",
+       [](const Json& j) { return fixed(field_or_null(accounting(j), "goodput"), "%.1f%%", 100); }},
       {"reason", "REASON", [](const Json& j) { return text_of(j, "reason"); }},
   };
   return all;
 }
 
+namespace {
+
 const HistoryColumn& column_named(std::string_view name) {
-  return *std::find_if(columns().begin(), columns().end(), [&](const HistoryColumn& c) { return c.name == name; });
+  return *std::find_if(history_columns().begin(), history_columns().end(),
+                       [&](const HistoryColumn& c) { return c.name == name; });
 }
 
 std::string column_names() {
   std::string names;
-  for (const auto& c : columns()) names += (names.empty() ? "" : ",") + std::string(c.name);
+  for (const auto& c : history_columns()) names += (names.empty() ? "" : ",") + std::string(c.name);
   return names;
 }
 
@@ -78,8 +86,10 @@ std::string parse_states(const std::string& text) {
     const std::string_view word = rest.substr(0, comma);
     const auto state = parse_job_state(word);
     if (!state) {
-      throw InvalidInput("--state", "must be one or more of PENDING, STARTING, RUNNING, SUCCEEDED, FAILED, CANCELLED "
-                                    "(comma-separated), got \"" + std::string(word) + "\"");
+      throw InvalidInput("--state",
+                         "must be one or more of PENDING, STARTING, RUNNING, SUCCEEDED, FAILED, CANCELLED "
+                         "(comma-separated), got \"" +
+                             std::string(word) + "\"");
     }
     out += (out.empty() ? "" : ",") + to_string(*state);
     if (comma == std::string_view::npos) return out;
@@ -96,14 +106,13 @@ std::optional<std::string> time_bound(const ParsedArgs& args, std::string_view f
 
 }  // namespace
 
-const std::vector<HistoryColumn>& history_columns() { return columns(); }
-
 std::vector<std::string> parse_history_columns(std::string_view text) {
   std::vector<std::string> names;
   for (;;) {
     const auto comma = text.find(',');
     const std::string name(text.substr(0, comma));
-    const bool known = std::any_of(columns().begin(), columns().end(), [&](const HistoryColumn& c) { return c.name == name; });
+    const bool known = std::any_of(history_columns().begin(), history_columns().end(),
+                                   [&](const HistoryColumn& c) { return c.name == name; });
     if (!known) throw InvalidInput("--format", "unknown column \"" + name + "\" (columns: " + column_names() + ")");
     names.push_back(name);
     if (comma == std::string_view::npos) return names;
@@ -161,8 +170,8 @@ std::string history_csv(const Json& jobs, const std::vector<std::string>& names)
 // ---- history ----
 
 std::vector<FlagSpec> ShowHistory::flags() {
-  static const std::string format_help = "columns, comma-separated, of: " + column_names() + " (default " +
-                                         std::string(kDefaultHistoryColumns) + ")";
+  static const std::string format_help =
+      "columns, comma-separated, of: " + column_names() + " (default " + std::string(kDefaultHistoryColumns) + ")";
   return {{"--since", "WHEN", "jobs submitted at or after WHEN: 90s, 45m, 12h, 1d back, an RFC 3339 time or a date"},
           {"--until", "WHEN", "jobs submitted before WHEN (same forms)"},
           {"--state", "S[,S]", "only jobs in these states (default SUCCEEDED,FAILED,CANCELLED)"},
@@ -190,7 +199,9 @@ ShowHistory ShowHistory::parse(const ParsedArgs& args) {
 }
 
 std::vector<ApiRequest> ShowHistory::requests(const InputReader&) const {
-  const auto text = [](const std::optional<std::int64_t>& v) { return v ? std::optional(std::to_string(*v)) : std::nullopt; };
+  const auto text = [](const std::optional<std::int64_t>& v) {
+    return v ? std::optional(std::to_string(*v)) : std::nullopt;
+  };
   Target target("/v1/jobs");
   target.param("state", states)
       .param("since", since)

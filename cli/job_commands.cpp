@@ -253,11 +253,12 @@ std::string SubmitJob::render(const Replies& replies, const RenderContext&) cons
 // ---- jobs ----
 
 std::vector<FlagSpec> ListJobs::flags() {
-  return with_watch_flags({{"--state", "S", "only jobs in state S (PENDING, STARTING, RUNNING, SUCCEEDED, FAILED, CANCELLED)"},
-          {"--share", "S", "only jobs of fair-share S"},
-          {"--user", "U", "only jobs of user U"},
-          {"--limit", "N", "at most N jobs (the daemon's default page is 100)"},
-          {"--before", "ID", "only jobs older than job ID (the next page)"}});
+  return with_watch_flags(
+      {{"--state", "S", "only jobs in state S (PENDING, STARTING, RUNNING, SUCCEEDED, FAILED, CANCELLED)"},
+       {"--share", "S", "only jobs of fair-share S"},
+       {"--user", "U", "only jobs of user U"},
+       {"--limit", "N", "at most N jobs (the daemon's default page is 100)"},
+       {"--before", "ID", "only jobs older than job ID (the next page)"}});
 }
 
 ListJobs ListJobs::parse(const ParsedArgs& args) {
@@ -408,7 +409,8 @@ ShowLogs ShowLogs::parse(const ParsedArgs& args) {
   logs.tail = args.opt_integer("--tail", 1, kMaxLogLines);
   logs.attempt = args.opt_integer("--attempt", 1, kAnyInt);
   logs.follow = args.has("--follow");
-  if (logs.follow && logs.attempt) throw InvalidInput("--attempt", "is not for --follow, which follows the newest attempt");
+  if (logs.follow && logs.attempt)
+    throw InvalidInput("--attempt", "is not for --follow, which follows the newest attempt");
   return logs;
 }
 

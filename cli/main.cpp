@@ -23,7 +23,9 @@ int main(int argc, char** argv) {
   using namespace trainyard::cli;
   const trainyard::SystemTimeSource clock;
   const CliHost host{
-      .env = {.server = env_var(kServerEnv.data()), .token = env_var(kTokenEnv.data()), .ca_file = env_var(kCaEnv.data())},
+      .env = {.server = env_var(kServerEnv.data()),
+              .token = env_var(kTokenEnv.data()),
+              .ca_file = env_var(kCaEnv.data())},
       .read_file = read_local_file,
       .read_input = read_input_file,
       .connect = [](const ServerUrl& url) { return make_http_client(url); },

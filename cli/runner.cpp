@@ -215,7 +215,8 @@ int execute(const Command& command, const std::string& label, const GlobalOption
   Session& session = std::get<Session>(opened);
 
   if (auto interval = watch_interval(command)) return watch(command, requests, *interval, label, global, session, host);
-  if (const auto* logs = std::get_if<ShowLogs>(&command); logs && logs->follow) return follow_logs(*logs, session, host);
+  if (const auto* logs = std::get_if<ShowLogs>(&command); logs && logs->follow)
+    return follow_logs(*logs, session, host);
   if (const auto* submit = std::get_if<SubmitJob>(&command); submit && submit->wait) {
     return submit_and_wait(*submit, requests, global, session, host);
   }

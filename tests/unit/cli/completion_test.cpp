@@ -11,7 +11,7 @@ using Words = std::vector<std::string>;
 
 TEST(NearestWord, SuggestsACloseCommandOnly) {
   const Words commands = {"jobs", "job", "logs", "submit", "history", "nodes", "cancel"};
-  EXPECT_EQ(nearest_word("jbos", commands), "jobs");    // a swap
+  EXPECT_EQ(nearest_word("jbos", commands), "jobs");  // a swap
   EXPECT_EQ(nearest_word("sumbit", commands), "submit");
   EXPECT_EQ(nearest_word("histroy", commands), "history");
   EXPECT_EQ(nearest_word("node", commands), "nodes");
@@ -60,7 +60,14 @@ TEST(Completion, JobIdsAndNodeNamesFromTheServer) {
 
 TEST(Completion, NamesAreFetchedOnlyWhenNeeded) {
   int fetched = 0;
-  const ServerNames counting{[&] { ++fetched; return Words{}; }, [&] { ++fetched; return Words{}; }};
+  const ServerNames counting{[&] {
+                               ++fetched;
+                               return Words{};
+                             },
+                             [&] {
+                               ++fetched;
+                               return Words{};
+                             }};
   complete({"jo"}, 0, counting);
   complete({"jobs", "--limit", ""}, 2, counting);
   EXPECT_EQ(fetched, 0);

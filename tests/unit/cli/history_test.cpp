@@ -52,10 +52,21 @@ TEST(HistoryFormat, CsvQuotesOnlyWhatNeedsIt) {
 }
 
 const Json kJobs = Json::array({
-    {{"id", 7}, {"name", "train, big"}, {"state", "FAILED"}, {"exit_code", 3}, {"failure_class", "oom"}, {"attempts", 2},
-     {"accounting", {{"elapsed_s", 3723.4}, {"wait_s", 65}, {"nodes", 2}, {"cores", 8}, {"core_hours", 8.27}, {"goodput", 0.9134}}}},
-    {{"id", 6}, {"name", "never-ran"}, {"state", "CANCELLED"}, {"failure_class", ""}, {"attempts", 0},
-     {"accounting", {{"elapsed_s", nullptr}, {"wait_s", 5}, {"nodes", 1}, {"cores", nullptr}, {"core_hours", 0}, {"goodput", 1}}}},
+    {{"id", 7},
+     {"name", "train, big"},
+     {"state", "FAILED"},
+     {"exit_code", 3},
+     {"failure_class", "oom"},
+     {"attempts", 2},
+     {"accounting",
+      {{"elapsed_s", 3723.4}, {"wait_s", 65}, {"nodes", 2}, {"cores", 8}, {"core_hours", 8.27}, {"goodput", 0.9134}}}},
+    {{"id", 6},
+     {"name", "never-ran"},
+     {"state", "CANCELLED"},
+     {"failure_class", ""},
+     {"attempts", 0},
+     {"accounting",
+      {{"elapsed_s", nullptr}, {"wait_s", 5}, {"nodes", 1}, {"cores", nullptr}, {"core_hours", 0}, {"goodput", 1}}}},
 });
 
 TEST(HistoryFormat, ColumnsAsAskedForWithAbsentValuesAsDashes) {
@@ -88,8 +99,8 @@ ShowHistory history_of(const std::vector<std::string>& args) {
 
 TEST(HistoryCommand, AsksForFinishedJobsByDefaultAndPassesTheFilters) {
   EXPECT_EQ(history_of({"history"}).requests({}).at(0).target, "/v1/jobs?state=SUCCEEDED%2CFAILED%2CCANCELLED");
-  EXPECT_EQ(history_of({"history", "--since", "1d", "--until", "2026-11-24", "--state", "failed,Cancelled", "--user", "bob",
-                        "--limit", "5"})
+  EXPECT_EQ(history_of({"history", "--since", "1d", "--until", "2026-11-24", "--state", "failed,Cancelled", "--user",
+                        "bob", "--limit", "5"})
                 .requests({})
                 .at(0)
                 .target,

@@ -54,10 +54,11 @@ class RunnerTest : public ::testing::Test {
         .out = out,
         .err = err,
         .out_is_terminal = terminal,
-        .pause = [this](Millis interval) {
-          pauses.push_back(interval);
-          return between_rounds(pauses.size());
-        },
+        .pause =
+            [this](Millis interval) {
+              pauses.push_back(interval);
+              return between_rounds(pauses.size());
+            },
     };
     return run_cli(args, host);
   }
@@ -264,7 +265,9 @@ TEST_F(RunnerTest, SubmitWaitExitCodesForSuccessAndCancel) {
 TEST_F(RunnerTest, LogsFollowInterleavesRanksUntilTheJobEnds) {
   const auto logs = [](const std::string& r0, const std::string& r1) {
     return Json{{"attempt", 1},
-                {"logs", {{{"rank", 0}, {"text", r0}, {"log_bytes", r0.size()}}, {{"rank", 1}, {"text", r1}, {"log_bytes", r1.size()}}}}};
+                {"logs",
+                 {{{"rank", 0}, {"text", r0}, {"log_bytes", r0.size()}},
+                  {{"rank", 1}, {"text", r1}, {"log_bytes", r1.size()}}}}};
   };
   reply("GET /v1/jobs/42", job_in("RUNNING"));
   reply("GET /v1/jobs/42/logs", logs("a\n", ""));
@@ -288,7 +291,8 @@ TEST_F(RunnerTest, LogsFollowWaitsForAPendingJobToStart) {
   reply("GET /v1/jobs/42", job_in("PENDING", std::nullopt, 0));
   between_rounds = [&](std::size_t) {
     reply("GET /v1/jobs/42", job_in("SUCCEEDED", 0));
-    reply("GET /v1/jobs/42/logs?rank=0", Json{{"attempt", 1}, {"logs", {{{"rank", 0}, {"text", "done\n"}, {"log_bytes", 5}}}}});
+    reply("GET /v1/jobs/42/logs?rank=0",
+          Json{{"attempt", 1}, {"logs", {{{"rank", 0}, {"text", "done\n"}, {"log_bytes", 5}}}}});
     return true;
   };
   EXPECT_EQ(run({"logs", "42", "--follow", "--rank", "0"}), kExitOk) << err.str();
@@ -316,7 +320,7 @@ TEST_F(RunnerTest, WatchRedrawsATerminalWithTheChangesHighlighted) {
   const std::string screen = out.str();
   EXPECT_EQ(screen.rfind("\x1b[H\x1b[2JEvery 2s: trainyard nodes --watch", 0), 0u) << screen;
   EXPECT_NE(screen.find("\x1b[7m"), std::string::npos);  // the change
-  EXPECT_EQ(screen.find("\x1b]52"), std::string::npos);   // a name's escape code is shown escaped
+  EXPECT_EQ(screen.find("\x1b]52"), std::string::npos);  // a name's escape code is shown escaped
 }
 
 TEST_F(RunnerTest, WatchIsNeverFasterThanASecond) {

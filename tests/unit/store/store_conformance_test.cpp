@@ -243,7 +243,8 @@ TYPED_TEST(StoreConformance, UpsertReplacesWholeRecordsAndTheirQueryColumns) {
   EXPECT_TRUE(this->job_ids({.states = {JobState::running}}).empty());
   EXPECT_TRUE(this->job_ids({.share = "team-a"}).empty());
   EXPECT_TRUE(this->job_ids({.user = "alice"}).empty());
-  EXPECT_EQ(this->job_ids({.states = {JobState::cancelled}, .share = "team-b", .user = "carol"}), std::vector<JobId>{1});
+  EXPECT_EQ(this->job_ids({.states = {JobState::cancelled}, .share = "team-b", .user = "carol"}),
+            std::vector<JobId>{1});
   EXPECT_EQ(ids_of(this->store->load().active_attempts), std::vector<std::int64_t>{10});
 }
 
@@ -272,11 +273,10 @@ TYPED_TEST(StoreConformance, FiltersJobsByStateShareAndUser) {
 
 // History (GET /v1/jobs): any of several states, a window of submission times, ids above a cursor.
 TYPED_TEST(StoreConformance, FiltersJobsByStatesSubmissionWindowAndAfterId) {
-  this->commit(Change{.jobs = {minimal_job(1, "a", "default", JobState::succeeded),
-                               minimal_job(2, "a", "default", JobState::failed),
-                               minimal_job(3, "a", "default", JobState::cancelled),
-                               minimal_job(4, "a", "default", JobState::running),
-                               minimal_job(5, "a", "default", JobState::failed)}});
+  this->commit(Change{
+      .jobs = {minimal_job(1, "a", "default", JobState::succeeded), minimal_job(2, "a", "default", JobState::failed),
+               minimal_job(3, "a", "default", JobState::cancelled), minimal_job(4, "a", "default", JobState::running),
+               minimal_job(5, "a", "default", JobState::failed)}});
   using Ids = std::vector<JobId>;
   EXPECT_EQ(this->job_ids({.states = {JobState::failed, JobState::cancelled}}), (Ids{5, 3, 2}));
   EXPECT_EQ(this->job_ids({.submitted_since = at_ms(2), .submitted_until = at_ms(4)}), (Ids{3, 2}));
