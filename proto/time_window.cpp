@@ -37,7 +37,8 @@ std::int64_t parse_duration_s(std::string_view text, std::string_view field, std
     return parse_integer(field, digits, 1, max_s / scale) * scale;
   } catch (const InvalidInput&) {
     throw InvalidInput(std::string(field), "must be a duration like 3600, 90s, 45m, 12h or 30d (at most " +
-                                               std::to_string(max_s / 86400) + " days), got \"" + std::string(text) + "\"");
+                                               std::to_string(max_s / 86400) + " days), got \"" + std::string(text) +
+                                               "\"");
   }
 }
 
@@ -47,8 +48,10 @@ TimePoint parse_time_bound(std::string_view text, TimePoint now, std::string_vie
   try {
     return now - std::chrono::seconds(parse_duration_s(text, field, kMaxBackS));
   } catch (const InvalidInput&) {
-    throw InvalidInput(std::string(field), "must be a span back from now (90s, 45m, 12h, 30d), an RFC 3339 time or a date "
-                                           "like 2026-11-24, got \"" + std::string(text) + "\"");
+    throw InvalidInput(std::string(field),
+                       "must be a span back from now (90s, 45m, 12h, 30d), an RFC 3339 time or a date "
+                       "like 2026-11-24, got \"" +
+                           std::string(text) + "\"");
   }
 }
 

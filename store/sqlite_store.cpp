@@ -522,7 +522,8 @@ sqlite::Statement& SqliteStore::job_query_for(const JobQuery& query) {
 std::vector<Job> SqliteStore::jobs(const JobQuery& query) {
   Use use(job_query_for(query));
   if (query.states.size() > kStateSlots) throw std::invalid_argument("JobQuery: more states than the statement binds");
-  for (std::size_t i = 0; i < query.states.size(); ++i) use.bind_text(static_cast<int>(i + 1), to_string(query.states[i]));
+  for (std::size_t i = 0; i < query.states.size(); ++i)
+    use.bind_text(static_cast<int>(i + 1), to_string(query.states[i]));
   if (query.share) use.bind_text(9, *query.share);
   if (query.user) use.bind_text(10, *query.user);
   if (query.before_id) use.bind_int(11, *query.before_id);

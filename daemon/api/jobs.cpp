@@ -101,8 +101,10 @@ std::vector<JobState> parse_states(const std::string& text) {
     const std::string_view word = rest.substr(0, comma);
     const auto state = parse_job_state(word);
     if (!state) {
-      throw InvalidInput("state", "must be one or more of PENDING, STARTING, RUNNING, SUCCEEDED, FAILED, CANCELLED "
-                                  "(comma-separated), got \"" + std::string(word) + "\"");
+      throw InvalidInput("state",
+                         "must be one or more of PENDING, STARTING, RUNNING, SUCCEEDED, FAILED, CANCELLED "
+                         "(comma-separated), got \"" +
+                             std::string(word) + "\"");
     }
     if (std::ranges::find(states, *state) == states.end()) states.push_back(*state);
     if (comma == std::string_view::npos) return states;
@@ -135,23 +137,25 @@ void Api::list_jobs(ApiCall call) {
         auto found = store.jobs(query);
         std::vector<std::vector<Attempt>> attempts;
         for (const auto& job : found) attempts.push_back(store.attempts_of(job.id));
-        return std::function<void()>([this, call, query, found = std::move(found), attempts = std::move(attempts)]() mutable {
-          Json list = Json::array();
-          for (std::size_t i = 0; i < found.size(); ++i) {
-            const Job* active = jobs_.active_job(found[i].id);
-            const Job& job = active ? *active : found[i];
-            // Running attempts are fresher in memory than in the store.
-            for (auto& a : attempts[i]) {
-              if (auto running = jobs_.active_attempt(a.id)) a = *running;
-            }
-            Json item = job_json(job);
-            item["accounting"] = to_json(job_accounting(job, attempts[i], clock_.system_now()));
-            list.push_back(std::move(item));
-          }
-          Json next = nullptr;
-          if (static_cast<int>(found.size()) == query.limit && !found.empty()) next = std::to_string(found.back().id);
-          call.reply(200, {{"jobs", list}, {"next", next}});
-        });
+        return std::function<void()>(
+            [this, call, query, found = std::move(found), attempts = std::move(attempts)]() mutable {
+              Json list = Json::array();
+              for (std::size_t i = 0; i < found.size(); ++i) {
+                const Job* active = jobs_.active_job(found[i].id);
+                const Job& job = active ? *active : found[i];
+                // Running attempts are fresher in memory than in the store.
+                for (auto& a : attempts[i]) {
+                  if (auto running = jobs_.active_attempt(a.id)) a = *running;
+                }
+                Json item = job_json(job);
+                item["accounting"] = to_json(job_accounting(job, attempts[i], clock_.system_now()));
+                list.push_back(std::move(item));
+              }
+              Json next = nullptr;
+              if (static_cast<int>(found.size()) == query.limit && !found.empty())
+                next = std::to_string(found.back().id);
+              call.reply(200, {{"jobs", list}, {"next", next}});
+            });
       },
       [call](const std::string& error) { call.fail(500, "internal", "could not read jobs: " + error); });
 }
