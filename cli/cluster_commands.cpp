@@ -8,11 +8,11 @@ namespace trainyard::cli {
 
 // ---- nodes ----
 
-std::vector<FlagSpec> ListNodes::flags() { return {}; }
+std::vector<FlagSpec> ListNodes::flags() { return watch_flags(); }
 
 ListNodes ListNodes::parse(const ParsedArgs& args) {
   if (!args.positionals.empty()) throw InvalidInput(args.positionals.front(), "unexpected argument");
-  return {};
+  return {parse_watch(args)};
 }
 
 namespace {

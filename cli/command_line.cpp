@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "cli/completion.h"
 #include "cli/settings.h"
 #include "proto/version.h"
 
@@ -39,13 +40,22 @@ std::size_t match_length(const std::vector<std::string>& args, std::size_t first
 
 std::string first_line(std::string_view text) { return std::string(text.substr(0, text.find('\n'))); }
 
-std::string command_list(std::string_view group) {
+std::size_t command_width() {
   std::size_t width = 0;
   for (const auto& e : command_registry()) width = std::max(width, e.path.size());
+  return width;
+}
+
+std::string command_line_of(std::string_view name, std::string_view summary) {
+  return "  " + std::string(name) + std::string(std::max(command_width() + 2, name.size() + 2) - name.size(), ' ') +
+         first_line(summary) + "\n";
+}
+
+std::string command_list(std::string_view group) {
   std::string out;
   for (const auto& e : command_registry()) {
     if (!group.empty() && words_of(e.path).front() != group) continue;
-    out += "  " + std::string(e.path) + std::string(width - e.path.size() + 2, ' ') + first_line(e.summary) + "\n";
+    out += command_line_of(e.path, e.summary);
   }
   return out;
 }
@@ -70,24 +80,36 @@ bool is_group(std::string_view word) {
   });
 }
 
-std::string group_members(std::string_view group) {
-  std::string names;
+std::vector<std::string> group_members(std::string_view group) {
+  std::vector<std::string> names;
   for (const auto& e : command_registry()) {
     const auto words = words_of(e.path);
-    if (words.size() > 1 && words.front() == group) names += (names.empty() ? "" : ", ") + std::string(words[1]);
+    if (words.size() > 1 && words.front() == group) names.emplace_back(words[1]);
   }
   return names;
 }
 
-std::string top_level_names() {
+std::vector<std::string> top_level_words() {
   std::vector<std::string> names;
   for (const auto& e : command_registry()) {
     std::string first(words_of(e.path).front());
     if (std::find(names.begin(), names.end(), first) == names.end()) names.push_back(first);
   }
+  names.emplace_back(kCompletionCommand);
+  return names;
+}
+
+std::string joined(const std::vector<std::string>& names) {
   std::string out;
   for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
   return out;
+}
+
+// "unknown command" with the nearest name when the word looks like a typo of one, else the list.
+std::string unknown_word_problem(std::string_view problem, const std::string& word,
+                                 const std::vector<std::string>& names) {
+  if (auto nearest = nearest_word(word, names)) return std::string(problem) + "; did you mean \"" + *nearest + "\"?";
+  return std::string(problem) + " (one of: " + joined(names) + ")";
 }
 
 void apply_globals(const ParsedArgs& args, GlobalOptions& global) {
@@ -120,7 +142,7 @@ Invocation parse_after_globals(const std::vector<std::string>& args, Invocation 
     invocation.action = ShowHelp{top_level_help()};
     return invocation;
   }
-  if (head == args.size()) throw InvalidInput("COMMAND", "is required (one of: " + top_level_names() + ")");
+  if (head == args.size()) throw InvalidInput("COMMAND", "is required (one of: " + joined(top_level_words()) + ")");
 
   for (const CommandEntry& entry : command_registry()) {
     const std::size_t matched = match_length(args, head, entry.path);
@@ -151,11 +173,13 @@ Invocation parse_after_globals(const std::vector<std::string>& args, Invocation 
       invocation.action = ShowHelp{group_help(word)};
       return invocation;
     }
-    const std::string problem = head + 1 < args.size() ? "unknown subcommand \"" + args[head + 1] + "\"" : "needs a subcommand";
-    throw UsageError(InvalidInput(word, problem + " (one of: " + group_members(word) + ")"),
-                     std::string(kProgram) + " " + word);
+    const std::string problem =
+        head + 1 < args.size()
+            ? unknown_word_problem("unknown subcommand \"" + args[head + 1] + "\"", args[head + 1], group_members(word))
+            : "needs a subcommand (one of: " + joined(group_members(word)) + ")";
+    throw UsageError(InvalidInput(word, problem), std::string(kProgram) + " " + word);
   }
-  throw InvalidInput(word, "unknown command (one of: " + top_level_names() + ")");
+  throw InvalidInput(word, unknown_word_problem("unknown command", word, top_level_words()));
 }
 
 }  // namespace
@@ -188,16 +212,20 @@ Invocation parse_command_line(const std::vector<std::string>& args) {
 }
 
 std::string top_level_help() {
-  return "Usage: " + std::string(kProgram) + " [--server URL] [--token-file FILE] [--ca-file FILE] [--json] COMMAND ...\n\n" +
+  return "Usage: " + std::string(kProgram) +
+         " [--server URL] [--token-file FILE] [--ca-file FILE] [--json] COMMAND ...\n\n" +
          "The command-line client of a Trainyard cluster (the daemon's REST API).\n\nCommands:\n" + command_list("") +
+         command_line_of(std::string(kCompletionCommand) + " bash|zsh",
+                         "Print a shell completion script: source <(trainyard completion bash)") +
          "\nGlobal flags:\n" + format_flag_help(global_flags()) +
          "\nThe daemon address and the token come together from one place: --server with --token-file,\nelse $" +
          std::string(kServerEnv) + " with $" + std::string(kTokenEnv) + " (the token itself), else the files " +
          std::string(kLocalAddrFile) + "\nwith " + std::string(kLocalTokenFile) +
          " in the current directory (the local cluster's). A token is never\nsent to a server named elsewhere. An https:// "
-         "server is verified with --ca-file, else $" + std::string(kCaEnv) + ",\nelse " + std::string(kLocalCaFile) +
-         " (for the local cluster's server), else the system's trust store.\n\nRun '" +
-         std::string(kProgram) + " COMMAND --help' for a command's flags.\n";
+         "server is verified with --ca-file, else $" +
+         std::string(kCaEnv) + ",\nelse " + std::string(kLocalCaFile) +
+         " (for the local cluster's server), else the system's trust store.\n\nRun '" + std::string(kProgram) +
+         " COMMAND --help' for a command's flags.\n";
 }
 
 }  // namespace trainyard::cli

@@ -28,6 +28,18 @@ bool raw_output(const Command& command) {
   return std::visit([](const auto& c) { return requires { std::decay_t<decltype(c)>::kRawOutput; }; }, command);
 }
 
+std::optional<std::int64_t> watch_interval(const Command& command) {
+  return std::visit(
+      [](const auto& c) -> std::optional<std::int64_t> {
+        if constexpr (requires { c.watch_s; }) {
+          return c.watch_s;
+        } else {
+          return std::nullopt;
+        }
+      },
+      command);
+}
+
 Json render_json(const Command& command, const Replies& replies) {
   return std::visit(
       [&](const auto& c) -> Json {
@@ -38,6 +50,20 @@ Json render_json(const Command& command, const Replies& replies) {
         }
       },
       command);
+}
+
+std::vector<FlagSpec> watch_flags() {
+  return {{"--watch", "", "run again every interval, redrawn in place on a terminal with changes highlighted"},
+          {"--interval", "SECONDS", "with --watch: seconds between rounds, at least 1 (default 2)"}};
+}
+
+std::optional<std::int64_t> parse_watch(const ParsedArgs& args) {
+  const auto interval = args.opt_integer("--interval", kMinWatchIntervalS, 24 * 3600);
+  if (!args.has("--watch")) {
+    if (interval) throw InvalidInput("--interval", "is only for --watch");
+    return std::nullopt;
+  }
+  return interval.value_or(kDefaultWatchIntervalS);
 }
 
 std::string only_positional(const ParsedArgs& args, std::string_view name) {

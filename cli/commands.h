@@ -36,18 +36,30 @@ struct RenderContext {
   TimePoint now;  // ages ("3m") are relative to this
 };
 
+// `--watch [--interval SECONDS]` of the list and show commands: run again every interval, redrawn
+// in place on a terminal. Never faster than once a second: each round costs the daemon a query.
+inline constexpr std::int64_t kMinWatchIntervalS = 1;
+inline constexpr std::int64_t kDefaultWatchIntervalS = 2;
+std::vector<FlagSpec> watch_flags();
+// The interval in seconds when --watch was given; throws naming --interval when it is unusable.
+std::optional<std::int64_t> parse_watch(const ParsedArgs& args);
+
 struct SubmitJob {
   static constexpr std::string_view kPath = "submit";
   static constexpr std::string_view kSynopsis =
       "submit FILE.json | -\n"
       "       trainyard submit [--name N] [--nodes K] [--share S] [--priority P] [--cores-per-node C]\n"
       "                        [--retries R] [--timeout SECONDS] [--env K=V]... [--array SPEC] [--depend DEP]\n"
-      "                        -- PROGRAM ARGS...";
+      "                        -- PROGRAM ARGS...\n"
+      "       (either form) [--wait]";
   static constexpr std::string_view kSummary =
       "Submit a job from a JSON job spec (\"-\" reads stdin), or a command job built from flags\n"
       "(like sbatch --wrap). --name defaults to the program's file name; --retries R allows R\n"
       "retries after the first attempt. --array 0-99%4 makes a job array (tasks ID_N, at most 4\n"
-      "running); --depend afterok:ID[:ID],afternotok:ID... waits for other jobs (both also with a file).";
+      "running); --depend afterok:ID[:ID],afternotok:ID... waits for other jobs (both also with a file).\n"
+      "--wait follows the job to its end, prints its final state and exits with the job's exit code:\n"
+      "0 when it SUCCEEDED, its exit code when it FAILED with one, 3 when it FAILED without one (a\n"
+      "signal, a lost node, a time limit), 4 when it was CANCELLED.";
   static std::vector<FlagSpec> flags();
   static SubmitJob parse(const ParsedArgs& args);
   std::vector<ApiRequest> requests(const InputReader& read) const;
@@ -56,13 +68,14 @@ struct SubmitJob {
   std::string spec_file;  // the spec's file ("-": stdin); empty for the quick form
   Json spec;              // the quick form's spec, already validated
   Json array_and_dependencies = Json::object();  // --array and --depend, laid over a spec file
+  bool wait = false;
   bool operator==(const SubmitJob&) const = default;
 };
 
 struct ListJobs {
   static constexpr std::string_view kPath = "jobs";
   static constexpr std::string_view kSynopsis =
-      "jobs [--state S] [--share S] [--user U] [--limit N] [--before ID] [--array ID]";
+      "jobs [--state S] [--share S] [--user U] [--limit N] [--before ID] [--array ID] [--watch [--interval SECONDS]]";
   static constexpr std::string_view kSummary =
       "List jobs, newest first, a page at a time; a job array is one row with its tasks counted by\n"
       "state, and --array ID lists its tasks.";
@@ -77,12 +90,13 @@ struct ListJobs {
   std::optional<std::int64_t> limit;
   std::optional<JobId> before;  // the page after the one that ended at this job
   std::optional<JobId> array;   // the tasks of this array
+  std::optional<std::int64_t> watch_s;
   bool operator==(const ListJobs&) const = default;
 };
 
 struct ShowJob {
   static constexpr std::string_view kPath = "job";
-  static constexpr std::string_view kSynopsis = "job ID [--provenance [--attempt N]]";
+  static constexpr std::string_view kSynopsis = "job ID [--provenance [--attempt N]] [--watch [--interval SECONDS]]";
   static constexpr std::string_view kSummary =
       "Describe a job and its attempts. With --json: {\"job\": JOB, \"attempts\": [ATTEMPT...]}.\n"
       "--provenance prints what an attempt (the latest unless --attempt N) depended on instead.";
@@ -95,6 +109,7 @@ struct ShowJob {
   JobId id = 0;
   bool provenance = false;
   std::optional<std::int64_t> attempt;  // with provenance; nullopt: the latest
+  std::optional<std::int64_t> watch_s;
   bool operator==(const ShowJob&) const = default;
 };
 
@@ -107,9 +122,11 @@ struct Notices {
 
 struct ShowLogs {
   static constexpr std::string_view kPath = "logs";
-  static constexpr std::string_view kSynopsis = "logs ID [--rank R] [--tail LINES] [--attempt N]";
+  static constexpr std::string_view kSynopsis = "logs ID [--rank R] [--tail LINES] [--attempt N | --follow]";
   static constexpr std::string_view kSummary =
-      "Print a job's output (stdout and stderr), every rank unless --rank is given.";
+      "Print a job's output (stdout and stderr), every rank unless --rank is given. --follow keeps\n"
+      "printing what the newest attempt writes, every rank's lines interleaved with a \"[rank N] \"\n"
+      "prefix (none with --rank), until the job ends.";
   // The job's own bytes: passed on raw to a pipe, made safe only for a terminal.
   static constexpr bool kRawOutput = true;
   static std::vector<FlagSpec> flags();
@@ -122,6 +139,7 @@ struct ShowLogs {
   std::optional<std::int64_t> rank;
   std::optional<std::int64_t> tail;
   std::optional<std::int64_t> attempt;
+  bool follow = false;
   bool operator==(const ShowLogs&) const = default;
 };
 
@@ -144,13 +162,14 @@ struct CancelJob {
 
 struct ListNodes {
   static constexpr std::string_view kPath = "nodes";
-  static constexpr std::string_view kSynopsis = "nodes";
+  static constexpr std::string_view kSynopsis = "nodes [--watch [--interval SECONDS]]";
   static constexpr std::string_view kSummary = "List the cluster's nodes.";
   static std::vector<FlagSpec> flags();
   static ListNodes parse(const ParsedArgs& args);
   std::vector<ApiRequest> requests(const InputReader& read) const;
   std::string render(const Replies& replies, const RenderContext& ctx) const;
 
+  std::optional<std::int64_t> watch_s;
   bool operator==(const ListNodes&) const = default;
 };
 
@@ -331,6 +350,37 @@ struct ListCanaries {
   bool operator==(const ListCanaries&) const = default;
 };
 
+// `trainyard history`, like sacct: finished jobs (or any state) with their accounting, as a table
+// of the columns asked for, CSV or JSON.
+struct ShowHistory {
+  static constexpr std::string_view kPath = "history";
+  static constexpr std::string_view kSynopsis =
+      "history [--since 1d|2h|TIME] [--until 1d|2h|TIME] [--state S[,S...]] [--user U] [--share S]\n"
+      "                  [--limit N] [--before ID] [--format COLUMN,...] [--csv]";
+  static constexpr std::string_view kSummary =
+      "Finished jobs, newest first, with their elapsed time, wait, cores, core-hours, exit code,\n"
+      "failure class, attempts and goodput (like sacct). --since and --until bound the submit time:\n"
+      "a span back from now (90s, 45m, 12h, 1d), an RFC 3339 time or a date (2026-11-24). --state\n"
+      "defaults to SUCCEEDED,FAILED,CANCELLED. --format picks the columns (see --help); --csv prints\n"
+      "them as CSV; --json prints the daemon's reply.";
+  static std::vector<FlagSpec> flags();
+  static ShowHistory parse(const ParsedArgs& args);
+  std::vector<ApiRequest> requests(const InputReader& read) const;
+  std::string render(const Replies& replies, const RenderContext& ctx) const;
+  Notices notices(const Replies& replies) const;
+
+  std::optional<std::string> since;
+  std::optional<std::string> until;
+  std::string states = "SUCCEEDED,FAILED,CANCELLED";
+  std::optional<std::string> user;
+  std::optional<std::string> share;
+  std::optional<std::int64_t> limit;
+  std::optional<JobId> before;
+  std::vector<std::string> columns;
+  bool csv = false;
+  bool operator==(const ShowHistory&) const = default;
+};
+
 struct ShowGoodput {
   static constexpr std::string_view kPath = "goodput";
   static constexpr std::string_view kSynopsis = "goodput [--limit N]";
@@ -472,16 +522,18 @@ struct ListWebhookDeliveries {
   bool operator==(const ListWebhookDeliveries&) const = default;
 };
 
-using Command = std::variant<SubmitJob, ListJobs, ShowJob, ShowLogs, CancelJob, ShowMetrics, ShowGoodput, ListNodes,
-                             ListShares, SetFaults, DrainNode, UndrainNode, RunHealthCheck, ShowHealthCheck,
-                             ListCanaries, CreateToken, ListTokens, RevokeToken, RotateJoinToken, DiffProvenance,
-                             ListEvents, AddWebhook,
-                             ListWebhooks, ShowWebhook, RemoveWebhook, TestWebhook, ListWebhookDeliveries>;
+using Command =
+    std::variant<SubmitJob, ListJobs, ShowJob, ShowLogs, CancelJob, ShowHistory, ShowMetrics, ShowGoodput, ListNodes,
+                 ListShares, SetFaults, DrainNode, UndrainNode, RunHealthCheck, ShowHealthCheck, ListCanaries,
+                 CreateToken, ListTokens, RevokeToken, RotateJoinToken, DiffProvenance, ListEvents, AddWebhook,
+                 ListWebhooks, ShowWebhook, RemoveWebhook, TestWebhook, ListWebhookDeliveries>;
 
 std::vector<ApiRequest> requests_for(const Command& command, const InputReader& read);
 Notices notices_of(const Command& command, const Replies& replies);
 // Whether the command's text output is data to pass on as it is (when not to a terminal).
 bool raw_output(const Command& command);
+// The --watch interval in seconds of a command that has one and was given it.
+std::optional<std::int64_t> watch_interval(const Command& command);
 std::string render_text(const Command& command, const Replies& replies, const RenderContext& ctx);
 // What `--json` prints: the server's one reply, or the command's own combination of several.
 Json render_json(const Command& command, const Replies& replies);

@@ -242,6 +242,11 @@ std::string attempts_table(const Json& attempts, TimePoint now) {
   return t.str();
 }
 
+std::vector<FlagSpec> with_watch_flags(std::vector<FlagSpec> flags) {
+  for (FlagSpec& flag : watch_flags()) flags.push_back(std::move(flag));
+  return flags;
+}
+
 std::string ensure_final_newline(std::string text) {
   if (!text.empty() && text.back() != '\n') text += '\n';
   return text;
@@ -254,6 +259,7 @@ std::string ensure_final_newline(std::string text) {
 std::vector<FlagSpec> SubmitJob::flags() {
   std::vector<FlagSpec> flags = quick_submit_flags();
   flags.insert(flags.end(), array_and_dependency_flags().begin(), array_and_dependency_flags().end());
+  flags.push_back({"--wait", "", "follow the job to its end; exit with its exit code (see above)"});
   return flags;
 }
 
@@ -264,6 +270,7 @@ SubmitJob SubmitJob::parse(const ParsedArgs& args) {
       throw InvalidInput("FILE.json", "give either a spec file or '-- PROGRAM ARGS...', not both");
     }
     submit.spec = quick_spec(args, *args.trailing);
+    submit.wait = args.has("--wait");
     return submit;
   }
   submit.spec_file = only_positional(args, "FILE.json");
@@ -273,6 +280,7 @@ SubmitJob SubmitJob::parse(const ParsedArgs& args) {
     }
   }
   submit.array_and_dependencies = array_and_dependency_fields(args);
+  submit.wait = args.has("--wait");
   return submit;
 }
 
@@ -293,12 +301,13 @@ std::string SubmitJob::render(const Replies& replies, const RenderContext&) cons
 // ---- jobs ----
 
 std::vector<FlagSpec> ListJobs::flags() {
-  return {{"--state", "S", "only jobs in state S (PENDING, STARTING, RUNNING, SUCCEEDED, FAILED, CANCELLED)"},
-          {"--share", "S", "only jobs of fair-share S"},
-          {"--user", "U", "only jobs of user U"},
-          {"--limit", "N", "at most N jobs (the daemon's default page is 100)"},
-          {"--before", "ID", "only jobs older than job ID (the next page)"},
-          {"--array", "ID", "the tasks of array job ID, one row each"}};
+  return with_watch_flags(
+      {{"--state", "S", "only jobs in state S (PENDING, STARTING, RUNNING, SUCCEEDED, FAILED, CANCELLED)"},
+       {"--share", "S", "only jobs of fair-share S"},
+       {"--user", "U", "only jobs of user U"},
+       {"--limit", "N", "at most N jobs (the daemon's default page is 100)"},
+       {"--before", "ID", "only jobs older than job ID (the next page)"},
+       {"--array", "ID", "the tasks of array job ID, one row each"}});
 }
 
 ListJobs ListJobs::parse(const ParsedArgs& args) {
@@ -316,6 +325,7 @@ ListJobs ListJobs::parse(const ParsedArgs& args) {
   list.limit = args.opt_integer("--limit", 1, kAnyInt);
   if (auto before = args.opt_string("--before")) list.before = parse_job_id(*before, "--before");
   if (auto array = args.opt_string("--array")) list.array = parse_job_id(*array, "--array");
+  list.watch_s = parse_watch(args);
   return list;
 }
 
@@ -353,13 +363,14 @@ std::string ListJobs::render(const Replies& replies, const RenderContext& ctx) c
 // ---- job ----
 
 std::vector<FlagSpec> ShowJob::flags() {
-  return {{"--provenance", "", "what an attempt depended on: versions, spec, checkpoint, nodes, environment, its facts"},
-          {"--attempt", "N", "with --provenance: attempt number N (default: the latest)"}};
+  return with_watch_flags(
+      {{"--provenance", "", "what an attempt depended on: versions, spec, checkpoint, nodes, environment, its facts"},
+       {"--attempt", "N", "with --provenance: attempt number N (default: the latest)"}});
 }
 
 ShowJob ShowJob::parse(const ParsedArgs& args) {
   ShowJob show{parse_job_id(only_positional(args, "ID")), args.has("--provenance"),
-               args.opt_integer("--attempt", 1, kAnyInt)};
+               args.opt_integer("--attempt", 1, kAnyInt), parse_watch(args)};
   if (show.attempt && !show.provenance) throw InvalidInput("--attempt", "is only for --provenance");
   return show;
 }
@@ -440,7 +451,8 @@ Json DiffProvenance::to_json(const Replies& replies) const {
 std::vector<FlagSpec> ShowLogs::flags() {
   return {{"--rank", "R", "only rank R"},
           {"--tail", "LINES", "only the last LINES lines of each rank's output (default 1000)"},
-          {"--attempt", "N", "attempt number N (default: the latest)"}};
+          {"--attempt", "N", "attempt number N (default: the latest)"},
+          {"--follow", "", "keep printing new output of the newest attempt until the job ends"}};
 }
 
 ShowLogs ShowLogs::parse(const ParsedArgs& args) {
@@ -449,6 +461,9 @@ ShowLogs ShowLogs::parse(const ParsedArgs& args) {
   logs.rank = args.opt_integer("--rank", 0, kAnyInt);
   logs.tail = args.opt_integer("--tail", 1, kMaxLogLines);
   logs.attempt = args.opt_integer("--attempt", 1, kAnyInt);
+  logs.follow = args.has("--follow");
+  if (logs.follow && logs.attempt)
+    throw InvalidInput("--attempt", "is not for --follow, which follows the newest attempt");
   return logs;
 }
 

@@ -8,7 +8,10 @@
 #include <sstream>
 
 #include "cli/command_line.h"
+#include "cli/completion.h"
+#include "cli/follow.h"
 #include "cli/table.h"
+#include "proto/messages.h"
 
 namespace trainyard::cli {
 namespace {
@@ -37,54 +40,238 @@ int failure(const CliHost& host, const std::string& message) {
   return kExitFailed;
 }
 
-// Performs the requests in order; stops at the first that fails. Returns the exit status.
-int execute(const Command& command, const GlobalOptions& global, const CliHost& host) {
-  Connection connection;
+// The server a command talks to, once resolved and connected.
+struct Session {
   ServerUrl url;
+  std::string token;
+  std::unique_ptr<HttpClient> client;
+};
+
+// A decoded reply, or the exit status of a failure already reported.
+using Outcome = std::variant<Json, int>;
+using Opened = std::variant<Session, int>;
+
+Opened open_session(const GlobalOptions& global, const CliHost& host) {
+  Session session;
   try {
-    connection = resolve_connection(global, host.env, host.read_file);
-    url = parse_server_url(connection.server);
-    url.trust.ca_file = connection.ca_file;
-    if (!connection.ca_from.empty()) url.trust.ca_from = connection.ca_from;
+    const Connection connection = resolve_connection(global, host.env, host.read_file);
+    session.url = parse_server_url(connection.server);
+    session.url.trust.ca_file = connection.ca_file;
+    if (!connection.ca_from.empty()) session.url.trust.ca_from = connection.ca_from;
+    session.token = connection.token;
+    session.client = host.connect(session.url);
   } catch (const InvalidInput& e) {
     return usage_error(host, e, "trainyard");
   }
+  return session;
+}
+
+Outcome send(Session& session, const ApiRequest& request, const CliHost& host) {
+  const HttpResult result = session.client->send(to_http(request, session.token));
+  if (const auto* error = std::get_if<TransportError>(&result)) return failure(host, error->message);
+  const auto& response = std::get<HttpResponse>(result);
+  if (!is_success(response.status)) return failure(host, error_message(response.status, response.body));
+  Json body = Json::parse(response.body, nullptr, false);
+  if (body.is_discarded()) {
+    return failure(host, "daemon at " + session.url.text + " answered " + request.method + " " + request.target +
+                             " with a body that is not JSON");
+  }
+  return body;
+}
+
+// Performs the requests in order; stops at the first that fails.
+std::variant<Replies, int> send_all(Session& session, const std::vector<ApiRequest>& requests, const CliHost& host) {
+  Replies replies;
+  for (const ApiRequest& request : requests) {
+    Outcome outcome = send(session, request, host);
+    if (const int* status = std::get_if<int>(&outcome)) return *status;
+    replies.push_back(std::move(std::get<Json>(outcome)));
+  }
+  return replies;
+}
+
+void print_json(const Json& value, const CliHost& host) {
+  host.out << value.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+}
+
+// A job's bytes go to a pipe as they are; a terminal gets them made safe.
+std::string for_output(const Command& command, const std::string& text, const CliHost& host) {
+  return raw_output(command) && !host.out_is_terminal ? text : terminal_safe(text);
+}
+
+int print(const Command& command, const Replies& replies, const GlobalOptions& global, const CliHost& host) {
+  if (global.json) {
+    print_json(render_json(command, replies), host);
+    return kExitOk;
+  }
+  host.out << for_output(command, render_text(command, replies, RenderContext{host.clock.system_now()}), host);
+  const Notices notices = notices_of(command, replies);
+  for (const auto& line : notices.lines) host.err << "trainyard: " << terminal_safe(line) << "\n";
+  return notices.failed ? kExitFailed : kExitOk;
+}
+
+// Runs the command every interval until stopped: in place with the changes highlighted on a
+// terminal, one output after another to a pipe.
+int watch(const Command& command, const std::vector<ApiRequest>& requests, std::int64_t interval_s,
+          const std::string& label, const GlobalOptions& global, Session& session, const CliHost& host) {
+  std::string previous;
+  do {
+    auto fetched = send_all(session, requests, host);
+    if (const int* status = std::get_if<int>(&fetched)) return *status;
+    const Replies& replies = std::get<Replies>(fetched);
+    if (global.json) {
+      print_json(render_json(command, replies), host);
+    } else {
+      const TimePoint now = host.clock.system_now();
+      const std::string screen = terminal_safe(render_text(command, replies, RenderContext{now}));
+      if (host.out_is_terminal) {
+        const std::string header = "Every " + std::to_string(interval_s) + "s: " + label + "    " + format_time(now);
+        host.out << redraw(header, previous.empty() ? screen : highlight_changes(previous, screen));
+        previous = screen;
+      } else {
+        host.out << screen << "\n";
+      }
+    }
+    host.out.flush();
+  } while (host.pause(std::chrono::seconds(interval_s)));
+  return kExitOk;
+}
+
+constexpr Millis kFollowInterval{1000};
+
+ApiRequest job_request(JobId id) { return {"GET", "/v1/jobs/" + std::to_string(id), std::nullopt}; }
+
+bool has_attempts(const Json& job) {
+  const Json& attempts = field_or_null(job, "attempts");
+  return attempts.is_number_integer() && attempts.get<std::int64_t>() > 0;
+}
+
+// logs --follow: the job's state, then (once it has an attempt) what its logs grew by, until the
+// job has ended; the logs read after the end are complete.
+int follow_logs(const ShowLogs& logs, Session& session, const CliHost& host) {
+  LogFollower follower(!logs.rank.has_value());
+  ShowLogs catch_up = logs;
+  catch_up.tail = kMaxLogLines;  // after the first reply: enough of each tail to hold what grew
+  bool first = true;
+  for (;;) {
+    Outcome job = send(session, job_request(logs.id), host);
+    if (const int* status = std::get_if<int>(&job)) return *status;
+    const bool ended = job_has_ended(std::get<Json>(job));
+    if (has_attempts(std::get<Json>(job))) {
+      Outcome reply = send(session, (first ? logs : catch_up).requests({}).front(), host);
+      if (const int* status = std::get_if<int>(&reply)) return *status;
+      host.out << for_output(logs, follower.take(std::get<Json>(reply)), host);
+      first = false;
+    }
+    if (ended) break;
+    host.out.flush();
+    if (!host.pause(kFollowInterval)) break;
+  }
+  host.out << for_output(logs, follower.finish(), host);
+  if (follower.skipped_bytes() > 0) {
+    host.err << "trainyard: " << follower.skipped_bytes()
+             << " bytes of output came faster than they could be followed and were not shown\n";
+  }
+  return kExitOk;
+}
+
+// submit --wait: the submit's own output, then the job's state until it ends; exits with its code.
+int submit_and_wait(const SubmitJob& submit, const std::vector<ApiRequest>& requests, const GlobalOptions& global,
+                    Session& session, const CliHost& host) {
+  auto submitted = send_all(session, requests, host);
+  if (const int* status = std::get_if<int>(&submitted)) return *status;
+  const Replies& replies = std::get<Replies>(submitted);
+  if (!global.json) host.out << terminal_safe(submit.render(replies, RenderContext{host.clock.system_now()}));
+  host.out.flush();
+  const Json& id = field_or_null(replies.at(0), "id");
+  if (!id.is_number_integer()) return failure(host, "the daemon's reply to the submit has no job id");
+  for (;;) {
+    Outcome job = send(session, job_request(id.get<JobId>()), host);
+    if (const int* status = std::get_if<int>(&job)) return *status;
+    const Json& state = std::get<Json>(job);
+    if (job_has_ended(state)) {
+      if (global.json) {
+        print_json(state, host);
+      } else {
+        const std::string code = text_of(state, "exit_code");
+        host.out << terminal_safe("Job " + text_of(state, "id") + " " + text_of(state, "state") +
+                                  (code == kAbsent ? "" : " (exit code " + code + ")") + "\n");
+      }
+      return exit_status_of_job(state);
+    }
+    if (!host.pause(kFollowInterval)) return failure(host, "stopped waiting for job " + text_of(state, "id"));
+  }
+}
+
+int execute(const Command& command, const std::string& label, const GlobalOptions& global, const CliHost& host) {
   std::vector<ApiRequest> requests;
   try {
     requests = requests_for(command, host.read_input);
   } catch (const InvalidInput& e) {
     return failure(host, e.what());
   }
+  Opened opened = open_session(global, host);
+  if (const int* status = std::get_if<int>(&opened)) return *status;
+  Session& session = std::get<Session>(opened);
 
-  std::unique_ptr<HttpClient> client;
-  try {
-    client = host.connect(url);
-  } catch (const InvalidInput& e) {
-    return usage_error(host, e, "trainyard");
+  if (auto interval = watch_interval(command)) return watch(command, requests, *interval, label, global, session, host);
+  if (const auto* logs = std::get_if<ShowLogs>(&command); logs && logs->follow)
+    return follow_logs(*logs, session, host);
+  if (const auto* submit = std::get_if<SubmitJob>(&command); submit && submit->wait) {
+    return submit_and_wait(*submit, requests, global, session, host);
   }
-  Replies replies;
-  for (const ApiRequest& request : requests) {
-    const HttpResult result = client->send(to_http(request, connection.token));
-    if (const auto* error = std::get_if<TransportError>(&result)) return failure(host, error->message);
-    const auto& response = std::get<HttpResponse>(result);
-    if (!is_success(response.status)) return failure(host, error_message(response.status, response.body));
-    Json body = Json::parse(response.body, nullptr, false);
-    if (body.is_discarded()) {
-      return failure(host, "daemon at " + url.text + " answered " + request.method + " " + request.target +
-                               " with a body that is not JSON");
+  auto fetched = send_all(session, requests, host);
+  if (const int* status = std::get_if<int>(&fetched)) return *status;
+  return print(command, std::get<Replies>(fetched), global, host);
+}
+
+// `completion SHELL` and `__complete INDEX WORDS...`: no command of the daemon's, so not in the
+// registry; __complete asks the server only for the names it completes, and stays silent on errors.
+std::optional<int> run_local_command(const std::vector<std::string>& args, const CliHost& host) {
+  if (args.empty()) return std::nullopt;
+  if (args[0] == kCompletionCommand) {
+    try {
+      if (args.size() != 2) throw InvalidInput("SHELL", "expected one: bash or zsh");
+      host.out << completion_script(args[1]);
+      return kExitOk;
+    } catch (const InvalidInput& e) {
+      return usage_error(host, e, "trainyard completion");
     }
-    replies.push_back(std::move(body));
   }
+  if (args[0] != kCompleteCommand || args.size() < 2) return std::nullopt;
+  std::size_t index = 0;
+  try {
+    index = static_cast<std::size_t>(parse_integer("INDEX", args[1], 0, 1000));
+  } catch (const InvalidInput&) {
+    return kExitUsage;
+  }
+  const std::vector<std::string> words(args.begin() + 2, args.end());
+  const auto names_from = [&](const std::string& target, const std::string& list, const std::string& key) {
+    std::vector<std::string> names;
+    std::ostringstream silenced;
+    const CliHost quiet{host.env, host.read_file, host.read_input, host.connect, host.clock, host.out, silenced};
+    Opened opened = open_session({}, quiet);
+    if (auto* session = std::get_if<Session>(&opened)) {
+      Outcome reply = send(*session, {"GET", target, std::nullopt}, quiet);
+      if (const auto* body = std::get_if<Json>(&reply)) {
+        const Json& items = field_or_null(*body, list);
+        if (items.is_array()) {
+          for (const Json& item : items) names.push_back(text_of(item, key));
+        }
+      }
+    }
+    return names;
+  };
+  const ServerNames names{[&] { return names_from("/v1/jobs?limit=200", "jobs", "id"); },
+                          [&] { return names_from("/v1/nodes", "nodes", "name"); }};
+  for (const auto& candidate : complete(words, index, names)) host.out << terminal_safe(candidate) << "\n";
+  return kExitOk;
+}
 
-  if (global.json) {
-    host.out << render_json(command, replies).dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
-    return kExitOk;
-  }
-  const std::string text = render_text(command, replies, RenderContext{host.clock.system_now()});
-  host.out << (raw_output(command) && !host.out_is_terminal ? text : terminal_safe(text));
-  const Notices notices = notices_of(command, replies);
-  for (const auto& line : notices.lines) host.err << "trainyard: " << terminal_safe(line) << "\n";
-  return notices.failed ? kExitFailed : kExitOk;
+std::string label_of(const std::vector<std::string>& args) {
+  std::string label = "trainyard";
+  for (const auto& arg : args) label += " " + arg;
+  return terminal_safe(label);
 }
 
 }  // namespace
@@ -104,6 +291,7 @@ std::string error_message(int status, const std::string& body) {
 }
 
 int run_cli(const std::vector<std::string>& args, const CliHost& host) {
+  if (auto status = run_local_command(args, host)) return *status;
   Invocation invocation;
   try {
     invocation = parse_command_line(args);
@@ -114,7 +302,7 @@ int run_cli(const std::vector<std::string>& args, const CliHost& host) {
     host.out << help->text;
     return kExitOk;
   }
-  return execute(std::get<Command>(invocation.action), invocation.global, host);
+  return execute(std::get<Command>(invocation.action), label_of(args), invocation.global, host);
 }
 
 std::optional<std::string> read_local_file(const std::string& path) {

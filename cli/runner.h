@@ -19,6 +19,8 @@ enum ExitStatus : int {
   kExitOk = 0,
   kExitFailed = 1,  // the server refused, could not be reached, or a local input was unusable
   kExitUsage = 2,   // the command line was wrong
+  // submit --wait also exits with the job's own exit code, or kExitFailedWithoutCode (3) or
+  // kExitCancelled (4) from cli/follow.h.
 };
 
 struct CliHost {
@@ -31,6 +33,9 @@ struct CliHost {
   std::ostream& err;
   // Whether `out` is a terminal: data commands (logs) pass a job's bytes on raw to a pipe or file.
   bool out_is_terminal = false;
+  // Waits between the rounds of a command that follows the cluster (--watch, logs --follow, submit
+  // --wait); false: stop following. The default stops at once (one round).
+  std::function<bool(Millis)> pause = [](Millis) { return false; };
 };
 
 // `args` excludes the program name.

@@ -1,36 +1,12 @@
 // token create, token list, token revoke, token rotate-join.
-#include <array>
-
 #include "cli/commands.h"
 #include "cli/table.h"
+#include "proto/time_window.h"
 
 namespace trainyard::cli {
 namespace {
 
 constexpr std::int64_t kMaxTtlS = 10LL * 365 * 24 * 3600;  // the daemon's limit
-
-// "3600", "90s", "45m", "12h", "30d" as seconds.
-std::int64_t parse_ttl(const std::string& text) {
-  struct Unit {
-    char suffix;
-    std::int64_t seconds;
-  };
-  constexpr std::array units = {Unit{'s', 1}, Unit{'m', 60}, Unit{'h', 3600}, Unit{'d', 86400}};
-  std::string digits = text;
-  std::int64_t scale = 1;
-  for (const Unit& unit : units) {
-    if (!text.empty() && text.back() == unit.suffix) {
-      digits.pop_back();
-      scale = unit.seconds;
-    }
-  }
-  try {
-    return parse_integer("--ttl", digits, 1, kMaxTtlS / scale) * scale;
-  } catch (const InvalidInput&) {
-    throw InvalidInput("--ttl", "must be a duration like 3600, 90s, 45m, 12h or 30d (at most 10 years), got \"" +
-                                    text + "\"");
-  }
-}
 
 }  // namespace
 
@@ -48,7 +24,7 @@ CreateToken CreateToken::parse(const ParsedArgs& args) {
   if (token.role != "admin" && token.role != "operator" && token.role != "user" && token.role != "viewer") {
     throw InvalidInput("--role", "must be admin, operator, user or viewer, got \"" + token.role + "\"");
   }
-  if (auto ttl = args.opt_string("--ttl")) token.ttl_s = parse_ttl(*ttl);
+  if (auto ttl = args.opt_string("--ttl")) token.ttl_s = parse_duration_s(*ttl, "--ttl", kMaxTtlS);
   return token;
 }
 

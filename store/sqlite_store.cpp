@@ -174,21 +174,28 @@ std::int64_t single_int(Statement& statement) {
 }
 
 // Bits of `JobQuery` that pick one of the cached `jobs(...)` statements.
-constexpr unsigned kByState = 1, kByShare = 2, kByUser = 4, kBeforeId = 8;
+constexpr unsigned kByState = 1, kByShare = 2, kByUser = 4, kBeforeId = 8, kAfterId = 16, kSince = 32, kUntil = 64;
+// States are bound to ?1..?8; the slots left unbound are NULL, which `IN` never matches.
+constexpr std::size_t kStateSlots = 8;
 
 unsigned filters_of(const JobQuery& q) {
-  return (q.state ? kByState : 0) | (q.share ? kByShare : 0) | (q.user ? kByUser : 0) | (q.before_id ? kBeforeId : 0);
+  return (q.states.empty() ? 0 : kByState) | (q.share ? kByShare : 0) | (q.user ? kByUser : 0) |
+         (q.before_id ? kBeforeId : 0) | (q.after_id ? kAfterId : 0) | (q.submitted_since ? kSince : 0) |
+         (q.submitted_until ? kUntil : 0);
 }
 
 // One statement per combination of filters rather than `(?1 IS NULL OR state = ?1)`, which would
 // keep SQLite from using the (state, id), (share, id) and (user, id) indexes.
 std::string job_query_sql(unsigned filters) {
   std::string sql = "SELECT record FROM jobs WHERE 1";
-  if (filters & kByState) sql += " AND state = ?1";
-  if (filters & kByShare) sql += " AND share = ?2";
-  if (filters & kByUser) sql += " AND user = ?3";
-  if (filters & kBeforeId) sql += " AND id < ?4";
-  return sql + " ORDER BY id DESC LIMIT ?5";
+  if (filters & kByState) sql += " AND state IN (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+  if (filters & kByShare) sql += " AND share = ?9";
+  if (filters & kByUser) sql += " AND user = ?10";
+  if (filters & kBeforeId) sql += " AND id < ?11";
+  if (filters & kAfterId) sql += " AND id > ?12";
+  if (filters & kSince) sql += " AND submitted_at_ms >= ?13";
+  if (filters & kUntil) sql += " AND submitted_at_ms < ?14";
+  return sql + " ORDER BY id DESC LIMIT ?15";
 }
 
 }  // namespace
@@ -521,11 +528,16 @@ sqlite::Statement& SqliteStore::job_query_for(const JobQuery& query) {
 
 std::vector<Job> SqliteStore::jobs(const JobQuery& query) {
   Use use(job_query_for(query));
-  if (query.state) use.bind_text(1, to_string(*query.state));
-  if (query.share) use.bind_text(2, *query.share);
-  if (query.user) use.bind_text(3, *query.user);
-  if (query.before_id) use.bind_int(4, *query.before_id);
-  use.bind_int(5, query.limit);
+  if (query.states.size() > kStateSlots) throw std::invalid_argument("JobQuery: more states than the statement binds");
+  for (std::size_t i = 0; i < query.states.size(); ++i)
+    use.bind_text(static_cast<int>(i + 1), to_string(query.states[i]));
+  if (query.share) use.bind_text(9, *query.share);
+  if (query.user) use.bind_text(10, *query.user);
+  if (query.before_id) use.bind_int(11, *query.before_id);
+  if (query.after_id) use.bind_int(12, *query.after_id);
+  if (query.submitted_since) use.bind_int(13, to_unix_ms(*query.submitted_since));
+  if (query.submitted_until) use.bind_int(14, to_unix_ms(*query.submitted_until));
+  use.bind_int(15, query.limit);
   std::vector<Job> out;
   while (use.next_row()) out.push_back(job_at(use));
   return out;

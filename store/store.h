@@ -177,10 +177,13 @@ struct Change {
 };
 
 struct JobQuery {
-  std::optional<JobState> state;
+  std::vector<JobState> states;  // any of these; empty: every state
   std::optional<std::string> share;
   std::optional<std::string> user;
   std::optional<JobId> before_id;  // pagination cursor: only ids below this
+  std::optional<JobId> after_id;   // only ids above this
+  std::optional<TimePoint> submitted_since;  // submitted at or after
+  std::optional<TimePoint> submitted_until;  // submitted before
   int limit = 100;                 // newest first
 };
 

@@ -15,9 +15,11 @@
 #include "daemon/api/job_access.h"
 #include "daemon/api/query.h"
 #include "daemon/goodput.h"
+#include "daemon/job_accounting.h"
 #include "daemon/job_checkpoints.h"
 #include "daemon/metric_series.h"
 #include "daemon/share_access.h"
+#include "proto/time_window.h"
 #include "scheduler/types.h"
 
 namespace trainyard {
@@ -148,18 +150,43 @@ void Api::accept_job(ApiCall call, JobSpec spec) {
   }
 }
 
+namespace {
+
+// "FAILED,CANCELLED": any of these states.
+std::vector<JobState> parse_states(const std::string& text) {
+  std::vector<JobState> states;
+  std::string_view rest = text;
+  for (;;) {
+    const auto comma = rest.find(',');
+    const std::string_view word = rest.substr(0, comma);
+    const auto state = parse_job_state(word);
+    if (!state) {
+      throw InvalidInput("state",
+                         "must be one or more of PENDING, STARTING, RUNNING, SUCCEEDED, FAILED, CANCELLED "
+                         "(comma-separated), got \"" +
+                             std::string(word) + "\"");
+    }
+    if (std::ranges::find(states, *state) == states.end()) states.push_back(*state);
+    if (comma == std::string_view::npos) return states;
+    rest.remove_prefix(comma + 1);
+  }
+}
+
+}  // namespace
+
 void Api::list_jobs(ApiCall call) {
   JobQuery query;
   const auto& q = call.request.query;
-  if (auto it = q.find("state"); it != q.end()) {
-    query.state = parse_job_state(it->second);
-    if (!query.state) throw InvalidInput("state", "must be one of PENDING, STARTING, RUNNING, SUCCEEDED, FAILED, CANCELLED");
-  }
+  const TimePoint now = clock_.system_now();
+  if (auto it = q.find("state"); it != q.end()) query.states = parse_states(it->second);
   if (auto it = q.find("share"); it != q.end()) query.share = it->second;
   if (auto it = q.find("user"); it != q.end()) query.user = it->second;
+  if (auto it = q.find("since"); it != q.end()) query.submitted_since = parse_time_bound(it->second, now, "since");
+  if (auto it = q.find("until"); it != q.end()) query.submitted_until = parse_time_bound(it->second, now, "until");
   query.limit = static_cast<int>(query_int(call.request, "limit", 1, 1000).value_or(100));
   query.before_id = query_int(call.request, "before", 1, INT64_MAX);
   const std::optional<JobId> array = query_int(call.request, "array", 1, INT64_MAX);
+  query.after_id = query_int(call.request, "after", 0, INT64_MAX);
   if (!call.who.may(Action::read_all_jobs)) {
     if (query.user && *query.user != call.who.user) {
       return call.fail(403, "forbidden", "role " + to_string(call.who.role) + " may not list other users' jobs", "user");
@@ -180,18 +207,30 @@ void Api::list_jobs(ApiCall call) {
             }
           }
         }
-        return std::function<void()>([this, call, query, array, found = std::move(found), counts = std::move(counts)] {
+        std::vector<std::vector<Attempt>> attempts;
+        for (const auto& job : found) {
+          const bool folded_row = !array && job.array_task;
+          attempts.push_back(folded_row ? std::vector<Attempt>{} : store.attempts_of(job.id));
+        }
+        return std::function<void()>([this, call, query, array, found = std::move(found), counts = std::move(counts),
+                                      attempts = std::move(attempts)]() mutable {
           Json list = Json::array();
           std::set<JobId> folded;
-          for (const auto& stored : found) {
-            const Job* active = jobs_.active_job(stored.id);
-            const Job& job = active ? *active : stored;
+          for (std::size_t i = 0; i < found.size(); ++i) {
+            const Job* active = jobs_.active_job(found[i].id);
+            const Job& job = active ? *active : found[i];
             if (!array && job.array_task) {
               if (!folded.insert(job.array_task->array_job).second) continue;
               list.push_back(array_row(job, counts.at(job.array_task->array_job)));
               continue;
             }
-            list.push_back(job_json(job));
+            // Running attempts are fresher in memory than in the store.
+            for (auto& a : attempts[i]) {
+              if (auto running = jobs_.active_attempt(a.id)) a = *running;
+            }
+            Json item = job_json(job);
+            item["accounting"] = to_json(job_accounting(job, attempts[i], clock_.system_now()));
+            list.push_back(std::move(item));
           }
           Json next = nullptr;
           if (static_cast<int>(found.size()) == query.limit && !found.empty()) {

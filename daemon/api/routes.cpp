@@ -15,9 +15,12 @@ const std::vector<Route>& api_routes() {
        &Api::metrics_exposition},
 
       {"GET", "/v1/jobs", A::use_api, "list jobs", "", "JobList", 200,
-       "Jobs, newest first (one's own unless the role reads every job), an array as one row with its tasks counted "
-       "by state; ?array=ID lists that array's tasks; next is the cursor for before",
-       {{"state", "string"}, {"share", "string"}, {"user", "string"}, {"limit", "integer"}, {"before", "integer"}, {"array", "integer"}},
+       "Jobs, newest first (one's own unless the role reads every job), each with its accounting (elapsed, wait, "
+       "cores, core-hours, goodput), an array as one row with its tasks counted by state; ?array=ID lists that "
+       "array's tasks; state is a comma-separated list; since and until bound the submit time (RFC 3339, a "
+       "date, or a span back like 1d); next is the cursor for before",
+       {{"state", "string"}, {"share", "string"}, {"user", "string"}, {"since", "string"}, {"until", "string"},
+        {"limit", "integer"}, {"before", "integer"}, {"after", "integer"}, {"array", "integer"}},
        &Api::list_jobs},
       {"POST", "/v1/jobs", A::submit_jobs, "submit jobs", "JobSpec", "Job", 201,
        "Submit a job; answered once it is on disk", {}, &Api::submit_job},

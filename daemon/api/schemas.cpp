@@ -64,8 +64,16 @@ const char* const kJsonSchemas = R"json({
                        "cancelled_tasks": {"type": "integer"}}}}
   },
   "JobState": {"enum": ["PENDING", "STARTING", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED"]},
+  "JobAccounting": {"type": "object", "required": ["elapsed_s", "wait_s", "nodes", "cores", "core_hours", "goodput"],
+    "properties": {
+      "elapsed_s": {"type": ["number", "null"], "description": "first start to end (or now); null if it never started"},
+      "wait_s": {"type": "number", "description": "submit to first start (or to its end, or now)"},
+      "nodes": {"type": "integer"}, "cores": {"type": ["integer", "null"]},
+      "core_hours": {"type": "number", "description": "cores its attempts held, over their lifetime"},
+      "goodput": {"type": "number", "description": "productive share of the allocated core-time, 0 to 1"}}},
   "JobList": {"type": "object", "required": ["jobs", "next"], "properties": {
-    "jobs": {"type": "array", "items": {"$ref": "#/components/schemas/Job"}},
+    "jobs": {"type": "array", "items": {"allOf": [{"$ref": "#/components/schemas/Job"},
+      {"type": "object", "properties": {"accounting": {"$ref": "#/components/schemas/JobAccounting"}}}]}},
     "next": {"type": ["string", "null"], "description": "the cursor for before"}}},
   "Queue": {"type": "object", "required": ["jobs", "total", "next"], "properties": {
     "jobs": {"type": "array", "items": {"$ref": "#/components/schemas/Job"}},

@@ -99,7 +99,10 @@ std::vector<Job> InMemoryStore::jobs(const JobQuery& query) {
   for (auto it = contents_.jobs.rbegin(); it != contents_.jobs.rend() && std::ssize(out) < query.limit; ++it) {
     const Job& j = it->second;
     if (query.before_id && j.id >= *query.before_id) continue;
-    if (query.state && j.state != *query.state) continue;
+    if (query.after_id && j.id <= *query.after_id) continue;
+    if (!query.states.empty() && std::ranges::find(query.states, j.state) == query.states.end()) continue;
+    if (query.submitted_since && j.submitted_at < *query.submitted_since) continue;
+    if (query.submitted_until && j.submitted_at >= *query.submitted_until) continue;
     if (query.share && j.spec.share != *query.share) continue;
     if (query.user && j.user != *query.user) continue;
     out.push_back(j);

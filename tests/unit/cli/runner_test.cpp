@@ -5,6 +5,7 @@
 #include <map>
 #include <sstream>
 
+#include "cli/follow.h"
 #include "cli/runner.h"
 
 namespace trainyard::cli {
@@ -53,6 +54,11 @@ class RunnerTest : public ::testing::Test {
         .out = out,
         .err = err,
         .out_is_terminal = terminal,
+        .pause =
+            [this](Millis interval) {
+              pauses.push_back(interval);
+              return between_rounds(pauses.size());
+            },
     };
     return run_cli(args, host);
   }
@@ -64,6 +70,13 @@ class RunnerTest : public ::testing::Test {
   std::ostringstream out;
   std::ostringstream err;
   bool terminal = false;
+  // What happens between two rounds of a following command (the n-th pause); false stops it.
+  std::function<bool(std::size_t n)> between_rounds = [](std::size_t) { return false; };
+  std::vector<Millis> pauses;
+
+  void reply(const std::string& request, const Json& body) {
+    server.replies[request] = HttpResponse{.status = 200, .body = body.dump()};
+  }
 };
 
 const Json kJob = {{"id", 42}, {"name", "t"}, {"state", "PENDING"}, {"submitted_at", "2026-11-22T13:59:00.000Z"}};
@@ -219,6 +232,117 @@ TEST(ErrorMessage, ReadsTheApiErrorDocumentOrFallsBack) {
   EXPECT_EQ(error_message(500, ""), "HTTP 500");
   EXPECT_EQ(error_message(400, R"({"error":"flat"})"), R"(HTTP 400: {"error":"flat"})");
   EXPECT_EQ(error_message(413, std::string(1000, 'x')).size(), std::string("HTTP 413: ").size() + 200);
+}
+
+// ---- following: --watch, logs --follow, submit --wait ----
+
+Json job_in(const std::string& state, std::optional<int> exit_code = std::nullopt, int attempts = 1) {
+  Json job = {{"id", 42}, {"name", "t"}, {"state", state}, {"attempts", attempts}};
+  if (exit_code) job["exit_code"] = *exit_code;
+  return job;
+}
+
+TEST_F(RunnerTest, SubmitWaitFollowsTheJobAndExitsWithItsCode) {
+  server.replies["POST /v1/jobs"] = HttpResponse{.status = 201, .body = job_in("PENDING", std::nullopt, 0).dump()};
+  reply("GET /v1/jobs/42", job_in("RUNNING"));
+  between_rounds = [this](std::size_t n) {
+    if (n == 2) reply("GET /v1/jobs/42", job_in("FAILED", 7));
+    return true;
+  };
+  EXPECT_EQ(run({"submit", "--wait", "--", "/bin/false"}), 7) << err.str();
+  EXPECT_EQ(out.str(), "Submitted job 42\nJob 42 FAILED (exit code 7)\n");
+  EXPECT_EQ(pauses, (std::vector<Millis>{Millis(1000), Millis(1000)}));
+}
+
+TEST_F(RunnerTest, SubmitWaitExitCodesForSuccessAndCancel) {
+  server.replies["POST /v1/jobs"] = HttpResponse{.status = 201, .body = job_in("PENDING", std::nullopt, 0).dump()};
+  reply("GET /v1/jobs/42", job_in("SUCCEEDED", 0));
+  EXPECT_EQ(run({"submit", "--wait", "--", "/bin/true"}), 0);
+  reply("GET /v1/jobs/42", job_in("CANCELLED"));
+  EXPECT_EQ(run({"submit", "--wait", "--", "/bin/true"}), kExitCancelled);
+}
+
+TEST_F(RunnerTest, LogsFollowInterleavesRanksUntilTheJobEnds) {
+  const auto logs = [](const std::string& r0, const std::string& r1) {
+    return Json{{"attempt", 1},
+                {"logs",
+                 {{{"rank", 0}, {"text", r0}, {"log_bytes", r0.size()}},
+                  {{"rank", 1}, {"text", r1}, {"log_bytes", r1.size()}}}}};
+  };
+  reply("GET /v1/jobs/42", job_in("RUNNING"));
+  reply("GET /v1/jobs/42/logs", logs("a\n", ""));
+  between_rounds = [&](std::size_t n) {
+    reply("GET /v1/jobs/42/logs?tail=100000", logs("a\nb\n", "x\n\x1b[2J"));
+    if (n == 2) reply("GET /v1/jobs/42", job_in("SUCCEEDED", 0));
+    return true;
+  };
+  EXPECT_EQ(run({"logs", "42", "--follow"}), kExitOk) << err.str();
+  // Piped: the job's bytes as they are, its unfinished last line at the end.
+  EXPECT_EQ(out.str(), "[rank 0] a\n[rank 0] b\n[rank 1] x\n[rank 1] \x1b[2J\n");
+  terminal = true;
+  out.str("");
+  reply("GET /v1/jobs/42", job_in("RUNNING"));
+  pauses.clear();
+  EXPECT_EQ(run({"logs", "42", "--follow"}), kExitOk);
+  EXPECT_EQ(out.str().find('\x1b'), std::string::npos) << out.str();  // a terminal gets it escaped
+}
+
+TEST_F(RunnerTest, LogsFollowWaitsForAPendingJobToStart) {
+  reply("GET /v1/jobs/42", job_in("PENDING", std::nullopt, 0));
+  between_rounds = [&](std::size_t) {
+    reply("GET /v1/jobs/42", job_in("SUCCEEDED", 0));
+    reply("GET /v1/jobs/42/logs?rank=0",
+          Json{{"attempt", 1}, {"logs", {{{"rank", 0}, {"text", "done\n"}, {"log_bytes", 5}}}}});
+    return true;
+  };
+  EXPECT_EQ(run({"logs", "42", "--follow", "--rank", "0"}), kExitOk) << err.str();
+  EXPECT_EQ(server.received.front().target, "/v1/jobs/42");  // no logs asked of a job without an attempt
+  EXPECT_EQ(out.str(), "done\n");
+}
+
+TEST_F(RunnerTest, WatchRepeatsPlainlyWhenPiped) {
+  reply("GET /v1/nodes", Json{{"nodes", Json::array({{{"name", "n1"}, {"state", "HEALTHY"}}})}});
+  between_rounds = [](std::size_t n) { return n < 3; };
+  EXPECT_EQ(run({"nodes", "--watch", "--interval", "5"}), kExitOk);
+  EXPECT_EQ(server.received.size(), 3u);
+  EXPECT_EQ(pauses, (std::vector<Millis>{Millis(5000), Millis(5000), Millis(5000)}));
+  EXPECT_EQ(out.str().find('\x1b'), std::string::npos);
+}
+
+TEST_F(RunnerTest, WatchRedrawsATerminalWithTheChangesHighlighted) {
+  terminal = true;
+  reply("GET /v1/nodes", Json{{"nodes", Json::array({{{"name", "n1"}, {"state", "HEALTHY"}}})}});
+  between_rounds = [this](std::size_t n) {
+    reply("GET /v1/nodes", Json{{"nodes", Json::array({{{"name", "n1\x1b]52;c;x\x07"}, {"state", "DRAINED"}}})}});
+    return n < 2;
+  };
+  EXPECT_EQ(run({"nodes", "--watch"}), kExitOk);
+  const std::string screen = out.str();
+  EXPECT_EQ(screen.rfind("\x1b[H\x1b[2JEvery 2s: trainyard nodes --watch", 0), 0u) << screen;
+  EXPECT_NE(screen.find("\x1b[7m"), std::string::npos);  // the change
+  EXPECT_EQ(screen.find("\x1b]52"), std::string::npos);  // a name's escape code is shown escaped
+}
+
+TEST_F(RunnerTest, WatchIsNeverFasterThanASecond) {
+  EXPECT_EQ(run({"jobs", "--watch", "--interval", "0"}), kExitUsage);
+  EXPECT_NE(err.str().find("--interval"), std::string::npos);
+}
+
+TEST_F(RunnerTest, CompletionNeedsNoServerAndCompleteAsksForNamesOnlyWhenNeeded) {
+  env = {};
+  EXPECT_EQ(run({"completion", "bash"}), kExitOk);
+  EXPECT_NE(out.str().find("_trainyard"), std::string::npos);
+  EXPECT_EQ(run({"completion", "fish"}), kExitUsage);
+  env = {"http://127.0.0.1:9", "ty_secret"};
+  reply("GET /v1/jobs?limit=200", Json{{"jobs", Json::array({{{"id", 42}}, {{"id", 41}}})}});
+  out.str("");
+  EXPECT_EQ(run({"__complete", "1", "cancel", "4"}), kExitOk);
+  EXPECT_EQ(out.str(), "42\n41\n");
+  out.str("");
+  server.received.clear();
+  EXPECT_EQ(run({"__complete", "0", "canc"}), kExitOk);
+  EXPECT_EQ(out.str(), "cancel\n");
+  EXPECT_TRUE(server.received.empty());
 }
 
 }  // namespace

@@ -240,10 +240,11 @@ TYPED_TEST(StoreConformance, UpsertReplacesWholeRecordsAndTheirQueryColumns) {
   EXPECT_EQ(as_json(this->store->node("n1")), as_json(node));
   EXPECT_EQ(this->store->token_by_hash("h"), token);
   EXPECT_EQ(this->store->load().shares, std::vector<ShareRecord>{share});
-  EXPECT_TRUE(this->job_ids({.state = JobState::running}).empty());
+  EXPECT_TRUE(this->job_ids({.states = {JobState::running}}).empty());
   EXPECT_TRUE(this->job_ids({.share = "team-a"}).empty());
   EXPECT_TRUE(this->job_ids({.user = "alice"}).empty());
-  EXPECT_EQ(this->job_ids({.state = JobState::cancelled, .share = "team-b", .user = "carol"}), std::vector<JobId>{1});
+  EXPECT_EQ(this->job_ids({.states = {JobState::cancelled}, .share = "team-b", .user = "carol"}),
+            std::vector<JobId>{1});
   EXPECT_EQ(ids_of(this->store->load().active_attempts), std::vector<std::int64_t>{10});
 }
 
@@ -261,13 +262,26 @@ TYPED_TEST(StoreConformance, FiltersJobsByStateShareAndUser) {
                                minimal_job(5, "alice", "team-a", JobState::running)}});
   using Ids = std::vector<JobId>;
   EXPECT_EQ(this->job_ids({}), (Ids{5, 4, 3, 2, 1}));
-  EXPECT_EQ(this->job_ids({.state = JobState::running}), (Ids{5, 3, 2}));
+  EXPECT_EQ(this->job_ids({.states = {JobState::running}}), (Ids{5, 3, 2}));
   EXPECT_EQ(this->job_ids({.share = "team-a"}), (Ids{5, 2, 1}));
   EXPECT_EQ(this->job_ids({.user = "alice"}), (Ids{5, 3, 1}));
-  EXPECT_EQ(this->job_ids({.state = JobState::running, .user = "alice"}), (Ids{5, 3}));
-  EXPECT_EQ(this->job_ids({.state = JobState::running, .share = "team-a", .user = "bob"}), (Ids{2}));
-  EXPECT_TRUE(this->job_ids({.state = JobState::failed}).empty());
+  EXPECT_EQ(this->job_ids({.states = {JobState::running}, .user = "alice"}), (Ids{5, 3}));
+  EXPECT_EQ(this->job_ids({.states = {JobState::running}, .share = "team-a", .user = "bob"}), (Ids{2}));
+  EXPECT_TRUE(this->job_ids({.states = {JobState::failed}}).empty());
   EXPECT_TRUE(this->job_ids({.user = "nobody"}).empty());
+}
+
+// History (GET /v1/jobs): any of several states, a window of submission times, ids above a cursor.
+TYPED_TEST(StoreConformance, FiltersJobsByStatesSubmissionWindowAndAfterId) {
+  this->commit(Change{
+      .jobs = {minimal_job(1, "a", "default", JobState::succeeded), minimal_job(2, "a", "default", JobState::failed),
+               minimal_job(3, "a", "default", JobState::cancelled), minimal_job(4, "a", "default", JobState::running),
+               minimal_job(5, "a", "default", JobState::failed)}});
+  using Ids = std::vector<JobId>;
+  EXPECT_EQ(this->job_ids({.states = {JobState::failed, JobState::cancelled}}), (Ids{5, 3, 2}));
+  EXPECT_EQ(this->job_ids({.submitted_since = at_ms(2), .submitted_until = at_ms(4)}), (Ids{3, 2}));
+  EXPECT_EQ(this->job_ids({.after_id = 3}), (Ids{5, 4}));
+  EXPECT_EQ(this->job_ids({.states = {JobState::failed}, .after_id = 2}), (Ids{5}));
 }
 
 TYPED_TEST(StoreConformance, PaginatesNewestFirstWithABeforeIdCursor) {

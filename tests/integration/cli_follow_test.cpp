@@ -1,0 +1,108 @@
+// History and the CLI that follows, end to end: GET /v1/jobs's filters over real finished jobs,
+// `trainyard history`, `submit --wait`'s exit codes and `logs --follow` ending with the job.
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <gtest/gtest.h>
+
+#include "tests/integration/cluster.h"
+
+namespace trainyard::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+Json command_job(const std::string& name, const std::string& script, int nodes = 1) {
+  return Json{{"name", name}, {"nodes", nodes}, {"command", {{"argv", {"/bin/sh", "-c", script}}}}};
+}
+
+class CliFollow : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    cluster.start_daemon();
+    cluster.start_agent("node-a");
+    cluster.start_agent("node-b");
+    cluster.wait_for_nodes(2);
+  }
+
+  // Runs the CLI as the admin; its exit status, with stdout (and stderr) in `output`.
+  int cli(const std::string& args) {
+    const std::string out = cluster.dir() + "/cli.out";
+    const std::string command = std::string(TRAINYARD_CLI_BIN) + " --server " + cluster.url() + " --token-file " +
+                                cluster.dir() + "/data/admin.token " + args + " > " + out + " 2>&1";
+    const int status = std::system(command.c_str());
+    output = read_text(out);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+  Cluster cluster;
+  std::string output;
+};
+
+TEST_F(CliFollow, HistoryFiltersFinishedJobsAndReportsTheirAccounting) {
+  const auto ok = cluster.submit(command_job("fine", "exit 0"));
+  const auto failed = cluster.submit(command_job("broken", "exit 3"));
+  const auto cancelled = cluster.submit(command_job("slow", "sleep 60"));
+  cluster.wait_job_state(ok, "SUCCEEDED", 20s);
+  cluster.wait_job_state(failed, "FAILED", 20s);
+  cluster.wait_job_state(cancelled, "RUNNING", 20s);
+  ASSERT_EQ(cluster.api("POST", "/v1/jobs/" + std::to_string(cancelled) + "/cancel").status, 200);
+  cluster.wait_job_state(cancelled, "CANCELLED", 20s);
+
+  const auto ids_of = [](const Json& body) {
+    std::vector<std::int64_t> ids;
+    for (const Json& j : body["jobs"]) ids.push_back(j["id"]);
+    return ids;
+  };
+  const ApiResult failures = cluster.api("GET", "/v1/jobs?state=FAILED,CANCELLED&since=1h");
+  ASSERT_EQ(failures.status, 200) << failures.body.dump();
+  EXPECT_EQ(ids_of(failures.body), (std::vector<std::int64_t>{cancelled, failed}));
+  const Json& accounting = failures.body["jobs"][1]["accounting"];
+  EXPECT_EQ(failures.body["jobs"][1]["exit_code"], 3);
+  EXPECT_EQ(accounting["nodes"], 1);
+  EXPECT_EQ(accounting["cores"], 4);  // the whole node
+  EXPECT_TRUE(accounting["elapsed_s"].is_number()) << accounting.dump();
+  EXPECT_GE(accounting["wait_s"].get<double>(), 0);
+  EXPECT_GT(accounting["core_hours"].get<double>(), 0);
+
+  EXPECT_TRUE(ids_of(cluster.api("GET", "/v1/jobs?until=2000-01-01").body).empty());
+  EXPECT_EQ(ids_of(cluster.api("GET", "/v1/jobs?after=" + std::to_string(ok)).body),
+            (std::vector<std::int64_t>{cancelled, failed}));
+  const ApiResult bad = cluster.api("GET", "/v1/jobs?since=last-week");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(bad.body["error"]["field"], "since") << bad.body.dump();
+  EXPECT_EQ(cluster.api("GET", "/v1/jobs?state=DONE").body["error"]["field"], "state");
+
+  ASSERT_EQ(cli("history --since 1d --state failed --csv --format id,name,state,exit,cores"), 0) << output;
+  EXPECT_EQ(output, "id,name,state,exit,cores\n" + std::to_string(failed) + ",broken,FAILED,3,4");  // read_text trims
+  ASSERT_EQ(cli("history"), 0) << output;  // finished jobs by default, as a table
+  EXPECT_NE(output.find("ELAPSED"), std::string::npos) << output;
+  EXPECT_NE(output.find("fine"), std::string::npos) << output;
+  EXPECT_EQ(cli("history --since yesterday"), 2) << output;
+  EXPECT_NE(output.find("--since"), std::string::npos) << output;
+}
+
+TEST_F(CliFollow, SubmitWaitExitsWithTheJobsExitCode) {
+  EXPECT_EQ(cli("submit --wait -- /bin/sh -c 'exit 0'"), 0) << output;
+  EXPECT_NE(output.find("SUCCEEDED"), std::string::npos) << output;
+  EXPECT_EQ(cli("submit --wait -- /bin/sh -c 'exit 5'"), 5) << output;
+  EXPECT_NE(output.find("FAILED (exit code 5)"), std::string::npos) << output;
+}
+
+TEST_F(CliFollow, LogsFollowInterleavesRanksAndEndsWhenTheJobEnds) {
+  const auto id = cluster.submit(
+      command_job("talker", "for i in 1 2 3; do echo line $i of rank $RANK; sleep 1; done; printf 'no newline'", 2));
+  cluster.wait_job_state(id, "RUNNING", 20s);
+  ASSERT_EQ(cli("logs " + std::to_string(id) + " --follow"), 0) << output;
+  for (const std::string rank : {"0", "1"}) {
+    for (const std::string i : {"1", "2", "3"}) {
+      const std::string line = "[rank " + rank + "] line " + i + " of rank " + rank + "\n";
+      EXPECT_NE(output.find(line), std::string::npos) << line << " missing from:\n" << output;
+    }
+    EXPECT_NE(output.find("[rank " + rank + "] no newline"), std::string::npos) << output;
+  }
+  EXPECT_EQ(cluster.api("GET", "/v1/jobs/" + std::to_string(id)).body["state"], "SUCCEEDED");
+}
+
+}  // namespace
+}  // namespace trainyard::testing

@@ -1,0 +1,127 @@
+// `trainyard history`: time bounds, columns, CSV, and the request it sends.
+#include <gtest/gtest.h>
+
+#include "cli/command_line.h"
+#include "cli/history.h"
+#include "proto/time_window.h"
+
+namespace trainyard::cli {
+namespace {
+
+const TimePoint kNow = *parse_time("2026-11-24T12:00:00.000Z");
+
+TEST(TimeBounds, SpansBackFromNowTimesAndDates) {
+  EXPECT_EQ(parse_time_bound("1d", kNow, "--since"), *parse_time("2026-11-23T12:00:00.000Z"));
+  EXPECT_EQ(parse_time_bound("2h", kNow, "--since"), *parse_time("2026-11-24T10:00:00.000Z"));
+  EXPECT_EQ(parse_time_bound("90s", kNow, "--since"), *parse_time("2026-11-24T11:58:30.000Z"));
+  EXPECT_EQ(parse_time_bound("3600", kNow, "--since"), *parse_time("2026-11-24T11:00:00.000Z"));
+  EXPECT_EQ(parse_time_bound("2026-11-20T08:30:00Z", kNow, "--since"), *parse_time("2026-11-20T08:30:00.000Z"));
+  EXPECT_EQ(parse_time_bound("2026-11-20", kNow, "--since"), *parse_time("2026-11-20T00:00:00.000Z"));
+}
+
+TEST(TimeBounds, AnythingElseNamesTheField) {
+  for (const char* bad : {"", "d", "1w", "-2h", "0s", "yesterday", "2026-13-01", "1.5h", "2h ago"}) {
+    try {
+      parse_time_bound(bad, kNow, "--since");
+      ADD_FAILURE() << "accepted \"" << bad << "\"";
+    } catch (const InvalidInput& e) {
+      EXPECT_EQ(e.field(), "--since") << bad;
+    }
+  }
+}
+
+TEST(Durations, TokenTtlsShareTheParser) {
+  EXPECT_EQ(parse_duration_s("30d", "--ttl", 10LL * 365 * 86400), 30 * 86400);
+  EXPECT_THROW(parse_duration_s("4000d", "--ttl", 10LL * 365 * 86400), InvalidInput);
+}
+
+TEST(HistoryFormat, ElapsedReadsLikeSacct) {
+  EXPECT_EQ(format_elapsed(7.9), "00:00:07");
+  EXPECT_EQ(format_elapsed(3723), "01:02:03");
+  EXPECT_EQ(format_elapsed(3 * 86400 + 4 * 3600 + 5 * 60 + 6), "3-04:05:06");
+  EXPECT_EQ(format_elapsed(-5), "00:00:00");  // clock skew
+}
+
+TEST(HistoryFormat, CsvQuotesOnlyWhatNeedsIt) {
+  EXPECT_EQ(csv_field("plain"), "plain");
+  EXPECT_EQ(csv_field(""), "");
+  EXPECT_EQ(csv_field("a,b"), "\"a,b\"");
+  EXPECT_EQ(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(csv_field("two\nlines"), "\"two\nlines\"");
+  EXPECT_EQ(csv_field("cr\r"), "\"cr\r\"");
+}
+
+const Json kJobs = Json::array({
+    {{"id", 7},
+     {"name", "train, big"},
+     {"state", "FAILED"},
+     {"exit_code", 3},
+     {"failure_class", "oom"},
+     {"attempts", 2},
+     {"accounting",
+      {{"elapsed_s", 3723.4}, {"wait_s", 65}, {"nodes", 2}, {"cores", 8}, {"core_hours", 8.27}, {"goodput", 0.9134}}}},
+    {{"id", 6},
+     {"name", "never-ran"},
+     {"state", "CANCELLED"},
+     {"failure_class", ""},
+     {"attempts", 0},
+     {"accounting",
+      {{"elapsed_s", nullptr}, {"wait_s", 5}, {"nodes", 1}, {"cores", nullptr}, {"core_hours", 0}, {"goodput", 1}}}},
+});
+
+TEST(HistoryFormat, ColumnsAsAskedForWithAbsentValuesAsDashes) {
+  const auto columns = parse_history_columns("id,state,elapsed,wait,cores,corehours,exit,class,goodput");
+  EXPECT_EQ(history_table(kJobs, columns),
+            "ID   STATE       ELAPSED    WAIT       CORES   CORE_HOURS   EXIT   CLASS   GOODPUT\n"
+            "7    FAILED      01:02:03   00:01:05   8       8.27         3      oom     91.3%\n"
+            "6    CANCELLED   -          00:00:05   -       0.00         -      -       100.0%\n");
+}
+
+TEST(HistoryFormat, CsvHasAHeaderLineAndQuotedCells) {
+  EXPECT_EQ(history_csv(kJobs, parse_history_columns("id,name,elapsed")),
+            "id,name,elapsed\n7,\"train, big\",01:02:03\n6,never-ran,-\n");
+}
+
+TEST(HistoryFormat, UnknownColumnsNameTheFlagAndTheColumnsThereAre) {
+  try {
+    parse_history_columns("id,elapsd");
+    FAIL();
+  } catch (const InvalidInput& e) {
+    EXPECT_EQ(e.field(), "--format");
+    EXPECT_NE(e.message().find("\"elapsd\""), std::string::npos);
+    EXPECT_NE(e.message().find("elapsed"), std::string::npos);
+  }
+}
+
+ShowHistory history_of(const std::vector<std::string>& args) {
+  return std::get<ShowHistory>(std::get<Command>(parse_command_line(args).action));
+}
+
+TEST(HistoryCommand, AsksForFinishedJobsByDefaultAndPassesTheFilters) {
+  EXPECT_EQ(history_of({"history"}).requests({}).at(0).target, "/v1/jobs?state=SUCCEEDED%2CFAILED%2CCANCELLED");
+  EXPECT_EQ(history_of({"history", "--since", "1d", "--until", "2026-11-24", "--state", "failed,Cancelled", "--user",
+                        "bob", "--limit", "5"})
+                .requests({})
+                .at(0)
+                .target,
+            "/v1/jobs?state=FAILED%2CCANCELLED&since=1d&until=2026-11-24&user=bob&limit=5");
+}
+
+TEST(HistoryCommand, BadValuesNameTheirFlag) {
+  const auto rejected = [](const std::vector<std::string>& args) {
+    try {
+      parse_command_line(args);
+    } catch (const UsageError& e) {
+      return e.field();
+    }
+    return std::string("<accepted>");
+  };
+  EXPECT_EQ(rejected({"history", "--since", "last week"}), "--since");
+  EXPECT_EQ(rejected({"history", "--until", "5x"}), "--until");
+  EXPECT_EQ(rejected({"history", "--state", "FAILED,DONE"}), "--state");
+  EXPECT_EQ(rejected({"history", "--format", "id,nope"}), "--format");
+  EXPECT_EQ(rejected({"history", "--limit", "0"}), "--limit");
+}
+
+}  // namespace
+}  // namespace trainyard::cli
