@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cli/command_line.h"
+#include "cli/event_follow.h"
 #include "cli/table.h"
 
 namespace trainyard::cli {
@@ -61,6 +62,9 @@ int execute(const Command& command, const GlobalOptions& global, const CliHost& 
     client = host.connect(url);
   } catch (const InvalidInput& e) {
     return usage_error(host, e, "trainyard");
+  }
+  if (const auto* events = std::get_if<ListEvents>(&command); events && events->follow) {
+    return follow_events(*events, connection.token, global.json, *client, host);
   }
   Replies replies;
   for (const ApiRequest& request : requests) {
