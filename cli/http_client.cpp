@@ -225,7 +225,10 @@ class BeastHttpClient final : public HttpClient {
       parser.get().body().data = piece;
       parser.get().body().size = sizeof piece;
       lowest().expires_after(streamed ? options_.stream_idle_timeout : options_.request_timeout);
-      on_stream([&](auto& stream) { http::async_read(stream, buffer_, parser, [&](beast::error_code e, std::size_t) { ec = e; }); });
+      // read_some: a live stream's pieces are handed on as they come, not once the buffer is full.
+      on_stream([&](auto& stream) {
+        http::async_read_some(stream, buffer_, parser, [&](beast::error_code e, std::size_t) { ec = e; });
+      });
       run();
       if (ec == http::error::need_buffer) ec = {};
       const std::string_view text(piece, sizeof piece - parser.get().body().size);

@@ -319,6 +319,24 @@ TEST(HttpClient, StreamsABodyWithoutLengthToItsEndAndReturnsOtherAnswersWhole) {
   EXPECT_TRUE(streamed.empty());
 }
 
+TEST(HttpClient, AStreamHandsOnEachPieceAsItComes) {
+  LoopbackServer server([](const Seen&) -> Action {
+    return {"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nid: 1\ndata: x\n\n", false, /*hold=*/true};
+  });
+  HttpClientOptions options;
+  options.stream_idle_timeout = 30s;
+  auto client = make_http_client(parse_server_url(server.url()), options);
+  const auto start = std::chrono::steady_clock::now();
+  std::string streamed;
+  const HttpResponse stopped = expect_response(client->stream(get("/events"), [&](std::string_view piece) {
+    streamed += piece;
+    return false;  // enough: stop reading
+  }));
+  EXPECT_EQ(stopped.status, 200);
+  EXPECT_EQ(streamed, "id: 1\ndata: x\n\n");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s) << "the piece waited for more to come";
+}
+
 TEST(HttpClient, AStreamThatGoesSilentIsLost) {
   LoopbackServer server([](const Seen&) -> Action { return {"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n: hi\n", false, /*hold=*/true};
   });
