@@ -25,7 +25,8 @@ ListEvents ListEvents::parse(const ParsedArgs& args) {
   list.after = args.opt_integer("--after", 0, std::numeric_limits<std::int64_t>::max());
   list.limit = args.opt_integer("--limit", 1, 1000);
   list.follow = args.has("--follow");
-  if (list.follow && list.limit) throw InvalidInput("--limit", "a followed stream has no pages; leave out --limit or --follow");
+  if (list.follow && list.limit)
+    throw InvalidInput("--limit", "a followed stream has no pages; leave out --limit or --follow");
   return list;
 }
 
@@ -46,7 +47,8 @@ ApiRequest ListEvents::stream_request() const {
 }
 
 std::string ListEvents::render_line(const Json& e) {
-  std::string line = text_of(e, "id") + "  " + text_of(e, "time") + "  " + text_of(e, "severity") + "  " + text_of(e, "type");
+  std::string line =
+      text_of(e, "id") + "  " + text_of(e, "time") + "  " + text_of(e, "severity") + "  " + text_of(e, "type");
   for (const char* key : {"job", "node", "user"}) {
     if (const std::string value = text_of(e, key); value != kAbsent) line += std::string("  ") + key + "=" + value;
   }

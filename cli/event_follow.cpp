@@ -24,7 +24,8 @@ HttpRequest stream_http(const ListEvents& command, const std::string& token, con
 
 }  // namespace
 
-int follow_events(const ListEvents& command, const std::string& token, bool json, HttpClient& client, const CliHost& host) {
+int follow_events(const ListEvents& command, const std::string& token, bool json, HttpClient& client,
+                  const CliHost& host) {
   std::string last_id;
   bool connected_once = false;
   auto retry_in = kFirstRetry;

@@ -11,6 +11,7 @@
 
 namespace trainyard::cli {
 
-int follow_events(const ListEvents& command, const std::string& token, bool json, HttpClient& client, const CliHost& host);
+int follow_events(const ListEvents& command, const std::string& token, bool json, HttpClient& client,
+                  const CliHost& host);
 
 }  // namespace trainyard::cli

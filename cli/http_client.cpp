@@ -204,7 +204,8 @@ class BeastHttpClient final : public HttpClient {
                                                               const BodySink& sink) {
     beast::error_code ec;
     lowest().expires_after(options_.request_timeout);
-    on_stream([&](auto& stream) { http::async_write(stream, message, [&](beast::error_code e, std::size_t) { ec = e; }); });
+    on_stream(
+        [&](auto& stream) { http::async_write(stream, message, [&](beast::error_code e, std::size_t) { ec = e; }); });
     run();
     http::response_parser<http::buffer_body> parser;
     parser.body_limit(boost::none);

@@ -48,8 +48,9 @@ struct Options {
 };
 
 [[noreturn]] void usage(const std::string& why) {
-  std::cerr << "events_stream_bench: " << why
-            << "\nusage: events_stream_bench --data-dir DIR [--clients N] [--expect N | --submit N --rate R] [--timeout-s S]\n";
+  std::cerr
+      << "events_stream_bench: " << why
+      << "\nusage: events_stream_bench --data-dir DIR [--clients N] [--expect N | --submit N --rate R] [--timeout-s S]\n";
   std::exit(2);
 }
 
@@ -59,13 +60,20 @@ Options parse(int argc, char** argv) {
     const std::string flag = argv[i];
     if (i + 1 >= argc) usage(flag + " needs a value");
     const std::string value = argv[++i];
-    if (flag == "--data-dir") o.data_dir = value;
-    else if (flag == "--clients") o.clients = std::stoi(value);
-    else if (flag == "--expect") o.expect = std::stol(value);
-    else if (flag == "--submit") o.submit = std::stol(value);
-    else if (flag == "--rate") o.rate = std::stod(value);
-    else if (flag == "--timeout-s") o.timeout_s = std::stoi(value);
-    else usage("unknown flag " + flag);
+    if (flag == "--data-dir")
+      o.data_dir = value;
+    else if (flag == "--clients")
+      o.clients = std::stoi(value);
+    else if (flag == "--expect")
+      o.expect = std::stol(value);
+    else if (flag == "--submit")
+      o.submit = std::stol(value);
+    else if (flag == "--rate")
+      o.rate = std::stod(value);
+    else if (flag == "--timeout-s")
+      o.timeout_s = std::stoi(value);
+    else
+      usage("unknown flag " + flag);
   }
   if (o.data_dir.empty() || o.clients < 1 || o.rate <= 0) usage("--data-dir is required; counts and rates positive");
   if (o.submit > 0) o.expect = o.submit;
@@ -190,8 +198,10 @@ long submit_paced(const std::string& url, const std::string& token, long count, 
   for (long i = 0; i < count; ++i) {
     std::this_thread::sleep_until(start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                               std::chrono::duration<double>(static_cast<double>(i) / rate)));
-    const nlohmann::json spec = {{"name", "stream-" + std::to_string(i)}, {"nodes", 1}, {"wait_for_capacity", true},
-                                  {"command", {{"argv", {"/bin/true"}}}}};
+    const nlohmann::json spec = {{"name", "stream-" + std::to_string(i)},
+                                 {"nodes", 1},
+                                 {"wait_for_capacity", true},
+                                 {"command", {{"argv", {"/bin/true"}}}}};
     trainyard::cli::HttpRequest request{.method = "POST", .target = "/v1/jobs"};
     request.headers = {{"authorization", "Bearer " + token}, {"content-type", "application/json"}};
     request.body = spec.dump();
@@ -237,9 +247,12 @@ int main(int argc, char** argv) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (submitter.joinable()) submitter.join();
   auto& l = streams.latencies_ms();
-  const double p50 = percentile(l, 50), p99 = percentile(l, 99), max = l.empty() ? 0 : *std::max_element(l.begin(), l.end());
+  const double p50 = percentile(l, 50), p99 = percentile(l, 99),
+               max = l.empty() ? 0 : *std::max_element(l.begin(), l.end());
   std::printf("clients %d, events expected per client %ld (submitted %ld), got: fewest %ld, most %ld, in %.1f s\n",
-              o.clients, o.expect, o.submit > 0 ? accepted : o.expect, streams.fewest_events(), streams.most_events(), seconds);
-  std::printf("event-to-client latency over %zu deliveries: p50 %.1f ms, p99 %.1f ms, max %.1f ms\n", l.size(), p50, p99, max);
+              o.clients, o.expect, o.submit > 0 ? accepted : o.expect, streams.fewest_events(), streams.most_events(),
+              seconds);
+  std::printf("event-to-client latency over %zu deliveries: p50 %.1f ms, p99 %.1f ms, max %.1f ms\n", l.size(), p50,
+              p99, max);
   return streams.fewest_events() >= o.expect ? 0 : 1;
 }

@@ -49,7 +49,8 @@ TEST(EventsFollow, PrintsEventsLiveResumesAfterAKill9AndEndsOnCtrlC) {
       << read_text(out) << cluster.daemon_log();
   const std::string text = read_text(out);
   EXPECT_NE(text.find("reconnecting"), std::string::npos) << text;
-  for (const std::int64_t job : {before, live, after_restart}) EXPECT_EQ(occurrences(text, submitted_line(job)), 1) << text;
+  for (const std::int64_t job : {before, live, after_restart})
+    EXPECT_EQ(occurrences(text, submitted_line(job)), 1) << text;
 
   follow.signal(SIGINT);
   const std::optional<int> status = follow.wait_exit(5s);

@@ -5,10 +5,10 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+#include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
-#include <atomic>
 #include <csignal>
 #include <memory>
 #include <mutex>

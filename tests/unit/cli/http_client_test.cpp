@@ -338,7 +338,8 @@ TEST(HttpClient, AStreamHandsOnEachPieceAsItComes) {
 }
 
 TEST(HttpClient, AStreamThatGoesSilentIsLost) {
-  LoopbackServer server([](const Seen&) -> Action { return {"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n: hi\n", false, /*hold=*/true};
+  LoopbackServer server([](const Seen&) -> Action {
+    return {"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n: hi\n", false, /*hold=*/true};
   });
   HttpClientOptions options;
   options.stream_idle_timeout = 200ms;

@@ -8,7 +8,8 @@ namespace trainyard::cli {
 namespace {
 
 TEST(SseParser, AssemblesEventsCutAnywhere) {
-  const std::string stream = ": keep-alive\n\nid: 7\nevent: job.failed\ndata: {\"id\":7}\n\nid: 8\r\ndata: a\r\ndata: b\r\n\r\n";
+  const std::string stream =
+      ": keep-alive\n\nid: 7\nevent: job.failed\ndata: {\"id\":7}\n\nid: 8\r\ndata: a\r\ndata: b\r\n\r\n";
   const std::vector<SseEvent> expected = {{"7", "job.failed", "{\"id\":7}"}, {"8", "", "a\nb"}};
   for (std::size_t cut = 0; cut <= stream.size(); ++cut) {
     SseParser parser;

@@ -525,11 +525,14 @@ TYPED_TEST(StoreConformance, PruneTakesFinishedDeliveriesWhoseEventsWentButNever
   this->commit(Change{.webhook_deliveries = {delivered, dead, pending, reaches_kept, newest, only_of_2}});
   // Events 0 and 1 go: the pending delivery needs 2, so it and all after it stay.
   EXPECT_EQ(this->store->prune_events(at_ms(5000), seq(2)), 2);
-  EXPECT_EQ(this->store->webhook_deliveries(1, std::nullopt, 10), (std::vector<WebhookDelivery>{newest, reaches_kept, pending}));
+  EXPECT_EQ(this->store->webhook_deliveries(1, std::nullopt, 10),
+            (std::vector<WebhookDelivery>{newest, reaches_kept, pending}));
   EXPECT_EQ(this->store->prune_events(at_ms(5000), INT64_MAX), 2);
-  EXPECT_EQ(this->store->webhook_deliveries(1, std::nullopt, 10), (std::vector<WebhookDelivery>{newest, reaches_kept, pending}))
+  EXPECT_EQ(this->store->webhook_deliveries(1, std::nullopt, 10),
+            (std::vector<WebhookDelivery>{newest, reaches_kept, pending}))
       << "a pending delivery stays whatever its events' age";
-  EXPECT_EQ(this->store->webhook_deliveries(2, std::nullopt, 10), std::vector<WebhookDelivery>{only_of_2}) << "a webhook's newest stays";
+  EXPECT_EQ(this->store->webhook_deliveries(2, std::nullopt, 10), std::vector<WebhookDelivery>{only_of_2})
+      << "a webhook's newest stays";
 }
 
 }  // namespace
