@@ -428,18 +428,28 @@ struct DiffProvenance {
 
 struct ListEvents {
   static constexpr std::string_view kPath = "events";
-  static constexpr std::string_view kSynopsis = "events [--type GLOB] [--job ID] [--node N] [--after ID] [--limit N]";
-  static constexpr std::string_view kSummary = "List events, oldest first (GET /v1/events); --after ID for the next page.";
+  static constexpr std::string_view kSynopsis =
+      "events [--type GLOB] [--job ID] [--node N] [--after ID] [--limit N]\n"
+      "       trainyard events --follow [--type GLOB] [--job ID] [--node N] [--after ID]";
+  static constexpr std::string_view kSummary =
+      "List events, oldest first (GET /v1/events); --after ID for the next page. --follow prints\n"
+      "events as they happen, one a line (with --json one JSON object a line), from the newest on\n"
+      "(or after event ID), resuming where it was after a lost connection, until Ctrl-C.";
   static std::vector<FlagSpec> flags();
   static ListEvents parse(const ParsedArgs& args);
   std::vector<ApiRequest> requests(const InputReader& read) const;
   std::string render(const Replies& replies, const RenderContext& ctx) const;
+  // --follow: the stream's request (a resume adds Last-Event-ID, which overrides `after`).
+  ApiRequest stream_request() const;
+  // --follow: one event (its JSON as the stream sends it) as one line.
+  static std::string render_line(const Json& event);
 
   std::optional<std::string> type;
   std::optional<JobId> job;
   std::optional<std::string> node;
   std::optional<std::int64_t> after;
   std::optional<std::int64_t> limit;
+  bool follow = false;
   bool operator==(const ListEvents&) const = default;
 };
 

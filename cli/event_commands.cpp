@@ -1,4 +1,5 @@
-// `trainyard events`: the event log (GET /v1/events), a page at a time.
+// `trainyard events`: the event log (GET /v1/events), a page at a time, or followed live
+// (GET /v1/events/stream; the loop is cli/event_follow.cpp).
 #include <limits>
 
 #include "cli/commands.h"
@@ -11,7 +12,8 @@ std::vector<FlagSpec> ListEvents::flags() {
           {"--job", "ID", "only events of job ID"},
           {"--node", "N", "only events naming node N"},
           {"--after", "ID", "only events after event ID (the next page)"},
-          {"--limit", "N", "at most N events (the daemon's default page is 100)"}};
+          {"--limit", "N", "at most N events (the daemon's default page is 100)"},
+          {"--follow", "", "print events as they happen until Ctrl-C"}};
 }
 
 ListEvents ListEvents::parse(const ParsedArgs& args) {
@@ -22,6 +24,9 @@ ListEvents ListEvents::parse(const ParsedArgs& args) {
   list.node = args.opt_string("--node");
   list.after = args.opt_integer("--after", 0, std::numeric_limits<std::int64_t>::max());
   list.limit = args.opt_integer("--limit", 1, 1000);
+  list.follow = args.has("--follow");
+  if (list.follow && list.limit)
+    throw InvalidInput("--limit", "a followed stream has no pages; leave out --limit or --follow");
   return list;
 }
 
@@ -30,6 +35,24 @@ std::vector<ApiRequest> ListEvents::requests(const InputReader&) const {
   Target target("/v1/events");
   target.param("type", type).param("job", number(job)).param("node", node).param("after", number(after)).param("limit", number(limit));
   return {{"GET", target.str(), std::nullopt}};
+}
+
+ApiRequest ListEvents::stream_request() const {
+  Target target("/v1/events/stream");
+  target.param("type", type)
+      .param("job", job ? std::optional(std::to_string(*job)) : std::nullopt)
+      .param("node", node)
+      .param("after", after ? std::optional(std::to_string(*after)) : std::nullopt);
+  return {"GET", target.str(), std::nullopt};
+}
+
+std::string ListEvents::render_line(const Json& e) {
+  std::string line =
+      text_of(e, "id") + "  " + text_of(e, "time") + "  " + text_of(e, "severity") + "  " + text_of(e, "type");
+  for (const char* key : {"job", "node", "user"}) {
+    if (const std::string value = text_of(e, key); value != kAbsent) line += std::string("  ") + key + "=" + value;
+  }
+  return line + "  " + text_of(e, "message") + "\n";
 }
 
 std::string ListEvents::render(const Replies& replies, const RenderContext&) const {

@@ -13,6 +13,7 @@
 #include <boost/asio/ssl/error.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
@@ -56,6 +57,15 @@ class BeastHttpClient final : public HttpClient {
       if (auto error = connect()) return TransportError{*error};
       outcome = exchange(message);
     }
+    if (const auto* ec = std::get_if<beast::error_code>(&outcome)) return TransportError{failure_message(*ec)};
+    return std::get<HttpResponse>(std::move(outcome));
+  }
+
+  // On a connection of its own, closed at the end: a streamed body ends with its connection.
+  HttpResult stream(const HttpRequest& request, const BodySink& sink) override {
+    if (auto error = connect()) return TransportError{*error};
+    auto outcome = read_streamed(to_beast(request), sink);
+    close();
     if (const auto* ec = std::get_if<beast::error_code>(&outcome)) return TransportError{failure_message(*ec)};
     return std::get<HttpResponse>(std::move(outcome));
   }
@@ -188,6 +198,50 @@ class BeastHttpClient final : public HttpClient {
                         .content_type = std::string(response[http::field::content_type]),
                         .body = response.body(),
                         .headers = {}};
+  }
+
+  std::variant<HttpResponse, beast::error_code> read_streamed(const http::request<http::string_body>& message,
+                                                              const BodySink& sink) {
+    beast::error_code ec;
+    lowest().expires_after(options_.request_timeout);
+    on_stream(
+        [&](auto& stream) { http::async_write(stream, message, [&](beast::error_code e, std::size_t) { ec = e; }); });
+    run();
+    http::response_parser<http::buffer_body> parser;
+    parser.body_limit(boost::none);
+    if (!ec) {
+      on_stream([&](auto& stream) {
+        http::async_read_header(stream, buffer_, parser, [&](beast::error_code e, std::size_t) { ec = e; });
+      });
+      run();
+    }
+    if (ec) return ec;
+    HttpResponse response{.status = static_cast<int>(parser.get().result_int()),
+                          .content_type = std::string(parser.get()[http::field::content_type]),
+                          .body = {},
+                          .headers = {}};
+    const bool streamed = response.status / 100 == 2;
+    char piece[16 * 1024];
+    while (!parser.is_done()) {
+      parser.get().body().data = piece;
+      parser.get().body().size = sizeof piece;
+      lowest().expires_after(streamed ? options_.stream_idle_timeout : options_.request_timeout);
+      // read_some: a live stream's pieces are handed on as they come, not once the buffer is full.
+      on_stream([&](auto& stream) {
+        http::async_read_some(stream, buffer_, parser, [&](beast::error_code e, std::size_t) { ec = e; });
+      });
+      run();
+      if (ec == http::error::need_buffer) ec = {};
+      const std::string_view text(piece, sizeof piece - parser.get().body().size);
+      if (!streamed) {
+        if (response.body.size() + text.size() > options_.body_limit) return make_error_code(http::error::body_limit);
+        response.body += text;
+      } else if (!text.empty() && !sink(text)) {
+        break;
+      }
+      if (ec) return ec;
+    }
+    return response;
   }
 
   std::string failure_message(const beast::error_code& ec) const {

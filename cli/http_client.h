@@ -6,8 +6,10 @@
 // Threading: an HttpClient is used from one thread at a time.
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -42,10 +44,25 @@ struct TransportError {
 
 using HttpResult = std::variant<HttpResponse, TransportError>;
 
+// Takes a piece of a streamed body as it arrives; false stops reading.
+using BodySink = std::function<bool(std::string_view piece)>;
+
 class HttpClient {
  public:
   virtual ~HttpClient() = default;
   virtual HttpResult send(const HttpRequest& request) = 0;
+  // For a body that goes on (Server-Sent Events): a 2xx answer's body goes to `sink` piece by
+  // piece until the server ends it or `sink` returns false, and the returned response's body is
+  // empty; any other answer is returned whole. A connection that fails midway is a
+  // TransportError. A client that cannot stream hands the whole body over as one piece.
+  virtual HttpResult stream(const HttpRequest& request, const BodySink& sink) {
+    HttpResult result = send(request);
+    if (auto* response = std::get_if<HttpResponse>(&result); response && response->status / 100 == 2) {
+      sink(response->body);
+      response->body.clear();
+    }
+    return result;
+  }
 };
 
 struct HttpClientOptions {
@@ -53,6 +70,8 @@ struct HttpClientOptions {
   // For one whole exchange (write and read); generous because logs are fetched from the agents.
   std::chrono::milliseconds request_timeout{60000};
   std::size_t body_limit = std::size_t{256} << 20;
+  // A stream silent this long (the daemon's SSE keep-alive comes every 15 s) is taken as lost.
+  std::chrono::milliseconds stream_idle_timeout{45000};
 };
 
 // Throws InvalidInput naming the CA's source when an https URL's CA file cannot be used.

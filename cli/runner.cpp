@@ -9,6 +9,7 @@
 
 #include "cli/command_line.h"
 #include "cli/completion.h"
+#include "cli/event_follow.h"
 #include "cli/follow.h"
 #include "cli/table.h"
 #include "proto/messages.h"
@@ -219,6 +220,9 @@ int execute(const Command& command, const std::string& label, const GlobalOption
     return follow_logs(*logs, session, host);
   if (const auto* submit = std::get_if<SubmitJob>(&command); submit && submit->wait) {
     return submit_and_wait(*submit, requests, global, session, host);
+  }
+  if (const auto* events = std::get_if<ListEvents>(&command); events && events->follow) {
+    return follow_events(*events, session.token, global.json, *session.client, host);
   }
   auto fetched = send_all(session, requests, host);
   if (const int* status = std::get_if<int>(&fetched)) return *status;

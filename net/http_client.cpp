@@ -149,6 +149,9 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
       co_return out;  // the rest is unread: the connection is not reused
     }
     if (bec) {
+      // No whole answer is no answer (status 0): a receiver that fails mid-answer may not have
+      // acted on the request, so it is sent again (at least once).
+      out.status = 0;
       out.error = "answer cut short: " + bec.message();
       co_return out;
     }

@@ -271,6 +271,13 @@ struct SqliteStore::Statements {
                        " WHERE seq > ?1 AND substr(kind, 1, length(?2)) = ?2 ORDER BY seq LIMIT ?3"),
         // RETURNING to count them; the events_by_time index finds the old ones.
         prune_events(db, "DELETE FROM events WHERE at_ms < ?1 AND seq < ?2 RETURNING seq"),
+        // A finished delivery goes with its events (nothing is left to re-send); a webhook's newest
+        // row stays, because the next delivery's number is counted on from it.
+        prune_deliveries(db,
+                         "DELETE FROM webhook_deliveries WHERE state IN ('delivered','dead')"
+                         " AND last_seq < COALESCE((SELECT MIN(seq) FROM events), 9223372036854775807)"
+                         " AND n < (SELECT MAX(n) FROM webhook_deliveries AS newest"
+                         " WHERE newest.webhook_id = webhook_deliveries.webhook_id)"),
         active_jobs(db, "SELECT record FROM jobs WHERE state IN ('PENDING', 'STARTING', 'RUNNING') ORDER BY id"),
         active_attempts(db, "SELECT record FROM attempts WHERE state IN ('STARTING', 'RUNNING') ORDER BY id"),
         all_nodes(db, "SELECT record FROM nodes ORDER BY name"),
@@ -312,7 +319,7 @@ struct SqliteStore::Statements {
       node_health_of;
   Statement upsert_checkpoint, checkpoints_of_job, max_health_check_id;
   Statement job_by_id, attempts_of_job, attempt_by_id, attempts_since, node_by_name, token_by_hash, all_tokens, events_after, events_of_kind;
-  Statement prune_events, active_jobs, active_attempts, all_nodes, all_shares, max_job_id, max_attempt_id;
+  Statement prune_events, prune_deliveries, active_jobs, active_attempts, all_nodes, all_shares, max_job_id, max_attempt_id;
   Statement upsert_webhook, upsert_delivery, move_webhook_cursor, delete_webhook, all_webhooks, max_webhook_id;
   Statement deliveries_of, open_deliveries_of, last_event, webhooks_keep_from;
   std::map<unsigned, Statement> job_queries;  // by filter bits, prepared on first use
@@ -638,10 +645,15 @@ std::vector<Event> SqliteStore::events_of_kind(const std::string& kind_prefix, s
 }
 
 std::int64_t SqliteStore::prune_events(TimePoint older_than, std::int64_t keep_from_seq) {
-  Use use(statements_->prune_events);
-  use.bind_int(1, to_unix_ms(older_than)).bind_int(2, keep_from_seq);
+  sqlite::Transaction tx(db_);
   std::int64_t pruned = 0;
-  while (use.next_row()) ++pruned;
+  {
+    Use use(statements_->prune_events);
+    use.bind_int(1, to_unix_ms(older_than)).bind_int(2, keep_from_seq);
+    while (use.next_row()) ++pruned;
+  }
+  Use(statements_->prune_deliveries).run();
+  tx.commit();
   return pruned;
 }
 

@@ -247,7 +247,9 @@ class Store {
   virtual std::vector<Event> events_of_kind(const std::string& kind_prefix, std::int64_t seq, int limit) = 0;
   // Retention: deletes the events older than `older_than` whose seq is below `keep_from_seq` (an
   // event a reader still needs, e.g. one a webhook has not had, is kept whatever its age), in one
-  // transaction; returns how many. Sequence numbers are never reused after a prune.
+  // transaction; returns how many. Sequence numbers are never reused after a prune. In the same
+  // transaction it deletes the delivered and dead webhook deliveries whose events are all gone
+  // (never a pending or retrying one, nor a webhook's newest, which numbering continues from).
   virtual std::int64_t prune_events(TimePoint older_than, std::int64_t keep_from_seq) = 0;
   // The newest event's seq; 0 when there is none. A new webhook starts after it.
   virtual std::int64_t last_event_seq() = 0;

@@ -1,14 +1,16 @@
 // Webhooks against a receiver inside the test (a real HTTP server on an ephemeral loopback port):
-// every event arrives with a valid signature through 500s, 429 with Retry-After and timeouts, and
-// through a kill -9 of the daemon; a user cannot point a webhook at loopback.
+// every event arrives with a valid signature through 500s, 429 with Retry-After, timeouts and
+// dropped connections, and through a kill -9 of the daemon; a user cannot point a webhook at loopback.
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+#include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <csignal>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -37,8 +39,9 @@ std::string expected_signature(const std::string& secret, const std::string& tim
   return hex;
 }
 
-// Answers 500 to every 4th request, 429 (Retry-After: 1) to every 7th, and never answers every
-// 9th (the daemon's timeout); records the others.
+// Answers 500 to every 4th request, 429 (Retry-After: 1) to every 7th, never answers every 9th (the
+// daemon's timeout) and drops the connection of every 11th: its header promises a body, then the
+// connection closes (a receiver that crashed mid-answer). Records the others.
 class Receiver {
  public:
   Receiver()
@@ -58,6 +61,7 @@ class Receiver {
   struct Delivery {
     std::string event_id, timestamp, signature, body;
   };
+  int dropped() const { return dropped_; }
   std::vector<Delivery> accepted() {
     std::lock_guard lock(mutex_);
     return accepted_;
@@ -70,6 +74,10 @@ class Receiver {
       held_.push_back(std::move(respond));  // never answered: the daemon times out
       return;
     }
+    if (n % 11 == 0) {
+      ++dropped_;
+      return respond(dropped_mid_answer());
+    }
     if (n % 4 == 0) return respond({500, "text/plain", "boom", {}});
     if (n % 7 == 0) return respond({429, "text/plain", "slow down", {{"Retry-After", "1"}}});
     {
@@ -78,6 +86,12 @@ class Receiver {
                            r.header("x-trainyard-signature"), r.body});
     }
     respond({200, "text/plain", "ok", {}});
+  }
+
+  static net::HttpResponse dropped_mid_answer() {
+    auto body = std::make_shared<net::ResponseStream>(1024);
+    body->close();
+    return {200, "text/plain", "", {{"Content-Length", "64"}}, body};
   }
 
   boost::asio::io_context io_;
@@ -89,12 +103,13 @@ class Receiver {
   std::vector<Delivery> accepted_;
   std::vector<net::HttpResponder> held_;
   int requests_ = 0;
+  std::atomic<int> dropped_ = 0;
 };
 
 const std::vector<std::string> kQuickWebhooks = {"--webhook-backoff-initial-ms", "50", "--webhook-backoff-cap-ms", "300",
                                                  "--webhook-timeout-ms", "1000", "--webhook-max-per-minute", "100000"};
 
-TEST(Webhooks, EveryEventArrivesSignedThroughFailuresTimeoutsAndAKill9) {
+TEST(Webhooks, EveryEventArrivesSignedThroughFailuresTimeoutsDroppedConnectionsAndAKill9) {
   Receiver receiver;
   Cluster cluster;
   cluster.start_daemon(kQuickWebhooks);
@@ -119,6 +134,7 @@ TEST(Webhooks, EveryEventArrivesSignedThroughFailuresTimeoutsAndAKill9) {
       },
       60s))
       << ids.size() << " of " << kEvents << " events delivered\n" << cluster.daemon_log();
+  EXPECT_GT(receiver.dropped(), 0);
   for (const auto& d : receiver.accepted()) {
     EXPECT_EQ(d.signature, expected_signature(secret, d.timestamp, d.body)) << d.body;
     EXPECT_EQ(std::to_string(Json::parse(d.body)["id"].get<std::int64_t>()), d.event_id);

@@ -197,6 +197,14 @@ std::vector<Event> InMemoryStore::events_of_kind(const std::string& kind_prefix,
 std::int64_t InMemoryStore::prune_events(TimePoint older_than, std::int64_t keep_from_seq) {
   const auto before = contents_.events.size();
   std::erase_if(contents_.events, [&](const Event& e) { return e.at < older_than && e.seq < keep_from_seq; });
+  const std::int64_t oldest_kept = contents_.events.empty() ? INT64_MAX : contents_.events.front().seq;
+  std::map<std::int64_t, std::int64_t> newest_n;  // by webhook: its newest row is kept
+  for (const auto& [key, d] : contents_.deliveries) newest_n[key.first] = key.second;
+  std::erase_if(contents_.deliveries, [&](const auto& entry) {
+    const auto& [key, d] = entry;
+    const bool finished = d.state == DeliveryState::delivered || d.state == DeliveryState::dead;
+    return finished && d.last_seq < oldest_kept && key.second < newest_n[key.first];
+  });
   return static_cast<std::int64_t>(before - contents_.events.size());
 }
 

@@ -31,7 +31,7 @@ struct Seen {
 struct Action {
   std::string bytes;         // sent back as they are (may be empty)
   bool close_after = false;  // then close the connection
-  bool hold = false;         // send nothing; wait for the client to give up
+  bool hold = false;         // send `bytes` and then nothing more; wait for the client to give up
 };
 
 std::string reply(int status, const std::string& body, const std::string& extra_headers = "") {
@@ -132,12 +132,12 @@ class LoopbackServer {
         seen_.push_back(seen);
       }
       const Action action = handler_(seen);
+      if (!action.bytes.empty()) ::send(fd, action.bytes.data(), action.bytes.size(), MSG_NOSIGNAL);
       if (action.hold) {
         while (read_more(fd, buffer)) {
         }
         return;
       }
-      if (!action.bytes.empty()) ::send(fd, action.bytes.data(), action.bytes.size(), MSG_NOSIGNAL);
       if (action.close_after) return;
     }
   }
@@ -292,6 +292,65 @@ TEST(HttpClient, RejectsGarbledAndOversizedReplies) {
   auto client = make_http_client(parse_server_url(server.url()), options);
   EXPECT_NE(expect_failure(client->send(get("/garbled"))).find("garbled reply from daemon"), std::string::npos);
   EXPECT_NE(expect_failure(client->send(get("/big"))).find("larger than 10 bytes"), std::string::npos);
+}
+
+TEST(HttpClient, StreamsABodyWithoutLengthToItsEndAndReturnsOtherAnswersWhole) {
+  LoopbackServer server([](const Seen& s) -> Action {
+    if (s.target == "/refused") return {reply(400, R"({"error":"bad"})")};
+    return {"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\nid: 1\ndata: x\n\n", true};
+  });
+  auto client = make_http_client(parse_server_url(server.url()));
+  std::string streamed;
+  const HttpResponse ok = expect_response(client->stream(get("/events"), [&](std::string_view piece) {
+    streamed += piece;
+    return true;
+  }));
+  EXPECT_EQ(ok.status, 200);
+  EXPECT_EQ(ok.content_type, "text/event-stream");
+  EXPECT_EQ(streamed, "id: 1\ndata: x\n\n");
+  EXPECT_TRUE(ok.body.empty());
+  streamed.clear();
+  const HttpResponse refused = expect_response(client->stream(get("/refused"), [&](std::string_view piece) {
+    streamed += piece;
+    return true;
+  }));
+  EXPECT_EQ(refused.status, 400);
+  EXPECT_EQ(refused.body, R"({"error":"bad"})");
+  EXPECT_TRUE(streamed.empty());
+}
+
+TEST(HttpClient, AStreamHandsOnEachPieceAsItComes) {
+  LoopbackServer server([](const Seen&) -> Action {
+    return {"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nid: 1\ndata: x\n\n", false, /*hold=*/true};
+  });
+  HttpClientOptions options;
+  options.stream_idle_timeout = 30s;
+  auto client = make_http_client(parse_server_url(server.url()), options);
+  const auto start = std::chrono::steady_clock::now();
+  std::string streamed;
+  const HttpResponse stopped = expect_response(client->stream(get("/events"), [&](std::string_view piece) {
+    streamed += piece;
+    return false;  // enough: stop reading
+  }));
+  EXPECT_EQ(stopped.status, 200);
+  EXPECT_EQ(streamed, "id: 1\ndata: x\n\n");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s) << "the piece waited for more to come";
+}
+
+TEST(HttpClient, AStreamThatGoesSilentIsLost) {
+  LoopbackServer server([](const Seen&) -> Action {
+    return {"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n: hi\n", false, /*hold=*/true};
+  });
+  HttpClientOptions options;
+  options.stream_idle_timeout = 200ms;
+  auto client = make_http_client(parse_server_url(server.url()), options);
+  std::string streamed;
+  const std::string failure = expect_failure(client->stream(get("/events"), [&](std::string_view piece) {
+    streamed += piece;
+    return true;
+  }));
+  EXPECT_EQ(streamed, ": hi\n");
+  EXPECT_FALSE(failure.empty());
 }
 
 }  // namespace

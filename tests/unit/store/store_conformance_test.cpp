@@ -541,5 +541,35 @@ TYPED_TEST(StoreConformance, RetentionKeepsWhatAnyWebhookStillNeeds) {
   EXPECT_EQ(this->store->webhooks_keep_from_seq(), 12);  // a dead letter alone holds nothing back
 }
 
+TYPED_TEST(StoreConformance, PruneTakesFinishedDeliveriesWhoseEventsWentButNeverOpenOnesOrTheNewest) {
+  auto at = [](std::int64_t ms) {
+    Event e = event("job.failed");
+    e.at = at_ms(ms);
+    return e;
+  };
+  this->commit(Change{.events = {at(1000), at(1000), at(1000), at(1000), at(9000)}});
+  const std::vector<Event> all = this->store->events_after(0, 10);
+  ASSERT_EQ(all.size(), 5u);
+  const auto seq = [&](int i) { return all[static_cast<std::size_t>(i)].seq; };
+  this->commit(Change{.webhooks = {webhook(1), webhook(2)}});
+  const WebhookDelivery delivered = delivery(1, 1, DeliveryState::delivered, seq(0), seq(0));
+  const WebhookDelivery dead = delivery(1, 2, DeliveryState::dead, seq(1), seq(1));
+  const WebhookDelivery pending = delivery(1, 3, DeliveryState::pending, seq(2), seq(2));
+  const WebhookDelivery reaches_kept = delivery(1, 4, DeliveryState::delivered, seq(3), seq(4));
+  const WebhookDelivery newest = delivery(1, 5, DeliveryState::delivered, seq(4), seq(4));
+  const WebhookDelivery only_of_2 = delivery(2, 1, DeliveryState::dead, seq(0), seq(0));
+  this->commit(Change{.webhook_deliveries = {delivered, dead, pending, reaches_kept, newest, only_of_2}});
+  // Events 0 and 1 go: the pending delivery needs 2, so it and all after it stay.
+  EXPECT_EQ(this->store->prune_events(at_ms(5000), seq(2)), 2);
+  EXPECT_EQ(this->store->webhook_deliveries(1, std::nullopt, 10),
+            (std::vector<WebhookDelivery>{newest, reaches_kept, pending}));
+  EXPECT_EQ(this->store->prune_events(at_ms(5000), INT64_MAX), 2);
+  EXPECT_EQ(this->store->webhook_deliveries(1, std::nullopt, 10),
+            (std::vector<WebhookDelivery>{newest, reaches_kept, pending}))
+      << "a pending delivery stays whatever its events' age";
+  EXPECT_EQ(this->store->webhook_deliveries(2, std::nullopt, 10), std::vector<WebhookDelivery>{only_of_2})
+      << "a webhook's newest stays";
+}
+
 }  // namespace
 }  // namespace trainyard
