@@ -50,11 +50,14 @@ void EventStreams::backfilled(const std::shared_ptr<Subscriber>& subscriber, std
   if (!sent) drop_gone();
 }
 
-bool EventStreams::deliver(Subscriber& subscriber, const Event& event) {
-  if (event.seq <= subscriber.last_sent) return true;
+bool EventStreams::takes(Subscriber& subscriber, const Event& event) {
+  if (event.seq <= subscriber.last_sent) return false;
   subscriber.last_sent = event.seq;
-  if (!visible_to(subscriber.who, event) || !matches(subscriber.filter, event)) return true;
-  return send(subscriber, sse_frame(event));
+  return visible_to(subscriber.who, event) && matches(subscriber.filter, event);
+}
+
+bool EventStreams::deliver(Subscriber& subscriber, const Event& event) {
+  return !takes(subscriber, event) || send(subscriber, sse_frame(event));
 }
 
 bool EventStreams::send(Subscriber& subscriber, std::string_view text) {
@@ -68,15 +71,25 @@ bool EventStreams::send(Subscriber& subscriber, std::string_view text) {
 }
 
 void EventStreams::publish(const std::vector<Event>& events) {
-  if (!events.empty()) head_ = std::max(head_, events.back().seq);
+  if (events.empty()) return;
+  head_ = std::max(head_, events.back().seq);
+  // Each event's frame is built once for all subscribers, and each subscriber gets one push per
+  // commit: building the frame per client and waking its connection per event cost the I/O thread
+  // ~4 ms per submitted job with 1,000 clients (bench/events_stream).
+  std::vector<std::string> frames(events.size());
+  std::string batch;
   for (const auto& subscriber : subscribers_) {
-    for (const Event& e : events) {
-      if (subscriber->backfilling) {
-        subscriber->held.push_back(e);
-      } else if (!deliver(*subscriber, e)) {
-        break;
-      }
+    if (subscriber->backfilling) {
+      subscriber->held.insert(subscriber->held.end(), events.begin(), events.end());
+      continue;
     }
+    batch.clear();
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      if (!takes(*subscriber, events[i])) continue;
+      if (frames[i].empty()) frames[i] = sse_frame(events[i]);
+      batch += frames[i];
+    }
+    if (!batch.empty()) send(*subscriber, batch);
   }
   drop_gone();
 }

@@ -53,7 +53,9 @@ class EventStreams {
     std::vector<Event> held;  // live events that came while backfilling
   };
   void backfilled(const std::shared_ptr<Subscriber>& subscriber, std::vector<Event> events);
-  // Sends `event` when it is above last_sent and the subscriber may see it; false: drop it.
+  // Whether `event` is above last_sent (which it moves on) and the subscriber may see it.
+  static bool takes(Subscriber& subscriber, const Event& event);
+  // Sends `event` when the subscriber takes it; false: drop the subscriber.
   static bool deliver(Subscriber& subscriber, const Event& event);
   // Pushes `text`; false (logged when the buffer overflowed) when the client is gone.
   static bool send(Subscriber& subscriber, std::string_view text);
