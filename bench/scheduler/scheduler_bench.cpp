@@ -3,7 +3,9 @@
 //   fill   - the passes that first fill the idle cluster (each examines at most max_jobs_examined),
 //   idle   - a pass on a full cluster where nothing changed,
 //   ended  - a pass right after one running job ends (incremental: the scheduler is not rebuilt),
-// keeping 100,000 jobs pending throughout.
+// keeping 100,000 jobs pending throughout. With --preempt, every pass whose top job is blocked
+// also runs the preemption decision (scheduler/preemption.h) over the running work, as the daemon
+// does, and its time is part of the pass (the plan is counted, not acted on).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -14,6 +16,9 @@
 #include <string>
 #include <vector>
 
+#include <unordered_map>
+
+#include "scheduler/preemption.h"
 #include "scheduler/scheduler.h"
 
 namespace {
@@ -107,8 +112,10 @@ struct Series {
 
 int main(int argc, char** argv) {
   int rounds = 1000;
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (std::strcmp(argv[i], "--rounds") == 0) rounds = std::atoi(argv[i + 1]);
+  bool preempt = false;
+  for (int i = 1; i < argc; ++i) {
+    if (i + 1 < argc && std::strcmp(argv[i], "--rounds") == 0) rounds = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--preempt") == 0) preempt = true;
   }
 
   Scheduler scheduler{Config{}};
@@ -122,17 +129,59 @@ int main(int argc, char** argv) {
     scheduler.import_usage(UsageRecord{name, 1000.0 * workload.pick(0, 10'000), at_s(0)});
   }
   TimePoint now = at_s(0);
-  for (int i = 0; i < kPending; ++i) scheduler.queue(workload.next(now));
+  std::unordered_map<JobId, PendingJob> pending;  // every job queued, for the preemption facts
+  const auto queue = [&](const PendingJob& job) {
+    pending[job.id] = job;
+    scheduler.queue(job);
+  };
+  for (int i = 0; i < kPending; ++i) queue(workload.next(now));
+
+  PreemptionConfig preemption;
+  preemption.enabled = preempt;
+  preemption.min_run_time = std::chrono::seconds(0);
+  std::unordered_map<JobId, std::vector<NodeCores>> placed;
+  std::unordered_map<std::string, int> used;  // cores per node
+  int plans = 0;
+  // What the daemon does after a pass whose top job is blocked (daemon/job_manager_preemption.cpp).
+  const auto decide_preemption = [&](const PassResult& result) {
+    if (!preempt || !result.reservation) return;
+    const PendingJob& top = pending.at(result.reservation->job);
+    std::vector<PreemptionCandidate> candidates;
+    candidates.reserve(placed.size());
+    for (const auto& [id, nodes] : placed) {
+      const PendingJob& job = pending.at(id);
+      candidates.push_back({id, job.share, job.priority, nodes, at_s(0), static_cast<std::int64_t>(id % 97)});
+    }
+    std::vector<NodeRoom> room;
+    room.reserve(kNodes);
+    for (int n = 0; n < kNodes; ++n) {
+      const std::string name = numbered("node-", n);
+      room.push_back({name, kCores, kCores - used[name], true});
+    }
+    const auto plan = plan_preemption({top.id, top.share, top.priority, top.nodes, top.cores_per_node}, candidates, room,
+                                      share_standings(scheduler.shares(now)), preemption, now);
+    plans += plan.has_value();
+  };
 
   std::vector<JobId> running;
   const auto pass = [&](Series& series) {
     PassResult result;
-    series.time([&] { result = scheduler.schedule(now); });
+    series.time([&] {
+      result = scheduler.schedule(now);
+      decide_preemption(result);
+    });
     for (const Start& start : result.starts) {
       running.push_back(start.job);
-      scheduler.queue(workload.next(now));  // keep the backlog at 100,000
+      placed[start.job] = start.nodes;
+      for (const NodeCores& nc : start.nodes) used[nc.node] += nc.cores;
+      queue(workload.next(now));  // keep the backlog at 100,000
     }
     return result;
+  };
+  const auto finish = [&](JobId id) {
+    scheduler.finish(id, now);
+    for (const NodeCores& nc : placed[id]) used[nc.node] -= nc.cores;
+    placed.erase(id);
   };
 
   Series fill{"fill"}, idle{"idle"}, ended{"ended"};
@@ -147,7 +196,7 @@ int main(int argc, char** argv) {
     now += std::chrono::seconds(1);
     pass(idle);
     const std::size_t victim = static_cast<std::size_t>(workload.pick(0, static_cast<int>(running.size()) - 1));
-    scheduler.finish(running[victim], now);
+    finish(running[victim]);
     running[victim] = running.back();
     running.pop_back();
     reserved += pass(ended).reservation.has_value();
@@ -157,6 +206,7 @@ int main(int argc, char** argv) {
               kShares, kPending, Config{}.max_jobs_examined);
   std::printf("fill: %zu jobs started, %zu running after; ended passes with a reservation: %d/%d\n", started_in_fill,
               running.size(), reserved, rounds);
+  if (preempt) std::printf("preemption on: passes whose decision chose victims: %d\n", plans);
   fill.print();
   idle.print();
   ended.print();
