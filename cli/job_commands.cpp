@@ -210,10 +210,15 @@ std::string ensure_final_newline(std::string text) {
 
 // ---- submit ----
 
-std::vector<FlagSpec> SubmitJob::flags() { return quick_submit_flags(); }
+std::vector<FlagSpec> SubmitJob::flags() {
+  std::vector<FlagSpec> flags = quick_submit_flags();
+  flags.push_back({"--hold", "", "submit held: never scheduled until 'trainyard release ID' (either form)"});
+  return flags;
+}
 
 SubmitJob SubmitJob::parse(const ParsedArgs& args) {
   SubmitJob submit;
+  submit.hold = args.has("--hold");
   if (args.trailing) {
     if (!args.positionals.empty()) {
       throw InvalidInput("FILE.json", "give either a spec file or '-- PROGRAM ARGS...', not both");
@@ -231,7 +236,8 @@ SubmitJob SubmitJob::parse(const ParsedArgs& args) {
 }
 
 std::vector<ApiRequest> SubmitJob::requests(const InputReader& read) const {
-  const Json body = spec_file.empty() ? spec : parse_spec_file(spec_file, read(spec_file));
+  Json body = spec_file.empty() ? spec : parse_spec_file(spec_file, read(spec_file));
+  if (hold) body["hold"] = true;
   return {{"POST", "/v1/jobs", body}};
 }
 

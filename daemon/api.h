@@ -66,6 +66,10 @@ class Api {
   void list_jobs(ApiCall call);
   void get_job(ApiCall call);
   void cancel_job(ApiCall call);
+  void hold_job(ApiCall call);
+  void release_job(ApiCall call);
+  void requeue_job(ApiCall call);
+  void update_job(ApiCall call);
   void job_attempts(ApiCall call);
   void attempt_provenance(ApiCall call);
   void job_logs(ApiCall call);

@@ -186,6 +186,10 @@ void JobManager::submit(JobSpec spec, std::string user, SubmitDone done, AuditOf
   draft.state = JobState::pending;
   draft.submitted_at = clock_.system_now();
   draft.reason = "queued";
+  if (draft.spec.hold) {
+    draft.held = Hold::owner;
+    draft.reason = hold_reason(Hold::owner);
+  }
   change.events.push_back(job_event(draft.submitted_at, "job.submitted", draft, std::nullopt, "",
                                     "job " + std::to_string(draft.id) + " (" + draft.spec.name + ") submitted by " +
                                         draft.user + " to share " + draft.spec.share,
@@ -209,6 +213,7 @@ void JobManager::submit(JobSpec spec, std::string user, SubmitDone done, AuditOf
 }
 
 void JobManager::requeue(const Job& job) {
+  if (job.held != Hold::none) return;  // queued on release
   scheduler::PendingJob pending = scheduler::pending_job(job);
   pending.excluded_nodes = job.excluded_nodes;
   const bool retry = job.attempts + job.infra_retries > 0;
@@ -348,6 +353,7 @@ void JobManager::schedule() {
     }
     start_attempt(it->second, start);
   }
+  consider_preemption(result);
   if (result.hit_limit) request_schedule();  // more jobs may fit than one pass looks at
   if (metrics_) metrics_->scheduling_pass(std::chrono::steady_clock::now() - pass_began);
 }
@@ -357,7 +363,7 @@ void JobManager::start_attempt(Job& job, const scheduler::Start& start) {
   Attempt attempt;
   attempt.id = ++max_attempt_id_;
   attempt.job_id = job.id;
-  attempt.number = job.attempts + job.infra_retries + 1;
+  attempt.number = job.attempts + job.infra_retries + job.requeues + 1;
   attempt.cores_per_node = start.nodes.empty() ? 0 : start.nodes.front().cores;
   for (const auto& nc : start.nodes) attempt.nodes.push_back(nc.node);
   attempt.state = AttemptState::starting;
@@ -432,6 +438,7 @@ void JobManager::launch(AttemptId id) {
     launch.resume_from = attempt.record.resumed_from;
     launch.user = job.user;
     launch.data_plane_secret = data_plane_secret;
+    launch.preempt_grace_ms = config_.kill_grace_ms;
     send_to(node, launch);
   }
 }
@@ -492,7 +499,8 @@ void JobManager::kill_attempt(ActiveAttempt& attempt, const std::string& reason)
   attempt.kill_reason = reason;
   for (std::size_t r = 0; r < attempt.ranks.size(); ++r) {
     if (attempt.ranks[r].exited) continue;
-    send_to(attempt.record.nodes[r], KillMsg{attempt.record.id, reason, config_.kill_grace_ms});
+    send_to(attempt.record.nodes[r],
+            KillMsg{attempt.record.id, reason, config_.kill_grace_ms, saves_before_stop(attempt.record.job_id)});
   }
 }
 
@@ -529,6 +537,7 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
   }
   scheduler_.finish(job.id, now);
   current_attempt_.erase(job.id);
+  preempting_.erase(job.id);
 
   if (metrics_ && end.failure) metrics_->attempt_failed(end.failure->cls, end.failure->next);
   spdlog::info("event=attempt_finished job={} attempt={} state={} class={} job_state={} reason=\"{}\"", job.id,

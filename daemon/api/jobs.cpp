@@ -40,7 +40,9 @@ Json checkpoint_json(const CheckpointStatus& s) {
 
 Json Api::live_fields(const Job& job) const {
   Json j = Json::object();
-  if (job.state == JobState::pending) {
+  if (job.state == JobState::pending && job.held != Hold::none) {
+    j["pending_reason"] = {{"code", "held"}, {"message", hold_reason(job.held)}};
+  } else if (job.state == JobState::pending) {
     if (auto reason = jobs_.scheduler().why_pending(job.id)) {
       j["pending_reason"] = {{"code", scheduler::to_string(reason->code)}, {"message", reason->message}};
     }

@@ -41,7 +41,16 @@ const char* const kJsonSchemas = R"json({
       "wait_for_capacity": {"type": "boolean", "default": false},
       "labels": {"type": "object", "additionalProperties": {"type": "string"}},
       "depends_on": {"type": "array", "items": {"type": "integer", "minimum": 1}, "description": "refused: not supported yet"},
-      "code_version": {"type": "string", "minLength": 1, "maxLength": 256}}
+      "code_version": {"type": "string", "minLength": 1, "maxLength": 256},
+      "hold": {"type": "boolean", "default": false, "description": "submit held: never scheduled until released"}}
+  },
+  "JobPatch": {
+    "type": "object", "additionalProperties": false, "minProperties": 1,
+    "description": "validated as a submission; an owner may only lower priority and shorten timeout_s",
+    "properties": {
+      "priority": {"type": "integer", "minimum": 0, "maximum": 9999},
+      "timeout_s": {"type": "integer", "minimum": 1},
+      "nodes": {"type": "integer", "minimum": 1, "maximum": 1024}}
   },
   "Job": {
     "type": "object", "required": ["id", "name", "user", "share", "state", "submitted_at", "spec"],
@@ -53,6 +62,9 @@ const char* const kJsonSchemas = R"json({
       "exit_code": {"type": "integer"}, "spec": {"$ref": "#/components/schemas/JobSpec"},
       "pending_reason": {"type": "object", "properties": {"code": {"type": "string"}, "message": {"type": "string"}}},
       "queue_position": {"type": "integer"},
+      "held_by": {"enum": ["owner", "admin"], "description": "a held job: whose hold it is"},
+      "stopping_to": {"enum": ["requeue", "preempt"], "description": "its attempt is being stopped to queue again"},
+      "requeues": {"type": "integer", "description": "attempts stopped to queue again (not counted in attempts)"},
       "goodput": {"$ref": "#/components/schemas/Goodput"}}
   },
   "JobState": {"enum": ["PENDING", "STARTING", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED"]},
@@ -66,7 +78,8 @@ const char* const kJsonSchemas = R"json({
   "Attempt": {"type": "object", "required": ["id", "job_id", "number", "nodes"], "properties": {
     "id": {"type": "integer"}, "job_id": {"type": "integer"}, "number": {"type": "integer"},
     "nodes": {"type": "array", "items": {"type": "string"}}, "exit_code": {"type": "integer"},
-    "signal": {"type": "integer"}, "failure_class": {"type": "string"}, "reason": {"type": "string"}}},
+    "signal": {"type": "integer"}, "failure_class": {"type": "string"}, "reason": {"type": "string"},
+    "state": {"enum": ["STARTING", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED", "REQUEUED", "PREEMPTED"]}}},
   "AttemptList": {"type": "object", "required": ["attempts"], "properties": {
     "attempts": {"type": "array", "items": {"$ref": "#/components/schemas/Attempt"}}}},
   "Provenance": {"type": "object", "required": ["job", "attempt", "attempt_id", "daemon", "spec", "spec_sha256", "ranks"],
