@@ -115,7 +115,9 @@ TEST(Preemption, TheThresholdsAreValidatedNamingTheFlag) {
 
 // A day, minute by minute, of two equal shares on 8 whole-node slots: team-a fills the cluster
 // with 16 2-hour jobs, team-b arrives an hour later with 8. Jobs checkpoint every 10 minutes and
-// lose what they did since when preempted; usage decays with a 2-hour half-life. Preemption must
+// lose what they did since when preempted; usage decays with the daemon's default half-life (a
+// week; with a half-life of hours, the shares' standings swing within the day and nodes may then
+// rightly go back, hours later, after the minimum run time). Preemption must
 // start team-b at once and let it catch up, without thrashing: no job is preempted before its
 // minimum run time nor more than twice, nodes only ever go from the over-served share to the
 // under-served one (the shares never trade back), and the work lost stays small.
@@ -131,7 +133,7 @@ TEST(Preemption, ADayOfTwoSharesDoesNotThrash) {
     bool finished = false;
   };
   constexpr int kNodes = 8, kWork = 120, kCheckpointEvery = 10;
-  const Millis half_life = hours(2);
+  const Millis half_life = hours(24 * 7);
   std::vector<SimJob> jobs;
   for (int i = 0; i < 16; ++i) jobs.push_back({i + 1, i < 8 ? "team-a" : "team-b"});
   // team-a's 8 jobs from minute 0 and 8 more at minute 0 as well; team-b's 8 at minute 60.
