@@ -200,11 +200,27 @@ void Agent::kill(const KillMsg& kill) {
   if (it == runs_.end()) return;
   spdlog::info("event=attempt_kill node={} attempt={} grace_ms={} reason=\"{}\"", config_.name, kill.attempt_id,
                kill.grace_ms, kill.reason);
-  it->second.run->terminate(kill.reason);
+  const auto grace = std::chrono::milliseconds(kill.grace_ms);
   std::shared_ptr<Timer> timer = deps_.timers.make();
-  timer->start(std::chrono::milliseconds(kill.grace_ms), [this, timer, id = kill.attempt_id] {
+  if (!kill.checkpoint) {
+    it->second.run->terminate(kill.reason);
+    timer->start(grace, [this, timer, id = kill.attempt_id] {
+      auto run = runs_.find(id);
+      if (run != runs_.end()) run->second.run->kill();
+    });
+    return;
+  }
+  // Saving the work gets the grace; then the usual stop: terminate, and kill after another grace.
+  it->second.run->save_then_stop(kill.reason);
+  timer->start(grace, [this, timer, grace, id = kill.attempt_id, reason = kill.reason] {
     auto run = runs_.find(id);
-    if (run != runs_.end()) run->second.run->kill();
+    if (run == runs_.end()) return;
+    run->second.run->terminate(reason);
+    std::shared_ptr<Timer> then = deps_.timers.make();
+    then->start(grace, [this, then, id] {
+      auto again = runs_.find(id);
+      if (again != runs_.end()) again->second.run->kill();
+    });
   });
 }
 

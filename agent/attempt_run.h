@@ -32,6 +32,10 @@ class AttemptRun {
   // reason. The agent calls `kill` if it has not exited after the grace period.
   virtual void terminate(const std::string& reason) = 0;
   virtual void kill() = 0;
+  // Asks the run to save its work and stop, because it will be queued again (requeue, preemption):
+  // the training kernel checkpoints the step it stopped at; a command gets SIGUSR1 and is expected
+  // to checkpoint and exit by itself. The agent terminates it if it has not exited after the grace.
+  virtual void save_then_stop(const std::string& reason) = 0;
   // Progress for the heartbeat (I/O thread).
   virtual AttemptReport report() = 0;
   // Per-step metrics completed since the last call, oldest first (I/O thread). Only runs that

@@ -74,6 +74,7 @@ std::map<std::string, std::string> command_environment(const LaunchMsg& l, const
   env["TRAINYARD_CORES"] = std::to_string(l.cores);
   env["TRAINYARD_CHECKPOINT_DIR"] = l.checkpoint_dir;
   if (l.resume_from) env["TRAINYARD_RESUME_FROM"] = *l.resume_from;
+  env["TRAINYARD_PREEMPT_GRACE_S"] = std::to_string(l.preempt_grace_ms / 1000);
   env["TRAINYARD_PROGRESS_FILE"] = files.progress;
   env["TRAINYARD_PROVENANCE_FILE"] = files.provenance;
   return env;
@@ -226,6 +227,11 @@ void CommandRun::terminate(const std::string& reason) {
 
 void CommandRun::kill() {
   if (pid_ > 0 && !exited_) ::killpg(pid_, SIGKILL);
+}
+
+void CommandRun::save_then_stop(const std::string& reason) {
+  if (stop_reason_.empty()) stop_reason_ = reason;
+  if (pid_ > 0 && !exited_) ::killpg(pid_, SIGUSR1);
 }
 
 AttemptReport CommandRun::report() {

@@ -66,6 +66,7 @@ class CommandRun final : public AttemptRun {
 
   void terminate(const std::string& reason) override;
   void kill() override;
+  void save_then_stop(const std::string& reason) override;  // SIGUSR1 to the process group
   AttemptReport report() override;
   std::map<std::string, std::string> environment() const override { return environment_; }
 

@@ -49,6 +49,7 @@ void SimulatedRun::train(std::stop_token stop) {
     neuron::TrainerOptions options;
     if (!launch_.checkpoint_dir.empty() && launch_.workload.checkpoint_every > 0) options.checkpoint_root = launch_.checkpoint_dir;
     options.checkpoint_owner = launch_.attempt_id;
+    options.checkpoint_at_stop = &checkpoint_at_stop_;
     // A retried attempt carries on from the checkpoint the daemon chose (and recorded) for all ranks.
     if (launch_.resume_from) {
       options.resume_from = *launch_.resume_from;
@@ -127,6 +128,11 @@ void SimulatedRun::terminate(const std::string& reason) {
 }
 
 void SimulatedRun::kill() { thread_.request_stop(); }
+
+void SimulatedRun::save_then_stop(const std::string& reason) {
+  checkpoint_at_stop_ = true;  // before the stop, which the training thread may see at once
+  terminate(reason);
+}
 
 std::vector<StepMetric> SimulatedRun::take_metrics() {
   std::lock_guard lock(metrics_mutex_);

@@ -34,6 +34,7 @@ class SimulatedRun final : public AttemptRun {
 
   void terminate(const std::string& reason) override;
   void kill() override;  // the kernel has no process to kill: the stop flag is all there is
+  void save_then_stop(const std::string& reason) override;
   AttemptReport report() override;
   std::vector<StepMetric> take_metrics() override;
   std::vector<CheckpointReport> take_checkpoints() override;
@@ -59,6 +60,7 @@ class SimulatedRun final : public AttemptRun {
   std::atomic<std::int64_t> progress_ms_{0};
   std::atomic<std::int64_t> first_step_ms_{0};
   std::atomic<std::int64_t> checkpoint_ms_{0};  // the trainer's, kept after it is gone
+  std::atomic<bool> checkpoint_at_stop_{false};
   std::jthread thread_;
 };
 

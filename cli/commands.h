@@ -48,7 +48,7 @@ struct SubmitJob {
   static constexpr std::string_view kPath = "submit";
   static constexpr std::string_view kSynopsis =
       "submit FILE.json | -\n"
-      "       trainyard submit [--name N] [--nodes K] [--share S] [--priority P] [--cores-per-node C]\n"
+      "       trainyard submit [--hold] [--name N] [--nodes K] [--share S] [--priority P] [--cores-per-node C]\n"
       "                        [--retries R] [--timeout SECONDS] [--env K=V]... [--array SPEC] [--depend DEP]\n"
       "                        -- PROGRAM ARGS...\n"
       "       (either form) [--wait]";
@@ -69,6 +69,7 @@ struct SubmitJob {
   Json spec;              // the quick form's spec, already validated
   Json array_and_dependencies = Json::object();  // --array and --depend, laid over a spec file
   bool wait = false;
+  bool hold = false;      // --hold: submitted held (either form)
   bool operator==(const SubmitJob&) const = default;
 };
 
@@ -158,6 +159,62 @@ struct CancelJob {
   JobId id = 0;
   std::optional<int> task;  // ID_N: task N of array ID; else the job, or the whole array
   bool operator==(const CancelJob&) const = default;
+};
+
+// hold, release and requeue: one job, one POST, the job back.
+struct HoldJob {
+  static constexpr std::string_view kPath = "hold";
+  static constexpr std::string_view kSynopsis = "hold ID";
+  static constexpr std::string_view kSummary = "Hold a pending job: it is never scheduled until released.";
+  static std::vector<FlagSpec> flags();
+  static HoldJob parse(const ParsedArgs& args);
+  std::vector<ApiRequest> requests(const InputReader& read) const;
+  std::string render(const Replies& replies, const RenderContext& ctx) const;
+
+  JobId id = 0;
+  bool operator==(const HoldJob&) const = default;
+};
+
+struct ReleaseJob {
+  static constexpr std::string_view kPath = "release";
+  static constexpr std::string_view kSynopsis = "release ID";
+  static constexpr std::string_view kSummary = "Release a held job to the queue.";
+  static std::vector<FlagSpec> flags();
+  static ReleaseJob parse(const ParsedArgs& args);
+  std::vector<ApiRequest> requests(const InputReader& read) const;
+  std::string render(const Replies& replies, const RenderContext& ctx) const;
+
+  JobId id = 0;
+  bool operator==(const ReleaseJob&) const = default;
+};
+
+struct RequeueJob {
+  static constexpr std::string_view kPath = "requeue";
+  static constexpr std::string_view kSynopsis = "requeue ID";
+  static constexpr std::string_view kSummary =
+      "Stop a running job and queue it again without using an attempt (a simulated job checkpoints first).";
+  static std::vector<FlagSpec> flags();
+  static RequeueJob parse(const ParsedArgs& args);
+  std::vector<ApiRequest> requests(const InputReader& read) const;
+  std::string render(const Replies& replies, const RenderContext& ctx) const;
+
+  JobId id = 0;
+  bool operator==(const RequeueJob&) const = default;
+};
+
+struct UpdateJob {
+  static constexpr std::string_view kPath = "update";
+  static constexpr std::string_view kSynopsis = "update ID [--priority P] [--timeout-s SECONDS] [--nodes K]";
+  static constexpr std::string_view kSummary =
+      "Change a pending job (like scontrol update): an owner may only lower its priority and shorten its time limit.";
+  static std::vector<FlagSpec> flags();
+  static UpdateJob parse(const ParsedArgs& args);
+  std::vector<ApiRequest> requests(const InputReader& read) const;
+  std::string render(const Replies& replies, const RenderContext& ctx) const;
+
+  JobId id = 0;
+  Json changes;  // the PATCH body
+  bool operator==(const UpdateJob&) const = default;
 };
 
 struct ListNodes {
@@ -533,10 +590,11 @@ struct ListWebhookDeliveries {
 };
 
 using Command =
-    std::variant<SubmitJob, ListJobs, ShowJob, ShowLogs, CancelJob, ShowHistory, ShowMetrics, ShowGoodput, ListNodes,
-                 ListShares, SetFaults, DrainNode, UndrainNode, RunHealthCheck, ShowHealthCheck, ListCanaries,
-                 CreateToken, ListTokens, RevokeToken, RotateJoinToken, DiffProvenance, ListEvents, AddWebhook,
-                 ListWebhooks, ShowWebhook, RemoveWebhook, TestWebhook, ListWebhookDeliveries>;
+    std::variant<SubmitJob, ListJobs, ShowJob, ShowLogs, CancelJob, HoldJob, ReleaseJob, RequeueJob, UpdateJob,
+                 ShowHistory, ShowMetrics, ShowGoodput, ListNodes, ListShares, SetFaults, DrainNode, UndrainNode,
+                 RunHealthCheck, ShowHealthCheck, ListCanaries, CreateToken, ListTokens, RevokeToken, RotateJoinToken,
+                 DiffProvenance, ListEvents, AddWebhook, ListWebhooks, ShowWebhook, RemoveWebhook, TestWebhook,
+                 ListWebhookDeliveries>;
 
 std::vector<ApiRequest> requests_for(const Command& command, const InputReader& read);
 Notices notices_of(const Command& command, const Replies& replies);

@@ -260,11 +260,13 @@ std::vector<FlagSpec> SubmitJob::flags() {
   std::vector<FlagSpec> flags = quick_submit_flags();
   flags.insert(flags.end(), array_and_dependency_flags().begin(), array_and_dependency_flags().end());
   flags.push_back({"--wait", "", "follow the job to its end; exit with its exit code (see above)"});
+  flags.push_back({"--hold", "", "submit held: never scheduled until 'trainyard release ID' (either form)"});
   return flags;
 }
 
 SubmitJob SubmitJob::parse(const ParsedArgs& args) {
   SubmitJob submit;
+  submit.hold = args.has("--hold");
   if (args.trailing) {
     if (!args.positionals.empty()) {
       throw InvalidInput("FILE.json", "give either a spec file or '-- PROGRAM ARGS...', not both");
@@ -287,6 +289,7 @@ SubmitJob SubmitJob::parse(const ParsedArgs& args) {
 std::vector<ApiRequest> SubmitJob::requests(const InputReader& read) const {
   Json body = spec_file.empty() ? spec : parse_spec_file(spec_file, read(spec_file));
   body.update(array_and_dependencies);
+  if (hold) body["hold"] = true;
   return {{"POST", "/v1/jobs", body}};
 }
 

@@ -69,6 +69,10 @@ class Api {
   void cancel_job(ApiCall call);
   void accept_job(ApiCall call, JobSpec spec);  // submit_job's second half, once dependencies are known
   void cancel_array(ApiCall call, const Job& root);  // every task of the array still active
+  void hold_job(ApiCall call);
+  void release_job(ApiCall call);
+  void requeue_job(ApiCall call);
+  void update_job(ApiCall call);
   void job_attempts(ApiCall call);
   void attempt_provenance(ApiCall call);
   void job_logs(ApiCall call);

@@ -85,6 +85,33 @@ AttemptFailure apply_failure(Attempt& attempt, Job& job, const AttemptFacts& fac
   return {cls, decision.step};
 }
 
+// Stopped to queue again (requeue, preemption): neither a failure nor a retry. The job gives back
+// the attempt it used, needs no backoff, and resumes from the checkpoint the stop wrote.
+void apply_stop_to_queue_again(Attempt& attempt, Job& job, const AttemptEndFacts& end) {
+  const bool preempted = job.stopping_to == StopIntent::preempt;
+  attempt.state = preempted ? AttemptState::preempted : AttemptState::requeued;
+  attempt.reason = end.kill_reason;
+  attempt.failure_class.clear();
+  --job.attempts;
+  ++job.requeues;
+  job.stopping_to = StopIntent::none;
+  job.state = JobState::pending;
+  job.not_before.reset();
+  job.reason = (preempted ? "preempted: " : "requeued: ") + end.kill_reason;
+}
+
+Event requeue_event(const Attempt& attempt, const Job& job, const AttemptEndFacts& end, TimePoint now) {
+  const bool preempted = attempt.state == AttemptState::preempted;
+  const std::int64_t resumed_at = attempt.resumed_from ? checkpoint::step_of(*attempt.resumed_from).value_or(0) : 0;
+  const std::int64_t resume_step = std::max(resumed_at, end.newest_checkpoint_step);
+  return job_event(now, preempted ? "job.preempted" : "job.requeued", job, attempt.id, join_node_names(attempt.nodes),
+                   "job " + std::to_string(job.id) + " attempt " + std::to_string(attempt.number) +
+                       (preempted ? " preempted" : " requeued") + " after " + std::to_string(attempt.steps_completed) +
+                       " steps; queued again" +
+                       (resume_step > 0 ? " to resume from step " + std::to_string(resume_step) : " to start over"),
+                   {{"why", attempt.reason}, {"steps", attempt.steps_completed}, {"resume_step", resume_step}});
+}
+
 // The node a failure is told of: the first failed rank's, else every node of the attempt.
 std::string failed_node(const Attempt& attempt, const AttemptEndFacts& end) {
   if (end.first_failed_rank >= 0) return attempt.nodes[static_cast<std::size_t>(end.first_failed_rank)];
@@ -108,7 +135,7 @@ Event end_event(const Attempt& attempt, const Job& job, const AttemptEndFacts& e
   if (job.state == JobState::pending) {
     const std::int64_t resumed_at = attempt.resumed_from ? checkpoint::step_of(*attempt.resumed_from).value_or(0) : 0;
     const std::int64_t resume_step = std::max(resumed_at, end.newest_checkpoint_step);
-    const int next_attempt = job.attempts + job.infra_retries + 1;
+    const int next_attempt = job.attempts + job.infra_retries + job.requeues + 1;
     return job_event(now, "job.retrying", job, attempt.id, failed_node(attempt, end),
                      "job " + id + " attempt " + std::to_string(attempt.number) + " failed (" + failure->cls.name +
                          "); retrying as attempt " + std::to_string(next_attempt) +
@@ -153,9 +180,13 @@ AttemptEnd decide_attempt_end(Attempt attempt, Job job, const AttemptEndFacts& e
     job.reason = "completed";
     job.failure_class.clear();  // a job's class is its final attempt's: an earlier failure is history
     job.ended_at = now;
+  } else if (job.stopping_to != StopIntent::none && !facts.cancelled) {
+    apply_stop_to_queue_again(attempt, job, end);
+    return {attempt, job, {requeue_event(attempt, job, end, now)}, std::nullopt};
   } else {
     failure = apply_failure(attempt, job, facts, end, policy, now);
   }
+  job.stopping_to = StopIntent::none;  // a stop that came too late for the attempt is over with it
   std::vector<Event> events{end_event(attempt, job, end, failure, now)};
   return {std::move(attempt), std::move(job), std::move(events), std::move(failure)};
 }

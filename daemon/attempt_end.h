@@ -55,9 +55,10 @@ struct AttemptFailure {
 struct AttemptEnd {
   Attempt attempt;            // ended: state, class, reason, exit, steps, diagnosis
   Job job;                    // its next state: done, or pending again with the retry counted
-  // One of job.succeeded, job.failed, job.retrying, job.cancelled (daemon/events.h).
+  // One of job.succeeded, job.failed, job.retrying, job.cancelled, job.requeued, job.preempted
+  // (daemon/events.h).
   std::vector<Event> events;
-  std::optional<AttemptFailure> failure;  // none when it succeeded
+  std::optional<AttemptFailure> failure;  // none when it succeeded or was stopped to queue again
 };
 
 AttemptEnd decide_attempt_end(Attempt attempt, Job job, const AttemptEndFacts& facts, const AttemptEndPolicy& policy,

@@ -262,6 +262,23 @@ std::optional<DashboardFiles> dashboard_files(const std::string& configured) {
   return std::nullopt;
 }
 
+scheduler::PreemptionConfig preemption_config(const DaemonOptions& o) {
+  scheduler::PreemptionConfig config;
+  config.enabled = o.preempt;
+  config.below_fair_share = static_cast<double>(o.preempt_below_fair_share_pct) / 100.0;
+  config.above_fair_share = static_cast<double>(o.preempt_above_fair_share_pct) / 100.0;
+  config.min_run_time = std::chrono::seconds(o.preempt_min_run_s);
+  std::string_view rest = o.preempt_exempt_shares;
+  while (!rest.empty()) {
+    const auto comma = rest.find(',');
+    const std::string_view share = rest.substr(0, comma);
+    if (!share.empty()) config.exempt_shares.emplace(share);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+  }
+  scheduler::validate(config);
+  return config;
+}
+
 }  // namespace
 
 bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
@@ -288,6 +305,16 @@ bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
   flags.add_int("compute-reservation-pct", "percent of cores kept free for shares with no running work",
                 &o.compute_reservation_pct, 0, 90);
   flags.add_string("placement-label", "node label whose value multi-node jobs prefer to share", &o.placement_label);
+  flags.add_bool("preempt", "checkpoint-aware preemption: a job of a share below its fair share may stop running work "
+                 "of a share far above it (which checkpoints and queues again)", &o.preempt);
+  flags.add_int("preempt-below-fair-share-pct", "a share may preempt only while its usage over its fair share is "
+                "below this percent", &o.preempt_below_fair_share_pct, 1, 100);
+  flags.add_int("preempt-above-fair-share-pct", "only work of shares whose usage over their fair share is above this "
+                "percent is preempted", &o.preempt_above_fair_share_pct, 101, 100'000);
+  flags.add_int("preempt-min-run-s", "a job's attempt runs at least this long before it may be preempted",
+                &o.preempt_min_run_s, 0, 30LL * 24 * 3600);
+  flags.add_string("preempt-exempt-shares", "comma-separated shares whose jobs are never preempted",
+                   &o.preempt_exempt_shares);
   flags.add_int("health-interval-s", "how often idle nodes are health-checked; 0 turns periodic checks off",
                 &o.health_interval_s, 0, 365LL * 24 * 3600);
   flags.add_int("health-task-timeout-ms", "a node that does not answer a health suite within this is UNHEALTHY",
@@ -426,6 +453,7 @@ int run_daemon(const DaemonOptions& o) {
   jm.canary_interval = std::chrono::seconds(o.canary_interval_s);
   jm.max_infra_retries = static_cast<int>(o.max_infra_retries);
   jm.canary_nodes = static_cast<int>(o.canary_nodes);
+  jm.preemption = preemption_config(o);
   jm.health.task_timeout = Millis(o.health_task_timeout_ms);
   jm.health.policy.suspect_fraction = static_cast<double>(o.suspect_pct) / 100.0;
   jm.health.collective.elements = static_cast<std::size_t>(o.health_collective_kib) * 1024 / sizeof(float);

@@ -24,6 +24,11 @@ struct DaemonOptions {
   std::int64_t tick_ms = 500;
   std::int64_t retry_backoff_ms = 2000;
   std::int64_t compute_reservation_pct = 0;  // cores held back for shares with no running work
+  bool preempt = false;                      // checkpoint-aware preemption (scheduler/preemption.h)
+  std::int64_t preempt_below_fair_share_pct = 100;  // the waiting share's standing (U/S) must be below this
+  std::int64_t preempt_above_fair_share_pct = 150;  // victims' shares' standing must be above this
+  std::int64_t preempt_min_run_s = 600;             // a gang runs this long before it may be preempted
+  std::string preempt_exempt_shares;                // comma-separated shares never preempted
   std::string placement_label = "rack";      // multi-node jobs prefer nodes sharing its value
   std::int64_t health_interval_s = 3600;     // periodic checks of idle nodes; 0: off
   std::int64_t health_task_timeout_ms = 60'000;

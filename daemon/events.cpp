@@ -30,7 +30,10 @@ constexpr std::array kTypes = {
     TypeSeverity{"node.suspect", Severity::warning},       TypeSeverity{"node.healthy", Severity::info},
     TypeSeverity{"node.drained", Severity::warning},       TypeSeverity{"node.undrained", Severity::info},
     TypeSeverity{"healthcheck.finished", Severity::info},  TypeSeverity{"canary.failed", Severity::error},
-    TypeSeverity{"canary.succeeded", Severity::info},
+    TypeSeverity{"canary.succeeded", Severity::info},      TypeSeverity{"job.held", Severity::info},
+    TypeSeverity{"job.released", Severity::info},          TypeSeverity{"job.updated", Severity::info},
+    TypeSeverity{"job.requeued", Severity::info},          TypeSeverity{"job.preempted", Severity::warning},
+    TypeSeverity{"job.waiting_on_preemption", Severity::info},
 };
 
 bool is_audit(std::string_view kind) { return kind.starts_with(kAuditKindPrefix); }

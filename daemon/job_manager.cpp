@@ -167,6 +167,11 @@ void JobManager::submit(JobSpec spec, std::string user, SubmitDone done, AuditOf
   // it is over a kilobyte, and each copy showed in the I/O thread's profile.
   Change change;
   add_drafts(change, std::move(spec), user, clock_.system_now());
+  for (Job& job : change.jobs) {
+    if (!job.spec.hold) continue;
+    job.held = Hold::owner;
+    job.reason = hold_reason(Hold::owner);
+  }
   const Job& draft = change.jobs.front();
   const std::string tasks = draft.array_task ? ", an array of " + std::to_string(draft.array_task->count) + " tasks," : "";
   change.events.push_back(job_event(draft.submitted_at, "job.submitted", draft, std::nullopt, "",
@@ -194,6 +199,7 @@ void JobManager::submit(JobSpec spec, std::string user, SubmitDone done, AuditOf
 }
 
 void JobManager::requeue(const Job& job) {
+  if (job.held != Hold::none) return;  // queued on release
   scheduler::PendingJob pending = scheduler::pending_job(job);
   pending.excluded_nodes = job.excluded_nodes;
   if (!hold_for_dependencies(job, pending)) return;
@@ -327,6 +333,7 @@ void JobManager::schedule() {
     }
     start_attempt(it->second, start);
   }
+  consider_preemption(result);
   if (result.hit_limit) request_schedule();  // more jobs may fit than one pass looks at
   if (metrics_) metrics_->scheduling_pass(std::chrono::steady_clock::now() - pass_began);
 }
@@ -336,7 +343,7 @@ void JobManager::start_attempt(Job& job, const scheduler::Start& start) {
   Attempt attempt;
   attempt.id = ++max_attempt_id_;
   attempt.job_id = job.id;
-  attempt.number = job.attempts + job.infra_retries + 1;
+  attempt.number = job.attempts + job.infra_retries + job.requeues + 1;
   attempt.cores_per_node = start.nodes.empty() ? 0 : start.nodes.front().cores;
   for (const auto& nc : start.nodes) attempt.nodes.push_back(nc.node);
   attempt.state = AttemptState::starting;
@@ -411,6 +418,7 @@ void JobManager::launch(AttemptId id) {
     launch.resume_from = attempt.record.resumed_from;
     launch.user = job.user;
     launch.data_plane_secret = data_plane_secret;
+    launch.preempt_grace_ms = config_.kill_grace_ms;
     send_to(node, launch);
   }
 }
@@ -466,7 +474,8 @@ void JobManager::kill_attempt(ActiveAttempt& attempt, const std::string& reason)
   attempt.kill_reason = reason;
   for (std::size_t r = 0; r < attempt.ranks.size(); ++r) {
     if (attempt.ranks[r].exited) continue;
-    send_to(attempt.record.nodes[r], KillMsg{attempt.record.id, reason, config_.kill_grace_ms});
+    send_to(attempt.record.nodes[r],
+            KillMsg{attempt.record.id, reason, config_.kill_grace_ms, saves_before_stop(attempt.record.job_id)});
   }
 }
 
@@ -498,6 +507,7 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
   nodes_.release(attempt.id, attempt.nodes, attempt.cores_per_node);
   scheduler_.finish(job.id, now);
   current_attempt_.erase(job.id);
+  preempting_.erase(job.id);
 
   if (metrics_ && end.failure) metrics_->attempt_failed(end.failure->cls, end.failure->next);
   spdlog::info("event=attempt_finished job={} attempt={} state={} class={} job_state={} reason=\"{}\"", job.id,

@@ -32,6 +32,7 @@
 #include "proto/messages.h"
 #include "proto/time.h"
 #include "scheduler/dependencies.h"
+#include "scheduler/preemption.h"
 #include "scheduler/scheduler.h"
 
 namespace trainyard {
@@ -55,6 +56,7 @@ struct JobManagerConfig {
   Millis canary_interval{0};          // a canary job is submitted this often; 0: never
   int canary_nodes = 2;
   int max_array_size = kDefaultMaxArraySize;
+  scheduler::PreemptionConfig preemption;  // off by default
 };
 
 // "node-1,node-2": node lists in reasons, events and logs.
@@ -79,6 +81,24 @@ class JobManager {
   enum class CancelResult { cancelled, cancelling, not_active };
   // Cancels an active job; `not_active` when the job is not in the active view.
   void cancel(JobId id, std::function<void(CancelResult, std::optional<Job>)> done, AuditOf audit = nullptr);
+
+  // --- Hold, release, requeue, update (job_manager_requeue.cpp) --------------------------------
+  enum class ControlResult { done, not_active, wrong_state, forbidden };
+  struct ControlOutcome {
+    ControlResult result = ControlResult::done;
+    std::optional<Job> job;  // as stored, when done
+    std::string why;         // when refused
+  };
+  using ControlDone = std::function<void(ControlOutcome)>;
+  // A pending job is held (never scheduled) until released; `by` says whose hold it is.
+  void hold(JobId id, Hold by, ControlDone done, AuditOf audit = nullptr);
+  // An owner (`by` owner) may not release an admin's hold.
+  void release(JobId id, Hold by, ControlDone done, AuditOf audit = nullptr);
+  // Stops a starting or running job without using an attempt and queues it again; a simulated job
+  // checkpoints first, a command gets SIGTERM and the grace. Answered once the intent is stored.
+  void requeue_running(JobId id, ControlDone done, AuditOf audit = nullptr);
+  // Replaces a pending job's spec (the caller validated it as a submission and checked who may).
+  void update(JobId id, JobSpec spec, ControlDone done, AuditOf audit = nullptr);
 
   const Job* active_job(JobId id) const;
   const std::map<JobId, Job>& active_jobs() const { return active_jobs_; }
@@ -194,6 +214,15 @@ class JobManager {
   // A rank whose node is gone: counts as exited, with an infrastructure reason.
   void rank_lost(AttemptId id, int rank, const std::string& reason);
   void kill_attempt(ActiveAttempt& attempt, const std::string& reason);
+  // Stores that the job's attempt is being stopped to queue again, then stops it (saving first).
+  void stop_to_queue_again(Job& job, StopIntent intent, const std::string& reason, Change change,
+                           std::function<void(const Job&)> stored);
+  bool saves_before_stop(JobId job) const;  // whether its kill asks the attempt to checkpoint first
+  // Preemption (job_manager_preemption.cpp): after a pass whose top job is blocked, the pure
+  // decision (scheduler/preemption.h) may choose victims; they are stopped to queue again.
+  void consider_preemption(const scheduler::PassResult& pass);
+  std::vector<scheduler::PreemptionCandidate> preemption_candidates() const;
+  void control_stored(Change change, ControlDone done);
   void maybe_finish(AttemptId id);
   void finish_attempt(ActiveAttempt& attempt);
   static AttemptEndFacts attempt_end_facts(const ActiveAttempt& active);
@@ -236,6 +265,7 @@ class JobManager {
   JobId max_job_id_ = 0;
   AttemptId max_attempt_id_ = 0;
   bool schedule_requested_ = false;
+  std::set<JobId> preempting_;  // victims still stopping: one preemption at a time
   std::uint64_t accepted_since_tick_ = 0;  // submissions, summarised at info by tick()
   DaemonMetrics* metrics_ = nullptr;
   std::unordered_map<JobId, JobState> ended_states_;       // jobs that ended, as far as dependencies need

@@ -47,7 +47,8 @@ const std::vector<std::string>& known_event_types() {
       "job.submitted",    "job.started",     "job.succeeded",  "job.failed",     "job.retrying",
       "job.stuck",        "job.cancelled",   "node.registered", "node.down",      "node.unhealthy",
       "node.suspect",     "node.healthy",    "node.drained",   "node.undrained", "healthcheck.finished",
-      "canary.failed",    "canary.succeeded", "audit.*"};
+      "canary.failed",    "canary.succeeded", "job.held",       "job.released",   "job.updated",
+      "job.requeued",     "job.preempted",   "job.waiting_on_preemption", "audit.*"};
   return types;
 }
 

@@ -196,14 +196,34 @@ RunResult Trainer::train(const std::stop_token& stop) {
   std::vector<float> reduced(layout.size() + 1);  // gradients, then the loss
   const std::span<float> grads(reduced.data(), layout.size());
 
+  std::int64_t last_saved_step = state.step;
+  // Stopped between or inside a step, the state is still that of the last completed step.
+  const auto save_at_stop = [&] {
+    if (!writer || !options_.checkpoint_at_stop || !options_.checkpoint_at_stop->load() || state.step == last_saved_step) return;
+    phase_ = Phase::checkpoint;
+    state.rounding_rng = rounding.state();
+    const Clock::time_point before = Clock::now();
+    writer->submit(state);
+    writer->wait_idle();
+    add_checkpoint_time(Clock::now() - before);
+    last_saved_step = state.step;
+  };
+
   while (state.step < w.steps) {
-    if (stop.stop_requested()) return ended(RunOutcome::cancelled, state.step, "cancelled", "stop requested");
+    if (stop.stop_requested()) {
+      save_at_stop();
+      return ended(RunOutcome::cancelled, state.step, "cancelled", "stop requested");
+    }
     const Clock::time_point started = Clock::now();
 
-    shard_step.compute(core_, state, reduced, phase_, stop);
-
-    phase_ = Phase::all_reduce;
-    comm_.all_reduce_sum(reduced);
+    try {
+      shard_step.compute(core_, state, reduced, phase_, stop);
+      phase_ = Phase::all_reduce;
+      comm_.all_reduce_sum(reduced);
+    } catch (...) {
+      if (stop.stop_requested()) save_at_stop();
+      throw;
+    }
     for (float& value : reduced) value /= static_cast<float>(world);
 
     const double loss = reduced.back();
@@ -232,6 +252,7 @@ RunResult Trainer::train(const std::stop_token& stop) {
       const Clock::time_point before = Clock::now();
       writer->submit(state);  // a copy: training goes on while it is written (it waits if one is still pending)
       handing_off = Clock::now() - before;
+      last_saved_step = state.step;
     }
     add_checkpoint_time(checkpoint_hold_up(Clock::now() - started, std::chrono::milliseconds(w.step_ms), handing_off));
 

@@ -83,6 +83,9 @@ struct TrainerOptions {
   std::function<void(const StepMetrics&)> on_step;
   std::function<void(const checkpoint::CheckpointWriteResult&)> on_checkpoint;
   std::int64_t checkpoint_owner = 0;  // the attempt id checkpoint writes are fenced by (checkpoint.h); 0: none
+  // When set by the time a stop is requested, rank 0 writes (and waits for) a checkpoint of the
+  // last step it completed before it returns: the run is being requeued or preempted, not failed.
+  const std::atomic<bool>* checkpoint_at_stop = nullptr;
 };
 
 class Trainer {

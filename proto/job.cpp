@@ -134,8 +134,30 @@ std::string to_string(AttemptState s) {
     case AttemptState::succeeded: return "SUCCEEDED";
     case AttemptState::failed: return "FAILED";
     case AttemptState::cancelled: return "CANCELLED";
+    case AttemptState::requeued: return "REQUEUED";
+    case AttemptState::preempted: return "PREEMPTED";
   }
   return "STARTING";
+}
+
+std::string to_string(Hold h) {
+  switch (h) {
+    case Hold::none: return "";
+    case Hold::owner: return "owner";
+    case Hold::admin: return "admin";
+  }
+  return "";
+}
+
+std::string hold_reason(Hold h) { return h == Hold::admin ? "held by an admin" : "held by its owner"; }
+
+std::string to_string(StopIntent i) {
+  switch (i) {
+    case StopIntent::none: return "";
+    case StopIntent::requeue: return "requeue";
+    case StopIntent::preempt: return "preempt";
+  }
+  return "";
 }
 
 std::optional<JobState> parse_job_state(std::string_view s) {
@@ -149,8 +171,8 @@ std::optional<JobState> parse_job_state(std::string_view s) {
 
 std::optional<AttemptState> parse_attempt_state(std::string_view s) {
   const std::string l = lower(s);
-  for (AttemptState st : {AttemptState::starting, AttemptState::running, AttemptState::succeeded,
-                          AttemptState::failed, AttemptState::cancelled}) {
+  for (AttemptState st : {AttemptState::starting, AttemptState::running, AttemptState::succeeded, AttemptState::failed,
+                          AttemptState::cancelled, AttemptState::requeued, AttemptState::preempted}) {
     if (lower(to_string(st)) == l) return st;
   }
   return std::nullopt;
@@ -160,7 +182,8 @@ bool is_terminal(JobState s) {
   return s == JobState::succeeded || s == JobState::failed || s == JobState::cancelled;
 }
 bool is_terminal(AttemptState s) {
-  return s == AttemptState::succeeded || s == AttemptState::failed || s == AttemptState::cancelled;
+  return s == AttemptState::succeeded || s == AttemptState::failed || s == AttemptState::cancelled ||
+         s == AttemptState::requeued || s == AttemptState::preempted;
 }
 
 WorkloadSpec parse_workload(const Json& j, const std::string& path) {
@@ -286,6 +309,7 @@ JobSpec parse_job_spec(const Json& j, SpecOrigin origin) {
   }
   s.code_version = r.opt_string("code_version", 1, 256);
   if (submitted && s.code_version) check_printable("code_version", *s.code_version);
+  s.hold = r.opt_boolean("hold").value_or(false);
   r.finish();
   return s;
 }
@@ -318,6 +342,7 @@ Json to_json(const JobSpec& s) {
   }
   put_optional(j, "array", s.array);
   put_optional(j, "code_version", s.code_version);
+  if (s.hold) j["hold"] = true;
   return j;
 }
 
@@ -344,6 +369,9 @@ Json to_json(const Job& job) {
     j["array"] = {{"job_id", t->array_job}, {"task_id", t->index}, {"task_count", t->count}};
     put_optional(j["array"], "limit", t->limit);
   }
+  if (job.requeues > 0) j["requeues"] = job.requeues;
+  if (job.held != Hold::none) j["held_by"] = to_string(job.held);
+  if (job.stopping_to != StopIntent::none) j["stopping_to"] = to_string(job.stopping_to);
   return j;
 }
 
@@ -402,6 +430,13 @@ Job job_from_json(const Json& j) {
     job.array_task = ArrayTask{a->value("job_id", job.id), a->value("task_id", 0), a->value("task_count", 1), std::nullopt};
     if (a->contains("limit")) job.array_task->limit = (*a)["limit"].get<int>();
   }
+  job.requeues = j.value("requeues", 0);
+  const std::string held_by = j.value("held_by", "");
+  job.held = held_by == "admin" ? Hold::admin : held_by == "owner" ? Hold::owner : Hold::none;
+  const std::string stopping_to = j.value("stopping_to", "");
+  job.stopping_to = stopping_to == "preempt"   ? StopIntent::preempt
+                    : stopping_to == "requeue" ? StopIntent::requeue
+                                               : StopIntent::none;
   return job;
 }
 

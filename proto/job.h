@@ -84,12 +84,20 @@ struct JobSpec {
   std::optional<std::string> code_version;
   // A job array's spec text (job_array.h), checked at submit; each task carries it, not its indices.
   std::optional<std::string> array;
+  bool hold = false;  // submitted held: queued but never scheduled until released
 
   bool preflight_enabled() const { return preflight.value_or(nodes > 1); }
 };
 
 enum class JobState { pending, starting, running, succeeded, failed, cancelled };
-enum class AttemptState { starting, running, succeeded, failed, cancelled };
+// REQUEUED and PREEMPTED attempts were stopped to make way (on request, or for another share's
+// job): neither is a failure, and neither uses one of the job's attempts.
+enum class AttemptState { starting, running, succeeded, failed, cancelled, requeued, preempted };
+
+// Who holds a pending job back from scheduling; an owner may not release an admin's hold.
+enum class Hold { none, owner, admin };
+// Why the daemon is stopping a running job that will queue again rather than end.
+enum class StopIntent { none, requeue, preempt };
 
 // What makes a job one task of an array: tasks of array A have ids A..A+count-1 in index order.
 struct ArrayTask {
@@ -111,6 +119,7 @@ struct Job {
   int attempts = 0;              // attempts created so far
   int infra_retries = 0;         // retries caused by infrastructure failures (not counted in attempts)
   int infra_retries_in_a_row = 0;  // of those, since an attempt last made training progress
+  int requeues = 0;              // attempts stopped to queue again (requeue, preemption; not in attempts)
   std::string reason;            // why it is in its state (last failure, cancel, ...)
   std::optional<int> exit_code;  // of the last attempt
   std::string failure_class;     // of its newest attempt that ended; none once it succeeded
@@ -118,6 +127,8 @@ struct Job {
   std::vector<std::string> excluded_nodes;  // nodes that failed it; its next attempts avoid them
   std::optional<TimePoint> not_before;  // retry backoff: not placed before this time
   std::optional<ArrayTask> array_task;
+  Hold held = Hold::none;
+  StopIntent stopping_to = StopIntent::none;  // its running attempt is being stopped to queue again
 };
 // "12" or, for a task, "12_3".
 std::string job_ref_text(const Job& job);
@@ -156,6 +167,9 @@ std::string to_string(Precision p);
 std::string to_string(RetryAction a);
 std::string to_string(JobState s);   // "PENDING", ...
 std::string to_string(AttemptState s);
+std::string to_string(Hold h);  // "", "owner", "admin"
+std::string hold_reason(Hold h);  // a held job's pending reason: "held by its owner", "held by an admin"
+std::string to_string(StopIntent i);  // "", "requeue", "preempt"
 std::optional<JobState> parse_job_state(std::string_view s);  // case-insensitive
 std::optional<AttemptState> parse_attempt_state(std::string_view s);
 std::optional<Precision> parse_precision(std::string_view s);

@@ -134,7 +134,8 @@ struct DaemonEncoder {
               {"master_port", m.master_port},
               {"checkpoint_dir", m.checkpoint_dir},
               {"user", m.user},
-              {"data_plane_secret", m.data_plane_secret}};
+              {"data_plane_secret", m.data_plane_secret},
+              {"preempt_grace_ms", m.preempt_grace_ms}};
     if (m.kind == JobKind::command) {
       j["command"] = {{"argv", m.command.argv}, {"env", m.command.env}};
     } else {
@@ -144,7 +145,9 @@ struct DaemonEncoder {
     return j;
   }
   Json operator()(const KillMsg& m) const {
-    return {{"type", "kill"}, {"attempt_id", m.attempt_id}, {"reason", m.reason}, {"grace_ms", m.grace_ms}};
+    Json j = {{"type", "kill"}, {"attempt_id", m.attempt_id}, {"reason", m.reason}, {"grace_ms", m.grace_ms}};
+    if (m.checkpoint) j["checkpoint"] = true;
+    return j;
   }
   Json operator()(const LogRequestMsg& m) const {
     return {{"type", "log_request"}, {"request_id", m.request_id}, {"attempt_id", m.attempt_id},
@@ -332,6 +335,7 @@ DaemonMessage parse_daemon_message(std::string_view text) {
     m.resume_from = r.opt_string("resume_from", 1, 4096);
     m.user = r.string("user", 1, 256);
     m.data_plane_secret = r.string("data_plane_secret", kMinDataPlaneSecret, 256);
+    m.preempt_grace_ms = static_cast<int>(r.opt_integer("preempt_grace_ms", 0, 3'600'000).value_or(10000));
     if (const Json* c = r.child("command")) {
       ObjectReader cr(*c, "command");
       m.command.argv = cr.string_list("argv", 1024, 64 * 1024);
@@ -348,6 +352,7 @@ DaemonMessage parse_daemon_message(std::string_view text) {
     m.attempt_id = r.integer("attempt_id", 1, INT64_MAX);
     m.reason = r.opt_string("reason", 0, 4096).value_or("");
     m.grace_ms = static_cast<int>(r.integer("grace_ms", 0, 3'600'000));
+    m.checkpoint = r.opt_boolean("checkpoint").value_or(false);
     r.finish();
     return m;
   }

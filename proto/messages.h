@@ -23,7 +23,9 @@ namespace trainyard {
 // 7: launch carries the submitting Trainyard user (the agent maps it to the job's Unix account).
 // 8: attempt_started carries the (masked) environment of a command rank; attempt_exited the facts
 //    the job wrote to $TRAINYARD_PROVENANCE_FILE, or why they were refused (provenance).
-inline constexpr int kProtocolVersion = 8;
+// 9: kill may ask the attempt to checkpoint before it stops (requeue and preemption); launch
+//    carries the grace a command gets to do so.
+inline constexpr int kProtocolVersion = 9;
 
 // The agent's view of one attempt it is running.
 struct AttemptReport {
@@ -144,11 +146,16 @@ struct LaunchMsg {
   // Authenticates the ranks' data-plane connections to each other (neuron/data_plane.h).
   // Never given to the job's processes, never logged.
   std::string data_plane_secret;
+  // How long a command has after SIGUSR1 to checkpoint and exit (TRAINYARD_PREEMPT_GRACE_S).
+  int preempt_grace_ms = 10000;
 };
 struct KillMsg {
   AttemptId attempt_id = 0;
   std::string reason;
   int grace_ms = 10000;
+  // Save the work first: a simulated rank 0 writes a checkpoint of the step it stopped at; a command
+  // gets SIGUSR1 and grace_ms to write its own before SIGTERM (docs/ARCHITECTURE.md "Job model").
+  bool checkpoint = false;
 };
 // At most this much of one rank's log crosses the link in one reply: escaped as \u00XX, every byte
 // may become 6, so the daemon's WebSocket message limit is at least 7 MiB (--max-ws-message-bytes).

@@ -5,7 +5,9 @@
 //   ended  - a pass right after one running job ends (incremental: the scheduler is not rebuilt),
 // keeping 100,000 jobs pending throughout. With --arrays (issue 17), a fifth of the jobs are tasks
 // of 100-task arrays limited to 5 running (%5), and a tenth depend on an earlier job (afterok),
-// held until it ends, then queued again as the daemon does.
+// held until it ends, then queued again as the daemon does. With --preempt, every pass whose top
+// job is blocked also runs the preemption decision (scheduler/preemption.h) over the running work,
+// as the daemon does, and its time is part of the pass (the plan is counted, not acted on).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -17,6 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "scheduler/preemption.h"
 #include "scheduler/scheduler.h"
 
 namespace {
@@ -128,9 +131,11 @@ struct Series {
 int main(int argc, char** argv) {
   int rounds = 1000;
   bool arrays = false;
+  bool preempt = false;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) rounds = std::atoi(argv[i + 1]);
+    if (i + 1 < argc && std::strcmp(argv[i], "--rounds") == 0) rounds = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--arrays") == 0) arrays = true;
+    if (std::strcmp(argv[i], "--preempt") == 0) preempt = true;
   }
 
   Scheduler scheduler{Config{}};
@@ -144,33 +149,72 @@ int main(int argc, char** argv) {
     scheduler.import_usage(UsageRecord{name, 1000.0 * workload.pick(0, 10'000), at_s(0)});
   }
   TimePoint now = at_s(0);
+  std::unordered_map<JobId, PendingJob> pending;  // every job queued, for the preemption facts
+  const auto queue = [&](const PendingJob& job) {
+    pending[job.id] = job;
+    scheduler.queue(job);
+  };
   // Jobs held by a dependency, by the job they wait for: queued again, free, once it ends.
   std::unordered_map<JobId, std::vector<PendingJob>> dependents;
   const auto submit = [&](PendingJob job) {
     if (!job.waiting_for.empty()) dependents[job.waiting_for.front()].push_back(job);
-    scheduler.queue(job);
-  };
-  const auto finish = [&](JobId id) {
-    scheduler.finish(id, now);
-    auto it = dependents.find(id);
-    if (it == dependents.end()) return;
-    for (PendingJob& job : it->second) {
-      job.waiting_for.clear();
-      scheduler.queue(job);
-    }
-    dependents.erase(it);
+    queue(job);
   };
   for (int i = 0; i < kPending; ++i) submit(workload.next(now));
+
+  PreemptionConfig preemption;
+  preemption.enabled = preempt;
+  preemption.min_run_time = std::chrono::seconds(0);
+  std::unordered_map<JobId, std::vector<NodeCores>> placed;
+  std::unordered_map<std::string, int> used;  // cores per node
+  int plans = 0;
+  // What the daemon does after a pass whose top job is blocked (daemon/job_manager_preemption.cpp).
+  const auto decide_preemption = [&](const PassResult& result) {
+    if (!preempt || !result.reservation) return;
+    const PendingJob& top = pending.at(result.reservation->job);
+    std::vector<PreemptionCandidate> candidates;
+    candidates.reserve(placed.size());
+    for (const auto& [id, nodes] : placed) {
+      const PendingJob& job = pending.at(id);
+      candidates.push_back({id, job.share, job.priority, nodes, at_s(0), static_cast<std::int64_t>(id % 97)});
+    }
+    std::vector<NodeRoom> room;
+    room.reserve(kNodes);
+    for (int n = 0; n < kNodes; ++n) {
+      const std::string name = numbered("node-", n);
+      room.push_back({name, kCores, kCores - used[name], true});
+    }
+    const auto plan = plan_preemption({top.id, top.share, top.priority, top.nodes, top.cores_per_node}, candidates, room,
+                                      share_standings(scheduler.shares(now)), preemption, now);
+    plans += plan.has_value();
+  };
 
   std::vector<JobId> running;
   const auto pass = [&](Series& series) {
     PassResult result;
-    series.time([&] { result = scheduler.schedule(now); });
+    series.time([&] {
+      result = scheduler.schedule(now);
+      decide_preemption(result);
+    });
     for (const Start& start : result.starts) {
       running.push_back(start.job);
+      placed[start.job] = start.nodes;
+      for (const NodeCores& nc : start.nodes) used[nc.node] += nc.cores;
       submit(workload.next(now));  // keep the backlog at 100,000
     }
     return result;
+  };
+  const auto finish = [&](JobId id) {
+    scheduler.finish(id, now);
+    for (const NodeCores& nc : placed[id]) used[nc.node] -= nc.cores;
+    placed.erase(id);
+    auto it = dependents.find(id);
+    if (it == dependents.end()) return;
+    for (PendingJob& job : it->second) {
+      job.waiting_for.clear();
+      queue(job);
+    }
+    dependents.erase(it);
   };
 
   Series fill{"fill"}, idle{"idle"}, ended{"ended"};
@@ -195,6 +239,7 @@ int main(int argc, char** argv) {
               kShares, kPending, Config{}.max_jobs_examined, arrays ? ", arrays (%5) and dependencies on" : "");
   std::printf("fill: %zu jobs started, %zu running after; ended passes with a reservation: %d/%d\n", started_in_fill,
               running.size(), reserved, rounds);
+  if (preempt) std::printf("preemption on: passes whose decision chose victims: %d\n", plans);
   fill.print();
   idle.print();
   ended.print();

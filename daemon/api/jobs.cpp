@@ -85,7 +85,9 @@ Json Api::array_row(const Job& task, const std::map<std::string, int>& counts) c
 
 Json Api::live_fields(const Job& job) const {
   Json j = Json::object();
-  if (job.state == JobState::pending) {
+  if (job.state == JobState::pending && job.held != Hold::none) {
+    j["pending_reason"] = {{"code", "held"}, {"message", hold_reason(job.held)}};
+  } else if (job.state == JobState::pending) {
     if (auto reason = jobs_.scheduler().why_pending(job.id)) {
       j["pending_reason"] = {{"code", scheduler::to_string(reason->code)}, {"message", reason->message}};
     }

@@ -29,6 +29,17 @@ const std::vector<Route>& api_routes() {
       {"POST", "/v1/jobs/{id}/cancel", A::submit_jobs, "cancel jobs", "", "Job", 200,
        "Cancel a job (its own for a user, any for an admin); an array's id cancels all its tasks, ID_N one task", {},
        &Api::cancel_job},
+      {"POST", "/v1/jobs/{id}/hold", A::submit_jobs, "hold jobs", "", "Job", 200,
+       "Hold a pending job: it keeps its place but is never scheduled until released (an admin's hold only an admin "
+       "releases)", {}, &Api::hold_job},
+      {"POST", "/v1/jobs/{id}/release", A::submit_jobs, "release jobs", "", "Job", 200,
+       "Release a held job to the queue", {}, &Api::release_job},
+      {"POST", "/v1/jobs/{id}/requeue", A::submit_jobs, "requeue jobs", "", "Job", 200,
+       "Stop a running job without using an attempt and queue it again (a simulated job checkpoints first)", {},
+       &Api::requeue_job},
+      {"PATCH", "/v1/jobs/{id}", A::submit_jobs, "change jobs", "JobPatch", "Job", 200,
+       "Change a pending job's priority, timeout_s or nodes (an owner only lowers priority and shortens the time "
+       "limit; an admin anything), validated as a submission", {}, &Api::update_job},
       {"GET", "/v1/jobs/{id}/attempts", A::use_api, "read jobs", "", "AttemptList", 200,
        "The job's attempts with nodes, exit code, failure class and reason", {}, &Api::job_attempts},
       {"GET", "/v1/jobs/{id}/attempts/{n}/provenance", A::use_api, "read jobs", "", "Provenance", 200,

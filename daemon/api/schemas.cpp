@@ -45,7 +45,16 @@ const char* const kJsonSchemas = R"json({
                        "condition": {"enum": ["afterok", "afterany", "afternotok", "aftercorr"], "default": "afterok"}}}},
       "array": {"type": "string", "minLength": 1, "maxLength": 4096,
                 "description": "a job array: 0-99, 0-99:4, 1,5,9 or a mix, optionally ending in %K (at most K tasks running)"},
-      "code_version": {"type": "string", "minLength": 1, "maxLength": 256}}
+      "code_version": {"type": "string", "minLength": 1, "maxLength": 256},
+      "hold": {"type": "boolean", "default": false, "description": "submit held: never scheduled until released"}}
+  },
+  "JobPatch": {
+    "type": "object", "additionalProperties": false, "minProperties": 1,
+    "description": "validated as a submission; an owner may only lower priority and shorten timeout_s",
+    "properties": {
+      "priority": {"type": "integer", "minimum": 0, "maximum": 9999},
+      "timeout_s": {"type": "integer", "minimum": 1},
+      "nodes": {"type": "integer", "minimum": 1, "maximum": 1024}}
   },
   "Job": {
     "type": "object", "required": ["id", "name", "user", "share", "state", "submitted_at", "spec"],
@@ -57,6 +66,9 @@ const char* const kJsonSchemas = R"json({
       "exit_code": {"type": "integer"}, "spec": {"$ref": "#/components/schemas/JobSpec"},
       "pending_reason": {"type": "object", "properties": {"code": {"type": "string"}, "message": {"type": "string"}}},
       "queue_position": {"type": "integer"},
+      "held_by": {"enum": ["owner", "admin"], "description": "a held job: whose hold it is"},
+      "stopping_to": {"enum": ["requeue", "preempt"], "description": "its attempt is being stopped to queue again"},
+      "requeues": {"type": "integer", "description": "attempts stopped to queue again (not counted in attempts)"},
       "goodput": {"$ref": "#/components/schemas/Goodput"},
       "array": {"type": "object", "description": "a task of a job array; a folded list row has counts (tasks by state) and no task_id",
         "properties": {"job_id": {"type": "integer"}, "task_id": {"type": "integer"}, "task_count": {"type": "integer"},
@@ -82,7 +94,8 @@ const char* const kJsonSchemas = R"json({
   "Attempt": {"type": "object", "required": ["id", "job_id", "number", "nodes"], "properties": {
     "id": {"type": "integer"}, "job_id": {"type": "integer"}, "number": {"type": "integer"},
     "nodes": {"type": "array", "items": {"type": "string"}}, "exit_code": {"type": "integer"},
-    "signal": {"type": "integer"}, "failure_class": {"type": "string"}, "reason": {"type": "string"}}},
+    "signal": {"type": "integer"}, "failure_class": {"type": "string"}, "reason": {"type": "string"},
+    "state": {"enum": ["STARTING", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED", "REQUEUED", "PREEMPTED"]}}},
   "AttemptList": {"type": "object", "required": ["attempts"], "properties": {
     "attempts": {"type": "array", "items": {"$ref": "#/components/schemas/Attempt"}}}},
   "Provenance": {"type": "object", "required": ["job", "attempt", "attempt_id", "daemon", "spec", "spec_sha256", "ranks"],

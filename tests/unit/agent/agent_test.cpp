@@ -121,6 +121,7 @@ struct RunRecord {
   std::vector<std::string> terminations;
   int kills = 0;
   ExitCallback exit;
+  std::vector<std::string> saves;  // save_then_stop reasons
 };
 
 class FakeRun final : public AttemptRun {
@@ -128,6 +129,7 @@ class FakeRun final : public AttemptRun {
   explicit FakeRun(std::shared_ptr<RunRecord> record) : record_(std::move(record)) {}
   void terminate(const std::string& reason) override { record_->terminations.push_back(reason); }
   void kill() override { ++record_->kills; }
+  void save_then_stop(const std::string& reason) override { record_->saves.push_back(reason); }
   AttemptReport report() override {
     AttemptReport r;
     r.attempt_id = record_->launch.attempt_id;
@@ -143,7 +145,7 @@ class FakeWorkloads final : public Workloads {
  public:
   std::unique_ptr<AttemptRun> start_run(const LaunchMsg& launch, const std::string&, int,
                                         ExitCallback on_exit) override {
-    auto record = std::make_shared<RunRecord>(RunRecord{launch, {}, 0, std::move(on_exit)});
+    auto record = std::make_shared<RunRecord>(RunRecord{launch, {}, 0, std::move(on_exit), {}});
     runs.push_back(record);
     return std::make_unique<FakeRun>(record);
   }
@@ -352,6 +354,21 @@ TEST_F(AgentTest, AKillTerminatesThenKillsAfterTheGrace) {
   timers_.advance(milliseconds(1999));
   EXPECT_EQ(run.kills, 0) << "still within the grace";
   timers_.advance(milliseconds(1));
+  EXPECT_EQ(run.kills, 1);
+}
+
+// Requeue and preemption: the run saves first, and only then gets the usual terminate-then-kill.
+TEST_F(AgentTest, ACheckpointingKillSavesThenTerminatesThenKills) {
+  FakeLink& link = connected();
+  link.deliver(command_launch(7));
+  link.deliver(KillMsg{7, "preempted", 2000, true});
+  const auto& run = *workloads_.runs[0];
+  ASSERT_EQ(run.saves, std::vector<std::string>{"preempted"});
+  EXPECT_TRUE(run.terminations.empty()) << "terminated before it had its grace to save";
+  timers_.advance(milliseconds(2000));
+  EXPECT_EQ(run.terminations, std::vector<std::string>{"preempted"});
+  EXPECT_EQ(run.kills, 0);
+  timers_.advance(milliseconds(2000));
   EXPECT_EQ(run.kills, 1);
 }
 

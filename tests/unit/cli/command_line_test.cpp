@@ -146,6 +146,14 @@ TEST(CommandLine, JobAndCancelTakeOneId) {
   EXPECT_EQ(rejected({"cancel", "--force", "1"}), "--force");
 }
 
+TEST(CommandLine, UpdateNeedsSomethingToChange) {
+  EXPECT_EQ(parsed<UpdateJob>({"update", "7", "--timeout-s", "60"}).changes, Json({{"timeout_s", 60}}));
+  EXPECT_EQ(rejected({"update", "7"}), "--priority");
+  EXPECT_EQ(rejected({"update", "7", "--priority", "x"}), "--priority");
+  EXPECT_EQ(parsed<HoldJob>({"hold", "3"}).id, 3);
+  EXPECT_EQ(rejected({"requeue"}), "ID");
+}
+
 TEST(CommandLine, Logs) {
   EXPECT_EQ(parsed<ShowLogs>({"logs", "3"}), (ShowLogs{3, std::nullopt, std::nullopt, std::nullopt}));
   EXPECT_EQ(parsed<ShowLogs>({"logs", "3", "--rank", "1", "--tail=4096", "--attempt", "2"}), (ShowLogs{3, 1, 4096, 2}));

@@ -47,6 +47,15 @@ TEST(Requests, Logs) {
             std::vector{get("/v1/jobs/5/logs?rank=0&tail=100&attempt=2")});
 }
 
+TEST(Requests, HoldReleaseRequeueAndUpdate) {
+  EXPECT_EQ(requests_of({"hold", "9"}), (std::vector<ApiRequest>{{"POST", "/v1/jobs/9/hold", std::nullopt}}));
+  EXPECT_EQ(requests_of({"release", "9"}), (std::vector<ApiRequest>{{"POST", "/v1/jobs/9/release", std::nullopt}}));
+  EXPECT_EQ(requests_of({"requeue", "9"}), (std::vector<ApiRequest>{{"POST", "/v1/jobs/9/requeue", std::nullopt}}));
+  EXPECT_EQ(requests_of({"update", "9", "--priority", "3", "--nodes", "2"}),
+            (std::vector<ApiRequest>{{"PATCH", "/v1/jobs/9", Json{{"priority", 3}, {"nodes", 2}}}}));
+  EXPECT_EQ(requests_of({"submit", "--hold", "--", "/bin/true"}).at(0).body->value("hold", false), true);
+}
+
 TEST(Requests, CancelNodesAndToken) {
   EXPECT_EQ(requests_of({"cancel", "9"}), (std::vector<ApiRequest>{{"POST", "/v1/jobs/9/cancel", std::nullopt}}));
   EXPECT_EQ(requests_of({"nodes"}), std::vector{get("/v1/nodes")});

@@ -231,7 +231,7 @@ TEST_F(ApiTest, WrongMethodIs405WithAllow) {
   };
   const std::vector<Case> cases = {
       {"DELETE", "/v1/jobs", "GET, POST"},
-      {"PUT", "/v1/jobs/1", "GET"},
+      {"PUT", "/v1/jobs/1", "GET, PATCH"},
       {"GET", "/v1/jobs/1/cancel", "POST"},
       {"POST", "/v1/jobs/1/attempts", "GET"},
       {"POST", "/v1/nodes", "GET"},

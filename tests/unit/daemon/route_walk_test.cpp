@@ -48,6 +48,10 @@ const std::vector<std::pair<std::string, Case>>& cases() {
       {"GET /v1/jobs", {"/v1/jobs?user=alice", "", {200, 200, 403, 200, 200}}},
       {"POST /v1/jobs", {"/v1/jobs", kJobBody, {403, 201, 201, 201, 201}}},
       {"GET /v1/jobs/{id}", {"/v1/jobs/1", "", {200, 200, 404, 200, 200}}},
+      // Job 1 runs: only a pending job is held or changed, and it is not held.
+      {"POST /v1/jobs/{id}/hold", {"/v1/jobs/1/hold", "", {403, 409, 404, 403, 409}}},
+      {"POST /v1/jobs/{id}/release", {"/v1/jobs/1/release", "", {403, 409, 404, 403, 409}}},
+      {"PATCH /v1/jobs/{id}", {"/v1/jobs/1", R"({"priority":0})", {403, 409, 404, 403, 409}}},
       {"GET /v1/jobs/{id}/attempts", {"/v1/jobs/1/attempts", "", {200, 200, 404, 200, 200}}},
       {"GET /v1/jobs/{id}/attempts/{n}/provenance", {"/v1/jobs/1/attempts/1/provenance", "", {200, 200, 404, 200, 200}}},
       {"GET /v1/jobs/{id}/logs", {"/v1/jobs/1/logs", "", {200, 200, 404, 200, 200}}},
@@ -84,6 +88,8 @@ const std::vector<std::pair<std::string, Case>>& cases() {
       {"GET /v1/events/stream", {"/v1/events/stream?type=job.*&job=1&after=0", "", {200, 200, 200, 200, 200}}},
       // Alice's second token: only she and an admin may revoke it; to others it does not exist.
       {"DELETE /v1/tokens/{token_id}", {"/v1/tokens/{alices-token}", "", {404, 200, 404, 404, 200}}},
+      // Next to last: it stops alice's job to queue it again.
+      {"POST /v1/jobs/{id}/requeue", {"/v1/jobs/1/requeue", "", {403, 200, 404, 403, 200}}},
       // Last: it ends alice's job.
       {"POST /v1/jobs/{id}/cancel", {"/v1/jobs/1/cancel", "", {403, 200, 404, 403, 200}}},
   };

@@ -49,6 +49,30 @@ TEST(JobSpec, WaitingForCapacityIsOptInAndStoredWithTheSpec) {
   EXPECT_EQ(rejected_field(j), "wait_for_capacity");
 }
 
+TEST(JobSpec, HeldSubmissionsAndTheirJobsRoundTrip) {
+  Json spec = minimal_command();
+  spec["hold"] = true;
+  const JobSpec s = parse_job_spec(spec);
+  EXPECT_TRUE(s.hold);
+  EXPECT_TRUE(parse_job_spec(to_json(s)).hold);
+  spec["hold"] = "yes";
+  EXPECT_EQ(rejected_field(spec), "hold");
+
+  Job job;
+  job.id = 3;
+  job.spec = s;
+  job.held = Hold::admin;
+  job.stopping_to = StopIntent::preempt;
+  job.requeues = 2;
+  const Job back = job_from_json(to_json(job));
+  EXPECT_EQ(back.held, Hold::admin);
+  EXPECT_EQ(back.stopping_to, StopIntent::preempt);
+  EXPECT_EQ(back.requeues, 2);
+  EXPECT_FALSE(to_json(Job{}).contains("held_by")) << "a job that is not held says nothing of it";
+  EXPECT_EQ(parse_attempt_state("preempted"), AttemptState::preempted);
+  EXPECT_TRUE(is_terminal(AttemptState::requeued));
+}
+
 TEST(JobSpec, RoundTripsThroughJson) {
   Json j = {{"name", "sim"},
             {"share", "team-a"},

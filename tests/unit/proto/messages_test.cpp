@@ -56,6 +56,16 @@ TEST(Messages, LaunchRoundTrips) {
   EXPECT_EQ(parsed.data_plane_secret, launch.data_plane_secret);
 }
 
+TEST(Messages, AKillMayAskTheAttemptToCheckpointFirst) {
+  const auto plain = std::get<KillMsg>(parse_daemon_message(encode(DaemonMessage{KillMsg{4, "cancelled", 100}})));
+  EXPECT_FALSE(plain.checkpoint);
+  EXPECT_EQ(encode(DaemonMessage{KillMsg{4, "cancelled", 100}}).find("checkpoint"), std::string::npos)
+      << "a plain kill reads as it did before protocol 9";
+  const auto saving = std::get<KillMsg>(parse_daemon_message(encode(DaemonMessage{KillMsg{4, "preempted", 100, true}})));
+  EXPECT_TRUE(saving.checkpoint);
+  EXPECT_EQ(saving.reason, "preempted");
+}
+
 TEST(Messages, LaunchNeedsADataPlaneSecretThatCannotBeGuessed) {
   LaunchMsg launch;
   launch.attempt_id = 5;

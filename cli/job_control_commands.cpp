@@ -1,0 +1,67 @@
+// hold, release, requeue and update: a job's levers short of cancelling it (like scontrol).
+#include <limits>
+
+#include "cli/commands.h"
+#include "cli/table.h"
+
+namespace trainyard::cli {
+namespace {
+
+// Ranges are the server's (a PATCH is validated as a submission); here only the syntax.
+constexpr std::int64_t kAnyInt = std::numeric_limits<int>::max();
+constexpr std::int64_t kAnyIntMin = std::numeric_limits<int>::min();
+
+std::string job_path(JobId id) { return "/v1/jobs/" + std::to_string(id); }
+
+std::string job_line(JobId id, const std::string& what, const Json& job) {
+  const Json& pending = job.contains("pending_reason") ? job["pending_reason"] : Json();
+  const std::string why = pending.is_object() ? text_of(pending, "message") : text_of(job, "reason");
+  return "Job " + std::to_string(id) + " " + what + " (" + text_of(job, "state") + ": " + why + ")\n";
+}
+
+}  // namespace
+
+std::vector<FlagSpec> HoldJob::flags() { return {}; }
+HoldJob HoldJob::parse(const ParsedArgs& args) { return HoldJob{parse_job_id(only_positional(args, "ID"))}; }
+std::vector<ApiRequest> HoldJob::requests(const InputReader&) const { return {{"POST", job_path(id) + "/hold", std::nullopt}}; }
+std::string HoldJob::render(const Replies& replies, const RenderContext&) const { return job_line(id, "held", replies.at(0)); }
+
+std::vector<FlagSpec> ReleaseJob::flags() { return {}; }
+ReleaseJob ReleaseJob::parse(const ParsedArgs& args) { return ReleaseJob{parse_job_id(only_positional(args, "ID"))}; }
+std::vector<ApiRequest> ReleaseJob::requests(const InputReader&) const {
+  return {{"POST", job_path(id) + "/release", std::nullopt}};
+}
+std::string ReleaseJob::render(const Replies& replies, const RenderContext&) const {
+  return job_line(id, "released", replies.at(0));
+}
+
+std::vector<FlagSpec> RequeueJob::flags() { return {}; }
+RequeueJob RequeueJob::parse(const ParsedArgs& args) { return RequeueJob{parse_job_id(only_positional(args, "ID"))}; }
+std::vector<ApiRequest> RequeueJob::requests(const InputReader&) const {
+  return {{"POST", job_path(id) + "/requeue", std::nullopt}};
+}
+std::string RequeueJob::render(const Replies&, const RenderContext&) const {
+  return "Requeue requested for job " + std::to_string(id) + "\n";
+}
+
+std::vector<FlagSpec> UpdateJob::flags() {
+  return {{"--priority", "P", "new priority within the share (owners: only lower)"},
+          {"--timeout-s", "SECONDS", "new wall-clock limit of an attempt (owners: only shorter)"},
+          {"--nodes", "K", "new number of nodes"}};
+}
+
+UpdateJob UpdateJob::parse(const ParsedArgs& args) {
+  UpdateJob update{parse_job_id(only_positional(args, "ID")), Json::object()};
+  if (auto priority = args.opt_integer("--priority", kAnyIntMin, kAnyInt)) update.changes["priority"] = *priority;
+  if (auto timeout = args.opt_integer("--timeout-s", kAnyIntMin, kAnyInt)) update.changes["timeout_s"] = *timeout;
+  if (auto nodes = args.opt_integer("--nodes", kAnyIntMin, kAnyInt)) update.changes["nodes"] = *nodes;
+  if (update.changes.empty()) throw InvalidInput("--priority", "give at least one of --priority, --timeout-s, --nodes");
+  return update;
+}
+
+std::vector<ApiRequest> UpdateJob::requests(const InputReader&) const { return {{"PATCH", job_path(id), changes}}; }
+std::string UpdateJob::render(const Replies& replies, const RenderContext&) const {
+  return job_line(id, "updated", replies.at(0));
+}
+
+}  // namespace trainyard::cli

@@ -1,0 +1,64 @@
+// Checkpoint-aware preemption, the acting half (issue 17 item 4): the scheduler decides
+// (scheduler/preemption.h); this gathers the facts it decides on and stops the victims through the
+// requeue path, which saves their work first and ends their attempts PREEMPTED.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "checkpoint/checkpoint.h"
+#include "daemon/events.h"
+#include "daemon/job_manager.h"
+
+namespace trainyard {
+
+std::vector<scheduler::PreemptionCandidate> JobManager::preemption_candidates() const {
+  std::vector<scheduler::PreemptionCandidate> candidates;
+  for (const auto& [id, active] : attempts_) {
+    const Attempt& record = active.record;
+    const Job* job = active_job(record.job_id);
+    // Only running gangs: one still starting has nothing to save yet and may be on its way out.
+    if (!job || active.killing || job->state != JobState::running || job->stopping_to != StopIntent::none) continue;
+    scheduler::PreemptionCandidate c;
+    c.job = job->id;
+    c.share = job->spec.share;
+    c.priority = job->spec.priority;
+    for (const auto& node : record.nodes) c.nodes.push_back({node, record.cores_per_node});
+    c.started_at = record.started_at.value_or(record.created_at);
+    const std::int64_t resumed_at = record.resumed_from ? checkpoint::step_of(*record.resumed_from).value_or(0) : 0;
+    c.steps_lost = std::max<std::int64_t>(0, record.last_step - std::max(resumed_at, active.newest_checkpoint_step));
+    candidates.push_back(std::move(c));
+  }
+  return candidates;
+}
+
+void JobManager::consider_preemption(const scheduler::PassResult& pass) {
+  if (!config_.preemption.enabled || !pass.reservation || !preempting_.empty()) return;
+  const Job* waiting = active_job(pass.reservation->job);
+  if (!waiting) return;
+  const TimePoint now = clock_.system_now();
+  const auto standings = scheduler::share_standings(scheduler_.shares(now));
+  std::vector<scheduler::NodeRoom> room;
+  room.reserve(nodes_.size());
+  for (const auto& [name, entry] : nodes_) {
+    room.push_back({name, entry.node.cores, free_cores(entry), entry.channel != nullptr && accepts_work(entry.node.state)});
+  }
+  const scheduler::PreemptionRequest request{waiting->id, waiting->spec.share, waiting->spec.priority, waiting->spec.nodes,
+                                             waiting->spec.cores_per_node};
+  const auto plan =
+      scheduler::plan_preemption(request, preemption_candidates(), room, standings, config_.preemption, now);
+  if (!plan) return;
+  spdlog::warn("event=preemption_planned job={} victims={} reason=\"{}\"", waiting->id, plan->victims.size(), plan->reason);
+  Change announced;
+  announced.events.push_back(job_event(now, "job.waiting_on_preemption", *waiting, std::nullopt, "", plan->reason,
+                                       {{"victims", plan->victims}}));
+  const std::string why = "preempted for job " + std::to_string(waiting->id) + " of share " + waiting->spec.share;
+  for (JobId victim : plan->victims) {
+    auto it = active_jobs_.find(victim);
+    if (it == active_jobs_.end()) continue;
+    preempting_.insert(victim);
+    stop_to_queue_again(it->second, StopIntent::preempt, why, std::move(announced), nullptr);
+    announced = Change{};
+  }
+}
+
+}  // namespace trainyard

@@ -1,0 +1,146 @@
+// Hold, release, requeue and update (issue 17 item 3): the user's levers on a job that is not done.
+// Each is one stored transition (write-ahead, as everywhere in the job manager) with its event.
+#include <spdlog/spdlog.h>
+
+#include "daemon/events.h"
+#include "daemon/job_fit.h"
+#include "daemon/job_manager.h"
+#include "proto/text.h"
+
+namespace trainyard {
+namespace {
+
+using ControlOutcome = JobManager::ControlOutcome;
+using ControlResult = JobManager::ControlResult;
+
+ControlOutcome refused(ControlResult result, std::string why) { return {result, std::nullopt, std::move(why)}; }
+
+std::string job_name(const Job& job) { return "job " + std::to_string(job.id); }
+
+}  // namespace
+
+void JobManager::control_stored(Change change, ControlDone done) {
+  const Job snapshot = change.jobs.front();
+  persist(std::move(change), [done = std::move(done), snapshot] { done({ControlResult::done, snapshot, ""}); });
+}
+
+void JobManager::hold(JobId id, Hold by, ControlDone done, AuditOf audit) {
+  auto it = active_jobs_.find(id);
+  if (it == active_jobs_.end()) return done(refused(ControlResult::not_active, "has ended"));
+  Job& job = it->second;
+  if (job.state != JobState::pending) {
+    return done(refused(ControlResult::wrong_state, "is " + to_string(job.state) + "; only a pending job can be held"));
+  }
+  // An admin's hold stays an admin's: the owner holding it again must not make it theirs to release.
+  if (job.held != Hold::admin) job.held = by;
+  job.reason = hold_reason(job.held);
+  scheduler_.remove(id);
+  Change change;
+  change.jobs.push_back(job);
+  change.events.push_back(job_event(clock_.system_now(), "job.held", job, std::nullopt, "",
+                                    job_name(job) + " " + job.reason, {{"held_by", to_string(job.held)}}));
+  if (audit) change.events.push_back(audit(std::to_string(id)));
+  spdlog::info("event=job_held job={} held_by={}", id, to_string(job.held));
+  control_stored(std::move(change), std::move(done));
+}
+
+void JobManager::release(JobId id, Hold by, ControlDone done, AuditOf audit) {
+  auto it = active_jobs_.find(id);
+  if (it == active_jobs_.end()) return done(refused(ControlResult::not_active, "has ended"));
+  Job& job = it->second;
+  if (job.held == Hold::none) return done(refused(ControlResult::wrong_state, "is not held"));
+  if (job.held == Hold::admin && by != Hold::admin) {
+    return done(refused(ControlResult::forbidden, "is held by an admin; only an admin may release it"));
+  }
+  job.held = Hold::none;
+  job.reason = "released; queued";
+  Change change;
+  change.jobs.push_back(job);
+  change.events.push_back(job_event(clock_.system_now(), "job.released", job, std::nullopt, "",
+                                    job_name(job) + " released", Json::object()));
+  if (audit) change.events.push_back(audit(std::to_string(id)));
+  spdlog::info("event=job_released job={}", id);
+  const Job snapshot = job;
+  persist(std::move(change), [this, done = std::move(done), snapshot] {
+    // Queued only once the release is stored, so a crash cannot start a job the store still holds.
+    if (const Job* current = active_job(snapshot.id); current && current->state == JobState::pending) requeue(*current);
+    request_schedule();
+    done({ControlResult::done, snapshot, ""});
+  });
+}
+
+void JobManager::requeue_running(JobId id, ControlDone done, AuditOf audit) {
+  auto it = active_jobs_.find(id);
+  if (it == active_jobs_.end()) return done(refused(ControlResult::not_active, "has ended"));
+  Job& job = it->second;
+  if (job.state != JobState::starting && job.state != JobState::running) {
+    return done(refused(ControlResult::wrong_state, "is " + to_string(job.state) + "; only a starting or running job can be requeued"));
+  }
+  if (job.cancel_requested || job.stopping_to != StopIntent::none) {
+    return done(refused(ControlResult::wrong_state, "is already being stopped"));
+  }
+  Change change;
+  if (audit) change.events.push_back(audit(std::to_string(id)));
+  stop_to_queue_again(job, StopIntent::requeue, "requeued on request", std::move(change),
+                      [done = std::move(done)](const Job& stored) { done({ControlResult::done, stored, ""}); });
+}
+
+void JobManager::stop_to_queue_again(Job& job, StopIntent intent, const std::string& reason, Change change,
+                                     std::function<void(const Job&)> stored) {
+  job.stopping_to = intent;
+  job.reason = reason + "; stopping";
+  change.jobs.insert(change.jobs.begin(), job);
+  spdlog::info("event=job_stopping_to_queue_again job={} intent={} reason=\"{}\"", job.id, to_string(intent), reason);
+  persist(std::move(change), [this, id = job.id, reason, stored = std::move(stored)] {
+    const Job* current = active_job(id);
+    if (!current) return;
+    if (auto attempt = current_attempt_.find(id); attempt != current_attempt_.end()) {
+      if (auto active = attempts_.find(attempt->second); active != attempts_.end()) {
+        kill_attempt(active->second, reason);
+        maybe_finish(active->first);  // its ranks may all be gone already
+      }
+    }
+    if (stored) stored(*current);
+  });
+}
+
+bool JobManager::saves_before_stop(JobId id) const {
+  const Job* job = active_job(id);
+  if (!job || job->cancel_requested) return false;
+  // A command job on a plain requeue gets what a cancel gets (SIGTERM, the grace); preemption asks
+  // every kind to save its work.
+  return job->stopping_to == StopIntent::preempt ||
+         (job->stopping_to == StopIntent::requeue && job->spec.kind == JobKind::simulated);
+}
+
+void JobManager::update(JobId id, JobSpec spec, ControlDone done, AuditOf audit) {
+  auto it = active_jobs_.find(id);
+  if (it == active_jobs_.end()) return done(refused(ControlResult::not_active, "has ended"));
+  Job& job = it->second;
+  if (job.state != JobState::pending) {
+    return done(refused(ControlResult::wrong_state, "is " + to_string(job.state) + "; only a pending job can be changed"));
+  }
+  std::vector<int> node_cores;
+  for (const auto& [name, entry] : nodes_) node_cores.push_back(entry.node.cores);
+  refuse_unless_it_can_ever_fit(spec, node_cores);  // throws InvalidInput, as a submission would
+  const Json before = {{"priority", job.spec.priority}, {"nodes", job.spec.nodes},
+                       {"timeout_s", job.spec.timeout_s ? Json(*job.spec.timeout_s) : Json(nullptr)}};
+  job.spec = std::move(spec);
+  scheduler_.remove(id);  // not placed in its old shape while the change is being stored
+  const Json after = {{"priority", job.spec.priority}, {"nodes", job.spec.nodes},
+                      {"timeout_s", job.spec.timeout_s ? Json(*job.spec.timeout_s) : Json(nullptr)}};
+  Change change;
+  change.jobs.push_back(job);
+  change.events.push_back(job_event(clock_.system_now(), "job.updated", job, std::nullopt, "",
+                                    job_name(job) + " changed: " + json_text(after), {{"before", before}, {"after", after}}));
+  if (audit) change.events.push_back(audit(std::to_string(id)));
+  spdlog::info("event=job_updated job={} priority={} nodes={}", id, job.spec.priority, job.spec.nodes);
+  const Job snapshot = job;
+  persist(std::move(change), [this, done = std::move(done), snapshot] {
+    if (const Job* current = active_job(snapshot.id); current && current->state == JobState::pending) requeue(*current);
+    request_schedule();
+    done({ControlResult::done, snapshot, ""});
+  });
+}
+
+}  // namespace trainyard
