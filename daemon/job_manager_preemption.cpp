@@ -39,8 +39,8 @@ void JobManager::consider_preemption(const scheduler::PassResult& pass) {
   const auto standings = scheduler::share_standings(scheduler_.shares(now));
   std::vector<scheduler::NodeRoom> room;
   room.reserve(nodes_.size());
-  for (const auto& [name, entry] : nodes_) {
-    room.push_back({name, entry.node.cores, free_cores(entry), entry.channel != nullptr && accepts_work(entry.node.state)});
+  for (const auto& [name, entry] : nodes_.entries()) {
+    room.push_back({name, entry.node.cores, entry.free_cores(), entry.channel != nullptr && accepts_work(entry.node.state)});
   }
   const scheduler::PreemptionRequest request{waiting->id, waiting->spec.share, waiting->spec.priority, waiting->spec.nodes,
                                              waiting->spec.cores_per_node};

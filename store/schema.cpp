@@ -199,6 +199,29 @@ UPDATE attempts SET ended_at_ms =
 CREATE INDEX attempts_by_end ON attempts (ended_at_ms);
 )sql";
 
+// Attempts stopped to make way (issue 17: requeue, preemption) end REQUEUED or PREEMPTED. SQLite
+// cannot change a CHECK in place: the table is copied, rebuilt and refilled in the migration's
+// transaction, with foreign keys deferred so the rows that reference attempts stay valid.
+constexpr std::string_view kAttemptStopStatesSchema = R"sql(
+PRAGMA defer_foreign_keys = ON;
+CREATE TABLE attempts_before AS SELECT * FROM attempts;
+DROP TABLE attempts;
+CREATE TABLE attempts (
+  id INTEGER PRIMARY KEY,
+  job_id INTEGER NOT NULL REFERENCES jobs (id),
+  number INTEGER NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('STARTING','RUNNING','SUCCEEDED','FAILED','CANCELLED','REQUEUED','PREEMPTED')),
+  record TEXT NOT NULL,
+  ended_at_ms INTEGER
+);
+INSERT INTO attempts (id, job_id, number, state, record, ended_at_ms)
+  SELECT id, job_id, number, state, record, ended_at_ms FROM attempts_before;
+DROP TABLE attempts_before;
+CREATE INDEX attempts_by_job ON attempts (job_id, id);
+CREATE INDEX attempts_by_state ON attempts (state, id);
+CREATE INDEX attempts_by_end ON attempts (ended_at_ms);
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{1, "initial: jobs, attempts, nodes, tokens, shares, events", kInitialSchema},
     Migration{2, "metrics: per-step training metrics", kMetricsSchema},
@@ -209,6 +232,7 @@ constexpr std::array kMigrations = {
     Migration{7, "event details: severity, user, share, details; indexes by job and time", kEventDetailsSchema},
     Migration{8, "webhooks: subscriptions, their cursors over the events log, and deliveries", kWebhooksSchema},
     Migration{9, "attempt ends: when each attempt ended, indexed, for goodput over a window", kAttemptEndSchema},
+    Migration{10, "attempt stop states: REQUEUED and PREEMPTED", kAttemptStopStatesSchema},
 };
 
 bool has_version_table(sqlite::Connection& db) {

@@ -60,6 +60,19 @@ TYPED_TEST(StoreConformance, StartsEmptyAtTheLatestSchemaVersion) {
   EXPECT_EQ(this->store->schema_version(), latest_schema_version());
 }
 
+TYPED_TEST(StoreConformance, AttemptsAreStoredInEveryStateIncludingStoppedToMakeWay) {
+  const std::vector<AttemptState> states = {AttemptState::starting,  AttemptState::running,   AttemptState::succeeded,
+                                            AttemptState::failed,    AttemptState::cancelled, AttemptState::requeued,
+                                            AttemptState::preempted};
+  this->commit(Change{.jobs = {minimal_job(1, "alice", "team-a", JobState::pending)}});
+  AttemptId id = 30;
+  for (AttemptState state : states) {
+    const Attempt attempt = minimal_attempt(++id, 1, state);
+    this->commit(Change{.attempts = {attempt}});
+    EXPECT_EQ(as_json(this->store->attempt(id)), as_json(attempt)) << to_string(state);
+  }
+}
+
 TYPED_TEST(StoreConformance, JobsRoundTripWithAndWithoutOptionalFields) {
   const std::vector<Job> jobs = {full_job(1), minimal_job(2), simulated_job(3)};
   this->commit(Change{.jobs = jobs});
