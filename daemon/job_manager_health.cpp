@@ -209,9 +209,10 @@ void JobManager::undrain(const std::string& name, const std::string& by,
   if (audit) change.events.push_back(audit(name));
   spdlog::info("event=node_undrained node={} by={} state={} check={}", name, by, to_string(nodes_.find(name)->node.state),
                check.value_or(0));
-  persist(std::move(change), [this, name, check, done = std::move(done)] {
+  // Captured by copy under its own name: Clang 14 cannot capture a structured binding.
+  persist(std::move(change), [this, name, check_id = check, done = std::move(done)] {
     request_schedule();
-    if (const NodeEntry* entry = nodes_.find(name)) done(entry->node, check);
+    if (const NodeEntry* entry = nodes_.find(name)) done(entry->node, check_id);
   });
 }
 
