@@ -9,11 +9,11 @@
 #include <memory>
 #include <string>
 #include <utility>
-#include <variant>
 #include <vector>
 
 #include "net/http_types.h"
 #include "net/tls.h"
+#include "proto/result.h"
 
 namespace trainyard::cli {
 
@@ -34,13 +34,9 @@ ServerUrl parse_server_url(const std::string& text);
 using net::HttpRequest;
 using net::HttpResponse;
 
-// The exchange did not complete: no connection, a timeout, a broken or garbled reply. The
-// message is a sentence naming the server, fit to show as it is.
-struct TransportError {
-  std::string message;
-};
-
-using HttpResult = std::variant<HttpResponse, TransportError>;
+// The response, or unavailable when the exchange did not complete: no connection, a timeout, a
+// broken or garbled reply. The message is a sentence naming the server, fit to show as it is.
+using HttpResult = Result<HttpResponse>;
 
 class HttpClient {
  public:

@@ -65,8 +65,8 @@ int execute(const Command& command, const GlobalOptions& global, const CliHost& 
   Replies replies;
   for (const ApiRequest& request : requests) {
     const HttpResult result = client->send(to_http(request, connection.token));
-    if (const auto* error = std::get_if<TransportError>(&result)) return failure(host, error->message);
-    const auto& response = std::get<HttpResponse>(result);
+    if (!result) return failure(host, result.error().message);
+    const HttpResponse& response = *result;
     if (!is_success(response.status)) return failure(host, error_message(response.status, response.body));
     Json body = Json::parse(response.body, nullptr, false);
     if (body.is_discarded()) {
