@@ -203,12 +203,14 @@ std::optional<nlohmann::json> read_json(const fs::path& path) {
 }
 
 // Parses a verified state.json and the three arrays; empty on any inconsistency.
-std::optional<TrainingState> parse_state(const fs::path& dir, std::string& problem) {
+// A checkpoint that does not verify or parse: its files come from a job, so they are input.
+Error bad(std::string why) { return Error::invalid_input("", std::move(why)); }
+
+Result<TrainingState> parse_state(const fs::path& dir) {
   const auto j = read_json(dir / kState);
   try {
     if (!j || j->value("format", 0) != kFormat) {
-      problem = "state.json: unreadable or unknown format";
-      return std::nullopt;
+      return bad("state.json: unreadable or unknown format");
     }
     TrainingState s;
     s.step = j->at("step").get<std::int64_t>();
@@ -221,16 +223,13 @@ std::optional<TrainingState> parse_state(const fs::path& dir, std::string& probl
     s.adam_m = floats_of(read_file(dir / kAdamM, kMaxArrayFileBytes).value());
     s.adam_v = floats_of(read_file(dir / kAdamV, kMaxArrayFileBytes).value());
     if (s.adam_m.size() != s.params.size() || s.adam_v.size() != s.params.size()) {
-      problem = "optimizer moments and parameters differ in size";
-      return std::nullopt;
+      return bad("optimizer moments and parameters differ in size");
     }
     return s;
   } catch (const nlohmann::json::exception& e) {
-    problem = std::string("state.json: ") + e.what();
-    return std::nullopt;
+    return bad(std::string("state.json: ") + e.what());
   } catch (const std::bad_optional_access&) {
-    problem = "a checkpoint file disappeared while loading";
-    return std::nullopt;
+    return bad("a checkpoint file disappeared while loading");
   }
 }
 
@@ -300,44 +299,45 @@ std::vector<CheckpointInfo> list_checkpoints(const fs::path& root) {
   return found;
 }
 
-std::string verify_checkpoint(const fs::path& dir) {
+Result<void> verify_checkpoint(const fs::path& dir) {
   const auto manifest = read_json(dir / kManifest);
   if (!manifest || !manifest->contains("files") || !(*manifest)["files"].is_array()) {
-    return "manifest.json: missing or malformed";
+    return bad("manifest.json: missing or malformed");
   }
   std::vector<std::string> seen;
   try {
     for (const auto& entry : (*manifest)["files"]) {
       const auto file = entry.at("name").get<std::string>();
-      if (file.find('/') != std::string::npos || file.starts_with(".")) return "manifest.json: bad file name " + file;
+      if (file.find('/') != std::string::npos || file.starts_with("."))
+        return bad("manifest.json: bad file name " + file);
       const auto digest = digest_file(dir / file);
-      if (!digest) return file + ": missing or unreadable";
-      if (digest->bytes != entry.at("bytes").get<std::uint64_t>()) return file + ": size differs from manifest";
-      if (digest->sha256 != entry.at("sha256").get<std::string>()) return file + ": SHA-256 mismatch";
+      if (!digest) return bad(file + ": missing or unreadable");
+      if (digest->bytes != entry.at("bytes").get<std::uint64_t>()) return bad(file + ": size differs from manifest");
+      if (digest->sha256 != entry.at("sha256").get<std::string>()) return bad(file + ": SHA-256 mismatch");
       seen.push_back(file);
     }
   } catch (const nlohmann::json::exception& e) {
-    return std::string("manifest.json: ") + e.what();
+    return bad(std::string("manifest.json: ") + e.what());
   }
   for (const char* required : {kState, kParams, kAdamM, kAdamV}) {
-    if (std::find(seen.begin(), seen.end(), required) == seen.end()) return std::string(required) + ": not in manifest";
+    if (std::find(seen.begin(), seen.end(), required) == seen.end())
+      return bad(std::string(required) + ": not in manifest");
   }
-  return "";
+  return {};
 }
 
-LoadedCheckpoint load_checkpoint(const fs::path& dir) {
-  LoadedCheckpoint loaded;
-  loaded.problem = verify_checkpoint(dir);
-  if (loaded.problem.empty()) loaded.state = parse_state(dir, loaded.problem);
-  return loaded;
+Result<TrainingState> load_checkpoint(const fs::path& dir) {
+  if (auto verified = verify_checkpoint(dir); !verified) return verified.error();
+  return parse_state(dir);
 }
 
 std::optional<CheckpointInfo> newest_verified_checkpoint(const fs::path& root) {
   const auto all = list_checkpoints(root);
   for (auto it = all.rbegin(); it != all.rend(); ++it) {
-    const std::string problem = verify_checkpoint(it->path);
-    if (problem.empty()) return *it;
-    spdlog::warn("event=checkpoint_skipped path={} step={} problem=\"{}\"", it->path.string(), it->step, problem);
+    const auto verified = verify_checkpoint(it->path);
+    if (verified) return *it;
+    spdlog::warn("event=checkpoint_skipped path={} step={} problem=\"{}\"", it->path.string(), it->step,
+                 verified.error().message);
   }
   return std::nullopt;
 }

@@ -34,6 +34,8 @@
 #include <thread>
 #include <vector>
 
+#include "proto/result.h"
+
 namespace trainyard::checkpoint {
 
 struct TrainingState {
@@ -78,8 +80,8 @@ void create_checkpoint_dir(const std::filesystem::path& dir, std::optional<DirOw
 // Complete checkpoints under `root`, oldest first; an absent root has none.
 std::vector<CheckpointInfo> list_checkpoints(const std::filesystem::path& root);
 
-// Empty when every file matches the manifest; otherwise what is wrong, naming the file.
-std::string verify_checkpoint(const std::filesystem::path& dir);
+// Whether every file matches the manifest; invalid_input saying what is wrong, naming the file.
+Result<void> verify_checkpoint(const std::filesystem::path& dir);
 
 // Whether `dir` has an entry named manifest.json, of whatever kind (a command job's own format has
 // none).
@@ -89,12 +91,8 @@ bool has_manifest(const std::filesystem::path& dir);
 // checkpoint: the daemon records it for each checkpoint an attempt reports.
 std::optional<std::string> manifest_sha256(const std::filesystem::path& dir);
 
-struct LoadedCheckpoint {
-  std::optional<TrainingState> state;
-  std::string problem;  // why `state` is empty
-};
-// Verifies, then reads.
-LoadedCheckpoint load_checkpoint(const std::filesystem::path& dir);
+// Verifies, then reads; invalid_input saying why not.
+Result<TrainingState> load_checkpoint(const std::filesystem::path& dir);
 
 // The newest checkpoint whose checksums verify; each newer one that fails is logged and skipped.
 std::optional<CheckpointInfo> newest_verified_checkpoint(const std::filesystem::path& root);

@@ -45,12 +45,12 @@ int follow_events(const ListEvents& command, const std::string& token, bool json
       return true;
     };
     const HttpResult result = client.stream(stream_http(command, token, last_id), print);
-    const auto* response = std::get_if<HttpResponse>(&result);
+    const HttpResponse* response = result ? &*result : nullptr;
     if (response && response->status / 100 != 2) {
       host.err << "trainyard: " << terminal_safe(error_message(response->status, response->body)) << "\n";
       return kExitFailed;
     }
-    const std::string why = response ? "the daemon ended the stream" : std::get<TransportError>(result).message;
+    const std::string why = response ? "the daemon ended the stream" : result.error().message;
     if (!connected_once && !response && !got_answer) {
       host.err << "trainyard: " << terminal_safe(why) << "\n";
       return kExitFailed;

@@ -46,7 +46,7 @@ class BeastHttpClient final : public HttpClient {
     if (stream_open_ && peer_closed()) close();
     const bool reused = stream_open_;
     if (!stream_open_) {
-      if (auto error = connect()) return TransportError{*error};
+      if (auto connected = connect(); !connected) return connected.error();
     }
     auto outcome = exchange(message);
     // A kept-alive connection may have been closed by the server just as we used it; a request
@@ -54,19 +54,19 @@ class BeastHttpClient final : public HttpClient {
     // have acted on them), nor are timeouts (the server is there, just slow).
     const auto* failure = std::get_if<beast::error_code>(&outcome);
     if (failure && *failure != beast::error::timeout && reused && is_idempotent(request.method)) {
-      if (auto error = connect()) return TransportError{*error};
+      if (auto connected = connect(); !connected) return connected.error();
       outcome = exchange(message);
     }
-    if (const auto* ec = std::get_if<beast::error_code>(&outcome)) return TransportError{failure_message(*ec)};
+    if (const auto* ec = std::get_if<beast::error_code>(&outcome)) return Error::unavailable(failure_message(*ec));
     return std::get<HttpResponse>(std::move(outcome));
   }
 
   // On a connection of its own, closed at the end: a streamed body ends with its connection.
   HttpResult stream(const HttpRequest& request, const BodySink& sink) override {
-    if (auto error = connect()) return TransportError{*error};
+    if (auto connected = connect(); !connected) return connected.error();
     auto outcome = read_streamed(to_beast(request), sink);
     close();
-    if (const auto* ec = std::get_if<beast::error_code>(&outcome)) return TransportError{failure_message(*ec)};
+    if (const auto* ec = std::get_if<beast::error_code>(&outcome)) return Error::unavailable(failure_message(*ec));
     return std::get<HttpResponse>(std::move(outcome));
   }
 
@@ -113,10 +113,12 @@ class BeastHttpClient final : public HttpClient {
     stream_open_ = false;
   }
 
-  // Returns the reason the connection could not be made, or nothing.
-  std::optional<std::string> connect() {
+  // Unavailable, saying why, when the connection could not be made.
+  Result<void> connect() {
     close();
-    const std::string prefix = "cannot reach daemon at " + url_.text + ": ";
+    const auto unreachable = [this](const std::string& why) {
+      return Error::unavailable("cannot reach daemon at " + url_.text + ": " + why);
+    };
     tcp::resolver resolver(ioc_);
     std::optional<beast::error_code> resolved;
     tcp::resolver::results_type endpoints;
@@ -129,9 +131,9 @@ class BeastHttpClient final : public HttpClient {
     if (!resolved) {
       resolver.cancel();
       run();
-      return prefix + "resolving " + url_.host + " took longer than " + describe(options_.connect_timeout);
+      return unreachable("resolving " + url_.host + " took longer than " + describe(options_.connect_timeout));
     }
-    if (*resolved) return prefix + "cannot resolve " + url_.host + ": " + resolved->message();
+    if (*resolved) return unreachable("cannot resolve " + url_.host + ": " + resolved->message());
 
     // A TLS stream serves one connection only.
     if (tls_) tls_stream_ = std::make_unique<TlsStream>(ioc_, *tls_);
@@ -139,28 +141,30 @@ class BeastHttpClient final : public HttpClient {
     lowest().expires_after(options_.connect_timeout);
     lowest().async_connect(endpoints, [&](beast::error_code ec, const tcp::endpoint&) { connected = ec; });
     run();
-    if (connected == beast::error::timeout) return prefix + "no connection within " + describe(options_.connect_timeout);
-    if (connected) return prefix + connected.message();
+    if (connected == beast::error::timeout)
+      return unreachable("no connection within " + describe(options_.connect_timeout));
+    if (connected) return unreachable(connected.message());
     stream_open_ = true;
     if (tls_stream_) {
-      if (auto error = handshake()) {
+      if (auto shaken = handshake(); !shaken) {
         close();
-        return prefix + *error;
+        return unreachable(shaken.error().message);
       }
     }
-    return std::nullopt;
+    return {};
   }
 
-  std::optional<std::string> handshake() {
+  Result<void> handshake() {
     net::expect_server_name(tls_stream_->native_handle(), url_.host);
     beast::error_code ec;
     lowest().expires_after(options_.connect_timeout);
     tls_stream_->async_handshake(asio::ssl::stream_base::client, [&](beast::error_code e) { ec = e; });
     run();
-    if (!ec) return std::nullopt;
-    if (ec == beast::error::timeout) return "no TLS handshake within " + describe(options_.connect_timeout);
-    return net::describe_handshake_failure(SSL_get_verify_result(tls_stream_->native_handle()), ec.message(), url_.host,
-                                           "--ca-file or $TRAINYARD_CA");
+    if (!ec) return {};
+    if (ec == beast::error::timeout)
+      return Error::unavailable("no TLS handshake within " + describe(options_.connect_timeout));
+    return Error::unavailable(net::describe_handshake_failure(SSL_get_verify_result(tls_stream_->native_handle()),
+                                                              ec.message(), url_.host, "--ca-file or $TRAINYARD_CA"));
   }
 
   beast::tcp_stream& lowest() { return tls_stream_ ? beast::get_lowest_layer(*tls_stream_) : plain_; }

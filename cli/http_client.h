@@ -11,11 +11,11 @@
 #include <string>
 #include <string_view>
 #include <utility>
-#include <variant>
 #include <vector>
 
 #include "net/http_types.h"
 #include "net/tls.h"
+#include "proto/result.h"
 
 namespace trainyard::cli {
 
@@ -36,13 +36,9 @@ ServerUrl parse_server_url(const std::string& text);
 using net::HttpRequest;
 using net::HttpResponse;
 
-// The exchange did not complete: no connection, a timeout, a broken or garbled reply. The
-// message is a sentence naming the server, fit to show as it is.
-struct TransportError {
-  std::string message;
-};
-
-using HttpResult = std::variant<HttpResponse, TransportError>;
+// The response, or unavailable when the exchange did not complete: no connection, a timeout, a
+// broken or garbled reply. The message is a sentence naming the server, fit to show as it is.
+using HttpResult = Result<HttpResponse>;
 
 // Takes a piece of a streamed body as it arrives; false stops reading.
 using BodySink = std::function<bool(std::string_view piece)>;
@@ -53,13 +49,12 @@ class HttpClient {
   virtual HttpResult send(const HttpRequest& request) = 0;
   // For a body that goes on (Server-Sent Events): a 2xx answer's body goes to `sink` piece by
   // piece until the server ends it or `sink` returns false, and the returned response's body is
-  // empty; any other answer is returned whole. A connection that fails midway is a
-  // TransportError. A client that cannot stream hands the whole body over as one piece.
+  // empty; any other answer is returned whole. A connection that fails midway is unavailable. A client that cannot stream hands the whole body over as one piece.
   virtual HttpResult stream(const HttpRequest& request, const BodySink& sink) {
     HttpResult result = send(request);
-    if (auto* response = std::get_if<HttpResponse>(&result); response && response->status / 100 == 2) {
-      sink(response->body);
-      response->body.clear();
+    if (result && result->status / 100 == 2) {
+      sink(result->body);
+      result->body.clear();
     }
     return result;
   }

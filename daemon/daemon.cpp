@@ -90,8 +90,8 @@ void persist_token_uses(TokenRegistry& tokens, StoreWorker& store, TimePoint now
   Change change;
   change.token_uses = tokens.take_uses_to_persist(now);
   if (change.token_uses.empty()) return;
-  store.write(std::move(change), [](std::exception_ptr error, Change&) {
-    if (error) spdlog::warn("event=token_uses_not_stored");
+  store.write(std::move(change), [](const Result<void>& written, Change&) {
+    if (!written) spdlog::warn("event=token_uses_not_stored");
   });
 }
 
@@ -213,8 +213,8 @@ class GracefulShutdown {
         [this, commits_before](Store&) -> StoreWorker::Continuation {
           return [this, commits_before] { finish(store_.commits() - commits_before); };
         },
-        [this](const std::string& error) {
-          spdlog::error("event=shutdown_store_flush_failed error=\"{}\"", error);
+        [this](const Error& error) {
+          spdlog::error("event=shutdown_store_flush_failed error=\"{}\"", error.message);
           finish(0);
         });
   }

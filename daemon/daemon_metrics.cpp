@@ -137,7 +137,7 @@ void DaemonMetrics::account_goodput(StoreWorker& store, TimePoint now) {
         }
         return StoreWorker::Continuation([] {});
       },
-      [](const std::string&) {});  // the store worker logs the failure; those jobs' goodput is not counted
+      [](const Error&) {});  // the store worker logs the failure; those jobs' goodput is not counted
   ended_jobs_.clear();
 }
 

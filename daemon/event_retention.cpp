@@ -14,7 +14,7 @@ void prune_events(StoreWorker& worker, TimePoint now, std::chrono::hours retenti
           if (pruned > 0) spdlog::info("event=events_pruned count={} keep_from_seq={}", pruned, keep_from_seq);
         });
       },
-      [](const std::string& error) { spdlog::error("event=events_prune_failed error=\"{}\"", error); });
+      [](const Error& error) { spdlog::error("event=events_prune_failed error=\"{}\"", error.message); });
 }
 
 }  // namespace trainyard

@@ -35,8 +35,8 @@ std::shared_ptr<net::ResponseStream> EventStreams::subscribe(Principal who, Even
         return StoreWorker::Continuation(
             [this, subscriber, events = std::move(events)]() mutable { backfilled(subscriber, std::move(events)); });
       },
-      [subscriber](const std::string& error) {
-        spdlog::error("event=sse_backfill_failed user={} error=\"{}\"", subscriber->who.user, error);
+      [subscriber](const Error& error) {
+        spdlog::error("event=sse_backfill_failed user={} error=\"{}\"", subscriber->who.user, error.message);
         subscriber->out->close();
       });
   return subscriber->out;

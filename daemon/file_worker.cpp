@@ -37,7 +37,7 @@ void FileWorker::loop() {
       post_to_io_(next.task());
     } catch (const std::exception& e) {
       spdlog::error("event=file_task_failed error=\"{}\"", e.what());
-      post_to_io_([failed = std::move(next.failed), message = std::string(e.what())] { failed(message); });
+      post_to_io_([failed = std::move(next.failed), error = Error::internal(e.what())] { failed(error); });
     }
   }
 }

@@ -11,6 +11,8 @@
 #include <string>
 #include <thread>
 
+#include "proto/result.h"
+
 namespace trainyard {
 
 class FileWorker {
@@ -19,7 +21,7 @@ class FileWorker {
   using PostToIo = std::function<void(Continuation)>;
   // Runs on the worker thread; returns what to run on the I/O thread with the result.
   using Task = std::function<Continuation()>;
-  using Failed = std::function<void(const std::string& error)>;
+  using Failed = std::function<void(const Error& error)>;
 
   explicit FileWorker(PostToIo post_to_io);
   ~FileWorker();  // finishes queued work, then joins

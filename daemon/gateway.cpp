@@ -99,10 +99,10 @@ class AgentSession : public net::WebSocketSession,
     // The join token, for a name without a credential: the node gets its own before it is welcomed.
     issuing_ = true;
     issue_node_credential(tokens_, store_, clock_.system_now(), hello.name,
-                          [self = shared_from_this(), hello](std::string secret) {
+                          [self = shared_from_this(), hello](const Result<std::string>& secret) {
                             self->issuing_ = false;
-                            if (secret.empty()) return self->disconnect("the node's credential could not be stored");
-                            self->accept(hello, secret);
+                            if (!secret) return self->disconnect(secret.error().message);
+                            self->accept(hello, *secret);
                           });
   }
 
@@ -117,7 +117,8 @@ class AgentSession : public net::WebSocketSession,
     }
     spdlog::warn("event=agent_refused node={} remote={} reason=\"{}\"", hello.name, remote_, refusal);
     if (!credential.empty()) {
-      forget_node_credential(tokens_, store_, hello.name, "its welcome was never delivered", [](bool, const std::string&) {});
+      forget_node_credential(tokens_, store_, hello.name, "its welcome was never delivered",
+                             [](const Result<void>&) {});
     }
     refuse(refusal);
   }

@@ -12,15 +12,17 @@ const CheckpointRecord* record_of(const std::vector<CheckpointRecord>& recorded,
   return it == recorded.end() ? nullptr : &*it;
 }
 
-std::string problem_of(const std::filesystem::path& dir, const CheckpointRecord* record, JobKind kind) {
+Result<void> verify(const std::filesystem::path& dir, const CheckpointRecord* record, JobKind kind) {
+  const auto bad = [](std::string why) { return Error::invalid_input("", std::move(why)); };
   if (!checkpoint::has_manifest(dir)) {
-    return kind == JobKind::command ? "" : "manifest.json: missing";
+    if (kind == JobKind::command) return {};
+    return bad("manifest.json: missing");
   }
-  if (!record) return "not recorded: no attempt of this job reported writing it";
+  if (!record) return bad("not recorded: no attempt of this job reported writing it");
   const auto digest = checkpoint::manifest_sha256(dir);
-  if (!digest) return "manifest.json: not a readable regular file of sane size";
+  if (!digest) return bad("manifest.json: not a readable regular file of sane size");
   if (*digest != record->manifest_sha256) {
-    return "manifest.json differs from the one attempt " + std::to_string(record->attempt_id) + " reported";
+    return bad("manifest.json differs from the one attempt " + std::to_string(record->attempt_id) + " reported");
   }
   return checkpoint::verify_checkpoint(dir);
 }
@@ -34,8 +36,9 @@ std::vector<CheckpointStatus> inspect_checkpoints(const std::filesystem::path& d
     CheckpointStatus status{info.step, info.path.string(), std::nullopt, false, ""};
     const CheckpointRecord* record = record_of(recorded, info.step);
     if (record) status.recorded_by = record->attempt_id;
-    status.problem = problem_of(info.path, record, kind);
-    status.valid = status.problem.empty();
+    const auto verified = verify(info.path, record, kind);
+    status.valid = verified.ok();
+    if (!verified) status.problem = verified.error().message;
     statuses.push_back(std::move(status));
   }
   return statuses;

@@ -50,8 +50,8 @@ JobManager::JobManager(StoreWorker& store, FileWorker& files, const TimeSource& 
 // ---- persistence -------------------------------------------------------------------------------
 
 void JobManager::persist(Change change, std::function<void()> then) {
-  store_.write(std::move(change), [then = std::move(then)](std::exception_ptr error, Change&) {
-    if (error) {
+  store_.write(std::move(change), [then = std::move(then)](const Result<void>& written, Change&) {
+    if (!written) {
       // The transition is not durable: acting on it could lose it in a crash, so we do not act.
       spdlog::critical("event=transition_not_persisted action=not_acted");
       return;
@@ -125,8 +125,8 @@ void JobManager::set_share(const std::string& name, const scheduler::ShareSettin
   scheduler_.set_share(name, settings);
   Change change = usage_change();
   if (audit) change.events.push_back(audit(name));
-  store_.write(std::move(change), [done = std::move(done), this](std::exception_ptr error, Change&) {
-    if (!error) done();
+  store_.write(std::move(change), [done = std::move(done), this](const Result<void>& written, Change&) {
+    if (written) done();
     request_schedule();
   });
 }
@@ -179,11 +179,8 @@ void JobManager::submit(JobSpec spec, std::string user, SubmitDone done, AuditOf
                                         " submitted by " + draft.user + " to share " + draft.spec.share,
                                     {{"name", draft.spec.name}, {"nodes", draft.spec.nodes}}));
   if (audit) change.events.push_back(audit(std::to_string(draft.id)));
-  store_.write(std::move(change), [this, done = std::move(done)](std::exception_ptr error, Change& committed) {
-    if (error) {
-      done(nullptr, "", "the job could not be stored; it was not accepted");
-      return;
-    }
+  store_.write(std::move(change), [this, done = std::move(done)](const Result<void>& written, Change& committed) {
+    if (!written) return done(Error::unavailable("the job could not be stored; it was not accepted"));
     for (Job& task : committed.jobs) {
       const JobId id = task.id;
       requeue(active_jobs_.insert_or_assign(id, std::move(task)).first->second);
@@ -193,7 +190,7 @@ void JobManager::submit(JobSpec spec, std::string user, SubmitDone done, AuditOf
     // the 201 did; tick() logs how many were accepted instead.
     spdlog::debug("event=job_submitted job={} user={} share={} nodes={}", job.id, job.user, job.spec.share, job.spec.nodes);
     ++accepted_since_tick_;
-    done(&job, std::move(committed.job_records.front()), "");
+    done(Submitted{job, std::move(committed.job_records.front())});
     request_schedule();
   });
 }

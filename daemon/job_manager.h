@@ -70,10 +70,14 @@ class JobManager {
   void restore(const LoadedState& state);
 
   // --- API side -------------------------------------------------------------------------------
-  // Accepted: `job` is the active job (valid during the call) and `record` its stored text
-  // (job_record). Refused: `job` is null and `error` says why. A job no registered nodes could ever
+  // An accepted job: the active job (valid during the call) and its stored text (job_record).
+  struct Submitted {
+    const Job& job;
+    std::string record;
+  };
+  // Refused (unavailable) when the store did not commit it. A job no registered nodes could ever
   // hold is refused at once by throwing InvalidInput (see job_fit.h); `done` is not called.
-  using SubmitDone = std::function<void(const Job* job, std::string record, std::string error)>;
+  using SubmitDone = std::function<void(Result<Submitted> accepted)>;
   // `audit`, when given, is the caller's record of the change (daemon/audit.h): it is committed in
   // the change's own transaction. The same holds for cancel, set_share, drain and undrain.
   void submit(JobSpec spec, std::string user, SubmitDone done, AuditOf audit = nullptr);
@@ -238,7 +242,7 @@ class JobManager {
   void apply_health_result(const HealthCheckResult& result);
   void begin_attempt(AttemptId id);  // claim the checkpoints and choose the resume point, then pre-flight
   void choose_resume_point(AttemptId id, std::vector<CheckpointRecord> recorded);
-  void resume_chosen(AttemptId id, std::optional<ResumedCheckpoint> resume, const std::string& error);
+  void resume_chosen(AttemptId id, Result<std::optional<ResumedCheckpoint>> chosen);
   std::vector<RankAdmission> admissions_of(const Attempt& attempt) const;
   void preflight_then_launch(AttemptId id);
   void on_preflight_done(AttemptId id, const HealthCheckResult& result);

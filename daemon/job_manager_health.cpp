@@ -75,7 +75,7 @@ void JobManager::begin_attempt(AttemptId id) {
           choose_resume_point(id, std::move(recorded));
         });
       },
-      [this, id](const std::string& error) { resume_chosen(id, std::nullopt, "reading recorded checkpoints: " + error); });
+      [this, id](const Error& error) { resume_chosen(id, error.during("reading recorded checkpoints")); });
 }
 
 // Claims the job's checkpoint directory for the attempt and, for a retry, picks the newest
@@ -93,19 +93,21 @@ void JobManager::choose_resume_point(AttemptId id, std::vector<CheckpointRecord>
         if (retry) {
           const auto statuses = inspect_checkpoints(dir, recorded, kind);
           for (const auto& s : statuses) {
-            if (!s.valid) spdlog::warn("event=checkpoint_skipped attempt={} path={} problem=\"{}\"", id, s.path, s.problem);
+            if (!s.valid)
+              spdlog::warn("event=checkpoint_skipped attempt={} path={} problem=\"{}\"", id, s.path, s.problem);
           }
           if (auto found = resume_point(statuses)) resume = resumed_checkpoint(*found, recorded);
         }
-        return FileWorker::Continuation([this, id, resume] { resume_chosen(id, resume, ""); });
+        return FileWorker::Continuation([this, id, resume] { resume_chosen(id, resume); });
       },
-      [this, id](const std::string& error) { resume_chosen(id, std::nullopt, error); });
+      [this, id](const Error& error) { resume_chosen(id, error); });
 }
 
-void JobManager::resume_chosen(AttemptId id, std::optional<ResumedCheckpoint> resume, const std::string& error) {
+void JobManager::resume_chosen(AttemptId id, Result<std::optional<ResumedCheckpoint>> chosen) {
   auto it = attempts_.find(id);
   if (it == attempts_.end()) return;
-  if (!error.empty()) spdlog::error("event=checkpoint_claim_failed attempt={} error=\"{}\"", id, error);
+  if (!chosen) spdlog::error("event=checkpoint_claim_failed attempt={} error=\"{}\"", id, chosen.error().message);
+  std::optional<ResumedCheckpoint> resume = chosen ? std::move(*chosen) : std::nullopt;
   if (!resume) return preflight_then_launch(id);
   it->second.record.resumed_from = resume->path;
   it->second.resumed = std::move(resume);
@@ -173,9 +175,9 @@ bool JobManager::test_stuck_nodes(ActiveAttempt& attempt) {
 }
 
 void JobManager::submit_canary(JobSpec spec) {
-  submit(std::move(spec), kCanaryUser, [](const Job* job, std::string, std::string error) {
-    if (!job) return spdlog::error("event=canary_not_submitted error=\"{}\"", error);
-    spdlog::info("event=canary_submitted job={} nodes={}", job->id, job->spec.nodes);
+  submit(std::move(spec), kCanaryUser, [](Result<Submitted> accepted) {
+    if (!accepted) return spdlog::error("event=canary_not_submitted error=\"{}\"", accepted.error().message);
+    spdlog::info("event=canary_submitted job={} nodes={}", accepted->job.id, accepted->job.spec.nodes);
   });
 }
 

@@ -11,7 +11,7 @@ bool is_join_token(const TokenRecord& token) {
 }
 
 void rotate_join_token(TokenRegistry& tokens, StoreWorker& store, const std::filesystem::path& file, TimePoint now,
-                       std::function<void(std::string secret, std::string error)> done, AuditOf audit) {
+                       std::function<void(Result<std::string> secret)> done, AuditOf audit) {
   std::string secret = generate_token_secret();
   const TokenRecord fresh = new_token_record(secret, kJoinTokenUser, Role::agent, now);
   Change change;
@@ -21,8 +21,8 @@ void rotate_join_token(TokenRegistry& tokens, StoreWorker& store, const std::fil
   }
   if (audit) change.events.push_back(audit("join"));
   auto rotated = [&tokens, file, fresh, old = change.revoked_tokens, secret = std::move(secret),
-                  done = std::move(done)](std::exception_ptr error, Change&) {
-    if (error) return done("", "the new join token could not be stored; the old one stays valid");
+                  done = std::move(done)](const Result<void>& written, Change&) {
+    if (!written) return done(Error::unavailable("the new join token could not be stored; the old one stays valid"));
     tokens.add(fresh);
     for (const std::string& hash : old) tokens.remove(hash);
     try {
@@ -31,7 +31,7 @@ void rotate_join_token(TokenRegistry& tokens, StoreWorker& store, const std::fil
       spdlog::error("event=join_token_file_not_written path={} error=\"{}\"", file.string(), e.what());
     }
     spdlog::warn("event=join_token_rotated id={} replaced={}", fresh.id, old.size());
-    done(secret, "");
+    done(secret);
   };
   store.write(std::move(change), std::move(rotated));
 }

@@ -22,9 +22,9 @@ bool is_join_token(const TokenRecord& token);
 
 // Replaces every join token with a new one: stored first (the new one in, the old ones out), then
 // in memory, then written to `file` (0600) for whoever starts agents on the daemon's host.
-// `done(secret, "")` on success; `done("", why)` when the store failed (nothing changed).
+// `done` gets the new secret, or unavailable when the store failed (nothing changed).
 // A file that could not be written is logged: the new secret is valid and returned all the same.
 void rotate_join_token(TokenRegistry& tokens, StoreWorker& store, const std::filesystem::path& file, TimePoint now,
-                       std::function<void(std::string secret, std::string error)> done, AuditOf audit = nullptr);
+                       std::function<void(Result<std::string> secret)> done, AuditOf audit = nullptr);
 
 }  // namespace trainyard

@@ -18,18 +18,18 @@ std::string node_hello_refusal(const TokenRegistry& tokens, const Principal& who
 }
 
 void issue_node_credential(TokenRegistry& tokens, StoreWorker& store, TimePoint now, const std::string& node,
-                           std::function<void(std::string secret)> done) {
+                           std::function<void(Result<std::string> secret)> done) {
   std::string secret = generate_token_secret();
   const TokenRecord record = new_token_record(secret, node_token_user(node), Role::agent, now);
   tokens.add(record);
   Change change;
   change.tokens.push_back(record);
   store.write(std::move(change), [&tokens, record, node, secret = std::move(secret), done = std::move(done)](
-                                     std::exception_ptr error, Change&) {
-    if (error) {
+                                     const Result<void>& written, Change&) {
+    if (!written) {
       tokens.remove(record.hash);
       spdlog::error("event=node_credential_not_stored node={}", node);
-      return done("");
+      return done(Error::unavailable("the node's credential could not be stored"));
     }
     spdlog::info("event=node_credential_issued node={}", node);
     done(secret);
@@ -37,17 +37,17 @@ void issue_node_credential(TokenRegistry& tokens, StoreWorker& store, TimePoint 
 }
 
 void forget_node_credential(TokenRegistry& tokens, StoreWorker& store, const std::string& node, const std::string& by,
-                            std::function<void(bool forgotten, std::string error)> done, AuditOf audit) {
+                            std::function<void(Result<void> forgotten)> done, AuditOf audit) {
   const auto hash = tokens.node_credential(node);
-  if (!hash) return done(false, "");
+  if (!hash) return done(Error::not_found("node " + node + " has no credential"));
   Change change;
   change.revoked_tokens.push_back(*hash);
   if (audit) change.events.push_back(audit(node));
-  auto forgotten = [&tokens, hash = *hash, node, by, done = std::move(done)](std::exception_ptr error, Change&) {
-    if (error) return done(false, "the credential could not be deleted from the store");
+  auto forgotten = [&tokens, hash = *hash, node, by, done = std::move(done)](const Result<void>& written, Change&) {
+    if (!written) return done(Error::unavailable("the credential could not be deleted from the store"));
     tokens.remove(hash);
     spdlog::warn("event=node_credential_forgotten node={} by=\"{}\"", node, by);
-    done(true, "");
+    done({});
   };
   store.write(std::move(change), std::move(forgotten));
 }

@@ -24,14 +24,14 @@ namespace trainyard {
 std::string node_hello_refusal(const TokenRegistry& tokens, const Principal& who, const std::string& node);
 
 // Makes `node` a credential. It is in the registry at once, so a second join of the name is
-// refused while the first is being stored; `done` gets its secret once it is durable, or an empty
-// string when the store failed (the credential is then withdrawn).
+// refused while the first is being stored; `done` gets its secret once it is durable, or
+// unavailable when the store failed (the credential is then withdrawn).
 void issue_node_credential(TokenRegistry& tokens, StoreWorker& store, TimePoint now, const std::string& node,
-                           std::function<void(std::string secret)> done);
+                           std::function<void(Result<std::string> secret)> done);
 
 // Deletes `node`'s credential, from the store first; `by` says who or why, for the log.
-// `done(false, "")` when it has none, and `done(false, why)` when the store failed.
+// `done` gets not_found when it has none, unavailable when the store failed.
 void forget_node_credential(TokenRegistry& tokens, StoreWorker& store, const std::string& node, const std::string& by,
-                            std::function<void(bool forgotten, std::string error)> done, AuditOf audit = nullptr);
+                            std::function<void(Result<void> forgotten)> done, AuditOf audit = nullptr);
 
 }  // namespace trainyard

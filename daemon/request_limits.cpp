@@ -28,14 +28,14 @@ std::optional<std::int64_t> RateLimiter::admit(const Principal& who, MonoTime no
   return std::max<std::int64_t>(1, (wait->count() + 999) / 1000);
 }
 
-std::optional<std::string> pending_cap_refusal(const Principal& who, std::size_t cap,
-                                               const std::function<std::size_t()>& pending_count) {
-  if (cap == 0 || (who.role == Role::admin)) return std::nullopt;
+Result<void> check_pending_cap(const Principal& who, std::size_t cap,
+                               const std::function<std::size_t()>& pending_count) {
+  if (cap == 0 || (who.role == Role::admin)) return {};
   const std::size_t pending = pending_count();
-  if (pending < cap) return std::nullopt;
-  return "user " + who.user + " already has " + std::to_string(pending) +
-         " pending jobs, the most one user may have waiting (--max-pending-per-user " + std::to_string(cap) +
-         "); cancel some or wait for them to start";
+  if (pending < cap) return {};
+  return Error::too_many_pending("user " + who.user + " already has " + std::to_string(pending) +
+                                 " pending jobs, the most one user may have waiting (--max-pending-per-user " +
+                                 std::to_string(cap) + "); cancel some or wait for them to start");
 }
 
 }  // namespace trainyard

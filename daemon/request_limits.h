@@ -3,7 +3,7 @@
 // - RateLimiter: a token bucket per token owner; a request finding its bucket empty is refused
 //   with 429 and Retry-After. Admins are exempt unless the limit says otherwise, so the operator
 //   (and the submit benchmark, which uses the admin token) is never throttled.
-// - pending_cap_refusal: how many of a user's jobs may wait at once, so one user cannot fill the
+// - check_pending_cap: how many of a user's jobs may wait at once, so one user cannot fill the
 //   queue and the store. Canaries never pass through the API, so they are never refused.
 #include <cstddef>
 #include <cstdint>
@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "daemon/auth.h"
+#include "proto/result.h"
 #include "proto/time.h"
 
 namespace trainyard {
@@ -51,11 +52,10 @@ class RateLimiter {
   std::unordered_map<std::string, TokenBucket> buckets_;
 };
 
-// Nullopt when `who` may have one more job waiting under `cap` (0: no cap); else the refusal's
-// message, naming the limit. Admins are exempt. `pending` counts `who`'s waiting jobs; it is asked
-// only when the cap applies, since counting walks every active job.
-std::optional<std::string> pending_cap_refusal(const Principal& who, std::size_t cap,
-                                               const std::function<std::size_t()>& pending);
+// Whether `who` may have one more job waiting under `cap` (0: no cap); else too_many_pending,
+// naming the limit. Admins are exempt. `pending` counts `who`'s waiting jobs; it is asked only when
+// the cap applies, since counting walks every active job.
+Result<void> check_pending_cap(const Principal& who, std::size_t cap, const std::function<std::size_t()>& pending);
 
 struct UserLimits {
   RateLimit rate;

@@ -6,30 +6,32 @@
 
 namespace trainyard {
 
-std::optional<ShareRefusal> submit_refusal(const Principal& who, const std::string& share, bool created,
-                                           const std::vector<std::string>* members) {
+Result<void> check_submit_share(const Principal& who, const std::string& share, bool created,
+                                const std::vector<std::string>* members) {
   if (share == kCanaryShare) {
-    return ShareRefusal{403, "share " + share + " is the daemon's own (its canaries); submit to another share"};
+    return Error::forbidden("share " + share + " is the daemon's own (its canaries); submit to another share", "share");
   }
-  if (share == kDefaultShare) return std::nullopt;
+  if (share == kDefaultShare) return {};
   if (!created) {
-    return ShareRefusal{400, "share " + share + " does not exist; an admin creates it with PUT /v1/shares/" + share};
+    return Error::invalid_input("share",
+                                "share " + share + " does not exist; an admin creates it with PUT /v1/shares/" + share);
   }
   if (who.may(Action::manage_shares) || !members || std::find(members->begin(), members->end(), who.user) != members->end()) {
-    return std::nullopt;
+    return {};
   }
-  return ShareRefusal{403, "user " + who.user + " is not a member of share " + share +
-                               "; an admin adds members with PUT /v1/shares/" + share};
+  return Error::forbidden("user " + who.user + " is not a member of share " + share +
+                              "; an admin adds members with PUT /v1/shares/" + share,
+                          "share");
 }
 
-std::optional<ShareRefusal> put_refusal(const std::string& share, const std::optional<std::vector<std::string>>& members) {
+Result<void> check_share_put(const std::string& share, const std::optional<std::vector<std::string>>& members) {
   if (share == kCanaryShare) {
-    return ShareRefusal{403, "share " + share + " is the daemon's own (its canaries) and cannot be changed"};
+    return Error::forbidden("share " + share + " is the daemon's own (its canaries) and cannot be changed", "name");
   }
   if (share == kDefaultShare && members) {
-    return ShareRefusal{400, "the " + share + " share is open to every user; it takes no members"};
+    return Error::invalid_input("members", "the " + share + " share is open to every user; it takes no members");
   }
-  return std::nullopt;
+  return {};
 }
 
 }  // namespace trainyard

@@ -7,22 +7,20 @@
 #include <vector>
 
 #include "daemon/auth.h"
+#include "proto/result.h"
 
 namespace trainyard {
 
 inline constexpr const char* kDefaultShare = "default";
 
-struct ShareRefusal {
-  int status = 400;  // 400: no such share; 403: the share is not the caller's
-  std::string message;
-};
-
-// Why `who` may not submit into `share`, nullopt when they may. `created`: an admin created it;
+// Whether `who` may submit into `share`: invalid_input (field "share") when there is no such share,
+// forbidden when it is not theirs. `created`: an admin created it;
 // `members`: who may submit into it (null: every user). Admins may use any share but `system`.
-std::optional<ShareRefusal> submit_refusal(const Principal& who, const std::string& share, bool created,
-                                           const std::vector<std::string>* members);
+Result<void> check_submit_share(const Principal& who, const std::string& share, bool created,
+                                const std::vector<std::string>* members);
 
-// Why an admin may not create or change `share` with these members, nullopt when they may.
-std::optional<ShareRefusal> put_refusal(const std::string& share, const std::optional<std::vector<std::string>>& members);
+// Whether an admin may create or change `share` with these members: forbidden (field "name") for
+// the daemon's own share, invalid_input (field "members") for members of the open one.
+Result<void> check_share_put(const std::string& share, const std::optional<std::vector<std::string>>& members);
 
 }  // namespace trainyard

@@ -58,7 +58,7 @@ void StoreWorker::commit_batch(std::vector<Write>& writes) {
     done.callbacks.push_back(std::move(w.done));
   }
   writes.clear();
-  std::exception_ptr error;
+  Result<void> written;
   try {
     const auto began = std::chrono::steady_clock::now();
     store_.commit(done.changes);
@@ -68,13 +68,13 @@ void StoreWorker::commit_batch(std::vector<Write>& writes) {
     }
   } catch (const std::exception& e) {
     spdlog::error("event=store_commit_failed changes={} error=\"{}\"", done.changes.size(), e.what());
-    error = std::current_exception();
+    written = Error::unavailable(e.what());
   }
-  const bool wrote_events =
-      !error && std::any_of(done.changes.begin(), done.changes.end(), [](const Change& c) { return !c.events.empty(); });
-  post_to_io_([done = std::move(done), error]() mutable {
+  const bool wrote_events = written.ok() && std::any_of(done.changes.begin(), done.changes.end(),
+                                                        [](const Change& c) { return !c.events.empty(); });
+  post_to_io_([done = std::move(done), written]() mutable {
     for (std::size_t i = 0; i < done.callbacks.size(); ++i) {
-      if (done.callbacks[i]) done.callbacks[i](error, done.changes[i]);
+      if (done.callbacks[i]) done.callbacks[i](written, done.changes[i]);
     }
   });
   if (wrote_events && observe_events_) publish_committed_events();
@@ -117,7 +117,7 @@ void StoreWorker::run() {
         post_to_io_(r.task(store_));
       } catch (const std::exception& e) {
         spdlog::error("event=store_read_failed error=\"{}\"", e.what());
-        post_to_io_([failed = std::move(r.failed), msg = std::string(e.what())] { failed(msg); });
+        post_to_io_([failed = std::move(r.failed), error = Error::internal(e.what())] { failed(error); });
       }
     }
     commit_batch(writes);

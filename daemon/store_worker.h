@@ -11,7 +11,6 @@
 // its Job without copying either.
 #include <atomic>
 #include <condition_variable>
-#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -19,6 +18,7 @@
 #include <variant>
 #include <vector>
 
+#include "proto/result.h"
 #include "store/store.h"
 
 namespace trainyard {
@@ -27,11 +27,13 @@ class StoreWorker {
  public:
   using Continuation = std::function<void()>;
   using PostToIo = std::function<void(Continuation)>;
-  // `error` is null on success; `committed` is the change as written, job_records filled in.
-  using WriteDone = std::function<void(std::exception_ptr error, Change& committed)>;
+  // `written` fails (unavailable) when the transaction did not commit; `committed` is the change as
+  // written, job_records filled in.
+  using WriteDone = std::function<void(const Result<void>& written, Change& committed)>;
   // Runs on the worker thread; returns what to run on the I/O thread with the result.
   using ReadTask = std::function<Continuation(Store&)>;
-  using ReadFailed = std::function<void(const std::string& error)>;
+  // The task threw: an internal error, its message what the store said.
+  using ReadFailed = std::function<void(const Error& error)>;
 
   StoreWorker(Store& store, PostToIo post_to_io);
   ~StoreWorker();  // finishes queued work, then joins

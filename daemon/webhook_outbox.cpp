@@ -175,14 +175,14 @@ void WebhookOutbox::refill(const std::shared_ptr<Lane>& lane) {
                 Change change;
                 change.webhook_cursors.emplace_back(lane->webhook.id, lane->scanned_to);
                 lane->cursor = lane->scanned_to;
-                store_.write(std::move(change), [](std::exception_ptr, Change&) {});
+                store_.write(std::move(change), [](const Result<void>&, Change&) {});
               }
               wake_after(lane, options_.poll_interval);
             });
       },
-      [this, lane](const std::string& error) {
+      [this, lane](const Error& error) {
         lane->busy = false;
-        spdlog::error("event=webhook_read_failed webhook={} error=\"{}\"", lane->webhook.id, error);
+        spdlog::error("event=webhook_read_failed webhook={} error=\"{}\"", lane->webhook.id, error.message);
         wake_after(lane, options_.poll_interval);
       });
 }
@@ -262,10 +262,11 @@ void WebhookOutbox::attempted(const std::shared_ptr<Lane>& lane, const net::Outb
   Change change;
   change.webhook_deliveries.push_back(d);
   lane->busy = true;
-  store_.write(std::move(change), [this, lane, delay = std::chrono::duration_cast<Millis>(*next - now)](std::exception_ptr, Change&) {
-    lane->busy = false;
-    if (!lane->stopped) wake_after(lane, delay);
-  });
+  store_.write(std::move(change),
+               [this, lane, delay = std::chrono::duration_cast<Millis>(*next - now)](const Result<void>&, Change&) {
+                 lane->busy = false;
+                 if (!lane->stopped) wake_after(lane, delay);
+               });
 }
 
 // Records the message as delivered or dead and moves the cursor past it, in one transaction, and
@@ -281,8 +282,8 @@ void WebhookOutbox::finish(const std::shared_ptr<Lane>& lane, DeliveryState stat
   Change change;
   change.webhook_deliveries.push_back(d);
   change.webhook_cursors.emplace_back(lane->webhook.id, cursor);
-  store_.write(std::move(change), [webhook = lane->webhook.id, n = d.n](std::exception_ptr error, Change&) {
-    if (error) spdlog::error("event=webhook_record_failed webhook={} delivery={}", webhook, n);
+  store_.write(std::move(change), [webhook = lane->webhook.id, n = d.n](const Result<void>& written, Change&) {
+    if (!written) spdlog::error("event=webhook_record_failed webhook={} delivery={}", webhook, n);
   });
   lane->cursor = cursor;
   if (lane->current->counts_for_storm) lane->gate.sent(clock_.system_now());

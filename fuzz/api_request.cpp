@@ -101,9 +101,9 @@ struct Daemon {
     for (;;) {
       int barriers = 0;
       worker.read([&barriers](Store&) { return StoreWorker::Continuation([&barriers] { ++barriers; }); },
-                  [](const std::string&) { std::abort(); });
+                  [](const Error&) { std::abort(); });
       files.run([&barriers] { return FileWorker::Continuation([&barriers] { ++barriers; }); },
-                [](const std::string&) { std::abort(); });
+                [](const Error&) { std::abort(); });
       int ran = 0;
       while (barriers < 2) ran += io.run_some();
       if (ran == 2) return;

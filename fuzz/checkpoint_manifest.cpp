@@ -45,8 +45,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     manifest.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
     if (!manifest) std::abort();
   }
-  const checkpoint::LoadedCheckpoint loaded = checkpoint::load_checkpoint(dir);
-  if (loaded.state.has_value() == !loaded.problem.empty()) std::abort();
+  const auto loaded = checkpoint::load_checkpoint(dir);
+  if (!loaded && loaded.error().message.empty()) std::abort();
   checkpoint::manifest_sha256(dir);
   return 0;
 }

@@ -17,7 +17,6 @@ namespace trainyard::neuron {
 namespace {
 
 using checkpoint::CheckpointWriter;
-using checkpoint::LoadedCheckpoint;
 using checkpoint::TrainingState;
 static_assert(std::is_same_v<RngState, decltype(TrainingState::rounding_rng)>, "a checkpoint holds the rounding stream");
 
@@ -84,11 +83,11 @@ void pace(Clock::time_point step_start, int step_ms, const std::stop_token& stop
 
 // A fresh run's state, or the checkpoint's when resuming; a checkpoint that does not verify or
 // does not fit the workload's model is refused with the reason.
-LoadedCheckpoint initial_state(const WorkloadSpec& w, const ParameterLayout& layout, int world_size,
-                               const std::optional<std::filesystem::path>& resume_from) {
-  if (!resume_from) return {fresh_state(w, layout, world_size), ""};
-  LoadedCheckpoint loaded = checkpoint::load_checkpoint(*resume_from);
-  if (loaded.state && loaded.state->dims != layout.dims()) return {std::nullopt, "model shape differs from the workload"};
+Result<TrainingState> initial_state(const WorkloadSpec& w, const ParameterLayout& layout, int world_size,
+                                    const std::optional<std::filesystem::path>& resume_from) {
+  if (!resume_from) return fresh_state(w, layout, world_size);
+  Result<TrainingState> loaded = checkpoint::load_checkpoint(*resume_from);
+  if (loaded && loaded->dims != layout.dims()) return Error::invalid_input("", "model shape differs from the workload");
   return loaded;
 }
 
@@ -173,11 +172,12 @@ RunResult Trainer::train(const std::stop_token& stop) {
   const int world = comm_.world_size();
   const int rank = comm_.rank();
 
-  LoadedCheckpoint initial = initial_state(w, layout, world, options_.resume_from);
-  if (!initial.state) {
-    return ended(RunOutcome::failed, 0, "checkpoint_invalid", options_.resume_from->string() + ": " + initial.problem);
+  Result<TrainingState> initial = initial_state(w, layout, world, options_.resume_from);
+  if (!initial) {
+    return ended(RunOutcome::failed, 0, "checkpoint_invalid",
+                 options_.resume_from->string() + ": " + initial.error().message);
   }
-  TrainingState& state = *initial.state;
+  TrainingState& state = *initial;
   spdlog::info("event=training_started rank={} world={} step={} steps={} precision={} resumed_from=\"{}\" written_by_world={}",
                rank, world, state.step, w.steps, to_string(w.precision),
                options_.resume_from ? options_.resume_from->string() : "", state.world_size);

@@ -367,8 +367,8 @@ class Bench {
 
   Json get_json(HttpClient& client, const std::string& target) const {
     const HttpResult result = client.send(HttpRequest{.method = "GET", .target = target, .headers = {{"authorization", "Bearer " + token_}}});
-    if (const auto* error = std::get_if<TransportError>(&result)) fail(error->message);
-    const auto& response = std::get<HttpResponse>(result);
+    if (!result) fail(result.error().message);
+    const HttpResponse& response = *result;
     if (response.status != 200) fail("GET " + target + " answered " + response.body);
     return Json::parse(response.body);
   }

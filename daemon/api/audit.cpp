@@ -22,9 +22,9 @@ void Api::audit(const ApiCall& call, AuditRecord what) {
   Change change;
   change.events.push_back(audit_event(call, std::move(what)));
   const std::string kind = change.events.back().kind;
-  store_.write(std::move(change), [kind, by = call.who.user](std::exception_ptr error, Change&) {
+  store_.write(std::move(change), [kind, by = call.who.user](const Result<void>& written, Change&) {
     // The change itself is done and answered; only its record is missing.
-    if (error) spdlog::error("event=audit_write_failed kind={} by={}", kind, by);
+    if (!written) spdlog::error("event=audit_write_failed kind={} by={}", kind, by);
   });
 }
 
@@ -40,7 +40,7 @@ void Api::list_audit(ApiCall call) {
         if (static_cast<int>(found.size()) == limit) next = std::to_string(found.back().seq);
         return std::function<void()>([call, body = Json{{"events", list}, {"next", next}}] { call.reply(200, body); });
       },
-      [call](const std::string& error) { call.fail(500, "internal", "could not read the audit log: " + error); });
+      [call](const Error& error) { call.fail(error.during("could not read the audit log")); });
 }
 
 }  // namespace trainyard

@@ -19,6 +19,36 @@ const std::string& ApiCall::param(std::string_view name) const {
   }
 }
 
+namespace {
+
+int http_status(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::invalid_input:
+      return 400;
+    case ErrorCode::unauthorized:
+      return 401;
+    case ErrorCode::forbidden:
+      return 403;
+    case ErrorCode::not_found:
+      return 404;
+    case ErrorCode::conflict:
+      return 409;
+    case ErrorCode::too_many_pending:
+      return 429;
+    case ErrorCode::unavailable:
+      return 503;
+    case ErrorCode::internal:
+      return 500;
+  }
+  return 500;
+}
+
+}  // namespace
+
+void ApiCall::fail(const Error& error) const {
+  fail(http_status(error.code), std::string(to_string(error.code)), error.message, error.field);
+}
+
 std::int64_t ApiCall::id() const { return parse_int(param("id"), "id", 1, INT64_MAX); }
 
 }  // namespace trainyard

@@ -8,6 +8,7 @@
 #include "daemon/auth.h"
 #include "net/http_server.h"
 #include "proto/errors.h"
+#include "proto/result.h"
 #include "proto/text.h"
 
 namespace trainyard {
@@ -29,6 +30,8 @@ struct ApiCall {
   void fail(int status, const std::string& code, const std::string& message, const std::string& field = "") const {
     (*respond)(net::error_response(status, code, message, field));
   }
+  // An expected failure, answered with its code's status (the one place that maps them).
+  void fail(const Error& error) const;
   void invalid(const InvalidInput& e, const std::string& code = "invalid_field") const {
     fail(400, code, e.what(), e.field());
   }
@@ -37,7 +40,7 @@ struct ApiCall {
   std::string route() const { return request.method + " " + request.path; }
   // The caller's role does not allow `what` (daemon/roles.h).
   void forbid(const std::string& what) const {
-    fail(403, "forbidden", "role " + to_string(who.role) + " may not " + what);
+    fail(Error::forbidden("role " + to_string(who.role) + " may not " + what));
   }
 };
 

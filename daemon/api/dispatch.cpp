@@ -105,9 +105,8 @@ bool Api::admit(ApiCall& call) {
   const std::string header = call.request.header("authorization");
   auto who = tokens_.authenticate_header(header, clock_.system_now());
   if (!who || !who->may(Action::use_api)) {
-    call.fail(401, "unauthorized",
-              header.empty() ? "missing bearer token (Authorization: Bearer <token>)"
-                             : "token is not valid (unknown, revoked or expired)");
+    call.fail(Error::unauthorized(header.empty() ? "missing bearer token (Authorization: Bearer <token>)"
+                                                 : "token is not valid (unknown, revoked or expired)"));
     return false;
   }
   call.who = *who;
@@ -146,7 +145,7 @@ void Api::handle(net::HttpRequest request, net::HttpResponder respond) {
   }
   if (!route) {
     const bool versioned = !req.segments.empty() && req.segments[0] == "v1";
-    return call.fail(404, "not_found", "no such endpoint: " + (versioned ? req.method + " " : "") + req.path);
+    return call.fail(Error::not_found("no such endpoint: " + (versioned ? req.method + " " : "") + req.path));
   }
   if (needs_token(route, req) && !call.who.may(*route->action)) return call.forbid(std::string(route->refused));
   if (auto unknown = unknown_query(*route, req)) return call.invalid(*unknown, "invalid_query");

@@ -18,7 +18,7 @@ void Api::list_events(ApiCall call) {
         const Json next = page.next ? Json(std::to_string(*page.next)) : Json(nullptr);
         return std::function<void()>([call, body = Json{{"events", std::move(list)}, {"next", next}}] { call.reply(200, body); });
       },
-      [call](const std::string& error) { call.fail(500, "internal", "could not read events: " + error); });
+      [call](const Error& error) { call.fail(error.during("could not read events")); });
 }
 
 void Api::stream_events(ApiCall call) {

@@ -52,7 +52,7 @@ void windowed_goodput(StoreWorker& worker, ApiCall call, std::optional<std::stri
                      {"jobs", jobs}};
         return std::function<void()>([call, body = std::move(body)] { call.reply(200, body); });
       },
-      [call](const std::string& error) { call.fail(500, "internal", "could not compute goodput: " + error); });
+      [call](const Error& error) { call.fail(error.during("could not compute goodput")); });
 }
 
 }  // namespace
@@ -82,7 +82,7 @@ void Api::cluster_goodput(ApiCall call) {
         Json body = {{"cluster", to_json(cluster)}, {"jobs", jobs}};
         return std::function<void()>([call, body = std::move(body)] { call.reply(200, body); });
       },
-      [call](const std::string& error) { call.fail(500, "internal", "could not compute goodput: " + error); });
+      [call](const Error& error) { call.fail(error.during("could not compute goodput")); });
 }
 
 }  // namespace trainyard

@@ -59,11 +59,11 @@ void Api::get_health_check(ApiCall call) {
   store_.read(
       [call, id](Store& store) {
         return std::function<void()>([call, id, row = store.health_check(id)] {
-          if (!row) return call.fail(404, "not_found", "health check " + std::to_string(id) + " does not exist");
+          if (!row) return call.fail(Error::not_found("health check " + std::to_string(id) + " does not exist"));
           call.reply(200, row->record);
         });
       },
-      [call](const std::string& error) { call.fail(500, "internal", "could not read the health check: " + error); });
+      [call](const Error& error) { call.fail(error.during("could not read the health check")); });
 }
 
 void Api::list_health_checks(ApiCall call) {
@@ -74,7 +74,7 @@ void Api::list_health_checks(ApiCall call) {
         for (HealthCheckRow& row : store.recent_health_checks(limit)) checks.push_back(std::move(row.record));
         return std::function<void()>([call, body = Json{{"checks", std::move(checks)}}] { call.reply(200, body); });
       },
-      [call](const std::string& error) { call.fail(500, "internal", "could not read health checks: " + error); });
+      [call](const Error& error) { call.fail(error.during("could not read health checks")); });
 }
 
 void Api::list_canaries(ApiCall call) {
@@ -92,7 +92,7 @@ void Api::list_canaries(ApiCall call) {
           call.reply(200, {{"canaries", list}});
         });
       },
-      [call](const std::string& error) { call.fail(500, "internal", "could not read canaries: " + error); });
+      [call](const Error& error) { call.fail(error.during("could not read canaries")); });
 }
 
 }  // namespace trainyard

@@ -110,14 +110,16 @@ void Api::submit_job(ApiCall call) {
     return call.invalid_body(e);
   }
   const std::string& share = spec.share;
-  if (auto refused = submit_refusal(call.who, share, jobs_.share_created(share), jobs_.share_members(share))) {
-    return call.fail(refused->status, refused->status == 403 ? "forbidden" : "invalid_field", refused->message, "share");
+  if (auto allowed = check_submit_share(call.who, share, jobs_.share_created(share), jobs_.share_members(share));
+      !allowed) {
+    return call.fail(allowed.error());
   }
   // An array adds all its tasks to the user's pending jobs at once.
   const std::size_t tasks = spec.array ? parse_array_spec(*spec.array, kMaxArrayIndex + 1).indices.size() : 1;
-  if (auto refused = pending_cap_refusal(call.who, max_pending_per_user_,
-                                         [&] { return jobs_.pending_count(call.who.user) + tasks - 1; })) {
-    return call.fail(429, "too_many_pending", *refused);
+  if (auto allowed = check_pending_cap(call.who, max_pending_per_user_,
+                                       [&] { return jobs_.pending_count(call.who.user) + tasks - 1; });
+      !allowed) {
+    return call.fail(allowed.error());
   }
   const std::vector<JobId> unknown = jobs_.unknown_dependencies(spec);
   if (unknown.empty()) return accept_job(call, std::move(spec));
@@ -130,23 +132,26 @@ void Api::submit_job(ApiCall call) {
           accept_job(call, std::move(spec));
         });
       },
-      [call](const std::string& error) { call.fail(500, "internal", "could not read the jobs depended on: " + error); });
+      [call](const Error& error) { call.fail(error.during("could not read the jobs depended on")); });
 }
 
 void Api::accept_job(ApiCall call, JobSpec spec) {
   const std::string user = call.who.user;
   const Json audited = {{"name", spec.name}, {"share", spec.share}};
   try {
-    jobs_.submit(std::move(spec), user,
-                 [this, call](const Job* job, std::string record, std::string error) {
-                   const auto& respond = call.respond;
-                   if (!job) return (*respond)(net::error_response(503, "unavailable", error));
-                   // The stored text plus the live fields, rather than rendering the job again on this
-                   // thread (the store worker rendered it): the live fields come last, not in key order.
-                   (*respond)(net::HttpResponse{201, "application/json", with_fields(std::move(record), live_fields(*job)),
-                                                {{"Location", "/v1/jobs/" + std::to_string(job->id)}}});
-                 },
-                 audit_of(call, "job.submitted", audited));
+    jobs_.submit(
+        std::move(spec), user,
+        [this, call](Result<JobManager::Submitted> accepted) {
+          if (!accepted) return call.fail(accepted.error());
+          const Job& job = accepted->job;
+          // The stored text plus the live fields, rather than rendering the job again on this
+          // thread (the store worker rendered it): the live fields come last, not in key order.
+          (*call.respond)(net::HttpResponse{201,
+                                            "application/json",
+                                            with_fields(std::move(accepted->record), live_fields(job)),
+                                            {{"Location", "/v1/jobs/" + std::to_string(job.id)}}});
+        },
+        audit_of(call, "job.submitted", audited));
   } catch (const InvalidInput& e) {
     call.invalid(e);  // a job that could never start
   }
@@ -191,7 +196,8 @@ void Api::list_jobs(ApiCall call) {
   query.after_id = query_int(call.request, "after", 0, INT64_MAX);
   if (!call.who.may(Action::read_all_jobs)) {
     if (query.user && *query.user != call.who.user) {
-      return call.fail(403, "forbidden", "role " + to_string(call.who.role) + " may not list other users' jobs", "user");
+      return call.fail(
+          Error::forbidden("role " + to_string(call.who.role) + " may not list other users' jobs", "user"));
     }
     query.user = call.who.user;
   }
@@ -243,20 +249,20 @@ void Api::list_jobs(ApiCall call) {
           call.reply(200, {{"jobs", list}, {"next", next}});
         });
       },
-      [call](const std::string& error) { call.fail(500, "internal", "could not read jobs: " + error); });
+      [call](const Error& error) { call.fail(error.during("could not read jobs")); });
 }
 
 void Api::with_job(ApiCall call, JobId id, std::function<void(ApiCall, Job)> then) {
   auto check = [call, id, then](const std::optional<Job>& job) {
     // Another user's job answers as a missing one does: a 403 would tell which ids exist.
     if (!job || !can_see(call.who, *job)) {
-      return call.fail(404, "not_found", "job " + std::to_string(id) + " does not exist");
+      return call.fail(Error::not_found("job " + std::to_string(id) + " does not exist"));
     }
     then(call, *job);
   };
   if (const Job* active = jobs_.active_job(id)) return check(*active);
   store_.read([id, check](Store& store) { return std::function<void()>([job = store.job(id), check] { check(job); }); },
-              [call](const std::string& error) { call.fail(500, "internal", "could not read the job: " + error); });
+              [call](const Error& error) { call.fail(error.during("could not read the job")); });
 }
 
 void Api::with_job(ApiCall call, std::function<void(ApiCall, Job)> then) {
@@ -288,7 +294,7 @@ void Api::get_job(ApiCall call) {
             c.reply(200, body);
           });
         },
-        [c](const std::string& error) { c.fail(500, "internal", "could not read attempts: " + error); });
+        [c](const Error& error) { c.fail(error.during("could not read attempts")); });
   });
 }
 
@@ -299,7 +305,7 @@ void Api::cancel_job(ApiCall call) {
     if (!one_task && job.array_task && job.array_task->array_job == job.id) return cancel_array(c, job);
     jobs_.cancel(job.id, [this, c, job](JobManager::CancelResult result, std::optional<Job> updated) {
       if (result == JobManager::CancelResult::not_active) {
-        return c.fail(409, "conflict", "job " + job_ref_text(job) + " already ended as " + to_string(job.state));
+        return c.fail(Error::conflict("job " + job_ref_text(job) + " already ended as " + to_string(job.state)));
       }
       c.reply(200, job_json(*updated));
     }, audit_of(c, "job.cancelled", {{"job_user", job.user}}));
@@ -341,7 +347,7 @@ void Api::job_attempts(ApiCall call) {
             c.reply(200, {{"attempts", list}});
           });
         },
-        [c](const std::string& error) { c.fail(500, "internal", "could not read attempts: " + error); });
+        [c](const Error& error) { c.fail(error.during("could not read attempts")); });
   });
 }
 
@@ -359,20 +365,20 @@ void Api::attempt_provenance(ApiCall call) {
                                           [](const Attempt& a, const Attempt& b) { return a.number < b.number; });
             const std::string which = number ? "attempt " + std::to_string(*number) : "attempt";
             if (stored == attempts.end()) {
-              return c.fail(404, "not_found", "job " + std::to_string(job.id) + " has no " + which);
+              return c.fail(Error::not_found("job " + std::to_string(job.id) + " has no " + which));
             }
             // A running attempt's ranks complete it in memory before it is stored.
             const auto active = jobs_.active_attempt(stored->id);
             const Json& provenance = active ? active->provenance : stored->provenance;
             if (provenance.is_null()) {
-              return c.fail(404, "not_found",
-                            "attempt " + std::to_string(stored->number) + " of job " + std::to_string(job.id) +
-                                " has no provenance record (not launched, or recorded before provenance existed)");
+              return c.fail(
+                  Error::not_found("attempt " + std::to_string(stored->number) + " of job " + std::to_string(job.id) +
+                                   " has no provenance record (not launched, or recorded before provenance existed)"));
             }
             c.reply(200, provenance);
           });
         },
-        [c](const std::string& error) { c.fail(500, "internal", "could not read attempts: " + error); });
+        [c](const Error& error) { c.fail(error.during("could not read attempts")); });
   });
 }
 
@@ -391,8 +397,9 @@ void Api::job_logs(ApiCall call) {
               if (number ? a.number == *number : (!chosen || a.number > chosen->number)) chosen = &a;
             }
             if (!chosen) {
-              return c.fail(404, "not_found", number ? "job " + std::to_string(job.id) + " has no attempt " + std::to_string(*number)
-                                                     : "job " + std::to_string(job.id) + " has not started yet, so it has no logs");
+              return c.fail(Error::not_found(
+                  number ? "job " + std::to_string(job.id) + " has no attempt " + std::to_string(*number)
+                         : "job " + std::to_string(job.id) + " has not started yet, so it has no logs"));
             }
             if (rank && *rank >= static_cast<int>(chosen->nodes.size())) {
               return c.fail(400, "invalid_query", "rank: attempt has ranks 0.." + std::to_string(chosen->nodes.size() - 1), "rank");
@@ -409,7 +416,7 @@ void Api::job_logs(ApiCall call) {
             });
           });
         },
-        [c](const std::string& error) { c.fail(500, "internal", "could not read attempts: " + error); });
+        [c](const Error& error) { c.fail(error.during("could not read attempts")); });
   });
 }
 
@@ -420,17 +427,18 @@ void Api::job_checkpoints(ApiCall call) {
     // store's thread, so a hostile directory cannot hold up other requests.
     store_.read(
         [this, c, dir, job](Store& store) {
-          return StoreWorker::Continuation([this, c, dir, kind = job.spec.kind, recorded = store.checkpoints_of(job.id)] {
-            files_.run(
-                [c, dir, kind, recorded] {
-                  Json list = Json::array();
-                  for (const auto& s : inspect_checkpoints(dir, recorded, kind)) list.push_back(checkpoint_json(s));
-                  return FileWorker::Continuation([c, list] { c.reply(200, {{"checkpoints", list}}); });
-                },
-                [c](const std::string& error) { c.fail(500, "internal", "could not list checkpoints: " + error); });
-          });
+          return StoreWorker::Continuation(
+              [this, c, dir, kind = job.spec.kind, recorded = store.checkpoints_of(job.id)] {
+                files_.run(
+                    [c, dir, kind, recorded] {
+                      Json list = Json::array();
+                      for (const auto& s : inspect_checkpoints(dir, recorded, kind)) list.push_back(checkpoint_json(s));
+                      return FileWorker::Continuation([c, list] { c.reply(200, {{"checkpoints", list}}); });
+                    },
+                    [c](const Error& error) { c.fail(error.during("could not list checkpoints")); });
+              });
         },
-        [c](const std::string& error) { c.fail(500, "internal", "could not read recorded checkpoints: " + error); });
+        [c](const Error& error) { c.fail(error.during("could not read recorded checkpoints")); });
   });
 }
 
@@ -444,7 +452,7 @@ void Api::job_metrics(ApiCall call) {
           body["job_id"] = job.id;
           return std::function<void()>([c, body = std::move(body)] { c.reply(200, body); });
         },
-        [c](const std::string& error) { c.fail(500, "internal", "could not read metrics: " + error); });
+        [c](const Error& error) { c.fail(error.during("could not read metrics")); });
   });
 }
 

@@ -40,7 +40,7 @@ void Api::list_nodes(ApiCall call) {
 void Api::get_node(ApiCall call) {
   const std::string& name = call.param("name");
   auto view = jobs_.node(name);
-  if (!view) return call.fail(404, "not_found", "node " + name + " is not registered");
+  if (!view) return call.fail(Error::not_found("node " + name + " is not registered"));
   call.reply(200, node_json(*view, call.who));
 }
 
@@ -51,7 +51,7 @@ void Api::clear_node_faults(ApiCall call) { change_node_faults(std::move(call), 
 void Api::change_node_faults(ApiCall call, bool clear) {
   const std::string& name = call.param("name");
   const auto view = jobs_.node(name);
-  if (!view) return call.fail(404, "not_found", "node " + name + " is not registered");
+  if (!view) return call.fail(Error::not_found("node " + name + " is not registered"));
   FaultPlan plan;
   try {
     if (!clear) {
@@ -73,7 +73,7 @@ void Api::change_node_faults(ApiCall call, bool clear) {
   // The canonical form: what the node will list once its agent has applied them.
   std::vector<std::string> specs = fault_specs(plan);
   if (!jobs_.set_faults(name, specs)) {
-    return call.fail(409, "conflict", "node " + name + " is not connected; faults are applied by its agent");
+    return call.fail(Error::conflict("node " + name + " is not connected; faults are applied by its agent"));
   }
   spdlog::info("event=faults_requested node={} by={} faults=\"{}\"", name, call.who.user, join_node_names(specs));
   audit(call, {clear ? "node.faults_cleared" : "node.faults_set", call.route(), name, {{"faults", specs}}});
@@ -84,7 +84,7 @@ void Api::change_node_faults(ApiCall call, bool clear) {
 
 void Api::drain_node(ApiCall call) {
   const std::string& name = call.param("name");
-  if (!jobs_.node(name)) return call.fail(404, "not_found", "node " + name + " is not registered");
+  if (!jobs_.node(name)) return call.fail(Error::not_found("node " + name + " is not registered"));
   std::string reason = "drained by " + call.who.user;
   bool stop_attempts = false;
   try {
@@ -107,11 +107,11 @@ void Api::forget_node_credential(ApiCall call) {
   const std::string& name = call.param("name");
   const auto view = jobs_.node(name);
   if (view && view->node.connected) {
-    return call.fail(409, "conflict", "node " + name + " is connected; stop its agent before forgetting its credential");
+    return call.fail(
+        Error::conflict("node " + name + " is connected; stop its agent before forgetting its credential"));
   }
-  const auto done = [call, name](bool forgotten, const std::string& error) {
-    if (!error.empty()) return call.fail(503, "unavailable", error);
-    if (!forgotten) return call.fail(404, "not_found", "node " + name + " has no credential");
+  const auto done = [call, name](const Result<void>& forgotten) {
+    if (!forgotten) return call.fail(forgotten.error());
     call.reply(200, {{"node", name}, {"credential", "forgotten"}});
   };
   trainyard::forget_node_credential(tokens_, store_, name, call.who.user, done,
@@ -121,14 +121,15 @@ void Api::forget_node_credential(ApiCall call) {
 void Api::undrain_node(ApiCall call) {
   const std::string& name = call.param("name");
   const auto view = jobs_.node(name);
-  if (!view) return call.fail(404, "not_found", "node " + name + " is not registered");
+  if (!view) return call.fail(Error::not_found("node " + name + " is not registered"));
   const NodeState state = view->node.state;
-  if (state == NodeState::healthy) return call.fail(409, "conflict", "node " + name + " is already HEALTHY");
-  if (state == NodeState::down) return call.fail(409, "conflict", "node " + name + " is DOWN; it returns when its agent reconnects");
+  if (state == NodeState::healthy) return call.fail(Error::conflict("node " + name + " is already HEALTHY"));
+  if (state == NodeState::down)
+    return call.fail(Error::conflict("node " + name + " is DOWN; it returns when its agent reconnects"));
   if (state != NodeState::drained && (!view->attempts.empty() || !view->node.connected)) {
-    return call.fail(409, "conflict", "node " + name + " is " + to_string(state) +
-                                          " and returns to service only by passing its health check, which needs it "
-                                          "connected and idle");
+    return call.fail(Error::conflict("node " + name + " is " + to_string(state) +
+                                     " and returns to service only by passing its health check, which needs it "
+                                     "connected and idle"));
   }
   // The audit record names no health check: node.undrained, in the same change, does.
   jobs_.undrain(
@@ -144,7 +145,7 @@ void Api::undrain_node(ApiCall call) {
 void Api::node_health(ApiCall call) {
   const std::string& name = call.param("name");
   const int limit = static_cast<int>(query_int(call.request, "limit", 1, 1000).value_or(50));
-  if (!jobs_.node(name)) return call.fail(404, "not_found", "node " + name + " is not registered");
+  if (!jobs_.node(name)) return call.fail(Error::not_found("node " + name + " is not registered"));
   store_.read(
       [call, name, limit](Store& store) {
         Json list = Json::array();
@@ -155,7 +156,7 @@ void Api::node_health(ApiCall call) {
         }
         return std::function<void()>([call, name, list] { call.reply(200, {{"node", name}, {"checks", list}}); });
       },
-      [call](const std::string& error) { call.fail(500, "internal", "could not read health history: " + error); });
+      [call](const Error& error) { call.fail(error.during("could not read health history")); });
 }
 
 }  // namespace trainyard

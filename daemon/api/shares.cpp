@@ -46,10 +46,7 @@ void Api::put_share(ApiCall call) {
   } catch (const InvalidInput& e) {
     return call.invalid_body(e);
   }
-  if (auto refused = put_refusal(name, members)) {
-    return call.fail(refused->status, refused->status == 403 ? "forbidden" : "invalid_field", refused->message,
-                     refused->status == 403 ? "name" : "members");
-  }
+  if (auto allowed = check_share_put(name, members); !allowed) return call.fail(allowed.error());
   Json j = {{"name", name}, {"weight", settings.weight}, {"members", members ? Json(*members) : Json(nullptr)}};
   if (settings.max_running_cores) j["max_running_cores"] = *settings.max_running_cores;
   jobs_.set_share(name, settings, members, [call, j] { call.reply(200, j); }, audit_of(call, "share.changed", j));

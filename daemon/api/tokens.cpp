@@ -51,8 +51,8 @@ void Api::create_token(ApiCall call) {
                                              {{"user", record.user},
                                               {"role", to_string(record.role)},
                                               {"expires_at", expires_at ? Json(format_time(*expires_at)) : Json(nullptr)}}}));
-  store_.write(std::move(change), [this, call, record, secret](std::exception_ptr error, Change&) {
-    if (error) return call.fail(503, "unavailable", "the token could not be stored");
+  store_.write(std::move(change), [this, call, record, secret](const Result<void>& written, Change&) {
+    if (!written) return call.fail(Error::unavailable("the token could not be stored"));
     tokens_.add(record);
     spdlog::info("event=token_created id={} user={} role={} by={}", record.id, record.user, to_string(record.role),
                  call.who.user);
@@ -81,7 +81,7 @@ void Api::revoke_token(ApiCall call) {
   const std::string& id = call.param("token_id");
   const auto token = tokens_.find_by_id(id);
   if (!token || (!call.who.may(Action::manage_tokens) && token->user != call.who.user)) {
-    return call.fail(404, "not_found", "token " + id + " does not exist");
+    return call.fail(Error::not_found("token " + id + " does not exist"));
   }
   // Gone from memory at once: its next request is refused, and an agent it connected is closed.
   tokens_.remove(token->hash);
@@ -91,23 +91,25 @@ void Api::revoke_token(ApiCall call) {
   change.revoked_tokens.push_back(token->hash);
   change.events.push_back(audit_event(call, {"token.revoked", call.route(), token->id,
                                              {{"user", token->user}, {"role", to_string(token->role)}}}));
-  store_.write(std::move(change), [call, id](std::exception_ptr error, Change&) {
-    if (error) {
-      return call.fail(503, "unavailable", "token " + id + " is revoked until the daemon restarts, but could not be "
-                                           "deleted from the store; revoke it again");
+  store_.write(std::move(change), [call, id](const Result<void>& written, Change&) {
+    if (!written) {
+      return call.fail(Error::unavailable("token " + id +
+                                          " is revoked until the daemon restarts, but could not be "
+                                          "deleted from the store; revoke it again"));
     }
     call.reply(200, {{"id", id}, {"revoked", true}});
   });
 }
 
 void Api::rotate_join_token(ApiCall call) {
-  trainyard::rotate_join_token(tokens_, store_, join_token_file_, clock_.system_now(),
-                               [call, by = call.who.user](const std::string& secret, const std::string& error) {
-                                 if (!error.empty()) return call.fail(503, "unavailable", error);
-                                 spdlog::info("event=join_token_rotated_by user={}", by);
-                                 call.reply(200, {{"token", secret}});
-                               },
-                               audit_of(call, "token.join_rotated", Json::object()));
+  trainyard::rotate_join_token(
+      tokens_, store_, join_token_file_, clock_.system_now(),
+      [call, by = call.who.user](const Result<std::string>& secret) {
+        if (!secret) return call.fail(secret.error());
+        spdlog::info("event=join_token_rotated_by user={}", by);
+        call.reply(200, {{"token", *secret}});
+      },
+      audit_of(call, "token.join_rotated", Json::object()));
 }
 
 }  // namespace trainyard

@@ -28,7 +28,8 @@ void Api::with_webhook(ApiCall call, std::function<void(ApiCall, WebhookRecord)>
   }
   const auto webhook = webhooks_->find(id);
   // Another user's webhook answers as a missing one does.
-  if (!webhook || !may_see(call, *webhook)) return call.fail(404, "not_found", "webhook " + std::to_string(id) + " does not exist");
+  if (!webhook || !may_see(call, *webhook))
+    return call.fail(Error::not_found("webhook " + std::to_string(id) + " does not exist"));
   then(std::move(call), *webhook);
 }
 
@@ -54,7 +55,7 @@ void Api::create_webhook(ApiCall call) {
         webhook.cursor_seq = store.last_event_seq();
         return std::function<void()>([this, call, webhook] { store_new_webhook(call, webhook); });
       },
-      [call](const std::string& error) { call.fail(503, "unavailable", "could not read the events log: " + error); });
+      [call](const Error& error) { call.fail(Error::unavailable("could not read the events log: " + error.message)); });
 }
 
 void Api::store_new_webhook(const ApiCall& call, const WebhookRecord& webhook) {
@@ -62,8 +63,8 @@ void Api::store_new_webhook(const ApiCall& call, const WebhookRecord& webhook) {
   change.webhooks.push_back(webhook);
   change.events.push_back(audit_event(call, {"webhook.created", call.route(), std::to_string(webhook.id),
                                              {{"url", webhook.url}, {"events", webhook.events}, {"owner", webhook.owner}}}));
-  store_.write(std::move(change), [this, call, webhook](std::exception_ptr error, Change&) {
-    if (error) return call.fail(503, "unavailable", "the webhook could not be stored");
+  store_.write(std::move(change), [this, call, webhook](const Result<void>& written, Change&) {
+    if (!written) return call.fail(Error::unavailable("the webhook could not be stored"));
     webhooks_->add(webhook);
     spdlog::info("event=webhook_created id={} owner={} host={}", webhook.id, webhook.owner,
                  parse_webhook_url(webhook.url, "url").host);
@@ -91,8 +92,8 @@ void Api::delete_webhook(ApiCall call) {
     change.deleted_webhooks.push_back(webhook.id);
     change.events.push_back(audit_event(call, {"webhook.deleted", call.route(), std::to_string(webhook.id),
                                                {{"url", webhook.url}, {"owner", webhook.owner}}}));
-    store_.write(std::move(change), [this, call, id = webhook.id](std::exception_ptr error, Change&) {
-      if (error) return call.fail(503, "unavailable", "webhook " + std::to_string(id) + " could not be deleted");
+    store_.write(std::move(change), [this, call, id = webhook.id](const Result<void>& written, Change&) {
+      if (!written) return call.fail(Error::unavailable("webhook " + std::to_string(id) + " could not be deleted"));
       webhooks_->remove(id);
       spdlog::info("event=webhook_deleted id={} by={}", id, call.who.user);
       call.reply(200, {{"id", id}, {"deleted", true}});
@@ -102,7 +103,7 @@ void Api::delete_webhook(ApiCall call) {
 
 void Api::test_webhook(ApiCall call) {
   with_webhook(std::move(call), [this](ApiCall call, WebhookRecord webhook) {
-    if (!webhooks_->can_send()) return call.fail(503, "unavailable", "webhook delivery is not running");
+    if (!webhooks_->can_send()) return call.fail(Error::unavailable("webhook delivery is not running"));
     webhooks_->send_test(webhook, [call](Json result) { call.reply(200, result); });
   });
 }
@@ -125,7 +126,7 @@ void Api::webhook_deliveries(ApiCall call) {
           Json next = static_cast<int>(found.size()) == limit ? Json(std::to_string(found.back().n)) : Json(nullptr);
           return std::function<void()>([call, body = Json{{"deliveries", list}, {"next", next}}] { call.reply(200, body); });
         },
-        [call](const std::string& error) { call.fail(500, "internal", "could not read deliveries: " + error); });
+        [call](const Error& error) { call.fail(error.during("could not read deliveries")); });
   });
 }
 
@@ -144,15 +145,16 @@ void Api::retry_webhook_delivery(ApiCall call) {
           if (!found.empty() && found.front().n == n) delivery = found.front();
           return std::function<void()>([this, call, id, n, delivery] { resend_delivery(call, id, n, delivery); });
         },
-        [call](const std::string& error) { call.fail(500, "internal", "could not read deliveries: " + error); });
+        [call](const Error& error) { call.fail(error.during("could not read deliveries")); });
   });
 }
 
 void Api::resend_delivery(const ApiCall& call, std::int64_t id, std::int64_t n, std::optional<WebhookDelivery> delivery) {
   const std::string name = "delivery " + std::to_string(n) + " of webhook " + std::to_string(id);
-  if (!delivery) return call.fail(404, "not_found", name + " does not exist");
+  if (!delivery) return call.fail(Error::not_found(name + " does not exist"));
   if (delivery->state != DeliveryState::dead) {
-    return call.fail(409, "conflict", name + " is " + to_string(delivery->state) + "; only dead-lettered ones are re-sent");
+    return call.fail(
+        Error::conflict(name + " is " + to_string(delivery->state) + "; only dead-lettered ones are re-sent"));
   }
   delivery->state = DeliveryState::retrying;
   delivery->attempts = 0;
@@ -160,8 +162,8 @@ void Api::resend_delivery(const ApiCall& call, std::int64_t id, std::int64_t n, 
   delivery->next_attempt_at = clock_.system_now();
   Change change;
   change.webhook_deliveries.push_back(*delivery);
-  store_.write(std::move(change), [this, call, id, committed = *delivery](std::exception_ptr error, Change&) {
-    if (error) return call.fail(503, "unavailable", "the retry could not be stored");
+  store_.write(std::move(change), [this, call, id, committed = *delivery](const Result<void>& written, Change&) {
+    if (!written) return call.fail(Error::unavailable("the retry could not be stored"));
     webhooks_->retry_requested(id);
     call.reply(202, delivery_json(committed));
   });

@@ -163,11 +163,11 @@ ApiResult Cluster::api(const std::string& method, const std::string& target, con
   if (token != kNoToken) req.headers.emplace("authorization", "Bearer " + (token.empty() ? admin_token_ : token));
   if (!body.empty()) req.headers.emplace("content-type", "application/json");
   const auto result = client_->send(req);
-  if (const auto* err = std::get_if<cli::TransportError>(&result)) {
-    ADD_FAILURE() << method << " " << target << ": " << err->message;
+  if (!result) {
+    ADD_FAILURE() << method << " " << target << ": " << result.error().message;
     return {};
   }
-  const auto& resp = std::get<cli::HttpResponse>(result);
+  const cli::HttpResponse& resp = *result;
   ApiResult out{resp.status, Json()};
   if (!resp.body.empty()) out.body = Json::parse(resp.body, nullptr, false);
   return out;

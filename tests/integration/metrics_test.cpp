@@ -33,11 +33,11 @@ Scrape scrape(const Cluster& cluster, const std::string& token) {
   cli::HttpRequest req{.method = "GET", .target = "/metrics"};
   if (!token.empty()) req.headers.emplace("authorization", "Bearer " + token);
   const auto result = client->send(req);
-  if (const auto* err = std::get_if<cli::TransportError>(&result)) {
-    ADD_FAILURE() << "GET /metrics: " << err->message;
+  if (!result) {
+    ADD_FAILURE() << "GET /metrics: " << result.error().message;
     return {};
   }
-  const auto& resp = std::get<cli::HttpResponse>(result);
+  const cli::HttpResponse& resp = *result;
   return {resp.status, resp.body};
 }
 

@@ -27,11 +27,10 @@ cli::HttpResult fetch(const std::string& url, const std::string& target, const s
 
 double requests_in_flight(const Cluster& cluster) {
   const auto result = fetch(cluster.url(), "/metrics", cluster.admin_token());
-  const auto* response = std::get_if<cli::HttpResponse>(&result);
-  if (!response) return -1;
+  if (!result) return -1;
   const std::string name = "\ntrainyard_http_requests_in_flight ";
-  const auto at = response->body.find(name);
-  return at == std::string::npos ? -1 : std::stod(response->body.substr(at + name.size()));
+  const auto at = result->body.find(name);
+  return at == std::string::npos ? -1 : std::stod(result->body.substr(at + name.size()));
 }
 
 bool connection_refused(const std::string& url) {
@@ -75,10 +74,9 @@ TEST(Shutdown, SigtermAnswersTheRequestInFlightRefusesNewOnesAndAgentsKeepTheirJ
   cluster.agent("node-a").signal(SIGCONT);
 
   const auto result = logs.get();
-  const auto* response = std::get_if<cli::HttpResponse>(&result);
-  ASSERT_NE(response, nullptr) << std::get<cli::TransportError>(result).message;
-  ASSERT_EQ(response->status, 200) << response->body;
-  const Json body = Json::parse(response->body);
+  ASSERT_TRUE(result) << result.error().message;
+  ASSERT_EQ(result->status, 200) << result->body;
+  const Json body = Json::parse(result->body);
   EXPECT_EQ(body["logs"][0].value("error", ""), "") << body.dump(2);
   EXPECT_NE(body["logs"][0]["text"].get<std::string>().find("started"), std::string::npos) << body.dump(2);
 

@@ -31,6 +31,9 @@ TrainingState sample_state(std::int64_t step) {
   return s;
 }
 
+// What verifying found wrong; empty when the checkpoint verified.
+std::string problem(const Result<void>& verified) { return verified ? "" : verified.error().message; }
+
 void flip_a_byte(const fs::path& file) {
   std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
   f.seekg(5);
@@ -56,17 +59,17 @@ TEST(Checkpoint, RoundTripsEveryField) {
   const TrainingState s = sample_state(120);
   const fs::path written = write_checkpoint(dir.path(), s);
   EXPECT_EQ(written.filename(), "step-0000000120");
-  EXPECT_EQ(verify_checkpoint(written), "");
-  const LoadedCheckpoint loaded = load_checkpoint(written);
-  ASSERT_TRUE(loaded.state) << loaded.problem;
-  EXPECT_EQ(loaded.state->step, 120);
-  EXPECT_EQ(loaded.state->data_position, s.data_position);
-  EXPECT_EQ(loaded.state->rounding_rng, s.rounding_rng);
-  EXPECT_EQ(loaded.state->dims, s.dims);
-  EXPECT_EQ(loaded.state->world_size, 4);
-  EXPECT_EQ(loaded.state->params, s.params);
-  EXPECT_EQ(loaded.state->adam_m, s.adam_m);
-  EXPECT_EQ(loaded.state->adam_v, s.adam_v);
+  EXPECT_EQ(problem(verify_checkpoint(written)), "");
+  const Result<TrainingState> loaded = load_checkpoint(written);
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  EXPECT_EQ(loaded->step, 120);
+  EXPECT_EQ(loaded->data_position, s.data_position);
+  EXPECT_EQ(loaded->rounding_rng, s.rounding_rng);
+  EXPECT_EQ(loaded->dims, s.dims);
+  EXPECT_EQ(loaded->world_size, 4);
+  EXPECT_EQ(loaded->params, s.params);
+  EXPECT_EQ(loaded->adam_m, s.adam_m);
+  EXPECT_EQ(loaded->adam_v, s.adam_v);
   // Nothing but the final directory is left behind.
   int entries = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir.path())) ++entries;
@@ -78,9 +81,11 @@ TEST(Checkpoint, CorruptionOfAnyFileIsDetectedAndNamed) {
   for (const char* file : {"params.bin", "adam_m.bin", "adam_v.bin", "state.json"}) {
     const fs::path written = write_checkpoint(dir.path() / file, sample_state(10));
     flip_a_byte(written / file);
-    const std::string problem = verify_checkpoint(written);
-    EXPECT_NE(problem.find(file), std::string::npos) << problem;
-    EXPECT_FALSE(load_checkpoint(written).state);
+    const std::string found = problem(verify_checkpoint(written));
+    EXPECT_NE(found.find(file), std::string::npos) << found;
+    const Result<TrainingState> loaded = load_checkpoint(written);
+    ASSERT_FALSE(loaded);
+    EXPECT_EQ(loaded.error().code, ErrorCode::invalid_input) << "a job's files are input";
   }
 }
 
@@ -88,13 +93,13 @@ TEST(Checkpoint, TruncatedMissingOrUnlistedFilesAreDetected) {
   TempDir dir;
   const fs::path a = write_checkpoint(dir.path(), sample_state(1));
   fs::resize_file(a / "adam_v.bin", 8);
-  EXPECT_EQ(verify_checkpoint(a), "adam_v.bin: size differs from manifest");
+  EXPECT_EQ(problem(verify_checkpoint(a)), "adam_v.bin: size differs from manifest");
   const fs::path b = write_checkpoint(dir.path(), sample_state(2));
   fs::remove(b / "params.bin");
-  EXPECT_EQ(verify_checkpoint(b), "params.bin: missing or unreadable");
+  EXPECT_EQ(problem(verify_checkpoint(b)), "params.bin: missing or unreadable");
   const fs::path c = write_checkpoint(dir.path(), sample_state(3));
   fs::remove(c / "manifest.json");
-  EXPECT_EQ(verify_checkpoint(c), "manifest.json: missing or malformed");
+  EXPECT_EQ(problem(verify_checkpoint(c)), "manifest.json: missing or malformed");
 }
 
 TEST(Checkpoint, ResumePicksTheNewestThatVerifiesElseTheOneBefore) {
@@ -128,7 +133,7 @@ TEST(Checkpoint, RewritingAStepReplacesIt) {
   TrainingState again = sample_state(10);
   again.params[0] = 99.0f;
   write_checkpoint(dir.path(), again);
-  EXPECT_EQ(load_checkpoint(dir.path() / "step-0000000010").state->params[0], 99.0f);
+  EXPECT_EQ(load_checkpoint(dir.path() / "step-0000000010")->params[0], 99.0f);
   EXPECT_EQ(list_checkpoints(dir.path()).size(), 1u);
 }
 
@@ -208,7 +213,7 @@ TEST(CheckpointHostileFiles, AFifoAsTheManifestIsInvalidAndDoesNotBlock) {
   TempDir dir;
   const fs::path written = write_checkpoint(dir.path(), sample_state(10));
   replace_with_fifo(written / "manifest.json");
-  EXPECT_EQ(returns_promptly([&] { return verify_checkpoint(written); }, written / "manifest.json"),
+  EXPECT_EQ(returns_promptly([&] { return problem(verify_checkpoint(written)); }, written / "manifest.json"),
             "manifest.json: missing or malformed");
   EXPECT_FALSE(returns_promptly([&] { return manifest_sha256(written); }, written / "manifest.json"));
   EXPECT_FALSE(returns_promptly([&] { return newest_verified_checkpoint(dir.path()); }, written / "manifest.json"));
@@ -218,9 +223,9 @@ TEST(CheckpointHostileFiles, AFifoAsAListedFileIsUnreadableAndDoesNotBlock) {
   TempDir dir;
   const fs::path written = write_checkpoint(dir.path(), sample_state(10));
   replace_with_fifo(written / "params.bin");
-  EXPECT_EQ(returns_promptly([&] { return verify_checkpoint(written); }, written / "params.bin"),
+  EXPECT_EQ(returns_promptly([&] { return problem(verify_checkpoint(written)); }, written / "params.bin"),
             "params.bin: missing or unreadable");
-  EXPECT_FALSE(returns_promptly([&] { return load_checkpoint(written); }, written / "params.bin").state);
+  EXPECT_FALSE(returns_promptly([&] { return load_checkpoint(written).ok(); }, written / "params.bin"));
 }
 
 TEST(CheckpointHostileFiles, AFifoAsTheOwnerFileIsNoOwner) {
@@ -237,7 +242,7 @@ TEST(CheckpointHostileFiles, ASymlinkedManifestIsNotFollowed) {
   fs::create_directory(copy);
   for (const char* file : {"state.json", "params.bin", "adam_m.bin", "adam_v.bin"}) fs::copy_file(real / file, copy / file);
   fs::create_symlink(real / "manifest.json", copy / "manifest.json");
-  EXPECT_EQ(verify_checkpoint(copy), "manifest.json: missing or malformed");
+  EXPECT_EQ(problem(verify_checkpoint(copy)), "manifest.json: missing or malformed");
   EXPECT_FALSE(manifest_sha256(copy));
   EXPECT_EQ(newest_verified_checkpoint(dir.path())->step, 10) << "a symlink is a manifest that does not verify";
 }
@@ -259,7 +264,7 @@ TEST(CheckpointHostileFiles, AnOversizedManifestIsInvalid) {
   fs::remove(written / "manifest.json");
   // Still the valid manifest, behind 2 MiB of JSON whitespace.
   std::ofstream(written / "manifest.json") << std::string(2 << 20, ' ') << manifest.str();
-  EXPECT_EQ(verify_checkpoint(written), "manifest.json: missing or malformed");
+  EXPECT_EQ(problem(verify_checkpoint(written)), "manifest.json: missing or malformed");
   EXPECT_FALSE(manifest_sha256(written));
 }
 

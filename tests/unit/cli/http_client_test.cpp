@@ -174,16 +174,19 @@ class LoopbackServer {
 Action echo_target(const Seen& s) { return {reply(200, s.method + " " + s.target + " " + s.body)}; }
 
 HttpResponse expect_response(const HttpResult& result) {
-  if (const auto* e = std::get_if<TransportError>(&result)) {
-    ADD_FAILURE() << "transport error: " << e->message;
+  if (!result) {
+    ADD_FAILURE() << "transport error: " << result.error().message;
     return {};
   }
-  return std::get<HttpResponse>(result);
+  return *result;
 }
 
 std::string expect_failure(const HttpResult& result) {
-  if (const auto* e = std::get_if<TransportError>(&result)) return e->message;
-  ADD_FAILURE() << "unexpected response " << std::get<HttpResponse>(result).status;
+  if (!result) {
+    EXPECT_EQ(result.error().code, ErrorCode::unavailable);
+    return result.error().message;
+  }
+  ADD_FAILURE() << "unexpected response " << result->status;
   return "";
 }
 

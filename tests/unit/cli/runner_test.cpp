@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "cli/follow.h"
@@ -13,7 +14,7 @@ namespace {
 
 // Answers by "METHOD TARGET"; records what it was sent. Unscripted requests get a 404.
 struct FakeServer {
-  std::map<std::string, HttpResult> replies;
+  std::map<std::string, std::optional<HttpResult>> replies;
   std::vector<HttpRequest> received;
   std::vector<std::string> connected_to;
 };
@@ -25,7 +26,7 @@ class FakeClient final : public HttpClient {
     server_.received.push_back(request);
     auto it = server_.replies.find(request.method + " " + request.target);
     if (it == server_.replies.end()) return HttpResponse{.status = 404, .body = R"({"error":{"code":"not_found","message":"no route"}})"};
-    return it->second;
+    return *it->second;
   }
 
  private:
@@ -142,7 +143,7 @@ TEST_F(RunnerTest, JobCombinesJobAndAttempts) {
 }
 
 TEST_F(RunnerTest, UnreachableServer) {
-  server.replies["GET /v1/nodes"] = TransportError{"cannot reach daemon at http://127.0.0.1:9: Connection refused"};
+  server.replies["GET /v1/nodes"] = Error::unavailable("cannot reach daemon at http://127.0.0.1:9: Connection refused");
   EXPECT_EQ(run({"nodes"}), kExitFailed);
   EXPECT_EQ(err.str(), "trainyard: cannot reach daemon at http://127.0.0.1:9: Connection refused\n");
 }

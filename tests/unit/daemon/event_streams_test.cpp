@@ -45,7 +45,7 @@ class EventStreamsTest : public ::testing::Test {
   // Commits through the worker and runs completions until its events were published.
   void commit(std::vector<Event> events) {
     const std::size_t until = published + events.size();
-    worker.write(with_events(std::move(events)), [](std::exception_ptr, Change&) {});
+    worker.write(with_events(std::move(events)), [](const Result<void>&, Change&) {});
     io.run_until([&] { return published == until; });
   }
 
@@ -74,7 +74,7 @@ TEST_F(EventStreamsTest, AResumeGetsTheStoredRestThenLiveEventsWithNoGapAndNoneT
   commit({job_event_of(1, "alice"), job_event_of(1, "alice"), job_event_of(1, "alice")});
   // 4 and 5 are committed before the resume's backfill is read, and published after it
   // subscribed: both the backfill and the live feed have them, and they are sent once.
-  worker.write(with_events({job_event_of(1, "alice"), job_event_of(1, "alice")}), [](std::exception_ptr, Change&) {});
+  worker.write(with_events({job_event_of(1, "alice"), job_event_of(1, "alice")}), [](const Result<void>&, Change&) {});
   auto resumed = streams.subscribe(alice, {}, 1);
   std::string got;
   io.run_until([&] {

@@ -23,7 +23,7 @@ TEST(FileWorkerTest, RunsTasksInOrderOnItsOwnThreadAndPostsTheirCompletions) {
           ran_on = std::this_thread::get_id();
           return FileWorker::Continuation([&order, i] { order.push_back(i); });
         },
-        [](const std::string& error) { ADD_FAILURE() << error; });
+        [](const Error& error) { ADD_FAILURE() << error.message; });
   }
   io.run_until([&] { return order.size() == 3; });
   EXPECT_EQ(order, (std::vector<int>{0, 1, 2}));
@@ -33,14 +33,15 @@ TEST(FileWorkerTest, RunsTasksInOrderOnItsOwnThreadAndPostsTheirCompletions) {
 TEST(FileWorkerTest, ATaskThatThrowsIsReportedAndTheNextStillRuns) {
   IoQueue io;
   FileWorker files(io.poster());
-  std::string error;
+  Error error;
   bool next_ran = false;
   files.run([]() -> FileWorker::Continuation { throw std::runtime_error("disk on fire"); },
-            [&error](const std::string& e) { error = e; });
+            [&error](const Error& e) { error = e; });
   files.run([&] { return FileWorker::Continuation([&] { next_ran = true; }); },
-            [](const std::string& e) { ADD_FAILURE() << e; });
+            [](const Error& e) { ADD_FAILURE() << e.message; });
   io.run_until([&] { return next_ran; });
-  EXPECT_NE(error.find("disk on fire"), std::string::npos) << error;
+  EXPECT_EQ(error.code, ErrorCode::internal);
+  EXPECT_NE(error.message.find("disk on fire"), std::string::npos) << error.message;
 }
 
 std::size_t launch_count(const Cluster& c) {
@@ -67,7 +68,7 @@ TEST(FileWorkerTest, AHungCheckpointScanDelaysOnlyTheLaunchesWaitingForIt) {
         disk_back.wait();
         return FileWorker::Continuation([] {});
       },
-      [](const std::string& error) { ADD_FAILURE() << error; });
+      [](const Error& error) { ADD_FAILURE() << error.message; });
 
   c.clock.advance(Millis(2000));
   c.jobs.tick();
@@ -76,9 +77,9 @@ TEST(FileWorkerTest, AHungCheckpointScanDelaysOnlyTheLaunchesWaitingForIt) {
   c.io.run_ready();
 
   std::optional<JobId> second;
-  c.jobs.submit(command_spec(1), "bob", [&second](const Job* job, std::string, std::string error) {
-    ASSERT_TRUE(job) << error;
-    second = job->id;
+  c.jobs.submit(command_spec(1), "bob", [&second](Result<JobManager::Submitted> accepted) {
+    ASSERT_TRUE(accepted) << accepted.error().message;
+    second = accepted->job.id;
   });
   c.io.run_until([&] { return second.has_value(); });
   EXPECT_TRUE(c.store.committed_job(*second)) << "acknowledged, yet not committed";

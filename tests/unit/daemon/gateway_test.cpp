@@ -140,7 +140,8 @@ TEST_F(GatewayTest, AForgottenCredentialLetsTheJoinTokenRegisterTheNameAgain) {
   const std::string old_secret = welcome_of(*join("n1"))->node_credential;
   sessions.back()->on_closed("machine reinstalled");
   bool forgotten = false;
-  forget_node_credential(tokens, cluster.worker, "n1", "test", [&](bool ok, const std::string&) { forgotten = ok; });
+  forget_node_credential(tokens, cluster.worker, "n1", "test",
+                         [&](const Result<void>& done) { forgotten = done.ok(); });
   cluster.settle();
   ASSERT_TRUE(forgotten);
   EXPECT_FALSE(tokens.authenticate(old_secret, cluster.clock.system_now())) << "the old credential opens nothing";

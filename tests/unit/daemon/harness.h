@@ -204,9 +204,9 @@ struct Cluster {
     for (;;) {
       int barriers = 0;
       worker.read([&barriers](Store&) { return StoreWorker::Continuation([&barriers] { ++barriers; }); },
-                  [](const std::string& error) { ADD_FAILURE() << "barrier read failed: " << error; });
+                  [](const Error& error) { ADD_FAILURE() << "barrier read failed: " << error.message; });
       files.run([&barriers] { return FileWorker::Continuation([&barriers] { ++barriers; }); },
-                [](const std::string& error) { ADD_FAILURE() << "barrier file task failed: " << error; });
+                [](const Error& error) { ADD_FAILURE() << "barrier file task failed: " << error.message; });
       const int ran = io.run_until([&barriers] { return barriers == 2; }) - 2;
       const int fired = timers.fire_due();
       if (ran == 0 && fired == 0) return;
@@ -254,10 +254,11 @@ struct Cluster {
 
   Job submit(JobSpec spec, const std::string& user = "alice") {
     std::optional<Job> accepted;
-    jobs.submit(std::move(spec), user, [&accepted](const Job* job, std::string record, std::string error) {
-      ASSERT_TRUE(job) << error;
-      EXPECT_EQ(record, job_record(*job)) << "the answer must carry the accepted job's stored record";
-      accepted = *job;
+    jobs.submit(std::move(spec), user, [&accepted](Result<JobManager::Submitted> submitted) {
+      ASSERT_TRUE(submitted) << submitted.error().message;
+      EXPECT_EQ(submitted->record, job_record(submitted->job))
+          << "the answer must carry the accepted job's stored record";
+      accepted = submitted->job;
     });
     settle();
     EXPECT_TRUE(accepted);
@@ -268,17 +269,28 @@ struct Cluster {
   std::optional<Job> stored_job(JobId id) {
     std::optional<Job> out;
     bool done = false;
-    worker.read([&, id](Store& s) { return StoreWorker::Continuation([&, job = s.job(id)] { out = job; done = true; }); },
-                [](const std::string& error) { ADD_FAILURE() << error; });
+    worker.read(
+        [&, id](Store& s) {
+          return StoreWorker::Continuation([&, job = s.job(id)] {
+            out = job;
+            done = true;
+          });
+        },
+        [](const Error& error) { ADD_FAILURE() << error.message; });
     io.run_until([&done] { return done; });
     return out;
   }
   std::vector<Attempt> stored_attempts(JobId id) {
     std::vector<Attempt> out;
     bool done = false;
-    worker.read([&, id](Store& s) {
-      return StoreWorker::Continuation([&, list = s.attempts_of(id)] { out = list; done = true; });
-    }, [](const std::string& error) { ADD_FAILURE() << error; });
+    worker.read(
+        [&, id](Store& s) {
+          return StoreWorker::Continuation([&, list = s.attempts_of(id)] {
+            out = list;
+            done = true;
+          });
+        },
+        [](const Error& error) { ADD_FAILURE() << error.message; });
     io.run_until([&done] { return done; });
     return out;
   }

@@ -27,7 +27,7 @@ void run_to_exit(Cluster& c, const LaunchMsg& launch, int code) {
 
 std::string refused_field(Cluster& c, JobSpec spec) {
   try {
-    c.jobs.submit(std::move(spec), "alice", [](const Job*, std::string, std::string) {});
+    c.jobs.submit(std::move(spec), "alice", [](Result<JobManager::Submitted>) {});
   } catch (const InvalidInput& e) {
     return e.field();
   }

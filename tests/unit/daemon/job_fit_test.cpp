@@ -80,11 +80,11 @@ TEST(JobFitSubmit, EveryRegisteredNodeCountsWhateverItsStateAndARefusedJobIsNotS
   EXPECT_EQ(waiting.state, JobState::pending);
 
   bool answered = false;
-  EXPECT_THROW(c.jobs.submit(command_spec(3), "alice", [&](const Job*, std::string, std::string) { answered = true; }),
+  EXPECT_THROW(c.jobs.submit(command_spec(3), "alice", [&](Result<JobManager::Submitted>) { answered = true; }),
                InvalidInput);
   JobSpec wide = command_spec(1);
   wide.cores_per_node = 16;
-  EXPECT_THROW(c.jobs.submit(wide, "alice", [&](const Job*, std::string, std::string) { answered = true; }), InvalidInput);
+  EXPECT_THROW(c.jobs.submit(wide, "alice", [&](Result<JobManager::Submitted>) { answered = true; }), InvalidInput);
   c.settle();
   EXPECT_FALSE(answered);
   EXPECT_FALSE(c.stored_job(waiting.id + 1)) << "a refused job was stored";

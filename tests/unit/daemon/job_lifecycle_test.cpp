@@ -16,10 +16,10 @@ using ::testing::HasSubstr;
 TEST(JobManagerSubmit, AcknowledgesOnlyAfterTheCommit) {
   Cluster c;
   bool called = false;
-  c.jobs.submit(waiting_spec(1), "alice", [&](const Job* job, std::string, std::string) {
+  c.jobs.submit(waiting_spec(1), "alice", [&](Result<JobManager::Submitted> accepted) {
     called = true;
-    ASSERT_TRUE(job);
-    EXPECT_TRUE(c.store.committed_job(job->id)) << "acknowledged before its commit";
+    ASSERT_TRUE(accepted);
+    EXPECT_TRUE(c.store.committed_job(accepted->job.id)) << "acknowledged before its commit";
   });
   EXPECT_FALSE(called) << "acknowledged before the store worker ran";
   c.settle();
@@ -32,18 +32,17 @@ TEST(JobManagerSubmit, FailedCommitIsRefusedAndNeverScheduled) {
   Cluster c;
   connect_nodes(c, 1);
   c.store.fail_commits(true);
-  bool accepted = false;
-  std::string error;
+  std::optional<Error> refused;
   bool called = false;
-  c.jobs.submit(command_spec(1), "alice", [&](const Job* job, std::string, std::string e) {
+  c.jobs.submit(command_spec(1), "alice", [&](Result<JobManager::Submitted> submitted) {
     called = true;
-    accepted = job != nullptr;
-    error = e;
+    if (!submitted) refused = submitted.error();
   });
   c.settle();
   ASSERT_TRUE(called);
-  EXPECT_FALSE(accepted);
-  EXPECT_THAT(error, HasSubstr("not accepted"));
+  ASSERT_TRUE(refused) << "accepted although the commit failed";
+  EXPECT_EQ(refused->code, ErrorCode::unavailable) << "the API answers it with 503";
+  EXPECT_THAT(refused->message, HasSubstr("not accepted"));
   EXPECT_EQ(c.jobs.active_job(1), nullptr);
   EXPECT_EQ(c.jobs.pending_count(), 0u);
   c.store.fail_commits(false);
@@ -305,7 +304,7 @@ TEST(JobManagerCancel, RunningJobIsKilledThenCancelled) {
 // so the launch) still queued on the store worker.
 void place_without_committing(Cluster& c, JobSpec spec) {
   bool accepted = false;
-  c.jobs.submit(std::move(spec), "alice", [&](const Job* job, std::string, std::string) { accepted = job != nullptr; });
+  c.jobs.submit(std::move(spec), "alice", [&](Result<JobManager::Submitted> submitted) { accepted = submitted.ok(); });
   c.io.run_until([&] { return accepted; });
   c.timers.fire_due();
 }

@@ -55,11 +55,12 @@ TEST(RateLimiterTest, ZeroPerSecondMeansNoLimit) {
 }
 
 TEST(PendingCapTest, RefusesAtTheCapNamingIt) {
-  EXPECT_FALSE(pending_cap_refusal(kAlice, 3, [] { return std::size_t{2}; }));
-  const auto refusal = pending_cap_refusal(kAlice, 3, [] { return std::size_t{3}; });
-  ASSERT_TRUE(refusal);
-  EXPECT_THAT(*refusal, HasSubstr("--max-pending-per-user 3"));
-  EXPECT_THAT(*refusal, HasSubstr("alice already has 3 pending jobs"));
+  EXPECT_TRUE(check_pending_cap(kAlice, 3, [] { return std::size_t{2}; }).ok());
+  const auto refusal = check_pending_cap(kAlice, 3, [] { return std::size_t{3}; });
+  ASSERT_FALSE(refusal.ok());
+  EXPECT_EQ(refusal.error().code, ErrorCode::too_many_pending);
+  EXPECT_THAT(refusal.error().message, HasSubstr("--max-pending-per-user 3"));
+  EXPECT_THAT(refusal.error().message, HasSubstr("alice already has 3 pending jobs"));
 }
 
 TEST(PendingCapTest, AdminsAndAZeroCapAreNotCountedAtAll) {
@@ -68,8 +69,8 @@ TEST(PendingCapTest, AdminsAndAZeroCapAreNotCountedAtAll) {
     counted = true;
     return std::size_t{1'000'000};
   };
-  EXPECT_FALSE(pending_cap_refusal(kRoot, 3, count));
-  EXPECT_FALSE(pending_cap_refusal(kAlice, 0, count));
+  EXPECT_TRUE(check_pending_cap(kRoot, 3, count).ok());
+  EXPECT_TRUE(check_pending_cap(kAlice, 0, count).ok());
   EXPECT_FALSE(counted) << "counting walks every active job; it must not run when the cap does not apply";
 }
 

@@ -67,16 +67,8 @@ Change job_change(JobId id) {
 // Outcome of each write, by job id: "ok" or the error.
 struct Outcomes {
   StoreWorker::WriteDone recorder(JobId id) {
-    return [this, id](std::exception_ptr error, Change&) {
-      if (!error) {
-        by_job[id] = "ok";
-        return;
-      }
-      try {
-        std::rethrow_exception(error);
-      } catch (const std::exception& e) {
-        by_job[id] = e.what();
-      }
+    return [this, id](const Result<void>& written, Change&) {
+      by_job[id] = written ? "ok" : written.error().message;
     };
   }
   std::map<JobId, std::string> by_job;
@@ -107,7 +99,7 @@ TEST(StoreWorker, ReadSeesEveryWriteQueuedBeforeItAndNoneAfter) {
   StoreWorker worker(store, io.poster());
   worker.write(job_change(1), outcomes.recorder(1));
   store.wait_until_blocked();
-  worker.write(job_change(2), [&](std::exception_ptr, Change&) { order.push_back("write 2"); });
+  worker.write(job_change(2), [&](const Result<void>&, Change&) { order.push_back("write 2"); });
   std::optional<bool> saw2, saw3;
   worker.read(
       [&](Store& s) {
@@ -119,8 +111,8 @@ TEST(StoreWorker, ReadSeesEveryWriteQueuedBeforeItAndNoneAfter) {
           order.push_back("read");
         });
       },
-      [](const std::string& error) { ADD_FAILURE() << error; });
-  worker.write(job_change(3), [&](std::exception_ptr, Change&) { order.push_back("write 3"); });
+      [](const Error& error) { ADD_FAILURE() << error.message; });
+  worker.write(job_change(3), [&](const Result<void>&, Change&) { order.push_back("write 3"); });
   store.open();
   io.run_until([&] { return order.size() == 3; });
   EXPECT_EQ(saw2, true);
@@ -158,7 +150,7 @@ TEST(StoreWorker, FailedBatchFailsEveryWriteInItAndOnlyThose) {
           done = true;
         });
       },
-      [](const std::string& error) { ADD_FAILURE() << error; });
+      [](const Error& error) { ADD_FAILURE() << error.message; });
   io.run_until([&] { return done; });
   EXPECT_EQ(stored, (std::vector<JobId>{1, 7})) << "nothing of the failed batch is stored";
 }
@@ -168,8 +160,8 @@ TEST(StoreWorker, ACompletionGetsItsCommittedChangeWithTheJobRecordsRendered) {
   IoQueue io;
   StoreWorker worker(store, io.poster());
   std::optional<Change> committed;
-  worker.write(job_change(4), [&](std::exception_ptr error, Change& change) {
-    EXPECT_FALSE(error);
+  worker.write(job_change(4), [&](const Result<void>& written, Change& change) {
+    EXPECT_TRUE(written.ok());
     committed = std::move(change);
   });
   io.run_until([&] { return committed.has_value(); });
@@ -182,11 +174,12 @@ TEST(StoreWorker, ReadThatThrowsReportsTheError) {
   InMemoryStore store;
   IoQueue io;
   StoreWorker worker(store, io.poster());
-  std::string error;
+  std::optional<Error> error;
   worker.read([](Store&) -> StoreWorker::Continuation { throw StoreError("cannot read"); },
-              [&](const std::string& e) { error = e; });
-  io.run_until([&] { return !error.empty(); });
-  EXPECT_EQ(error, "cannot read");
+              [&](const Error& e) { error = e; });
+  io.run_until([&] { return error.has_value(); });
+  EXPECT_EQ(error->code, ErrorCode::internal);
+  EXPECT_EQ(error->message, "cannot read");
 }
 
 TEST(StoreWorker, DestructorFinishesQueuedWrites) {
@@ -195,7 +188,8 @@ TEST(StoreWorker, DestructorFinishesQueuedWrites) {
   int completed = 0;
   {
     StoreWorker worker(store, io.poster());
-    for (JobId id = 1; id <= 50; ++id) worker.write(job_change(id), [&](std::exception_ptr e, Change&) { completed += !e; });
+    for (JobId id = 1; id <= 50; ++id)
+      worker.write(job_change(id), [&](const Result<void>& written, Change&) { completed += written.ok(); });
   }
   io.run_ready();
   EXPECT_EQ(completed, 50);

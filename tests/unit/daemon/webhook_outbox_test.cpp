@@ -42,7 +42,7 @@ class OutboxTest : public ::testing::Test {
   WebhookRecord add_webhook(std::string url, std::vector<std::string> events = {"job.*"}) {
     WebhookRecord w{registry->next_id(), "root", cluster.clock.system_now(), std::move(url), std::move(events), "json",
                     Json::object(), "whsec_test", 0, false};
-    cluster.worker.write(Change{.webhooks = {w}}, [](std::exception_ptr, Change&) {});
+    cluster.worker.write(Change{.webhooks = {w}}, [](const Result<void>&, Change&) {});
     cluster.settle();
     registry->add(w);
     cluster.settle();
@@ -59,7 +59,7 @@ class OutboxTest : public ::testing::Test {
       e.message = "job " + std::to_string(i + 1) + " failed";
       change.events.push_back(e);
     }
-    cluster.worker.write(std::move(change), [](std::exception_ptr, Change&) {});
+    cluster.worker.write(std::move(change), [](const Result<void>&, Change&) {});
     cluster.advance(options.poll_interval);
   }
 
@@ -133,7 +133,7 @@ TEST_F(OutboxTest, RetriesTheSameEventIdHonoursRetryAfterThenDeadLetters) {
   WebhookDelivery again = first;
   again.state = DeliveryState::retrying;
   again.attempts = 0;
-  cluster.worker.write(Change{.webhook_deliveries = {again}}, [](std::exception_ptr, Change&) {});
+  cluster.worker.write(Change{.webhook_deliveries = {again}}, [](const Result<void>&, Change&) {});
   cluster.settle();
   registry->retry_requested(w.id);
   cluster.settle();

@@ -226,7 +226,7 @@ TEST(Trainer, KeepsOnlyTheLastCheckpointsWhileTraining) {
   ASSERT_EQ(listed.size(), 3u);
   EXPECT_EQ(listed[0].step, 30);
   EXPECT_EQ(listed[2].step, 40);
-  const auto state = load_checkpoint(listed[2].path).state;
+  const auto state = load_checkpoint(listed[2].path);
   ASSERT_TRUE(state);
   EXPECT_EQ(state->data_position, 40u * 32u);
   EXPECT_EQ(state->world_size, 2);
@@ -239,7 +239,7 @@ TEST(Trainer, NonFiniteLossEndsTheRunAsNanLoss) {
   w.steps = 10;
   train(w, 1, {dir.path(), {}, {}});
   // A checkpoint whose weights hold an infinity (checksummed as such, so it loads).
-  TrainingState poisoned = *load_checkpoint(dir.path() / "step-0000000010").state;
+  TrainingState poisoned = load_checkpoint(dir.path() / "step-0000000010").value();
   poisoned.params[3] = std::numeric_limits<float>::infinity();
   poisoned.step = 5;
   const fs::path bad = write_checkpoint(dir.path() / "poisoned", poisoned);
