@@ -1,7 +1,9 @@
 #include "tests/support/postgres_server.h"
 
+#include <fcntl.h>
 #include <pwd.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -33,6 +35,27 @@ std::string tail_of(const fs::path& file) {
 
 constexpr const char* kSuperuser = "trainyard";
 
+// initdb takes seconds, and ctest runs every test case in a process of its own: the first server on
+// a machine makes a cluster to copy (kept for the next runs, one per account; a new name whenever the
+// initdb options change), and every server starts on a copy of it.
+fs::path template_dir() {
+  return fs::temp_directory_path() / ("trainyard-pg-template-v1-uid" + std::to_string(geteuid()));
+}
+
+// An exclusive lock on a file while it lives: processes making the template take turns.
+class FileLock {
+ public:
+  explicit FileLock(const fs::path& file) : fd_(open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)) {
+    if (fd_ < 0 || flock(fd_, LOCK_EX) != 0) throw std::system_error(errno, std::generic_category(), "lock " + file.string());
+  }
+  ~FileLock() { close(fd_); }
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  int fd_;
+};
+
 }  // namespace
 
 std::optional<std::string> PostgresServer::unavailable() {
@@ -51,17 +74,33 @@ PostgresServer::PostgresServer(Options options) {
   std::string pattern = (fs::temp_directory_path() / "trainyard-pg-XXXXXX").string();
   if (!mkdtemp(pattern.data())) throw std::system_error(errno, std::generic_category(), "mkdtemp " + pattern);
   dir_ = pattern;
-  if (geteuid() == 0) {
-    owner_ = "postgres";
-    const passwd* account = getpwnam("postgres");
-    if (chown(dir_.c_str(), account->pw_uid, account->pw_gid) != 0) {
-      throw std::system_error(errno, std::generic_category(), "chown " + dir_.string());
+  try {
+    start(options);
+  } catch (...) {
+    std::error_code ignored;
+    fs::remove_all(dir_, ignored);
+    throw;
+  }
+}
+
+void PostgresServer::start(Options options) {
+  if (geteuid() == 0) owner_ = "postgres";
+  give_to_owner(dir_);
+  const fs::path data = dir_ / "data";
+  const fs::path cluster_template = template_dir();
+  {
+    FileLock lock(cluster_template.string() + ".lock");
+    if (!fs::exists(cluster_template / "ready")) {
+      fs::remove_all(cluster_template);
+      fs::create_directory(cluster_template);
+      give_to_owner(cluster_template);
+      run_as_owner((bin_dir() / "initdb").string() + " -D " + (cluster_template / "data").string() + " -U " + kSuperuser +
+                   " -A trust -E UTF8 --locale=C --no-sync --no-instructions > " + (dir_ / "initdb.log").string() +
+                   " 2>&1");
+      std::ofstream(cluster_template / "ready") << "initdb done\n";
     }
   }
-  const fs::path data = dir_ / "data";
-  run_as_owner((bin_dir() / "initdb").string() + " -D " + data.string() + " -U " + kSuperuser +
-               " -A trust -E UTF8 --locale=C --no-sync --no-instructions > " + (dir_ / "initdb.log").string() +
-               " 2>&1");
+  run_as_owner("cp -a " + (cluster_template / "data").string() + " " + data.string());
   std::string server_options = "-k " + dir_.string() + " -c listen_addresses=";
   if (!options.durable) server_options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off";
   run_as_owner((bin_dir() / "pg_ctl").string() + " -D " + data.string() + " -l " + (dir_ / "server.log").string() +
@@ -77,6 +116,14 @@ PostgresServer::~PostgresServer() {
   }
   std::error_code ignored;
   fs::remove_all(dir_, ignored);
+}
+
+void PostgresServer::give_to_owner(const std::filesystem::path& dir) const {
+  if (!owner_) return;
+  const passwd* account = getpwnam(owner_->c_str());
+  if (!account || chown(dir.c_str(), account->pw_uid, account->pw_gid) != 0) {
+    throw std::system_error(errno, std::generic_category(), "chown " + dir.string() + " to " + *owner_);
+  }
 }
 
 void PostgresServer::run_as_owner(const std::string& command) const {

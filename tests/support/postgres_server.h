@@ -1,7 +1,8 @@
 #pragma once
 // A throwaway PostgreSQL server for tests and benchmarks: initdb + pg_ctl (Debian's `postgresql`
 // package) on a fresh temporary directory, listening only on a Unix socket inside it (no TCP port),
-// stopped and deleted with this object. initdb refuses to run as root, so as root the server runs
+// stopped and deleted with this object. (initdb's output is kept as a template beside it, copied by
+// the next servers: see template_dir() in the .cpp.) initdb refuses to run as root, so as root the server runs
 // as the `postgres` account the package creates, and its directory is that account's.
 #include <filesystem>
 #include <memory>
@@ -36,6 +37,8 @@ class PostgresServer {
   std::string url() const;
 
  private:
+  void start(Options options);
+  void give_to_owner(const std::filesystem::path& dir) const;
   void run_as_owner(const std::string& command) const;
 
   std::filesystem::path dir_;
