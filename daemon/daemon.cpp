@@ -426,7 +426,6 @@ int run_daemon(const DaemonOptions& o) {
   SystemTimeSource clock;
   const std::unique_ptr<Store> opened_store = open_store(store_url);
   Store& store = *opened_store;
-  spdlog::info("event=store_opened store={}", printable(store_url));
   TokenRegistry tokens;
   const bool fresh_store = store.tokens().empty();
   ensure_bootstrap_token(store, tokens, data_dir / "admin.token", "admin", Role::admin, clock.system_now(), fresh_store);

@@ -350,7 +350,13 @@ void PostgresStore::send(pg::Connection::Pipeline& pipeline, const Change& chang
 
 pg::Result PostgresStore::read(const char* statement, const Params& params) {
   db_.reconnect_if_broken();
-  return db_.run(statement, params);
+  try {
+    return db_.run(statement, params);
+  } catch (const StoreError&) {
+    // A read is safe to repeat: once, when it was the connection that failed.
+    if (!db_.reconnect_if_broken()) throw;
+    return db_.run(statement, params);
+  }
 }
 
 LoadedState PostgresStore::load() {

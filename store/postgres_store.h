@@ -12,8 +12,9 @@
 // on the standby too).
 //
 // Threading: one thread at a time (store/store.h), one connection. When the connection breaks
-// (server restart, failover of the database), the call that finds it broken reconnects and
-// prepares its statements again; a commit whose outcome is unknown throws, as any failed commit.
+// (server restart, failover of the database), the store connects again and prepares its
+// statements again: a read that found it broken is repeated once; a commit that found it broken
+// throws, as any failed commit (its outcome is unknown), and the next one runs on the new connection.
 #include <memory>
 #include <string>
 
@@ -58,7 +59,7 @@ class PostgresStore final : public Store {
 
  private:
   void send(pg::Connection::Pipeline& pipeline, const Change& change);
-  // Runs a prepared read, reconnecting first when the connection broke.
+  // Runs a prepared read, on a new connection when the old one broke.
   pg::Result read(const char* statement, const pg::Params& params = {});
 
   pg::Connection db_;

@@ -1,7 +1,5 @@
 #include "store/store_url.h"
 
-#include <regex>
-
 #include "proto/errors.h"
 #include "store/postgres.h"
 #include "store/postgres_store.h"
@@ -33,14 +31,6 @@ StoreUrl parse_store_url(std::string_view url, const std::string& field) {
     return StoreUrl{StoreUrl::Kind::postgresql, uri};
   }
   throw InvalidInput(field, "must start with sqlite:// or postgresql://");
-}
-
-std::string printable(const StoreUrl& url) {
-  if (url.kind == StoreUrl::Kind::sqlite) return std::string(kSqlite) + url.target;
-  // postgresql://user:secret@host/... and ?password=secret
-  static const std::regex userinfo_password(R"(^([a-z]+://[^:/@?]*):[^@/?]*@)");
-  static const std::regex password_param(R"(([?&]password=)[^&]*)");
-  return std::regex_replace(std::regex_replace(url.target, userinfo_password, "$1:***@"), password_param, "$1***");
 }
 
 std::unique_ptr<Store> open_store(const StoreUrl& url) {

@@ -19,8 +19,6 @@ struct StoreUrl {
 // Throws InvalidInput naming `field` when `url` names no store this build has, or libpq cannot
 // parse it; nothing is connected to.
 StoreUrl parse_store_url(std::string_view url, const std::string& field = "--store");
-// The URL without its password, for logs.
-std::string printable(const StoreUrl& url);
 std::unique_ptr<Store> open_store(const StoreUrl& url);
 
 }  // namespace trainyard
