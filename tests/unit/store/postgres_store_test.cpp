@@ -6,6 +6,7 @@
 
 #include "proto/errors.h"
 #include "store/postgres.h"
+#include "store/postgres_schema.h"
 #include "store/postgres_store.h"
 #include "store/schema.h"
 #include "store/store_url.h"
@@ -111,6 +112,67 @@ TEST_F(PostgresStoreServer, AStoreWhoseConnectionWasCutConnectsAgain) {
   EXPECT_THROW(commit(store, Change{.jobs = {minimal_job(2)}}), StoreError);  // its outcome is unknown
   commit(store, Change{.jobs = {minimal_job(3)}});
   EXPECT_TRUE(store.job(3));
+}
+
+TEST(PostgresSchemaHistory, HasSqlitesStepsUnderTheSameNumbers) {
+  const auto steps = postgres_schema_migrations();
+  ASSERT_EQ(steps.size(), schema_migrations().size());
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    EXPECT_EQ(steps[i].version, static_cast<int>(i) + 1);
+    EXPECT_EQ(steps[i].name, schema_migrations()[i].name);
+  }
+}
+
+// The steps that change rows already stored, on rows from before them.
+class PostgresSchemaMigration : public PostgresStoreServer {
+ protected:
+  void SetUp() override {
+    PostgresStoreServer::SetUp();
+    if (!IsSkipped()) db = std::make_unique<pg::Connection>(url);
+  }
+  std::string text(const std::string& sql) { return db->query(sql).text(0, 0); }
+
+  std::unique_ptr<pg::Connection> db;
+};
+
+TEST_F(PostgresSchemaMigration, AnEmptySchemaIsAtVersionZeroAndStepsApplyOnce) {
+  EXPECT_EQ(recorded_schema_version(*db), 0);
+  EXPECT_EQ(migrate(*db, postgres_schema_migrations().first(3)), 3);
+  EXPECT_EQ(migrate(*db, postgres_schema_migrations()), latest_schema_version());
+  EXPECT_EQ(migrate(*db, postgres_schema_migrations()), latest_schema_version());
+  EXPECT_EQ(text("SELECT COUNT(*) FROM schema_version"), std::to_string(latest_schema_version()));
+}
+
+TEST_F(PostgresSchemaMigration, SharesFromBeforeAdminsCreatedThemAreCreatedOnlyWhereAnAdminShapedThem) {
+  migrate(*db, postgres_schema_migrations().first(3));
+  db->exec("INSERT INTO shares (name, weight, max_running_cores, usage_core_s, usage_at_ms) VALUES"
+           " ('weighted', 2.0, NULL, 0, 0), ('capped', 1.0, 8, 0, 0), ('invented', 1.0, NULL, 5, 0),"
+           " ('system', 3.0, NULL, 0, 0)");
+  migrate(*db, postgres_schema_migrations());
+  EXPECT_EQ(text("SELECT string_agg(name || ':' || created || ':' || COALESCE(members, 'all'), ',' ORDER BY name)"
+                 " FROM shares"),
+            "capped:1:all,invented:0:all,system:0:all,weighted:1:all");
+}
+
+TEST_F(PostgresSchemaMigration, TokensFromBeforeLifecycleGetDistinctIdsAndNoExpiry) {
+  migrate(*db, postgres_schema_migrations().first(5));
+  db->exec("INSERT INTO tokens (hash, \"user\", role, created_at_ms) VALUES ('h1', 'admin', 'admin', 1),"
+           " ('h2', 'alice', 'user', 2)");
+  migrate(*db, postgres_schema_migrations());
+  EXPECT_EQ(text("SELECT COUNT(DISTINCT id) FROM tokens WHERE id LIKE 'tok_%' AND expires_at_ms IS NULL"), "2");
+  db->exec("INSERT INTO tokens (hash, id, \"user\", role, created_at_ms) VALUES ('h3', 'tok_x', 'olga', 'operator', 3)");
+  EXPECT_EQ(text("SELECT role FROM tokens WHERE hash = 'h3'"), "operator");
+}
+
+TEST_F(PostgresSchemaMigration, AttemptsFromBeforeTheEndColumnTakeTheirEndFromTheRecord) {
+  migrate(*db, postgres_schema_migrations().first(8));
+  db->exec("INSERT INTO jobs (id, \"user\", share, state, priority, submitted_at_ms, record)"
+           " VALUES (1, 'u', 's', 'FAILED', 0, 0, '{}')");
+  db->exec("INSERT INTO attempts (id, job_id, number, state, record) VALUES"
+           " (1, 1, 1, 'FAILED', '{\"ended_at\": \"2026-11-22T13:49:51.123Z\"}'), (2, 1, 2, 'RUNNING', '{}')");
+  migrate(*db, postgres_schema_migrations());
+  EXPECT_EQ(text("SELECT string_agg(id || ':' || COALESCE(ended_at_ms::text, 'null'), ',' ORDER BY id) FROM attempts"),
+            "1:" + std::to_string(to_unix_ms(*parse_time("2026-11-22T13:49:51.123Z"))) + ",2:null");
 }
 
 }  // namespace
