@@ -51,7 +51,11 @@ TEST(Requeue, HeldReleasedAndRequeuedJobResumesFromTheCheckpointItWroteWhenAsked
   const auto requeued = cluster.api("POST", job_path(id) + "/requeue");
   ASSERT_EQ(requeued.status, 200) << requeued.body.dump();
 
-  ASSERT_TRUE(eventually([&] { return attempts_of(cluster, id).size() == 2; }, 20s)) << attempts_of(cluster, id).dump();
+  // The resume point is chosen while the new attempt is STARTING; read it once that is over.
+  ASSERT_TRUE(eventually([&] {
+    const Json a = attempts_of(cluster, id);
+    return a.size() == 2 && a[1]["state"] != "STARTING";
+  }, 20s)) << attempts_of(cluster, id).dump();
   const Json attempts = attempts_of(cluster, id);
   EXPECT_EQ(attempts[0]["state"], "REQUEUED") << attempts.dump();
   EXPECT_EQ(attempts[0]["failure_class"], "");
