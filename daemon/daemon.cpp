@@ -21,7 +21,7 @@
 #include "net/http_server.h"
 #include "net/tls.h"
 #include "proto/flag_parser.h"
-#include "store/sqlite_store.h"
+#include "store/store_url.h"
 
 namespace trainyard {
 namespace {
@@ -286,6 +286,8 @@ bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
                    "TRAINYARD_DAEMON_");
   flags.add_string("listen", "HOST:PORT to serve the API and agent gateway on; port 0 picks a free port", &o.listen);
   flags.add_string("data-dir", "directory for the database, tokens and daemon.addr", &o.data_dir, true);
+  flags.add_string("store", "where jobs and everything else are stored: sqlite://PATH (default: "
+                   "sqlite://DATA_DIR/trainyard.db) or postgresql://USER@HOST/DB?...", &o.store);
   flags.add_string("tls-cert", "PEM certificate chain: serve the API and the agent gateway over TLS (HTTPS, wss); "
                    "reloaded with the key on SIGHUP", &o.tls_cert);
   flags.add_string("tls-key", "PEM private key of --tls-cert (without a passphrase)", &o.tls_key);
@@ -393,6 +395,7 @@ bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
   if (!o.failure_rules_file.empty()) load_failure_rules(o.failure_rules_file);  // fail at start, naming the field
   if (!o.dashboard_dir.empty()) require_dashboard_dir(o.dashboard_dir);  // fail at start, naming the field
   if (!o.public_url.empty()) parse_webhook_url(o.public_url, "--public-url");
+  if (!o.store.empty()) parse_store_url(o.store);  // fail at start, naming the field
   return true;
 }
 
@@ -411,13 +414,18 @@ int run_daemon(const DaemonOptions& o) {
   const auto traversable = fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec;
   make_private(data_dir, o.checkpoint_root.empty() ? traversable : fs::perms::owner_all);
   make_private(checkpoint_root, traversable);
-  for (const char* file : {"trainyard.db", "trainyard.db-wal", "trainyard.db-shm"}) {
-    make_private(data_dir / file, fs::perms::owner_read | fs::perms::owner_write);
+  const StoreUrl store_url =
+      o.store.empty() ? StoreUrl{StoreUrl::Kind::sqlite, (data_dir / "trainyard.db").string()} : parse_store_url(o.store);
+  if (store_url.kind == StoreUrl::Kind::sqlite) {
+    for (const char* suffix : {"", "-wal", "-shm"}) {
+      make_private(store_url.target + suffix, fs::perms::owner_read | fs::perms::owner_write);
+    }
   }
 
   asio::io_context io(1);
   SystemTimeSource clock;
-  SqliteStore store(data_dir / "trainyard.db");
+  const std::unique_ptr<Store> opened_store = open_store(store_url);
+  Store& store = *opened_store;
   TokenRegistry tokens;
   const bool fresh_store = store.tokens().empty();
   ensure_bootstrap_token(store, tokens, data_dir / "admin.token", "admin", Role::admin, clock.system_now(), fresh_store);

@@ -15,6 +15,7 @@ struct DaemonOptions {
   std::string agent_client_ca;  // agents must present a certificate from this CA naming their node
   bool insecure_http = false;   // plain HTTP on a non-loopback address, knowingly
   std::string data_dir;
+  std::string store;            // sqlite://PATH or postgresql://...; default: sqlite://DATA_DIR/trainyard.db
   std::string checkpoint_root;  // default: DATA_DIR/checkpoints
   std::int64_t heartbeat_interval_ms = 5000;
   std::int64_t node_timeout_ms = 30000;

@@ -10,6 +10,28 @@
 #include "daemon/job_manager.h"
 
 namespace trainyard {
+namespace {
+
+// How far down the queue to look past the system share's jobs (canaries: one or two at a time).
+constexpr std::size_t kQueueHeadLooked = 8;
+
+// The job preemption would make room for: the first in the scheduler's queue order after the pass
+// (so the most under-served share's first job), system share aside, if it waits for free cores.
+// Not the pass's reservation: a pass on a full cluster stops before it looks at any job (nothing
+// pending fits anywhere) and reserves nothing, and it reserves only where running work has a known
+// end; the queue order is there either way.
+const Job* job_to_make_room_for(const scheduler::Scheduler& scheduler, const JobManager& jobs) {
+  for (JobId id : scheduler.queue_page(0, kQueueHeadLooked)) {
+    const Job* job = jobs.active_job(id);
+    if (!job || job->spec.share == scheduler.config().system_share) continue;
+    const auto why = scheduler.why_pending(id);
+    const bool waits_for_cores = why && why->code == scheduler::ReasonCode::resources;
+    return job->state == JobState::pending && waits_for_cores ? job : nullptr;
+  }
+  return nullptr;
+}
+
+}  // namespace
 
 std::vector<scheduler::PreemptionCandidate> JobManager::preemption_candidates() const {
   std::vector<scheduler::PreemptionCandidate> candidates;
@@ -31,9 +53,10 @@ std::vector<scheduler::PreemptionCandidate> JobManager::preemption_candidates() 
   return candidates;
 }
 
-void JobManager::consider_preemption(const scheduler::PassResult& pass) {
-  if (!config_.preemption.enabled || !pass.reservation || !preempting_.empty()) return;
-  const Job* waiting = active_job(pass.reservation->job);
+// The pass itself is not needed: see job_to_make_room_for.
+void JobManager::consider_preemption(const scheduler::PassResult& /*pass*/) {
+  if (!config_.preemption.enabled || !preempting_.empty()) return;
+  const Job* waiting = job_to_make_room_for(scheduler_, *this);
   if (!waiting) return;
   const TimePoint now = clock_.system_now();
   const auto standings = scheduler::share_standings(scheduler_.shares(now));

@@ -2,7 +2,8 @@
 # Installs what Trainyard needs to build and test, from Debian 12's packages, if it is missing.
 set -euo pipefail
 packages=(build-essential cmake ninja-build ccache pkg-config libboost1.81-dev nlohmann-json3-dev libspdlog-dev
-          libsqlite3-dev libssl-dev openssl libgtest-dev libgmock-dev curl python3 clang libclang-rt-14-dev
+          libsqlite3-dev libpq-dev libssl-dev openssl libgtest-dev libgmock-dev curl python3 clang libclang-rt-14-dev
+          postgresql   # initdb and pg_ctl: the store tests and benchmarks start a throwaway server
           prometheus   # promtool: checks the /metrics scrape, the alert rules and the Grafana board's queries
           chromium)    # the dashboard's browser tests (Playwright drives Debian's chromium)
 missing=()

@@ -5,9 +5,9 @@
 //   ended  - a pass right after one running job ends (incremental: the scheduler is not rebuilt),
 // keeping 100,000 jobs pending throughout. With --arrays (issue 17), a fifth of the jobs are tasks
 // of 100-task arrays limited to 5 running (%5), and a tenth depend on an earlier job (afterok),
-// held until it ends, then queued again as the daemon does. With --preempt, every pass whose top
-// job is blocked also runs the preemption decision (scheduler/preemption.h) over the running work,
-// as the daemon does, and its time is part of the pass (the plan is counted, not acted on).
+// held until it ends, then queued again as the daemon does. With --preempt, every pass whose first
+// queued job waits for free cores also runs the preemption decision (scheduler/preemption.h) over
+// the running work, as the daemon does, and its time is part of the pass (counted, not acted on).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -168,10 +168,15 @@ int main(int argc, char** argv) {
   std::unordered_map<JobId, std::vector<NodeCores>> placed;
   std::unordered_map<std::string, int> used;  // cores per node
   int plans = 0;
-  // What the daemon does after a pass whose top job is blocked (daemon/job_manager_preemption.cpp).
-  const auto decide_preemption = [&](const PassResult& result) {
-    if (!preempt || !result.reservation) return;
-    const PendingJob& top = pending.at(result.reservation->job);
+  // What the daemon does after every pass (daemon/job_manager_preemption.cpp): the decision for the
+  // queue's first job, when it waits for free cores.
+  const auto decide_preemption = [&] {
+    if (!preempt) return;
+    const std::vector<JobId> head = scheduler.queue_page(0, 1);
+    if (head.empty()) return;
+    const auto why = scheduler.why_pending(head.front());
+    if (!why || why->code != ReasonCode::resources) return;
+    const PendingJob& top = pending.at(head.front());
     std::vector<PreemptionCandidate> candidates;
     candidates.reserve(placed.size());
     for (const auto& [id, nodes] : placed) {
@@ -194,7 +199,7 @@ int main(int argc, char** argv) {
     PassResult result;
     series.time([&] {
       result = scheduler.schedule(now);
-      decide_preemption(result);
+      decide_preemption();
     });
     for (const Start& start : result.starts) {
       running.push_back(start.job);

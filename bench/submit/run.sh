@@ -8,6 +8,8 @@
 #   (default BUILD_DIR: ./build; build first: ninja -C BUILD_DIR trainyard-daemon bench_submit)
 #   TLS=1 bench/submit/run.sh ...   the same over HTTPS: a throwaway CA and certificate
 #   (deploy/tls-certs.sh) in the data dir, the daemon with --tls-cert/--tls-key, the bench verifying it
+#   STORE=postgresql://... bench/submit/run.sh ...   the daemon on that store (an empty database or
+#   schema) rather than SQLite in the data dir
 #
 # The data dir lives under /var/tmp, not /tmp: /tmp may be a tmpfs, where fsync costs nothing and
 # "durable" would mean nothing. KEEP_DATA=1 keeps it (and the daemon log) for inspection.
@@ -42,7 +44,10 @@ if [[ "${TLS:-0}" == 1 ]]; then
   daemon_tls=(--tls-cert "$data/tls/server.pem" --tls-key "$data/tls/server.key")
   bench_tls=(--ca-file "$data/tls/ca.pem")
 fi
-"$daemon" --listen 127.0.0.1:0 --data-dir "$data" "${daemon_tls[@]+"${daemon_tls[@]}"}" >"$data/daemon.log" 2>&1 &
+daemon_store=()
+[[ -n "${STORE:-}" ]] && daemon_store=(--store "$STORE")
+"$daemon" --listen 127.0.0.1:0 --data-dir "$data" "${daemon_tls[@]+"${daemon_tls[@]}"}" \
+  "${daemon_store[@]+"${daemon_store[@]}"}" >"$data/daemon.log" 2>&1 &
 daemon_pid=$!
 # The daemon writes daemon.addr once it listens; give it 30 s.
 for _ in $(seq 300); do
@@ -52,6 +57,7 @@ for _ in $(seq 300); do
 done
 [[ -s "$data/daemon.addr" ]] || { echo "run.sh: the daemon wrote no address within 30 s" >&2; exit 1; }
 
-echo "# daemon $(cat "$data/daemon.addr") pid $daemon_pid, data dir $data ($(df -T "$data" | awk 'NR==2 {print $2}'))"
+echo "# daemon $(cat "$data/daemon.addr") pid $daemon_pid, data dir $data ($(df -T "$data" | awk 'NR==2 {print $2}'))," \
+  "store ${STORE:-sqlite in the data dir}"
 echo "# machine: $(nproc) cores, load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 "$bench" --data-dir "$data" --daemon-pid "$daemon_pid" "${bench_tls[@]+"${bench_tls[@]}"}" "$@"

@@ -65,11 +65,7 @@ TEST(Requeue, HeldReleasedAndRequeuedJobResumesFromTheCheckpointItWroteWhenAsked
   EXPECT_NEAR(goodput["lost_core_s"]["redone"].get<double>(), 0.0, 1e-6) << "steps counted twice: " << goodput.dump();
 }
 
-// Disabled: in the real daemon no preemption is planned here yet (the long jobs run to their end
-// and the urgent one starts after them), although the pure decision (preemption_test.cpp) chooses a
-// victim from the same standings. Left failing-and-disabled on purpose until that is found; see
-// docs/ARCHITECTURE.md "Differences from the brief".
-TEST(Preemption, DISABLED_AnOverServedSharesJobMakesRoomForAnUrgentOneAndResumesFromItsCheckpoint) {
+TEST(Preemption, AnOverServedSharesJobMakesRoomForAnUrgentOneAndResumesFromItsCheckpoint) {
   Cluster cluster;
   cluster.start_daemon({"--preempt", "--preempt-min-run-s", "0"});
   cluster.start_agent("trn-0");

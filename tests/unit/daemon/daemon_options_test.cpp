@@ -38,6 +38,14 @@ TEST(DaemonOptions, PlainHttpOffLoopbackNeedsInsecureHttpAndSaysWhy) {
   EXPECT_EQ(refusal({"--listen", "10.1.2.3:8080", "--insecure-http"}).first, "");
 }
 
+TEST(DaemonOptions, TheStoreIsASqliteFileOrAPostgresqlServerAndAnythingElseIsNamed) {
+  EXPECT_EQ(refusal({"--store", "sqlite:///var/lib/trainyard/trainyard.db"}).first, "");
+  EXPECT_EQ(refusal({"--store", "postgresql://trainyard@db.example.com/trainyard?sslmode=verify-full"}).first, "");
+  const auto [field, message] = refusal({"--store", "mysql://db/trainyard"});
+  EXPECT_EQ(field, "--store");
+  EXPECT_NE(message.find("postgresql://"), std::string::npos) << message;
+}
+
 class TlsFiles : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -1,14 +1,17 @@
-// One suite, every Store: SqliteStore on a fresh file and the InMemoryStore fake must behave the
-// same, so tests of the daemon that use the fake say something true about the real store.
+// One suite, every Store: SqliteStore on a fresh file, PostgresStore on a fresh schema of a throwaway
+// server and the InMemoryStore fake must behave the same, so tests of the daemon that use the fake
+// say something true about the real stores.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 #include <memory>
 
+#include "store/postgres_store.h"
 #include "store/schema.h"
 #include "store/sqlite_store.h"
 #include "tests/support/in_memory_store.h"
+#include "tests/support/postgres_server.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/store/records.h"
 
@@ -24,9 +27,24 @@ struct Sqlite {
   std::unique_ptr<Store> open() { return std::make_unique<SqliteStore>(dir.path() / "trainyard.db"); }
 };
 
+// One server for the whole run (started at the first test); each test gets a schema of its own.
+// Skipped, saying why, only where the PostgreSQL server binaries are not installed.
+struct Postgres {
+  std::optional<std::string> skip_reason = PostgresServer::unavailable();
+  std::unique_ptr<Store> open() {
+    if (skip_reason) return nullptr;
+    return std::make_unique<PostgresStore>(PostgresServer::shared().fresh_store_url());
+  }
+};
+
 template <class Backend>
 class StoreConformance : public ::testing::Test {
  protected:
+  void SetUp() override {
+    if constexpr (requires { backend.skip_reason; }) {
+      if (backend.skip_reason) GTEST_SKIP() << *backend.skip_reason;
+    }
+  }
   void commit(const Change& change) { store->commit(std::span(&change, 1)); }
   void commit(const std::vector<Change>& batch) { store->commit(batch); }
   std::vector<JobId> job_ids(const JobQuery& q) { return ids_of(store->jobs(q)); }
@@ -38,11 +56,13 @@ class StoreConformance : public ::testing::Test {
 struct BackendNames {
   template <class T>
   static std::string GetName(int) {
-    return std::is_same_v<T, Sqlite> ? "Sqlite" : "InMemory";
+    if (std::is_same_v<T, Sqlite>) return "Sqlite";
+    if (std::is_same_v<T, Postgres>) return "Postgres";
+    return "InMemory";
   }
 };
 
-using Backends = ::testing::Types<InMemory, Sqlite>;
+using Backends = ::testing::Types<InMemory, Sqlite, Postgres>;
 TYPED_TEST_SUITE(StoreConformance, Backends, BackendNames);
 
 TYPED_TEST(StoreConformance, StartsEmptyAtTheLatestSchemaVersion) {
