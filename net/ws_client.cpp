@@ -13,7 +13,10 @@
 #include <boost/beast/websocket.hpp>
 #include <boost/beast/websocket/ssl.hpp>
 #include <deque>
+#include <optional>
 #include <type_traits>
+
+#include "proto/errors.h"
 
 namespace trainyard::net {
 namespace {
@@ -46,9 +49,10 @@ template <class Stream>
 class ClientConnection : public WebSocketClient, public std::enable_shared_from_this<ClientConnection<Stream>> {
  public:
   ClientConnection(asio::io_context& io, Url url, std::vector<std::pair<std::string, std::string>> headers,
-                   WebSocketClientHandlers handlers, TlsContext tls)
+                   WebSocketClientHandlers handlers, TlsContext tls, std::optional<asio::ip::address> local_address)
       : io_(io),
         url_(std::move(url)),
+        local_address_(std::move(local_address)),
         headers_(std::move(headers)),
         handlers_(std::move(handlers)),
         tls_(std::move(tls)),
@@ -80,7 +84,7 @@ class ClientConnection : public WebSocketClient, public std::enable_shared_from_
     auto [rec, results] = co_await resolver.async_resolve(url_.host, url_.port, use_tuple);
     if (rec) co_return finish("cannot resolve " + url_.host + ": " + rec.message());
     beast::get_lowest_layer(ws_).expires_after(std::chrono::seconds(10));
-    auto [cec, ep] = co_await beast::get_lowest_layer(ws_).async_connect(results, use_tuple);
+    const beast::error_code cec = co_await connect_socket(results);
     if (cec) co_return finish("cannot connect to " + url_.host + ":" + url_.port + ": " + cec.message());
     if (closing_) co_return finish("closed");
     beast::get_lowest_layer(ws_).socket().set_option(tcp::no_delay(true));
@@ -126,6 +130,23 @@ class ClientConnection : public WebSocketClient, public std::enable_shared_from_
     finish(reason);
   }
 
+  // To the first address that answers; from `local_address_`, when set, to the first address only
+  // (connecting to a range closes and reopens the socket between tries, which would drop the bind).
+  asio::awaitable<beast::error_code> connect_socket(const tcp::resolver::results_type& results) {
+    auto& stream = beast::get_lowest_layer(ws_);
+    if (!local_address_) {
+      auto [ec, ep] = co_await stream.async_connect(results, use_tuple);
+      co_return ec;
+    }
+    const tcp::endpoint server = results.begin()->endpoint();
+    beast::error_code ec;
+    stream.socket().open(server.protocol(), ec);
+    if (!ec) stream.socket().bind(tcp::endpoint(*local_address_, 0), ec);
+    if (ec) co_return ec;
+    auto [cec] = co_await stream.async_connect(server, use_tuple);
+    co_return cec;
+  }
+
   void finish(const std::string& reason) {
     if (std::exchange(finished_, true)) return;
     open_ = false;
@@ -157,6 +178,7 @@ class ClientConnection : public WebSocketClient, public std::enable_shared_from_
 
   asio::io_context& io_;
   Url url_;
+  std::optional<asio::ip::address> local_address_;
   std::vector<std::pair<std::string, std::string>> headers_;
   WebSocketClientHandlers handlers_;
   TlsContext tls_;  // kept for the connection's life
@@ -173,17 +195,24 @@ class ClientConnection : public WebSocketClient, public std::enable_shared_from_
 
 std::shared_ptr<WebSocketClient> WebSocketClient::connect(asio::io_context& io, const std::string& url,
                                                           std::vector<std::pair<std::string, std::string>> headers,
-                                                          WebSocketClientHandlers handlers, TlsContext tls) {
+                                                          WebSocketClientHandlers handlers, TlsContext tls,
+                                                          const std::string& local_address) {
   Url parsed = parse_url(url, "server");
+  std::optional<asio::ip::address> bind_to;
+  if (!local_address.empty()) {
+    beast::error_code ec;
+    bind_to = asio::ip::make_address(local_address, ec);
+    if (ec) throw InvalidInput("local address", "'" + local_address + "' is not an IP address");
+  }
   if (parsed.scheme == "http") {
     auto conn = std::make_shared<ClientConnection<beast::tcp_stream>>(io, std::move(parsed), std::move(headers),
-                                                                      std::move(handlers), nullptr);
+                                                                      std::move(handlers), nullptr, bind_to);
     conn->start();
     return conn;
   }
   if (!tls) tls = make_client_tls_context({});
   auto conn = std::make_shared<ClientConnection<TlsStream>>(io, std::move(parsed), std::move(headers),
-                                                            std::move(handlers), std::move(tls));
+                                                            std::move(handlers), std::move(tls), bind_to);
   conn->start();
   return conn;
 }
