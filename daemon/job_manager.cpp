@@ -158,10 +158,7 @@ Change JobManager::usage_change() {
 }
 
 void JobManager::submit(JobSpec spec, std::string user, SubmitDone done, AuditOf audit) {
-  std::vector<int> node_cores;
-  node_cores.reserve(nodes_.size());
-  for (const auto& [name, entry] : nodes_.entries()) node_cores.push_back(entry.node.cores);
-  refuse_unless_it_can_ever_fit(spec, node_cores);
+  refuse_unless_it_can_ever_fit(spec, nodes_.nodes_by_cores());
   check_array_and_dependencies(spec);
   // The job is built in its change and moved, never copied, on to the active view: with its spec
   // it is over a kilobyte, and each copy showed in the I/O thread's profile.

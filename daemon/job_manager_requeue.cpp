@@ -120,9 +120,7 @@ void JobManager::update(JobId id, JobSpec spec, ControlDone done, AuditOf audit)
   if (job.state != JobState::pending) {
     return done(refused(ControlResult::wrong_state, "is " + to_string(job.state) + "; only a pending job can be changed"));
   }
-  std::vector<int> node_cores;
-  for (const auto& [name, entry] : nodes_.entries()) node_cores.push_back(entry.node.cores);
-  refuse_unless_it_can_ever_fit(spec, node_cores);  // throws InvalidInput, as a submission would
+  refuse_unless_it_can_ever_fit(spec, nodes_.nodes_by_cores());  // throws InvalidInput, as a submission would
   const Json before = {{"priority", job.spec.priority}, {"nodes", job.spec.nodes},
                        {"timeout_s", job.spec.timeout_s ? Json(*job.spec.timeout_s) : Json(nullptr)}};
   job.spec = std::move(spec);

@@ -13,11 +13,19 @@ void NodeRegistry::restore(const std::vector<Node>& nodes) {
   const TimePoint now = clock_.system_now();
   const MonoTime mono_now = clock_.monotonic_now();
   for (const auto& node : nodes) {
+    auto existing = nodes_.find(node.name);
+    recount_cores(existing == nodes_.end() ? 0 : existing->second.node.cores, node.cores);
     NodeEntry& entry = nodes_[node.name] = NodeEntry{node, nullptr, {}, 0, mono_now};
     entry.node.connected = false;
     entry.node.last_heartbeat = now;
     sync(entry);
   }
+}
+
+void NodeRegistry::recount_cores(int before, int after) {
+  if (before == after) return;
+  if (before > 0 && --nodes_by_cores_[before] == 0) nodes_by_cores_.erase(before);
+  if (after > 0) ++nodes_by_cores_[after];
 }
 
 NodeRegistry::Registration NodeRegistry::register_agent(const HelloMsg& hello, std::shared_ptr<AgentChannel> channel,
@@ -28,6 +36,7 @@ NodeRegistry::Registration NodeRegistry::register_agent(const HelloMsg& hello, s
   const bool is_new = entry.node.name.empty();
   entry.channel = std::move(channel);
   entry.node.name = hello.name;
+  recount_cores(is_new ? 0 : entry.node.cores, hello.cores);
   entry.node.cores = hello.cores;
   entry.node.memory_mb = hello.memory_mb;
   entry.node.labels = hello.labels;

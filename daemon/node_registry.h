@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "daemon/health_checks.h"
+#include "daemon/job_fit.h"
 #include "daemon/store_worker.h"
 #include "proto/messages.h"
 #include "proto/time.h"
@@ -107,6 +108,7 @@ class NodeRegistry {
   bool contains(const std::string& name) const { return nodes_.contains(name); }
   const std::map<std::string, NodeEntry>& entries() const { return nodes_; }
   std::size_t size() const { return nodes_.size(); }
+  const NodeCoreCounts& nodes_by_cores() const { return nodes_by_cores_; }
   std::vector<NodeView> views() const;
   std::optional<NodeView> view(const std::string& name) const;
 
@@ -114,11 +116,14 @@ class NodeRegistry {
   void sync(const NodeEntry& entry);
   static NodeView view_of(const NodeEntry& entry);
   void set_state(NodeEntry& entry, NodeState state, std::string reason, TimePoint at);
+  // Keeps `nodes_by_cores_` counting a node whose core count goes from `before` (0: new) to `after`.
+  void recount_cores(int before, int after);
 
   const TimeSource& clock_;
   scheduler::Scheduler& scheduler_;
   UnderTest under_test_;
   std::map<std::string, NodeEntry> nodes_;
+  NodeCoreCounts nodes_by_cores_;
 };
 
 }  // namespace trainyard

@@ -18,10 +18,12 @@ JobSpec shaped(int nodes, std::optional<int> cores_per_node = std::nullopt) {
   return spec;
 }
 
-// The refusal's field and message, or "fits".
+// The refusal's field and message, or "fits", for a cluster of nodes with these core counts.
 std::pair<std::string, std::string> verdict(const JobSpec& spec, const std::vector<int>& node_cores) {
+  NodeCoreCounts nodes_by_cores;
+  for (int cores : node_cores) ++nodes_by_cores[cores];
   try {
-    refuse_unless_it_can_ever_fit(spec, node_cores);
+    refuse_unless_it_can_ever_fit(spec, nodes_by_cores);
   } catch (const InvalidInput& e) {
     return {e.field(), e.message()};
   }

@@ -42,6 +42,26 @@ struct Registry {
   NodeState state(const std::string& name) const { return nodes.find(name)->node.state; }
 };
 
+// What submissions check a job against (job_fit.h), kept as nodes come, come back and change.
+TEST(NodeRegistry, CountsNodesByCoresAsTheyRegisterRestoreAndChange) {
+  Registry r;
+  EXPECT_TRUE(r.nodes.nodes_by_cores().empty());
+  Node stored;
+  stored.name = "old";
+  stored.cores = 16;
+  r.nodes.restore({stored});
+  r.connect("n1");
+  r.connect("n2");
+  EXPECT_EQ(r.nodes.nodes_by_cores(), (NodeCoreCounts{{8, 2}, {16, 1}}));
+  r.connect("n1");  // reconnects, unchanged
+  EXPECT_EQ(r.nodes.nodes_by_cores(), (NodeCoreCounts{{8, 2}, {16, 1}}));
+  HelloMsg bigger;
+  bigger.name = "old";
+  bigger.cores = 32;
+  r.nodes.register_agent(bigger, std::make_shared<FakeAgent>(), false);
+  EXPECT_EQ(r.nodes.nodes_by_cores(), (NodeCoreCounts{{8, 2}, {32, 1}})) << "the restored node came back with more cores";
+}
+
 TEST(NodeRegistry, ANewNodeIsHealthyConnectedAndRecordedWithItsEvent) {
   Registry r;
   auto agent = std::make_shared<FakeAgent>();
