@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "agent/disk_space.h"
 #include "agent/launch_paths.h"
 #include "agent/node_credential.h"
 #include "proto/version.h"
@@ -144,7 +145,11 @@ void Agent::schedule_heartbeat() {
   heartbeat_timer_->start(heartbeat_interval_, [this] {
     if (!welcomed_) return;
     HeartbeatMsg hb;
-    for (auto& [id, running] : runs_) hb.attempts.push_back(running.run->report());
+    for (auto& [id, running] : runs_) {
+      hb.attempts.push_back(running.run->report());
+      hb.attempts.back().log_bytes = log_bytes_in(log_dir_of(id));
+    }
+    hb.disks = measure_disks(config_.work_dir, config_.checkpoint_root);
     send(hb);
     for (auto& [id, running] : runs_) send_metrics(id, *running.run);
     schedule_heartbeat();

@@ -89,6 +89,7 @@ class Api {
   // What the API adds to a job's record: why a pending job waits and its place in the queue.
   Json live_fields(const Job& job) const;
   Json job_json(const Job& job) const;
+  Json storage_json(const Job& job) const;  // checkpoint and log bytes, quota (storage_usage.h)
   // daemon/api/nodes.cpp
   void list_nodes(ApiCall call);
   void get_node(ApiCall call);

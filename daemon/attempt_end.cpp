@@ -34,6 +34,7 @@ AttemptFacts facts_of(const Job& job, const AttemptEndFacts& end) {
   facts.stuck = !end.stuck_ranks.empty();
   if (facts.stuck) facts.reason = end.kill_reason;
   facts.node_failed_check = !end.failed_checks.empty();
+  facts.over_storage_quota = end.over_storage_quota;
   for (const std::string& failed : end.failed_checks) facts.reason += "; then " + failed;
   return facts;
 }

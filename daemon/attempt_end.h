@@ -38,6 +38,7 @@ struct AttemptEndFacts {
   std::vector<int> stuck_ranks;  // named by the stuck diagnosis, if it was stopped as stuck
   std::vector<std::string> failed_checks;  // "node failed health check N: ..." for the nodes it hung on
   std::int64_t newest_checkpoint_step = 0;  // the newest checkpoint it reported; 0: none
+  bool over_storage_quota = false;  // the job or its share held more than its storage quota
 };
 
 struct AttemptEndPolicy {

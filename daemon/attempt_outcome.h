@@ -4,7 +4,8 @@
 //
 // Classification: ordered rules as data (failure_rules.h), the first that matches wins: cancelled,
 // failed pre-flight, node lost, timeout, stuck on a node that then failed its health check
-// (infrastructure), stuck, out-of-memory (a failure with an OOM marker in the
+// (infrastructure), stuck, a full disk (ENOSPC in the reason or log tail: the job's own when it
+// was over its storage quota, else the node's and infrastructure), out-of-memory (a failure with an OOM marker in the
 // reason or log tail), NaN loss, collective timeout, then any other failure is the job's own error,
 // and the rest is unknown.
 //
@@ -32,6 +33,9 @@ struct AttemptFacts {
   bool stuck = false;              // the daemon stopped it for making no progress (its diagnosis is the reason)
   bool node_failed_check = false;  // a node it hung on failed the health check that followed
   bool timed_out = false;
+  // The job (or its share) held more checkpoint and log bytes than its quota allows when it ended:
+  // a full disk is then the job's own doing, not the node's.
+  bool over_storage_quota = false;
 };
 
 struct FailureClass {

@@ -323,6 +323,9 @@ bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
                 &o.health_task_timeout_ms, 100, 3'600'000);
   flags.add_int("suspect-pct", "a node whose busbw is below this percent of the set's median is SUSPECT",
                 &o.suspect_pct, 1, 100);
+  flags.add_int("min-free-disk-mb", "a node whose work or checkpoint filesystem has less free space (MiB) is SUSPECT and "
+                "takes no new jobs until space returns; 0: off", &o.min_free_disk_mb, 0, kMaxStorageLimitMb);
+  flags.add_int("min-free-disk-pct", "likewise, below this percent of the filesystem free; 0: off", &o.min_free_disk_pct, 0, 99);
   flags.add_string("failure-rules", "JSON file of failure classification rules ({\"rules\": [...]}), checked before the "
                    "built-in ones", &o.failure_rules_file);
   flags.add_int("max-infra-retries", "retries of a job after infrastructure failures (lost node, failed pre-flight, hung "
@@ -464,6 +467,7 @@ int run_daemon(const DaemonOptions& o) {
   jm.preemption = preemption_config(o);
   jm.health.task_timeout = Millis(o.health_task_timeout_ms);
   jm.health.policy.suspect_fraction = static_cast<double>(o.suspect_pct) / 100.0;
+  jm.disk_policy = {o.min_free_disk_mb, static_cast<int>(o.min_free_disk_pct)};
   jm.health.collective.elements = static_cast<std::size_t>(o.health_collective_kib) * 1024 / sizeof(float);
   JobManager jobs(worker, files, clock, timers, jm, scheduler);
   jobs.set_metrics(&metrics);

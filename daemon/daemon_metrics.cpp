@@ -180,12 +180,21 @@ void write_live_state(prom::TextWriter& out, const JobManager& jobs, const TimeS
             "its retry backoff ended).",
             {"share"}, oldest_pending);
 
+  std::map<prom::LabelValues, double> storage;
+  for (const auto& [share, bytes] : jobs.storage().shares()) {
+    storage[{share, "checkpoint"}] = static_cast<double>(bytes.checkpoint_bytes);
+    storage[{share, "log"}] = static_cast<double>(bytes.log_bytes);
+  }
+  out.gauge("trainyard_share_storage_bytes", "Checkpoint and log bytes the jobs of each share keep, by kind.",
+            {"share", "kind"}, storage);
+
   std::map<prom::LabelValues, double> nodes_by_state;
   for (const NodeState s : {NodeState::healthy, NodeState::suspect, NodeState::unhealthy, NodeState::drained,
                             NodeState::down}) {
     nodes_by_state[{to_string(s)}] = 0;
   }
   std::map<prom::LabelValues, double> heartbeat_age;
+  std::map<prom::LabelValues, double> disk_free;
   double connected = 0;
   for (const NodeView& view : jobs.nodes()) {
     nodes_by_state[{to_string(view.node.state)}] += 1;
@@ -193,10 +202,13 @@ void write_live_state(prom::TextWriter& out, const JobManager& jobs, const TimeS
     if (view.node.last_heartbeat) {
       heartbeat_age[{view.node.name}] = std::chrono::duration<double>(clock.monotonic_now() - view.heard_at).count();
     }
+    for (const DiskSpace& d : view.node.disks) disk_free[{view.node.name, d.role}] = static_cast<double>(d.free_mb) * 1024 * 1024;
   }
   out.gauge("trainyard_nodes", "Registered nodes by state.", {"state"}, nodes_by_state);
   out.gauge("trainyard_agents_connected", "Agents connected over WebSocket.", {}, {{{}, connected}});
   out.gauge("trainyard_node_heartbeat_age_seconds", "Time since each node's last heartbeat.", {"node"}, heartbeat_age);
+  out.gauge("trainyard_node_disk_free_bytes", "Free space on each node's work and checkpoint filesystems.", {"node", "filesystem"},
+            disk_free);
 }
 
 }  // namespace trainyard

@@ -65,7 +65,7 @@ class DaemonMetrics {
 };
 
 // The live-state families: jobs by state and share, queue depth and oldest pending age by share,
-// nodes by state, agents connected, heartbeat age by node.
+// storage bytes by share, nodes by state, agents connected, heartbeat age and free disk by node.
 void write_live_state(prom::TextWriter& out, const JobManager& jobs, const TimeSource& clock);
 
 }  // namespace trainyard

@@ -34,6 +34,7 @@ constexpr std::array kTypes = {
     TypeSeverity{"job.released", Severity::info},          TypeSeverity{"job.updated", Severity::info},
     TypeSeverity{"job.requeued", Severity::info},          TypeSeverity{"job.preempted", Severity::warning},
     TypeSeverity{"job.waiting_on_preemption", Severity::info},
+    TypeSeverity{"job.storage_over_quota", Severity::warning},
 };
 
 bool is_audit(std::string_view kind) { return kind.starts_with(kAuditKindPrefix); }

@@ -21,6 +21,12 @@ constexpr std::string_view kDefaultRules = R"json({"rules": [
    "suggestion": "Training stopped on a node that then failed its health check; the node is out of service and the job retries elsewhere without using an attempt."},
   {"class": "stuck", "when": ["stuck"],
    "suggestion": "Training made no progress for stuck_after_s; see the diagnosis for the rank that stopped."},
+  {"class": "disk_full", "when": ["failed", "over_storage_quota"],
+   "text": ["*no space left on device*", "*ENOSPC*"],
+   "suggestion": "The job filled its storage quota; keep fewer checkpoints (older ones are pruned) or raise storage_limit_mb."},
+  {"class": "disk_full", "infrastructure": true, "when": ["failed"],
+   "text": ["*no space left on device*", "*ENOSPC*"],
+   "suggestion": "The node's disk is full; the job retries on another node, and this node takes no work until space is freed."},
   {"class": "oom", "when": ["failed"],
    "text": ["*out of memory*", "*bad_alloc*", "*oom-kill*", "*oom_kill*", "*oom killer*", "*cannot allocate memory*"],
    "suggestion": "The process ran out of memory; lower the batch size or use more nodes."},
@@ -39,7 +45,7 @@ constexpr std::string_view kDefaultRules = R"json({"rules": [
 ]})json";
 
 constexpr std::array kFacts = {"cancelled", "health_failed", "node_lost", "stuck", "node_failed_check", "timed_out", "signal",
-                               "nonzero_exit", "failed"};
+                               "nonzero_exit", "failed", "over_storage_quota"};
 
 bool holds(const std::string& fact, const AttemptFacts& f) {
   const bool nonzero_exit = f.exit_code && *f.exit_code != 0;
@@ -49,6 +55,7 @@ bool holds(const std::string& fact, const AttemptFacts& f) {
   if (fact == "stuck") return f.stuck;
   if (fact == "node_failed_check") return f.node_failed_check;
   if (fact == "timed_out") return f.timed_out;
+  if (fact == "over_storage_quota") return f.over_storage_quota;
   if (fact == "signal") return f.signal.has_value();
   if (fact == "nonzero_exit") return nonzero_exit;
   return f.signal.has_value() || nonzero_exit;  // "failed"
@@ -89,7 +96,7 @@ FailureRule parse_rule(const Json& j, const std::string& path) {
     if (std::find(kFacts.begin(), kFacts.end(), rule.when[i]) == kFacts.end()) {
       throw InvalidInput(r.field_path("when") + "[" + std::to_string(i) + "]",
                          "must be one of cancelled, health_failed, node_lost, stuck, node_failed_check, timed_out, signal, "
-                         "nonzero_exit, failed");
+                         "nonzero_exit, failed, over_storage_quota");
     }
   }
   rule.exit_code = r.opt_string("exit_code", 1, 64);

@@ -8,7 +8,8 @@
 //   "when":      facts that must all hold: cancelled, health_failed, node_lost, stuck (stopped
 //                for making no progress), node_failed_check (a node it hung on then failed its
 //                health check), timed_out,
-//                signal (killed by one), nonzero_exit, failed (either of the last two);
+//                signal (killed by one), nonzero_exit, failed (either of the last two),
+//                over_storage_quota (the job or its share was over its storage quota);
 //   "exit_code", "signal": globs over the number;
 //   "reason", "log_tail", "text": lists of globs, any of which matches the attempt's reason, its
 //                log tail, or either. Globs are fnmatch patterns, case-insensitive, over the whole

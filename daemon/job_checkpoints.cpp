@@ -44,6 +44,22 @@ std::vector<CheckpointStatus> inspect_checkpoints(const std::filesystem::path& d
   return statuses;
 }
 
+std::int64_t directory_bytes(const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
+  std::int64_t bytes = 0;
+  std::error_code ec;
+  // A file vanishing under the walk (the writer prunes too) skips it rather than failing the sum.
+  for (fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    std::error_code size_ec;
+    if (!it->is_symlink(size_ec) && it->is_regular_file(size_ec)) {
+      const auto size = it->file_size(size_ec);
+      if (!size_ec) bytes += static_cast<std::int64_t>(size);
+    }
+  }
+  return bytes;
+}
+
 std::optional<CheckpointStatus> resume_point(const std::vector<CheckpointStatus>& statuses) {
   const auto newest = std::find_if(statuses.rbegin(), statuses.rend(), [](const auto& s) { return s.valid; });
   if (newest == statuses.rend()) return std::nullopt;

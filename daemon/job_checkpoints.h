@@ -27,6 +27,10 @@ struct CheckpointStatus {
 std::vector<CheckpointStatus> inspect_checkpoints(const std::filesystem::path& dir,
                                                   const std::vector<CheckpointRecord>& recorded, JobKind kind);
 
+// Bytes of the regular files under `dir` (symlinks are not followed); 0 when it is absent. On the
+// file worker only, as above.
+std::int64_t directory_bytes(const std::filesystem::path& dir);
+
 // The newest valid checkpoint.
 std::optional<CheckpointStatus> resume_point(const std::vector<CheckpointStatus>& statuses);
 

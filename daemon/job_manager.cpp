@@ -67,9 +67,10 @@ void JobManager::restore(const LoadedState& state) {
   max_attempt_id_ = state.max_attempt_id;
   health_.continue_ids_after(state.max_health_check_id);
   for (const auto& share : state.shares) {
-    if (share.created) share_settings_[share.name] = scheduler::ShareSettings{share.weight, share.max_running_cores};
+    const scheduler::ShareSettings settings{share.weight, share.max_running_cores, share.storage_limit_mb};
+    if (share.created) share_settings_[share.name] = settings;
     if (share.members) share_members_[share.name] = *share.members;
-    scheduler_.set_share(share.name, scheduler::ShareSettings{share.weight, share.max_running_cores});
+    scheduler_.set_share(share.name, settings);
     scheduler_.import_usage(scheduler::UsageRecord{share.name, share.usage_core_s, share.usage_at});
   }
   nodes_.restore(state.nodes);
@@ -145,6 +146,7 @@ Change JobManager::usage_change() {
     if (settings != share_settings_.end()) {
       record.weight = settings->second.weight;
       record.max_running_cores = settings->second.max_running_cores;
+      record.storage_limit_mb = settings->second.storage_limit_mb;
       record.created = true;
     }
     if (auto members = share_members_.find(usage.share); members != share_members_.end()) {
@@ -493,7 +495,9 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
   if (test_stuck_nodes(active)) return;  // finishes when the verdicts are in
   const TimePoint now = clock_.system_now();
   Job& job = active_jobs_.at(active.record.job_id);
-  AttemptEnd end = decide_attempt_end(active.record, job, attempt_end_facts(active),
+  AttemptEndFacts facts = attempt_end_facts(active);
+  facts.over_storage_quota = storage_.over_quota(job.id);
+  AttemptEnd end = decide_attempt_end(active.record, job, facts,
                                       {config_.failure_rules, config_.max_infra_retries, config_.retry_backoff_base}, now);
   Attempt& attempt = active.record = std::move(end.attempt);
   job = std::move(end.job);

@@ -27,8 +27,10 @@
 #include "daemon/node_registry.h"
 #include "daemon/provenance.h"
 #include "daemon/rank_state.h"
+#include "daemon/storage_usage.h"
 #include "daemon/store_worker.h"
 #include "daemon/timers.h"
+#include "healthcheck/disk_space.h"
 #include "proto/messages.h"
 #include "proto/time.h"
 #include "scheduler/dependencies.h"
@@ -57,6 +59,7 @@ struct JobManagerConfig {
   int canary_nodes = 2;
   int max_array_size = kDefaultMaxArraySize;
   scheduler::PreemptionConfig preemption;  // off by default
+  health::DiskPolicy disk_policy;          // a node with less free space is SUSPECT (healthcheck/disk_space.h)
 };
 
 // "node-1,node-2": node lists in reasons, events and logs.
@@ -123,6 +126,9 @@ class JobManager {
     auto it = share_members_.find(name);
     return it == share_members_.end() ? nullptr : &it->second;
   }
+  // Checkpoint and log bytes by job and share (daemon/storage_usage.h).
+  const StorageUsage& storage() const { return storage_; }
+  std::optional<std::int64_t> share_storage_limit_mb(const std::string& share) const;
   // Writes every share's decayed usage, so a restart keeps fair share where it was.
   void persist_usage();
 
@@ -214,6 +220,14 @@ class JobManager {
   void on_heartbeat(const std::string& node, const HeartbeatMsg& msg);
   void on_metrics(const std::string& node, const MetricsMsg& msg);
   void on_faults(const std::string& node, const FaultsMsg& msg);
+  // Storage (job_manager_storage.cpp): the node's free space and its ranks' log bytes; a job that
+  // goes over its quota has its checkpoints measured and pruned.
+  void note_storage(const std::string& node, const HeartbeatMsg& msg);
+  struct StorageScan;
+  // Measures the job's checkpoint directory and prunes its oldest checkpoints if it is over quota.
+  void check_storage(JobId job);
+  void scan_storage(JobId job, std::vector<CheckpointRecord> recorded);
+  void storage_scanned(JobId job, const StorageScan& scan);
 
   // A rank whose node is gone: counts as exited, with an infrastructure reason.
   void rank_lost(AttemptId id, int rank, const std::string& reason);
@@ -261,6 +275,7 @@ class JobManager {
   HealthChecks health_;
   Monitors monitors_;
   LogFetcher logs_;
+  StorageUsage storage_;
   std::map<JobId, Job> active_jobs_;
   std::map<JobId, AttemptId> current_attempt_;
   std::map<AttemptId, ActiveAttempt> attempts_;

@@ -166,7 +166,7 @@ void JobManager::on_heartbeat(const std::string& node, const HeartbeatMsg& msg) 
       record.last_step = report.step;
       record.last_progress_at = report.last_progress_at.value_or(clock_.system_now());
     }
-  }
+  }  note_storage(node, msg);
 }
 
 void JobManager::on_exited(const std::string& node, const AttemptExitedMsg& msg) {
@@ -220,7 +220,11 @@ void JobManager::on_metrics(const std::string& node, const MetricsMsg& msg) {
     spdlog::info("event=checkpoint_recorded job={} attempt={} step={} manifest_sha256={}", job, msg.attempt_id, c.step,
                  c.manifest_sha256);
   }
-  persist(std::move(change), nullptr);
+  // Once recorded, the new checkpoint counts as valid: measuring then may prune the ones before it.
+  const bool new_checkpoints = !msg.checkpoints.empty();
+  persist(std::move(change), [this, job, new_checkpoints] {
+    if (new_checkpoints) check_storage(job);
+  });
 }
 
 bool JobManager::set_faults(const std::string& node, std::vector<std::string> specs) {

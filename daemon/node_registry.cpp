@@ -184,6 +184,35 @@ Change NodeRegistry::set_faults(const std::string& name, std::vector<std::string
   return change;
 }
 
+namespace {
+constexpr std::string_view kLowDiskPrefix = "low disk space";
+}  // namespace
+
+void NodeRegistry::record_disks(const std::string& name, std::vector<DiskSpace> disks, const health::DiskPolicy& policy,
+                                Change& change) {
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return;
+  NodeEntry& entry = it->second;
+  entry.node.disks = std::move(disks);
+  const auto low = health::low_disk_reason(entry.node.disks, policy);
+  const bool was_low = entry.low_disk;
+  entry.low_disk = low.has_value();
+  const TimePoint now = clock_.system_now();
+  if (low && entry.node.state == NodeState::healthy) {
+    set_state(entry, NodeState::suspect, *low, now);
+    change.nodes.push_back(entry.node);
+    change.events.push_back(node_state_event(now, NodeState::suspect, name, *low));
+    spdlog::warn("event=node_state node={} state=SUSPECT reason=\"{}\"", name, *low);
+  } else if (!low && entry.node.state == NodeState::suspect && entry.node.state_reason.starts_with(kLowDiskPrefix)) {
+    const std::string reason = "disk space recovered";
+    set_state(entry, NodeState::healthy, reason, now);
+    change.nodes.push_back(entry.node);
+    change.events.push_back(node_state_event(now, NodeState::healthy, name, reason));
+    spdlog::info("event=node_state node={} state=HEALTHY reason=\"{}\"", name, reason);
+  }
+  if (was_low != entry.low_disk) sync(entry);
+}
+
 void NodeRegistry::hold(AttemptId attempt, const std::vector<std::string>& nodes, int cores) {
   for (const auto& name : nodes) {
     auto it = nodes_.find(name);
@@ -226,7 +255,7 @@ void NodeRegistry::sync(const std::string& name) {
 
 void NodeRegistry::sync(const NodeEntry& entry) {
   scheduler::NodeInfo info = scheduler::node_info(entry.node);
-  info.accepts_work = info.accepts_work && !under_test_(entry.node.name);
+  info.accepts_work = info.accepts_work && !entry.low_disk && !under_test_(entry.node.name);
   scheduler_.upsert_node(info);
 }
 

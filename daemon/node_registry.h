@@ -19,6 +19,7 @@
 #include "daemon/health_checks.h"
 #include "daemon/job_fit.h"
 #include "daemon/store_worker.h"
+#include "healthcheck/disk_space.h"
 #include "proto/messages.h"
 #include "proto/time.h"
 #include "scheduler/scheduler.h"
@@ -47,6 +48,7 @@ struct NodeEntry {
   std::set<AttemptId> attempts;
   int used_cores = 0;
   MonoTime heard_at{};  // node.last_heartbeat on the monotonic clock, for the node timeout
+  bool low_disk = false;  // its latest heartbeat found a filesystem short of space: it takes no work
 
   int free_cores() const { return node.cores - used_cores; }
 };
@@ -90,6 +92,11 @@ class NodeRegistry {
   // verdict leads to.
   void record_check(const std::string& name, const HealthCheckResult& result, Change& change);
   Change set_faults(const std::string& name, std::vector<std::string> faults);
+  // The free space its heartbeat reported. Short of space (healthcheck/disk_space.h), a HEALTHY node
+  // turns SUSPECT and takes no work, whatever a health check says meanwhile; once space returns, a
+  // node SUSPECT for that alone is HEALTHY again. State changes go into `change`.
+  void record_disks(const std::string& name, std::vector<DiskSpace> disks, const health::DiskPolicy& policy,
+                    Change& change);
 
   // The attempt holds `cores` on each of `nodes` until it is released.
   void hold(AttemptId attempt, const std::vector<std::string>& nodes, int cores);

@@ -48,7 +48,8 @@ const std::vector<std::string>& known_event_types() {
       "job.stuck",        "job.cancelled",   "node.registered", "node.down",      "node.unhealthy",
       "node.suspect",     "node.healthy",    "node.drained",   "node.undrained", "healthcheck.finished",
       "canary.failed",    "canary.succeeded", "job.held",       "job.released",   "job.updated",
-      "job.requeued",     "job.preempted",   "job.waiting_on_preemption", "audit.*"};
+      "job.requeued",     "job.preempted",   "job.waiting_on_preemption", "job.storage_over_quota",
+      "audit.*"};
   return types;
 }
 

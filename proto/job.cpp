@@ -310,6 +310,7 @@ JobSpec parse_job_spec(const Json& j, SpecOrigin origin) {
   s.code_version = r.opt_string("code_version", 1, 256);
   if (submitted && s.code_version) check_printable("code_version", *s.code_version);
   s.hold = r.opt_boolean("hold").value_or(false);
+  s.storage_limit_mb = r.opt_integer("storage_limit_mb", 1, kMaxStorageLimitMb);
   r.finish();
   return s;
 }
@@ -343,6 +344,7 @@ Json to_json(const JobSpec& s) {
   put_optional(j, "array", s.array);
   put_optional(j, "code_version", s.code_version);
   if (s.hold) j["hold"] = true;
+  put_optional(j, "storage_limit_mb", s.storage_limit_mb);
   return j;
 }
 

@@ -63,6 +63,9 @@ struct RetrySpec {
   bool operator==(const RetrySpec&) const = default;
 };
 
+// The largest storage quota a job or share may be given, in MiB (1 PiB): bounds the arithmetic.
+inline constexpr std::int64_t kMaxStorageLimitMb = 1LL << 30;
+
 struct JobSpec {
   std::string name;
   std::string share = "default";
@@ -85,6 +88,8 @@ struct JobSpec {
   // A job array's spec text (job_array.h), checked at submit; each task carries it, not its indices.
   std::optional<std::string> array;
   bool hold = false;  // submitted held: queued but never scheduled until released
+  // Checkpoint and log bytes the job may keep; over it, its oldest checkpoints are pruned.
+  std::optional<std::int64_t> storage_limit_mb;
 
   bool preflight_enabled() const { return preflight.value_or(nodes > 1); }
 };

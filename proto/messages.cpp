@@ -36,6 +36,7 @@ Json to_json(const AttemptReport& r) {
   if (r.last_progress_at) j["last_progress_at"] = to_unix_ms(*r.last_progress_at);
   if (r.first_step_at) j["first_step_at"] = to_unix_ms(*r.first_step_at);
   if (r.checkpoint_ms > 0) j["checkpoint_ms"] = r.checkpoint_ms;
+  if (r.log_bytes > 0) j["log_bytes"] = r.log_bytes;
   return j;
 }
 
@@ -49,6 +50,7 @@ AttemptReport parse_report(const Json& j, const std::string& path) {
   rep.phase = r.opt_string("phase", 0, 128).value_or("");
   if (auto t = r.opt_integer("first_step_at", 0, INT64_MAX)) rep.first_step_at = from_unix_ms(*t);
   rep.checkpoint_ms = r.opt_integer("checkpoint_ms", 0, INT64_MAX).value_or(0);
+  rep.log_bytes = r.opt_integer("log_bytes", 0, INT64_MAX).value_or(0);
   r.finish();
   return rep;
 }
@@ -77,7 +79,14 @@ struct AgentEncoder {
             {"labels", m.labels},    {"data_addr", m.data_addr}, {"attempts", reports_to_json(m.attempts)},
             {"faults", m.faults}};
   }
-  Json operator()(const HeartbeatMsg& m) const { return {{"type", "heartbeat"}, {"attempts", reports_to_json(m.attempts)}}; }
+  Json operator()(const HeartbeatMsg& m) const {
+    Json j = {{"type", "heartbeat"}, {"attempts", reports_to_json(m.attempts)}};
+    if (!m.disks.empty()) {
+      j["disks"] = Json::array();
+      for (const auto& d : m.disks) j["disks"].push_back(to_json(d));
+    }
+    return j;
+  }
   Json operator()(const AttemptStartedMsg& m) const {
     Json j = {{"type", "attempt_started"}, {"attempt_id", m.attempt_id}};
     if (!m.environment.empty()) j["environment"] = m.environment;
@@ -214,6 +223,12 @@ AgentMessage parse_agent_message(std::string_view text) {
   if (type == "heartbeat") {
     HeartbeatMsg m;
     m.attempts = parse_reports(r, "attempts");
+    if (const Json* disks = r.child("disks")) {
+      if (!disks->is_array() || disks->size() > 2) throw InvalidInput(r.field_path("disks"), "must be an array of at most 2");
+      for (std::size_t i = 0; i < disks->size(); ++i) {
+        m.disks.push_back(parse_disk_space((*disks)[i], r.field_path("disks") + "[" + std::to_string(i) + "]"));
+      }
+    }
     r.finish();
     return m;
   }

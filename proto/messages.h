@@ -11,6 +11,7 @@
 
 #include "proto/job.h"
 #include "proto/metrics.h"
+#include "proto/node.h"
 
 namespace trainyard {
 
@@ -25,7 +26,8 @@ namespace trainyard {
 //    the job wrote to $TRAINYARD_PROVENANCE_FILE, or why they were refused (provenance).
 // 9: kill may ask the attempt to checkpoint before it stops (requeue and preemption); launch
 //    carries the grace a command gets to do so.
-inline constexpr int kProtocolVersion = 9;
+// 10: heartbeats carry the node's free disk space, and each attempt report its log bytes.
+inline constexpr int kProtocolVersion = 10;
 
 // The agent's view of one attempt it is running.
 struct AttemptReport {
@@ -36,6 +38,7 @@ struct AttemptReport {
   std::string phase;                           // e.g. "forward", "all-reduce", "checkpoint"
   std::optional<TimePoint> first_step_at;      // when this run completed its first step (goodput)
   std::int64_t checkpoint_ms = 0;              // how long checkpoint writes held up training, in all
+  std::int64_t log_bytes = 0;                  // this rank's log file (storage accounting)
   bool operator==(const AttemptReport&) const = default;
 };
 
@@ -53,6 +56,7 @@ struct HelloMsg {
 };
 struct HeartbeatMsg {
   std::vector<AttemptReport> attempts;
+  std::vector<DiskSpace> disks;  // the work and checkpoint filesystems (health: free space)
 };
 struct AttemptStartedMsg {
   AttemptId attempt_id = 0;

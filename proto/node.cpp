@@ -38,10 +38,27 @@ Json to_json(const Node& n) {
             {"connected", n.connected},
             {"faults", n.faults}};
   if (n.last_heartbeat) j["last_heartbeat"] = format_time(*n.last_heartbeat);
+  if (!n.disks.empty()) {
+    j["disks"] = Json::array();
+    for (const auto& d : n.disks) j["disks"].push_back(to_json(d));
+  }
   if (n.last_check_at) {
     j["last_check"] = {{"id", n.last_check_id}, {"verdict", n.last_check_verdict}, {"at", format_time(*n.last_check_at)}};
   }
   return j;
+}
+
+Json to_json(const DiskSpace& d) { return {{"role", d.role}, {"free_mb", d.free_mb}, {"total_mb", d.total_mb}}; }
+
+DiskSpace parse_disk_space(const Json& j, const std::string& path) {
+  ObjectReader r(j, path);
+  DiskSpace d;
+  d.role = r.string("role", 1, 16);
+  if (d.role != "work" && d.role != "checkpoint") throw InvalidInput(r.field_path("role"), "must be \"work\" or \"checkpoint\"");
+  d.total_mb = r.integer("total_mb", 0, INT64_MAX);
+  d.free_mb = r.integer("free_mb", 0, d.total_mb);
+  r.finish();
+  return d;
 }
 
 Node node_from_json(const Json& j) {
@@ -58,6 +75,9 @@ Node node_from_json(const Json& j) {
   if (j.contains("last_heartbeat")) n.last_heartbeat = parse_time(j["last_heartbeat"].get<std::string>());
   n.connected = j.value("connected", false);
   n.faults = j.value("faults", std::vector<std::string>{});
+  if (const auto disks = j.find("disks"); disks != j.end()) {
+    for (std::size_t i = 0; i < disks->size(); ++i) n.disks.push_back(parse_disk_space((*disks)[i], "disks[" + std::to_string(i) + "]"));
+  }
   if (j.contains("last_check")) {
     const Json& c = j["last_check"];
     n.last_check_id = c.value("id", std::int64_t{0});

@@ -13,6 +13,18 @@ namespace trainyard {
 
 enum class NodeState { healthy, suspect, unhealthy, drained, down };
 
+// Free space on one of a node's filesystems, as its agent measured it (statvfs): "work" holds the
+// attempts' directories and logs, "checkpoint" the checkpoint root.
+struct DiskSpace {
+  std::string role;  // "work" or "checkpoint"
+  std::int64_t free_mb = 0;
+  std::int64_t total_mb = 0;
+  bool operator==(const DiskSpace&) const = default;
+};
+Json to_json(const DiskSpace& d);
+// Strict: throws InvalidInput naming the field under `path`.
+DiskSpace parse_disk_space(const Json& j, const std::string& path);
+
 struct Node {
   std::string name;
   int cores = 0;
@@ -30,6 +42,7 @@ struct Node {
   std::int64_t last_check_id = 0;
   std::string last_check_verdict;
   std::optional<TimePoint> last_check_at;
+  std::vector<DiskSpace> disks;  // from the latest heartbeat
 };
 
 std::string to_string(NodeState s);  // "HEALTHY", ...

@@ -28,6 +28,8 @@ void validate(const Config& config);
 struct ShareSettings {
   double weight = 1.0;                       // > 0
   std::optional<int> max_running_cores;      // cap; nullopt: none
+  // Checkpoint and log MiB its jobs may keep together; the daemon prunes over it, placement ignores it.
+  std::optional<std::int64_t> storage_limit_mb;
 };
 // Throws InvalidInput("weight" / "max_running_cores") for values an admin must not set.
 void validate(const ShareSettings& settings);

@@ -188,6 +188,11 @@ ALTER TABLE attempts ADD CONSTRAINT attempts_state_check
   CHECK (state IN ('STARTING','RUNNING','SUCCEEDED','FAILED','CANCELLED','REQUEUED','PREEMPTED'));
 )sql";
 
+// Storage quotas per share (issue 17 item 7): the checkpoint and log MiB its jobs may keep together.
+constexpr std::string_view kShareStorageSchema = R"sql(
+ALTER TABLE shares ADD COLUMN storage_limit_mb BIGINT;
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{1, "initial: jobs, attempts, nodes, tokens, shares, events", kInitialSchema},
     Migration{2, "metrics: per-step training metrics", kMetricsSchema},
@@ -199,6 +204,7 @@ constexpr std::array kMigrations = {
     Migration{8, "webhooks: subscriptions, their cursors over the events log, and deliveries", kWebhooksSchema},
     Migration{9, "attempt ends: when each attempt ended, indexed, for goodput over a window", kAttemptEndSchema},
     Migration{10, "attempt stop states: REQUEUED and PREEMPTED", kAttemptStopStatesSchema},
+    Migration{11, "share storage quotas", kShareStorageSchema},
 };
 
 // Any fixed number will do: every Trainyard daemon on the database takes the same one.

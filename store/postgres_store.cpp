@@ -49,10 +49,11 @@ std::vector<Prepared> statements() {
       {"delete_token", "DELETE FROM tokens WHERE hash = $1"},
       {"note_token_use", "UPDATE tokens SET last_used_at_ms = $2 WHERE hash = $1"},
       {"upsert_share",
-       "INSERT INTO shares (name, weight, max_running_cores, usage_core_s, usage_at_ms, created, members)"
-       " VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (name) DO UPDATE SET weight = excluded.weight,"
-       " max_running_cores = excluded.max_running_cores, usage_core_s = excluded.usage_core_s,"
-       " usage_at_ms = excluded.usage_at_ms, created = excluded.created, members = excluded.members"},
+       "INSERT INTO shares (name, weight, max_running_cores, usage_core_s, usage_at_ms, created, members,"
+       " storage_limit_mb) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (name) DO UPDATE SET"
+       " weight = excluded.weight, max_running_cores = excluded.max_running_cores,"
+       " usage_core_s = excluded.usage_core_s, usage_at_ms = excluded.usage_at_ms, created = excluded.created,"
+       " members = excluded.members, storage_limit_mb = excluded.storage_limit_mb"},
       {"append_event",
        "INSERT INTO events (at_ms, kind, job_id, attempt_id, node, message, severity, \"user\", share, details)"
        " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"},
@@ -108,7 +109,8 @@ std::vector<Prepared> statements() {
       {"active_attempts", "SELECT record FROM attempts WHERE state IN ('STARTING', 'RUNNING') ORDER BY id"},
       {"all_nodes", "SELECT record FROM nodes ORDER BY name"},
       {"all_shares",
-       "SELECT name, weight, max_running_cores, usage_core_s, usage_at_ms, created, members FROM shares ORDER BY name"},
+       "SELECT name, weight, max_running_cores, usage_core_s, usage_at_ms, created, members, storage_limit_mb"
+       " FROM shares ORDER BY name"},
       {"max_job_id", "SELECT COALESCE(MAX(id), 0) FROM jobs"},
       {"max_attempt_id", "SELECT COALESCE(MAX(id), 0) FROM attempts"},
       {"upsert_webhook",
@@ -274,6 +276,7 @@ void PostgresStore::send(pg::Connection::Pipeline& pipeline, const Change& chang
     } else {
       params.add_null();
     }
+    params.add(sh.storage_limit_mb);
     pipeline.send("upsert_share", params);
   }
   for (const Event& e : change.events) {

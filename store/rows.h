@@ -56,6 +56,7 @@ inline constexpr auto share_at = [](const auto& row) -> ShareRecord {
   if (!row.is_null_at(6)) {
     s.members = decode("shares", row.text_at(6), [](const Json& j) { return j.get<std::vector<std::string>>(); });
   }
+  if (!row.is_null_at(7)) s.storage_limit_mb = row.int_at(7);
   return s;
 };
 

@@ -222,6 +222,11 @@ CREATE INDEX attempts_by_state ON attempts (state, id);
 CREATE INDEX attempts_by_end ON attempts (ended_at_ms);
 )sql";
 
+// Storage quotas per share (issue 17 item 7): the checkpoint and log MiB its jobs may keep together.
+constexpr std::string_view kShareStorageSchema = R"sql(
+ALTER TABLE shares ADD COLUMN storage_limit_mb INTEGER;
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{1, "initial: jobs, attempts, nodes, tokens, shares, events", kInitialSchema},
     Migration{2, "metrics: per-step training metrics", kMetricsSchema},
@@ -233,6 +238,7 @@ constexpr std::array kMigrations = {
     Migration{8, "webhooks: subscriptions, their cursors over the events log, and deliveries", kWebhooksSchema},
     Migration{9, "attempt ends: when each attempt ended, indexed, for goodput over a window", kAttemptEndSchema},
     Migration{10, "attempt stop states: REQUEUED and PREEMPTED", kAttemptStopStatesSchema},
+    Migration{11, "share storage quotas", kShareStorageSchema},
 };
 
 bool has_version_table(sqlite::Connection& db) {

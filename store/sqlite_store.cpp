@@ -84,10 +84,11 @@ struct SqliteStore::Statements {
         delete_token(db, "DELETE FROM tokens WHERE hash = ?1"),
         note_token_use(db, "UPDATE tokens SET last_used_at_ms = ?2 WHERE hash = ?1"),
         upsert_share(db,
-                     "INSERT INTO shares (name, weight, max_running_cores, usage_core_s, usage_at_ms, created, members)"
-                     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (name) DO UPDATE SET weight = excluded.weight,"
-                     " max_running_cores = excluded.max_running_cores, usage_core_s = excluded.usage_core_s,"
-                     " usage_at_ms = excluded.usage_at_ms, created = excluded.created, members = excluded.members"),
+                     "INSERT INTO shares (name, weight, max_running_cores, usage_core_s, usage_at_ms, created, members,"
+                     " storage_limit_mb) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (name) DO UPDATE SET"
+                     " weight = excluded.weight, max_running_cores = excluded.max_running_cores,"
+                     " usage_core_s = excluded.usage_core_s, usage_at_ms = excluded.usage_at_ms, created = excluded.created,"
+                     " members = excluded.members, storage_limit_mb = excluded.storage_limit_mb"),
         append_event(db,
                      "INSERT INTO events (at_ms, kind, job_id, attempt_id, node, message, severity, user, share, details)"
                      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"),
@@ -143,8 +144,8 @@ struct SqliteStore::Statements {
         active_attempts(db, "SELECT record FROM attempts WHERE state IN ('STARTING', 'RUNNING') ORDER BY id"),
         all_nodes(db, "SELECT record FROM nodes ORDER BY name"),
         all_shares(db,
-                   "SELECT name, weight, max_running_cores, usage_core_s, usage_at_ms, created, members FROM shares"
-                   " ORDER BY name"),
+                   "SELECT name, weight, max_running_cores, usage_core_s, usage_at_ms, created, members, storage_limit_mb"
+                   " FROM shares ORDER BY name"),
         max_job_id(db, "SELECT COALESCE(MAX(id), 0) FROM jobs"),
         max_attempt_id(db, "SELECT COALESCE(MAX(id), 0) FROM attempts"),
         upsert_webhook(db,
@@ -272,6 +273,7 @@ void SqliteStore::write(const Change& change) {
     } else {
       use.bind_null(7);
     }
+    use.bind_optional_int(8, sh.storage_limit_mb);
     use.run();
   }
   for (const Event& e : change.events) {

@@ -49,6 +49,7 @@ struct ShareRecord {
   // submitted before shares had to be created.
   bool created = false;
   std::optional<std::vector<std::string>> members;  // who may submit into it; nullopt: every user
+  std::optional<std::int64_t> storage_limit_mb;  // checkpoint and log MiB its jobs may keep together
   bool operator==(const ShareRecord&) const = default;
 };
 

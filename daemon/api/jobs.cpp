@@ -96,6 +96,15 @@ Json Api::live_fields(const Job& job) const {
   return j;
 }
 
+Json Api::storage_json(const Job& job) const {
+  const StorageBytes bytes = jobs_.storage().of_job(job.id);
+  Json j = {{"checkpoint_bytes", bytes.checkpoint_bytes},
+            {"log_bytes", bytes.log_bytes},
+            {"over_quota", jobs_.storage().over_quota(job.id)}};
+  if (job.spec.storage_limit_mb) j["limit_mb"] = *job.spec.storage_limit_mb;
+  return j;
+}
+
 Json Api::job_json(const Job& job) const {
   Json j = to_json(job);
   j.update(live_fields(job));
@@ -291,6 +300,7 @@ void Api::get_job(ApiCall call) {
             const Job* active = jobs_.active_job(job.id);
             Json body = job_json(active ? *active : job);
             body["goodput"] = to_json(job_goodput(attempts, clock_.system_now()));
+            body["storage"] = storage_json(job);
             c.reply(200, body);
           });
         },

@@ -46,7 +46,9 @@ const char* const kJsonSchemas = R"json({
       "array": {"type": "string", "minLength": 1, "maxLength": 4096,
                 "description": "a job array: 0-99, 0-99:4, 1,5,9 or a mix, optionally ending in %K (at most K tasks running)"},
       "code_version": {"type": "string", "minLength": 1, "maxLength": 256},
-      "hold": {"type": "boolean", "default": false, "description": "submit held: never scheduled until released"}}
+      "hold": {"type": "boolean", "default": false, "description": "submit held: never scheduled until released"},
+      "storage_limit_mb": {"type": "integer", "minimum": 1, "maximum": 1073741824,
+                           "description": "checkpoint and log MiB the job may keep; over it its oldest checkpoints are pruned"}}
   },
   "JobPatch": {
     "type": "object", "additionalProperties": false, "minProperties": 1,
@@ -70,6 +72,7 @@ const char* const kJsonSchemas = R"json({
       "stopping_to": {"enum": ["requeue", "preempt"], "description": "its attempt is being stopped to queue again"},
       "requeues": {"type": "integer", "description": "attempts stopped to queue again (not counted in attempts)"},
       "goodput": {"$ref": "#/components/schemas/Goodput"},
+      "storage": {"$ref": "#/components/schemas/JobStorage"},
       "array": {"type": "object", "description": "a task of a job array; a folded list row has counts (tasks by state) and no task_id",
         "properties": {"job_id": {"type": "integer"}, "task_id": {"type": "integer"}, "task_count": {"type": "integer"},
                        "limit": {"type": "integer"}, "counts": {"type": "object", "additionalProperties": {"type": "integer"}},
@@ -131,6 +134,9 @@ const char* const kJsonSchemas = R"json({
     "state_reason": {"type": "string"}, "state_since": {"type": "string"}, "connected": {"type": "boolean"},
     "faults": {"type": "array", "items": {"type": "string"}}, "last_heartbeat": {"type": "string"},
     "free_cores": {"type": "integer"},
+    "disks": {"type": "array", "description": "free space on its work and checkpoint filesystems (latest heartbeat)",
+              "items": {"type": "object", "properties": {"role": {"enum": ["work", "checkpoint"]},
+                                                         "free_mb": {"type": "integer"}, "total_mb": {"type": "integer"}}}},
     "attempts": {"type": "array", "items": {"type": "integer"}, "description": "a user sees only its own"},
     "other_attempts": {"type": "integer", "description": "to users: how many attempts of others run there"},
     "health_check_id": {"type": "integer", "description": "undrain: the check that returns the node to service"}}},
@@ -185,16 +191,25 @@ const char* const kJsonSchemas = R"json({
     "user": {"type": "string"}, "role": {"enum": ["admin", "operator", "user", "viewer"]},
     "token_id": {"type": "string"}}},
   "JoinToken": {"type": "object", "required": ["token"], "properties": {"token": {"type": "string"}}},
+  "JobStorage": {"type": "object", "description": "what the job keeps on disk (GET /v1/jobs/{id} only)",
+    "required": ["checkpoint_bytes", "log_bytes", "over_quota"], "properties": {
+    "checkpoint_bytes": {"type": "integer"}, "log_bytes": {"type": "integer"},
+    "limit_mb": {"type": "integer", "description": "the job's storage_limit_mb"},
+    "over_quota": {"type": "boolean", "description": "over its own or its share's quota at the latest check"}}},
   "ShareRequest": {"type": "object", "required": ["weight"], "additionalProperties": false, "properties": {
     "weight": {"type": "number", "minimum": 1e-6, "maximum": 1e6},
     "max_running_cores": {"type": "integer", "minimum": 1},
+    "storage_limit_mb": {"type": "integer", "minimum": 1, "maximum": 1073741824,
+                         "description": "checkpoint and log MiB the share's jobs may keep together"},
     "members": {"type": "array", "maxItems": 10000, "items": {"type": "string"},
                 "description": "the users who may submit to it; without it, every user"}}},
   "Share": {"type": "object", "required": ["name", "weight"], "properties": {
     "name": {"type": "string"}, "weight": {"type": "number"}, "max_running_cores": {"type": "integer"},
     "members": {"type": ["array", "null"], "items": {"type": "string"}, "description": "to admins only"},
     "usage_core_s": {"type": "number"}, "fair_share_factor": {"type": "number"},
-    "running_cores": {"type": "integer"}, "pending_jobs": {"type": "integer"}}},
+    "running_cores": {"type": "integer"}, "pending_jobs": {"type": "integer"},
+    "storage_limit_mb": {"type": "integer"}, "storage_checkpoint_bytes": {"type": "integer"},
+    "storage_log_bytes": {"type": "integer"}}},
   "ShareList": {"type": "object", "required": ["shares"], "properties": {
     "shares": {"type": "array", "items": {"$ref": "#/components/schemas/Share"}}}},
   "AuditLog": {"type": "object", "required": ["events", "next"], "properties": {

@@ -18,6 +18,10 @@ void Api::list_shares(ApiCall call) {
               {"running_cores", row.running_cores},
               {"pending_jobs", row.pending_jobs}};
     if (row.max_running_cores) j["max_running_cores"] = *row.max_running_cores;
+    if (auto limit = jobs_.share_storage_limit_mb(row.name)) j["storage_limit_mb"] = *limit;
+    const StorageBytes bytes = jobs_.storage().of_share(row.name);
+    j["storage_checkpoint_bytes"] = bytes.checkpoint_bytes;
+    j["storage_log_bytes"] = bytes.log_bytes;
     if (call.who.may(Action::manage_shares)) {
       const auto* members = jobs_.share_members(row.name);
       j["members"] = members ? Json(*members) : Json(nullptr);
@@ -37,6 +41,7 @@ void Api::put_share(ApiCall call) {
     ObjectReader r(body, "");
     settings.weight = r.number("weight", 1e-6, 1e6);
     if (auto cap = r.opt_integer("max_running_cores", 1, 1 << 30)) settings.max_running_cores = static_cast<int>(*cap);
+    settings.storage_limit_mb = r.opt_integer("storage_limit_mb", 1, kMaxStorageLimitMb);
     if (r.has("members")) {
       members = r.string_list("members", 10'000, 64);
       for (std::size_t i = 0; i < members->size(); ++i) check_name("members[" + std::to_string(i) + "]", (*members)[i]);
@@ -49,6 +54,7 @@ void Api::put_share(ApiCall call) {
   if (auto allowed = check_share_put(name, members); !allowed) return call.fail(allowed.error());
   Json j = {{"name", name}, {"weight", settings.weight}, {"members", members ? Json(*members) : Json(nullptr)}};
   if (settings.max_running_cores) j["max_running_cores"] = *settings.max_running_cores;
+  if (settings.storage_limit_mb) j["storage_limit_mb"] = *settings.storage_limit_mb;
   jobs_.set_share(name, settings, members, [call, j] { call.reply(200, j); }, audit_of(call, "share.changed", j));
 }
 

@@ -405,6 +405,21 @@ TEST_F(ApiTest, SharesAreCreatedByAdminsAndSystemIsTheDaemonsOwn) {
   EXPECT_EQ(members_of(call("GET", "/v1/shares", kAlice), "team"), Json("<absent>"));
 }
 
+TEST_F(ApiTest, AnAdminSetsAShareStorageQuotaAndEveryoneSeesItsBytes) {
+  Reply r = call("PUT", "/v1/shares/team", kAdmin, R"({"weight":2,"storage_limit_mb":0})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.error_field(), "storage_limit_mb");
+  r = call("PUT", "/v1/shares/team", kAdmin, R"({"weight":2,"storage_limit_mb":2048})");
+  ASSERT_EQ(r.status, 200) << r.body.dump();
+  EXPECT_EQ(r.body["storage_limit_mb"], 2048);
+  for (const Json& row : call("GET", "/v1/shares", kAlice).body["shares"]) {
+    if (row["name"] != "team") continue;
+    EXPECT_EQ(row["storage_limit_mb"], 2048) << row.dump();
+    EXPECT_EQ(row["storage_checkpoint_bytes"], 0) << row.dump();
+    EXPECT_EQ(row["storage_log_bytes"], 0) << row.dump();
+  }
+}
+
 TEST_F(ApiTest, SharesAndTheirMembersSurviveARestart) {
   ASSERT_EQ(call("PUT", "/v1/shares/team", kAdmin, R"({"weight":2,"members":["alice"]})").status, 200);
   ASSERT_EQ(call("PUT", "/v1/shares/open", kAdmin, R"({"weight":1,"members":["bob"]})").status, 200);

@@ -91,6 +91,31 @@ TEST(ClassifyFailure, EarlierRulesWin) {
   EXPECT_EQ(classify_failure(f).name, "user_error");
 }
 
+TEST(ClassifyFailure, EnospcIsDiskFullTheNodesUnlessTheJobWasOverItsQuota) {
+  AttemptFacts node_disk = exit_with(1);
+  node_disk.log_tail = "write failed: No space left on device\n";
+  const FailureClass node_cls = classify_failure(node_disk);
+  EXPECT_EQ(node_cls.name, "disk_full");
+  EXPECT_TRUE(node_cls.infrastructure);
+  EXPECT_THAT(node_cls.suggestion, HasSubstr("node's disk"));
+  AttemptFacts own_quota = node_disk;
+  own_quota.over_storage_quota = true;
+  const FailureClass own_cls = classify_failure(own_quota);
+  EXPECT_EQ(own_cls.name, "disk_full");
+  EXPECT_FALSE(own_cls.infrastructure);
+  EXPECT_THAT(own_cls.suggestion, HasSubstr("storage_limit_mb"));
+  EXPECT_EQ(classify_failure(killed_by(SIGABRT, "checkpoint write: ENOSPC")).name, "disk_full");
+}
+
+TEST(ClassifyFailure, DiskFullComesBeforeOomAndNeedsAFailure) {
+  AttemptFacts both = exit_with(1);
+  both.log_tail = "No space left on device; then out of memory";
+  EXPECT_EQ(classify_failure(both).name, "disk_full");
+  AttemptFacts succeeded = exit_with(0, "");
+  succeeded.log_tail = "retrying after: No space left on device";
+  EXPECT_EQ(classify_failure(succeeded).name, "unknown");
+}
+
 TEST(ClassifyFailure, OomMarkerWithoutAFailureIsNotOom) {
   AttemptFacts f = exit_with(0, "");
   f.log_tail = "recovered from out of memory earlier";

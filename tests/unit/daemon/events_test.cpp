@@ -170,7 +170,7 @@ TEST_F(EventsTest, BadFiltersAre400sNamingTheField) {
 }
 
 TEST(EventSeverity, OneTableCoversEveryType) {
-  EXPECT_EQ(event_types().size(), 23u);
+  EXPECT_EQ(event_types().size(), 24u);
   EXPECT_EQ(severity_of("job.failed"), Severity::error);
   EXPECT_EQ(severity_of("node.suspect"), Severity::warning);
   EXPECT_EQ(severity_of("job.succeeded"), Severity::info);

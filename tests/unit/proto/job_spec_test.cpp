@@ -85,12 +85,14 @@ TEST(JobSpec, RoundTripsThroughJson) {
             {"retry", {{"attempts", 3}, {"evaluate_on_exit", {{{"on_exit_code", "3*"}, {"action", "EXIT"}}}}}},
             {"timeout_s", 600},
             {"labels", {{"team", "a"}}},
-            {"code_version", "abc123"}};
+            {"code_version", "abc123"},
+            {"storage_limit_mb", 2048}};
   const JobSpec s = parse_job_spec(j);
   const JobSpec again = parse_job_spec(to_json(s));
   EXPECT_EQ(to_json(again), to_json(s));
   EXPECT_EQ(s.workload.precision, Precision::bf16_sr);
   EXPECT_EQ(s.retry.evaluate_on_exit.at(0).action, RetryAction::exit);
+  EXPECT_EQ(again.storage_limit_mb, 2048);
 }
 
 TEST(JobSpec, AStoredSpecIsReadUnderTheRulesItWasWrittenWith) {
@@ -137,6 +139,8 @@ INSTANTIATE_TEST_SUITE_P(
                               "retry.evaluate_on_exit[0].action"},
                       BadSpec{"nodes_min above nodes", {{"nodes_min", 2}}, "nodes_min"},
                       BadSpec{"negative timeout", {{"timeout_s", -1}}, "timeout_s"},
+                      BadSpec{"a zero storage quota", {{"storage_limit_mb", 0}}, "storage_limit_mb"},
+                      BadSpec{"a storage quota past 1 PiB", {{"storage_limit_mb", 1LL << 31}}, "storage_limit_mb"},
                       BadSpec{"workload on command job", {{"workload", {{"steps", 1}}}}, "workload"},
                       BadSpec{"a bare dependency id", {{"depends_on", {1}}}, "depends_on[0]"},
                       BadSpec{"an unknown condition", {{"depends_on", {{{"job", 1}, {"condition", "after"}}}}}, "depends_on[0].condition"},

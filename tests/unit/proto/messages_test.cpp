@@ -24,6 +24,18 @@ TEST(Messages, HelloRoundTrips) {
   EXPECT_EQ(parsed.attempts, hello.attempts);
 }
 
+TEST(Messages, HeartbeatsCarryFreeDiskSpaceAndLogBytes) {
+  HeartbeatMsg hb;
+  hb.attempts = {AttemptReport{7, 3, 12}};
+  hb.attempts[0].log_bytes = 4096;
+  hb.disks = {DiskSpace{"work", 500, 1000}, DiskSpace{"checkpoint", 20, 4000}};
+  const auto parsed = std::get<HeartbeatMsg>(parse_agent_message(encode(AgentMessage{hb})));
+  EXPECT_EQ(parsed.attempts, hb.attempts);
+  EXPECT_EQ(parsed.disks, hb.disks);
+  const auto bare = std::get<HeartbeatMsg>(parse_agent_message(R"({"type":"heartbeat","attempts":[]})"));
+  EXPECT_TRUE(bare.disks.empty()) << "an older agent's heartbeat has none";
+}
+
 TEST(Messages, AttemptExitedCarriesGoodputTiming) {
   AttemptExitedMsg exited{9, 0, std::nullopt, "completed 40 steps", 40, "tail"};
   exited.first_step_at = from_unix_ms(5000);
@@ -124,6 +136,11 @@ TEST(Messages, RejectsMalformedWithFieldNamed) {
   EXPECT_EQ(field_of(R"({"type":"heartbeat","attempts":[{"attempt_id":1,"job_id":1,"step":1,"checkpoint_ms":-5}]})"),
             "attempts[0].checkpoint_ms");
   EXPECT_EQ(field_of(R"({"type":"attempt_exited","attempt_id":1,"first_step_at":"soon"})"), "first_step_at");
+  EXPECT_EQ(field_of(R"({"type":"heartbeat","disks":[{"role":"tmp","free_mb":1,"total_mb":2}]})"), "disks[0].role");
+  EXPECT_EQ(field_of(R"({"type":"heartbeat","disks":[{"role":"work","free_mb":3,"total_mb":2}]})"), "disks[0].free_mb");
+  EXPECT_EQ(field_of(R"({"type":"heartbeat","disks":{}})"), "disks");
+  EXPECT_EQ(field_of(R"({"type":"heartbeat","attempts":[{"attempt_id":1,"job_id":1,"step":1,"log_bytes":-1}]})"),
+            "attempts[0].log_bytes");
   EXPECT_EQ(field_of("[1,2"), "");
   EXPECT_EQ(field_of(R"({"type":"metrics","attempt_id":1})"), "steps");
   EXPECT_EQ(field_of(R"({"type":"metrics","attempt_id":1,"steps":[{"step":0,"loss":1,"grad_norm":1,"param_norm":1,"lr":1,"samples_per_s":1}]})"),

@@ -159,7 +159,8 @@ TYPED_TEST(StoreConformance, RevokedTokensAreGone) {
 }
 
 TYPED_TEST(StoreConformance, SharesRoundTripThroughLoadInNameOrder) {
-  const ShareRecord capped{"team-b", 2.5, 64, 1234.75, at_ms(9)};
+  ShareRecord capped{"team-b", 2.5, 64, 1234.75, at_ms(9)};
+  capped.storage_limit_mb = 2048;
   const ShareRecord uncapped{"team-a", 1.0, std::nullopt, 0.0, at_ms(0)};
   this->commit(Change{.shares = {capped, uncapped}});
   EXPECT_EQ(this->store->load().shares, (std::vector<ShareRecord>{uncapped, capped}));

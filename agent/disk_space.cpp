@@ -1,0 +1,39 @@
+#include "agent/disk_space.h"
+
+#include <sys/statvfs.h>
+
+namespace trainyard::agent {
+namespace {
+constexpr std::uint64_t kMiB = 1024 * 1024;
+}  // namespace
+
+std::optional<DiskSpace> measure_disk(const std::string& role, const std::filesystem::path& path) {
+  struct statvfs fs {};
+  if (::statvfs(path.c_str(), &fs) != 0) return std::nullopt;
+  const std::uint64_t unit = fs.f_frsize ? fs.f_frsize : fs.f_bsize;
+  // f_bavail, not f_bfree: what an unprivileged job can still write.
+  return DiskSpace{role, static_cast<std::int64_t>(fs.f_bavail * unit / kMiB), static_cast<std::int64_t>(fs.f_blocks * unit / kMiB)};
+}
+
+std::vector<DiskSpace> measure_disks(const std::string& work_dir, const std::string& checkpoint_root) {
+  std::vector<DiskSpace> disks;
+  if (auto work = measure_disk("work", work_dir)) disks.push_back(*work);
+  if (!checkpoint_root.empty()) {
+    if (auto checkpoint = measure_disk("checkpoint", checkpoint_root)) disks.push_back(*checkpoint);
+  }
+  return disks;
+}
+
+std::int64_t log_bytes_in(const std::filesystem::path& attempt_dir) {
+  std::int64_t bytes = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(attempt_dir, ec)) {
+    std::error_code size_ec;
+    if (entry.path().extension() != ".log" || entry.is_symlink(size_ec) || !entry.is_regular_file(size_ec)) continue;
+    const auto size = entry.file_size(size_ec);
+    if (!size_ec) bytes += static_cast<std::int64_t>(size);
+  }
+  return bytes;
+}
+
+}  // namespace trainyard::agent

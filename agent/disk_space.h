@@ -1,0 +1,23 @@
+#pragma once
+// What the agent measures for storage health and accounting (issue 17 item 7): free space on the
+// node's work and checkpoint filesystems (statvfs), and the bytes of an attempt's logs. The daemon
+// judges and sums; a measurement that fails is left out rather than reported as zero, which would
+// read as a full disk.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "proto/node.h"
+
+namespace trainyard::agent {
+
+// The filesystem holding `path`, as `role`; nullopt when statvfs fails.
+std::optional<DiskSpace> measure_disk(const std::string& role, const std::filesystem::path& path);
+// The work filesystem, and the checkpoint root's when the agent has one.
+std::vector<DiskSpace> measure_disks(const std::string& work_dir, const std::string& checkpoint_root);
+// Bytes of the *.log files directly in an attempt's directory.
+std::int64_t log_bytes_in(const std::filesystem::path& attempt_dir);
+
+}  // namespace trainyard::agent

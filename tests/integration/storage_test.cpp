@@ -1,0 +1,76 @@
+// Storage quotas end to end (issue 17 item 7): a simulated job writing checkpoints past its
+// storage_limit_mb has its oldest ones pruned by the daemon, keeps the newest, and gets the event.
+#include <gtest/gtest.h>
+
+#include "tests/integration/cluster.h"
+
+namespace trainyard::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(Storage, AJobOverItsQuotaLosesItsOldestCheckpointsKeepsTheNewestAndIsTold) {
+  Cluster cluster;
+  cluster.start_daemon();
+  cluster.start_agent("trn-0");
+  cluster.wait_for_nodes(1);
+  // Width 256: each checkpoint is about 0.9 MiB, so eight of them are far over 2 MiB; the kernel
+  // itself would keep all eight (keep_checkpoints 10).
+  const auto id = cluster.submit({{"name", "big-checkpoints"},
+                                  {"nodes", 1},
+                                  {"kind", "simulated"},
+                                  {"storage_limit_mb", 2},
+                                  {"workload",
+                                   {{"width", 256},
+                                    {"steps", 40},
+                                    {"checkpoint_every", 5},
+                                    {"keep_checkpoints", 10},
+                                    {"step_ms", 50}}}});
+  const std::string job = "/v1/jobs/" + std::to_string(id);
+  cluster.wait_job_state(id, "SUCCEEDED", 90s);
+
+  const Json checkpoints = cluster.api("GET", job + "/checkpoints").body["checkpoints"];
+  ASSERT_FALSE(checkpoints.empty());
+  EXPECT_EQ(checkpoints.back()["step"], 40) << "the newest checkpoint is kept: " << checkpoints.dump();
+  EXPECT_TRUE(checkpoints.back()["valid"].get<bool>()) << checkpoints.dump();
+  EXPECT_GT(checkpoints.front()["step"].get<int>(), 5) << "the oldest were pruned: " << checkpoints.dump();
+  EXPECT_LT(checkpoints.size(), 8u) << checkpoints.dump();
+
+  const Json events =
+      cluster.api("GET", "/v1/events?type=job.storage_over_quota&job=" + std::to_string(id)).body["events"];
+  ASSERT_FALSE(events.empty()) << cluster.daemon_log();
+  EXPECT_EQ(events[0]["severity"], "warning");
+  EXPECT_FALSE(events[0]["details"]["pruned_steps"].empty()) << events.dump();
+  EXPECT_EQ(events[0]["details"]["job_limit_mb"], 2);
+
+  const Json storage = cluster.api("GET", job).body["storage"];
+  EXPECT_EQ(storage["limit_mb"], 2) << storage.dump();
+  EXPECT_GT(storage["checkpoint_bytes"].get<std::int64_t>(), 0) << storage.dump();
+  const Json shares = cluster.api("GET", "/v1/shares").body["shares"];
+  bool listed = false;
+  for (const Json& share : shares) {
+    if (share["name"] == "default") listed = share["storage_checkpoint_bytes"].get<std::int64_t>() > 0;
+  }
+  EXPECT_TRUE(listed) << shares.dump();
+}
+
+TEST(Storage, NodesReportTheirFreeDiskSpaceAndAThresholdAboveItMakesThemSuspect) {
+  Cluster cluster;
+  // No test machine has a petabyte free: every node is short of space.
+  cluster.start_daemon({"--min-free-disk-mb", "1000000000"});
+  cluster.start_agent("trn-0");
+  ASSERT_TRUE(eventually(
+      [&] {
+        const Json node = cluster.api("GET", "/v1/nodes/trn-0").body;
+        return node["state"] == "SUSPECT" && node.value("state_reason", "").find("low disk space") != std::string::npos;
+      },
+      30s))
+      << cluster.api("GET", "/v1/nodes/trn-0").body.dump();
+  const Json node = cluster.api("GET", "/v1/nodes/trn-0").body;
+  ASSERT_FALSE(node["disks"].empty()) << node.dump();
+  EXPECT_EQ(node["disks"][0]["role"], "work");
+  EXPECT_GT(node["disks"][0]["total_mb"].get<std::int64_t>(), 0);
+}
+
+}  // namespace
+}  // namespace trainyard::testing
