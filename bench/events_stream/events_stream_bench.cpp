@@ -206,7 +206,7 @@ long submit_paced(const std::string& url, const std::string& token, long count, 
     request.headers = {{"authorization", "Bearer " + token}, {"content-type", "application/json"}};
     request.body = spec.dump();
     const auto result = client->send(request);
-    if (const auto* r = std::get_if<trainyard::cli::HttpResponse>(&result); r && r->status == 201) ++accepted;
+    if (result && result->status == 201) ++accepted;
   }
   return accepted;
 }
