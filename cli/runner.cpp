@@ -221,7 +221,6 @@ int execute(const Command& command, const std::string& label, const GlobalOption
   if (const auto* submit = std::get_if<SubmitJob>(&command); submit && submit->wait) {
     return submit_and_wait(*submit, requests, global, session, host);
   }
-<<<<<<< HEAD
   if (const auto* events = std::get_if<ListEvents>(&command); events && events->follow) {
     return follow_events(*events, session.token, global.json, *session.client, host);
   }
@@ -241,18 +240,6 @@ std::optional<int> run_local_command(const std::vector<std::string>& args, const
       return kExitOk;
     } catch (const InvalidInput& e) {
       return usage_error(host, e, "trainyard completion");
-=======
-  Replies replies;
-  for (const ApiRequest& request : requests) {
-    const HttpResult result = client->send(to_http(request, connection.token));
-    if (!result) return failure(host, result.error().message);
-    const HttpResponse& response = *result;
-    if (!is_success(response.status)) return failure(host, error_message(response.status, response.body));
-    Json body = Json::parse(response.body, nullptr, false);
-    if (body.is_discarded()) {
-      return failure(host, "daemon at " + url.text + " answered " + request.method + " " + request.target +
-                               " with a body that is not JSON");
->>>>>>> 41de8e4
     }
   }
   if (args[0] != kCompleteCommand || args.size() < 2) return std::nullopt;
