@@ -29,7 +29,7 @@ struct RouteMatch;
 class Api {
  public:
   Api(JobManager& jobs, StoreWorker& store, FileWorker& files, TokenRegistry& tokens, const TimeSource& clock,
-      std::string version, std::string checkpoint_root, UserLimits limits = {},
+      Timers& timers, std::string version, std::string checkpoint_root, UserLimits limits = {},
       std::filesystem::path join_token_file = {});
   void handle(net::HttpRequest request, net::HttpResponder respond);
 

@@ -387,6 +387,8 @@ bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
   // Below the connection's 60 s idle timeout, which each write restarts.
   flags.add_int("sse-keepalive-ms", "how often GET /v1/events/stream sends a keep-alive comment",
                 &o.sse_keepalive_ms, 100, 50'000);
+  flags.add_int("sse-flush-ms", "how long GET /v1/events/stream holds live events to send them together",
+                &o.sse_flush_ms, 0, 1000);
   flags.add_int("health-collective-kib", "buffer size of each health-check collective", &o.health_collective_kib, 1,
                 256 * 1024);
   if (!flags.parse(argc, argv)) {
@@ -485,11 +487,12 @@ int run_daemon(const DaemonOptions& o) {
   user_limits.rate = {static_cast<double>(o.rate_limit_rps), static_cast<double>(o.rate_limit_burst),
                       o.rate_limit_admins == 1};
   user_limits.max_pending_per_user = static_cast<std::size_t>(o.max_pending_per_user);
-  Api api(jobs, worker, files, tokens, clock, kTrainyardVersion, checkpoint_root, user_limits,
+  Api api(jobs, worker, files, tokens, clock, timers, kTrainyardVersion, checkpoint_root, user_limits,
           data_dir / "join.token");
   api.set_metrics_exposition([&metrics] { return metrics.render(); }, o.metrics_public);
   if (auto dashboard = dashboard_files(o.dashboard_dir)) api.set_dashboard(std::move(*dashboard));
   api.event_streams().set_head(event_head);
+  api.event_streams().set_flush_window(Millis(o.sse_flush_ms));
   publish_events = [&api](const std::vector<Event>& events) { api.event_streams().publish(events); };
   api.set_request_observer([&metrics](const std::string& method, const std::string& route, int status, double seconds) {
     metrics.http_request(method, route, status, seconds);

@@ -3,18 +3,20 @@
 // visibility of GET /v1/events. The store worker hands over each commit's events in seq order
 // (`publish`); a subscriber resuming after an id is subscribed first, backfilled from the store,
 // then given the live events above the last one backfilled, so nothing is missed or sent twice.
-// All on the I/O thread; the writing is net/'s (net::ResponseStream), bounded per client.
+// Live events are sent in flush windows: publish() only queues them, and when the window has
+// passed each client gets one push of everything since, shared with every client that reads the
+// same events. All on the I/O thread; the writing is net/'s (net::ResponseStream), bounded per client.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "daemon/auth.h"
 #include "daemon/events.h"
 #include "daemon/store_worker.h"
+#include "daemon/timers.h"
 #include "net/http_types.h"
 #include "proto/time.h"
 
@@ -28,15 +30,18 @@ class EventStreams {
   // What a client may have queued and unwritten before it is dropped (a resume's backfill too).
   static constexpr std::size_t kClientBufferBytes = 4 << 20;
 
-  explicit EventStreams(StoreWorker& store) : store_(store) {}
+  EventStreams(StoreWorker& store, Timers& timers) : store_(store), timers_(timers) {}
   // The highest seq stored when the daemon started (`Store::last_event_seq`): where a new subscriber
   // that names no id starts until publish() moves it on.
   void set_head(std::int64_t head) { head_ = head; }
+  // How long live events wait to be sent with those that follow (0: at the I/O loop's next turn).
+  void set_flush_window(Millis window) { flush_window_ = window; }
 
   // A new subscriber reading what `who` may read of `filter`: from after `after` (backfilled from
   // the store first), or from now when nullopt. Returns the stream the response writes.
   std::shared_ptr<net::ResponseStream> subscribe(Principal who, EventFilter filter, std::optional<std::int64_t> after);
-  // Committed events, in seq order, each once.
+  // Committed events, in seq order, each once: sent when the flush window that the first of them
+  // opened has passed.
   void publish(const std::vector<Event>& events);
   // Sends `: keep-alive` when `interval` passed since the last; drops the clients that left.
   void keep_alive(MonoTime now, Millis interval);
@@ -47,24 +52,32 @@ class EventStreams {
   struct Subscriber {
     Principal who;
     EventFilter filter;
+    std::string reader;  // reader_key(who, filter)
     std::shared_ptr<net::ResponseStream> out;
     std::int64_t last_sent = 0;  // the highest seq sent or skipped as already sent
     bool backfilling = false;
     std::vector<Event> held;  // live events that came while backfilling
   };
+  // Sends what was published since the last flush.
+  void flush();
   void backfilled(const std::shared_ptr<Subscriber>& subscriber, std::vector<Event> events);
   // Whether `event` is above last_sent (which it moves on) and the subscriber may see it.
   static bool takes(Subscriber& subscriber, const Event& event);
-  // Sends `event` when the subscriber takes it; false: drop the subscriber.
-  static bool deliver(Subscriber& subscriber, const Event& event);
+  // The frames of `events` that the subscriber takes, as one text (null when none); `frames` are
+  // the events' frames, built here when first needed.
+  static net::ResponseStream::Chunk batch_for(Subscriber& subscriber, const std::vector<Event>& events,
+                                              std::vector<std::string>& frames);
   // Pushes `text`; false (logged when the buffer overflowed) when the client is gone.
-  static bool send(Subscriber& subscriber, std::string_view text);
+  static bool send(Subscriber& subscriber, net::ResponseStream::Chunk text);
   // Forgets the subscribers whose stream ended: dropped, left, or closed by a shutdown.
   void drop_gone();
 
   StoreWorker& store_;
+  Timers& timers_;
+  Millis flush_window_{0};
   std::int64_t head_ = 0;
   std::vector<std::shared_ptr<Subscriber>> subscribers_;
+  std::vector<Event> unsent_;  // published since the last flush, which is due when non-empty
   MonoTime last_keep_alive_{};
 };
 

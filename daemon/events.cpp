@@ -126,6 +126,18 @@ bool visible_to(const Principal& who, const Event& event) {
   return true;  // node, health check and canary events are the cluster's
 }
 
+std::string reader_key(const Principal& who, const EventFilter& filter) {
+  std::string key;
+  // Length-prefixed, so no user name or filter can spell another's key.
+  const auto field = [&key](std::string_view value) { key += std::to_string(value.size()) + ":" + std::string(value); };
+  field(who.may(Action::read_audit) ? "audit" : "");
+  field(who.may(Action::read_all_jobs) ? "*" : who.user);
+  field(filter.type ? "type=" + *filter.type : "");
+  field(filter.job ? std::to_string(*filter.job) : "");
+  field(filter.node ? "node=" + *filter.node : "");
+  return key;
+}
+
 namespace {
 
 constexpr std::size_t kMaxFilterChars = 128;

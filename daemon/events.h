@@ -42,6 +42,9 @@ bool matches(const EventFilter& filter, const Event& event);
 // Roles that read every job read every event (audit too when they may read the audit log); others
 // read the events of their own jobs and the cluster's node, health check and canary events.
 bool visible_to(const Principal& who, const Event& event);
+// All that visible_to and matches look at: readers with equal keys read the same events (so a
+// stream's batch is selected once for all of them).
+std::string reader_key(const Principal& who, const EventFilter& filter);
 
 
 // The filters of GET /v1/events and its stream from the query (type, job, node); throws

@@ -226,11 +226,14 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     body.on_ready([&ready] { ready.cancel(); });
     connections.streams[id] = [&body] { body.close(); };
     if (draining) body.close();  // began as the shutdown did: stop_accepting() did not see it
+    std::vector<asio::const_buffer> buffers;
     for (;;) {
-      const std::string text = body.take();
-      if (!text.empty()) {
+      const std::vector<ResponseStream::Chunk> chunks = body.take();
+      if (!chunks.empty()) {
+        buffers.clear();
+        for (const ResponseStream::Chunk& chunk : chunks) buffers.push_back(asio::buffer(*chunk));
         beast::get_lowest_layer(stream).expires_after(options.idle_timeout);
-        if (auto [ec, n] = co_await asio::async_write(stream, asio::buffer(text), use_tuple); ec) break;
+        if (auto [ec, n] = co_await asio::async_write(stream, buffers, use_tuple); ec) break;
         continue;
       }
       if (body.closed()) break;

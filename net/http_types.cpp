@@ -94,13 +94,14 @@ std::string parse_query(std::string_view rest, std::map<std::string, std::string
 
 }  // namespace
 
-bool ResponseStream::push(std::string_view text) {
+bool ResponseStream::push(Chunk text) {
   if (closed_) return false;
-  if (queued_.size() + text.size() > buffer_limit_) {
+  if (queued_bytes_ + text->size() > buffer_limit_) {
     close();
     return false;
   }
-  queued_ += text;
+  queued_bytes_ += text->size();
+  queued_.push_back(std::move(text));
   wake();
   return true;
 }

@@ -43,15 +43,23 @@ struct HttpRequest {
 // handler or the server's shutdown) or a write fails. Both sides use it on the io thread only.
 class ResponseStream {
  public:
+  // Queued text is shared, not copied: one batch of events goes to many clients as one string.
+  using Chunk = std::shared_ptr<const std::string>;
+
   explicit ResponseStream(std::size_t buffer_limit) : buffer_limit_(buffer_limit) {}
   // Queues `text`; false when it is closed, or when what is queued and unwritten would pass the
   // limit (a client that does not read): then it closes, so it never holds more than the limit.
-  bool push(std::string_view text);
+  bool push(Chunk text);
+  bool push(std::string_view text) { return push(std::make_shared<const std::string>(text)); }
   void close();
   bool closed() const { return closed_; }
 
-  // The connection's side: takes everything queued, and is called whenever text or the close comes.
-  std::string take() { return std::exchange(queued_, {}); }
+  // The connection's side: takes everything queued, in order (written with one gathering write),
+  // and is called whenever text or the close comes.
+  std::vector<Chunk> take() {
+    queued_bytes_ = 0;
+    return std::exchange(queued_, {});
+  }
   void on_ready(std::function<void()> wake) { wake_ = std::move(wake); }
 
  private:
@@ -59,7 +67,8 @@ class ResponseStream {
     if (wake_) wake_();
   }
   std::size_t buffer_limit_;
-  std::string queued_;
+  std::vector<Chunk> queued_;
+  std::size_t queued_bytes_ = 0;
   bool closed_ = false;
   std::function<void()> wake_;
 };

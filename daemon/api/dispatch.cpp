@@ -49,7 +49,7 @@ std::optional<InvalidInput> unknown_query(const Route& route, const net::HttpReq
 }  // namespace
 
 Api::Api(JobManager& jobs, StoreWorker& store, FileWorker& files, TokenRegistry& tokens, const TimeSource& clock,
-         std::string version, std::string checkpoint_root, UserLimits limits,
+         Timers& timers, std::string version, std::string checkpoint_root, UserLimits limits,
          std::filesystem::path join_token_file)
     : jobs_(jobs),
       store_(store),
@@ -61,7 +61,7 @@ Api::Api(JobManager& jobs, StoreWorker& store, FileWorker& files, TokenRegistry&
       rate_limiter_(limits.rate),
       max_pending_per_user_(limits.max_pending_per_user),
       join_token_file_(std::move(join_token_file)),
-      event_streams_(store) {}
+      event_streams_(store, timers) {}
 
 void Api::set_metrics_exposition(std::function<std::string()> render, bool public_access) {
   render_metrics_ = std::move(render);

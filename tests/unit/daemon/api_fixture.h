@@ -49,7 +49,7 @@ class ApiTest : public ::testing::Test {
  protected:
   ApiTest()
       : join_file(std::filesystem::path(::testing::TempDir()) / ("join-" + std::to_string(::getpid()) + ".token")),
-        api(cluster.jobs, cluster.worker, cluster.files, tokens, cluster.clock, "test-version", "", UserLimits{}, join_file) {
+        api(cluster.jobs, cluster.worker, cluster.files, tokens, cluster.clock, cluster.timers, "test-version", "", UserLimits{}, join_file) {
     tokens.add(new_token_record(kAdmin, "root", Role::admin, {}));
     tokens.add(new_token_record(kAlice, "alice", Role::user, {}));
     tokens.add(new_token_record(kBob, "bob", Role::user, {}));

@@ -18,7 +18,7 @@ using ::testing::HasSubstr;
 TEST_F(ApiTest, AUserOverTheRateLimitGets429WithRetryAfterAndAnAdminDoesNot) {
   UserLimits limits;
   limits.rate = {1, 2, false};
-  Api limited(cluster.jobs, cluster.worker, cluster.files, tokens, cluster.clock, "test-version", "", limits);
+  Api limited(cluster.jobs, cluster.worker, cluster.files, tokens, cluster.clock, cluster.timers, "test-version", "", limits);
   under_test = &limited;
   EXPECT_EQ(call("GET", "/v1/jobs", kAlice).status, 200);
   EXPECT_EQ(call("GET", "/v1/jobs", kAlice).status, 200);
@@ -38,7 +38,7 @@ TEST_F(ApiTest, AUserOverTheRateLimitGets429WithRetryAfterAndAnAdminDoesNot) {
 TEST_F(ApiTest, AUserOverThePendingCapGets429NamingItAndAnAdminDoesNot) {
   UserLimits limits;
   limits.max_pending_per_user = 2;
-  Api limited(cluster.jobs, cluster.worker, cluster.files, tokens, cluster.clock, "test-version", "", limits);
+  Api limited(cluster.jobs, cluster.worker, cluster.files, tokens, cluster.clock, cluster.timers, "test-version", "", limits);
   under_test = &limited;
   const JobId first = submit_as(kAlice);
   submit_as(kAlice);

@@ -1,7 +1,8 @@
 // GET /v1/events/stream's subscribers (daemon/event_streams.h) over a real store worker whose
 // completions the test runs: the committed events reach them in seq order, a resume is backfilled
 // with no gap and none twice however live events interleave, a stream shows only what its reader
-// may see, and a reader that does not read is dropped without holding up the others.
+// may see, a reader that does not read is dropped without holding up the others, and live events
+// go out in flush windows: one push per client per window, shared by the clients that read alike.
 #include <gtest/gtest.h>
 
 #include "daemon/event_streams.h"
@@ -25,6 +26,13 @@ Change with_events(std::vector<Event> events) {
   return change;
 }
 
+// What a client's connection would write next.
+std::string text_of(const std::vector<net::ResponseStream::Chunk>& chunks) {
+  std::string text;
+  for (const auto& chunk : chunks) text += *chunk;
+  return text;
+}
+
 // The ids of the SSE frames in `text`, in order.
 std::vector<std::int64_t> frame_ids(const std::string& text) {
   std::vector<std::int64_t> ids;
@@ -41,6 +49,7 @@ class EventStreamsTest : public ::testing::Test {
       streams.publish(events);
       published += events.size();
     });
+    streams.set_flush_window(kWindow);
   }
   // Commits through the worker and runs completions until its events were published.
   void commit(std::vector<Event> events) {
@@ -48,11 +57,23 @@ class EventStreamsTest : public ::testing::Test {
     worker.write(with_events(std::move(events)), [](const Result<void>&, Change&) {});
     io.run_until([&] { return published == until; });
   }
+  // Commits, and lets the flush window pass.
+  void commit_and_flush(std::vector<Event> events) {
+    commit(std::move(events));
+    pass(kWindow);
+  }
+  void pass(Millis time) {
+    clock.advance(time);
+    timers.fire_due();
+  }
 
+  static constexpr Millis kWindow{25};
   InMemoryStore store;
   IoQueue io;
   StoreWorker worker{store, io.poster()};
-  EventStreams streams{worker};
+  ManualTimeSource clock{test_epoch()};
+  FakeTimers timers{clock};
+  EventStreams streams{worker, timers};
   std::size_t published = 0;
   const Principal admin{"root", Role::admin, "t1"};
   const Principal alice{"alice", Role::user, "t2"};
@@ -61,10 +82,10 @@ class EventStreamsTest : public ::testing::Test {
 TEST_F(EventStreamsTest, LiveEventsArriveInSeqOrderAsTheirReaderMaySeeThem) {
   auto mine = streams.subscribe(alice, {}, std::nullopt);
   auto all = streams.subscribe(admin, {}, std::nullopt);
-  commit({job_event_of(1, "alice"), job_event_of(2, "bob")});
-  commit({job_event_of(1, "alice", "job.started")});
-  EXPECT_EQ(frame_ids(mine->take()), (std::vector<std::int64_t>{1, 3}));
-  const std::string text = all->take();
+  commit_and_flush({job_event_of(1, "alice"), job_event_of(2, "bob")});
+  commit_and_flush({job_event_of(1, "alice", "job.started")});
+  EXPECT_EQ(frame_ids(text_of(mine->take())), (std::vector<std::int64_t>{1, 3}));
+  const std::string text = text_of(all->take());
   EXPECT_EQ(frame_ids(text), (std::vector<std::int64_t>{1, 2, 3}));
   EXPECT_NE(text.find("id: 3\nevent: job.started\ndata: {"), std::string::npos) << text;
   EXPECT_EQ(streams.clients(), 2u);
@@ -78,11 +99,12 @@ TEST_F(EventStreamsTest, AResumeGetsTheStoredRestThenLiveEventsWithNoGapAndNoneT
   auto resumed = streams.subscribe(alice, {}, 1);
   std::string got;
   io.run_until([&] {
-    got += resumed->take();
+    pass(kWindow);
+    got += text_of(resumed->take());
     return published == 5 && frame_ids(got).size() >= 4;
   });
-  commit({job_event_of(1, "alice"), job_event_of(2, "bob")});
-  got += resumed->take();
+  commit_and_flush({job_event_of(1, "alice"), job_event_of(2, "bob")});
+  got += text_of(resumed->take());
   EXPECT_EQ(frame_ids(got), (std::vector<std::int64_t>{2, 3, 4, 5, 6})) << got;
 }
 
@@ -93,8 +115,8 @@ TEST_F(EventStreamsTest, AReaderThatDoesNotReadIsDroppedAndTheOthersCarryOn) {
   big.message = std::string(64 << 10, 'x');
   std::size_t frames = 0;
   for (std::size_t sent = 0; sent <= EventStreams::kClientBufferBytes; sent += big.message.size()) {
-    commit({big});
-    frames += frame_ids(reading->take()).size();
+    commit_and_flush({big});
+    frames += frame_ids(text_of(reading->take())).size();
   }
   EXPECT_TRUE(stalled->closed());
   EXPECT_FALSE(reading->closed());
@@ -107,13 +129,55 @@ TEST_F(EventStreamsTest, KeepAlivesFollowTheIntervalAndForgetStreamsThatEnded) {
   auto b = streams.subscribe(admin, {}, std::nullopt);
   const MonoTime t0 = MonoTime{} + std::chrono::hours(1);
   streams.keep_alive(t0, Millis(15'000));
-  EXPECT_EQ(a->take(), ": keep-alive\n\n");
+  EXPECT_EQ(text_of(a->take()), ": keep-alive\n\n");
   streams.keep_alive(t0 + Millis(14'999), Millis(15'000));
-  EXPECT_EQ(a->take(), "");
+  EXPECT_EQ(text_of(a->take()), "");
   b->close();  // the connection ended
   streams.keep_alive(t0 + Millis(15'000), Millis(15'000));
-  EXPECT_EQ(a->take(), ": keep-alive\n\n");
+  EXPECT_EQ(text_of(a->take()), ": keep-alive\n\n");
   EXPECT_EQ(streams.clients(), 1u);
+}
+
+TEST_F(EventStreamsTest, LiveEventsWaitForTheWindowThenGoAsOneSharedPushPerClient) {
+  auto a = streams.subscribe(admin, {}, std::nullopt);
+  auto b = streams.subscribe(admin, {}, std::nullopt);
+  commit({job_event_of(1, "alice")});
+  pass(kWindow - Millis(1));
+  commit({job_event_of(2, "bob"), job_event_of(1, "alice", "job.started")});
+  EXPECT_TRUE(a->take().empty()) << "sent before the window that the first event opened has passed";
+  pass(Millis(1));
+  const auto chunks = a->take();
+  ASSERT_EQ(chunks.size(), 1u);
+  EXPECT_EQ(frame_ids(*chunks[0]), (std::vector<std::int64_t>{1, 2, 3}));
+  const auto same_reader = b->take();
+  ASSERT_EQ(same_reader.size(), 1u);
+  EXPECT_EQ(same_reader[0], chunks[0]) << "readers of the same events share one batch";
+}
+
+TEST_F(EventStreamsTest, AWindowOpensWithTheFirstEventAfterAFlushAndNoneWithoutClients) {
+  commit({job_event_of(1, "alice")});
+  EXPECT_EQ(timers.pending(), 0u) << "no client, nothing to send";
+  auto a = streams.subscribe(admin, {}, std::nullopt);
+  commit_and_flush({job_event_of(1, "alice")});
+  EXPECT_EQ(frame_ids(text_of(a->take())), (std::vector<std::int64_t>{2}));
+  pass(Millis(100));
+  commit({job_event_of(1, "alice")});
+  pass(kWindow - Millis(1));
+  EXPECT_TRUE(a->take().empty());
+  pass(Millis(1));
+  EXPECT_EQ(frame_ids(text_of(a->take())), (std::vector<std::int64_t>{3}));
+}
+
+TEST_F(EventStreamsTest, AClientThatSubscribesWithinAWindowGetsOnlyWhatCameAfter) {
+  auto early = streams.subscribe(admin, {}, std::nullopt);
+  commit({job_event_of(1, "alice")});
+  auto late = streams.subscribe(admin, {}, std::nullopt);
+  commit_and_flush({job_event_of(2, "bob")});
+  EXPECT_EQ(frame_ids(text_of(early->take())), (std::vector<std::int64_t>{1, 2}));
+  EXPECT_EQ(frame_ids(text_of(late->take())), (std::vector<std::int64_t>{2}));
+  commit_and_flush({job_event_of(2, "bob")});
+  EXPECT_EQ(frame_ids(text_of(early->take())), (std::vector<std::int64_t>{3}));
+  EXPECT_EQ(frame_ids(text_of(late->take())), (std::vector<std::int64_t>{3}));
 }
 
 }  // namespace
