@@ -7,6 +7,7 @@
 // the machine runs; jobs/s does.
 //
 //   trivial_jobs_bench --data-dir DIR --daemon-pid PID --agent-pids PID,PID,... [--jobs N] [--connections C]
+//                      [--cores-per-job K]
 //
 // The daemon must be fresh (no other jobs): "all ended" is read as "no active job", and every job
 // must end SUCCEEDED.
@@ -39,6 +40,7 @@ struct Options {
   std::vector<int> agent_pids;
   int jobs = 500;
   int connections = 4;
+  int cores_per_job = 1;  // 64 jobs at once on 4 x 16 cores; without it, one job takes a whole node
 };
 
 [[noreturn]] void fail(const std::string& why) {
@@ -48,7 +50,7 @@ struct Options {
 
 [[noreturn]] void usage(const std::string& why) {
   fail(why + "\nusage: trivial_jobs_bench --data-dir DIR --daemon-pid PID --agent-pids PID,PID,... [--jobs N] "
-             "[--connections C]");
+             "[--connections C] [--cores-per-job K]");
 }
 
 std::string read_first_line(const std::string& path) {
@@ -86,13 +88,17 @@ Options parse_options(int argc, char** argv) {
       o.jobs = std::atoi(value.c_str());
     } else if (flag == "--connections") {
       o.connections = std::atoi(value.c_str());
+    } else if (flag == "--cores-per-job") {
+      o.cores_per_job = std::atoi(value.c_str());
     } else {
       usage("unknown flag " + flag);
     }
   }
   if (o.server.empty()) usage("need --data-dir");
   if (o.daemon_pid <= 0 || o.agent_pids.empty()) usage("need --daemon-pid and --agent-pids");
-  if (o.jobs < 1 || o.connections < 1) usage("--jobs and --connections must be positive");
+  if (o.jobs < 1 || o.connections < 1 || o.cores_per_job < 1) {
+    usage("--jobs, --connections and --cores-per-job must be positive");
+  }
   return o;
 }
 
@@ -153,7 +159,8 @@ void submit_jobs(const Options& o, std::atomic<int>& next, std::atomic<int>& fai
   auto client = make_http_client(parse_server_url(o.server));
   for (int n = next++; n < o.jobs; n = next++) {
     const std::string body = R"({"name":"trivial-)" + std::to_string(n) +
-                             R"(","wait_for_capacity":true,"command":{"argv":["/bin/true"]}})";
+                             R"(","cores_per_node":)" + std::to_string(o.cores_per_job) +
+                             R"(,"wait_for_capacity":true,"command":{"argv":["/bin/true"]}})";
     const HttpResult result = client->send(request(o, "POST", "/v1/jobs", body));
     if (!result || result->status != 201) {
       if (++failures <= 5) {
