@@ -68,10 +68,7 @@ void JobManager::begin_attempt(AttemptId id) {
   auto it = attempts_.find(id);
   if (it == attempts_.end()) return;
   if (checkpoint_dir_of(it->second.record.job_id).empty()) return preflight_then_launch(id);
-  // A first attempt has nothing to resume and no earlier attempt to fence off, so its directory
-  // needs no claim (two fsyncs on the one file worker, which would pace every trivial job); the
-  // next attempt's claim fences it.
-  if (it->second.record.number == 1) return preflight_then_launch(id);
+  if (it->second.record.number == 1) return choose_resume_point(id, {});
   store_.read(
       [this, id, job = it->second.record.job_id](Store& store) {
         return StoreWorker::Continuation([this, id, recorded = store.checkpoints_of(job)]() mutable {
@@ -81,22 +78,26 @@ void JobManager::begin_attempt(AttemptId id) {
       [this, id](const Error& error) { resume_chosen(id, error.during("reading recorded checkpoints")); });
 }
 
-// Claims the job's checkpoint directory for the retry and picks the newest checkpoint an attempt of
-// the job recorded. The job's files are read on the file worker: a slow
+// Claims the job's checkpoint directory for the attempt and, for a retry, picks the newest
+// checkpoint an attempt of the job recorded. The job's files are read on the file worker: a slow
 // or hostile directory delays this attempt, nothing else.
 void JobManager::choose_resume_point(AttemptId id, std::vector<CheckpointRecord> recorded) {
   auto it = attempts_.find(id);
   if (it == attempts_.end()) return;
+  const bool retry = it->second.record.number > 1;
   const JobKind kind = active_jobs_.at(it->second.record.job_id).spec.kind;
   files_.run(
-      [this, id, kind, dir = checkpoint_dir_of(it->second.record.job_id), recorded = std::move(recorded)] {
+      [this, id, retry, kind, dir = checkpoint_dir_of(it->second.record.job_id), recorded = std::move(recorded)] {
         checkpoint::claim_checkpoints(dir, id);
         std::optional<ResumedCheckpoint> resume;
-        const auto statuses = inspect_checkpoints(dir, recorded, kind);
-        for (const auto& s : statuses) {
-          if (!s.valid) spdlog::warn("event=checkpoint_skipped attempt={} path={} problem=\"{}\"", id, s.path, s.problem);
+        if (retry) {
+          const auto statuses = inspect_checkpoints(dir, recorded, kind);
+          for (const auto& s : statuses) {
+            if (!s.valid)
+              spdlog::warn("event=checkpoint_skipped attempt={} path={} problem=\"{}\"", id, s.path, s.problem);
+          }
+          if (auto found = resume_point(statuses)) resume = resumed_checkpoint(*found, recorded);
         }
-        if (auto found = resume_point(statuses)) resume = resumed_checkpoint(*found, recorded);
         return FileWorker::Continuation([this, id, resume] { resume_chosen(id, resume); });
       },
       [this, id](const Error& error) { resume_chosen(id, error); });
