@@ -55,7 +55,7 @@ std::unique_ptr<AttemptRun> LocalWorkloads::start_run(const LaunchMsg& launch, c
                                                       int core, ExitCallback on_exit) {
   if (launch.kind == JobKind::command) {
     return std::make_unique<CommandRun>(launch, attempt_dir, job_accounts_.account_for(launch.user), processes_,
-                                        post_to_io(), std::move(on_exit));
+                                        io_, std::move(on_exit));
   }
   SimulatedRunContext context{device_, data_plane_, device_.faults().link, core, collective_timeout_};
   return std::make_unique<SimulatedRun>(launch, attempt_dir, context, post_to_io(), std::move(on_exit));

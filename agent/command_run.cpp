@@ -1,12 +1,12 @@
 #include "agent/command_run.h"
 
+#include "agent/process_spawn.h"
 #include "agent/provenance_file.h"
 #include "checkpoint/checkpoint.h"
 #include "proto/provenance.h"
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,6 +16,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
 extern char** environ;
@@ -81,15 +82,16 @@ std::map<std::string, std::string> command_environment(const LaunchMsg& l, const
 }
 
 CommandRun::CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, std::optional<JobAccount> account,
-                       ProcessRegistry& processes, PostToIo post, ExitCallback on_exit)
+                       ProcessRegistry& processes, boost::asio::io_context& io, ExitCallback on_exit)
     : launch_(launch),
       account_(std::move(account)),
       processes_(processes),
       log_path_(attempt_dir + "/rank-" + std::to_string(launch.rank) + ".log"),
       files_{attempt_dir + "/rank-" + std::to_string(launch.rank) + ".progress",
              attempt_dir + "/rank-" + std::to_string(launch.rank) + ".provenance.json"},
-      post_(std::move(post)),
-      on_exit_(std::move(on_exit)) {
+      io_(io),
+      on_exit_(std::move(on_exit)),
+      exit_watch_(io) {
   int log_fd = -1;
   try {
     log_fd = prepare_files(attempt_dir);
@@ -97,7 +99,7 @@ CommandRun::CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, 
     fail_to_start(e.what());
     return;
   }
-  // Everything the child needs is built before fork: after fork only async-signal-safe calls.
+  // Everything the child needs is built before it starts: it shares our memory and only makes system calls.
   const auto env = command_environment(launch_, files_, environ, account_ ? &*account_ : nullptr);
   environment_ = mask_secrets(env);
   std::vector<std::string> env_strings;
@@ -110,46 +112,19 @@ CommandRun::CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, 
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
 
-  const pid_t agent_pid = ::getpid();
-  pid_ = ::fork();
-  if (pid_ == 0) {
-    ::setpgid(0, 0);
-    ::dup2(log_fd, STDOUT_FILENO);
-    ::dup2(log_fd, STDERR_FILENO);
-    const int devnull = ::open("/dev/null", O_RDONLY);
-    if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
-    const char* failed = ::chdir(attempt_dir.c_str()) == 0 ? nullptr : "chdir to the attempt directory";
-    if (!failed && account_) failed = drop_privileges(*account_);
-    if (failed) {
-      const char* msg = "trainyard-agent: cannot start the job as its account: ";
-      (void)!::write(STDERR_FILENO, msg, std::strlen(msg));
-      (void)!::write(STDERR_FILENO, failed, std::strlen(failed));
-      (void)!::write(STDERR_FILENO, "\n", 1);
-      ::_exit(127);
-    }
-    // The job dies with the agent (the fork came from the I/O thread, which lives as long as the
-    // agent); if the agent died before this line, nobody would be told, so check. Set after the
-    // account change, which clears it.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != agent_pid) ::_exit(127);
-    ::execvpe(argv[0], argv.data(), envp.data());
-    const char* msg = "trainyard-agent: cannot execute the command: ";
-    (void)!::write(STDERR_FILENO, msg, std::strlen(msg));
-    const char* err = std::strerror(errno);
-    (void)!::write(STDERR_FILENO, err, std::strlen(err));
-    (void)!::write(STDERR_FILENO, "\n", 1);
-    ::_exit(127);
-  }
+  const SpawnPlan plan{argv.data(), envp.data(), log_fd, attempt_dir.c_str(), account_ ? &*account_ : nullptr};
+  const pid_t pid = spawn_process(plan);
   ::close(log_fd);
-  if (pid_ < 0) {
-    fail_to_start(std::string("fork failed: ") + std::strerror(errno));
+  if (pid < 0) {
+    fail_to_start(std::string("cannot create the process: ") + std::strerror(-pid));
     return;
   }
+  pid_ = pid;
   ::setpgid(pid_, pid_);  // also in the parent, so killpg works even before the child ran
   processes_.record(pid_, launch_.attempt_id);
   spdlog::info("event=process_started attempt={} rank={} pid={} argv0={}", launch_.attempt_id, launch_.rank, pid_,
                launch_.command.argv[0]);
-  waiter_ = std::thread([this] { wait_for_exit(); });
+  watch_exit();
 }
 
 int CommandRun::prepare_files(const std::string& attempt_dir) {
@@ -175,26 +150,51 @@ int CommandRun::prepare_files(const std::string& attempt_dir) {
 
 void CommandRun::fail_to_start(const std::string& reason) {
   spdlog::error("event=process_not_started attempt={} rank={} reason=\"{}\"", launch_.attempt_id, launch_.rank, reason);
-  post_([this, reason] { on_exit_(AttemptExit{127, std::nullopt, reason, 0, ""}); });
+  boost::asio::post(io_, [this, reason] { on_exit_(AttemptExit{127, std::nullopt, reason, 0, ""}); });
   exited_ = true;
 }
 
 CommandRun::~CommandRun() {
-  if (pid_ > 0 && !exited_) ::killpg(pid_, SIGKILL);
-  if (waiter_.joinable()) waiter_.join();
+  if (pid_ <= 0 || exited_) return;
+  // Destroyed before its exit was seen (the agent stopping): the group is killed and the leader
+  // reaped here, which a SIGKILL makes quick.
+  ::killpg(pid_, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+  processes_.forget(pid_);
 }
 
-void CommandRun::wait_for_exit() {
+void CommandRun::watch_exit() {
+  const int pidfd = open_pidfd(pid_);
+  if (pidfd < 0) {
+    // Without a pidfd (a kernel before 5.3) the exit cannot be watched without blocking: stop the
+    // process, whose reaping is then quick, and say why.
+    spdlog::error("event=process_not_watchable attempt={} rank={} error=\"{}\"", launch_.attempt_id, launch_.rank,
+                  std::strerror(-pidfd));
+    stop_reason_ = "the agent cannot watch the process (pidfd_open failed)";
+    ::killpg(pid_, SIGKILL);
+    boost::asio::post(io_, [this] { reap(); });
+    return;
+  }
+  exit_watch_.assign(pidfd);
+  exit_watch_.async_wait(boost::asio::posix::stream_descriptor::wait_read, [this](const boost::system::error_code& ec) {
+    if (ec == boost::asio::error::operation_aborted) return;  // the run is being destroyed
+    reap();
+  });
+}
+
+// A pidfd is readable once the process has exited; the waitpid does not block.
+void CommandRun::reap() {
   int status = 0;
   while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
   }
   // Children the job left behind in its process group do not outlive it.
   ::killpg(pid_, SIGKILL);
   exited_ = true;
-  post_([this, status] {
-    processes_.forget(pid_);
-    finish(status);
-  });
+  exit_watch_.close();
+  processes_.forget(pid_);
+  finish(status);
 }
 
 void CommandRun::finish(int status) {

@@ -1,6 +1,7 @@
 #pragma once
-// A rank of a "command" job: fork/exec of argv in its own process group, stdout and stderr to the
-// rank's log file. A waiter thread blocks in waitpid (never the I/O thread) and posts the exit.
+// A rank of a "command" job: argv started in its own process group (agent/process_spawn.h: no copy
+// of the agent), stdout and stderr to the rank's log file. Its exit is watched on the I/O thread
+// through a pidfd, so an attempt costs no thread and the reaping waitpid never blocks.
 //
 // Environment: only the agent's variables named in `kInheritedEnvironment` (never its tokens or
 // secrets: a job is another user's code), then the job's `command.env`, then TRAINYARD_JOB_ID,
@@ -28,12 +29,13 @@
 #include <sys/types.h>
 
 #include <array>
-#include <atomic>
 #include <map>
 #include <memory>
 #include <string>
 #include <string_view>
-#include <thread>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
 
 #include "agent/attempt_run.h"
 #include "agent/job_account.h"
@@ -61,7 +63,7 @@ class CommandRun final : public AttemptRun {
  public:
   // Starts the process; on failure to start, the exit callback is posted with the reason.
   CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, std::optional<JobAccount> account,
-             ProcessRegistry& processes, PostToIo post, ExitCallback on_exit);
+             ProcessRegistry& processes, boost::asio::io_context& io, ExitCallback on_exit);
   ~CommandRun() override;
 
   void terminate(const std::string& reason) override;
@@ -76,7 +78,8 @@ class CommandRun final : public AttemptRun {
   // The attempt directory, its log (returned open) and the checkpoint directory, for the account.
   int prepare_files(const std::string& attempt_dir);
   void fail_to_start(const std::string& reason);
-  void wait_for_exit();
+  void watch_exit();
+  void reap();
   void finish(int status);
 
   LaunchMsg launch_;
@@ -85,12 +88,12 @@ class CommandRun final : public AttemptRun {
   std::string log_path_;
   RankFiles files_;
   std::map<std::string, std::string> environment_;  // as given to the process, secrets masked
-  PostToIo post_;
+  boost::asio::io_context& io_;
   ExitCallback on_exit_;
   pid_t pid_ = -1;
-  std::atomic<bool> exited_{false};
-  std::string stop_reason_;  // I/O thread
-  std::thread waiter_;
+  bool exited_ = false;  // reaped, or never started
+  std::string stop_reason_;
+  boost::asio::posix::stream_descriptor exit_watch_;  // the process's pidfd
   std::int64_t last_step_ = 0;
   std::optional<TimePoint> last_progress_at_;
   std::optional<TimePoint> first_step_at_;

@@ -85,11 +85,11 @@ std::string JobAccounts::describe() const {
 }
 
 const char* drop_privileges(const JobAccount& account) {
-  if (::setgroups(account.groups.size(), account.groups.data()) != 0) return "setgroups";
-  if (::setresgid(account.gid, account.gid, account.gid) != 0) return "setresgid";
-  if (::setresuid(account.uid, account.uid, account.uid) != 0) return "setresuid";
+  if (::syscall(SYS_setgroups, account.groups.size(), account.groups.data()) != 0) return "setgroups";
+  if (::syscall(SYS_setresgid, account.gid, account.gid, account.gid) != 0) return "setresgid";
+  if (::syscall(SYS_setresuid, account.uid, account.uid, account.uid) != 0) return "setresuid";
   if (account.uid != 0) {
-    const bool regained = ::setuid(0) == 0 || (account.gid != 0 && ::setgid(0) == 0);
+    const bool regained = ::syscall(SYS_setuid, 0) == 0 || (account.gid != 0 && ::syscall(SYS_setgid, 0) == 0);
     if (regained) return "root could be regained after dropping privileges";
     __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
     __user_cap_data_struct caps[_LINUX_CAPABILITY_U32S_3] = {};

@@ -54,9 +54,12 @@ class JobAccounts {
   std::map<std::string, JobAccount> mapped_;
 };
 
-// In the forked child, before exec: supplementary groups, gid, uid, then checks that root cannot be
-// regained and no capability is left, and sets PR_SET_NO_NEW_PRIVS. Async-signal-safe. Returns
-// nullptr on success, else what failed (the child reports it and exits).
+// In the job's child process, before exec: supplementary groups, gid, uid, then checks that root
+// cannot be regained and no capability is left, and sets PR_SET_NO_NEW_PRIVS. Async-signal-safe,
+// and safe in a child that shares the agent's memory (agent/process_spawn.h): the credential calls
+// are raw system calls, which change only the calling process, where glibc's wrappers would signal
+// every thread of the agent to change its credentials too. Returns nullptr on success, else what
+// failed (the child reports it and exits).
 const char* drop_privileges(const JobAccount& account);
 
 }  // namespace trainyard::agent

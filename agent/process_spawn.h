@@ -1,0 +1,35 @@
+#pragma once
+// Starting a command job's process cheaply (issue 18 item 4). fork() copies the agent's page
+// tables, and the agent is a large process; clone(CLONE_VM | CLONE_VFORK), as posix_spawn does
+// inside glibc, runs the child on the agent's memory with the calling thread suspended until the
+// child has exec'd (or exited), so nothing is copied. posix_spawn itself cannot switch the account
+// or set PR_SET_PDEATHSIG, hence this.
+//
+// The child shares the agent's memory: before exec it makes only system calls, reads the plan,
+// and writes nothing of the agent's (no malloc, no locks, no glibc set*id wrappers).
+#include <sys/types.h>
+
+#include <string>
+
+#include "agent/job_account.h"
+
+namespace trainyard::agent {
+
+struct SpawnPlan {
+  char* const* argv = nullptr;  // null-terminated; argv[0] is looked up in the job's PATH
+  char* const* envp = nullptr;  // null-terminated
+  int output_fd = -1;           // becomes stdout and stderr; stdin is /dev/null
+  const char* dir = nullptr;    // the child starts there
+  const JobAccount* account = nullptr;  // the child drops to it; nullptr: stays the agent's
+};
+
+// Starts the process as the leader of a new process group, which dies with the calling thread
+// (PR_SET_PDEATHSIG): call it from a thread that lives as long as the agent. What the child could
+// not do (chdir, the account, exec) it writes to `output_fd` and exits with 127. Returns the pid,
+// or -errno when no process could be created.
+pid_t spawn_process(const SpawnPlan& plan);
+
+// A descriptor that becomes readable when `pid` (a child of ours) has exited; -errno on failure.
+int open_pidfd(pid_t pid);
+
+}  // namespace trainyard::agent
