@@ -3,8 +3,8 @@
 // token, hello, heartbeats, the registration check; they run nothing). One keep-alive connection
 // then walks the list in pages (limit LIMIT, default 100, following `next`) ROUNDS times, reads
 // filtered pages, and reads the whole list without a limit; it prints the latency of each request
-// (request sent to the last byte of the answer) as p50 / p99 / max, and checks every walk saw every
-// node once.
+// (request sent to the last byte of the answer) as p50 / p99 / max and the daemon's CPU per request
+// (a figure the machine's load does not inflate), and checks every walk saw every node once.
 //
 //   nice node bench/nodes_page/run.mjs            # from the repository root, after deploy/build.sh
 //   NODES=50000 ROUNDS=3 node bench/nodes_page/run.mjs

@@ -180,9 +180,10 @@ TEST_F(PagingTest, JobsListAccountsEachRowWithItsOwnAttempts) {
   cluster.started("n1", launches[0].attempt_id);
   cluster.advance(Millis(4000));
   cluster.exited("n1", launches[0].attempt_id, 0);  // stored ended; `next` starts now
+  const Reply list = call("GET", "/v1/jobs?limit=10", kAlice);
   std::map<JobId, Json> accounting;
-  for (const Json& job : call("GET", "/v1/jobs?limit=10", kAlice).body["jobs"]) accounting[job["id"].get<JobId>()] = job["accounting"];
-  ASSERT_EQ(accounting.size(), 2u);
+  for (const Json& job : list.body["jobs"]) accounting[job["id"].get<JobId>()] = job["accounting"];
+  ASSERT_EQ(accounting.size(), 2u) << list.body.dump();
   EXPECT_DOUBLE_EQ(accounting[ran]["elapsed_s"].get<double>(), 4.0) << accounting[ran].dump();
   EXPECT_GT(accounting[ran]["core_hours"].get<double>(), 0.0);
   EXPECT_EQ(accounting[next]["core_hours"].get<double>(), 0.0) << accounting[next].dump();

@@ -471,9 +471,9 @@ TYPED_TEST(StoreConformance, HealthChecksAndNodeHistoryRoundTrip) {
   EXPECT_EQ(history[0].record["reason"], "core 3: GEMM off");
   EXPECT_EQ(history[1].at, at_ms(1));
   EXPECT_EQ(this->store->node_health("n1", INT64_MAX, 1).size(), 1u);
-  const auto older = this->store->node_health("n1", 7, 10);
-  ASSERT_EQ(older.size(), 1u) << "below check 7";
-  EXPECT_EQ(older[0].check_id, 3);
+  const auto older_history = this->store->node_health("n1", 7, 10);
+  ASSERT_EQ(older_history.size(), 1u) << "below check 7";
+  EXPECT_EQ(older_history[0].check_id, 3);
   EXPECT_TRUE(this->store->node_health("n3", INT64_MAX, 10).empty());
   EXPECT_EQ(this->store->load().max_health_check_id, 7);
 }
