@@ -76,7 +76,8 @@ struct SubmitJob {
 struct ListJobs {
   static constexpr std::string_view kPath = "jobs";
   static constexpr std::string_view kSynopsis =
-      "jobs [--state S] [--share S] [--user U] [--limit N] [--before ID] [--array ID] [--watch [--interval SECONDS]]";
+      "jobs [--state S] [--share S] [--user U] [--limit N] [--before ID] [--array ID] [--cursor NEXT]\n"
+      "              [--watch [--interval SECONDS]]";
   static constexpr std::string_view kSummary =
       "List jobs, newest first, a page at a time; a job array is one row with its tasks counted by\n"
       "state, and --array ID lists its tasks.";
@@ -89,8 +90,9 @@ struct ListJobs {
   std::optional<std::string> share;
   std::optional<std::string> user;
   std::optional<std::int64_t> limit;
-  std::optional<JobId> before;  // the page after the one that ended at this job
+  std::optional<JobId> before;  // only jobs older than this one
   std::optional<JobId> array;   // the tasks of this array
+  std::optional<std::string> cursor;  // the next page: the daemon's `next` of the previous one
   std::optional<std::int64_t> watch_s;
   bool operator==(const ListJobs&) const = default;
 };
@@ -413,7 +415,7 @@ struct ShowHistory {
   static constexpr std::string_view kPath = "history";
   static constexpr std::string_view kSynopsis =
       "history [--since 1d|2h|TIME] [--until 1d|2h|TIME] [--state S[,S...]] [--user U] [--share S]\n"
-      "                  [--limit N] [--before ID] [--format COLUMN,...] [--csv]";
+      "                  [--limit N] [--before ID] [--cursor NEXT] [--format COLUMN,...] [--csv]";
   static constexpr std::string_view kSummary =
       "Finished jobs, newest first, with their elapsed time, wait, cores, core-hours, exit code,\n"
       "failure class, attempts and goodput (like sacct). --since and --until bound the submit time:\n"
@@ -433,6 +435,7 @@ struct ShowHistory {
   std::optional<std::string> share;
   std::optional<std::int64_t> limit;
   std::optional<JobId> before;
+  std::optional<std::string> cursor;
   std::vector<std::string> columns;
   bool csv = false;
   bool operator==(const ShowHistory&) const = default;
@@ -486,10 +489,10 @@ struct DiffProvenance {
 struct ListEvents {
   static constexpr std::string_view kPath = "events";
   static constexpr std::string_view kSynopsis =
-      "events [--type GLOB] [--job ID] [--node N] [--after ID] [--limit N]\n"
+      "events [--type GLOB] [--job ID] [--node N] [--after ID] [--limit N] [--cursor NEXT]\n"
       "       trainyard events --follow [--type GLOB] [--job ID] [--node N] [--after ID]";
   static constexpr std::string_view kSummary =
-      "List events, oldest first (GET /v1/events); --after ID for the next page. --follow prints\n"
+      "List events, oldest first (GET /v1/events); --cursor NEXT for the next page. --follow prints\n"
       "events as they happen, one a line (with --json one JSON object a line), from the newest on\n"
       "(or after event ID), resuming where it was after a lost connection, until Ctrl-C.";
   static std::vector<FlagSpec> flags();
@@ -506,6 +509,7 @@ struct ListEvents {
   std::optional<std::string> node;
   std::optional<std::int64_t> after;
   std::optional<std::int64_t> limit;
+  std::optional<std::string> cursor;
   bool follow = false;
   bool operator==(const ListEvents&) const = default;
 };

@@ -11,8 +11,9 @@ std::vector<FlagSpec> ListEvents::flags() {
   return {{"--type", "GLOB", "only events whose type matches GLOB (job.failed, node.*)"},
           {"--job", "ID", "only events of job ID"},
           {"--node", "N", "only events naming node N"},
-          {"--after", "ID", "only events after event ID (the next page)"},
+          {"--after", "ID", "only events after event ID"},
           {"--limit", "N", "at most N events (the daemon's default page is 100)"},
+          {"--cursor", "NEXT", "the next page: the cursor the previous page printed (give the same other flags)"},
           {"--follow", "", "print events as they happen until Ctrl-C"}};
 }
 
@@ -24,9 +25,12 @@ ListEvents ListEvents::parse(const ParsedArgs& args) {
   list.node = args.opt_string("--node");
   list.after = args.opt_integer("--after", 0, std::numeric_limits<std::int64_t>::max());
   list.limit = args.opt_integer("--limit", 1, 1000);
+  list.cursor = args.opt_string("--cursor");
   list.follow = args.has("--follow");
   if (list.follow && list.limit)
     throw InvalidInput("--limit", "a followed stream has no pages; leave out --limit or --follow");
+  if (list.follow && list.cursor)
+    throw InvalidInput("--cursor", "a followed stream has no pages; leave out --cursor or --follow");
   return list;
 }
 
@@ -34,6 +38,7 @@ std::vector<ApiRequest> ListEvents::requests(const InputReader&) const {
   auto number = [](const auto& value) { return value ? std::optional(std::to_string(*value)) : std::nullopt; };
   Target target("/v1/events");
   target.param("type", type).param("job", number(job)).param("node", node).param("after", number(after)).param("limit", number(limit));
+  target.param("cursor", cursor);
   return {{"GET", target.str(), std::nullopt}};
 }
 
@@ -65,7 +70,7 @@ std::string ListEvents::render(const Replies& replies, const RenderContext&) con
     }
   }
   const Json& next = field_or_null(replies.at(0), "next");
-  return t.str() + (next.is_string() ? "next page: --after " + next.get<std::string>() + "\n" : "");
+  return t.str() + (next.is_string() ? "next page: --cursor " + next.get<std::string>() + "\n" : "");
 }
 
 }  // namespace trainyard::cli

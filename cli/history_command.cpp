@@ -178,7 +178,8 @@ std::vector<FlagSpec> ShowHistory::flags() {
           {"--user", "U", "only jobs of user U"},
           {"--share", "S", "only jobs of fair-share S"},
           {"--limit", "N", "at most N jobs, 1..1000 (default 100)"},
-          {"--before", "ID", "only jobs older than job ID (the next page)"},
+          {"--before", "ID", "only jobs older than job ID"},
+          {"--cursor", "NEXT", "the next page: the cursor the previous page printed (give the same other flags)"},
           {"--format", "COLUMNS", format_help},
           {"--csv", "", "print CSV (a header line, then one line per job)"}};
 }
@@ -193,6 +194,7 @@ ShowHistory ShowHistory::parse(const ParsedArgs& args) {
   h.share = args.opt_string("--share");
   h.limit = args.opt_integer("--limit", 1, 1000);
   if (auto before = args.opt_string("--before")) h.before = parse_job_id(*before, "--before");
+  h.cursor = args.opt_string("--cursor");
   h.columns = parse_history_columns(args.opt_string("--format").value_or(std::string(kDefaultHistoryColumns)));
   h.csv = args.has("--csv");
   return h;
@@ -209,7 +211,8 @@ std::vector<ApiRequest> ShowHistory::requests(const InputReader&) const {
       .param("user", user)
       .param("share", share)
       .param("limit", text(limit))
-      .param("before", text(before));
+      .param("before", text(before))
+      .param("cursor", cursor);
   return {{"GET", target.str(), std::nullopt}};
 }
 
@@ -221,7 +224,7 @@ std::string ShowHistory::render(const Replies& replies, const RenderContext&) co
 Notices ShowHistory::notices(const Replies& replies) const {
   const Json& next = field_or_null(replies.at(0), "next");
   if (!next.is_string()) return {};
-  return {{"more jobs may match: add --before " + next.get<std::string>() + " for the next page"}};
+  return {{"more jobs match: add --cursor " + next.get<std::string>() + " for the next page"}};
 }
 
 }  // namespace trainyard::cli

@@ -310,7 +310,8 @@ std::vector<FlagSpec> ListJobs::flags() {
        {"--user", "U", "only jobs of user U"},
        {"--limit", "N", "at most N jobs (the daemon's default page is 100)"},
        {"--before", "ID", "only jobs older than job ID (the next page)"},
-       {"--array", "ID", "the tasks of array job ID, one row each"}});
+       {"--array", "ID", "the tasks of array job ID, one row each"},
+       {"--cursor", "NEXT", "the next page: the cursor the previous page printed (give the same other flags)"}});
 }
 
 ListJobs ListJobs::parse(const ParsedArgs& args) {
@@ -328,6 +329,7 @@ ListJobs ListJobs::parse(const ParsedArgs& args) {
   list.limit = args.opt_integer("--limit", 1, kAnyInt);
   if (auto before = args.opt_string("--before")) list.before = parse_job_id(*before, "--before");
   if (auto array = args.opt_string("--array")) list.array = parse_job_id(*array, "--array");
+  list.cursor = args.opt_string("--cursor");
   list.watch_s = parse_watch(args);
   return list;
 }
@@ -339,7 +341,8 @@ std::vector<ApiRequest> ListJobs::requests(const InputReader&) const {
       .param("user", user)
       .param("limit", limit ? std::optional(std::to_string(*limit)) : std::nullopt)
       .param("before", before ? std::optional(std::to_string(*before)) : std::nullopt)
-      .param("array", array ? std::optional(std::to_string(*array)) : std::nullopt);
+      .param("array", array ? std::optional(std::to_string(*array)) : std::nullopt)
+      .param("cursor", cursor);
   return {{"GET", target.str(), std::nullopt}};
 }
 
@@ -357,9 +360,8 @@ std::string ListJobs::render(const Replies& replies, const RenderContext& ctx) c
     }
   }
   std::string out = t.str();
-  // The daemon's cursor is the id of the page's last job; "jobs --before ID" continues from it.
   const Json& next = field_or_null(replies.at(0), "next");
-  if (next.is_string()) out += "(more jobs may match: add --before " + next.get<std::string>() + " for the next page)\n";
+  if (next.is_string()) out += "(more jobs match: add --cursor " + next.get<std::string>() + " for the next page)\n";
   return out;
 }
 

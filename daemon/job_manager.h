@@ -111,6 +111,9 @@ class JobManager {
   const std::map<JobId, Job>& active_jobs() const { return active_jobs_; }
   std::optional<Attempt> active_attempt(AttemptId id) const;
   std::vector<NodeView> nodes() const;
+  NodePage node_page(const NodeFilter& filter, const std::string& after, std::size_t limit) const {
+    return nodes_.page(filter, after, limit);
+  }
   std::optional<NodeView> node(const std::string& name) const;
   std::size_t pending_count() const;
   std::size_t pending_count(const std::string& user) const;

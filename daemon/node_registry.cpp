@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "daemon/events.h"
 
 namespace trainyard {
@@ -275,6 +277,30 @@ std::vector<NodeView> NodeRegistry::views() const {
   out.reserve(nodes_.size());
   for (const auto& [name, entry] : nodes_) out.push_back(view_of(entry));
   return out;
+}
+
+bool NodeFilter::matches(const Node& node) const {
+  if (!states.empty() && std::find(states.begin(), states.end(), node.state) == states.end()) return false;
+  if (label) {
+    const auto it = node.labels.find(label->first);
+    if (it == node.labels.end() || it->second != label->second) return false;
+  }
+  return node.name.starts_with(name_prefix);
+}
+
+NodePage NodeRegistry::page(const NodeFilter& filter, const std::string& after, std::size_t limit) const {
+  NodePage page;
+  auto it = nodes_.lower_bound(filter.name_prefix);
+  if (!after.empty() && it != nodes_.end() && it->first <= after) it = nodes_.upper_bound(after);
+  for (; it != nodes_.end() && it->first.starts_with(filter.name_prefix); ++it) {
+    if (!filter.matches(it->second.node)) continue;
+    if (page.nodes.size() == limit) {
+      page.more = true;
+      break;
+    }
+    page.nodes.push_back(view_of(it->second));
+  }
+  return page;
 }
 
 std::optional<NodeView> NodeRegistry::view(const std::string& name) const {

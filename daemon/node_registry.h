@@ -42,6 +42,22 @@ struct NodeView {
   MonoTime heard_at{};  // node.last_heartbeat on the monotonic clock
 };
 
+// Which nodes a list shows: any of `states` (all when empty), carrying label `label` (key, value)
+// when given, whose name starts with `name_prefix`.
+struct NodeFilter {
+  std::vector<NodeState> states;
+  std::optional<std::pair<std::string, std::string>> label;
+  std::string name_prefix;
+
+  bool matches(const Node& node) const;
+};
+
+// Up to a page of the nodes a filter matches, in name order, and whether more follow.
+struct NodePage {
+  std::vector<NodeView> nodes;
+  bool more = false;
+};
+
 struct NodeEntry {
   Node node;
   std::shared_ptr<AgentChannel> channel;
@@ -117,6 +133,9 @@ class NodeRegistry {
   std::size_t size() const { return nodes_.size(); }
   const NodeCoreCounts& nodes_by_cores() const { return nodes_by_cores_; }
   std::vector<NodeView> views() const;
+  // The nodes `filter` matches named after `after` (all from the first when empty), at most `limit`:
+  // a page costs its own nodes, not the fleet's (the registry is ordered by name).
+  NodePage page(const NodeFilter& filter, const std::string& after, std::size_t limit) const;
   std::optional<NodeView> view(const std::string& name) const;
 
  private:

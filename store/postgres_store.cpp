@@ -75,9 +75,11 @@ std::vector<Prepared> statements() {
        " ON CONFLICT (node, check_id) DO UPDATE SET at_ms = excluded.at_ms, state = excluded.state,"
        " record = excluded.record"},
       {"health_check_by_id", "SELECT id, kind, created_at_ms, record FROM health_checks WHERE id = $1"},
-      {"recent_health_checks", "SELECT id, kind, created_at_ms, record FROM health_checks ORDER BY id DESC LIMIT $1"},
+      {"recent_health_checks",
+       "SELECT id, kind, created_at_ms, record FROM health_checks WHERE id < $1 ORDER BY id DESC LIMIT $2"},
       {"node_health_of",
-       "SELECT node, check_id, at_ms, state, record FROM node_health WHERE node = $1 ORDER BY check_id DESC LIMIT $2"},
+       "SELECT node, check_id, at_ms, state, record FROM node_health WHERE node = $1 AND check_id < $2"
+       " ORDER BY check_id DESC LIMIT $3"},
       {"upsert_checkpoint",
        "INSERT INTO checkpoints (job_id, step, attempt_id, manifest_sha256, recorded_at_ms) VALUES ($1, $2, $3, $4, $5)"
        " ON CONFLICT (job_id, step) DO UPDATE SET attempt_id = excluded.attempt_id,"
@@ -88,6 +90,8 @@ std::vector<Prepared> statements() {
       {"max_health_check_id", "SELECT COALESCE(MAX(id), 0) FROM health_checks"},
       {"job_by_id", "SELECT record FROM jobs WHERE id = $1"},
       {"attempts_of_job", "SELECT record FROM attempts WHERE job_id = $1 ORDER BY id"},
+      // The ids as one array literal ("{1,2,3}"): one prepared statement for any number of jobs.
+      {"attempts_of_jobs", "SELECT record FROM attempts WHERE job_id = ANY($1::bigint[]) ORDER BY job_id, id"},
       {"attempt_by_id", "SELECT record FROM attempts WHERE id = $1"},
       {"attempts_since",
        "SELECT record FROM attempts WHERE ended_at_ms IS NULL OR ended_at_ms >= $1 ORDER BY job_id, id"},
@@ -393,6 +397,13 @@ std::vector<Attempt> PostgresStore::attempts_of(JobId job) {
   return all_rows(read("attempts_of_job", Params().add(job)), attempt_at);
 }
 
+std::vector<Attempt> PostgresStore::attempts_of_jobs(std::span<const JobId> jobs) {
+  std::string ids = "{";
+  for (const JobId id : jobs) ids += (ids.size() > 1 ? "," : "") + std::to_string(id);
+  ids += "}";
+  return all_rows(read("attempts_of_jobs", Params().add(ids)), attempt_at);
+}
+
 std::vector<Attempt> PostgresStore::attempts_running_since(TimePoint from) {
   return all_rows(read("attempts_since", Params().add(to_unix_ms(from))), attempt_at);
 }
@@ -423,12 +434,12 @@ std::optional<HealthCheckRow> PostgresStore::health_check(std::int64_t id) {
   return first_row(read("health_check_by_id", Params().add(id)), health_check_at);
 }
 
-std::vector<HealthCheckRow> PostgresStore::recent_health_checks(int limit) {
-  return all_rows(read("recent_health_checks", Params().add(limit)), health_check_at);
+std::vector<HealthCheckRow> PostgresStore::recent_health_checks(std::int64_t before_id, int limit) {
+  return all_rows(read("recent_health_checks", Params().add(before_id).add(limit)), health_check_at);
 }
 
-std::vector<NodeHealthRow> PostgresStore::node_health(const std::string& node, int limit) {
-  return all_rows(read("node_health_of", Params().add(node).add(limit)), node_health_at);
+std::vector<NodeHealthRow> PostgresStore::node_health(const std::string& node, std::int64_t before_check_id, int limit) {
+  return all_rows(read("node_health_of", Params().add(node).add(before_check_id).add(limit)), node_health_at);
 }
 
 std::vector<Event> PostgresStore::events_after(std::int64_t seq, int limit) {

@@ -103,10 +103,10 @@ struct SqliteStore::Statements {
                            "INSERT OR REPLACE INTO node_health (node, check_id, at_ms, state, record)"
                            " VALUES (?1, ?2, ?3, ?4, ?5)"),
         health_check_by_id(db, "SELECT id, kind, created_at_ms, record FROM health_checks WHERE id = ?1"),
-        recent_health_checks(db, "SELECT id, kind, created_at_ms, record FROM health_checks ORDER BY id DESC LIMIT ?1"),
+        recent_health_checks(db, "SELECT id, kind, created_at_ms, record FROM health_checks WHERE id < ?1 ORDER BY id DESC LIMIT ?2"),
         node_health_of(db,
-                       "SELECT node, check_id, at_ms, state, record FROM node_health WHERE node = ?1"
-                       " ORDER BY check_id DESC LIMIT ?2"),
+                       "SELECT node, check_id, at_ms, state, record FROM node_health WHERE node = ?1 AND check_id < ?2"
+                       " ORDER BY check_id DESC LIMIT ?3"),
         upsert_checkpoint(db,
                           "INSERT OR REPLACE INTO checkpoints (job_id, step, attempt_id, manifest_sha256, recorded_at_ms)"
                           " VALUES (?1, ?2, ?3, ?4, ?5)"),
@@ -116,6 +116,10 @@ struct SqliteStore::Statements {
         max_health_check_id(db, "SELECT COALESCE(MAX(id), 0) FROM health_checks"),
         job_by_id(db, "SELECT record FROM jobs WHERE id = ?1"),
         attempts_of_job(db, "SELECT record FROM attempts WHERE job_id = ?1 ORDER BY id"),
+        // The ids as one JSON array: one prepared statement for any number of jobs.
+        attempts_of_jobs(db,
+                         "SELECT record FROM attempts WHERE job_id IN (SELECT value FROM json_each(?1))"
+                         " ORDER BY job_id, id"),
         attempt_by_id(db, "SELECT record FROM attempts WHERE id = ?1"),
         // Two index lookups (attempts_by_end for both terms), not a scan of every attempt.
         attempts_since(db,
@@ -180,7 +184,7 @@ struct SqliteStore::Statements {
   Statement metrics_of_job, upsert_health_check, upsert_node_health, health_check_by_id, recent_health_checks,
       node_health_of;
   Statement upsert_checkpoint, checkpoints_of_job, max_health_check_id;
-  Statement job_by_id, attempts_of_job, attempt_by_id, attempts_since, node_by_name, token_by_hash, all_tokens, events_after, events_of_kind;
+  Statement job_by_id, attempts_of_job, attempts_of_jobs, attempt_by_id, attempts_since, node_by_name, token_by_hash, all_tokens, events_after, events_of_kind;
   Statement prune_events, prune_deliveries, active_jobs, active_attempts, all_nodes, all_shares, max_job_id, max_attempt_id;
   Statement upsert_webhook, upsert_delivery, move_webhook_cursor, delete_webhook, all_webhooks, max_webhook_id;
   Statement deliveries_of, open_deliveries_of, last_event, webhooks_keep_from;
@@ -421,6 +425,14 @@ std::vector<Attempt> SqliteStore::attempts_of(JobId job) {
   return out;
 }
 
+std::vector<Attempt> SqliteStore::attempts_of_jobs(std::span<const JobId> jobs) {
+  Use use(statements_->attempts_of_jobs);
+  use.bind_text(1, json_text(Json(std::vector<JobId>(jobs.begin(), jobs.end()))));
+  std::vector<Attempt> out;
+  while (use.next_row()) out.push_back(attempt_at(use));
+  return out;
+}
+
 std::vector<Attempt> SqliteStore::attempts_running_since(TimePoint from) {
   Use use(statements_->attempts_since);
   use.bind_int(1, to_unix_ms(from));
@@ -475,17 +487,17 @@ std::optional<HealthCheckRow> SqliteStore::health_check(std::int64_t id) {
   return health_check_at(use);
 }
 
-std::vector<HealthCheckRow> SqliteStore::recent_health_checks(int limit) {
+std::vector<HealthCheckRow> SqliteStore::recent_health_checks(std::int64_t before_id, int limit) {
   Use use(statements_->recent_health_checks);
-  use.bind_int(1, limit);
+  use.bind_int(1, before_id).bind_int(2, limit);
   std::vector<HealthCheckRow> out;
   while (use.next_row()) out.push_back(health_check_at(use));
   return out;
 }
 
-std::vector<NodeHealthRow> SqliteStore::node_health(const std::string& node, int limit) {
+std::vector<NodeHealthRow> SqliteStore::node_health(const std::string& node, std::int64_t before_check_id, int limit) {
   Use use(statements_->node_health_of);
-  use.bind_text(1, node).bind_int(2, limit);
+  use.bind_text(1, node).bind_int(2, before_check_id).bind_int(3, limit);
   std::vector<NodeHealthRow> out;
   while (use.next_row()) out.push_back(node_health_at(use));
   return out;

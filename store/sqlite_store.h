@@ -33,6 +33,7 @@ class SqliteStore final : public Store {
   std::optional<Job> job(JobId id) override;
   std::vector<Job> jobs(const JobQuery& query) override;
   std::vector<Attempt> attempts_of(JobId job) override;
+  std::vector<Attempt> attempts_of_jobs(std::span<const JobId> jobs) override;
   std::vector<Attempt> attempts_running_since(TimePoint from) override;
   std::optional<Attempt> attempt(AttemptId id) override;
   std::optional<Node> node(const std::string& name) override;
@@ -41,8 +42,8 @@ class SqliteStore final : public Store {
   std::vector<MetricRecord> metrics_of(JobId job) override;
   std::vector<CheckpointRecord> checkpoints_of(JobId job) override;
   std::optional<HealthCheckRow> health_check(std::int64_t id) override;
-  std::vector<HealthCheckRow> recent_health_checks(int limit) override;
-  std::vector<NodeHealthRow> node_health(const std::string& node, int limit) override;
+  std::vector<HealthCheckRow> recent_health_checks(std::int64_t before_id, int limit) override;
+  std::vector<NodeHealthRow> node_health(const std::string& node, std::int64_t before_check_id, int limit) override;
   std::vector<Event> events_after(std::int64_t seq, int limit) override;
   std::vector<Event> events_of_kind(const std::string& kind_prefix, std::int64_t seq, int limit) override;
   std::int64_t prune_events(TimePoint older_than, std::int64_t keep_from_seq) override;

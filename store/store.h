@@ -224,6 +224,8 @@ class Store {
   virtual std::vector<Job> jobs(const JobQuery& query) = 0;
   // In id order (the order they were created).
   virtual std::vector<Attempt> attempts_of(JobId job) = 0;
+  // The attempts of every job in `jobs`, by job, then id: one query for a page of jobs.
+  virtual std::vector<Attempt> attempts_of_jobs(std::span<const JobId> jobs) = 0;
   // The attempts still running or ended at or after `from`, by job, then id: for each job a suffix
   // of its attempts (a later attempt starts after an earlier one ended).
   virtual std::vector<Attempt> attempts_running_since(TimePoint from) = 0;
@@ -234,10 +236,10 @@ class Store {
   // memory to authenticate without I/O.
   virtual std::vector<TokenRecord> tokens() = 0;
   virtual std::optional<HealthCheckRow> health_check(std::int64_t id) = 0;
-  // The newest health checks first, at most `limit` (positive).
-  virtual std::vector<HealthCheckRow> recent_health_checks(int limit) = 0;
-  // A node's health history, newest check first, at most `limit` (positive) rows.
-  virtual std::vector<NodeHealthRow> node_health(const std::string& node, int limit) = 0;
+  // The newest health checks with ids below `before_id` first, at most `limit` (positive).
+  virtual std::vector<HealthCheckRow> recent_health_checks(std::int64_t before_id, int limit) = 0;
+  // A node's health history below check `before_check_id`, newest check first, at most `limit` (positive) rows.
+  virtual std::vector<NodeHealthRow> node_health(const std::string& node, std::int64_t before_check_id, int limit) = 0;
   // Every step metric of a job's attempts, by step, then attempt id.
   virtual std::vector<MetricRecord> metrics_of(JobId job) = 0;
   // A job's recorded checkpoints, by step.

@@ -333,9 +333,9 @@ class Bench {
     const std::int64_t expected_newest = baseline + options_.jobs;
     std::size_t found = 0;
     std::vector<bool> seen(static_cast<std::size_t>(options_.jobs), false);
-    std::optional<std::int64_t> before;
+    std::string cursor;
     for (;;) {
-      const Json page = get_json(client, "/v1/jobs?limit=1000" + (before ? "&before=" + std::to_string(*before) : ""));
+      const Json page = get_json(client, "/v1/jobs?limit=1000" + (cursor.empty() ? "" : "&cursor=" + cursor));
       bool below_baseline = false;
       for (const auto& job : page["jobs"]) {
         if (job["id"].get<std::int64_t>() <= baseline) {
@@ -350,7 +350,7 @@ class Bench {
         }
       }
       if (below_baseline || page["next"].is_null()) break;
-      before = std::stoll(page["next"].get<std::string>());
+      cursor = page["next"].get<std::string>();
     }
     std::printf("stored: newest id %lld (expected %lld); listing holds %zu/%d submitted jobs\n",
                 static_cast<long long>(newest), static_cast<long long>(expected_newest), found, options_.jobs);

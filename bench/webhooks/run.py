@@ -197,13 +197,13 @@ def submit(api_ref, count, first, threads=8, rate=None, on_half=None):
 
 
 def submitted_event_ids(api, after):
-    ids = []
+    ids, cursor = [], ""
     while True:
-        status, page = api.call("GET", f"/v1/events?type=job.submitted&after={after}&limit=1000")
+        status, page = api.call("GET", f"/v1/events?type=job.submitted&after={after}&limit=1000{cursor}")
         ids += [e["id"] for e in page["events"]]
         if not page.get("next"):
             return ids
-        after = page["next"]
+        cursor = f"&cursor={page['next']}"
 
 
 def dead_letters(api, webhook_id):

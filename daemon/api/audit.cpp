@@ -3,6 +3,7 @@
 
 #include "daemon/api.h"
 #include "daemon/api/call.h"
+#include "daemon/api/paging.h"
 #include "daemon/api/query.h"
 
 namespace trainyard {
@@ -29,15 +30,20 @@ void Api::audit(const ApiCall& call, AuditRecord what) {
 }
 
 void Api::list_audit(ApiCall call) {
-  const std::int64_t after = query_int(call.request, "after", 0, INT64_MAX).value_or(0);
-  const int limit = static_cast<int>(query_int(call.request, "limit", 1, 1000).value_or(100));
+  const PageRequest page = page_request(call.request, "audit", 100, 1000);
+  const std::int64_t after =
+      page.after ? cursor_number(*page.after) : query_int(call.request, "after", 0, INT64_MAX).value_or(0);
+  const int limit = static_cast<int>(*page.limit);
   store_.read(
       [call, after, limit](Store& store) {
-        const auto found = store.events_of_kind(kAuditKindPrefix, after, limit);
+        auto found = store.events_of_kind(kAuditKindPrefix, after, limit + 1);
+        Json next = nullptr;
+        if (std::ssize(found) > limit) {
+          found.pop_back();
+          next = page_cursor(call.request, "audit", std::to_string(found.back().seq));
+        }
         Json list = Json::array();
         for (const Event& e : found) list.push_back(audit_json(e));
-        Json next = nullptr;
-        if (static_cast<int>(found.size()) == limit) next = std::to_string(found.back().seq);
         return std::function<void()>([call, body = Json{{"events", list}, {"next", next}}] { call.reply(200, body); });
       },
       [call](const Error& error) { call.fail(error.during("could not read the audit log")); });

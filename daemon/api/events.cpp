@@ -1,6 +1,7 @@
 // The events log as the API reads it (daemon/events.h): GET /v1/events and its stream.
 #include "daemon/api.h"
 #include "daemon/api/call.h"
+#include "daemon/api/paging.h"
 #include "daemon/api/query.h"
 #include "daemon/events.h"
 
@@ -8,14 +9,17 @@ namespace trainyard {
 
 void Api::list_events(ApiCall call) {
   const EventFilter filter = parse_event_filter(call.request.query);
-  const std::int64_t after = query_int(call.request, "after", 0, INT64_MAX).value_or(0);
-  const int limit = static_cast<int>(query_int(call.request, "limit", 1, 1000).value_or(100));
+  const PageRequest page = page_request(call.request, "events", 100, 1000);
+  // `after` is where a walk starts (an event id, as the stream takes it); the cursor where it goes on.
+  const std::int64_t after =
+      page.after ? cursor_number(*page.after) : query_int(call.request, "after", 0, INT64_MAX).value_or(0);
+  const int limit = static_cast<int>(*page.limit);
   store_.read(
       [call, filter, after, limit](Store& store) {
-        EventPage page = read_events(store, call.who, filter, after, limit);
+        EventPage found = read_events(store, call.who, filter, after, limit);
         Json list = Json::array();
-        for (const Event& e : page.events) list.push_back(event_json(e));
-        const Json next = page.next ? Json(std::to_string(*page.next)) : Json(nullptr);
+        for (const Event& e : found.events) list.push_back(event_json(e));
+        const Json next = found.next ? Json(page_cursor(call.request, "events", std::to_string(*found.next))) : Json(nullptr);
         return std::function<void()>([call, body = Json{{"events", std::move(list)}, {"next", next}}] { call.reply(200, body); });
       },
       [call](const Error& error) { call.fail(error.during("could not read events")); });

@@ -1,8 +1,10 @@
 // Health checks on demand and the canaries' history.
 #include <algorithm>
+#include <cstdint>
 
 #include "daemon/api.h"
 #include "daemon/api/call.h"
+#include "daemon/api/paging.h"
 #include "daemon/api/query.h"
 #include "daemon/canary.h"
 
@@ -67,12 +69,22 @@ void Api::get_health_check(ApiCall call) {
 }
 
 void Api::list_health_checks(ApiCall call) {
-  const int limit = static_cast<int>(query_int(call.request, "limit", 1, 100).value_or(10));
+  const PageRequest page = page_request(call.request, "healthchecks", 10, 100);
+  const int limit = static_cast<int>(*page.limit);
+  const std::int64_t before = page.after ? cursor_number(*page.after) : INT64_MAX;
   store_.read(
-      [call, limit](Store& store) {
+      [call, limit, before](Store& store) {
+        std::vector<HealthCheckRow> found = store.recent_health_checks(before, limit + 1);
+        Json next = nullptr;
+        if (std::ssize(found) > limit) {
+          found.pop_back();
+          next = page_cursor(call.request, "healthchecks", std::to_string(found.back().id));
+        }
         Json checks = Json::array();
-        for (HealthCheckRow& row : store.recent_health_checks(limit)) checks.push_back(std::move(row.record));
-        return std::function<void()>([call, body = Json{{"checks", std::move(checks)}}] { call.reply(200, body); });
+        for (HealthCheckRow& row : found) checks.push_back(std::move(row.record));
+        return std::function<void()>([call, body = Json{{"checks", std::move(checks)}, {"next", std::move(next)}}] {
+          call.reply(200, body);
+        });
       },
       [call](const Error& error) { call.fail(error.during("could not read health checks")); });
 }
@@ -80,16 +92,24 @@ void Api::list_health_checks(ApiCall call) {
 void Api::list_canaries(ApiCall call) {
   JobQuery query;
   query.user = kCanaryUser;
-  query.limit = static_cast<int>(query_int(call.request, "limit", 1, 1000).value_or(50));
+  const PageRequest page = page_request(call.request, "canaries", 50, 1000);
+  const int limit = static_cast<int>(*page.limit);
+  query.limit = limit + 1;
+  if (page.after) query.before_id = cursor_number(*page.after);
   store_.read(
-      [this, call, query](Store& store) {
-        return std::function<void()>([this, call, found = store.jobs(query)] {
+      [this, call, query, limit](Store& store) {
+        return std::function<void()>([this, call, limit, found = store.jobs(query)]() mutable {
+          Json next = nullptr;
+          if (std::ssize(found) > limit) {
+            found.pop_back();
+            next = page_cursor(call.request, "canaries", std::to_string(found.back().id));
+          }
           Json list = Json::array();
           for (const auto& stored : found) {
             const Job* active = jobs_.active_job(stored.id);
             list.push_back(job_json(active ? *active : stored));
           }
-          call.reply(200, {{"canaries", list}});
+          call.reply(200, {{"canaries", list}, {"next", next}});
         });
       },
       [call](const Error& error) { call.fail(error.during("could not read canaries")); });

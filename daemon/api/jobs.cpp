@@ -13,6 +13,7 @@
 #include "daemon/api.h"
 #include "daemon/api/call.h"
 #include "daemon/api/job_access.h"
+#include "daemon/api/paging.h"
 #include "daemon/api/query.h"
 #include "daemon/goodput.h"
 #include "daemon/job_accounting.h"
@@ -199,8 +200,11 @@ void Api::list_jobs(ApiCall call) {
   if (auto it = q.find("user"); it != q.end()) query.user = it->second;
   if (auto it = q.find("since"); it != q.end()) query.submitted_since = parse_time_bound(it->second, now, "since");
   if (auto it = q.find("until"); it != q.end()) query.submitted_until = parse_time_bound(it->second, now, "until");
-  query.limit = static_cast<int>(query_int(call.request, "limit", 1, 1000).value_or(100));
+  const PageRequest page = page_request(call.request, "jobs", 100, 1000);
+  const int limit = static_cast<int>(*page.limit);
+  query.limit = limit + 1;  // one more tells whether a next page exists
   query.before_id = query_int(call.request, "before", 1, INT64_MAX);
+  if (page.after) query.before_id = std::min(query.before_id.value_or(INT64_MAX), cursor_number(*page.after));
   const std::optional<JobId> array = query_int(call.request, "array", 1, INT64_MAX);
   query.after_id = query_int(call.request, "after", 0, INT64_MAX);
   if (!call.who.may(Action::read_all_jobs)) {
@@ -211,9 +215,15 @@ void Api::list_jobs(ApiCall call) {
     query.user = call.who.user;
   }
   store_.read(
-      [this, call, query, array](Store& store) mutable {
+      [this, call, query, array, limit](Store& store) mutable {
         if (array) query.before_id = std::min(query.before_id.value_or(INT64_MAX), tasks_end(store, *array));
         auto found = store.jobs(query);
+        const bool more = static_cast<int>(found.size()) > limit;
+        if (more) found.pop_back();
+        // The page continues below its last row's array, which this page showed whole.
+        std::optional<JobId> next_before;
+        if (more) next_before = array || !found.back().array_task ? found.back().id
+                                                                  : std::min(found.back().id, found.back().array_task->array_job);
         if (array) std::erase_if(found, [&](const Job& j) { return !j.array_task || j.array_task->array_job != *array; });
         // Without ?array=, each array in the page is one row, with its tasks counted by state.
         std::map<JobId, std::map<std::string, int>> counts;
@@ -224,12 +234,14 @@ void Api::list_jobs(ApiCall call) {
             }
           }
         }
-        std::vector<std::vector<Attempt>> attempts;
+        // Every row's attempts in one query (a folded array row shows none).
+        std::vector<JobId> unfolded;
         for (const auto& job : found) {
-          const bool folded_row = !array && job.array_task;
-          attempts.push_back(folded_row ? std::vector<Attempt>{} : store.attempts_of(job.id));
+          if (array || !job.array_task) unfolded.push_back(job.id);
         }
-        return std::function<void()>([this, call, query, array, found = std::move(found), counts = std::move(counts),
+        std::map<JobId, std::vector<Attempt>> attempts;
+        for (Attempt& a : store.attempts_of_jobs(unfolded)) attempts[a.job_id].push_back(std::move(a));
+        return std::function<void()>([this, call, array, next_before, found = std::move(found), counts = std::move(counts),
                                       attempts = std::move(attempts)]() mutable {
           Json list = Json::array();
           std::set<JobId> folded;
@@ -242,19 +254,15 @@ void Api::list_jobs(ApiCall call) {
               continue;
             }
             // Running attempts are fresher in memory than in the store.
-            for (auto& a : attempts[i]) {
+            std::vector<Attempt>& of_job = attempts[job.id];
+            for (auto& a : of_job) {
               if (auto running = jobs_.active_attempt(a.id)) a = *running;
             }
             Json item = job_json(job);
-            item["accounting"] = to_json(job_accounting(job, attempts[i], clock_.system_now()));
+            item["accounting"] = to_json(job_accounting(job, of_job, clock_.system_now()));
             list.push_back(std::move(item));
           }
-          Json next = nullptr;
-          if (static_cast<int>(found.size()) == query.limit && !found.empty()) {
-            // The next page starts below the last row's array, which this page showed whole.
-            const Job& last = found.back();
-            next = std::to_string(array || !last.array_task ? last.id : std::min(last.id, last.array_task->array_job));
-          }
+          const Json next = next_before ? Json(page_cursor(call.request, "jobs", std::to_string(*next_before))) : Json(nullptr);
           call.reply(200, {{"jobs", list}, {"next", next}});
         });
       },

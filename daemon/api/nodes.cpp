@@ -2,9 +2,12 @@
 // history, forgetting a node's credential).
 #include <spdlog/spdlog.h>
 
+#include <cstdint>
+
 #include "daemon/api.h"
 #include "daemon/api/call.h"
 #include "daemon/api/job_access.h"
+#include "daemon/api/paging.h"
 #include "daemon/api/query.h"
 #include "daemon/node_credentials.h"
 #include "proto/faults.h"
@@ -31,10 +34,51 @@ Json Api::node_json(const NodeView& view, const Principal& who) const {
   return j;
 }
 
+namespace {
+
+// "DOWN,UNHEALTHY": any of these states.
+std::vector<NodeState> parse_node_states(const std::string& text) {
+  std::vector<NodeState> states;
+  std::string_view rest = text;
+  for (;;) {
+    const auto comma = rest.find(',');
+    const std::string_view word = rest.substr(0, comma);
+    const auto state = parse_node_state(word);
+    if (!state) {
+      throw InvalidInput("state", "must be one or more of HEALTHY, SUSPECT, UNHEALTHY, DRAINED, DOWN (comma-separated), got \"" +
+                                      std::string(word) + "\"");
+    }
+    states.push_back(*state);
+    if (comma == std::string_view::npos) return states;
+    rest.remove_prefix(comma + 1);
+  }
+}
+
+NodeFilter parse_node_filter(const net::HttpRequest& req) {
+  NodeFilter filter;
+  if (auto it = req.query.find("state"); it != req.query.end()) filter.states = parse_node_states(it->second);
+  if (auto it = req.query.find("label"); it != req.query.end()) {
+    const auto equals = it->second.find('=');
+    if (equals == 0 || equals == std::string::npos) {
+      throw InvalidInput("label", "must be KEY=VALUE, got \"" + it->second + "\"");
+    }
+    filter.label = {it->second.substr(0, equals), it->second.substr(equals + 1)};
+  }
+  if (auto it = req.query.find("name_prefix"); it != req.query.end()) filter.name_prefix = it->second;
+  return filter;
+}
+
+}  // namespace
+
+// Without a limit the whole (filtered) fleet, as the dashboard and the CLI read it.
 void Api::list_nodes(ApiCall call) {
+  const NodeFilter filter = parse_node_filter(call.request);
+  const PageRequest page = page_request(call.request, "nodes", std::nullopt, 1000);
+  const NodePage found = jobs_.node_page(filter, page.after.value_or(""), page.limit.value_or(SIZE_MAX));
   Json list = Json::array();
-  for (const auto& view : jobs_.nodes()) list.push_back(node_json(view, call.who));
-  call.reply(200, {{"nodes", list}});
+  for (const auto& view : found.nodes) list.push_back(node_json(view, call.who));
+  const Json next = found.more ? Json(page_cursor(call.request, "nodes", found.nodes.back().node.name)) : Json(nullptr);
+  call.reply(200, {{"nodes", list}, {"next", next}});
 }
 
 void Api::get_node(ApiCall call) {
@@ -144,17 +188,27 @@ void Api::undrain_node(ApiCall call) {
 
 void Api::node_health(ApiCall call) {
   const std::string& name = call.param("name");
-  const int limit = static_cast<int>(query_int(call.request, "limit", 1, 1000).value_or(50));
+  const PageRequest page = page_request(call.request, "node_health:" + name, 50, 1000);
+  const int limit = static_cast<int>(*page.limit);
+  const std::int64_t before = page.after ? cursor_number(*page.after) : INT64_MAX;
   if (!jobs_.node(name)) return call.fail(Error::not_found("node " + name + " is not registered"));
   store_.read(
-      [call, name, limit](Store& store) {
+      [call, name, limit, before](Store& store) {
+        auto found = store.node_health(name, before, limit + 1);
+        Json next = nullptr;
+        if (std::ssize(found) > limit) {
+          found.pop_back();
+          next = page_cursor(call.request, "node_health:" + name, std::to_string(found.back().check_id));
+        }
         Json list = Json::array();
-        for (const auto& row : store.node_health(name, limit)) {
+        for (const auto& row : found) {
           Json j = row.record;
           j["at"] = format_time(row.at);
           list.push_back(std::move(j));
         }
-        return std::function<void()>([call, name, list] { call.reply(200, {{"node", name}, {"checks", list}}); });
+        return std::function<void()>([call, name, list, next] {
+          call.reply(200, {{"node", name}, {"checks", list}, {"next", next}});
+        });
       },
       [call](const Error& error) { call.fail(error.during("could not read health history")); });
 }

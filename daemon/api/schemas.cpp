@@ -86,10 +86,11 @@ const char* const kJsonSchemas = R"json({
       "nodes": {"type": "integer"}, "cores": {"type": ["integer", "null"]},
       "core_hours": {"type": "number", "description": "cores its attempts held, over their lifetime"},
       "goodput": {"type": "number", "description": "productive share of the allocated core-time, 0 to 1"}}},
+  "Cursor": {"type": ["string", "null"], "description": "opaque: pass it as cursor, with the same filters, for the next page; null on the last page"},
   "JobList": {"type": "object", "required": ["jobs", "next"], "properties": {
     "jobs": {"type": "array", "items": {"allOf": [{"$ref": "#/components/schemas/Job"},
       {"type": "object", "properties": {"accounting": {"$ref": "#/components/schemas/JobAccounting"}}}]}},
-    "next": {"type": ["string", "null"], "description": "the cursor for before"}}},
+    "next": {"$ref": "#/components/schemas/Cursor"}}},
   "Queue": {"type": "object", "required": ["jobs", "total", "next"], "properties": {
     "jobs": {"type": "array", "items": {"$ref": "#/components/schemas/Job"}},
     "total": {"type": "integer", "description": "pending jobs in the queue (the caller's own for users)"},
@@ -140,14 +141,15 @@ const char* const kJsonSchemas = R"json({
     "attempts": {"type": "array", "items": {"type": "integer"}, "description": "a user sees only its own"},
     "other_attempts": {"type": "integer", "description": "to users: how many attempts of others run there"},
     "health_check_id": {"type": "integer", "description": "undrain: the check that returns the node to service"}}},
-  "NodeList": {"type": "object", "required": ["nodes"], "properties": {
-    "nodes": {"type": "array", "items": {"$ref": "#/components/schemas/Node"}}}},
+  "NodeList": {"type": "object", "required": ["nodes", "next"], "properties": {
+    "nodes": {"type": "array", "items": {"$ref": "#/components/schemas/Node"}}, "next": {"$ref": "#/components/schemas/Cursor"}}},
   "DrainRequest": {"type": "object", "additionalProperties": false, "properties": {
     "reason": {"type": "string", "minLength": 1, "maxLength": 1024}, "stop_attempts": {"type": "boolean", "default": false}}},
   "CredentialForgotten": {"type": "object", "required": ["node", "credential"], "properties": {
     "node": {"type": "string"}, "credential": {"const": "forgotten"}}},
-  "NodeHealth": {"type": "object", "required": ["node", "checks"], "properties": {
-    "node": {"type": "string"}, "checks": {"type": "array", "items": {"type": "object"}}}},
+  "NodeHealth": {"type": "object", "required": ["node", "checks", "next"], "properties": {
+    "node": {"type": "string"}, "checks": {"type": "array", "items": {"type": "object"}},
+    "next": {"$ref": "#/components/schemas/Cursor"}}},
   "FaultsRequest": {"type": "object", "required": ["faults"], "additionalProperties": false, "properties": {
     "faults": {"type": "array", "maxItems": 4096, "items": {"type": "string", "examples": ["core:3=corrupt", "link=drop"]}}}},
   "FaultsAccepted": {"type": "object", "required": ["node", "faults", "message"], "properties": {
@@ -162,10 +164,10 @@ const char* const kJsonSchemas = R"json({
         "tests": {"type": "array", "items": {"type": "object", "properties": {
           "nodes": {"type": "array", "items": {"type": "string"}}, "outcome": {"enum": ["passed", "slow", "failed"]},
           "why": {"type": "string"}, "busbw": {"type": "object"}}}}}}}},
-  "HealthCheckList": {"type": "object", "required": ["checks"], "properties": {
-    "checks": {"type": "array", "items": {"$ref": "#/components/schemas/HealthCheck"}}}},
-  "CanaryList": {"type": "object", "required": ["canaries"], "properties": {
-    "canaries": {"type": "array", "items": {"$ref": "#/components/schemas/Job"}}}},
+  "HealthCheckList": {"type": "object", "required": ["checks", "next"], "properties": {
+    "checks": {"type": "array", "items": {"$ref": "#/components/schemas/HealthCheck"}}, "next": {"$ref": "#/components/schemas/Cursor"}}},
+  "CanaryList": {"type": "object", "required": ["canaries", "next"], "properties": {
+    "canaries": {"type": "array", "items": {"$ref": "#/components/schemas/Job"}}, "next": {"$ref": "#/components/schemas/Cursor"}}},
   "Goodput": {"type": "object", "description": "allocated and productive core-seconds, and what was lost by cause"},
   "GoodputReport": {"type": "object", "required": ["cluster", "jobs"], "properties": {
     "window": {"type": "object", "description": "only with ?window=: the figures are the core-time that fell in it",
@@ -183,8 +185,8 @@ const char* const kJsonSchemas = R"json({
     "created_at": {"type": "string"}, "expires_at": {"type": ["string", "null"]}, "last_used_at": {"type": ["string", "null"]}}},
   "NewToken": {"allOf": [{"$ref": "#/components/schemas/Token"},
     {"type": "object", "required": ["token"], "properties": {"token": {"type": "string", "description": "the secret, shown once"}}}]},
-  "TokenList": {"type": "object", "required": ["tokens"], "properties": {
-    "tokens": {"type": "array", "items": {"$ref": "#/components/schemas/Token"}}}},
+  "TokenList": {"type": "object", "required": ["tokens", "next"], "properties": {
+    "tokens": {"type": "array", "items": {"$ref": "#/components/schemas/Token"}}, "next": {"$ref": "#/components/schemas/Cursor"}}},
   "TokenRevoked": {"type": "object", "required": ["id", "revoked"], "properties": {
     "id": {"type": "string"}, "revoked": {"const": true}}},
   "WhoAmI": {"type": "object", "required": ["user", "role", "token_id"], "properties": {
@@ -217,7 +219,7 @@ const char* const kJsonSchemas = R"json({
       "id": {"type": "integer"}, "at": {"type": "string"}, "action": {"type": "string"}, "user": {"type": "string"},
       "role": {"type": "string"}, "remote": {"type": "string"}, "route": {"type": "string"},
       "target": {"type": "string"}, "details": {"type": "object"}}}},
-    "next": {"type": ["string", "null"], "description": "the cursor for after"}}},
+    "next": {"$ref": "#/components/schemas/Cursor"}}},
   "Event": {"type": "object", "required": ["id", "time", "type", "severity", "message", "details"], "properties": {
     "id": {"type": "integer"}, "time": {"type": "string"}, "type": {"type": "string"},
     "severity": {"type": "string", "enum": ["info", "warning", "error"]},
@@ -226,7 +228,7 @@ const char* const kJsonSchemas = R"json({
     "details": {"type": "object"}}},
   "EventList": {"type": "object", "required": ["events", "next"], "properties": {
     "events": {"type": "array", "items": {"$ref": "#/components/schemas/Event"}},
-    "next": {"type": ["string", "null"], "description": "the cursor for after; null at the end of the log"}}},
+    "next": {"$ref": "#/components/schemas/Cursor"}}},
   "WebhookRequest": {"type": "object", "required": ["url", "events"], "additionalProperties": false, "properties": {
     "url": {"type": "string", "maxLength": 2048, "description": "http or https, no userinfo"},
     "events": {"type": "array", "minItems": 1, "maxItems": 32, "items": {"type": "string", "maxLength": 64},
@@ -257,7 +259,7 @@ const char* const kJsonSchemas = R"json({
       "error": {"type": "string"}, "next_retry_at": {"type": ["string", "null"]}}}}}},
   "WebhookDeliveryList": {"type": "object", "required": ["deliveries", "next"], "properties": {
     "deliveries": {"type": "array", "items": {"$ref": "#/components/schemas/WebhookDelivery"}},
-    "next": {"type": ["string", "null"], "description": "the cursor for before"}}}
+    "next": {"$ref": "#/components/schemas/Cursor"}}}
 })json";
 
 std::map<std::string, ApiSchema, std::less<>> build() {

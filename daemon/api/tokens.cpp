@@ -1,8 +1,11 @@
 // Tokens: create, list (never a secret), revoke, and rotate the agents' join token.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "daemon/api.h"
 #include "daemon/api/call.h"
+#include "daemon/api/paging.h"
 #include "daemon/canary.h"
 #include "daemon/join_token.h"
 
@@ -66,13 +69,37 @@ void Api::whoami(ApiCall call) {
   call.reply(200, {{"user", call.who.user}, {"role", to_string(call.who.role)}, {"token_id", call.who.token_id}});
 }
 
+namespace {
+
+// A token's place in the list, which is ordered by creation time, then id.
+std::string token_position(const TokenRecord& t) { return std::to_string(to_unix_ms(t.created_at)) + " " + t.id; }
+
+bool listed_after(const TokenRecord& t, const std::string& position) {
+  const auto space = position.find(' ');
+  if (space == std::string::npos) throw InvalidInput("cursor", "is not a token list's cursor");
+  const std::int64_t created_ms = cursor_number(position.substr(0, space));
+  return std::pair(to_unix_ms(t.created_at), std::string_view(t.id)) >
+         std::pair(created_ms, std::string_view(position).substr(space + 1));
+}
+
+}  // namespace
+
+// Without a limit every token, as the CLI lists them.
 void Api::list_tokens(ApiCall call) {
+  const PageRequest page = page_request(call.request, "tokens", std::nullopt, 1000);
   const bool all = call.who.may(Action::manage_tokens);
-  Json list = Json::array();
-  for (const TokenRecord& token : tokens_.list()) {
-    if (all || token.user == call.who.user) list.push_back(token_json(token));
+  std::vector<TokenRecord> visible = tokens_.list();
+  std::erase_if(visible, [&](const TokenRecord& t) {
+    return (!all && t.user != call.who.user) || (page.after && !listed_after(t, *page.after));
+  });
+  Json next = nullptr;
+  if (page.limit && visible.size() > *page.limit) {
+    visible.erase(visible.begin() + static_cast<std::ptrdiff_t>(*page.limit), visible.end());
+    next = page_cursor(call.request, "tokens", token_position(visible.back()));
   }
-  call.reply(200, {{"tokens", list}});
+  Json list = Json::array();
+  for (const TokenRecord& token : visible) list.push_back(token_json(token));
+  call.reply(200, {{"tokens", list}, {"next", next}});
 }
 
 // Anyone may revoke their own tokens (giving up access changes nothing else); only token managers

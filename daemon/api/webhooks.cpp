@@ -5,6 +5,7 @@
 
 #include "daemon/api.h"
 #include "daemon/api/call.h"
+#include "daemon/api/paging.h"
 #include "daemon/api/query.h"
 #include "daemon/webhook_signature.h"
 #include "daemon/webhook_spec.h"
@@ -113,17 +114,23 @@ void Api::webhook_deliveries(ApiCall call) {
   int limit = 100;
   try {
     before = query_int(call.request, "before", 1, INT64_MAX);
-    limit = static_cast<int>(query_int(call.request, "limit", 1, 1000).value_or(100));
+    const PageRequest page = page_request(call.request, "deliveries", 100, 1000);
+    limit = static_cast<int>(*page.limit);
+    if (page.after) before = cursor_number(*page.after);
   } catch (const InvalidInput& e) {
     return call.invalid(e);
   }
   with_webhook(std::move(call), [this, before, limit](ApiCall call, WebhookRecord webhook) {
     store_.read(
         [call, id = webhook.id, before, limit](Store& store) {
-          const auto found = store.webhook_deliveries(id, before, limit);
+          auto found = store.webhook_deliveries(id, before, limit + 1);
+          Json next = nullptr;
+          if (std::ssize(found) > limit) {
+            found.pop_back();
+            next = page_cursor(call.request, "deliveries", std::to_string(found.back().n));
+          }
           Json list = Json::array();
           for (const WebhookDelivery& d : found) list.push_back(delivery_json(d));
-          Json next = static_cast<int>(found.size()) == limit ? Json(std::to_string(found.back().n)) : Json(nullptr);
           return std::function<void()>([call, body = Json{{"deliveries", list}, {"next", next}}] { call.reply(200, body); });
         },
         [call](const Error& error) { call.fail(error.during("could not read deliveries")); });

@@ -14,6 +14,7 @@ class ForwardingStore : public Store {
   std::optional<Job> job(JobId id) override { return inner_.job(id); }
   std::vector<Job> jobs(const JobQuery& query) override { return inner_.jobs(query); }
   std::vector<Attempt> attempts_of(JobId job) override { return inner_.attempts_of(job); }
+  std::vector<Attempt> attempts_of_jobs(std::span<const JobId> jobs) override { return inner_.attempts_of_jobs(jobs); }
   std::vector<Attempt> attempts_running_since(TimePoint from) override { return inner_.attempts_running_since(from); }
   std::optional<Attempt> attempt(AttemptId id) override { return inner_.attempt(id); }
   std::optional<Node> node(const std::string& name) override { return inner_.node(name); }
@@ -22,9 +23,11 @@ class ForwardingStore : public Store {
   std::vector<MetricRecord> metrics_of(JobId job) override { return inner_.metrics_of(job); }
   std::vector<CheckpointRecord> checkpoints_of(JobId job) override { return inner_.checkpoints_of(job); }
   std::optional<HealthCheckRow> health_check(std::int64_t id) override { return inner_.health_check(id); }
-  std::vector<HealthCheckRow> recent_health_checks(int limit) override { return inner_.recent_health_checks(limit); }
-  std::vector<NodeHealthRow> node_health(const std::string& node, int limit) override {
-    return inner_.node_health(node, limit);
+  std::vector<HealthCheckRow> recent_health_checks(std::int64_t before_id, int limit) override {
+    return inner_.recent_health_checks(before_id, limit);
+  }
+  std::vector<NodeHealthRow> node_health(const std::string& node, std::int64_t before_check_id, int limit) override {
+    return inner_.node_health(node, before_check_id, limit);
   }
   std::vector<Event> events_after(std::int64_t seq, int limit) override { return inner_.events_after(seq, limit); }
   std::int64_t prune_events(TimePoint older_than, std::int64_t keep_from_seq) override {

@@ -112,18 +112,19 @@ std::vector<Job> InMemoryStore::jobs(const JobQuery& query) {
 
 std::optional<HealthCheckRow> InMemoryStore::health_check(std::int64_t id) { return find_in(contents_.health_checks, id); }
 
-std::vector<HealthCheckRow> InMemoryStore::recent_health_checks(int limit) {
+std::vector<HealthCheckRow> InMemoryStore::recent_health_checks(std::int64_t before_id, int limit) {
   std::vector<HealthCheckRow> out;
-  for (auto it = contents_.health_checks.rbegin(); it != contents_.health_checks.rend() && std::ssize(out) < limit; ++it) {
+  for (auto it = std::make_reverse_iterator(contents_.health_checks.lower_bound(before_id));
+       it != contents_.health_checks.rend() && std::ssize(out) < limit; ++it) {
     out.push_back(it->second);
   }
   return out;
 }
 
-std::vector<NodeHealthRow> InMemoryStore::node_health(const std::string& node, int limit) {
+std::vector<NodeHealthRow> InMemoryStore::node_health(const std::string& node, std::int64_t before_check_id, int limit) {
   std::vector<NodeHealthRow> out;
   for (auto it = contents_.node_health.rbegin(); it != contents_.node_health.rend() && std::ssize(out) < limit; ++it) {
-    if (it->first.first == node) out.push_back(it->second);
+    if (it->first.first == node && it->first.second < before_check_id) out.push_back(it->second);
   }
   return out;
 }
@@ -149,6 +150,15 @@ std::vector<Attempt> InMemoryStore::attempts_of(JobId job) {
   for (const auto& [id, a] : contents_.attempts) {
     if (a.job_id == job) out.push_back(a);
   }
+  return out;
+}
+
+std::vector<Attempt> InMemoryStore::attempts_of_jobs(std::span<const JobId> jobs) {
+  std::vector<Attempt> out;
+  for (const auto& [id, a] : contents_.attempts) {
+    if (std::find(jobs.begin(), jobs.end(), a.job_id) != jobs.end()) out.push_back(a);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Attempt& a, const Attempt& b) { return a.job_id < b.job_id; });
   return out;
 }
 

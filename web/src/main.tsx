@@ -47,12 +47,12 @@ const banner: Partial<Record<LiveState, string>> = {
 // the events API (404) has no history to show.
 async function newestEvents(keep: number): Promise<TrainyardEvent[]> {
   let kept: TrainyardEvent[] = [];
-  let after = "";
+  let cursor = "";
   for (let page = 0; page < 50; page++) {
-    const r = await api<{ events: TrainyardEvent[]; next: string | null }>(`/v1/events?limit=1000${after}`);
+    const r = await api<{ events: TrainyardEvent[]; next: string | null }>(`/v1/events?limit=1000${cursor}`);
     kept = [...kept, ...r.events].slice(-keep);
     if (!r.next) break;
-    after = `&after=${encodeURIComponent(r.next)}`;
+    cursor = `&cursor=${encodeURIComponent(r.next)}`;
   }
   return kept;
 }

@@ -148,8 +148,8 @@ TEST(Render, JobsTableFoldsAnArrayAndNamesTasks) {
 }
 
 TEST(Render, JobsTableSaysWhenMoreJobsMatch) {
-  const Json reply = {{"jobs", {pending_job()}}, {"next", "43"}};
-  EXPECT_NE(render({"jobs"}, {reply}).find("add --before 43 for the next page"), std::string::npos);
+  const Json reply = {{"jobs", {pending_job()}}, {"next", "c1.3433.0123456789abcdef"}};
+  EXPECT_NE(render({"jobs"}, {reply}).find("add --cursor c1.3433.0123456789abcdef for the next page"), std::string::npos);
   EXPECT_EQ(render({"jobs"}, {Json{{"jobs", {pending_job()}}, {"next", nullptr}}}).find("next page"), std::string::npos);
 }
 

@@ -27,6 +27,8 @@ TEST(Requests, Jobs) {
   EXPECT_EQ(requests_of({"jobs"}), std::vector{get("/v1/jobs")});
   EXPECT_EQ(requests_of({"jobs", "--state", "pending", "--share", "a&b", "--user", "bob", "--limit", "10", "--before", "99"}),
             std::vector{get("/v1/jobs?state=PENDING&share=a%26b&user=bob&limit=10&before=99")});
+  EXPECT_EQ(requests_of({"jobs", "--limit", "10", "--cursor", "c1.3433.0123456789abcdef"}),
+            std::vector{get("/v1/jobs?limit=10&cursor=c1.3433.0123456789abcdef")});
 }
 
 TEST(Requests, Events) {
@@ -35,6 +37,9 @@ TEST(Requests, Events) {
             std::vector{get("/v1/events?type=job.%2A&job=7&node=trn-1&after=40&limit=5")});
   EXPECT_THROW(requests_of({"events", "--job", "x"}), UsageError);
   EXPECT_THROW(requests_of({"events", "--limit", "0"}), UsageError);
+  EXPECT_EQ(requests_of({"events", "--cursor", "c1.3433.0123456789abcdef"}),
+            std::vector{get("/v1/events?cursor=c1.3433.0123456789abcdef")});
+  EXPECT_THROW(requests_of({"events", "--follow", "--cursor", "c1.31.0123456789abcdef"}), UsageError);
 }
 
 TEST(Requests, JobFetchesTheJobThenItsAttempts) {

@@ -290,15 +290,18 @@ TEST_F(ApiTest, UsersListOnlyTheirOwnJobs) {
   EXPECT_EQ(call("GET", "/v1/jobs?user=bob", kAdmin).body["jobs"].size(), 1u);
 }
 
-TEST_F(ApiTest, PagesWithLimitAndBefore) {
+TEST_F(ApiTest, PagesWithLimitAndCursorAndBoundsByBefore) {
   for (int i = 0; i < 3; ++i) submit_as(kAlice);
   Reply r = call("GET", "/v1/jobs?limit=2", kAlice);
   ASSERT_EQ(r.body["jobs"].size(), 2u);
-  ASSERT_EQ(r.body["next"], "2");
-  r = call("GET", "/v1/jobs?limit=2&before=2", kAlice);
+  ASSERT_TRUE(r.body["next"].is_string());
+  r = call("GET", "/v1/jobs?limit=2&cursor=" + r.body["next"].get<std::string>(), kAlice);
   ASSERT_EQ(r.body["jobs"].size(), 1u);
   EXPECT_EQ(r.body["jobs"][0]["id"], 1);
   EXPECT_TRUE(r.body["next"].is_null());
+  r = call("GET", "/v1/jobs?limit=2&before=3", kAlice);
+  ASSERT_EQ(r.body["jobs"].size(), 2u);
+  EXPECT_TRUE(r.body["next"].is_null()) << "a full page that is the last has no next";
 }
 
 TEST_F(ApiTest, CancelPendingJobThenConflict) {
@@ -726,7 +729,11 @@ TEST_F(ApiTest, ChangesAreAuditedWithWhoFromWhereAndWhatButNoSecret) {
   ASSERT_EQ(page.body["events"].size(), 2u) << page.body.dump();
   EXPECT_EQ(page.body["events"][0], events[2]);
   EXPECT_EQ(page.body["events"][1], events[3]);
-  EXPECT_EQ(page.body["next"], events[3]["id"].dump());
+  const Reply last = call("GET", "/v1/audit?after=" + events[1]["id"].dump() + "&limit=2&cursor=" +
+                                     page.body["next"].get<std::string>(), kAdmin);
+  ASSERT_EQ(last.body["events"].size(), 1u) << last.body.dump();
+  EXPECT_EQ(last.body["events"][0], events[4]);
+  EXPECT_EQ(last.body["next"], nullptr);
   EXPECT_EQ(log.body["next"], nullptr) << "a short page is the last";
 }
 

@@ -151,7 +151,7 @@ TEST_F(EventsTest, FiltersAndPagesOldestFirst) {
   ASSERT_EQ(first.body["events"].size(), 1u);
   EXPECT_EQ(first.body["events"][0]["job"], 1);
   const std::string next = first.body["next"];
-  const Reply second = call("GET", "/v1/events?type=job.*&limit=10&after=" + next, kAlice);
+  const Reply second = call("GET", "/v1/events?type=job.*&limit=10&cursor=" + next, kAlice);
   ASSERT_EQ(second.body["events"].size(), 1u);
   EXPECT_EQ(second.body["events"][0]["job"], 2);
   EXPECT_TRUE(second.body["next"].is_null());

@@ -370,6 +370,15 @@ TYPED_TEST(StoreConformance, AttemptsOfAJobComeInIdOrder) {
   EXPECT_TRUE(this->store->attempts_of(3).empty());
 }
 
+TYPED_TEST(StoreConformance, AttemptsOfManyJobsComeByJobThenId) {
+  this->commit(Change{.jobs = {minimal_job(1), minimal_job(2), minimal_job(3)},
+                      .attempts = {minimal_attempt(7, 2), minimal_attempt(5, 1), minimal_attempt(6, 2),
+                                   minimal_attempt(8, 1), minimal_attempt(9, 3)}});
+  const std::vector<JobId> jobs = {2, 1, 4};
+  EXPECT_EQ(ids_of(this->store->attempts_of_jobs(jobs)), (std::vector<std::int64_t>{5, 8, 6, 7}));
+  EXPECT_TRUE(this->store->attempts_of_jobs(std::vector<JobId>{}).empty());
+}
+
 TYPED_TEST(StoreConformance, AttemptsRunningSinceATimeAreTheUnendedAndTheLateEndedByJob) {
   const auto ended_at = [](Attempt a, std::int64_t ms) {
     a.ended_at = from_unix_ms(ms);
@@ -468,19 +477,25 @@ TYPED_TEST(StoreConformance, HealthChecksAndNodeHistoryRoundTrip) {
                                       NodeHealthRow{"n2", 7, at_ms(5), "HEALTHY", Json::object()}}});
   EXPECT_EQ(this->store->health_check(7), check);
   EXPECT_FALSE(this->store->health_check(8));
-  const auto recent = this->store->recent_health_checks(10);
+  const auto recent = this->store->recent_health_checks(INT64_MAX, 10);
   ASSERT_EQ(recent.size(), 2u);
   EXPECT_EQ(recent[0], check) << "newest first";
   EXPECT_EQ(recent[1].id, 3);
-  EXPECT_EQ(this->store->recent_health_checks(1).size(), 1u);
-  const auto history = this->store->node_health("n1", 10);
+  EXPECT_EQ(this->store->recent_health_checks(INT64_MAX, 1).size(), 1u);
+  const auto older = this->store->recent_health_checks(7, 10);
+  ASSERT_EQ(older.size(), 1u) << "the page below id 7";
+  EXPECT_EQ(older[0].id, 3);
+  const auto history = this->store->node_health("n1", INT64_MAX, 10);
   ASSERT_EQ(history.size(), 2u);
   EXPECT_EQ(history[0].check_id, 7) << "newest first";
   EXPECT_EQ(history[0].state, "UNHEALTHY");
   EXPECT_EQ(history[0].record["reason"], "core 3: GEMM off");
   EXPECT_EQ(history[1].at, at_ms(1));
-  EXPECT_EQ(this->store->node_health("n1", 1).size(), 1u);
-  EXPECT_TRUE(this->store->node_health("n3", 10).empty());
+  EXPECT_EQ(this->store->node_health("n1", INT64_MAX, 1).size(), 1u);
+  const auto older_history = this->store->node_health("n1", 7, 10);
+  ASSERT_EQ(older_history.size(), 1u) << "below check 7";
+  EXPECT_EQ(older_history[0].check_id, 3);
+  EXPECT_TRUE(this->store->node_health("n3", INT64_MAX, 10).empty());
   EXPECT_EQ(this->store->load().max_health_check_id, 7);
 }
 
