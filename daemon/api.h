@@ -20,7 +20,7 @@
 #include "daemon/webhook_registry.h"
 #include "net/http_server.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 struct ApiCall;
 struct Route;
@@ -121,23 +121,23 @@ class Api {
   void put_share(ApiCall call);
   // daemon/api/webhooks.cpp
   void create_webhook(ApiCall call);
-  void store_new_webhook(const ApiCall& call, const WebhookRecord& webhook);
+  void store_new_webhook(const ApiCall& call, const store::WebhookRecord& webhook);
   void list_webhooks(ApiCall call);
   void get_webhook(ApiCall call);
   void delete_webhook(ApiCall call);
   void test_webhook(ApiCall call);
   void webhook_deliveries(ApiCall call);
   void retry_webhook_delivery(ApiCall call);
-  void resend_delivery(const ApiCall& call, std::int64_t id, std::int64_t n, std::optional<WebhookDelivery> delivery);
+  void resend_delivery(const ApiCall& call, std::int64_t id, std::int64_t n, std::optional<store::WebhookDelivery> delivery);
   // The route's webhook {id} if the caller may see it (else a 404), then continues.
-  void with_webhook(ApiCall call, std::function<void(ApiCall, WebhookRecord)> then);
+  void with_webhook(ApiCall call, std::function<void(ApiCall, store::WebhookRecord)> then);
   // daemon/api/audit.cpp
   void list_audit(ApiCall call);
   void list_events(ApiCall call);
   void stream_events(ApiCall call);
   // The audit event of the change `call` made (daemon/audit.h), for a handler that writes it with
   // the change; `audit` writes it on its own, once the change succeeded.
-  Event audit_event(const ApiCall& call, AuditRecord what) const;
+  store::Event audit_event(const ApiCall& call, AuditRecord what) const;
   // The same for a change the job manager commits, whose target it names (a new job's id).
   AuditOf audit_of(const ApiCall& call, std::string action, Json details) const;
   void audit(const ApiCall& call, AuditRecord what);
@@ -165,4 +165,4 @@ class Api {
 // The longest lifetime a token may be given ("ttl_s"): ten years.
 inline constexpr std::int64_t kMaxTokenTtlS = 10LL * 365 * 24 * 3600;
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

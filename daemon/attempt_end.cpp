@@ -6,7 +6,7 @@
 #include "daemon/events.h"
 #include "daemon/job_manager.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 bool contains(const std::vector<int>& values, int value) {
@@ -101,7 +101,7 @@ void apply_stop_to_queue_again(Attempt& attempt, Job& job, const AttemptEndFacts
   job.reason = (preempted ? "preempted: " : "requeued: ") + end.kill_reason;
 }
 
-Event requeue_event(const Attempt& attempt, const Job& job, const AttemptEndFacts& end, TimePoint now) {
+store::Event requeue_event(const Attempt& attempt, const Job& job, const AttemptEndFacts& end, TimePoint now) {
   const bool preempted = attempt.state == AttemptState::preempted;
   const std::int64_t resumed_at = attempt.resumed_from ? checkpoint::step_of(*attempt.resumed_from).value_or(0) : 0;
   const std::int64_t resume_step = std::max(resumed_at, end.newest_checkpoint_step);
@@ -119,7 +119,7 @@ std::string failed_node(const Attempt& attempt, const AttemptEndFacts& end) {
   return join_node_names(attempt.nodes);
 }
 
-Event end_event(const Attempt& attempt, const Job& job, const AttemptEndFacts& end,
+store::Event end_event(const Attempt& attempt, const Job& job, const AttemptEndFacts& end,
                 const std::optional<AttemptFailure>& failure, TimePoint now) {
   const std::string id = std::to_string(job.id);
   const std::string nodes = join_node_names(attempt.nodes);
@@ -188,8 +188,8 @@ AttemptEnd decide_attempt_end(Attempt attempt, Job job, const AttemptEndFacts& e
     failure = apply_failure(attempt, job, facts, end, policy, now);
   }
   job.stopping_to = StopIntent::none;  // a stop that came too late for the attempt is over with it
-  std::vector<Event> events{end_event(attempt, job, end, failure, now)};
+  std::vector<store::Event> events{end_event(attempt, job, end, failure, now)};
   return {std::move(attempt), std::move(job), std::move(events), std::move(failure)};
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

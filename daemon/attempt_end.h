@@ -17,7 +17,7 @@
 #include "proto/time.h"
 #include "store/store.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 // What the daemon saw of one rank by the time it exited.
 struct RankEnd {
@@ -58,11 +58,11 @@ struct AttemptEnd {
   Job job;                    // its next state: done, or pending again with the retry counted
   // One of job.succeeded, job.failed, job.retrying, job.cancelled, job.requeued, job.preempted
   // (daemon/events.h).
-  std::vector<Event> events;
+  std::vector<store::Event> events;
   std::optional<AttemptFailure> failure;  // none when it succeeded or was stopped to queue again
 };
 
 AttemptEnd decide_attempt_end(Attempt attempt, Job job, const AttemptEndFacts& facts, const AttemptEndPolicy& policy,
                               TimePoint now);
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

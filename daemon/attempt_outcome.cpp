@@ -4,7 +4,7 @@
 
 #include "daemon/failure_rules.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 bool glob_match(const std::string& pattern, const std::string& text) {
   return fnmatch(pattern.c_str(), text.c_str(), 0) == 0;
@@ -40,4 +40,4 @@ RetryDecision decide_retry(const JobSpec& spec, int attempts_used, int infra_ret
   return {NextStep::fail, spec.retry.attempts > 1 ? "all " + std::to_string(spec.retry.attempts) + " attempts failed" : "failed"};
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

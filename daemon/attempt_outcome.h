@@ -20,7 +20,7 @@
 
 #include "proto/job.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 struct AttemptFacts {
   std::optional<int> exit_code;
@@ -60,4 +60,4 @@ RetryDecision decide_retry(const JobSpec& spec, int attempts_used, int infra_ret
 // fnmatch-style glob ("*", "?", "[...]").
 bool glob_match(const std::string& pattern, const std::string& text);
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

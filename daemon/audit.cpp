@@ -3,13 +3,13 @@
 #include "proto/json_reader.h"
 #include "proto/time.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
-Event audit_event(const Principal& who, const std::string& remote, TimePoint at, AuditRecord what) {
-  Event e;
+store::Event audit_event(const Principal& who, const std::string& remote, TimePoint at, AuditRecord what) {
+  store::Event e;
   e.at = at;
   e.kind = kAuditKindPrefix + what.action;
-  e.severity = Severity::info;  // a deliberate change; what it caused has its own event
+  e.severity = store::Severity::info;  // a deliberate change; what it caused has its own event
   e.user = who.user;
   e.message = who.user + " (" + to_string(who.role) + ") " + what.route + ": " + what.action + " " + what.target;
   e.details = {{"user", who.user},
@@ -21,11 +21,11 @@ Event audit_event(const Principal& who, const std::string& remote, TimePoint at,
   return e;
 }
 
-Json audit_json(const Event& event) {
+Json audit_json(const store::Event& event) {
   Json j = {{"id", event.seq}, {"at", format_time(event.at)}, {"action", event.kind.substr(std::string(kAuditKindPrefix).size())}};
   // Records written before events had details (schema 7) kept them as the message's JSON.
   j.update(event.details.empty() ? parse_json_text(event.message) : event.details);
   return j;
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -9,7 +9,7 @@
 #include "daemon/auth.h"
 #include "store/store.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 inline constexpr const char* kAuditKindPrefix = "audit.";
 
@@ -22,10 +22,10 @@ struct AuditRecord {
 
 // A change's audit record, built once the change knows its target (a new job's id): whoever commits
 // the change appends it to that same Change, so nothing is ever changed without its record.
-using AuditOf = std::function<Event(const std::string& target)>;
+using AuditOf = std::function<store::Event(const std::string& target)>;
 
-Event audit_event(const Principal& who, const std::string& remote, TimePoint at, AuditRecord what);
+store::Event audit_event(const Principal& who, const std::string& remote, TimePoint at, AuditRecord what);
 // An audit event as GET /v1/audit lists it.
-Json audit_json(const Event& event);
+Json audit_json(const store::Event& event);
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <vector>
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 constexpr std::string_view kNodeTokenPrefix = "node:";
@@ -45,28 +45,28 @@ std::string sha256_hex(std::string_view data) {
   return to_hex(digest, len);
 }
 
-TokenRecord new_token_record(std::string_view secret, std::string user, Role role, TimePoint now) {
-  return TokenRecord{sha256_hex(secret), std::move(user), role, now, "tok_" + random_hex(8)};
+store::TokenRecord new_token_record(std::string_view secret, std::string user, store::Role role, TimePoint now) {
+  return store::TokenRecord{sha256_hex(secret), std::move(user), role, now, "tok_" + random_hex(8)};
 }
 
 std::optional<std::string> Principal::bound_node() const {
-  if (role != Role::agent || !user.starts_with(kNodeTokenPrefix)) return std::nullopt;
+  if (role != store::Role::agent || !user.starts_with(kNodeTokenPrefix)) return std::nullopt;
   return user.substr(kNodeTokenPrefix.size());
 }
 
 std::string node_token_user(std::string_view node) { return std::string(kNodeTokenPrefix) + std::string(node); }
 
-void TokenRegistry::add(const TokenRecord& record) {
+void TokenRegistry::add(const store::TokenRecord& record) {
   erase(record.hash);
   by_hash_[record.hash] = record;
   if (auto node = Principal{record.user, record.role}.bound_node()) node_credentials_[*node] = record.hash;
   verified_.clear();
 }
 
-std::optional<TokenRecord> TokenRegistry::erase(const std::string& hash) {
+std::optional<store::TokenRecord> TokenRegistry::erase(const std::string& hash) {
   auto it = by_hash_.find(hash);
   if (it == by_hash_.end()) return std::nullopt;
-  TokenRecord erased = std::move(it->second);
+  store::TokenRecord erased = std::move(it->second);
   if (auto node = Principal{erased.user, erased.role}.bound_node()) node_credentials_.erase(*node);
   by_hash_.erase(it);
   written_uses_.erase(hash);
@@ -79,18 +79,18 @@ void TokenRegistry::remove(const std::string& hash) {
   if (removed && on_removed_) on_removed_(*removed);
 }
 
-std::optional<TokenRecord> TokenRegistry::find_by_id(const std::string& id) const {
+std::optional<store::TokenRecord> TokenRegistry::find_by_id(const std::string& id) const {
   for (const auto& [hash, record] : by_hash_) {
     if (record.id == id) return record;
   }
   return std::nullopt;
 }
 
-std::vector<TokenRecord> TokenRegistry::list() const {
-  std::vector<TokenRecord> out;
+std::vector<store::TokenRecord> TokenRegistry::list() const {
+  std::vector<store::TokenRecord> out;
   out.reserve(by_hash_.size());
   for (const auto& [hash, record] : by_hash_) out.push_back(record);
-  std::sort(out.begin(), out.end(), [](const TokenRecord& a, const TokenRecord& b) {
+  std::sort(out.begin(), out.end(), [](const store::TokenRecord& a, const store::TokenRecord& b) {
     return std::tie(a.created_at, a.id) < std::tie(b.created_at, b.id);
   });
   return out;
@@ -127,7 +127,7 @@ std::optional<Principal> TokenRegistry::authenticate(std::string_view secret, Ti
   const std::string hash = verified ? cached->second.hash : sha256_hex(secret);
   auto it = by_hash_.find(hash);
   if (it == by_hash_.end()) return std::nullopt;
-  TokenRecord& record = it->second;
+  store::TokenRecord& record = it->second;
   if (record.expires_at && *record.expires_at <= now) return std::nullopt;
   if (!verified) verified_.insert_or_assign(key, Verified{std::string(secret), hash});
   record.last_used_at = now;
@@ -140,4 +140,4 @@ std::optional<Principal> TokenRegistry::authenticate_header(std::string_view val
   return authenticate(value.substr(prefix.size()), now);
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

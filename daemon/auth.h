@@ -14,11 +14,11 @@
 #include "daemon/roles.h"
 #include "store/store.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 struct Principal {
   std::string user;
-  Role role = Role::user;
+  store::Role role = store::Role::user;
   std::string token_id;  // the token it authenticated with
   bool may(Action action) const { return allows(role, action); }
   // The node a node credential is bound to; nullopt for every other token, the join token included.
@@ -34,7 +34,7 @@ std::string random_hex(std::size_t bytes);
 std::string generate_token_secret();
 std::string sha256_hex(std::string_view data);
 // A new token's record: its secret's hash and a fresh public id ("tok_" + 16 hex characters).
-TokenRecord new_token_record(std::string_view secret, std::string user, Role role, TimePoint now);
+store::TokenRecord new_token_record(std::string_view secret, std::string user, store::Role role, TimePoint now);
 
 // How often a token's last use reaches the store at most: a client sends its token with every
 // request, and a write per request would cost more than the request.
@@ -45,12 +45,12 @@ inline constexpr std::chrono::seconds kTokenUsePersistInterval{60};
 class TokenRegistry {
  public:
   // Adds a token or replaces the one with the same hash.
-  void add(const TokenRecord& record);
+  void add(const store::TokenRecord& record);
   // Forgets a token at once: its secret authenticates no more, and `on_removed` hears of it.
   void remove(const std::string& hash);
-  std::optional<TokenRecord> find_by_id(const std::string& id) const;
+  std::optional<store::TokenRecord> find_by_id(const std::string& id) const;
   // Every token, with its last use as known in memory, oldest first (by created_at, then id).
-  std::vector<TokenRecord> list() const;
+  std::vector<store::TokenRecord> list() const;
   // The hash of `node`'s own credential, if it has one.
   std::optional<std::string> node_credential(const std::string& node) const;
   // Who `secret` is at `now`, noting the use; nullopt for an unknown or expired secret.
@@ -61,7 +61,7 @@ class TokenRegistry {
   // kTokenUsePersistInterval at most. Marks them written.
   std::vector<std::pair<std::string, TimePoint>> take_uses_to_persist(TimePoint now);
   // The one listener called with each removed token (the gateway, to close the connections it ends).
-  void on_removed(std::function<void(const TokenRecord&)> listener) { on_removed_ = std::move(listener); }
+  void on_removed(std::function<void(const store::TokenRecord&)> listener) { on_removed_ = std::move(listener); }
 
  private:
   struct Verified {
@@ -69,13 +69,13 @@ class TokenRegistry {
     std::string hash;
   };
   // Forgets a token without telling `on_removed_` (add replaces a token this way).
-  std::optional<TokenRecord> erase(const std::string& hash);
+  std::optional<store::TokenRecord> erase(const std::string& hash);
   struct WrittenUse {
     TimePoint used_at;
     TimePoint written_at;
   };
 
-  std::unordered_map<std::string, TokenRecord> by_hash_;
+  std::unordered_map<std::string, store::TokenRecord> by_hash_;
   std::unordered_map<std::string, WrittenUse> written_uses_;  // by hash
   std::unordered_map<std::string, std::string> node_credentials_;  // node -> hash of its credential
   // Secrets that already hashed to a known token, by std::hash of the secret: a client sends the
@@ -84,7 +84,7 @@ class TokenRegistry {
   // and `remove` clear it, so neither a replaced token's old role nor a revoked token is served
   // from here. Expiry is checked on every request, cached or not.
   std::unordered_map<std::size_t, Verified> verified_;
-  std::function<void(const TokenRecord&)> on_removed_;
+  std::function<void(const store::TokenRecord&)> on_removed_;
 };
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

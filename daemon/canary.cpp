@@ -1,6 +1,6 @@
 #include "daemon/canary.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 JobSpec canary_spec(int nodes) {
   JobSpec spec;
@@ -20,4 +20,4 @@ JobSpec canary_spec(int nodes) {
   return spec;
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

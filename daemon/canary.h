@@ -5,7 +5,7 @@
 // system problem by definition: the job is known good, so the cluster is not.
 #include "proto/job.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 inline constexpr const char* kCanaryUser = "system";
 inline constexpr const char* kCanaryShare = "system";
@@ -14,4 +14,4 @@ inline constexpr const char* kCanaryShare = "system";
 // one attempt (a retry would hide the failure it is there to show), and a short stuck limit.
 JobSpec canary_spec(int nodes);
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

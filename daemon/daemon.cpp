@@ -23,7 +23,7 @@
 #include "proto/flag_parser.h"
 #include "store/store_url.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 namespace asio = boost::asio;
@@ -59,7 +59,7 @@ std::string read_file(const fs::path& path) {
 // file whose token the store does not know was revoked, unless the store has no tokens at all
 // (`fresh_store`: a new database beside old files): it stays revoked; deleting the file makes a
 // new one at the next start.
-void ensure_bootstrap_token(Store& store, TokenRegistry& tokens, const fs::path& file, const std::string& user, Role role,
+void ensure_bootstrap_token(store::Store& store, TokenRegistry& tokens, const fs::path& file, const std::string& user, store::Role role,
                             TimePoint now, bool fresh_store) {
   if (const std::string exposed = exposed_token_file(file); !exposed.empty()) throw std::runtime_error(exposed);
   std::string secret = fs::exists(file) ? read_file(file) : "";
@@ -69,16 +69,16 @@ void ensure_bootstrap_token(Store& store, TokenRegistry& tokens, const fs::path&
     write_file_atomically(file, secret + "\n", 0600);
     spdlog::info("event=token_file_created path={} role={}", file.string(), to_string(role));
   }
-  TokenRecord record = new_token_record(secret, user, role, now);
+  store::TokenRecord record = new_token_record(secret, user, role, now);
   if (!created && !fresh_store && !store.token_by_hash(record.hash)) {
     spdlog::warn("event=token_file_revoked path={} hint=\"its token was revoked; delete the file and restart for a new one\"",
                  file.string());
     return;
   }
   if (!store.token_by_hash(record.hash)) {
-    Change change;
+    store::Change change;
     change.tokens.push_back(record);
-    store.commit(std::span<const Change>(&change, 1));
+    store.commit(std::span<const store::Change>(&change, 1));
   } else {
     record = *store.token_by_hash(record.hash);
   }
@@ -87,10 +87,10 @@ void ensure_bootstrap_token(Store& store, TokenRegistry& tokens, const fs::path&
 
 // Last uses of tokens reach the store lazily (TokenRegistry::take_uses_to_persist).
 void persist_token_uses(TokenRegistry& tokens, StoreWorker& store, TimePoint now) {
-  Change change;
+  store::Change change;
   change.token_uses = tokens.take_uses_to_persist(now);
   if (change.token_uses.empty()) return;
-  store.write(std::move(change), [](const Result<void>& written, Change&) {
+  store.write(std::move(change), [](const Result<void>& written, store::Change&) {
     if (!written) spdlog::warn("event=token_uses_not_stored");
   });
 }
@@ -210,7 +210,7 @@ class GracefulShutdown {
   void flush_store() {
     const std::uint64_t commits_before = store_.commits();
     store_.read(
-        [this, commits_before](Store&) -> StoreWorker::Continuation {
+        [this, commits_before](store::Store&) -> StoreWorker::Continuation {
           return [this, commits_before] { finish(store_.commits() - commits_before); };
         },
         [this](const Error& error) {
@@ -400,7 +400,7 @@ bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
   if (!o.failure_rules_file.empty()) load_failure_rules(o.failure_rules_file);  // fail at start, naming the field
   if (!o.dashboard_dir.empty()) require_dashboard_dir(o.dashboard_dir);  // fail at start, naming the field
   if (!o.public_url.empty()) parse_webhook_url(o.public_url, "--public-url");
-  if (!o.store.empty()) parse_store_url(o.store);  // fail at start, naming the field
+  if (!o.store.empty()) store::parse_store_url(o.store);  // fail at start, naming the field
   return true;
 }
 
@@ -419,9 +419,9 @@ int run_daemon(const DaemonOptions& o) {
   const auto traversable = fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec;
   make_private(data_dir, o.checkpoint_root.empty() ? traversable : fs::perms::owner_all);
   make_private(checkpoint_root, traversable);
-  const StoreUrl store_url =
-      o.store.empty() ? StoreUrl{StoreUrl::Kind::sqlite, (data_dir / "trainyard.db").string()} : parse_store_url(o.store);
-  if (store_url.kind == StoreUrl::Kind::sqlite) {
+  const store::StoreUrl store_url =
+      o.store.empty() ? store::StoreUrl{store::StoreUrl::Kind::sqlite, (data_dir / "trainyard.db").string()} : store::parse_store_url(o.store);
+  if (store_url.kind == store::StoreUrl::Kind::sqlite) {
     for (const char* suffix : {"", "-wal", "-shm"}) {
       make_private(store_url.target + suffix, fs::perms::owner_read | fs::perms::owner_write);
     }
@@ -429,14 +429,14 @@ int run_daemon(const DaemonOptions& o) {
 
   asio::io_context io(1);
   SystemTimeSource clock;
-  const std::unique_ptr<Store> opened_store = open_store(store_url);
-  Store& store = *opened_store;
+  const std::unique_ptr<store::Store> opened_store = store::open_store(store_url);
+  store::Store& store = *opened_store;
   TokenRegistry tokens;
   const bool fresh_store = store.tokens().empty();
-  ensure_bootstrap_token(store, tokens, data_dir / "admin.token", "admin", Role::admin, clock.system_now(), fresh_store);
-  ensure_bootstrap_token(store, tokens, data_dir / "join.token", kJoinTokenUser, Role::agent, clock.system_now(), fresh_store);
+  ensure_bootstrap_token(store, tokens, data_dir / "admin.token", "admin", store::Role::admin, clock.system_now(), fresh_store);
+  ensure_bootstrap_token(store, tokens, data_dir / "join.token", kJoinTokenUser, store::Role::agent, clock.system_now(), fresh_store);
   for (const auto& token : store.tokens()) tokens.add(token);
-  const LoadedState state = store.load();
+  const store::LoadedState state = store.load();
 
   DaemonMetrics metrics;  // before the store worker, whose thread records into it until it stops
   StoreWorker worker(store, [&io](StoreWorker::Continuation fn) { asio::post(io, std::move(fn)); });
@@ -444,8 +444,8 @@ int run_daemon(const DaemonOptions& o) {
   // Before the first write, so GET /v1/events/stream hears of every event committed from here;
   // the observer runs on the I/O thread, which starts after the API that sets it exists.
   const std::int64_t event_head = store.last_event_seq();
-  std::function<void(const std::vector<Event>&)> publish_events;
-  worker.set_events_observer(event_head, [&publish_events](const std::vector<Event>& events) { publish_events(events); });
+  std::function<void(const std::vector<store::Event>&)> publish_events;
+  worker.set_events_observer(event_head, [&publish_events](const std::vector<store::Event>& events) { publish_events(events); });
   FileWorker files([&io](FileWorker::Continuation fn) { asio::post(io, std::move(fn)); });
   AsioTimers timers(io);
   scheduler::Config sched_config;
@@ -479,7 +479,7 @@ int run_daemon(const DaemonOptions& o) {
   for (const Job& job : state.active_jobs) {
     for (const Dependency& d : job.spec.depends_on) depended_on.push_back(d.job);
   }
-  jobs.remember_jobs(jobs_depended_on(store, depended_on));
+  jobs.remember_jobs(store::jobs_depended_on(store, depended_on));
   jobs.restore(state);
 
   AgentGateway gateway(jobs, tokens, worker, clock, !o.agent_client_ca.empty());
@@ -493,7 +493,7 @@ int run_daemon(const DaemonOptions& o) {
   if (auto dashboard = dashboard_files(o.dashboard_dir)) api.set_dashboard(std::move(*dashboard));
   api.event_streams().set_head(event_head);
   api.event_streams().set_flush_window(Millis(o.sse_flush_ms));
-  publish_events = [&api](const std::vector<Event>& events) { api.event_streams().publish(events); };
+  publish_events = [&api](const std::vector<store::Event>& events) { api.event_streams().publish(events); };
   api.set_request_observer([&metrics](const std::string& method, const std::string& route, int status, double seconds) {
     metrics.http_request(method, route, status, seconds);
   });
@@ -589,4 +589,4 @@ int run_daemon(const DaemonOptions& o) {
   return 0;
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 struct DaemonOptions {
   std::string listen = "127.0.0.1:8080";
@@ -79,4 +79,4 @@ inline constexpr const char* kTrainyardVersion = TRAINYARD_VERSION;  // project(
 bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& out);
 int run_daemon(const DaemonOptions& options);
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -10,7 +10,7 @@
 #include "daemon/job_manager.h"
 #include "daemon/store_worker.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 double seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
@@ -126,7 +126,7 @@ void DaemonMetrics::account_goodput(StoreWorker& store, TimePoint now) {
   if (ended_jobs_.empty()) return;
   // Counters are safe to add to from the store thread; nothing comes back to the I/O thread.
   store.read(
-      [this, jobs = std::move(ended_jobs_), now](Store& s) {
+      [this, jobs = std::move(ended_jobs_), now](store::Store& s) {
         Goodput total;
         for (const JobId id : jobs) total += job_goodput(s.attempts_of(id), now);
         const double by_category[] = {total.productive_core_s, total.preflight_core_s, total.restart_core_s,
@@ -211,4 +211,4 @@ void write_live_state(prom::TextWriter& out, const JobManager& jobs, const TimeS
             disk_free);
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -17,7 +17,7 @@
 #include "proto/job.h"
 #include "proto/time.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 class JobManager;
 class StoreWorker;
@@ -68,4 +68,4 @@ class DaemonMetrics {
 // storage bytes by share, nodes by state, agents connected, heartbeat age and free disk by node.
 void write_live_state(prom::TextWriter& out, const JobManager& jobs, const TimeSource& clock);
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -9,7 +9,7 @@
 #include "proto/contained_path.h"
 #include "proto/errors.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace fs = std::filesystem;
 namespace {
 
@@ -109,4 +109,4 @@ net::HttpResponse DashboardFiles::respond(const std::string& relative, const Fil
   return resp;
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -13,7 +13,7 @@
 
 #include "net/http_types.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 // The Content-Security-Policy of every dashboard response: scripts, styles and connections only
 // from this origin, nothing inline, no frames, no plugins.
@@ -51,4 +51,4 @@ class DashboardFiles {
   std::map<std::string, File> files_;  // by path relative to the root, '/'-separated
 };
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -2,9 +2,9 @@
 
 #include "proto/time.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
-Json event_json(const Event& event) {
+Json event_json(const store::Event& event) {
   Json j = {{"id", event.seq},
             {"time", format_time(event.at)},
             {"type", event.kind},
@@ -19,4 +19,4 @@ Json event_json(const Event& event) {
   return j;
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -5,8 +5,8 @@
 #include "proto/json_reader.h"
 #include "store/store.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
-Json event_json(const Event& event);
+Json event_json(const store::Event& event);
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -2,12 +2,12 @@
 
 #include <spdlog/spdlog.h>
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 void prune_events(StoreWorker& worker, TimePoint now, std::chrono::hours retention) {
   const TimePoint older_than = now - retention;
   worker.read(
-      [older_than](Store& store) {
+      [older_than](store::Store& store) {
         const std::int64_t keep_from_seq = store.webhooks_keep_from_seq().value_or(INT64_MAX);
         const std::int64_t pruned = store.prune_events(older_than, keep_from_seq);
         return StoreWorker::Continuation([pruned, keep_from_seq] {
@@ -17,4 +17,4 @@ void prune_events(StoreWorker& worker, TimePoint now, std::chrono::hours retenti
       [](const Error& error) { spdlog::error("event=events_prune_failed error=\"{}\"", error.message); });
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -9,9 +9,9 @@
 #include "daemon/store_worker.h"
 #include "proto/time.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 // Queues the prune on the store worker; logs how many went.
 void prune_events(StoreWorker& worker, TimePoint now, std::chrono::hours retention);
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -6,9 +6,9 @@
 
 #include "proto/text.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
-std::string sse_frame(const Event& event) {
+std::string sse_frame(const store::Event& event) {
   return "id: " + std::to_string(event.seq) + "\nevent: " + event.kind + "\ndata: " + json_text(event_json(event)) + "\n\n";
 }
 
@@ -27,8 +27,8 @@ std::shared_ptr<net::ResponseStream> EventStreams::subscribe(Principal who, Even
   if (!after) return subscriber->out;
   // Queued after every commit whose events reached publish() so far, so the store has them all.
   store_.read(
-      [this, subscriber, who = subscriber->who, filter = subscriber->filter, after = *after](Store& store) {
-        std::vector<Event> events;
+      [this, subscriber, who = subscriber->who, filter = subscriber->filter, after = *after](store::Store& store) {
+        std::vector<store::Event> events;
         for (std::optional<std::int64_t> from = after; from;) {
           EventPage page = read_events(store, who, filter, *from, 1000);
           std::move(page.events.begin(), page.events.end(), std::back_inserter(events));
@@ -44,21 +44,21 @@ std::shared_ptr<net::ResponseStream> EventStreams::subscribe(Principal who, Even
   return subscriber->out;
 }
 
-void EventStreams::backfilled(const std::shared_ptr<Subscriber>& subscriber, std::vector<Event> events) {
+void EventStreams::backfilled(const std::shared_ptr<Subscriber>& subscriber, std::vector<store::Event> events) {
   subscriber->backfilling = false;
-  const std::vector<Event> held = std::exchange(subscriber->held, {});
+  const std::vector<store::Event> held = std::exchange(subscriber->held, {});
   events.insert(events.end(), held.begin(), held.end());
   std::vector<std::string> frames(events.size());
   if (auto batch = batch_for(*subscriber, events, frames); batch && !send(*subscriber, std::move(batch))) drop_gone();
 }
 
-bool EventStreams::takes(Subscriber& subscriber, const Event& event) {
+bool EventStreams::takes(Subscriber& subscriber, const store::Event& event) {
   if (event.seq <= subscriber.last_sent) return false;
   subscriber.last_sent = event.seq;
   return visible_to(subscriber.who, event) && matches(subscriber.filter, event);
 }
 
-net::ResponseStream::Chunk EventStreams::batch_for(Subscriber& subscriber, const std::vector<Event>& events,
+net::ResponseStream::Chunk EventStreams::batch_for(Subscriber& subscriber, const std::vector<store::Event>& events,
                                                    std::vector<std::string>& frames) {
   std::string batch;
   for (std::size_t i = 0; i < events.size(); ++i) {
@@ -79,7 +79,7 @@ bool EventStreams::send(Subscriber& subscriber, net::ResponseStream::Chunk text)
   return false;
 }
 
-void EventStreams::publish(const std::vector<Event>& events) {
+void EventStreams::publish(const std::vector<store::Event>& events) {
   if (events.empty()) return;
   head_ = std::max(head_, events.back().seq);
   if (subscribers_.empty()) return;  // one that comes later starts after head_
@@ -88,7 +88,7 @@ void EventStreams::publish(const std::vector<Event>& events) {
 }
 
 void EventStreams::flush() {
-  const std::vector<Event> events = std::exchange(unsent_, {});
+  const std::vector<store::Event> events = std::exchange(unsent_, {});
   // Each event's frame is built once, and each reader key's batch once: what a client costs per
   // window is one push of a shared string (and one write by its connection).
   std::vector<std::string> frames(events.size());
@@ -129,4 +129,4 @@ void EventStreams::drop_gone() {
   });
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

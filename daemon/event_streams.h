@@ -20,10 +20,10 @@
 #include "net/http_types.h"
 #include "proto/time.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 // One event as SSE puts it: `id: <seq>`, `event: <type>`, `data: <event_json>` on one line.
-std::string sse_frame(const Event& event);
+std::string sse_frame(const store::Event& event);
 
 class EventStreams {
  public:
@@ -42,7 +42,7 @@ class EventStreams {
   std::shared_ptr<net::ResponseStream> subscribe(Principal who, EventFilter filter, std::optional<std::int64_t> after);
   // Committed events, in seq order, each once: sent when the flush window that the first of them
   // opened has passed.
-  void publish(const std::vector<Event>& events);
+  void publish(const std::vector<store::Event>& events);
   // Sends `: keep-alive` when `interval` passed since the last; drops the clients that left.
   void keep_alive(MonoTime now, Millis interval);
 
@@ -56,16 +56,16 @@ class EventStreams {
     std::shared_ptr<net::ResponseStream> out;
     std::int64_t last_sent = 0;  // the highest seq sent or skipped as already sent
     bool backfilling = false;
-    std::vector<Event> held;  // live events that came while backfilling
+    std::vector<store::Event> held;  // live events that came while backfilling
   };
   // Sends what was published since the last flush.
   void flush();
-  void backfilled(const std::shared_ptr<Subscriber>& subscriber, std::vector<Event> events);
+  void backfilled(const std::shared_ptr<Subscriber>& subscriber, std::vector<store::Event> events);
   // Whether `event` is above last_sent (which it moves on) and the subscriber may see it.
-  static bool takes(Subscriber& subscriber, const Event& event);
+  static bool takes(Subscriber& subscriber, const store::Event& event);
   // The frames of `events` that the subscriber takes, as one text (null when none); `frames` are
   // the events' frames, built here when first needed.
-  static net::ResponseStream::Chunk batch_for(Subscriber& subscriber, const std::vector<Event>& events,
+  static net::ResponseStream::Chunk batch_for(Subscriber& subscriber, const std::vector<store::Event>& events,
                                               std::vector<std::string>& frames);
   // Pushes `text`; false (logged when the buffer overflowed) when the client is gone.
   static bool send(Subscriber& subscriber, net::ResponseStream::Chunk text);
@@ -77,9 +77,9 @@ class EventStreams {
   Millis flush_window_{0};
   std::int64_t head_ = 0;
   std::vector<std::shared_ptr<Subscriber>> subscribers_;
-  std::vector<Event> unsent_;  // published since the last flush, which is due when non-empty
+  std::vector<store::Event> unsent_;  // published since the last flush, which is due when non-empty
   MonoTime last_keep_alive_{};
 };
 
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -11,30 +11,30 @@
 #include "proto/errors.h"
 #include "proto/time.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 struct TypeSeverity {
   std::string_view type;
-  Severity severity;
+  store::Severity severity;
 };
 
 // The one place that says how much each type matters: error asks a person to act now, warning to
 // look soon (the system is already recovering), info is routine.
 constexpr std::array kTypes = {
-    TypeSeverity{"job.submitted", Severity::info},         TypeSeverity{"job.started", Severity::info},
-    TypeSeverity{"job.succeeded", Severity::info},         TypeSeverity{"job.failed", Severity::error},
-    TypeSeverity{"job.retrying", Severity::warning},       TypeSeverity{"job.stuck", Severity::error},
-    TypeSeverity{"job.cancelled", Severity::info},         TypeSeverity{"node.registered", Severity::info},
-    TypeSeverity{"node.down", Severity::error},            TypeSeverity{"node.unhealthy", Severity::error},
-    TypeSeverity{"node.suspect", Severity::warning},       TypeSeverity{"node.healthy", Severity::info},
-    TypeSeverity{"node.drained", Severity::warning},       TypeSeverity{"node.undrained", Severity::info},
-    TypeSeverity{"healthcheck.finished", Severity::info},  TypeSeverity{"canary.failed", Severity::error},
-    TypeSeverity{"canary.succeeded", Severity::info},      TypeSeverity{"job.held", Severity::info},
-    TypeSeverity{"job.released", Severity::info},          TypeSeverity{"job.updated", Severity::info},
-    TypeSeverity{"job.requeued", Severity::info},          TypeSeverity{"job.preempted", Severity::warning},
-    TypeSeverity{"job.waiting_on_preemption", Severity::info},
-    TypeSeverity{"job.storage_over_quota", Severity::warning},
+    TypeSeverity{"job.submitted", store::Severity::info},         TypeSeverity{"job.started", store::Severity::info},
+    TypeSeverity{"job.succeeded", store::Severity::info},         TypeSeverity{"job.failed", store::Severity::error},
+    TypeSeverity{"job.retrying", store::Severity::warning},       TypeSeverity{"job.stuck", store::Severity::error},
+    TypeSeverity{"job.cancelled", store::Severity::info},         TypeSeverity{"node.registered", store::Severity::info},
+    TypeSeverity{"node.down", store::Severity::error},            TypeSeverity{"node.unhealthy", store::Severity::error},
+    TypeSeverity{"node.suspect", store::Severity::warning},       TypeSeverity{"node.healthy", store::Severity::info},
+    TypeSeverity{"node.drained", store::Severity::warning},       TypeSeverity{"node.undrained", store::Severity::info},
+    TypeSeverity{"healthcheck.finished", store::Severity::info},  TypeSeverity{"canary.failed", store::Severity::error},
+    TypeSeverity{"canary.succeeded", store::Severity::info},      TypeSeverity{"job.held", store::Severity::info},
+    TypeSeverity{"job.released", store::Severity::info},          TypeSeverity{"job.updated", store::Severity::info},
+    TypeSeverity{"job.requeued", store::Severity::info},          TypeSeverity{"job.preempted", store::Severity::warning},
+    TypeSeverity{"job.waiting_on_preemption", store::Severity::info},
+    TypeSeverity{"job.storage_over_quota", store::Severity::warning},
 };
 
 bool is_audit(std::string_view kind) { return kind.starts_with(kAuditKindPrefix); }
@@ -45,8 +45,8 @@ std::string first_line(std::string text) {
   return text;
 }
 
-Event base_event(TimePoint at, std::string kind, std::string node, std::string message, Json details) {
-  Event e;
+store::Event base_event(TimePoint at, std::string kind, std::string node, std::string message, Json details) {
+  store::Event e;
   e.at = at;
   e.severity = severity_of(kind);
   e.kind = std::move(kind);
@@ -83,16 +83,16 @@ bool is_event_type(std::string_view kind) {
          std::any_of(kTypes.begin(), kTypes.end(), [&](const TypeSeverity& t) { return t.type == kind; });
 }
 
-Severity severity_of(std::string_view kind) {
+store::Severity severity_of(std::string_view kind) {
   for (const auto& t : kTypes) {
     if (t.type == kind) return t.severity;
   }
-  return Severity::info;  // audit.*: a record of a deliberate change
+  return store::Severity::info;  // audit.*: a record of a deliberate change
 }
 
-Event job_event(TimePoint at, std::string kind, const Job& job, std::optional<AttemptId> attempt, std::string node,
+store::Event job_event(TimePoint at, std::string kind, const Job& job, std::optional<AttemptId> attempt, std::string node,
                 std::string message, Json details) {
-  Event e = base_event(at, std::move(kind), std::move(node), std::move(message), std::move(details));
+  store::Event e = base_event(at, std::move(kind), std::move(node), std::move(message), std::move(details));
   e.job_id = job.id;
   e.attempt_id = attempt;
   e.user = job.user;
@@ -100,11 +100,11 @@ Event job_event(TimePoint at, std::string kind, const Job& job, std::optional<At
   return e;
 }
 
-Event node_event(TimePoint at, std::string kind, std::string node, std::string message, Json details) {
+store::Event node_event(TimePoint at, std::string kind, std::string node, std::string message, Json details) {
   return base_event(at, std::move(kind), std::move(node), std::move(message), std::move(details));
 }
 
-Event node_state_event(TimePoint at, NodeState state, std::string node, const std::string& reason) {
+store::Event node_state_event(TimePoint at, NodeState state, std::string node, const std::string& reason) {
   std::string kind = "node." + to_string(state);
   std::transform(kind.begin(), kind.end(), kind.begin(), [](unsigned char c) { return std::tolower(c); });
   std::string message = "node " + node + " is " + to_string(state) + ": " + reason;
@@ -112,14 +112,14 @@ Event node_state_event(TimePoint at, NodeState state, std::string node, const st
 }
 
 
-bool matches(const EventFilter& filter, const Event& event) {
+bool matches(const EventFilter& filter, const store::Event& event) {
   if (filter.type && !glob_match(*filter.type, event.kind)) return false;
   if (filter.job && event.job_id != filter.job) return false;
   if (filter.node && !names_node(event.node, *filter.node)) return false;
   return true;
 }
 
-bool visible_to(const Principal& who, const Event& event) {
+bool visible_to(const Principal& who, const store::Event& event) {
   if (is_audit(event.kind)) return who.may(Action::read_audit);  // as GET /v1/audit
   if (who.may(Action::read_all_jobs) || event.kind.starts_with("canary.")) return true;
   if (event.job_id) return event.user == who.user;
@@ -172,7 +172,7 @@ EventFilter parse_event_filter(const std::map<std::string, std::string>& query) 
   return filter;
 }
 
-EventPage read_events(Store& store, const Principal& who, const EventFilter& filter, std::int64_t after, int limit,
+EventPage read_events(store::Store& store, const Principal& who, const EventFilter& filter, std::int64_t after, int limit,
                       int scan_budget) {
   EventPage page;
   std::int64_t cursor = after;
@@ -180,8 +180,8 @@ EventPage read_events(Store& store, const Principal& who, const EventFilter& fil
   while (static_cast<int>(page.events.size()) < limit) {
     if (scanned >= scan_budget) return {std::move(page.events), cursor};
     const int want = std::min(1000, scan_budget - scanned);
-    const std::vector<Event> batch = store.events_after(cursor, want);
-    for (const Event& e : batch) {
+    const std::vector<store::Event> batch = store.events_after(cursor, want);
+    for (const store::Event& e : batch) {
       ++scanned;
       cursor = e.seq;
       if (visible_to(who, e) && matches(filter, e)) {
@@ -194,4 +194,4 @@ EventPage read_events(Store& store, const Principal& who, const EventFilter& fil
   return {std::move(page.events), cursor};
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

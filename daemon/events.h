@@ -15,21 +15,21 @@
 #include "proto/node.h"
 #include "store/store.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 // Every type of the contract but audit.*, whose actions are open-ended ("audit.token.created").
 const std::vector<std::string_view>& event_types();
 // A contract type or an audit action.
 bool is_event_type(std::string_view kind);
-Severity severity_of(std::string_view kind);
+store::Severity severity_of(std::string_view kind);
 
 // An event about a job: its owner and share filled in, the message cut to its first line.
-Event job_event(TimePoint at, std::string kind, const Job& job, std::optional<AttemptId> attempt, std::string node,
+store::Event job_event(TimePoint at, std::string kind, const Job& job, std::optional<AttemptId> attempt, std::string node,
                 std::string message, Json details = Json::object());
 // An event about a node (no job, no user).
-Event node_event(TimePoint at, std::string kind, std::string node, std::string message, Json details = Json::object());
+store::Event node_event(TimePoint at, std::string kind, std::string node, std::string message, Json details = Json::object());
 // node.down, node.unhealthy, node.suspect, node.healthy or node.drained: the node entered `state`.
-Event node_state_event(TimePoint at, NodeState state, std::string node, const std::string& reason);
+store::Event node_state_event(TimePoint at, NodeState state, std::string node, const std::string& reason);
 
 // The filters GET /v1/events and its stream share.
 struct EventFilter {
@@ -37,11 +37,11 @@ struct EventFilter {
   std::optional<JobId> job;
   std::optional<std::string> node;  // one of the event's nodes (a job event may name several)
 };
-bool matches(const EventFilter& filter, const Event& event);
+bool matches(const EventFilter& filter, const store::Event& event);
 
 // Roles that read every job read every event (audit too when they may read the audit log); others
 // read the events of their own jobs and the cluster's node, health check and canary events.
-bool visible_to(const Principal& who, const Event& event);
+bool visible_to(const Principal& who, const store::Event& event);
 // All that visible_to and matches look at: readers with equal keys read the same events (so a
 // stream's batch is selected once for all of them).
 std::string reader_key(const Principal& who, const EventFilter& filter);
@@ -55,10 +55,10 @@ EventFilter parse_event_filter(const std::map<std::string, std::string>& query);
 // events, so a filter matching little cannot make one request read the whole log: `next` is where
 // to continue (the last event scanned) when more may follow, nullopt at the end of the log.
 struct EventPage {
-  std::vector<Event> events;
+  std::vector<store::Event> events;
   std::optional<std::int64_t> next;
 };
-EventPage read_events(Store& store, const Principal& who, const EventFilter& filter, std::int64_t after, int limit,
+EventPage read_events(store::Store& store, const Principal& who, const EventFilter& filter, std::int64_t after, int limit,
                       int scan_budget = 10'000);
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <array>
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 constexpr std::string_view kDefaultRules = R"json({"rules": [
@@ -144,4 +144,4 @@ FailureClass FailureRules::classify(const AttemptFacts& facts) const {
   return {"unknown", "The attempt failed for an unknown reason; check the logs and the node.", false};
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

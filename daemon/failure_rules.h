@@ -22,7 +22,7 @@
 #include "daemon/attempt_outcome.h"
 #include "proto/json_reader.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 struct FailureRule {
   std::string class_name;
@@ -52,4 +52,4 @@ class FailureRules {
   std::vector<FailureRule> rules_;
 };
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

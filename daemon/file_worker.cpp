@@ -2,7 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 FileWorker::FileWorker(PostToIo post_to_io) : post_to_io_(std::move(post_to_io)), thread_([this] { loop(); }) {}
 
@@ -42,4 +42,4 @@ void FileWorker::loop() {
   }
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

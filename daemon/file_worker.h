@@ -13,7 +13,7 @@
 
 #include "proto/result.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 class FileWorker {
  public:
@@ -45,4 +45,4 @@ class FileWorker {
   std::thread thread_;
 };
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -6,7 +6,7 @@
 #include "net/http_server.h"
 #include "net/tls.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 class AgentSession : public net::WebSocketSession,
                      public AgentChannel,
@@ -74,7 +74,7 @@ class AgentSession : public net::WebSocketSession,
   // Whether revoking `token` ends this connection: it is the credential of the node this connection
   // speaks for (however the connection was opened), or it opened a connection that has not joined
   // yet. Not the join token of a node that joined since: that node holds its own credential.
-  bool ends_with(const TokenRecord& token) const {
+  bool ends_with(const store::TokenRecord& token) const {
     if (closed_) return false;
     if (who_.token_id == token.id && node_.empty()) return true;
     const auto node = Principal{token.user, token.role}.bound_node();
@@ -157,10 +157,10 @@ std::optional<Principal> agent_principal(TokenRegistry& tokens, const net::HttpR
 AgentGateway::AgentGateway(JobManager& jobs, TokenRegistry& tokens, StoreWorker& store, const TimeSource& clock,
                            bool require_client_certificate)
     : jobs_(jobs), tokens_(tokens), store_(store), clock_(clock), require_client_certificate_(require_client_certificate) {
-  tokens_.on_removed([this](const TokenRecord& token) { token_revoked(token); });
+  tokens_.on_removed([this](const store::TokenRecord& token) { token_revoked(token); });
 }
 
-void AgentGateway::token_revoked(const TokenRecord& token) {
+void AgentGateway::token_revoked(const store::TokenRecord& token) {
   for (const auto& weak : sessions_) {
     const auto session = weak.lock();
     if (!session || !session->ends_with(token)) continue;
@@ -185,7 +185,7 @@ net::WebSocketRoute AgentGateway::route() {
   };
   route.open = [this](const net::HttpRequest& req, std::shared_ptr<net::WebSocketPeer> peer) {
     // Authorized just before; a token revoked in between leaves a session that admits no hello.
-    Principal who = agent_principal(tokens_, req, clock_.system_now()).value_or(Principal{"", Role::user});
+    Principal who = agent_principal(tokens_, req, clock_.system_now()).value_or(Principal{"", store::Role::user});
     auto session = std::make_shared<AgentSession>(jobs_, tokens_, store_, clock_, std::move(who), std::move(peer), req.remote,
                                                   require_client_certificate_ ? req.peer_certificate : std::nullopt);
     std::erase_if(sessions_, [](const std::weak_ptr<AgentSession>& s) { return s.expired(); });
@@ -195,4 +195,4 @@ net::WebSocketRoute AgentGateway::route() {
   return route;
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -18,7 +18,7 @@
 #include "net/websocket.h"
 #include "proto/time.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 inline constexpr const char* kAgentPath = "/v1/agent/connect";
 
@@ -32,7 +32,7 @@ class AgentGateway {
   net::WebSocketRoute route();
 
  private:
-  void token_revoked(const TokenRecord& token);
+  void token_revoked(const store::TokenRecord& token);
 
   JobManager& jobs_;
   TokenRegistry& tokens_;
@@ -42,4 +42,4 @@ class AgentGateway {
   std::vector<std::weak_ptr<AgentSession>> sessions_;  // open ones, and some closed not yet pruned
 };
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

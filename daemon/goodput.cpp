@@ -6,7 +6,7 @@
 
 #include "checkpoint/checkpoint.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 double seconds_between(TimePoint from, TimePoint to) {
@@ -162,4 +162,4 @@ Json to_json(const Goodput& g) {
             {"other", g.other_core_s}}}};
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

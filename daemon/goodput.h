@@ -28,7 +28,7 @@
 
 #include "proto/job.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 struct Goodput {
   double allocated_core_s = 0;
@@ -53,4 +53,4 @@ Goodput job_goodput_in(std::span<const Attempt> attempts, TimePoint from, TimePo
 
 Json to_json(const Goodput& g);
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -8,7 +8,7 @@
 #include "daemon/auth.h"
 #include "healthcheck/health_json.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 // Data-plane sessions of health tests live far above any attempt id, so they never meet an attempt.
@@ -341,4 +341,4 @@ bool HealthChecks::running_on(const std::string& node) const {
          });
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -23,7 +23,7 @@
 #include "healthcheck/verdict.h"
 #include "proto/messages.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 enum class HealthCheckKind { registration, on_demand, preflight, periodic, undrain, after_stuck, after_canary };
 std::string to_string(HealthCheckKind k);
@@ -120,4 +120,4 @@ class HealthChecks {
   std::int64_t next_task_ = 1;
 };
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -1,6 +1,6 @@
 #include "daemon/job_accounting.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 double seconds_between(TimePoint from, TimePoint to) { return std::chrono::duration<double>(to - from).count(); }
@@ -36,4 +36,4 @@ Json to_json(const JobAccounting& a) {
           {"goodput", a.goodput.ratio()}};
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -8,7 +8,7 @@
 #include "daemon/goodput.h"
 #include "proto/job.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 struct JobAccounting {
   std::optional<double> elapsed_s;  // first start to end (or now); none if it never started
@@ -24,4 +24,4 @@ JobAccounting job_accounting(const Job& job, std::span<const Attempt> attempts, 
 
 Json to_json(const JobAccounting& a);
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

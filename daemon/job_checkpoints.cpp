@@ -4,15 +4,15 @@
 
 #include "checkpoint/checkpoint.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
-const CheckpointRecord* record_of(const std::vector<CheckpointRecord>& recorded, std::int64_t step) {
+const store::CheckpointRecord* record_of(const std::vector<store::CheckpointRecord>& recorded, std::int64_t step) {
   const auto it = std::find_if(recorded.begin(), recorded.end(), [step](const auto& r) { return r.step == step; });
   return it == recorded.end() ? nullptr : &*it;
 }
 
-Result<void> verify(const std::filesystem::path& dir, const CheckpointRecord* record, JobKind kind) {
+Result<void> verify(const std::filesystem::path& dir, const store::CheckpointRecord* record, JobKind kind) {
   const auto bad = [](std::string why) { return Error::invalid_input("", std::move(why)); };
   if (!checkpoint::has_manifest(dir)) {
     if (kind == JobKind::command) return {};
@@ -30,11 +30,11 @@ Result<void> verify(const std::filesystem::path& dir, const CheckpointRecord* re
 }  // namespace
 
 std::vector<CheckpointStatus> inspect_checkpoints(const std::filesystem::path& dir,
-                                                  const std::vector<CheckpointRecord>& recorded, JobKind kind) {
+                                                  const std::vector<store::CheckpointRecord>& recorded, JobKind kind) {
   std::vector<CheckpointStatus> statuses;
   for (const auto& info : checkpoint::list_checkpoints(dir)) {
     CheckpointStatus status{info.step, info.path.string(), std::nullopt, false, ""};
-    const CheckpointRecord* record = record_of(recorded, info.step);
+    const store::CheckpointRecord* record = record_of(recorded, info.step);
     if (record) status.recorded_by = record->attempt_id;
     const auto verified = verify(info.path, record, kind);
     status.valid = verified.ok();
@@ -66,4 +66,4 @@ std::optional<CheckpointStatus> resume_point(const std::vector<CheckpointStatus>
   return *newest;
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

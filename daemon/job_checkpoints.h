@@ -12,7 +12,7 @@
 
 #include "store/store.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 struct CheckpointStatus {
   std::int64_t step = 0;
@@ -25,7 +25,7 @@ struct CheckpointStatus {
 // Every step directory under `dir`, oldest first, judged against the job's records. Reads the
 // job's files (checkpoint.h reads them as hostile): run it on the file worker only.
 std::vector<CheckpointStatus> inspect_checkpoints(const std::filesystem::path& dir,
-                                                  const std::vector<CheckpointRecord>& recorded, JobKind kind);
+                                                  const std::vector<store::CheckpointRecord>& recorded, JobKind kind);
 
 // Bytes of the regular files under `dir` (symlinks are not followed); 0 when it is absent. On the
 // file worker only, as above.
@@ -34,4 +34,4 @@ std::int64_t directory_bytes(const std::filesystem::path& dir);
 // The newest valid checkpoint.
 std::optional<CheckpointStatus> resume_point(const std::vector<CheckpointStatus>& statuses);
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

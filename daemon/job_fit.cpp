@@ -4,7 +4,7 @@
 
 #include "proto/errors.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 std::string nodes_text(std::size_t n) { return std::to_string(n) + (n == 1 ? " node" : " nodes"); }
@@ -41,4 +41,4 @@ void refuse_unless_it_can_ever_fit(const JobSpec& spec, const NodeCoreCounts& no
   }
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -13,7 +13,7 @@
 
 #include "proto/job.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 // The registered nodes by core count: how many nodes have each count. A cluster has few distinct
 // counts, so the check below costs nothing per node (walking every node on every submission was a
@@ -24,4 +24,4 @@ using NodeCoreCounts = std::map<int, std::size_t>;
 // of the registered nodes could ever hold the job.
 void refuse_unless_it_can_ever_fit(const JobSpec& spec, const NodeCoreCounts& nodes_by_cores);
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

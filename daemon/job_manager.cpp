@@ -13,7 +13,7 @@
 #include "daemon/goodput.h"
 #include "daemon/job_fit.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 std::string host_of(const std::string& addr) {
@@ -49,8 +49,8 @@ JobManager::JobManager(StoreWorker& store, FileWorker& files, const TimeSource& 
 
 // ---- persistence -------------------------------------------------------------------------------
 
-void JobManager::persist(Change change, std::function<void()> then) {
-  store_.write(std::move(change), [then = std::move(then)](const Result<void>& written, Change&) {
+void JobManager::persist(store::Change change, std::function<void()> then) {
+  store_.write(std::move(change), [then = std::move(then)](const Result<void>& written, store::Change&) {
     if (!written) {
       // The transition is not durable: acting on it could lose it in a crash, so we do not act.
       spdlog::critical("event=transition_not_persisted action=not_acted");
@@ -60,7 +60,7 @@ void JobManager::persist(Change change, std::function<void()> then) {
   });
 }
 
-void JobManager::restore(const LoadedState& state) {
+void JobManager::restore(const store::LoadedState& state) {
   const TimePoint now = clock_.system_now();
   const MonoTime mono_now = clock_.monotonic_now();
   max_job_id_ = state.max_job_id;
@@ -124,23 +124,23 @@ void JobManager::set_share(const std::string& name, const scheduler::ShareSettin
     share_members_.erase(name);
   }
   scheduler_.set_share(name, settings);
-  Change change = usage_change();
+  store::Change change = usage_change();
   if (audit) change.events.push_back(audit(name));
-  store_.write(std::move(change), [done = std::move(done), this](const Result<void>& written, Change&) {
+  store_.write(std::move(change), [done = std::move(done), this](const Result<void>& written, store::Change&) {
     if (written) done();
     request_schedule();
   });
 }
 
 void JobManager::persist_usage() {
-  Change change = usage_change();
+  store::Change change = usage_change();
   if (!change.shares.empty()) persist(std::move(change), nullptr);
 }
 
-Change JobManager::usage_change() {
-  Change change;
+store::Change JobManager::usage_change() {
+  store::Change change;
   for (const auto& usage : scheduler_.export_usage(clock_.system_now())) {
-    ShareRecord record;
+    store::ShareRecord record;
     record.name = usage.share;
     auto settings = share_settings_.find(usage.share);
     if (settings != share_settings_.end()) {
@@ -164,7 +164,7 @@ void JobManager::submit(JobSpec spec, std::string user, SubmitDone done, AuditOf
   check_array_and_dependencies(spec);
   // The job is built in its change and moved, never copied, on to the active view: with its spec
   // it is over a kilobyte, and each copy showed in the I/O thread's profile.
-  Change change;
+  store::Change change;
   add_drafts(change, std::move(spec), user, clock_.system_now());
   for (Job& job : change.jobs) {
     if (!job.spec.hold) continue;
@@ -178,7 +178,7 @@ void JobManager::submit(JobSpec spec, std::string user, SubmitDone done, AuditOf
                                         " submitted by " + draft.user + " to share " + draft.spec.share,
                                     {{"name", draft.spec.name}, {"nodes", draft.spec.nodes}}));
   if (audit) change.events.push_back(audit(std::to_string(draft.id)));
-  store_.write(std::move(change), [this, done = std::move(done)](const Result<void>& written, Change& committed) {
+  store_.write(std::move(change), [this, done = std::move(done)](const Result<void>& written, store::Change& committed) {
     if (!written) return done(Error::unavailable("the job could not be stored; it was not accepted"));
     for (Job& task : committed.jobs) {
       const JobId id = task.id;
@@ -249,7 +249,7 @@ void JobManager::cancel(JobId id, std::function<void(CancelResult, std::optional
     const Job snapshot = job;
     if (metrics_) metrics_->job_ended(snapshot);
     active_jobs_.erase(it);
-    Change change;
+    store::Change change;
     change.jobs.push_back(snapshot);
     change.events.push_back(job_event(clock_.system_now(), "job.cancelled", snapshot, std::nullopt, "",
                                       "job " + job_ref_text(snapshot) + " cancelled while pending", {{"reason", snapshot.reason}}));
@@ -263,7 +263,7 @@ void JobManager::cancel(JobId id, std::function<void(CancelResult, std::optional
   job.cancel_requested = true;
   job.reason = "cancel requested";
   const Job snapshot = job;
-  Change change;
+  store::Change change;
   change.jobs.push_back(snapshot);
   if (audit) change.events.push_back(audit(std::to_string(id)));
   persist(std::move(change), [this, id, done, snapshot] {
@@ -354,7 +354,7 @@ void JobManager::start_attempt(Job& job, const scheduler::Start& start) {
   attempts_[attempt.id] = ActiveAttempt{attempt, std::vector<RankState>(attempt.nodes.size()), false, false, ""};
   current_attempt_[job.id] = attempt.id;
   nodes_.hold(attempt.id, attempt.nodes, attempt.cores_per_node);
-  Change change;
+  store::Change change;
   change.jobs.push_back(job);
   change.attempts.push_back(attempt);
   spdlog::info("event=attempt_placed job={} attempt={} number={} nodes={} cores_per_node={}", job.id, attempt.id,
@@ -510,7 +510,7 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
   if (metrics_ && end.failure) metrics_->attempt_failed(end.failure->cls, end.failure->next);
   spdlog::info("event=attempt_finished job={} attempt={} state={} class={} job_state={} reason=\"{}\"", job.id,
                attempt.id, to_string(attempt.state), attempt.failure_class, to_string(job.state), job.reason);
-  Change change;
+  store::Change change;
   change.attempts.push_back(attempt);
   change.jobs.push_back(job);
   change.events = std::move(end.events);
@@ -546,4 +546,4 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
   });
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

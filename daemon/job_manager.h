@@ -37,7 +37,7 @@
 #include "scheduler/preemption.h"
 #include "scheduler/scheduler.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 class DaemonMetrics;
 
@@ -70,7 +70,7 @@ class JobManager {
   JobManager(StoreWorker& store, FileWorker& files, const TimeSource& clock, Timers& timers, JobManagerConfig config,
              scheduler::Scheduler& scheduler);
 
-  void restore(const LoadedState& state);
+  void restore(const store::LoadedState& state);
 
   // --- API side -------------------------------------------------------------------------------
   // An accepted job: the active job (valid during the call) and its stored text (job_record).
@@ -178,12 +178,12 @@ class JobManager {
   void set_metrics(DaemonMetrics* metrics) { metrics_ = metrics; }
 
  private:
-  Change usage_change();  // every share's record with its decayed usage as of now
+  store::Change usage_change();  // every share's record with its decayed usage as of now
   // Arrays and dependencies (job_manager_arrays.cpp).
   // Throws InvalidInput for an array over max_array_size, unknown ids and aftercorr without arrays.
   void check_array_and_dependencies(const JobSpec& spec) const;
   // The submitted job's drafts: one, or an array's tasks with consecutive ids.
-  void add_drafts(Change& change, JobSpec spec, const std::string& user, TimePoint now);
+  void add_drafts(store::Change& change, JobSpec spec, const std::string& user, TimePoint now);
   // Sets what holds a pending job back (dependencies, array limit); false when its dependencies can
   // never be met: it is then cancelled with that reason.
   bool hold_for_dependencies(const Job& job, scheduler::PendingJob& pending);
@@ -207,7 +207,7 @@ class JobManager {
     std::optional<ResumedCheckpoint> resumed;  // the checkpoint a retry resumes from (provenance)
     std::int64_t newest_checkpoint_step = 0;  // the newest it reported: where a retry resumes
   };
-  void persist(Change change, std::function<void()> then);
+  void persist(store::Change change, std::function<void()> then);
   void request_schedule();
   void schedule();
   void start_attempt(Job& job, const scheduler::Start& start);
@@ -229,21 +229,21 @@ class JobManager {
   struct StorageScan;
   // Measures the job's checkpoint directory and prunes its oldest checkpoints if it is over quota.
   void check_storage(JobId job);
-  void scan_storage(JobId job, std::vector<CheckpointRecord> recorded);
+  void scan_storage(JobId job, std::vector<store::CheckpointRecord> recorded);
   void storage_scanned(JobId job, const StorageScan& scan);
 
   // A rank whose node is gone: counts as exited, with an infrastructure reason.
   void rank_lost(AttemptId id, int rank, const std::string& reason);
   void kill_attempt(ActiveAttempt& attempt, const std::string& reason);
   // Stores that the job's attempt is being stopped to queue again, then stops it (saving first).
-  void stop_to_queue_again(Job& job, StopIntent intent, const std::string& reason, Change change,
+  void stop_to_queue_again(Job& job, StopIntent intent, const std::string& reason, store::Change change,
                            std::function<void(const Job&)> stored);
   bool saves_before_stop(JobId job) const;  // whether its kill asks the attempt to checkpoint first
   // Preemption (job_manager_preemption.cpp): after a pass whose top job is blocked, the pure
   // decision (scheduler/preemption.h) may choose victims; they are stopped to queue again.
   void consider_preemption(const scheduler::PassResult& pass);
   std::vector<scheduler::PreemptionCandidate> preemption_candidates() const;
-  void control_stored(Change change, ControlDone done);
+  void control_stored(store::Change change, ControlDone done);
   void maybe_finish(AttemptId id);
   void finish_attempt(ActiveAttempt& attempt);
   static AttemptEndFacts attempt_end_facts(const ActiveAttempt& active);
@@ -258,7 +258,7 @@ class JobManager {
   std::int64_t start_check(HealthCheckRequest request, std::function<void(const HealthCheckResult&)> then);
   void apply_health_result(const HealthCheckResult& result);
   void begin_attempt(AttemptId id);  // claim the checkpoints and choose the resume point, then pre-flight
-  void choose_resume_point(AttemptId id, std::vector<CheckpointRecord> recorded);
+  void choose_resume_point(AttemptId id, std::vector<store::CheckpointRecord> recorded);
   void resume_chosen(AttemptId id, Result<std::optional<ResumedCheckpoint>> chosen);
   std::vector<RankAdmission> admissions_of(const Attempt& attempt) const;
   void preflight_then_launch(AttemptId id);
@@ -295,4 +295,4 @@ class JobManager {
   std::unordered_map<JobId, std::vector<JobId>> dependents_;   // job -> pending jobs waiting for it
 };
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

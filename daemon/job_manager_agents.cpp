@@ -9,7 +9,7 @@
 #include "daemon/events.h"
 #include "daemon/job_manager.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 // ---- agent side --------------------------------------------------------------------------------
 
@@ -131,7 +131,7 @@ void JobManager::on_started(const std::string& node, const AttemptStartedMsg& ms
   Job& job = active_jobs_.at(attempt.record.job_id);
   job.state = JobState::running;
   job.reason = "running on " + join_node_names(attempt.record.nodes);
-  Change change;
+  store::Change change;
   change.jobs.push_back(job);
   change.attempts.push_back(attempt.record);
   change.events.push_back(job_event(now, "job.started", job, attempt.record.id, join_node_names(attempt.record.nodes),
@@ -209,14 +209,14 @@ void JobManager::on_metrics(const std::string& node, const MetricsMsg& msg) {
   }
   if (msg.steps.empty() && msg.checkpoints.empty()) return;
   const JobId job = it->second.record.job_id;
-  Change change;
+  store::Change change;
   change.metrics.reserve(msg.steps.size());
   for (const StepMetric& step : msg.steps) change.metrics.push_back(MetricRecord{job, msg.attempt_id, step});
   // Only the current attempt's reports get here: what a fenced-off attempt writes is never recorded,
   // so no retry resumes from it.
   for (const CheckpointReport& c : msg.checkpoints) {
     it->second.newest_checkpoint_step = std::max(it->second.newest_checkpoint_step, c.step);
-    change.checkpoints.push_back(CheckpointRecord{job, msg.attempt_id, c.step, c.manifest_sha256, clock_.system_now()});
+    change.checkpoints.push_back(store::CheckpointRecord{job, msg.attempt_id, c.step, c.manifest_sha256, clock_.system_now()});
     spdlog::info("event=checkpoint_recorded job={} attempt={} step={} manifest_sha256={}", job, msg.attempt_id, c.step,
                  c.manifest_sha256);
   }
@@ -236,4 +236,4 @@ void JobManager::on_faults(const std::string& node, const FaultsMsg& msg) {
   persist(nodes_.set_faults(node, msg.faults), nullptr);
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

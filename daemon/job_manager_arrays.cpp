@@ -11,7 +11,7 @@
 #include "daemon/job_manager.h"
 #include "proto/errors.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 void JobManager::learn_array(const Job& job) {
   if (!job.array_task || array_indices_.contains(job.array_task->array_job) || !job.spec.array) return;
@@ -50,7 +50,7 @@ void JobManager::check_array_and_dependencies(const JobSpec& spec) const {
   }
 }
 
-void JobManager::add_drafts(Change& change, JobSpec spec, const std::string& user, TimePoint now) {
+void JobManager::add_drafts(store::Change& change, JobSpec spec, const std::string& user, TimePoint now) {
   std::optional<ArraySpec> array;
   if (spec.array) array = parse_array_spec(*spec.array, config_.max_array_size, "array");
   const std::size_t count = array ? array->indices.size() : 1;
@@ -144,11 +144,11 @@ void JobManager::cancel_unmet(JobId id, const std::string& reason) {
   if (metrics_) metrics_->job_ended(snapshot);
   active_jobs_.erase(it);
   spdlog::info("event=job_dependency_never_met job={} reason=\"{}\"", snapshot.id, reason);
-  Change change;
+  store::Change change;
   change.jobs.push_back(snapshot);
   change.events.push_back(job_event(*snapshot.ended_at, "job.cancelled", snapshot, std::nullopt, "",
                                     "job " + job_ref_text(snapshot) + " cancelled: " + reason, {{"reason", reason}}));
   persist(std::move(change), [this, snapshot] { upstream_ended(snapshot); });
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -12,10 +12,10 @@
 #include "daemon/job_checkpoints.h"
 #include "daemon/job_manager.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
-ResumedCheckpoint resumed_checkpoint(const CheckpointStatus& chosen, const std::vector<CheckpointRecord>& recorded) {
+ResumedCheckpoint resumed_checkpoint(const CheckpointStatus& chosen, const std::vector<store::CheckpointRecord>& recorded) {
   ResumedCheckpoint resumed{chosen.path, chosen.step, ""};
   for (const auto& r : recorded) {
     if (r.step == chosen.step) resumed.manifest_sha256 = r.manifest_sha256;
@@ -42,7 +42,7 @@ std::int64_t JobManager::start_check(HealthCheckRequest request, std::function<v
 
 namespace {
 
-Event health_check_event(TimePoint now, const HealthCheckResult& result) {
+store::Event health_check_event(TimePoint now, const HealthCheckResult& result) {
   const std::vector<std::string> failed = result.failed_nodes();
   const std::string nodes = join_node_names(result.request.nodes);
   const std::string outcome = result.passed() ? "passed" : "failed on " + join_node_names(failed);
@@ -57,8 +57,8 @@ Event health_check_event(TimePoint now, const HealthCheckResult& result) {
 
 void JobManager::apply_health_result(const HealthCheckResult& result) {
   if (metrics_) metrics_->health_check_finished(result);
-  Change change;
-  change.health_checks.push_back(HealthCheckRow{result.id, to_string(result.request.kind), result.created_at, to_json(result)});
+  store::Change change;
+  change.health_checks.push_back(store::HealthCheckRow{result.id, to_string(result.request.kind), result.created_at, to_json(result)});
   change.events.push_back(health_check_event(clock_.system_now(), result));
   for (const auto& name : result.request.nodes) nodes_.record_check(name, result, change);
   persist(std::move(change), [this] { request_schedule(); });
@@ -70,7 +70,7 @@ void JobManager::begin_attempt(AttemptId id) {
   if (checkpoint_dir_of(it->second.record.job_id).empty()) return preflight_then_launch(id);
   if (it->second.record.number == 1) return choose_resume_point(id, {});
   store_.read(
-      [this, id, job = it->second.record.job_id](Store& store) {
+      [this, id, job = it->second.record.job_id](store::Store& store) {
         return StoreWorker::Continuation([this, id, recorded = store.checkpoints_of(job)]() mutable {
           choose_resume_point(id, std::move(recorded));
         });
@@ -81,7 +81,7 @@ void JobManager::begin_attempt(AttemptId id) {
 // Claims the job's checkpoint directory for the attempt and, for a retry, picks the newest
 // checkpoint an attempt of the job recorded. The job's files are read on the file worker: a slow
 // or hostile directory delays this attempt, nothing else.
-void JobManager::choose_resume_point(AttemptId id, std::vector<CheckpointRecord> recorded) {
+void JobManager::choose_resume_point(AttemptId id, std::vector<store::CheckpointRecord> recorded) {
   auto it = attempts_.find(id);
   if (it == attempts_.end()) return;
   const bool retry = it->second.record.number > 1;
@@ -113,7 +113,7 @@ void JobManager::resume_chosen(AttemptId id, Result<std::optional<ResumedCheckpo
   it->second.resumed = std::move(resume);
   spdlog::info("event=attempt_resumes job={} attempt={} from={} step={}", it->second.record.job_id, id,
                it->second.resumed->path, it->second.resumed->step);
-  Change change;
+  store::Change change;
   change.attempts.push_back(it->second.record);
   persist(std::move(change), [this, id] { preflight_then_launch(id); });
 }
@@ -183,7 +183,7 @@ void JobManager::submit_canary(JobSpec spec) {
 
 void JobManager::drain(const std::string& name, const std::string& reason, bool stop_attempts,
                        std::function<void(Node)> done, AuditOf audit) {
-  Change change = nodes_.drain(name, reason);
+  store::Change change = nodes_.drain(name, reason);
   if (audit) change.events.push_back(audit(name));
   const std::set<AttemptId>& held = nodes_.find(name)->attempts;
   spdlog::info("event=node_drained node={} stop_attempts={} running={} reason=\"{}\"", name, stop_attempts, held.size(),
@@ -218,4 +218,4 @@ void JobManager::undrain(const std::string& name, const std::string& by,
   });
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

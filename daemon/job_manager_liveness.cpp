@@ -11,7 +11,7 @@
 #include "daemon/events.h"
 #include "daemon/job_manager.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 void JobManager::mark_node_down(const std::string& node, const std::string& reason) {
   spdlog::warn("event=node_down node={} reason=\"{}\"", node, reason);
@@ -34,7 +34,7 @@ void JobManager::check_stuck(ActiveAttempt& attempt, MonoTime now) {
   attempt.record.diagnosis = diagnosis->text;
   attempt.record.stuck_detected_at = clock_.system_now();
   spdlog::warn("event=attempt_stuck job={} attempt={} diagnosis=\"{}\"", job.id, attempt.record.id, diagnosis->text);
-  Change change;
+  store::Change change;
   change.attempts.push_back(attempt.record);
   change.events.push_back(job_event(*attempt.record.stuck_detected_at, "job.stuck", job, attempt.record.id, join_node_names(attempt.record.nodes),
                                     "job " + std::to_string(job.id) + " is stuck and is being stopped: " + diagnosis->text,
@@ -79,4 +79,4 @@ void JobManager::tick() {
   request_schedule();
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

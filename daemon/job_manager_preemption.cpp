@@ -9,7 +9,7 @@
 #include "daemon/events.h"
 #include "daemon/job_manager.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 // How far down the queue to look past the system share's jobs (canaries: one or two at a time).
@@ -71,7 +71,7 @@ void JobManager::consider_preemption(const scheduler::PassResult& /*pass*/) {
       scheduler::plan_preemption(request, preemption_candidates(), room, standings, config_.preemption, now);
   if (!plan) return;
   spdlog::warn("event=preemption_planned job={} victims={} reason=\"{}\"", waiting->id, plan->victims.size(), plan->reason);
-  Change announced;
+  store::Change announced;
   announced.events.push_back(job_event(now, "job.waiting_on_preemption", *waiting, std::nullopt, "", plan->reason,
                                        {{"victims", plan->victims}}));
   const std::string why = "preempted for job " + std::to_string(waiting->id) + " of share " + waiting->spec.share;
@@ -80,8 +80,8 @@ void JobManager::consider_preemption(const scheduler::PassResult& /*pass*/) {
     if (it == active_jobs_.end()) continue;
     preempting_.insert(victim);
     stop_to_queue_again(it->second, StopIntent::preempt, why, std::move(announced), nullptr);
-    announced = Change{};
+    announced = store::Change{};
   }
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -7,7 +7,7 @@
 #include "daemon/job_manager.h"
 #include "proto/text.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 using ControlOutcome = JobManager::ControlOutcome;
@@ -19,7 +19,7 @@ std::string job_name(const Job& job) { return "job " + std::to_string(job.id); }
 
 }  // namespace
 
-void JobManager::control_stored(Change change, ControlDone done) {
+void JobManager::control_stored(store::Change change, ControlDone done) {
   const Job snapshot = change.jobs.front();
   persist(std::move(change), [done = std::move(done), snapshot] { done({ControlResult::done, snapshot, ""}); });
 }
@@ -35,7 +35,7 @@ void JobManager::hold(JobId id, Hold by, ControlDone done, AuditOf audit) {
   if (job.held != Hold::admin) job.held = by;
   job.reason = hold_reason(job.held);
   scheduler_.remove(id);
-  Change change;
+  store::Change change;
   change.jobs.push_back(job);
   change.events.push_back(job_event(clock_.system_now(), "job.held", job, std::nullopt, "",
                                     job_name(job) + " " + job.reason, {{"held_by", to_string(job.held)}}));
@@ -54,7 +54,7 @@ void JobManager::release(JobId id, Hold by, ControlDone done, AuditOf audit) {
   }
   job.held = Hold::none;
   job.reason = "released; queued";
-  Change change;
+  store::Change change;
   change.jobs.push_back(job);
   change.events.push_back(job_event(clock_.system_now(), "job.released", job, std::nullopt, "",
                                     job_name(job) + " released", Json::object()));
@@ -79,13 +79,13 @@ void JobManager::requeue_running(JobId id, ControlDone done, AuditOf audit) {
   if (job.cancel_requested || job.stopping_to != StopIntent::none) {
     return done(refused(ControlResult::wrong_state, "is already being stopped"));
   }
-  Change change;
+  store::Change change;
   if (audit) change.events.push_back(audit(std::to_string(id)));
   stop_to_queue_again(job, StopIntent::requeue, "requeued on request", std::move(change),
                       [done = std::move(done)](const Job& stored) { done({ControlResult::done, stored, ""}); });
 }
 
-void JobManager::stop_to_queue_again(Job& job, StopIntent intent, const std::string& reason, Change change,
+void JobManager::stop_to_queue_again(Job& job, StopIntent intent, const std::string& reason, store::Change change,
                                      std::function<void(const Job&)> stored) {
   job.stopping_to = intent;
   job.reason = reason + "; stopping";
@@ -127,7 +127,7 @@ void JobManager::update(JobId id, JobSpec spec, ControlDone done, AuditOf audit)
   scheduler_.remove(id);  // not placed in its old shape while the change is being stored
   const Json after = {{"priority", job.spec.priority}, {"nodes", job.spec.nodes},
                       {"timeout_s", job.spec.timeout_s ? Json(*job.spec.timeout_s) : Json(nullptr)}};
-  Change change;
+  store::Change change;
   change.jobs.push_back(job);
   change.events.push_back(job_event(clock_.system_now(), "job.updated", job, std::nullopt, "",
                                     job_name(job) + " changed: " + json_text(after), {{"before", before}, {"after", after}}));
@@ -141,4 +141,4 @@ void JobManager::update(JobId id, JobSpec spec, ControlDone done, AuditOf audit)
   });
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

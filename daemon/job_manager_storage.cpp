@@ -11,7 +11,7 @@
 #include "daemon/job_manager.h"
 #include "daemon/storage_quota.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 // What a scan of a job's checkpoint directory found and did.
 struct JobManager::StorageScan {
@@ -29,7 +29,7 @@ std::optional<std::int64_t> JobManager::share_storage_limit_mb(const std::string
 
 void JobManager::note_storage(const std::string& node, const HeartbeatMsg& msg) {
   if (!msg.disks.empty()) {
-    Change change;
+    store::Change change;
     nodes_.record_disks(node, msg.disks, config_.disk_policy, change);
     if (!change.nodes.empty()) persist(std::move(change), [this] { request_schedule(); });
   }
@@ -50,7 +50,7 @@ void JobManager::note_storage(const std::string& node, const HeartbeatMsg& msg) 
 void JobManager::check_storage(JobId id) {
   if (checkpoint_dir_of(id).empty()) return;
   store_.read(
-      [this, id](Store& store) {
+      [this, id](store::Store& store) {
         return StoreWorker::Continuation(
             [this, id, recorded = store.checkpoints_of(id)]() mutable { scan_storage(id, std::move(recorded)); });
       },
@@ -59,7 +59,7 @@ void JobManager::check_storage(JobId id) {
       });
 }
 
-void JobManager::scan_storage(JobId id, std::vector<CheckpointRecord> recorded) {
+void JobManager::scan_storage(JobId id, std::vector<store::CheckpointRecord> recorded) {
   const Job* job = active_job(id);
   if (!job) return;
   const StorageBytes mine = storage_.of_job(id);
@@ -124,11 +124,11 @@ void JobManager::storage_scanned(JobId id, const StorageScan& scan) {
   if (auto share_limit = share_storage_limit_mb(job->spec.share)) details["share_limit_mb"] = *share_limit;
   spdlog::warn("event=storage_over_quota job={} share={} bytes_over={} pruned_steps={} pruned_bytes={}", id, job->spec.share,
                scan.bytes_over, scan.pruned_steps.size(), scan.pruned_bytes);
-  Change change;
+  store::Change change;
   change.events.push_back(job_event(clock_.system_now(), "job.storage_over_quota", *job, current_attempt_.contains(id)
                                         ? std::optional<AttemptId>(current_attempt_.at(id)) : std::nullopt,
                                     "", message, std::move(details)));
   persist(std::move(change), nullptr);
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

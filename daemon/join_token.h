@@ -12,13 +12,13 @@
 #include "daemon/auth.h"
 #include "daemon/store_worker.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 // The token user of the join token.
 inline constexpr const char* kJoinTokenUser = "agent";
 
 // Whether `token` is a join token (an agent token bound to no node).
-bool is_join_token(const TokenRecord& token);
+bool is_join_token(const store::TokenRecord& token);
 
 // Replaces every join token with a new one: stored first (the new one in, the old ones out), then
 // in memory, then written to `file` (0600) for whoever starts agents on the daemon's host.
@@ -27,4 +27,4 @@ bool is_join_token(const TokenRecord& token);
 void rotate_join_token(TokenRegistry& tokens, StoreWorker& store, const std::filesystem::path& file, TimePoint now,
                        std::function<void(Result<std::string> secret)> done, AuditOf audit = nullptr);
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 LogFetcher::LogFetcher(Timers& timers, Millis timeout, Send send)
     : timers_(timers), timeout_(timeout), send_(std::move(send)) {}
@@ -53,4 +53,4 @@ void LogFetcher::on_reply(const std::string& node, const LogReplyMsg& reply) {
   if (--fetch.outstanding == 0) complete(fetch_id);
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

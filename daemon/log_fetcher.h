@@ -15,7 +15,7 @@
 #include "proto/job.h"
 #include "proto/messages.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 struct RankLog {
   int rank = 0;
@@ -59,4 +59,4 @@ class LogFetcher {
   std::int64_t next_id_ = 1;                // fetches and requests draw from one sequence
 };
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

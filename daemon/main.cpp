@@ -32,16 +32,16 @@ void raise_descriptor_limit(std::int64_t max_connections) {
 int main(int argc, char** argv) {
   // Tokens, the database (with job environments) and checkpoints are nobody else's to read.
   ::umask(077);
-  trainyard::DaemonOptions options;
+  trainyard::daemon::DaemonOptions options;
   try {
-    if (!trainyard::parse_daemon_options(argc, argv, options)) return 0;
+    if (!trainyard::daemon::parse_daemon_options(argc, argv, options)) return 0;
   } catch (const trainyard::InvalidInput& e) {
     std::cerr << "trainyard-daemon: " << e.what() << "\n(see trainyard-daemon --help)\n";
     return 2;
   }
   raise_descriptor_limit(options.max_connections);
   try {
-    return trainyard::run_daemon(options);
+    return trainyard::daemon::run_daemon(options);
   } catch (const std::exception& e) {
     spdlog::critical("event=daemon_failed error=\"{}\"", e.what());
     return 1;

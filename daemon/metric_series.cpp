@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -119,4 +119,4 @@ Json to_json(const MetricSeries& series) {
   return {{"steps", series.steps}, {"bucket_steps", series.bucket_steps}, {"points", points}, {"spikes", spikes}};
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

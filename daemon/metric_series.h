@@ -15,7 +15,7 @@
 
 #include "proto/metrics.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 // `rows` ordered by step, then attempt id (Store::metrics_of). One row per step, in step order.
 std::vector<MetricRecord> kept_trajectory(std::span<const MetricRecord> rows);
@@ -52,4 +52,4 @@ MetricSeries summarize_metrics(std::span<const MetricRecord> rows, std::int64_t 
 
 Json to_json(const MetricSeries& series);
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

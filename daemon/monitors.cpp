@@ -7,7 +7,7 @@
 
 #include "daemon/canary.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 Monitors::Monitors(MonitorConfig config, NodeRegistry& nodes, MonoTime now)
     : config_(config),
@@ -85,7 +85,7 @@ std::optional<HealthCheckRequest> Monitors::stuck_nodes_check(const Job& job, co
 }
 
 std::vector<std::string> Monitors::suspect_canary_nodes(const Job& canary, const Attempt& attempt,
-                                                        const std::vector<RankState>& ranks, Change& change) {
+                                                        const std::vector<RankState>& ranks, store::Change& change) {
   // Nodes already out of service keep their state and its way back.
   const bool lost = std::any_of(ranks.begin(), ranks.end(), [](const RankState& r) { return r.lost; });
   const std::string reason = "canary job " + std::to_string(canary.id) + " failed on it (" + attempt.failure_class +
@@ -115,4 +115,4 @@ std::optional<HealthCheckRequest> Monitors::canary_check(JobId canary, const std
                             "canary job " + std::to_string(canary)};
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

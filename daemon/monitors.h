@@ -22,7 +22,7 @@
 #include "proto/messages.h"
 #include "proto/time.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 struct MonitorConfig {
   Millis periodic_check_interval{0};  // idle nodes are re-tested this often; 0: never
@@ -56,7 +56,7 @@ class Monitors {
   // for canary_check once the change is stored. When a rank's node was lost, only lost nodes count:
   // the other ranks died of the kill that followed.
   std::vector<std::string> suspect_canary_nodes(const Job& canary, const Attempt& attempt,
-                                                const std::vector<RankState>& ranks, Change& change);
+                                                const std::vector<RankState>& ranks, store::Change& change);
   std::optional<HealthCheckRequest> canary_check(JobId canary, const std::vector<std::string>& suspects) const;
 
  private:
@@ -69,4 +69,4 @@ class Monitors {
   MonoTime next_canary_;
 };
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -2,10 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 std::string node_hello_refusal(const TokenRegistry& tokens, const Principal& who, const std::string& node) {
-  if (who.role != Role::agent) return "only agent tokens may connect agents";
+  if (who.role != store::Role::agent) return "only agent tokens may connect agents";
   if (const auto bound = who.bound_node()) {
     if (*bound == node) return "";
     return "this credential belongs to node " + *bound + ", not to node " + node;
@@ -20,12 +20,12 @@ std::string node_hello_refusal(const TokenRegistry& tokens, const Principal& who
 void issue_node_credential(TokenRegistry& tokens, StoreWorker& store, TimePoint now, const std::string& node,
                            std::function<void(Result<std::string> secret)> done) {
   std::string secret = generate_token_secret();
-  const TokenRecord record = new_token_record(secret, node_token_user(node), Role::agent, now);
+  const store::TokenRecord record = new_token_record(secret, node_token_user(node), store::Role::agent, now);
   tokens.add(record);
-  Change change;
+  store::Change change;
   change.tokens.push_back(record);
   store.write(std::move(change), [&tokens, record, node, secret = std::move(secret), done = std::move(done)](
-                                     const Result<void>& written, Change&) {
+                                     const Result<void>& written, store::Change&) {
     if (!written) {
       tokens.remove(record.hash);
       spdlog::error("event=node_credential_not_stored node={}", node);
@@ -40,10 +40,10 @@ void forget_node_credential(TokenRegistry& tokens, StoreWorker& store, const std
                             std::function<void(Result<void> forgotten)> done, AuditOf audit) {
   const auto hash = tokens.node_credential(node);
   if (!hash) return done(Error::not_found("node " + node + " has no credential"));
-  Change change;
+  store::Change change;
   change.revoked_tokens.push_back(*hash);
   if (audit) change.events.push_back(audit(node));
-  auto forgotten = [&tokens, hash = *hash, node, by, done = std::move(done)](const Result<void>& written, Change&) {
+  auto forgotten = [&tokens, hash = *hash, node, by, done = std::move(done)](const Result<void>& written, store::Change&) {
     if (!written) return done(Error::unavailable("the credential could not be deleted from the store"));
     tokens.remove(hash);
     spdlog::warn("event=node_credential_forgotten node={} by=\"{}\"", node, by);
@@ -52,4 +52,4 @@ void forget_node_credential(TokenRegistry& tokens, StoreWorker& store, const std
   store.write(std::move(change), std::move(forgotten));
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -18,7 +18,7 @@
 #include "daemon/auth.h"
 #include "daemon/store_worker.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 // Why a connection authenticated as `who` may not say hello as `node`; empty when it may.
 std::string node_hello_refusal(const TokenRegistry& tokens, const Principal& who, const std::string& node);
@@ -34,4 +34,4 @@ void issue_node_credential(TokenRegistry& tokens, StoreWorker& store, TimePoint 
 void forget_node_credential(TokenRegistry& tokens, StoreWorker& store, const std::string& node, const std::string& by,
                             std::function<void(Result<void> forgotten)> done, AuditOf audit = nullptr);
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

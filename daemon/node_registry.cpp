@@ -6,7 +6,7 @@
 
 #include "daemon/events.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 NodeRegistry::NodeRegistry(const TimeSource& clock, scheduler::Scheduler& scheduler, UnderTest under_test)
     : clock_(clock), scheduler_(scheduler), under_test_(std::move(under_test)) {}
@@ -92,7 +92,7 @@ std::vector<std::pair<std::string, Millis>> NodeRegistry::silent_nodes(MonoTime 
   return silent;
 }
 
-Change NodeRegistry::mark_down(const std::string& name, const std::string& reason) {
+store::Change NodeRegistry::mark_down(const std::string& name, const std::string& reason) {
   NodeEntry& entry = nodes_.at(name);
   const TimePoint now = clock_.system_now();
   set_state(entry, NodeState::down, reason, now);
@@ -102,24 +102,24 @@ Change NodeRegistry::mark_down(const std::string& name, const std::string& reaso
     entry.channel.reset();
   }
   sync(entry);
-  Change change;
+  store::Change change;
   change.nodes.push_back(entry.node);
   change.events.push_back(node_state_event(now, NodeState::down, name, reason));
   return change;
 }
 
-Change NodeRegistry::drain(const std::string& name, const std::string& reason) {
+store::Change NodeRegistry::drain(const std::string& name, const std::string& reason) {
   NodeEntry& entry = nodes_.at(name);
   const TimePoint now = clock_.system_now();
   set_state(entry, NodeState::drained, reason, now);
   sync(entry);
-  Change change;
+  store::Change change;
   change.nodes.push_back(entry.node);
   change.events.push_back(node_state_event(now, NodeState::drained, name, reason));
   return change;
 }
 
-std::pair<Change, std::optional<std::int64_t>> NodeRegistry::undrain(const std::string& name, const std::string& by,
+std::pair<store::Change, std::optional<std::int64_t>> NodeRegistry::undrain(const std::string& name, const std::string& by,
                                                                      const std::function<std::int64_t()>& start_check) {
   NodeEntry& entry = nodes_.at(name);
   const TimePoint now = clock_.system_now();
@@ -131,7 +131,7 @@ std::pair<Change, std::optional<std::int64_t>> NodeRegistry::undrain(const std::
     check = start_check();
   }
   sync(entry);
-  Change change;
+  store::Change change;
   change.nodes.push_back(entry.node);
   change.events.push_back(node_event(now, "node.undrained", name,
                                      "node " + name + " undrained by " + by + ": " + to_string(entry.node.state),
@@ -141,24 +141,24 @@ std::pair<Change, std::optional<std::int64_t>> NodeRegistry::undrain(const std::
   return {std::move(change), check};
 }
 
-void NodeRegistry::mark_suspect(const std::string& name, const std::string& reason, const Json& details, Change& change) {
+void NodeRegistry::mark_suspect(const std::string& name, const std::string& reason, const Json& details, store::Change& change) {
   NodeEntry& entry = nodes_.at(name);
   set_state(entry, NodeState::suspect, reason, clock_.system_now());
   sync(entry);
   change.nodes.push_back(entry.node);
-  Event suspect = node_state_event(entry.node.state_since, NodeState::suspect, name, reason);
+  store::Event suspect = node_state_event(entry.node.state_since, NodeState::suspect, name, reason);
   suspect.details.update(details);
   change.events.push_back(std::move(suspect));
 }
 
-void NodeRegistry::record_check(const std::string& name, const HealthCheckResult& result, Change& change) {
+void NodeRegistry::record_check(const std::string& name, const HealthCheckResult& result, store::Change& change) {
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return;
   const TimePoint now = clock_.system_now();
   Node& node = it->second.node;
   const Json record = node_health_record(result, name);
   const std::string verdict = record["verdict"];
-  change.node_health.push_back(NodeHealthRow{name, result.id, now, verdict, record});
+  change.node_health.push_back(store::NodeHealthRow{name, result.id, now, verdict, record});
   node.last_check_id = result.id;
   node.last_check_verdict = verdict;
   node.last_check_at = now;
@@ -178,10 +178,10 @@ void NodeRegistry::record_check(const std::string& name, const HealthCheckResult
   sync(it->second);
 }
 
-Change NodeRegistry::set_faults(const std::string& name, std::vector<std::string> faults) {
+store::Change NodeRegistry::set_faults(const std::string& name, std::vector<std::string> faults) {
   NodeEntry& entry = nodes_.at(name);
   entry.node.faults = std::move(faults);
-  Change change;
+  store::Change change;
   change.nodes.push_back(entry.node);
   return change;
 }
@@ -191,7 +191,7 @@ constexpr std::string_view kLowDiskPrefix = "low disk space";
 }  // namespace
 
 void NodeRegistry::record_disks(const std::string& name, std::vector<DiskSpace> disks, const health::DiskPolicy& policy,
-                                Change& change) {
+                                store::Change& change) {
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return;
   NodeEntry& entry = it->second;
@@ -313,4 +313,4 @@ NodeView NodeRegistry::view_of(const NodeEntry& entry) {
   return NodeView{entry.node, entry.free_cores(), {entry.attempts.begin(), entry.attempts.end()}, entry.heard_at};
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -24,7 +24,7 @@
 #include "proto/time.h"
 #include "scheduler/scheduler.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 // The daemon's handle on one connected agent (the gateway implements it).
 class AgentChannel {
@@ -80,7 +80,7 @@ class NodeRegistry {
 
   struct Registration {
     bool gated = false;  // SUSPECT until it passes its registration check
-    Change change;       // the node as registered and its node.registered event
+    store::Change change;       // the node as registered and its node.registered event
   };
   // An agent's hello: takes its connection (disconnecting one it replaces) and what it registered
   // with. `needs_check`: it runs none of our attempts, so (unless DRAINED) it is tested before it
@@ -95,24 +95,24 @@ class NodeRegistry {
   // Nodes not DOWN that sent nothing for longer than `timeout`, with how long each was silent.
   std::vector<std::pair<std::string, Millis>> silent_nodes(MonoTime now, Millis timeout) const;
   // DOWN: disconnected, takes no work. Its attempts stay listed for the caller to wind up.
-  Change mark_down(const std::string& name, const std::string& reason);
+  store::Change mark_down(const std::string& name, const std::string& reason);
   // DRAINED takes no new work.
-  Change drain(const std::string& name, const std::string& reason);
+  store::Change drain(const std::string& name, const std::string& reason);
   // A DRAINED node returns to service at once; any other is SUSPECT until it passes the health
   // check `start_check` starts (its id is returned and named in the event).
-  std::pair<Change, std::optional<std::int64_t>> undrain(const std::string& name, const std::string& by,
+  std::pair<store::Change, std::optional<std::int64_t>> undrain(const std::string& name, const std::string& by,
                                                          const std::function<std::int64_t()>& start_check);
   // SUSPECT until it passes a health check, with `details` on its state event.
-  void mark_suspect(const std::string& name, const std::string& reason, const Json& details, Change& change);
+  void mark_suspect(const std::string& name, const std::string& reason, const Json& details, store::Change& change);
   // A finished health check's verdict on the node: its health row, last check, and the state the
   // verdict leads to.
-  void record_check(const std::string& name, const HealthCheckResult& result, Change& change);
-  Change set_faults(const std::string& name, std::vector<std::string> faults);
+  void record_check(const std::string& name, const HealthCheckResult& result, store::Change& change);
+  store::Change set_faults(const std::string& name, std::vector<std::string> faults);
   // The free space its heartbeat reported. Short of space (healthcheck/disk_space.h), a HEALTHY node
   // turns SUSPECT and takes no work, whatever a health check says meanwhile; once space returns, a
   // node SUSPECT for that alone is HEALTHY again. State changes go into `change`.
   void record_disks(const std::string& name, std::vector<DiskSpace> disks, const health::DiskPolicy& policy,
-                    Change& change);
+                    store::Change& change);
 
   // The attempt holds `cores` on each of `nodes` until it is released.
   void hold(AttemptId attempt, const std::vector<std::string>& nodes, int cores);
@@ -152,4 +152,4 @@ class NodeRegistry {
   NodeCoreCounts nodes_by_cores_;
 };
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

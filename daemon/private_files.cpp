@@ -7,7 +7,7 @@
 #include <spdlog/spdlog.h>
 #include <stdexcept>
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace fs = std::filesystem;
 namespace {
 
@@ -54,4 +54,4 @@ std::string exposed_token_file(const fs::path& path) {
          "restart, or rotate it) and keep the file 0600";
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

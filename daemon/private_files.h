@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <string>
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 // Writes `content` to `path` atomically (temporary file, fsync, rename) with the given mode.
 void write_file_atomically(const std::filesystem::path& path, const std::string& content, mode_t mode);
@@ -20,4 +20,4 @@ void make_private(const std::filesystem::path& path, std::filesystem::perms perm
 // would hide that.
 std::string exposed_token_file(const std::filesystem::path& path);
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

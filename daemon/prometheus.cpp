@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-namespace trainyard::prom {
+namespace trainyard::daemon::prom {
 
 const char* const kContentType = "text/plain; version=0.0.4; charset=utf-8";
 
@@ -285,4 +285,4 @@ std::string Registry::render() const {
   return out.take();
 }
 
-}  // namespace trainyard::prom
+}  // namespace trainyard::daemon::prom

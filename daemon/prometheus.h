@@ -19,7 +19,7 @@
 #include <string_view>
 #include <vector>
 
-namespace trainyard::prom {
+namespace trainyard::daemon::prom {
 
 enum class Type { counter, gauge, histogram };
 
@@ -149,4 +149,4 @@ class Registry {
 bool valid_metric_name(std::string_view name);
 bool valid_label_name(std::string_view name);
 
-}  // namespace trainyard::prom
+}  // namespace trainyard::daemon::prom

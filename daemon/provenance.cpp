@@ -5,7 +5,7 @@
 #include "proto/text.h"
 #include "proto/version.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 // The spec as recorded: the values of secret-looking variables masked, like the environment.
@@ -66,4 +66,4 @@ void record_user_facts(Json& provenance, int rank, const Json& facts, const std:
   if (!error.empty()) (*r)["user_facts_error"] = error;
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

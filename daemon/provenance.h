@@ -13,7 +13,7 @@
 
 #include "proto/job.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 // The checkpoint a retry resumed from: a command job's own-format checkpoint has no manifest.
 struct ResumedCheckpoint {
@@ -42,4 +42,4 @@ Json launch_provenance(const Job& job, const Attempt& attempt, const std::vector
 void record_rank_environment(Json& provenance, int rank, const std::map<std::string, std::string>& environment);
 void record_user_facts(Json& provenance, int rank, const Json& facts, const std::string& error);
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -7,7 +7,7 @@
 
 #include "proto/time.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 struct RankState {
   bool started = false;
@@ -26,4 +26,4 @@ struct RankState {
   std::optional<MonoTime> unconfirmed_since;  // agent reconnected without mentioning this rank
 };
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

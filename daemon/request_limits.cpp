@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 TokenBucket::TokenBucket(double per_second, double burst, MonoTime now)
     : per_second_(per_second), burst_(burst), tokens_(burst), refilled_at_(now) {}
@@ -21,7 +21,7 @@ std::optional<Millis> TokenBucket::take(MonoTime now) {
 }
 
 std::optional<std::int64_t> RateLimiter::admit(const Principal& who, MonoTime now) {
-  if (limit_.per_second <= 0 || ((who.role == Role::admin) && !limit_.include_admins)) return std::nullopt;
+  if (limit_.per_second <= 0 || ((who.role == store::Role::admin) && !limit_.include_admins)) return std::nullopt;
   auto it = buckets_.try_emplace(who.user, limit_.per_second, limit_.burst, now).first;
   const auto wait = it->second.take(now);
   if (!wait) return std::nullopt;
@@ -30,7 +30,7 @@ std::optional<std::int64_t> RateLimiter::admit(const Principal& who, MonoTime no
 
 Result<void> check_pending_cap(const Principal& who, std::size_t cap,
                                const std::function<std::size_t()>& pending_count) {
-  if (cap == 0 || (who.role == Role::admin)) return {};
+  if (cap == 0 || (who.role == store::Role::admin)) return {};
   const std::size_t pending = pending_count();
   if (pending < cap) return {};
   return Error::too_many_pending("user " + who.user + " already has " + std::to_string(pending) +
@@ -38,4 +38,4 @@ Result<void> check_pending_cap(const Principal& who, std::size_t cap,
                                  std::to_string(cap) + "); cancel some or wait for them to start");
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

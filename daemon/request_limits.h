@@ -16,7 +16,7 @@
 #include "proto/result.h"
 #include "proto/time.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 struct RateLimit {
   double per_second = 50;  // sustained requests per second; 0: no limit
@@ -62,4 +62,4 @@ struct UserLimits {
   std::size_t max_pending_per_user = 10'000;  // 0: no cap
 };
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

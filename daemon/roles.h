@@ -13,7 +13,7 @@
 //   agent     the agent gateway only
 #include "store/store.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 enum class Action {
   use_api,         // any /v1 route; alone: read nodes, shares, health checks, own jobs and tokens
@@ -29,18 +29,18 @@ enum class Action {
   manage_webhooks,  // webhooks to any URL for any events, and every user's webhooks (users: their own)
 };
 
-constexpr bool allows(Role role, Action action) {
+constexpr bool allows(store::Role role, Action action) {
   switch (role) {
-    case Role::admin: return action != Action::use_gateway;
-    case Role::operator_:
+    case store::Role::admin: return action != Action::use_gateway;
+    case store::Role::operator_:
       return action == Action::use_api || action == Action::read_all_jobs || action == Action::submit_jobs ||
              action == Action::operate_nodes || action == Action::read_metrics;
-    case Role::user: return action == Action::use_api || action == Action::submit_jobs;
-    case Role::viewer:
+    case store::Role::user: return action == Action::use_api || action == Action::submit_jobs;
+    case store::Role::viewer:
       return action == Action::use_api || action == Action::read_all_jobs || action == Action::read_metrics;
-    case Role::agent: return action == Action::use_gateway;
+    case store::Role::agent: return action == Action::use_gateway;
   }
   return false;
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

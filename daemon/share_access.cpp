@@ -4,7 +4,7 @@
 
 #include "daemon/canary.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 Result<void> check_submit_share(const Principal& who, const std::string& share, bool created,
                                 const std::vector<std::string>* members) {
@@ -34,4 +34,4 @@ Result<void> check_share_put(const std::string& share, const std::optional<std::
   return {};
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -9,7 +9,7 @@
 #include "daemon/auth.h"
 #include "proto/result.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 inline constexpr const char* kDefaultShare = "default";
 
@@ -23,4 +23,4 @@ Result<void> check_submit_share(const Principal& who, const std::string& share, 
 // the daemon's own share, invalid_input (field "members") for members of the open one.
 Result<void> check_share_put(const std::string& share, const std::optional<std::vector<std::string>>& members);
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 std::int64_t excess(std::int64_t bytes, std::optional<std::int64_t> limit_mb) {
@@ -31,4 +31,4 @@ std::vector<std::int64_t> checkpoints_to_prune(const std::vector<CheckpointUsage
   return steps;
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -11,7 +11,7 @@
 #include <optional>
 #include <vector>
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 inline constexpr std::int64_t kBytesPerMb = 1024 * 1024;
 
@@ -32,4 +32,4 @@ std::int64_t bytes_over_quota(std::int64_t job_bytes, std::optional<std::int64_t
 // checkpoints in step order.
 std::vector<std::int64_t> checkpoints_to_prune(const std::vector<CheckpointUsage>& oldest_first, std::int64_t bytes_over);
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -1,6 +1,6 @@
 #include "daemon/storage_usage.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 StorageUsage::JobEntry& StorageUsage::entry(JobId job, const std::string& share) {
   JobEntry& e = jobs_[job];
@@ -43,4 +43,4 @@ StorageBytes StorageUsage::of_share(const std::string& share) const {
   return it == shares_.end() ? StorageBytes{} : it->second;
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

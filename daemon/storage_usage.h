@@ -14,7 +14,7 @@
 
 #include "proto/job.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 struct StorageBytes {
   std::int64_t checkpoint_bytes = 0;
@@ -50,4 +50,4 @@ class StorageUsage {
   std::map<std::string, StorageBytes> shares_;
 };
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -7,9 +7,9 @@
 
 #include <chrono>
 
-namespace trainyard {
+namespace trainyard::daemon {
 
-StoreWorker::StoreWorker(Store& store, PostToIo post_to_io)
+StoreWorker::StoreWorker(store::Store& store, PostToIo post_to_io)
     : store_(store), post_to_io_(std::move(post_to_io)), thread_([this] { run(); }) {}
 
 StoreWorker::~StoreWorker() {
@@ -21,7 +21,7 @@ StoreWorker::~StoreWorker() {
   thread_.join();
 }
 
-void StoreWorker::write(Change change, WriteDone done) {
+void StoreWorker::write(store::Change change, WriteDone done) {
   {
     std::lock_guard lock(mutex_);
     // Braces: Clang 14 has no parenthesized aggregate initialisation (C++20's P0960).
@@ -45,14 +45,14 @@ void StoreWorker::commit_batch(std::vector<Write>& writes) {
   // changes, rather than handing glibc's allocator a stream of cross-thread frees. The job records
   // rendered here are the exception: they leave as the submissions' answers.
   struct Done {
-    std::vector<Change> changes;
+    std::vector<store::Change> changes;
     std::vector<WriteDone> callbacks;
   } done;
   done.changes.reserve(writes.size());
   done.callbacks.reserve(writes.size());
   for (auto& w : writes) {
     if (w.change.job_records.empty()) {
-      for (const Job& job : w.change.jobs) w.change.job_records.push_back(job_record(job));
+      for (const Job& job : w.change.jobs) w.change.job_records.push_back(store::job_record(job));
     }
     done.changes.push_back(std::move(w.change));
     done.callbacks.push_back(std::move(w.done));
@@ -71,7 +71,7 @@ void StoreWorker::commit_batch(std::vector<Write>& writes) {
     written = Error::unavailable(e.what());
   }
   const bool wrote_events = written.ok() && std::any_of(done.changes.begin(), done.changes.end(),
-                                                        [](const Change& c) { return !c.events.empty(); });
+                                                        [](const store::Change& c) { return !c.events.empty(); });
   post_to_io_([done = std::move(done), written]() mutable {
     for (std::size_t i = 0; i < done.callbacks.size(); ++i) {
       if (done.callbacks[i]) done.callbacks[i](written, done.changes[i]);
@@ -81,9 +81,9 @@ void StoreWorker::commit_batch(std::vector<Write>& writes) {
 }
 
 void StoreWorker::publish_committed_events() {
-  std::vector<Event> events;
+  std::vector<store::Event> events;
   try {
-    for (std::vector<Event> page; !(page = store_.events_after(events_head_, 1000)).empty();) {
+    for (std::vector<store::Event> page; !(page = store_.events_after(events_head_, 1000)).empty();) {
       events_head_ = page.back().seq;
       std::move(page.begin(), page.end(), std::back_inserter(events));
     }
@@ -124,4 +124,4 @@ void StoreWorker::run() {
   }
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

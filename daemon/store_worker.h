@@ -21,7 +21,7 @@
 #include "proto/result.h"
 #include "store/store.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 class StoreWorker {
  public:
@@ -29,18 +29,18 @@ class StoreWorker {
   using PostToIo = std::function<void(Continuation)>;
   // `written` fails (unavailable) when the transaction did not commit; `committed` is the change as
   // written, job_records filled in.
-  using WriteDone = std::function<void(const Result<void>& written, Change& committed)>;
+  using WriteDone = std::function<void(const Result<void>& written, store::Change& committed)>;
   // Runs on the worker thread; returns what to run on the I/O thread with the result.
-  using ReadTask = std::function<Continuation(Store&)>;
+  using ReadTask = std::function<Continuation(store::Store&)>;
   // The task threw: an internal error, its message what the store said.
   using ReadFailed = std::function<void(const Error& error)>;
 
-  StoreWorker(Store& store, PostToIo post_to_io);
+  StoreWorker(store::Store& store, PostToIo post_to_io);
   ~StoreWorker();  // finishes queued work, then joins
   StoreWorker(const StoreWorker&) = delete;
   StoreWorker& operator=(const StoreWorker&) = delete;
 
-  void write(Change change, WriteDone done);
+  void write(store::Change change, WriteDone done);
   void read(ReadTask task, ReadFailed failed);
 
   std::uint64_t commits() const { return commits_; }  // transactions so far (for metrics)
@@ -51,7 +51,7 @@ class StoreWorker {
   // Hears, on the I/O thread, of every committed event as stored (seq filled in), in seq order:
   // read back after each commit that wrote events (the store assigns seqs inside commit). `head`
   // is the highest seq stored before the first write. Set it before the first write.
-  using EventsObserver = std::function<void(const std::vector<Event>& events)>;
+  using EventsObserver = std::function<void(const std::vector<store::Event>& events)>;
   void set_events_observer(std::int64_t head, EventsObserver observe) {
     events_head_ = head;
     observe_events_ = std::move(observe);
@@ -59,7 +59,7 @@ class StoreWorker {
 
  private:
   struct Write {
-    Change change;
+    store::Change change;
     WriteDone done;
   };
   struct Read {
@@ -72,7 +72,7 @@ class StoreWorker {
   void commit_batch(std::vector<Write>& writes);
   void publish_committed_events();
 
-  Store& store_;
+  store::Store& store_;
   PostToIo post_to_io_;
   std::mutex mutex_;
   std::condition_variable wake_;
@@ -85,4 +85,4 @@ class StoreWorker {
   std::thread thread_;
 };
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

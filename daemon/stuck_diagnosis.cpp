@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 // "rank 3" or "ranks 0,1,2".
@@ -83,4 +83,4 @@ std::optional<StuckDiagnosis> diagnose_stuck(const std::vector<RankProgress>& ra
   return d;
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

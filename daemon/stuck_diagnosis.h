@@ -16,7 +16,7 @@
 
 #include "proto/time.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 struct RankProgress {
   int rank = 0;
@@ -36,4 +36,4 @@ bool is_collective_phase(const std::string& phase);
 // Nullopt while some rank advanced within `stuck_after` (or there are no ranks).
 std::optional<StuckDiagnosis> diagnose_stuck(const std::vector<RankProgress>& ranks, Millis stuck_after);
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

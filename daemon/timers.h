@@ -3,7 +3,7 @@
 
 #include "proto/time.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 // Delayed callbacks on the I/O thread (asio timers in the daemon, a fake in tests).
 class Timers {
@@ -12,4 +12,4 @@ class Timers {
   virtual void after(Millis delay, std::function<void()> fn) = 0;
 };
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -4,7 +4,7 @@
 #include <array>
 #include <charconv>
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 // Seconds of delay a receiver may ask for before we treat the number as garbage (about 30 years).
@@ -76,4 +76,4 @@ std::optional<Millis> parse_retry_after(std::string_view value, TimePoint now) {
   return std::max(Millis(0), std::chrono::duration_cast<Millis>(*date - now));
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -10,7 +10,7 @@
 
 #include "proto/time.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 struct BackoffPolicy {
   Millis initial{1000};
@@ -32,4 +32,4 @@ std::optional<TimePoint> next_attempt_at(const BackoffPolicy& policy, int failur
 // nullopt for anything else, the obsolete date formats included.
 std::optional<Millis> parse_retry_after(std::string_view value, TimePoint now);
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

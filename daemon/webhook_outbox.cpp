@@ -10,7 +10,7 @@
 #include "daemon/webhook_url.h"
 #include "proto/text.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 // Events read from the log per refill of a lane.
@@ -31,18 +31,18 @@ std::string failure_text(const net::OutboundResponse& r) {
 
 // A message to send: a delivery and the events it carries.
 struct Message {
-  WebhookDelivery delivery;
-  std::vector<Event> events;
+  store::WebhookDelivery delivery;
+  std::vector<store::Event> events;
   bool counts_for_storm = true;  // not for a dead letter sent again
 };
 
 struct WebhookOutbox::Lane {
-  WebhookRecord webhook;
+  store::WebhookRecord webhook;
   WebhookFormat format;
   StormGate gate;
   std::int64_t cursor = 0;      // as stored
   std::int64_t scanned_to = 0;  // the log is read up to here
-  std::deque<Event> pending;    // wanted events after the cursor not yet in a message, oldest first
+  std::deque<store::Event> pending;    // wanted events after the cursor not yet in a message, oldest first
   std::deque<Message> reopened;  // open deliveries read from the store, sent before anything new
   std::optional<Message> current;
   std::int64_t next_n = 1;
@@ -71,7 +71,7 @@ WebhookOutbox::~WebhookOutbox() { stop(); }
 
 void WebhookOutbox::start(WebhookRegistry& registry) {
   registry.set_listener({
-      .added = [this](const WebhookRecord& w) { start_lane(w); },
+      .added = [this](const store::WebhookRecord& w) { start_lane(w); },
       .removed =
           [this](std::int64_t id) {
             if (auto it = lanes_.find(id); it != lanes_.end()) {
@@ -86,9 +86,9 @@ void WebhookOutbox::start(WebhookRegistry& registry) {
               pump(it->second);
             }
           },
-      .send_test = [this](const WebhookRecord& w, std::function<void(Json)> done) { send_test(w, std::move(done)); },
+      .send_test = [this](const store::WebhookRecord& w, std::function<void(Json)> done) { send_test(w, std::move(done)); },
   });
-  for (const WebhookRecord& w : registry.list()) start_lane(w);
+  for (const store::WebhookRecord& w : registry.list()) start_lane(w);
 }
 
 void WebhookOutbox::stop() {
@@ -96,7 +96,7 @@ void WebhookOutbox::stop() {
   lanes_.clear();
 }
 
-void WebhookOutbox::start_lane(const WebhookRecord& webhook) {
+void WebhookOutbox::start_lane(const store::WebhookRecord& webhook) {
   auto lane = std::make_shared<Lane>(Lane{.webhook = webhook,
                                           .format = parse_webhook_format(webhook.format).value_or(WebhookFormat::json),
                                           .gate = StormGate(options_.storm)});
@@ -130,14 +130,14 @@ void WebhookOutbox::refill(const std::shared_ptr<Lane>& lane) {
   lane->busy = true;
   const bool load_open = lane->load_open;
   store_.read(
-      [this, lane, load_open, webhook = lane->webhook, from = lane->scanned_to](Store& store) {
+      [this, lane, load_open, webhook = lane->webhook, from = lane->scanned_to](store::Store& store) {
         std::vector<Message> open;
         std::int64_t next_n = 1;
         if (load_open) {
-          for (WebhookDelivery& d : store.open_webhook_deliveries(webhook.id)) {
+          for (store::WebhookDelivery& d : store.open_webhook_deliveries(webhook.id)) {
             Message m{std::move(d), {}, false};
             const auto span = static_cast<int>(m.delivery.last_seq - m.delivery.first_seq + 1);
-            for (Event& e : store.events_after(m.delivery.first_seq - 1, span)) {
+            for (store::Event& e : store.events_after(m.delivery.first_seq - 1, span)) {
               if (webhook_wants(webhook, e)) m.events.push_back(std::move(e));
             }
             open.push_back(std::move(m));
@@ -145,7 +145,7 @@ void WebhookOutbox::refill(const std::shared_ptr<Lane>& lane) {
           const auto newest = store.webhook_deliveries(webhook.id, std::nullopt, 1);
           if (!newest.empty()) next_n = newest.front().n + 1;
         }
-        std::vector<Event> read = store.events_after(from, kReadBatch);
+        std::vector<store::Event> read = store.events_after(from, kReadBatch);
         return std::function<void()>(
             [this, lane, load_open, open = std::move(open), next_n, read = std::move(read)]() mutable {
               lane->busy = false;
@@ -156,15 +156,15 @@ void WebhookOutbox::refill(const std::shared_ptr<Lane>& lane) {
                 lane->reopened.clear();
                 for (Message& m : open) {
                   // A delivery under way when the daemon stopped carries the events after the cursor.
-                  if (m.delivery.state == DeliveryState::pending) {
+                  if (m.delivery.state == store::DeliveryState::pending) {
                     lane->scanned_to = std::max(lane->scanned_to, m.delivery.last_seq);
-                    std::erase_if(lane->pending, [&](const Event& e) { return e.seq <= m.delivery.last_seq; });
+                    std::erase_if(lane->pending, [&](const store::Event& e) { return e.seq <= m.delivery.last_seq; });
                   }
                   if (!m.events.empty()) lane->reopened.push_back(std::move(m));
                 }
               }
               const bool found = !read.empty();
-              for (Event& e : read) {
+              for (store::Event& e : read) {
                 if (e.seq <= lane->scanned_to) continue;
                 lane->scanned_to = e.seq;
                 if (webhook_wants(lane->webhook, e)) lane->pending.push_back(std::move(e));
@@ -172,10 +172,10 @@ void WebhookOutbox::refill(const std::shared_ptr<Lane>& lane) {
               if (found || !lane->reopened.empty() || !lane->pending.empty()) return pump(lane);
               if (lane->scanned_to > lane->cursor) {
                 // Only events it does not want since the last delivery: remember they are done.
-                Change change;
+                store::Change change;
                 change.webhook_cursors.emplace_back(lane->webhook.id, lane->scanned_to);
                 lane->cursor = lane->scanned_to;
-                store_.write(std::move(change), [](const Result<void>&, Change&) {});
+                store_.write(std::move(change), [](const Result<void>&, store::Change&) {});
               }
               wake_after(lane, options_.poll_interval);
             });
@@ -202,8 +202,8 @@ void WebhookOutbox::begin_next(const std::shared_ptr<Lane>& lane) {
     spdlog::warn("event=webhook_storm_folded webhook={} events={} first={} last={}", lane->webhook.id, m.events.size(),
                  m.events.front().seq, m.events.back().seq);
   }
-  m.delivery = WebhookDelivery{lane->webhook.id, lane->next_n++, m.events.front().seq, m.events.back().seq,
-                               DeliveryState::pending, 0, now, std::nullopt, Json::array()};
+  m.delivery = store::WebhookDelivery{lane->webhook.id, lane->next_n++, m.events.front().seq, m.events.back().seq,
+                               store::DeliveryState::pending, 0, now, std::nullopt, Json::array()};
   lane->current = std::move(m);
   attempt(lane);
 }
@@ -226,7 +226,7 @@ void WebhookOutbox::attempt(const std::shared_ptr<Lane>& lane) {
 
 void WebhookOutbox::attempted(const std::shared_ptr<Lane>& lane, const net::OutboundResponse& response, TimePoint at) {
   lane->busy = false;
-  WebhookDelivery& d = lane->current->delivery;
+  store::WebhookDelivery& d = lane->current->delivery;
   ++d.attempts;
   Json entry = {{"at", format_time(at)},
                 {"status", response.status ? Json(response.status) : Json(nullptr)},
@@ -240,8 +240,8 @@ void WebhookOutbox::attempted(const std::shared_ptr<Lane>& lane, const net::Outb
     log_attempt(std::move(entry));
     deliveries_total_.inc({"delivered"});
     const TimePoint now = clock_.system_now();
-    for (const Event& e : lane->current->events) delivery_seconds_.observe(std::chrono::duration<double>(now - e.at).count());
-    return finish(lane, DeliveryState::delivered);
+    for (const store::Event& e : lane->current->events) delivery_seconds_.observe(std::chrono::duration<double>(now - e.at).count());
+    return finish(lane, store::DeliveryState::delivered);
   }
   const TimePoint now = clock_.system_now();
   std::optional<Millis> retry_after;
@@ -253,17 +253,17 @@ void WebhookOutbox::attempted(const std::shared_ptr<Lane>& lane, const net::Outb
     deliveries_total_.inc({"dead"});
     spdlog::warn("event=webhook_dead_lettered webhook={} delivery={} attempts={} error=\"{}\"", lane->webhook.id, d.n,
                  d.attempts, failure_text(response));
-    return finish(lane, DeliveryState::dead);
+    return finish(lane, store::DeliveryState::dead);
   }
   deliveries_total_.inc({"failed"});
   d.next_attempt_at = next;
   // The attempt is recorded before waiting, so the deliveries list shows it and a restart keeps
   // the delivery's age (its 24 h horizon).
-  Change change;
+  store::Change change;
   change.webhook_deliveries.push_back(d);
   lane->busy = true;
   store_.write(std::move(change),
-               [this, lane, delay = std::chrono::duration_cast<Millis>(*next - now)](const Result<void>&, Change&) {
+               [this, lane, delay = std::chrono::duration_cast<Millis>(*next - now)](const Result<void>&, store::Change&) {
                  lane->busy = false;
                  if (!lane->stopped) wake_after(lane, delay);
                });
@@ -274,15 +274,15 @@ void WebhookOutbox::attempted(const std::shared_ptr<Lane>& lane, const net::Outb
 // cursor only moves forward, and the receiver already has the message (a record lost to a crash
 // means it is sent again: at least once). Waiting held each webhook to one message per commit
 // (~350 deliveries/s in bench/webhooks).
-void WebhookOutbox::finish(const std::shared_ptr<Lane>& lane, DeliveryState state) {
-  WebhookDelivery& d = lane->current->delivery;
+void WebhookOutbox::finish(const std::shared_ptr<Lane>& lane, store::DeliveryState state) {
+  store::WebhookDelivery& d = lane->current->delivery;
   d.state = state;
   d.next_attempt_at.reset();
   const std::int64_t cursor = std::max(lane->cursor, d.last_seq);
-  Change change;
+  store::Change change;
   change.webhook_deliveries.push_back(d);
   change.webhook_cursors.emplace_back(lane->webhook.id, cursor);
-  store_.write(std::move(change), [webhook = lane->webhook.id, n = d.n](const Result<void>& written, Change&) {
+  store_.write(std::move(change), [webhook = lane->webhook.id, n = d.n](const Result<void>& written, store::Change&) {
     if (!written) spdlog::error("event=webhook_record_failed webhook={} delivery={}", webhook, n);
   });
   lane->cursor = cursor;
@@ -291,7 +291,7 @@ void WebhookOutbox::finish(const std::shared_ptr<Lane>& lane, DeliveryState stat
   pump(lane);
 }
 
-void WebhookOutbox::send_test(const WebhookRecord& webhook, std::function<void(Json)> done) {
+void WebhookOutbox::send_test(const store::WebhookRecord& webhook, std::function<void(Json)> done) {
   const std::string text = "Trainyard test message for webhook " + std::to_string(webhook.id);
   const Json body = webhook.format == "slack"
                         ? Json{{"text", text}}
@@ -306,7 +306,7 @@ void WebhookOutbox::send_test(const WebhookRecord& webhook, std::function<void(J
   });
 }
 
-net::OutboundRequest WebhookOutbox::request_for(const WebhookRecord& webhook, const std::string& event_id,
+net::OutboundRequest WebhookOutbox::request_for(const store::WebhookRecord& webhook, const std::string& event_id,
                                                 const std::string& body) const {
   const WebhookUrl url = parse_webhook_url(webhook.url, "url");
   const std::int64_t timestamp = to_unix_ms(clock_.system_now()) / 1000;
@@ -317,4 +317,4 @@ net::OutboundRequest WebhookOutbox::request_for(const WebhookRecord& webhook, co
   return request;
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -18,7 +18,7 @@
 #include "daemon/webhook_registry.h"
 #include "net/http_client.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 class WebhookOutbox {
  public:
@@ -36,17 +36,17 @@ class WebhookOutbox {
 
  private:
   struct Lane;
-  void start_lane(const WebhookRecord& webhook);
+  void start_lane(const store::WebhookRecord& webhook);
   void pump(const std::shared_ptr<Lane>& lane);
   void refill(const std::shared_ptr<Lane>& lane);
   void begin_next(const std::shared_ptr<Lane>& lane);
   void attempt(const std::shared_ptr<Lane>& lane);
   void attempted(const std::shared_ptr<Lane>& lane, const net::OutboundResponse& response, TimePoint at);
-  void finish(const std::shared_ptr<Lane>& lane, DeliveryState state);
+  void finish(const std::shared_ptr<Lane>& lane, store::DeliveryState state);
   // Runs `pump` after `delay`, once however often it is asked for meanwhile.
   void wake_after(const std::shared_ptr<Lane>& lane, Millis delay);
-  void send_test(const WebhookRecord& webhook, std::function<void(Json)> done);
-  net::OutboundRequest request_for(const WebhookRecord& webhook, const std::string& event_id, const std::string& body) const;
+  void send_test(const store::WebhookRecord& webhook, std::function<void(Json)> done);
+  net::OutboundRequest request_for(const store::WebhookRecord& webhook, const std::string& event_id, const std::string& body) const;
 
   StoreWorker& store_;
   Timers& timers_;
@@ -59,4 +59,4 @@ class WebhookOutbox {
   std::map<std::int64_t, std::shared_ptr<Lane>> lanes_;
 };
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

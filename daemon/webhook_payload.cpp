@@ -5,7 +5,7 @@
 
 #include "daemon/event_json.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 // Slack's mrkdwn treats &, < and > as control characters (links, mentions).
@@ -23,7 +23,7 @@ std::string slack_escape(std::string_view text) {
   return out;
 }
 
-std::string detail_text(const Event& event, const char* key) {
+std::string detail_text(const store::Event& event, const char* key) {
   const auto found = event.details.find(key);
   if (found == event.details.end() || !found->is_string()) return "";
   return found->get<std::string>();
@@ -37,22 +37,22 @@ Json header(std::string text) {
   return {{"type", "header"}, {"text", {{"type", "plain_text"}, {"text", std::move(text)}}}};
 }
 
-std::string severity_mark(Severity severity) {
+std::string severity_mark(store::Severity severity) {
   switch (severity) {
-    case Severity::error: return ":red_circle:";
-    case Severity::warning: return ":warning:";
-    case Severity::info: return ":information_source:";
+    case store::Severity::error: return ":red_circle:";
+    case store::Severity::warning: return ":warning:";
+    case store::Severity::info: return ":information_source:";
   }
   return "";
 }
 
-std::string subject(const Event& event) {
+std::string subject(const store::Event& event) {
   if (event.job_id) return "job " + std::to_string(*event.job_id);
   if (!event.node.empty()) return "node " + event.node;
   return "";
 }
 
-std::string dashboard_link(const Event& event, std::string_view public_url) {
+std::string dashboard_link(const store::Event& event, std::string_view public_url) {
   if (public_url.empty()) return "";
   std::string base(public_url);
   while (!base.empty() && base.back() == '/') base.pop_back();
@@ -61,7 +61,7 @@ std::string dashboard_link(const Event& event, std::string_view public_url) {
   return "";
 }
 
-Json slack_fields(const Event& event) {
+Json slack_fields(const store::Event& event) {
   Json fields = Json::array();
   const auto add = [&](const char* name, const std::string& value) {
     if (!value.empty()) fields.push_back(mrkdwn("*" + std::string(name) + "*\n" + slack_escape(value)));
@@ -73,7 +73,7 @@ Json slack_fields(const Event& event) {
   return fields;
 }
 
-Json slack_message(const Event& event, std::string_view public_url) {
+Json slack_message(const store::Event& event, std::string_view public_url) {
   const std::string about = subject(event);
   Json blocks = Json::array();
   blocks.push_back(header(event.kind + (about.empty() ? "" : ": " + about)));
@@ -87,12 +87,12 @@ Json slack_message(const Event& event, std::string_view public_url) {
 }
 
 // "node_lost on trn-7, trn-8 ...": what the folded events of one kind have in common.
-std::string kind_summary(const std::string& kind, std::span<const Event> events) {
+std::string kind_summary(const std::string& kind, std::span<const store::Event> events) {
   static constexpr std::size_t kNamesShown = 5;
   std::size_t count = 0;
   std::set<std::string> classes;
   std::vector<std::string> nodes;
-  for (const Event& e : events) {
+  for (const store::Event& e : events) {
     if (e.kind != kind) continue;
     ++count;
     if (std::string c = detail_text(e, "class"); !c.empty()) classes.insert(std::move(c));
@@ -120,17 +120,17 @@ std::optional<WebhookFormat> parse_webhook_format(std::string_view text) {
   return std::nullopt;
 }
 
-FoldedEvents fold_events(std::span<const Event> events) {
+FoldedEvents fold_events(std::span<const store::Event> events) {
   FoldedEvents folded{events.front().seq, events.back().seq, events.size(), ""};
   std::vector<std::string> kinds;  // in order of first appearance
-  for (const Event& e : events) {
+  for (const store::Event& e : events) {
     if (std::find(kinds.begin(), kinds.end(), e.kind) == kinds.end()) kinds.push_back(e.kind);
   }
   for (const std::string& kind : kinds) folded.message += (folded.message.empty() ? "" : "; ") + kind_summary(kind, events);
   return folded;
 }
 
-Json webhook_payload(const Event& event, WebhookFormat format, std::string_view public_url) {
+Json webhook_payload(const store::Event& event, WebhookFormat format, std::string_view public_url) {
   return format == WebhookFormat::json ? event_json(event) : slack_message(event, public_url);
 }
 
@@ -148,4 +148,4 @@ Json webhook_payload(const FoldedEvents& folded, WebhookFormat format) {
           {"blocks", Json::array({header("Storm: " + std::to_string(folded.count) + " events folded"), section(slack_escape(line))})}};
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

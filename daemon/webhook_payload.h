@@ -10,7 +10,7 @@
 #include "proto/json_reader.h"
 #include "store/store.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 enum class WebhookFormat { slack, json };
 std::string to_string(WebhookFormat format);
@@ -25,11 +25,11 @@ struct FoldedEvents {
   std::string message;
 };
 // `events` oldest first, not empty.
-FoldedEvents fold_events(std::span<const Event> events);
+FoldedEvents fold_events(std::span<const store::Event> events);
 
 // `public_url` is the daemon's --public-url ("" when unset): Slack messages then link to the
 // dashboard page of the event's job (<public-url>/jobs/ID) or node (<public-url>/nodes/NAME).
-Json webhook_payload(const Event& event, WebhookFormat format, std::string_view public_url);
+Json webhook_payload(const store::Event& event, WebhookFormat format, std::string_view public_url);
 Json webhook_payload(const FoldedEvents& folded, WebhookFormat format);
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -8,7 +8,7 @@
 
 #include "daemon/auth.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 std::string webhook_signature(std::string_view secret, std::string_view timestamp, std::string_view body) {
   const std::string base = "v0:" + std::string(timestamp) + ":" + std::string(body);
@@ -33,4 +33,4 @@ std::string webhook_signature(std::string_view secret, std::int64_t unix_seconds
 
 std::string generate_webhook_secret() { return "whsec_" + random_hex(32); }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

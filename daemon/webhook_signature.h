@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 inline constexpr std::string_view kWebhookEventIdHeader = "X-Trainyard-Event-Id";
 inline constexpr std::string_view kWebhookTimestampHeader = "X-Trainyard-Request-Timestamp";
@@ -18,4 +18,4 @@ std::string webhook_signature(std::string_view secret, std::string_view timestam
 // A new webhook's signing secret: "whsec_" + 64 hex characters from the OpenSSL CSPRNG.
 std::string generate_webhook_secret();
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

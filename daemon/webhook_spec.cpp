@@ -7,7 +7,7 @@
 #include "daemon/webhook_url.h"
 #include "proto/errors.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 constexpr std::size_t kMaxEventGlobs = 32;
@@ -76,7 +76,7 @@ WebhookRequest parse_webhook_request(const Json& body) {
   return request;
 }
 
-bool webhook_wants(const WebhookRecord& webhook, const Event& event) {
+bool webhook_wants(const store::WebhookRecord& webhook, const store::Event& event) {
   const bool type_matches = std::any_of(webhook.events.begin(), webhook.events.end(),
                                         [&](const std::string& glob) { return glob_match(glob, event.kind); });
   if (!type_matches) return false;
@@ -87,4 +87,4 @@ bool webhook_wants(const WebhookRecord& webhook, const Event& event) {
   return true;
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

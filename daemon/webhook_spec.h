@@ -8,7 +8,7 @@
 #include "proto/json_reader.h"
 #include "store/store.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 // The event types of the events contract (docs/ARCHITECTURE.md "Webhooks"); "audit.*" stands for
 // every admin action.
@@ -26,6 +26,6 @@ struct WebhookRequest {
 WebhookRequest parse_webhook_request(const Json& body);
 
 // Whether `webhook` delivers `event`: its type matches one of the globs and the filter agrees.
-bool webhook_wants(const WebhookRecord& webhook, const Event& event);
+bool webhook_wants(const store::WebhookRecord& webhook, const store::Event& event);
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -1,6 +1,6 @@
 #include "daemon/webhook_storm.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 StormGate::Step StormGate::next(std::size_t pending, TimePoint now) {
   const int last_slot = policy_.max_per_minute - 1;
@@ -26,4 +26,4 @@ void StormGate::sent(TimePoint now) {
   ++sent_in_window_;
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

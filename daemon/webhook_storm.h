@@ -10,7 +10,7 @@
 
 #include "proto/time.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 struct StormPolicy {
   int max_per_minute = 20;  // >= 1, checked where configured
@@ -38,4 +38,4 @@ class StormGate {
   bool closing_window_ = false;  // the next message is the held-back last one of the old window
 };
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -9,7 +9,7 @@
 
 #include "proto/errors.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 constexpr std::size_t kMaxHostLength = 253;
@@ -151,4 +151,4 @@ void check_user_webhook_host(const WebhookUrl& url, const std::vector<std::strin
   }
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

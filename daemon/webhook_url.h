@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 inline constexpr std::size_t kMaxWebhookUrlLength = 2048;
 
@@ -38,4 +38,4 @@ bool host_allowed(std::string_view host, const std::vector<std::string>& allowed
 void check_user_webhook_host(const WebhookUrl& url, const std::vector<std::string>& allowed_hosts,
                              const std::string& field);
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

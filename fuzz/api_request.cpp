@@ -23,6 +23,7 @@
 #include "tests/support/in_memory_store.h"
 
 using namespace trainyard;
+using namespace trainyard::daemon;
 
 namespace {
 
@@ -71,12 +72,12 @@ struct Daemon {
         files(io.poster()),
         jobs(worker, files, clock, timers, config(), scheduler),
         api(jobs, worker, files, tokens, clock, "fuzz", "", limits()) {
-    tokens.add(new_token_record("admin-secret", "root", Role::admin, {}));
-    tokens.add(new_token_record("alice-secret", "alice", Role::user, {}));
-    tokens.add(new_token_record("bob-secret", "bob", Role::user, {}));
-    tokens.add(new_token_record("viewer-secret", "vic", Role::viewer, {}));
-    tokens.add(new_token_record("operator-secret", "olga", Role::operator_, {}));
-    tokens.add(new_token_record("join-secret", "agent", Role::agent, {}));
+    tokens.add(new_token_record("admin-secret", "root", store::Role::admin, {}));
+    tokens.add(new_token_record("alice-secret", "alice", store::Role::user, {}));
+    tokens.add(new_token_record("bob-secret", "bob", store::Role::user, {}));
+    tokens.add(new_token_record("viewer-secret", "vic", store::Role::viewer, {}));
+    tokens.add(new_token_record("operator-secret", "olga", store::Role::operator_, {}));
+    tokens.add(new_token_record("join-secret", "agent", store::Role::agent, {}));
     api.set_metrics_exposition([] { return std::string("trainyard_up 1\n"); }, false);
     spdlog::set_level(spdlog::level::err);  // a log line per request would be most of the time spent
   }
@@ -100,7 +101,7 @@ struct Daemon {
   void settle() {
     for (;;) {
       int barriers = 0;
-      worker.read([&barriers](Store&) { return StoreWorker::Continuation([&barriers] { ++barriers; }); },
+      worker.read([&barriers](store::Store&) { return StoreWorker::Continuation([&barriers] { ++barriers; }); },
                   [](const Error&) { std::abort(); });
       files.run([&barriers] { return FileWorker::Continuation([&barriers] { ++barriers; }); },
                 [](const Error&) { std::abort(); });

@@ -7,6 +7,7 @@
 #include "daemon/failure_rules.h"
 
 using namespace trainyard;
+using namespace trainyard::daemon;
 
 namespace {
 

@@ -10,7 +10,7 @@
 
 #include "store/store.h"
 
-namespace trainyard::pg {
+namespace trainyard::store::pg {
 namespace {
 
 // A long batch is read back every this many statements, so neither side's socket buffer ever fills
@@ -267,4 +267,4 @@ std::optional<std::string> conninfo_error(const std::string& conninfo) {
   return message;
 }
 
-}  // namespace trainyard::pg
+}  // namespace trainyard::store::pg

@@ -14,7 +14,7 @@
 struct pg_conn;
 struct pg_result;
 
-namespace trainyard::pg {
+namespace trainyard::store::pg {
 
 // Statement parameters ($1, $2, ... in the order added).
 class Params {
@@ -149,4 +149,4 @@ class Transaction {
 // libpq's verdict on a connection string before any connection is tried; nullopt when it parses.
 std::optional<std::string> conninfo_error(const std::string& conninfo);
 
-}  // namespace trainyard::pg
+}  // namespace trainyard::store::pg

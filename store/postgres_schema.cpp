@@ -8,7 +8,7 @@
 
 #include "store/store.h"
 
-namespace trainyard {
+namespace trainyard::store {
 namespace {
 
 // The steps of store/schema.cpp, step for step; see there for why each exists. Differences of
@@ -256,4 +256,4 @@ int migrate(pg::Connection& db, std::span<const Migration> migrations) {
   return version;
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::store

@@ -8,7 +8,7 @@
 #include "store/postgres.h"
 #include "store/schema.h"
 
-namespace trainyard {
+namespace trainyard::store {
 
 std::span<const Migration> postgres_schema_migrations();
 
@@ -21,4 +21,4 @@ int recorded_schema_version(pg::Connection& db);
 // newer than `migrations` or a step fails.
 int migrate(pg::Connection& db, std::span<const Migration> migrations);
 
-}  // namespace trainyard
+}  // namespace trainyard::store

@@ -9,7 +9,7 @@
 #include "store/postgres_schema.h"
 #include "store/rows.h"
 
-namespace trainyard {
+namespace trainyard::store {
 namespace {
 
 using namespace rows;  // the row readers, shared with SqliteStore
@@ -482,4 +482,4 @@ int PostgresStore::schema_version() {
   return recorded_schema_version(db_);
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::store

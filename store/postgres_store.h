@@ -21,7 +21,7 @@
 #include "store/postgres.h"
 #include "store/store.h"
 
-namespace trainyard {
+namespace trainyard::store {
 
 class PostgresStore final : public Store {
  public:
@@ -66,4 +66,4 @@ class PostgresStore final : public Store {
   pg::Connection db_;
 };
 
-}  // namespace trainyard
+}  // namespace trainyard::store

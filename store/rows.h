@@ -10,7 +10,7 @@
 #include "proto/text.h"
 #include "store/store.h"
 
-namespace trainyard::rows {
+namespace trainyard::store::rows {
 
 // The record of `change.jobs[i]`: rendered already, or rendered now into `scratch`.
 inline const std::string& job_record_of(const Change& change, std::size_t i, std::string& scratch) {
@@ -157,4 +157,4 @@ inline constexpr auto node_health_at = [](const auto& row) -> NodeHealthRow {
                        decode("node_health", row.text_at(4), [](const Json& j) { return j; })};
 };
 
-}  // namespace trainyard::rows
+}  // namespace trainyard::store::rows

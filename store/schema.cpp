@@ -8,7 +8,7 @@
 
 #include "store/store.h"
 
-namespace trainyard {
+namespace trainyard::store {
 namespace {
 
 // Records are kept whole as proto's JSON in `record` (the API's shape, one codec); the other
@@ -282,4 +282,4 @@ int migrate(sqlite::Connection& db, std::span<const Migration> migrations) {
   return version;
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::store

@@ -12,7 +12,7 @@
 
 #include "store/sqlite.h"
 
-namespace trainyard {
+namespace trainyard::store {
 
 struct Migration {
   int version;  // 1, 2, 3, ... in order, no gaps
@@ -33,4 +33,4 @@ int recorded_schema_version(sqlite::Connection& db);
 // the last step of `migrations`, or when a step fails (that step leaves nothing behind).
 int migrate(sqlite::Connection& db, std::span<const Migration> migrations);
 
-}  // namespace trainyard
+}  // namespace trainyard::store

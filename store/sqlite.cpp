@@ -6,7 +6,7 @@
 
 #include "store/store.h"
 
-namespace trainyard::sqlite {
+namespace trainyard::store::sqlite {
 
 Connection::Connection(const std::filesystem::path& file) : file_(file) {
   const int rc = sqlite3_open_v2(file.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
@@ -121,4 +121,4 @@ Transaction::~Transaction() {
 
 void Transaction::commit() { db_.exec("COMMIT"); }
 
-}  // namespace trainyard::sqlite
+}  // namespace trainyard::store::sqlite

@@ -14,7 +14,7 @@
 struct sqlite3;
 struct sqlite3_stmt;
 
-namespace trainyard::sqlite {
+namespace trainyard::store::sqlite {
 
 class Connection {
  public:
@@ -100,4 +100,4 @@ class Transaction {
   Connection& db_;
 };
 
-}  // namespace trainyard::sqlite
+}  // namespace trainyard::store::sqlite

@@ -9,7 +9,7 @@
 #include "store/rows.h"
 #include "store/schema.h"
 
-namespace trainyard {
+namespace trainyard::store {
 namespace {
 
 using sqlite::Statement;
@@ -559,4 +559,4 @@ std::optional<std::int64_t> SqliteStore::webhooks_keep_from_seq() {
 
 int SqliteStore::schema_version() { return recorded_schema_version(db_); }
 
-}  // namespace trainyard
+}  // namespace trainyard::store

@@ -18,7 +18,7 @@
 #include "store/sqlite.h"
 #include "store/store.h"
 
-namespace trainyard {
+namespace trainyard::store {
 
 class SqliteStore final : public Store {
  public:
@@ -65,4 +65,4 @@ class SqliteStore final : public Store {
   std::unique_ptr<Statements> statements_;
 };
 
-}  // namespace trainyard
+}  // namespace trainyard::store

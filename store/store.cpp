@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cctype>
 
-namespace trainyard {
+namespace trainyard::store {
 
 std::string record_text(const Json& record) { return json_text(record); }
 
@@ -84,4 +84,4 @@ std::vector<Job> jobs_depended_on(Store& store, const std::vector<JobId>& ids) {
   return found;
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::store

@@ -20,7 +20,7 @@
 #include "proto/metrics.h"
 #include "proto/node.h"
 
-namespace trainyard {
+namespace trainyard::store {
 
 // What each role may do is daemon/roles.h; `operator` is a C++ keyword, hence `operator_`.
 enum class Role { admin, operator_, user, viewer, agent };
@@ -271,4 +271,4 @@ class Store {
 // when the id is an array's. Missing ids are left out (the caller refuses them as unknown).
 std::vector<Job> jobs_depended_on(Store& store, const std::vector<JobId>& ids);
 
-}  // namespace trainyard
+}  // namespace trainyard::store

@@ -5,7 +5,7 @@
 #include "store/postgres_store.h"
 #include "store/sqlite_store.h"
 
-namespace trainyard {
+namespace trainyard::store {
 namespace {
 
 constexpr std::string_view kSqlite = "sqlite://";
@@ -38,4 +38,4 @@ std::unique_ptr<Store> open_store(const StoreUrl& url) {
   return std::make_unique<SqliteStore>(url.target);
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::store

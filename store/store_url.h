@@ -8,7 +8,7 @@
 
 #include "store/store.h"
 
-namespace trainyard {
+namespace trainyard::store {
 
 struct StoreUrl {
   enum class Kind { sqlite, postgresql };
@@ -21,4 +21,4 @@ struct StoreUrl {
 StoreUrl parse_store_url(std::string_view url, const std::string& field = "--store");
 std::unique_ptr<Store> open_store(const StoreUrl& url);
 
-}  // namespace trainyard
+}  // namespace trainyard::store

@@ -18,6 +18,7 @@
 namespace {
 
 using namespace trainyard;
+using namespace trainyard::daemon;
 using Clock = std::chrono::steady_clock;
 
 constexpr int kNodes = 2000;
@@ -38,8 +39,8 @@ std::string numbered(const char* prefix, int n) {
   return name;
 }
 
-LoadedState cluster_state(TimePoint now) {
-  LoadedState state;
+store::LoadedState cluster_state(TimePoint now) {
+  store::LoadedState state;
   for (int n = 0; n < kNodes; ++n) {
     Node node;
     node.name = numbered("node-", n);

@@ -68,7 +68,7 @@ double cpu_seconds() {
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
-Change submission(JobId id, TimePoint now) {
+store::Change submission(JobId id, TimePoint now) {
   Job job;
   job.id = id;
   job.user = "bench";
@@ -80,15 +80,15 @@ Change submission(JobId id, TimePoint now) {
   job.spec.command.argv = {"/usr/bin/python3", "train.py", "--steps=1000"};
   job.spec.command.env = {{"NCCL_DEBUG", "WARN"}};
   job.spec.labels = {{"experiment", "bench"}};
-  Event submitted;
+  store::Event submitted;
   submitted.at = now;
   submitted.kind = "job.submitted";
   submitted.job_id = id;
   submitted.message = "submitted by bench";
-  return Change{.jobs = {std::move(job)}, .events = {std::move(submitted)}};
+  return store::Change{.jobs = {std::move(job)}, .events = {std::move(submitted)}};
 }
 
-void measure(Store& store, int batch_size, double seconds) {
+void measure(store::Store& store, int batch_size, double seconds) {
   const SystemTimeSource clock;
   JobId next_id = 1;
   long commits = 0;
@@ -97,7 +97,7 @@ void measure(Store& store, int batch_size, double seconds) {
   const auto deadline = start + std::chrono::duration<double>(seconds);
   auto now = start;
   while (now < deadline) {
-    std::vector<Change> batch;
+    std::vector<store::Change> batch;
     batch.reserve(static_cast<std::size_t>(batch_size));
     for (int i = 0; i < batch_size; ++i) batch.push_back(submission(next_id++, clock.system_now()));
     store.commit(batch);
@@ -119,7 +119,7 @@ void run_sqlite(const Options& options, int batch_size) {
   if (!mkdtemp(pattern.data())) throw std::runtime_error("cannot create a directory under " + options.dir.string());
   const std::filesystem::path dir = pattern;
   {
-    SqliteStore store(dir / "bench.db");
+    store::SqliteStore store(dir / "bench.db");
     measure(store, batch_size, options.seconds);
   }
   std::filesystem::remove_all(dir);
@@ -127,10 +127,10 @@ void run_sqlite(const Options& options, int batch_size) {
 
 void run_postgres(const std::string& url, int batch_size, double seconds) {
   const std::string schema = "store_bench_" + std::to_string(getpid()) + "_" + std::to_string(batch_size);
-  pg::Connection admin(url);
+  store::pg::Connection admin(url);
   admin.exec("CREATE SCHEMA " + schema);
   {
-    PostgresStore store(url + (url.find('?') == std::string::npos ? "?" : "&") + "options=-csearch_path%3D" + schema);
+    store::PostgresStore store(url + (url.find('?') == std::string::npos ? "?" : "&") + "options=-csearch_path%3D" + schema);
     measure(store, batch_size, seconds);
   }
   admin.exec("DROP SCHEMA " + schema + " CASCADE");

@@ -4,7 +4,7 @@
 
 #include "daemon/api/query.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 const std::string& ApiCall::param(std::string_view name) const {
   std::size_t index = 0;
@@ -51,4 +51,4 @@ void ApiCall::fail(const Error& error) const {
 
 std::int64_t ApiCall::id() const { return parse_int(param("id"), "id", 1, INT64_MAX); }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

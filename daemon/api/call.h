@@ -11,7 +11,7 @@
 #include "proto/result.h"
 #include "proto/text.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 struct ApiCall {
   net::HttpRequest request;
@@ -44,4 +44,4 @@ struct ApiCall {
   }
 };
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

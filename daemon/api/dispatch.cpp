@@ -10,7 +10,7 @@
 #include "daemon/api.h"
 #include "daemon/api/call.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 net::HttpResponse rate_limited(const RateLimit& limit, std::int64_t retry_after_s) {
@@ -156,4 +156,4 @@ void Api::handle(net::HttpRequest request, net::HttpResponder respond) {
   }
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

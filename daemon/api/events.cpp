@@ -5,7 +5,7 @@
 #include "daemon/api/query.h"
 #include "daemon/events.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 void Api::list_events(ApiCall call) {
   const EventFilter filter = parse_event_filter(call.request.query);
@@ -15,10 +15,10 @@ void Api::list_events(ApiCall call) {
       page.after ? cursor_number(*page.after) : query_int(call.request, "after", 0, INT64_MAX).value_or(0);
   const int limit = static_cast<int>(*page.limit);
   store_.read(
-      [call, filter, after, limit](Store& store) {
+      [call, filter, after, limit](store::Store& store) {
         EventPage found = read_events(store, call.who, filter, after, limit);
         Json list = Json::array();
-        for (const Event& e : found.events) list.push_back(event_json(e));
+        for (const store::Event& e : found.events) list.push_back(event_json(e));
         const Json next = found.next ? Json(page_cursor(call.request, "events", std::to_string(*found.next))) : Json(nullptr);
         return std::function<void()>([call, body = Json{{"events", std::move(list)}, {"next", next}}] { call.reply(200, body); });
       },
@@ -37,4 +37,4 @@ void Api::stream_events(ApiCall call) {
   (*call.respond)(std::move(response));
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

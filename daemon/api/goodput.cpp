@@ -8,7 +8,7 @@
 #include "daemon/store_worker.h"
 #include "proto/errors.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 constexpr std::int64_t kMaxWindowHours = 30 * 24;
@@ -35,7 +35,7 @@ Json job_row(const Job& job, const Goodput& g) {
 void windowed_goodput(StoreWorker& worker, ApiCall call, std::optional<std::string> only_user, TimePoint from,
                       TimePoint to, std::size_t limit) {
   worker.read(
-      [call, only_user, from, to, limit](Store& store) {
+      [call, only_user, from, to, limit](store::Store& store) {
         std::map<JobId, std::vector<Attempt>, std::greater<>> by_job;
         for (Attempt& a : store.attempts_running_since(from)) by_job[a.job_id].push_back(std::move(a));
         Goodput cluster;
@@ -67,11 +67,11 @@ void Api::cluster_goodput(ApiCall call) {
     windowed_goodput(store_, std::move(call), only_user, now - parse_window(window->second), now, limit);
     return;
   }
-  JobQuery query;
+  store::JobQuery query;
   query.limit = static_cast<int>(limit);
   query.user = only_user;
   store_.read(
-      [call, query, now](Store& store) {
+      [call, query, now](store::Store& store) {
         Goodput cluster;
         Json jobs = Json::array();
         for (const Job& job : store.jobs(query)) {
@@ -85,4 +85,4 @@ void Api::cluster_goodput(ApiCall call) {
       [call](const Error& error) { call.fail(error.during("could not compute goodput")); });
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

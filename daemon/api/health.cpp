@@ -8,7 +8,7 @@
 #include "daemon/api/query.h"
 #include "daemon/canary.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 void Api::start_health_check(ApiCall call) {
   HealthCheckRequest request;
@@ -59,7 +59,7 @@ void Api::get_health_check(ApiCall call) {
   const std::int64_t id = call.id();
   if (const HealthCheckResult* result = jobs_.health().find(id)) return call.reply(200, to_json(*result));
   store_.read(
-      [call, id](Store& store) {
+      [call, id](store::Store& store) {
         return std::function<void()>([call, id, row = store.health_check(id)] {
           if (!row) return call.fail(Error::not_found("health check " + std::to_string(id) + " does not exist"));
           call.reply(200, row->record);
@@ -73,15 +73,15 @@ void Api::list_health_checks(ApiCall call) {
   const int limit = static_cast<int>(*page.limit);
   const std::int64_t before = page.after ? cursor_number(*page.after) : INT64_MAX;
   store_.read(
-      [call, limit, before](Store& store) {
-        std::vector<HealthCheckRow> found = store.recent_health_checks(before, limit + 1);
+      [call, limit, before](store::Store& store) {
+        std::vector<store::HealthCheckRow> found = store.recent_health_checks(before, limit + 1);
         Json next = nullptr;
         if (std::ssize(found) > limit) {
           found.pop_back();
           next = page_cursor(call.request, "healthchecks", std::to_string(found.back().id));
         }
         Json checks = Json::array();
-        for (HealthCheckRow& row : found) checks.push_back(std::move(row.record));
+        for (store::HealthCheckRow& row : found) checks.push_back(std::move(row.record));
         return std::function<void()>([call, body = Json{{"checks", std::move(checks)}, {"next", std::move(next)}}] {
           call.reply(200, body);
         });
@@ -90,14 +90,14 @@ void Api::list_health_checks(ApiCall call) {
 }
 
 void Api::list_canaries(ApiCall call) {
-  JobQuery query;
+  store::JobQuery query;
   query.user = kCanaryUser;
   const PageRequest page = page_request(call.request, "canaries", 50, 1000);
   const int limit = static_cast<int>(*page.limit);
   query.limit = limit + 1;
   if (page.after) query.before_id = cursor_number(*page.after);
   store_.read(
-      [this, call, query, limit](Store& store) {
+      [this, call, query, limit](store::Store& store) {
         return std::function<void()>([this, call, limit, found = store.jobs(query)]() mutable {
           Json next = nullptr;
           if (std::ssize(found) > limit) {
@@ -115,4 +115,4 @@ void Api::list_canaries(ApiCall call) {
       [call](const Error& error) { call.fail(error.during("could not read canaries")); });
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

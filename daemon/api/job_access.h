@@ -3,7 +3,7 @@
 #include "daemon/auth.h"
 #include "proto/job.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 inline bool can_see(const Principal& who, const Job& job) {
   return who.may(Action::read_all_jobs) || who.user == job.user;
@@ -13,4 +13,4 @@ inline bool can_cancel(const Principal& who, const Job& job) {
   return who.may(Action::cancel_any_job) || (who.may(Action::submit_jobs) && who.user == job.user);
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

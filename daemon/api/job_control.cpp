@@ -6,7 +6,7 @@
 #include "daemon/api/job_access.h"
 #include "proto/text.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 bool acts_as_admin(const Principal& who) { return who.may(Action::cancel_any_job); }
@@ -92,4 +92,4 @@ void Api::update_job(ApiCall call) {
   });
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -23,7 +23,7 @@
 #include "proto/time_window.h"
 #include "scheduler/types.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 // The text of a JSON object with `fields` (an object) added, without parsing the text again.
@@ -44,15 +44,15 @@ Json checkpoint_json(const CheckpointStatus& s) {
 }
 
 // One past the last task id of array `array` (store thread).
-JobId tasks_end(Store& store, JobId array) {
+JobId tasks_end(store::Store& store, JobId array) {
   const std::optional<Job> root = store.job(array);
   if (!root || !root->array_task || root->array_task->array_job != array) return array + 1;
   return array + root->array_task->count;
 }
 
 // An array's tasks counted by state, as stored (store thread); the live ones are corrected by the caller.
-std::map<std::string, int> task_states(Store& store, const ArrayTask& task) {
-  JobQuery query;
+std::map<std::string, int> task_states(store::Store& store, const ArrayTask& task) {
+  store::JobQuery query;
   query.before_id = task.array_job + task.count;
   query.limit = task.count;
   std::map<std::string, int> counts;
@@ -135,8 +135,8 @@ void Api::submit_job(ApiCall call) {
   if (unknown.empty()) return accept_job(call, std::move(spec));
   // Jobs it depends on that ended before this daemon started are read from the store first.
   store_.read(
-      [this, call, unknown, spec = std::move(spec)](Store& store) mutable {
-        std::vector<Job> found = jobs_depended_on(store, unknown);
+      [this, call, unknown, spec = std::move(spec)](store::Store& store) mutable {
+        std::vector<Job> found = store::jobs_depended_on(store, unknown);
         return std::function<void()>([this, call, spec = std::move(spec), found = std::move(found)]() mutable {
           jobs_.remember_jobs(found);
           accept_job(call, std::move(spec));
@@ -192,7 +192,7 @@ std::vector<JobState> parse_states(const std::string& text) {
 }  // namespace
 
 void Api::list_jobs(ApiCall call) {
-  JobQuery query;
+  store::JobQuery query;
   const auto& q = call.request.query;
   const TimePoint now = clock_.system_now();
   if (auto it = q.find("state"); it != q.end()) query.states = parse_states(it->second);
@@ -215,7 +215,7 @@ void Api::list_jobs(ApiCall call) {
     query.user = call.who.user;
   }
   store_.read(
-      [this, call, query, array, limit](Store& store) mutable {
+      [this, call, query, array, limit](store::Store& store) mutable {
         if (array) query.before_id = std::min(query.before_id.value_or(INT64_MAX), tasks_end(store, *array));
         auto found = store.jobs(query);
         const bool more = static_cast<int>(found.size()) > limit;
@@ -278,7 +278,7 @@ void Api::with_job(ApiCall call, JobId id, std::function<void(ApiCall, Job)> the
     then(call, *job);
   };
   if (const Job* active = jobs_.active_job(id)) return check(*active);
-  store_.read([id, check](Store& store) { return std::function<void()>([job = store.job(id), check] { check(job); }); },
+  store_.read([id, check](store::Store& store) { return std::function<void()>([job = store.job(id), check] { check(job); }); },
               [call](const Error& error) { call.fail(error.during("could not read the job")); });
 }
 
@@ -299,7 +299,7 @@ void Api::with_job(ApiCall call, std::function<void(ApiCall, Job)> then) {
 void Api::get_job(ApiCall call) {
   with_job(call, [this](ApiCall c, Job job) {
     store_.read(
-        [this, c, job](Store& store) {
+        [this, c, job](store::Store& store) {
           return std::function<void()>([this, c, job, attempts = store.attempts_of(job.id)]() mutable {
             // Running attempts are fresher in memory than in the store.
             for (auto& a : attempts) {
@@ -353,7 +353,7 @@ void Api::cancel_array(ApiCall call, const Job& root) {
 void Api::job_attempts(ApiCall call) {
   with_job(call, [this](ApiCall c, Job job) {
     store_.read(
-        [this, c, job](Store& store) {
+        [this, c, job](store::Store& store) {
           return std::function<void()>([this, c, attempts = store.attempts_of(job.id)] {
             Json list = Json::array();
             for (const auto& stored : attempts) {
@@ -375,7 +375,7 @@ void Api::attempt_provenance(ApiCall call) {
       call.param("n") == "last" ? std::nullopt : std::optional(parse_int(call.param("n"), "n", 1, 1 << 20));
   with_job(call, [this, number](ApiCall c, Job job) {
     store_.read(
-        [this, c, job, number](Store& store) {
+        [this, c, job, number](store::Store& store) {
           return std::function<void()>([this, c, job, number, attempts = store.attempts_of(job.id)] {
             const auto stored =
                 number ? std::find_if(attempts.begin(), attempts.end(), [&](const Attempt& a) { return a.number == *number; })
@@ -408,7 +408,7 @@ void Api::job_logs(ApiCall call) {
   const auto number = query_int(call.request, "attempt", 1, 1 << 20);
   with_job(call, [this, rank, tail, number](ApiCall c, Job job) {
     store_.read(
-        [this, c, job, rank, tail, number](Store& store) {
+        [this, c, job, rank, tail, number](store::Store& store) {
           return std::function<void()>([this, c, job, rank, tail, number, attempts = store.attempts_of(job.id)] {
             const Attempt* chosen = nullptr;
             for (const auto& a : attempts) {
@@ -444,7 +444,7 @@ void Api::job_checkpoints(ApiCall call) {
     // The records come from the store; the job's files are read on the file worker, never on the
     // store's thread, so a hostile directory cannot hold up other requests.
     store_.read(
-        [this, c, dir, job](Store& store) {
+        [this, c, dir, job](store::Store& store) {
           return StoreWorker::Continuation(
               [this, c, dir, kind = job.spec.kind, recorded = store.checkpoints_of(job.id)] {
                 files_.run(
@@ -465,7 +465,7 @@ void Api::job_metrics(ApiCall call) {
   with_job(call, [this, max_points](ApiCall c, Job job) {
     // Summarizing can touch every step of a long run: done on the worker thread with the read.
     store_.read(
-        [c, job, max_points](Store& store) {
+        [c, job, max_points](store::Store& store) {
           Json body = to_json(summarize_metrics(store.metrics_of(job.id), max_points));
           body["job_id"] = job.id;
           return std::function<void()>([c, body = std::move(body)] { c.reply(200, body); });
@@ -474,4 +474,4 @@ void Api::job_metrics(ApiCall call) {
   });
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -12,7 +12,7 @@
 #include "daemon/node_credentials.h"
 #include "proto/faults.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 Json Api::node_json(const NodeView& view, const Principal& who) const {
   Json j = to_json(view.node);
@@ -158,7 +158,7 @@ void Api::forget_node_credential(ApiCall call) {
     if (!forgotten) return call.fail(forgotten.error());
     call.reply(200, {{"node", name}, {"credential", "forgotten"}});
   };
-  trainyard::forget_node_credential(tokens_, store_, name, call.who.user, done,
+  trainyard::daemon::forget_node_credential(tokens_, store_, name, call.who.user, done,
                                     audit_of(call, "node.credential_forgotten", Json::object()));
 }
 
@@ -193,7 +193,7 @@ void Api::node_health(ApiCall call) {
   const std::int64_t before = page.after ? cursor_number(*page.after) : INT64_MAX;
   if (!jobs_.node(name)) return call.fail(Error::not_found("node " + name + " is not registered"));
   store_.read(
-      [call, name, limit, before](Store& store) {
+      [call, name, limit, before](store::Store& store) {
         auto found = store.node_health(name, before, limit + 1);
         Json next = nullptr;
         if (std::ssize(found) > limit) {
@@ -213,4 +213,4 @@ void Api::node_health(ApiCall call) {
       [call](const Error& error) { call.fail(error.during("could not read health history")); });
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

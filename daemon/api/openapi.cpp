@@ -5,7 +5,7 @@
 
 #include "store/store.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 Json ref(std::string_view schema) { return {{"$ref", "#/components/schemas/" + std::string(schema)}}; }
@@ -51,7 +51,7 @@ Json parameters(const Route& route) {
 // The roles route.action allows, as a reader of the document wants them spelled.
 Json roles_allowed(const Route& route) {
   Json roles = Json::array();
-  for (const Role role : {Role::admin, Role::operator_, Role::user, Role::viewer}) {
+  for (const store::Role role : {store::Role::admin, store::Role::operator_, store::Role::user, store::Role::viewer}) {
     if (allows(role, *route.action)) roles.push_back(to_string(role));
   }
   return roles;
@@ -106,4 +106,4 @@ Json openapi_document(const std::vector<Route>& routes, const std::map<std::stri
            {{"schemas", components}, {"securitySchemes", {{"bearer", {{"type", "http"}, {"scheme", "bearer"}}}}}}}};
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -8,9 +8,9 @@
 #include "daemon/api/routes.h"
 #include "daemon/api/schemas.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 Json openapi_document(const std::vector<Route>& routes, const std::map<std::string, ApiSchema, std::less<>>& schemas,
                       const std::string& version);
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

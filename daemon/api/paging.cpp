@@ -4,7 +4,7 @@
 #include "daemon/auth.h"
 #include "proto/errors.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 constexpr std::string_view kCursorVersion = "c1";
@@ -87,4 +87,4 @@ PageRequest page_request(const net::HttpRequest& req, std::string_view list, std
 
 std::int64_t cursor_number(const std::string& position) { return parse_int(position, "cursor", 0, INT64_MAX); }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -16,7 +16,7 @@
 
 #include "net/http_types.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 struct PageRequest {
   std::optional<std::size_t> limit;    // none: the whole list (only where callers read it whole)
@@ -34,4 +34,4 @@ std::string page_cursor(const net::HttpRequest& req, std::string_view list, std:
 // A cursor's position as a whole number (lists positioned by id or sequence number).
 std::int64_t cursor_number(const std::string& position);
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -4,7 +4,7 @@
 
 #include "proto/errors.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 std::int64_t parse_int(const std::string& text, const std::string& field, std::int64_t min, std::int64_t max) {
   std::int64_t v = 0;
@@ -23,4 +23,4 @@ std::optional<std::int64_t> query_int(const net::HttpRequest& req, const std::st
   return parse_int(it->second, name, min, max);
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

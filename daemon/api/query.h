@@ -7,7 +7,7 @@
 
 #include "net/http_types.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 // Parses a whole integer in [min, max]; throws InvalidInput(field) otherwise.
 std::int64_t parse_int(const std::string& text, const std::string& field, std::int64_t min, std::int64_t max);
@@ -16,4 +16,4 @@ std::int64_t parse_int(const std::string& text, const std::string& field, std::i
 std::optional<std::int64_t> query_int(const net::HttpRequest& req, const std::string& name, std::int64_t min,
                                       std::int64_t max);
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

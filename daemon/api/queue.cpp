@@ -4,7 +4,7 @@
 #include "daemon/api/call.h"
 #include "daemon/api/query.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 void Api::list_queue(ApiCall call) {
   const auto offset = static_cast<std::size_t>(query_int(call.request, "offset", 0, INT32_MAX).value_or(0));
@@ -31,4 +31,4 @@ void Api::list_queue(ApiCall call) {
   call.reply(200, {{"jobs", list}, {"total", total}, {"next", end < total ? Json(std::to_string(end)) : Json(nullptr)}});
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -2,7 +2,7 @@
 
 #include "daemon/api.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 const std::vector<Route>& api_routes() {
   using A = Action;
@@ -165,4 +165,4 @@ bool path_matches(std::string_view pattern, const std::vector<std::string>& segm
   return i == segments.size();
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -9,7 +9,7 @@
 
 #include "daemon/roles.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 class Api;
 struct ApiCall;
@@ -50,4 +50,4 @@ const std::vector<Route>& api_routes();
 // The pattern's segments as `segments` matches them; {name} matches any one segment.
 bool path_matches(std::string_view pattern, const std::vector<std::string>& segments);
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

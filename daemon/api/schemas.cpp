@@ -1,7 +1,7 @@
 #include "daemon/api/schemas.h"
 #include "daemon/prometheus.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 // Schemas are written as JSON text: they read as the documents they describe.
@@ -283,4 +283,4 @@ const std::map<std::string, ApiSchema, std::less<>>& api_schemas() {
   return schemas;
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -7,7 +7,7 @@
 
 #include "proto/text.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 struct ApiSchema {
   std::string media_type;  // "application/json", or the exposition's for PrometheusText
@@ -17,4 +17,4 @@ struct ApiSchema {
 // Every schema by name; "Error" is the body of every error reply.
 const std::map<std::string, ApiSchema, std::less<>>& api_schemas();
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -5,7 +5,7 @@
 #include "daemon/api/schemas.h"
 #include "daemon/prometheus.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 void Api::healthz(ApiCall call) { call.reply(200, {{"status", "ok"}, {"version", version_}}); }
 
@@ -18,4 +18,4 @@ void Api::metrics_exposition(ApiCall call) {
   (*call.respond)(net::HttpResponse{200, std::string(prom::kContentType), render_metrics_(), {}});
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

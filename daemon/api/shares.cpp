@@ -4,7 +4,7 @@
 #include "daemon/share_access.h"
 #include "scheduler/types.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 
 void Api::list_shares(ApiCall call) {
   Json list = Json::array();
@@ -58,4 +58,4 @@ void Api::put_share(ApiCall call) {
   jobs_.set_share(name, settings, members, [call, j] { call.reply(200, j); }, audit_of(call, "share.changed", j));
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -9,11 +9,11 @@
 #include "daemon/canary.h"
 #include "daemon/join_token.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 // A token as listed: never its secret nor its hash.
-Json token_json(const TokenRecord& t) {
+Json token_json(const store::TokenRecord& t) {
   return {{"id", t.id},
           {"user", t.user},
           {"role", to_string(t.role)},
@@ -25,7 +25,7 @@ Json token_json(const TokenRecord& t) {
 }  // namespace
 
 void Api::create_token(ApiCall call) {
-  TokenRecord record;
+  store::TokenRecord record;
   try {
     const Json body = parse_json_text(call.request.body);
     ObjectReader r(body, "");
@@ -34,8 +34,8 @@ void Api::create_token(ApiCall call) {
     if (record.user == kCanaryUser) {
       throw InvalidInput("user", "\"" + record.user + "\" is the daemon's own user (its canaries)");
     }
-    const auto role = parse_role(r.opt_string("role", 1, 16).value_or("user"));
-    if (!role || *role == Role::agent) {
+    const auto role = store::parse_role(r.opt_string("role", 1, 16).value_or("user"));
+    if (!role || *role == store::Role::agent) {
       throw InvalidInput("role", "must be \"admin\", \"operator\", \"user\" or \"viewer\"");
     }
     record.role = *role;
@@ -48,13 +48,13 @@ void Api::create_token(ApiCall call) {
   const auto expires_at = record.expires_at;
   record = new_token_record(secret, record.user, record.role, clock_.system_now());
   record.expires_at = expires_at;
-  Change change;
+  store::Change change;
   change.tokens.push_back(record);
   change.events.push_back(audit_event(call, {"token.created", call.route(), record.id,
                                              {{"user", record.user},
                                               {"role", to_string(record.role)},
                                               {"expires_at", expires_at ? Json(format_time(*expires_at)) : Json(nullptr)}}}));
-  store_.write(std::move(change), [this, call, record, secret](const Result<void>& written, Change&) {
+  store_.write(std::move(change), [this, call, record, secret](const Result<void>& written, store::Change&) {
     if (!written) return call.fail(Error::unavailable("the token could not be stored"));
     tokens_.add(record);
     spdlog::info("event=token_created id={} user={} role={} by={}", record.id, record.user, to_string(record.role),
@@ -72,9 +72,9 @@ void Api::whoami(ApiCall call) {
 namespace {
 
 // A token's place in the list, which is ordered by creation time, then id.
-std::string token_position(const TokenRecord& t) { return std::to_string(to_unix_ms(t.created_at)) + " " + t.id; }
+std::string token_position(const store::TokenRecord& t) { return std::to_string(to_unix_ms(t.created_at)) + " " + t.id; }
 
-bool listed_after(const TokenRecord& t, const std::string& position) {
+bool listed_after(const store::TokenRecord& t, const std::string& position) {
   const auto space = position.find(' ');
   if (space == std::string::npos) throw InvalidInput("cursor", "is not a token list's cursor");
   const std::int64_t created_ms = cursor_number(position.substr(0, space));
@@ -88,8 +88,8 @@ bool listed_after(const TokenRecord& t, const std::string& position) {
 void Api::list_tokens(ApiCall call) {
   const PageRequest page = page_request(call.request, "tokens", std::nullopt, 1000);
   const bool all = call.who.may(Action::manage_tokens);
-  std::vector<TokenRecord> visible = tokens_.list();
-  std::erase_if(visible, [&](const TokenRecord& t) {
+  std::vector<store::TokenRecord> visible = tokens_.list();
+  std::erase_if(visible, [&](const store::TokenRecord& t) {
     return (!all && t.user != call.who.user) || (page.after && !listed_after(t, *page.after));
   });
   Json next = nullptr;
@@ -98,7 +98,7 @@ void Api::list_tokens(ApiCall call) {
     next = page_cursor(call.request, "tokens", token_position(visible.back()));
   }
   Json list = Json::array();
-  for (const TokenRecord& token : visible) list.push_back(token_json(token));
+  for (const store::TokenRecord& token : visible) list.push_back(token_json(token));
   call.reply(200, {{"tokens", list}, {"next", next}});
 }
 
@@ -114,11 +114,11 @@ void Api::revoke_token(ApiCall call) {
   tokens_.remove(token->hash);
   spdlog::warn("event=token_revoked id={} user={} role={} by={}", token->id, token->user, to_string(token->role),
                call.who.user);
-  Change change;
+  store::Change change;
   change.revoked_tokens.push_back(token->hash);
   change.events.push_back(audit_event(call, {"token.revoked", call.route(), token->id,
                                              {{"user", token->user}, {"role", to_string(token->role)}}}));
-  store_.write(std::move(change), [call, id](const Result<void>& written, Change&) {
+  store_.write(std::move(change), [call, id](const Result<void>& written, store::Change&) {
     if (!written) {
       return call.fail(Error::unavailable("token " + id +
                                           " is revoked until the daemon restarts, but could not be "
@@ -129,7 +129,7 @@ void Api::revoke_token(ApiCall call) {
 }
 
 void Api::rotate_join_token(ApiCall call) {
-  trainyard::rotate_join_token(
+  trainyard::daemon::rotate_join_token(
       tokens_, store_, join_token_file_, clock_.system_now(),
       [call, by = call.who.user](const Result<std::string>& secret) {
         if (!secret) return call.fail(secret.error());
@@ -139,4 +139,4 @@ void Api::rotate_join_token(ApiCall call) {
       audit_of(call, "token.join_rotated", Json::object()));
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -11,16 +11,16 @@
 #include "daemon/webhook_spec.h"
 #include "daemon/webhook_url.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
-bool may_see(const ApiCall& call, const WebhookRecord& webhook) {
+bool may_see(const ApiCall& call, const store::WebhookRecord& webhook) {
   return call.who.may(Action::manage_webhooks) || webhook.owner == call.who.user;
 }
 
 }  // namespace
 
-void Api::with_webhook(ApiCall call, std::function<void(ApiCall, WebhookRecord)> then) {
+void Api::with_webhook(ApiCall call, std::function<void(ApiCall, store::WebhookRecord)> then) {
   std::int64_t id = 0;
   try {
     id = call.id();
@@ -48,23 +48,23 @@ void Api::create_webhook(ApiCall call) {
   } catch (const InvalidInput& e) {
     return call.invalid_body(e);
   }
-  WebhookRecord webhook{webhooks_->next_id(), call.who.user, clock_.system_now(), request.url, request.events, request.format,
+  store::WebhookRecord webhook{webhooks_->next_id(), call.who.user, clock_.system_now(), request.url, request.events, request.format,
                         request.filter, generate_webhook_secret(), 0, !call.who.may(Action::manage_webhooks)};
   // A new webhook hears of events from now on: its cursor starts at the newest event.
   store_.read(
-      [this, call, webhook](Store& store) mutable {
+      [this, call, webhook](store::Store& store) mutable {
         webhook.cursor_seq = store.last_event_seq();
         return std::function<void()>([this, call, webhook] { store_new_webhook(call, webhook); });
       },
       [call](const Error& error) { call.fail(Error::unavailable("could not read the events log: " + error.message)); });
 }
 
-void Api::store_new_webhook(const ApiCall& call, const WebhookRecord& webhook) {
-  Change change;
+void Api::store_new_webhook(const ApiCall& call, const store::WebhookRecord& webhook) {
+  store::Change change;
   change.webhooks.push_back(webhook);
   change.events.push_back(audit_event(call, {"webhook.created", call.route(), std::to_string(webhook.id),
                                              {{"url", webhook.url}, {"events", webhook.events}, {"owner", webhook.owner}}}));
-  store_.write(std::move(change), [this, call, webhook](const Result<void>& written, Change&) {
+  store_.write(std::move(change), [this, call, webhook](const Result<void>& written, store::Change&) {
     if (!written) return call.fail(Error::unavailable("the webhook could not be stored"));
     webhooks_->add(webhook);
     spdlog::info("event=webhook_created id={} owner={} host={}", webhook.id, webhook.owner,
@@ -77,23 +77,23 @@ void Api::store_new_webhook(const ApiCall& call, const WebhookRecord& webhook) {
 
 void Api::list_webhooks(ApiCall call) {
   Json list = Json::array();
-  for (const WebhookRecord& w : webhooks_->list()) {
+  for (const store::WebhookRecord& w : webhooks_->list()) {
     if (may_see(call, w)) list.push_back(webhook_json(w));
   }
   call.reply(200, {{"webhooks", list}});
 }
 
 void Api::get_webhook(ApiCall call) {
-  with_webhook(std::move(call), [](ApiCall call, WebhookRecord webhook) { call.reply(200, webhook_json(webhook)); });
+  with_webhook(std::move(call), [](ApiCall call, store::WebhookRecord webhook) { call.reply(200, webhook_json(webhook)); });
 }
 
 void Api::delete_webhook(ApiCall call) {
-  with_webhook(std::move(call), [this](ApiCall call, WebhookRecord webhook) {
-    Change change;
+  with_webhook(std::move(call), [this](ApiCall call, store::WebhookRecord webhook) {
+    store::Change change;
     change.deleted_webhooks.push_back(webhook.id);
     change.events.push_back(audit_event(call, {"webhook.deleted", call.route(), std::to_string(webhook.id),
                                                {{"url", webhook.url}, {"owner", webhook.owner}}}));
-    store_.write(std::move(change), [this, call, id = webhook.id](const Result<void>& written, Change&) {
+    store_.write(std::move(change), [this, call, id = webhook.id](const Result<void>& written, store::Change&) {
       if (!written) return call.fail(Error::unavailable("webhook " + std::to_string(id) + " could not be deleted"));
       webhooks_->remove(id);
       spdlog::info("event=webhook_deleted id={} by={}", id, call.who.user);
@@ -103,7 +103,7 @@ void Api::delete_webhook(ApiCall call) {
 }
 
 void Api::test_webhook(ApiCall call) {
-  with_webhook(std::move(call), [this](ApiCall call, WebhookRecord webhook) {
+  with_webhook(std::move(call), [this](ApiCall call, store::WebhookRecord webhook) {
     if (!webhooks_->can_send()) return call.fail(Error::unavailable("webhook delivery is not running"));
     webhooks_->send_test(webhook, [call](Json result) { call.reply(200, result); });
   });
@@ -120,9 +120,9 @@ void Api::webhook_deliveries(ApiCall call) {
   } catch (const InvalidInput& e) {
     return call.invalid(e);
   }
-  with_webhook(std::move(call), [this, before, limit](ApiCall call, WebhookRecord webhook) {
+  with_webhook(std::move(call), [this, before, limit](ApiCall call, store::WebhookRecord webhook) {
     store_.read(
-        [call, id = webhook.id, before, limit](Store& store) {
+        [call, id = webhook.id, before, limit](store::Store& store) {
           auto found = store.webhook_deliveries(id, before, limit + 1);
           Json next = nullptr;
           if (std::ssize(found) > limit) {
@@ -130,7 +130,7 @@ void Api::webhook_deliveries(ApiCall call) {
             next = page_cursor(call.request, "deliveries", std::to_string(found.back().n));
           }
           Json list = Json::array();
-          for (const WebhookDelivery& d : found) list.push_back(delivery_json(d));
+          for (const store::WebhookDelivery& d : found) list.push_back(delivery_json(d));
           return std::function<void()>([call, body = Json{{"deliveries", list}, {"next", next}}] { call.reply(200, body); });
         },
         [call](const Error& error) { call.fail(error.during("could not read deliveries")); });
@@ -144,11 +144,11 @@ void Api::retry_webhook_delivery(ApiCall call) {
   } catch (const InvalidInput& e) {
     return call.invalid(e);
   }
-  with_webhook(std::move(call), [this, n](ApiCall call, WebhookRecord webhook) {
+  with_webhook(std::move(call), [this, n](ApiCall call, store::WebhookRecord webhook) {
     store_.read(
-        [this, call, id = webhook.id, n](Store& store) {
+        [this, call, id = webhook.id, n](store::Store& store) {
           const auto found = store.webhook_deliveries(id, n + 1, 1);
-          std::optional<WebhookDelivery> delivery;
+          std::optional<store::WebhookDelivery> delivery;
           if (!found.empty() && found.front().n == n) delivery = found.front();
           return std::function<void()>([this, call, id, n, delivery] { resend_delivery(call, id, n, delivery); });
         },
@@ -156,24 +156,24 @@ void Api::retry_webhook_delivery(ApiCall call) {
   });
 }
 
-void Api::resend_delivery(const ApiCall& call, std::int64_t id, std::int64_t n, std::optional<WebhookDelivery> delivery) {
+void Api::resend_delivery(const ApiCall& call, std::int64_t id, std::int64_t n, std::optional<store::WebhookDelivery> delivery) {
   const std::string name = "delivery " + std::to_string(n) + " of webhook " + std::to_string(id);
   if (!delivery) return call.fail(Error::not_found(name + " does not exist"));
-  if (delivery->state != DeliveryState::dead) {
+  if (delivery->state != store::DeliveryState::dead) {
     return call.fail(
         Error::conflict(name + " is " + to_string(delivery->state) + "; only dead-lettered ones are re-sent"));
   }
-  delivery->state = DeliveryState::retrying;
+  delivery->state = store::DeliveryState::retrying;
   delivery->attempts = 0;
   delivery->first_attempt_at = clock_.system_now();
   delivery->next_attempt_at = clock_.system_now();
-  Change change;
+  store::Change change;
   change.webhook_deliveries.push_back(*delivery);
-  store_.write(std::move(change), [this, call, id, committed = *delivery](const Result<void>& written, Change&) {
+  store_.write(std::move(change), [this, call, id, committed = *delivery](const Result<void>& written, store::Change&) {
     if (!written) return call.fail(Error::unavailable("the retry could not be stored"));
     webhooks_->retry_requested(id);
     call.reply(202, delivery_json(committed));
   });
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::daemon

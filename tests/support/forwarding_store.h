@@ -5,50 +5,50 @@
 
 namespace trainyard {
 
-class ForwardingStore : public Store {
+class ForwardingStore : public store::Store {
  public:
-  explicit ForwardingStore(Store& inner) : inner_(inner) {}
+  explicit ForwardingStore(store::Store& inner) : inner_(inner) {}
 
-  void commit(std::span<const Change> batch) override { inner_.commit(batch); }
-  LoadedState load() override { return inner_.load(); }
+  void commit(std::span<const store::Change> batch) override { inner_.commit(batch); }
+  store::LoadedState load() override { return inner_.load(); }
   std::optional<Job> job(JobId id) override { return inner_.job(id); }
-  std::vector<Job> jobs(const JobQuery& query) override { return inner_.jobs(query); }
+  std::vector<Job> jobs(const store::JobQuery& query) override { return inner_.jobs(query); }
   std::vector<Attempt> attempts_of(JobId job) override { return inner_.attempts_of(job); }
   std::vector<Attempt> attempts_of_jobs(std::span<const JobId> jobs) override { return inner_.attempts_of_jobs(jobs); }
   std::vector<Attempt> attempts_running_since(TimePoint from) override { return inner_.attempts_running_since(from); }
   std::optional<Attempt> attempt(AttemptId id) override { return inner_.attempt(id); }
   std::optional<Node> node(const std::string& name) override { return inner_.node(name); }
-  std::optional<TokenRecord> token_by_hash(const std::string& hash) override { return inner_.token_by_hash(hash); }
-  std::vector<TokenRecord> tokens() override { return inner_.tokens(); }
+  std::optional<store::TokenRecord> token_by_hash(const std::string& hash) override { return inner_.token_by_hash(hash); }
+  std::vector<store::TokenRecord> tokens() override { return inner_.tokens(); }
   std::vector<MetricRecord> metrics_of(JobId job) override { return inner_.metrics_of(job); }
-  std::vector<CheckpointRecord> checkpoints_of(JobId job) override { return inner_.checkpoints_of(job); }
-  std::optional<HealthCheckRow> health_check(std::int64_t id) override { return inner_.health_check(id); }
-  std::vector<HealthCheckRow> recent_health_checks(std::int64_t before_id, int limit) override {
+  std::vector<store::CheckpointRecord> checkpoints_of(JobId job) override { return inner_.checkpoints_of(job); }
+  std::optional<store::HealthCheckRow> health_check(std::int64_t id) override { return inner_.health_check(id); }
+  std::vector<store::HealthCheckRow> recent_health_checks(std::int64_t before_id, int limit) override {
     return inner_.recent_health_checks(before_id, limit);
   }
-  std::vector<NodeHealthRow> node_health(const std::string& node, std::int64_t before_check_id, int limit) override {
+  std::vector<store::NodeHealthRow> node_health(const std::string& node, std::int64_t before_check_id, int limit) override {
     return inner_.node_health(node, before_check_id, limit);
   }
-  std::vector<Event> events_after(std::int64_t seq, int limit) override { return inner_.events_after(seq, limit); }
+  std::vector<store::Event> events_after(std::int64_t seq, int limit) override { return inner_.events_after(seq, limit); }
   std::int64_t prune_events(TimePoint older_than, std::int64_t keep_from_seq) override {
     return inner_.prune_events(older_than, keep_from_seq);
   }
-  std::vector<Event> events_of_kind(const std::string& kind_prefix, std::int64_t seq, int limit) override {
+  std::vector<store::Event> events_of_kind(const std::string& kind_prefix, std::int64_t seq, int limit) override {
     return inner_.events_of_kind(kind_prefix, seq, limit);
   }
   std::int64_t last_event_seq() override { return inner_.last_event_seq(); }
-  std::vector<WebhookDelivery> webhook_deliveries(std::int64_t webhook_id, std::optional<std::int64_t> before_n,
+  std::vector<store::WebhookDelivery> webhook_deliveries(std::int64_t webhook_id, std::optional<std::int64_t> before_n,
                                                   int limit) override {
     return inner_.webhook_deliveries(webhook_id, before_n, limit);
   }
-  std::vector<WebhookDelivery> open_webhook_deliveries(std::int64_t webhook_id) override {
+  std::vector<store::WebhookDelivery> open_webhook_deliveries(std::int64_t webhook_id) override {
     return inner_.open_webhook_deliveries(webhook_id);
   }
   std::optional<std::int64_t> webhooks_keep_from_seq() override { return inner_.webhooks_keep_from_seq(); }
   int schema_version() override { return inner_.schema_version(); }
 
  private:
-  Store& inner_;
+  store::Store& inner_;
 };
 
 }  // namespace trainyard

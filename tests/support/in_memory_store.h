@@ -11,32 +11,32 @@
 
 namespace trainyard {
 
-class InMemoryStore final : public Store {
+class InMemoryStore final : public store::Store {
  public:
-  void commit(std::span<const Change> batch) override;
-  LoadedState load() override;
+  void commit(std::span<const store::Change> batch) override;
+  store::LoadedState load() override;
 
   std::optional<Job> job(JobId id) override;
-  std::vector<Job> jobs(const JobQuery& query) override;
+  std::vector<Job> jobs(const store::JobQuery& query) override;
   std::vector<Attempt> attempts_of(JobId job) override;
   std::vector<Attempt> attempts_of_jobs(std::span<const JobId> jobs) override;
   std::vector<Attempt> attempts_running_since(TimePoint from) override;
   std::optional<Attempt> attempt(AttemptId id) override;
   std::optional<Node> node(const std::string& name) override;
-  std::optional<TokenRecord> token_by_hash(const std::string& hash) override;
-  std::vector<TokenRecord> tokens() override;
+  std::optional<store::TokenRecord> token_by_hash(const std::string& hash) override;
+  std::vector<store::TokenRecord> tokens() override;
   std::vector<MetricRecord> metrics_of(JobId job) override;
-  std::vector<CheckpointRecord> checkpoints_of(JobId job) override;
-  std::optional<HealthCheckRow> health_check(std::int64_t id) override;
-  std::vector<HealthCheckRow> recent_health_checks(std::int64_t before_id, int limit) override;
-  std::vector<NodeHealthRow> node_health(const std::string& node, std::int64_t before_check_id, int limit) override;
-  std::vector<Event> events_after(std::int64_t seq, int limit) override;
-  std::vector<Event> events_of_kind(const std::string& kind_prefix, std::int64_t seq, int limit) override;
+  std::vector<store::CheckpointRecord> checkpoints_of(JobId job) override;
+  std::optional<store::HealthCheckRow> health_check(std::int64_t id) override;
+  std::vector<store::HealthCheckRow> recent_health_checks(std::int64_t before_id, int limit) override;
+  std::vector<store::NodeHealthRow> node_health(const std::string& node, std::int64_t before_check_id, int limit) override;
+  std::vector<store::Event> events_after(std::int64_t seq, int limit) override;
+  std::vector<store::Event> events_of_kind(const std::string& kind_prefix, std::int64_t seq, int limit) override;
   std::int64_t prune_events(TimePoint older_than, std::int64_t keep_from_seq) override;
   std::int64_t last_event_seq() override { return contents_.last_seq; }
-  std::vector<WebhookDelivery> webhook_deliveries(std::int64_t webhook_id, std::optional<std::int64_t> before_n,
+  std::vector<store::WebhookDelivery> webhook_deliveries(std::int64_t webhook_id, std::optional<std::int64_t> before_n,
                                                   int limit) override;
-  std::vector<WebhookDelivery> open_webhook_deliveries(std::int64_t webhook_id) override;
+  std::vector<store::WebhookDelivery> open_webhook_deliveries(std::int64_t webhook_id) override;
   std::optional<std::int64_t> webhooks_keep_from_seq() override;
   int schema_version() override;
 
@@ -45,20 +45,20 @@ class InMemoryStore final : public Store {
     std::map<JobId, Job> jobs;
     std::map<AttemptId, Attempt> attempts;
     std::map<std::string, Node> nodes;
-    std::map<std::string, TokenRecord> tokens;
-    std::map<std::string, ShareRecord> shares;
-    std::vector<Event> events;  // in seq order
+    std::map<std::string, store::TokenRecord> tokens;
+    std::map<std::string, store::ShareRecord> shares;
+    std::vector<store::Event> events;  // in seq order
     std::map<std::tuple<JobId, std::int64_t, AttemptId>, MetricRecord> metrics;  // by (job, step, attempt)
-    std::map<std::pair<JobId, std::int64_t>, CheckpointRecord> checkpoints;  // by (job, step)
-    std::map<std::int64_t, HealthCheckRow> health_checks;
-    std::map<std::pair<std::string, std::int64_t>, NodeHealthRow> node_health;  // by (node, check)
-    std::map<std::int64_t, WebhookRecord> webhooks;
-    std::map<std::pair<std::int64_t, std::int64_t>, WebhookDelivery> deliveries;  // by (webhook, n)
+    std::map<std::pair<JobId, std::int64_t>, store::CheckpointRecord> checkpoints;  // by (job, step)
+    std::map<std::int64_t, store::HealthCheckRow> health_checks;
+    std::map<std::pair<std::string, std::int64_t>, store::NodeHealthRow> node_health;  // by (node, check)
+    std::map<std::int64_t, store::WebhookRecord> webhooks;
+    std::map<std::pair<std::int64_t, std::int64_t>, store::WebhookDelivery> deliveries;  // by (webhook, n)
     std::int64_t max_webhook_id = 0;
     std::int64_t last_seq = 0;
   };
 
-  static void write(Contents& into, const Change& change);
+  static void write(Contents& into, const store::Change& change);
 
   Contents contents_;
 };

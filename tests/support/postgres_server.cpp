@@ -150,7 +150,7 @@ std::string PostgresServer::url() const {
 
 std::string PostgresServer::fresh_store_url() {
   const std::string schema = "store_" + std::to_string(++schemas_);
-  pg::Connection(url()).exec("CREATE SCHEMA " + schema);
+  store::pg::Connection(url()).exec("CREATE SCHEMA " + schema);
   return url() + "&options=-csearch_path%3D" + schema;
 }
 

@@ -5,7 +5,7 @@
 
 #include "daemon/api/call.h"
 
-namespace trainyard::testing {
+namespace trainyard::daemon::testing {
 namespace {
 
 // What `fail(error)` answers, through the call's responder.
@@ -48,4 +48,4 @@ TEST(ApiCallFail, AnInvalidInputNamesItsField) {
 }
 
 }  // namespace
-}  // namespace trainyard::testing
+}  // namespace trainyard::daemon::testing

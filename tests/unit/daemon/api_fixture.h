@@ -14,7 +14,7 @@
 #include "daemon/api.h"
 #include "tests/unit/daemon/harness.h"
 
-namespace trainyard::testing {
+namespace trainyard::daemon::testing {
 
 constexpr const char* kAdmin = "admin-secret";
 constexpr const char* kAlice = "alice-secret";
@@ -50,12 +50,12 @@ class ApiTest : public ::testing::Test {
   ApiTest()
       : join_file(std::filesystem::path(::testing::TempDir()) / ("join-" + std::to_string(::getpid()) + ".token")),
         api(cluster.jobs, cluster.worker, cluster.files, tokens, cluster.clock, cluster.timers, "test-version", "", UserLimits{}, join_file) {
-    tokens.add(new_token_record(kAdmin, "root", Role::admin, {}));
-    tokens.add(new_token_record(kAlice, "alice", Role::user, {}));
-    tokens.add(new_token_record(kBob, "bob", Role::user, {}));
-    tokens.add(new_token_record(kJoin, "agent", Role::agent, {}));
-    tokens.add(new_token_record(kViewer, "vic", Role::viewer, {}));
-    tokens.add(new_token_record(kOperator, "olga", Role::operator_, {}));
+    tokens.add(new_token_record(kAdmin, "root", store::Role::admin, {}));
+    tokens.add(new_token_record(kAlice, "alice", store::Role::user, {}));
+    tokens.add(new_token_record(kBob, "bob", store::Role::user, {}));
+    tokens.add(new_token_record(kJoin, "agent", store::Role::agent, {}));
+    tokens.add(new_token_record(kViewer, "vic", store::Role::viewer, {}));
+    tokens.add(new_token_record(kOperator, "olga", store::Role::operator_, {}));
   }
   ~ApiTest() override { std::filesystem::remove(join_file); }
 
@@ -104,4 +104,4 @@ class ApiTest : public ::testing::Test {
   std::string remote = "192.0.2.1";  // the address requests come from
 };
 
-}  // namespace trainyard::testing
+}  // namespace trainyard::daemon::testing

@@ -6,7 +6,7 @@
 
 #include "tests/unit/daemon/api_fixture.h"
 
-namespace trainyard::testing {
+namespace trainyard::daemon::testing {
 namespace {
 
 TEST_F(ApiTest, MetricsAreNotARouteUntilAnExpositionIsSet) {
@@ -67,4 +67,4 @@ TEST_F(ApiTest, EveryAnsweredRequestIsObservedOnceWithItsRoutePattern) {
 }
 
 }  // namespace
-}  // namespace trainyard::testing
+}  // namespace trainyard::daemon::testing

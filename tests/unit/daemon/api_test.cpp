@@ -10,7 +10,7 @@
 
 #include "tests/unit/daemon/api_fixture.h"
 
-namespace trainyard::testing {
+namespace trainyard::daemon::testing {
 namespace {
 
 using ::testing::HasSubstr;
@@ -495,7 +495,7 @@ TEST_F(ApiTest, GoodputOverAWindowCountsEveryAttemptThatRanInItAndOnlyThat) {
     return a;
   };
   using std::chrono::hours;
-  cluster.store.commit(std::vector<Change>{Change{
+  cluster.store.commit(std::vector<store::Change>{store::Change{
       .jobs = {job(1, "alice"), job(2, "bob"), job(3, "alice")},
       .attempts = {ran(1, 1, hours(72), hours(30)), ran(2, 1, hours(30), hours(12)), ran(3, 2, hours(2), std::nullopt),
                    ran(4, 3, hours(40), hours(25))}}});
@@ -591,7 +591,7 @@ TEST_F(ApiTest, FaultsAreValidatedSentToTheAgentAndListedOnceApplied) {
 }
 
 TEST_F(ApiTest, AnAdminForgetsADisconnectedNodesCredential) {
-  tokens.add(TokenRecord{sha256_hex("n1-secret"), node_token_user("n1"), Role::agent, {}});
+  tokens.add(store::TokenRecord{sha256_hex("n1-secret"), node_token_user("n1"), store::Role::agent, {}});
   EXPECT_EQ(call("DELETE", "/v1/nodes/n1/credential", kAlice).status, 403);
   cluster.connect("n1");
   EXPECT_EQ(call("DELETE", "/v1/nodes/n1/credential", kAdmin).status, 409) << "the node is connected";
@@ -670,7 +670,7 @@ TEST_F(ApiTest, RotatingTheJoinTokenReplacesItInMemoryTheStoreAndItsFile) {
   EXPECT_FALSE(tokens.authenticate(kJoin, cluster.clock.system_now())) << "the old join token still works";
   const auto who = tokens.authenticate(secret, cluster.clock.system_now());
   ASSERT_TRUE(who);
-  EXPECT_EQ(who->role, Role::agent);
+  EXPECT_EQ(who->role, store::Role::agent);
   EXPECT_FALSE(who->bound_node());
   EXPECT_TRUE(cluster.memory.token_by_hash(sha256_hex(secret)));
   std::ifstream file(join_file);
@@ -763,4 +763,4 @@ TEST_F(ApiTest, RefusedChangesAreNotAuditedAndOnlyAdminsReadTheLog) {
 }
 
 }  // namespace
-}  // namespace trainyard::testing
+}  // namespace trainyard::daemon::testing

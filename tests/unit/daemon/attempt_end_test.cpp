@@ -5,7 +5,7 @@
 
 #include "daemon/attempt_end.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 using ::testing::HasSubstr;
@@ -143,4 +143,4 @@ TEST(AttemptEnd, ACancelledJobEndsCancelledWhateverItsRetries) {
 }
 
 }  // namespace
-}  // namespace trainyard
+}  // namespace trainyard::daemon

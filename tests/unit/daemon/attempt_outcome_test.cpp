@@ -6,7 +6,7 @@
 
 #include "daemon/attempt_outcome.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 using ::testing::HasSubstr;
@@ -226,4 +226,4 @@ TEST(DecideRetry, CancelledNeverRetries) {
 }
 
 }  // namespace
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -4,7 +4,7 @@
 #include "daemon/auth.h"
 #include "proto/time.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 const TimePoint kNow = from_unix_ms(1'700'000'000'000);
@@ -25,13 +25,13 @@ TEST(TokenSecret, IsPrefixedHexAndFresh) {
 
 TEST(TokenRegistry, KnowsEachNodesCredentialAndForgetsARemovedOne) {
   TokenRegistry tokens;
-  tokens.add(TokenRecord{sha256_hex("join"), "agent", Role::agent, {}});
-  tokens.add(TokenRecord{sha256_hex("n1"), node_token_user("n1"), Role::agent, {}});
+  tokens.add(store::TokenRecord{sha256_hex("join"), "agent", store::Role::agent, {}});
+  tokens.add(store::TokenRecord{sha256_hex("n1"), node_token_user("n1"), store::Role::agent, {}});
   EXPECT_FALSE(tokens.authenticate("join", kNow)->bound_node()) << "the join token is bound to no node";
   EXPECT_EQ(tokens.authenticate("n1", kNow)->bound_node(), "n1");
   EXPECT_EQ(tokens.node_credential("n1"), sha256_hex("n1"));
   EXPECT_FALSE(tokens.node_credential("agent"));
-  EXPECT_FALSE((Principal{node_token_user("n1"), Role::user}.bound_node())) << "only agent tokens are bound to nodes";
+  EXPECT_FALSE((Principal{node_token_user("n1"), store::Role::user}.bound_node())) << "only agent tokens are bound to nodes";
 
   tokens.remove(sha256_hex("n1"));
   EXPECT_FALSE(tokens.authenticate("n1", kNow)) << "a removed token is not remembered as verified";
@@ -41,11 +41,11 @@ TEST(TokenRegistry, KnowsEachNodesCredentialAndForgetsARemovedOne) {
 TEST(TokenRegistry, AuthenticatesByHashOnly) {
   TokenRegistry tokens;
   const std::string secret = generate_token_secret();
-  tokens.add(TokenRecord{sha256_hex(secret), "alice", Role::user, {}});
+  tokens.add(store::TokenRecord{sha256_hex(secret), "alice", store::Role::user, {}});
   const auto who = tokens.authenticate(secret, kNow);
   ASSERT_TRUE(who);
   EXPECT_EQ(who->user, "alice");
-  EXPECT_FALSE(who->role == Role::admin);
+  EXPECT_FALSE(who->role == store::Role::admin);
   EXPECT_FALSE(tokens.authenticate(sha256_hex(secret), kNow)) << "the stored hash is not a credential";
   EXPECT_FALSE(tokens.authenticate("", kNow));
   EXPECT_FALSE(tokens.authenticate(secret + "x", kNow));
@@ -54,18 +54,18 @@ TEST(TokenRegistry, AuthenticatesByHashOnly) {
 TEST(TokenRegistry, ReplacingATokenChangesWhatItsSecretAuthenticatesAs) {
   TokenRegistry tokens;
   const std::string secret = generate_token_secret();
-  tokens.add(TokenRecord{sha256_hex(secret), "alice", Role::admin, {}});
+  tokens.add(store::TokenRecord{sha256_hex(secret), "alice", store::Role::admin, {}});
   ASSERT_TRUE(tokens.authenticate(secret, kNow));
-  EXPECT_TRUE(tokens.authenticate(secret, kNow)->role == Role::admin) << "a secret authenticates again once verified";
-  tokens.add(TokenRecord{sha256_hex(secret), "alice", Role::user, {}});
+  EXPECT_TRUE(tokens.authenticate(secret, kNow)->role == store::Role::admin) << "a secret authenticates again once verified";
+  tokens.add(store::TokenRecord{sha256_hex(secret), "alice", store::Role::user, {}});
   ASSERT_TRUE(tokens.authenticate(secret, kNow));
-  EXPECT_FALSE(tokens.authenticate(secret, kNow)->role == Role::admin) << "the replaced record's role must not outlive it";
+  EXPECT_FALSE(tokens.authenticate(secret, kNow)->role == store::Role::admin) << "the replaced record's role must not outlive it";
 }
 
 TEST(TokenRegistry, AVerifiedSecretDoesNotAdmitOthersOfItsLength) {
   TokenRegistry tokens;
   const std::string secret = generate_token_secret();
-  tokens.add(TokenRecord{sha256_hex(secret), "alice", Role::user, {}});
+  tokens.add(store::TokenRecord{sha256_hex(secret), "alice", store::Role::user, {}});
   ASSERT_TRUE(tokens.authenticate(secret, kNow));
   std::string near = secret;
   near.back() = near.back() == 'a' ? 'b' : 'a';
@@ -76,9 +76,9 @@ TEST(TokenRegistry, AVerifiedSecretDoesNotAdmitOthersOfItsLength) {
 
 TEST(TokenRegistry, ParsesBearerHeaders) {
   TokenRegistry tokens;
-  tokens.add(TokenRecord{sha256_hex("s3cret"), "root", Role::admin, {}});
+  tokens.add(store::TokenRecord{sha256_hex("s3cret"), "root", store::Role::admin, {}});
   ASSERT_TRUE(tokens.authenticate_header("Bearer s3cret", kNow));
-  EXPECT_TRUE(tokens.authenticate_header("Bearer s3cret", kNow)->role == Role::admin);
+  EXPECT_TRUE(tokens.authenticate_header("Bearer s3cret", kNow)->role == store::Role::admin);
   EXPECT_FALSE(tokens.authenticate_header("s3cret", kNow));
   EXPECT_FALSE(tokens.authenticate_header("Basic s3cret", kNow));
   EXPECT_FALSE(tokens.authenticate_header("Bearer ", kNow));
@@ -89,7 +89,7 @@ TEST(TokenRegistry, ParsesBearerHeaders) {
 TEST(TokenRegistry, AnExpiredTokenIsRefusedFromItsExpiryOn) {
   ManualTimeSource clock(kNow);
   TokenRegistry tokens;
-  TokenRecord token = new_token_record("s3cret", "alice", Role::user, clock.system_now());
+  store::TokenRecord token = new_token_record("s3cret", "alice", store::Role::user, clock.system_now());
   token.expires_at = clock.system_now() + std::chrono::seconds(30);
   tokens.add(token);
   ASSERT_TRUE(tokens.authenticate("s3cret", clock.system_now()));
@@ -101,10 +101,10 @@ TEST(TokenRegistry, AnExpiredTokenIsRefusedFromItsExpiryOn) {
 
 TEST(TokenRegistry, RevokingForgetsAVerifiedSecretAndTellsTheListener) {
   TokenRegistry tokens;
-  const TokenRecord token = new_token_record("s3cret", "alice", Role::user, kNow);
+  const store::TokenRecord token = new_token_record("s3cret", "alice", store::Role::user, kNow);
   tokens.add(token);
   std::vector<std::string> heard;
-  tokens.on_removed([&](const TokenRecord& t) { heard.push_back(t.id); });
+  tokens.on_removed([&](const store::TokenRecord& t) { heard.push_back(t.id); });
   ASSERT_TRUE(tokens.authenticate("s3cret", kNow));
   const auto found = tokens.find_by_id(token.id);
   ASSERT_TRUE(found);
@@ -112,15 +112,15 @@ TEST(TokenRegistry, RevokingForgetsAVerifiedSecretAndTellsTheListener) {
   EXPECT_FALSE(tokens.authenticate("s3cret", kNow)) << "the verified-secret cache outlived the revocation";
   EXPECT_FALSE(tokens.find_by_id(token.id));
   EXPECT_EQ(heard, std::vector<std::string>{token.id});
-  tokens.add(new_token_record("other", "bob", Role::user, kNow));
-  tokens.add(new_token_record("other", "bob", Role::viewer, kNow));
+  tokens.add(new_token_record("other", "bob", store::Role::user, kNow));
+  tokens.add(new_token_record("other", "bob", store::Role::viewer, kNow));
   EXPECT_EQ(heard.size(), 1u) << "replacing a token is no revocation";
 }
 
 TEST(TokenRegistry, ListsTokensOldestFirstWithTheirLastUseInMemory) {
   TokenRegistry tokens;
-  const TokenRecord older = new_token_record("a", "alice", Role::user, kNow);
-  const TokenRecord newer = new_token_record("b", "bob", Role::viewer, kNow + std::chrono::seconds(1));
+  const store::TokenRecord older = new_token_record("a", "alice", store::Role::user, kNow);
+  const store::TokenRecord newer = new_token_record("b", "bob", store::Role::viewer, kNow + std::chrono::seconds(1));
   tokens.add(newer);
   tokens.add(older);
   tokens.authenticate("b", kNow + std::chrono::seconds(5));
@@ -138,9 +138,9 @@ TEST(TokenRegistry, WritesEachTokensLastUseAtMostOncePerInterval) {
   using std::chrono::seconds;
   ManualTimeSource clock(kNow);
   TokenRegistry tokens;
-  const TokenRecord token = new_token_record("s3cret", "alice", Role::user, clock.system_now());
+  const store::TokenRecord token = new_token_record("s3cret", "alice", store::Role::user, clock.system_now());
   tokens.add(token);
-  tokens.add(new_token_record("idle", "bob", Role::user, clock.system_now()));
+  tokens.add(new_token_record("idle", "bob", store::Role::user, clock.system_now()));
   EXPECT_TRUE(tokens.take_uses_to_persist(clock.system_now()).empty()) << "an unused token has no use to write";
 
   for (int i = 0; i < 100; ++i) tokens.authenticate("s3cret", clock.system_now());
@@ -159,4 +159,4 @@ TEST(TokenRegistry, WritesEachTokensLastUseAtMostOncePerInterval) {
 }
 
 }  // namespace
-}  // namespace trainyard
+}  // namespace trainyard::daemon

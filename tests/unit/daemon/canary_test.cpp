@@ -7,7 +7,7 @@
 #include "healthcheck/health_json.h"
 #include "tests/unit/daemon/harness.h"
 
-namespace trainyard::testing {
+namespace trainyard::daemon::testing {
 namespace {
 
 Json accelerator_report(bool passed) {
@@ -41,8 +41,8 @@ Attempt start_canary(Cluster& c) {
   return attempts[0];
 }
 
-std::vector<Event> events_of_kind(Cluster& c, const std::string& kind) {
-  std::vector<Event> out;
+std::vector<store::Event> events_of_kind(Cluster& c, const std::string& kind) {
+  std::vector<store::Event> out;
   for (const auto& e : c.memory.events_after(0, 10'000)) {
     if (e.kind == kind) out.push_back(e);
   }
@@ -178,4 +178,4 @@ TEST(Canary, ACanaryThatSucceedsOnARetryShowsNoFailureClass) {
 }
 
 }  // namespace
-}  // namespace trainyard::testing
+}  // namespace trainyard::daemon::testing

@@ -10,7 +10,7 @@
 #include "daemon/job_checkpoints.h"
 #include "tests/unit/daemon/harness.h"
 
-namespace trainyard::testing {
+namespace trainyard::daemon::testing {
 namespace {
 namespace fs = std::filesystem;
 
@@ -111,7 +111,7 @@ TEST(CheckpointResume, ListsEveryStepDirectoryWithWhyItIsNotResumable) {
   checkpoint::write_checkpoint(dir, state_at(20, 2));
   checkpoint::write_checkpoint(dir, state_at(30, 1));
   fs::create_directory(dir / "step-0000000040");  // the command's own format: no manifest
-  const std::vector<CheckpointRecord> records{{1, 7, 10, checkpoint::manifest_sha256(recorded).value(), TimePoint{}},
+  const std::vector<store::CheckpointRecord> records{{1, 7, 10, checkpoint::manifest_sha256(recorded).value(), TimePoint{}},
                                               {1, 8, 20, reported_20, TimePoint{}}};
 
   const auto simulated = inspect_checkpoints(dir, records, JobKind::simulated);
@@ -131,4 +131,4 @@ TEST(CheckpointResume, ListsEveryStepDirectoryWithWhyItIsNotResumable) {
 }
 
 }  // namespace
-}  // namespace trainyard::testing
+}  // namespace trainyard::daemon::testing

@@ -6,7 +6,7 @@
 
 #include "tests/unit/daemon/harness.h"
 
-namespace trainyard::testing {
+namespace trainyard::daemon::testing {
 namespace {
 
 using ::testing::HasSubstr;
@@ -96,4 +96,4 @@ INSTANTIATE_TEST_SUITE_P(BackAndForward, ClockStepTest, ::testing::Values(-1, 1)
                          [](const auto& info) { return info.param < 0 ? "SteppedBack" : "SteppedForward"; });
 
 }  // namespace
-}  // namespace trainyard::testing
+}  // namespace trainyard::daemon::testing

@@ -6,7 +6,7 @@
 #include "daemon/daemon_metrics.h"
 #include "tests/unit/daemon/harness.h"
 
-namespace trainyard::testing {
+namespace trainyard::daemon::testing {
 namespace {
 
 using ::testing::HasSubstr;
@@ -124,4 +124,4 @@ TEST(DaemonMetrics, StoreCommitsAndRequestsAreTimed) {
 }
 
 }  // namespace
-}  // namespace trainyard::testing
+}  // namespace trainyard::daemon::testing

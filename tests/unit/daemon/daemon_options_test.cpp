@@ -11,7 +11,7 @@
 #include "daemon/daemon.h"
 #include "proto/errors.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 // The field and message of the InvalidInput that parsing `flags` throws ("" when none).
@@ -71,4 +71,4 @@ TEST_F(TlsFiles, BadOrMissingFilesAreNamedByTheirFlag) {
 }
 
 }  // namespace
-}  // namespace trainyard
+}  // namespace trainyard::daemon

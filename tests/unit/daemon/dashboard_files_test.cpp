@@ -11,7 +11,7 @@
 #include "tests/support/temp_dir.h"
 #include "tests/unit/daemon/api_fixture.h"
 
-namespace trainyard::testing {
+namespace trainyard::daemon::testing {
 namespace {
 
 void write(const std::filesystem::path& file, const std::string& text) {
@@ -154,4 +154,4 @@ TEST_F(ApiTest, TheDashboardAnswersUnmatchedGetsWithoutATokenAndTheApiKeepsItsRo
 }
 
 }  // namespace
-}  // namespace trainyard::testing
+}  // namespace trainyard::daemon::testing

@@ -8,11 +8,11 @@
 #include "daemon/event_streams.h"
 #include "tests/unit/daemon/harness.h"
 
-namespace trainyard::testing {
+namespace trainyard::daemon::testing {
 namespace {
 
-Event job_event_of(std::int64_t job, const std::string& user, std::string kind = "job.submitted") {
-  Event e;
+store::Event job_event_of(std::int64_t job, const std::string& user, std::string kind = "job.submitted") {
+  store::Event e;
   e.kind = std::move(kind);
   e.job_id = job;
   e.user = user;
@@ -20,8 +20,8 @@ Event job_event_of(std::int64_t job, const std::string& user, std::string kind =
   return e;
 }
 
-Change with_events(std::vector<Event> events) {
-  Change change;
+store::Change with_events(std::vector<store::Event> events) {
+  store::Change change;
   change.events = std::move(events);
   return change;
 }
@@ -45,20 +45,20 @@ std::vector<std::int64_t> frame_ids(const std::string& text) {
 class EventStreamsTest : public ::testing::Test {
  protected:
   EventStreamsTest() {
-    worker.set_events_observer(0, [this](const std::vector<Event>& events) {
+    worker.set_events_observer(0, [this](const std::vector<store::Event>& events) {
       streams.publish(events);
       published += events.size();
     });
     streams.set_flush_window(kWindow);
   }
   // Commits through the worker and runs completions until its events were published.
-  void commit(std::vector<Event> events) {
+  void commit(std::vector<store::Event> events) {
     const std::size_t until = published + events.size();
-    worker.write(with_events(std::move(events)), [](const Result<void>&, Change&) {});
+    worker.write(with_events(std::move(events)), [](const Result<void>&, store::Change&) {});
     io.run_until([&] { return published == until; });
   }
   // Commits, and lets the flush window pass.
-  void commit_and_flush(std::vector<Event> events) {
+  void commit_and_flush(std::vector<store::Event> events) {
     commit(std::move(events));
     pass(kWindow);
   }
@@ -75,8 +75,8 @@ class EventStreamsTest : public ::testing::Test {
   FakeTimers timers{clock};
   EventStreams streams{worker, timers};
   std::size_t published = 0;
-  const Principal admin{"root", Role::admin, "t1"};
-  const Principal alice{"alice", Role::user, "t2"};
+  const Principal admin{"root", store::Role::admin, "t1"};
+  const Principal alice{"alice", store::Role::user, "t2"};
 };
 
 TEST_F(EventStreamsTest, LiveEventsArriveInSeqOrderAsTheirReaderMaySeeThem) {
@@ -95,7 +95,7 @@ TEST_F(EventStreamsTest, AResumeGetsTheStoredRestThenLiveEventsWithNoGapAndNoneT
   commit({job_event_of(1, "alice"), job_event_of(1, "alice"), job_event_of(1, "alice")});
   // 4 and 5 are committed before the resume's backfill is read, and published after it
   // subscribed: both the backfill and the live feed have them, and they are sent once.
-  worker.write(with_events({job_event_of(1, "alice"), job_event_of(1, "alice")}), [](const Result<void>&, Change&) {});
+  worker.write(with_events({job_event_of(1, "alice"), job_event_of(1, "alice")}), [](const Result<void>&, store::Change&) {});
   auto resumed = streams.subscribe(alice, {}, 1);
   std::string got;
   io.run_until([&] {
@@ -111,7 +111,7 @@ TEST_F(EventStreamsTest, AResumeGetsTheStoredRestThenLiveEventsWithNoGapAndNoneT
 TEST_F(EventStreamsTest, AReaderThatDoesNotReadIsDroppedAndTheOthersCarryOn) {
   auto reading = streams.subscribe(admin, {}, std::nullopt);
   auto stalled = streams.subscribe(admin, {}, std::nullopt);
-  Event big = job_event_of(1, "alice");
+  store::Event big = job_event_of(1, "alice");
   big.message = std::string(64 << 10, 'x');
   std::size_t frames = 0;
   for (std::size_t sent = 0; sent <= EventStreams::kClientBufferBytes; sent += big.message.size()) {
@@ -181,4 +181,4 @@ TEST_F(EventStreamsTest, AClientThatSubscribesWithinAWindowGetsOnlyWhatCameAfter
 }
 
 }  // namespace
-}  // namespace trainyard::testing
+}  // namespace trainyard::daemon::testing

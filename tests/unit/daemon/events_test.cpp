@@ -6,7 +6,7 @@
 #include "daemon/events.h"
 #include "tests/unit/daemon/api_fixture.h"
 
-namespace trainyard::testing {
+namespace trainyard::daemon::testing {
 namespace {
 
 using namespace std::chrono_literals;
@@ -18,18 +18,18 @@ const char* const kTwoAttempts =
 
 class EventsTest : public ApiTest {
  protected:
-  std::vector<Event> all() { return cluster.memory.events_after(0, 100'000); }
-  std::vector<Event> of(const std::string& kind) {
-    std::vector<Event> out;
-    for (const Event& e : all()) {
+  std::vector<store::Event> all() { return cluster.memory.events_after(0, 100'000); }
+  std::vector<store::Event> of(const std::string& kind) {
+    std::vector<store::Event> out;
+    for (const store::Event& e : all()) {
       if (e.kind == kind) out.push_back(e);
     }
     return out;
   }
-  Event only(const std::string& kind) {
-    const std::vector<Event> found = of(kind);
+  store::Event only(const std::string& kind) {
+    const std::vector<store::Event> found = of(kind);
     EXPECT_EQ(found.size(), 1u) << kind;
-    return found.empty() ? Event{} : found.front();
+    return found.empty() ? store::Event{} : found.front();
   }
   AttemptId run_on_n1(const char* body) {
     const Reply r = call("POST", "/v1/jobs", kAlice, body);
@@ -44,16 +44,16 @@ class EventsTest : public ApiTest {
 TEST_F(EventsTest, AJobsLifeIsSubmittedStartedSucceededWithItsOwnerAndShare) {
   const AttemptId attempt = run_on_n1(kOneAttempt);
   cluster.exited("n1", attempt, 0);
-  const Event& submitted = only("job.submitted");
+  const store::Event& submitted = only("job.submitted");
   EXPECT_EQ(submitted.user, "alice");
   EXPECT_EQ(submitted.share, "default");
-  EXPECT_EQ(submitted.severity, Severity::info);
+  EXPECT_EQ(submitted.severity, store::Severity::info);
   EXPECT_EQ(submitted.job_id, JobId{1});
   EXPECT_EQ(only("audit.job.submitted").seq, submitted.seq + 1) << "the audit record is in the submission's change";
-  const Event& started = only("job.started");
+  const store::Event& started = only("job.started");
   EXPECT_EQ(started.attempt_id, attempt);
   EXPECT_EQ(started.node, "n1");
-  const Event& succeeded = only("job.succeeded");
+  const store::Event& succeeded = only("job.succeeded");
   EXPECT_EQ(succeeded.details["exit_code"], 0);
   EXPECT_EQ(succeeded.user, "alice");
   EXPECT_LT(started.seq, succeeded.seq);
@@ -63,8 +63,8 @@ TEST_F(EventsTest, AJobsLifeIsSubmittedStartedSucceededWithItsOwnerAndShare) {
 TEST_F(EventsTest, AFailureCarriesItsClassSuggestionExitCodeAndNode) {
   const AttemptId attempt = run_on_n1(kOneAttempt);
   cluster.exited("n1", attempt, 3, std::nullopt, "exit 3");
-  const Event& failed = only("job.failed");
-  EXPECT_EQ(failed.severity, Severity::error);
+  const store::Event& failed = only("job.failed");
+  EXPECT_EQ(failed.severity, store::Severity::error);
   EXPECT_EQ(failed.details["exit_code"], 3);
   EXPECT_EQ(failed.details["node"], "n1");
   EXPECT_FALSE(failed.details["class"].get<std::string>().empty());
@@ -75,8 +75,8 @@ TEST_F(EventsTest, AFailureCarriesItsClassSuggestionExitCodeAndNode) {
 TEST_F(EventsTest, ARetryTellsWhyTheNextAttemptAndTheResumeStep) {
   const AttemptId attempt = run_on_n1(kTwoAttempts);
   cluster.exited("n1", attempt, 1, std::nullopt, "exit 1");
-  const Event& retrying = only("job.retrying");
-  EXPECT_EQ(retrying.severity, Severity::warning);
+  const store::Event& retrying = only("job.retrying");
+  EXPECT_EQ(retrying.severity, store::Severity::warning);
   EXPECT_EQ(retrying.details["next_attempt"], 2);
   EXPECT_EQ(retrying.details["resume_step"], 0);
   EXPECT_FALSE(retrying.details["why"].get<std::string>().empty());
@@ -86,9 +86,9 @@ TEST_F(EventsTest, ARetryTellsWhyTheNextAttemptAndTheResumeStep) {
 TEST_F(EventsTest, CancellingAPendingJobIsOneChangeWithItsAuditRecord) {
   const JobId id = submit_as(kAlice);
   ASSERT_EQ(call("POST", "/v1/jobs/" + std::to_string(id) + "/cancel", kAlice).status, 200);
-  const Event& cancelled = only("job.cancelled");
+  const store::Event& cancelled = only("job.cancelled");
   EXPECT_EQ(cancelled.user, "alice");
-  const Event& audited = only("audit.job.cancelled");
+  const store::Event& audited = only("audit.job.cancelled");
   EXPECT_EQ(audited.seq, cancelled.seq + 1);
   EXPECT_EQ(audited.user, "alice");
 }
@@ -96,8 +96,8 @@ TEST_F(EventsTest, CancellingAPendingJobIsOneChangeWithItsAuditRecord) {
 TEST_F(EventsTest, DrainUndrainAndDownAreNodeEvents) {
   cluster.connect("n1");
   ASSERT_EQ(call("POST", "/v1/nodes/n1/drain", kAdmin).status, 200);
-  const Event& drained = only("node.drained");
-  EXPECT_EQ(drained.severity, Severity::warning);
+  const store::Event& drained = only("node.drained");
+  EXPECT_EQ(drained.severity, store::Severity::warning);
   EXPECT_EQ(drained.node, "n1");
   EXPECT_FALSE(drained.job_id);
   EXPECT_EQ(only("audit.node.drained").seq, drained.seq + 1);
@@ -107,7 +107,7 @@ TEST_F(EventsTest, DrainUndrainAndDownAreNodeEvents) {
   cluster.advance(10min);  // no heartbeat
   cluster.jobs.tick();
   cluster.settle();
-  EXPECT_EQ(only("node.down").severity, Severity::error);
+  EXPECT_EQ(only("node.down").severity, store::Severity::error);
 }
 
 TEST_F(EventsTest, AFailingCommitStoresNeitherTheChangeNorItsEvents) {
@@ -171,13 +171,13 @@ TEST_F(EventsTest, BadFiltersAre400sNamingTheField) {
 
 TEST(EventSeverity, OneTableCoversEveryType) {
   EXPECT_EQ(event_types().size(), 24u);
-  EXPECT_EQ(severity_of("job.failed"), Severity::error);
-  EXPECT_EQ(severity_of("node.suspect"), Severity::warning);
-  EXPECT_EQ(severity_of("job.succeeded"), Severity::info);
-  EXPECT_EQ(severity_of("audit.token.created"), Severity::info);
+  EXPECT_EQ(severity_of("job.failed"), store::Severity::error);
+  EXPECT_EQ(severity_of("node.suspect"), store::Severity::warning);
+  EXPECT_EQ(severity_of("job.succeeded"), store::Severity::info);
+  EXPECT_EQ(severity_of("audit.token.created"), store::Severity::info);
   EXPECT_TRUE(is_event_type("audit.share.changed"));
   EXPECT_FALSE(is_event_type("job.state"));
 }
 
 }  // namespace
-}  // namespace trainyard::testing
+}  // namespace trainyard::daemon::testing

@@ -5,7 +5,7 @@
 
 #include "daemon/failure_rules.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 AttemptFacts failed_with(std::optional<int> code, std::optional<int> signal, std::string reason, std::string log = "") {
@@ -63,4 +63,4 @@ TEST(FailureRules, BadRulesAreRefusedNamingTheField) {
 }
 
 }  // namespace
-}  // namespace trainyard
+}  // namespace trainyard::daemon

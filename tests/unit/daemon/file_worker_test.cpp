@@ -9,7 +9,7 @@
 
 #include "tests/unit/daemon/harness.h"
 
-namespace trainyard::testing {
+namespace trainyard::daemon::testing {
 namespace {
 
 TEST(FileWorkerTest, RunsTasksInOrderOnItsOwnThreadAndPostsTheirCompletions) {
@@ -92,4 +92,4 @@ TEST(FileWorkerTest, AHungCheckpointScanDelaysOnlyTheLaunchesWaitingForIt) {
 }
 
 }  // namespace
-}  // namespace trainyard::testing
+}  // namespace trainyard::daemon::testing

@@ -7,7 +7,7 @@
 #include "daemon/node_credentials.h"
 #include "tests/unit/daemon/harness.h"
 
-namespace trainyard::testing {
+namespace trainyard::daemon::testing {
 namespace {
 
 using ::testing::HasSubstr;
@@ -23,9 +23,9 @@ class FakePeer final : public net::WebSocketPeer {
 class GatewayTest : public ::testing::Test {
  protected:
   GatewayTest() : gateway(cluster.jobs, tokens, cluster.worker, cluster.clock), route(gateway.route()) {
-    tokens.add(new_token_record("join", "agent", Role::agent, {}));
-    tokens.add(new_token_record("alice", "alice", Role::user, {}));
-    tokens.add(new_token_record("root", "admin", Role::admin, {}));
+    tokens.add(new_token_record("join", "agent", store::Role::agent, {}));
+    tokens.add(new_token_record("alice", "alice", store::Role::user, {}));
+    tokens.add(new_token_record("root", "admin", store::Role::admin, {}));
   }
 
   std::shared_ptr<net::WebSocketSession> open(std::shared_ptr<FakePeer> peer, const std::string& token = "join") {
@@ -97,10 +97,10 @@ TEST_F(GatewayTest, AFirstJoinGetsACredentialBoundToTheNodeName) {
   ASSERT_FALSE(welcome->node_credential.empty()) << "the first join is given the node's own credential";
   const auto who = tokens.authenticate(welcome->node_credential, cluster.clock.system_now());
   ASSERT_TRUE(who);
-  EXPECT_EQ(who->role, Role::agent);
+  EXPECT_EQ(who->role, store::Role::agent);
   EXPECT_EQ(who->bound_node(), "n1");
   const auto stored = cluster.memory.tokens();
-  EXPECT_TRUE(std::any_of(stored.begin(), stored.end(), [&](const TokenRecord& t) {
+  EXPECT_TRUE(std::any_of(stored.begin(), stored.end(), [&](const store::TokenRecord& t) {
     return t.hash == sha256_hex(welcome->node_credential) && t.user == node_token_user("n1");
   })) << "the credential is stored (hashed) before the welcome carries it";
 
@@ -278,4 +278,4 @@ TEST_F(GatewayTest, WithClientCertificatesRequiredAnAgentMustPresentOneNamingIts
 }
 
 }  // namespace
-}  // namespace trainyard::testing
+}  // namespace trainyard::daemon::testing

@@ -2,7 +2,7 @@
 
 #include "daemon/goodput.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 TimePoint at_s(double s) { return from_unix_ms(1'800'000'000'000 + static_cast<std::int64_t>(s * 1000)); }
@@ -185,4 +185,4 @@ TEST(GoodputInAWindow, ARunningAttemptCountsUpToTheWindowsEnd) {
 }
 
 }  // namespace
-}  // namespace trainyard
+}  // namespace trainyard::daemon

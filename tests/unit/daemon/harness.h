@@ -31,7 +31,7 @@
 #include "tests/support/forwarding_store.h"
 #include "tests/support/in_memory_store.h"
 
-namespace trainyard::testing {
+namespace trainyard::daemon::testing {
 
 inline constexpr std::chrono::seconds kWaitLimit{10};
 
@@ -117,7 +117,7 @@ class FakeTimers final : public Timers {
 // check from a completion that the change is already durable. Thread-safe to query.
 class FlakyStore final : public ForwardingStore {
  public:
-  explicit FlakyStore(Store& inner) : ForwardingStore(inner) {}
+  explicit FlakyStore(store::Store& inner) : ForwardingStore(inner) {}
 
   void fail_commits(bool fail) { failing_ = fail; }
   bool committed_job(JobId id) const {
@@ -125,8 +125,8 @@ class FlakyStore final : public ForwardingStore {
     return committed_jobs_.contains(id);
   }
 
-  void commit(std::span<const Change> batch) override {
-    if (failing_) throw StoreError("disk on fire (injected)");
+  void commit(std::span<const store::Change> batch) override {
+    if (failing_) throw store::StoreError("disk on fire (injected)");
     ForwardingStore::commit(batch);
     std::lock_guard lock(mutex_);
     for (const auto& change : batch) {
@@ -203,7 +203,7 @@ struct Cluster {
   void settle() {
     for (;;) {
       int barriers = 0;
-      worker.read([&barriers](Store&) { return StoreWorker::Continuation([&barriers] { ++barriers; }); },
+      worker.read([&barriers](store::Store&) { return StoreWorker::Continuation([&barriers] { ++barriers; }); },
                   [](const Error& error) { ADD_FAILURE() << "barrier read failed: " << error.message; });
       files.run([&barriers] { return FileWorker::Continuation([&barriers] { ++barriers; }); },
                 [](const Error& error) { ADD_FAILURE() << "barrier file task failed: " << error.message; });
@@ -256,7 +256,7 @@ struct Cluster {
     std::optional<Job> accepted;
     jobs.submit(std::move(spec), user, [&accepted](Result<JobManager::Submitted> submitted) {
       ASSERT_TRUE(submitted) << submitted.error().message;
-      EXPECT_EQ(submitted->record, job_record(submitted->job))
+      EXPECT_EQ(submitted->record, store::job_record(submitted->job))
           << "the answer must carry the accepted job's stored record";
       accepted = submitted->job;
     });
@@ -270,7 +270,7 @@ struct Cluster {
     std::optional<Job> out;
     bool done = false;
     worker.read(
-        [&, id](Store& s) {
+        [&, id](store::Store& s) {
           return StoreWorker::Continuation([&, job = s.job(id)] {
             out = job;
             done = true;
@@ -284,7 +284,7 @@ struct Cluster {
     std::vector<Attempt> out;
     bool done = false;
     worker.read(
-        [&, id](Store& s) {
+        [&, id](store::Store& s) {
           return StoreWorker::Continuation([&, list = s.attempts_of(id)] {
             out = list;
             done = true;
@@ -339,4 +339,4 @@ struct Cluster {
   std::map<std::string, std::string> data_addr;
 };
 
-}  // namespace trainyard::testing
+}  // namespace trainyard::daemon::testing

@@ -4,7 +4,7 @@
 #include "healthcheck/health_json.h"
 #include "tests/unit/daemon/harness.h"
 
-namespace trainyard::testing {
+namespace trainyard::daemon::testing {
 namespace {
 
 JobManagerConfig gated_config() {
@@ -120,4 +120,4 @@ TEST(HealthGating, AResultForAnotherNodesTaskIsIgnored) {
 }
 
 }  // namespace
-}  // namespace trainyard::testing
+}  // namespace trainyard::daemon::testing

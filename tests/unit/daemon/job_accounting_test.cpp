@@ -2,7 +2,7 @@
 
 #include "daemon/job_accounting.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 TimePoint at_s(double s) { return from_unix_ms(1'800'000'000'000 + static_cast<std::int64_t>(s * 1000)); }
@@ -68,4 +68,4 @@ TEST(JobAccounting, AWholeNodeJobCountsTheCoresItsNewestAttemptGot) {
 }
 
 }  // namespace
-}  // namespace trainyard
+}  // namespace trainyard::daemon

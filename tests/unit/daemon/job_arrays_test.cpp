@@ -4,7 +4,7 @@
 #include "proto/errors.h"
 #include "tests/unit/daemon/harness.h"
 
-namespace trainyard::testing {
+namespace trainyard::daemon::testing {
 namespace {
 
 JobSpec one_core(std::optional<std::string> array = std::nullopt) {
@@ -119,4 +119,4 @@ TEST(Dependencies, UnknownIdsAndAftercorrWithoutArraysAreRefused) {
 }
 
 }  // namespace
-}  // namespace trainyard::testing
+}  // namespace trainyard::daemon::testing

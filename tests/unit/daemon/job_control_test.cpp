@@ -9,7 +9,7 @@
 #include "checkpoint/checkpoint.h"
 #include "tests/unit/daemon/harness.h"
 
-namespace trainyard::testing {
+namespace trainyard::daemon::testing {
 namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
@@ -189,4 +189,4 @@ TEST(JobUpdate, APendingJobTakesItsNewShapeAndAnImpossibleOneIsRefused) {
 }
 
 }  // namespace
-}  // namespace trainyard::testing
+}  // namespace trainyard::daemon::testing

@@ -7,7 +7,7 @@
 #include "proto/errors.h"
 #include "tests/unit/daemon/harness.h"
 
-namespace trainyard::testing {
+namespace trainyard::daemon::testing {
 namespace {
 
 using ::testing::HasSubstr;
@@ -108,4 +108,4 @@ TEST(JobFitSubmit, AJobThatWaitsForCapacityStartsWhenNodesJoin) {
 }
 
 }  // namespace
-}  // namespace trainyard::testing
+}  // namespace trainyard::daemon::testing

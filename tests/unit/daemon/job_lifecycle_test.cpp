@@ -8,7 +8,7 @@
 
 #include "tests/unit/daemon/job_manager_helpers.h"
 
-namespace trainyard::testing {
+namespace trainyard::daemon::testing {
 namespace {
 
 using ::testing::HasSubstr;
@@ -373,4 +373,4 @@ TEST(JobManagerLogs, FetchesEachRankAndTimesOutTheSilentOne) {
 }
 
 }  // namespace
-}  // namespace trainyard::testing
+}  // namespace trainyard::daemon::testing

@@ -7,7 +7,7 @@
 
 #include "tests/unit/daemon/harness.h"
 
-namespace trainyard::testing {
+namespace trainyard::daemon::testing {
 
 // A cluster of `n` 8-core nodes named n1.. with one running `nodes`-wide job; returns its attempt.
 struct RunningJob {
@@ -41,4 +41,4 @@ inline void connect_nodes(Cluster& c, int n) {
   for (int i = 1; i <= n; ++i) c.connect("n" + std::to_string(i));
 }
 
-}  // namespace trainyard::testing
+}  // namespace trainyard::daemon::testing

@@ -7,7 +7,7 @@
 
 #include "tests/unit/daemon/job_manager_helpers.h"
 
-namespace trainyard::testing {
+namespace trainyard::daemon::testing {
 namespace {
 
 using ::testing::HasSubstr;
@@ -210,4 +210,4 @@ TEST(JobManagerHello, WelcomesWithTheHeartbeatInterval) {
 }
 
 }  // namespace
-}  // namespace trainyard::testing
+}  // namespace trainyard::daemon::testing

@@ -11,7 +11,7 @@
 #include "checkpoint/checkpoint.h"
 #include "tests/unit/daemon/harness.h"
 
-namespace trainyard::testing {
+namespace trainyard::daemon::testing {
 namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
@@ -54,9 +54,9 @@ void report_step(Cluster& c, const std::string& node, const LaunchMsg& launch, s
   c.heartbeat(node, {AttemptReport{launch.attempt_id, launch.job_id, step, c.clock.system_now(), "forward"}});
 }
 
-std::vector<Event> events_of(Cluster& c, const std::string& kind) {
-  std::vector<Event> out;
-  for (const Event& e : c.memory.events_after(0, 100'000)) {
+std::vector<store::Event> events_of(Cluster& c, const std::string& kind) {
+  std::vector<store::Event> out;
+  for (const store::Event& e : c.memory.events_after(0, 100'000)) {
     if (e.kind == kind) out.push_back(e);
   }
   return out;
@@ -151,4 +151,4 @@ TEST(JobPreemption, AGangThatHasNotRunTheMinimumTimeIsNotPreempted) {
 }
 
 }  // namespace
-}  // namespace trainyard::testing
+}  // namespace trainyard::daemon::testing

@@ -7,12 +7,12 @@
 
 #include "tests/unit/daemon/job_manager_helpers.h"
 
-namespace trainyard::testing {
+namespace trainyard::daemon::testing {
 namespace {
 
 // The store as a crashed daemon left it: one job RUNNING on n1 and n2.
-LoadedState crashed_with_running_job(TimePoint at) {
-  LoadedState state;
+store::LoadedState crashed_with_running_job(TimePoint at) {
+  store::LoadedState state;
   for (const std::string name : {"n1", "n2"}) {
     Node node;
     node.name = name;
@@ -45,12 +45,12 @@ LoadedState crashed_with_running_job(TimePoint at) {
 }
 
 // Stores what `state` describes, so the restored daemon's later upserts have their records.
-void seed(Cluster& c, const LoadedState& state) {
-  Change change;
+void seed(Cluster& c, const store::LoadedState& state) {
+  store::Change change;
   change.jobs = state.active_jobs;
   change.attempts = state.active_attempts;
   change.nodes = state.nodes;
-  c.memory.commit(std::span<const Change>(&change, 1));
+  c.memory.commit(std::span<const store::Change>(&change, 1));
 }
 
 // Both agents of the restored job come back listing `report`, then heartbeat it for 5 s.
@@ -68,7 +68,7 @@ void reconnect_and_report_for_5s(Cluster& c, const AttemptReport& report) {
 
 TEST(JobManagerRestore, ReconnectingAgentsThatListTheAttemptKeepItRunning) {
   Cluster c;
-  const LoadedState state = crashed_with_running_job(c.clock.system_now() - Millis(60000));
+  const store::LoadedState state = crashed_with_running_job(c.clock.system_now() - Millis(60000));
   seed(c, state);
   c.jobs.restore(state);
   c.settle();
@@ -87,7 +87,7 @@ TEST(JobManagerRestore, ReconnectingAgentsThatListTheAttemptKeepItRunning) {
 
 TEST(JobManagerRestore, ARestoredAttemptIsNotJudgedStuckFromBeforeTheRestart) {
   Cluster c;
-  LoadedState state = crashed_with_running_job(c.clock.system_now() - Millis(10000));
+  store::LoadedState state = crashed_with_running_job(c.clock.system_now() - Millis(10000));
   state.active_jobs[0].spec.kind = JobKind::simulated;  // always under stuck watch
   state.active_jobs[0].spec.stuck_after_s = 60;
   state.active_attempts[0].last_step = 77;
@@ -114,7 +114,7 @@ TEST(JobManagerRestore, ARestoredAttemptIsNotJudgedStuckFromBeforeTheRestart) {
 
 TEST(JobManagerRestore, AgentThatNoLongerRunsTheAttemptLosesItsRankAfterTheGrace) {
   Cluster c;
-  const LoadedState state = crashed_with_running_job(c.clock.system_now() - Millis(60000));
+  const store::LoadedState state = crashed_with_running_job(c.clock.system_now() - Millis(60000));
   seed(c, state);
   c.jobs.restore(state);
   c.settle();
@@ -144,7 +144,7 @@ TEST(JobManagerRestore, AgentThatNoLongerRunsTheAttemptLosesItsRankAfterTheGrace
 // hellos are the only news that the ranks run, so they must complete the transition.
 TEST(JobManagerRestore, StartingAttemptThatEveryAgentReportsBecomesRunning) {
   Cluster c;
-  LoadedState state = crashed_with_running_job(c.clock.system_now() - Millis(60000));
+  store::LoadedState state = crashed_with_running_job(c.clock.system_now() - Millis(60000));
   state.active_jobs[0].state = JobState::starting;
   state.active_attempts[0].state = AttemptState::starting;
   state.active_attempts[0].started_at.reset();
@@ -161,4 +161,4 @@ TEST(JobManagerRestore, StartingAttemptThatEveryAgentReportsBecomesRunning) {
 }
 
 }  // namespace
-}  // namespace trainyard::testing
+}  // namespace trainyard::daemon::testing

@@ -9,7 +9,7 @@
 
 #include "tests/unit/daemon/harness.h"
 
-namespace trainyard::testing {
+namespace trainyard::daemon::testing {
 namespace {
 
 using ::testing::HasSubstr;
@@ -113,4 +113,4 @@ TEST_F(LogFetcherTest, OnlyTheAskedRankAndOnlyItsNodeAnswers) {
 }
 
 }  // namespace
-}  // namespace trainyard::testing
+}  // namespace trainyard::daemon::testing

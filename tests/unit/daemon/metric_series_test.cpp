@@ -6,7 +6,7 @@
 
 #include "daemon/metric_series.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 MetricRecord row(AttemptId attempt, std::int64_t step, double loss, double grad_norm = 1.0) {
@@ -116,4 +116,4 @@ TEST(SummarizeMetrics, NoRowsNoPoints) {
 }
 
 }  // namespace
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -9,7 +9,7 @@
 #include "daemon/canary.h"
 #include "tests/unit/daemon/harness.h"
 
-namespace trainyard::testing {
+namespace trainyard::daemon::testing {
 namespace {
 
 struct Watched {
@@ -160,7 +160,7 @@ TEST(Monitors, AFailedCanaryMakesItsHealthyNodesSuspect) {
   w.nodes.drain("n2", "maintenance");
   Job canary = simulated_job(10);
   canary.user = kCanaryUser;
-  Change change;
+  store::Change change;
   const auto suspects = w.monitors.suspect_canary_nodes(canary, attempt_on({"n1", "n2"}), std::vector<RankState>(2), change);
   EXPECT_EQ(suspects, std::vector<std::string>{"n1"}) << "a drained node keeps its state";
   EXPECT_EQ(w.nodes.find("n1")->node.state, NodeState::suspect);
@@ -175,7 +175,7 @@ TEST(Monitors, WhenACanaryLostANodeOnlyTheLostNodeIsSuspect) {
   w.connect("n2");
   std::vector<RankState> ranks(2);
   ranks[1].lost = true;
-  Change change;
+  store::Change change;
   const auto suspects = w.monitors.suspect_canary_nodes(simulated_job(10), attempt_on({"n1", "n2"}), ranks, change);
   EXPECT_EQ(suspects, std::vector<std::string>{"n2"});
   EXPECT_EQ(w.nodes.find("n1")->node.state, NodeState::healthy);
@@ -196,4 +196,4 @@ TEST(Monitors, TheCanaryCheckSkipsNodesAlreadyUnderTest) {
 }
 
 }  // namespace
-}  // namespace trainyard::testing
+}  // namespace trainyard::daemon::testing

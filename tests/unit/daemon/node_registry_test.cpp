@@ -8,7 +8,7 @@
 
 #include "tests/unit/daemon/harness.h"
 
-namespace trainyard::testing {
+namespace trainyard::daemon::testing {
 namespace {
 
 struct Registry {
@@ -119,7 +119,7 @@ TEST(NodeRegistry, ANodeSilentPastTheTimeoutIsNamedUntilItIsDown) {
   EXPECT_EQ(silent[0].first, "n2");
   EXPECT_EQ(silent[0].second, Millis(6000));
 
-  const Change change = r.nodes.mark_down("n2", "sent no heartbeat");
+  const store::Change change = r.nodes.mark_down("n2", "sent no heartbeat");
   EXPECT_EQ(change.nodes.at(0).state, NodeState::down);
   EXPECT_EQ(change.events.at(0).kind, "node.down");
   EXPECT_FALSE(r.nodes.connected("n2"));
@@ -155,7 +155,7 @@ TEST(NodeRegistry, UndrainOfADrainedNodeNeedsNoCheck) {
 TEST(NodeRegistry, UndrainOfAnUnhealthyNodeIsSuspectUntilItsCheckPasses) {
   Registry r;
   r.connect("n1");
-  Change ignored;
+  store::Change ignored;
   r.nodes.mark_suspect("n1", "canary failed", Json::object(), ignored);
   const auto [change, check] = r.nodes.undrain("n1", "alice", [] { return std::int64_t{7}; });
   EXPECT_EQ(check, 7);
@@ -214,4 +214,4 @@ TEST(NodeRegistry, SendsOnlyToConnectedNodes) {
 }
 
 }  // namespace
-}  // namespace trainyard::testing
+}  // namespace trainyard::daemon::testing

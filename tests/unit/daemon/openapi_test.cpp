@@ -17,7 +17,7 @@
 #include "daemon/prometheus.h"
 #include "tests/unit/daemon/api_fixture.h"
 
-namespace trainyard::testing {
+namespace trainyard::daemon::testing {
 namespace {
 
 std::string lower(std::string_view text) {
@@ -111,4 +111,4 @@ TEST_F(ApiTest, TheOpenApiDocumentIsServedWithoutAToken) {
 }
 
 }  // namespace
-}  // namespace trainyard::testing
+}  // namespace trainyard::daemon::testing

@@ -11,7 +11,7 @@
 #include "proto/errors.h"
 #include "tests/unit/daemon/api_fixture.h"
 
-namespace trainyard::testing {
+namespace trainyard::daemon::testing {
 namespace {
 
 net::HttpRequest request_to(const std::string& target) {
@@ -218,4 +218,4 @@ TEST_F(PagingTest, HealthChecksAndCanariesPage) {
 }
 
 }  // namespace
-}  // namespace trainyard::testing
+}  // namespace trainyard::daemon::testing

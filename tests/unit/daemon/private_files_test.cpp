@@ -7,7 +7,7 @@
 
 #include "daemon/private_files.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 namespace fs = std::filesystem;
@@ -46,4 +46,4 @@ TEST_F(PrivateFiles, MakePrivateTightensAnExistingFileAndIgnoresAMissingOne) {
 }
 
 }  // namespace
-}  // namespace trainyard
+}  // namespace trainyard::daemon

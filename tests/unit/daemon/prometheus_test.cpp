@@ -9,7 +9,7 @@
 
 #include "daemon/prometheus.h"
 
-namespace trainyard::prom {
+namespace trainyard::daemon::prom {
 namespace {
 
 using ::testing::HasSubstr;
@@ -134,4 +134,4 @@ TEST(PrometheusRegistry, RecordingFromTwoThreadsLosesNothing) {
 }
 
 }  // namespace
-}  // namespace trainyard::prom
+}  // namespace trainyard::daemon::prom

@@ -5,7 +5,7 @@
 
 #include "proto/version.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 Job job_with(JobKind kind) {
@@ -93,4 +93,4 @@ TEST(Provenance, RanksAddTheirEnvironmentAndFactsToTheirOwnPart) {
 }
 
 }  // namespace
-}  // namespace trainyard
+}  // namespace trainyard::daemon

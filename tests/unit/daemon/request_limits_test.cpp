@@ -4,15 +4,15 @@
 
 #include "daemon/request_limits.h"
 
-namespace trainyard::testing {
+namespace trainyard::daemon::testing {
 namespace {
 
 using ::testing::HasSubstr;
 
 const MonoTime kStart{std::chrono::hours(1000)};
-const Principal kAlice{"alice", Role::user};
-const Principal kBob{"bob", Role::user};
-const Principal kRoot{"root", Role::admin};
+const Principal kAlice{"alice", store::Role::user};
+const Principal kBob{"bob", store::Role::user};
+const Principal kRoot{"root", store::Role::admin};
 
 TEST(TokenBucketTest, AllowsABurstThenRefillsAtTheRate) {
   TokenBucket bucket(2, 3, kStart);
@@ -75,4 +75,4 @@ TEST(PendingCapTest, AdminsAndAZeroCapAreNotCountedAtAll) {
 }
 
 }  // namespace
-}  // namespace trainyard::testing
+}  // namespace trainyard::daemon::testing

@@ -7,10 +7,10 @@
 
 #include "daemon/roles.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
-constexpr std::array kRoles = {Role::admin, Role::operator_, Role::user, Role::viewer, Role::agent};
+constexpr std::array kRoles = {store::Role::admin, store::Role::operator_, store::Role::user, store::Role::viewer, store::Role::agent};
 constexpr std::array kActions = {Action::use_api,        Action::use_gateway,   Action::read_all_jobs,
                                  Action::submit_jobs,    Action::cancel_any_job, Action::operate_nodes,
                                  Action::manage_tokens,  Action::manage_shares, Action::read_audit,
@@ -36,15 +36,15 @@ const char* name(Action a) {
 TEST(Roles, AllowExactlyTheTable) {
   // Columns: use_api, use_gateway, read_all_jobs, submit_jobs, cancel_any_job, operate_nodes, manage_tokens, manage_shares,
   // read_audit, read_metrics, manage_webhooks
-  const std::map<Role, std::array<bool, kActions.size()>> table = {
-      {Role::admin, {true, false, true, true, true, true, true, true, true, true, true}},
-      {Role::operator_, {true, false, true, true, false, true, false, false, false, true, false}},
-      {Role::user, {true, false, false, true, false, false, false, false, false, false, false}},
-      {Role::viewer, {true, false, true, false, false, false, false, false, false, true, false}},
-      {Role::agent, {false, true, false, false, false, false, false, false, false, false, false}},
+  const std::map<store::Role, std::array<bool, kActions.size()>> table = {
+      {store::Role::admin, {true, false, true, true, true, true, true, true, true, true, true}},
+      {store::Role::operator_, {true, false, true, true, false, true, false, false, false, true, false}},
+      {store::Role::user, {true, false, false, true, false, false, false, false, false, false, false}},
+      {store::Role::viewer, {true, false, true, false, false, false, false, false, false, true, false}},
+      {store::Role::agent, {false, true, false, false, false, false, false, false, false, false, false}},
   };
   ASSERT_EQ(table.size(), kRoles.size());
-  for (const Role role : kRoles) {
+  for (const store::Role role : kRoles) {
     for (std::size_t i = 0; i < kActions.size(); ++i) {
       EXPECT_EQ(allows(role, kActions[i]), table.at(role)[i]) << to_string(role) << " x " << name(kActions[i]);
     }
@@ -52,11 +52,11 @@ TEST(Roles, AllowExactlyTheTable) {
 }
 
 TEST(Roles, RoundTripThroughTheirNames) {
-  for (const Role role : kRoles) EXPECT_EQ(parse_role(to_string(role)), role);
-  EXPECT_EQ(to_string(Role::operator_), "operator");
-  EXPECT_EQ(parse_role("Viewer"), Role::viewer);
-  EXPECT_FALSE(parse_role("root"));
+  for (const store::Role role : kRoles) EXPECT_EQ(store::parse_role(to_string(role)), role);
+  EXPECT_EQ(to_string(store::Role::operator_), "operator");
+  EXPECT_EQ(store::parse_role("Viewer"), store::Role::viewer);
+  EXPECT_FALSE(store::parse_role("root"));
 }
 
 }  // namespace
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -12,7 +12,7 @@
 #include "daemon/api/routes.h"
 #include "tests/unit/daemon/api_fixture.h"
 
-namespace trainyard::testing {
+namespace trainyard::daemon::testing {
 namespace {
 
 enum class Caller { none, bad, expired, revoked, agent, viewer, owner, other, op, admin };
@@ -135,7 +135,7 @@ class RouteWalkTest : public ApiTest, public ::testing::WithParamInterface<Calle
       case Caller::none: return "";
       case Caller::bad: return "ty_not-a-token";
       case Caller::expired: {
-        TokenRecord t = new_token_record("expired-secret", "alice", Role::admin, cluster.clock.system_now());
+        store::TokenRecord t = new_token_record("expired-secret", "alice", store::Role::admin, cluster.clock.system_now());
         t.expires_at = cluster.clock.system_now();
         tokens.add(t);
         return "expired-secret";
@@ -203,10 +203,10 @@ TEST_P(RouteWalkTest, AnswersEachRouteAsThePolicySaysAndLeaksNothingOfAnotherUse
     EXPECT_EQ(r.status, expected) << r.text;
     // The table's role check and the policy above say the same (daemon/roles.h).
     if (authenticated && route.action) {
-      const Role role = caller == Caller::viewer ? Role::viewer
-                        : caller == Caller::op   ? Role::operator_
-                        : caller == Caller::admin ? Role::admin
-                                                  : Role::user;
+      const store::Role role = caller == Caller::viewer ? store::Role::viewer
+                        : caller == Caller::op   ? store::Role::operator_
+                        : caller == Caller::admin ? store::Role::admin
+                                                  : store::Role::user;
       if (!allows(role, *route.action)) {
         EXPECT_EQ(r.status, 403) << "the table refuses " << to_string(role);
       }
@@ -237,4 +237,4 @@ std::string caller_name(const ::testing::TestParamInfo<Caller>& info) {
 INSTANTIATE_TEST_SUITE_P(EveryCaller, RouteWalkTest, ::testing::ValuesIn(kEveryCaller), caller_name);
 
 }  // namespace
-}  // namespace trainyard::testing
+}  // namespace trainyard::daemon::testing

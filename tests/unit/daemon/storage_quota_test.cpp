@@ -4,7 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 using ::testing::ElementsAre;
@@ -45,4 +45,4 @@ TEST(CheckpointsToPrune, WithoutAValidCheckpointNothingIsPruned) {
 }
 
 }  // namespace
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -11,7 +11,7 @@
 #include "tests/unit/daemon/harness.h"
 #include "tests/unit/daemon/job_manager_helpers.h"
 
-namespace trainyard::testing {
+namespace trainyard::daemon::testing {
 namespace {
 namespace fs = std::filesystem;
 using ::testing::ElementsAre;
@@ -53,8 +53,8 @@ std::vector<std::int64_t> steps_on_disk(const fs::path& dir) {
   return steps;
 }
 
-std::vector<Event> events_of_type(Cluster& c, const std::string& type) {
-  std::vector<Event> out;
+std::vector<store::Event> events_of_type(Cluster& c, const std::string& type) {
+  std::vector<store::Event> out;
   for (const auto& e : c.memory.events_after(0, 10'000)) {
     if (e.kind == type) out.push_back(e);
   }
@@ -129,7 +129,7 @@ TEST(Storage, AShareQuotaPrunesTheJobThatWentOverIt) {
   ASSERT_EQ(over.size(), 1u);
   EXPECT_EQ(over[0].details["share_limit_mb"], 2);
   const auto shares = c.memory.load().shares;
-  const auto vision = std::find_if(shares.begin(), shares.end(), [](const ShareRecord& s) { return s.name == "vision"; });
+  const auto vision = std::find_if(shares.begin(), shares.end(), [](const store::ShareRecord& s) { return s.name == "vision"; });
   ASSERT_NE(vision, shares.end());
   EXPECT_EQ(vision->storage_limit_mb, 2) << "the share's quota is stored";
 }
@@ -192,4 +192,4 @@ TEST(Storage, EnospcOnTheNodesDiskIsRetriedAsInfrastructure) {
 }
 
 }  // namespace
-}  // namespace trainyard::testing
+}  // namespace trainyard::daemon::testing

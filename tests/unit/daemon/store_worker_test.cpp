@@ -4,7 +4,7 @@
 
 #include "tests/unit/daemon/harness.h"
 
-namespace trainyard::testing {
+namespace trainyard::daemon::testing {
 namespace {
 
 // Blocks its first commit until `open()`, records the size of every committed batch, and fails
@@ -29,7 +29,7 @@ class GatedStore final : public ForwardingStore {
     return batches_;
   }
 
-  void commit(std::span<const Change> batch) override {
+  void commit(std::span<const store::Change> batch) override {
     std::unique_lock lock(mutex_);
     const int number = ++commits_;
     if (number == 1) {
@@ -37,7 +37,7 @@ class GatedStore final : public ForwardingStore {
       changed_.notify_all();
       changed_.wait(lock, [this] { return open_; });
     }
-    if (number == fail_commit_) throw StoreError("injected failure of commit " + std::to_string(number));
+    if (number == fail_commit_) throw store::StoreError("injected failure of commit " + std::to_string(number));
     batches_.push_back(batch.size());
     lock.unlock();
     ForwardingStore::commit(batch);
@@ -54,8 +54,8 @@ class GatedStore final : public ForwardingStore {
   std::vector<std::size_t> batches_;
 };
 
-Change job_change(JobId id) {
-  Change change;
+store::Change job_change(JobId id) {
+  store::Change change;
   Job job;
   job.id = id;
   job.spec = command_spec(1);
@@ -67,7 +67,7 @@ Change job_change(JobId id) {
 // Outcome of each write, by job id: "ok" or the error.
 struct Outcomes {
   StoreWorker::WriteDone recorder(JobId id) {
-    return [this, id](const Result<void>& written, Change&) {
+    return [this, id](const Result<void>& written, store::Change&) {
       by_job[id] = written ? "ok" : written.error().message;
     };
   }
@@ -99,10 +99,10 @@ TEST(StoreWorker, ReadSeesEveryWriteQueuedBeforeItAndNoneAfter) {
   StoreWorker worker(store, io.poster());
   worker.write(job_change(1), outcomes.recorder(1));
   store.wait_until_blocked();
-  worker.write(job_change(2), [&](const Result<void>&, Change&) { order.push_back("write 2"); });
+  worker.write(job_change(2), [&](const Result<void>&, store::Change&) { order.push_back("write 2"); });
   std::optional<bool> saw2, saw3;
   worker.read(
-      [&](Store& s) {
+      [&](store::Store& s) {
         const bool has2 = s.job(2).has_value();
         const bool has3 = s.job(3).has_value();
         return StoreWorker::Continuation([&, has2, has3] {
@@ -112,7 +112,7 @@ TEST(StoreWorker, ReadSeesEveryWriteQueuedBeforeItAndNoneAfter) {
         });
       },
       [](const Error& error) { ADD_FAILURE() << error.message; });
-  worker.write(job_change(3), [&](const Result<void>&, Change&) { order.push_back("write 3"); });
+  worker.write(job_change(3), [&](const Result<void>&, store::Change&) { order.push_back("write 3"); });
   store.open();
   io.run_until([&] { return order.size() == 3; });
   EXPECT_EQ(saw2, true);
@@ -140,7 +140,7 @@ TEST(StoreWorker, FailedBatchFailsEveryWriteInItAndOnlyThose) {
   bool done = false;
   std::vector<JobId> stored;
   worker.read(
-      [&](Store& s) {
+      [&](store::Store& s) {
         std::vector<JobId> ids;
         for (JobId id = 1; id <= 7; ++id) {
           if (s.job(id)) ids.push_back(id);
@@ -159,15 +159,15 @@ TEST(StoreWorker, ACompletionGetsItsCommittedChangeWithTheJobRecordsRendered) {
   InMemoryStore store;
   IoQueue io;
   StoreWorker worker(store, io.poster());
-  std::optional<Change> committed;
-  worker.write(job_change(4), [&](const Result<void>& written, Change& change) {
+  std::optional<store::Change> committed;
+  worker.write(job_change(4), [&](const Result<void>& written, store::Change& change) {
     EXPECT_TRUE(written.ok());
     committed = std::move(change);
   });
   io.run_until([&] { return committed.has_value(); });
   ASSERT_EQ(committed->jobs.size(), 1u);
   EXPECT_EQ(committed->jobs[0].id, 4);
-  EXPECT_EQ(committed->job_records, std::vector<std::string>{job_record(committed->jobs[0])});
+  EXPECT_EQ(committed->job_records, std::vector<std::string>{store::job_record(committed->jobs[0])});
 }
 
 TEST(StoreWorker, ReadThatThrowsReportsTheError) {
@@ -175,7 +175,7 @@ TEST(StoreWorker, ReadThatThrowsReportsTheError) {
   IoQueue io;
   StoreWorker worker(store, io.poster());
   std::optional<Error> error;
-  worker.read([](Store&) -> StoreWorker::Continuation { throw StoreError("cannot read"); },
+  worker.read([](store::Store&) -> StoreWorker::Continuation { throw store::StoreError("cannot read"); },
               [&](const Error& e) { error = e; });
   io.run_until([&] { return error.has_value(); });
   EXPECT_EQ(error->code, ErrorCode::internal);
@@ -189,7 +189,7 @@ TEST(StoreWorker, DestructorFinishesQueuedWrites) {
   {
     StoreWorker worker(store, io.poster());
     for (JobId id = 1; id <= 50; ++id)
-      worker.write(job_change(id), [&](const Result<void>& written, Change&) { completed += written.ok(); });
+      worker.write(job_change(id), [&](const Result<void>& written, store::Change&) { completed += written.ok(); });
   }
   io.run_ready();
   EXPECT_EQ(completed, 50);
@@ -197,4 +197,4 @@ TEST(StoreWorker, DestructorFinishesQueuedWrites) {
 }
 
 }  // namespace
-}  // namespace trainyard::testing
+}  // namespace trainyard::daemon::testing

@@ -2,7 +2,7 @@
 
 #include "daemon/stuck_diagnosis.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 using namespace std::chrono_literals;
@@ -48,4 +48,4 @@ TEST(StuckDiagnosis, AnUnreportedPhaseSaysSo) {
 }
 
 }  // namespace
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -5,7 +5,7 @@
 #include "healthcheck/health_json.h"
 #include "tests/unit/daemon/harness.h"
 
-namespace trainyard::testing {
+namespace trainyard::daemon::testing {
 namespace {
 
 Json accelerator_report(bool passed) {
@@ -121,4 +121,4 @@ TEST_F(StuckNodes, CancellingWhileTheNodeIsTestedEndsTheJobAtOnce) {
 }
 
 }  // namespace
-}  // namespace trainyard::testing
+}  // namespace trainyard::daemon::testing

@@ -3,7 +3,7 @@
 
 #include "daemon/webhook_backoff.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 using namespace std::chrono_literals;
@@ -81,4 +81,4 @@ TEST(RetryAfter, HttpDate) {
 }
 
 }  // namespace
-}  // namespace trainyard
+}  // namespace trainyard::daemon

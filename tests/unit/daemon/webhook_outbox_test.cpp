@@ -9,7 +9,7 @@
 #include "daemon/webhook_signature.h"
 #include "tests/unit/daemon/harness.h"
 
-namespace trainyard::testing {
+namespace trainyard::daemon::testing {
 namespace {
 
 using namespace std::chrono_literals;
@@ -27,7 +27,7 @@ struct Sent {
 
 class OutboxTest : public ::testing::Test {
  protected:
-  OutboxTest() { registry.emplace(std::vector<WebhookRecord>{}, 0); }
+  OutboxTest() { registry.emplace(std::vector<store::WebhookRecord>{}, 0); }
 
   void start_outbox() {
     outbox.emplace(cluster.worker, cluster.timers, cluster.clock, options,
@@ -39,10 +39,10 @@ class OutboxTest : public ::testing::Test {
     cluster.settle();
   }
 
-  WebhookRecord add_webhook(std::string url, std::vector<std::string> events = {"job.*"}) {
-    WebhookRecord w{registry->next_id(), "root", cluster.clock.system_now(), std::move(url), std::move(events), "json",
+  store::WebhookRecord add_webhook(std::string url, std::vector<std::string> events = {"job.*"}) {
+    store::WebhookRecord w{registry->next_id(), "root", cluster.clock.system_now(), std::move(url), std::move(events), "json",
                     Json::object(), "whsec_test", 0, false};
-    cluster.worker.write(Change{.webhooks = {w}}, [](const Result<void>&, Change&) {});
+    cluster.worker.write(store::Change{.webhooks = {w}}, [](const Result<void>&, store::Change&) {});
     cluster.settle();
     registry->add(w);
     cluster.settle();
@@ -50,16 +50,16 @@ class OutboxTest : public ::testing::Test {
   }
 
   void emit(int count, const std::string& kind = "job.failed") {
-    Change change;
+    store::Change change;
     for (int i = 0; i < count; ++i) {
-      Event e;
+      store::Event e;
       e.at = cluster.clock.system_now();
       e.kind = kind;
       e.job_id = i + 1;
       e.message = "job " + std::to_string(i + 1) + " failed";
       change.events.push_back(e);
     }
-    cluster.worker.write(std::move(change), [](const Result<void>&, Change&) {});
+    cluster.worker.write(std::move(change), [](const Result<void>&, store::Change&) {});
     cluster.advance(options.poll_interval);
   }
 
@@ -73,7 +73,7 @@ class OutboxTest : public ::testing::Test {
     cluster.settle();
   }
 
-  std::vector<WebhookDelivery> deliveries(std::int64_t id) { return cluster.memory.webhook_deliveries(id, std::nullopt, 1000); }
+  std::vector<store::WebhookDelivery> deliveries(std::int64_t id) { return cluster.memory.webhook_deliveries(id, std::nullopt, 1000); }
 
   Cluster cluster;
   std::list<prom::Registry> metrics;  // a restarted outbox registers its families anew
@@ -86,7 +86,7 @@ class OutboxTest : public ::testing::Test {
 
 TEST_F(OutboxTest, DeliversWantedEventsInOrderSignedAndMovesTheCursor) {
   start_outbox();
-  const WebhookRecord w = add_webhook("http://127.0.0.1:9/hook");
+  const store::WebhookRecord w = add_webhook("http://127.0.0.1:9/hook");
   emit(1, "node.down");  // not wanted
   emit(3);
   for (int i = 0; i < 3; ++i) {
@@ -104,13 +104,13 @@ TEST_F(OutboxTest, DeliversWantedEventsInOrderSignedAndMovesTheCursor) {
   EXPECT_EQ(cluster.memory.load().webhooks.at(0).cursor_seq, 4);
   const auto done = deliveries(w.id);
   ASSERT_EQ(done.size(), 3u);
-  for (const auto& d : done) EXPECT_EQ(d.state, DeliveryState::delivered);
+  for (const auto& d : done) EXPECT_EQ(d.state, store::DeliveryState::delivered);
   EXPECT_EQ(metrics.back().render().find("trainyard_webhook_deliveries_total{result=\"delivered\"} 3") != std::string::npos, true);
 }
 
 TEST_F(OutboxTest, RetriesTheSameEventIdHonoursRetryAfterThenDeadLetters) {
   start_outbox();
-  const WebhookRecord w = add_webhook("http://127.0.0.1:9/hook");
+  const store::WebhookRecord w = add_webhook("http://127.0.0.1:9/hook");
   emit(2);
   const std::string id = sent.at(0).header("X-Trainyard-Event-Id");
   answer(429, "3");
@@ -125,21 +125,21 @@ TEST_F(OutboxTest, RetriesTheSameEventIdHonoursRetryAfterThenDeadLetters) {
     cluster.advance(1s);
   }
   const auto first = deliveries(w.id).back();
-  EXPECT_EQ(first.state, DeliveryState::dead);
+  EXPECT_EQ(first.state, store::DeliveryState::dead);
   EXPECT_GT(first.attempts, 3);
   EXPECT_NE(sent.back().header("X-Trainyard-Event-Id"), id);
   answer(200);
   // Re-sent on request, with the same id.
-  WebhookDelivery again = first;
-  again.state = DeliveryState::retrying;
+  store::WebhookDelivery again = first;
+  again.state = store::DeliveryState::retrying;
   again.attempts = 0;
-  cluster.worker.write(Change{.webhook_deliveries = {again}}, [](const Result<void>&, Change&) {});
+  cluster.worker.write(store::Change{.webhook_deliveries = {again}}, [](const Result<void>&, store::Change&) {});
   cluster.settle();
   registry->retry_requested(w.id);
   cluster.settle();
   EXPECT_EQ(sent.back().header("X-Trainyard-Event-Id"), id);
   answer(204);
-  EXPECT_EQ(deliveries(w.id).back().state, DeliveryState::delivered);
+  EXPECT_EQ(deliveries(w.id).back().state, store::DeliveryState::delivered);
 }
 
 TEST_F(OutboxTest, AStormIsFoldedAndNothingIsDropped) {
@@ -160,7 +160,7 @@ TEST_F(OutboxTest, AStormIsFoldedAndNothingIsDropped) {
 
 TEST_F(OutboxTest, ARestartResumesTheDeliveryUnderWayWithItsAge) {
   start_outbox();
-  const WebhookRecord w = add_webhook("http://127.0.0.1:9/hook");
+  const store::WebhookRecord w = add_webhook("http://127.0.0.1:9/hook");
   emit(2);
   answer(500);  // recorded as pending with one attempt
   outbox.reset();  // the daemon dies; the retry timer's lane is stopped
@@ -201,4 +201,4 @@ TEST_F(OutboxTest, AReceiverThatNeverAnswersDelaysOnlyItsOwnWebhook) {
 }
 
 }  // namespace
-}  // namespace trainyard::testing
+}  // namespace trainyard::daemon::testing

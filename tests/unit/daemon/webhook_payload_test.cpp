@@ -9,7 +9,7 @@
 #include "daemon/webhook_payload.h"
 #include "proto/time.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 // TRAINYARD_UPDATE_GOLDEN=1 rewrites the files from the code; review the diff before committing.
@@ -26,12 +26,12 @@ void expect_golden(const Json& actual, const std::string& name) {
   EXPECT_EQ(actual, Json::parse(text.str())) << name << " differs; the code renders:\n" << actual.dump(2);
 }
 
-Event job_failed() {
-  Event e;
+store::Event job_failed() {
+  store::Event e;
   e.seq = 123;
   e.at = *parse_time("2026-11-24T21:00:00.123Z");
   e.kind = "job.failed";
-  e.severity = Severity::error;
+  e.severity = store::Severity::error;
   e.job_id = 5;
   e.attempt_id = 9;
   e.node = "trn-1";
@@ -42,12 +42,12 @@ Event job_failed() {
   return e;
 }
 
-Event node_down() {
-  Event e;
+store::Event node_down() {
+  store::Event e;
   e.seq = 124;
   e.at = *parse_time("2026-11-24T21:00:01.000Z");
   e.kind = "node.down";
-  e.severity = Severity::warning;
+  e.severity = store::Severity::warning;
   e.node = "trn-7";
   e.message = "node trn-7 is down: no heartbeat for 30 s";
   return e;
@@ -80,9 +80,9 @@ TEST(WebhookPayload, SlackNodeDownLinksTheNodePage) {
 }
 
 TEST(StormFolding, SummarisesEachKindWithItsClassesAndNodes) {
-  std::vector<Event> events;
+  std::vector<store::Event> events;
   for (int i = 0; i < 37; ++i) {
-    Event e = job_failed();
+    store::Event e = job_failed();
     e.seq = 200 + i;
     e.node = "trn-" + std::to_string(7 + i % 8);
     events.push_back(e);
@@ -107,4 +107,4 @@ TEST(WebhookFormat, ParsesOnlyTheTwoFormats) {
 }
 
 }  // namespace
-}  // namespace trainyard
+}  // namespace trainyard::daemon

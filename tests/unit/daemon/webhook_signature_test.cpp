@@ -3,7 +3,7 @@
 
 #include "daemon/webhook_signature.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 constexpr std::string_view kSlackSecret = "8f742231b10e8888abcd99yyyzzz85a5";
@@ -33,4 +33,4 @@ TEST(WebhookSignature, SecretsAreFreshAndLongEnough) {
 }
 
 }  // namespace
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -5,7 +5,7 @@
 #include "daemon/webhook_spec.h"
 #include "proto/errors.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 std::string refused_field(const std::string& body) {
@@ -42,10 +42,10 @@ TEST(WebhookRequest, RefusalsNameTheField) {
 }
 
 TEST(WebhookWants, GlobsAndFilter) {
-  WebhookRecord w;
+  store::WebhookRecord w;
   w.events = {"job.failed", "node.*"};
   w.filter = {{"share", "vision"}};
-  Event e;
+  store::Event e;
   e.kind = "job.failed";
   e.share = "vision";
   EXPECT_TRUE(webhook_wants(w, e));
@@ -65,4 +65,4 @@ TEST(WebhookWants, GlobsAndFilter) {
 }
 
 }  // namespace
-}  // namespace trainyard
+}  // namespace trainyard::daemon

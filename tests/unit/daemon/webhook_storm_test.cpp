@@ -3,7 +3,7 @@
 
 #include "daemon/webhook_storm.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 using namespace std::chrono_literals;
@@ -76,4 +76,4 @@ TEST(StormGate, OnePerMinuteFoldsWhatWaitsIntoTheOneMessage) {
 }
 
 }  // namespace
-}  // namespace trainyard
+}  // namespace trainyard::daemon

@@ -4,7 +4,7 @@
 #include "daemon/webhook_url.h"
 #include "proto/errors.h"
 
-namespace trainyard {
+namespace trainyard::daemon {
 namespace {
 
 std::string refusal(std::string_view url) {
@@ -68,4 +68,4 @@ TEST(WebhookUrl, UsersNeedAnAllowedPublicHost) {
 }
 
 }  // namespace
-}  // namespace trainyard
+}  // namespace trainyard::daemon

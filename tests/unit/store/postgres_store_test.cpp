@@ -13,7 +13,7 @@
 #include "tests/support/postgres_server.h"
 #include "tests/unit/store/records.h"
 
-namespace trainyard {
+namespace trainyard::store {
 namespace {
 
 using ::testing::HasSubstr;
@@ -176,4 +176,4 @@ TEST_F(PostgresSchemaMigration, AttemptsFromBeforeTheEndColumnTakeTheirEndFromTh
 }
 
 }  // namespace
-}  // namespace trainyard
+}  // namespace trainyard::store

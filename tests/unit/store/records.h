@@ -7,7 +7,7 @@
 
 #include "store/store.h"
 
-namespace trainyard {
+namespace trainyard::store {
 
 inline TimePoint at_ms(std::int64_t ms) { return from_unix_ms(1'760'000'000'000 + ms); }
 
@@ -178,4 +178,4 @@ inline void PrintTo(const TokenRecord& t, std::ostream* os) {
       << " last_used_ms=" << (t.last_used_at ? to_unix_ms(*t.last_used_at) : -1) << "}";
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::store

@@ -9,7 +9,7 @@
 #include "store/store.h"
 #include "tests/support/temp_dir.h"
 
-namespace trainyard {
+namespace trainyard::store {
 namespace {
 
 using ::testing::HasSubstr;
@@ -108,4 +108,4 @@ TEST_F(SchemaMigration, AttemptsFromBeforeTheEndColumnTakeTheirEndFromTheRecord)
 }
 
 }  // namespace
-}  // namespace trainyard
+}  // namespace trainyard::store

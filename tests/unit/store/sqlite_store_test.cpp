@@ -13,7 +13,7 @@
 #include "tests/support/temp_dir.h"
 #include "tests/unit/store/records.h"
 
-namespace trainyard {
+namespace trainyard::store {
 namespace {
 
 using ::testing::HasSubstr;
@@ -130,4 +130,4 @@ TEST_F(SqliteStoreFile, InvalidUtf8InATextIsStoredReplacedRatherThanFailingTheCo
 }
 
 }  // namespace
-}  // namespace trainyard
+}  // namespace trainyard::store

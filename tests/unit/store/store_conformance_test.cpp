@@ -15,7 +15,7 @@
 #include "tests/support/temp_dir.h"
 #include "tests/unit/store/records.h"
 
-namespace trainyard {
+namespace trainyard::store {
 namespace {
 
 struct InMemory {
@@ -621,4 +621,4 @@ TYPED_TEST(StoreConformance, PruneTakesFinishedDeliveriesWhoseEventsWentButNever
 }
 
 }  // namespace
-}  // namespace trainyard
+}  // namespace trainyard::store
