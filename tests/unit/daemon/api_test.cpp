@@ -415,12 +415,17 @@ TEST_F(ApiTest, AnAdminSetsAShareStorageQuotaAndEveryoneSeesItsBytes) {
   r = call("PUT", "/v1/shares/team", kAdmin, R"({"weight":2,"storage_limit_mb":2048})");
   ASSERT_EQ(r.status, 200) << r.body.dump();
   EXPECT_EQ(r.body["storage_limit_mb"], 2048);
-  for (const Json& row : call("GET", "/v1/shares", kAlice).body["shares"]) {
+  // The reply is held: a range-for over a member of the temporary would read it after it is gone.
+  const Reply listed = call("GET", "/v1/shares", kAlice);
+  bool seen = false;
+  for (const Json& row : listed.body["shares"]) {
     if (row["name"] != "team") continue;
+    seen = true;
     EXPECT_EQ(row["storage_limit_mb"], 2048) << row.dump();
     EXPECT_EQ(row["storage_checkpoint_bytes"], 0) << row.dump();
     EXPECT_EQ(row["storage_log_bytes"], 0) << row.dump();
   }
+  EXPECT_TRUE(seen) << "share team is not listed: " << listed.body.dump();
 }
 
 TEST_F(ApiTest, SharesAndTheirMembersSurviveARestart) {
