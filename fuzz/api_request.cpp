@@ -71,7 +71,7 @@ struct Daemon {
       : worker(store, io.poster()),
         files(io.poster()),
         jobs(worker, files, clock, timers, config(), scheduler),
-        api(jobs, worker, files, tokens, clock, "fuzz", "", limits()) {
+        api(jobs, worker, files, tokens, clock, timers, "fuzz", "", limits()) {
     tokens.add(new_token_record("admin-secret", "root", store::Role::admin, {}));
     tokens.add(new_token_record("alice-secret", "alice", store::Role::user, {}));
     tokens.add(new_token_record("bob-secret", "bob", store::Role::user, {}));
