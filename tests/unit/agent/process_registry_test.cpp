@@ -1,4 +1,6 @@
+#include <poll.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -6,7 +8,6 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
-#include <thread>
 
 #include "agent/process_registry.h"
 #include "tests/support/temp_dir.h"
@@ -43,14 +44,15 @@ pid_t spawn_group_leader() {
   return pid;
 }
 
+// Waits on the child's pidfd (readable once it has exited) rather than polling waitpid.
 bool reaped_within(pid_t pid, std::chrono::seconds deadline) {
-  const auto until = std::chrono::steady_clock::now() + deadline;
-  while (std::chrono::steady_clock::now() < until) {
-    int status = 0;
-    if (::waitpid(pid, &status, WNOHANG) == pid) return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return false;
+  const int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (fd < 0) return false;
+  pollfd exited{fd, POLLIN, 0};
+  const int ready = ::poll(&exited, 1, static_cast<int>(std::chrono::milliseconds(deadline).count()));
+  ::close(fd);
+  int status = 0;
+  return ready == 1 && ::waitpid(pid, &status, 0) == pid && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
 }
 
 TEST(ProcessRegistry, ARestartedAgentKillsTheGroupsItsPreviousLifeRecorded) {

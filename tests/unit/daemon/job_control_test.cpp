@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "checkpoint/checkpoint.h"
-#include "tests/unit/daemon/harness.h"
+#include "tests/unit/daemon/job_manager_helpers.h"
 
 namespace trainyard::daemon::testing {
 namespace {
@@ -31,25 +31,6 @@ JobSpec simulated_spec(int attempts = 1) {
   spec.kind = JobKind::simulated;
   spec.workload.checkpoint_every = 10;
   return spec;
-}
-
-checkpoint::TrainingState state_at(std::int64_t step) {
-  checkpoint::TrainingState s;
-  s.step = step;
-  s.dims = {1, 1};
-  s.params = {1, 1};
-  s.adam_m = {0, 0};
-  s.adam_v = {0, 0};
-  return s;
-}
-
-// A rank 0 that wrote and reports the checkpoint of `step`.
-void report_checkpoint(Cluster& c, const LaunchMsg& launch, std::int64_t step) {
-  const fs::path written = checkpoint::write_checkpoint(launch.checkpoint_dir, state_at(step));
-  MetricsMsg msg;
-  msg.attempt_id = launch.attempt_id;
-  msg.checkpoints.push_back(CheckpointReport{step, checkpoint::manifest_sha256(written).value()});
-  c.send("n1", msg);
 }
 
 TEST(JobHold, AJobSubmittedHeldIsNeverPlacedUntilReleased) {
@@ -103,7 +84,7 @@ TEST(JobRequeue, ASimulatedJobCheckpointsStopsAndResumesWithoutUsingAnAttempt) {
   const Job job = c.submit(simulated_spec(1));  // one attempt only: a requeue must not use it
   const LaunchMsg first = c.agents["n1"]->launches().at(0);
   c.started("n1", first.attempt_id);
-  report_checkpoint(c, first, 10);
+  report_checkpoint(c, "n1", first, 10);
 
   const Outcome asked = control(c, [&](auto done) { c.jobs.requeue_running(job.id, done); });
   ASSERT_EQ(asked.result, Result::done) << asked.why;
@@ -112,7 +93,7 @@ TEST(JobRequeue, ASimulatedJobCheckpointsStopsAndResumesWithoutUsingAnAttempt) {
   ASSERT_EQ(kills.size(), 1u);
   EXPECT_TRUE(kills[0].checkpoint) << "a simulated job saves before it stops";
 
-  report_checkpoint(c, first, 17);  // what the stop wrote
+  report_checkpoint(c, "n1", first, 17);  // what the stop wrote
   c.exited("n1", first.attempt_id, std::nullopt, 15, "requeued on request (stopped at step 17)");
   const auto attempts = c.stored_attempts(job.id);
   ASSERT_FALSE(attempts.empty());

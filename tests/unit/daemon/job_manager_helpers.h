@@ -2,9 +2,11 @@
 // What the job manager's tests share: a cluster of fake agents running one job.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
+#include "checkpoint/checkpoint.h"
 #include "tests/unit/daemon/harness.h"
 
 namespace trainyard::daemon::testing {
@@ -39,6 +41,26 @@ inline JobSpec waiting_spec(int nodes) {
 
 inline void connect_nodes(Cluster& c, int n) {
   for (int i = 1; i <= n; ++i) c.connect("n" + std::to_string(i));
+}
+
+// The smallest training state a checkpoint can hold, at `step`.
+inline checkpoint::TrainingState state_at(std::int64_t step) {
+  checkpoint::TrainingState s;
+  s.step = step;
+  s.dims = {1, 1};
+  s.params = {1, 1};
+  s.adam_m = {0, 0};
+  s.adam_v = {0, 0};
+  return s;
+}
+
+// A rank 0 on `node` that wrote the checkpoint of `step` into the launch's directory and reports it.
+inline void report_checkpoint(Cluster& c, const std::string& node, const LaunchMsg& launch, std::int64_t step) {
+  const auto written = checkpoint::write_checkpoint(launch.checkpoint_dir, state_at(step));
+  MetricsMsg msg;
+  msg.attempt_id = launch.attempt_id;
+  msg.checkpoints.push_back(CheckpointReport{step, checkpoint::manifest_sha256(written).value()});
+  c.send(node, msg);
 }
 
 }  // namespace trainyard::daemon::testing

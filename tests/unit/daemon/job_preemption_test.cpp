@@ -9,7 +9,7 @@
 #include <filesystem>
 
 #include "checkpoint/checkpoint.h"
-#include "tests/unit/daemon/harness.h"
+#include "tests/unit/daemon/job_manager_helpers.h"
 
 namespace trainyard::daemon::testing {
 namespace {
@@ -29,25 +29,6 @@ JobSpec simulated_in(const std::string& share) {
   spec.share = share;
   spec.workload.checkpoint_every = 1000;
   return spec;
-}
-
-checkpoint::TrainingState state_at(std::int64_t step) {
-  checkpoint::TrainingState s;
-  s.step = step;
-  s.dims = {1, 1};
-  s.params = {1, 1};
-  s.adam_m = {0, 0};
-  s.adam_v = {0, 0};
-  return s;
-}
-
-// A rank 0 on `node` that wrote and reports the checkpoint of `step`.
-void report_checkpoint(Cluster& c, const std::string& node, const LaunchMsg& launch, std::int64_t step) {
-  const fs::path written = checkpoint::write_checkpoint(launch.checkpoint_dir, state_at(step));
-  MetricsMsg msg;
-  msg.attempt_id = launch.attempt_id;
-  msg.checkpoints.push_back(CheckpointReport{step, checkpoint::manifest_sha256(written).value()});
-  c.send(node, msg);
 }
 
 void report_step(Cluster& c, const std::string& node, const LaunchMsg& launch, std::int64_t step) {
