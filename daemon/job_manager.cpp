@@ -329,7 +329,7 @@ void JobManager::schedule() {
     }
     start_attempt(it->second, start);
   }
-  consider_preemption(result);
+  consider_preemption();
   if (result.hit_limit) request_schedule();  // more jobs may fit than one pass looks at
   if (metrics_) metrics_->scheduling_pass(std::chrono::steady_clock::now() - pass_began);
 }

@@ -241,7 +241,7 @@ class JobManager {
   bool saves_before_stop(JobId job) const;  // whether its kill asks the attempt to checkpoint first
   // Preemption (job_manager_preemption.cpp): after a pass whose top job is blocked, the pure
   // decision (scheduler/preemption.h) may choose victims; they are stopped to queue again.
-  void consider_preemption(const scheduler::PassResult& pass);
+  void consider_preemption();
   std::vector<scheduler::PreemptionCandidate> preemption_candidates() const;
   void control_stored(store::Change change, ControlDone done);
   void maybe_finish(AttemptId id);

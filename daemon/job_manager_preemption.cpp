@@ -53,8 +53,7 @@ std::vector<scheduler::PreemptionCandidate> JobManager::preemption_candidates() 
   return candidates;
 }
 
-// The pass itself is not needed: see job_to_make_room_for.
-void JobManager::consider_preemption(const scheduler::PassResult& /*pass*/) {
+void JobManager::consider_preemption() {
   if (!config_.preemption.enabled || !preempting_.empty()) return;
   const Job* waiting = job_to_make_room_for(scheduler_, *this);
   if (!waiting) return;
