@@ -91,8 +91,6 @@ std::optional<std::size_t> server_of(const std::vector<std::string>& servers, co
 
 Failover::Failover(std::vector<std::string> servers) : servers_(std::move(servers)) { assert(!servers_.empty()); }
 
-void Failover::answered() { start_round(); }
-
 FailoverStep Failover::failed(const TryOutcome& outcome) {
   assert(outcome.kind != TryOutcome::Kind::answered);
   const std::string from = current();
@@ -112,18 +110,18 @@ FailoverStep Failover::failed(const TryOutcome& outcome) {
       return {FailoverStep::Kind::try_next, ""};
     }
     current_ = (current_ + 1) % servers_.size();
-    start_round();
+    begin_round();
     return {FailoverStep::Kind::refused, refusal};
   }
   tried_.push_back(from + " (" + reason_of(outcome) + ")");
   current_ = (current_ + 1) % servers_.size();
   if (tried_.size() < servers_.size()) return {FailoverStep::Kind::try_next, ""};
   const std::string message = "no active daemon answered; tried " + tried_list();
-  start_round();
+  begin_round();
   return {FailoverStep::Kind::exhausted, message};
 }
 
-void Failover::start_round() {
+void Failover::begin_round() {
   tried_.clear();
   redirects_ = 0;
 }

@@ -63,15 +63,17 @@ class Failover {
   explicit Failover(std::vector<std::string> servers);
 
   const std::string& current() const { return servers_[current_]; }
+  std::size_t current_index() const { return current_; }
   const std::vector<std::string>& servers() const { return servers_; }
 
+  // A new request: every URL may fail once more before the round is exhausted.
+  void begin_round();
   // current() answered: the next round starts there.
-  void answered();
+  void answered() { begin_round(); }
   // A try at current() was not answered (`outcome.kind` is not `answered`).
   FailoverStep failed(const TryOutcome& outcome);
 
  private:
-  void start_round();
   std::string tried_list() const;
 
   std::vector<std::string> servers_;
