@@ -88,10 +88,10 @@ class Failover : public ::testing::Test {
     return {result->status, Json::parse(result->body, nullptr, false)};
   }
 
-  std::string servers() const { return first.url + "," + second.url; }
+  // The CLI names the standby first: its requests start with a redirect to the active daemon.
   std::string cli_command(const std::string& args) const {
-    return std::string(TRAINYARD_CLI_BIN) + " --server " + servers() + " --token-file " + first.data + "/admin.token " +
-           args;
+    return std::string(TRAINYARD_CLI_BIN) + " --server " + second.url + "," + first.url + " --token-file " + first.data +
+           "/admin.token " + args;
   }
   // Runs the CLI with both URLs; its exit status, with stdout and stderr in `output`.
   int cli(const std::string& args) {
@@ -119,15 +119,20 @@ TEST_F(Failover, KillingTheActiveDaemonHandsTheClusterToTheStandbyWithoutLosingW
   start(second, "daemon-b.log");
   ASSERT_TRUE(eventually([&] { return role(second) == "standby"; }, 20s)) << read_text(cluster.dir() + "/daemon-b.log");
 
-  for (const char* name : {"node-a", "node-b"}) cluster.start_agent(name, {.server = servers()});
-  ASSERT_TRUE(eventually(
-      [&] {
-        const auto nodes = api(first, "GET", "/v1/nodes");
-        int ready = 0;
-        for (const auto& n : nodes.body["nodes"]) ready += n["state"] == "HEALTHY" && n["connected"] == true;
-        return ready == 2;
-      },
-      20s));
+  // One agent lists the active daemon first, the other the standby (which redirects it).
+  cluster.start_agent("node-a", {.server = first.url + "," + second.url});
+  cluster.start_agent("node-b", {.server = second.url + "," + first.url});
+  const auto both_nodes_on = [&](Daemon& daemon) {
+    return eventually(
+        [&] {
+          const auto nodes = api(daemon, "GET", "/v1/nodes");
+          int ready = 0;
+          for (const auto& n : nodes.body["nodes"]) ready += n["state"] == "HEALTHY" && n["connected"] == true;
+          return ready == 2;
+        },
+        20s);
+  };
+  ASSERT_TRUE(both_nodes_on(first));
 
   // Two jobs hold until the gate opens; each notes its attempt as it starts.
   const std::string gate = cluster.shared_dir() + "/gate";
@@ -175,7 +180,8 @@ TEST_F(Failover, KillingTheActiveDaemonHandsTheClusterToTheStandbyWithoutLosingW
   ASSERT_EQ(cli("job " + std::to_string(acknowledged.begin()->first) + " --json"), 0) << output;
   EXPECT_NE(output.find("pending-0"), std::string::npos) << output;
 
-  // The agents report their running attempts to the new active daemon; the jobs finish on them.
+  // The agents reconnect to the new active daemon and report their running attempts; the jobs finish.
+  ASSERT_TRUE(both_nodes_on(second)) << read_text(cluster.dir() + "/daemon-b.log");
   { std::ofstream(gate) << "go"; }
   for (const auto id : running) {
     Json job;
