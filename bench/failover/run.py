@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Failover time of active / standby daemons (issue 18 item 2): two daemons on one throwaway
-PostgreSQL, agents given both URLs; the active daemon is killed (SIGKILL) N times. Failover time is
+PostgreSQL, agents given both URLs; once the agents are connected to it, the active daemon is killed
+(SIGKILL), N times. Failover time is
 from the kill to the first submit the other daemon acknowledges (201), tried on both URLs every
 20 ms as a client with both URLs would. After each kill the killed daemon is started again, as the
 new standby, before the next kill. Prints every time, p50 and max, with the machine's load.
 
-  bench/failover/run.py [--build BUILD_DIR] [--kills 10] [--lease-ttl-ms 5000] [--agents 2]
+  bench/failover/run.py [--build BUILD_DIR] [--kills 10] [--lease-ttl-ms 5000] [--agents 2] [--keep]
 
 Needs Debian's `postgresql` package (initdb, pg_ctl; as root the server runs as `postgres`).
 Everything started is stopped at the end, whatever happens."""
@@ -91,6 +92,7 @@ def main():
     p.add_argument("--kills", type=int, default=10)
     p.add_argument("--lease-ttl-ms", type=int, default=5000)
     p.add_argument("--agents", type=int, default=2)
+    p.add_argument("--keep", action="store_true", help="keep the logs' directory (printed) for a look afterwards")
     a = p.parse_args()
     root = tempfile.mkdtemp(prefix="trainyard-failover.", dir="/var/tmp")
     os.chmod(root, 0o755)
@@ -121,11 +123,17 @@ def main():
                 [f"{a.build}/agent/trainyard-agent", "--server", ",".join(urls), "--join-token-file",
                  os.path.join(datas[0], "join.token"), "--name", f"node-{n}", "--cores", "4", "--work-dir",
                  os.path.join(root, f"work-{n}")], stdout=log, stderr=log))
-        probe = {"name": "probe", "cores_per_node": 1, "command": {"argv": ["/bin/true"]}}
+        # Accepted whatever nodes are connected at that moment: the time measures the daemons alone.
+        probe = {"name": "probe", "cores_per_node": 1, "wait_for_capacity": True, "command": {"argv": ["/bin/true"]}}
+
+        def agents_connected(url):
+            status, body = call(url, "GET", "/v1/nodes", token)
+            return status == 200 and sum(n["connected"] for n in body["nodes"]) == a.agents
 
         times = []
         for kill in range(a.kills):
             active = next(i for i in (0, 1) if role(urls[i]) == "active")
+            wait_for(lambda: agents_connected(urls[active]), 30, "the agents to connect to the active daemon")
             daemons[active].send_signal(signal.SIGKILL)
             killed = time.monotonic()
             daemons[active].wait()
@@ -155,7 +163,10 @@ def main():
                 proc.wait()
         if postgres:
             postgres.stop()
-        shutil.rmtree(root, ignore_errors=True)
+        if a.keep:
+            print("logs kept in " + root)
+        else:
+            shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":
