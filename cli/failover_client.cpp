@@ -49,15 +49,12 @@ HttpResult FailoverClient::route(const HttpRequest& request,
   for (;;) {
     bool delivered = false;
     HttpResult result = exchange(*clients_[failover_.current_index()], delivered);
-    net::TryOutcome outcome;
-    if (!result) {
-      if (delivered || !may_repeat(request, result.error())) {
-        failover_.failed({net::TryOutcome::Kind::unreachable, "", result.error().message});
-        return result;
-      }
-      outcome = {net::TryOutcome::Kind::unreachable, "", result.error().message};
-    } else {
-      outcome = net::outcome_of_status(result->status, location_of(*result));
+    const net::TryOutcome outcome = result ? net::outcome_of_status(result->status, location_of(*result))
+                                           : net::TryOutcome{net::TryOutcome::Kind::unreachable, "", result.error().message};
+    if (!result && (delivered || !may_repeat(request, result.error()))) {
+      failover_.failed(outcome);  // the next request starts at the next daemon
+      if (delivered || server_count_ == 1) return result;
+      return Error::unavailable(result.error().message + "; not sent to another daemon, as this one may have acted on it");
     }
     if (outcome.kind == net::TryOutcome::Kind::answered) {
       failover_.answered();

@@ -104,7 +104,8 @@ TEST_F(FailoverClientTest, DoesNotRepeatASubmitThatMayHaveReachedADaemon) {
   FailoverClient client = client_of({kA, kB});
   const HttpResult result = client.send(kSubmit);
   ASSERT_FALSE(result);
-  EXPECT_EQ(result.error().message, "lost the connection to daemon at " + kA);
+  EXPECT_EQ(result.error().message,
+            "lost the connection to daemon at " + kA + "; not sent to another daemon, as this one may have acted on it");
   EXPECT_EQ(daemons.asked, std::vector<std::string>{kA + " POST /v1/jobs"});
   // A read is safe to repeat, and the next request starts at the next daemon.
   ASSERT_TRUE(client.send(kGet));
