@@ -22,6 +22,7 @@ Agent::Agent(boost::asio::io_context& io, AgentConfig config, neuron::NeuronDevi
       device_(device),
       deps_(deps),
       node_credential_(load_node_credential(node_credential_path(config_.work_dir))),
+      failover_(config_.servers),
       backoff_(config_.reconnect_min),
       heartbeat_timer_(deps_.timers.make()),
       reconnect_timer_(deps_.timers.make()) {}
@@ -39,7 +40,7 @@ void Agent::connect() {
   handlers.on_closed = [this](const std::string& reason) { on_closed(reason); };
   // Once the node has its own credential, the join token no longer admits it.
   const std::string& token = node_credential_.empty() ? config_.join_token : node_credential_;
-  link_ = deps_.links.connect(token, std::move(handlers));
+  link_ = deps_.links.connect(failover_.current(), token, std::move(handlers));
 }
 
 void Agent::send(const AgentMessage& message) {
@@ -75,6 +76,7 @@ void Agent::on_message(const std::string& text) {
           if constexpr (std::is_same_v<T, WelcomeMsg>) {
             if (!m.node_credential.empty()) keep_node_credential(m.node_credential);
             welcomed_ = true;
+            failover_.answered();
             backoff_ = config_.reconnect_min;
             heartbeat_interval_ = std::chrono::milliseconds(m.heartbeat_interval_ms);
             spdlog::info("event=registered node={} daemon_version={} heartbeat_ms={} running={}", config_.name,
@@ -123,8 +125,13 @@ void Agent::on_closed(const std::string& reason) {
     shutdown(std::chrono::milliseconds(0));
     return;
   }
-  spdlog::warn("event=link_down node={} reason=\"{}\" retry_in_ms={} running={}", config_.name, reason, backoff_.count(),
-               runs_.size());
+  const std::string lost = failover_.current();
+  const net::FailoverStep step = failover_.failed(net::outcome_of_link_close(reason));
+  if (step.kind == net::FailoverStep::Kind::refused) {
+    spdlog::error("event=redirect_refused node={} reason=\"{}\"", config_.name, step.message);
+  }
+  spdlog::warn("event=link_down node={} server={} reason=\"{}\" next_server={} retry_in_ms={} running={}", config_.name,
+               lost, reason, failover_.current(), backoff_.count(), runs_.size());
   reconnect_timer_->start(backoff_, [this] { connect(); });
   backoff_ = std::min(backoff_ * 2, config_.reconnect_max);
 }

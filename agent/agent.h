@@ -5,6 +5,9 @@
 // The daemon may go away at any time: the agent then reconnects with exponential backoff and
 // keeps its attempts running; after reconnecting, its hello lists them and it resends the exits
 // the daemon may have missed (the daemon ignores ones it already has or that are stale).
+// With several daemons (active / standby, `--server URL1,URL2`), a lost or refused link moves on
+// to the next URL of the list, or to the active daemon a standby redirects to when it is listed
+// (net/server_list.h), with the same backoff.
 // A refused join (bad token, incompatible protocol) is final: the agent stops with the reason.
 //
 // It acts through `AgentDeps` (agent/agent_deps.h): the daemon link, the workloads and the timers.
@@ -17,15 +20,19 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "agent/agent_deps.h"
+#include "net/server_list.h"
 
 namespace trainyard::agent {
 
-// The agent process's settings; `server`, `tls`, `collective_timeout` and `job_accounts` configure the
+// The agent process's settings; `tls`, `collective_timeout` and `job_accounts` configure the
 // production links and workloads (agent/main.cpp).
 struct AgentConfig {
-  std::string server;  // http://host:port, or https://host:port (wss, verified with `tls`)
+  // The daemons, in the order tried (not empty): http://host:port, or https://host:port (wss,
+  // verified with `tls`).
+  std::vector<std::string> servers;
   net::TlsContext tls;  // for https: whom to trust, and the client certificate to present
   std::string join_token;
   std::string name;
@@ -84,6 +91,7 @@ class Agent {
   bool welcomed_ = false;
   bool stopping_ = false;
   std::string fatal_error_;
+  net::Failover failover_;  // which daemon to dial
   std::chrono::milliseconds backoff_;
   std::chrono::milliseconds heartbeat_interval_{5000};
   std::unique_ptr<Timer> heartbeat_timer_;

@@ -26,12 +26,13 @@ class SteadyTimer final : public Timer {
 
 }  // namespace
 
-WebSocketDaemonLinks::WebSocketDaemonLinks(boost::asio::io_context& io, std::string server, net::TlsContext tls)
-    : io_(io), server_(std::move(server)), tls_(std::move(tls)) {}
+WebSocketDaemonLinks::WebSocketDaemonLinks(boost::asio::io_context& io, net::TlsContext tls)
+    : io_(io), tls_(std::move(tls)) {}
 
-std::shared_ptr<net::WebSocketPeer> WebSocketDaemonLinks::connect(const std::string& bearer_token,
+std::shared_ptr<net::WebSocketPeer> WebSocketDaemonLinks::connect(const std::string& server,
+                                                                  const std::string& bearer_token,
                                                                   net::WebSocketClientHandlers handlers) {
-  return net::WebSocketClient::connect(io_, server_ + "/v1/agent/connect",
+  return net::WebSocketClient::connect(io_, server + "/v1/agent/connect",
                                        {{"Authorization", "Bearer " + bearer_token}}, std::move(handlers), tls_);
 }
 

@@ -27,22 +27,22 @@ namespace trainyard::agent {
 class DaemonLinks {
  public:
   virtual ~DaemonLinks() = default;
-  // Starts connecting, presenting `bearer_token`; the handlers report the link's life (on_closed
-  // exactly once, also when the connect fails).
-  virtual std::shared_ptr<net::WebSocketPeer> connect(const std::string& bearer_token,
+  // Starts connecting to the daemon at `server` (one of the agent's --server URLs), presenting
+  // `bearer_token`; the handlers report the link's life (on_closed exactly once, also when the
+  // connect fails).
+  virtual std::shared_ptr<net::WebSocketPeer> connect(const std::string& server, const std::string& bearer_token,
                                                       net::WebSocketClientHandlers handlers) = 0;
 };
 
 // The daemon's /v1/agent/connect over WebSocket (wss for https://, verified with `tls`).
 class WebSocketDaemonLinks final : public DaemonLinks {
  public:
-  WebSocketDaemonLinks(boost::asio::io_context& io, std::string server, net::TlsContext tls);
-  std::shared_ptr<net::WebSocketPeer> connect(const std::string& bearer_token,
+  WebSocketDaemonLinks(boost::asio::io_context& io, net::TlsContext tls);
+  std::shared_ptr<net::WebSocketPeer> connect(const std::string& server, const std::string& bearer_token,
                                               net::WebSocketClientHandlers handlers) override;
 
  private:
   boost::asio::io_context& io_;
-  std::string server_;
   net::TlsContext tls_;
 };
 

@@ -7,11 +7,13 @@
 #include <boost/asio/signal_set.hpp>
 #include <fstream>
 #include <iostream>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include "agent/agent.h"
 #include "neuron/tcp_socket.h"
 #include "net/http_types.h"
+#include "net/server_list.h"
 #include "net/tls.h"
 #include "proto/contained_path.h"
 #include "proto/flag_parser.h"
@@ -77,17 +79,30 @@ void prepare_work_dir(const std::string& work_dir) {
   fs::permissions(work_dir + "/attempts", traversable, fs::perm_options::replace);
 }
 
+// The daemons of --server URL1,URL2,...: each a URL, all over TLS or none, without a trailing '/'.
+std::vector<std::string> server_list(const std::string& text) {
+  std::vector<std::string> servers = trainyard::net::split_server_list(text, "--server");
+  const std::string scheme = trainyard::net::parse_url(servers.front(), "--server").scheme;
+  for (auto& server : servers) {
+    if (trainyard::net::parse_url(server, "--server").scheme != scheme) {
+      throw InvalidInput("--server", "mixes http:// and https:// URLs (" + servers.front() + ", " + server +
+                                         "): the daemons of one cluster are all reached the same way");
+    }
+    while (!server.empty() && server.back() == '/') server.pop_back();
+  }
+  return servers;
+}
+
 trainyard::agent::AgentConfig build_config(const Flags& f, trainyard::FaultPlan& faults) {
   trainyard::agent::AgentConfig c;
-  const bool tls = trainyard::net::parse_url(f.server, "--server").scheme == "https";
-  c.server = f.server;
+  c.servers = server_list(f.server);
+  const bool tls = c.servers.front().starts_with("https://");
   if (tls) {
     c.tls = trainyard::net::make_client_tls_context({f.ca_file, "--ca-file", f.tls_cert, f.tls_key});
   } else if (!f.ca_file.empty() || !f.tls_cert.empty() || !f.tls_key.empty()) {
     throw InvalidInput(f.ca_file.empty() ? (f.tls_cert.empty() ? "--tls-key" : "--tls-cert") : "--ca-file",
                        "is for TLS: give an https:// --server");
   }
-  while (!c.server.empty() && c.server.back() == '/') c.server.pop_back();
   c.join_token = read_token(f.join_token_file);
   trainyard::check_name("--name", f.name);
   c.name = f.name;
@@ -117,7 +132,10 @@ int main(int argc, char** argv) {
   Flags f;
   trainyard::FlagParser flags("trainyard-agent", "Trainyard node agent with a simulated Trainium device.",
                               "TRAINYARD_AGENT_");
-  flags.add_string("server", "daemon URL, e.g. http://127.0.0.1:8080; https:// connects over TLS (wss)", &f.server, true);
+  flags.add_string("server",
+                   "daemon URL, e.g. http://127.0.0.1:8080; https:// connects over TLS (wss); several, comma-separated "
+                   "(active / standby daemons), are tried in turn",
+                   &f.server, true);
   flags.add_string("ca-file", "PEM CA file that verifies an https:// daemon (default: the system's trust store)",
                    &f.ca_file);
   flags.add_string("tls-cert", "PEM client certificate to present to the daemon (mutual TLS; it names this node)",
@@ -169,8 +187,8 @@ int main(int argc, char** argv) {
     device.set_faults(faults);
     trainyard::neuron::DataPlaneServer data_plane(data_listen, {});
     config.data_addr = data_listen.host + ":" + std::to_string(data_plane.port());
-    spdlog::info("event=agent_starting node={} cores={} data_addr={} server={}", config.name, config.cores,
-                 config.data_addr, config.server);
+    spdlog::info("event=agent_starting node={} cores={} data_addr={} servers={}", config.name, config.cores,
+                 config.data_addr, fmt::join(config.servers, ","));
     spdlog::info("event=job_account node={} agent_uid={} jobs_run_as=\"{}\"", config.name, ::geteuid(),
                  config.job_accounts.describe());
     boost::asio::io_context io(1);
@@ -179,7 +197,7 @@ int main(int argc, char** argv) {
     if (const int killed = processes.kill_leftovers(); killed > 0) {
       spdlog::warn("event=leftovers_of_previous_run node={} process_groups={}", config.name, killed);
     }
-    trainyard::agent::WebSocketDaemonLinks links(io, config.server, config.tls);
+    trainyard::agent::WebSocketDaemonLinks links(io, config.tls);
     trainyard::agent::LocalWorkloads workloads(io, device, data_plane, processes, config.job_accounts,
                                                config.collective_timeout);
     trainyard::agent::SteadyTimers timers(io);

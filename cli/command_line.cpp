@@ -191,7 +191,8 @@ const std::vector<CommandEntry>& command_registry() {
 
 const std::vector<FlagSpec>& global_flags() {
   static const std::vector<FlagSpec> flags = {
-      {"--server", "URL", "daemon address, e.g. http://127.0.0.1:8080"},
+      {"--server", "URL", "daemon address, e.g. http://127.0.0.1:8080; several, comma-separated (active / standby "
+                          "daemons), are tried in turn"},
       {"--token-file", "FILE", "file holding the API token"},
       {"--ca-file", "FILE", "PEM file of the CA that signed an https:// daemon's certificate (default: $TRAINYARD_CA, "
                             "else the system's trust store)"},

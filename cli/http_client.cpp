@@ -36,6 +36,14 @@ std::string describe(std::chrono::milliseconds d) {
 
 bool is_idempotent(const std::string& method) { return method == "GET"; }
 
+// What callers read of a response's headers: where a standby redirects to.
+template <class Response>
+std::vector<std::pair<std::string, std::string>> headers_of(const Response& response) {
+  const auto location = response.find(http::field::location);
+  if (location == response.end()) return {};
+  return {{"location", std::string(location->value())}};
+}
+
 class BeastHttpClient final : public HttpClient {
  public:
   BeastHttpClient(ServerUrl url, HttpClientOptions options)
@@ -117,7 +125,7 @@ class BeastHttpClient final : public HttpClient {
   Result<void> connect() {
     close();
     const auto unreachable = [this](const std::string& why) {
-      return Error::unavailable("cannot reach daemon at " + url_.text + ": " + why);
+      return Error{ErrorCode::unavailable, "cannot reach daemon at " + url_.text + ": " + why, std::string(kNotConnected)};
     };
     tcp::resolver resolver(ioc_);
     std::optional<beast::error_code> resolved;
@@ -201,7 +209,7 @@ class BeastHttpClient final : public HttpClient {
     return HttpResponse{.status = static_cast<int>(response.result_int()),
                         .content_type = std::string(response[http::field::content_type]),
                         .body = response.body(),
-                        .headers = {}};
+                        .headers = headers_of(response)};
   }
 
   std::variant<HttpResponse, beast::error_code> read_streamed(const http::request<http::string_body>& message,
@@ -223,7 +231,7 @@ class BeastHttpClient final : public HttpClient {
     HttpResponse response{.status = static_cast<int>(parser.get().result_int()),
                           .content_type = std::string(parser.get()[http::field::content_type]),
                           .body = {},
-                          .headers = {}};
+                          .headers = headers_of(parser.get())};
     const bool streamed = response.status / 100 == 2;
     char piece[16 * 1024];
     while (!parser.is_done()) {

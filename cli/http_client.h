@@ -30,6 +30,8 @@ struct ServerUrl {
 // Parses "http[s]://HOST[:PORT][/]" (the scheme may be left out: http) with net::parse_url, the
 // agent's parser too; throws InvalidInput("--server").
 ServerUrl parse_server_url(const std::string& text);
+// Each URL of "URL1,URL2,..." (active / standby daemons), parsed as above; throws InvalidInput("--server").
+std::vector<ServerUrl> parse_server_urls(const std::string& text);
 
 // net/'s values: the client sends a request's method, target, headers and body, and fills a
 // response's status, content type and body.
@@ -38,7 +40,12 @@ using net::HttpResponse;
 
 // The response, or unavailable when the exchange did not complete: no connection, a timeout, a
 // broken or garbled reply. The message is a sentence naming the server, fit to show as it is.
+// The response's headers hold `location` when the server sent one.
 using HttpResult = Result<HttpResponse>;
+
+// The `field` of an unavailable error from connecting: nothing of the request was sent, so even a
+// request that is not safe to repeat may go to another server.
+inline constexpr std::string_view kNotConnected = "connection";
 
 // Takes a piece of a streamed body as it arrives; false stops reading.
 using BodySink = std::function<bool(std::string_view piece)>;

@@ -10,6 +10,7 @@
 #include "cli/command_line.h"
 #include "cli/completion.h"
 #include "cli/event_follow.h"
+#include "cli/failover_client.h"
 #include "cli/follow.h"
 #include "cli/table.h"
 #include "proto/messages.h"
@@ -41,9 +42,9 @@ int failure(const CliHost& host, const std::string& message) {
   return kExitFailed;
 }
 
-// The server a command talks to, once resolved and connected.
+// The daemons a command talks to (`--server URL1,URL2,...`), once resolved, as one client.
 struct Session {
-  ServerUrl url;
+  std::string servers;  // as given, for messages
   std::string token;
   std::unique_ptr<HttpClient> client;
 };
@@ -56,35 +57,63 @@ Opened open_session(const GlobalOptions& global, const CliHost& host) {
   Session session;
   try {
     const Connection connection = resolve_connection(global, host.env, host.read_file);
-    session.url = parse_server_url(connection.server);
-    session.url.trust.ca_file = connection.ca_file;
-    if (!connection.ca_from.empty()) session.url.trust.ca_from = connection.ca_from;
+    std::vector<ServerUrl> servers = parse_server_urls(connection.server);
+    for (auto& url : servers) {
+      url.trust.ca_file = connection.ca_file;
+      if (!connection.ca_from.empty()) url.trust.ca_from = connection.ca_from;
+    }
+    session.servers = connection.server;
     session.token = connection.token;
-    session.client = host.connect(session.url);
+    session.client = std::make_unique<FailoverClient>(std::move(servers), host.connect);
   } catch (const InvalidInput& e) {
     return usage_error(host, e, "trainyard");
   }
   return session;
 }
 
-Outcome send(Session& session, const ApiRequest& request, const CliHost& host) {
-  const HttpResult result = session.client->send(to_http(request, session.token));
+// How long a following command (--watch, logs --follow, submit --wait) waits for the daemons to
+// answer again: a failover (the active daemon died and a standby takes over once its lease runs
+// out) or a restart takes seconds. One-shot commands report the failure at once.
+constexpr std::chrono::seconds kFollowPatience{30};
+constexpr Millis kFollowRetry{1000};
+
+bool unavailable_now(const HttpResult& result) {
+  return result ? result->status == 503 : result.error().code == ErrorCode::unavailable;
+}
+
+HttpResult exchange(Session& session, const ApiRequest& request, const CliHost& host, bool following) {
+  HttpResult result = session.client->send(to_http(request, session.token));
+  if (!following || !unavailable_now(result)) return result;
+  host.err << "trainyard: "
+           << terminal_safe(result ? error_message(result->status, result->body) : result.error().message)
+           << "; trying again for up to " << kFollowPatience.count() << " s\n";
+  const MonoTime give_up = host.clock.monotonic_now() + kFollowPatience;
+  while (unavailable_now(result) && host.clock.monotonic_now() < give_up && host.pause(kFollowRetry)) {
+    result = session.client->send(to_http(request, session.token));
+  }
+  return result;
+}
+
+// `following`: the command follows the cluster and rides out a failover (see kFollowPatience).
+Outcome send(Session& session, const ApiRequest& request, const CliHost& host, bool following = false) {
+  const HttpResult result = exchange(session, request, host, following);
   if (!result) return failure(host, result.error().message);
   const HttpResponse& response = *result;
   if (!is_success(response.status)) return failure(host, error_message(response.status, response.body));
   Json body = Json::parse(response.body, nullptr, false);
   if (body.is_discarded()) {
-    return failure(host, "daemon at " + session.url.text + " answered " + request.method + " " + request.target +
+    return failure(host, "daemon at " + session.servers + " answered " + request.method + " " + request.target +
                              " with a body that is not JSON");
   }
   return body;
 }
 
 // Performs the requests in order; stops at the first that fails.
-std::variant<Replies, int> send_all(Session& session, const std::vector<ApiRequest>& requests, const CliHost& host) {
+std::variant<Replies, int> send_all(Session& session, const std::vector<ApiRequest>& requests, const CliHost& host,
+                                    bool following = false) {
   Replies replies;
   for (const ApiRequest& request : requests) {
-    Outcome outcome = send(session, request, host);
+    Outcome outcome = send(session, request, host, following);
     if (const int* status = std::get_if<int>(&outcome)) return *status;
     replies.push_back(std::move(std::get<Json>(outcome)));
   }
@@ -117,7 +146,7 @@ int watch(const Command& command, const std::vector<ApiRequest>& requests, std::
           const std::string& label, const GlobalOptions& global, Session& session, const CliHost& host) {
   std::string previous;
   do {
-    auto fetched = send_all(session, requests, host);
+    auto fetched = send_all(session, requests, host, true);
     if (const int* status = std::get_if<int>(&fetched)) return *status;
     const Replies& replies = std::get<Replies>(fetched);
     if (global.json) {
@@ -155,11 +184,11 @@ int follow_logs(const ShowLogs& logs, Session& session, const CliHost& host) {
   catch_up.tail = kMaxLogLines;  // after the first reply: enough of each tail to hold what grew
   bool first = true;
   for (;;) {
-    Outcome job = send(session, job_request(logs.id), host);
+    Outcome job = send(session, job_request(logs.id), host, true);
     if (const int* status = std::get_if<int>(&job)) return *status;
     const bool ended = job_has_ended(std::get<Json>(job));
     if (has_attempts(std::get<Json>(job))) {
-      Outcome reply = send(session, (first ? logs : catch_up).requests({}).front(), host);
+      Outcome reply = send(session, (first ? logs : catch_up).requests({}).front(), host, true);
       if (const int* status = std::get_if<int>(&reply)) return *status;
       host.out << for_output(logs, follower.take(std::get<Json>(reply)), host);
       first = false;
@@ -187,7 +216,7 @@ int submit_and_wait(const SubmitJob& submit, const std::vector<ApiRequest>& requ
   const Json& id = field_or_null(replies.at(0), "id");
   if (!id.is_number_integer()) return failure(host, "the daemon's reply to the submit has no job id");
   for (;;) {
-    Outcome job = send(session, job_request(id.get<JobId>()), host);
+    Outcome job = send(session, job_request(id.get<JobId>()), host, true);
     if (const int* status = std::get_if<int>(&job)) return *status;
     const Json& state = std::get<Json>(job);
     if (job_has_ended(state)) {

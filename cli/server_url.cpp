@@ -1,4 +1,5 @@
 #include "cli/http_client.h"
+#include "net/server_list.h"
 #include "proto/errors.h"
 
 namespace trainyard::cli {
@@ -8,6 +9,12 @@ ServerUrl parse_server_url(const std::string& text) {
   const net::Url url = net::parse_url(has_scheme ? text : "http://" + text, "--server");
   if (url.path != "/") throw InvalidInput("--server", "must be http[s]://HOST:PORT without a path, got \"" + text + "\"");
   return ServerUrl{.host = url.host, .port = url.port, .text = text, .tls = url.scheme == "https", .trust = {}};
+}
+
+std::vector<ServerUrl> parse_server_urls(const std::string& text) {
+  std::vector<ServerUrl> servers;
+  for (const auto& url : net::split_server_list(text, "--server")) servers.push_back(parse_server_url(url));
+  return servers;
 }
 
 }  // namespace trainyard::cli

@@ -47,6 +47,8 @@ class Api {
   void set_webhooks(WebhookRegistry& webhooks, WebhookOptions options);
   // GET /v1/events/stream's subscribers: the daemon hands them the committed events.
   EventStreams& event_streams() { return event_streams_; }
+  // GET /healthz names this active daemon's lease: its epoch and advertise URL (daemon/standby.h).
+  void set_lease(store::LeaseState lease) { lease_ = std::move(lease); }
 
  private:
   friend const std::vector<Route>& api_routes();
@@ -160,6 +162,7 @@ class Api {
   WebhookRegistry* webhooks_ = nullptr;
   WebhookOptions webhook_options_;
   EventStreams event_streams_;
+  store::LeaseState lease_;
 };
 
 // The longest lifetime a token may be given ("ttl_s"): ten years.

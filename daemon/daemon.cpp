@@ -16,6 +16,7 @@
 #include "daemon/gateway.h"
 #include "daemon/join_token.h"
 #include "daemon/private_files.h"
+#include "daemon/standby.h"
 #include "daemon/webhook_outbox.h"
 #include "daemon/webhook_url.h"
 #include "net/http_server.h"
@@ -245,6 +246,50 @@ class GracefulShutdown {
   Clock::time_point started_;
 };
 
+net::HttpServerOptions http_server_options(const DaemonOptions& o) {
+  net::HttpServerOptions server_options;
+  server_options.body_limit = static_cast<std::size_t>(o.body_limit_bytes);
+  server_options.header_limit = static_cast<std::size_t>(o.max_header_bytes);
+  server_options.header_timeout = Millis(o.header_timeout_ms);
+  server_options.body_timeout = Millis(o.body_timeout_ms);
+  server_options.websocket_message_limit = static_cast<std::size_t>(o.max_ws_message_bytes);
+  server_options.caps = {static_cast<std::size_t>(o.max_connections), static_cast<std::size_t>(o.max_connections_per_ip)};
+  server_options.tls = tls_files(o);
+  return server_options;
+}
+
+// With a store several daemons share (PostgreSQL), serves as a standby until this daemon holds the
+// lease, and keeps it from then on (daemon/standby.h); with SQLite, always active.
+struct Leadership {
+  std::string holder = lease_holder_id();
+  unsigned short port;
+  std::string advertise_url;  // empty: the listening URL
+  store::LeaseState lease;
+  std::optional<ActiveLease> kept;  // none: the store has no lease
+};
+
+Leadership take_leadership(store::Store& store, const store::StoreUrl& store_url, const DaemonOptions& o,
+                           const std::string& host, unsigned short port, const fs::path& data_dir) {
+  Leadership leadership{.port = port, .advertise_url = o.advertise_url};
+  if (store_url.kind != store::StoreUrl::Kind::postgresql) return leadership;
+  const Activation active = serve_as_standby_until_active(
+      store, {.host = host,
+              .port = port,
+              .server = http_server_options(o),
+              .advertise_url = o.advertise_url,
+              .holder = leadership.holder,
+              .lease_ttl = Millis(o.lease_ttl_ms),
+              .version = kTrainyardVersion,
+              .on_listening = [&data_dir](const std::string& url) {
+                write_file_atomically(data_dir / "daemon.addr", url + "\n", 0644);
+              }});
+  leadership.port = active.port;
+  leadership.advertise_url = active.advertise_url;
+  leadership.lease = active.lease;
+  leadership.kept.emplace(active.lease.epoch, Millis(o.lease_ttl_ms), active.sent_at);
+  return leadership;
+}
+
 // PREFIX/share/trainyard/dashboard for the PREFIX/bin this daemon runs from.
 fs::path installed_dashboard_dir() {
   std::error_code ec;
@@ -288,6 +333,11 @@ bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
   flags.add_string("data-dir", "directory for the database, tokens and daemon.addr", &o.data_dir, true);
   flags.add_string("store", "where jobs and everything else are stored: sqlite://PATH (default: "
                    "sqlite://DATA_DIR/trainyard.db) or postgresql://USER@HOST/DB?...", &o.store);
+  flags.add_string("advertise-url", "the URL clients and agents reach this daemon at, which a standby redirects "
+                   "them to while this one is active (default: http[s]://LISTEN as bound)", &o.advertise_url);
+  flags.add_int("lease-ttl-ms", "with a postgresql store: how long the active daemon's lease lasts unrenewed (it renews "
+                "every ttl/5); a standby takes over within about this after the active one dies", &o.lease_ttl_ms, 500,
+                600'000);
   flags.add_string("tls-cert", "PEM certificate chain: serve the API and the agent gateway over TLS (HTTPS, wss); "
                    "reloaded with the key on SIGHUP", &o.tls_cert);
   flags.add_string("tls-key", "PEM private key of --tls-cert (without a passphrase)", &o.tls_key);
@@ -400,6 +450,7 @@ bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
   if (!o.failure_rules_file.empty()) load_failure_rules(o.failure_rules_file);  // fail at start, naming the field
   if (!o.dashboard_dir.empty()) require_dashboard_dir(o.dashboard_dir);  // fail at start, naming the field
   if (!o.public_url.empty()) parse_webhook_url(o.public_url, "--public-url");
+  if (!o.advertise_url.empty()) parse_webhook_url(o.advertise_url, "--advertise-url");
   if (!o.store.empty()) store::parse_store_url(o.store);  // fail at start, naming the field
   return true;
 }
@@ -431,6 +482,7 @@ int run_daemon(const DaemonOptions& o) {
   SystemTimeSource clock;
   const std::unique_ptr<store::Store> opened_store = store::open_store(store_url);
   store::Store& store = *opened_store;
+  Leadership leadership = take_leadership(store, store_url, o, host, port, data_dir);
   TokenRegistry tokens;
   const bool fresh_store = store.tokens().empty();
   ensure_bootstrap_token(store, tokens, data_dir / "admin.token", "admin", store::Role::admin, clock.system_now(), fresh_store);
@@ -440,6 +492,7 @@ int run_daemon(const DaemonOptions& o) {
 
   DaemonMetrics metrics;  // before the store worker, whose thread records into it until it stops
   StoreWorker worker(store, [&io](StoreWorker::Continuation fn) { asio::post(io, std::move(fn)); });
+  worker.set_lease_lost_handler([](const std::string& reason) { exit_on_lease_lost(reason); });
   worker.set_commit_observer([&metrics](double seconds, std::size_t changes) { metrics.store_commit(seconds, changes); });
   // Before the first write, so GET /v1/events/stream hears of every event committed from here;
   // the observer runs on the I/O thread, which starts after the API that sets it exists.
@@ -519,14 +572,7 @@ int run_daemon(const DaemonOptions& o) {
       metrics.registry());
   outbox.start(webhooks);
   api.set_webhooks(webhooks, webhook_options);
-  net::HttpServerOptions server_options;
-  server_options.body_limit = static_cast<std::size_t>(o.body_limit_bytes);
-  server_options.header_limit = static_cast<std::size_t>(o.max_header_bytes);
-  server_options.header_timeout = Millis(o.header_timeout_ms);
-  server_options.body_timeout = Millis(o.body_timeout_ms);
-  server_options.websocket_message_limit = static_cast<std::size_t>(o.max_ws_message_bytes);
-  server_options.caps = {static_cast<std::size_t>(o.max_connections), static_cast<std::size_t>(o.max_connections_per_ip)};
-  server_options.tls = tls_files(o);
+  net::HttpServerOptions server_options = http_server_options(o);
   net::HttpServer server(io, server_options, [&api](net::HttpRequest req, net::HttpResponder respond) {
     api.handle(std::move(req), std::move(respond));
   }, {gateway.route()});
@@ -554,12 +600,16 @@ int run_daemon(const DaemonOptions& o) {
     });
   };
   await_reload();
-  const unsigned short bound = server.listen(host, port);
-  const std::string scheme = server_options.tls.enabled() ? "https://" : "http://";
-  const std::string url = scheme + (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(bound);
+  const unsigned short bound = server.listen(host, leadership.port);
+  const std::string url = listening_url(server_options.tls.enabled(), host, bound);
+  if (leadership.advertise_url.empty()) leadership.advertise_url = url;
+  leadership.lease.active_url = leadership.advertise_url;
+  api.set_lease(leadership.lease);
   write_file_atomically(data_dir / "daemon.addr", url + "\n", 0644);
-  spdlog::info("event=daemon_listening url={} data_dir={} version={} agent_client_certificates={}", url,
-               data_dir.string(), kTrainyardVersion, o.agent_client_ca.empty() ? "no" : "required");
+  spdlog::info("event=daemon_listening url={} data_dir={} version={} agent_client_certificates={} role=active epoch={} "
+               "advertise_url={}",
+               url, data_dir.string(), kTrainyardVersion, o.agent_client_ca.empty() ? "no" : "required",
+               leadership.lease.epoch, leadership.advertise_url);
 
   asio::steady_timer ticker(io);
   std::uint64_t ticks = 0;
@@ -578,6 +628,38 @@ int run_daemon(const DaemonOptions& o) {
     });
   };
   tick();
+
+  // The active daemon renews its lease every ttl/5, through the store worker (one connection, one
+  // thread), and ends when a renewal finds it lost or none is confirmed within the ttl.
+  asio::steady_timer lease_timer(io);
+  bool renewing = false;
+  std::function<void()> keep_lease = [&] {
+    ActiveLease& kept = *leadership.kept;
+    if (const std::string lost = kept.expired(clock.monotonic_now()); !lost.empty()) exit_on_lease_lost(lost);
+    if (!renewing) {
+      renewing = true;
+      const MonoTime sent_at = clock.monotonic_now();
+      worker.read(
+          [&, sent_at](store::Store& s) -> StoreWorker::Continuation {
+            const std::optional<store::LeaseState> answer =
+                s.acquire_or_renew(leadership.holder, leadership.advertise_url, Millis(o.lease_ttl_ms));
+            return [&leadership, &renewing, sent_at, answer] {
+              renewing = false;
+              const std::string lost = leadership.kept->renewed(sent_at, answer.value_or(store::LeaseState{}));
+              if (!lost.empty()) exit_on_lease_lost(lost);
+            };
+          },
+          [&renewing](const Error& error) {
+            renewing = false;
+            spdlog::warn("event=lease_renewal_failed error=\"{}\"", error.message);
+          });
+    }
+    lease_timer.expires_after(kept.renew_every());
+    lease_timer.async_wait([&](const boost::system::error_code& ec) {
+      if (!ec) keep_lease();
+    });
+  };
+  if (leadership.kept) keep_lease();
 
   GracefulShutdown shutdown(io, server, worker, Millis(o.shutdown_grace_ms), [&] {
     ticker.cancel();

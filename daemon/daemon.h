@@ -16,6 +16,10 @@ struct DaemonOptions {
   bool insecure_http = false;   // plain HTTP on a non-loopback address, knowingly
   std::string data_dir;
   std::string store;            // sqlite://PATH or postgresql://...; default: sqlite://DATA_DIR/trainyard.db
+  // Active / standby on PostgreSQL (daemon/standby.h): the URL clients reach this daemon at
+  // (default scheme://LISTEN as bound), and how long its lease lasts unrenewed (renewed every ttl/5).
+  std::string advertise_url;
+  std::int64_t lease_ttl_ms = 5000;
   std::string checkpoint_root;  // default: DATA_DIR/checkpoints
   std::int64_t heartbeat_interval_ms = 5000;
   std::int64_t node_timeout_ms = 30000;

@@ -66,6 +66,9 @@ void StoreWorker::commit_batch(std::vector<Write>& writes) {
     if (observe_commit_) {
       observe_commit_(std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count(), done.changes.size());
     }
+  } catch (const store::LeaseLost& e) {
+    if (on_lease_lost_) on_lease_lost_(e.what());
+    written = Error::unavailable(e.what());
   } catch (const std::exception& e) {
     spdlog::error("event=store_commit_failed changes={} error=\"{}\"", done.changes.size(), e.what());
     written = Error::unavailable(e.what());
@@ -115,6 +118,9 @@ void StoreWorker::run() {
       auto& r = std::get<Read>(task);
       try {
         post_to_io_(r.task(store_));
+      } catch (const store::LeaseLost& e) {
+        if (on_lease_lost_) on_lease_lost_(e.what());
+        post_to_io_([failed = std::move(r.failed), error = Error::unavailable(e.what())] { failed(error); });
       } catch (const std::exception& e) {
         spdlog::error("event=store_read_failed error=\"{}\"", e.what());
         post_to_io_([failed = std::move(r.failed), error = Error::internal(e.what())] { failed(error); });

@@ -56,6 +56,11 @@ class StoreWorker {
     events_head_ = head;
     observe_events_ = std::move(observe);
   }
+  // Called on the worker thread when a write was fenced off (store::LeaseLost: another daemon took
+  // the lease), before anything else is done; the active daemon ends there (exit_on_lease_lost).
+  // Unset, the write fails as any other. Set it before the first write.
+  using LeaseLostHandler = std::function<void(const std::string& reason)>;
+  void set_lease_lost_handler(LeaseLostHandler handle) { on_lease_lost_ = std::move(handle); }
 
  private:
   struct Write {
@@ -82,6 +87,7 @@ class StoreWorker {
   CommitObserver observe_commit_;
   std::int64_t events_head_ = 0;  // the last event seq handed to observe_events_
   EventsObserver observe_events_;
+  LeaseLostHandler on_lease_lost_;
   std::thread thread_;
 };
 

@@ -16,6 +16,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "net/server_list.h"
 #include "proto/errors.h"
 
 namespace trainyard::net {
@@ -109,7 +110,8 @@ class ClientConnection : public WebSocketClient, public std::enable_shared_from_
     if (hec) {
       std::string reason = hec.message();
       if (response.result_int() != 0 && response.result_int() != 101) {
-        reason = "HTTP " + std::to_string(response.result_int()) + ": " + response.body();
+        reason = refused_upgrade_reason(static_cast<int>(response.result_int()),
+                                        std::string(response[beast::http::field::location]), response.body());
       }
       co_return finish(reason);
     }

@@ -38,6 +38,14 @@ std::string result_message(const pg_result* result) {
   return message.empty() ? PQresStatus(PQresultStatus(result)) : message;
 }
 
+// What trainyard_fence raises when the epoch it checks is no longer the lease's (store/postgres_schema.cpp).
+constexpr std::string_view kLeaseLostSqlstate = "TYL01";
+
+bool lease_lost(const pg_result* result) {
+  const char* state = PQresultErrorField(result, PG_DIAG_SQLSTATE);
+  return state && state == kLeaseLostSqlstate;
+}
+
 // Notices ("relation already exists, skipping") are the server talking to a person; a daemon logs them.
 void log_notice(void*, const char* message) { spdlog::debug("store.postgres_notice message=\"{}\"", message); }
 
@@ -141,7 +149,9 @@ void Connection::exec(std::string_view sql) {
 }
 
 void Connection::check(const Result& result, std::string_view doing) const {
-  if (!result.ok()) fail(doing);
+  if (result.ok()) return;
+  if (lease_lost(result.result_)) throw LeaseLost("postgresql " + where() + ": " + result_message(result.result_));
+  fail(doing);
 }
 
 Result Connection::query(std::string_view sql, const Params& params) {
@@ -225,7 +235,10 @@ void Connection::Pipeline::read_sent() {
     // carry their error (PGRES_FATAL_ERROR, then PGRES_PIPELINE_ABORTED).
     while (pg_result* raw = PQgetResult(db_.conn_)) {
       Result result(raw);
-      if (!succeeded(raw) && !failure_ && PQresultStatus(raw) != PGRES_PIPELINE_ABORTED) failure_ = result_message(raw);
+      if (!succeeded(raw) && !failure_ && PQresultStatus(raw) != PGRES_PIPELINE_ABORTED) {
+        failure_ = result_message(raw);
+        failure_is_lease_lost_ = lease_lost(raw);
+      }
     }
   }
 }
@@ -243,7 +256,10 @@ void Connection::Pipeline::finish() {
   }
   if (PQexitPipelineMode(db_.conn_) != 1 && PQstatus(db_.conn_) == CONNECTION_OK) db_.fail("exit pipeline mode");
   if (PQstatus(db_.conn_) != CONNECTION_OK) db_.fail("pipeline");
-  if (failure_) throw StoreError("postgresql " + db_.where() + ": " + *std::exchange(failure_, std::nullopt));
+  if (!failure_) return;
+  const std::string message = "postgresql " + db_.where() + ": " + *std::exchange(failure_, std::nullopt);
+  if (failure_is_lease_lost_) throw LeaseLost(message);
+  throw StoreError(message);
 }
 
 Transaction::Transaction(Connection& db, std::string_view begin) : db_(db) { db_.exec(begin); }

@@ -2,7 +2,8 @@
 // A thin RAII layer over libpq, just what the PostgreSQL store needs: a connection, statements
 // prepared once by name, results, and a pipeline that sends a whole batch of statements in one round
 // trip. Every libpq failure becomes a StoreError carrying the server's message and what was being
-// done. Values travel in text format: the store's columns are integers, doubles and text.
+// done (LeaseLost when it was the fencing check, store/postgres_schema.cpp). Values travel in
+// text format: the store's columns are integers, doubles and text.
 //
 // Threading: none of these is thread-safe; the store is used by one thread at a time (store/store.h).
 #include <cstdint>
@@ -58,6 +59,7 @@ class Result {
   class Row row(int index) const;
 
  private:
+  friend class Connection;  // reads the failure's SQLSTATE
   pg_result* result_;
 };
 
@@ -119,6 +121,7 @@ class Connection {
     Connection& db_;
     int unread_ = 0;
     std::optional<std::string> failure_;
+    bool failure_is_lease_lost_ = false;  // thrown as LeaseLost
   };
 
   [[noreturn]] void fail(std::string_view doing) const;

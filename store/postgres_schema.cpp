@@ -193,6 +193,29 @@ constexpr std::string_view kShareStorageSchema = R"sql(
 ALTER TABLE shares ADD COLUMN storage_limit_mb BIGINT;
 )sql";
 
+// Active / standby (issue 18 item 2): one row says which daemon is active (holder, its URL) until
+// when, by the server's clock. Every take-over raises the epoch; the holder's write transactions
+// begin with trainyard_fence(its epoch), whose FOR SHARE lock waits out a take-over in progress
+// and, under READ COMMITTED, re-checks the epoch on the row it ends with: a paused old holder
+// fails there (SQLSTATE TYL01) and commits nothing; a take-over waits until a fenced commit ends.
+constexpr std::string_view kLeaseSchema = R"sql(
+CREATE TABLE lease (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  holder TEXT NOT NULL,
+  epoch BIGINT NOT NULL,
+  advertise_url TEXT NOT NULL,
+  expires_at TIMESTAMPTZ NOT NULL
+);
+INSERT INTO lease (id, holder, epoch, advertise_url, expires_at) VALUES (1, '', 0, '', '-infinity');
+CREATE FUNCTION trainyard_fence(mine BIGINT) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM 1 FROM lease WHERE id = 1 AND epoch = mine FOR SHARE;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'lease lost: epoch % is no longer the active daemon''s', mine USING ERRCODE = 'TYL01';
+  END IF;
+END $$;
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{1, "initial: jobs, attempts, nodes, tokens, shares, events", kInitialSchema},
     Migration{2, "metrics: per-step training metrics", kMetricsSchema},
@@ -205,6 +228,7 @@ constexpr std::array kMigrations = {
     Migration{9, "attempt ends: when each attempt ended, indexed, for goodput over a window", kAttemptEndSchema},
     Migration{10, "attempt stop states: REQUEUED and PREEMPTED", kAttemptStopStatesSchema},
     Migration{11, "share storage quotas", kShareStorageSchema},
+    Migration{12, "lease: which daemon is active, and its fencing epoch", kLeaseSchema},
 };
 
 // Any fixed number will do: every Trainyard daemon on the database takes the same one.

@@ -24,6 +24,17 @@ struct Prepared {
   std::string sql;
 };
 
+const std::string kLeaseExpiry = "now() + make_interval(secs => $3::float8 / 1000)";
+
+// Takes or renews the lease by `update` and answers (held, epoch, active URL) in one round trip:
+// the updated row when it took, else the row as it is, with the URL only while its lease runs.
+std::string lease_answer(const std::string& update) {
+  return "WITH mine AS (" + update + " RETURNING epoch, advertise_url)"
+         " SELECT true, epoch, advertise_url FROM mine UNION ALL"
+         " SELECT false, epoch, CASE WHEN expires_at > now() THEN advertise_url ELSE '' END FROM lease"
+         " WHERE id = 1 AND NOT EXISTS (SELECT 1 FROM mine)";
+}
+
 // Every statement but the job listings (job_query below), prepared once per connection.
 std::vector<Prepared> statements() {
   const std::string tokens(kTokenColumns), events(kEventColumns), webhooks(kWebhookColumns),
@@ -146,6 +157,12 @@ std::vector<Prepared> statements() {
       {"webhooks_keep_from",
        "SELECT MIN(seq) FROM (SELECT cursor_seq + 1 AS seq FROM webhooks UNION ALL"
        " SELECT first_seq FROM webhook_deliveries WHERE state IN ('pending','retrying')) AS needed"},
+      // The lease (store/postgres_schema.cpp): $1 holder, or the epoch held; $2 URL; $3 ttl ms.
+      {"take_lease", lease_answer("UPDATE lease SET epoch = epoch + 1, holder = $1, advertise_url = $2, expires_at = " +
+                                  kLeaseExpiry + " WHERE id = 1 AND expires_at <= now()")},
+      {"renew_lease", lease_answer("UPDATE lease SET advertise_url = $2, expires_at = " + kLeaseExpiry +
+                                   " WHERE id = 1 AND epoch = $1")},
+      {"fence", "SELECT trainyard_fence($1)"},
   }};
 }
 
@@ -216,6 +233,7 @@ void PostgresStore::commit(std::span<const Change> batch) {
   try {
     pg::Connection::Pipeline pipeline(db_);
     pipeline.send_sql("BEGIN");
+    if (epoch_) pipeline.send("fence", Params().add(*epoch_));
     for (const Change& change : batch) send(pipeline, change);
     pipeline.send_sql("COMMIT");
     pipeline.finish();
@@ -453,6 +471,7 @@ std::vector<Event> PostgresStore::events_of_kind(const std::string& kind_prefix,
 std::int64_t PostgresStore::prune_events(TimePoint older_than, std::int64_t keep_from_seq) {
   db_.reconnect_if_broken();
   pg::Transaction tx(db_);
+  if (epoch_) db_.run("fence", Params().add(*epoch_));
   const std::int64_t pruned = db_.run("prune_events", Params().add(to_unix_ms(older_than)).add(keep_from_seq)).affected();
   db_.run("prune_deliveries");
   tx.commit();
@@ -475,6 +494,19 @@ std::optional<std::int64_t> PostgresStore::webhooks_keep_from_seq() {
   const pg::Result result = read("webhooks_keep_from");
   if (result.rows() == 0 || result.is_null(0, 0)) return std::nullopt;
   return result.int_at(0, 0);
+}
+
+std::optional<LeaseState> PostgresStore::acquire_or_renew(const std::string& holder, const std::string& advertise_url,
+                                                          std::chrono::milliseconds ttl) {
+  db_.reconnect_if_broken();
+  const pg::Result answer = epoch_ ? db_.run("renew_lease", Params().add(*epoch_).add(advertise_url).add(ttl.count()))
+                                   : db_.run("take_lease", Params().add(holder).add(advertise_url).add(ttl.count()));
+  const LeaseState lease{.held = answer.text(0, 0) == "t", .epoch = answer.int_at(0, 1), .active_url = answer.text(0, 2)};
+  if (lease.held && !epoch_) {
+    epoch_ = lease.epoch;
+    spdlog::info("event=lease_taken holder={} epoch={} url={}", holder, lease.epoch, advertise_url);
+  }
+  return lease;
 }
 
 int PostgresStore::schema_version() {

@@ -57,6 +57,8 @@ class PostgresStore final : public Store {
   std::vector<WebhookDelivery> open_webhook_deliveries(std::int64_t webhook_id) override;
   std::optional<std::int64_t> webhooks_keep_from_seq() override;
   int schema_version() override;
+  std::optional<LeaseState> acquire_or_renew(const std::string& holder, const std::string& advertise_url,
+                                             std::chrono::milliseconds ttl) override;
 
  private:
   void send(pg::Connection::Pipeline& pipeline, const Change& change);
@@ -64,6 +66,7 @@ class PostgresStore final : public Store {
   pg::Result read(const char* statement, const pg::Params& params = {});
 
   pg::Connection db_;
+  std::optional<std::int64_t> epoch_;  // the lease's epoch this store took: its writes are fenced by it
 };
 
 }  // namespace trainyard::store

@@ -227,6 +227,19 @@ constexpr std::string_view kShareStorageSchema = R"sql(
 ALTER TABLE shares ADD COLUMN storage_limit_mb INTEGER;
 )sql";
 
+// Active / standby (issue 18 item 2) is PostgreSQL's: one daemon opens a SQLite file, so nothing
+// takes this row here. The table is kept so that both stores have the same schema at one version.
+constexpr std::string_view kLeaseSchema = R"sql(
+CREATE TABLE lease (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  holder TEXT NOT NULL,
+  epoch INTEGER NOT NULL,
+  advertise_url TEXT NOT NULL,
+  expires_at_ms INTEGER NOT NULL
+);
+INSERT INTO lease (id, holder, epoch, advertise_url, expires_at_ms) VALUES (1, '', 0, '', 0);
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{1, "initial: jobs, attempts, nodes, tokens, shares, events", kInitialSchema},
     Migration{2, "metrics: per-step training metrics", kMetricsSchema},
@@ -239,6 +252,7 @@ constexpr std::array kMigrations = {
     Migration{9, "attempt ends: when each attempt ended, indexed, for goodput over a window", kAttemptEndSchema},
     Migration{10, "attempt stop states: REQUEUED and PREEMPTED", kAttemptStopStatesSchema},
     Migration{11, "share storage quotas", kShareStorageSchema},
+    Migration{12, "lease: which daemon is active, and its fencing epoch", kLeaseSchema},
 };
 
 bool has_version_table(sqlite::Connection& db) {

@@ -8,6 +8,7 @@
 // Durability contract: `commit` returns only after every change in the batch is durable, all in
 // one transaction: either all of them are stored or none (then it throws StoreError). The daemon
 // acknowledges a change (a 201, a launch) only after its commit returned.
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -206,6 +207,21 @@ class StoreError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Active / standby (docs/ARCHITECTURE.md): of the daemons on one shared store, the one holding the
+// lease is active. What a daemon learns when it tries to take or keep it.
+struct LeaseState {
+  bool held = false;
+  std::int64_t epoch = 0;  // raised by every take-over; the holder's writes are fenced by it
+  std::string active_url;  // the holder's advertise URL while its lease runs; empty when none does
+  bool operator==(const LeaseState&) const = default;
+};
+
+// A write of a daemon whose lease was taken over (a higher epoch holds it): nothing of it was stored.
+class LeaseLost : public StoreError {
+ public:
+  using StoreError::StoreError;
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -265,6 +281,16 @@ class Store {
   // nullopt when none. Event retention must keep it and everything after it.
   virtual std::optional<std::int64_t> webhooks_keep_from_seq() = 0;
   virtual int schema_version() = 0;
+
+  // Takes the lease for `holder` when no live one is held (raising the epoch), or, once this store
+  // took it, renews it for `ttl` (keeping the epoch: a lease lost once is never taken back by the
+  // same store). Expiry is the database's clock. From the take-over on, every write transaction
+  // of this store checks the epoch inside itself and throws LeaseLost when it has moved on.
+  // nullopt: the store serves one daemon only (SQLite), which is always active.
+  virtual std::optional<LeaseState> acquire_or_renew(const std::string& /*holder*/, const std::string& /*advertise_url*/,
+                                                     std::chrono::milliseconds /*ttl*/) {
+    return std::nullopt;
+  }
 };
 
 // The jobs that dependencies on `ids` cover, as stored: each id's job, and every task of an array

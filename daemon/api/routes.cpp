@@ -7,7 +7,7 @@ namespace trainyard::daemon {
 const std::vector<Route>& api_routes() {
   using A = Action;
   static const std::vector<Route> routes = {
-      {"GET", "/healthz", std::nullopt, "", "", "Healthz", 200, "Liveness and the daemon's version", {}, &Api::healthz},
+      {"GET", "/healthz", std::nullopt, "", "", "Healthz", 200, "Liveness, the daemon's version and its role (active or standby)", {}, &Api::healthz},
       {"GET", "/v1/openapi.json", std::nullopt, "", "", "OpenApiDocument", 200,
        "This API as an OpenAPI 3.1 document, generated from the route table", {}, &Api::openapi},
       {"GET", "/metrics", A::read_metrics, "read metrics", "", "PrometheusText", 200,

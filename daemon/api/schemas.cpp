@@ -13,8 +13,10 @@ const char* const kJsonSchemas = R"json({
       "message": {"type": "string"},
       "field": {"type": "string", "description": "the field, query parameter or path part that was wrong"}}}}
   },
-  "Healthz": {"type": "object", "required": ["status", "version"],
-              "properties": {"status": {"const": "ok"}, "version": {"type": "string"}}},
+  "Healthz": {"type": "object", "required": ["status", "version", "role", "epoch", "active_url"],
+              "properties": {"status": {"const": "ok"}, "version": {"type": "string"},
+                             "role": {"enum": ["active", "standby"]}, "epoch": {"type": "integer"},
+                             "active_url": {"type": "string"}}},
   "OpenApiDocument": {"type": "object", "description": "this document"},
   "JobSpec": {
     "type": "object", "required": ["name"], "additionalProperties": false,

@@ -4,10 +4,11 @@
 #include "daemon/api/openapi.h"
 #include "daemon/api/schemas.h"
 #include "daemon/prometheus.h"
+#include "daemon/standby.h"
 
 namespace trainyard::daemon {
 
-void Api::healthz(ApiCall call) { call.reply(200, {{"status", "ok"}, {"version", version_}}); }
+void Api::healthz(ApiCall call) { call.reply(200, healthz_body(version_, true, lease_)); }
 
 void Api::openapi(ApiCall call) {
   if (openapi_text_.empty()) openapi_text_ = json_text(openapi_document(api_routes(), api_schemas(), version_));

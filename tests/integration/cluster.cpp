@@ -130,7 +130,7 @@ void Cluster::kill_daemon(int sig) {
 }
 
 void Cluster::start_agent(const std::string& name, const AgentSpec& spec) {
-  std::vector<std::string> argv = {TRAINYARD_AGENT_BIN, "--server", url_, "--join-token-file",
+  std::vector<std::string> argv = {TRAINYARD_AGENT_BIN, "--server", spec.server.empty() ? url_ : spec.server, "--join-token-file",
                                    spec.join_token_file.empty() ? dir_ + "/data/join.token" : spec.join_token_file,
                                    "--name", name, "--cores", std::to_string(spec.cores), "--work-dir",
                                    dir_ + "/agents/" + name, "--collective-timeout-ms", "5000"};

@@ -45,6 +45,7 @@ struct AgentSpec {
   int cores = 4;
   std::vector<std::string> extra_flags;  // e.g. {"--label", "rack=r1"}
   std::string join_token_file;           // default: the daemon's join.token
+  std::string server;                    // --server; default: the daemon's URL
 };
 
 // Passed as the token: send no Authorization header at all.

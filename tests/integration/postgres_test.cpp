@@ -18,7 +18,7 @@ using namespace std::chrono_literals;
 TEST(Postgres, TheDaemonRunsJobsOnPostgresAndKeepsThemAcrossKill9) {
   if (auto why = PostgresServer::unavailable()) GTEST_SKIP() << *why;
   PostgresServer server({});
-  const std::vector<std::string> store = {"--store", server.fresh_store_url()};
+  const std::vector<std::string> store = {"--store", server.fresh_store_url(), "--lease-ttl-ms", "1000"};
   Cluster cluster;
   cluster.start_daemon(store);
   cluster.start_agent("node-a");
@@ -44,6 +44,9 @@ TEST(Postgres, TheDaemonRunsJobsOnPostgresAndKeepsThemAcrossKill9) {
 
   cluster.kill_daemon(SIGKILL);
   cluster.start_daemon(store);
+  // A standby (503) until the killed daemon's lease runs out (docs/ARCHITECTURE.md "Active / standby").
+  ASSERT_TRUE(eventually([&] { return cluster.api("GET", "/healthz").body.value("role", "") == "active"; }, 20s))
+      << cluster.daemon_log();
 
   for (const auto& [id, name] : acknowledged) {
     const auto r = cluster.api("GET", "/v1/jobs/" + std::to_string(id));

@@ -20,8 +20,8 @@ using std::chrono::milliseconds;
 // One link the agent opened; the test plays the daemon's side of it.
 class FakeLink final : public net::WebSocketPeer {
  public:
-  FakeLink(std::string token, net::WebSocketClientHandlers handlers)
-      : token(std::move(token)), handlers_(std::move(handlers)) {}
+  FakeLink(std::string server, std::string token, net::WebSocketClientHandlers handlers)
+      : server(std::move(server)), token(std::move(token)), handlers_(std::move(handlers)) {}
 
   void send(std::string text) override { sent.push_back(parse_agent_message(text)); }
   void close(std::string reason) override { close_reason = std::move(reason); }
@@ -39,6 +39,7 @@ class FakeLink final : public net::WebSocketPeer {
     return found;
   }
 
+  const std::string server;
   const std::string token;
   std::vector<AgentMessage> sent;
   std::optional<std::string> close_reason;
@@ -49,9 +50,9 @@ class FakeLink final : public net::WebSocketPeer {
 
 class FakeLinks final : public DaemonLinks {
  public:
-  std::shared_ptr<net::WebSocketPeer> connect(const std::string& bearer_token,
+  std::shared_ptr<net::WebSocketPeer> connect(const std::string& server, const std::string& bearer_token,
                                               net::WebSocketClientHandlers handlers) override {
-    opened.push_back(std::make_shared<FakeLink>(bearer_token, std::move(handlers)));
+    opened.push_back(std::make_shared<FakeLink>(server, bearer_token, std::move(handlers)));
     return opened.back();
   }
   FakeLink& last() { return *opened.back(); }
@@ -182,7 +183,12 @@ class AgentTest : public ::testing::Test {
                   ("agent-test-" + std::to_string(::getpid()) + "-" + std::to_string(next_dir_++))),
         device_(4) {
     std::filesystem::create_directories(work_dir_ / "attempts");
+    use_servers({"http://daemon-a:8080"});
+  }
+  // A new agent dialling `servers`.
+  void use_servers(std::vector<std::string> servers) {
     AgentConfig config;
+    config.servers = std::move(servers);
     config.name = "node-a";
     config.join_token = "join-secret";
     config.work_dir = work_dir_.string();
@@ -221,6 +227,54 @@ class AgentTest : public ::testing::Test {
   FakeTimers timers_;
   std::unique_ptr<Agent> agent_;
 };
+
+TEST_F(AgentTest, FailsOverToTheNextDaemonAndReportsItsRunsThere) {
+  use_servers({"http://daemon-a:8080", "http://daemon-b:8080"});
+  FakeLink& first = connected();
+  EXPECT_EQ(first.server, "http://daemon-a:8080");
+  first.deliver(command_launch(7));
+  ASSERT_EQ(workloads_.runs.size(), 1u);
+
+  first.drop("closed by server with code 1006");  // the active daemon died
+  timers_.advance(milliseconds(100));
+  ASSERT_EQ(links_.opened.size(), 2u);
+  FakeLink& second = links_.last();
+  EXPECT_EQ(second.server, "http://daemon-b:8080");
+  second.open();
+  const auto hellos = second.sent_of<HelloMsg>();
+  ASSERT_EQ(hellos.size(), 1u);
+  ASSERT_EQ(hellos[0].attempts.size(), 1u) << "the new active daemon hears of the running attempt";
+  EXPECT_EQ(hellos[0].attempts[0].attempt_id, 7);
+  EXPECT_TRUE(workloads_.runs[0]->terminations.empty());
+
+  // Welcomed there, it stays there: a later drop tries the other one, round the list.
+  second.deliver(WelcomeMsg{"test", 1000, ""});
+  second.drop();
+  timers_.advance(milliseconds(100));
+  EXPECT_EQ(links_.last().server, "http://daemon-a:8080");
+}
+
+TEST_F(AgentTest, FollowsAStandbysRedirectWithinItsListAndPassesOverA503) {
+  use_servers({"http://daemon-a:8080", "http://daemon-b:8080", "http://daemon-c:8080"});
+  agent_->start();
+  links_.last().drop(net::refused_upgrade_reason(307, "http://daemon-c:8080/v1/agent/connect", "{}"));
+  timers_.advance(milliseconds(100));
+  EXPECT_EQ(links_.last().server, "http://daemon-c:8080");
+  links_.last().drop(net::refused_upgrade_reason(503, "", R"({"role":"standby"})"));
+  timers_.advance(milliseconds(200));
+  EXPECT_EQ(links_.last().server, "http://daemon-a:8080");
+  EXPECT_EQ(agent_->fatal_error(), "");
+}
+
+TEST_F(AgentTest, NeverFollowsARedirectOutOfItsList) {
+  use_servers({"http://daemon-a:8080", "http://daemon-b:8080"});
+  agent_->start();
+  links_.last().drop(net::refused_upgrade_reason(307, "http://elsewhere:8080/v1/agent/connect", "{}"));
+  timers_.advance(milliseconds(100));
+  ASSERT_EQ(links_.opened.size(), 2u);
+  EXPECT_EQ(links_.last().server, "http://daemon-b:8080") << "the join token goes to listed daemons only";
+  EXPECT_EQ(agent_->fatal_error(), "") << "the other daemons may still take it";
+}
 
 TEST_F(AgentTest, ReconnectsAfterTheLinkDropsWithBackoffAndSaysHelloAgainListingItsRuns) {
   FakeLink& first = connected();

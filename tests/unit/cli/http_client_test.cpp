@@ -215,6 +215,13 @@ TEST(HttpClient, ErrorStatusesAreResponses) {
   EXPECT_EQ(r.body, R"({"error":{"message":"no job 9"}})");
 }
 
+TEST(HttpClient, AResponseCarriesWhereARedirectPoints) {
+  LoopbackServer server([](const Seen&) { return Action{reply(307, "{}", "Location: http://10.0.0.2:8080/v1/jobs\r\n")}; });
+  const HttpResponse r = expect_response(make_http_client(parse_server_url(server.url()))->send(get("/v1/jobs")));
+  EXPECT_EQ(r.status, 307);
+  EXPECT_EQ(r.headers, (std::vector<std::pair<std::string, std::string>>{{"location", "http://10.0.0.2:8080/v1/jobs"}}));
+}
+
 TEST(HttpClient, ReconnectsWhenTheServerClosedAnIdleConnection) {
   LoopbackServer server([](const Seen& s) { return Action{echo_target(s).bytes, /*close_after=*/true}; });
   auto client = make_http_client(parse_server_url(server.url()));
@@ -274,6 +281,8 @@ TEST(HttpClient, ClearMessageWhenNothingListens) {
   const std::string url = "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
   const std::string failure = expect_failure(make_http_client(parse_server_url(url))->send(get("/v1/nodes")));
   EXPECT_EQ(failure.find("cannot reach daemon at " + url + ": "), 0u) << failure;
+  EXPECT_EQ(make_http_client(parse_server_url(url))->send(get("/v1/nodes")).error().field, kNotConnected)
+      << "nothing was sent: any request may go to another daemon";
   ::close(fd);
 }
 

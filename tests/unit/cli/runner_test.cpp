@@ -255,6 +255,53 @@ TEST_F(RunnerTest, SubmitWaitFollowsTheJobAndExitsWithItsCode) {
   EXPECT_EQ(pauses, (std::vector<Millis>{Millis(1000), Millis(1000)}));
 }
 
+TEST_F(RunnerTest, SubmitWaitRidesOutAFailover) {
+  env.server = "http://127.0.0.1:9,http://127.0.0.1:10";
+  server.replies["POST /v1/jobs"] = HttpResponse{.status = 201, .body = job_in("PENDING", std::nullopt, 0).dump()};
+  server.replies["GET /v1/jobs/42"] = Error::unavailable("cannot reach daemon at http://127.0.0.1:9: Connection refused");
+  between_rounds = [this](std::size_t n) {
+    if (n == 2) reply("GET /v1/jobs/42", job_in("SUCCEEDED", 0));  // the standby has taken over
+    clock.advance(Millis(1000));
+    return true;
+  };
+  EXPECT_EQ(run({"submit", "--wait", "--", "/bin/true"}), 0) << err.str();
+  EXPECT_EQ(out.str(), "Submitted job 42\nJob 42 SUCCEEDED (exit code 0)\n");
+  EXPECT_NE(err.str().find("no active daemon answered; tried http://127.0.0.1:9 (cannot reach daemon"), std::string::npos)
+      << err.str();
+  EXPECT_NE(err.str().find("trying again for up to 30 s"), std::string::npos) << err.str();
+  EXPECT_EQ(server.connected_to, (std::vector<std::string>{"http://127.0.0.1:9", "http://127.0.0.1:10"}));
+}
+
+TEST_F(RunnerTest, FollowingGivesUpWhenNoDaemonComesBack) {
+  server.replies["GET /v1/jobs/42"] = Error::unavailable("cannot reach daemon at http://127.0.0.1:9: Connection refused");
+  between_rounds = [this](std::size_t) {
+    clock.advance(Millis(1000));
+    return true;
+  };
+  EXPECT_EQ(run({"logs", "42", "--follow"}), kExitFailed);
+  EXPECT_EQ(pauses.size(), 30u) << "a retry each second for 30 s";
+  EXPECT_NE(err.str().find("cannot reach daemon at http://127.0.0.1:9"), std::string::npos) << err.str();
+}
+
+TEST_F(RunnerTest, OneShotCommandsDoNotWaitForADaemon) {
+  env.server = "http://127.0.0.1:9,http://127.0.0.1:10";
+  server.replies["GET /v1/nodes"] = Error::unavailable("cannot reach daemon: Connection refused");
+  EXPECT_EQ(run({"nodes"}), kExitFailed);
+  EXPECT_TRUE(pauses.empty());
+  EXPECT_NE(err.str().find("tried http://127.0.0.1:9 (cannot reach daemon: Connection refused), http://127.0.0.1:10 ("),
+            std::string::npos)
+      << err.str();
+}
+
+TEST_F(RunnerTest, ABadUrlInTheListIsAUsageErrorNamingServer) {
+  env.server = "http://127.0.0.1:9,,http://127.0.0.1:10";
+  EXPECT_EQ(run({"nodes"}), kExitUsage);
+  EXPECT_NE(err.str().find("--server"), std::string::npos) << err.str();
+  env.server = "http://127.0.0.1:9,http://h:99999";
+  EXPECT_EQ(run({"nodes"}), kExitUsage);
+  EXPECT_NE(err.str().find("http://h:99999"), std::string::npos) << err.str();
+}
+
 TEST_F(RunnerTest, SubmitWaitExitCodesForSuccessAndCancel) {
   server.replies["POST /v1/jobs"] = HttpResponse{.status = 201, .body = job_in("PENDING", std::nullopt, 0).dump()};
   reply("GET /v1/jobs/42", job_in("SUCCEEDED", 0));

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "net/http_server.h"
+#include "net/server_list.h"
 #include "net/ws_client.h"
 #include "proto/errors.h"
 
@@ -49,6 +50,28 @@ TEST(WebSocketClient, ConnectsFromTheSourceAddressItIsGiven) {
   EXPECT_EQ(remote->substr(0, remote->find(':')), "127.0.0.7") << *remote;
   client->close("done");
   run_until(io, [&] { return server.websockets_open() == 0; });
+}
+
+// A standby daemon refuses the agent's upgrade with a 307: the reason carries where it points, which
+// the agent reads back to follow it (net/server_list.h).
+TEST(WebSocketClient, ARefusedUpgradeSaysWhereARedirectPoints) {
+  boost::asio::io_context io(1);
+  WebSocketRoute route{"/agent",
+                       [](const HttpRequest&) {
+                         return std::optional<HttpResponse>(HttpResponse{
+                             .status = 307, .body = R"({"role":"standby"})", .headers = {{"Location", "http://10.0.0.2:8080/agent"}}});
+                       },
+                       [](const HttpRequest&, std::shared_ptr<WebSocketPeer>) { return std::make_shared<SilentSession>(); }};
+  HttpServer server(io, HttpServerOptions{}, [](HttpRequest, HttpResponder respond) { respond({}); }, {route});
+  const unsigned short port = server.listen("127.0.0.1", 0);
+  std::optional<std::string> reason;
+  auto client = WebSocketClient::connect(io, "http://127.0.0.1:" + std::to_string(port) + "/agent", {},
+                                         {[] {}, [](std::string) {}, [&](const std::string& why) { reason = why; }});
+  ASSERT_TRUE(run_until(io, [&] { return reason.has_value(); }));
+  EXPECT_EQ(*reason, R"(HTTP 307 to http://10.0.0.2:8080/agent: {"role":"standby"})");
+  const TryOutcome outcome = outcome_of_link_close(*reason);
+  EXPECT_EQ(outcome.kind, TryOutcome::Kind::redirected);
+  EXPECT_EQ(outcome.location, "http://10.0.0.2:8080/agent");
 }
 
 TEST(WebSocketClient, RefusesASourceAddressThatIsNotAnIp) {

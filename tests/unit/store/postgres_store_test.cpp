@@ -1,8 +1,12 @@
 // What only the PostgreSQL store promises (the rest is the conformance suite): its --store URL is
 // checked before anything connects, the schema outlives the connection and is refused when newer,
-// a batch longer than one pipeline read is still one transaction, and a broken connection heals.
+// a batch longer than one pipeline read is still one transaction, a broken connection heals, and the
+// lease of active / standby daemons fences the writes of a holder that lost it.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <chrono>
+#include <future>
 
 #include "proto/errors.h"
 #include "store/postgres.h"
@@ -112,6 +116,67 @@ TEST_F(PostgresStoreServer, AStoreWhoseConnectionWasCutConnectsAgain) {
   EXPECT_THROW(commit(store, Change{.jobs = {minimal_job(2)}}), StoreError);  // its outcome is unknown
   commit(store, Change{.jobs = {minimal_job(3)}});
   EXPECT_TRUE(store.job(3));
+}
+
+// Active / standby: two daemons' stores on one database, the lease between them.
+class PostgresLease : public PostgresStoreServer {
+ protected:
+  static constexpr std::chrono::milliseconds kTtl{60'000};  // expiry is forced below, never waited for
+
+  // As if the holder had stopped renewing a ttl ago, by the server's clock.
+  void expire_lease() { pg::Connection(url).exec("UPDATE lease SET expires_at = now() - interval '1 second'"); }
+  bool job_stored(JobId id) { return PostgresStore(url).job(id).has_value(); }
+};
+
+TEST_F(PostgresLease, TheFirstTakesItAndTheOtherLearnsTheActiveUrl) {
+  PostgresStore a(url), b(url);
+  EXPECT_EQ(a.acquire_or_renew("a", "http://a:1", kTtl), (LeaseState{true, 1, "http://a:1"}));
+  EXPECT_EQ(b.acquire_or_renew("b", "http://b:1", kTtl), (LeaseState{false, 1, "http://a:1"}));
+}
+
+TEST_F(PostgresLease, RenewingWhileHeldKeepsTheEpoch) {
+  PostgresStore a(url);
+  ASSERT_TRUE(a.acquire_or_renew("a", "http://a:1", kTtl)->held);
+  EXPECT_EQ(a.acquire_or_renew("a", "http://a:1", kTtl), (LeaseState{true, 1, "http://a:1"}));
+  expire_lease();  // nobody took it meanwhile: nothing was written by another, so it is still a's
+  EXPECT_EQ(a.acquire_or_renew("a", "http://a:1", kTtl), (LeaseState{true, 1, "http://a:1"}));
+}
+
+TEST_F(PostgresLease, ATakeOverAfterExpiryRaisesTheEpochAndFencesTheOldHolder) {
+  PostgresStore a(url), b(url);
+  ASSERT_TRUE(a.acquire_or_renew("a", "http://a:1", kTtl)->held);
+  commit(a, Change{.jobs = {minimal_job(1)}});
+  EXPECT_FALSE(b.acquire_or_renew("b", "http://b:1", kTtl)->held);
+  expire_lease();
+  EXPECT_EQ(b.acquire_or_renew("b", "http://b:1", kTtl), (LeaseState{true, 2, "http://b:1"}));
+
+  EXPECT_THROW(commit(a, Change{.jobs = {minimal_job(2)}, .events = {Event{.kind = "job.submitted", .job_id = 2}}}),
+               LeaseLost);
+  EXPECT_FALSE(job_stored(2));
+  EXPECT_EQ(b.last_event_seq(), 0);
+  EXPECT_THROW(a.prune_events(TimePoint{}, 1), LeaseLost);
+  // The old holder never takes it back, even once the new one's lease runs out.
+  EXPECT_EQ(a.acquire_or_renew("a", "http://a:1", kTtl), (LeaseState{false, 2, "http://b:1"}));
+  expire_lease();
+  EXPECT_EQ(a.acquire_or_renew("a", "http://a:1", kTtl), (LeaseState{false, 2, ""}));
+  commit(b, Change{.jobs = {minimal_job(3)}});
+  EXPECT_TRUE(job_stored(1));
+  EXPECT_TRUE(job_stored(3));
+}
+
+// The fence is inside the old holder's transaction: a commit that begins while a take-over is
+// under way waits for it, then sees the new epoch and stores nothing.
+TEST_F(PostgresLease, ACommitRacingATakeOverWaitsForItAndFails) {
+  PostgresStore a(url);
+  ASSERT_TRUE(a.acquire_or_renew("a", "http://a:1", kTtl)->held);
+  pg::Connection taker(url);
+  taker.exec("BEGIN");
+  taker.exec("UPDATE lease SET epoch = epoch + 1, holder = 'b', advertise_url = 'http://b:1'");
+  auto old_commit = std::async(std::launch::async, [&] { commit(a, Change{.jobs = {minimal_job(1)}}); });
+  EXPECT_EQ(old_commit.wait_for(std::chrono::milliseconds(300)), std::future_status::timeout);  // held by the row lock
+  taker.exec("COMMIT");
+  EXPECT_THROW(old_commit.get(), LeaseLost);
+  EXPECT_FALSE(job_stored(1));
 }
 
 TEST(PostgresSchemaHistory, HasSqlitesStepsUnderTheSameNumbers) {

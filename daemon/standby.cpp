@@ -1,0 +1,170 @@
+#include "daemon/standby.h"
+
+#include <unistd.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <cstdlib>
+#include <random>
+#include <thread>
+
+#include <spdlog/spdlog.h>
+
+#include "daemon/gateway.h"
+
+namespace trainyard::daemon {
+namespace {
+
+namespace asio = boost::asio;
+
+// RFC 9457 problem details, with the API's own error object beside them for clients that read that.
+net::HttpResponse problem(int status, const std::string& title, const std::string& detail, const store::LeaseState& lease) {
+  net::HttpResponse response;
+  response.status = status;
+  response.content_type = "application/problem+json";
+  response.body = Json{{"type", "about:blank"},
+                       {"title", title},
+                       {"status", status},
+                       {"detail", detail},
+                       {"role", "standby"},
+                       {"epoch", lease.epoch},
+                       {"active_url", lease.active_url},
+                       {"error", {{"code", "standby"}, {"message", detail}}}}
+                      .dump();
+  return response;
+}
+
+std::string without_trailing_slash(std::string url) {
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  return url;
+}
+
+}  // namespace
+
+Json healthz_body(const std::string& version, bool active, const store::LeaseState& lease) {
+  return {{"status", "ok"},
+          {"version", version},
+          {"role", active ? "active" : "standby"},
+          {"epoch", lease.epoch},
+          {"active_url", lease.active_url}};
+}
+
+net::HttpResponse standby_answer(const net::HttpRequest& request, const store::LeaseState& lease,
+                                 const std::string& own_url, const std::string& version) {
+  if (request.method == "GET" && request.path == "/healthz") {
+    return net::HttpResponse{.status = 200, .body = healthz_body(version, false, lease).dump()};
+  }
+  if (lease.active_url.empty() || without_trailing_slash(lease.active_url) == without_trailing_slash(own_url)) {
+    net::HttpResponse response =
+        problem(503, "No active daemon", "this daemon is a standby and knows of no active daemon yet; try again", lease);
+    response.headers.emplace_back("Retry-After", "1");
+    return response;
+  }
+  const std::string location = without_trailing_slash(lease.active_url) + request.target;
+  net::HttpResponse response = problem(
+      307, "Standby daemon", "this daemon is a standby; the active daemon is " + lease.active_url, lease);
+  response.headers.emplace_back("Location", location);
+  return response;
+}
+
+ActiveLease::ActiveLease(std::int64_t epoch, Millis ttl, MonoTime taken_at)
+    : epoch_(epoch), ttl_(ttl), held_until_(taken_at + ttl) {}
+
+std::string ActiveLease::renewed(MonoTime sent_at, const store::LeaseState& answer) {
+  if (!answer.held || answer.epoch != epoch_) {
+    return "the lease is held at epoch " + std::to_string(answer.epoch) + " by " +
+           (answer.active_url.empty() ? std::string("nobody") : answer.active_url);
+  }
+  held_until_ = std::max(held_until_, sent_at + ttl_);
+  return "";
+}
+
+std::string ActiveLease::expired(MonoTime now) const {
+  if (now < held_until_) return "";
+  return "no renewal confirmed within the lease's " + std::to_string(ttl_.count()) + " ms";
+}
+
+void exit_on_lease_lost(const std::string& reason) {
+  spdlog::critical("event=lease_lost reason=\"{}\" exit_status={} hint=\"another daemon is active; restart this one "
+                   "to serve as a standby\"",
+                   reason, kLeaseLostExitStatus);
+  spdlog::default_logger()->flush();
+  std::_Exit(kLeaseLostExitStatus);
+}
+
+std::string listening_url(bool tls, const std::string& host, unsigned short port) {
+  return (tls ? "https://" : "http://") + (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" +
+         std::to_string(port);
+}
+
+std::string lease_holder_id() {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  std::random_device random;
+  return std::string(host) + "/" + std::to_string(::getpid()) + "/" + std::to_string(random());
+}
+
+Activation serve_as_standby_until_active(store::Store& store, const StandbySetup& setup) {
+  asio::io_context io(1);
+  store::LeaseState seen;  // on the I/O thread
+  Activation activation;  // its advertise URL is set before the first request is served
+  const std::string& version = setup.version;
+  net::WebSocketRoute agents;
+  agents.path = kAgentPath;
+  agents.authorize = [&](const net::HttpRequest& request) -> std::optional<net::HttpResponse> {
+    return standby_answer(request, seen, activation.advertise_url, version);
+  };
+  agents.open = [](const net::HttpRequest&, std::shared_ptr<net::WebSocketPeer>) -> std::shared_ptr<net::WebSocketSession> {
+    return nullptr;  // never: authorize refuses every upgrade
+  };
+  net::HttpServer server(
+      io, setup.server,
+      [&](net::HttpRequest request, net::HttpResponder respond) {
+        respond(standby_answer(request, seen, activation.advertise_url, version));
+      },
+      {agents});
+  activation.port = server.listen(setup.host, setup.port);
+  const std::string listening = listening_url(setup.server.tls.enabled(), setup.host, activation.port);
+  activation.advertise_url = setup.advertise_url.empty() ? listening : setup.advertise_url;
+  if (setup.on_listening) setup.on_listening(listening);
+  std::thread serving([&io] { io.run(); });
+
+  const auto began = std::chrono::steady_clock::now();
+  store::LeaseState last;
+  bool announced = false;
+  for (;;) {
+    const auto attempt = std::chrono::steady_clock::now();
+    std::optional<store::LeaseState> lease;
+    try {
+      lease = store.acquire_or_renew(setup.holder, activation.advertise_url, setup.lease_ttl);
+      if (!lease) lease = store::LeaseState{.held = true, .active_url = activation.advertise_url};  // no lease: one daemon
+    } catch (const store::StoreError& e) {
+      spdlog::warn("event=lease_attempt_failed error=\"{}\"", e.what());
+    }
+    if (lease && lease->held) {
+      activation.lease = *lease;
+      activation.sent_at = std::chrono::time_point_cast<Millis>(attempt);
+      break;
+    }
+    if (lease && (!announced || *lease != last)) {
+      spdlog::info("event=standby url={} epoch={} active_url={}", activation.advertise_url, lease->epoch,
+                   lease->active_url.empty() ? "unknown" : lease->active_url);
+      announced = true;
+      last = *lease;
+      asio::post(io, [&seen, now_seen = *lease] { seen = now_seen; });
+    }
+    std::this_thread::sleep_until(attempt + setup.lease_ttl / 5);
+  }
+  asio::post(io, [&server, &io] {
+    server.stop();
+    io.stop();
+  });
+  serving.join();
+  if (announced) {
+    spdlog::info("event=standby_taking_over epoch={} waited_ms={}", activation.lease.epoch,
+                 std::chrono::duration_cast<Millis>(std::chrono::steady_clock::now() - began).count());
+  }
+  return activation;
+}
+
+}  // namespace trainyard::daemon

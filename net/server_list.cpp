@@ -1,0 +1,135 @@
+#include "net/server_list.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cctype>
+
+#include "net/http_types.h"
+#include "proto/errors.h"
+
+namespace trainyard::net {
+namespace {
+
+std::string trimmed(const std::string& text) {
+  const auto first = text.find_first_not_of(" \t");
+  if (first == std::string::npos) return "";
+  return text.substr(first, text.find_last_not_of(" \t") - first + 1);
+}
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+  return text;
+}
+
+// Scheme, host and port, comparable; nullopt for what is not a URL. A list entry may leave out
+// the scheme (the CLI's form), which means http.
+std::optional<std::string> origin_of(const std::string& text) {
+  try {
+    const Url url = parse_url(text.find("://") == std::string::npos ? "http://" + text : text, "url");
+    return lower(url.scheme) + "://" + lower(url.host) + ":" + url.port;
+  } catch (const InvalidInput&) {
+    return std::nullopt;
+  }
+}
+
+std::string reason_of(const TryOutcome& outcome) {
+  switch (outcome.kind) {
+    case TryOutcome::Kind::standby: return "a standby that knows no active daemon yet: HTTP 503";
+    case TryOutcome::Kind::unreachable: return outcome.detail;
+    case TryOutcome::Kind::redirected:
+    case TryOutcome::Kind::answered: break;
+  }
+  return "";
+}
+
+}  // namespace
+
+std::vector<std::string> split_server_list(const std::string& text, const std::string& field) {
+  std::vector<std::string> servers;
+  std::size_t start = 0;
+  for (;;) {
+    const auto comma = text.find(',', start);
+    std::string url = trimmed(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (url.empty()) throw InvalidInput(field, "has an empty URL in \"" + text + "\" (give URL1,URL2,...)");
+    if (std::find(servers.begin(), servers.end(), url) != servers.end()) {
+      throw InvalidInput(field, "names " + url + " twice");
+    }
+    servers.push_back(std::move(url));
+    if (comma == std::string::npos) return servers;
+    start = comma + 1;
+  }
+}
+
+TryOutcome outcome_of_status(int status, const std::string& location) {
+  if (status == 307 && !location.empty()) return {TryOutcome::Kind::redirected, location, ""};
+  if (status == 503 || status == 307) return {TryOutcome::Kind::standby, "", ""};
+  return {};
+}
+
+std::string refused_upgrade_reason(int status, const std::string& location, const std::string& body) {
+  return "HTTP " + std::to_string(status) + (location.empty() ? "" : " to " + location) + ": " + body;
+}
+
+TryOutcome outcome_of_link_close(const std::string& reason) {
+  constexpr std::string_view kRedirect = "HTTP 307 to ";
+  if (reason.starts_with(kRedirect)) {
+    const std::string rest = reason.substr(kRedirect.size());
+    return {TryOutcome::Kind::redirected, rest.substr(0, rest.find(": ")), ""};
+  }
+  if (reason.starts_with("HTTP 503") || reason.starts_with("HTTP 307")) return {TryOutcome::Kind::standby, "", ""};
+  return {TryOutcome::Kind::unreachable, "", reason};
+}
+
+std::optional<std::size_t> server_of(const std::vector<std::string>& servers, const std::string& location) {
+  const auto target = origin_of(location);
+  if (!target) return std::nullopt;
+  for (std::size_t i = 0; i < servers.size(); ++i) {
+    if (origin_of(servers[i]) == target) return i;
+  }
+  return std::nullopt;
+}
+
+Failover::Failover(std::vector<std::string> servers) : servers_(std::move(servers)) { assert(!servers_.empty()); }
+
+FailoverStep Failover::failed(const TryOutcome& outcome) {
+  assert(outcome.kind != TryOutcome::Kind::answered);
+  const std::string from = current();
+  if (outcome.kind == TryOutcome::Kind::redirected) {
+    const auto target = server_of(servers_, outcome.location);
+    std::string refusal;
+    if (!target) {
+      refusal = "the daemon at " + from + " is a standby; the active one is " + outcome.location +
+                "; add it to --server (a credential is only sent to the URLs listed there)";
+    } else if (redirects_ == kMaxRedirects) {
+      refusal = "more than " + std::to_string(kMaxRedirects) + " redirects among the daemons of --server, the last from " +
+                from + " to " + outcome.location;
+    }
+    if (refusal.empty()) {
+      ++redirects_;
+      current_ = *target;
+      return {FailoverStep::Kind::try_next, ""};
+    }
+    current_ = (current_ + 1) % servers_.size();
+    begin_round();
+    return {FailoverStep::Kind::refused, refusal};
+  }
+  tried_.push_back(from + " (" + reason_of(outcome) + ")");
+  current_ = (current_ + 1) % servers_.size();
+  if (tried_.size() < servers_.size()) return {FailoverStep::Kind::try_next, ""};
+  const std::string message = "no active daemon answered; tried " + tried_list();
+  begin_round();
+  return {FailoverStep::Kind::exhausted, message};
+}
+
+void Failover::begin_round() {
+  tried_.clear();
+  redirects_ = 0;
+}
+
+std::string Failover::tried_list() const {
+  std::string out;
+  for (const auto& entry : tried_) out += (out.empty() ? "" : ", ") + entry;
+  return out;
+}
+
+}  // namespace trainyard::net

@@ -1,0 +1,208 @@
+// Active / standby daemons on one PostgreSQL, with agents and the CLI given both URLs (issue 18
+// item 2): kill -9 of the active daemon -> the standby is active within 10 s, the running jobs
+// finish without a retry, every acknowledged submit is still there, no attempt runs twice, and
+// the CLI keeps working, a `logs --follow` started before the kill included.
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <map>
+
+#include "tests/integration/cluster.h"
+#include "tests/support/postgres_server.h"
+
+namespace trainyard::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+constexpr auto kLeaseTtl = 3000ms;
+
+// A port free now, so that a daemon's URL is known before it starts (it advertises it).
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof addr;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+struct Daemon {
+  std::string url;
+  std::string data;  // its data dir: the token files are the first daemon's
+  std::unique_ptr<Process> process;
+  std::unique_ptr<cli::HttpClient> client;
+};
+
+class Failover : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (auto why = PostgresServer::unavailable()) GTEST_SKIP() << *why;
+    postgres = std::make_unique<PostgresServer>(PostgresServer::Options{});
+    store = postgres->fresh_store_url();
+    first.data = cluster.dir() + "/data";  // where Cluster's agents find the join token
+    second.data = cluster.dir() + "/data-b";
+  }
+
+  void start(Daemon& daemon, const std::string& log) {
+    const std::string listen = "127.0.0.1:" + std::to_string(free_port());
+    daemon.url = "http://" + listen;
+    daemon.process = std::make_unique<Process>(
+        std::vector<std::string>{TRAINYARD_DAEMON_BIN, "--listen", listen, "--advertise-url", daemon.url, "--data-dir",
+                                 daemon.data, "--store", store, "--lease-ttl-ms", std::to_string(kLeaseTtl.count()),
+                                 "--heartbeat-interval-ms", "100", "--tick-ms", "50", "--retry-backoff-ms", "50",
+                                 // Agents come back within their reconnect backoff (up to 5 s) of a take-over.
+                                 "--node-timeout-ms", "10000"},
+        cluster.dir() + "/" + log);
+    daemon.client = cli::make_http_client(cli::parse_server_url(daemon.url));
+  }
+
+  // What the daemon's /healthz says it is: "active", "standby", or "" when it does not answer.
+  static std::string role(Daemon& daemon) {
+    const auto result = daemon.client->send({.method = "GET", .target = "/healthz"});
+    if (!result || result->status != 200) return "";
+    const Json body = Json::parse(result->body, nullptr, false);
+    return body.is_object() && body.contains("role") ? body["role"].get<std::string>() : "";
+  }
+
+  ApiResult api(Daemon& daemon, const std::string& method, const std::string& target, const Json& body = {}) {
+    cli::HttpRequest request{.method = method, .target = target};
+    request.headers = {{"authorization", "Bearer " + read_text(first.data + "/admin.token")}};
+    if (!body.is_null()) {
+      request.headers.emplace("content-type", "application/json");
+      request.body = body.dump();
+    }
+    const auto result = daemon.client->send(request);
+    if (!result) return {};
+    return {result->status, Json::parse(result->body, nullptr, false)};
+  }
+
+  // The CLI names the standby first: its requests start with a redirect to the active daemon.
+  std::string cli_command(const std::string& args) const {
+    return std::string(TRAINYARD_CLI_BIN) + " --server " + second.url + "," + first.url + " --token-file " + first.data +
+           "/admin.token " + args;
+  }
+  // Runs the CLI with both URLs; its exit status, with stdout and stderr in `output`.
+  int cli(const std::string& args) {
+    const std::string out = cluster.dir() + "/cli.out";
+    const int status = std::system((cli_command(args) + " > " + out + " 2>&1").c_str());
+    output = read_text(out);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+  std::unique_ptr<PostgresServer> postgres;
+  std::string store;
+  Cluster cluster;
+  Daemon first;
+  Daemon second;
+  std::string output;
+};
+
+TEST_F(Failover, KillingTheActiveDaemonHandsTheClusterToTheStandbyWithoutLosingWork) {
+  start(first, "daemon-a.log");
+  ASSERT_TRUE(eventually([&] { return role(first) == "active"; }, 20s)) << read_text(cluster.dir() + "/daemon-a.log");
+  // The second daemon presents the same tokens: the store holds only their hashes.
+  fs::create_directories(second.data);
+  fs::permissions(second.data, fs::perms::owner_all);
+  for (const char* file : {"admin.token", "join.token"}) fs::copy_file(first.data + "/" + file, second.data + "/" + file);
+  start(second, "daemon-b.log");
+  ASSERT_TRUE(eventually([&] { return role(second) == "standby"; }, 20s)) << read_text(cluster.dir() + "/daemon-b.log");
+
+  // One agent lists the active daemon first, the other the standby (which redirects it).
+  cluster.start_agent("node-a", {.server = first.url + "," + second.url});
+  cluster.start_agent("node-b", {.server = second.url + "," + first.url});
+  const auto both_nodes_on = [&](Daemon& daemon) {
+    return eventually(
+        [&] {
+          const auto nodes = api(daemon, "GET", "/v1/nodes");
+          int ready = 0;
+          for (const auto& n : nodes.body["nodes"]) ready += n["state"] == "HEALTHY" && n["connected"] == true;
+          return ready == 2;
+        },
+        20s);
+  };
+  ASSERT_TRUE(both_nodes_on(first));
+
+  // Two jobs hold until the gate opens; each notes its attempt as it starts.
+  const std::string gate = cluster.shared_dir() + "/gate";
+  std::vector<std::int64_t> running;
+  for (const char* name : {"across-a", "across-b"}) {
+    const std::string script = "echo $TRAINYARD_ATTEMPT_ID >> " + cluster.shared_dir() +
+                               "/starts-$TRAINYARD_JOB_ID; while [ ! -f " + gate + " ]; do sleep 0.05; done";
+    ASSERT_EQ(cli("submit --cores-per-node 1 --name " + std::string(name) + " -- /bin/sh -c '" + script + "'"), 0) << output;
+    running.push_back(std::stoll(output.substr(output.rfind(' ') + 1)));
+  }
+  std::map<std::int64_t, std::string> acknowledged;  // id -> name; they need 3 nodes, so stay PENDING
+  for (int i = 0; i < 20; ++i) {
+    const Json spec = {{"name", "pending-" + std::to_string(i)},
+                       {"nodes", 3},
+                       {"wait_for_capacity", true},
+                       {"command", {{"argv", {"/bin/true"}}}}};
+    const ApiResult r = api(first, "POST", "/v1/jobs", spec);
+    ASSERT_EQ(r.status, 201) << r.body.dump();
+    acknowledged[r.body["id"].get<std::int64_t>()] = spec["name"];
+  }
+  for (const auto id : running) {
+    ASSERT_TRUE(eventually([&] { return api(first, "GET", "/v1/jobs/" + std::to_string(id)).body["state"] == "RUNNING"; },
+                           20s));
+  }
+  // Follows the first job's log across the failover, to the job's end.
+  Process follower({"/bin/sh", "-c", cli_command("logs " + std::to_string(running[0]) + " --follow")},
+                   cluster.dir() + "/follow.log");
+
+  first.process->signal(SIGKILL);
+  first.process->wait_exit(10s);
+  const auto killed = std::chrono::steady_clock::now();
+  ASSERT_TRUE(eventually([&] { return role(second) == "active"; }, 10s))
+      << "the standby did not take over within 10 s:\n" << read_text(cluster.dir() + "/daemon-b.log");
+  std::cout << "failover took "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - killed).count()
+            << " ms\n";
+
+  // The CLI with both URLs reaches the new active daemon; what was acknowledged is there.
+  for (const auto& [id, name] : acknowledged) {
+    const ApiResult r = api(second, "GET", "/v1/jobs/" + std::to_string(id));
+    ASSERT_EQ(r.status, 200) << "job " << id << " was acknowledged but is gone";
+    EXPECT_EQ(r.body["name"], name);
+    EXPECT_EQ(r.body["state"], "PENDING") << id;
+  }
+  ASSERT_EQ(cli("job " + std::to_string(acknowledged.begin()->first) + " --json"), 0) << output;
+  EXPECT_NE(output.find("pending-0"), std::string::npos) << output;
+
+  // The agents reconnect to the new active daemon and report their running attempts; the jobs finish.
+  ASSERT_TRUE(both_nodes_on(second)) << read_text(cluster.dir() + "/daemon-b.log");
+  { std::ofstream(gate) << "go"; }
+  for (const auto id : running) {
+    Json job;
+    ASSERT_TRUE(eventually(
+        [&] {
+          job = api(second, "GET", "/v1/jobs/" + std::to_string(id)).body;
+          return job["state"] == "SUCCEEDED";
+        },
+        30s))
+        << job.dump(2) << "\n" << read_text(cluster.dir() + "/daemon-b.log");
+    EXPECT_EQ(job["attempts"], 1) << job.dump(2);
+    EXPECT_EQ(job["infra_retries"], 0) << job.dump(2);
+    // Fencing: the attempt ran once, on one node, and nothing started it again.
+    EXPECT_EQ(read_text(cluster.shared_dir() + "/starts-" + std::to_string(id)).find('\n'), std::string::npos)
+        << "job " << id << " started more than once";
+  }
+  EXPECT_EQ(follower.wait_exit(20s), std::optional<int>(0)) << read_text(cluster.dir() + "/follow.log");
+
+  // A new job, submitted and waited for with both URLs, runs under the new active daemon.
+  EXPECT_EQ(cli("submit --wait -- /bin/true"), 0) << output;
+}
+
+}  // namespace
+}  // namespace trainyard::testing
