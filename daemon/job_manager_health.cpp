@@ -93,7 +93,7 @@ void JobManager::choose_resume_point(AttemptId id, std::vector<store::Checkpoint
       [this, id, retry, kind, dir = checkpoint_dir_of(it->second.record.job_id), recorded = std::move(recorded)] {
         std::optional<ResumedCheckpoint> resume;
         if (!retry) {
-          checkpoint::create_checkpoint_dir(dir);
+          checkpoint::create_unclaimed_checkpoints(dir);
         } else {
           checkpoint::claim_checkpoints(dir, id);
           const auto statuses = inspect_checkpoints(dir, recorded, kind);
