@@ -410,6 +410,11 @@ void claim_checkpoints(const fs::path& root, std::int64_t attempt_id) {
   fsync_path(root, O_RDONLY | O_DIRECTORY);
 }
 
+void create_unclaimed_checkpoints(const fs::path& root) {
+  create_checkpoint_dir(root);
+  fs::remove(root / kOwnerFile);  // remove does not follow links
+}
+
 std::optional<std::int64_t> checkpoint_owner(const fs::path& root) {
   const auto bytes = read_file(root / kOwnerFile, 64);
   if (!bytes) return std::nullopt;

@@ -98,12 +98,17 @@ Result<TrainingState> load_checkpoint(const std::filesystem::path& dir);
 std::optional<CheckpointInfo> newest_verified_checkpoint(const std::filesystem::path& root);
 
 // Fencing of checkpoint writes: the daemon names the attempt that owns a job's checkpoint root
-// before launching it (`claim_checkpoints`, atomic and durable), and a writer publishes only while
-// the root names its own attempt. An attempt cut off from the daemon by a partition, still running
+// before launching it (`claim_checkpoints`, atomic and durable; a job's first attempt, with no
+// earlier one to fence, is not named), and a writer publishes only while the root names its own
+// attempt or none. An attempt cut off from the daemon by a partition, still running
 // after the job moved on, therefore cannot replace the checkpoints its successor resumes from. (On a
 // shared filesystem without leases the check and the rename are two steps; this narrows the window
 // to one rename, it does not close it.)
 void claim_checkpoints(const std::filesystem::path& root, std::int64_t attempt_id);
+// For a job's first attempt: creates the root private to the job (create_checkpoint_dir) with no
+// attempt named, without the claim's fsyncs. A claim left by an earlier store's job of the same id
+// (a wiped store, the checkpoint root kept) is removed, so it cannot fence the new job's writer.
+void create_unclaimed_checkpoints(const std::filesystem::path& root);
 std::optional<std::int64_t> checkpoint_owner(const std::filesystem::path& root);
 
 // Deletes all but the newest `keep` checkpoints.

@@ -6,7 +6,8 @@
 #
 #   bench/trivial_jobs/run.sh [BUILD_DIR] [trivial_jobs_bench flags, e.g. --jobs 2000 --connections 8]
 #   (default BUILD_DIR: ./build; build first: ninja -C BUILD_DIR trainyard-daemon trainyard-agent trivial_jobs_bench)
-#   AGENTS=N CORES=N change the fleet; KEEP_DATA=1 keeps the data dir and logs.
+#   AGENTS=N CORES=N change the fleet; KEEP_DATA=1 keeps the data dir and logs; PROFILE=FILE records
+#   the daemon with `perf record -g` into FILE while the jobs run.
 #
 # The data dir lives under /var/tmp (a real disk: the store's commits are durable, as in production).
 set -euo pipefail
@@ -62,5 +63,9 @@ done
 
 echo "# daemon $server pid $daemon_pid; $agents agents x $cores cores, pids ${agent_pids[*]}; data dir $data"
 echo "# machine: $(nproc) cores, load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+if [[ -n "${PROFILE:-}" ]]; then
+  perf record -e cpu-clock -F 999 --call-graph dwarf,16384 -p "$daemon_pid" -o "$PROFILE" >"$data/perf.log" 2>&1 &
+  pids+=($!)
+fi
 "$bench" --data-dir "$data/daemon" --daemon-pid "$daemon_pid" --agent-pids "$(IFS=,; echo "${agent_pids[*]}")" "$@"
 echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -137,6 +137,15 @@ std::size_t count_jobs(HttpClient& client, const Options& o, const std::string& 
   return Json::parse(result->body)["jobs"].size();
 }
 
+// The value of a metric line "NAME VALUE" in GET /metrics; 0 when it is absent.
+double metric(HttpClient& client, const Options& o, const std::string& name) {
+  const HttpResult result = client.send(request(o, "GET", "/metrics"));
+  if (!result || result->status != 200) fail("GET /metrics failed");
+  const std::string prefix = "\n" + name + " ";
+  const auto at = result->body.find(prefix);
+  return at == std::string::npos ? 0 : std::atof(result->body.c_str() + at + prefix.size());
+}
+
 // Waits until every agent's node is HEALTHY and connected: it passed its registration tests, which
 // take a while on a loaded machine.
 void wait_for_nodes(HttpClient& client, const Options& o) {
@@ -176,6 +185,8 @@ int run(const Options& o) {
   if (count_jobs(*client, o, "PENDING,STARTING,RUNNING", 1) != 0) fail("the daemon has active jobs: give a fresh one");
   std::printf("trivial_jobs_bench: %d /bin/true jobs over %d keep-alive connections to %s, %zu agents\n", o.jobs,
               o.connections, o.server.c_str(), o.agent_pids.size());
+  const double commits_before = metric(*client, o, "trainyard_store_commit_batch_changes_count");
+  const double changes_before = metric(*client, o, "trainyard_store_commit_batch_changes_sum");
   const double daemon_before = cpu_with_children(o.daemon_pid);
   const double agents_before = agents_cpu(o);
   const auto start = Clock::now();
@@ -201,6 +212,10 @@ int run(const Options& o) {
   std::printf("daemon cpu: %.3f s = %.3f ms per job\n", daemon_cpu, 1e3 * daemon_cpu / o.jobs);
   std::printf("agents cpu: %.3f s = %.3f ms per job (%zu agents, children included)\n", agent_cpu,
               1e3 * agent_cpu / o.jobs, o.agent_pids.size());
+  const double commits = metric(*client, o, "trainyard_store_commit_batch_changes_count") - commits_before;
+  const double changes = metric(*client, o, "trainyard_store_commit_batch_changes_sum") - changes_before;
+  std::printf("store: %.0f commits = %.2f per job, %.1f changes per commit\n", commits, commits / o.jobs,
+              commits > 0 ? changes / commits : 0.0);
   if (not_succeeded != 0) {
     std::printf("FAIL: %zu jobs did not succeed\n", not_succeeded);
     return 1;

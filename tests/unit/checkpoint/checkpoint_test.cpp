@@ -174,6 +174,23 @@ TEST(CheckpointWriter, AnAttemptThatNoLongerOwnsTheRootIsFencedOff) {
   EXPECT_EQ(listed[0].step, 30) << "the stale attempt replaced its successor's checkpoints";
 }
 
+TEST(CheckpointWriter, AFirstAttemptsUnclaimedRootIsWrittenEvenOverALeftoverClaim) {
+  TempDir dir;
+  claim_checkpoints(dir.path() / "job-1", 9);  // a job of the same id in a store since wiped
+  create_unclaimed_checkpoints(dir.path() / "job-1");
+  EXPECT_FALSE(checkpoint_owner(dir.path() / "job-1")) << "the leftover claim would fence the new job";
+  EXPECT_EQ(fs::symlink_status(dir.path() / "job-1").permissions() & fs::perms::all, fs::perms::owner_all);
+  std::vector<CheckpointWriteResult> done;
+  {
+    CheckpointWriter first(dir.path() / "job-1", 3, [&](const CheckpointWriteResult& r) { done.push_back(r); }, 1);
+    first.submit(sample_state(10));
+    first.wait_idle();
+  }
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].error, "");
+  EXPECT_EQ(list_checkpoints(dir.path() / "job-1").size(), 1u);
+}
+
 TEST(CheckpointWriter, ReportsAWriteThatFails) {
   TempDir dir;
   fs::create_directories(dir.path());

@@ -78,6 +78,20 @@ TEST(CheckpointResume, ARetryResumesOnlyFromACheckpointItsJobRecordedWithThatDig
   EXPECT_EQ(c.stored_attempts(job.id).back().resumed_from, step10.string());
 }
 
+TEST(CheckpointResume, OnlyARetryClaimsTheDirectoryAFirstAttemptHasNothingToFence) {
+  Cluster c;
+  c.connect("n1");
+  c.submit(simulated_spec(3));
+  const LaunchMsg first = c.agents["n1"]->launches().at(0);
+  const fs::path dir = first.checkpoint_dir;
+  EXPECT_TRUE(fs::is_directory(dir)) << "launched before its directory was made";
+  EXPECT_FALSE(checkpoint::checkpoint_owner(dir)) << "a first attempt was named (two fsyncs it does not need)";
+  c.started("n1", first.attempt_id);
+  c.exited("n1", first.attempt_id, 1);
+  const LaunchMsg second = launch_after_backoff(c, "n1");
+  EXPECT_EQ(checkpoint::checkpoint_owner(dir), second.attempt_id) << "the retry does not fence the first attempt";
+}
+
 TEST(CheckpointResume, WhatAFencedOffAttemptReportsAfterItsSuccessorStartedIsNeverResumedFrom) {
   Cluster c;
   c.connect("n1");
