@@ -65,10 +65,11 @@ TEST(Health, ACorruptCoreMakesItsNodeUnhealthyAtRegistrationNamingTheCore) {
             latest["accelerator"]["cores"][3]["checks"][0]["limit"].get<double>());
 }
 
-// Loopback busbw between agent processes on a shared 2-core machine varies up to 3x from one test
-// to the next; the throttled link is 300x slower. The tests therefore judge at 10% of the median
+// Loopback busbw between agent processes on a shared 2-core machine varies from one test to the
+// next: a healthy pair measured 15x below the median under a loaded CI run. The throttled link is
+// ~300x below it. The tests therefore judge at 3% of the median (about the geometric middle)
 // rather than the production default of 50%, so they fail only on a wrong verdict, not on noise.
-const std::vector<std::string> kNoisyHostFlags = {"--suspect-pct", "10"};
+const std::vector<std::string> kNoisyHostFlags = {"--suspect-pct", "3"};
 
 TEST(Health, AThrottledLinkMakesOnlyItsNodeSuspect) {
   Cluster cluster;
