@@ -644,7 +644,6 @@ int run_daemon(const DaemonOptions& o) {
   bool renewing = false;
   std::function<void()> keep_lease = [&] {
     ActiveLease& kept = *leadership.kept;
-    if (const std::string lost = kept.expired(clock.monotonic_now()); !lost.empty()) exit_on_lease_lost(lost);
     if (!renewing) {
       renewing = true;
       const MonoTime sent_at = clock.monotonic_now();
@@ -665,7 +664,10 @@ int run_daemon(const DaemonOptions& o) {
     }
     lease_timer.expires_after(kept.renew_every());
     lease_timer.async_wait([&](const boost::system::error_code& ec) {
-      if (!ec) keep_lease();
+      if (ec) return;
+      // Checked only once a renewal had its chance: a long start-up with nobody taking over renews.
+      if (const std::string lost = leadership.kept->expired(clock.monotonic_now()); !lost.empty()) exit_on_lease_lost(lost);
+      keep_lease();
     });
   };
   if (leadership.kept) keep_lease();
