@@ -1,6 +1,7 @@
 #include "daemon/daemon.h"
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -258,6 +259,14 @@ net::HttpServerOptions http_server_options(const DaemonOptions& o) {
   return server_options;
 }
 
+// A port the system has free now, for `--listen HOST:0`: the lease names the URL before anything
+// listens on it.
+unsigned short free_port(const std::string& host) {
+  asio::io_context io;
+  const asio::ip::tcp::acceptor probe(io, asio::ip::tcp::endpoint(asio::ip::make_address(host), 0));
+  return probe.local_endpoint().port();
+}
+
 // With a store several daemons share (PostgreSQL), serves as a standby until this daemon holds the
 // lease, and keeps it from then on (daemon/standby.h); with SQLite, always active.
 struct Leadership {
@@ -274,7 +283,7 @@ Leadership take_leadership(store::Store& store, const store::StoreUrl& store_url
   if (store_url.kind != store::StoreUrl::Kind::postgresql) return leadership;
   const Activation active = serve_as_standby_until_active(
       store, {.host = host,
-              .port = port,
+              .port = port != 0 ? port : free_port(host),
               .server = http_server_options(o),
               .advertise_url = o.advertise_url,
               .holder = leadership.holder,
@@ -635,7 +644,6 @@ int run_daemon(const DaemonOptions& o) {
   bool renewing = false;
   std::function<void()> keep_lease = [&] {
     ActiveLease& kept = *leadership.kept;
-    if (const std::string lost = kept.expired(clock.monotonic_now()); !lost.empty()) exit_on_lease_lost(lost);
     if (!renewing) {
       renewing = true;
       const MonoTime sent_at = clock.monotonic_now();
@@ -656,7 +664,10 @@ int run_daemon(const DaemonOptions& o) {
     }
     lease_timer.expires_after(kept.renew_every());
     lease_timer.async_wait([&](const boost::system::error_code& ec) {
-      if (!ec) keep_lease();
+      if (ec) return;
+      // Checked only once a renewal had its chance: a long start-up with nobody taking over renews.
+      if (const std::string lost = leadership.kept->expired(clock.monotonic_now()); !lost.empty()) exit_on_lease_lost(lost);
+      keep_lease();
     });
   };
   if (leadership.kept) keep_lease();

@@ -4,6 +4,8 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <algorithm>
 #include <cstdlib>
 #include <random>
 #include <thread>
@@ -105,9 +107,32 @@ std::string lease_holder_id() {
 }
 
 Activation serve_as_standby_until_active(store::Store& store, const StandbySetup& setup) {
+  const std::string listening = listening_url(setup.server.tls.enabled(), setup.host, setup.port);
+  Activation activation{.port = setup.port, .advertise_url = setup.advertise_url.empty() ? listening : setup.advertise_url};
+  using Clock = std::chrono::steady_clock;
+  const auto try_lease = [&]() -> std::optional<store::LeaseState> {
+    try {
+      const auto lease = store.acquire_or_renew(setup.holder, activation.advertise_url, setup.lease_ttl);
+      return lease ? *lease : store::LeaseState{.held = true, .active_url = activation.advertise_url};  // one daemon
+    } catch (const store::StoreError& e) {
+      spdlog::warn("event=lease_attempt_failed error=\"{}\"", e.what());
+      return std::nullopt;
+    }
+  };
+  const auto began = Clock::now();
+  auto attempt = began;
+  std::optional<store::LeaseState> lease = try_lease();
+  const auto taken = [&] {
+    activation.lease = *lease;
+    activation.sent_at = std::chrono::time_point_cast<Millis>(attempt);
+    return activation;
+  };
+  // A free lease is taken before the port is served at all: a daemon starting alone never closes
+  // its port between serving as a standby and as the active daemon.
+  if (lease && lease->held) return taken();
+
   asio::io_context io(1);
   store::LeaseState seen;  // on the I/O thread
-  Activation activation;  // its advertise URL is set before the first request is served
   const std::string& version = setup.version;
   net::WebSocketRoute agents;
   agents.path = kAgentPath;
@@ -123,29 +148,24 @@ Activation serve_as_standby_until_active(store::Store& store, const StandbySetup
         respond(standby_answer(request, seen, activation.advertise_url, version));
       },
       {agents});
-  activation.port = server.listen(setup.host, setup.port);
-  const std::string listening = listening_url(setup.server.tls.enabled(), setup.host, activation.port);
-  activation.advertise_url = setup.advertise_url.empty() ? listening : setup.advertise_url;
+  // As the active daemon does, before daemon.addr appears: SIGHUP reloads the TLS files, never ends it.
+  asio::signal_set reload(io, SIGHUP);
+  std::function<void()> await_reload = [&] {
+    reload.async_wait([&](const boost::system::error_code& ec, int) {
+      if (ec) return;
+      const std::string error = setup.server.tls.enabled() ? server.reload_tls() : "";
+      spdlog::info("event=standby_sighup tls_reload_error=\"{}\"", error);
+      await_reload();
+    });
+  };
+  await_reload();
+  server.listen(setup.host, setup.port);
   if (setup.on_listening) setup.on_listening(listening);
   std::thread serving([&io] { io.run(); });
 
-  const auto began = std::chrono::steady_clock::now();
   store::LeaseState last;
   bool announced = false;
-  for (;;) {
-    const auto attempt = std::chrono::steady_clock::now();
-    std::optional<store::LeaseState> lease;
-    try {
-      lease = store.acquire_or_renew(setup.holder, activation.advertise_url, setup.lease_ttl);
-      if (!lease) lease = store::LeaseState{.held = true, .active_url = activation.advertise_url};  // no lease: one daemon
-    } catch (const store::StoreError& e) {
-      spdlog::warn("event=lease_attempt_failed error=\"{}\"", e.what());
-    }
-    if (lease && lease->held) {
-      activation.lease = *lease;
-      activation.sent_at = std::chrono::time_point_cast<Millis>(attempt);
-      break;
-    }
+  while (!lease || !lease->held) {
     if (lease && (!announced || *lease != last)) {
       spdlog::info("event=standby url={} epoch={} active_url={}", activation.advertise_url, lease->epoch,
                    lease->active_url.empty() ? "unknown" : lease->active_url);
@@ -154,17 +174,17 @@ Activation serve_as_standby_until_active(store::Store& store, const StandbySetup
       asio::post(io, [&seen, now_seen = *lease] { seen = now_seen; });
     }
     std::this_thread::sleep_until(attempt + setup.lease_ttl / 5);
+    attempt = Clock::now();
+    lease = try_lease();
   }
   asio::post(io, [&server, &io] {
     server.stop();
     io.stop();
   });
   serving.join();
-  if (announced) {
-    spdlog::info("event=standby_taking_over epoch={} waited_ms={}", activation.lease.epoch,
-                 std::chrono::duration_cast<Millis>(std::chrono::steady_clock::now() - began).count());
-  }
-  return activation;
+  spdlog::info("event=standby_taking_over epoch={} waited_ms={}", lease->epoch,
+               std::chrono::duration_cast<Millis>(Clock::now() - began).count());
+  return taken();
 }
 
 }  // namespace trainyard::daemon

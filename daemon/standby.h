@@ -54,7 +54,7 @@ inline constexpr int kLeaseLostExitStatus = 3;
 
 struct StandbySetup {
   std::string host;
-  unsigned short port = 0;  // 0: any free port
+  unsigned short port = 0;  // a port of its own, not 0: the URL it advertises is known before it listens
   net::HttpServerOptions server;
   std::string advertise_url;  // empty: scheme://host:port as bound
   std::string holder;         // this process, unique among the daemons on the store
@@ -65,15 +65,15 @@ struct StandbySetup {
 };
 
 struct Activation {
-  unsigned short port = 0;  // the active daemon listens on it in turn
+  unsigned short port = 0;  // the active daemon listens on it
   std::string advertise_url;
   store::LeaseState lease;  // held
   MonoTime sent_at{};       // when the request that took it was sent (ActiveLease counts from it)
 };
 
 // Serves `setup.port` as a standby until this process takes the lease of `store`, which nothing
-// else uses meanwhile; then closes the port and returns. Returns at once when the store has no
-// lease (one daemon only) or the lease is free.
+// else uses meanwhile; then closes the port (for the active daemon to listen on) and returns.
+// Returns at once, serving nothing, when the lease is free or the store has none (one daemon only).
 Activation serve_as_standby_until_active(store::Store& store, const StandbySetup& setup);
 
 // scheme://host:port, with an IPv6 host in brackets.

@@ -173,6 +173,13 @@ ApiResult Cluster::api(const std::string& method, const std::string& target, con
   return out;
 }
 
+std::string Cluster::daemon_role() {
+  const auto result = client_->send({.method = "GET", .target = "/healthz"});
+  if (!result) return "";
+  const Json body = Json::parse(result->body, nullptr, false);
+  return body.is_object() ? body.value("role", "") : "";
+}
+
 std::int64_t Cluster::submit(const Json& spec, const std::string& token) {
   const auto r = api("POST", "/v1/jobs", spec.dump(), token);
   EXPECT_EQ(r.status, 201) << r.body.dump();

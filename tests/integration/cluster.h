@@ -72,6 +72,9 @@ class Cluster {
 
   ApiResult api(const std::string& method, const std::string& target, const std::string& body = "",
                 const std::string& token = "");
+  // GET /healthz's "role" ("active" or "standby"), or "" while the daemon does not answer (a standby
+  // closes its port to listen again as the active daemon): for polling, without failing the test.
+  std::string daemon_role();
   // Submits a spec and returns the new job id (asserts 201).
   std::int64_t submit(const Json& spec, const std::string& token = "");
   // Waits until the job is in `state`; returns it (fails the test with the job's JSON on timeout).

@@ -1,16 +1,19 @@
 // Active / standby daemons on one throwaway PostgreSQL (issue 18 item 2, server side): the second
 // daemon is a standby that sends everything to the active one (307) or, knowing none, answers 503;
-// after a kill -9 of the active daemon it takes over within 10 s and serves what was acknowledged.
+// after a kill -9 of the active daemon it takes over within 10 s and serves what was acknowledged;
+// an active daemon whose lease was taken over exits.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include <map>
 
+#include "store/postgres.h"
 #include "tests/integration/cluster.h"
 #include "tests/support/postgres_server.h"
 
@@ -54,17 +57,12 @@ Json healthz(Cluster& cluster) {
   return body == std::string::npos ? Json() : Json::parse(reply.substr(body + 4), nullptr, false);
 }
 
-std::string role_of(Cluster& cluster) {
-  const Json body = healthz(cluster);
-  return body.is_object() ? body.value("role", "") : "";
-}
-
 std::string active_url_seen_by(Cluster& cluster) {
   const Json body = healthz(cluster);
   return body.is_object() ? body.value("active_url", "") : "";
 }
 
-bool is_active(Cluster& cluster) { return role_of(cluster) == "active"; }
+bool is_active(Cluster& cluster) { return cluster.daemon_role() == "active"; }
 
 class ActiveStandby : public ::testing::Test {
  protected:
@@ -149,6 +147,19 @@ TEST_F(ActiveStandby, ARestartedDaemonAnswers503UntilItsPredecessorsLeaseRunsOut
 
   ASSERT_TRUE(eventually([&] { return is_active(cluster); }, 10s)) << cluster.daemon_log();
   EXPECT_EQ(cluster.api("GET", "/v1/jobs/" + std::to_string(job)).body["name"], "kept");
+}
+
+// Another daemon took the lease (here: the epoch moved on under it): the active daemon's next renewal
+// finds it lost, and it ends at once with the status a supervisor restarts it on.
+TEST_F(ActiveStandby, AnActiveDaemonWhoseLeaseWasTakenOverExitsSayingSo) {
+  Cluster cluster;
+  cluster.start_daemon(flags);
+  ASSERT_TRUE(eventually([&] { return is_active(cluster); }, 20s)) << cluster.daemon_log();
+  store::pg::Connection(flags[1]).exec("UPDATE lease SET epoch = epoch + 1, holder = 'another', advertise_url = 'http://another:1'");
+  const std::optional<int> status = cluster.daemon().wait_exit(10s);
+  ASSERT_TRUE(status) << "the daemon kept running without its lease:\n" << cluster.daemon_log();
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 3) << *status;
+  EXPECT_NE(cluster.daemon_log().find("event=lease_lost"), std::string::npos) << cluster.daemon_log();
 }
 
 }  // namespace

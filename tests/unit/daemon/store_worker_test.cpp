@@ -182,6 +182,39 @@ TEST(StoreWorker, ReadThatThrowsReportsTheError) {
   EXPECT_EQ(error->message, "cannot read");
 }
 
+// Another daemon took the lease: every write (and a fenced read task) throws LeaseLost.
+class FencedStore final : public ForwardingStore {
+ public:
+  FencedStore() : ForwardingStore(memory_) {}
+  void commit(std::span<const store::Change>) override { throw store::LeaseLost("lease lost: epoch 3 is gone"); }
+
+ private:
+  InMemoryStore memory_;
+};
+
+TEST(StoreWorker, AFencedWriteOrReadTellsTheLeaseLostHandlerBeforeItFails) {
+  FencedStore store;
+  IoQueue io;
+  Outcomes outcomes;
+  std::mutex mutex;
+  std::vector<std::string> heard;  // on the worker thread
+  StoreWorker worker(store, io.poster());
+  worker.set_lease_lost_handler([&](const std::string& reason) {
+    std::lock_guard lock(mutex);
+    heard.push_back(reason);
+  });
+  worker.write(job_change(1), outcomes.recorder(1));
+  io.run_until([&] { return outcomes.by_job.size() == 1; });
+  EXPECT_EQ(outcomes.by_job[1], "lease lost: epoch 3 is gone");
+  std::optional<Error> failed;
+  worker.read([](store::Store& s) -> StoreWorker::Continuation { s.commit({}); return [] {}; },
+              [&](const Error& e) { failed = e; });
+  io.run_until([&] { return failed.has_value(); });
+  EXPECT_EQ(failed->code, ErrorCode::unavailable);
+  std::lock_guard lock(mutex);
+  EXPECT_EQ(heard, (std::vector<std::string>{"lease lost: epoch 3 is gone", "lease lost: epoch 3 is gone"}));
+}
+
 TEST(StoreWorker, DestructorFinishesQueuedWrites) {
   InMemoryStore store;
   IoQueue io;
