@@ -203,10 +203,8 @@ void JobManager::on_exited(const std::string& node, const AttemptExitedMsg& msg)
   // Its peer's connection closed and the peer's agent is gone too: the peer's node is lost now
   // (it speaks for the attempt), not after the grace.
   if (const int peer = peer_lost_now(attempt, rank); peer >= 0) {
-    const std::string& peer_node = attempt.record.nodes[static_cast<std::size_t>(peer)];
-    return rank_lost(msg.attempt_id, peer,
-                     "node_lost: the agent of node " + peer_node + " disconnected and rank " + std::to_string(rank) +
-                         " saw its data-plane connection close");
+    const std::string peer_node = attempt.record.nodes[static_cast<std::size_t>(peer)];  // the attempt may end
+    return lose_disconnected_ranks(peer_node);
   }
   if (failed && !attempt.killing) kill_attempt(attempt, "rank " + std::to_string(rank) + " on " + node + " failed");
   maybe_finish(msg.attempt_id);
