@@ -278,6 +278,7 @@ void Agent::run_exited(AttemptId id, AttemptExit exit) {
   msg.checkpoint_ms = last.checkpoint_ms;
   msg.user_facts = std::move(exit.user_facts);
   msg.user_facts_error = std::move(exit.user_facts_error);
+  msg.peer_closed_rank = exit.peer_closed_rank;
   spdlog::info("event=attempt_exited node={} job={} attempt={} exit_code={} signal={} reason=\"{}\"", config_.name,
                it->second.launch.job_id, id, exit.exit_code.value_or(-1), exit.signal.value_or(0), exit.reason);
   busy_cores_.erase(it->second.core);

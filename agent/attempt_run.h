@@ -19,6 +19,7 @@ struct AttemptExit {
   std::string log_tail;
   Json user_facts;  // agent/provenance_file.h
   std::string user_facts_error;
+  std::optional<int> peer_closed_rank;  // a collective failed as this rank's data-plane connection closed
 };
 
 using ExitCallback = std::function<void(AttemptExit)>;

@@ -104,6 +104,7 @@ void SimulatedRun::train(std::stop_token stop) {
       case neuron::RunOutcome::failed:
         exit.exit_code = 1;
         exit.reason = result.failure_class + ": " + result.reason;
+        exit.peer_closed_rank = result.peer_closed_rank;
         break;
     }
   } catch (const std::exception& e) {

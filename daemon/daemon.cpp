@@ -358,6 +358,12 @@ bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
                    &o.checkpoint_root);
   flags.add_int("heartbeat-interval-ms", "how often agents heartbeat", &o.heartbeat_interval_ms, 10, 3'600'000);
   flags.add_int("node-timeout-ms", "a node without heartbeat for this long is DOWN", &o.node_timeout_ms, 50, 86'400'000);
+  flags.add_int("disconnect-grace-ms", "a node whose agent connection closed and did not reopen within this is lost "
+                "(its attempts fail and resume elsewhere)", &o.disconnect_grace_ms, 0, 86'400'000);
+  flags.add_int("warm-spares", "idle healthy nodes kept freshly tested, so a resume on them needs no pre-flight",
+                &o.warm_spares, 0, 100'000);
+  flags.add_int("warm-for-s", "a node whose health check passed within this is warm: a resume does not pre-flight it",
+                &o.warm_for_s, 1, 86'400);
   flags.add_int("kill-grace-ms", "SIGTERM to SIGKILL grace when stopping an attempt", &o.kill_grace_ms, 0, 3'600'000);
   flags.add_int("body-limit-bytes", "largest accepted request body", &o.body_limit_bytes, 1024, 64 << 20);
   flags.add_int("usage-half-life-s", "fair-share usage half-life", &o.usage_half_life_s, 1, 365LL * 24 * 3600);
@@ -519,6 +525,7 @@ int run_daemon(const DaemonOptions& o) {
   jm.daemon_version = kTrainyardVersion;
   jm.heartbeat_interval = Millis(o.heartbeat_interval_ms);
   jm.node_timeout = Millis(o.node_timeout_ms);
+  jm.recovery = {Millis(o.disconnect_grace_ms), static_cast<int>(o.warm_spares), std::chrono::seconds(o.warm_for_s)};
   jm.kill_grace_ms = static_cast<int>(o.kill_grace_ms);
   jm.max_array_size = static_cast<int>(o.max_array_size);
   jm.checkpoint_root = checkpoint_root;
@@ -674,6 +681,7 @@ int run_daemon(const DaemonOptions& o) {
 
   GracefulShutdown shutdown(io, server, worker, Millis(o.shutdown_grace_ms), [&] {
     ticker.cancel();
+    jobs.closing_agent_connections();
     outbox.stop();
     jobs.persist_usage();
     persist_token_uses(tokens, worker, clock.system_now());

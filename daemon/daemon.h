@@ -23,6 +23,9 @@ struct DaemonOptions {
   std::string checkpoint_root;  // default: DATA_DIR/checkpoints
   std::int64_t heartbeat_interval_ms = 5000;
   std::int64_t node_timeout_ms = 30000;
+  std::int64_t disconnect_grace_ms = 2000;  // a closed agent connection not reopened within it: node lost
+  std::int64_t warm_spares = 0;             // idle nodes kept freshly tested for resumes
+  std::int64_t warm_for_s = 300;            // a node checked within this needs no pre-flight to resume on
   std::int64_t kill_grace_ms = 10000;
   std::int64_t body_limit_bytes = 1 << 20;
   std::int64_t usage_half_life_s = 7 * 24 * 3600;

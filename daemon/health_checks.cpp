@@ -34,6 +34,7 @@ std::string to_string(HealthCheckKind k) {
     case HealthCheckKind::undrain: return "undrain";
     case HealthCheckKind::after_stuck: return "after_stuck";
     case HealthCheckKind::after_canary: return "after_canary";
+    case HealthCheckKind::warm_spare: return "warm_spare";
   }
   return "on_demand";
 }

@@ -248,6 +248,7 @@ void JobManager::cancel(JobId id, std::function<void(CancelResult, std::optional
     job.cancel_requested = true;
     const Job snapshot = job;
     if (metrics_) metrics_->job_ended(snapshot);
+    survivors_.erase(id);
     active_jobs_.erase(it);
     store::Change change;
     change.jobs.push_back(snapshot);
@@ -320,6 +321,7 @@ void JobManager::request_schedule() {
 
 void JobManager::schedule() {
   const auto pass_began = std::chrono::steady_clock::now();
+  keep_spares_warm();  // first: nodes freed since the last pass refill the spares before new work takes them
   const auto result = scheduler_.schedule(clock_.system_now());
   for (const auto& start : result.starts) {
     auto it = active_jobs_.find(start.job);
@@ -458,7 +460,12 @@ void JobManager::rank_lost(AttemptId id, int rank, const std::string& reason) {
   rs.exited = true;
   rs.lost = true;
   rs.reason = reason;
-  if (it->second.first_failed_rank < 0) it->second.first_failed_rank = rank;
+  // The lost rank speaks for the attempt, also over a rank that failed first because this one's
+  // connection closed under it.
+  const int first = it->second.first_failed_rank;
+  if (first < 0 || it->second.ranks[static_cast<std::size_t>(first)].peer_closed_rank == rank) {
+    it->second.first_failed_rank = rank;
+  }
   spdlog::warn("event=rank_lost job={} attempt={} rank={} reason=\"{}\"", it->second.record.job_id, id, rank, reason);
   if (!it->second.killing) kill_attempt(it->second, reason);
   maybe_finish(id);
@@ -503,6 +510,16 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
   job = std::move(end.job);
 
   nodes_.release(attempt.id, attempt.nodes, attempt.cores_per_node);
+  survivors_.erase(job.id);
+  if (job.state == JobState::pending && attempt.infrastructure) {
+    // Its resume need not pre-flight the nodes that kept running it (recovery.h).
+    std::vector<std::string>& survivors = survivors_[job.id];
+    for (std::size_t r = 0; r < active.ranks.size(); ++r) {
+      if (std::find(job.excluded_nodes.begin(), job.excluded_nodes.end(), attempt.nodes[r]) == job.excluded_nodes.end()) {
+        survivors.push_back(attempt.nodes[r]);
+      }
+    }
+  }
   scheduler_.finish(job.id, now);
   current_attempt_.erase(job.id);
   preempting_.erase(job.id);
@@ -539,7 +556,7 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
     active_jobs_.erase(snapshot.id);
   }
   persist(std::move(change), [this, snapshot, suspects] {
-    if (snapshot.state == JobState::pending) requeue(snapshot);
+    if (snapshot.state == JobState::pending && !resume_on_spares(snapshot.id)) requeue(snapshot);
     if (is_terminal(snapshot.state)) upstream_ended(snapshot);
     if (auto check = monitors_.canary_check(snapshot.id, suspects)) start_check(std::move(*check), nullptr);
     request_schedule();

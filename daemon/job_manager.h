@@ -26,6 +26,7 @@
 #include "daemon/monitors.h"
 #include "daemon/node_registry.h"
 #include "daemon/provenance.h"
+#include "daemon/recovery.h"
 #include "daemon/rank_state.h"
 #include "daemon/storage_usage.h"
 #include "daemon/store_worker.h"
@@ -60,6 +61,7 @@ struct JobManagerConfig {
   int max_array_size = kDefaultMaxArraySize;
   scheduler::PreemptionConfig preemption;  // off by default
   health::DiskPolicy disk_policy;          // a node with less free space is SUSPECT (healthcheck/disk_space.h)
+  RecoveryConfig recovery;                 // disconnect grace, warm spares (daemon/recovery.h)
 };
 
 // "node-1,node-2": node lists in reasons, events and logs.
@@ -162,7 +164,12 @@ class JobManager {
   std::string agent_hello(const HelloMsg& hello, std::shared_ptr<AgentChannel> channel,
                           const std::string& node_credential = "");
   void agent_message(const std::string& node, const AgentChannel* channel, const AgentMessage& message);
+  // A closed connection: its node's ranks are lost once the disconnect grace passes without a
+  // reconnect, or at once when a peer rank saw the node's data-plane connection close too.
   void agent_gone(const std::string& node, const AgentChannel* channel);
+  // The daemon is about to close every agent connection itself (shutdown): those closes lose no
+  // node, since the agents reconnect to the next daemon with their attempts running.
+  void closing_agent_connections() { closing_agent_connections_ = true; }
 
   // Periodic work: node liveness, attempt timeouts, unconfirmed ranks, scheduling.
   void tick();
@@ -206,6 +213,10 @@ class JobManager {
     MonoTime running_since{};  // record.started_at on the monotonic clock, for its timeout
     std::optional<ResumedCheckpoint> resumed;  // the checkpoint a retry resumes from (provenance)
     std::int64_t newest_checkpoint_step = 0;  // the newest it reported: where a retry resumes
+    // Launch waits for both: the checkpoint claimed and the resume point chosen, and the pre-flight
+    // (which runs in parallel with that, when there is one) passed.
+    bool resume_ready = false;
+    bool preflight_running = false;
   };
   void persist(store::Change change, std::function<void()> then);
   void request_schedule();
@@ -249,6 +260,20 @@ class JobManager {
   static AttemptEndFacts attempt_end_facts(const ActiveAttempt& active);
   // Liveness (job_manager_liveness.cpp).
   void mark_node_down(const std::string& node, const std::string& reason);
+  // Recovery (job_manager_recovery.cpp, policy in recovery.h).
+  void disconnect_grace_over(const std::string& node, MonoTime disconnected_at);
+  // Loses the node's ranks that node_lost_now says are lost (all of them once the grace is over).
+  void lose_disconnected_ranks(const std::string& node);
+  // The rank whose data-plane connection closed under `reporter`, if its node is lost now; else -1.
+  int peer_lost_now(const ActiveAttempt& attempt, int reporter) const;
+  // Chooses the spares and tests those due (recovery.h).
+  void keep_spares_warm();
+  // Starts a pending job's resume at once on the nodes that survived its attempt and spares, without
+  // the scheduler's pass or the retry backoff; false when there are not enough of them.
+  bool resume_on_spares(JobId id);
+  // Whether the attempt needs a pre-flight; if so it is started.
+  void start_preflight(AttemptId id);
+  void launch_when_ready(AttemptId id);
   void check_stuck(ActiveAttempt& attempt, MonoTime now);
   void fence(const std::string& node, AttemptId id, const std::string& why);
   int rank_of(const ActiveAttempt& attempt, const std::string& node) const;
@@ -261,7 +286,6 @@ class JobManager {
   void choose_resume_point(AttemptId id, std::vector<store::CheckpointRecord> recorded);
   void resume_chosen(AttemptId id, Result<std::optional<ResumedCheckpoint>> chosen);
   std::vector<RankAdmission> admissions_of(const Attempt& attempt) const;
-  void preflight_then_launch(AttemptId id);
   void on_preflight_done(AttemptId id, const HealthCheckResult& result);
   // A stuck attempt may have hung on a bad node: its hung ranks' nodes are tested, and the attempt
   // finishes (classified, retried) with the verdicts. True when the test started.
@@ -288,6 +312,10 @@ class JobManager {
   AttemptId max_attempt_id_ = 0;
   bool schedule_requested_ = false;
   std::set<JobId> preempting_;  // victims still stopping: one preemption at a time
+  // Nodes that ran a job's previous attempt to its infrastructure failure without failing it: its
+  // resume needs no pre-flight of them.
+  std::map<JobId, std::vector<std::string>> survivors_;
+  bool closing_agent_connections_ = false;
   std::uint64_t accepted_since_tick_ = 0;  // submissions, summarised at info by tick()
   DaemonMetrics* metrics_ = nullptr;
   std::unordered_map<JobId, JobState> ended_states_;       // jobs that ended, as far as dependencies need

@@ -99,7 +99,12 @@ void JobManager::agent_message(const std::string& node, const AgentChannel* chan
 void JobManager::agent_gone(const std::string& node, const AgentChannel* channel) {
   if (!nodes_.disconnected(node, channel)) return;  // a replaced connection
   spdlog::warn("event=agent_disconnected node={}", node);
-  // Not down yet: it has until the node timeout to come back (attempts keep running meanwhile).
+  if (closing_agent_connections_) return;  // closed by us: the agents come back to the next daemon
+  // Not down: its attempts are lost after the grace unless it comes back, or now if a peer rank
+  // already saw its data-plane connection close; the node timeout still decides when it is DOWN.
+  lose_disconnected_ranks(node);
+  const MonoTime since = nodes_.find(node)->disconnected_at.value_or(clock_.monotonic_now());
+  timers_.after(config_.recovery.disconnect_grace, [this, node, since] { disconnect_grace_over(node, since); });
 }
 
 namespace {
@@ -187,6 +192,7 @@ void JobManager::on_exited(const std::string& node, const AttemptExitedMsg& msg)
   rs.reason = msg.reason;
   rs.log_tail = msg.log_tail;
   rs.steps = std::max(rs.steps, msg.steps);
+  rs.peer_closed_rank = msg.peer_closed_rank;
   note_goodput_timing(attempt.record, msg.first_step_at, msg.checkpoint_ms);
   record_user_facts(attempt.record.provenance, rank, msg.user_facts, msg.user_facts_error);
   spdlog::info("event=rank_exited job={} attempt={} rank={} node={} exit_code={} signal={} reason=\"{}\"",
@@ -194,6 +200,12 @@ void JobManager::on_exited(const std::string& node, const AttemptExitedMsg& msg)
                msg.reason);
   const bool failed = msg.signal.has_value() || msg.exit_code.value_or(-1) != 0;
   if (failed && attempt.first_failed_rank < 0) attempt.first_failed_rank = rank;
+  // Its peer's connection closed and the peer's agent is gone too: the peer's node is lost now
+  // (it speaks for the attempt), not after the grace.
+  if (const int peer = peer_lost_now(attempt, rank); peer >= 0) {
+    const std::string peer_node = attempt.record.nodes[static_cast<std::size_t>(peer)];  // the attempt may end
+    return lose_disconnected_ranks(peer_node);
+  }
   if (failed && !attempt.killing) kill_attempt(attempt, "rank " + std::to_string(rank) + " on " + node + " failed");
   maybe_finish(msg.attempt_id);
 }

@@ -65,9 +65,10 @@ void JobManager::apply_health_result(const HealthCheckResult& result) {
 }
 
 void JobManager::begin_attempt(AttemptId id) {
+  start_preflight(id);  // in parallel with the checkpoint claim and the choice of the resume point
   auto it = attempts_.find(id);
   if (it == attempts_.end()) return;
-  if (checkpoint_dir_of(it->second.record.job_id).empty()) return preflight_then_launch(id);
+  if (checkpoint_dir_of(it->second.record.job_id).empty()) return resume_chosen(id, std::optional<ResumedCheckpoint>());
   if (it->second.record.number == 1) return choose_resume_point(id, {});
   store_.read(
       [this, id, job = it->second.record.job_id](store::Store& store) {
@@ -113,33 +114,69 @@ void JobManager::resume_chosen(AttemptId id, Result<std::optional<ResumedCheckpo
   if (it == attempts_.end()) return;
   if (!chosen) spdlog::error("event=checkpoint_claim_failed attempt={} error=\"{}\"", id, chosen.error().message);
   std::optional<ResumedCheckpoint> resume = chosen ? std::move(*chosen) : std::nullopt;
-  if (!resume) return preflight_then_launch(id);
+  if (!resume) {
+    it->second.resume_ready = true;
+    return launch_when_ready(id);
+  }
   it->second.record.resumed_from = resume->path;
   it->second.resumed = std::move(resume);
   spdlog::info("event=attempt_resumes job={} attempt={} from={} step={}", it->second.record.job_id, id,
                it->second.resumed->path, it->second.resumed->step);
   store::Change change;
   change.attempts.push_back(it->second.record);
-  persist(std::move(change), [this, id] { preflight_then_launch(id); });
+  persist(std::move(change), [this, id] {
+    auto stored = attempts_.find(id);
+    if (stored == attempts_.end()) return;
+    stored->second.resume_ready = true;
+    launch_when_ready(id);
+  });
 }
 
-void JobManager::preflight_then_launch(AttemptId id) {
+void JobManager::start_preflight(AttemptId id) {
   auto it = attempts_.find(id);
   if (it == attempts_.end()) return;
-  const Job& job = active_jobs_.at(it->second.record.job_id);
-  const auto& nodes = it->second.record.nodes;
-  if (!config_.preflight_checks || !job.spec.preflight_enabled() || nodes.size() < 2 || it->second.killing) return launch(id);
+  ActiveAttempt& attempt = it->second;
+  const Job& job = active_jobs_.at(attempt.record.job_id);
+  const auto& nodes = attempt.record.nodes;
+  if (!config_.preflight_checks || !job.spec.preflight_enabled() || nodes.size() < 2 || attempt.killing) return;
+  // A resume after an infrastructure failure tests only what it has not proven: nodes that kept
+  // running the previous attempt, and warm ones, go without; the rest are tested with them.
+  auto survived = survivors_.find(job.id);
+  if (survived != survivors_.end()) {
+    const std::vector<std::string> survivors = std::move(survived->second);
+    survivors_.erase(survived);
+    std::vector<ResumeNode> resume_nodes;
+    for (const std::string& name : nodes) {
+      const NodeEntry* entry = nodes_.find(name);
+      const bool passed = entry && entry->node.last_check_verdict == to_string(NodeState::healthy);
+      resume_nodes.push_back({name, std::find(survivors.begin(), survivors.end(), name) != survivors.end(),
+                              passed ? entry->node.last_check_at : std::nullopt});
+    }
+    if (unproven_nodes(resume_nodes, clock_.system_now(), config_.recovery.warm_for).empty()) {
+      spdlog::info("event=preflight_skipped job={} attempt={} nodes={} why=\"survivors and warm nodes\"", job.id, id,
+                   join_node_names(nodes));
+      return;
+    }
+  }
+  attempt.preflight_running = true;
   HealthCheckRequest request{HealthCheckKind::preflight, nodes, false, true, "job " + std::to_string(job.id)};
   spdlog::info("event=preflight_started job={} attempt={} nodes={}", job.id, id, join_node_names(nodes));
   start_check(std::move(request), [this, id](const HealthCheckResult& result) { on_preflight_done(id, result); });
+}
+
+void JobManager::launch_when_ready(AttemptId id) {
+  auto it = attempts_.find(id);
+  if (it == attempts_.end() || it->second.preflight_running || !it->second.resume_ready) return;
+  launch(id);
 }
 
 void JobManager::on_preflight_done(AttemptId id, const HealthCheckResult& result) {
   auto it = attempts_.find(id);
   if (it == attempts_.end()) return;
   ActiveAttempt& attempt = it->second;
+  attempt.preflight_running = false;
   // A passed check launches; so does a stopped attempt, which launch() winds up without starting it.
-  if (result.passed() || attempt.killing) return launch(id);
+  if (result.passed() || attempt.killing) return launch_when_ready(id);
   const auto failed = result.failed_nodes();
   for (std::size_t r = 0; r < attempt.ranks.size(); ++r) {
     const std::string& node = attempt.record.nodes[r];

@@ -76,6 +76,7 @@ void JobManager::tick() {
   });
   if (due.periodic_check) start_check(std::move(*due.periodic_check), nullptr);
   if (due.canary) submit_canary(std::move(*due.canary));
+  keep_spares_warm();
   request_schedule();
 }
 

@@ -37,6 +37,7 @@ NodeRegistry::Registration NodeRegistry::register_agent(const HelloMsg& hello, s
   if (entry.channel && entry.channel != channel) entry.channel->disconnect("replaced by a new connection of the same node");
   const bool is_new = entry.node.name.empty();
   entry.channel = std::move(channel);
+  entry.disconnected_at.reset();
   entry.node.name = hello.name;
   recount_cores(is_new ? 0 : entry.node.cores, hello.cores);
   entry.node.cores = hello.cores;
@@ -78,6 +79,7 @@ bool NodeRegistry::disconnected(const std::string& name, const AgentChannel* cha
   if (it == nodes_.end() || it->second.channel.get() != channel) return false;
   it->second.channel.reset();
   it->second.node.connected = false;
+  it->second.disconnected_at = clock_.monotonic_now();
   sync(it->second);
   return true;
 }
@@ -255,9 +257,18 @@ void NodeRegistry::sync(const std::string& name) {
   if (auto it = nodes_.find(name); it != nodes_.end()) sync(it->second);
 }
 
+void NodeRegistry::set_spares(const std::vector<std::string>& names) {
+  for (auto& [name, entry] : nodes_) {
+    const bool spare = std::find(names.begin(), names.end(), name) != names.end();
+    if (entry.spare == spare) continue;
+    entry.spare = spare;
+    sync(entry);
+  }
+}
+
 void NodeRegistry::sync(const NodeEntry& entry) {
   scheduler::NodeInfo info = scheduler::node_info(entry.node);
-  info.accepts_work = info.accepts_work && !entry.low_disk && !under_test_(entry.node.name);
+  info.accepts_work = info.accepts_work && !entry.low_disk && !entry.spare && !under_test_(entry.node.name);
   scheduler_.upsert_node(info);
 }
 

@@ -65,6 +65,8 @@ struct NodeEntry {
   int used_cores = 0;
   MonoTime heard_at{};  // node.last_heartbeat on the monotonic clock, for the node timeout
   bool low_disk = false;  // its latest heartbeat found a filesystem short of space: it takes no work
+  std::optional<MonoTime> disconnected_at;  // when its agent's connection closed, while it stays closed
+  bool spare = false;  // held idle for resumes (recovery.h): the scheduler gives it no new work
 
   int free_cores() const { return node.cores - used_cores; }
 };
@@ -88,8 +90,7 @@ class NodeRegistry {
   Registration register_agent(const HelloMsg& hello, std::shared_ptr<AgentChannel> channel, bool needs_check);
   // A message arrived on `channel`: false when that connection was replaced (ignore the message).
   bool heard_from(const std::string& name, const AgentChannel* channel);
-  // The connection closed; the node has until the node timeout to come back. False when it was
-  // already replaced.
+  // The connection closed (noted as disconnected_at). False when it was already replaced.
   bool disconnected(const std::string& name, const AgentChannel* channel);
 
   // Nodes not DOWN that sent nothing for longer than `timeout`, with how long each was silent.
@@ -124,6 +125,8 @@ class NodeRegistry {
   bool under_test(const std::string& name) const { return under_test_(name); }
   // Where a connected node's data plane listens (health checks' collectives).
   std::optional<std::string> data_addr(const std::string& name) const;
+  // Exactly these nodes are spares from now on (the scheduler gives them no new work).
+  void set_spares(const std::vector<std::string>& names);
   // Brings the scheduler's view of the node up to date (after a check starts or ends on it).
   void sync(const std::string& name);
 

@@ -24,6 +24,7 @@ struct RankState {
   std::string log_tail;
   std::int64_t steps = 0;
   std::optional<MonoTime> unconfirmed_since;  // agent reconnected without mentioning this rank
+  std::optional<int> peer_closed_rank;  // its exit said this rank's data-plane connection closed
 };
 
 }  // namespace trainyard::daemon

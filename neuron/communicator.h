@@ -20,12 +20,15 @@ inline std::size_t chunk_begin(std::size_t total, int world, int rank) {
 // A collective that could not complete: a peer timed out, closed, or the link was dropped.
 class CollectiveError : public std::runtime_error {
  public:
-  CollectiveError(int peer_rank, const std::string& message)
-      : std::runtime_error(message), peer_rank_(peer_rank) {}
+  CollectiveError(int peer_rank, const std::string& message, bool peer_closed = false)
+      : std::runtime_error(message), peer_rank_(peer_rank), peer_closed_(peer_closed) {}
   int peer_rank() const { return peer_rank_; }  // the rank that did not answer; -1 if unknown
+  // The peer's connection closed (its process may be gone), rather than falling silent.
+  bool peer_closed() const { return peer_closed_; }
 
  private:
   int peer_rank_;
+  bool peer_closed_;
 };
 
 class Communicator {

@@ -105,7 +105,10 @@ void TcpCommunicator::reduce_scatter_sum(std::span<const float> input, std::span
 
 void TcpCommunicator::run(CollectiveKind kind, std::span<float> data, const std::vector<RingStep>& steps,
                           std::span<const float> source) {
-  if (broken_) throw CollectiveError(broken_->peer_rank(), std::string("communicator failed earlier: ") + broken_->what());
+  if (broken_) {
+    throw CollectiveError(broken_->peer_rank(), std::string("communicator failed earlier: ") + broken_->what(),
+                          broken_->peer_closed());
+  }
   if (!to_right_.valid()) connect();
   if (options_.link.drop) fail(right(), "link to " + describe(right()) + " dropped (fault injection)");
   exchange_header(kind, data.size());
@@ -141,13 +144,13 @@ void TcpCommunicator::exchange_header(CollectiveKind kind, std::size_t elements)
   switch (write_all(to_right_, mine, deadline)) {
     case IoResult::done: break;
     case IoResult::timed_out: fail_silent(right());
-    case IoResult::closed: fail(right(), describe(right()) + " closed the connection");
+    case IoResult::closed: fail_closed(right());
   }
   std::array<std::byte, kHeaderBytes> theirs{};
   switch (read_all(from_left_, theirs, deadline)) {
     case IoResult::done: break;
     case IoResult::timed_out: fail_silent(left());
-    case IoResult::closed: fail(left(), describe(left()) + " closed the connection");
+    case IoResult::closed: fail_closed(left());
   }
   if (theirs != mine) {
     fail(left(), describe(left()) + " is in a different collective: expected " + describe_header(mine) + ", got " +
@@ -196,7 +199,7 @@ void TcpCommunicator::transfer(std::span<float> data, std::span<const float> sou
                                          : std::min(missing, kMaxIoBytes);
     const ssize_t n = ::recv(from_left_.fd(), target, room, 0);
     if (n < 0 && would_block()) return false;
-    if (n <= 0) fail(left(), describe(left()) + " closed the connection");
+    if (n <= 0) fail_closed(left());
     if (!step.reduce) {
       received += static_cast<std::size_t>(n);
       return true;
@@ -220,7 +223,7 @@ void TcpCommunicator::transfer(std::span<float> data, std::span<const float> sou
     const std::byte* from = (send_step == 0 ? source_base : base) + step.send.begin * sizeof(float) + sent;
     const ssize_t n = ::send(to_right_.fd(), from, amount, MSG_NOSIGNAL);
     if (n < 0 && would_block()) return false;
-    if (n <= 0) fail(right(), describe(right()) + " closed the connection");
+    if (n <= 0) fail_closed(right());
     if (limiter_) limiter_->consume(static_cast<std::size_t>(n));
     sent += static_cast<std::size_t>(n);
     return true;
@@ -263,13 +266,15 @@ void TcpCommunicator::fail_silent(int peer) {
   fail(peer, describe(peer) + " did not answer within " + std::to_string(options_.timeout.count()) + " ms");
 }
 
-void TcpCommunicator::fail(int peer, const std::string& message) {
+void TcpCommunicator::fail_closed(int peer) { fail(peer, describe(peer) + " closed the connection", true); }
+
+void TcpCommunicator::fail(int peer, const std::string& message, bool peer_closed) {
   // Closing now lets the neighbours fail at once instead of waiting out their own timeouts.
   to_right_.close();
   from_left_.close();
   spdlog::error("collective event=failed attempt_id={} rank={} peer={} reason=\"{}\"", options_.attempt_id, rank(),
                 peer, message);
-  broken_.emplace(peer, message);
+  broken_.emplace(peer, message, peer_closed);
   throw *broken_;
 }
 

@@ -69,8 +69,9 @@ class TcpCommunicator final : public Communicator {
   void connect();
   void exchange_header(CollectiveKind kind, std::size_t elements);
   void transfer(std::span<float> data, std::span<const float> source, const std::vector<RingStep>& steps);
-  [[noreturn]] void fail(int peer, const std::string& message);
+  [[noreturn]] void fail(int peer, const std::string& message, bool peer_closed = false);
   [[noreturn]] void fail_silent(int peer);
+  [[noreturn]] void fail_closed(int peer);
 
   TcpCommunicatorOptions options_;
   std::vector<HostPort> peers_;

@@ -159,6 +159,7 @@ RunResult Trainer::run(std::stop_token stop) {
     result = ended(RunOutcome::failed, step(), "device_error", e.what());
   } catch (const CollectiveError& e) {
     result = ended(RunOutcome::failed, step(), "collective_timeout", e.what());
+    if (e.peer_closed()) result.peer_closed_rank = e.peer_rank();
   }
   phase_ = Phase::finished;
   spdlog::info("event=training_ended rank={} step={} outcome={} reason=\"{}\"", comm_.rank(), result.steps_completed,

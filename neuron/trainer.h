@@ -67,6 +67,7 @@ struct RunResult {
   std::int64_t steps_completed = 0;  // absolute step reached (a resumed run starts past 0)
   std::string failure_class;         // "", "cancelled", "nan_loss", "device_error", "collective_timeout", "checkpoint_invalid"
   std::string reason;
+  std::optional<int> peer_closed_rank;  // a collective failed because this rank's connection closed
 };
 
 // How long handing a checkpoint to the writer held up a step that took `step_work` before pacing,

@@ -15,6 +15,7 @@ constexpr std::size_t kMaxFaults = 4096;  // one per core and the link, with roo
 constexpr std::size_t kMaxMetricSteps = 100'000;
 constexpr std::size_t kMinDataPlaneSecret = 32;  // characters: a guessable secret authenticates nothing
 constexpr std::size_t kMaxCheckpointReports = 1000;
+constexpr std::int64_t kMaxWorldSize = 1024;  // ranks of one attempt
 
 Json to_json(const CheckpointReport& c) { return {{"step", c.step}, {"manifest_sha256", c.manifest_sha256}}; }
 
@@ -101,6 +102,7 @@ struct AgentEncoder {
     if (m.checkpoint_ms > 0) j["checkpoint_ms"] = m.checkpoint_ms;
     if (!m.user_facts.is_null()) j["user_facts"] = m.user_facts;
     if (!m.user_facts_error.empty()) j["user_facts_error"] = m.user_facts_error;
+    if (m.peer_closed_rank) j["peer_closed_rank"] = *m.peer_closed_rank;
     return j;
   }
   Json operator()(const MetricsMsg& m) const {
@@ -257,6 +259,7 @@ AgentMessage parse_agent_message(std::string_view text) {
       m.user_facts = *facts;
     }
     m.user_facts_error = r.opt_string("user_facts_error", 0, 4096).value_or("");
+    if (auto peer = r.opt_integer("peer_closed_rank", 0, kMaxWorldSize - 1)) m.peer_closed_rank = static_cast<int>(*peer);
     r.finish();
     return m;
   }
@@ -340,7 +343,7 @@ DaemonMessage parse_daemon_message(std::string_view text) {
     if (kind != "command" && kind != "simulated") throw InvalidInput("kind", "must be \"command\" or \"simulated\"");
     m.kind = kind == "command" ? JobKind::command : JobKind::simulated;
     m.rank = static_cast<int>(r.integer("rank", 0, 1023));
-    m.world_size = static_cast<int>(r.integer("world_size", 1, 1024));
+    m.world_size = static_cast<int>(r.integer("world_size", 1, kMaxWorldSize));
     if (m.rank >= m.world_size) throw InvalidInput("rank", "must be below world_size");
     m.cores = static_cast<int>(r.integer("cores", 1, 4096));
     m.peers = r.string_list("peers", 1024, 256);

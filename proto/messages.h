@@ -27,7 +27,8 @@ namespace trainyard {
 // 9: kill may ask the attempt to checkpoint before it stops (requeue and preemption); launch
 //    carries the grace a command gets to do so.
 // 10: heartbeats carry the node's free disk space, and each attempt report its log bytes.
-inline constexpr int kProtocolVersion = 10;
+// 11: attempt_exited names the peer rank whose data-plane connection closed under a collective.
+inline constexpr int kProtocolVersion = 11;
 
 // The agent's view of one attempt it is running.
 struct AttemptReport {
@@ -77,6 +78,9 @@ struct AttemptExitedMsg {
   // wrote nothing or the file was refused; then `user_facts_error` says why.
   Json user_facts;
   std::string user_facts_error;
+  // The rank whose data-plane connection closed under one of this rank's collectives: the kernel
+  // closes a dead process's sockets at once, so the daemon need not wait out a grace to know.
+  std::optional<int> peer_closed_rank;
 };
 // A checkpoint an attempt's rank 0 published: its step and the hex SHA-256 of its manifest.json,
 // which the daemon records so a retry resumes only from checkpoints the job itself wrote.

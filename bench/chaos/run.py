@@ -6,6 +6,7 @@ attempt that replaced the one it broke).
 
   bench/chaos/run.py [--build BUILD_DIR] [--agents 6] [--jobs 8] [--kill-every 60] [--down-for 10]
                      [--steps 1200] [--step-ms 100] [--checkpoint-every 20] [--nodes 2]
+                     [--warm-spares 0]   # idle nodes the daemon holds, freshly tested, for resumes
 
 The daemon's data lives under /var/tmp (fsync is real there). Everything started is stopped at the
 end, whatever happens."""
@@ -40,6 +41,7 @@ def main():
     p.add_argument("--step-ms", type=int, default=100)
     p.add_argument("--checkpoint-every", type=int, default=20)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--warm-spares", type=int, default=0)
     a = p.parse_args()
     if not (6 <= a.agents <= 8):
         print("note: the issue asks for 6 to 8 agents", file=sys.stderr)
@@ -59,7 +61,8 @@ def main():
         daemon = subprocess.Popen(
             [f"{a.build}/daemon/trainyard-daemon", "--listen", "127.0.0.1:0", "--data-dir", data,
              "--heartbeat-interval-ms", "500", "--node-timeout-ms", "3000", "--retry-backoff-ms", "200",
-             "--max-infra-retries", "100", "--canary-interval-s", "0", "--health-interval-s", "0", "--suspect-pct", "10"],
+             "--max-infra-retries", "100", "--canary-interval-s", "0", "--health-interval-s", "0", "--suspect-pct", "10"]
+            + (["--warm-spares", str(a.warm_spares)] if a.warm_spares else []),
             stdout=open(os.path.join(root, "daemon.log"), "a"), stderr=subprocess.STDOUT)
         procs.append(daemon)
         for _ in range(300):
@@ -118,7 +121,8 @@ def main():
         mean = sum(delays) / len(delays) if delays else float("nan")
         lost = goodput["lost_core_s"]
         print(f"# chaos soak: {a.agents} agents x 4 cores, {a.jobs} jobs x {a.nodes} nodes, {a.steps} steps of {a.step_ms} ms, "
-              f"checkpoint every {a.checkpoint_every} steps; SIGKILL an agent every {a.kill_every:g} s, back after {a.down_for:g} s")
+              f"checkpoint every {a.checkpoint_every} steps; SIGKILL an agent every {a.kill_every:g} s, back after {a.down_for:g} s; "
+              f"warm spares {a.warm_spares}")
         print(f"elapsed_s={elapsed:.0f} faults={len(kills)} jobs_finished={finished} jobs_lost={len(jobs) - finished}")
         print(f"goodput={100 * goodput['goodput']:.2f}% allocated_core_s={goodput['allocated_core_s']:.0f} "
               f"lost_core_s: " + " ".join(f"{cause}={lost[cause]:.0f}" for cause in

@@ -115,6 +115,7 @@ TEST(TcpCommunicatorTest, APeerThatNeverJoinsIsNamedByItsRightNeighbour) {
   const CollectiveError named = collective_error(errors[2]);  // rank 3
   EXPECT_EQ(named.peer_rank(), 2);
   EXPECT_EQ(std::string(named.what()), "rank 2 (" + ring.peers()[2] + ") did not answer within 300 ms");
+  EXPECT_FALSE(named.peer_closed());
 }
 
 TEST(TcpCommunicatorTest, APeerWithNothingListeningIsNamed) {
@@ -196,6 +197,10 @@ TEST(TcpCommunicatorTest, ADroppedLinkFailsTheCollectiveOnEveryRank) {
   // The others see the ring break (whichever closed socket they notice first), not a timeout.
   EXPECT_THAT(collective_error(errors[0]).what(), HasSubstr("closed the connection"));
   EXPECT_THAT(collective_error(errors[2]).what(), HasSubstr("closed the connection"));
+  // A closed connection is told apart from silence, so the daemon can act on it (issue 18 item 5).
+  EXPECT_FALSE(dropped.peer_closed());
+  EXPECT_TRUE(collective_error(errors[0]).peer_closed());
+  EXPECT_TRUE(collective_error(errors[2]).peer_closed());
 }
 
 // Throttled to 1 MB/s, rank 0 must push 256 KiB through its link during a 2-rank all-reduce of

@@ -48,6 +48,15 @@ TEST(Messages, AttemptExitedCarriesGoodputTiming) {
   EXPECT_EQ(bare.checkpoint_ms, 0);
 }
 
+TEST(Messages, AttemptExitedNamesThePeerWhoseConnectionClosed) {
+  AttemptExitedMsg exited{9, 1, std::nullopt, "collective_timeout: rank 1 closed the connection", 40, ""};
+  exited.peer_closed_rank = 1;
+  const auto parsed = std::get<AttemptExitedMsg>(parse_agent_message(encode(AgentMessage{exited})));
+  EXPECT_EQ(parsed.peer_closed_rank, 1);
+  const auto bare = std::get<AttemptExitedMsg>(parse_agent_message(R"({"type":"attempt_exited","attempt_id":9})"));
+  EXPECT_FALSE(bare.peer_closed_rank) << "a rank that saw no peer close names none";
+}
+
 TEST(Messages, LaunchRoundTrips) {
   LaunchMsg launch;
   launch.attempt_id = 5;
@@ -136,6 +145,9 @@ TEST(Messages, RejectsMalformedWithFieldNamed) {
   EXPECT_EQ(field_of(R"({"type":"heartbeat","attempts":[{"attempt_id":1,"job_id":1,"step":1,"checkpoint_ms":-5}]})"),
             "attempts[0].checkpoint_ms");
   EXPECT_EQ(field_of(R"({"type":"attempt_exited","attempt_id":1,"first_step_at":"soon"})"), "first_step_at");
+  EXPECT_EQ(field_of(R"({"type":"attempt_exited","attempt_id":1,"peer_closed_rank":-1})"), "peer_closed_rank");
+  EXPECT_EQ(field_of(R"({"type":"attempt_exited","attempt_id":1,"peer_closed_rank":1024})"), "peer_closed_rank");
+  EXPECT_EQ(field_of(R"({"type":"attempt_exited","attempt_id":1,"peer_closed_rank":"1"})"), "peer_closed_rank");
   EXPECT_EQ(field_of(R"({"type":"heartbeat","disks":[{"role":"tmp","free_mb":1,"total_mb":2}]})"), "disks[0].role");
   EXPECT_EQ(field_of(R"({"type":"heartbeat","disks":[{"role":"work","free_mb":3,"total_mb":2}]})"), "disks[0].free_mb");
   EXPECT_EQ(field_of(R"({"type":"heartbeat","disks":{}})"), "disks");

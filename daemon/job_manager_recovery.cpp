@@ -1,0 +1,106 @@
+// The job manager's recovery side (issue 18 item 5; the policy is pure, in recovery.h): a gang
+// whose agent went away fails after the disconnect grace rather than the node timeout, or at once
+// when a peer rank saw the node's data-plane connection close; idle nodes are kept warm as spares.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "daemon/job_manager.h"
+
+namespace trainyard::daemon {
+
+void JobManager::disconnect_grace_over(const std::string& node, MonoTime disconnected_at) {
+  const NodeEntry* entry = nodes_.find(node);
+  // Reconnected, or closed again since (a later timer judges that close).
+  if (!entry || entry->disconnected_at != disconnected_at) return;
+  lose_disconnected_ranks(node);
+}
+
+void JobManager::lose_disconnected_ranks(const std::string& node) {
+  const NodeEntry* entry = nodes_.find(node);
+  if (!entry) return;
+  const MonoTime now = clock_.monotonic_now();
+  const std::optional<MonoTime> since = entry->disconnected_at;
+  const std::vector<AttemptId> held(entry->attempts.begin(), entry->attempts.end());  // a lost rank may finish its attempt
+  for (AttemptId id : held) {
+    auto it = attempts_.find(id);
+    if (it == attempts_.end()) continue;
+    const int rank = rank_of(it->second, node);
+    if (rank < 0 || it->second.ranks[static_cast<std::size_t>(rank)].exited) continue;
+    const auto& ranks = it->second.ranks;
+    const auto saw_close = std::find_if(ranks.begin(), ranks.end(), [rank](const RankState& r) { return r.peer_closed_rank == rank; });
+    if (!node_lost_now(since, saw_close != ranks.end(), now, config_.recovery.disconnect_grace)) continue;
+    const std::string reason =
+        saw_close != ranks.end()
+            ? "node_lost: the agent of node " + node + " disconnected and rank " + std::to_string(saw_close - ranks.begin()) +
+                  " saw its data-plane connection close"
+            : "node_lost: the agent of node " + node + " disconnected and did not reconnect within " +
+                  std::to_string(config_.recovery.disconnect_grace.count()) + " ms";
+    rank_lost(id, rank, reason);
+  }
+}
+
+int JobManager::peer_lost_now(const ActiveAttempt& attempt, int reporter) const {
+  const std::optional<int> peer = attempt.ranks[static_cast<std::size_t>(reporter)].peer_closed_rank;
+  if (!peer || *peer < 0 || *peer >= static_cast<int>(attempt.ranks.size()) ||
+      attempt.ranks[static_cast<std::size_t>(*peer)].exited) {
+    return -1;
+  }
+  const NodeEntry* entry = nodes_.find(attempt.record.nodes[static_cast<std::size_t>(*peer)]);
+  const bool lost = entry && node_lost_now(entry->disconnected_at, true, clock_.monotonic_now(), config_.recovery.disconnect_grace);
+  return lost ? *peer : -1;
+}
+
+void JobManager::keep_spares_warm() {
+  if (config_.recovery.warm_spares <= 0) return;
+  std::vector<SpareCandidate> idle;
+  for (const auto& [name, entry] : nodes_.entries()) {
+    if (!entry.channel || entry.node.state != NodeState::healthy || !entry.attempts.empty() || entry.low_disk) continue;
+    const bool passed = entry.node.last_check_verdict == to_string(NodeState::healthy);
+    idle.push_back({name, passed ? entry.node.last_check_at : std::nullopt, nodes_.under_test(name)});
+  }
+  SparePlan plan = plan_warm_spares(std::move(idle), config_.recovery.warm_spares, clock_.system_now(),
+                                    config_.recovery.warm_for);
+  nodes_.set_spares(plan.spares);
+  if (plan.to_test.empty()) return;
+  spdlog::info("event=warm_spares_check spares={} testing={}", join_node_names(plan.spares), join_node_names(plan.to_test));
+  const bool collective = plan.to_test.size() >= 2;
+  start_check(HealthCheckRequest{HealthCheckKind::warm_spare, std::move(plan.to_test), true, collective, "daemon"}, nullptr);
+}
+
+bool JobManager::resume_on_spares(JobId id) {
+  auto survived = survivors_.find(id);
+  auto it = active_jobs_.find(id);
+  if (config_.recovery.warm_spares <= 0 || survived == survivors_.end() || it == active_jobs_.end()) return false;
+  Job& job = it->second;
+  // Spares are for the first failure since training advanced; one after another backs off as usual.
+  if (job.state != JobState::pending || job.held != Hold::none || job.infra_retries_in_a_row > 1) return false;
+  const auto usable = [&](const std::string& name) {
+    const NodeEntry* entry = nodes_.find(name);
+    if (!entry || !entry->channel || entry->node.state != NodeState::healthy || entry->low_disk || nodes_.under_test(name)) {
+      return false;
+    }
+    const bool excluded = std::find(job.excluded_nodes.begin(), job.excluded_nodes.end(), name) != job.excluded_nodes.end();
+    const bool fits = job.spec.cores_per_node ? entry->free_cores() >= *job.spec.cores_per_node : entry->used_cores == 0;
+    return !excluded && fits;
+  };
+  std::vector<std::string> chosen;
+  for (const std::string& name : survived->second) {
+    if (static_cast<int>(chosen.size()) < job.spec.nodes && usable(name)) chosen.push_back(name);
+  }
+  for (const auto& [name, entry] : nodes_.entries()) {
+    if (static_cast<int>(chosen.size()) < job.spec.nodes && entry.spare && usable(name)) chosen.push_back(name);
+  }
+  if (static_cast<int>(chosen.size()) < job.spec.nodes) return false;
+  scheduler::Start start{id, {}};
+  for (const std::string& name : chosen) start.nodes.push_back({name, job.spec.cores_per_node.value_or(nodes_.find(name)->node.cores)});
+  const TimePoint now = clock_.system_now();
+  scheduler_.start_running(scheduler::RunningJob{id, job.spec.share, start.nodes, now, job.spec.timeout_s, scheduler::array_limit(job)},
+                           now);
+  spdlog::info("event=resume_on_spares job={} nodes={}", id, join_node_names(chosen));
+  start_attempt(job, start);
+  keep_spares_warm();  // the spares it took are spares no more; others may take their place
+  return true;
+}
+
+}  // namespace trainyard::daemon

@@ -1,0 +1,43 @@
+#include "daemon/recovery.h"
+
+#include <algorithm>
+
+namespace trainyard::daemon {
+namespace {
+
+bool checked_within(const std::optional<TimePoint>& passed_at, TimePoint now, Millis age) {
+  return passed_at && now - *passed_at <= age;
+}
+
+}  // namespace
+
+bool node_lost_now(std::optional<MonoTime> disconnected_at, bool peer_saw_close, MonoTime now, Millis grace) {
+  if (!disconnected_at) return false;
+  return peer_saw_close || now - *disconnected_at >= grace;
+}
+
+std::vector<std::string> unproven_nodes(const std::vector<ResumeNode>& nodes, TimePoint now, Millis warm_for) {
+  std::vector<std::string> unproven;
+  for (const ResumeNode& node : nodes) {
+    if (!node.survivor && !checked_within(node.passed_check_at, now, warm_for)) unproven.push_back(node.name);
+  }
+  return unproven;
+}
+
+SparePlan plan_warm_spares(std::vector<SpareCandidate> candidates, int count, TimePoint now, Millis warm_for) {
+  std::sort(candidates.begin(), candidates.end(), [](const SpareCandidate& a, const SpareCandidate& b) {
+    if (a.passed_check_at != b.passed_check_at) return a.passed_check_at > b.passed_check_at;  // nullopt is oldest
+    return a.name < b.name;
+  });
+  SparePlan plan;
+  const std::size_t kept = std::min(candidates.size(), static_cast<std::size_t>(std::max(count, 0)));
+  for (std::size_t i = 0; i < kept; ++i) {
+    plan.spares.push_back(candidates[i].name);
+    if (!candidates[i].under_test && !checked_within(candidates[i].passed_check_at, now, warm_for / 2)) {
+      plan.to_test.push_back(candidates[i].name);
+    }
+  }
+  return plan;
+}
+
+}  // namespace trainyard::daemon

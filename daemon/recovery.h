@@ -1,0 +1,58 @@
+#pragma once
+// Recovery in seconds (issue 18 item 5), pure: when the node of a rank whose agent went away counts
+// as lost, which nodes a resume must pre-flight, and which idle nodes are kept warm as spares. No
+// I/O and no clock reads: the job manager passes the times in and acts on the answers.
+//
+// Why: a killed agent's WebSocket and data-plane connections close at once, while its heartbeats
+// merely stop; waiting for the node timeout left the surviving ranks stalled for most of the time a
+// fault cost (bench/chaos). A closed connection is a strong signal but not proof (a daemon-side
+// network blip closes it too), so it is trusted after a short grace, or at once when a rank of the
+// same attempt saw the node's data-plane connection close as well.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "proto/time.h"
+
+namespace trainyard::daemon {
+
+struct RecoveryConfig {
+  // A node whose agent's connection closed is lost once this passes without a reconnect; one that
+  // reconnects within it, still running its attempts, changes nothing.
+  Millis disconnect_grace{2000};
+  int warm_spares = 0;  // idle HEALTHY nodes kept freshly tested, so a resume needs no pre-flight on them
+  // A node whose latest health check passed within this is warm: a resume does not pre-flight it.
+  Millis warm_for{300'000};
+};
+
+// Whether a disconnected node's ranks are lost now: the grace has passed since its connection
+// closed, or a peer rank saw its data-plane connection close. A connected node never is.
+bool node_lost_now(std::optional<MonoTime> disconnected_at, bool peer_saw_close, MonoTime now, Millis grace);
+
+// One node of a resume (a retry after an infrastructure failure), as its pre-flight judges it.
+struct ResumeNode {
+  std::string name;
+  bool survivor = false;  // ran the job's previous attempt and did not fail it
+  std::optional<TimePoint> passed_check_at;  // its latest health check, if that passed
+};
+// The nodes a resume has not proven: neither survivors nor warm. Empty: it launches without a
+// pre-flight; otherwise the pre-flight runs, in parallel with the choice of the checkpoint.
+std::vector<std::string> unproven_nodes(const std::vector<ResumeNode>& nodes, TimePoint now, Millis warm_for);
+
+// An idle node that could be a spare: HEALTHY, connected, holding no attempt.
+struct SpareCandidate {
+  std::string name;
+  std::optional<TimePoint> passed_check_at;
+  bool under_test = false;  // its check runs: it stays a spare, and is not tested twice
+};
+struct SparePlan {
+  std::vector<std::string> spares;   // held for resumes, the most recently checked first
+  std::vector<std::string> to_test;  // those of them to test now
+};
+// Up to `count` candidates are spares, the most recently checked first (ties by name): they take
+// no new work, only resumes (a resume after an infrastructure failure starts at once on the nodes
+// that survived it and spares). A spare is tested again once half of `warm_for` has passed since
+// its check, so it is still warm when a resume takes it.
+SparePlan plan_warm_spares(std::vector<SpareCandidate> candidates, int count, TimePoint now, Millis warm_for);
+
+}  // namespace trainyard::daemon

@@ -1,0 +1,263 @@
+// Recovery in seconds (issue 18 item 5) with fake agents and fake time: a gang whose agent's
+// connection closed fails after the disconnect grace (or at once when a peer rank saw the node's
+// data-plane connection close), a reconnect within the grace changes nothing, and a resume
+// pre-flights only the nodes it has not proven. The pure policy has its own test (recovery_test.cpp).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <csignal>
+#include <map>
+
+#include "healthcheck/health_json.h"
+#include "tests/unit/daemon/job_manager_helpers.h"
+
+namespace trainyard::daemon::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+// n1..n3 run a 2-node job (one attempt of its own: node losses must not use it).
+struct LostNode {
+  Cluster c;
+  RunningJob r;
+  std::string lost, survivor, spare;
+
+  explicit LostNode(JobManagerConfig config = test_config()) : c(std::move(config)) {
+    connect_nodes(c, 3);
+    r = start_job(c, command_spec(2));
+    lost = r.nodes.at(1);
+    survivor = r.nodes.at(0);
+    for (const auto& [name, agent] : c.agents) {
+      if (name != lost && name != survivor) spare = name;
+    }
+  }
+  void close_connection() {
+    c.jobs.agent_gone(lost, c.agents[lost].get());
+    c.settle();
+  }
+  // The survivor's collective saw the lost rank's data-plane connection close.
+  void survivor_saw_close() {
+    AttemptExitedMsg exit;
+    exit.attempt_id = r.attempt;
+    exit.exit_code = 1;
+    exit.reason = "collective_timeout: rank 1 (10.0.0.2:7000) closed the connection";
+    exit.peer_closed_rank = 1;
+    c.send(survivor, exit);
+  }
+  Attempt ended_attempt() { return c.stored_attempts(r.job.id).front(); }
+};
+
+TEST(JobRecovery, AClosedConnectionFailsTheGangWhenTheGraceEndsLongBeforeTheNodeTimeout) {
+  LostNode t;
+  t.close_connection();
+  t.c.advance(Millis(1999));
+  EXPECT_TRUE(t.c.agents[t.survivor]->kills().empty()) << "within the grace nothing happens";
+  t.c.advance(Millis(1));
+  ASSERT_EQ(t.c.agents[t.survivor]->kills().size(), 1u) << "the grace is over: the gang is stopped";
+  EXPECT_THAT(t.c.agents[t.survivor]->kills()[0].reason, HasSubstr("did not reconnect within 2000 ms"));
+  t.c.exited(t.survivor, t.r.attempt, std::nullopt, SIGTERM, "killed by the daemon");
+  const Attempt failed = t.ended_attempt();
+  EXPECT_EQ(failed.failure_class, "node_lost");
+  EXPECT_TRUE(failed.infrastructure);
+  EXPECT_THAT(failed.reason, HasSubstr("node_lost: the agent of node " + t.lost + " disconnected"));
+  const Job* job = t.c.jobs.active_job(t.r.job.id);
+  ASSERT_NE(job, nullptr);
+  EXPECT_EQ(job->state, JobState::pending);
+  EXPECT_EQ(job->attempts, 0) << "not the job's fault: its own attempt is not used";
+  EXPECT_NE(t.c.jobs.node(t.lost)->node.state, NodeState::down) << "DOWN is still the node timeout's call";
+  // It resumes on the survivor and the spare after the backoff, the lost node avoided.
+  t.c.advance(Millis(2000));
+  t.c.jobs.tick();
+  t.c.settle();
+  const auto attempts = t.c.stored_attempts(t.r.job.id);
+  ASSERT_EQ(attempts.size(), 2u);
+  EXPECT_THAT(attempts.back().nodes, ::testing::UnorderedElementsAre(t.survivor, t.spare));
+}
+
+TEST(JobRecovery, AReconnectWithinTheGraceChangesNothing) {
+  LostNode t;
+  t.close_connection();
+  t.c.advance(Millis(1500));
+  const AttemptReport report{t.r.attempt, t.r.job.id, 7, std::nullopt, "forward"};
+  t.c.connect(t.lost, 8, {report});
+  for (int i = 0; i < 6; ++i) {
+    t.c.advance(Millis(1000));
+    t.c.heartbeat(t.lost, {report});
+    t.c.heartbeat(t.survivor, {AttemptReport{t.r.attempt, t.r.job.id, 7, std::nullopt, "forward"}});
+    t.c.jobs.tick();
+    t.c.settle();
+  }
+  EXPECT_TRUE(t.c.agents[t.survivor]->kills().empty());
+  EXPECT_TRUE(t.c.agents[t.lost]->kills().empty());
+  EXPECT_EQ(t.c.jobs.active_job(t.r.job.id)->state, JobState::running);
+  EXPECT_EQ(t.c.stored_attempts(t.r.job.id).size(), 1u);
+}
+
+TEST(JobRecovery, ACloseTheDaemonMadeItselfLosesNothing) {
+  LostNode t;
+  t.c.jobs.closing_agent_connections();  // shutting down: the agents come back to the next daemon
+  t.close_connection();
+  t.c.advance(Millis(3000));
+  EXPECT_TRUE(t.c.agents[t.survivor]->kills().empty());
+  EXPECT_EQ(t.c.jobs.active_job(t.r.job.id)->state, JobState::running);
+}
+
+TEST(JobRecovery, APeerThatSawTheConnectionCloseLosesTheNodeAtOnce) {
+  LostNode t;
+  t.close_connection();
+  t.survivor_saw_close();  // no time passes
+  const Attempt failed = t.ended_attempt();
+  EXPECT_EQ(failed.state, AttemptState::failed) << "every rank is accounted for: the attempt is over";
+  EXPECT_EQ(failed.failure_class, "node_lost");
+  EXPECT_TRUE(failed.infrastructure);
+  EXPECT_THAT(failed.reason, HasSubstr("the agent of node " + t.lost + " disconnected and rank 0 saw its data-plane "
+                                       "connection close"))
+      << "the lost node speaks for the attempt, not the rank that died of it";
+  EXPECT_EQ(t.c.jobs.active_job(t.r.job.id)->state, JobState::pending);
+}
+
+TEST(JobRecovery, TheCloseMaySeeThePeersReportFirst) {
+  LostNode t;
+  t.survivor_saw_close();  // its exit overtakes the closing WebSocket
+  ASSERT_TRUE(t.c.jobs.active_attempt(t.r.attempt)) << "the lost rank's node is still connected: it is stopped";
+  t.close_connection();
+  const Attempt failed = t.ended_attempt();
+  EXPECT_EQ(failed.failure_class, "node_lost");
+  EXPECT_THAT(failed.reason, HasSubstr("rank 0 saw its data-plane connection close"));
+}
+
+TEST(JobRecovery, APeerCloseFromANodeStillConnectedIsNoNodeLoss) {
+  LostNode t;
+  t.survivor_saw_close();
+  ASSERT_EQ(t.c.agents[t.lost]->kills().size(), 1u) << "its rank is stopped like any other";
+  t.c.exited(t.lost, t.r.attempt, 1, std::nullopt, "collective_timeout: rank 0 closed the connection");
+  const Attempt failed = t.ended_attempt();
+  EXPECT_NE(failed.failure_class, "node_lost");
+  EXPECT_EQ(failed.failure_class, "collective_timeout");
+}
+
+// A passing rank of a collective pre-flight.
+Json passing_collective(int rank, int world) {
+  health::RankCollectiveResult result;
+  result.rank = rank;
+  result.world_size = world;
+  for (CollectiveKind kind : {CollectiveKind::all_gather, CollectiveKind::all_reduce, CollectiveKind::reduce_scatter}) {
+    result.collectives.push_back({kind, true, 4096, 0.001, 4e6, ""});
+  }
+  return health::to_json(result);
+}
+
+Json passing_accelerator() {
+  health::AcceleratorReport report;
+  report.cores.push_back(health::CoreResult{0, {health::CheckResult{health::AcceleratorTest::gemm, health::CheckStatus::passed, 1e-7, 1e-5, 1, ""}}});
+  return health::to_json(report);
+}
+
+// Answers every health task sent to the nodes since the last call as passed; returns how many.
+int pass_health_tasks(Cluster& c, std::map<std::string, std::size_t>& answered) {
+  int count = 0;
+  for (const auto& [name, agent] : c.agents) {
+    const auto tasks = agent->all<HealthCheckMsg>();
+    for (std::size_t i = answered[name]; i < tasks.size(); ++i, ++count) {
+      const HealthCheckMsg& task = tasks[i];
+      const Json result = task.suite == HealthSuite::accelerator
+                              ? passing_accelerator()
+                              : passing_collective(task.rank, static_cast<int>(task.peers.size()));
+      c.send(name, HealthResultMsg{task.task_id, result, ""});
+    }
+    answered[name] = tasks.size();
+  }
+  return count;
+}
+
+// Time passes with every connected agent heartbeating, so only what the test closes is lost.
+void pass_time(Cluster& c, Millis total) {
+  for (Millis passed{0}; passed < total; passed += Millis(500)) {
+    c.advance(Millis(500));
+    for (const auto& [name, agent] : c.agents) {
+      if (c.jobs.node(name)->node.connected) c.heartbeat(name);
+    }
+    c.jobs.tick();
+    c.settle();
+  }
+}
+
+JobManagerConfig preflight_config() {
+  JobManagerConfig config = test_config();
+  config.preflight_checks = true;
+  return config;
+}
+
+TEST(JobRecovery, AResumePreflightsOnlyWhatItHasNotProven) {
+  Cluster c(preflight_config());
+  connect_nodes(c, 3);
+  const Job job = c.submit(command_spec(2));
+  std::map<std::string, std::size_t> answered;
+  ASSERT_EQ(pass_health_tasks(c, answered), 2) << "a first attempt is pre-flighted on both nodes";
+  const AttemptId first = c.stored_attempts(job.id).back().id;
+  const std::vector<std::string> nodes = c.nodes_of(first);
+  ASSERT_EQ(nodes.size(), 2u);
+  for (const auto& node : nodes) c.started(node, first);
+  // Rank 1's agent dies; rank 0 saw it go. The resume runs on the survivor and the third node,
+  // which has never been checked: both are tested, and the launch waits for that.
+  c.jobs.agent_gone(nodes[1], c.agents[nodes[1]].get());
+  c.settle();
+  AttemptExitedMsg exit{first, 1, std::nullopt, "collective_timeout: rank 1 closed the connection", 3, ""};
+  exit.peer_closed_rank = 1;
+  c.send(nodes[0], exit);
+  pass_time(c, Millis(2000));
+  const AttemptId second = c.stored_attempts(job.id).back().id;
+  ASSERT_NE(second, first);
+  EXPECT_TRUE(c.nodes_of(second).empty()) << "not launched before its pre-flight passed";
+  ASSERT_EQ(pass_health_tasks(c, answered), 2);
+  const std::vector<std::string> resumed = c.nodes_of(second);
+  ASSERT_EQ(resumed.size(), 2u);
+  for (const auto& node : resumed) c.started(node, second);
+
+  // Now both nodes are proven: the third passed a check just now, and the survivor kept running.
+  const std::string gone = resumed[0] == nodes[0] ? resumed[1] : resumed[0];
+  const int gone_rank = resumed[0] == gone ? 0 : 1;
+  c.jobs.agent_gone(gone, c.agents[gone].get());
+  c.settle();
+  AttemptExitedMsg again{second, 1, std::nullopt, "collective_timeout: peer closed the connection", 5, ""};
+  again.peer_closed_rank = gone_rank;
+  c.send(nodes[0], again);
+  c.connect(nodes[1]);  // back, checked within warm_for by the first pre-flight
+  pass_time(c, Millis(2000));
+  const AttemptId third = c.stored_attempts(job.id).back().id;
+  ASSERT_NE(third, second);
+  EXPECT_EQ(pass_health_tasks(c, answered), 0) << "survivor and warm node: no pre-flight";
+  EXPECT_EQ(c.nodes_of(third).size(), 2u) << "launched at once";
+}
+
+TEST(JobRecovery, AWarmSpareIsHeldForAResumeWhichStartsOnItAtOnce) {
+  JobManagerConfig config = preflight_config();
+  config.recovery.warm_spares = 1;
+  Cluster c(config);
+  std::map<std::string, std::size_t> answered;
+  connect_nodes(c, 3);
+  ASSERT_EQ(pass_health_tasks(c, answered), 1) << "the spare is tested as it is chosen";
+  const Job job = c.submit(command_spec(2));
+  ASSERT_EQ(pass_health_tasks(c, answered), 2) << "the first attempt's pre-flight";
+  const AttemptId first = c.stored_attempts(job.id).back().id;
+  const std::vector<std::string> nodes = c.nodes_of(first);
+  ASSERT_EQ(nodes.size(), 2u);
+  const std::string spare = "n1";
+  EXPECT_EQ(std::count(nodes.begin(), nodes.end(), spare), 0) << "new work does not take the spare";
+  for (const auto& node : nodes) c.started(node, first);
+
+  c.jobs.agent_gone(nodes[1], c.agents[nodes[1]].get());
+  c.settle();
+  AttemptExitedMsg exit{first, 1, std::nullopt, "collective_timeout: rank 1 closed the connection", 3, ""};
+  exit.peer_closed_rank = 1;
+  c.send(nodes[0], exit);  // no time passes: no grace, no backoff, no scheduling tick
+  const auto attempts = c.stored_attempts(job.id);
+  ASSERT_EQ(attempts.size(), 2u);
+  EXPECT_THAT(attempts.back().nodes, ::testing::UnorderedElementsAre(nodes[0], spare));
+  EXPECT_EQ(pass_health_tasks(c, answered), 0) << "survivor and warm spare: no pre-flight";
+  EXPECT_EQ(c.nodes_of(attempts.back().id).size(), 2u) << "launched at once";
+}
+
+}  // namespace
+}  // namespace trainyard::daemon::testing
