@@ -208,11 +208,13 @@ class GracefulShutdown {
                });
   }
 
-  // A read runs after every write queued before it: its continuation means they are committed.
+  // A read runs after every write queued before it: its continuation means they are committed. Then
+  // the lease (active / standby) is let go, so a standby takes over now rather than a ttl later.
   void flush_store() {
     const std::uint64_t commits_before = store_.commits();
     store_.read(
-        [this, commits_before](store::Store&) -> StoreWorker::Continuation {
+        [this, commits_before](store::Store& store) -> StoreWorker::Continuation {
+          store.release_lease();
           return [this, commits_before] { finish(store_.commits() - commits_before); };
         },
         [this](const Error& error) {

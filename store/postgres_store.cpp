@@ -162,6 +162,7 @@ std::vector<Prepared> statements() {
                                   kLeaseExpiry + " WHERE id = 1 AND expires_at <= now()")},
       {"renew_lease", lease_answer("UPDATE lease SET advertise_url = $2, expires_at = " + kLeaseExpiry +
                                    " WHERE id = 1 AND epoch = $1")},
+      {"release_lease", "UPDATE lease SET expires_at = now() WHERE id = 1 AND epoch = $1"},
       {"fence", "SELECT trainyard_fence($1)"},
   }};
 }
@@ -507,6 +508,13 @@ std::optional<LeaseState> PostgresStore::acquire_or_renew(const std::string& hol
     spdlog::info("event=lease_taken holder={} epoch={} url={}", holder, lease.epoch, advertise_url);
   }
   return lease;
+}
+
+void PostgresStore::release_lease() {
+  if (!epoch_) return;
+  db_.reconnect_if_broken();
+  db_.run("release_lease", Params().add(*epoch_));
+  spdlog::info("event=lease_released epoch={}", *epoch_);
 }
 
 int PostgresStore::schema_version() {

@@ -59,6 +59,7 @@ class PostgresStore final : public Store {
   int schema_version() override;
   std::optional<LeaseState> acquire_or_renew(const std::string& holder, const std::string& advertise_url,
                                              std::chrono::milliseconds ttl) override;
+  void release_lease() override;
 
  private:
   void send(pg::Connection::Pipeline& pipeline, const Change& change);

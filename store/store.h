@@ -291,6 +291,10 @@ class Store {
                                                      std::chrono::milliseconds /*ttl*/) {
     return std::nullopt;
   }
+  // Ends the lease this store holds now rather than a ttl after its last renewal, so a standby takes
+  // over at its next try (a graceful shutdown, after the last commit). Writes stay fenced by the
+  // epoch: one after a take-over fails as LeaseLost. Nothing to do without a lease.
+  virtual void release_lease() {}
 };
 
 // The jobs that dependencies on `ids` cover, as stored: each id's job, and every task of an array

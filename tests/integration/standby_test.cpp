@@ -149,6 +149,23 @@ TEST_F(ActiveStandby, ARestartedDaemonAnswers503UntilItsPredecessorsLeaseRunsOut
   EXPECT_EQ(cluster.api("GET", "/v1/jobs/" + std::to_string(job)).body["name"], "kept");
 }
 
+// A graceful stop (SIGTERM) lets the lease go after the last commit: the standby takes over at its
+// next try (every ttl/5 = 6 s here), long before the 30 s ttl would have run out.
+TEST_F(ActiveStandby, ASigtermedActiveDaemonHandsOverWithoutWaitingForTheTtl) {
+  flags.back() = "30000";
+  Cluster first, second;
+  first.start_daemon(flags);
+  ASSERT_TRUE(eventually([&] { return is_active(first); }, 20s)) << first.daemon_log();
+  second.start_daemon(flags);
+  ASSERT_TRUE(eventually([&] { return active_url_seen_by(second) == first.url(); }, 20s)) << second.daemon_log();
+  const std::int64_t job = first.submit({{"name", "kept"}, {"wait_for_capacity", true}, {"command", {{"argv", {"/bin/true"}}}}});
+
+  first.kill_daemon(SIGTERM);
+  ASSERT_TRUE(eventually([&] { return is_active(second); }, 15s)) << second.daemon_log();
+  EXPECT_NE(first.daemon_log().find("event=lease_released"), std::string::npos) << first.daemon_log();
+  EXPECT_EQ(second.api("GET", "/v1/jobs/" + std::to_string(job), "", first.admin_token()).body["name"], "kept");
+}
+
 // Another daemon took the lease (here: the epoch moved on under it): the active daemon's next renewal
 // finds it lost, and it ends at once with the status a supervisor restarts it on.
 TEST_F(ActiveStandby, AnActiveDaemonWhoseLeaseWasTakenOverExitsSayingSo) {

@@ -164,6 +164,20 @@ TEST_F(PostgresLease, ATakeOverAfterExpiryRaisesTheEpochAndFencesTheOldHolder) {
   EXPECT_TRUE(job_stored(3));
 }
 
+TEST_F(PostgresLease, AReleasedLeaseIsTakenAtOnceAndTheOldHolderStaysFenced) {
+  PostgresStore a(url), b(url);
+  ASSERT_TRUE(a.acquire_or_renew("a", "http://a:1", kTtl)->held);
+  EXPECT_FALSE(b.acquire_or_renew("b", "http://b:1", kTtl)->held);
+  a.release_lease();
+  EXPECT_EQ(b.acquire_or_renew("b", "http://b:1", kTtl), (LeaseState{true, 2, "http://b:1"})) << "waited for the ttl";
+  EXPECT_THROW(commit(a, Change{.jobs = {minimal_job(1)}}), LeaseLost);
+  EXPECT_FALSE(job_stored(1));
+  b.release_lease();
+  PostgresStore lone(url);
+  lone.release_lease();  // holds nothing: changes nothing
+  EXPECT_EQ(lone.acquire_or_renew("c", "http://c:1", kTtl), (LeaseState{true, 3, "http://c:1"}));
+}
+
 // The fence is inside the old holder's transaction: a commit that begins while a take-over is
 // under way waits for it, then sees the new epoch and stores nothing.
 TEST_F(PostgresLease, ACommitRacingATakeOverWaitsForItAndFails) {
