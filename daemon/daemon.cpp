@@ -468,7 +468,12 @@ bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
   if (!o.dashboard_dir.empty()) require_dashboard_dir(o.dashboard_dir);  // fail at start, naming the field
   if (!o.public_url.empty()) parse_webhook_url(o.public_url, "--public-url");
   if (!o.advertise_url.empty()) parse_webhook_url(o.advertise_url, "--advertise-url");
-  if (!o.store.empty()) store::parse_store_url(o.store);  // fail at start, naming the field
+  const bool postgresql =
+      !o.store.empty() && store::parse_store_url(o.store).kind == store::StoreUrl::Kind::postgresql;  // names the field
+  if (flags.given("lease-ttl-ms") && !postgresql) {
+    throw InvalidInput("--lease-ttl-ms",
+                       "only with a postgresql:// --store: a SQLite store serves one daemon, always active, with no lease");
+  }
   return true;
 }
 

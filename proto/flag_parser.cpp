@@ -229,6 +229,13 @@ FlagParser::Flag* FlagParser::find(const std::string& name) {
   return nullptr;
 }
 
+bool FlagParser::given(const std::string& name) const {
+  for (const auto& f : flags_) {
+    if (f.name == name) return f.source != Source::default_value;
+  }
+  return false;
+}
+
 std::string FlagParser::env_name(const std::string& flag_name) const {
   std::string name = env_prefix_;
   for (const char c : flag_name) name += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));

@@ -82,6 +82,8 @@ class FlagParser {
   bool parse(int argc, const char* const* argv);
   bool parse(int argc, const char* const* argv, const SettingSources& sources);
   const std::string& output() const { return output_; }
+  // Whether a flag, the environment or the config file set `name` (after parse), not its default.
+  bool given(const std::string& name) const;
   std::string usage() const;
   // The settings as a config file that --config reads back, each line saying where its value came from.
   std::string effective_config() const;

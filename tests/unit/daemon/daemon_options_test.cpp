@@ -46,6 +46,15 @@ TEST(DaemonOptions, TheStoreIsASqliteFileOrAPostgresqlServerAndAnythingElseIsNam
   EXPECT_NE(message.find("postgresql://"), std::string::npos) << message;
 }
 
+TEST(DaemonOptions, ALeaseTtlIsRefusedWithoutAPostgresqlStoreWhereNoLeaseExists) {
+  const auto [field, message] = refusal({"--lease-ttl-ms", "3000"});
+  EXPECT_EQ(field, "--lease-ttl-ms");
+  EXPECT_NE(message.find("postgresql://"), std::string::npos) << message;
+  EXPECT_EQ(refusal({"--store", "sqlite:///var/lib/trainyard/trainyard.db", "--lease-ttl-ms", "3000"}).first,
+            "--lease-ttl-ms");
+  EXPECT_EQ(refusal({"--store", "postgresql://trainyard@db.example.com/trainyard", "--lease-ttl-ms", "3000"}).first, "");
+}
+
 class TlsFiles : public ::testing::Test {
  protected:
   void SetUp() override {

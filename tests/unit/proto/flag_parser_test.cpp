@@ -107,6 +107,19 @@ TEST_F(ConfigSources, FlagBeatsEnvironmentBeatsFileBeatsDefault) {
   EXPECT_EQ(s.token_file, "");
 }
 
+TEST_F(ConfigSources, SaysWhichSettingsWereGivenRatherThanDefaulted) {
+  files["/etc/agent.json"] = R"({"cores": 8})";
+  sources.environment = {{"TRAINYARD_AGENT_NAME", "from-env"}};
+  auto flags = parser();
+  ASSERT_TRUE(parse({"--config", "/etc/agent.json", "--server", "http://flag:1"}, flags.get()));
+  EXPECT_TRUE(flags->given("server"));
+  EXPECT_TRUE(flags->given("name"));
+  EXPECT_TRUE(flags->given("cores"));
+  EXPECT_FALSE(flags->given("label"));
+  EXPECT_FALSE(flags->given("allow-root-jobs"));
+  EXPECT_FALSE(flags->given("no-such-flag"));
+}
+
 TEST_F(ConfigSources, TheEnvironmentNamesTheConfigFileAndTurnsSwitchesOff) {
   files["a.json"] = R"({"server": "http://a", "allow-root-jobs": true, "label": ["x=1"]})";
   sources.environment = {{"TRAINYARD_AGENT_CONFIG", "a.json"}, {"TRAINYARD_AGENT_ALLOW_ROOT_JOBS", "0"},
