@@ -19,8 +19,9 @@
 // refused, not waited on), only regular files are read, JSON files are capped at 1 MiB and every
 // file is read in bounded chunks; step directories that are symlinks are not listed.
 //
-// Data parallelism keeps the whole state replicated on every rank, so rank 0 alone writes, and a
-// checkpoint loads at any world size.
+// Data parallelism keeps the whole state replicated on every rank, so rank 0 alone writes as it
+// trains (and one surviving rank when a peer is lost: neuron/trainer.h), and a checkpoint loads at
+// any world size.
 #include <array>
 #include <sys/types.h>
 

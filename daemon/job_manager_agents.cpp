@@ -212,9 +212,11 @@ void JobManager::on_exited(const std::string& node, const AttemptExitedMsg& msg)
 
 void JobManager::on_metrics(const std::string& node, const MetricsMsg& msg) {
   auto it = attempts_.find(msg.attempt_id);
-  // Fencing: only the current attempt's rank 0 speaks for the job's metrics (the loss is the
-  // global batch's, the same on every rank).
-  if (it == attempts_.end() || rank_of(it->second, node) != 0) {
+  // Fencing: only the current attempt's ranks report. Rank 0 alone speaks for the job's metrics
+  // (the loss is the global batch's, the same on every rank); any rank may report a checkpoint,
+  // since a survivor writes one when its peer is lost (neuron/trainer.h, saves_at_peer_loss).
+  const int rank = it == attempts_.end() ? -1 : rank_of(it->second, node);
+  if (rank < 0 || (rank != 0 && !msg.steps.empty())) {
     spdlog::warn("event=stale_metrics node={} attempt={} steps={} checkpoints={}", node, msg.attempt_id, msg.steps.size(),
                  msg.checkpoints.size());
     return;

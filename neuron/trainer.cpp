@@ -185,11 +185,13 @@ RunResult Trainer::train(const std::stop_token& stop) {
   state.world_size = world;
   step_ = state.step;
 
+  const bool checkpoints = w.checkpoint_every > 0 && !options_.checkpoint_root.empty();
   std::unique_ptr<CheckpointWriter> writer;
-  if (rank == 0 && w.checkpoint_every > 0 && !options_.checkpoint_root.empty()) {
+  const auto make_writer = [&] {
     writer = std::make_unique<CheckpointWriter>(options_.checkpoint_root, w.keep_checkpoints, options_.on_checkpoint,
                                                 options_.checkpoint_owner);
-  }
+  };
+  if (rank == 0 && checkpoints) make_writer();  // the periodic writer; other ranks write only at a peer's loss
 
   ShardStep shard_step(w, layout, world, rank);
   Rng rounding = Rng::from_state(state.rounding_rng);
@@ -198,9 +200,11 @@ RunResult Trainer::train(const std::stop_token& stop) {
   const std::span<float> grads(reduced.data(), layout.size());
 
   std::int64_t last_saved_step = state.step;
-  // Stopped between or inside a step, the state is still that of the last completed step.
-  const auto save_at_stop = [&] {
-    if (!writer || !options_.checkpoint_at_stop || !options_.checkpoint_at_stop->load() || state.step == last_saved_step) return;
+  // Stopped or broken between or inside a step, the state is still that of the last completed step:
+  // writes it and waits. False when none is configured or that step is saved already.
+  const auto save_now = [&] {
+    if (!checkpoints || state.step == last_saved_step) return false;
+    if (!writer) make_writer();
     phase_ = Phase::checkpoint;
     state.rounding_rng = rounding.state();
     const Clock::time_point before = Clock::now();
@@ -208,6 +212,10 @@ RunResult Trainer::train(const std::stop_token& stop) {
     writer->wait_idle();
     add_checkpoint_time(Clock::now() - before);
     last_saved_step = state.step;
+    return true;
+  };
+  const auto save_at_stop = [&] {
+    if (rank == 0 && options_.checkpoint_at_stop && options_.checkpoint_at_stop->load()) save_now();
   };
 
   while (state.step < w.steps) {
@@ -221,6 +229,13 @@ RunResult Trainer::train(const std::stop_token& stop) {
       shard_step.compute(core_, state, reduced, phase_, stop);
       phase_ = Phase::all_reduce;
       comm_.all_reduce_sum(reduced);
+    } catch (const CollectiveError& e) {
+      if (stop.stop_requested()) {
+        save_at_stop();
+      } else if (e.peer_closed() && saves_at_peer_loss(rank, e.peer_rank()) && save_now()) {
+        spdlog::info("event=checkpoint_at_peer_loss rank={} peer={} step={}", rank, e.peer_rank(), state.step);
+      }
+      throw;
     } catch (...) {
       if (stop.stop_requested()) save_at_stop();
       throw;

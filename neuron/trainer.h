@@ -78,6 +78,15 @@ inline std::chrono::nanoseconds checkpoint_hold_up(std::chrono::nanoseconds step
   return std::clamp(step_work - pace, std::chrono::nanoseconds::zero(), hand_off);
 }
 
+// Whether `rank` writes a checkpoint of its last completed step when a collective fails because
+// `closed_peer`'s connection closed (its process is likely gone): the surviving ranks hold the
+// whole replicated state, so one write saves the steps since the last periodic checkpoint. The
+// writer is rank 0, or rank 1 when rank 0 is the peer that closed; a rank that sees a close later
+// in the cascade (a neighbour that gave up) is not, so one rank writes in the usual case, and a
+// second writer of the same step (rank 1 seeing rank 0 exit after rank 0 wrote) writes the same
+// replicated bytes.
+inline bool saves_at_peer_loss(int rank, int closed_peer) { return rank == (closed_peer == 0 ? 1 : 0); }
+
 struct TrainerOptions {
   std::filesystem::path checkpoint_root;              // empty: no checkpoints
   std::optional<std::filesystem::path> resume_from;   // a checkpoint directory
@@ -86,6 +95,7 @@ struct TrainerOptions {
   std::int64_t checkpoint_owner = 0;  // the attempt id checkpoint writes are fenced by (checkpoint.h); 0: none
   // When set by the time a stop is requested, rank 0 writes (and waits for) a checkpoint of the
   // last step it completed before it returns: the run is being requeued or preempted, not failed.
+  // (A peer's loss makes one surviving rank write one as well: saves_at_peer_loss.)
   const std::atomic<bool>* checkpoint_at_stop = nullptr;
 };
 

@@ -125,7 +125,7 @@ def main():
               f"warm spares {a.warm_spares}")
         print(f"elapsed_s={elapsed:.0f} faults={len(kills)} jobs_finished={finished} jobs_lost={len(jobs) - finished}")
         print(f"goodput={100 * goodput['goodput']:.2f}% allocated_core_s={goodput['allocated_core_s']:.0f} "
-              f"lost_core_s: " + " ".join(f"{cause}={lost[cause]:.0f}" for cause in
+              f"lost_core_s: " + " ".join(f"{cause}={round(lost[cause])}" for cause in
                                       ("preflight", "restart", "checkpoint", "redone", "stalled", "other")))
         print(f"fault_to_resumed_s: n={len(delays)} mean={mean:.2f} p95={p95:.2f}")
     finally:

@@ -2,8 +2,10 @@
 #include <signal.h>
 
 #include <gtest/gtest.h>
+#include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 
 #include "tests/integration/cluster.h"
 
@@ -159,7 +161,7 @@ TEST(Recovery, AKilledAgentsGangRunsAgainElsewhereLongBeforeTheNodeTimeout) {
   cluster.wait_job_state(id, "RUNNING", 30s);
   ASSERT_TRUE(eventually([&] { return !cluster.api("GET", path + "/checkpoints").body["checkpoints"].empty(); }, 30s));
   const Json first = cluster.api("GET", path + "/attempts").body["attempts"][0];
-  const std::string victim = first["nodes"][1];
+  const std::string victim = first["nodes"][0];  // rank 0, the periodic writer: rank 1 saves at the loss
   cluster.stop_agent(victim, SIGKILL);
 
   Json attempts;
@@ -173,7 +175,16 @@ TEST(Recovery, AKilledAgentsGangRunsAgainElsewhereLongBeforeTheNodeTimeout) {
   EXPECT_NE(attempts[0]["reason"].get<std::string>().find("the agent of node " + victim + " disconnected"), std::string::npos)
       << attempts[0].dump(2);
   for (const auto& node : attempts[1]["nodes"]) EXPECT_NE(node, victim);
-  EXPECT_FALSE(attempts[1].value("resumed_from", "").empty()) << "it resumes from its checkpoint: " << attempts[1].dump(2);
+  // The survivor wrote the step it had completed when its peer's connection closed, and the
+  // resume starts there rather than at the last periodic checkpoint.
+  const std::string resumed_from = attempts[1].value("resumed_from", "");
+  ASSERT_FALSE(resumed_from.empty()) << "it resumes from its checkpoint: " << attempts[1].dump(2);
+  const std::string survivor_log = cluster.api("GET", path + "/logs?attempt=1&rank=1").body["logs"][0].value("text", "");
+  std::smatch saved;
+  ASSERT_TRUE(std::regex_search(survivor_log, saved, std::regex("checkpoint written: step (\\d+)"))) << survivor_log;
+  EXPECT_EQ(std::filesystem::path(resumed_from).filename().string(),
+            "step-" + std::string(10 - saved[1].length(), '0') + saved[1].str())
+      << survivor_log;
   const Json job = cluster.wait_job_state(id, "SUCCEEDED", 60s);
   EXPECT_EQ(job["attempts"], 1) << "the lost node did not use one of the job's attempts: " << job.dump(2);
 }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <filesystem>
 #include <map>
 
 #include "healthcheck/health_json.h"
@@ -15,6 +16,7 @@
 namespace trainyard::daemon::testing {
 namespace {
 
+namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
 // n1..n3 run a 2-node job (one attempt of its own: node losses must not use it).
@@ -257,6 +259,52 @@ TEST(JobRecovery, AWarmSpareIsHeldForAResumeWhichStartsOnItAtOnce) {
   EXPECT_THAT(attempts.back().nodes, ::testing::UnorderedElementsAre(nodes[0], spare));
   EXPECT_EQ(pass_health_tasks(c, answered), 0) << "survivor and warm spare: no pre-flight";
   EXPECT_EQ(c.nodes_of(attempts.back().id).size(), 2u) << "launched at once";
+}
+
+std::vector<MetricRecord> stored_metrics(Cluster& c, JobId job) {
+  std::vector<MetricRecord> out;
+  bool done = false;
+  c.worker.read(
+      [&](store::Store& s) {
+        return StoreWorker::Continuation([&, list = s.metrics_of(job)] {
+          out = list;
+          done = true;
+        });
+      },
+      [](const Error& error) { ADD_FAILURE() << error.message; });
+  c.io.run_until([&done] { return done; });
+  return out;
+}
+
+// When rank 0's node is lost, rank 1 saves the steps since the last periodic checkpoint
+// (neuron/trainer.h, saves_at_peer_loss) and reports it before its exit: the daemon records it,
+// though rank 0 alone speaks for the job's metrics, and the resume starts there.
+TEST(JobRecovery, ASurvivorsCheckpointAtTheLossIsWhereTheResumeStarts) {
+  Cluster c;
+  connect_nodes(c, 3);
+  JobSpec spec = command_spec(2);
+  spec.kind = JobKind::simulated;
+  const RunningJob r = start_job(c, spec);
+  const std::string lost = r.nodes.at(0), survivor = r.nodes.at(1);
+  const LaunchMsg rank0 = c.agents[lost]->launches().back(), rank1 = c.agents[survivor]->launches().back();
+  ASSERT_FALSE(rank1.checkpoint_dir.empty());
+  report_checkpoint(c, lost, rank0, 20);  // the periodic one
+
+  c.jobs.agent_gone(lost, c.agents[lost].get());
+  c.settle();
+  MetricsMsg steps{r.attempt, {StepMetric{27, 0.5, 1, 1, 1e-3, 100, false, std::nullopt}}, {}};
+  c.send(survivor, steps);
+  EXPECT_TRUE(stored_metrics(c, r.job.id).empty()) << "rank 1's steps were taken for the job's";
+  report_checkpoint(c, survivor, rank1, 27);
+  AttemptExitedMsg exit{r.attempt, 1, std::nullopt, "collective_timeout: rank 0 closed the connection", 27, ""};
+  exit.peer_closed_rank = 0;
+  c.send(survivor, exit);
+  pass_time(c, Millis(2000));
+
+  const auto attempts = c.stored_attempts(r.job.id);
+  ASSERT_EQ(attempts.size(), 2u);
+  ASSERT_TRUE(attempts.back().resumed_from);
+  EXPECT_EQ(fs::path(*attempts.back().resumed_from).filename(), checkpoint::step_dir_name(27));
 }
 
 }  // namespace

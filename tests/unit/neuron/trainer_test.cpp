@@ -360,6 +360,92 @@ TEST(Trainer, MeasuresHowLongASlowCheckpointWriterHeldTrainingUp) {
   EXPECT_EQ(unwritten.checkpoint_ms(), 0);
 }
 
+// One rank of a two-or-more-rank run whose peer's connection breaks (closed: its process is gone,
+// or silent) at the all-reduce of step `breaks_at_step`. The all-reduce before it adds nothing of
+// the peers' (only the rank's own state matters to what it saves).
+class PeerBreaksAt final : public Communicator {
+ public:
+  PeerBreaksAt(int rank, int world, int peer, std::int64_t breaks_at_step, bool closed)
+      : rank_(rank), world_(world), peer_(peer), breaks_at_step_(breaks_at_step), closed_(closed) {}
+  int rank() const override { return rank_; }
+  int world_size() const override { return world_; }
+  void all_reduce_sum(std::span<float> data) override {
+    if (++calls_ == breaks_at_step_) throw CollectiveError(peer_, closed_ ? "peer closed" : "peer silent", closed_);
+    for (float& value : data) value *= static_cast<float>(world_);
+  }
+  void all_gather(std::span<const float>, std::span<float>) override {}
+  void reduce_scatter_sum(std::span<const float>, std::span<float>) override {}
+
+ private:
+  const int rank_, world_, peer_;
+  const std::int64_t breaks_at_step_;
+  const bool closed_;
+  std::int64_t calls_ = 0;
+};
+
+struct BrokenRun {
+  RunResult result;
+  std::vector<std::int64_t> reported;  // the steps of the checkpoints on_checkpoint reported
+};
+
+BrokenRun run_until_peer_breaks(const fs::path& root, PeerBreaksAt comm) {
+  WorkloadSpec w = small_workload();
+  w.checkpoint_every = 5;
+  NeuronDevice device(1, 1);
+  BrokenRun run;
+  TrainerOptions options;
+  options.checkpoint_root = root;
+  options.on_checkpoint = [&](const CheckpointWriteResult& written) {
+    if (written.error.empty()) run.reported.push_back(written.step);
+  };
+  run.result = Trainer(w, comm, device.core(0), options).run({});
+  return run;
+}
+
+TEST(Trainer, OneSurvivorWritesAtAPeersLoss) {
+  for (int peer = 0; peer < 4; ++peer) {
+    std::vector<int> writers;
+    for (int rank = 0; rank < 4; ++rank) {
+      if (rank != peer && saves_at_peer_loss(rank, peer)) writers.push_back(rank);
+    }
+    EXPECT_EQ(writers, std::vector<int>{peer == 0 ? 1 : 0}) << "peer " << peer;
+  }
+}
+
+// The survivor holds the replicated state of the last completed step: rank 1 writes step 12 when
+// rank 0 is lost in step 13, so a retry redoes nothing of the 2 steps since the checkpoint of 10.
+TEST(Trainer, ASurvivorCheckpointsTheLastCompletedStepWhenItsPeerIsLost) {
+  TempDir dir;
+  const BrokenRun run = run_until_peer_breaks(dir.path(), PeerBreaksAt(1, 2, 0, 13, true));
+  EXPECT_EQ(run.result.outcome, RunOutcome::failed);
+  EXPECT_EQ(run.result.peer_closed_rank, 0);
+  EXPECT_EQ(run.result.steps_completed, 12);
+  EXPECT_EQ(run.reported, std::vector<std::int64_t>{12});
+  const auto newest = newest_verified_checkpoint(dir.path());
+  ASSERT_TRUE(newest);
+  EXPECT_EQ(newest->step, 12);
+  const auto state = load_checkpoint(newest->path);
+  ASSERT_TRUE(state);
+  EXPECT_EQ(state->data_position, 12u * 32u);
+}
+
+TEST(Trainer, RankZeroSavesTheStepsSinceItsLastCheckpointWhenAPeerIsLost) {
+  TempDir dir;
+  const BrokenRun run = run_until_peer_breaks(dir.path(), PeerBreaksAt(0, 3, 2, 14, true));
+  EXPECT_EQ(run.reported, (std::vector<std::int64_t>{5, 10, 13}));
+}
+
+TEST(Trainer, NoSurvivorCheckpointWhenAnotherRankWritesOrThePeerOnlyFellSilent) {
+  TempDir other_writes, silent, just_saved;
+  EXPECT_TRUE(run_until_peer_breaks(other_writes.path(), PeerBreaksAt(2, 3, 1, 13, true)).reported.empty());
+  EXPECT_TRUE(list_checkpoints(other_writes.path()).empty());
+  // Silence is no loss yet (the peer may be slow): the collective's timeout decides as before.
+  EXPECT_TRUE(run_until_peer_breaks(silent.path(), PeerBreaksAt(1, 2, 0, 13, false)).reported.empty());
+  // Rank 0 wrote step 10 periodically: nothing newer to save.
+  EXPECT_EQ(run_until_peer_breaks(just_saved.path(), PeerBreaksAt(0, 2, 1, 11, true)).reported,
+            (std::vector<std::int64_t>{5, 10}));
+}
+
 TEST(Trainer, PhasesHaveStableNames) {
   EXPECT_EQ(to_string(Phase::forward), "forward");
   EXPECT_EQ(to_string(Phase::backward), "backward");
