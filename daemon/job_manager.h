@@ -18,6 +18,7 @@
 
 #include "daemon/attempt_end.h"
 #include "daemon/audit.h"
+#include "daemon/ended_states.h"
 #include "daemon/auth.h"
 #include "daemon/failure_rules.h"
 #include "daemon/file_worker.h"
@@ -318,7 +319,7 @@ class JobManager {
   bool closing_agent_connections_ = false;
   std::uint64_t accepted_since_tick_ = 0;  // submissions, summarised at info by tick()
   DaemonMetrics* metrics_ = nullptr;
-  std::unordered_map<JobId, JobState> ended_states_;       // jobs that ended, as far as dependencies need
+  EndedStates ended_states_;  // jobs that ended, as far as dependencies need
   std::unordered_map<JobId, std::vector<int>> array_indices_;  // array job -> its indices (task id = array + position)
   std::unordered_map<JobId, std::vector<JobId>> dependents_;   // job -> pending jobs waiting for it
 };

@@ -20,7 +20,7 @@ void JobManager::learn_array(const Job& job) {
 
 void JobManager::remember_jobs(const std::vector<Job>& jobs) {
   for (const Job& job : jobs) {
-    if (is_terminal(job.state)) ended_states_[job.id] = job.state;
+    if (is_terminal(job.state)) ended_states_.set(job.id, job.state);
     learn_array(job);
   }
 }
@@ -73,7 +73,7 @@ void JobManager::add_drafts(store::Change& change, JobSpec spec, const std::stri
 std::vector<scheduler::UpstreamJob> JobManager::upstream_of(const Dependency& d, const Job& job) const {
   const auto state_of = [this](JobId id) -> std::optional<JobState> {
     if (auto it = active_jobs_.find(id); it != active_jobs_.end()) return it->second.state;
-    if (auto it = ended_states_.find(id); it != ended_states_.end()) return it->second;
+    if (auto ended = ended_states_.find(id)) return ended;
     return std::nullopt;
   };
   std::vector<scheduler::UpstreamJob> out;
@@ -120,7 +120,7 @@ bool JobManager::hold_for_dependencies(const Job& job, scheduler::PendingJob& pe
 }
 
 void JobManager::upstream_ended(const Job& job) {
-  ended_states_[job.id] = job.state;
+  ended_states_.set(job.id, job.state);
   const auto it = dependents_.find(job.id);
   if (it == dependents_.end()) return;
   const std::vector<JobId> waiting = std::move(it->second);
