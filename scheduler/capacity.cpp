@@ -6,19 +6,31 @@
 namespace trainyard::scheduler {
 
 void Capacity::add_node(int total, int free, bool accepts) {
+  total_.push_back(0);
+  free_.push_back(0);
+  accepts_.push_back(0);
+  set_node(node_count() - 1, total, free, accepts);
+}
+
+void Capacity::set_node(int node, int total, int free, bool accepts) {
   assert(free >= 0 && free <= total);
-  total_.push_back(total);
-  free_.push_back(free);
-  accepts_.push_back(accepts ? 1 : 0);
+  count(node, -1);
+  count_size(node, -1);
+  total_[node] = total;
+  free_[node] = free;
+  accepts_[node] = accepts ? 1 : 0;
   if (static_cast<int>(at_least_.size()) <= total) {
     at_least_.resize(total + 1, 0);
     size_at_least_.resize(total + 1, 0);
   }
-  if (accepts) {
-    accepting_cores_ += total;
-    for (int c = 1; c <= total; ++c) ++size_at_least_[c];
-  }
-  count(node_count() - 1, +1);
+  count_size(node, +1);
+  count(node, +1);
+}
+
+void Capacity::count_size(int node, int delta) {
+  if (!accepts(node)) return;
+  accepting_cores_ += delta * total_[node];
+  for (int c = 1; c <= total_[node]; ++c) size_at_least_[c] += delta;
 }
 
 void Capacity::count(int node, int delta) {
@@ -40,6 +52,26 @@ void Capacity::set_free(int node, int cores) {
   free_cores_ += cores - old;
   free_[node] = cores;
   if (free_[node] == total_[node]) ++fully_free_;
+}
+
+namespace {
+
+// The count arrays only ever grow, so two indexes over the same nodes may differ in their length
+// while agreeing on every count: compare them as if padded with zeros.
+bool same_counts(const std::vector<int>& a, const std::vector<int>& b) {
+  const std::size_t common = std::min(a.size(), b.size());
+  const auto zero = [](int n) { return n == 0; };
+  return std::equal(a.begin(), a.begin() + common, b.begin()) && std::all_of(a.begin() + common, a.end(), zero) &&
+         std::all_of(b.begin() + common, b.end(), zero);
+}
+
+}  // namespace
+
+bool Capacity::operator==(const Capacity& other) const {
+  return total_ == other.total_ && free_ == other.free_ && accepts_ == other.accepts_ &&
+         same_counts(at_least_, other.at_least_) && same_counts(size_at_least_, other.size_at_least_) &&
+         fully_free_ == other.fully_free_ && free_cores_ == other.free_cores_ &&
+         accepting_cores_ == other.accepting_cores_;
 }
 
 int Capacity::nodes_fitting(const Shape& shape) const {

@@ -23,6 +23,8 @@ class Capacity {
   // Starts with one entry per node: its size, its free cores and whether it accepts work. A node
   // that does not accept work never fits anything.
   void add_node(int total, int free, bool accepts);
+  // The node's size or acceptance changed (it registered again, drained, left): O(its cores).
+  void set_node(int node, int total, int free, bool accepts);
 
   int node_count() const { return static_cast<int>(total_.size()); }
   int total(int node) const { return total_[node]; }
@@ -45,8 +47,12 @@ class Capacity {
   // Whether at least one rank of anything needing `min_cores_per_node` (or a whole node) fits.
   bool any_room(int min_cores_per_node, bool whole_node_demand) const;
 
+  // Equal entries and counts: an index kept up to date equals one built afresh from the same nodes.
+  bool operator==(const Capacity&) const;
+
  private:
-  void count(int node, int delta);
+  void count(int node, int delta);  // free cores of `node` in or out of the counts
+  void count_size(int node, int delta);  // its size in or out of them
 
   std::vector<int> total_;
   std::vector<int> free_;

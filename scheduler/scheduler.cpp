@@ -17,7 +17,36 @@ double seconds(Millis d) { return std::chrono::duration<double>(d).count(); }
 int State::node_slot(const std::string& name) {
   if (auto it = node_index.find(name); it != node_index.end()) return it->second;
   nodes.push_back(NodeSlot{name});
+  capacity.add_node(0, 0, false);
+  group_of.push_back(-1);
   return node_index[name] = static_cast<int>(nodes.size()) - 1;
+}
+
+void State::upsert_node(const NodeInfo& info) {
+  const int slot = node_slot(info.name);
+  NodeSlot& node = nodes[slot];
+  node.cores = std::max(info.cores, 0);
+  node.accepts = info.accepts_work;
+  node.present = true;
+  group_of[slot] = -1;
+  if (auto label = info.labels.find(config.placement_label); label != info.labels.end()) {
+    group_of[slot] = groups.try_emplace(label->second, static_cast<int>(groups.size())).first->second;
+  }
+  refresh_capacity(slot);
+}
+
+void State::remove_node(const std::string& name) {
+  if (auto it = node_index.find(name); it != node_index.end()) {
+    nodes[it->second].present = false;
+    nodes[it->second].accepts = false;
+    refresh_capacity(it->second);
+  }
+}
+
+void State::refresh_capacity(int node) {
+  const NodeSlot& slot = nodes[node];
+  const int total = slot.present ? slot.cores : 0;
+  capacity.set_node(node, total, std::clamp(total - slot.used, 0, total), slot.present && slot.accepts);
 }
 
 int State::share_slot(const std::string& name) {
@@ -79,6 +108,7 @@ void State::hold_running(JobId id, int share, std::vector<std::pair<int, int>> h
   RunningWork work{share, std::move(held)};
   for (const auto& [node, cores] : work.nodes) {
     nodes[node].used += cores;
+    refresh_capacity(node);
     work.cores += cores;
   }
   work.charged_until = start + horizon(timeout_s);
@@ -94,24 +124,12 @@ void State::release_running(JobId id, TimePoint now) {
   const RunningWork& work = it->second;
   settle(work.share, now);
   shares[work.share].running_cores -= work.cores;
-  for (const auto& [node, cores] : work.nodes) nodes[node].used -= cores;
+  for (const auto& [node, cores] : work.nodes) {
+    nodes[node].used -= cores;
+    refresh_capacity(node);
+  }
   running_by_end.erase({work.expected_end, id});
   running.erase(it);
-}
-
-Capacity State::capacity_now() const {
-  Capacity capacity;
-  for (const NodeSlot& node : nodes) {
-    const int total = node.present ? node.cores : 0;
-    capacity.add_node(total, std::clamp(total - node.used, 0, total), node.present && node.accepts);
-  }
-  return capacity;
-}
-
-std::vector<int> State::group_of() const {
-  std::vector<int> groups_of(nodes.size());
-  std::transform(nodes.begin(), nodes.end(), groups_of.begin(), [](const NodeSlot& n) { return n.group; });
-  return groups_of;
 }
 
 }  // namespace detail
@@ -132,24 +150,9 @@ void Scheduler::set_share(const std::string& name, const ShareSettings& settings
   state_->shares[state_->share_slot(name)].settings = settings;
 }
 
-void Scheduler::upsert_node(const NodeInfo& info) {
-  detail::State& s = *state_;
-  detail::NodeSlot& node = s.nodes[s.node_slot(info.name)];
-  node.cores = std::max(info.cores, 0);
-  node.accepts = info.accepts_work;
-  node.present = true;
-  node.group = -1;
-  if (auto label = info.labels.find(s.config.placement_label); label != info.labels.end()) {
-    node.group = s.groups.try_emplace(label->second, static_cast<int>(s.groups.size())).first->second;
-  }
-}
+void Scheduler::upsert_node(const NodeInfo& info) { state_->upsert_node(info); }
 
-void Scheduler::remove_node(const std::string& name) {
-  if (auto it = state_->node_index.find(name); it != state_->node_index.end()) {
-    state_->nodes[it->second].present = false;
-    state_->nodes[it->second].accepts = false;
-  }
-}
+void Scheduler::remove_node(const std::string& name) { state_->remove_node(name); }
 
 void Scheduler::queue(const PendingJob& p) {
   detail::State& s = *state_;

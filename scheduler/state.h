@@ -74,7 +74,6 @@ struct NodeSlot {
   std::string name;
   int cores = 0;
   int used = 0;       // held by running work
-  int group = -1;     // placement group, from the placement label
   bool present = false;  // known to the daemon now; slots of removed nodes stay, as running work may name them
   bool accepts = false;
 };
@@ -108,6 +107,11 @@ struct State {
   std::vector<NodeSlot> nodes;
   std::unordered_map<std::string, int> node_index;
   std::map<std::string, int> groups;  // placement label value -> group id
+  // Per node slot, kept up to date by every change to a node or to the work holding its cores, so a
+  // pass starts from them rather than rebuilding them from every node (issue 18 item 3): the free
+  // cores now, and the placement group (-1 without the placement label).
+  Capacity capacity;
+  std::vector<int> group_of;
 
   std::vector<ShareState> shares;
   std::unordered_map<std::string, int> share_index;
@@ -125,6 +129,9 @@ struct State {
   LastPass last;
 
   int node_slot(const std::string& name);    // creates an absent slot for a name not seen yet
+  void upsert_node(const NodeInfo& info);
+  void remove_node(const std::string& name);
+  void refresh_capacity(int node);            // after the slot's cores, presence or use changed
   int share_slot(const std::string& name);   // creates the share with weight 1
   bool is_system(int share) const { return shares[share].name == config.system_share; }
 
@@ -143,8 +150,6 @@ struct State {
   void hold_running(JobId id, int share, std::vector<std::pair<int, int>> nodes, TimePoint start,
                     std::optional<std::int64_t> timeout_s);
   void release_running(JobId id, TimePoint now);
-  Capacity capacity_now() const;
-  std::vector<int> group_of() const;
 };
 
 // One scheduling pass; pass.cpp.

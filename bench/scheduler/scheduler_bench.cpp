@@ -1,8 +1,10 @@
 // Scheduler pass latency at scale (issue 3): 100,000 pending jobs in 50 shares on 1,000 nodes of
-// 32 cores. Prints p50/p99/max per pass for
+// 32 cores (--nodes N for another fleet, issue 18 item 3). Prints p50/p99/max per pass for
 //   fill   - the passes that first fill the idle cluster (each examines at most max_jobs_examined),
 //   idle   - a pass on a full cluster where nothing changed,
 //   ended  - a pass right after one running job ends (incremental: the scheduler is not rebuilt),
+//   joined - a pass right after a node (re)registers, as the daemon runs one on every join and
+//            registration check,
 // keeping 100,000 jobs pending throughout. With --arrays (issue 17), a fifth of the jobs are tasks
 // of 100-task arrays limited to 5 running (%5), and a tenth depend on an earlier job (afterok),
 // held until it ends, then queued again as the daemon does. With --preempt, every pass whose first
@@ -28,7 +30,6 @@ using namespace trainyard;
 using namespace trainyard::scheduler;
 using Clock = std::chrono::steady_clock;
 
-constexpr int kNodes = 1000;
 constexpr int kCores = 32;
 constexpr int kShares = 50;
 constexpr int kPending = 100'000;
@@ -130,19 +131,26 @@ struct Series {
 
 int main(int argc, char** argv) {
   int rounds = 1000;
+  int node_count = 1000;
   bool arrays = false;
   bool preempt = false;
   for (int i = 1; i < argc; ++i) {
     if (i + 1 < argc && std::strcmp(argv[i], "--rounds") == 0) rounds = std::atoi(argv[i + 1]);
+    if (i + 1 < argc && std::strcmp(argv[i], "--nodes") == 0) node_count = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--arrays") == 0) arrays = true;
     if (std::strcmp(argv[i], "--preempt") == 0) preempt = true;
   }
 
   Scheduler scheduler{Config{}};
   Workload workload(7, arrays);
-  for (int n = 0; n < kNodes; ++n) {
-    scheduler.upsert_node(NodeInfo{numbered("node-", n), kCores, {{"rack", numbered("r", n / 40)}}, true});
+  if (rounds < 1 || node_count < 1) {
+    std::fprintf(stderr, "scheduler_bench: --rounds and --nodes must be positive\n");
+    return 2;
   }
+  const auto node_info = [](int n) {
+    return NodeInfo{numbered("node-", n), kCores, {{"rack", numbered("r", n / 40)}}, true};
+  };
+  for (int n = 0; n < node_count; ++n) scheduler.upsert_node(node_info(n));
   for (int s = 0; s < kShares; ++s) {
     const std::string name = numbered("share-", s);
     scheduler.set_share(name, ShareSettings{static_cast<double>(1 + s % 5), std::nullopt});
@@ -184,8 +192,8 @@ int main(int argc, char** argv) {
       candidates.push_back({id, job.share, job.priority, nodes, at_s(0), static_cast<std::int64_t>(id % 97)});
     }
     std::vector<NodeRoom> room;
-    room.reserve(kNodes);
-    for (int n = 0; n < kNodes; ++n) {
+    room.reserve(node_count);
+    for (int n = 0; n < node_count; ++n) {
       const std::string name = numbered("node-", n);
       room.push_back({name, kCores, kCores - used[name], true});
     }
@@ -222,7 +230,7 @@ int main(int argc, char** argv) {
     dependents.erase(it);
   };
 
-  Series fill{"fill"}, idle{"idle"}, ended{"ended"};
+  Series fill{"fill"}, idle{"idle"}, ended{"ended"}, joined{"joined"};
   std::size_t started_in_fill = 0;
   while (true) {
     const PassResult result = pass(fill);
@@ -238,9 +246,11 @@ int main(int argc, char** argv) {
     running[victim] = running.back();
     running.pop_back();
     reserved += pass(ended).reservation.has_value();
+    scheduler.upsert_node(node_info(workload.pick(0, node_count - 1)));  // its registration check passed again
+    pass(joined);
   }
 
-  std::printf("scheduler_bench: %d nodes x %d cores, %d shares, %d pending, max_jobs_examined=%d%s\n", kNodes, kCores,
+  std::printf("scheduler_bench: %d nodes x %d cores, %d shares, %d pending, max_jobs_examined=%d%s\n", node_count, kCores,
               kShares, kPending, Config{}.max_jobs_examined, arrays ? ", arrays (%5) and dependencies on" : "");
   std::printf("fill: %zu jobs started, %zu running after; ended passes with a reservation: %d/%d\n", started_in_fill,
               running.size(), reserved, rounds);
@@ -248,5 +258,6 @@ int main(int argc, char** argv) {
   fill.print();
   idle.print();
   ended.print();
+  joined.print();
   return 0;
 }
