@@ -88,6 +88,7 @@ class Pass {
   }
 
   void charge_shares() {
+    state_.expire_charges(now_);
     const std::vector<double> expected = state_.expected_usage(now_);
     for (int share = 0; share < static_cast<int>(state_.shares.size()); ++share) {
       state_.settle(share, now_);

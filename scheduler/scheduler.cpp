@@ -64,10 +64,41 @@ void State::settle(int share, TimePoint now) {
 
 std::vector<double> State::expected_usage(TimePoint now) const {
   std::vector<double> expected(shares.size(), 0.0);
-  for (const auto& [id, work] : running) {
-    if (work.charged_until > now) expected[work.share] += work.cores * seconds(work.charged_until - now);
+  if (now < charges_from) {  // asked about a time before the last pass: charges that ran out since are gone
+    for (const auto& [id, work] : running) {
+      if (work.charged_until > now) expected[work.share] += work.cores * seconds(work.charged_until - now);
+    }
+    return expected;
+  }
+  std::vector<std::int64_t> cores(shares.size());
+  std::vector<std::int64_t> core_ms(shares.size());
+  for (std::size_t share = 0; share < shares.size(); ++share) {
+    cores[share] = shares[share].charging_cores;
+    core_ms[share] = shares[share].charging_core_ms;
+  }
+  for (auto it = charging.begin(); it != charging.end() && it->first <= now; ++it) {  // ran out since the last pass
+    const RunningWork& work = running.at(it->second);
+    cores[work.share] -= work.cores;
+    core_ms[work.share] -= work.cores * (work.charged_until - charges_from).count();
+  }
+  const std::int64_t elapsed_ms = (now - charges_from).count();
+  for (std::size_t share = 0; share < shares.size(); ++share) {
+    expected[share] = static_cast<double>(core_ms[share] - cores[share] * elapsed_ms) / 1000.0;
   }
   return expected;
+}
+
+void State::expire_charges(TimePoint now) {
+  if (now <= charges_from) return;
+  while (!charging.empty() && charging.begin()->first <= now) {
+    const RunningWork& work = running.at(charging.begin()->second);
+    shares[work.share].charging_cores -= work.cores;
+    shares[work.share].charging_core_ms -= work.cores * (work.charged_until - charges_from).count();
+    charging.erase(charging.begin());
+  }
+  const std::int64_t elapsed_ms = (now - charges_from).count();
+  for (ShareState& share : shares) share.charging_core_ms -= share.charging_cores * elapsed_ms;
+  charges_from = now;
 }
 
 Millis State::horizon(std::optional<std::int64_t> timeout_s) const {
@@ -114,6 +145,11 @@ void State::hold_running(JobId id, int share, std::vector<std::pair<int, int>> h
   work.charged_until = start + horizon(timeout_s);
   work.expected_end = expected_end(start, timeout_s);
   shares[share].running_cores += work.cores;
+  if (work.charged_until > charges_from) {
+    charging.insert({work.charged_until, id});
+    shares[share].charging_cores += work.cores;
+    shares[share].charging_core_ms += work.cores * (work.charged_until - charges_from).count();
+  }
   running_by_end.insert({work.expected_end, id});
   running.emplace(id, std::move(work));
 }
@@ -124,6 +160,10 @@ void State::release_running(JobId id, TimePoint now) {
   const RunningWork& work = it->second;
   settle(work.share, now);
   shares[work.share].running_cores -= work.cores;
+  if (charging.erase({work.charged_until, id}) > 0) {
+    shares[work.share].charging_cores -= work.cores;
+    shares[work.share].charging_core_ms -= work.cores * (work.charged_until - charges_from).count();
+  }
   for (const auto& [node, cores] : work.nodes) {
     nodes[node].used -= cores;
     refresh_capacity(node);

@@ -64,6 +64,10 @@ struct ShareState {
   double usage = 0;  // decayed core-seconds as of usage_at
   TimePoint usage_at{};
   int running_cores = 0;
+  // Over its running work in State::charging: the cores, and the cores x ms from
+  // State::charges_from to each one's charged_until.
+  std::int64_t charging_cores = 0;
+  std::int64_t charging_core_ms = 0;
   JobQueue ready;
   int held = 0;             // pending jobs waiting for a dependency or backoff
   double order_ratio = 0;   // (usage + expected) / weight after the last pass
@@ -125,6 +129,11 @@ struct State {
 
   std::unordered_map<JobId, RunningWork> running;
   std::set<std::pair<TimePoint, JobId>> running_by_end;
+  // Running work whose advance charge had not run out at `charges_from`, by charged_until. With the
+  // shares' sums over it, the expected usage costs the charges that ran out since the last pass
+  // rather than a step for every running job (issue 18 item 3).
+  std::set<std::pair<TimePoint, JobId>> charging;
+  TimePoint charges_from{};
 
   LastPass last;
 
@@ -137,6 +146,7 @@ struct State {
 
   void settle(int share, TimePoint now);     // brings the share's decayed usage up to now
   std::vector<double> expected_usage(TimePoint now) const;  // per share: charged in advance, not yet used
+  void expire_charges(TimePoint now);  // moves charges_from up to now (a pass's time)
   Millis horizon(std::optional<std::int64_t> timeout_s) const;
   TimePoint expected_end(TimePoint start, std::optional<std::int64_t> timeout_s) const;
 

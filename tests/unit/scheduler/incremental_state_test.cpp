@@ -1,9 +1,11 @@
-// The scheduler's capacity index and placement groups are kept up to date as nodes and work change
-// (issue 18 item 3) rather than rebuilt for every pass: after every kind of change they must equal
-// what a rebuild from the node slots gives.
+// What the scheduler keeps up to date as nodes and work change rather than recomputes for every
+// pass (issue 18 item 3): the capacity index and placement groups must equal what a rebuild from the
+// node slots gives, and the expected usage what a walk over the running work gives.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <optional>
 #include <map>
 #include <string>
 #include <vector>
@@ -138,6 +140,78 @@ TEST_F(CapacityIndex, WorkOnANodeThatLeftOrShrankStaysCountedAsTheRebuildCountsI
   state_.release_running(2, at_s(5));
   expect_as_rebuilt();
   EXPECT_EQ(state_.capacity.free_cores(), 8);
+}
+
+// Each share's advance charges as a walk over every running job adds them up.
+std::vector<double> walked_expected_usage(const detail::State& state, TimePoint now) {
+  std::vector<double> expected(state.shares.size(), 0.0);
+  for (const auto& [id, work] : state.running) {
+    if (work.charged_until > now) {
+      expected[work.share] += work.cores * std::chrono::duration<double>(work.charged_until - now).count();
+    }
+  }
+  return expected;
+}
+
+class ExpectedUsage : public CapacityIndex {
+ protected:
+  void hold(JobId id, const std::string& share, int cores, std::int64_t start_s, std::optional<std::int64_t> timeout_s) {
+    state_.hold_running(id, state_.share_slot(share), {{state_.node_slot("a"), cores}}, at_s(start_s), timeout_s);
+  }
+
+  void expect_as_walked(std::int64_t now_s) {
+    const std::vector<double> kept = state_.expected_usage(at_s(now_s));
+    const std::vector<double> walked = walked_expected_usage(state_, at_s(now_s));
+    ASSERT_EQ(kept.size(), walked.size());
+    for (std::size_t share = 0; share < kept.size(); ++share) {
+      EXPECT_NEAR(kept[share], walked[share], 1e-6) << "share " << state_.shares[share].name << " at " << now_s << " s";
+    }
+  }
+};
+
+TEST_F(ExpectedUsage, ChargesThatRunOutStartAndEndAsAWalkOverRunningWorkSaysAtAnyTime) {
+  state_.config.default_horizon = std::chrono::seconds(100);
+  upsert(node("a", 64));
+  hold(1, "x", 4, 0, 30);            // charged for 30 s
+  hold(2, "x", 2, 0, std::nullopt);  // for the default horizon
+  hold(3, "y", 8, 10, 500);          // capped at the horizon
+  for (std::int64_t t : {0, 5, 10, 29, 30, 31, 99, 110, 200}) expect_as_walked(t);
+
+  state_.expire_charges(at_s(40));  // a pass: job 1's charge has run out
+  for (std::int64_t t : {40, 41, 100, 109, 110, 111}) expect_as_walked(t);
+  expect_as_walked(20);  // asked about a time before that pass (a clock that stepped back)
+  expect_as_walked(0);
+
+  hold(4, "y", 1, 40, 15);
+  state_.release_running(2, at_s(50));
+  expect_as_walked(50);
+  state_.expire_charges(at_s(60));  // job 4's charge ran out between passes
+  expect_as_walked(60);
+  state_.release_running(4, at_s(61));  // its charge already left the sums
+  state_.release_running(1, at_s(61));
+  expect_as_walked(61);
+  hold(5, "x", 3, -500, 3600);  // rebuilt after a restart: its charge ran out long ago
+  expect_as_walked(62);
+  state_.expire_charges(at_s(200));
+  expect_as_walked(200);
+  EXPECT_TRUE(state_.charging.empty());
+  EXPECT_EQ(state_.shares[state_.share_slot("x")].charging_core_ms, 0);
+}
+
+TEST_F(ExpectedUsage, PassesStartingAndEndingWorkKeepTheSumsAsAWalkSays) {
+  upsert(node("a", 8));
+  upsert(node("b", 8));
+  queue(1, 1, 8);
+  queue(2, 1, 4);
+  ASSERT_EQ(detail::run_pass(state_, at_s(0)).starts.size(), 2u);
+  expect_as_walked(0);
+  expect_as_walked(1800);
+  state_.release_running(1, at_s(600));
+  queue(3, 1, 2);
+  ASSERT_EQ(detail::run_pass(state_, at_s(700)).starts.size(), 1u);
+  expect_as_walked(700);
+  expect_as_walked(3599);
+  expect_as_walked(4300);
 }
 
 }  // namespace
