@@ -1,5 +1,6 @@
 // Scheduler pass latency at scale (issue 3): 100,000 pending jobs in 50 shares on 1,000 nodes of
 // 32 cores (--nodes N for another fleet, issue 18 item 3). Prints p50/p99/max per pass for
+//   join   - the passes while the idle fleet joins, one after each node,
 //   fill   - the passes that first fill the idle cluster (each examines at most max_jobs_examined),
 //   idle   - a pass on a full cluster where nothing changed,
 //   ended  - a pass right after one running job ends (incremental: the scheduler is not rebuilt),
@@ -16,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <numeric>
 #include <random>
 #include <string>
 #include <unordered_map>
@@ -112,6 +114,8 @@ struct Series {
     wall_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - wall).count());
   }
 
+  double total_ms() const { return std::accumulate(wall_ms.begin(), wall_ms.end(), 0.0); }
+
   void print() {
     print_one("wall", wall_ms);
     print_one("cpu", cpu_ms);
@@ -150,7 +154,13 @@ int main(int argc, char** argv) {
   const auto node_info = [](int n) {
     return NodeInfo{numbered("node-", n), kCores, {{"rack", numbered("r", n / 40)}}, true};
   };
-  for (int n = 0; n < node_count; ++n) scheduler.upsert_node(node_info(n));
+  // The fleet joins first, one node at a time with a pass after each, as the daemon asks for one
+  // after every registration (it coalesces those asked for before a pass runs; this does not).
+  Series join{"join"};
+  for (int n = 0; n < node_count; ++n) {
+    scheduler.upsert_node(node_info(n));
+    join.time([&] { scheduler.schedule(at_s(0)); });
+  }
   for (int s = 0; s < kShares; ++s) {
     const std::string name = numbered("share-", s);
     scheduler.set_share(name, ShareSettings{static_cast<double>(1 + s % 5), std::nullopt});
@@ -252,9 +262,11 @@ int main(int argc, char** argv) {
 
   std::printf("scheduler_bench: %d nodes x %d cores, %d shares, %d pending, max_jobs_examined=%d%s\n", node_count, kCores,
               kShares, kPending, Config{}.max_jobs_examined, arrays ? ", arrays (%5) and dependencies on" : "");
+  std::printf("join: %d nodes, a pass after each: %.3f s of passes in all\n", node_count, join.total_ms() / 1000);
   std::printf("fill: %zu jobs started, %zu running after; ended passes with a reservation: %d/%d\n", started_in_fill,
               running.size(), reserved, rounds);
   if (preempt) std::printf("preemption on: passes whose decision chose victims: %d\n", plans);
+  join.print();
   fill.print();
   idle.print();
   ended.print();
