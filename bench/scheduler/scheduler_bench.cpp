@@ -13,6 +13,7 @@
 // the running work, as the daemon does, and its time is part of the pass (counted, not acted on).
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -131,6 +132,23 @@ struct Series {
   }
 };
 
+// Every start, job and nodes in order, hashed (FNV-1a): equal fingerprints across builds of the
+// scheduler mean it made the same decisions.
+class Fingerprint {
+ public:
+  void add(const Start& start) {
+    mix(std::to_string(start.job));
+    for (const NodeCores& nc : start.nodes) mix(nc.node + ":" + std::to_string(nc.cores));
+  }
+  std::uint64_t value() const { return hash_; }
+
+ private:
+  void mix(const std::string& text) {
+    for (const char c : text + ";") hash_ = (hash_ ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+  }
+  std::uint64_t hash_ = 14695981039346656037ULL;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -213,6 +231,7 @@ int main(int argc, char** argv) {
   };
 
   std::vector<JobId> running;
+  Fingerprint decisions;
   const auto pass = [&](Series& series) {
     PassResult result;
     series.time([&] {
@@ -220,6 +239,7 @@ int main(int argc, char** argv) {
       decide_preemption();
     });
     for (const Start& start : result.starts) {
+      decisions.add(start);
       running.push_back(start.job);
       placed[start.job] = start.nodes;
       for (const NodeCores& nc : start.nodes) used[nc.node] += nc.cores;
@@ -265,6 +285,7 @@ int main(int argc, char** argv) {
   std::printf("join: %d nodes, a pass after each: %.3f s of passes in all\n", node_count, join.total_ms() / 1000);
   std::printf("fill: %zu jobs started, %zu running after; ended passes with a reservation: %d/%d\n", started_in_fill,
               running.size(), reserved, rounds);
+  std::printf("decisions: fingerprint %016llx\n", static_cast<unsigned long long>(decisions.value()));
   if (preempt) std::printf("preemption on: passes whose decision chose victims: %d\n", plans);
   join.print();
   fill.print();
