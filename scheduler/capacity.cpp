@@ -22,6 +22,7 @@ void Capacity::set_node(int node, int total, int free, bool accepts) {
   if (static_cast<int>(at_least_.size()) <= total) {
     at_least_.resize(total + 1, 0);
     size_at_least_.resize(total + 1, 0);
+    fully_free_of_size_.resize(total + 1, 0);
   }
   count_size(node, +1);
   count(node, +1);
@@ -36,7 +37,10 @@ void Capacity::count_size(int node, int delta) {
 void Capacity::count(int node, int delta) {
   if (!accepts(node)) return;
   for (int c = 1; c <= free_[node]; ++c) at_least_[c] += delta;
-  if (free_[node] == total_[node] && total_[node] > 0) fully_free_ += delta;
+  if (free_[node] == total_[node] && total_[node] > 0) {
+    fully_free_ += delta;
+    fully_free_of_size_[total_[node]] += delta;
+  }
   free_cores_ += delta * free_[node];
 }
 
@@ -47,11 +51,17 @@ void Capacity::set_free(int node, int cores) {
     free_[node] = cores;
     return;
   }
-  if (free_[node] == total_[node]) --fully_free_;
+  if (free_[node] == total_[node]) {
+    --fully_free_;
+    --fully_free_of_size_[total_[node]];
+  }
   for (int c = std::min(old, cores) + 1; c <= std::max(old, cores); ++c) at_least_[c] += cores > old ? 1 : -1;
   free_cores_ += cores - old;
   free_[node] = cores;
-  if (free_[node] == total_[node]) ++fully_free_;
+  if (free_[node] == total_[node]) {
+    ++fully_free_;
+    ++fully_free_of_size_[total_[node]];
+  }
 }
 
 namespace {
@@ -70,7 +80,8 @@ bool same_counts(const std::vector<int>& a, const std::vector<int>& b) {
 bool Capacity::operator==(const Capacity& other) const {
   return total_ == other.total_ && free_ == other.free_ && accepts_ == other.accepts_ &&
          same_counts(at_least_, other.at_least_) && same_counts(size_at_least_, other.size_at_least_) &&
-         fully_free_ == other.fully_free_ && free_cores_ == other.free_cores_ &&
+         fully_free_ == other.fully_free_ && same_counts(fully_free_of_size_, other.fully_free_of_size_) &&
+         free_cores_ == other.free_cores_ &&
          accepting_cores_ == other.accepting_cores_;
 }
 
@@ -78,6 +89,21 @@ int Capacity::nodes_fitting(const Shape& shape) const {
   if (shape.whole_nodes()) return fully_free_;
   if (shape.cores_per_node >= static_cast<int>(at_least_.size())) return 0;
   return at_least_[shape.cores_per_node];
+}
+
+int Capacity::tightest_fit(const Shape& shape) const {
+  const int sizes = static_cast<int>(at_least_.size());
+  if (shape.whole_nodes()) {
+    for (int t = 1; t < sizes; ++t) {
+      if (fully_free_of_size_[t] > 0) return t;
+    }
+    return 0;
+  }
+  for (int f = shape.cores_per_node; f < sizes; ++f) {
+    const int with_exactly_f = at_least_[f] - (f + 1 < sizes ? at_least_[f + 1] : 0);
+    if (with_exactly_f > 0) return f;
+  }
+  return 0;
 }
 
 int Capacity::nodes_ever_fitting(const Shape& shape) const {

@@ -42,6 +42,9 @@ class Capacity {
   }
   // Accepting nodes that can each hold one rank of `shape`.
   int nodes_fitting(const Shape& shape) const;
+  // The fewest free cores of an accepting node that can hold a rank of `shape` (0 when none can):
+  // best fit stops at the first such node (placement.cpp). O(the largest node's cores).
+  int tightest_fit(const Shape& shape) const;
   // Accepting nodes that could hold a rank of `shape` were they idle.
   int nodes_ever_fitting(const Shape& shape) const;
   // Whether at least one rank of anything needing `min_cores_per_node` (or a whole node) fits.
@@ -60,6 +63,7 @@ class Capacity {
   std::vector<int> at_least_;        // at_least_[c]: accepting nodes with >= c free cores, c >= 1
   std::vector<int> size_at_least_;   // size_at_least_[c]: accepting nodes with >= c cores
   int fully_free_ = 0;         // accepting nodes with every core free
+  std::vector<int> fully_free_of_size_;  // [t]: those of them with t cores
   std::int64_t free_cores_ = 0;
   std::int64_t accepting_cores_ = 0;
 };

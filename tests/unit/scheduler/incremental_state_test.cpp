@@ -1,15 +1,18 @@
 // What the scheduler keeps up to date as nodes and work change rather than recomputes for every
 // pass (issue 18 item 3): the capacity index and placement groups must equal what a rebuild from the
-// node slots gives, and the expected usage what a walk over the running work gives.
+// node slots gives, and the expected usage what a walk over the running work gives; best fit stops
+// early by the kept counts and must choose what a full scan chooses.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <chrono>
 #include <optional>
+#include <random>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "scheduler/placement.h"
 #include "scheduler/state.h"
 #include "scheduler_fixtures.h"
 
@@ -212,6 +215,56 @@ TEST_F(ExpectedUsage, PassesStartingAndEndingWorkKeepTheSumsAsAWalkSays) {
   expect_as_walked(700);
   expect_as_walked(3599);
   expect_as_walked(4300);
+}
+
+TEST(TightestFit, IsTheFewestFreeCoresOfAnAcceptingNodeThatFits) {
+  Capacity capacity;
+  capacity.add_node(32, 32, true);
+  capacity.add_node(16, 16, true);
+  capacity.add_node(16, 5, true);
+  capacity.add_node(8, 3, false);  // fits nothing
+  capacity.add_node(8, 8, false);
+  EXPECT_EQ(capacity.tightest_fit(Shape{1, 2}), 5);
+  EXPECT_EQ(capacity.tightest_fit(Shape{1, 6}), 16);
+  EXPECT_EQ(capacity.tightest_fit(Shape{1, 0}), 16);  // whole nodes: the smallest fully free one
+  EXPECT_EQ(capacity.tightest_fit(Shape{1, 33}), 0);
+  capacity.set_free(1, 10);
+  EXPECT_EQ(capacity.tightest_fit(Shape{1, 6}), 10);
+  EXPECT_EQ(capacity.tightest_fit(Shape{1, 0}), 32);
+  capacity.set_node(0, 32, 0, true);
+  EXPECT_EQ(capacity.tightest_fit(Shape{1, 0}), 0);
+}
+
+// Best fit for one node stops at the first node as tight as any can be: it must choose what a scan
+// of every node chooses (the fewest free cores, then the lowest index).
+TEST(TightestFit, SingleNodePlacementChoosesWhatAFullScanChooses) {
+  std::mt19937 rng(18);
+  const auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  for (int round = 0; round < 200; ++round) {
+    Capacity capacity;
+    const int nodes = pick(1, 60);
+    for (int n = 0; n < nodes; ++n) {
+      const int total = 8 << pick(0, 2);
+      capacity.add_node(total, pick(0, 1) ? total : pick(0, total), pick(0, 9) > 0);
+    }
+    const Shape shape{1, pick(0, 1) ? 0 : pick(1, 32)};
+    std::vector<int> avoided;
+    if (pick(0, 3) == 0) avoided.push_back(pick(0, nodes - 1));
+    int best = -1;
+    for (int n = 0; n < nodes; ++n) {
+      if (!capacity.node_fits(n, shape) || (!avoided.empty() && avoided[0] == n)) continue;
+      if (best < 0 || capacity.free(n) < capacity.free(best)) best = n;
+    }
+    const auto chosen = place(capacity, std::vector<int>(nodes, -1), shape, avoided);
+    if (best < 0) {
+      // Only an avoided node may fit, and then it is taken rather than wait.
+      const bool avoided_fits = !avoided.empty() && capacity.node_fits(avoided[0], shape);
+      EXPECT_EQ(chosen, avoided_fits ? std::optional(avoided) : std::nullopt) << "round " << round;
+      continue;
+    }
+    ASSERT_TRUE(chosen) << "round " << round;
+    EXPECT_EQ(*chosen, std::vector<int>{best}) << "round " << round;
+  }
 }
 
 }  // namespace
