@@ -26,6 +26,37 @@ void Capacity::set_node(int node, int total, int free, bool accepts) {
   }
   count_size(node, +1);
   count(node, +1);
+  summarise_block(node);
+}
+
+void Capacity::summarise_block(int node) {
+  const int block = node / kBlock;
+  if (static_cast<int>(block_most_free_.size()) <= block) {
+    block_most_free_.resize(block + 1, 0);
+    block_fully_free_.resize(block + 1, 0);
+  }
+  int most_free = 0;
+  int fully_free = 0;
+  for (int n = block * kBlock; n < std::min(node_count(), (block + 1) * kBlock); ++n) {
+    if (!accepts(n)) continue;
+    most_free = std::max(most_free, free_[n]);
+    if (free_[n] == total_[n] && total_[n] > 0) ++fully_free;
+  }
+  block_most_free_[block] = most_free;
+  block_fully_free_[block] = fully_free;
+}
+
+int Capacity::next_fitting(int node, const Shape& shape) const {
+  while (node < node_count()) {
+    if (node % kBlock == 0 && !block_may_fit(node / kBlock, shape)) {
+      node += kBlock;
+    } else if (node_fits(node, shape)) {
+      return node;
+    } else {
+      ++node;
+    }
+  }
+  return node_count();
 }
 
 void Capacity::count_size(int node, int delta) {
@@ -62,6 +93,7 @@ void Capacity::set_free(int node, int cores) {
     ++fully_free_;
     ++fully_free_of_size_[total_[node]];
   }
+  summarise_block(node);
 }
 
 namespace {
@@ -81,6 +113,7 @@ bool Capacity::operator==(const Capacity& other) const {
   return total_ == other.total_ && free_ == other.free_ && accepts_ == other.accepts_ &&
          same_counts(at_least_, other.at_least_) && same_counts(size_at_least_, other.size_at_least_) &&
          fully_free_ == other.fully_free_ && same_counts(fully_free_of_size_, other.fully_free_of_size_) &&
+         block_most_free_ == other.block_most_free_ && block_fully_free_ == other.block_fully_free_ &&
          free_cores_ == other.free_cores_ &&
          accepting_cores_ == other.accepting_cores_;
 }

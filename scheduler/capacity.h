@@ -40,6 +40,9 @@ class Capacity {
     if (!accepts(node) || total_[node] == 0) return false;
     return shape.whole_nodes() ? free_[node] == total_[node] : free_[node] >= shape.cores_per_node;
   }
+  // The first node from `node` on that can hold one rank of `shape`, or node_count(). Nodes are
+  // summarised in blocks, so the walk skips a block none of whose nodes can.
+  int next_fitting(int node, const Shape& shape) const;
   // Accepting nodes that can each hold one rank of `shape`.
   int nodes_fitting(const Shape& shape) const;
   // The fewest free cores of an accepting node that can hold a rank of `shape` (0 when none can):
@@ -54,8 +57,14 @@ class Capacity {
   bool operator==(const Capacity&) const;
 
  private:
+  static constexpr int kBlock = 64;
+
   void count(int node, int delta);  // free cores of `node` in or out of the counts
   void count_size(int node, int delta);  // its size in or out of them
+  void summarise_block(int node);   // after the node's entry changed
+  bool block_may_fit(int block, const Shape& shape) const {
+    return shape.whole_nodes() ? block_fully_free_[block] > 0 : block_most_free_[block] >= shape.cores_per_node;
+  }
 
   std::vector<int> total_;
   std::vector<int> free_;
@@ -64,6 +73,8 @@ class Capacity {
   std::vector<int> size_at_least_;   // size_at_least_[c]: accepting nodes with >= c cores
   int fully_free_ = 0;         // accepting nodes with every core free
   std::vector<int> fully_free_of_size_;  // [t]: those of them with t cores
+  std::vector<int> block_most_free_;   // per block of kBlock nodes: the most free cores of an accepting one
+  std::vector<int> block_fully_free_;  // and how many accepting ones have every core free
   std::int64_t free_cores_ = 0;
   std::int64_t accepting_cores_ = 0;
 };

@@ -52,16 +52,18 @@ std::optional<std::vector<int>> place_excluding(const Capacity& capacity, const 
   if (shape.nodes == 1) {
     const int tightest = capacity.tightest_fit(shape);
     int best = -1;
-    for (int node = 0; node < capacity.node_count(); ++node) {
-      if (!capacity.node_fits(node, shape) || is_excluded(excluded, node)) continue;
+    for (int node = capacity.next_fitting(0, shape); node < capacity.node_count();
+         node = capacity.next_fitting(node + 1, shape)) {
+      if (is_excluded(excluded, node)) continue;
       if (best < 0 || by_fit(node, best)) best = node;
       if (capacity.free(best) == tightest) break;  // no node is tighter: nothing later can win
     }
     return std::vector<int>{best};
   }
   std::vector<int> candidates;
-  for (int node = 0; node < capacity.node_count(); ++node) {
-    if (capacity.node_fits(node, shape) && !is_excluded(excluded, node)) candidates.push_back(node);
+  for (int node = capacity.next_fitting(0, shape); node < capacity.node_count();
+       node = capacity.next_fitting(node + 1, shape)) {
+    if (!is_excluded(excluded, node)) candidates.push_back(node);
   }
   if (const int group = tightest_group(candidates, group_of, shape.nodes); group >= 0) {
     std::erase_if(candidates, [&](int node) { return group_of[node] != group; });
@@ -79,8 +81,9 @@ std::optional<std::vector<int>> place(const Capacity& capacity, const std::vecto
   if (avoided.empty() || capacity.nodes_fitting(shape) < shape.nodes) return std::nullopt;
   // Only with avoided nodes: the fewest of them, then best fit (placement groups give way).
   std::vector<int> candidates;
-  for (int node = 0; node < capacity.node_count(); ++node) {
-    if (capacity.node_fits(node, shape)) candidates.push_back(node);
+  for (int node = capacity.next_fitting(0, shape); node < capacity.node_count();
+       node = capacity.next_fitting(node + 1, shape)) {
+    candidates.push_back(node);
   }
   std::partial_sort(candidates.begin(), candidates.begin() + shape.nodes, candidates.end(), [&](int a, int b) {
     const bool a_avoided = is_excluded(avoided, a);

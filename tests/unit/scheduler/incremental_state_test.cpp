@@ -235,17 +235,22 @@ TEST(TightestFit, IsTheFewestFreeCoresOfAnAcceptingNodeThatFits) {
   EXPECT_EQ(capacity.tightest_fit(Shape{1, 0}), 0);
 }
 
-// Best fit for one node stops at the first node as tight as any can be: it must choose what a scan
-// of every node chooses (the fewest free cores, then the lowest index).
+// Best fit for one node skips blocks of nodes none of which fits and stops at the first node as
+// tight as any can be: it must choose what a scan of every node chooses (the fewest free cores,
+// then the lowest index).
 TEST(TightestFit, SingleNodePlacementChoosesWhatAFullScanChooses) {
   std::mt19937 rng(18);
   const auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  for (int round = 0; round < 200; ++round) {
+  for (int round = 0; round < 300; ++round) {
     Capacity capacity;
-    const int nodes = pick(1, 60);
+    const int nodes = pick(1, 300);  // several blocks of nodes
     for (int n = 0; n < nodes; ++n) {
       const int total = 8 << pick(0, 2);
-      capacity.add_node(total, pick(0, 1) ? total : pick(0, total), pick(0, 9) > 0);
+      capacity.add_node(total, pick(0, 3) ? 0 : pick(0, total), pick(0, 9) > 0);
+    }
+    for (int change = pick(0, 20); change > 0; --change) {  // work ended or started since
+      const int n = pick(0, nodes - 1);
+      capacity.set_free(n, pick(0, 1) ? capacity.total(n) : pick(0, capacity.total(n)));
     }
     const Shape shape{1, pick(0, 1) ? 0 : pick(1, 32)};
     std::vector<int> avoided;
