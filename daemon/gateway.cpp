@@ -197,10 +197,10 @@ net::WebSocketRoute AgentGateway::route() {
   route.open = [this](const net::HttpRequest& req, std::shared_ptr<net::WebSocketPeer> peer) {
     // Authorized just before; a token revoked in between leaves a session that admits no hello.
     Principal who = agent_principal(tokens_, req, clock_.system_now()).value_or(Principal{"", store::Role::user});
-    auto session = std::make_shared<AgentSession>(
-        jobs_, tokens_, store_, clock_, std::move(who), std::move(peer), req.remote,
-        require_client_certificate_ ? req.peer_certificate : std::nullopt,
-        [this](const AgentSession* closed) { sessions_.erase(closed); });
+    auto session =
+        std::make_shared<AgentSession>(jobs_, tokens_, store_, clock_, std::move(who), std::move(peer), req.remote,
+                                       require_client_certificate_ ? req.peer_certificate : std::nullopt,
+                                       [this](const AgentSession* closed) { sessions_.erase(closed); });
     sessions_.emplace(session.get(), session);
     return session;
   };

@@ -114,8 +114,7 @@ bool Capacity::operator==(const Capacity& other) const {
          same_counts(at_least_, other.at_least_) && same_counts(size_at_least_, other.size_at_least_) &&
          fully_free_ == other.fully_free_ && same_counts(fully_free_of_size_, other.fully_free_of_size_) &&
          block_most_free_ == other.block_most_free_ && block_fully_free_ == other.block_fully_free_ &&
-         free_cores_ == other.free_cores_ &&
-         accepting_cores_ == other.accepting_cores_;
+         free_cores_ == other.free_cores_ && accepting_cores_ == other.accepting_cores_;
 }
 
 int Capacity::nodes_fitting(const Shape& shape) const {

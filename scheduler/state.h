@@ -77,7 +77,7 @@ struct ShareState {
 struct NodeSlot {
   std::string name;
   int cores = 0;
-  int used = 0;       // held by running work
+  int used = 0;          // held by running work
   bool present = false;  // known to the daemon now; slots of removed nodes stay, as running work may name them
   bool accepts = false;
 };
@@ -140,13 +140,13 @@ struct State {
   int node_slot(const std::string& name);    // creates an absent slot for a name not seen yet
   void upsert_node(const NodeInfo& info);
   void remove_node(const std::string& name);
-  void refresh_capacity(int node);            // after the slot's cores, presence or use changed
+  void refresh_capacity(int node);           // after the slot's cores, presence or use changed
   int share_slot(const std::string& name);   // creates the share with weight 1
   bool is_system(int share) const { return shares[share].name == config.system_share; }
 
   void settle(int share, TimePoint now);     // brings the share's decayed usage up to now
   std::vector<double> expected_usage(TimePoint now) const;  // per share: charged in advance, not yet used
-  void expire_charges(TimePoint now);  // moves charges_from up to now (a pass's time)
+  void expire_charges(TimePoint now);                       // moves charges_from up to now (a pass's time)
   Millis horizon(std::optional<std::int64_t> timeout_s) const;
   TimePoint expected_end(TimePoint start, std::optional<std::int64_t> timeout_s) const;
 

@@ -280,8 +280,8 @@ int main(int argc, char** argv) {
     pass(joined);
   }
 
-  std::printf("scheduler_bench: %d nodes x %d cores, %d shares, %d pending, max_jobs_examined=%d%s\n", node_count, kCores,
-              kShares, kPending, Config{}.max_jobs_examined, arrays ? ", arrays (%5) and dependencies on" : "");
+  std::printf("scheduler_bench: %d nodes x %d cores, %d shares, %d pending, max_jobs_examined=%d%s\n", node_count,
+              kCores, kShares, kPending, Config{}.max_jobs_examined, arrays ? ", arrays (%5) and dependencies on" : "");
   std::printf("join: %d nodes, a pass after each: %.3f s of passes in all\n", node_count, join.total_ms() / 1000);
   std::printf("fill: %zu jobs started, %zu running after; ended passes with a reservation: %d/%d\n", started_in_fill,
               running.size(), reserved, rounds);

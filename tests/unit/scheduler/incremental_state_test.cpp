@@ -6,9 +6,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <optional>
 #include <random>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -158,7 +158,8 @@ std::vector<double> walked_expected_usage(const detail::State& state, TimePoint 
 
 class ExpectedUsage : public CapacityIndex {
  protected:
-  void hold(JobId id, const std::string& share, int cores, std::int64_t start_s, std::optional<std::int64_t> timeout_s) {
+  void hold(JobId id, const std::string& share, int cores, std::int64_t start_s,
+            std::optional<std::int64_t> timeout_s) {
     state_.hold_running(id, state_.share_slot(share), {{state_.node_slot("a"), cores}}, at_s(start_s), timeout_s);
   }
 
