@@ -2,6 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <functional>
+#include <vector>
+
 #include "daemon/node_credentials.h"
 #include "net/http_server.h"
 #include "net/tls.h"
@@ -12,10 +15,12 @@ class AgentSession : public net::WebSocketSession,
                      public AgentChannel,
                      public std::enable_shared_from_this<AgentSession> {
  public:
-  // `certificate`: what the agent's client certificate must name, under mutual TLS.
+  // `certificate`: what the agent's client certificate must name, under mutual TLS. `leave`: told
+  // once, as the connection closes.
+  using Leave = std::function<void(const AgentSession*)>;
   AgentSession(JobManager& jobs, TokenRegistry& tokens, StoreWorker& store, const TimeSource& clock, Principal who,
                std::shared_ptr<net::WebSocketPeer> peer, std::string remote,
-               std::optional<net::PeerCertificate> certificate)
+               std::optional<net::PeerCertificate> certificate, Leave leave)
       : jobs_(jobs),
         tokens_(tokens),
         store_(store),
@@ -23,7 +28,8 @@ class AgentSession : public net::WebSocketSession,
         who_(std::move(who)),
         peer_(std::move(peer)),
         remote_(std::move(remote)),
-        certificate_(std::move(certificate)) {}
+        certificate_(std::move(certificate)),
+        leave_(std::move(leave)) {}
 
   void on_message(std::string text) override {
     AgentMessage message;
@@ -56,6 +62,7 @@ class AgentSession : public net::WebSocketSession,
 
   void on_closed(const std::string& reason) override {
     closed_ = true;
+    leave_(this);
     if (!node_.empty()) {
       spdlog::info("event=agent_connection_closed node={} reason=\"{}\"", node_, reason);
       jobs_.agent_gone(node_, this);
@@ -137,6 +144,7 @@ class AgentSession : public net::WebSocketSession,
   std::shared_ptr<net::WebSocketPeer> peer_;
   std::string remote_;
   const std::optional<net::PeerCertificate> certificate_;
+  const Leave leave_;
   std::string node_;      // set once the hello is accepted
   bool issuing_ = false;  // the node's credential is being stored; the hello waits for it
   bool refused_ = false;
@@ -161,9 +169,12 @@ AgentGateway::AgentGateway(JobManager& jobs, TokenRegistry& tokens, StoreWorker&
 }
 
 void AgentGateway::token_revoked(const store::TokenRecord& token) {
-  for (const auto& weak : sessions_) {
-    const auto session = weak.lock();
-    if (!session || !session->ends_with(token)) continue;
+  // Collected first: a session that closes as it is told leaves `sessions_`.
+  std::vector<std::shared_ptr<AgentSession>> ending;
+  for (const auto& [_, weak] : sessions_) {
+    if (auto session = weak.lock(); session && session->ends_with(token)) ending.push_back(std::move(session));
+  }
+  for (const auto& session : ending) {
     spdlog::warn("event=agent_token_revoked token={} user={}", token.id, token.user);
     session->disconnect("its token " + token.id + " was revoked");
   }
@@ -186,10 +197,11 @@ net::WebSocketRoute AgentGateway::route() {
   route.open = [this](const net::HttpRequest& req, std::shared_ptr<net::WebSocketPeer> peer) {
     // Authorized just before; a token revoked in between leaves a session that admits no hello.
     Principal who = agent_principal(tokens_, req, clock_.system_now()).value_or(Principal{"", store::Role::user});
-    auto session = std::make_shared<AgentSession>(jobs_, tokens_, store_, clock_, std::move(who), std::move(peer), req.remote,
-                                                  require_client_certificate_ ? req.peer_certificate : std::nullopt);
-    std::erase_if(sessions_, [](const std::weak_ptr<AgentSession>& s) { return s.expired(); });
-    sessions_.push_back(session);
+    auto session =
+        std::make_shared<AgentSession>(jobs_, tokens_, store_, clock_, std::move(who), std::move(peer), req.remote,
+                                       require_client_certificate_ ? req.peer_certificate : std::nullopt,
+                                       [this](const AgentSession* closed) { sessions_.erase(closed); });
+    sessions_.emplace(session.get(), session);
     return session;
   };
   return route;

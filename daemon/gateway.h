@@ -10,7 +10,7 @@
 // also present a certificate from that CA, and the name in its hello must be one the certificate
 // is issued to (net::certificate_names: a DNS subject alternative name, else the CN).
 #include <memory>
-#include <vector>
+#include <unordered_map>
 
 #include "daemon/auth.h"
 #include "daemon/job_manager.h"
@@ -30,6 +30,8 @@ class AgentGateway {
   AgentGateway(JobManager& jobs, TokenRegistry& tokens, StoreWorker& store, const TimeSource& clock,
                bool require_client_certificate = false);
   net::WebSocketRoute route();
+  // Agent connections opened and not yet closed.
+  std::size_t open_sessions() const { return sessions_.size(); }
 
  private:
   void token_revoked(const store::TokenRecord& token);
@@ -39,7 +41,10 @@ class AgentGateway {
   StoreWorker& store_;
   const TimeSource& clock_;
   const bool require_client_certificate_;
-  std::vector<std::weak_ptr<AgentSession>> sessions_;  // open ones, and some closed not yet pruned
+  // The open sessions, for revocations. Each leaves as it closes (on_closed comes once for every
+  // connection), so a connection costs the same however many are open: pruning closed ones on each
+  // new connection walked them all, ~6% of the daemon's CPU while 10,000 nodes joined (bench/fleet).
+  std::unordered_map<const AgentSession*, std::weak_ptr<AgentSession>> sessions_;
 };
 
 }  // namespace trainyard::daemon

@@ -18,8 +18,7 @@ class Pass {
   PassResult run() {
     release_backoffs();
     charge_shares();
-    capacity_ = state_.capacity_now();
-    group_of_ = state_.group_of();
+    capacity_ = state_.capacity;
     reserved_cores_ = static_cast<std::int64_t>(state_.config.compute_reservation * capacity_.accepting_cores());
     // The smallest demand of any ready job: once nothing that small fits, nothing else will.
     const auto smallest = state_.ready_demand.upper_bound(0);
@@ -89,6 +88,7 @@ class Pass {
   }
 
   void charge_shares() {
+    state_.expire_charges(now_);
     const std::vector<double> expected = state_.expected_usage(now_);
     for (int share = 0; share < static_cast<int>(state_.shares.size()); ++share) {
       state_.settle(share, now_);
@@ -117,7 +117,7 @@ class Pass {
     const bool past_reservation =
         reservation_ &&
         !(job.timeout_s && now_ + std::chrono::seconds(*job.timeout_s) <= reservation_->public_view.at);
-    const auto nodes = place(past_reservation ? reservation_->beyond : capacity_, group_of_, shape, job.excluded);
+    const auto nodes = place(past_reservation ? reservation_->beyond : capacity_, state_.group_of, shape, job.excluded);
     if (!nodes) {
       note(job.id, {ReasonCode::reservation, fit, reservation_->public_view.job, reservation_->public_view.at});
       return true;
@@ -193,7 +193,7 @@ class Pass {
       if (later.nodes_fitting(job.shape) >= job.shape.nodes) when = std::max(at, now_);
     }
     if (!when) return;  // defensive: by the last release every accepting node is idle
-    const auto nodes = place(later, group_of_, job.shape, job.excluded);
+    const auto nodes = place(later, state_.group_of, job.shape, job.excluded);
     assert(nodes);
     ActiveReservation reservation{Reservation{job.id, *when, {}}, {}, {}};
     for (int node = 0; node < later.node_count(); ++node) reservation.spare_at.push_back(later.free(node));
@@ -202,9 +202,10 @@ class Pass {
       reservation.spare_at[node] -= take;
       reservation.public_view.nodes.push_back(NodeCores{state_.nodes[node].name, take});
     }
-    for (int node = 0; node < capacity_.node_count(); ++node) {
-      reservation.beyond.add_node(capacity_.total(node), std::min(capacity_.free(node), reservation.spare_at[node]),
-                                  capacity_.accepts(node));
+    // Elsewhere spare_at >= free now (`later` only gained cores), so only the reserved nodes differ.
+    reservation.beyond = capacity_;
+    for (int node : *nodes) {
+      reservation.beyond.set_free(node, std::min(capacity_.free(node), reservation.spare_at[node]));
     }
     reservation_ = std::move(reservation);
   }
@@ -236,7 +237,6 @@ class Pass {
   State& state_;
   TimePoint now_;
   Capacity capacity_;
-  std::vector<int> group_of_;
   std::vector<double> used_;        // per share: decayed + expected usage, with this pass's starts
   std::vector<int> running_cores_;  // per share, with this pass's starts
   std::vector<JobQueue::const_iterator> cursor_;

@@ -1,7 +1,6 @@
 #include "scheduler/placement.h"
 
 #include <algorithm>
-#include <map>
 
 namespace trainyard::scheduler {
 namespace {
@@ -12,13 +11,17 @@ bool is_excluded(const std::vector<int>& excluded, int node) {
 
 // The group with the fewest candidates that still holds `needed` of them, or -1.
 int tightest_group(const std::vector<int>& candidates, const std::vector<int>& group_of, int needed) {
-  std::map<int, int> count;
+  std::vector<int> count;  // by group id, which are small and dense: a map cost a lookup per candidate
   for (int node : candidates) {
-    if (group_of[node] >= 0) ++count[group_of[node]];
+    const int group = group_of[node];
+    if (group < 0) continue;
+    if (group >= static_cast<int>(count.size())) count.resize(group + 1, 0);
+    ++count[group];
   }
   int best = -1;
   int best_count = 0;
-  for (const auto& [group, n] : count) {
+  for (int group = 0; group < static_cast<int>(count.size()); ++group) {
+    const int n = count[group];
     if (n >= needed && (best < 0 || n < best_count)) {
       best = group;
       best_count = n;
@@ -47,17 +50,20 @@ std::optional<std::vector<int>> place_excluding(const Capacity& capacity, const 
   if (nodes_fitting(capacity, shape, excluded) < shape.nodes) return std::nullopt;
   const auto by_fit = [&](int a, int b) { return tighter(capacity, a, b); };
   if (shape.nodes == 1) {
+    const int tightest = capacity.tightest_fit(shape);
     int best = -1;
-    for (int node = 0; node < capacity.node_count(); ++node) {
-      if (!capacity.node_fits(node, shape) || is_excluded(excluded, node)) continue;
+    for (int node = capacity.next_fitting(0, shape); node < capacity.node_count();
+         node = capacity.next_fitting(node + 1, shape)) {
+      if (is_excluded(excluded, node)) continue;
       if (best < 0 || by_fit(node, best)) best = node;
-      if (capacity.free(best) == shape.cores_per_node) break;  // an exact fit: nothing later is tighter
+      if (capacity.free(best) == tightest) break;  // no node is tighter: nothing later can win
     }
     return std::vector<int>{best};
   }
   std::vector<int> candidates;
-  for (int node = 0; node < capacity.node_count(); ++node) {
-    if (capacity.node_fits(node, shape) && !is_excluded(excluded, node)) candidates.push_back(node);
+  for (int node = capacity.next_fitting(0, shape); node < capacity.node_count();
+       node = capacity.next_fitting(node + 1, shape)) {
+    if (!is_excluded(excluded, node)) candidates.push_back(node);
   }
   if (const int group = tightest_group(candidates, group_of, shape.nodes); group >= 0) {
     std::erase_if(candidates, [&](int node) { return group_of[node] != group; });
@@ -75,8 +81,9 @@ std::optional<std::vector<int>> place(const Capacity& capacity, const std::vecto
   if (avoided.empty() || capacity.nodes_fitting(shape) < shape.nodes) return std::nullopt;
   // Only with avoided nodes: the fewest of them, then best fit (placement groups give way).
   std::vector<int> candidates;
-  for (int node = 0; node < capacity.node_count(); ++node) {
-    if (capacity.node_fits(node, shape)) candidates.push_back(node);
+  for (int node = capacity.next_fitting(0, shape); node < capacity.node_count();
+       node = capacity.next_fitting(node + 1, shape)) {
+    candidates.push_back(node);
   }
   std::partial_sort(candidates.begin(), candidates.begin() + shape.nodes, candidates.end(), [&](int a, int b) {
     const bool a_avoided = is_excluded(avoided, a);

@@ -17,7 +17,36 @@ double seconds(Millis d) { return std::chrono::duration<double>(d).count(); }
 int State::node_slot(const std::string& name) {
   if (auto it = node_index.find(name); it != node_index.end()) return it->second;
   nodes.push_back(NodeSlot{name});
+  capacity.add_node(0, 0, false);
+  group_of.push_back(-1);
   return node_index[name] = static_cast<int>(nodes.size()) - 1;
+}
+
+void State::upsert_node(const NodeInfo& info) {
+  const int slot = node_slot(info.name);
+  NodeSlot& node = nodes[slot];
+  node.cores = std::max(info.cores, 0);
+  node.accepts = info.accepts_work;
+  node.present = true;
+  group_of[slot] = -1;
+  if (auto label = info.labels.find(config.placement_label); label != info.labels.end()) {
+    group_of[slot] = groups.try_emplace(label->second, static_cast<int>(groups.size())).first->second;
+  }
+  refresh_capacity(slot);
+}
+
+void State::remove_node(const std::string& name) {
+  if (auto it = node_index.find(name); it != node_index.end()) {
+    nodes[it->second].present = false;
+    nodes[it->second].accepts = false;
+    refresh_capacity(it->second);
+  }
+}
+
+void State::refresh_capacity(int node) {
+  const NodeSlot& slot = nodes[node];
+  const int total = slot.present ? slot.cores : 0;
+  capacity.set_node(node, total, std::clamp(total - slot.used, 0, total), slot.present && slot.accepts);
 }
 
 int State::share_slot(const std::string& name) {
@@ -35,10 +64,41 @@ void State::settle(int share, TimePoint now) {
 
 std::vector<double> State::expected_usage(TimePoint now) const {
   std::vector<double> expected(shares.size(), 0.0);
-  for (const auto& [id, work] : running) {
-    if (work.charged_until > now) expected[work.share] += work.cores * seconds(work.charged_until - now);
+  if (now < charges_from) {  // asked about a time before the last pass: charges that ran out since are gone
+    for (const auto& [id, work] : running) {
+      if (work.charged_until > now) expected[work.share] += work.cores * seconds(work.charged_until - now);
+    }
+    return expected;
+  }
+  std::vector<std::int64_t> cores(shares.size());
+  std::vector<std::int64_t> core_ms(shares.size());
+  for (std::size_t share = 0; share < shares.size(); ++share) {
+    cores[share] = shares[share].charging_cores;
+    core_ms[share] = shares[share].charging_core_ms;
+  }
+  for (auto it = charging.begin(); it != charging.end() && it->first <= now; ++it) {  // ran out since the last pass
+    const RunningWork& work = running.at(it->second);
+    cores[work.share] -= work.cores;
+    core_ms[work.share] -= work.cores * (work.charged_until - charges_from).count();
+  }
+  const std::int64_t elapsed_ms = (now - charges_from).count();
+  for (std::size_t share = 0; share < shares.size(); ++share) {
+    expected[share] = static_cast<double>(core_ms[share] - cores[share] * elapsed_ms) / 1000.0;
   }
   return expected;
+}
+
+void State::expire_charges(TimePoint now) {
+  if (now <= charges_from) return;
+  while (!charging.empty() && charging.begin()->first <= now) {
+    const RunningWork& work = running.at(charging.begin()->second);
+    shares[work.share].charging_cores -= work.cores;
+    shares[work.share].charging_core_ms -= work.cores * (work.charged_until - charges_from).count();
+    charging.erase(charging.begin());
+  }
+  const std::int64_t elapsed_ms = (now - charges_from).count();
+  for (ShareState& share : shares) share.charging_core_ms -= share.charging_cores * elapsed_ms;
+  charges_from = now;
 }
 
 Millis State::horizon(std::optional<std::int64_t> timeout_s) const {
@@ -79,11 +139,17 @@ void State::hold_running(JobId id, int share, std::vector<std::pair<int, int>> h
   RunningWork work{share, std::move(held)};
   for (const auto& [node, cores] : work.nodes) {
     nodes[node].used += cores;
+    refresh_capacity(node);
     work.cores += cores;
   }
   work.charged_until = start + horizon(timeout_s);
   work.expected_end = expected_end(start, timeout_s);
   shares[share].running_cores += work.cores;
+  if (work.charged_until > charges_from) {
+    charging.insert({work.charged_until, id});
+    shares[share].charging_cores += work.cores;
+    shares[share].charging_core_ms += work.cores * (work.charged_until - charges_from).count();
+  }
   running_by_end.insert({work.expected_end, id});
   running.emplace(id, std::move(work));
 }
@@ -94,24 +160,16 @@ void State::release_running(JobId id, TimePoint now) {
   const RunningWork& work = it->second;
   settle(work.share, now);
   shares[work.share].running_cores -= work.cores;
-  for (const auto& [node, cores] : work.nodes) nodes[node].used -= cores;
+  if (charging.erase({work.charged_until, id}) > 0) {
+    shares[work.share].charging_cores -= work.cores;
+    shares[work.share].charging_core_ms -= work.cores * (work.charged_until - charges_from).count();
+  }
+  for (const auto& [node, cores] : work.nodes) {
+    nodes[node].used -= cores;
+    refresh_capacity(node);
+  }
   running_by_end.erase({work.expected_end, id});
   running.erase(it);
-}
-
-Capacity State::capacity_now() const {
-  Capacity capacity;
-  for (const NodeSlot& node : nodes) {
-    const int total = node.present ? node.cores : 0;
-    capacity.add_node(total, std::clamp(total - node.used, 0, total), node.present && node.accepts);
-  }
-  return capacity;
-}
-
-std::vector<int> State::group_of() const {
-  std::vector<int> groups_of(nodes.size());
-  std::transform(nodes.begin(), nodes.end(), groups_of.begin(), [](const NodeSlot& n) { return n.group; });
-  return groups_of;
 }
 
 }  // namespace detail
@@ -132,24 +190,9 @@ void Scheduler::set_share(const std::string& name, const ShareSettings& settings
   state_->shares[state_->share_slot(name)].settings = settings;
 }
 
-void Scheduler::upsert_node(const NodeInfo& info) {
-  detail::State& s = *state_;
-  detail::NodeSlot& node = s.nodes[s.node_slot(info.name)];
-  node.cores = std::max(info.cores, 0);
-  node.accepts = info.accepts_work;
-  node.present = true;
-  node.group = -1;
-  if (auto label = info.labels.find(s.config.placement_label); label != info.labels.end()) {
-    node.group = s.groups.try_emplace(label->second, static_cast<int>(s.groups.size())).first->second;
-  }
-}
+void Scheduler::upsert_node(const NodeInfo& info) { state_->upsert_node(info); }
 
-void Scheduler::remove_node(const std::string& name) {
-  if (auto it = state_->node_index.find(name); it != state_->node_index.end()) {
-    state_->nodes[it->second].present = false;
-    state_->nodes[it->second].accepts = false;
-  }
-}
+void Scheduler::remove_node(const std::string& name) { state_->remove_node(name); }
 
 void Scheduler::queue(const PendingJob& p) {
   detail::State& s = *state_;

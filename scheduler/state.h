@@ -64,6 +64,10 @@ struct ShareState {
   double usage = 0;  // decayed core-seconds as of usage_at
   TimePoint usage_at{};
   int running_cores = 0;
+  // Over its running work in State::charging: the cores, and the cores x ms from
+  // State::charges_from to each one's charged_until.
+  std::int64_t charging_cores = 0;
+  std::int64_t charging_core_ms = 0;
   JobQueue ready;
   int held = 0;             // pending jobs waiting for a dependency or backoff
   double order_ratio = 0;   // (usage + expected) / weight after the last pass
@@ -73,8 +77,7 @@ struct ShareState {
 struct NodeSlot {
   std::string name;
   int cores = 0;
-  int used = 0;       // held by running work
-  int group = -1;     // placement group, from the placement label
+  int used = 0;          // held by running work
   bool present = false;  // known to the daemon now; slots of removed nodes stay, as running work may name them
   bool accepts = false;
 };
@@ -108,6 +111,11 @@ struct State {
   std::vector<NodeSlot> nodes;
   std::unordered_map<std::string, int> node_index;
   std::map<std::string, int> groups;  // placement label value -> group id
+  // Per node slot, kept up to date by every change to a node or to the work holding its cores, so a
+  // pass starts from them rather than rebuilding them from every node (issue 18 item 3): the free
+  // cores now, and the placement group (-1 without the placement label).
+  Capacity capacity;
+  std::vector<int> group_of;
 
   std::vector<ShareState> shares;
   std::unordered_map<std::string, int> share_index;
@@ -121,15 +129,24 @@ struct State {
 
   std::unordered_map<JobId, RunningWork> running;
   std::set<std::pair<TimePoint, JobId>> running_by_end;
+  // Running work whose advance charge had not run out at `charges_from`, by charged_until. With the
+  // shares' sums over it, the expected usage costs the charges that ran out since the last pass
+  // rather than a step for every running job (issue 18 item 3).
+  std::set<std::pair<TimePoint, JobId>> charging;
+  TimePoint charges_from{};
 
   LastPass last;
 
   int node_slot(const std::string& name);    // creates an absent slot for a name not seen yet
+  void upsert_node(const NodeInfo& info);
+  void remove_node(const std::string& name);
+  void refresh_capacity(int node);           // after the slot's cores, presence or use changed
   int share_slot(const std::string& name);   // creates the share with weight 1
   bool is_system(int share) const { return shares[share].name == config.system_share; }
 
   void settle(int share, TimePoint now);     // brings the share's decayed usage up to now
   std::vector<double> expected_usage(TimePoint now) const;  // per share: charged in advance, not yet used
+  void expire_charges(TimePoint now);                       // moves charges_from up to now (a pass's time)
   Millis horizon(std::optional<std::int64_t> timeout_s) const;
   TimePoint expected_end(TimePoint start, std::optional<std::int64_t> timeout_s) const;
 
@@ -143,8 +160,6 @@ struct State {
   void hold_running(JobId id, int share, std::vector<std::pair<int, int>> nodes, TimePoint start,
                     std::optional<std::int64_t> timeout_s);
   void release_running(JobId id, TimePoint now);
-  Capacity capacity_now() const;
-  std::vector<int> group_of() const;
 };
 
 // One scheduling pass; pass.cpp.

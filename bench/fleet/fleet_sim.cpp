@@ -325,7 +325,9 @@ int run(const Options& o, const std::string& data_dir) {
   std::thread io_thread([&io] { io.run(); });
   boost::asio::post(io, [&fleet] { fleet.start(); });
 
-  // 1. Join: every node connects, is welcomed and passes its registration check.
+  // 1. Join: every node connects, is welcomed and passes its registration check. The daemon's CPU
+  // over it is its own cost of a join, apart from the wait for a CPU on a loaded machine.
+  const double join_cpu_before = cpu_seconds(o.daemon_pid);
   const auto join_began = Clock::now();
   const bool joined = wait_until([&] { return fleet.welcomed() + fleet.closed() >= o.nodes; },
                                  std::chrono::seconds(o.join_timeout_s));
@@ -337,7 +339,9 @@ int run(const Options& o, const std::string& data_dir) {
   double healthy = 0;
   wait_until([&] { return (healthy = gauge(daemon.metrics(), "trainyard_nodes{state=\"HEALTHY\"}")) >= fleet.welcomed(); },
              std::chrono::seconds(o.join_timeout_s));
-  std::printf("healthy: %.0f nodes after %.1f s\n", healthy, ms_between(join_began, Clock::now()) / 1000);
+  const double join_cpu = cpu_seconds(o.daemon_pid) - join_cpu_before;
+  std::printf("healthy: %.0f nodes after %.1f s; daemon CPU over the join %.2f s (%.0f µs a node)\n", healthy,
+              ms_between(join_began, Clock::now()) / 1000, join_cpu, healthy > 0 ? join_cpu * 1e6 / healthy : 0.0);
 
   // 2. Steady phase: heartbeats from every node, jobs submitted at the rate to two shares of
   // different weights, so the passes rank shares by fair share as they would in use.

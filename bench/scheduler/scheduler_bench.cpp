@@ -1,8 +1,11 @@
 // Scheduler pass latency at scale (issue 3): 100,000 pending jobs in 50 shares on 1,000 nodes of
-// 32 cores. Prints p50/p99/max per pass for
+// 32 cores (--nodes N for another fleet, issue 18 item 3). Prints p50/p99/max per pass for
+//   join   - the passes while the idle fleet joins, one after each node,
 //   fill   - the passes that first fill the idle cluster (each examines at most max_jobs_examined),
 //   idle   - a pass on a full cluster where nothing changed,
 //   ended  - a pass right after one running job ends (incremental: the scheduler is not rebuilt),
+//   joined - a pass right after a node (re)registers, as the daemon runs one on every join and
+//            registration check,
 // keeping 100,000 jobs pending throughout. With --arrays (issue 17), a fifth of the jobs are tasks
 // of 100-task arrays limited to 5 running (%5), and a tenth depend on an earlier job (afterok),
 // held until it ends, then queued again as the daemon does. With --preempt, every pass whose first
@@ -10,10 +13,12 @@
 // the running work, as the daemon does, and its time is part of the pass (counted, not acted on).
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <numeric>
 #include <random>
 #include <string>
 #include <unordered_map>
@@ -28,7 +33,6 @@ using namespace trainyard;
 using namespace trainyard::scheduler;
 using Clock = std::chrono::steady_clock;
 
-constexpr int kNodes = 1000;
 constexpr int kCores = 32;
 constexpr int kShares = 50;
 constexpr int kPending = 100'000;
@@ -111,6 +115,8 @@ struct Series {
     wall_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - wall).count());
   }
 
+  double total_ms() const { return std::accumulate(wall_ms.begin(), wall_ms.end(), 0.0); }
+
   void print() {
     print_one("wall", wall_ms);
     print_one("cpu", cpu_ms);
@@ -126,22 +132,52 @@ struct Series {
   }
 };
 
+// Every start, job and nodes in order, hashed (FNV-1a): equal fingerprints across builds of the
+// scheduler mean it made the same decisions.
+class Fingerprint {
+ public:
+  void add(const Start& start) {
+    mix(std::to_string(start.job));
+    for (const NodeCores& nc : start.nodes) mix(nc.node + ":" + std::to_string(nc.cores));
+  }
+  std::uint64_t value() const { return hash_; }
+
+ private:
+  void mix(const std::string& text) {
+    for (const char c : text + ";") hash_ = (hash_ ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+  }
+  std::uint64_t hash_ = 14695981039346656037ULL;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int rounds = 1000;
+  int node_count = 1000;
   bool arrays = false;
   bool preempt = false;
   for (int i = 1; i < argc; ++i) {
     if (i + 1 < argc && std::strcmp(argv[i], "--rounds") == 0) rounds = std::atoi(argv[i + 1]);
+    if (i + 1 < argc && std::strcmp(argv[i], "--nodes") == 0) node_count = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--arrays") == 0) arrays = true;
     if (std::strcmp(argv[i], "--preempt") == 0) preempt = true;
   }
 
   Scheduler scheduler{Config{}};
   Workload workload(7, arrays);
-  for (int n = 0; n < kNodes; ++n) {
-    scheduler.upsert_node(NodeInfo{numbered("node-", n), kCores, {{"rack", numbered("r", n / 40)}}, true});
+  if (rounds < 1 || node_count < 1) {
+    std::fprintf(stderr, "scheduler_bench: --rounds and --nodes must be positive\n");
+    return 2;
+  }
+  const auto node_info = [](int n) {
+    return NodeInfo{numbered("node-", n), kCores, {{"rack", numbered("r", n / 40)}}, true};
+  };
+  // The fleet joins first, one node at a time with a pass after each, as the daemon asks for one
+  // after every registration (it coalesces those asked for before a pass runs; this does not).
+  Series join{"join"};
+  for (int n = 0; n < node_count; ++n) {
+    scheduler.upsert_node(node_info(n));
+    join.time([&] { scheduler.schedule(at_s(0)); });
   }
   for (int s = 0; s < kShares; ++s) {
     const std::string name = numbered("share-", s);
@@ -184,8 +220,8 @@ int main(int argc, char** argv) {
       candidates.push_back({id, job.share, job.priority, nodes, at_s(0), static_cast<std::int64_t>(id % 97)});
     }
     std::vector<NodeRoom> room;
-    room.reserve(kNodes);
-    for (int n = 0; n < kNodes; ++n) {
+    room.reserve(node_count);
+    for (int n = 0; n < node_count; ++n) {
       const std::string name = numbered("node-", n);
       room.push_back({name, kCores, kCores - used[name], true});
     }
@@ -195,6 +231,7 @@ int main(int argc, char** argv) {
   };
 
   std::vector<JobId> running;
+  Fingerprint decisions;
   const auto pass = [&](Series& series) {
     PassResult result;
     series.time([&] {
@@ -202,6 +239,7 @@ int main(int argc, char** argv) {
       decide_preemption();
     });
     for (const Start& start : result.starts) {
+      decisions.add(start);
       running.push_back(start.job);
       placed[start.job] = start.nodes;
       for (const NodeCores& nc : start.nodes) used[nc.node] += nc.cores;
@@ -222,7 +260,7 @@ int main(int argc, char** argv) {
     dependents.erase(it);
   };
 
-  Series fill{"fill"}, idle{"idle"}, ended{"ended"};
+  Series fill{"fill"}, idle{"idle"}, ended{"ended"}, joined{"joined"};
   std::size_t started_in_fill = 0;
   while (true) {
     const PassResult result = pass(fill);
@@ -238,15 +276,21 @@ int main(int argc, char** argv) {
     running[victim] = running.back();
     running.pop_back();
     reserved += pass(ended).reservation.has_value();
+    scheduler.upsert_node(node_info(workload.pick(0, node_count - 1)));  // its registration check passed again
+    pass(joined);
   }
 
-  std::printf("scheduler_bench: %d nodes x %d cores, %d shares, %d pending, max_jobs_examined=%d%s\n", kNodes, kCores,
-              kShares, kPending, Config{}.max_jobs_examined, arrays ? ", arrays (%5) and dependencies on" : "");
+  std::printf("scheduler_bench: %d nodes x %d cores, %d shares, %d pending, max_jobs_examined=%d%s\n", node_count,
+              kCores, kShares, kPending, Config{}.max_jobs_examined, arrays ? ", arrays (%5) and dependencies on" : "");
+  std::printf("join: %d nodes, a pass after each: %.3f s of passes in all\n", node_count, join.total_ms() / 1000);
   std::printf("fill: %zu jobs started, %zu running after; ended passes with a reservation: %d/%d\n", started_in_fill,
               running.size(), reserved, rounds);
+  std::printf("decisions: fingerprint %016llx\n", static_cast<unsigned long long>(decisions.value()));
   if (preempt) std::printf("preemption on: passes whose decision chose victims: %d\n", plans);
+  join.print();
   fill.print();
   idle.print();
   ended.print();
+  joined.print();
   return 0;
 }

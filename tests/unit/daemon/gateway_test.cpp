@@ -247,6 +247,28 @@ TEST_F(GatewayTest, AcceptedAgentIsWelcomedAndItsCloseIsReported) {
   EXPECT_FALSE(cluster.jobs.node("n1")->node.connected);
 }
 
+// Its own close takes a session out of the gateway's list, whoever still holds it: the list no
+// longer waits for the session to be freed and a later connection to prune it.
+TEST_F(GatewayTest, AClosedConnectionLeavesTheGatewayAsItCloses) {
+  auto first = open(std::make_shared<FakePeer>());
+  auto second = open(std::make_shared<FakePeer>());
+  first->on_message(hello_text(kProtocolVersion, "n1"));
+  cluster.settle();
+  EXPECT_EQ(gateway.open_sessions(), 2u);
+
+  first->on_closed("peer went away");
+  EXPECT_EQ(gateway.open_sessions(), 1u);
+  second->on_closed("peer went away");
+  EXPECT_EQ(gateway.open_sessions(), 0u);
+
+  // Revocations still reach the connections that stay open.
+  auto peer = join("n2");
+  ASSERT_TRUE(welcome_of(*peer));
+  EXPECT_EQ(gateway.open_sessions(), 1u);
+  tokens.remove(sha256_hex(welcome_of(*peer)->node_credential));
+  EXPECT_TRUE(peer->closed);
+}
+
 // Mutual TLS (--agent-client-ca): the server hands the gateway what the agent presented.
 TEST_F(GatewayTest, WithClientCertificatesRequiredAnAgentMustPresentOneNamingItsNode) {
   AgentGateway mtls(cluster.jobs, tokens, cluster.worker, cluster.clock, /*require_client_certificate=*/true);
