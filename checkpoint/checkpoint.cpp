@@ -410,9 +410,12 @@ void claim_checkpoints(const fs::path& root, std::int64_t attempt_id) {
   fsync_path(root, O_RDONLY | O_DIRECTORY);
 }
 
-void create_unclaimed_checkpoints(const fs::path& root) {
-  create_checkpoint_dir(root);
-  fs::remove(root / kOwnerFile);  // remove does not follow links
+void remove_stale_claim(const fs::path& root) {
+  std::error_code ec;
+  fs::remove(root / kOwnerFile, ec);  // remove does not follow links
+  if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory) {
+    throw fs::filesystem_error("removing a stale claim", root / kOwnerFile, ec);
+  }
 }
 
 std::optional<std::int64_t> checkpoint_owner(const fs::path& root) {

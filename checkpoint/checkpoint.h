@@ -106,10 +106,12 @@ std::optional<CheckpointInfo> newest_verified_checkpoint(const std::filesystem::
 // shared filesystem without leases the check and the rename are two steps; this narrows the window
 // to one rename, it does not close it.)
 void claim_checkpoints(const std::filesystem::path& root, std::int64_t attempt_id);
-// For a job's first attempt: creates the root private to the job (create_checkpoint_dir) with no
-// attempt named, without the claim's fsyncs. A claim left by an earlier store's job of the same id
-// (a wiped store, the checkpoint root kept) is removed, so it cannot fence the new job's writer.
-void create_unclaimed_checkpoints(const std::filesystem::path& root);
+// For a job's first attempt: removes a claim left by an earlier store's job of the same id (a wiped
+// store, the checkpoint root kept), so it cannot fence the new job's writer. Nothing is created:
+// whoever writes creates the root private to the job (the agent for a command's rank, a
+// CheckpointWriter before its first step), and a first attempt has no claim's fsyncs to pay.
+// A root that is absent or not a directory holds no claim.
+void remove_stale_claim(const std::filesystem::path& root);
 std::optional<std::int64_t> checkpoint_owner(const std::filesystem::path& root);
 
 // Deletes all but the newest `keep` checkpoints.

@@ -144,7 +144,9 @@ void JobManager::on_started(const std::string& node, const AttemptStartedMsg& ms
                                         " started on " + join_node_names(attempt.record.nodes),
                                     {{"attempt_number", attempt.record.number},
                                      {"resumed_from", attempt.record.resumed_from.value_or("")}}));
-  spdlog::info("event=attempt_running job={} attempt={}", job.id, attempt.record.id);
+  // Debug: the stored job.started event says it, and a trivial job's four info lines cost a few
+  // per cent of the daemon's CPU (bench/trivial_jobs).
+  spdlog::debug("event=attempt_running job={} attempt={}", job.id, attempt.record.id);
   if (metrics_) metrics_->attempt_running(job, attempt.record, now);
   persist(std::move(change), nullptr);
 }
@@ -195,9 +197,12 @@ void JobManager::on_exited(const std::string& node, const AttemptExitedMsg& msg)
   rs.peer_closed_rank = msg.peer_closed_rank;
   note_goodput_timing(attempt.record, msg.first_step_at, msg.checkpoint_ms);
   record_user_facts(attempt.record.provenance, rank, msg.user_facts, msg.user_facts_error);
-  spdlog::info("event=rank_exited job={} attempt={} rank={} node={} exit_code={} signal={} reason=\"{}\"",
-               attempt.record.job_id, attempt.record.id, rank, node, msg.exit_code.value_or(-1), msg.signal.value_or(0),
-               msg.reason);
+  // A clean exit is at debug: attempt_finished follows with the outcome.
+  const bool clean_exit = msg.exit_code == 0 && !msg.signal;
+  spdlog::log(clean_exit ? spdlog::level::debug : spdlog::level::info,
+              "event=rank_exited job={} attempt={} rank={} node={} exit_code={} signal={} reason=\"{}\"",
+              attempt.record.job_id, attempt.record.id, rank, node, msg.exit_code.value_or(-1), msg.signal.value_or(0),
+              msg.reason);
   const bool failed = msg.signal.has_value() || msg.exit_code.value_or(-1) != 0;
   if (failed && attempt.first_failed_rank < 0) attempt.first_failed_rank = rank;
   // Its peer's connection closed and the peer's agent is gone too: the peer's node is lost now

@@ -81,10 +81,12 @@ void JobManager::begin_attempt(AttemptId id) {
 
 // Claims the job's checkpoint directory for the attempt and, for a retry, picks the newest
 // checkpoint an attempt of the job recorded. The job's files are read on the file worker: a slow
-// or hostile directory delays this attempt, nothing else. A first attempt only creates the
-// directory private to the job: no earlier attempt can write there, so there is nothing to fence,
-// and a writer publishes while no attempt has claimed the directory. The claim's two fsyncs were a
-// third of the daemon's CPU per trivial job (bench/trivial_jobs).
+// or hostile directory delays this attempt, nothing else. A first attempt only removes a claim a
+// wiped store's job of the same id left: no earlier attempt can write there, so there is nothing to
+// fence, and a writer publishes while no attempt has claimed the directory. Nor is the directory
+// made here: whoever writes makes it private to the job (the agent for a command's rank, owned by
+// the job's account; a CheckpointWriter before its first step). The claim's two fsyncs were a third
+// of the daemon's CPU per trivial job, and the mkdir then another 7% (bench/trivial_jobs).
 void JobManager::choose_resume_point(AttemptId id, std::vector<store::CheckpointRecord> recorded) {
   auto it = attempts_.find(id);
   if (it == attempts_.end()) return;
@@ -94,7 +96,7 @@ void JobManager::choose_resume_point(AttemptId id, std::vector<store::Checkpoint
       [this, id, retry, kind, dir = checkpoint_dir_of(it->second.record.job_id), recorded = std::move(recorded)] {
         std::optional<ResumedCheckpoint> resume;
         if (!retry) {
-          checkpoint::create_unclaimed_checkpoints(dir);
+          checkpoint::remove_stale_claim(dir);
         } else {
           checkpoint::claim_checkpoints(dir, id);
           const auto statuses = inspect_checkpoints(dir, recorded, kind);

@@ -84,9 +84,14 @@ void StoreWorker::commit_batch(std::vector<Write>& writes) {
 }
 
 void StoreWorker::publish_committed_events() {
+  constexpr int kPage = 1000;
   std::vector<store::Event> events;
   try {
-    for (std::vector<store::Event> page; !(page = store_.events_after(events_head_, 1000)).empty();) {
+    // A short page is the last: no query more per commit to find an empty one.
+    for (std::size_t got = kPage; got == kPage;) {
+      std::vector<store::Event> page = store_.events_after(events_head_, kPage);
+      got = page.size();
+      if (page.empty()) break;
       events_head_ = page.back().seq;
       std::move(page.begin(), page.end(), std::back_inserter(events));
     }

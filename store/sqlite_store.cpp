@@ -4,6 +4,8 @@
 
 #include <limits>
 #include <map>
+#include <optional>
+#include <unordered_map>
 
 #include "proto/text.h"
 #include "store/rows.h"
@@ -60,6 +62,51 @@ std::string job_query_sql(unsigned filters) {
 }
 
 }  // namespace
+
+// Where each job and attempt of a group commit is first and last changed, as (change, position).
+// A row changed several times in one transaction (a trivial job's start and exit arrive together,
+// a placement and its attempt) is written once: where it first appears, so rows that reference it
+// still come after it, with what it is last, since an upsert replaces the whole row. Each write of
+// a row costs its upsert and the index entries it moves.
+class SqliteStore::RowWrites {
+ public:
+  struct At {
+    std::size_t change = 0;
+    std::size_t position = 0;
+    bool operator==(const At&) const = default;
+  };
+  struct Span {
+    At first, last;
+  };
+
+  explicit RowWrites(std::span<const Change> batch) {
+    for (std::size_t c = 0; c < batch.size(); ++c) {
+      note(jobs_, batch[c].jobs, c, [](const Job& j) { return j.id; });
+      note(attempts_, batch[c].attempts, c, [](const Attempt& a) { return a.id; });
+    }
+  }
+  // The job's last change when (change, position) is where it is written, else none.
+  std::optional<At> job_write(JobId id, At at) const { return write_at(jobs_, id, at); }
+  std::optional<At> attempt_write(AttemptId id, At at) const { return write_at(attempts_, id, at); }
+
+ private:
+  using Spans = std::unordered_map<std::int64_t, Span>;
+  template <class Row, class IdOf>
+  static void note(Spans& spans, const std::vector<Row>& rows, std::size_t change, IdOf id_of) {
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const At at{change, i};
+      auto [it, fresh] = spans.try_emplace(id_of(rows[i]), Span{at, at});
+      if (!fresh) it->second.last = at;
+    }
+  }
+  static std::optional<At> write_at(const Spans& spans, std::int64_t id, At at) {
+    const Span& span = spans.at(id);
+    if (!(span.first == at)) return std::nullopt;
+    return span.last;
+  }
+
+  Spans jobs_, attempts_;
+};
 
 struct SqliteStore::Statements {
   explicit Statements(sqlite::Connection& db)
@@ -212,7 +259,8 @@ void SqliteStore::commit(std::span<const Change> batch) {
   if (batch.empty()) return;
   try {
     sqlite::Transaction tx(db_);
-    for (const Change& change : batch) write(change);
+    const RowWrites rows_written(batch);
+    for (std::size_t c = 0; c < batch.size(); ++c) write(batch, c, rows_written);
     tx.commit();
   } catch (const std::exception& e) {
     // The transaction guard has rolled everything back by now.
@@ -222,11 +270,15 @@ void SqliteStore::commit(std::span<const Change> batch) {
   }
 }
 
-void SqliteStore::write(const Change& change) {
+void SqliteStore::write(std::span<const Change> batch, std::size_t index, const RowWrites& rows_written) {
   Statements& s = *statements_;
+  const Change& change = batch[index];
   std::string scratch;
   for (std::size_t i = 0; i < change.jobs.size(); ++i) {
-    const Job& j = change.jobs[i];
+    const auto last = rows_written.job_write(change.jobs[i].id, {index, i});
+    if (!last) continue;
+    const Change& latest = batch[last->change];
+    const Job& j = latest.jobs[last->position];
     Use(s.upsert_job)
         .bind_int(1, j.id)
         .bind_text(2, j.user)
@@ -234,10 +286,13 @@ void SqliteStore::write(const Change& change) {
         .bind_text(4, to_string(j.state))
         .bind_int(5, j.spec.priority)
         .bind_int(6, to_unix_ms(j.submitted_at))
-        .bind_text(7, job_record_of(change, i, scratch))
+        .bind_text(7, job_record_of(latest, last->position, scratch))
         .run();
   }
-  for (const Attempt& a : change.attempts) {
+  for (std::size_t i = 0; i < change.attempts.size(); ++i) {
+    const auto last = rows_written.attempt_write(change.attempts[i].id, {index, i});
+    if (!last) continue;
+    const Attempt& a = batch[last->change].attempts[last->position];
     Use(s.upsert_attempt)
         .bind_int(1, a.id)
         .bind_int(2, a.job_id)

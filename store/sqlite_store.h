@@ -56,8 +56,10 @@ class SqliteStore final : public Store {
 
  private:
   struct Statements;
+  class RowWrites;
 
-  void write(const Change& change);
+  // Writes batch[index]; its jobs and attempts only where `rows_written` says (RowWrites).
+  void write(std::span<const Change> batch, std::size_t index, const RowWrites& rows_written);
   void write_webhooks(const Change& change);
   sqlite::Statement& job_query_for(const JobQuery& query);
 

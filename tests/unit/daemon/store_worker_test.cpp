@@ -2,6 +2,9 @@
 // through a Store whose first commit waits on a gate the test opens (no sleeping).
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <numeric>
+
 #include "tests/unit/daemon/harness.h"
 
 namespace trainyard::daemon::testing {
@@ -213,6 +216,45 @@ TEST(StoreWorker, AFencedWriteOrReadTellsTheLeaseLostHandlerBeforeItFails) {
   EXPECT_EQ(failed->code, ErrorCode::unavailable);
   std::lock_guard lock(mutex);
   EXPECT_EQ(heard, (std::vector<std::string>{"lease lost: epoch 3 is gone", "lease lost: epoch 3 is gone"}));
+}
+
+// Counts the reads of committed events (on the worker thread).
+class EventReadsCountingStore final : public ForwardingStore {
+ public:
+  EventReadsCountingStore() : ForwardingStore(memory_) {}
+  std::vector<store::Event> events_after(std::int64_t seq, int limit) override {
+    ++reads;
+    return ForwardingStore::events_after(seq, limit);
+  }
+  std::atomic<int> reads{0};
+
+ private:
+  InMemoryStore memory_;
+};
+
+TEST(StoreWorker, HandsOverEveryCommittedEventInSeqOrderReadingEachPageOnce) {
+  EventReadsCountingStore store;
+  IoQueue io;
+  std::vector<std::int64_t> seqs;
+  StoreWorker worker(store, io.poster());
+  worker.set_events_observer(0, [&](const std::vector<store::Event>& events) {
+    for (const auto& e : events) seqs.push_back(e.seq);
+  });
+  const auto events_change = [](int n) {
+    store::Change change;
+    for (int i = 0; i < n; ++i) change.events.push_back(store::Event{.at = test_epoch(), .kind = "test.event"});
+    return change;
+  };
+  int written = 0;
+  worker.write(events_change(5), [&](const Result<void>&, store::Change&) { ++written; });
+  io.run_until([&] { return written == 1 && seqs.size() == 5; });
+  EXPECT_EQ(store.reads, 1) << "a short page is the last one";
+  worker.write(events_change(2500), [&](const Result<void>&, store::Change&) { ++written; });
+  io.run_until([&] { return written == 2 && seqs.size() == 2505; });
+  EXPECT_EQ(store.reads, 1 + 3);
+  std::vector<std::int64_t> expected(2505);
+  std::iota(expected.begin(), expected.end(), 1);
+  EXPECT_EQ(seqs, expected);
 }
 
 TEST(StoreWorker, DestructorFinishesQueuedWrites) {

@@ -396,6 +396,24 @@ TYPED_TEST(StoreConformance, AttemptsRunningSinceATimeAreTheUnendedAndTheLateEnd
   EXPECT_EQ(ids_of(this->store->attempts_running_since(from_unix_ms(2'600))), (std::vector<std::int64_t>{8}));
 }
 
+// A job's submission, start and end can share one group commit (a trivial job); the stores may
+// write each row once, but what is stored and found is always its last version.
+TYPED_TEST(StoreConformance, ARowChangedSeveralTimesInABatchEndsAsItsLastVersionWithItsQueryColumns) {
+  const Job ended = minimal_job(1, "carol", "team-b", JobState::succeeded);
+  Attempt attempt_ended = minimal_attempt(1, 1, AttemptState::succeeded);
+  attempt_ended.ended_at = at_ms(9);
+  this->commit({Change{.jobs = {minimal_job(1)}},
+                Change{.jobs = {minimal_job(1, "bob", "default", JobState::running), minimal_job(2)},
+                       .attempts = {minimal_attempt(1, 1)}},
+                Change{.jobs = {minimal_job(1, "bob", "default", JobState::starting), ended},
+                       .attempts = {minimal_attempt(1, 1, AttemptState::running), attempt_ended}}});
+  EXPECT_EQ(as_json(this->store->job(1)), as_json(ended));
+  EXPECT_EQ(as_json(this->store->attempt(1)), as_json(attempt_ended));
+  EXPECT_EQ(this->job_ids({.states = {JobState::succeeded}, .share = "team-b", .user = "carol"}), std::vector<JobId>{1});
+  EXPECT_EQ(this->job_ids({.states = {JobState::pending, JobState::running, JobState::starting}}), std::vector<JobId>{2});
+  EXPECT_TRUE(this->store->load().active_attempts.empty());
+}
+
 TYPED_TEST(StoreConformance, AnAttemptMayNameAJobFromEarlierInTheSameBatch) {
   this->commit({Change{.jobs = {minimal_job(1)}}, Change{.attempts = {minimal_attempt(1, 1)}}});
   EXPECT_EQ(ids_of(this->store->attempts_of(1)), (std::vector<std::int64_t>{1}));
