@@ -81,8 +81,9 @@ std::vector<Segment> attempt_segments(const Attempt& a, std::optional<std::int64
   take(after_s, after.held.checkpoint_core_s, checkpoint - from_steps);
   // Steps past the point the next attempt resumed from were done again.
   const std::int64_t kept = kept_until ? std::clamp<std::int64_t>(*kept_until - first, 0, steps) : steps;
+  // Each share by its own product: a difference could round below zero, and a category never is.
   stepping.held.productive_core_s = stepping_s * static_cast<double>(kept) / static_cast<double>(steps);
-  stepping.held.redone_core_s = stepping_s - stepping.held.productive_core_s;
+  stepping.held.redone_core_s = stepping_s * static_cast<double>(steps - kept) / static_cast<double>(steps);
   after.held.*after_work += after_s;
   out.push_back(stepping);
   out.push_back(after);

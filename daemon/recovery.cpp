@@ -25,17 +25,17 @@ std::vector<std::string> unproven_nodes(const std::vector<ResumeNode>& nodes, Ti
 }
 
 SparePlan plan_warm_spares(std::vector<SpareCandidate> candidates, int count, TimePoint now, Millis warm_for) {
-  std::sort(candidates.begin(), candidates.end(), [](const SpareCandidate& a, const SpareCandidate& b) {
+  // Only the first `count` need an order: a whole fleet is idle while it joins.
+  const std::size_t kept = std::min(candidates.size(), static_cast<std::size_t>(std::max(count, 0)));
+  const auto kept_end = candidates.begin() + static_cast<std::ptrdiff_t>(kept);
+  std::partial_sort(candidates.begin(), kept_end, candidates.end(), [](const SpareCandidate& a, const SpareCandidate& b) {
     if (a.passed_check_at != b.passed_check_at) return a.passed_check_at > b.passed_check_at;  // nullopt is oldest
     return a.name < b.name;
   });
   SparePlan plan;
-  const std::size_t kept = std::min(candidates.size(), static_cast<std::size_t>(std::max(count, 0)));
-  for (std::size_t i = 0; i < kept; ++i) {
-    plan.spares.push_back(candidates[i].name);
-    if (!candidates[i].under_test && !checked_within(candidates[i].passed_check_at, now, warm_for / 2)) {
-      plan.to_test.push_back(candidates[i].name);
-    }
+  for (auto it = candidates.begin(); it != kept_end; ++it) {
+    plan.spares.emplace_back(it->name);
+    if (!it->under_test && !checked_within(it->passed_check_at, now, warm_for / 2)) plan.to_test.emplace_back(it->name);
   }
   return plan;
 }

@@ -10,6 +10,7 @@
 // same attempt saw the node's data-plane connection close as well.
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "proto/time.h"
@@ -41,7 +42,7 @@ std::vector<std::string> unproven_nodes(const std::vector<ResumeNode>& nodes, Ti
 
 // An idle node that could be a spare: HEALTHY, connected, holding no attempt.
 struct SpareCandidate {
-  std::string name;
+  std::string_view name;  // the registry's: every idle node is a candidate before every pass
   std::optional<TimePoint> passed_check_at;
   bool under_test = false;  // its check runs: it stays a spare, and is not tested twice
 };

@@ -54,6 +54,22 @@ TEST(Goodput, StepsPastTheResumedCheckpointAreRedoneAndAHangIsStalled) {
   EXPECT_NEAR(g.other_core_s, 0, 1e-9);
 }
 
+// A survivor's checkpoint at the failure (neuron/trainer.h) makes the retry resume at the very step
+// the failed attempt reached: nothing is redone, exactly, whatever the times. (The Prometheus
+// counters refuse a category below zero, and refused a whole batch of jobs for a rounding error.)
+TEST(Goodput, AResumeAtTheStepReachedRedoesExactlyNothing) {
+  for (std::int64_t steps = 2; steps < 120; ++steps) {
+    for (int ms : {1, 7, 33, 101, 997}) {
+      Attempt failed = attempt(AttemptState::failed, 0, 1.3, 1.3 + steps * ms / 1000.0, 3 + steps * ms / 1000.0, steps);
+      failed.first_step_at = at_s(1.3 + ms / 1000.0);
+      const std::vector<Attempt> two = {
+          failed, attempt(AttemptState::succeeded, 5, 6, 9, 9, steps + 3, "/ckpt/job-1/step-" + std::to_string(steps))};
+      const Goodput g = job_goodput(two, at_s(10));
+      ASSERT_EQ(g.redone_core_s, 0.0) << steps << " steps of " << ms << " ms";
+    }
+  }
+}
+
 TEST(Goodput, PreFlightIsTheTimeFromPlacementToLaunch) {
   // Placed at t=0, pre-flight until t=3, processes up at t=4, first step (2 s each) done at t=8.
   Attempt a = attempt(AttemptState::succeeded, 0, 4, 26, 26, 10);
