@@ -167,6 +167,16 @@ void HealthChecks::on_result(const std::string& node, const HealthResultMsg& msg
   task_done(msg.task_id, node, msg);
 }
 
+void HealthChecks::node_gone(const std::string& node, const std::string& why) {
+  std::vector<std::int64_t> outstanding;  // ending one may send the next phase's tasks
+  for (const auto& [id, task] : tasks_) {
+    if (task.node == node) outstanding.push_back(id);
+  }
+  for (const std::int64_t id : outstanding) {
+    if (tasks_.contains(id)) task_done(id, node, HealthResultMsg{id, nullptr, why});
+  }
+}
+
 void HealthChecks::task_done(std::int64_t task_id, const std::string& node, const HealthResultMsg& msg) {
   const Task task = tasks_.at(task_id);
   tasks_.erase(task_id);

@@ -75,6 +75,9 @@ class HealthChecks {
   // Starts a check; `done` runs once with the finished result. Ids continue after `first_id`.
   std::int64_t start(HealthCheckRequest request, Done done);
   void on_result(const std::string& node, const HealthResultMsg& msg);
+  // The node's agent is gone (disconnected past the grace): its outstanding tasks end now with
+  // `why` as their error, as the task timeout would have ended them a minute later.
+  void node_gone(const std::string& node, const std::string& why);
   // A running or finished check of this daemon's life (finished ones are also in the store).
   const HealthCheckResult* find(std::int64_t id) const;
   bool running_on(const std::string& node) const;

@@ -4,16 +4,26 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <string>
 
 #include "daemon/job_manager.h"
 
 namespace trainyard::daemon {
+namespace {
+
+std::string gone_past_the_grace(const std::string& node, Millis grace) {
+  return "the agent of node " + node + " disconnected and did not reconnect within " + std::to_string(grace.count()) + " ms";
+}
+
+}  // namespace
 
 void JobManager::disconnect_grace_over(const std::string& node, MonoTime disconnected_at) {
   const NodeEntry* entry = nodes_.find(node);
   // Reconnected, or closed again since (a later timer judges that close).
   if (!entry || entry->disconnected_at != disconnected_at) return;
   lose_disconnected_ranks(node);
+  // A pre-flight (or any check) waiting on it would hold its attempt's nodes for the task timeout.
+  health_.node_gone(node, gone_past_the_grace(node, config_.recovery.disconnect_grace));
 }
 
 void JobManager::lose_disconnected_ranks(const std::string& node) {
@@ -34,8 +44,7 @@ void JobManager::lose_disconnected_ranks(const std::string& node) {
         saw_close != ranks.end()
             ? "node_lost: the agent of node " + node + " disconnected and rank " + std::to_string(saw_close - ranks.begin()) +
                   " saw its data-plane connection close"
-            : "node_lost: the agent of node " + node + " disconnected and did not reconnect within " +
-                  std::to_string(config_.recovery.disconnect_grace.count()) + " ms";
+            : "node_lost: " + gone_past_the_grace(node, config_.recovery.disconnect_grace);
     rank_lost(id, rank, reason);
   }
 }
