@@ -387,7 +387,8 @@ void JobManager::launch(AttemptId id) {
   }
   const Job& job = active_jobs_.at(attempt.record.job_id);
   attempt.record.launched_at = clock_.system_now();  // stored with the attempt's start, as is its provenance
-  attempt.record.provenance = launch_provenance(job, attempt.record, admissions_of(attempt.record), attempt.resumed);
+  attempt.record.provenance =
+      AttemptProvenance(launch_provenance(job, attempt.record, admissions_of(attempt.record), attempt.resumed));
   std::vector<std::string> peers;
   for (const auto& n : attempt.record.nodes) peers.push_back(nodes_.find(n)->node.data_addr);  // all connected
   // Only this attempt's ranks can join its rings; kept nowhere but in the launches.

@@ -8,35 +8,39 @@
 namespace trainyard::daemon {
 namespace {
 
-// The spec as recorded: the values of secret-looking variables masked, like the environment.
-Json recorded_spec(const JobSpec& spec) {
-  Json j = to_json(spec);
-  if (j.contains("command") && j["command"].contains("env")) {
-    j["command"]["env"] = mask_secrets(spec.command.env);
+// The spec as recorded (`stored` is to_json(spec)): the values of secret-looking variables masked,
+// like the environment.
+Json recorded_spec(const JobSpec& spec, Json stored) {
+  if (stored.contains("command") && stored["command"].contains("env")) {
+    stored["command"]["env"] = mask_secrets(spec.command.env);
   }
-  return j;
+  return stored;
 }
 
-Json* rank_record(Json& provenance, int rank) {
-  if (!provenance.is_object() || !provenance.contains("ranks")) return nullptr;
-  Json& ranks = provenance["ranks"];
-  if (rank < 0 || static_cast<std::size_t>(rank) >= ranks.size()) return nullptr;
-  return &ranks[static_cast<std::size_t>(rank)];
+std::string sha256_of(const Json& stored_spec) { return sha256_hex(json_text(stored_spec)); }
+
+bool has_rank(const Json& provenance, int rank) {
+  return provenance.is_object() && provenance.contains("ranks") && rank >= 0 &&
+         static_cast<std::size_t>(rank) < provenance["ranks"].size();
 }
+
+Json& rank_record(Json& provenance, int rank) { return provenance["ranks"][static_cast<std::size_t>(rank)]; }
 
 }  // namespace
 
-std::string spec_sha256(const JobSpec& spec) { return sha256_hex(json_text(to_json(spec))); }
+std::string spec_sha256(const JobSpec& spec) { return sha256_of(to_json(spec)); }
 
 Json launch_provenance(const Job& job, const Attempt& attempt, const std::vector<RankAdmission>& ranks,
                        const std::optional<ResumedCheckpoint>& checkpoint) {
+  Json stored_spec = to_json(job.spec);
+  std::string digest = sha256_of(stored_spec);
   Json record = {{"job", job.id},
                  {"attempt", attempt.number},
                  {"attempt_id", attempt.id},
                  {"user", job.user},
                  {"daemon", {{"version", build_version()}, {"commit", build_commit()}}},
-                 {"spec_sha256", spec_sha256(job.spec)},
-                 {"spec", recorded_spec(job.spec)}};
+                 {"spec_sha256", std::move(digest)},
+                 {"spec", recorded_spec(job.spec, std::move(stored_spec))}};
   if (job.spec.code_version) record["code_version"] = *job.spec.code_version;
   if (job.spec.kind == JobKind::simulated) record["kernel"] = to_json(job.spec.workload);
   if (checkpoint) {
@@ -55,15 +59,19 @@ Json launch_provenance(const Job& job, const Attempt& attempt, const std::vector
   return record;
 }
 
-void record_rank_environment(Json& provenance, int rank, const std::map<std::string, std::string>& environment) {
-  if (Json* r = rank_record(provenance, rank); r && !environment.empty()) (*r)["environment"] = environment;
+void record_rank_environment(AttemptProvenance& provenance, int rank,
+                             const std::map<std::string, std::string>& environment) {
+  if (environment.empty() || !has_rank(provenance.json(), rank)) return;
+  provenance.amend([&](Json& p) { rank_record(p, rank)["environment"] = environment; });
 }
 
-void record_user_facts(Json& provenance, int rank, const Json& facts, const std::string& error) {
-  Json* r = rank_record(provenance, rank);
-  if (!r) return;
-  if (!facts.is_null()) (*r)["user_facts"] = facts;
-  if (!error.empty()) (*r)["user_facts_error"] = error;
+void record_user_facts(AttemptProvenance& provenance, int rank, const Json& facts, const std::string& error) {
+  if ((facts.is_null() && error.empty()) || !has_rank(provenance.json(), rank)) return;
+  provenance.amend([&](Json& p) {
+    Json& r = rank_record(p, rank);
+    if (!facts.is_null()) r["user_facts"] = facts;
+    if (!error.empty()) r["user_facts_error"] = error;
+  });
 }
 
 }  // namespace trainyard::daemon

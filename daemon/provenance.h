@@ -39,7 +39,9 @@ Json launch_provenance(const Job& job, const Attempt& attempt, const std::vector
                        const std::optional<ResumedCheckpoint>& checkpoint);
 
 // A rank's part, filled in as it reports; a record without the rank (an older one) is left alone.
-void record_rank_environment(Json& provenance, int rank, const std::map<std::string, std::string>& environment);
-void record_user_facts(Json& provenance, int rank, const Json& facts, const std::string& error);
+// Nothing to record leaves the version as it is.
+void record_rank_environment(AttemptProvenance& provenance, int rank,
+                             const std::map<std::string, std::string>& environment);
+void record_user_facts(AttemptProvenance& provenance, int rank, const Json& facts, const std::string& error);
 
 }  // namespace trainyard::daemon

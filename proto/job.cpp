@@ -1,4 +1,5 @@
 #include "proto/job.h"
+#include "proto/text.h"
 
 #include <algorithm>
 #include <cctype>
@@ -382,7 +383,25 @@ std::string job_ref_text(const Job& job) {
   return std::to_string(job.array_task->array_job) + "_" + std::to_string(job.array_task->index);
 }
 
-Json to_json(const Attempt& a) {
+AttemptProvenance::AttemptProvenance(Json record) {
+  if (!record.is_null()) version_ = std::make_shared<const Version>(std::move(record));
+}
+
+const Json& AttemptProvenance::json() const {
+  static const Json kNone;
+  return version_ ? version_->record : kNone;
+}
+
+const std::string& AttemptProvenance::text() const {
+  static const std::string kNone = "null";
+  if (!version_) return kNone;
+  std::call_once(version_->rendered, [v = version_.get()] { v->text = json_text(v->record); });
+  return version_->text;
+}
+
+namespace {
+
+Json attempt_without_provenance(const Attempt& a) {
   Json j = {{"id", a.id},
             {"job_id", a.job_id},
             {"number", a.number},
@@ -406,8 +425,25 @@ Json to_json(const Attempt& a) {
   put_optional(j, "resumed_from", a.resumed_from);
   if (!a.diagnosis.empty()) j["diagnosis"] = a.diagnosis;
   put_time(j, "stuck_detected_at", a.stuck_detected_at);
-  if (!a.provenance.is_null()) j["provenance"] = a.provenance;
   return j;
+}
+
+}  // namespace
+
+Json to_json(const Attempt& a) {
+  Json j = attempt_without_provenance(a);
+  if (!a.provenance.empty()) j["provenance"] = a.provenance.json();
+  return j;
+}
+
+std::string attempt_record(const Attempt& a) {
+  std::string text = json_text(attempt_without_provenance(a));
+  if (a.provenance.empty()) return text;
+  text.pop_back();  // the object's closing brace; the object always has fields before it
+  text += ",\"provenance\":";
+  text += a.provenance.text();
+  text += '}';
+  return text;
 }
 
 Job job_from_json(const Json& j) {
@@ -467,7 +503,7 @@ Attempt attempt_from_json(const Json& j) {
   a.stuck_detected_at = get_time(j, "stuck_detected_at");
   a.steps_completed = j.value("steps_completed", std::int64_t{0});
   a.last_step = j.value("last_step", std::int64_t{0});
-  if (j.contains("provenance") && j["provenance"].is_object()) a.provenance = j["provenance"];
+  if (j.contains("provenance") && j["provenance"].is_object()) a.provenance = AttemptProvenance(j["provenance"]);
   return a;
 }
 

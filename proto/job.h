@@ -3,6 +3,8 @@
 // the daemon tracks it, and its attempts. JSON shapes here are the REST API's shapes.
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -138,6 +140,35 @@ struct Job {
 // "12" or, for a task, "12_3".
 std::string job_ref_text(const Job& job);
 
+// What an attempt depended on (daemon/provenance.h): recorded at launch, amended once per rank at
+// its start, then only read. Every state change copies the attempt into a store change, so the
+// record is shared and immutable (a copy is a reference count), and its text is rendered once per
+// version rather than at every write.
+class AttemptProvenance {
+ public:
+  AttemptProvenance() = default;
+  explicit AttemptProvenance(Json record);
+  bool empty() const { return !version_; }
+  const Json& json() const;         // null when none was recorded
+  const std::string& text() const;  // json() as stored; rendered on first use, by whichever thread
+  // A new version: `edit` changes a copy; the attempts already handed to the store keep theirs.
+  template <class Edit>
+  void amend(Edit&& edit) {
+    Json record = json();
+    edit(record);
+    *this = AttemptProvenance(std::move(record));
+  }
+
+ private:
+  struct Version {
+    explicit Version(Json r) : record(std::move(r)) {}
+    Json record;
+    mutable std::once_flag rendered;
+    mutable std::string text;
+  };
+  std::shared_ptr<const Version> version_;
+};
+
 struct Attempt {
   AttemptId id = 0;
   JobId job_id = 0;
@@ -162,9 +193,9 @@ struct Attempt {
   std::int64_t last_step = 0;
   std::optional<TimePoint> last_progress_at;
   std::int64_t checkpoint_ms = 0;  // training held up by checkpoint writes (rank 0 writes; all wait)
-  // Everything the attempt depended on (daemon/provenance.h); null for attempts recorded before
-  // provenance existed. Kept in the attempt's record; the attempt list leaves it out.
-  Json provenance;
+  // Everything the attempt depended on; empty for attempts recorded before provenance existed.
+  // Kept in the attempt's record; the attempt list leaves it out.
+  AttemptProvenance provenance;
 };
 
 std::string to_string(JobKind k);
@@ -192,6 +223,8 @@ Json to_json(const JobSpec& spec);
 Json to_json(const WorkloadSpec& w);
 Json to_json(const Job& job);
 Json to_json(const Attempt& attempt);
+// The stored record of an attempt: to_json's text, the provenance spliced in as already rendered.
+std::string attempt_record(const Attempt& attempt);
 
 // Lenient readers for our own stored or relayed documents (already validated when they entered).
 Job job_from_json(const Json& j);

@@ -266,7 +266,7 @@ void PostgresStore::send(pg::Connection::Pipeline& pipeline, const Change& chang
                                         .add(a.job_id)
                                         .add(a.number)
                                         .add(to_string(a.state))
-                                        .add(record_text(to_json(a)))
+                                        .add(attempt_record(a))
                                         .add(ms_or_null(a.ended_at)));
   }
   for (const Node& n : change.nodes) {

@@ -298,7 +298,7 @@ void SqliteStore::write(std::span<const Change> batch, std::size_t index, const 
         .bind_int(2, a.job_id)
         .bind_int(3, a.number)
         .bind_text(4, to_string(a.state))
-        .bind_text(5, record_text(to_json(a)))
+        .bind_text(5, attempt_record(a))
         .bind_optional_int(6, a.ended_at ? std::optional(to_unix_ms(*a.ended_at)) : std::nullopt)
         .run();
   }

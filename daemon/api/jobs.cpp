@@ -387,13 +387,13 @@ void Api::attempt_provenance(ApiCall call) {
             }
             // A running attempt's ranks complete it in memory before it is stored.
             const auto active = jobs_.active_attempt(stored->id);
-            const Json& provenance = active ? active->provenance : stored->provenance;
-            if (provenance.is_null()) {
+            const AttemptProvenance& provenance = active ? active->provenance : stored->provenance;
+            if (provenance.empty()) {
               return c.fail(
                   Error::not_found("attempt " + std::to_string(stored->number) + " of job " + std::to_string(job.id) +
                                    " has no provenance record (not launched, or recorded before provenance existed)"));
             }
-            c.reply(200, provenance);
+            c.reply(200, provenance.json());
           });
         },
         [c](const Error& error) { c.fail(error.during("could not read attempts")); });

@@ -76,20 +76,24 @@ TEST(Provenance, ASimulatedRetryRecordsItsKernelAndTheCheckpointItResumedFrom) {
 
 TEST(Provenance, RanksAddTheirEnvironmentAndFactsToTheirOwnPart) {
   const Job job = job_with(JobKind::command);
-  Json p = launch_provenance(job, attempt_of(job), kRanks, std::nullopt);
+  AttemptProvenance p(launch_provenance(job, attempt_of(job), kRanks, std::nullopt));
+  const AttemptProvenance at_launch = p;  // a copy already handed to the store
   record_rank_environment(p, 1, {{"RANK", "1"}});
   record_user_facts(p, 1, {{"torch", "2.3"}}, "");
   record_user_facts(p, 0, nullptr, "$TRAINYARD_PROVENANCE_FILE is not a regular file");
-  EXPECT_EQ(p["ranks"][1]["environment"], (Json{{"RANK", "1"}}));
-  EXPECT_EQ(p["ranks"][1]["user_facts"], (Json{{"torch", "2.3"}}));
-  EXPECT_FALSE(p["ranks"][0].contains("user_facts"));
-  EXPECT_EQ(p["ranks"][0]["user_facts_error"], "$TRAINYARD_PROVENANCE_FILE is not a regular file");
-  const Json unchanged = p;
+  EXPECT_EQ(p.json()["ranks"][1]["environment"], (Json{{"RANK", "1"}}));
+  EXPECT_EQ(p.json()["ranks"][1]["user_facts"], (Json{{"torch", "2.3"}}));
+  EXPECT_FALSE(p.json()["ranks"][0].contains("user_facts"));
+  EXPECT_EQ(p.json()["ranks"][0]["user_facts_error"], "$TRAINYARD_PROVENANCE_FILE is not a regular file");
+  EXPECT_FALSE(at_launch.json()["ranks"][1].contains("environment")) << "a copy keeps the version it was made of";
+  const Json unchanged = p.json();
   record_rank_environment(p, 7, {{"X", "1"}});  // no such rank
-  Json older = nullptr;                         // an attempt recorded before provenance
+  record_rank_environment(p, 0, {});            // nothing to record
+  AttemptProvenance older;                      // an attempt recorded before provenance
   record_user_facts(older, 0, {{"a", 1}}, "");
-  EXPECT_EQ(p, unchanged);
-  EXPECT_TRUE(older.is_null());
+  EXPECT_EQ(p.json(), unchanged);
+  EXPECT_TRUE(older.empty());
+  EXPECT_TRUE(older.json().is_null());
 }
 
 }  // namespace
