@@ -202,7 +202,7 @@ TEST(Render, PendingJobShowsWhyAndWhere) {
 }
 
 TEST(Render, JobJsonCombinesBothReplies) {
-  const Command cmd = ShowJob{42};
+  const Command cmd = ShowJob{{42}};
   const Json attempts = {{"attempts", {{{"id", 7}}}}};
   EXPECT_EQ(render_json(cmd, {running_job(), attempts}), (Json{{"job", running_job()}, {"attempts", {{{"id", 7}}}}}));
   EXPECT_EQ(render_json(ListNodes{}, {Json{{"nodes", Json::array()}}}), (Json{{"nodes", Json::array()}}));
