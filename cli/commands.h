@@ -110,7 +110,8 @@ struct ListJobs {
 
 struct ShowJob {
   static constexpr std::string_view kPath = "job";
-  static constexpr std::string_view kSynopsis = "job ID|ID_N [--provenance [--attempt N]] [--watch [--interval SECONDS]]";
+  static constexpr std::string_view kSynopsis =
+      "job ID|ID_N [--provenance [--attempt N]] [--watch [--interval SECONDS]]";
   static constexpr std::string_view kSummary =
       "Describe a job and its attempts. With --json: {\"job\": JOB, \"attempts\": [ATTEMPT...]}.\n"
       "--provenance prints what an attempt (the latest unless --attempt N) depended on instead.";
@@ -190,7 +191,8 @@ struct HoldJob {
 struct ReleaseJob {
   static constexpr std::string_view kPath = "release";
   static constexpr std::string_view kSynopsis = "release ID | ID_N";
-  static constexpr std::string_view kSummary = "Release a held job to the queue; an array job's ID releases all its held tasks.";
+  static constexpr std::string_view kSummary =
+      "Release a held job to the queue; an array job's ID releases all its held tasks.";
   static std::vector<FlagSpec> flags();
   static ReleaseJob parse(const ParsedArgs& args);
   std::vector<ApiRequest> requests(const InputReader& read) const;

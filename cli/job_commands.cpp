@@ -122,7 +122,6 @@ Json parse_spec_file(const std::string& path, const std::string& text) {
   return spec;
 }
 
-
 // A folded array's tasks by state: "3 RUNNING, 17 PENDING".
 std::string task_counts(const Json& array) {
   std::string out;
@@ -248,10 +247,10 @@ std::string ensure_final_newline(std::string text) {
 std::string id_cell(const Json& job) {
   const Json& array = field_or_null(job, "array");
   if (!array.is_object()) return text_of(job, "id");
-  if (array.contains("counts")) return text_of(array, "job_id") + "_[" + text_of(field_or_null(job, "spec"), "array") + "]";
+  if (array.contains("counts"))
+    return text_of(array, "job_id") + "_[" + text_of(field_or_null(job, "spec"), "array") + "]";
   return text_of(array, "job_id") + "_" + text_of(array, "task_id");
 }
-
 
 // ---- submit ----
 
@@ -414,7 +413,8 @@ AttemptRef parse_attempt_ref(std::string_view text, std::string_view field) {
     return {parse_job_target(text.substr(0, slash), field), parse_integer(field, attempt, 1, kAnyInt)};
   } catch (const InvalidInput&) {
     throw InvalidInput(std::string(field),
-                       "must be JOB or JOB/ATTEMPT (JOB an id or ID_N, ATTEMPT a positive integer), got \"" + std::string(text) + "\"");
+                       "must be JOB or JOB/ATTEMPT (JOB an id or ID_N, ATTEMPT a positive integer), got \"" +
+                           std::string(text) + "\"");
   }
 }
 

@@ -28,11 +28,17 @@ std::string job_line(const JobTarget& target, const std::string& what, const Jso
 
 std::vector<FlagSpec> HoldJob::flags() { return {}; }
 HoldJob HoldJob::parse(const ParsedArgs& args) { return HoldJob{parse_job_target(only_positional(args, "ID"))}; }
-std::vector<ApiRequest> HoldJob::requests(const InputReader&) const { return {{"POST", job.path() + "/hold", std::nullopt}}; }
-std::string HoldJob::render(const Replies& replies, const RenderContext&) const { return job_line(job, "held", replies.at(0)); }
+std::vector<ApiRequest> HoldJob::requests(const InputReader&) const {
+  return {{"POST", job.path() + "/hold", std::nullopt}};
+}
+std::string HoldJob::render(const Replies& replies, const RenderContext&) const {
+  return job_line(job, "held", replies.at(0));
+}
 
 std::vector<FlagSpec> ReleaseJob::flags() { return {}; }
-ReleaseJob ReleaseJob::parse(const ParsedArgs& args) { return ReleaseJob{parse_job_target(only_positional(args, "ID"))}; }
+ReleaseJob ReleaseJob::parse(const ParsedArgs& args) {
+  return ReleaseJob{parse_job_target(only_positional(args, "ID"))};
+}
 std::vector<ApiRequest> ReleaseJob::requests(const InputReader&) const {
   return {{"POST", job.path() + "/release", std::nullopt}};
 }
@@ -41,13 +47,16 @@ std::string ReleaseJob::render(const Replies& replies, const RenderContext&) con
 }
 
 std::vector<FlagSpec> RequeueJob::flags() { return {}; }
-RequeueJob RequeueJob::parse(const ParsedArgs& args) { return RequeueJob{parse_job_target(only_positional(args, "ID"))}; }
+RequeueJob RequeueJob::parse(const ParsedArgs& args) {
+  return RequeueJob{parse_job_target(only_positional(args, "ID"))};
+}
 std::vector<ApiRequest> RequeueJob::requests(const InputReader&) const {
   return {{"POST", job.path() + "/requeue", std::nullopt}};
 }
 std::string RequeueJob::render(const Replies& replies, const RenderContext&) const {
   const Json& requeued = field_or_null(field_or_null(replies.at(0), "array"), "requeued_tasks");
-  if (requeued.is_number_integer()) return "Requeue requested for " + requeued.dump() + " tasks of array job " + job.text() + "\n";
+  if (requeued.is_number_integer())
+    return "Requeue requested for " + requeued.dump() + " tasks of array job " + job.text() + "\n";
   return "Requeue requested for job " + job.text() + "\n";
 }
 

@@ -40,10 +40,13 @@ JobSpec patched_spec(const JobSpec& spec, const Json& patch, bool admin) {
 Error refusal(const Job& job, const JobManager::ControlOutcome& outcome) {
   const std::string name = "job " + job_ref_text(job);
   switch (outcome.result) {
-    case JobManager::ControlResult::forbidden: return Error::forbidden(name + " " + outcome.why);
-    case JobManager::ControlResult::not_active: return Error::conflict(name + " already ended as " + to_string(job.state));
+    case JobManager::ControlResult::forbidden:
+      return Error::forbidden(name + " " + outcome.why);
+    case JobManager::ControlResult::not_active:
+      return Error::conflict(name + " already ended as " + to_string(job.state));
     case JobManager::ControlResult::wrong_state:
-    case JobManager::ControlResult::done: break;
+    case JobManager::ControlResult::done:
+      break;
   }
   return Error::conflict(name + " " + outcome.why);
 }
@@ -76,7 +79,8 @@ void control_array(ApiCall call, const JobManager& jobs, const Job& root, const 
   for (JobId id = root.id; id < root.id + root.array_task->count; ++id) {
     if (const Job* task = jobs.active_job(id)) tasks.push_back(*task);
   }
-  if (tasks.empty()) return call.fail(Error::conflict("every task of array " + std::to_string(root.id) + " already ended"));
+  if (tasks.empty())
+    return call.fail(Error::conflict("every task of array " + std::to_string(root.id) + " already ended"));
   struct Tally {
     std::size_t left = 0;
     std::size_t changed = 0;
@@ -86,7 +90,8 @@ void control_array(ApiCall call, const JobManager& jobs, const Job& root, const 
   const auto count = [call, tally, &jobs, root, verb, render, total = tasks.size()](std::optional<Error> refused) {
     if (!refused) {
       ++tally->changed;
-    } else if (!tally->refused || (refused->code == ErrorCode::invalid_input && tally->refused->code != ErrorCode::invalid_input)) {
+    } else if (!tally->refused ||
+               (refused->code == ErrorCode::invalid_input && tally->refused->code != ErrorCode::invalid_input)) {
       tally->refused = std::move(refused);
     }
     if (--tally->left > 0) return;
@@ -127,7 +132,8 @@ void Api::hold_job(ApiCall call) {
     const TaskControl hold = [this, c, by](const Job& task, JobManager::ControlDone done) {
       jobs_.hold(task.id, by, std::move(done), audit_of(c, "job.held", {{"job_user", task.user}}));
     };
-    control(c, job, jobs_, "held", [this](const Job& j) { return job_json(j); }, hold);
+    control(
+        c, job, jobs_, "held", [this](const Job& j) { return job_json(j); }, hold);
   });
 }
 
@@ -138,7 +144,8 @@ void Api::release_job(ApiCall call) {
     const TaskControl release = [this, c, by](const Job& task, JobManager::ControlDone done) {
       jobs_.release(task.id, by, std::move(done), audit_of(c, "job.released", {{"job_user", task.user}}));
     };
-    control(c, job, jobs_, "released", [this](const Job& j) { return job_json(j); }, release);
+    control(
+        c, job, jobs_, "released", [this](const Job& j) { return job_json(j); }, release);
   });
 }
 
@@ -148,7 +155,8 @@ void Api::requeue_job(ApiCall call) {
     const TaskControl requeue = [this, c](const Job& task, JobManager::ControlDone done) {
       jobs_.requeue_running(task.id, std::move(done), audit_of(c, "job.requeued", {{"job_user", task.user}}));
     };
-    control(c, job, jobs_, "requeued", [this](const Job& j) { return job_json(j); }, requeue);
+    control(
+        c, job, jobs_, "requeued", [this](const Job& j) { return job_json(j); }, requeue);
   });
 }
 
@@ -168,7 +176,8 @@ void Api::update_job(ApiCall call) {
                    audit_of(c, "job.updated", {{"job_user", task.user}, {"changed", patch}}));
     };
     try {
-      control(c, job, jobs_, "updated", [this](const Job& j) { return job_json(j); }, update);
+      control(
+          c, job, jobs_, "updated", [this](const Job& j) { return job_json(j); }, update);
     } catch (const InvalidInput& e) {
       c.invalid(e);
     }

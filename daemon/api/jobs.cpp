@@ -249,8 +249,8 @@ void Api::list_jobs(ApiCall call) {
         }
         std::map<JobId, std::vector<Attempt>> attempts;
         for (Attempt& a : store.attempts_of_jobs(with_attempts)) attempts[a.job_id].push_back(std::move(a));
-        return std::function<void()>([this, call, array, next_before, found = std::move(found), tasks = std::move(tasks),
-                                      attempts = std::move(attempts)]() mutable {
+        return std::function<void()>([this, call, array, next_before, found = std::move(found),
+                                      tasks = std::move(tasks), attempts = std::move(attempts)]() mutable {
           const TimePoint now = clock_.system_now();
           // Live jobs and running attempts are fresher in memory than in the store.
           const auto fresh = [this](const Job& stored) -> const Job& {

@@ -182,7 +182,8 @@ TEST(CommandLine, EveryJobCommandTakesAnArrayTask) {
 
 TEST(CommandLine, Logs) {
   EXPECT_EQ(parsed<ShowLogs>({"logs", "3"}), (ShowLogs{{3}, std::nullopt, std::nullopt, std::nullopt}));
-  EXPECT_EQ(parsed<ShowLogs>({"logs", "3", "--rank", "1", "--tail=4096", "--attempt", "2"}), (ShowLogs{{3}, 1, 4096, 2}));
+  EXPECT_EQ(parsed<ShowLogs>({"logs", "3", "--rank", "1", "--tail=4096", "--attempt", "2"}),
+            (ShowLogs{{3}, 1, 4096, 2}));
   EXPECT_EQ(rejected({"logs", "3", "--rank", "-1"}), "--rank");
   EXPECT_EQ(rejected({"logs", "3", "--tail", "0"}), "--tail");
   EXPECT_EQ(rejected({"logs", "3", "--attempt", "0"}), "--attempt");

@@ -11,8 +11,13 @@ namespace {
 
 // An array of one-core command tasks, 0..n-1.
 std::string array_body(int n, bool hold) {
-  Json body = {{"name", "sweep"}, {"nodes", 1}, {"cores_per_node", 1}, {"priority", 10}, {"wait_for_capacity", true},
-               {"array", "0-" + std::to_string(n - 1)}, {"command", {{"argv", {"/bin/true"}}}}};
+  Json body = {{"name", "sweep"},
+               {"nodes", 1},
+               {"cores_per_node", 1},
+               {"priority", 10},
+               {"wait_for_capacity", true},
+               {"array", "0-" + std::to_string(n - 1)},
+               {"command", {{"argv", {"/bin/true"}}}}};
   if (hold) body["hold"] = true;
   return body.dump();
 }
