@@ -16,7 +16,7 @@ std::string job_line(const JobTarget& target, const std::string& what, const Jso
   const Json& array = field_or_null(job, "array");
   const Json& changed = field_or_null(array, what + "_tasks");
   if (changed.is_number_integer()) {
-    return "Array job " + target.text() + ": " + changed.dump() + " tasks " + what + ", " +
+    return "Array job " + target.text() + ": " + changed.dump() + (changed == 1 ? " task " : " tasks ") + what + ", " +
            text_of(array, "unchanged_tasks") + " unchanged\n";
   }
   const Json& pending = job.contains("pending_reason") ? job["pending_reason"] : Json();
