@@ -82,4 +82,13 @@ JobId parse_job_id(std::string_view text, std::string_view field) {
   }
 }
 
+std::string JobTarget::text() const { return std::to_string(id) + (task ? "_" + std::to_string(*task) : ""); }
+
+std::string JobTarget::path() const { return "/v1/jobs/" + text(); }
+
+JobTarget parse_job_target(std::string_view text, std::string_view field) {
+  const JobRef ref = parse_job_ref(text, std::string(field));
+  return {ref.job, ref.task};
+}
+
 }  // namespace trainyard::cli

@@ -44,6 +44,17 @@ std::vector<FlagSpec> watch_flags();
 // The interval in seconds when --watch was given; throws naming --interval when it is unusable.
 std::optional<std::int64_t> parse_watch(const ParsedArgs& args);
 
+// A job as a command names it: "12", or task 3 of array 12 as "12_3". The daemon resolves both;
+// an array's own id acts on all its tasks (cancel, hold, release, requeue, update).
+struct JobTarget {
+  JobId id = 0;
+  std::optional<int> task;
+  std::string text() const;  // "12" or "12_3"
+  std::string path() const;  // "/v1/jobs/12_3"
+  bool operator==(const JobTarget&) const = default;
+};
+JobTarget parse_job_target(std::string_view text, std::string_view field = "ID");
+
 struct SubmitJob {
   static constexpr std::string_view kPath = "submit";
   static constexpr std::string_view kSynopsis =
@@ -99,7 +110,8 @@ struct ListJobs {
 
 struct ShowJob {
   static constexpr std::string_view kPath = "job";
-  static constexpr std::string_view kSynopsis = "job ID [--provenance [--attempt N]] [--watch [--interval SECONDS]]";
+  static constexpr std::string_view kSynopsis =
+      "job ID|ID_N [--provenance [--attempt N]] [--watch [--interval SECONDS]]";
   static constexpr std::string_view kSummary =
       "Describe a job and its attempts. With --json: {\"job\": JOB, \"attempts\": [ATTEMPT...]}.\n"
       "--provenance prints what an attempt (the latest unless --attempt N) depended on instead.";
@@ -109,7 +121,7 @@ struct ShowJob {
   std::string render(const Replies& replies, const RenderContext& ctx) const;
   Json to_json(const Replies& replies) const;
 
-  JobId id = 0;
+  JobTarget job;
   bool provenance = false;
   std::optional<std::int64_t> attempt;  // with provenance; nullopt: the latest
   std::optional<std::int64_t> watch_s;
@@ -125,7 +137,7 @@ struct Notices {
 
 struct ShowLogs {
   static constexpr std::string_view kPath = "logs";
-  static constexpr std::string_view kSynopsis = "logs ID [--rank R] [--tail LINES] [--attempt N | --follow]";
+  static constexpr std::string_view kSynopsis = "logs ID|ID_N [--rank R] [--tail LINES] [--attempt N | --follow]";
   static constexpr std::string_view kSummary =
       "Print a job's output (stdout and stderr), every rank unless --rank is given. --follow keeps\n"
       "printing what the newest attempt writes, every rank's lines interleaved with a \"[rank N] \"\n"
@@ -138,7 +150,7 @@ struct ShowLogs {
   std::string render(const Replies& replies, const RenderContext& ctx) const;
   Notices notices(const Replies& replies) const;
 
-  JobId id = 0;
+  JobTarget job;
   std::optional<std::int64_t> rank;
   std::optional<std::int64_t> tail;
   std::optional<std::int64_t> attempt;
@@ -157,64 +169,66 @@ struct CancelJob {
   std::vector<ApiRequest> requests(const InputReader& read) const;
   std::string render(const Replies& replies, const RenderContext& ctx) const;
 
-  std::string ref() const;  // "12" or "12_3"
-  JobId id = 0;
-  std::optional<int> task;  // ID_N: task N of array ID; else the job, or the whole array
+  JobTarget job;  // ID_N: task N of array ID; else the job, or the whole array
   bool operator==(const CancelJob&) const = default;
 };
 
 // hold, release and requeue: one job, one POST, the job back.
 struct HoldJob {
   static constexpr std::string_view kPath = "hold";
-  static constexpr std::string_view kSynopsis = "hold ID";
-  static constexpr std::string_view kSummary = "Hold a pending job: it is never scheduled until released.";
+  static constexpr std::string_view kSynopsis = "hold ID | ID_N";
+  static constexpr std::string_view kSummary =
+      "Hold a pending job: it is never scheduled until released; an array job's ID holds all its pending tasks.";
   static std::vector<FlagSpec> flags();
   static HoldJob parse(const ParsedArgs& args);
   std::vector<ApiRequest> requests(const InputReader& read) const;
   std::string render(const Replies& replies, const RenderContext& ctx) const;
 
-  JobId id = 0;
+  JobTarget job;
   bool operator==(const HoldJob&) const = default;
 };
 
 struct ReleaseJob {
   static constexpr std::string_view kPath = "release";
-  static constexpr std::string_view kSynopsis = "release ID";
-  static constexpr std::string_view kSummary = "Release a held job to the queue.";
+  static constexpr std::string_view kSynopsis = "release ID | ID_N";
+  static constexpr std::string_view kSummary =
+      "Release a held job to the queue; an array job's ID releases all its held tasks.";
   static std::vector<FlagSpec> flags();
   static ReleaseJob parse(const ParsedArgs& args);
   std::vector<ApiRequest> requests(const InputReader& read) const;
   std::string render(const Replies& replies, const RenderContext& ctx) const;
 
-  JobId id = 0;
+  JobTarget job;
   bool operator==(const ReleaseJob&) const = default;
 };
 
 struct RequeueJob {
   static constexpr std::string_view kPath = "requeue";
-  static constexpr std::string_view kSynopsis = "requeue ID";
+  static constexpr std::string_view kSynopsis = "requeue ID | ID_N";
   static constexpr std::string_view kSummary =
-      "Stop a running job and queue it again without using an attempt (a simulated job checkpoints first).";
+      "Stop a running job and queue it again without using an attempt (a simulated job checkpoints first);\n"
+      "an array job's ID requeues all its running tasks.";
   static std::vector<FlagSpec> flags();
   static RequeueJob parse(const ParsedArgs& args);
   std::vector<ApiRequest> requests(const InputReader& read) const;
   std::string render(const Replies& replies, const RenderContext& ctx) const;
 
-  JobId id = 0;
+  JobTarget job;
   bool operator==(const RequeueJob&) const = default;
 };
 
 struct UpdateJob {
   static constexpr std::string_view kPath = "update";
-  static constexpr std::string_view kSynopsis = "update ID [--priority P] [--timeout-s SECONDS] [--nodes K]";
+  static constexpr std::string_view kSynopsis = "update ID|ID_N [--priority P] [--timeout-s SECONDS] [--nodes K]";
   static constexpr std::string_view kSummary =
-      "Change a pending job (like scontrol update): an owner may only lower its priority and shorten its time limit.";
+      "Change a pending job (like scontrol update): an owner may only lower its priority and shorten its time limit;\n"
+      "an array job's ID changes all its pending tasks.";
   static std::vector<FlagSpec> flags();
   static UpdateJob parse(const ParsedArgs& args);
   std::vector<ApiRequest> requests(const InputReader& read) const;
   std::string render(const Replies& replies, const RenderContext& ctx) const;
 
-  JobId id = 0;
+  JobTarget job;
   Json changes;  // the PATCH body
   bool operator==(const UpdateJob&) const = default;
 };
@@ -303,7 +317,7 @@ struct RotateJoinToken {
 
 struct ShowMetrics {
   static constexpr std::string_view kPath = "metrics";
-  static constexpr std::string_view kSynopsis = "metrics ID [--max-points N]";
+  static constexpr std::string_view kSynopsis = "metrics ID|ID_N [--max-points N]";
   static constexpr std::string_view kSummary =
       "Print a training job's per-step metrics (loss, gradient norm, parameter norm, learning rate,\n"
       "samples/s), downsampled to at most N rows (default 50), then its gradient-norm spikes.";
@@ -312,7 +326,7 @@ struct ShowMetrics {
   std::vector<ApiRequest> requests(const InputReader& read) const;
   std::string render(const Replies& replies, const RenderContext& ctx) const;
 
-  JobId id = 0;
+  JobTarget job;
   std::int64_t max_points = 50;
   bool operator==(const ShowMetrics&) const = default;
 };
@@ -415,13 +429,14 @@ struct ShowHistory {
   static constexpr std::string_view kPath = "history";
   static constexpr std::string_view kSynopsis =
       "history [--since 1d|2h|TIME] [--until 1d|2h|TIME] [--state S[,S...]] [--user U] [--share S]\n"
-      "                  [--limit N] [--before ID] [--cursor NEXT] [--format COLUMN,...] [--csv]";
+      "                  [--limit N] [--before ID] [--array ID] [--cursor NEXT] [--format COLUMN,...] [--csv]";
   static constexpr std::string_view kSummary =
       "Finished jobs, newest first, with their elapsed time, wait, cores, core-hours, exit code,\n"
       "failure class, attempts and goodput (like sacct). --since and --until bound the submit time:\n"
       "a span back from now (90s, 45m, 12h, 1d), an RFC 3339 time or a date (2026-11-24). --state\n"
-      "defaults to SUCCEEDED,FAILED,CANCELLED. --format picks the columns (see --help); --csv prints\n"
-      "them as CSV; --json prints the daemon's reply.";
+      "defaults to SUCCEEDED,FAILED,CANCELLED. A job array is one row, its tasks' use summed (elapsed\n"
+      "from the first task's start to the last one's end); --array ID lists its tasks instead.\n"
+      "--format picks the columns (see --help); --csv prints them as CSV; --json prints the daemon's reply.";
   static std::vector<FlagSpec> flags();
   static ShowHistory parse(const ParsedArgs& args);
   std::vector<ApiRequest> requests(const InputReader& read) const;
@@ -435,6 +450,7 @@ struct ShowHistory {
   std::optional<std::string> share;
   std::optional<std::int64_t> limit;
   std::optional<JobId> before;
+  std::optional<JobId> array;  // the tasks of this array, each its own row
   std::optional<std::string> cursor;
   std::vector<std::string> columns;
   bool csv = false;
@@ -457,9 +473,9 @@ struct ShowGoodput {
 };
 
 // One attempt's provenance record named on the command line: "JOB" (its latest attempt) or
-// "JOB/ATTEMPT".
+// "JOB/ATTEMPT", JOB an id or an array task ID_N.
 struct AttemptRef {
-  JobId job = 0;
+  JobTarget job;
   std::optional<std::int64_t> attempt;
   bool operator==(const AttemptRef&) const = default;
 };
@@ -614,5 +630,7 @@ Json render_json(const Command& command, const Replies& replies);
 // The single positional a command takes (e.g. "ID"); throws naming it when missing or extra.
 std::string only_positional(const ParsedArgs& args, std::string_view name);
 JobId parse_job_id(std::string_view text, std::string_view field = "ID");
+// A job list row's id as squeue shows it: "12", a task "12_3", or a whole array "12_[0-99%4]".
+std::string id_cell(const Json& job);
 
 }  // namespace trainyard::cli

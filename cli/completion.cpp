@@ -88,10 +88,10 @@ const CommandEntry* command_at(const std::vector<std::string>& words, std::size_
   return best;
 }
 
-// What the command's first positional names in its synopsis ("job ID ...", "drain NODE ...").
+// What the command's first positional names in its synopsis ("job ID|ID_N ...", "drain NODE ...").
 std::string positional_kind(const CommandEntry& entry) {
   const std::string_view rest = entry.synopsis.substr(std::min(entry.synopsis.size(), entry.path.size() + 1));
-  return std::string(rest.substr(0, rest.find_first_of(" .[")));
+  return std::string(rest.substr(0, rest.find_first_of(" .[|")));
 }
 
 std::vector<std::string> values_for(std::string_view flag_or_kind, const ServerNames& names) {

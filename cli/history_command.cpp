@@ -30,7 +30,7 @@ std::string fixed(const Json& number, const char* format, double scale = 1) {
 
 const std::vector<HistoryColumn>& history_columns() {
   static const std::vector<HistoryColumn> all = {
-      {"id", "ID", [](const Json& j) { return text_of(j, "id"); }},
+      {"id", "ID", [](const Json& j) { return id_cell(j); }},
       {"name", "NAME", [](const Json& j) { return text_of(j, "name"); }},
       {"user", "USER", [](const Json& j) { return text_of(j, "user"); }},
       {"share", "SHARE", [](const Json& j) { return text_of(j, "share"); }},
@@ -179,6 +179,7 @@ std::vector<FlagSpec> ShowHistory::flags() {
           {"--share", "S", "only jobs of fair-share S"},
           {"--limit", "N", "at most N jobs, 1..1000 (default 100)"},
           {"--before", "ID", "only jobs older than job ID"},
+          {"--array", "ID", "the tasks of array job ID, one row each (without it an array is one row)"},
           {"--cursor", "NEXT", "the next page: the cursor the previous page printed (give the same other flags)"},
           {"--format", "COLUMNS", format_help},
           {"--csv", "", "print CSV (a header line, then one line per job)"}};
@@ -194,6 +195,7 @@ ShowHistory ShowHistory::parse(const ParsedArgs& args) {
   h.share = args.opt_string("--share");
   h.limit = args.opt_integer("--limit", 1, 1000);
   if (auto before = args.opt_string("--before")) h.before = parse_job_id(*before, "--before");
+  if (auto array = args.opt_string("--array")) h.array = parse_job_id(*array, "--array");
   h.cursor = args.opt_string("--cursor");
   h.columns = parse_history_columns(args.opt_string("--format").value_or(std::string(kDefaultHistoryColumns)));
   h.csv = args.has("--csv");
@@ -212,6 +214,7 @@ std::vector<ApiRequest> ShowHistory::requests(const InputReader&) const {
       .param("share", share)
       .param("limit", text(limit))
       .param("before", text(before))
+      .param("array", text(array))
       .param("cursor", cursor);
   return {{"GET", target.str(), std::nullopt}};
 }

@@ -122,16 +122,6 @@ Json parse_spec_file(const std::string& path, const std::string& text) {
   return spec;
 }
 
-std::string job_path(JobId id) { return "/v1/jobs/" + std::to_string(id); }
-
-// "12", a task "12_3", or a whole array "12_[0-99%4]" (squeue's form).
-std::string id_cell(const Json& job) {
-  const Json& array = field_or_null(job, "array");
-  if (!array.is_object()) return text_of(job, "id");
-  if (array.contains("counts")) return text_of(array, "job_id") + "_[" + text_of(field_or_null(job, "spec"), "array") + "]";
-  return text_of(array, "job_id") + "_" + text_of(array, "task_id");
-}
-
 // A folded array's tasks by state: "3 RUNNING, 17 PENDING".
 std::string task_counts(const Json& array) {
   std::string out;
@@ -254,6 +244,14 @@ std::string ensure_final_newline(std::string text) {
 
 }  // namespace
 
+std::string id_cell(const Json& job) {
+  const Json& array = field_or_null(job, "array");
+  if (!array.is_object()) return text_of(job, "id");
+  if (array.contains("counts"))
+    return text_of(array, "job_id") + "_[" + text_of(field_or_null(job, "spec"), "array") + "]";
+  return text_of(array, "job_id") + "_" + text_of(array, "task_id");
+}
+
 // ---- submit ----
 
 std::vector<FlagSpec> SubmitJob::flags() {
@@ -374,15 +372,15 @@ std::vector<FlagSpec> ShowJob::flags() {
 }
 
 ShowJob ShowJob::parse(const ParsedArgs& args) {
-  ShowJob show{parse_job_id(only_positional(args, "ID")), args.has("--provenance"),
+  ShowJob show{parse_job_target(only_positional(args, "ID")), args.has("--provenance"),
                args.opt_integer("--attempt", 1, kAnyInt), parse_watch(args)};
   if (show.attempt && !show.provenance) throw InvalidInput("--attempt", "is only for --provenance");
   return show;
 }
 
 std::vector<ApiRequest> ShowJob::requests(const InputReader&) const {
-  if (provenance) return {provenance_request({id, attempt})};
-  return {{"GET", job_path(id), std::nullopt}, {"GET", job_path(id) + "/attempts", std::nullopt}};
+  if (provenance) return {provenance_request({job, attempt})};
+  return {{"GET", job.path(), std::nullopt}, {"GET", job.path() + "/attempts", std::nullopt}};
 }
 
 std::string ShowJob::render(const Replies& replies, const RenderContext& ctx) const {
@@ -409,18 +407,20 @@ Json ShowJob::to_json(const Replies& replies) const {
 
 AttemptRef parse_attempt_ref(std::string_view text, std::string_view field) {
   const auto slash = text.find('/');
-  if (slash == std::string_view::npos) return {parse_job_id(text, field), std::nullopt};
+  if (slash == std::string_view::npos) return {parse_job_target(text, field), std::nullopt};
   const std::string_view attempt = text.substr(slash + 1);
   try {
-    return {parse_job_id(text.substr(0, slash), field), parse_integer(field, attempt, 1, kAnyInt)};
+    return {parse_job_target(text.substr(0, slash), field), parse_integer(field, attempt, 1, kAnyInt)};
   } catch (const InvalidInput&) {
-    throw InvalidInput(std::string(field), "must be JOB or JOB/ATTEMPT (positive integers), got \"" + std::string(text) + "\"");
+    throw InvalidInput(std::string(field),
+                       "must be JOB or JOB/ATTEMPT (JOB an id or ID_N, ATTEMPT a positive integer), got \"" +
+                           std::string(text) + "\"");
   }
 }
 
 ApiRequest provenance_request(const AttemptRef& ref) {
   const std::string n = ref.attempt ? std::to_string(*ref.attempt) : "last";
-  return {"GET", job_path(ref.job) + "/attempts/" + n + "/provenance", std::nullopt};
+  return {"GET", ref.job.path() + "/attempts/" + n + "/provenance", std::nullopt};
 }
 
 std::vector<FlagSpec> DiffProvenance::flags() { return {}; }
@@ -462,7 +462,7 @@ std::vector<FlagSpec> ShowLogs::flags() {
 
 ShowLogs ShowLogs::parse(const ParsedArgs& args) {
   ShowLogs logs;
-  logs.id = parse_job_id(only_positional(args, "ID"));
+  logs.job = parse_job_target(only_positional(args, "ID"));
   logs.rank = args.opt_integer("--rank", 0, kAnyInt);
   logs.tail = args.opt_integer("--tail", 1, kMaxLogLines);
   logs.attempt = args.opt_integer("--attempt", 1, kAnyInt);
@@ -476,7 +476,7 @@ std::vector<ApiRequest> ShowLogs::requests(const InputReader&) const {
   const auto text = [](const std::optional<std::int64_t>& v) {
     return v ? std::optional(std::to_string(*v)) : std::nullopt;
   };
-  Target target(job_path(id) + "/logs");
+  Target target(job.path() + "/logs");
   target.param("rank", text(rank)).param("tail", text(tail)).param("attempt", text(attempt));
   return {{"GET", target.str(), std::nullopt}};
 }
@@ -504,7 +504,7 @@ Notices ShowLogs::notices(const Replies& replies) const {
   Notices notices;
   const Json& logs = field_or_null(replies.at(0), "logs");
   if (!logs.is_array() || logs.empty()) {
-    return {{"no logs were returned for job " + std::to_string(id)}, true};
+    return {{"no logs were returned for job " + job.text()}, true};
   }
   for (const Json& block : logs) {
     const std::string who = "rank " + text_of(block, "rank") + " (" + text_of(block, "node") + ")";
@@ -526,26 +526,21 @@ Notices ShowLogs::notices(const Replies& replies) const {
 
 std::vector<FlagSpec> CancelJob::flags() { return {}; }
 
-CancelJob CancelJob::parse(const ParsedArgs& args) {
-  const JobRef ref = parse_job_ref(only_positional(args, "ID"), "ID");
-  return CancelJob{ref.job, ref.task};
-}
-
-std::string CancelJob::ref() const { return std::to_string(id) + (task ? "_" + std::to_string(*task) : ""); }
+CancelJob CancelJob::parse(const ParsedArgs& args) { return CancelJob{parse_job_target(only_positional(args, "ID"))}; }
 
 std::vector<ApiRequest> CancelJob::requests(const InputReader&) const {
-  return {{"POST", "/v1/jobs/" + ref() + "/cancel", std::nullopt}};
+  return {{"POST", job.path() + "/cancel", std::nullopt}};
 }
 
 std::string CancelJob::render(const Replies& replies, const RenderContext&) const {
   const Json& array = field_or_null(replies.at(0), "array");
   if (array.is_object() && array.contains("cancelled_tasks")) {
-    return "Cancel requested for " + text_of(array, "cancelled_tasks") + " tasks of array job " + ref() + "\n";
+    return "Cancel requested for " + text_of(array, "cancelled_tasks") + " tasks of array job " + job.text() + "\n";
   }
   const std::string state = text_of(replies.at(0), "state");
   const auto parsed = parse_job_state(state);
-  if (parsed && is_terminal(*parsed)) return "Job " + ref() + " is " + state + "\n";
-  return "Cancel requested for job " + ref() + " (" + state + ")\n";
+  if (parsed && is_terminal(*parsed)) return "Job " + job.text() + " is " + state + "\n";
+  return "Cancel requested for job " + job.text() + " (" + state + ")\n";
 }
 
 }  // namespace trainyard::cli

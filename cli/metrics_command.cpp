@@ -12,13 +12,13 @@ std::vector<FlagSpec> ShowMetrics::flags() { return {{"--max-points", "N", "at m
 
 ShowMetrics ShowMetrics::parse(const ParsedArgs& args) {
   ShowMetrics metrics;
-  metrics.id = parse_job_id(only_positional(args, "ID"));
+  metrics.job = parse_job_target(only_positional(args, "ID"));
   metrics.max_points = args.opt_integer("--max-points", 1, 100'000).value_or(50);
   return metrics;
 }
 
 std::vector<ApiRequest> ShowMetrics::requests(const InputReader&) const {
-  Target target("/v1/jobs/" + std::to_string(id) + "/metrics");
+  Target target(job.path() + "/metrics");
   target.param("max_points", std::to_string(max_points));
   return {{"GET", target.str(), std::nullopt}};
 }
@@ -40,7 +40,7 @@ std::string grad_norm_cell(const Json& point) {
 std::string ShowMetrics::render(const Replies& replies, const RenderContext&) const {
   const Json& reply = replies.at(0);
   const Json& points = field_or_null(reply, "points");
-  if (!points.is_array() || points.empty()) return "Job " + std::to_string(id) + " has reported no training steps.\n";
+  if (!points.is_array() || points.empty()) return "Job " + job.text() + " has reported no training steps.\n";
   const bool buckets = text_of(reply, "bucket_steps") != "1";
   Table t({buckets ? "STEPS" : "STEP", "LOSS", "GRAD_NORM", "PARAM_NORM", "LR", "SAMPLES/S", "NAN", "SPIKES"});
   for (const Json& p : points) {

@@ -169,7 +169,7 @@ int watch(const Command& command, const std::vector<ApiRequest>& requests, std::
 
 constexpr Millis kFollowInterval{1000};
 
-ApiRequest job_request(JobId id) { return {"GET", "/v1/jobs/" + std::to_string(id), std::nullopt}; }
+ApiRequest job_request(const JobTarget& job) { return {"GET", job.path(), std::nullopt}; }
 
 bool has_attempts(const Json& job) {
   const Json& attempts = field_or_null(job, "attempts");
@@ -184,7 +184,7 @@ int follow_logs(const ShowLogs& logs, Session& session, const CliHost& host) {
   catch_up.tail = kMaxLogLines;  // after the first reply: enough of each tail to hold what grew
   bool first = true;
   for (;;) {
-    Outcome job = send(session, job_request(logs.id), host, true);
+    Outcome job = send(session, job_request(logs.job), host, true);
     if (const int* status = std::get_if<int>(&job)) return *status;
     const bool ended = job_has_ended(std::get<Json>(job));
     if (has_attempts(std::get<Json>(job))) {
@@ -216,7 +216,7 @@ int submit_and_wait(const SubmitJob& submit, const std::vector<ApiRequest>& requ
   const Json& id = field_or_null(replies.at(0), "id");
   if (!id.is_number_integer()) return failure(host, "the daemon's reply to the submit has no job id");
   for (;;) {
-    Outcome job = send(session, job_request(id.get<JobId>()), host, true);
+    Outcome job = send(session, job_request(JobTarget{id.get<JobId>()}), host, true);
     if (const int* status = std::get_if<int>(&job)) return *status;
     const Json& state = std::get<Json>(job);
     if (job_has_ended(state)) {

@@ -27,6 +27,31 @@ JobAccounting job_accounting(const Job& job, std::span<const Attempt> attempts, 
   return a;
 }
 
+JobAccounting array_accounting(std::span<const Job> tasks, const std::map<JobId, std::vector<Attempt>>& attempts,
+                               TimePoint now) {
+  JobAccounting a;
+  if (tasks.empty()) return a;
+  std::optional<TimePoint> first_start;
+  std::optional<TimePoint> last_end;
+  bool all_ended = true;
+  for (const Job& task : tasks) {
+    const auto found = attempts.find(task.id);
+    const std::span<const Attempt> of_task = found == attempts.end() ? std::span<const Attempt>() : found->second;
+    const JobAccounting one = job_accounting(task, of_task, now);
+    a.goodput += one.goodput;
+    if (!a.cores) a.cores = one.cores;
+    if (task.started_at && (!first_start || *task.started_at < *first_start)) first_start = task.started_at;
+    if (!task.ended_at) all_ended = false;
+    if (task.ended_at && (!last_end || *task.ended_at > *last_end)) last_end = task.ended_at;
+  }
+  const TimePoint end = all_ended ? *last_end : now;
+  if (first_start) a.elapsed_s = seconds_between(*first_start, end);
+  a.wait_s = seconds_between(tasks.front().submitted_at, first_start.value_or(end));
+  a.nodes = tasks.front().spec.nodes;
+  a.core_hours = a.goodput.allocated_core_s / 3600.0;
+  return a;
+}
+
 Json to_json(const JobAccounting& a) {
   return {{"elapsed_s", a.elapsed_s ? Json(*a.elapsed_s) : Json(nullptr)},
           {"wait_s", a.wait_s},

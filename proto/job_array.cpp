@@ -55,6 +55,9 @@ void add_part(std::string_view part, std::vector<int>& out, int cap, const std::
 
 ArraySpec parse_array_spec(std::string_view text, int max_size, const std::string& field) {
   if (text.empty() || text.size() > 4096) throw InvalidInput(field, "must be 1 to 4096 characters, like \"0-99\", \"0-99:4\", \"1,5,9\" or \"0-99%4\"");
+  // No array has more tasks than there are indices, so a larger limit (INT_MAX: "none", for a spec
+  // already accepted) means that many; it also keeps the growth cap below from overflowing.
+  max_size = std::min(max_size, kMaxArrayIndex + 1);
   ArraySpec spec;
   if (const auto percent = text.find('%'); percent != std::string_view::npos) {
     const auto k = whole_number(text.substr(percent + 1));

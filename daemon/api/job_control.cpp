@@ -1,6 +1,9 @@
 // Hold, release, requeue and PATCH of a job (issue 17 item 3). Whoever may cancel a job may use
 // these on it; an admin's hold is released only by an admin, and an owner may only lower a job's
 // priority and shorten its time limit (as Slurm's scontrol lets users), an admin changes anything.
+#include <memory>
+#include <optional>
+
 #include "daemon/api.h"
 #include "daemon/api/call.h"
 #include "daemon/api/job_access.h"
@@ -33,43 +36,127 @@ JobSpec patched_spec(const JobSpec& spec, const Json& patch, bool admin) {
   return updated;
 }
 
-// The manager's answer as the API's: the job, or 409 / 403 saying why not.
-std::function<void(JobManager::ControlOutcome)> answer(ApiCall call, const Job& job, Json (Api::*render)(const Job&) const,
-                                                       const Api* api) {
-  return [call, job, render, api](JobManager::ControlOutcome outcome) {
-    const std::string name = "job " + std::to_string(job.id);
-    switch (outcome.result) {
-      case JobManager::ControlResult::done: return call.reply(200, (api->*render)(*outcome.job));
-      case JobManager::ControlResult::not_active:
-        return call.fail(409, "conflict", name + " already ended as " + to_string(job.state));
-      case JobManager::ControlResult::wrong_state: return call.fail(409, "conflict", name + " " + outcome.why);
-      case JobManager::ControlResult::forbidden: return call.fail(403, "forbidden", name + " " + outcome.why);
-    }
+// Why the manager refused, as the API's error: 409, or 403 for an admin's hold.
+Error refusal(const Job& job, const JobManager::ControlOutcome& outcome) {
+  const std::string name = "job " + job_ref_text(job);
+  switch (outcome.result) {
+    case JobManager::ControlResult::forbidden:
+      return Error::forbidden(name + " " + outcome.why);
+    case JobManager::ControlResult::not_active:
+      return Error::conflict(name + " already ended as " + to_string(job.state));
+    case JobManager::ControlResult::wrong_state:
+    case JobManager::ControlResult::done:
+      break;
+  }
+  return Error::conflict(name + " " + outcome.why);
+}
+
+// The manager's answer as the API's: the job, or the refusal.
+JobManager::ControlDone answer(ApiCall call, const Job& job, std::function<Json(const Job&)> render) {
+  return [call, job, render = std::move(render)](JobManager::ControlOutcome outcome) {
+    if (outcome.result == JobManager::ControlResult::done) return call.reply(200, render(*outcome.job));
+    call.fail(refusal(job, outcome));
   };
+}
+
+// "12" naming array job 12 (not "12_0", its first task): the whole array.
+bool names_whole_array(const ApiCall& call, const Job& job) {
+  return job.array_task && job.array_task->array_job == job.id && call.param("id").find('_') == std::string::npos;
+}
+
+// What a control of a whole array asks of one task. It may throw InvalidInput (a PATCH the task
+// cannot take), which is that task's refusal.
+using TaskControl = std::function<void(const Job& task, JobManager::ControlDone done)>;
+
+// An array's own id acts on each of its active tasks, as a cancel of the array does; the manager
+// decides which it applies to (a hold takes the pending tasks, a requeue the running ones). Each
+// task's change is its own transition; the call is answered once every task has answered: with the
+// array's first task, `array.<verb>_tasks` (how many changed) and `array.unchanged_tasks`, or, when
+// none changed, with a refusal: the first 400 (the caller's mistake), else the first task's 409/403.
+void control_array(ApiCall call, const JobManager& jobs, const Job& root, const std::string& verb,
+                   std::function<Json(const Job&)> render, const TaskControl& act) {
+  std::vector<Job> tasks;
+  for (JobId id = root.id; id < root.id + root.array_task->count; ++id) {
+    if (const Job* task = jobs.active_job(id)) tasks.push_back(*task);
+  }
+  if (tasks.empty())
+    return call.fail(Error::conflict("every task of array " + std::to_string(root.id) + " already ended"));
+  struct Tally {
+    std::size_t left = 0;
+    std::size_t changed = 0;
+    std::optional<Error> refused;
+  };
+  auto tally = std::make_shared<Tally>(Tally{tasks.size(), 0, std::nullopt});
+  const auto count = [call, tally, &jobs, root, verb, render, total = tasks.size()](std::optional<Error> refused) {
+    if (!refused) {
+      ++tally->changed;
+    } else if (!tally->refused ||
+               (refused->code == ErrorCode::invalid_input && tally->refused->code != ErrorCode::invalid_input)) {
+      tally->refused = std::move(refused);
+    }
+    if (--tally->left > 0) return;
+    if (tally->changed == 0) return call.fail(*tally->refused);
+    const Job* first = jobs.active_job(root.id);
+    Json body = render(first ? *first : root);
+    body["array"][verb + "_tasks"] = tally->changed;
+    body["array"]["unchanged_tasks"] = total - tally->changed;
+    call.reply(200, body);
+  };
+  for (const Job& task : tasks) {
+    try {
+      act(task, [task, count](JobManager::ControlOutcome outcome) {
+        count(outcome.result == JobManager::ControlResult::done ? std::nullopt : std::optional(refusal(task, outcome)));
+      });
+    } catch (const InvalidInput& e) {
+      count(Error::invalid_input(e.field(), "job " + job_ref_text(task) + ": " + e.message()));
+    }
+  }
+}
+
+// The call's job, or each active task of the array it names.
+void control(ApiCall call, const Job& job, const JobManager& jobs, const std::string& verb,
+             std::function<Json(const Job&)> render, const TaskControl& act) {
+  if (names_whole_array(call, job)) return control_array(call, jobs, job, verb, std::move(render), act);
+  act(job, answer(call, job, std::move(render)));
 }
 
 }  // namespace
 
+// Each handler acts on the job or task the path names ("12", "12_3"), or on every task of an array
+// named by its own id.
+
 void Api::hold_job(ApiCall call) {
-  with_job(call, call.id(), [this](ApiCall c, Job job) {
-    if (!can_cancel(c.who, job)) return c.forbid("hold job " + std::to_string(job.id));
-    jobs_.hold(job.id, acts_as_admin(c.who) ? Hold::admin : Hold::owner, answer(c, job, &Api::job_json, this),
-               audit_of(c, "job.held", {{"job_user", job.user}}));
+  with_job(call, [this](ApiCall c, Job job) {
+    if (!can_cancel(c.who, job)) return c.forbid("hold job " + job_ref_text(job));
+    const Hold by = acts_as_admin(c.who) ? Hold::admin : Hold::owner;
+    const TaskControl hold = [this, c, by](const Job& task, JobManager::ControlDone done) {
+      jobs_.hold(task.id, by, std::move(done), audit_of(c, "job.held", {{"job_user", task.user}}));
+    };
+    control(
+        c, job, jobs_, "held", [this](const Job& j) { return job_json(j); }, hold);
   });
 }
 
 void Api::release_job(ApiCall call) {
-  with_job(call, call.id(), [this](ApiCall c, Job job) {
-    if (!can_cancel(c.who, job)) return c.forbid("release job " + std::to_string(job.id));
-    jobs_.release(job.id, acts_as_admin(c.who) ? Hold::admin : Hold::owner, answer(c, job, &Api::job_json, this),
-                  audit_of(c, "job.released", {{"job_user", job.user}}));
+  with_job(call, [this](ApiCall c, Job job) {
+    if (!can_cancel(c.who, job)) return c.forbid("release job " + job_ref_text(job));
+    const Hold by = acts_as_admin(c.who) ? Hold::admin : Hold::owner;
+    const TaskControl release = [this, c, by](const Job& task, JobManager::ControlDone done) {
+      jobs_.release(task.id, by, std::move(done), audit_of(c, "job.released", {{"job_user", task.user}}));
+    };
+    control(
+        c, job, jobs_, "released", [this](const Job& j) { return job_json(j); }, release);
   });
 }
 
 void Api::requeue_job(ApiCall call) {
-  with_job(call, call.id(), [this](ApiCall c, Job job) {
-    if (!can_cancel(c.who, job)) return c.forbid("requeue job " + std::to_string(job.id));
-    jobs_.requeue_running(job.id, answer(c, job, &Api::job_json, this), audit_of(c, "job.requeued", {{"job_user", job.user}}));
+  with_job(call, [this](ApiCall c, Job job) {
+    if (!can_cancel(c.who, job)) return c.forbid("requeue job " + job_ref_text(job));
+    const TaskControl requeue = [this, c](const Job& task, JobManager::ControlDone done) {
+      jobs_.requeue_running(task.id, std::move(done), audit_of(c, "job.requeued", {{"job_user", task.user}}));
+    };
+    control(
+        c, job, jobs_, "requeued", [this](const Job& j) { return job_json(j); }, requeue);
   });
 }
 
@@ -80,12 +167,17 @@ void Api::update_job(ApiCall call) {
   } catch (const InvalidInput& e) {
     return call.invalid_body(e);
   }
-  with_job(call, call.id(), [this, patch](ApiCall c, Job job) {
-    if (!can_cancel(c.who, job)) return c.forbid("change job " + std::to_string(job.id));
+  with_job(call, [this, patch](ApiCall c, Job job) {
+    if (!can_cancel(c.who, job)) return c.forbid("change job " + job_ref_text(job));
+    const bool admin = acts_as_admin(c.who);
+    // Each task is checked against its own spec: tasks changed one by one may differ.
+    const TaskControl update = [this, c, patch, admin](const Job& task, JobManager::ControlDone done) {
+      jobs_.update(task.id, patched_spec(task.spec, patch, admin), std::move(done),
+                   audit_of(c, "job.updated", {{"job_user", task.user}, {"changed", patch}}));
+    };
     try {
-      JobSpec spec = patched_spec(job.spec, patch, acts_as_admin(c.who));
-      jobs_.update(job.id, std::move(spec), answer(c, job, &Api::job_json, this),
-                   audit_of(c, "job.updated", {{"job_user", job.user}, {"changed", patch}}));
+      control(
+          c, job, jobs_, "updated", [this](const Job& j) { return job_json(j); }, update);
     } catch (const InvalidInput& e) {
       c.invalid(e);
     }

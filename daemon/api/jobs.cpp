@@ -50,15 +50,20 @@ JobId tasks_end(store::Store& store, JobId array) {
   return array + root->array_task->count;
 }
 
-// An array's tasks counted by state, as stored (store thread); the live ones are corrected by the caller.
-std::map<std::string, int> task_states(store::Store& store, const ArrayTask& task) {
+// An array's tasks as stored (store thread).
+std::vector<Job> array_tasks(store::Store& store, const ArrayTask& task) {
   store::JobQuery query;
   query.before_id = task.array_job + task.count;
   query.limit = task.count;
+  std::vector<Job> tasks = store.jobs(query);
+  std::erase_if(tasks, [&](const Job& j) { return !j.array_task || j.array_task->array_job != task.array_job; });
+  return tasks;
+}
+
+// An array's tasks counted by state.
+std::map<std::string, int> task_states(const std::vector<Job>& tasks) {
   std::map<std::string, int> counts;
-  for (const Job& j : store.jobs(query)) {
-    if (j.array_task && j.array_task->array_job == task.array_job) ++counts[to_string(j.state)];
-  }
+  for (const Job& j : tasks) ++counts[to_string(j.state)];
   return counts;
 }
 
@@ -225,41 +230,54 @@ void Api::list_jobs(ApiCall call) {
         if (more) next_before = array || !found.back().array_task ? found.back().id
                                                                   : std::min(found.back().id, found.back().array_task->array_job);
         if (array) std::erase_if(found, [&](const Job& j) { return !j.array_task || j.array_task->array_job != *array; });
-        // Without ?array=, each array in the page is one row, with its tasks counted by state.
-        std::map<JobId, std::map<std::string, int>> counts;
+        // Without ?array=, each array in the page is one row: its tasks counted by state, their use summed.
+        std::map<JobId, std::vector<Job>> tasks;
         if (!array) {
           for (const Job& j : found) {
-            if (j.array_task && !counts.contains(j.array_task->array_job)) {
-              counts[j.array_task->array_job] = task_states(store, *j.array_task);
+            if (j.array_task && !tasks.contains(j.array_task->array_job)) {
+              tasks[j.array_task->array_job] = array_tasks(store, *j.array_task);
             }
           }
         }
-        // Every row's attempts in one query (a folded array row shows none).
-        std::vector<JobId> unfolded;
+        // Every row's attempts, and every task's of a folded array, in one query.
+        std::vector<JobId> with_attempts;
         for (const auto& job : found) {
-          if (array || !job.array_task) unfolded.push_back(job.id);
+          if (array || !job.array_task) with_attempts.push_back(job.id);
+        }
+        for (const auto& [array_job, of_array] : tasks) {
+          for (const Job& task : of_array) with_attempts.push_back(task.id);
         }
         std::map<JobId, std::vector<Attempt>> attempts;
-        for (Attempt& a : store.attempts_of_jobs(unfolded)) attempts[a.job_id].push_back(std::move(a));
-        return std::function<void()>([this, call, array, next_before, found = std::move(found), counts = std::move(counts),
-                                      attempts = std::move(attempts)]() mutable {
-          Json list = Json::array();
-          std::set<JobId> folded;
-          for (std::size_t i = 0; i < found.size(); ++i) {
-            const Job* active = jobs_.active_job(found[i].id);
-            const Job& job = active ? *active : found[i];
-            if (!array && job.array_task) {
-              if (!folded.insert(job.array_task->array_job).second) continue;
-              list.push_back(array_row(job, counts.at(job.array_task->array_job)));
-              continue;
-            }
-            // Running attempts are fresher in memory than in the store.
-            std::vector<Attempt>& of_job = attempts[job.id];
+        for (Attempt& a : store.attempts_of_jobs(with_attempts)) attempts[a.job_id].push_back(std::move(a));
+        return std::function<void()>([this, call, array, next_before, found = std::move(found),
+                                      tasks = std::move(tasks), attempts = std::move(attempts)]() mutable {
+          const TimePoint now = clock_.system_now();
+          // Live jobs and running attempts are fresher in memory than in the store.
+          const auto fresh = [this](const Job& stored) -> const Job& {
+            const Job* active = jobs_.active_job(stored.id);
+            return active ? *active : stored;
+          };
+          for (auto& [job_id, of_job] : attempts) {
             for (auto& a : of_job) {
               if (auto running = jobs_.active_attempt(a.id)) a = *running;
             }
+          }
+          Json list = Json::array();
+          std::set<JobId> folded;
+          for (const Job& stored : found) {
+            const Job& job = fresh(stored);
+            if (!array && job.array_task) {
+              const JobId array_job = job.array_task->array_job;
+              if (!folded.insert(array_job).second) continue;
+              std::vector<Job> of_array;
+              for (const Job& task : tasks.at(array_job)) of_array.push_back(fresh(task));
+              Json row = array_row(job, task_states(of_array));
+              row["accounting"] = to_json(array_accounting(of_array, attempts, now));
+              list.push_back(std::move(row));
+              continue;
+            }
             Json item = job_json(job);
-            item["accounting"] = to_json(job_accounting(job, of_job, clock_.system_now()));
+            item["accounting"] = to_json(job_accounting(job, attempts[job.id], now));
             list.push_back(std::move(item));
           }
           const Json next = next_before ? Json(page_cursor(call.request, "jobs", std::to_string(*next_before))) : Json(nullptr);

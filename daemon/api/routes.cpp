@@ -32,15 +32,16 @@ const std::vector<Route>& api_routes() {
        &Api::cancel_job},
       {"POST", "/v1/jobs/{id}/hold", A::submit_jobs, "hold jobs", "", "Job", 200,
        "Hold a pending job: it keeps its place but is never scheduled until released (an admin's hold only an admin "
-       "releases)", {}, &Api::hold_job},
+       "releases); an array's id holds all its pending tasks, ID_N one task", {}, &Api::hold_job},
       {"POST", "/v1/jobs/{id}/release", A::submit_jobs, "release jobs", "", "Job", 200,
-       "Release a held job to the queue", {}, &Api::release_job},
+       "Release a held job to the queue; an array's id releases all its held tasks, ID_N one task", {}, &Api::release_job},
       {"POST", "/v1/jobs/{id}/requeue", A::submit_jobs, "requeue jobs", "", "Job", 200,
-       "Stop a running job without using an attempt and queue it again (a simulated job checkpoints first)", {},
+       "Stop a running job without using an attempt and queue it again (a simulated job checkpoints first); an array's "
+       "id requeues all its running tasks, ID_N one task", {},
        &Api::requeue_job},
       {"PATCH", "/v1/jobs/{id}", A::submit_jobs, "change jobs", "JobPatch", "Job", 200,
        "Change a pending job's priority, timeout_s or nodes (an owner only lowers priority and shortens the time "
-       "limit; an admin anything), validated as a submission", {}, &Api::update_job},
+       "limit; an admin anything), validated as a submission; an array's id changes all its pending tasks, ID_N one task", {}, &Api::update_job},
       {"GET", "/v1/jobs/{id}/attempts", A::use_api, "read jobs", "", "AttemptList", 200,
        "The job's attempts with nodes, exit code, failure class and reason", {}, &Api::job_attempts},
       {"GET", "/v1/jobs/{id}/attempts/{n}/provenance", A::use_api, "read jobs", "", "Provenance", 200,

@@ -78,7 +78,10 @@ const char* const kJsonSchemas = R"json({
       "array": {"type": "object", "description": "a task of a job array; a folded list row has counts (tasks by state) and no task_id",
         "properties": {"job_id": {"type": "integer"}, "task_id": {"type": "integer"}, "task_count": {"type": "integer"},
                        "limit": {"type": "integer"}, "counts": {"type": "object", "additionalProperties": {"type": "integer"}},
-                       "cancelled_tasks": {"type": "integer"}}}}
+                       "cancelled_tasks": {"type": "integer"}, "held_tasks": {"type": "integer"},
+                       "released_tasks": {"type": "integer"}, "requeued_tasks": {"type": "integer"},
+                       "updated_tasks": {"type": "integer"},
+                       "unchanged_tasks": {"type": "integer", "description": "an array's hold, release, requeue or update: its active tasks it did not change"}}}}
   },
   "JobState": {"enum": ["PENDING", "STARTING", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED"]},
   "JobAccounting": {"type": "object", "required": ["elapsed_s", "wait_s", "nodes", "cores", "core_hours", "goodput"],

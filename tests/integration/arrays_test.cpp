@@ -107,6 +107,49 @@ TEST_F(Arrays, AnArrayIsCancelledWholeOrOneTaskAtATime) {
   cluster.wait_job_state(id + 1, "CANCELLED", 30s);
 }
 
+// Hold and release name tasks as ID_N, and an array's own id acts on all its tasks: an array
+// submitted held is released whole by its id, not only its first task.
+TEST_F(Arrays, AHeldArrayIsReleasedByItsIdAndOneTaskIsHeldAndReleasedAsIdN) {
+  const std::string ran = cluster.shared_dir() + "/ran";
+  Json held = command_job("held-sweep", "echo $TRAINYARD_ARRAY_TASK_ID >> " + ran);
+  held["array"] = "0-3";
+  held["hold"] = true;
+  const auto id = cluster.submit(held);
+  const auto one = cluster.api("POST", path(id) + "_1/release");
+  ASSERT_EQ(one.status, 200) << one.body.dump();
+  EXPECT_EQ(one.body["id"], id + 1);
+  cluster.wait_job_state(id + 1, "SUCCEEDED", 30s);
+  for (const Json& task : tasks(id)) {
+    if (task["id"] == id + 1) continue;
+    EXPECT_EQ(task["state"], "PENDING") << task.dump();
+    EXPECT_TRUE(task.contains("held_by")) << task.dump();
+  }
+  EXPECT_EQ(read_file(ran), "1\n");
+
+  const auto all = cluster.api("POST", path(id) + "/release");
+  ASSERT_EQ(all.status, 200) << all.body.dump();
+  EXPECT_EQ(all.body["array"]["released_tasks"], 3);
+  for (std::int64_t task = id; task < id + 4; ++task) cluster.wait_job_state(task, "SUCCEEDED", 30s);
+  std::istringstream lines(read_file(ran));
+  std::multiset<int> indices;
+  for (int index = 0; lines >> index;) indices.insert(index);
+  EXPECT_EQ(indices, (std::multiset<int>{0, 1, 2, 3})) << "every task ran once";
+
+  // One task of a running array held: the others run, it waits until released.
+  Json sweep = command_job("one-at-a-time", "sleep 0.3");
+  sweep["array"] = "0-2%1";
+  const auto other = cluster.submit(sweep);
+  const auto hold = cluster.api("POST", path(other) + "_2/hold");
+  ASSERT_EQ(hold.status, 200) << hold.body.dump();
+  EXPECT_EQ(hold.body["held_by"], "admin");
+  cluster.wait_job_state(other + 1, "SUCCEEDED", 30s);
+  const auto waiting = cluster.api("GET", path(other) + "_2");
+  EXPECT_EQ(waiting.body["state"], "PENDING") << waiting.body.dump();
+  EXPECT_EQ(waiting.body["pending_reason"]["code"], "held") << waiting.body.dump();
+  ASSERT_EQ(cluster.api("POST", path(other) + "_2/release").status, 200);
+  cluster.wait_job_state(other + 2, "SUCCEEDED", 30s);
+}
+
 TEST_F(Arrays, TooLargeAnArrayIsRefusedNamingTheLimit) {
   Json spec = command_job("huge", "true");
   spec["array"] = "0-50";

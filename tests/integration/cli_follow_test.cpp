@@ -82,6 +82,29 @@ TEST_F(CliFollow, HistoryFiltersFinishedJobsAndReportsTheirAccounting) {
   EXPECT_NE(output.find("--since"), std::string::npos) << output;
 }
 
+// The CLI names array tasks as ID_N and an array by its id (issue 17 items 1-2): release of one
+// task, then of the rest by the array's id; the history shows the array as one row and, with
+// --array, its tasks.
+TEST_F(CliFollow, ArraysAreReleasedByTaskOrWholeAndFoldedInTheHistory) {
+  Json sweep = command_job("sweep", "exit 0");
+  sweep["array"] = "0-1";
+  sweep["hold"] = true;
+  const auto id = cluster.submit(sweep);
+  const std::string array = std::to_string(id);
+  ASSERT_EQ(cli("release " + array + "_1"), 0) << output;
+  EXPECT_EQ(output.rfind("Job " + array + "_1 released", 0), 0u) << output;
+  cluster.wait_job_state(id + 1, "SUCCEEDED", 20s);
+  EXPECT_EQ(cluster.api("GET", "/v1/jobs/" + array).body["state"], "PENDING") << "task 0 is still held";
+  ASSERT_EQ(cli("release " + array), 0) << output;
+  EXPECT_EQ(output, "Array job " + array + ": 1 task released, 0 unchanged") << output;  // read_text trims
+  cluster.wait_job_state(id, "SUCCEEDED", 20s);
+
+  ASSERT_EQ(cli("history --csv --format id,state"), 0) << output;
+  EXPECT_EQ(output, "id,state\n" + array + "_[0-1],SUCCEEDED") << output;
+  ASSERT_EQ(cli("history --array " + array + " --csv --format id,state"), 0) << output;
+  EXPECT_EQ(output, "id,state\n" + array + "_1,SUCCEEDED\n" + array + "_0,SUCCEEDED") << output;
+}
+
 TEST_F(CliFollow, SubmitWaitExitsWithTheJobsExitCode) {
   EXPECT_EQ(cli("submit --wait -- /bin/sh -c 'exit 0'"), 0) << output;
   EXPECT_NE(output.find("SUCCEEDED"), std::string::npos) << output;

@@ -9,7 +9,11 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
 
+#include "agent/command_run.h"
 #include "proto/time.h"
 
 namespace trainyard::agent {
@@ -88,8 +92,12 @@ class FakeTimers final : public Timers {
   };
 
   ~FakeTimers() override {
-    // A fired-never callback may hold its own timer: break that cycle.
-    for (auto& p : pending_) p->fire = nullptr;
+    // A fired-never callback may hold its own timer: break that cycle. Swapped out first, because
+    // destroying the callback destroys that timer, whose cancel() empties the same slot.
+    for (auto& p : pending_) {
+      std::function<void()> fire;
+      fire.swap(p->fire);
+    }
   }
 
   std::unique_ptr<Timer> make() override { return std::make_unique<FakeTimer>(*this); }
@@ -424,6 +432,91 @@ TEST_F(AgentTest, ACheckpointingKillSavesThenTerminatesThenKills) {
   EXPECT_EQ(run.kills, 0);
   timers_.advance(milliseconds(2000));
   EXPECT_EQ(run.kills, 1);
+}
+
+// Command runs as real processes (agent/command_run.h), for what only a process shows: the
+// signals it gets. The timers stay fake, so the grace ends when the test says.
+class ProcessWorkloads final : public Workloads {
+ public:
+  ProcessWorkloads(boost::asio::io_context& io, const std::filesystem::path& registry_dir)
+      : io_(io), processes_(registry_dir.string()) {}
+  std::unique_ptr<AttemptRun> start_run(const LaunchMsg& launch, const std::string& attempt_dir, int,
+                                        ExitCallback on_exit) override {
+    return std::make_unique<CommandRun>(launch, attempt_dir, std::nullopt, processes_, io_, std::move(on_exit));
+  }
+  std::unique_ptr<HealthTask> start_health_check(const HealthCheckMsg&, HealthTask::Done) override {
+    ADD_FAILURE() << "no health checks in these tests";
+    return nullptr;
+  }
+
+ private:
+  boost::asio::io_context& io_;
+  ProcessRegistry processes_;
+};
+
+class AgentProcessTest : public AgentTest {
+ protected:
+  AgentProcessTest() : processes_(io_, work_dir_ / "registry") {
+    AgentConfig config;
+    config.servers = {"http://daemon-a:8080"};
+    config.name = "node-a";
+    config.join_token = "join-secret";
+    config.work_dir = work_dir_.string();
+    agent_ = std::make_unique<Agent>(io_, config, device_, AgentDeps{links_, processes_, timers_});
+  }
+  // The agent's runs use the workloads' process registry: they go first.
+  ~AgentProcessTest() override {
+    agent_.reset();
+    settle();
+  }
+  std::string signals() const {
+    std::ifstream in(work_dir_ / "signals");
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+  // Runs the agent's I/O until `done` holds (the process acts on its own time), at most 10 s.
+  bool wait_for(const std::function<bool()>& done) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!done()) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      settle();
+      std::this_thread::sleep_for(milliseconds(10));
+    }
+    return true;
+  }
+
+  ProcessWorkloads processes_;
+};
+
+// Preemption of a command job (issue 17 item 4): SIGUSR1 to ask for a checkpoint, with
+// TRAINYARD_PREEMPT_GRACE_S in its environment saying how long it has; SIGTERM only once that grace
+// has passed.
+TEST_F(AgentProcessTest, ACheckpointingKillOfACommandSendsSigusr1ThenSigtermAfterTheGrace) {
+  FakeLink& link = connected();
+  LaunchMsg launch = command_launch(7);
+  launch.preempt_grace_ms = 7000;
+  launch.checkpoint_dir = (work_dir_ / "checkpoints").string();
+  launch.command.env = {{"SIGNALS", (work_dir_ / "signals").string()}};
+  launch.command.argv = {"/bin/sh", "-c",
+                         "trap 'echo USR1 >> \"$SIGNALS\"' USR1\n"
+                         "trap 'echo TERM >> \"$SIGNALS\"; exit 0' TERM\n"
+                         "echo \"ready grace=$TRAINYARD_PREEMPT_GRACE_S\" >> \"$SIGNALS\"\n"
+                         "while :; do sleep 0.05; done"};
+  link.deliver(launch);
+  ASSERT_TRUE(wait_for([&] { return !signals().empty(); })) << "the command never started";
+  EXPECT_EQ(signals(), "ready grace=7\n");
+
+  link.deliver(KillMsg{7, "preempted", 7000, true});
+  ASSERT_TRUE(wait_for([&] { return signals().find("USR1") != std::string::npos; })) << "no SIGUSR1";
+  EXPECT_EQ(signals(), "ready grace=7\nUSR1\n") << "only SIGUSR1 within the grace";
+  timers_.advance(milliseconds(6999));
+  EXPECT_EQ(signals(), "ready grace=7\nUSR1\n");
+
+  timers_.advance(milliseconds(1));
+  ASSERT_TRUE(wait_for([&] { return !link.sent_of<AttemptExitedMsg>().empty(); })) << "it never exited";
+  EXPECT_EQ(signals(), "ready grace=7\nUSR1\nTERM\n");
+  EXPECT_EQ(link.sent_of<AttemptExitedMsg>()[0].exit_code, 0) << "its TERM trap exited cleanly, not killed";
 }
 
 TEST_F(AgentTest, ARunThatExitsWithinTheGraceIsNotKilled) {

@@ -43,6 +43,17 @@ TEST(CommandEnvironment, PassesOnlyAllowListedAgentVariablesPlusTheJobsOwn) {
   }
 }
 
+// How long a command has after SIGUSR1 (a requeue or preemption asking for a checkpoint) to save
+// and exit, in whole seconds.
+TEST(CommandEnvironment, TellsTheProcessItsPreemptionGrace) {
+  std::vector<char*> no_environment{nullptr};
+  LaunchMsg launch;
+  launch.preempt_grace_ms = 30'000;
+  EXPECT_EQ(command_environment(launch, {}, no_environment.data()).at("TRAINYARD_PREEMPT_GRACE_S"), "30");
+  launch.preempt_grace_ms = 2'500;
+  EXPECT_EQ(command_environment(launch, {}, no_environment.data()).at("TRAINYARD_PREEMPT_GRACE_S"), "2");
+}
+
 TEST(CommandEnvironment, NamesTheJobsAccountNotTheAgents) {
   std::string home = "HOME=/root", user = "USER=root";
   std::vector<char*> environ_like{home.data(), user.data(), nullptr};

@@ -134,8 +134,8 @@ TEST(CommandLine, Jobs) {
 }
 
 TEST(CommandLine, JobAndCancelTakeOneId) {
-  EXPECT_EQ(parsed<ShowJob>({"job", "42"}).id, 42);
-  EXPECT_EQ(parsed<CancelJob>({"cancel", "7"}).id, 7);
+  EXPECT_EQ(parsed<ShowJob>({"job", "42"}).job, (JobTarget{42}));
+  EXPECT_EQ(parsed<CancelJob>({"cancel", "7"}).job, (JobTarget{7}));
   EXPECT_EQ(parsed<CancelJob>({"cancel", "7_3"}), (CancelJob{7, 3}));
   EXPECT_EQ(rejected({"cancel", "7_x"}), "ID");
   EXPECT_EQ(parsed<ListJobs>({"jobs", "--array", "12"}).array, 12);
@@ -150,13 +150,40 @@ TEST(CommandLine, UpdateNeedsSomethingToChange) {
   EXPECT_EQ(parsed<UpdateJob>({"update", "7", "--timeout-s", "60"}).changes, Json({{"timeout_s", 60}}));
   EXPECT_EQ(rejected({"update", "7"}), "--priority");
   EXPECT_EQ(rejected({"update", "7", "--priority", "x"}), "--priority");
-  EXPECT_EQ(parsed<HoldJob>({"hold", "3"}).id, 3);
+  EXPECT_EQ(parsed<HoldJob>({"hold", "3"}).job, (JobTarget{3}));
   EXPECT_EQ(rejected({"requeue"}), "ID");
 }
 
+// Every command that names one job takes an array task as ID_N, as cancel does, and asks the
+// daemon for it by that name; the array's own id names the whole array.
+TEST(CommandLine, EveryJobCommandTakesAnArrayTask) {
+  const JobTarget task{12, 3};
+  EXPECT_EQ(parsed<ShowJob>({"job", "12_3"}).job, task);
+  EXPECT_EQ(parsed<ShowLogs>({"logs", "12_3"}).job, task);
+  EXPECT_EQ(parsed<ShowMetrics>({"metrics", "12_3"}).job, task);
+  EXPECT_EQ(parsed<HoldJob>({"hold", "12_3"}).job, task);
+  EXPECT_EQ(parsed<ReleaseJob>({"release", "12_3"}).job, task);
+  EXPECT_EQ(parsed<RequeueJob>({"requeue", "12_3"}).job, task);
+  EXPECT_EQ(parsed<UpdateJob>({"update", "12_3", "--priority", "1"}).job, task);
+  EXPECT_EQ(parsed<DiffProvenance>({"diff", "12_3/2", "12_4"}).a, (AttemptRef{task, 2}));
+  const auto target_of = [](const auto& command) { return command.requests({}).at(0).target; };
+  EXPECT_EQ(target_of(parsed<ShowJob>({"job", "12_3"})), "/v1/jobs/12_3");
+  EXPECT_EQ(target_of(parsed<ShowLogs>({"logs", "12_3"})), "/v1/jobs/12_3/logs");
+  EXPECT_EQ(target_of(parsed<ShowMetrics>({"metrics", "12_3"})), "/v1/jobs/12_3/metrics?max_points=50");
+  EXPECT_EQ(target_of(parsed<HoldJob>({"hold", "12_3"})), "/v1/jobs/12_3/hold");
+  EXPECT_EQ(target_of(parsed<ReleaseJob>({"release", "12"})), "/v1/jobs/12/release");
+  EXPECT_EQ(target_of(parsed<RequeueJob>({"requeue", "12_3"})), "/v1/jobs/12_3/requeue");
+  EXPECT_EQ(target_of(parsed<UpdateJob>({"update", "12_3", "--priority", "1"})), "/v1/jobs/12_3");
+  for (const char* command : {"job", "logs", "metrics", "hold", "release", "requeue"}) {
+    EXPECT_EQ(rejected({command, "12_x"}), "ID") << command;
+    EXPECT_EQ(rejected({command, "0_1"}), "ID") << command;
+  }
+}
+
 TEST(CommandLine, Logs) {
-  EXPECT_EQ(parsed<ShowLogs>({"logs", "3"}), (ShowLogs{3, std::nullopt, std::nullopt, std::nullopt}));
-  EXPECT_EQ(parsed<ShowLogs>({"logs", "3", "--rank", "1", "--tail=4096", "--attempt", "2"}), (ShowLogs{3, 1, 4096, 2}));
+  EXPECT_EQ(parsed<ShowLogs>({"logs", "3"}), (ShowLogs{{3}, std::nullopt, std::nullopt, std::nullopt}));
+  EXPECT_EQ(parsed<ShowLogs>({"logs", "3", "--rank", "1", "--tail=4096", "--attempt", "2"}),
+            (ShowLogs{{3}, 1, 4096, 2}));
   EXPECT_EQ(rejected({"logs", "3", "--rank", "-1"}), "--rank");
   EXPECT_EQ(rejected({"logs", "3", "--tail", "0"}), "--tail");
   EXPECT_EQ(rejected({"logs", "3", "--attempt", "0"}), "--attempt");

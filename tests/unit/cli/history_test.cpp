@@ -77,6 +77,27 @@ TEST(HistoryFormat, ColumnsAsAskedForWithAbsentValuesAsDashes) {
             "6    CANCELLED   -          00:00:05   -       0.00         -      -       100.0%\n");
 }
 
+// A folded array is named as `jobs` names it, and its row carries the tasks' summed accounting.
+TEST(HistoryFormat, AnArrayRowAndItsTasksAreNamedAsTheJobListNamesThem) {
+  const Json rows = Json::array({
+      {{"id", 12},
+       {"state", "SUCCEEDED"},
+       {"spec", {{"array", "0-3%2"}}},
+       {"array", {{"job_id", 12}, {"task_count", 4}, {"counts", {{"SUCCEEDED", 4}}}}},
+       {"accounting",
+        {{"elapsed_s", 7200}, {"wait_s", 30}, {"nodes", 1}, {"cores", 2}, {"core_hours", 6.5}, {"goodput", 0.8}}}},
+      {{"id", 14},
+       {"state", "SUCCEEDED"},
+       {"array", {{"job_id", 12}, {"task_id", 2}, {"task_count", 4}}},
+       {"accounting",
+        {{"elapsed_s", 1800}, {"wait_s", 3630}, {"nodes", 1}, {"cores", 2}, {"core_hours", 1}, {"goodput", 0.8}}}},
+  });
+  EXPECT_EQ(history_table(rows, parse_history_columns("id,elapsed,wait,corehours")),
+            "ID           ELAPSED    WAIT       CORE_HOURS\n"
+            "12_[0-3%2]   02:00:00   00:00:30   6.50\n"
+            "12_2         00:30:00   01:00:30   1.00\n");
+}
+
 TEST(HistoryFormat, CsvHasAHeaderLineAndQuotedCells) {
   EXPECT_EQ(history_csv(kJobs, parse_history_columns("id,name,elapsed")),
             "id,name,elapsed\n7,\"train, big\",01:02:03\n6,never-ran,-\n");
@@ -107,6 +128,12 @@ TEST(HistoryCommand, AsksForFinishedJobsByDefaultAndPassesTheFilters) {
             "/v1/jobs?state=FAILED%2CCANCELLED&since=1d&until=2026-11-24&user=bob&limit=5");
 }
 
+TEST(HistoryCommand, ArrayListsTheTasksOfOneArray) {
+  EXPECT_EQ(history_of({"history", "--array", "12"}).array, 12);
+  EXPECT_EQ(history_of({"history", "--array", "12", "--limit", "50"}).requests({}).at(0).target,
+            "/v1/jobs?state=SUCCEEDED%2CFAILED%2CCANCELLED&limit=50&array=12");
+}
+
 TEST(HistoryCommand, BadValuesNameTheirFlag) {
   const auto rejected = [](const std::vector<std::string>& args) {
     try {
@@ -121,6 +148,7 @@ TEST(HistoryCommand, BadValuesNameTheirFlag) {
   EXPECT_EQ(rejected({"history", "--state", "FAILED,DONE"}), "--state");
   EXPECT_EQ(rejected({"history", "--format", "id,nope"}), "--format");
   EXPECT_EQ(rejected({"history", "--limit", "0"}), "--limit");
+  EXPECT_EQ(rejected({"history", "--array", "12_3"}), "--array");
 }
 
 }  // namespace

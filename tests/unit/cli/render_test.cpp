@@ -201,8 +201,21 @@ TEST(Render, PendingJobShowsWhyAndWhere) {
   EXPECT_NE(out.find("\nAttempts: none\n"), std::string::npos) << out;
 }
 
+// A task answers as a job; an array's own id answers with how many of its tasks changed.
+TEST(Render, ControlsOfATaskAndOfAWholeArray) {
+  const Json held_task = {{"id", 15}, {"state", "PENDING"}, {"pending_reason", {{"message", "held by its owner"}}}};
+  EXPECT_EQ(render({"hold", "12_3"}, {held_task}), "Job 12_3 held (PENDING: held by its owner)\n");
+  const Json released = {{"id", 12}, {"state", "PENDING"}, {"array", {{"released_tasks", 3}, {"unchanged_tasks", 1}}}};
+  EXPECT_EQ(render({"release", "12"}, {released}), "Array job 12: 3 tasks released, 1 unchanged\n");
+  const Json updated = {{"id", 12}, {"state", "PENDING"}, {"array", {{"updated_tasks", 1}, {"unchanged_tasks", 0}}}};
+  EXPECT_EQ(render({"update", "12", "--priority", "1"}, {updated}), "Array job 12: 1 task updated, 0 unchanged\n");
+  const Json requeued = {{"id", 12}, {"state", "RUNNING"}, {"array", {{"requeued_tasks", 2}, {"unchanged_tasks", 2}}}};
+  EXPECT_EQ(render({"requeue", "12"}, {requeued}), "Requeue requested for 2 tasks of array job 12\n");
+  EXPECT_EQ(render({"requeue", "12_3"}, {held_task}), "Requeue requested for job 12_3\n");
+}
+
 TEST(Render, JobJsonCombinesBothReplies) {
-  const Command cmd = ShowJob{42};
+  const Command cmd = ShowJob{{42}};
   const Json attempts = {{"attempts", {{{"id", 7}}}}};
   EXPECT_EQ(render_json(cmd, {running_job(), attempts}), (Json{{"job", running_job()}, {"attempts", {{{"id", 7}}}}}));
   EXPECT_EQ(render_json(ListNodes{}, {Json{{"nodes", Json::array()}}}), (Json{{"nodes", Json::array()}}));

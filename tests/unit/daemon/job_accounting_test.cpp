@@ -67,5 +67,54 @@ TEST(JobAccounting, AWholeNodeJobCountsTheCoresItsNewestAttemptGot) {
   EXPECT_DOUBLE_EQ(a.core_hours, 32);
 }
 
+// A job array's history row (issue 17 item 2): three tasks submitted together at 0.
+Job task_of_array(JobId id, std::optional<double> started, std::optional<double> ended) {
+  Job j = job_submitted_at(0, 1, 4);
+  j.id = id;
+  if (started) j.started_at = at_s(*started);
+  if (ended) j.ended_at = at_s(*ended);
+  return j;
+}
+
+TEST(ArrayAccounting, SumsTheTasksUseAndSpansFirstStartToLastEnd) {
+  // Task 11 retried once: both its attempts count.
+  const std::vector<Job> tasks = {task_of_array(10, 30, 130), task_of_array(11, 40, 400), task_of_array(12, 200, 260)};
+  std::map<JobId, std::vector<Attempt>> attempts;
+  attempts[10] = {ran(30, 130, 1, 4)};
+  attempts[11] = {ran(40, 100, 1, 4), ran(100, 400, 1, 4)};
+  attempts[12] = {ran(200, 260, 1, 4)};
+  const JobAccounting a = array_accounting(tasks, attempts, at_s(99'999));
+  ASSERT_TRUE(a.elapsed_s);
+  EXPECT_DOUBLE_EQ(*a.elapsed_s, 400 - 30);
+  EXPECT_DOUBLE_EQ(a.wait_s, 30) << "until the first task started";
+  EXPECT_EQ(a.nodes, 1);
+  EXPECT_EQ(a.cores, 4) << "one task's shape";
+  EXPECT_DOUBLE_EQ(a.goodput.allocated_core_s, 4 * (100 + 60 + 300 + 60));
+  EXPECT_DOUBLE_EQ(a.core_hours, 4 * 520 / 3600.0);
+  Goodput summed;
+  for (const Job& t : tasks) summed += job_accounting(t, attempts[t.id], at_s(99'999)).goodput;
+  EXPECT_DOUBLE_EQ(a.goodput.productive_core_s, summed.productive_core_s);
+  EXPECT_DOUBLE_EQ(a.goodput.ratio(), summed.ratio());
+}
+
+TEST(ArrayAccounting, WhileATaskHasNotEndedTheArrayRunsUntilNow) {
+  const std::vector<Job> tasks = {task_of_array(10, 30, 130), task_of_array(11, std::nullopt, std::nullopt)};
+  std::map<JobId, std::vector<Attempt>> attempts;
+  attempts[10] = {ran(30, 130, 1, 4)};
+  const JobAccounting a = array_accounting(tasks, attempts, at_s(500));
+  EXPECT_DOUBLE_EQ(*a.elapsed_s, 500 - 30);
+  EXPECT_DOUBLE_EQ(a.wait_s, 30);
+  EXPECT_DOUBLE_EQ(a.core_hours, 4 * 100 / 3600.0);
+}
+
+TEST(ArrayAccounting, AnArrayCancelledBeforeAnyTaskStartedWaitedUntilItsLastEnd) {
+  const std::vector<Job> tasks = {task_of_array(10, std::nullopt, 50), task_of_array(11, std::nullopt, 70)};
+  const JobAccounting a = array_accounting(tasks, {}, at_s(1000));
+  EXPECT_FALSE(a.elapsed_s);
+  EXPECT_DOUBLE_EQ(a.wait_s, 70);
+  EXPECT_DOUBLE_EQ(a.core_hours, 0);
+  EXPECT_EQ(a.cores, 4);
+}
+
 }  // namespace
 }  // namespace trainyard::daemon

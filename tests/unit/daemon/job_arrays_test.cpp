@@ -1,6 +1,8 @@
 // Job arrays and dependencies in the job manager, over fake agents and time (issue 17 items 1-2).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "proto/errors.h"
 #include "tests/unit/daemon/harness.h"
 
@@ -104,6 +106,40 @@ TEST(Dependencies, OneThatCanNeverBeMetCancelsTheJobAndItsDependents) {
   // afterany is met by a cancelled job: it runs.
   ASSERT_EQ(launches_of(c).size(), 2u);
   EXPECT_EQ(launches_of(c)[1].job_id, d.id);
+}
+
+// aftercorr pairs tasks by index: task N of B starts once task N of A succeeded, not after all of A.
+TEST(Dependencies, AftercorrStartsTaskNAfterTaskNOfTheOtherArray) {
+  Cluster c;
+  c.connect("n1", 8);
+  const Job a = c.submit(one_core("0-2"));
+  JobSpec corr = one_core("0-2");
+  corr.depends_on = {{a.id, DependencyCondition::aftercorr}};
+  const Job b = c.submit(corr);
+  const std::vector<LaunchMsg> of_a = launches_of(c);
+  ASSERT_EQ(of_a.size(), 3u) << "only A's tasks run";
+  const auto launch_of = [&](JobId job) {
+    return *std::find_if(of_a.begin(), of_a.end(), [&](const LaunchMsg& l) { return l.job_id == job; });
+  };
+  const auto reason = c.jobs.scheduler().why_pending(b.id + 1);
+  ASSERT_TRUE(reason);
+  EXPECT_EQ(reason->message, "waiting for job " + std::to_string(a.id) + "_1 to succeed (aftercorr)");
+
+  run_to_exit(c, launch_of(a.id + 1), 0);
+  ASSERT_EQ(launches_of(c).size(), 4u);
+  EXPECT_EQ(launches_of(c)[3].job_id, b.id + 1) << "B_1 starts after A_1, while A_0 and A_2 still run";
+  EXPECT_EQ(c.jobs.active_job(b.id)->state, JobState::pending);
+  EXPECT_EQ(c.jobs.active_job(b.id + 2)->state, JobState::pending);
+
+  run_to_exit(c, launch_of(a.id + 2), 0);
+  ASSERT_EQ(launches_of(c).size(), 5u);
+  EXPECT_EQ(launches_of(c)[4].job_id, b.id + 2);
+
+  // A_0 failing can never let B_0 run; B's other tasks are not touched by it.
+  run_to_exit(c, launch_of(a.id), 1);
+  EXPECT_EQ(c.stored_job(b.id)->state, JobState::cancelled);
+  EXPECT_EQ(launches_of(c).size(), 5u);
+  EXPECT_TRUE(c.jobs.active_job(b.id + 1)) << "B_1 still runs";
 }
 
 TEST(Dependencies, UnknownIdsAndAftercorrWithoutArraysAreRefused) {

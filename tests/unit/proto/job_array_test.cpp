@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <climits>
+
 #include "proto/errors.h"
 #include "proto/job.h"
 #include "proto/job_array.h"
@@ -57,6 +59,13 @@ TEST(ArraySpec, RefusesMoreTasksThanTheLimitNamingIt) {
   EXPECT_NE(refusal("0-100", 100).find("more than 100 tasks"), std::string::npos);
   EXPECT_NE(refusal("0-999999").find("--max-array-size"), std::string::npos);
   EXPECT_NE(refusal("0-50,60-110", 100), "<accepted>");
+}
+
+// The daemon reads specs it already accepted with no limit (INT_MAX): as many tasks as there are
+// indices, with no overflow of the growth cap.
+TEST(ArraySpec, NoLimitMeansEveryIndex) {
+  EXPECT_EQ(parse_array_spec("0-3", INT_MAX).indices, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(parse_array_spec("0-999999", INT_MAX).indices.size(), 1'000'000u);
 }
 
 TEST(JobRef, ReadsAJobOrATask) {
