@@ -142,6 +142,7 @@ class Api {
   store::Event audit_event(const ApiCall& call, AuditRecord what) const;
   // The same for a change the job manager commits, whose target it names (a new job's id).
   AuditOf audit_of(const ApiCall& call, std::string action, Json details) const;
+  void set_hold(ApiCall call, bool held);  // hold_job and release_job
   void audit(const ApiCall& call, AuditRecord what);
 
   JobManager& jobs_;

@@ -125,27 +125,21 @@ void control(ApiCall call, const Job& job, const JobManager& jobs, const std::st
 // Each handler acts on the job or task the path names ("12", "12_3"), or on every task of an array
 // named by its own id.
 
-void Api::hold_job(ApiCall call) {
-  with_job(call, [this](ApiCall c, Job job) {
-    if (!can_cancel(c.who, job)) return c.forbid("hold job " + job_ref_text(job));
-    const Hold by = acts_as_admin(c.who) ? Hold::admin : Hold::owner;
-    const TaskControl hold = [this, c, by](const Job& task, JobManager::ControlDone done) {
-      jobs_.hold(task.id, by, std::move(done), audit_of(c, "job.held", {{"job_user", task.user}}));
-    };
-    control(
-        c, job, jobs_, "held", [this](const Job& j) { return job_json(j); }, hold);
-  });
-}
+void Api::hold_job(ApiCall call) { set_hold(std::move(call), true); }
 
-void Api::release_job(ApiCall call) {
-  with_job(call, [this](ApiCall c, Job job) {
-    if (!can_cancel(c.who, job)) return c.forbid("release job " + job_ref_text(job));
+void Api::release_job(ApiCall call) { set_hold(std::move(call), false); }
+
+void Api::set_hold(ApiCall call, bool held) {
+  with_job(call, [this, held](ApiCall c, Job job) {
+    if (!can_cancel(c.who, job)) return c.forbid((held ? "hold job " : "release job ") + job_ref_text(job));
     const Hold by = acts_as_admin(c.who) ? Hold::admin : Hold::owner;
-    const TaskControl release = [this, c, by](const Job& task, JobManager::ControlDone done) {
-      jobs_.release(task.id, by, std::move(done), audit_of(c, "job.released", {{"job_user", task.user}}));
+    const TaskControl act = [this, c, by, held](const Job& task, JobManager::ControlDone done) {
+      AuditOf audit = audit_of(c, held ? "job.held" : "job.released", {{"job_user", task.user}});
+      if (held) return jobs_.hold(task.id, by, std::move(done), std::move(audit));
+      jobs_.release(task.id, by, std::move(done), std::move(audit));
     };
     control(
-        c, job, jobs_, "released", [this](const Job& j) { return job_json(j); }, release);
+        c, job, jobs_, held ? "held" : "released", [this](const Job& j) { return job_json(j); }, act);
   });
 }
 
