@@ -614,10 +614,11 @@ int run_daemon(const DaemonOptions& o) {
       if (ec) return;
       if (!server_options.tls.enabled()) {
         spdlog::info("event=tls_reload_skipped reason=\"no --tls-cert: the daemon speaks plain HTTP\"");
-      } else if (const std::string error = server.reload_tls(); error.empty()) {
+      } else if (const Result<void> reloaded = server.reload_tls(); reloaded) {
         spdlog::info("event=tls_reloaded cert={} key={}", o.tls_cert, o.tls_key);
       } else {
-        spdlog::error("event=tls_reload_failed error=\"{}\" kept=\"the certificate loaded before\"", error);
+        spdlog::error("event=tls_reload_failed field={} error=\"{}\" kept=\"the certificate loaded before\"",
+                      reloaded.error().field, reloaded.error().message);
       }
       await_reload();
     });

@@ -116,12 +116,13 @@ class AgentSession : public net::WebSocketSession,
   // `credential`: the node's new secret, for the welcome. It is withdrawn when it cannot be
   // delivered, so the name is not locked to a secret nobody holds.
   void accept(const HelloMsg& hello, const std::string& credential) {
-    const std::string refusal =
-        closed_ ? "the connection closed before the welcome" : jobs_.agent_hello(hello, shared_from_this(), credential);
-    if (refusal.empty()) {
+    const Result<void> accepted = closed_ ? Error::unavailable("the connection closed before the welcome")
+                                          : jobs_.agent_hello(hello, shared_from_this(), credential);
+    if (accepted) {
       node_ = hello.name;
       return;
     }
+    const std::string& refusal = accepted.error().message;
     spdlog::warn("event=agent_refused node={} remote={} reason=\"{}\"", hello.name, remote_, refusal);
     if (!credential.empty()) {
       forget_node_credential(tokens_, store_, hello.name, "its welcome was never delivered",

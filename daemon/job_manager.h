@@ -34,6 +34,7 @@
 #include "daemon/timers.h"
 #include "healthcheck/disk_space.h"
 #include "proto/messages.h"
+#include "proto/result.h"
 #include "proto/time.h"
 #include "scheduler/dependencies.h"
 #include "scheduler/preemption.h"
@@ -159,11 +160,11 @@ class JobManager {
   LogFetcher& logs() { return logs_; }
 
   // --- Agent side -----------------------------------------------------------------------------
-  // Returns an empty string when the agent is accepted, else why it is refused. The caller (the
-  // gateway) checked that the connection's token may speak for `hello.name`; `node_credential` is
-  // the node's new secret when it was just issued, for the welcome.
-  std::string agent_hello(const HelloMsg& hello, std::shared_ptr<AgentChannel> channel,
-                          const std::string& node_credential = "");
+  // Accepts the agent, or fails with why it is refused. The caller (the gateway) checked that the
+  // connection's token may speak for `hello.name`; `node_credential` is the node's new secret when
+  // it was just issued, for the welcome.
+  Result<void> agent_hello(const HelloMsg& hello, std::shared_ptr<AgentChannel> channel,
+                           const std::string& node_credential = "");
   void agent_message(const std::string& node, const AgentChannel* channel, const AgentMessage& message);
   // A closed connection: its node's ranks are lost once the disconnect grace passes without a
   // reconnect, or at once when a peer rank saw the node's data-plane connection close too.

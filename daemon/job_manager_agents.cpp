@@ -13,11 +13,12 @@ namespace trainyard::daemon {
 
 // ---- agent side --------------------------------------------------------------------------------
 
-std::string JobManager::agent_hello(const HelloMsg& hello, std::shared_ptr<AgentChannel> channel,
-                                    const std::string& node_credential) {
+Result<void> JobManager::agent_hello(const HelloMsg& hello, std::shared_ptr<AgentChannel> channel,
+                                     const std::string& node_credential) {
   if (hello.protocol != kProtocolVersion) {
-    return "protocol version " + std::to_string(hello.protocol) + " is not supported; this daemon speaks version " +
-           std::to_string(kProtocolVersion);
+    return Error::invalid_input("protocol", "protocol version " + std::to_string(hello.protocol) +
+                                                " is not supported; this daemon speaks version " +
+                                                std::to_string(kProtocolVersion));
   }
   // A node proves itself before it takes work: when it runs none of the attempts we gave it (a new
   // node, a restarted agent, a hello listing attempts we never assigned it), it is tested first;
@@ -67,7 +68,7 @@ std::string JobManager::agent_hello(const HelloMsg& hello, std::shared_ptr<Agent
   if (registration.gated && !health_.running_on(hello.name)) {
     start_check(HealthCheckRequest{HealthCheckKind::registration, {hello.name}, true, false, "daemon"}, nullptr);
   }
-  return "";
+  return {};
 }
 
 void JobManager::agent_message(const std::string& node, const AgentChannel* channel, const AgentMessage& message) {

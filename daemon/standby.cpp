@@ -153,8 +153,8 @@ Activation serve_as_standby_until_active(store::Store& store, const StandbySetup
   std::function<void()> await_reload = [&] {
     reload.async_wait([&](const boost::system::error_code& ec, int) {
       if (ec) return;
-      const std::string error = setup.server.tls.enabled() ? server.reload_tls() : "";
-      spdlog::info("event=standby_sighup tls_reload_error=\"{}\"", error);
+      const Result<void> reloaded = setup.server.tls.enabled() ? server.reload_tls() : Result<void>{};
+      spdlog::info("event=standby_sighup tls_reload_error=\"{}\"", reloaded ? "" : reloaded.error().message);
       await_reload();
     });
   };

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The build a packager does, and the package: plain CMake (default generator, Release, GCC, no
 # TRAINYARD_WERROR) in build-package/, of the three binaries only (tests and benchmarks are compiled
-# by the release build); then `cmake --install` into a staging directory, the installed binaries'
+# by the release build), and the same build with Clang in build-package-clang/ (compiled only: the
+# package is GCC's); then `cmake --install` into a staging directory, the installed binaries'
 # --version and --print-config over the installed example configs, `cpack -G DEB` checked with
 # dpkg-deb, and `systemd-analyze verify` of the units when systemd-analyze is there.
 set -euo pipefail
@@ -11,6 +12,10 @@ export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 # CMAKE_SKIP_INSTALL_ALL_DEPENDENCY: cpack's install step would otherwise build every target.
 CXX=g++ cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DCMAKE_SKIP_INSTALL_ALL_DEPENDENCY=ON > /dev/null
 cmake --build "$dir" -j "$(nproc)" --target trainyard-daemon trainyard-agent trainyard
+# A packager may build with Clang as well: the three binaries compile every library they use. The
+# ccache launcher comes from CMakeLists.txt, as for the other builds.
+CC=clang CXX=clang++ cmake -S . -B build-package-clang -DCMAKE_BUILD_TYPE=Release > /dev/null
+cmake --build build-package-clang -j "$(nproc)" --target trainyard-daemon trainyard-agent trainyard
 
 fail() { echo "package-check: $*" >&2; exit 1; }
 stage="$PWD/$dir/stage"
@@ -20,7 +25,8 @@ for f in usr/bin/trainyard-daemon usr/bin/trainyard-agent usr/bin/trainyard \
          usr/share/doc/trainyard/examples/daemon.json usr/share/doc/trainyard/examples/agent.json \
          usr/share/doc/trainyard/examples/agent-node.env \
          usr/lib/systemd/system/trainyard-daemon.service "usr/lib/systemd/system/trainyard-agent@.service" \
-         usr/lib/sysusers.d/trainyard.conf usr/share/trainyard/dashboard/index.html; do
+         usr/lib/sysusers.d/trainyard.conf usr/share/trainyard/dashboard/index.html \
+         usr/share/trainyard/grafana/trainyard.json usr/share/trainyard/prometheus/trainyard-alerts.yml; do
   [ -e "$stage/$f" ] || fail "cmake --install did not install $f"
 done
 commit=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
@@ -46,7 +52,8 @@ grep -q " postinst" <<< "$info" || fail "$deb: no postinst"
 contents=$(dpkg-deb -c "$deb")
 for f in ./usr/bin/trainyard-daemon ./usr/bin/trainyard-agent ./usr/bin/trainyard \
          ./usr/share/doc/trainyard/examples/agent.json ./usr/lib/systemd/system/trainyard-agent@.service \
-         ./usr/share/trainyard/dashboard/index.html; do
+         ./usr/share/trainyard/dashboard/index.html ./usr/share/trainyard/grafana/trainyard.json \
+         ./usr/share/trainyard/prometheus/trainyard-alerts.yml; do
   grep -q " $f$" <<< "$contents" || fail "$deb lacks $f"
 done
 

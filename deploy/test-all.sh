@@ -2,7 +2,7 @@
 # Checks that no include crosses the folder map, installs what is missing, checks the Prometheus rules
 # and the Grafana board, builds, and runs every test: all of them (unit + integration) on the release
 # build, validates the OpenAPI document, runs the dashboard's unit and browser tests, then the
-# packager's plain Release build with the install and .deb checks, then the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer, then each
+# packager's plain Release builds (GCC, and Clang) with the install and .deb checks, then the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer, then each
 # fuzz target for 30 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."

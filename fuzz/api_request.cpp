@@ -149,7 +149,7 @@ bool parse_request(std::string_view in, net::HttpRequest& request) {
   }
   request.body = in;
   request.remote = "192.0.2.1";
-  return net::parse_target(request).empty();
+  return net::parse_target(request).ok();
 }
 
 }  // namespace

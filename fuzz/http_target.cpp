@@ -13,7 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   HttpRequest request;
   request.method = "GET";
   request.target.assign(reinterpret_cast<const char*>(data), size);
-  if (!parse_target(request).empty()) return 0;
+  if (!parse_target(request)) return 0;
   if (request.path.empty() || request.path[0] != '/') std::abort();
   for (const std::string& segment : request.segments) {
     if (segment.empty() || segment.find('/') != std::string::npos) std::abort();

@@ -372,8 +372,10 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
       BeastRequest req = parser.release();
       HttpRequest request = to_request(req, remote);
       request.peer_certificate = peer;
-      if (const std::string problem = parse_target(request); !problem.empty()) {
-        co_await write(stream, error_response(400, "bad_request", "malformed request target: " + problem, "path"),
+      if (const Result<void> target = parse_target(request); !target) {
+        co_await write(stream,
+                       error_response(400, "bad_request", "malformed request target: " + target.error().message,
+                                      target.error().field),
                        req.version(), false);
         co_return;
       }
@@ -455,14 +457,14 @@ unsigned short HttpServer::listen(const std::string& host, unsigned short port) 
   return impl_->acceptor->local_endpoint().port();
 }
 
-std::string HttpServer::reload_tls() {
-  if (!impl_->tls) return "the server does not speak TLS";
+Result<void> HttpServer::reload_tls() {
+  if (!impl_->tls) return Error::conflict("the server does not speak TLS");
   try {
     impl_->tls = make_server_tls_context(impl_->options.tls);
   } catch (const InvalidInput& e) {
-    return e.what();
+    return Error::invalid_input(e.field(), e.message());
   }
-  return "";
+  return {};
 }
 
 std::size_t HttpServer::stop_accepting() {

@@ -14,6 +14,7 @@
 #include "net/http_types.h"
 #include "net/tls.h"
 #include "net/websocket.h"
+#include "proto/result.h"
 
 namespace boost::asio {
 class io_context;
@@ -58,8 +59,9 @@ class HttpServer {
   // Binds and starts accepting; port 0 picks a free port. Returns the bound port.
   unsigned short listen(const std::string& host, unsigned short port);
   // Loads the TLS files again for connections accepted from now on; open ones keep what they
-  // began with. Returns why the files cannot be used ("" when reloaded): the old ones then stay.
-  std::string reload_tls();
+  // began with. Fails with why the files cannot be used (invalid_input naming the flag): the old
+  // ones then stay.
+  Result<void> reload_tls();
   // Graceful shutdown, first step: stops accepting (new connections are refused) and closes
   // idle keep-alive connections; requests already read are still answered, each on a connection
   // then closed. WebSockets stay open, since answers may wait on an agent (a log fetch).

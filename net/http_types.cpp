@@ -57,25 +57,27 @@ std::string percent_encode(std::string_view in) {
 
 namespace {
 
-std::string parse_segments(std::string_view path, std::vector<std::string>& segments) {
+Error bad_target(std::string problem) { return Error::invalid_input("path", std::move(problem)); }
+
+Result<void> parse_segments(std::string_view path, std::vector<std::string>& segments) {
   segments.clear();
-  if (path == "/") return "";
+  if (path == "/") return {};
   std::size_t start = 1;
   while (true) {
     const auto slash = path.find('/', start);
     const std::string_view raw = path.substr(start, slash == std::string_view::npos ? slash : slash - start);
-    if (raw.empty()) return "the path has an empty segment (\"//\" or a trailing \"/\")";
+    if (raw.empty()) return bad_target("the path has an empty segment (\"//\" or a trailing \"/\")");
     bool ok = true;
     std::string segment = percent_decode(raw, false, ok);
-    if (!ok) return "the path has a bad %-escape";
-    if (segment.find('/') != std::string::npos) return "the path has an encoded \"/\" (%2F) in a segment";
+    if (!ok) return bad_target("the path has a bad %-escape");
+    if (segment.find('/') != std::string::npos) return bad_target("the path has an encoded \"/\" (%2F) in a segment");
     segments.push_back(std::move(segment));
-    if (slash == std::string_view::npos) return "";
+    if (slash == std::string_view::npos) return {};
     start = slash + 1;
   }
 }
 
-std::string parse_query(std::string_view rest, std::map<std::string, std::string>& query) {
+Result<void> parse_query(std::string_view rest, std::map<std::string, std::string>& query) {
   bool ok = true;
   while (!rest.empty()) {
     const auto amp = rest.find('&');
@@ -84,12 +86,12 @@ std::string parse_query(std::string_view rest, std::map<std::string, std::string
     if (pair.empty()) continue;
     const auto eq = pair.find('=');
     std::string key = percent_decode(pair.substr(0, eq), true, ok);
-    if (!ok) return "the query has a bad %-escape";
+    if (!ok) return bad_target("the query has a bad %-escape");
     std::string value = eq == std::string_view::npos ? std::string() : percent_decode(pair.substr(eq + 1), true, ok);
-    if (!ok) return "the query has a bad %-escape";
+    if (!ok) return bad_target("the query has a bad %-escape");
     query[std::move(key)] = std::move(value);
   }
-  return "";
+  return {};
 }
 
 }  // namespace
@@ -111,14 +113,15 @@ void ResponseStream::close() {
   wake();
 }
 
-std::string parse_target(HttpRequest& request) {
+Result<void> parse_target(HttpRequest& request) {
   const std::string_view target = request.target;
-  if (target.empty() || target[0] != '/') return "the target must start with \"/\"";
+  if (target.empty() || target[0] != '/') return bad_target("the target must start with \"/\"");
   const auto qpos = target.find('?');
   request.path = std::string(target.substr(0, qpos));
-  if (std::string problem = parse_segments(request.path, request.segments); !problem.empty()) return problem;
+  if (Result<void> segments = parse_segments(request.path, request.segments); !segments) return segments;
   request.query.clear();
-  return qpos == std::string_view::npos ? "" : parse_query(target.substr(qpos + 1), request.query);
+  if (qpos == std::string_view::npos) return {};
+  return parse_query(target.substr(qpos + 1), request.query);
 }
 
 Url parse_url(const std::string& text, const std::string& field) {

@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "proto/result.h"
+
 namespace trainyard::net {
 
 // The certificate a TLS client presented, checked against the server's client CA.
@@ -84,10 +86,10 @@ struct HttpResponse {
 
 // Fills the request's path, segments and query from its target. The path is split at '/' before
 // its parts are decoded, so an encoded slash never routes as a separator (/v1%2Fnodes is not
-// /v1/nodes). Returns what is wrong with the target, "" when nothing: no leading '/', a bad
-// %-escape, an empty segment ("//" or a trailing '/': each resource has one spelling) or an
+// /v1/nodes). Fails (invalid_input of "path") on what is wrong with the target: no leading '/', a
+// bad %-escape, an empty segment ("//" or a trailing '/': each resource has one spelling) or an
 // encoded '/' in a segment.
-std::string parse_target(HttpRequest& request);
+Result<void> parse_target(HttpRequest& request);
 std::string percent_decode(std::string_view in, bool plus_is_space, bool& ok);
 std::string percent_encode(std::string_view in);
 

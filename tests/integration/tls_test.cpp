@@ -156,6 +156,7 @@ TEST_F(Tls, SighupServesANewCertificateToNewConnectionsWhileAJobKeepsRunning) {
   std::ofstream(certs_ + "/server.pem") << "garbage\n";
   cluster.daemon().signal(SIGHUP);
   ASSERT_TRUE(eventually([&] { return contains(cluster.daemon_log(), "event=tls_reload_failed"); }, 10s));
+  EXPECT_TRUE(contains(cluster.daemon_log(), "event=tls_reload_failed field=--tls-cert")) << cluster.daemon_log();
   EXPECT_TRUE(contains(served_subject(), "trainyard-daemon-2")) << served_subject();
 
   cluster.wait_job_state(id, "SUCCEEDED", 30s);

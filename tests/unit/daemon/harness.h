@@ -226,8 +226,7 @@ struct Cluster {
     hello.data_addr = "10.0.0." + std::to_string(agents.size() + 1) + ":7000";
     hello.attempts = std::move(running);
     auto agent = std::make_shared<FakeAgent>();
-    const std::string refusal = jobs.agent_hello(hello, agent);
-    EXPECT_EQ(refusal, "") << "hello of " << name << " refused";
+    EXPECT_TRUE(jobs.agent_hello(hello, agent).ok()) << "hello of " << name << " refused";
     agents[name] = agent;
     data_addr[name] = hello.data_addr;
     settle();

@@ -192,9 +192,11 @@ TEST(JobManagerHello, OtherProtocolVersionIsRefused) {
   hello.name = "n1";
   hello.cores = 8;
   auto agent = std::make_shared<FakeAgent>();
-  const std::string refusal = c.jobs.agent_hello(hello, agent);
-  EXPECT_THAT(refusal, HasSubstr("protocol version " + std::to_string(kProtocolVersion + 1)));
-  EXPECT_THAT(refusal, HasSubstr(std::to_string(kProtocolVersion)));
+  const Result<void> refusal = c.jobs.agent_hello(hello, agent);
+  ASSERT_FALSE(refusal.ok());
+  EXPECT_EQ(refusal.error().field, "protocol");
+  EXPECT_THAT(refusal.error().message, HasSubstr("protocol version " + std::to_string(kProtocolVersion + 1)));
+  EXPECT_THAT(refusal.error().message, HasSubstr(std::to_string(kProtocolVersion)));
   EXPECT_TRUE(agent->sent.empty()) << "a refused agent was welcomed";
   EXPECT_TRUE(c.jobs.nodes().empty());
 }
