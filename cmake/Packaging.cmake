@@ -3,7 +3,7 @@
 #   bin/                                     trainyard-daemon, trainyard-agent, trainyard
 #   share/doc/trainyard/examples/            daemon.json, agent.json, agent-node.env, demo-training.json
 #   share/trainyard/dashboard/               the dashboard's built files, web/dist (TRAINYARD_INSTALL_DASHBOARDDIR)
-#   share/trainyard/{grafana,prometheus}/    deploy/grafana and deploy/prometheus, when they exist
+#   share/trainyard/{grafana,prometheus}/    deploy/grafana and deploy/prometheus
 #   lib/systemd/system/                      trainyard-daemon.service, trainyard-agent@.service
 #   lib/sysusers.d/trainyard.conf            the daemon's system account
 # Configuration is the operator's: /etc/trainyard/ is not written; the units read
@@ -28,9 +28,7 @@ install(FILES deploy/systemd/trainyard-daemon.service deploy/systemd/trainyard-a
         DESTINATION ${TRAINYARD_INSTALL_SYSTEMDDIR})
 install(FILES deploy/systemd/trainyard.sysusers.conf DESTINATION lib/sysusers.d RENAME trainyard.conf)
 foreach(folder grafana prometheus)
-  if(EXISTS ${PROJECT_SOURCE_DIR}/deploy/${folder})
-    install(DIRECTORY deploy/${folder}/ DESTINATION ${CMAKE_INSTALL_DATADIR}/trainyard/${folder})
-  endif()
+  install(DIRECTORY deploy/${folder}/ DESTINATION ${CMAKE_INSTALL_DATADIR}/trainyard/${folder})
 endforeach()
 
 set(CPACK_PACKAGE_NAME trainyard)
