@@ -11,14 +11,14 @@
 namespace trainyard::agent {
 namespace {
 
-using health::AcceleratorReport;
-using health::AcceleratorSuiteOptions;
-using health::AcceleratorTest;
-using health::Assessment;
-using health::CheckResult;
-using health::CheckStatus;
-using health::CoreResult;
-using health::millis_text;
+using healthcheck::AcceleratorReport;
+using healthcheck::AcceleratorSuiteOptions;
+using healthcheck::AcceleratorTest;
+using healthcheck::Assessment;
+using healthcheck::CheckResult;
+using healthcheck::CheckStatus;
+using healthcheck::CoreResult;
+using healthcheck::millis_text;
 
 using Clock = std::chrono::steady_clock;
 

@@ -16,7 +16,7 @@
 
 namespace trainyard::agent {
 
-health::AcceleratorReport run_accelerator_suite(neuron::NeuronDevice& device,
-                                                const health::AcceleratorSuiteOptions& options);
+healthcheck::AcceleratorReport run_accelerator_suite(neuron::NeuronDevice& device,
+                                                const healthcheck::AcceleratorSuiteOptions& options);
 
 }  // namespace trainyard::agent

@@ -10,10 +10,10 @@
 namespace trainyard::agent {
 namespace {
 
-using health::CollectiveMeasurement;
-using health::CollectiveSuiteOptions;
-using health::RankCollectiveResult;
-using health::short_number;
+using healthcheck::CollectiveMeasurement;
+using healthcheck::CollectiveSuiteOptions;
+using healthcheck::RankCollectiveResult;
+using healthcheck::short_number;
 
 using Clock = std::chrono::steady_clock;
 using neuron::chunk_begin;

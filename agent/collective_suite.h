@@ -21,7 +21,7 @@
 
 namespace trainyard::agent {
 
-health::RankCollectiveResult run_collective_suite(neuron::Communicator& communicator,
-                                                  const health::CollectiveSuiteOptions& options);
+healthcheck::RankCollectiveResult run_collective_suite(neuron::Communicator& communicator,
+                                                  const healthcheck::CollectiveSuiteOptions& options);
 
 }  // namespace trainyard::agent

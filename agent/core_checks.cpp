@@ -33,7 +33,7 @@ const std::vector<MemoryPattern>& memory_patterns() {
 
 }  // namespace
 
-health::Assessment run_gemm_test(neuron::NeuronCore& core, int size, std::uint64_t seed, std::stop_token stop) {
+healthcheck::Assessment run_gemm_test(neuron::NeuronCore& core, int size, std::uint64_t seed, std::stop_token stop) {
   neuron::Rng rng(seed, static_cast<std::uint64_t>(core.index()));
   const std::size_t elements = static_cast<std::size_t>(size) * size;
   std::vector<float> a(elements), b(elements), out(elements);
@@ -41,10 +41,10 @@ health::Assessment run_gemm_test(neuron::NeuronCore& core, int size, std::uint64
   for (float& x : b) x = rng.uniform(-1, 1);
   core.gemm({a.data(), size, size}, neuron::Transpose::no, {b.data(), size, size}, neuron::Transpose::no,
             {out.data(), size, size}, Rounding::none, stop);
-  return health::assess_gemm(a, b, out, size, size, size);
+  return healthcheck::assess_gemm(a, b, out, size, size, size);
 }
 
-health::Assessment run_stochastic_rounding_test(neuron::NeuronCore& core, std::size_t samples,
+healthcheck::Assessment run_stochastic_rounding_test(neuron::NeuronCore& core, std::size_t samples,
                                                 double false_alarm_probability, std::uint64_t seed,
                                                 std::stop_token stop) {
   neuron::Rng rng(seed, static_cast<std::uint64_t>(core.index()));
@@ -52,10 +52,10 @@ health::Assessment run_stochastic_rounding_test(neuron::NeuronCore& core, std::s
   for (float& x : inputs) x = rng.uniform(-4, 4);
   // x + 0 is exact, so the only change is the core's rounding of the result.
   core.elementwise(ElementwiseOp::add, inputs, zeros, rounded, Rounding::stochastic, stop);
-  return health::assess_stochastic_rounding(inputs, rounded, false_alarm_probability);
+  return healthcheck::assess_stochastic_rounding(inputs, rounded, false_alarm_probability);
 }
 
-health::Assessment run_memory_test(neuron::NeuronCore& core, std::size_t words, std::stop_token stop) {
+healthcheck::Assessment run_memory_test(neuron::NeuronCore& core, std::size_t words, std::stop_token stop) {
   const std::vector<float> gate(words, 1.0f);
   std::vector<std::uint32_t> written(words);
   std::vector<float> source(words), buffer(words);
@@ -66,7 +66,7 @@ health::Assessment run_memory_test(neuron::NeuronCore& core, std::size_t words, 
     }
     core.elementwise(ElementwiseOp::relu_grad, source, gate, buffer, Rounding::none, stop);
     core.elementwise(ElementwiseOp::relu_grad, buffer, gate, buffer, Rounding::none, stop);
-    health::Assessment result = health::assess_memory(pattern.name, written, buffer);
+    healthcheck::Assessment result = healthcheck::assess_memory(pattern.name, written, buffer);
     if (!result.passed()) return result;
   }
   return {};

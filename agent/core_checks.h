@@ -12,10 +12,10 @@
 namespace trainyard::agent {
 
 // Each throws what the core throws: CoreCrashed, OperationCancelled.
-health::Assessment run_gemm_test(neuron::NeuronCore& core, int size, std::uint64_t seed, std::stop_token stop);
-health::Assessment run_stochastic_rounding_test(neuron::NeuronCore& core, std::size_t samples,
+healthcheck::Assessment run_gemm_test(neuron::NeuronCore& core, int size, std::uint64_t seed, std::stop_token stop);
+healthcheck::Assessment run_stochastic_rounding_test(neuron::NeuronCore& core, std::size_t samples,
                                                 double false_alarm_probability, std::uint64_t seed,
                                                 std::stop_token stop);
-health::Assessment run_memory_test(neuron::NeuronCore& core, std::size_t words, std::stop_token stop);
+healthcheck::Assessment run_memory_test(neuron::NeuronCore& core, std::size_t words, std::stop_token stop);
 
 }  // namespace trainyard::agent

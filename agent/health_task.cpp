@@ -30,10 +30,10 @@ HealthResultMsg HealthTask::run() const {
   out.task_id = request_.task_id;
   try {
     if (request_.suite == HealthSuite::accelerator) {
-      const auto options = health::accelerator_suite_options_from_json(request_.options, "options");
-      out.result = health::to_json(run_accelerator_suite(context_.device, options));
+      const auto options = healthcheck::accelerator_suite_options_from_json(request_.options, "options");
+      out.result = healthcheck::to_json(run_accelerator_suite(context_.device, options));
     } else {
-      const auto options = health::collective_suite_options_from_json(request_.options, "options");
+      const auto options = healthcheck::collective_suite_options_from_json(request_.options, "options");
       neuron::TcpCommunicatorOptions comm;
       comm.attempt_id = request_.session;
       comm.rank = request_.rank;
@@ -43,7 +43,7 @@ HealthResultMsg HealthTask::run() const {
       comm.channel = kHealthChannel;
       comm.secret = request_.session_secret;
       neuron::TcpCommunicator communicator(comm, context_.data_plane);
-      out.result = health::to_json(run_collective_suite(communicator, options));
+      out.result = healthcheck::to_json(run_collective_suite(communicator, options));
     }
   } catch (const std::exception& e) {
     out.result = nullptr;

@@ -17,9 +17,9 @@ constexpr std::size_t kFinishedKept = 256;
 
 int severity(NodeState s) { return s == NodeState::unhealthy ? 2 : s == NodeState::suspect ? 1 : 0; }
 
-Json accelerator_json(const std::map<std::string, health::AcceleratorReport>& reports) {
+Json accelerator_json(const std::map<std::string, healthcheck::AcceleratorReport>& reports) {
   Json j = Json::object();
-  for (const auto& [node, report] : reports) j[node] = health::to_json(report);
+  for (const auto& [node, report] : reports) j[node] = healthcheck::to_json(report);
   return j;
 }
 
@@ -54,9 +54,9 @@ Json to_json(const HealthCheckResult& r) {
   if (r.request.accelerator) suites.push_back("accelerator");
   if (r.request.collective) suites.push_back("collective");
   Json runs = Json::array();
-  for (const auto& run : r.collective_runs) runs.push_back(health::to_json(run));
+  for (const auto& run : r.collective_runs) runs.push_back(healthcheck::to_json(run));
   Json verdicts = Json::array();
-  for (const auto& v : r.verdicts) verdicts.push_back(health::to_json(v));
+  for (const auto& v : r.verdicts) verdicts.push_back(healthcheck::to_json(v));
   Json j = {{"id", r.id},
             {"kind", to_string(r.request.kind)},
             {"nodes", r.request.nodes},
@@ -70,8 +70,8 @@ Json to_json(const HealthCheckResult& r) {
             {"verdicts", verdicts}};
   if (r.collective_runs.size() > 1) {
     // The pair tests and the reference they were judged against, as the verdicts saw them.
-    const std::vector<health::CollectiveRun> follow_ups(r.collective_runs.begin() + 1, r.collective_runs.end());
-    j["localisation"] = health::to_json(health::report_localisation(follow_ups, r.policy));
+    const std::vector<healthcheck::CollectiveRun> follow_ups(r.collective_runs.begin() + 1, r.collective_runs.end());
+    j["localisation"] = healthcheck::to_json(healthcheck::report_localisation(follow_ups, r.policy));
   }
   if (r.finished_at) {
     j["finished_at"] = format_time(*r.finished_at);
@@ -90,12 +90,12 @@ Json node_health_record(const HealthCheckResult& r, const std::string& node) {
   for (const auto& v : r.verdicts) {
     if (v.node == node) j.update(Json{{"verdict", to_string(v.state)}, {"reason", v.reason}});
   }
-  if (auto a = r.accelerator.find(node); a != r.accelerator.end()) j["accelerator"] = health::to_json(a->second);
+  if (auto a = r.accelerator.find(node); a != r.accelerator.end()) j["accelerator"] = healthcheck::to_json(a->second);
   if (auto e = r.errors.find(node); e != r.errors.end()) j["error"] = e->second;
   Json collective = Json::array();
   for (const auto& run : r.collective_runs) {
     for (std::size_t rank = 0; rank < run.nodes.size(); ++rank) {
-      if (run.nodes[rank] == node) collective.push_back({{"nodes", run.nodes}, {"result", health::to_json(run.ranks[rank])}});
+      if (run.nodes[rank] == node) collective.push_back({{"nodes", run.nodes}, {"result", healthcheck::to_json(run.ranks[rank])}});
     }
   }
   j["collective"] = collective;
@@ -132,7 +132,7 @@ std::int64_t HealthChecks::start(HealthCheckRequest request, Done done) {
     for (const auto& node : check.result.request.nodes) {
       HealthCheckMsg msg;
       msg.suite = HealthSuite::accelerator;
-      msg.options = health::to_json(config_.accelerator);
+      msg.options = healthcheck::to_json(config_.accelerator);
       send_task(check, node, std::move(msg), 0, 0);
     }
   }
@@ -188,7 +188,7 @@ void HealthChecks::task_done(std::int64_t task_id, const std::string& node, cons
   if (check.phase == Phase::accelerator) {
     if (msg.error.empty()) {
       try {
-        result.accelerator[node] = health::accelerator_report_from_json(msg.result, "result");
+        result.accelerator[node] = healthcheck::accelerator_report_from_json(msg.result, "result");
       } catch (const InvalidInput& e) {
         result.errors[node] = std::string("unreadable accelerator result: ") + e.what();
       }
@@ -196,11 +196,11 @@ void HealthChecks::task_done(std::int64_t task_id, const std::string& node, cons
       result.errors[node] = msg.error;
     }
   } else {
-    health::CollectiveRun& run = result.collective_runs.at(task.run);
-    health::RankCollectiveResult rank_result;
+    healthcheck::CollectiveRun& run = result.collective_runs.at(task.run);
+    healthcheck::RankCollectiveResult rank_result;
     if (msg.error.empty()) {
       try {
-        rank_result = health::rank_collective_result_from_json(msg.result, "result");
+        rank_result = healthcheck::rank_collective_result_from_json(msg.result, "result");
       } catch (const InvalidInput& e) {
         rank_result.error = std::string("unreadable collective result: ") + e.what();
       }
@@ -214,10 +214,10 @@ void HealthChecks::task_done(std::int64_t task_id, const std::string& node, cons
   advance(check);
 }
 
-void HealthChecks::merge(Running& check, const health::NodeVerdict& verdict) {
+void HealthChecks::merge(Running& check, const healthcheck::NodeVerdict& verdict) {
   auto [it, inserted] = check.verdicts.try_emplace(verdict.node, verdict);
   if (inserted) return;
-  health::NodeVerdict& merged = it->second;
+  healthcheck::NodeVerdict& merged = it->second;
   if (verdict.state == NodeState::healthy) return;
   if (merged.state == NodeState::healthy) {
     merged = verdict;
@@ -230,11 +230,11 @@ void HealthChecks::merge(Running& check, const health::NodeVerdict& verdict) {
 void HealthChecks::judge_accelerator_phase(Running& check) {
   for (const auto& node : check.result.request.nodes) {
     if (auto report = check.result.accelerator.find(node); report != check.result.accelerator.end()) {
-      merge(check, health::judge_accelerator(node, report->second));
+      merge(check, healthcheck::judge_accelerator(node, report->second));
     } else if (auto error = check.result.errors.find(node); error != check.result.errors.end()) {
       // "Busy" means not tested, not bad; anything else (no answer, not connected) is bad.
       if (error->second != kNodeBusyForHealthCheck) {
-        merge(check, health::NodeVerdict{node, NodeState::unhealthy, error->second});
+        merge(check, healthcheck::NodeVerdict{node, NodeState::unhealthy, error->second});
       }
     }
   }
@@ -243,7 +243,7 @@ void HealthChecks::judge_accelerator_phase(Running& check) {
 void HealthChecks::start_collective_sets(Running& check, const std::vector<std::vector<std::string>>& sets) {
   for (const auto& set : sets) {
     const std::size_t run_index = check.result.collective_runs.size();
-    health::CollectiveRun run;
+    healthcheck::CollectiveRun run;
     run.nodes = set;
     run.ranks.resize(set.size());
     std::vector<std::string> peers;
@@ -254,7 +254,7 @@ void HealthChecks::start_collective_sets(Running& check, const std::vector<std::
     for (std::size_t rank = 0; rank < set.size(); ++rank) {
       HealthCheckMsg msg;
       msg.suite = HealthSuite::collective;
-      msg.options = health::to_json(config_.collective);
+      msg.options = healthcheck::to_json(config_.collective);
       msg.rank = static_cast<int>(rank);
       msg.peers = peers;
       msg.session = session;
@@ -266,14 +266,14 @@ void HealthChecks::start_collective_sets(Running& check, const std::vector<std::
 
 void HealthChecks::judge_collective_phase(Running& check) {
   const bool preflight = check.result.request.kind == HealthCheckKind::preflight;
-  const health::CollectiveVerdict verdict =
-      health::judge_collective_run(check.result.collective_runs.front(), check.result.policy);
+  const healthcheck::CollectiveVerdict verdict =
+      healthcheck::judge_collective_run(check.result.collective_runs.front(), check.result.policy);
   // In a ring every rank waits for the slowest link, so a ring over a slow node is uniformly slow
   // and its verdict cannot name anyone. Checks that are there to find bad nodes therefore always
   // compare pairs when there are 3 or more nodes; a pre-flight only needs to know the set works.
   const bool compare_pairs = !preflight && check.result.collective_runs.front().nodes.size() >= 3;
   if (verdict.needs_localisation || compare_pairs) {
-    check.plan = health::plan_localisation(check.result.collective_runs.front().nodes);
+    check.plan = healthcheck::plan_localisation(check.result.collective_runs.front().nodes);
     if (!check.plan.rounds.empty()) {
       check.phase = Phase::localisation;
       check.round = 0;
@@ -312,9 +312,9 @@ void HealthChecks::advance(Running& check) {
         return;
       }
       {
-        const std::vector<health::CollectiveRun> follow_ups(check.result.collective_runs.begin() + 1,
+        const std::vector<healthcheck::CollectiveRun> follow_ups(check.result.collective_runs.begin() + 1,
                                                             check.result.collective_runs.end());
-        for (const auto& v : health::localise(follow_ups, check.result.policy)) merge(check, v);
+        for (const auto& v : healthcheck::localise(follow_ups, check.result.policy)) merge(check, v);
       }
       break;
   }

@@ -37,9 +37,9 @@ struct HealthCheckRequest {
 };
 
 struct HealthCheckConfig {
-  health::AcceleratorSuiteOptions accelerator;
-  health::CollectiveSuiteOptions collective;
-  health::CollectivePolicy policy;
+  healthcheck::AcceleratorSuiteOptions accelerator;
+  healthcheck::CollectiveSuiteOptions collective;
+  healthcheck::CollectivePolicy policy;
   Millis task_timeout{60000};
 };
 
@@ -48,11 +48,11 @@ struct HealthCheckResult {
   HealthCheckRequest request;
   TimePoint created_at{};
   std::optional<TimePoint> finished_at;
-  std::map<std::string, health::AcceleratorReport> accelerator;
+  std::map<std::string, healthcheck::AcceleratorReport> accelerator;
   std::map<std::string, std::string> errors;           // node -> why it has no result
-  std::vector<health::CollectiveRun> collective_runs;  // the whole set first, then follow-up tests
-  health::CollectivePolicy policy;                     // what the runs were judged by
-  std::vector<health::NodeVerdict> verdicts;           // final; one per judged node, request order
+  std::vector<healthcheck::CollectiveRun> collective_runs;  // the whole set first, then follow-up tests
+  healthcheck::CollectivePolicy policy;                     // what the runs were judged by
+  std::vector<healthcheck::NodeVerdict> verdicts;           // final; one per judged node, request order
   bool passed() const;                                 // finished, and every verdict HEALTHY
   std::vector<std::string> failed_nodes() const;       // verdict not HEALTHY
 };
@@ -97,8 +97,8 @@ class HealthChecks {
     Done done;
     Phase phase = Phase::accelerator;
     int outstanding = 0;
-    std::map<std::string, health::NodeVerdict> verdicts;  // merged so far (worst wins)
-    health::LocalisationPlan plan;
+    std::map<std::string, healthcheck::NodeVerdict> verdicts;  // merged so far (worst wins)
+    healthcheck::LocalisationPlan plan;
     std::size_t round = 0;
   };
 
@@ -108,7 +108,7 @@ class HealthChecks {
   void start_collective_sets(Running& check, const std::vector<std::vector<std::string>>& sets);
   void judge_accelerator_phase(Running& check);
   void judge_collective_phase(Running& check);
-  void merge(Running& check, const health::NodeVerdict& verdict);
+  void merge(Running& check, const healthcheck::NodeVerdict& verdict);
   void finish(Running& check);
 
   const TimeSource& clock_;

@@ -62,7 +62,7 @@ struct JobManagerConfig {
   int canary_nodes = 2;
   int max_array_size = kDefaultMaxArraySize;
   scheduler::PreemptionConfig preemption;  // off by default
-  health::DiskPolicy disk_policy;          // a node with less free space is SUSPECT (healthcheck/disk_space.h)
+  healthcheck::DiskPolicy disk_policy;          // a node with less free space is SUSPECT (healthcheck/disk_space.h)
   RecoveryConfig recovery;                 // disconnect grace, warm spares (daemon/recovery.h)
 };
 

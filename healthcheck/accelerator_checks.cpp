@@ -8,7 +8,7 @@
 
 #include "healthcheck/format.h"
 
-namespace trainyard::health {
+namespace trainyard::healthcheck {
 namespace {
 
 // gamma_k of the rounding-error analysis of a length-k dot product with unit roundoff u.
@@ -136,4 +136,4 @@ Assessment assess_memory(const std::string& pattern, std::span<const std::uint32
   return result;
 }
 
-}  // namespace trainyard::health
+}  // namespace trainyard::healthcheck

@@ -25,7 +25,7 @@
 #include <span>
 #include <string>
 
-namespace trainyard::health {
+namespace trainyard::healthcheck {
 
 // A test's figure of merit against its bound; `finding` says what is wrong, empty when it passed.
 struct Assessment {
@@ -45,4 +45,4 @@ Assessment assess_stochastic_rounding(std::span<const float> inputs, std::span<c
 Assessment assess_memory(const std::string& pattern, std::span<const std::uint32_t> written,
                          std::span<const float> read);
 
-}  // namespace trainyard::health
+}  // namespace trainyard::healthcheck

@@ -1,6 +1,6 @@
 #include "healthcheck/disk_space.h"
 
-namespace trainyard::health {
+namespace trainyard::healthcheck {
 namespace {
 
 std::optional<std::string> shortfall(const DiskSpace& d, const DiskPolicy& policy) {
@@ -25,4 +25,4 @@ std::optional<std::string> low_disk_reason(const std::vector<DiskSpace>& disks, 
   return "low disk space: " + reason;
 }
 
-}  // namespace trainyard::health
+}  // namespace trainyard::healthcheck

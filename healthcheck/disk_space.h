@@ -10,7 +10,7 @@
 
 #include "proto/node.h"
 
-namespace trainyard::health {
+namespace trainyard::healthcheck {
 
 // A filesystem is low when its free space is below either floor (0 turns a floor off).
 struct DiskPolicy {
@@ -23,4 +23,4 @@ struct DiskPolicy {
 // naming every low filesystem; nullopt when all have enough.
 std::optional<std::string> low_disk_reason(const std::vector<DiskSpace>& disks, const DiskPolicy& policy);
 
-}  // namespace trainyard::health
+}  // namespace trainyard::healthcheck

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-namespace trainyard::health {
+namespace trainyard::healthcheck {
 
 std::string short_number(double value) {
   char text[32];
@@ -18,4 +18,4 @@ std::string millis_text(double milliseconds) {
 
 std::string rate_text(double bytes_per_second) { return short_number(bytes_per_second / 1e6) + " MB/s"; }
 
-}  // namespace trainyard::health
+}  // namespace trainyard::healthcheck

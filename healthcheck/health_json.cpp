@@ -4,7 +4,7 @@
 #include <cmath>
 #include <functional>
 
-namespace trainyard::health {
+namespace trainyard::healthcheck {
 namespace {
 
 constexpr std::size_t kMaxReason = 1 << 16;
@@ -283,4 +283,4 @@ CollectivePolicy collective_policy_from_json(const Json& j, const std::string& p
   return p;
 }
 
-}  // namespace trainyard::health
+}  // namespace trainyard::healthcheck

@@ -13,7 +13,7 @@
 #include "healthcheck/verdict.h"
 #include "proto/json_reader.h"
 
-namespace trainyard::health {
+namespace trainyard::healthcheck {
 
 Json to_json(const CheckResult& c);
 Json to_json(const CoreResult& c);
@@ -44,4 +44,4 @@ AcceleratorSuiteOptions accelerator_suite_options_from_json(const Json& j, const
 CollectiveSuiteOptions collective_suite_options_from_json(const Json& j, const std::string& path = "");
 CollectivePolicy collective_policy_from_json(const Json& j, const std::string& path = "");
 
-}  // namespace trainyard::health
+}  // namespace trainyard::healthcheck

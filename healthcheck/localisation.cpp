@@ -7,7 +7,7 @@
 #include "healthcheck/format.h"
 #include "healthcheck/run_figures.h"
 
-namespace trainyard::health {
+namespace trainyard::healthcheck {
 namespace {
 
 enum class Outcome { passed, slow, failed };
@@ -167,4 +167,4 @@ std::vector<NodeVerdict> localise(const std::vector<CollectiveRun>& follow_ups, 
   return verdicts;
 }
 
-}  // namespace trainyard::health
+}  // namespace trainyard::healthcheck

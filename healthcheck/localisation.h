@@ -28,7 +28,7 @@
 #include "healthcheck/results.h"
 #include "healthcheck/verdict.h"
 
-namespace trainyard::health {
+namespace trainyard::healthcheck {
 
 using TestSet = std::vector<std::string>;  // node names; the order is the rank order
 
@@ -58,4 +58,4 @@ struct LocalisationReport {
 };
 LocalisationReport report_localisation(const std::vector<CollectiveRun>& follow_ups, const CollectivePolicy& policy);
 
-}  // namespace trainyard::health
+}  // namespace trainyard::healthcheck

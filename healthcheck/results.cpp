@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace trainyard::health {
+namespace trainyard::healthcheck {
 namespace {
 
 // `to_string` is found by argument-dependent lookup (CollectiveKind's lives in trainyard::).
@@ -57,4 +57,4 @@ std::optional<CheckStatus> parse_check_status(std::string_view s) { return parse
 
 std::optional<CollectiveKind> parse_collective_kind(std::string_view s) { return parse_enum(s, kKinds); }
 
-}  // namespace trainyard::health
+}  // namespace trainyard::healthcheck

@@ -9,7 +9,7 @@
 
 #include "proto/collective_bandwidth.h"
 
-namespace trainyard::health {
+namespace trainyard::healthcheck {
 
 // ---- Accelerator sanity suite (per core) ----
 
@@ -84,4 +84,4 @@ std::optional<AcceleratorTest> parse_accelerator_test(std::string_view s);
 std::optional<CheckStatus> parse_check_status(std::string_view s);
 std::optional<CollectiveKind> parse_collective_kind(std::string_view s);
 
-}  // namespace trainyard::health
+}  // namespace trainyard::healthcheck

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cassert>
 
-namespace trainyard::health {
+namespace trainyard::healthcheck {
 
 double median(std::vector<double> values) {
   if (values.empty()) return 0;
@@ -52,4 +52,4 @@ std::string joined(const std::vector<std::string>& names) {
   return text;
 }
 
-}  // namespace trainyard::health
+}  // namespace trainyard::healthcheck

@@ -6,7 +6,7 @@
 
 #include "healthcheck/results.h"
 
-namespace trainyard::health {
+namespace trainyard::healthcheck {
 
 inline constexpr CollectiveKind kCollectiveKinds[] = {CollectiveKind::all_gather, CollectiveKind::all_reduce,
                                                       CollectiveKind::reduce_scatter};
@@ -27,4 +27,4 @@ std::string run_failure(const CollectiveRun& run);
 // "node-a, node-b"
 std::string joined(const std::vector<std::string>& names);
 
-}  // namespace trainyard::health
+}  // namespace trainyard::healthcheck

@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace trainyard::health {
+namespace trainyard::healthcheck {
 
 struct AcceleratorSuiteOptions {
   std::chrono::milliseconds budget{2000};  // per test, per core
@@ -25,4 +25,4 @@ struct CollectiveSuiteOptions {
   bool operator==(const CollectiveSuiteOptions&) const = default;
 };
 
-}  // namespace trainyard::health
+}  // namespace trainyard::healthcheck

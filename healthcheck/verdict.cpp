@@ -6,7 +6,7 @@
 #include "healthcheck/format.h"
 #include "healthcheck/run_figures.h"
 
-namespace trainyard::health {
+namespace trainyard::healthcheck {
 namespace {
 
 std::string kind_name(CollectiveKind kind) { return std::string(trainyard::to_string(kind)); }
@@ -92,4 +92,4 @@ CollectiveVerdict judge_collective_run(const CollectiveRun& run, const Collectiv
   return verdict;
 }
 
-}  // namespace trainyard::health
+}  // namespace trainyard::healthcheck

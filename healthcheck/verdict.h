@@ -23,7 +23,7 @@
 #include "healthcheck/results.h"
 #include "proto/node.h"
 
-namespace trainyard::health {
+namespace trainyard::healthcheck {
 
 struct NodeVerdict {
   std::string node;
@@ -48,4 +48,4 @@ struct CollectiveVerdict {
 
 CollectiveVerdict judge_collective_run(const CollectiveRun& run, const CollectivePolicy& policy);
 
-}  // namespace trainyard::health
+}  // namespace trainyard::healthcheck

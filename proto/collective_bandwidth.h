@@ -6,7 +6,7 @@
 // where `bytes` is the whole buffer (all ranks' chunks together) for those two.
 #include <string_view>
 
-namespace trainyard {
+namespace trainyard::inline proto {
 
 enum class CollectiveKind { all_reduce, all_gather, reduce_scatter };
 
@@ -31,4 +31,4 @@ constexpr double busbw(CollectiveKind kind, int world, double bytes, double seco
   return algbw(bytes, seconds) * busbw_factor(kind, world);
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::proto

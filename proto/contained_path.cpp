@@ -8,7 +8,7 @@
 
 namespace fs = std::filesystem;
 
-namespace trainyard {
+namespace trainyard::inline proto {
 
 namespace {
 
@@ -59,4 +59,4 @@ fs::path path_inside(const fs::path& root, std::string_view absolute, const std:
   return fs::path(std::string(absolute));
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::proto

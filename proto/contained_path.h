@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace trainyard {
+namespace trainyard::inline proto {
 
 // `root / relative`, or InvalidInput(field) when `relative` is empty, absolute, holds a NUL, an
 // empty, `.` or `..` component, or walks through a symlink below `root`.
@@ -24,4 +24,4 @@ std::filesystem::path path_inside(const std::filesystem::path& root, std::string
 // (for a path whose root the reader does not know).
 std::filesystem::path plain_absolute_path(std::string_view absolute, const std::string& field);
 
-}  // namespace trainyard
+}  // namespace trainyard::proto

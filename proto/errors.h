@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace trainyard {
+namespace trainyard::inline proto {
 
 class InvalidInput : public std::runtime_error {
  public:
@@ -26,4 +26,4 @@ class InvalidInput : public std::runtime_error {
   std::string message_;
 };
 
-}  // namespace trainyard
+}  // namespace trainyard::proto

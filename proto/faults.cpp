@@ -6,7 +6,7 @@
 
 #include "proto/errors.h"
 
-namespace trainyard {
+namespace trainyard::inline proto {
 namespace {
 
 [[noreturn]] void reject(const std::string& spec, const std::string& why) {
@@ -121,4 +121,4 @@ std::vector<std::string> fault_specs(const FaultPlan& plan) {
   return specs;
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::proto

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace trainyard {
+namespace trainyard::inline proto {
 
 enum class CoreFault { none, corrupt, hang, crash };
 
@@ -34,4 +34,4 @@ void apply_fault_spec(FaultPlan& plan, const std::string& spec, int cores);
 // link), for listing on the node; an empty plan gives no items.
 std::vector<std::string> fault_specs(const FaultPlan& plan);
 
-}  // namespace trainyard
+}  // namespace trainyard::proto

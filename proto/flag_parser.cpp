@@ -13,7 +13,7 @@
 
 extern char** environ;  // POSIX; <unistd.h> declares it only under _GNU_SOURCE
 
-namespace trainyard {
+namespace trainyard::inline proto {
 namespace {
 
 using nlohmann::json;
@@ -404,4 +404,4 @@ std::string FlagParser::usage() const {
   return out;
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::proto

@@ -21,7 +21,7 @@
 
 #include "proto/errors.h"
 
-namespace trainyard {
+namespace trainyard::inline proto {
 
 // One argument list read against a table of flags: under FlagParser (the daemon's and the agent's
 // settings) and under every `trainyard` CLI command, whose help text comes from the same table.
@@ -127,4 +127,4 @@ class FlagParser {
   std::string output_;
 };
 
-}  // namespace trainyard
+}  // namespace trainyard::proto

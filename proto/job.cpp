@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cctype>
 
-namespace trainyard {
+namespace trainyard::inline proto {
 namespace {
 
 std::string lower(std::string_view s) {
@@ -507,4 +507,4 @@ Attempt attempt_from_json(const Json& j) {
   return a;
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::proto

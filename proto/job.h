@@ -13,7 +13,7 @@
 #include "proto/json_reader.h"
 #include "proto/time.h"
 
-namespace trainyard {
+namespace trainyard::inline proto {
 
 using JobId = std::int64_t;
 using AttemptId = std::int64_t;
@@ -230,4 +230,4 @@ std::string attempt_record(const Attempt& attempt);
 Job job_from_json(const Json& j);
 Attempt attempt_from_json(const Json& j);
 
-}  // namespace trainyard
+}  // namespace trainyard::proto

@@ -5,7 +5,7 @@
 
 #include "proto/errors.h"
 
-namespace trainyard {
+namespace trainyard::inline proto {
 namespace {
 
 // A whole, unsigned decimal number; nullopt for anything else (signs, spaces, overflow, empty).
@@ -160,4 +160,4 @@ std::vector<Dependency> parse_dependency_flag(std::string_view text, const std::
   return out;
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::proto

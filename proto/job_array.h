@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-namespace trainyard {
+namespace trainyard::inline proto {
 
 inline constexpr int kMaxArrayIndex = 999'999;
 inline constexpr int kDefaultMaxArraySize = 10'000;
@@ -47,4 +47,4 @@ struct Dependency {
 // Slurm's --dependency text: "afterok:12", "afterany:12:13,afternotok:14". Throws InvalidInput.
 std::vector<Dependency> parse_dependency_flag(std::string_view text, const std::string& field = "--depend");
 
-}  // namespace trainyard
+}  // namespace trainyard::proto

@@ -6,7 +6,7 @@
 #include <cctype>
 #include <cmath>
 
-namespace trainyard {
+namespace trainyard::inline proto {
 namespace {
 
 std::string type_name(const Json& j) {
@@ -231,4 +231,4 @@ void check_name(const std::string& field, const std::string& text, std::size_t m
   }
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::proto

@@ -13,7 +13,7 @@
 
 #include "proto/errors.h"
 
-namespace trainyard {
+namespace trainyard::inline proto {
 
 using Json = nlohmann::json;
 
@@ -66,4 +66,4 @@ void check_labels(const std::string& field, const std::map<std::string, std::str
 // An environment variable name: [A-Za-z_][A-Za-z0-9_]*.
 void check_env_name(const std::string& field, std::string_view name);
 
-}  // namespace trainyard
+}  // namespace trainyard::proto

@@ -5,7 +5,7 @@
 #include "proto/provenance.h"
 #include "proto/text.h"
 
-namespace trainyard {
+namespace trainyard::inline proto {
 namespace {
 
 constexpr std::size_t kMaxTextField = 1 << 20;
@@ -411,4 +411,4 @@ DaemonMessage parse_daemon_message(std::string_view text) {
   throw InvalidInput("type", "unknown daemon message type \"" + type + "\"");
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::proto

@@ -13,7 +13,7 @@
 #include "proto/metrics.h"
 #include "proto/node.h"
 
-namespace trainyard {
+namespace trainyard::inline proto {
 
 // Bumped on any incompatible change; the daemon refuses a hello with another version.
 // 2: metrics, faults and set_faults messages; hello lists the node's injected faults;
@@ -203,4 +203,4 @@ std::string encode(const DaemonMessage& m);
 AgentMessage parse_agent_message(std::string_view text);
 DaemonMessage parse_daemon_message(std::string_view text);
 
-}  // namespace trainyard
+}  // namespace trainyard::proto

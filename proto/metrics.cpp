@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-namespace trainyard {
+namespace trainyard::inline proto {
 namespace {
 
 Json finite_or_null(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
@@ -44,4 +44,4 @@ StepMetric parse_step_metric(const Json& j, const std::string& path) {
   return m;
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::proto

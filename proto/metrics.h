@@ -12,7 +12,7 @@
 #include "proto/job.h"
 #include "proto/json_reader.h"
 
-namespace trainyard {
+namespace trainyard::inline proto {
 
 struct StepMetric {
   std::int64_t step = 0;  // 1-based, absolute (a resumed attempt starts past its checkpoint)
@@ -36,4 +36,4 @@ Json to_json(const StepMetric& m);
 // Strict: throws InvalidInput naming `path`.field.
 StepMetric parse_step_metric(const Json& j, const std::string& path);
 
-}  // namespace trainyard
+}  // namespace trainyard::proto

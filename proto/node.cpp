@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
-namespace trainyard {
+namespace trainyard::inline proto {
 
 std::string to_string(NodeState s) {
   switch (s) {
@@ -87,4 +87,4 @@ Node node_from_json(const Json& j) {
   return n;
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::proto

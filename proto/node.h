@@ -9,7 +9,7 @@
 #include "proto/json_reader.h"
 #include "proto/time.h"
 
-namespace trainyard {
+namespace trainyard::inline proto {
 
 enum class NodeState { healthy, suspect, unhealthy, drained, down };
 
@@ -53,4 +53,4 @@ inline bool accepts_work(NodeState s) { return s == NodeState::healthy; }
 Json to_json(const Node& n);
 Node node_from_json(const Json& j);
 
-}  // namespace trainyard
+}  // namespace trainyard::proto

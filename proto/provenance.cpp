@@ -7,7 +7,7 @@
 #include "proto/errors.h"
 #include "proto/text.h"
 
-namespace trainyard {
+namespace trainyard::inline proto {
 namespace {
 
 constexpr std::array<std::string_view, 10> kSecretMarkers = {"TOKEN", "SECRET",  "PASSW",  "KEY",     "CREDENTIAL",
@@ -79,4 +79,4 @@ void check_user_facts(const Json& facts) {
   if (json_text(facts).size() > kMaxUserFactsBytes) throw bad_facts("larger than " + kLimits);
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::proto

@@ -10,7 +10,7 @@
 
 #include "proto/json_reader.h"
 
-namespace trainyard {
+namespace trainyard::inline proto {
 
 inline constexpr std::string_view kMaskedValue = "<masked>";
 
@@ -32,4 +32,4 @@ Json parse_user_facts(std::string_view text);
 // Checks facts that arrive already parsed (the agent's message): an object within the limits.
 void check_user_facts(const Json& facts);
 
-}  // namespace trainyard
+}  // namespace trainyard::proto

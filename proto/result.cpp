@@ -1,6 +1,6 @@
 #include "proto/result.h"
 
-namespace trainyard {
+namespace trainyard::inline proto {
 
 std::string_view to_string(ErrorCode code) {
   switch (code) {
@@ -24,4 +24,4 @@ std::string_view to_string(ErrorCode code) {
   return "internal";
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::proto

@@ -10,7 +10,7 @@
 #include <utility>
 #include <variant>
 
-namespace trainyard {
+namespace trainyard::inline proto {
 
 // The API's problem codes (README "Errors"), as the `code` of its JSON error body.
 enum class ErrorCode {
@@ -93,4 +93,4 @@ class [[nodiscard]] Result<void> {
   bool failed_ = false;
 };
 
-}  // namespace trainyard
+}  // namespace trainyard::proto

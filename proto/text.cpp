@@ -2,7 +2,7 @@
 
 #include <cstdint>
 
-namespace trainyard {
+namespace trainyard::inline proto {
 
 std::string json_text(const Json& value) { return value.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
@@ -49,4 +49,4 @@ std::string_view utf8_tail(std::string_view text, std::size_t max_bytes) {
   return drop_partial_utf8_prefix(text.substr(text.size() - max_bytes));
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::proto

@@ -10,7 +10,7 @@
 
 #include "proto/json_reader.h"
 
-namespace trainyard {
+namespace trainyard::inline proto {
 
 // The length of the UTF-8 character starting at text[i] if it is valid and printable, else 0:
 // 0 for a byte that does not start a valid sequence (overlong forms, surrogates and code points
@@ -29,4 +29,4 @@ std::string_view utf8_tail(std::string_view text, std::size_t max_bytes);
 // byte was cut off.
 std::string_view drop_partial_utf8_prefix(std::string_view text);
 
-}  // namespace trainyard
+}  // namespace trainyard::proto

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <ctime>
 
-namespace trainyard {
+namespace trainyard::inline proto {
 
 std::string format_time(TimePoint t) {
   const auto ms = to_unix_ms(t);
@@ -46,4 +46,4 @@ MonoTime SystemTimeSource::monotonic_now() const {
   return std::chrono::time_point_cast<Millis>(std::chrono::steady_clock::now());
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::proto

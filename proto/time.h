@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-namespace trainyard {
+namespace trainyard::inline proto {
 
 using TimePoint = std::chrono::sys_time<std::chrono::milliseconds>;
 using Millis = std::chrono::milliseconds;
@@ -56,4 +56,4 @@ class ManualTimeSource final : public TimeSource {
   MonoTime monotonic_{};
 };
 
-}  // namespace trainyard
+}  // namespace trainyard::proto

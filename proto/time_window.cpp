@@ -6,7 +6,7 @@
 #include "proto/errors.h"
 #include "proto/flag_parser.h"
 
-namespace trainyard {
+namespace trainyard::inline proto {
 namespace {
 
 constexpr std::int64_t kMaxBackS = 100LL * 365 * 24 * 3600;
@@ -55,4 +55,4 @@ TimePoint parse_time_bound(std::string_view text, TimePoint now, std::string_vie
   }
 }
 
-}  // namespace trainyard
+}  // namespace trainyard::proto

@@ -7,7 +7,7 @@
 
 #include "proto/time.h"
 
-namespace trainyard {
+namespace trainyard::inline proto {
 
 // "3600" (seconds), "90s", "45m", "12h" or "30d" as seconds in [1, max_s]; throws InvalidInput(field).
 std::int64_t parse_duration_s(std::string_view text, std::string_view field, std::int64_t max_s);
@@ -16,4 +16,4 @@ std::int64_t parse_duration_s(std::string_view text, std::string_view field, std
 // throws InvalidInput(field) naming the forms it accepts.
 TimePoint parse_time_bound(std::string_view text, TimePoint now, std::string_view field);
 
-}  // namespace trainyard
+}  // namespace trainyard::proto

@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-namespace trainyard {
+namespace trainyard::inline proto {
 
 std::string_view build_version();
 std::string_view build_commit();
@@ -13,4 +13,4 @@ std::string version_with_commit();
 // "trainyard-agent 0.1.0 (commit 3f2a9c1d4e5b)": what --version prints.
 std::string version_line(std::string_view program);
 
-}  // namespace trainyard
+}  // namespace trainyard::proto

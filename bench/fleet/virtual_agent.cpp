@@ -17,32 +17,32 @@ Millis since(Clock::time_point start, Clock::time_point now) {
 
 // What a healthy node's accelerator suite reports: every test passed on every core.
 Json healthy_accelerator_report(int cores) {
-  health::AcceleratorReport report;
+  healthcheck::AcceleratorReport report;
   for (int core = 0; core < cores; ++core) {
-    health::CoreResult result{core, {}};
-    for (auto test : {health::AcceleratorTest::gemm, health::AcceleratorTest::stochastic_rounding,
-                      health::AcceleratorTest::memory}) {
-      result.checks.push_back(health::CheckResult{test, health::CheckStatus::passed, 0, 1, 0.1, ""});
+    healthcheck::CoreResult result{core, {}};
+    for (auto test : {healthcheck::AcceleratorTest::gemm, healthcheck::AcceleratorTest::stochastic_rounding,
+                      healthcheck::AcceleratorTest::memory}) {
+      result.checks.push_back(healthcheck::CheckResult{test, healthcheck::CheckStatus::passed, 0, 1, 0.1, ""});
     }
     report.cores.push_back(result);
   }
   report.duration_ms = 1;
-  return health::to_json(report);
+  return healthcheck::to_json(report);
 }
 
 // And its collective suite: every collective exact, at the same bandwidth on every rank, so no
 // rank looks slower than the others.
 Json healthy_collective_result(int rank, int world) {
-  health::RankCollectiveResult result;
+  healthcheck::RankCollectiveResult result;
   result.rank = rank;
   result.world_size = world;
   constexpr double kBytes = 1 << 20;
   constexpr double kSeconds = 0.001;
   for (auto kind : {CollectiveKind::all_reduce, CollectiveKind::all_gather, CollectiveKind::reduce_scatter}) {
-    result.collectives.push_back(health::CollectiveMeasurement{kind, true, static_cast<std::size_t>(kBytes), kSeconds,
+    result.collectives.push_back(healthcheck::CollectiveMeasurement{kind, true, static_cast<std::size_t>(kBytes), kSeconds,
                                                                 busbw(kind, world, kBytes, kSeconds), ""});
   }
-  return health::to_json(result);
+  return healthcheck::to_json(result);
 }
 
 }  // namespace

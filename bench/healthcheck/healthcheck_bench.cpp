@@ -21,7 +21,7 @@
 #include "neuron/data_plane.h"
 #include "neuron/tcp_communicator.h"
 
-namespace trainyard::health {
+namespace trainyard::healthcheck {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -107,12 +107,12 @@ void print_collectives(int runs) {
 }
 
 }  // namespace
-}  // namespace trainyard::health
+}  // namespace trainyard::healthcheck
 
 int main(int argc, char** argv) {
   int runs = 5;
   if (argc == 3 && std::strcmp(argv[1], "--runs") == 0) runs = std::max(1, std::atoi(argv[2]));
   spdlog::set_level(spdlog::level::warn);
-  trainyard::health::print_accelerator(runs);
-  trainyard::health::print_collectives(runs);
+  trainyard::healthcheck::print_accelerator(runs);
+  trainyard::healthcheck::print_collectives(runs);
 }

@@ -7,7 +7,7 @@
 
 #include "healthcheck/verdict.h"
 
-namespace trainyard::health {
+namespace trainyard::healthcheck {
 namespace {
 
 using ::testing::HasSubstr;
@@ -104,4 +104,4 @@ TEST(AcceleratorSuiteTest, TwoHungCoresCostOneBudgetWithTwoWorkers) {
 }
 
 }  // namespace
-}  // namespace trainyard::health
+}  // namespace trainyard::healthcheck

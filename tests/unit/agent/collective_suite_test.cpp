@@ -12,7 +12,7 @@
 #include "neuron/tcp_rate_limiter.h"
 #include "tests/unit/neuron/ring_harness.h"
 
-namespace trainyard::health {
+namespace trainyard::healthcheck {
 namespace {
 
 using ::testing::HasSubstr;
@@ -203,4 +203,4 @@ TEST(CollectiveSuiteTest, ADroppedLinkIsReportedNamingThePeerAndLocalised) {
 }
 
 }  // namespace
-}  // namespace trainyard::health
+}  // namespace trainyard::healthcheck

@@ -11,11 +11,11 @@ namespace trainyard::daemon::testing {
 namespace {
 
 Json accelerator_report(bool passed) {
-  health::AcceleratorReport report;
-  report.cores.push_back(health::CoreResult{
-      0, {health::CheckResult{health::AcceleratorTest::gemm, passed ? health::CheckStatus::passed : health::CheckStatus::failed,
+  healthcheck::AcceleratorReport report;
+  report.cores.push_back(healthcheck::CoreResult{
+      0, {healthcheck::CheckResult{healthcheck::AcceleratorTest::gemm, passed ? healthcheck::CheckStatus::passed : healthcheck::CheckStatus::failed,
                               passed ? 1e-7 : 2.5, 1e-5, 1, passed ? "" : "core 0: GEMM off by 2.5"}}});
-  return health::to_json(report);
+  return healthcheck::to_json(report);
 }
 
 JobManagerConfig canary_config(int canary_nodes, int max_infra_retries = 2) {

@@ -14,16 +14,16 @@ JobManagerConfig gated_config() {
 }
 
 Json passing_report() {
-  health::AcceleratorReport report;
-  report.cores.push_back(health::CoreResult{0, {health::CheckResult{health::AcceleratorTest::gemm, health::CheckStatus::passed, 1e-7, 1e-5, 1, ""}}});
-  return health::to_json(report);
+  healthcheck::AcceleratorReport report;
+  report.cores.push_back(healthcheck::CoreResult{0, {healthcheck::CheckResult{healthcheck::AcceleratorTest::gemm, healthcheck::CheckStatus::passed, 1e-7, 1e-5, 1, ""}}});
+  return healthcheck::to_json(report);
 }
 
 Json corrupt_report() {
-  health::AcceleratorReport report;
-  report.cores.push_back(health::CoreResult{
-      3, {health::CheckResult{health::AcceleratorTest::gemm, health::CheckStatus::failed, 2.5, 1e-5, 1, "core 3: GEMM off by 2.5"}}});
-  return health::to_json(report);
+  healthcheck::AcceleratorReport report;
+  report.cores.push_back(healthcheck::CoreResult{
+      3, {healthcheck::CheckResult{healthcheck::AcceleratorTest::gemm, healthcheck::CheckStatus::failed, 2.5, 1e-5, 1, "core 3: GEMM off by 2.5"}}});
+  return healthcheck::to_json(report);
 }
 
 NodeState state_of(Cluster& c, const std::string& node) { return c.jobs.node(node)->node.state; }

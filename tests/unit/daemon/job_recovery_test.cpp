@@ -141,19 +141,19 @@ TEST(JobRecovery, APeerCloseFromANodeStillConnectedIsNoNodeLoss) {
 
 // A passing rank of a collective pre-flight.
 Json passing_collective(int rank, int world) {
-  health::RankCollectiveResult result;
+  healthcheck::RankCollectiveResult result;
   result.rank = rank;
   result.world_size = world;
   for (CollectiveKind kind : {CollectiveKind::all_gather, CollectiveKind::all_reduce, CollectiveKind::reduce_scatter}) {
     result.collectives.push_back({kind, true, 4096, 0.001, 4e6, ""});
   }
-  return health::to_json(result);
+  return healthcheck::to_json(result);
 }
 
 Json passing_accelerator() {
-  health::AcceleratorReport report;
-  report.cores.push_back(health::CoreResult{0, {health::CheckResult{health::AcceleratorTest::gemm, health::CheckStatus::passed, 1e-7, 1e-5, 1, ""}}});
-  return health::to_json(report);
+  healthcheck::AcceleratorReport report;
+  report.cores.push_back(healthcheck::CoreResult{0, {healthcheck::CheckResult{healthcheck::AcceleratorTest::gemm, healthcheck::CheckStatus::passed, 1e-7, 1e-5, 1, ""}}});
+  return healthcheck::to_json(report);
 }
 
 // Answers every health task sent to the nodes since the last call as passed; returns how many.

@@ -9,11 +9,11 @@ namespace trainyard::daemon::testing {
 namespace {
 
 Json accelerator_report(bool passed) {
-  health::AcceleratorReport report;
-  report.cores.push_back(health::CoreResult{
-      0, {health::CheckResult{health::AcceleratorTest::gemm, passed ? health::CheckStatus::passed : health::CheckStatus::timed_out,
+  healthcheck::AcceleratorReport report;
+  report.cores.push_back(healthcheck::CoreResult{
+      0, {healthcheck::CheckResult{healthcheck::AcceleratorTest::gemm, passed ? healthcheck::CheckStatus::passed : healthcheck::CheckStatus::timed_out,
                               0, 1e-5, 1, passed ? "" : "core 0: GEMM did not finish within its 2000 ms budget"}}});
-  return health::to_json(report);
+  return healthcheck::to_json(report);
 }
 
 struct StuckJob {

@@ -8,7 +8,7 @@
 #include <functional>
 #include <random>
 
-namespace trainyard::health {
+namespace trainyard::healthcheck {
 namespace {
 
 using ::testing::HasSubstr;
@@ -157,4 +157,4 @@ TEST(MemoryAssessmentTest, ExactBitsPassAndFlippedBitsAreCountedAndNamed) {
 }
 
 }  // namespace
-}  // namespace trainyard::health
+}  // namespace trainyard::healthcheck

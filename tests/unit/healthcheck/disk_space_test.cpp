@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace trainyard::health {
+namespace trainyard::healthcheck {
 namespace {
 
 DiskSpace disk(std::string role, std::int64_t free_mb, std::int64_t total_mb) { return {std::move(role), free_mb, total_mb}; }
@@ -35,4 +35,4 @@ TEST(DiskSpace, ZeroFloorsTurnTheCheckOff) {
 }
 
 }  // namespace
-}  // namespace trainyard::health
+}  // namespace trainyard::healthcheck

@@ -8,7 +8,7 @@
 
 #include "tests/unit/healthcheck/run_builder.h"
 
-namespace trainyard::health {
+namespace trainyard::healthcheck {
 namespace {
 
 using testing::kMB;
@@ -132,4 +132,4 @@ TEST(HealthJsonTest, MalformedVerdictsPlansAndOptionsNameTheField) {
 }
 
 }  // namespace
-}  // namespace trainyard::health
+}  // namespace trainyard::healthcheck

@@ -9,7 +9,7 @@
 
 #include "tests/unit/healthcheck/run_builder.h"
 
-namespace trainyard::health {
+namespace trainyard::healthcheck {
 namespace {
 
 using testing::kMB;
@@ -194,4 +194,4 @@ TEST(LocaliseTest, LeaveOneOutRingsLocaliseToo) {
 }
 
 }  // namespace
-}  // namespace trainyard::health
+}  // namespace trainyard::healthcheck

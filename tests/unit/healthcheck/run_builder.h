@@ -6,7 +6,7 @@
 
 #include "healthcheck/results.h"
 
-namespace trainyard::health::testing {
+namespace trainyard::healthcheck::testing {
 
 inline constexpr double kMB = 1e6;
 
@@ -43,4 +43,4 @@ inline std::vector<std::string> node_names(int count) {
   return names;
 }
 
-}  // namespace trainyard::health::testing
+}  // namespace trainyard::healthcheck::testing

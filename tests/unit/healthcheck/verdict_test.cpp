@@ -5,7 +5,7 @@
 
 #include "tests/unit/healthcheck/run_builder.h"
 
-namespace trainyard::health {
+namespace trainyard::healthcheck {
 namespace {
 
 using testing::kMB;
@@ -145,4 +145,4 @@ TEST(CollectiveVerdictTest, ARunBelowTheFloorIsSlowAsAWhole) {
 }
 
 }  // namespace
-}  // namespace trainyard::health
+}  // namespace trainyard::healthcheck

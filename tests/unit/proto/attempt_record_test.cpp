@@ -5,7 +5,7 @@
 #include "proto/job.h"
 #include "proto/json_reader.h"
 
-namespace trainyard {
+namespace trainyard::proto {
 namespace {
 
 Attempt finished_attempt() {
@@ -52,4 +52,4 @@ TEST(AttemptRecord, NoProvenanceIsNullAndEmpty) {
 }
 
 }  // namespace
-}  // namespace trainyard
+}  // namespace trainyard::proto

@@ -3,7 +3,7 @@
 #include "proto/errors.h"
 #include "proto/faults.h"
 
-namespace trainyard {
+namespace trainyard::proto {
 namespace {
 
 std::string rejected_field(const std::string& spec) {
@@ -64,4 +64,4 @@ TEST(FaultSpec, ListingRebuildsThePlan) {
 }
 
 }  // namespace
-}  // namespace trainyard
+}  // namespace trainyard::proto

@@ -5,7 +5,7 @@
 #include <map>
 #include <memory>
 
-namespace trainyard {
+namespace trainyard::proto {
 namespace {
 
 TEST(FlagParser, ASwitchTakesNoValue) {
@@ -225,4 +225,4 @@ TEST_F(ConfigSources, VersionAndHelpNeedNoOtherSetting) {
 }
 
 }  // namespace
-}  // namespace trainyard
+}  // namespace trainyard::proto

@@ -2,7 +2,7 @@
 
 #include "proto/job.h"
 
-namespace trainyard {
+namespace trainyard::proto {
 namespace {
 
 Json minimal_command() { return Json{{"name", "train"}, {"command", {{"argv", {"/bin/true"}}}}}; }
@@ -191,4 +191,4 @@ TEST(JobSpec, NumberBeyondDoubleIsMalformedJson) {
 }
 
 }  // namespace
-}  // namespace trainyard
+}  // namespace trainyard::proto

@@ -6,7 +6,7 @@
 #include "proto/messages.h"
 #include "proto/time.h"
 
-namespace trainyard {
+namespace trainyard::proto {
 namespace {
 
 TEST(Messages, HelloRoundTrips) {
@@ -267,4 +267,4 @@ TEST(Time, FormatsAndParsesRfc3339) {
 }
 
 }  // namespace
-}  // namespace trainyard
+}  // namespace trainyard::proto

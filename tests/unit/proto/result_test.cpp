@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-namespace trainyard {
+namespace trainyard::proto {
 namespace {
 
 TEST(Result, HoldsTheValueOrTheError) {
@@ -62,4 +62,4 @@ TEST(ErrorCode, NamesAreTheApisProblemCodes) {
 }
 
 }  // namespace
-}  // namespace trainyard
+}  // namespace trainyard::proto
