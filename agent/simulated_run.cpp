@@ -68,13 +68,13 @@ void SimulatedRun::train(std::stop_token stop) {
                std::to_string(m.grad_norm) + " param_norm=" + std::to_string(m.param_norm) + " lr=" + std::to_string(m.lr) +
                " samples_per_s=" + std::to_string(m.samples_per_s) + (m.spike ? " spike=1" : ""));
     };
-    options.on_checkpoint = [this](const checkpoint::CheckpointWriteResult& written) {
-      if (!written.error.empty() || written.manifest_sha256.empty()) {
-        return log_line("checkpoint of step " + std::to_string(written.step) + " failed: " + written.error);
+    options.on_checkpoint = [this](const checkpoint::CheckpointWriteResult& result) {
+      if (!result.written) {
+        return log_line("checkpoint of step " + std::to_string(result.step) + " failed: " + result.written.error().message);
       }
-      log_line("checkpoint written: step " + std::to_string(written.step));
+      log_line("checkpoint written: step " + std::to_string(result.step));
       std::lock_guard lock(metrics_mutex_);
-      checkpoints_.push_back(CheckpointReport{written.step, written.manifest_sha256});
+      checkpoints_.push_back(CheckpointReport{result.step, result.written->manifest_sha256});
     };
     neuron::Trainer trainer(launch_.workload, comm, context_.device.core(context_.core), options);
     {

@@ -439,18 +439,21 @@ void CheckpointWriter::loop() {
     changed_.notify_all();
     lock.unlock();
 
-    CheckpointWriteResult result{state.step, {}, {}};
+    CheckpointWriteResult result{state.step, WrittenCheckpoint{}};
     try {
       if (const auto claimed = owner_ ? checkpoint_owner(root_) : std::nullopt; claimed && *claimed != owner_) {
         throw std::runtime_error("fenced: attempt " + std::to_string(*claimed) + " owns " + root_.string() +
                                  " now, not attempt " + std::to_string(owner_));
       }
-      result.path = write_checkpoint(root_, state);
-      result.manifest_sha256 = manifest_sha256(result.path).value_or("");
+      WrittenCheckpoint written{write_checkpoint(root_, state), ""};
+      const std::optional<std::string> digest = manifest_sha256(written.path);
+      if (!digest) throw std::runtime_error("the manifest of " + written.path.string() + " could not be read back");
+      written.manifest_sha256 = *digest;
       prune_checkpoints(root_, keep_);
-      spdlog::info("event=checkpoint_written step={} path={}", state.step, result.path.string());
+      spdlog::info("event=checkpoint_written step={} path={}", state.step, written.path.string());
+      result.written = std::move(written);
     } catch (const std::exception& e) {
-      result.error = e.what();
+      result.written = Error::unavailable(e.what());
       spdlog::error("event=checkpoint_failed step={} root={} error=\"{}\"", state.step, root_.string(), e.what());
     }
     if (on_done_) on_done_(result);

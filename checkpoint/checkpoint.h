@@ -117,11 +117,16 @@ std::optional<std::int64_t> checkpoint_owner(const std::filesystem::path& root);
 // Deletes all but the newest `keep` checkpoints.
 void prune_checkpoints(const std::filesystem::path& root, int keep);
 
+struct WrittenCheckpoint {
+  std::filesystem::path path;
+  std::string manifest_sha256;
+};
+
+// What became of the snapshot of `step`: where it was published, or why it was not (fenced by a
+// newer attempt's claim, or the disk refused it).
 struct CheckpointWriteResult {
   std::int64_t step = 0;
-  std::filesystem::path path;  // empty when the write failed
-  std::string manifest_sha256;
-  std::string error;
+  Result<WrittenCheckpoint> written;
 };
 
 // Writes snapshots on a background thread so training continues meanwhile, then prunes to the

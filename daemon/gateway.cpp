@@ -96,11 +96,10 @@ class AgentSession : public net::WebSocketSession,
       spdlog::warn("event=agent_refused node={} remote={} reason=\"{}\"", hello.name, remote_, refusal);
       return refuse(refusal);
     }
-    const std::string refusal = node_hello_refusal(tokens_, who_, hello.name);
-    if (!refusal.empty()) {
+    if (const Result<void> allowed = check_node_hello(tokens_, who_, hello.name); !allowed) {
       spdlog::warn("event=agent_refused node={} remote={} token_user={} reason=\"{}\"", hello.name, remote_, who_.user,
-                   refusal);
-      return refuse(refusal);
+                   allowed.error().message);
+      return refuse(allowed.error().message);
     }
     if (who_.bound_node()) return accept(hello, "");
     // The join token, for a name without a credential: the node gets its own before it is welcomed.
@@ -186,9 +185,9 @@ net::WebSocketRoute AgentGateway::route() {
   route.path = kAgentPath;
   route.authorize = [this](const net::HttpRequest& req) -> std::optional<net::HttpResponse> {
     if (require_client_certificate_) {
-      if (const std::string refusal = net::client_certificate_refusal(req.peer_certificate); !refusal.empty()) {
-        spdlog::warn("event=agent_join_refused remote={} reason=\"{}\"", req.remote, refusal);
-        return net::error_response(403, "client_certificate_refused", refusal);
+      if (const Result<void> usable = net::check_client_certificate(req.peer_certificate); !usable) {
+        spdlog::warn("event=agent_join_refused remote={} reason=\"{}\"", req.remote, usable.error().message);
+        return net::error_response(403, "client_certificate_refused", usable.error().message);
       }
     }
     if (agent_principal(tokens_, req, clock_.system_now())) return std::nullopt;

@@ -4,17 +4,19 @@
 
 namespace trainyard::daemon {
 
-std::string node_hello_refusal(const TokenRegistry& tokens, const Principal& who, const std::string& node) {
-  if (who.role != store::Role::agent) return "only agent tokens may connect agents";
+Result<void> check_node_hello(const TokenRegistry& tokens, const Principal& who, const std::string& node) {
+  if (who.role != store::Role::agent) return Error::forbidden("only agent tokens may connect agents");
   if (const auto bound = who.bound_node()) {
-    if (*bound == node) return "";
-    return "this credential belongs to node " + *bound + ", not to node " + node;
+    if (*bound == node) return {};
+    return Error::forbidden("this credential belongs to node " + *bound + ", not to node " + node);
   }
   if (tokens.node_credential(node)) {
-    return "node " + node + " already has its own credential; the join token cannot register it again (an admin "
-           "can forget the node's credential to replace the node: DELETE /v1/nodes/" + node + "/credential)";
+    return Error::forbidden("node " + node +
+                            " already has its own credential; the join token cannot register it again (an admin "
+                            "can forget the node's credential to replace the node: DELETE /v1/nodes/" +
+                            node + "/credential)");
   }
-  return "";
+  return {};
 }
 
 void issue_node_credential(TokenRegistry& tokens, StoreWorker& store, TimePoint now, const std::string& node,

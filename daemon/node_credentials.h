@@ -20,8 +20,9 @@
 
 namespace trainyard::daemon {
 
-// Why a connection authenticated as `who` may not say hello as `node`; empty when it may.
-std::string node_hello_refusal(const TokenRegistry& tokens, const Principal& who, const std::string& node);
+// Whether a connection authenticated as `who` may say hello as `node`; a refusal is forbidden and
+// says why.
+Result<void> check_node_hello(const TokenRegistry& tokens, const Principal& who, const std::string& node);
 
 // Makes `node` a credential. It is in the registry at once, so a second join of the name is
 // refused while the first is being stored; `done` gets its secret once it is durable, or

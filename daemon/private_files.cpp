@@ -43,15 +43,16 @@ void make_private(const fs::path& path, fs::perms perms) {
   }
 }
 
-std::string exposed_token_file(const fs::path& path) {
+Result<void> check_token_file_private(const fs::path& path) {
   std::error_code ec;
   const auto status = fs::status(path, ec);
-  if (ec || !fs::exists(status)) return "";
+  if (ec || !fs::exists(status)) return {};
   const fs::perms others = fs::perms::group_all | fs::perms::others_all;
-  if ((status.permissions() & others) == fs::perms::none) return "";
-  return path.string() + " has mode " + octal(status.permissions()) +
-         ": group or others may read it, so its token may have leaked; replace the token (delete the file and "
-         "restart, or rotate it) and keep the file 0600";
+  if ((status.permissions() & others) == fs::perms::none) return {};
+  return Error::invalid_input(path.string(), path.string() + " has mode " + octal(status.permissions()) +
+                                                 ": group or others may read it, so its token may have leaked; replace "
+                                                 "the token (delete the file and restart, or rotate it) and keep the "
+                                                 "file 0600");
 }
 
 }  // namespace trainyard::daemon

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <string>
 
+#include "proto/result.h"
+
 namespace trainyard::daemon {
 
 // Writes `content` to `path` atomically (temporary file, fsync, rename) with the given mode.
@@ -15,9 +17,9 @@ void write_file_atomically(const std::filesystem::path& path, const std::string&
 // the daemon creates; this covers a directory or database left by an older version.
 void make_private(const std::filesystem::path& path, std::filesystem::perms perms);
 
-// Why the token file at `path` may not be used, empty when it may (or does not exist): group or
-// others may read or write it, so its secret may have leaked, and quietly tightening the mode
-// would hide that.
-std::string exposed_token_file(const std::filesystem::path& path);
+// Whether the token file at `path` may be used (it may when it does not exist yet): not when group
+// or others may read or write it, so its secret may have leaked, and quietly tightening the mode
+// would hide that. The refusal is invalid_input naming the path, with its mode and what to do.
+Result<void> check_token_file_private(const std::filesystem::path& path);
 
 }  // namespace trainyard::daemon

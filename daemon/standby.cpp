@@ -72,18 +72,18 @@ net::HttpResponse standby_answer(const net::HttpRequest& request, const store::L
 ActiveLease::ActiveLease(std::int64_t epoch, Millis ttl, MonoTime taken_at)
     : epoch_(epoch), ttl_(ttl), held_until_(taken_at + ttl) {}
 
-std::string ActiveLease::renewed(MonoTime sent_at, const store::LeaseState& answer) {
+Result<void> ActiveLease::renewed(MonoTime sent_at, const store::LeaseState& answer) {
   if (!answer.held || answer.epoch != epoch_) {
-    return "the lease is held at epoch " + std::to_string(answer.epoch) + " by " +
-           (answer.active_url.empty() ? std::string("nobody") : answer.active_url);
+    return Error::conflict("the lease is held at epoch " + std::to_string(answer.epoch) + " by " +
+                           (answer.active_url.empty() ? std::string("nobody") : answer.active_url));
   }
   held_until_ = std::max(held_until_, sent_at + ttl_);
-  return "";
+  return {};
 }
 
-std::string ActiveLease::expired(MonoTime now) const {
-  if (now < held_until_) return "";
-  return "no renewal confirmed within the lease's " + std::to_string(ttl_.count()) + " ms";
+Result<void> ActiveLease::still_held(MonoTime now) const {
+  if (now < held_until_) return {};
+  return Error::unavailable("no renewal confirmed within the lease's " + std::to_string(ttl_.count()) + " ms");
 }
 
 void exit_on_lease_lost(const std::string& reason) {

@@ -13,6 +13,7 @@
 
 #include "net/http_server.h"
 #include "proto/json_reader.h"
+#include "proto/result.h"
 #include "proto/time.h"
 #include "store/store.h"
 
@@ -36,10 +37,10 @@ class ActiveLease {
 
   std::int64_t epoch() const { return epoch_; }
   Millis renew_every() const { return ttl_ / 5; }
-  // The database's answer to a renewal sent at `sent_at`: why the lease is lost, or "" when held.
-  std::string renewed(MonoTime sent_at, const store::LeaseState& answer);
-  // Why the lease must be taken as lost at `now` (no renewal confirmed within the ttl), or "".
-  std::string expired(MonoTime now) const;
+  // The database's answer to a renewal sent at `sent_at`: held, or a conflict saying who holds it.
+  Result<void> renewed(MonoTime sent_at, const store::LeaseState& answer);
+  // Whether the lease is still held at `now`: unavailable once no renewal was confirmed within the ttl.
+  Result<void> still_held(MonoTime now) const;
 
  private:
   std::int64_t epoch_;

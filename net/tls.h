@@ -7,6 +7,7 @@
 #include <string>
 
 #include "net/http_types.h"
+#include "proto/result.h"
 
 namespace boost::asio::ssl {
 class context;
@@ -50,8 +51,8 @@ void expect_server_name(ssl_st* ssl, const std::string& host);
 // ::1, ::ffff:127.x). Anything else, names included, is not.
 bool is_loopback_address(const std::string& host);
 
-// Why a WebSocket upgrade without a usable client certificate is refused ("" when it is fine).
-std::string client_certificate_refusal(const std::optional<PeerCertificate>& peer);
+// Whether a WebSocket upgrade's client certificate may be used: a refusal (forbidden) says why.
+Result<void> check_client_certificate(const std::optional<PeerCertificate>& peer);
 // Whether the certificate is issued to `node`: a DNS name among its subject alternative names
 // equals it; when it has no DNS names, its subject's common name does (RFC 6125's rule). Exact,
 // case-sensitive comparison: node names are.

@@ -35,13 +35,16 @@ bool is_loopback_address(const std::string& host) {
   return std::equal(kMappedPrefix.begin(), kMappedPrefix.end(), bytes.begin()) && bytes[12] == 127;
 }
 
-std::string client_certificate_refusal(const std::optional<PeerCertificate>& peer) {
-  if (!peer) return "no client certificate: this gateway requires agents to present one issued by its --agent-client-ca";
-  if (!peer->verified) {
-    return "client certificate (" + certificate_subject(*peer) + ") is not accepted: " + peer->verify_error +
-           "; it must be issued by the daemon's --agent-client-ca";
+Result<void> check_client_certificate(const std::optional<PeerCertificate>& peer) {
+  if (!peer) {
+    return Error::forbidden("no client certificate: this gateway requires agents to present one issued by its "
+                            "--agent-client-ca");
   }
-  return "";
+  if (!peer->verified) {
+    return Error::forbidden("client certificate (" + certificate_subject(*peer) + ") is not accepted: " +
+                            peer->verify_error + "; it must be issued by the daemon's --agent-client-ca");
+  }
+  return {};
 }
 
 bool certificate_names(const PeerCertificate& peer, const std::string& node) {

@@ -270,17 +270,17 @@ Transaction::~Transaction() {
 
 void Transaction::commit() { db_.exec("COMMIT"); }
 
-std::optional<std::string> conninfo_error(const std::string& conninfo) {
+proto::Result<void> check_conninfo(const std::string& conninfo, const std::string& field) {
   char* error = nullptr;
   PQconninfoOption* options = PQconninfoParse(conninfo.c_str(), &error);
   if (options) {
     PQconninfoFree(options);
-    return std::nullopt;
+    return {};
   }
   std::string message = error ? error : "cannot parse the connection string";
   PQfreemem(error);
   while (!message.empty() && message.back() == '\n') message.pop_back();
-  return message;
+  return Error::invalid_input(field, "not a PostgreSQL connection URI: " + message);
 }
 
 }  // namespace trainyard::store::pg

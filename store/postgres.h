@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "proto/result.h"
+
 struct pg_conn;
 struct pg_result;
 
@@ -149,7 +151,8 @@ class Transaction {
   Connection& db_;
 };
 
-// libpq's verdict on a connection string before any connection is tried; nullopt when it parses.
-std::optional<std::string> conninfo_error(const std::string& conninfo);
+// libpq's verdict on a connection string before any connection is tried: invalid_input of `field`
+// with libpq's reason when it does not parse.
+proto::Result<void> check_conninfo(const std::string& conninfo, const std::string& field);
 
 }  // namespace trainyard::store::pg

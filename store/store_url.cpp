@@ -27,7 +27,9 @@ StoreUrl parse_store_url(std::string_view url, const std::string& field) {
   }
   if (starts_with_any(url, {"postgresql://", "postgres://"})) {
     const std::string uri(url);
-    if (auto error = pg::conninfo_error(uri)) throw InvalidInput(field, "not a PostgreSQL connection URI: " + *error);
+    if (const auto parsed = pg::check_conninfo(uri, field); !parsed) {
+      throw InvalidInput(parsed.error().field, parsed.error().message);
+    }
     return StoreUrl{StoreUrl::Kind::postgresql, uri};
   }
   throw InvalidInput(field, "must start with sqlite:// or postgresql://");

@@ -146,7 +146,7 @@ TEST(CheckpointWriter, WritesInTheBackgroundAndKeepsTheLastK) {
     writer.wait_idle();
     EXPECT_EQ(done.size(), 4u);
   }
-  for (const auto& r : done) EXPECT_EQ(r.error, "");
+  for (const auto& r : done) EXPECT_TRUE(r.written.ok()) << r.written.error().message;
   const auto listed = list_checkpoints(dir.path());
   ASSERT_EQ(listed.size(), 2u);
   EXPECT_EQ(listed[0].step, 15);
@@ -167,8 +167,10 @@ TEST(CheckpointWriter, AnAttemptThatNoLongerOwnsTheRootIsFencedOff) {
     current.wait_idle();
   }
   ASSERT_EQ(done.size(), 2u);
-  EXPECT_NE(done[0].error.find("fenced: attempt 7 owns"), std::string::npos) << done[0].error;
-  EXPECT_EQ(done[1].error, "");
+  ASSERT_FALSE(done[0].written.ok());
+  EXPECT_NE(done[0].written.error().message.find("fenced: attempt 7 owns"), std::string::npos)
+      << done[0].written.error().message;
+  EXPECT_TRUE(done[1].written.ok());
   const auto listed = list_checkpoints(dir.path());
   ASSERT_EQ(listed.size(), 1u);
   EXPECT_EQ(listed[0].step, 30) << "the stale attempt replaced its successor's checkpoints";
@@ -187,7 +189,7 @@ TEST(CheckpointWriter, AFirstAttemptsUnclaimedRootIsWrittenEvenOverALeftoverClai
     first.wait_idle();
   }
   ASSERT_EQ(done.size(), 1u);
-  EXPECT_EQ(done[0].error, "");
+  EXPECT_TRUE(done[0].written.ok());
   EXPECT_EQ(list_checkpoints(dir.path() / "job-1").size(), 1u);
 }
 
@@ -202,8 +204,8 @@ TEST(CheckpointWriter, ReportsAWriteThatFails) {
     writer.submit(sample_state(5));
   }
   ASSERT_EQ(done.size(), 1u);
-  EXPECT_NE(done[0].error, "");
-  EXPECT_TRUE(done[0].path.empty());
+  ASSERT_FALSE(done[0].written.ok());
+  EXPECT_FALSE(done[0].written.error().message.empty());
 }
 
 // Checkpoint directories are the job's to write, so their contents are hostile.
@@ -326,8 +328,9 @@ TEST(CheckpointWriter, ReportsTheDigestOfTheManifestItWrote) {
     writer.submit(sample_state(5));
   }
   ASSERT_EQ(done.size(), 1u);
-  EXPECT_EQ(done[0].manifest_sha256.size(), 64u);
-  EXPECT_EQ(done[0].manifest_sha256, manifest_sha256(done[0].path));
+  ASSERT_TRUE(done[0].written.ok());
+  EXPECT_EQ(done[0].written->manifest_sha256.size(), 64u);
+  EXPECT_EQ(done[0].written->manifest_sha256, manifest_sha256(done[0].written->path));
 }
 
 }  // namespace

@@ -24,15 +24,17 @@ class PrivateFiles : public ::testing::Test {
 
 TEST_F(PrivateFiles, ATokenFileOthersCanReadIsRefusedNamingItAndItsMode) {
   const fs::path token = dir / "admin.token";
-  EXPECT_EQ(exposed_token_file(token), "") << "a missing file is made, not refused";
+  EXPECT_TRUE(check_token_file_private(token).ok()) << "a missing file is made, not refused";
   write_file_atomically(token, "ty_x\n", 0600);
-  EXPECT_EQ(exposed_token_file(token), "");
+  EXPECT_TRUE(check_token_file_private(token).ok());
   fs::permissions(token, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read);
-  const std::string refusal = exposed_token_file(token);
-  EXPECT_THAT(refusal, HasSubstr(token.string()));
-  EXPECT_THAT(refusal, HasSubstr("mode 0644"));
+  const Result<void> refusal = check_token_file_private(token);
+  ASSERT_FALSE(refusal.ok());
+  EXPECT_EQ(refusal.error().code, ErrorCode::invalid_input);
+  EXPECT_EQ(refusal.error().field, token.string());
+  EXPECT_THAT(refusal.error().message, HasSubstr("mode 0644"));
   fs::permissions(token, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_write);
-  EXPECT_THAT(exposed_token_file(token), HasSubstr("mode 0620")) << "writable by the group: replaceable";
+  EXPECT_THAT(check_token_file_private(token).error().message, HasSubstr("mode 0620")) << "writable by the group: replaceable";
 }
 
 TEST_F(PrivateFiles, MakePrivateTightensAnExistingFileAndIgnoresAMissingOne) {

@@ -88,34 +88,37 @@ TEST_F(ActiveLeaseTest, IsHeldUntilATtlAfterTheLastConfirmedRenewalWasSent) {
   clock.advance(1000ms);
   const MonoTime sent = clock.monotonic_now();
   clock.advance(3000ms);  // a slow answer: the lease counts from the sending
-  EXPECT_EQ(lease.renewed(sent, kept), "");
+  EXPECT_TRUE(lease.renewed(sent, kept).ok());
   clock.advance(1999ms);
-  EXPECT_EQ(lease.expired(clock.monotonic_now()), "");
+  EXPECT_TRUE(lease.still_held(clock.monotonic_now()).ok());
   clock.advance(1ms);
-  EXPECT_NE(lease.expired(clock.monotonic_now()), "");
+  EXPECT_EQ(lease.still_held(clock.monotonic_now()).error().code, ErrorCode::unavailable);
 }
 
 TEST_F(ActiveLeaseTest, WithoutAnyConfirmedRenewalItExpiresATtlAfterTheTakeOver) {
   clock.advance(4999ms);
-  EXPECT_EQ(lease.expired(clock.monotonic_now()), "");
+  EXPECT_TRUE(lease.still_held(clock.monotonic_now()).ok());
   clock.advance(1ms);
-  EXPECT_NE(lease.expired(clock.monotonic_now()), "");
+  EXPECT_EQ(lease.still_held(clock.monotonic_now()).error().code, ErrorCode::unavailable);
 }
 
 TEST_F(ActiveLeaseTest, AnOlderRenewalAnsweredLateNeverShortensIt) {
   const MonoTime early = clock.monotonic_now();
   clock.advance(2000ms);
-  EXPECT_EQ(lease.renewed(clock.monotonic_now(), kept), "");
-  EXPECT_EQ(lease.renewed(early, kept), "");
+  EXPECT_TRUE(lease.renewed(clock.monotonic_now(), kept).ok());
+  EXPECT_TRUE(lease.renewed(early, kept).ok());
   clock.advance(6999ms - 2000ms);
-  EXPECT_EQ(lease.expired(clock.monotonic_now()), "");
+  EXPECT_TRUE(lease.still_held(clock.monotonic_now()).ok());
 }
 
 TEST_F(ActiveLeaseTest, IsLostWhenARenewalFindsItNotHeldOrHeldAtAnotherEpoch) {
-  const std::string taken = lease.renewed(clock.monotonic_now(), {.held = false, .epoch = 4, .active_url = "http://b:1"});
-  EXPECT_NE(taken.find("epoch 4"), std::string::npos) << taken;
-  EXPECT_NE(taken.find("http://b:1"), std::string::npos) << taken;
-  EXPECT_NE(lease.renewed(clock.monotonic_now(), {.held = true, .epoch = 5, .active_url = "http://a:1"}), "");
+  const Result<void> taken =
+      lease.renewed(clock.monotonic_now(), {.held = false, .epoch = 4, .active_url = "http://b:1"});
+  ASSERT_FALSE(taken.ok());
+  EXPECT_EQ(taken.error().code, ErrorCode::conflict);
+  EXPECT_NE(taken.error().message.find("epoch 4"), std::string::npos) << taken.error().message;
+  EXPECT_NE(taken.error().message.find("http://b:1"), std::string::npos) << taken.error().message;
+  EXPECT_FALSE(lease.renewed(clock.monotonic_now(), {.held = true, .epoch = 5, .active_url = "http://a:1"}).ok());
 }
 
 }  // namespace

@@ -34,16 +34,21 @@ TEST(CertificateNames, ADnsNameWhenTheCertificateHasAnyElseTheCommonName) {
   EXPECT_EQ(certificate_subject(certificate("n1", {"n1", "n1.example"})), "CN=n1, DNS:n1, DNS:n1.example");
 }
 
-TEST(ClientCertificateRefusal, NoneOrAnUnverifiedOneIsRefusedSayingWhy) {
-  EXPECT_NE(client_certificate_refusal(std::nullopt).find("no client certificate"), std::string::npos);
+TEST(ClientCertificateCheck, NoneOrAnUnverifiedOneIsRefusedSayingWhy) {
+  const Result<void> none = check_client_certificate(std::nullopt);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.error().code, ErrorCode::forbidden);
+  EXPECT_NE(none.error().message.find("no client certificate"), std::string::npos);
   PeerCertificate foreign = certificate("n1", {"n1"});
   foreign.verified = false;
   foreign.verify_error = "unable to get local issuer certificate";
-  const std::string refusal = client_certificate_refusal(foreign);
-  EXPECT_NE(refusal.find("CN=n1"), std::string::npos) << refusal;
-  EXPECT_NE(refusal.find("unable to get local issuer certificate"), std::string::npos) << refusal;
-  EXPECT_NE(refusal.find("--agent-client-ca"), std::string::npos) << refusal;
-  EXPECT_EQ(client_certificate_refusal(certificate("n1", {"n1"})), "");
+  const Result<void> refusal = check_client_certificate(foreign);
+  ASSERT_FALSE(refusal.ok());
+  const std::string& why = refusal.error().message;
+  EXPECT_NE(why.find("CN=n1"), std::string::npos) << why;
+  EXPECT_NE(why.find("unable to get local issuer certificate"), std::string::npos) << why;
+  EXPECT_NE(why.find("--agent-client-ca"), std::string::npos) << why;
+  EXPECT_TRUE(check_client_certificate(certificate("n1", {"n1"})).ok());
 }
 
 TEST(HandshakeFailure, SaysWhatIsWrongInWords) {

@@ -395,8 +395,8 @@ BrokenRun run_until_peer_breaks(const fs::path& root, PeerBreaksAt comm) {
   BrokenRun run;
   TrainerOptions options;
   options.checkpoint_root = root;
-  options.on_checkpoint = [&](const CheckpointWriteResult& written) {
-    if (written.error.empty()) run.reported.push_back(written.step);
+  options.on_checkpoint = [&](const CheckpointWriteResult& result) {
+    if (result.written) run.reported.push_back(result.step);
   };
   run.result = Trainer(w, comm, device.core(0), options).run({});
   return run;
