@@ -96,7 +96,7 @@ std::vector<store::TokenRecord> TokenRegistry::list() const {
   return out;
 }
 
-std::vector<std::pair<std::string, TimePoint>> TokenRegistry::take_uses_to_persist(TimePoint now) {
+std::vector<std::pair<std::string, TimePoint>> TokenRegistry::take_uses_to_persist(MonoTime now) {
   std::vector<std::pair<std::string, TimePoint>> out;
   for (const auto& [hash, record] : by_hash_) {
     if (!record.last_used_at) continue;

@@ -58,8 +58,9 @@ class TokenRegistry {
   // Parses an "Authorization: Bearer <secret>" header value.
   std::optional<Principal> authenticate_header(std::string_view header_value, TimePoint now);
   // The last uses to write to the store: of each token, its newest use not yet written, once per
-  // kTokenUsePersistInterval at most. Marks them written.
-  std::vector<std::pair<std::string, TimePoint>> take_uses_to_persist(TimePoint now);
+  // kTokenUsePersistInterval at most (measured on the monotonic clock: a step of the wall clock
+  // neither floods the store nor holds uses back). Marks them written.
+  std::vector<std::pair<std::string, TimePoint>> take_uses_to_persist(MonoTime now);
   // The one listener called with each removed token (the gateway, to close the connections it ends).
   void on_removed(std::function<void(const store::TokenRecord&)> listener) { on_removed_ = std::move(listener); }
 
@@ -72,7 +73,7 @@ class TokenRegistry {
   std::optional<store::TokenRecord> erase(const std::string& hash);
   struct WrittenUse {
     TimePoint used_at;
-    TimePoint written_at;
+    MonoTime written_at;
   };
 
   std::unordered_map<std::string, store::TokenRecord> by_hash_;

@@ -15,6 +15,7 @@
 #include "daemon/daemon_metrics.h"
 #include "daemon/event_retention.h"
 #include "daemon/gateway.h"
+#include "daemon/graceful_shutdown.h"
 #include "daemon/join_token.h"
 #include "daemon/private_files.h"
 #include "daemon/standby.h"
@@ -63,7 +64,7 @@ std::string read_file(const fs::path& path) {
 // new one at the next start.
 void ensure_bootstrap_token(store::Store& store, TokenRegistry& tokens, const fs::path& file, const std::string& user, store::Role role,
                             TimePoint now, bool fresh_store) {
-  if (const std::string exposed = exposed_token_file(file); !exposed.empty()) throw std::runtime_error(exposed);
+  if (const Result<void> usable = check_token_file_private(file); !usable) throw std::runtime_error(usable.error().message);
   std::string secret = fs::exists(file) ? read_file(file) : "";
   const bool created = secret.empty();
   if (created) {
@@ -88,7 +89,7 @@ void ensure_bootstrap_token(store::Store& store, TokenRegistry& tokens, const fs
 }
 
 // Last uses of tokens reach the store lazily (TokenRegistry::take_uses_to_persist).
-void persist_token_uses(TokenRegistry& tokens, StoreWorker& store, TimePoint now) {
+void persist_token_uses(TokenRegistry& tokens, StoreWorker& store, MonoTime now) {
   store::Change change;
   change.token_uses = tokens.take_uses_to_persist(now);
   if (change.token_uses.empty()) return;
@@ -146,108 +147,6 @@ void check_transport_security(const DaemonOptions& o) {
                                        "HTTPS, or --insecure-http if TLS is handled in front of the daemon");
   }
 }
-
-// SIGTERM or SIGINT, in phases, each logged with its counts: stop accepting (new connections are
-// refused) and stop ticking (no new attempts); answer the requests in flight, within the grace;
-// tell the agents the daemon is going away (WebSocket 1001: they redial with their usual backoff
-// and their attempts keep running, as across a restart); let the store worker commit what is
-// queued; stop the loop, so the daemon exits 0. Agents are told last because an answer may wait on
-// one (a log fetch). A second signal exits at once, with status 1.
-class GracefulShutdown {
- public:
-  GracefulShutdown(asio::io_context& io, net::HttpServer& server, StoreWorker& store, Millis grace,
-                   std::function<void()> quiesce)
-      : io_(io),
-        server_(server),
-        store_(store),
-        grace_(grace),
-        quiesce_(std::move(quiesce)),
-        signals_(io, SIGINT, SIGTERM),
-        poll_(io) {
-    signals_.async_wait([this](const boost::system::error_code& ec, int signo) {
-      if (!ec) begin(signo);
-    });
-  }
-
- private:
-  using Clock = std::chrono::steady_clock;
-  // The agents' close handshakes are awaited apart from the grace, which requests may have used up.
-  static constexpr Millis kAgentCloseWait{2000};
-  static constexpr Millis kPollInterval{10};
-
-  void begin(int signo) {
-    started_ = Clock::now();
-    signals_.async_wait([](const boost::system::error_code& ec, int again) {
-      if (ec) return;
-      spdlog::warn("event=shutdown_forced signal={}", again);
-      spdlog::default_logger()->flush();
-      std::_Exit(1);
-    });
-    const std::size_t idle_closed = server_.stop_accepting();
-    quiesce_();
-    spdlog::info(
-        "event=shutdown_started signal={} grace_ms={} requests_in_flight={} idle_connections_closed={} "
-        "agents_connected={}",
-        signo, grace_.count(), server_.requests_in_flight(), idle_closed, server_.websockets_open());
-    const std::size_t in_flight = server_.requests_in_flight();
-    wait_until([this] { return server_.requests_in_flight() == 0; }, started_ + grace_,
-               [this, in_flight] {
-                 spdlog::info("event=shutdown_requests_answered answered={} unanswered={} waited_ms={}",
-                              in_flight - server_.requests_in_flight(), server_.requests_in_flight(), elapsed_ms());
-                 tell_agents();
-               });
-  }
-
-  void tell_agents() {
-    const std::size_t told = server_.tell_websockets_going_away("daemon shutting down");
-    wait_until([this] { return server_.websockets_open() == 0; }, Clock::now() + kAgentCloseWait,
-               [this, told] {
-                 spdlog::info("event=shutdown_agents_told agents={} closed={} waited_ms={}", told,
-                              told - server_.websockets_open(), elapsed_ms());
-                 flush_store();
-               });
-  }
-
-  // A read runs after every write queued before it: its continuation means they are committed. Then
-  // the lease (active / standby) is let go, so a standby takes over now rather than a ttl later.
-  void flush_store() {
-    const std::uint64_t commits_before = store_.commits();
-    store_.read(
-        [this, commits_before](store::Store& store) -> StoreWorker::Continuation {
-          store.release_lease();
-          return [this, commits_before] { finish(store_.commits() - commits_before); };
-        },
-        [this](const Error& error) {
-          spdlog::error("event=shutdown_store_flush_failed error=\"{}\"", error.message);
-          finish(0);
-        });
-  }
-
-  void finish(std::uint64_t commits) {
-    spdlog::info("event=shutdown_complete store_commits={} total_ms={}", commits, elapsed_ms());
-    io_.stop();
-  }
-
-  void wait_until(std::function<bool()> done, Clock::time_point deadline, std::function<void()> then) {
-    if (done() || Clock::now() >= deadline) return then();
-    poll_.expires_after(kPollInterval);
-    poll_.async_wait(
-        [this, done = std::move(done), deadline, then = std::move(then)](const boost::system::error_code& ec) mutable {
-          if (!ec) wait_until(std::move(done), deadline, std::move(then));
-        });
-  }
-
-  std::int64_t elapsed_ms() const { return std::chrono::duration_cast<Millis>(Clock::now() - started_).count(); }
-
-  asio::io_context& io_;
-  net::HttpServer& server_;
-  StoreWorker& store_;
-  Millis grace_;
-  std::function<void()> quiesce_;
-  asio::signal_set signals_;
-  asio::steady_timer poll_;
-  Clock::time_point started_;
-};
 
 net::HttpServerOptions http_server_options(const DaemonOptions& o) {
   net::HttpServerOptions server_options;
@@ -642,7 +541,7 @@ int run_daemon(const DaemonOptions& o) {
     api.event_streams().keep_alive(clock.monotonic_now(), Millis(o.sse_keepalive_ms));
     if (++ticks % 20 == 0) {
       jobs.persist_usage();
-      persist_token_uses(tokens, worker, clock.system_now());
+      persist_token_uses(tokens, worker, clock.monotonic_now());
       metrics.account_goodput(worker, clock.system_now());
       prune_events(worker, clock.system_now(), std::chrono::hours(24 * o.event_retention_days));
     }
@@ -668,8 +567,8 @@ int run_daemon(const DaemonOptions& o) {
                 s.acquire_or_renew(leadership.holder, leadership.advertise_url, Millis(o.lease_ttl_ms));
             return [&leadership, &renewing, sent_at, answer] {
               renewing = false;
-              const std::string lost = leadership.kept->renewed(sent_at, answer.value_or(store::LeaseState{}));
-              if (!lost.empty()) exit_on_lease_lost(lost);
+              const Result<void> held = leadership.kept->renewed(sent_at, answer.value_or(store::LeaseState{}));
+              if (!held) exit_on_lease_lost(held.error().message);
             };
           },
           [&renewing](const Error& error) {
@@ -681,7 +580,9 @@ int run_daemon(const DaemonOptions& o) {
     lease_timer.async_wait([&](const boost::system::error_code& ec) {
       if (ec) return;
       // Checked only once a renewal had its chance: a long start-up with nobody taking over renews.
-      if (const std::string lost = leadership.kept->expired(clock.monotonic_now()); !lost.empty()) exit_on_lease_lost(lost);
+      if (const Result<void> held = leadership.kept->still_held(clock.monotonic_now()); !held) {
+        exit_on_lease_lost(held.error().message);
+      }
       keep_lease();
     });
   };
@@ -692,7 +593,7 @@ int run_daemon(const DaemonOptions& o) {
     jobs.closing_agent_connections();
     outbox.stop();
     jobs.persist_usage();
-    persist_token_uses(tokens, worker, clock.system_now());
+    persist_token_uses(tokens, worker, clock.monotonic_now());
   });
   io.run();
   return 0;

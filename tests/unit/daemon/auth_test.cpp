@@ -141,21 +141,29 @@ TEST(TokenRegistry, WritesEachTokensLastUseAtMostOncePerInterval) {
   const store::TokenRecord token = new_token_record("s3cret", "alice", store::Role::user, clock.system_now());
   tokens.add(token);
   tokens.add(new_token_record("idle", "bob", store::Role::user, clock.system_now()));
-  EXPECT_TRUE(tokens.take_uses_to_persist(clock.system_now()).empty()) << "an unused token has no use to write";
+  EXPECT_TRUE(tokens.take_uses_to_persist(clock.monotonic_now()).empty()) << "an unused token has no use to write";
 
   for (int i = 0; i < 100; ++i) tokens.authenticate("s3cret", clock.system_now());
   using Uses = std::vector<std::pair<std::string, TimePoint>>;
-  EXPECT_EQ(tokens.take_uses_to_persist(clock.system_now()), (Uses{{token.hash, kNow}})) << "a hundred uses, one write";
-  EXPECT_TRUE(tokens.take_uses_to_persist(clock.system_now()).empty()) << "written already";
+  EXPECT_EQ(tokens.take_uses_to_persist(clock.monotonic_now()), (Uses{{token.hash, kNow}})) << "a hundred uses, one write";
+  EXPECT_TRUE(tokens.take_uses_to_persist(clock.monotonic_now()).empty()) << "written already";
 
   clock.advance(seconds(10));
   tokens.authenticate("s3cret", clock.system_now());
-  EXPECT_TRUE(tokens.take_uses_to_persist(clock.system_now()).empty()) << "written less than a minute ago";
+  EXPECT_TRUE(tokens.take_uses_to_persist(clock.monotonic_now()).empty()) << "written less than a minute ago";
   clock.advance(kTokenUsePersistInterval - seconds(10));
-  EXPECT_EQ(tokens.take_uses_to_persist(clock.system_now()), (Uses{{token.hash, kNow + seconds(10)}}))
+  EXPECT_EQ(tokens.take_uses_to_persist(clock.monotonic_now()), (Uses{{token.hash, kNow + seconds(10)}}))
       << "the newest use is written once the interval passed";
   clock.advance(kTokenUsePersistInterval);
-  EXPECT_TRUE(tokens.take_uses_to_persist(clock.system_now()).empty()) << "no use since the last write";
+  EXPECT_TRUE(tokens.take_uses_to_persist(clock.monotonic_now()).empty()) << "no use since the last write";
+
+  ASSERT_EQ(tokens.take_uses_to_persist(clock.monotonic_now()).size(), 0u);
+  tokens.authenticate("s3cret", clock.system_now());
+  ASSERT_EQ(tokens.take_uses_to_persist(clock.monotonic_now()).size(), 1u);
+  clock.step_system_clock(std::chrono::hours(1));
+  tokens.authenticate("s3cret", clock.system_now());
+  EXPECT_TRUE(tokens.take_uses_to_persist(clock.monotonic_now()).empty())
+      << "a wall clock stepped an hour ahead is not a minute of waiting";
 }
 
 }  // namespace
