@@ -19,10 +19,8 @@ struct ApiRequest {
   bool operator==(const ApiRequest&) const = default;
 };
 
-// Percent-encodes everything but RFC 3986 unreserved characters, so any value is safe in a query.
-std::string url_encode(std::string_view text);
-
-// Builds "path?k=v&k2=v2" from the parameters that are set, in the order they were added.
+// Builds "path?k=v&k2=v2" from the parameters that are set, in the order they were added, each
+// percent-encoded (net::percent_encode) so any value is safe in a query.
 class Target {
  public:
   explicit Target(std::string path) : path_(std::move(path)) {}

@@ -3,6 +3,7 @@
 
 #include "cli/commands.h"
 #include "cli/table.h"
+#include "net/http_types.h"
 
 namespace trainyard::cli {
 
@@ -93,7 +94,7 @@ SetFaults SetFaults::parse(const ParsedArgs& args) {
 }
 
 std::vector<ApiRequest> SetFaults::requests(const InputReader&) const {
-  const std::string path = "/v1/nodes/" + url_encode(node) + "/faults";
+  const std::string path = "/v1/nodes/" + net::percent_encode(node) + "/faults";
   if (specs.empty()) return {{"DELETE", path, std::nullopt}};
   return {{"PUT", path, Json{{"faults", specs}}}};
 }

@@ -4,10 +4,11 @@
 
 #include "cli/commands.h"
 #include "cli/table.h"
+#include "net/http_types.h"
 
 namespace trainyard::cli {
 namespace {
-std::string node_path(const std::string& node) { return "/v1/nodes/" + url_encode(node); }
+std::string node_path(const std::string& node) { return "/v1/nodes/" + net::percent_encode(node); }
 std::string megabytes_per_s(const Json& bytes_per_s) {
   if (!bytes_per_s.is_number()) return std::string(kAbsent);
   char buf[32];

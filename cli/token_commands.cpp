@@ -1,6 +1,7 @@
 // token create, token list, token revoke, token rotate-join.
 #include "cli/commands.h"
 #include "cli/table.h"
+#include "net/http_types.h"
 #include "proto/time_window.h"
 
 namespace trainyard::cli {
@@ -69,7 +70,7 @@ std::vector<FlagSpec> RevokeToken::flags() { return {}; }
 RevokeToken RevokeToken::parse(const ParsedArgs& args) { return RevokeToken{only_positional(args, "ID")}; }
 
 std::vector<ApiRequest> RevokeToken::requests(const InputReader&) const {
-  return {{"DELETE", "/v1/tokens/" + url_encode(id), std::nullopt}};
+  return {{"DELETE", "/v1/tokens/" + net::percent_encode(id), std::nullopt}};
 }
 
 std::string RevokeToken::render(const Replies&, const RenderContext&) const { return "Revoked token " + id + "\n"; }

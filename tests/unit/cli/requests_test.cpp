@@ -12,10 +12,9 @@ std::vector<ApiRequest> requests_of(const std::vector<std::string>& args, const 
 
 ApiRequest get(std::string target) { return {"GET", std::move(target), std::nullopt}; }
 
-TEST(UrlEncode, KeepsUnreservedAndEscapesTheRest) {
-  EXPECT_EQ(url_encode("aZ09-._~"), "aZ09-._~");
-  EXPECT_EQ(url_encode("a b&c=d/é"), "a%20b%26c%3Dd%2F%C3%A9");
-  EXPECT_EQ(url_encode(""), "");
+TEST(Target, KeepsUnreservedCharactersAndEscapesTheRestOfKeysAndValues) {
+  EXPECT_EQ(Target("/x").param("aZ09-._~", "aZ09-._~").str(), "/x?aZ09-._~=aZ09-._~");
+  EXPECT_EQ(Target("/x").param("a b&c", "d=e/é").param("empty", "").str(), "/x?a%20b%26c=d%3De%2F%C3%A9&empty=");
 }
 
 TEST(Target, AddsOnlyTheParametersThatAreSet) {
