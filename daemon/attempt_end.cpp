@@ -39,10 +39,14 @@ AttemptFacts facts_of(const Job& job, const AttemptEndFacts& end) {
   return facts;
 }
 
-// Nodes whose rank was lost, failed pre-flight or stopped advancing: the job's next attempts avoid them.
-void exclude_failed_nodes(Job& job, const Attempt& attempt, const AttemptEndFacts& end) {
+// Nodes whose rank was lost, failed pre-flight or stopped advancing, or whose own disk filled under
+// the job (disk_full as infrastructure, not the job's quota): the job's next attempts avoid them.
+void exclude_failed_nodes(Job& job, const Attempt& attempt, const AttemptEndFacts& end, const FailureClass& cls) {
+  const bool node_disk_full = cls.infrastructure && cls.name == "disk_full";
   for (std::size_t r = 0; r < end.ranks.size(); ++r) {
-    const bool failed_here = end.ranks[r].lost || end.ranks[r].health_failed || contains(end.stuck_ranks, static_cast<int>(r));
+    const bool failed_here = end.ranks[r].lost || end.ranks[r].health_failed ||
+                             contains(end.stuck_ranks, static_cast<int>(r)) ||
+                             (node_disk_full && static_cast<int>(r) == end.first_failed_rank);
     if (failed_here && std::find(job.excluded_nodes.begin(), job.excluded_nodes.end(), attempt.nodes[r]) ==
                            job.excluded_nodes.end()) {
       job.excluded_nodes.push_back(attempt.nodes[r]);
@@ -63,7 +67,7 @@ AttemptFailure apply_failure(Attempt& attempt, Job& job, const AttemptFacts& fac
   if (attempt.steps_completed > resumed_at) job.infra_retries_in_a_row = 0;
   const RetryDecision decision =
       decide_retry(job.spec, job.attempts, job.infra_retries_in_a_row, policy.max_infra_retries, facts, cls);
-  exclude_failed_nodes(job, attempt, end);
+  exclude_failed_nodes(job, attempt, end, cls);
   switch (decision.step) {
     case NextStep::retry_infrastructure:
       ++job.infra_retries;
@@ -161,8 +165,16 @@ store::Event end_event(const Attempt& attempt, const Job& job, const AttemptEndF
 AttemptEnd decide_attempt_end(Attempt attempt, Job job, const AttemptEndFacts& end, const AttemptEndPolicy& policy,
                               TimePoint now) {
   const AttemptFacts facts = facts_of(job, end);
-  const bool succeeded = end.first_failed_rank < 0 && !facts.cancelled && !facts.timed_out;
   for (const RankEnd& rank : end.ranks) attempt.steps_completed = std::max(attempt.steps_completed, rank.steps);
+  const bool clean_exit = end.first_failed_rank < 0 && !facts.cancelled && !facts.timed_out;
+  // A command asked to stop (requeue, preemption) saves on SIGUSR1 or SIGTERM and exits, often with
+  // 0: the daemon cannot tell that exit from one at the end of its work, so the stop wins and the
+  // job resumes from its newest checkpoint, as Slurm's requeue does. A simulated job says whether it
+  // reached its last step.
+  const bool stopped_to_queue_again =
+      job.stopping_to != StopIntent::none && !facts.cancelled &&
+      !(clean_exit && job.spec.kind == JobKind::simulated && attempt.steps_completed >= job.spec.workload.steps);
+  const bool succeeded = clean_exit && !stopped_to_queue_again;
   for (int r : end.stuck_ranks) {
     const std::string& tail = end.ranks[static_cast<std::size_t>(r)].log_tail;
     if (!tail.empty()) attempt.diagnosis += "\n--- rank " + std::to_string(r) + " log tail ---\n" + tail;
@@ -181,7 +193,7 @@ AttemptEnd decide_attempt_end(Attempt attempt, Job job, const AttemptEndFacts& e
     job.reason = "completed";
     job.failure_class.clear();  // a job's class is its final attempt's: an earlier failure is history
     job.ended_at = now;
-  } else if (job.stopping_to != StopIntent::none && !facts.cancelled) {
+  } else if (stopped_to_queue_again) {
     apply_stop_to_queue_again(attempt, job, end);
     return {attempt, job, {requeue_event(attempt, job, end, now)}, std::nullopt};
   } else {

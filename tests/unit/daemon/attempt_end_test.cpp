@@ -142,5 +142,49 @@ TEST(AttemptEnd, ACancelledJobEndsCancelledWhateverItsRetries) {
   EXPECT_EQ(end.attempt.reason, "cancelled") << "the daemon's kill reason when the rank gave none";
 }
 
+TEST(AttemptEnd, ACommandThatExitsCleanlyWhenAskedToStopIsQueuedAgainNotSucceeded) {
+  for (const StopIntent intent : {StopIntent::preempt, StopIntent::requeue}) {
+    Case c(2);
+    c.job.stopping_to = intent;
+    c.facts.kill_reason = "preempted for job 9";
+    const AttemptEnd end = c.end();  // every rank exited 0: it saved on SIGUSR1 and left
+    EXPECT_EQ(end.attempt.state, intent == StopIntent::preempt ? AttemptState::preempted : AttemptState::requeued);
+    EXPECT_EQ(end.job.state, JobState::pending);
+    EXPECT_EQ(end.job.attempts, 0) << "a stop to queue again gives back the attempt";
+    EXPECT_EQ(end.job.requeues, 1);
+    EXPECT_EQ(end.job.stopping_to, StopIntent::none);
+    EXPECT_FALSE(end.failure.has_value());
+    ASSERT_EQ(end.events.size(), 1u);
+    EXPECT_EQ(end.events[0].kind, intent == StopIntent::preempt ? "job.preempted" : "job.requeued");
+  }
+}
+
+TEST(AttemptEnd, ASimulatedJobThatReachedItsLastStepSucceedsThoughAStopWasAsked) {
+  Case c(1);
+  c.job.spec.kind = JobKind::simulated;
+  c.job.spec.workload.steps = 10;  // the case's ranks report 10 steps
+  c.job.stopping_to = StopIntent::preempt;
+  EXPECT_EQ(c.end().job.state, JobState::succeeded);
+  c.job.spec.workload.steps = 11;
+  EXPECT_EQ(c.end().attempt.state, AttemptState::preempted) << "one step short: the stop saved it";
+}
+
+TEST(AttemptEnd, ANodesFullDiskKeepsTheRetryOffThatNodeButAQuotaDoesNot) {
+  Case c(2);
+  c.rank_fails(1, 1, "exited with code 1");
+  c.facts.ranks[1].log_tail = "write: No space left on device";
+  const AttemptEnd node_full = c.end();
+  ASSERT_TRUE(node_full.failure.has_value());
+  EXPECT_EQ(node_full.failure->cls.name, "disk_full");
+  EXPECT_TRUE(node_full.attempt.infrastructure);
+  EXPECT_THAT(node_full.job.excluded_nodes, ::testing::ElementsAre("n1"));
+
+  c.facts.over_storage_quota = true;
+  const AttemptEnd quota = c.end();
+  EXPECT_EQ(quota.failure->cls.name, "disk_full");
+  EXPECT_FALSE(quota.attempt.infrastructure);
+  EXPECT_TRUE(quota.job.excluded_nodes.empty()) << "the job's own quota is not the node's fault";
+}
+
 }  // namespace
 }  // namespace trainyard::daemon
