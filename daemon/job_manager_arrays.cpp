@@ -26,9 +26,19 @@ void JobManager::remember_jobs(const std::vector<Job>& jobs) {
 }
 
 std::vector<JobId> JobManager::unknown_dependencies(const JobSpec& spec) const {
+  const auto known = [this](JobId id) { return active_jobs_.contains(id) || ended_states_.contains(id); };
   std::vector<JobId> unknown;
   for (const Dependency& d : spec.depends_on) {
-    if (!active_jobs_.contains(d.job) && !ended_states_.contains(d.job)) unknown.push_back(d.job);
+    // An array whose first task is still active may have tasks that ended before this daemon
+    // started: every task's state must be known, or the dependency would wait for them forever.
+    const auto array = array_indices_.find(d.job);
+    const std::size_t tasks = array == array_indices_.end() ? 1 : array->second.size();
+    for (std::size_t position = 0; position < tasks; ++position) {
+      if (!known(d.job + static_cast<JobId>(position))) {
+        unknown.push_back(d.job);
+        break;
+      }
+    }
   }
   return unknown;
 }

@@ -154,5 +154,32 @@ TEST(Dependencies, UnknownIdsAndAftercorrWithoutArraysAreRefused) {
   EXPECT_EQ(refused_field(c, corr), "depends_on[0].condition");
 }
 
+TEST(Dependencies, AnArrayWhoseOtherTasksEndedBeforeARestartIsReadBackBeforeAJobWaitsOnIt) {
+  // The store as a restarted daemon finds it: array 5 (tasks 5 and 6), task 5 still pending, task 6
+  // ended before the restart and so is in no list the job manager restores.
+  store::LoadedState state;
+  Job pending;
+  pending.id = 5;
+  pending.spec = one_core("0-1");
+  pending.user = "alice";
+  pending.array_task = ArrayTask{5, 0, 2, std::nullopt};
+  state.active_jobs.push_back(pending);
+  state.max_job_id = 6;
+  Cluster c;
+  c.jobs.restore(state);
+  JobSpec waits = one_core();
+  waits.depends_on = {{5, DependencyCondition::afterany}};
+  EXPECT_EQ(c.jobs.unknown_dependencies(waits), std::vector<JobId>{5})
+      << "task 6's end must be read from the store, or the dependency would wait for it forever";
+  c.jobs.remember_jobs({[] {
+    Job ended;
+    ended.id = 6;
+    ended.state = JobState::succeeded;
+    ended.array_task = ArrayTask{5, 1, 2, std::nullopt};
+    return ended;
+  }()});
+  EXPECT_TRUE(c.jobs.unknown_dependencies(waits).empty());
+}
+
 }  // namespace
 }  // namespace trainyard::daemon::testing
