@@ -34,6 +34,11 @@ const Job* job_to_make_room_for(const scheduler::Scheduler& scheduler, const Job
 }  // namespace
 
 std::vector<scheduler::PreemptionCandidate> JobManager::preemption_candidates() const {
+  // How long a gang has run (the minimum run time, the youngest first) is measured on the monotonic
+  // clock, so a step of the wall clock neither exposes a job early nor shields it; the pure decision
+  // reads it as a start that long before the wall clock's `now`.
+  const TimePoint now = clock_.system_now();
+  const MonoTime mono_now = clock_.monotonic_now();
   std::vector<scheduler::PreemptionCandidate> candidates;
   for (const auto& [id, active] : attempts_) {
     const Attempt& record = active.record;
@@ -45,7 +50,7 @@ std::vector<scheduler::PreemptionCandidate> JobManager::preemption_candidates() 
     c.share = job->spec.share;
     c.priority = job->spec.priority;
     for (const auto& node : record.nodes) c.nodes.push_back({node, record.cores_per_node});
-    c.started_at = record.started_at.value_or(record.created_at);
+    c.started_at = now - (mono_now - active.running_since);
     const std::int64_t resumed_at = record.resumed_from ? checkpoint::step_of(*record.resumed_from).value_or(0) : 0;
     c.steps_lost = std::max<std::int64_t>(0, record.last_step - std::max(resumed_at, active.newest_checkpoint_step));
     candidates.push_back(std::move(c));
@@ -59,10 +64,14 @@ void JobManager::consider_preemption() {
   if (!waiting) return;
   const TimePoint now = clock_.system_now();
   const auto standings = scheduler::share_standings(scheduler_.shares(now));
+  // Room only where the waiting job could run: a node the scheduler gives no work (short of disk, a
+  // spare, under a check) or one that failed this job is no reason to stop anybody.
   std::vector<scheduler::NodeRoom> room;
   room.reserve(nodes_.size());
   for (const auto& [name, entry] : nodes_.entries()) {
-    room.push_back({name, entry.node.cores, entry.free_cores(), entry.channel != nullptr && accepts_work(entry.node.state)});
+    const bool excluded = std::find(waiting->excluded_nodes.begin(), waiting->excluded_nodes.end(), name) !=
+                          waiting->excluded_nodes.end();
+    room.push_back({name, entry.node.cores, entry.free_cores(), entry.channel != nullptr && nodes_.takes_work(entry) && !excluded});
   }
   const scheduler::PreemptionRequest request{waiting->id, waiting->spec.share, waiting->spec.priority, waiting->spec.nodes,
                                              waiting->spec.cores_per_node};

@@ -192,13 +192,13 @@ namespace {
 constexpr std::string_view kLowDiskPrefix = "low disk space";
 }  // namespace
 
-void NodeRegistry::record_disks(const std::string& name, std::vector<DiskSpace> disks, const health::DiskPolicy& policy,
+void NodeRegistry::record_disks(const std::string& name, std::vector<DiskSpace> disks, const healthcheck::DiskPolicy& policy,
                                 store::Change& change) {
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return;
   NodeEntry& entry = it->second;
   entry.node.disks = std::move(disks);
-  const auto low = health::low_disk_reason(entry.node.disks, policy);
+  const auto low = healthcheck::low_disk_reason(entry.node.disks, policy);
   const bool was_low = entry.low_disk;
   entry.low_disk = low.has_value();
   const TimePoint now = clock_.system_now();
@@ -266,9 +266,14 @@ void NodeRegistry::set_spares(const std::vector<std::string>& names) {
   }
 }
 
+bool NodeRegistry::takes_work(const NodeEntry& entry) const {
+  return scheduler::node_info(entry.node).accepts_work && !entry.low_disk && !entry.spare &&
+         !under_test_(entry.node.name);
+}
+
 void NodeRegistry::sync(const NodeEntry& entry) {
   scheduler::NodeInfo info = scheduler::node_info(entry.node);
-  info.accepts_work = info.accepts_work && !entry.low_disk && !entry.spare && !under_test_(entry.node.name);
+  info.accepts_work = takes_work(entry);
   scheduler_.upsert_node(info);
 }
 

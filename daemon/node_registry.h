@@ -112,7 +112,7 @@ class NodeRegistry {
   // The free space its heartbeat reported. Short of space (healthcheck/disk_space.h), a HEALTHY node
   // turns SUSPECT and takes no work, whatever a health check says meanwhile; once space returns, a
   // node SUSPECT for that alone is HEALTHY again. State changes go into `change`.
-  void record_disks(const std::string& name, std::vector<DiskSpace> disks, const health::DiskPolicy& policy,
+  void record_disks(const std::string& name, std::vector<DiskSpace> disks, const healthcheck::DiskPolicy& policy,
                     store::Change& change);
 
   // The attempt holds `cores` on each of `nodes` until it is released.
@@ -123,6 +123,9 @@ class NodeRegistry {
   bool send(const std::string& name, const DaemonMessage& message);
   bool connected(const std::string& name) const;
   bool under_test(const std::string& name) const { return under_test_(name); }
+  // Whether the scheduler may give the node new work: connected, in a state that accepts work, not
+  // short of disk, not a spare, not under a health check. What the scheduler's view is synced from.
+  bool takes_work(const NodeEntry& entry) const;
   // Where a connected node's data plane listens (health checks' collectives).
   std::optional<std::string> data_addr(const std::string& name) const;
   // Exactly these nodes are spares from now on (the scheduler gives them no new work).

@@ -46,7 +46,8 @@ std::vector<store::Event> events_of(Cluster& c, const std::string& kind) {
 // Two whole-node jobs of share "big" fill both nodes; n1's has lost fewer steps since its
 // checkpoint, so it is the cheaper victim.
 struct TwoShares {
-  explicit TwoShares(Millis min_run_time = Millis(0)) : c(preempting_config(min_run_time)) {
+  explicit TwoShares(Millis min_run_time = Millis(0)) : TwoShares(preempting_config(min_run_time)) {}
+  explicit TwoShares(JobManagerConfig config) : c(std::move(config)) {
     c.connect("n1");
     c.connect("n2");
     first = c.submit(simulated_in("big"));
@@ -128,6 +129,38 @@ TEST(JobPreemption, AGangThatHasNotRunTheMinimumTimeIsNotPreempted) {
   s.pass_time(Millis(31'000));
   EXPECT_EQ(c.agents["n1"]->kills().size(), 1u) << "not preempted once the minimum run time had passed";
   EXPECT_THAT(events_of(c, "job.waiting_on_preemption").at(0).message, HasSubstr("share urgent"));
+  EXPECT_EQ(events_of(c, "job.waiting_on_preemption").at(0).job_id, urgent.id);
+}
+
+TEST(JobPreemption, AStepOfTheWallClockNeitherExposesAGangEarlyNorShieldsIt) {
+  TwoShares s(Millis(60'000));
+  Cluster& c = s.c;
+  c.submit(simulated_in("urgent"));
+  c.clock.step_system_clock(Millis(3'600'000));  // an hour ahead: by the wall clock both gangs ran long enough
+  s.pass_time(Millis(30'000));
+  EXPECT_TRUE(c.agents["n1"]->kills().empty() && c.agents["n2"]->kills().empty())
+      << "preempted after 31 s of running because the wall clock jumped";
+  c.clock.step_system_clock(Millis(-7'200'000));  // and back, past where it started
+  s.pass_time(Millis(31'000));
+  EXPECT_EQ(c.agents["n1"]->kills().size(), 1u) << "a wall clock stepped back kept the gang past its minimum run";
+}
+
+TEST(JobPreemption, NoGangIsStoppedForRoomTheWaitingJobCouldNotUse) {
+  JobManagerConfig config = preempting_config(Millis(0));
+  config.disk_policy = {1024, 0};
+  TwoShares s(config);
+  Cluster& c = s.c;
+  // n1's gang is the cheaper victim, but n1 is short of disk: it takes no work, so freeing it would
+  // not start the urgent job.
+  const LaunchMsg& on_n1 = s.launch_on["n1"];
+  c.send("n1", HeartbeatMsg{{AttemptReport{on_n1.attempt_id, on_n1.job_id, 40, c.clock.system_now(), "forward"}},
+                            {DiskSpace{"work", 50'000, 100'000}, DiskSpace{"checkpoint", 500, 100'000}}});
+  ASSERT_EQ(c.jobs.node("n1")->node.state, NodeState::suspect);
+  const Job urgent = c.submit(simulated_in("urgent"));
+  c.advance(Millis(500));
+  EXPECT_TRUE(c.agents["n1"]->kills().empty()) << "stopped a gang on a node the urgent job cannot use";
+  ASSERT_EQ(c.agents["n2"]->kills().size(), 1u);
+  EXPECT_EQ(c.agents["n2"]->kills()[0].attempt_id, s.launch_on["n2"].attempt_id);
   EXPECT_EQ(events_of(c, "job.waiting_on_preemption").at(0).job_id, urgent.id);
 }
 
