@@ -127,4 +127,30 @@ bool job_has_ended(const Json& job) {
   return state && is_terminal(*state);
 }
 
+std::optional<SubmittedArray> submitted_array(const Json& reply) {
+  const Json& array = field_or_null(reply, "array");
+  const Json& job = field_or_null(array, "job_id");
+  const Json& count = field_or_null(array, "task_count");
+  if (!job.is_number_integer() || !count.is_number_integer() || count.get<std::int64_t>() < 1) return std::nullopt;
+  return SubmittedArray{job.get<JobId>(), static_cast<int>(count.get<std::int64_t>())};
+}
+
+ApiRequest folded_array_request(const SubmittedArray& array) {
+  return {"GET",
+          Target("/v1/jobs").param("before", std::to_string(array.array_job + array.task_count)).param("limit", "1").str(),
+          std::nullopt};
+}
+
+ApiRequest array_tasks_request(const SubmittedArray& array, const std::optional<std::string>& cursor) {
+  return {"GET",
+          Target("/v1/jobs").param("array", std::to_string(array.array_job)).param("limit", "1000").param("cursor", cursor).str(),
+          std::nullopt};
+}
+
+int exit_status_of_array(const std::vector<Json>& tasks) {
+  int highest = 0;
+  for (const Json& task : tasks) highest = std::max(highest, exit_status_of_job(task));
+  return highest;
+}
+
 }  // namespace trainyard::cli

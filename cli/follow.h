@@ -6,7 +6,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "cli/api_request.h"
+#include "proto/job.h"
 #include "proto/json_reader.h"
 
 namespace trainyard::cli {
@@ -55,5 +58,20 @@ int exit_status_of_job(const Json& job);
 
 // Whether the job's JSON shows a state it never leaves.
 bool job_has_ended(const Json& job);
+
+// `submit --wait` of an array follows every task, not only the first: the array as the daemon's
+// list folds it (one row, its tasks counted by state) until it has ended, then its tasks.
+struct SubmittedArray {
+  JobId array_job = 0;
+  int task_count = 0;
+};
+// The array a submit's reply (its first task's record) belongs to; nullopt for a plain job.
+std::optional<SubmittedArray> submitted_array(const Json& reply);
+// The list page whose first row is the folded array: newest first, from just past its last task.
+ApiRequest folded_array_request(const SubmittedArray& array);
+// One page of the array's tasks; `cursor` continues from the previous page's "next".
+ApiRequest array_tasks_request(const SubmittedArray& array, const std::optional<std::string>& cursor);
+// As Slurm's `sbatch --wait` for an array: the highest of its tasks' exit statuses.
+int exit_status_of_array(const std::vector<Json>& tasks);
 
 }  // namespace trainyard::cli

@@ -205,6 +205,43 @@ int follow_logs(const ShowLogs& logs, Session& session, const CliHost& host) {
   return kExitOk;
 }
 
+// submit --wait of an array: its folded row until every task has ended, then each task's state; exits
+// with the highest task's status.
+int wait_for_array(const SubmittedArray& array, const GlobalOptions& global, Session& session, const CliHost& host) {
+  for (;;) {
+    Outcome page = send(session, folded_array_request(array), host, true);
+    if (const int* status = std::get_if<int>(&page)) return *status;
+    const Json& rows = field_or_null(std::get<Json>(page), "jobs");
+    if (!rows.is_array() || rows.empty() || field_or_null(rows.front(), "id") != Json(array.array_job)) {
+      return failure(host, "the daemon's job list has no row for array " + std::to_string(array.array_job));
+    }
+    const Json& row = rows.front();
+    if (job_has_ended(row)) {
+      std::vector<Json> tasks;
+      std::optional<std::string> cursor;
+      do {
+        Outcome tasks_page = send(session, array_tasks_request(array, cursor), host, true);
+        if (const int* status = std::get_if<int>(&tasks_page)) return *status;
+        const Json& listed = field_or_null(std::get<Json>(tasks_page), "jobs");
+        if (listed.is_array()) tasks.insert(tasks.end(), listed.begin(), listed.end());
+        const Json& next = field_or_null(std::get<Json>(tasks_page), "next");
+        cursor = next.is_string() ? std::optional(next.get<std::string>()) : std::nullopt;
+      } while (cursor);
+      if (global.json) {
+        print_json(tasks, host);
+      } else {
+        std::string counts;
+        for (const auto& [state, count] : field_or_null(field_or_null(row, "array"), "counts").items()) {
+          counts += (counts.empty() ? "" : ", ") + count.dump() + " " + state;
+        }
+        host.out << terminal_safe("Array " + text_of(row, "id") + " " + text_of(row, "state") + " (" + counts + ")\n");
+      }
+      return exit_status_of_array(tasks);
+    }
+    if (!host.pause(kFollowInterval)) return failure(host, "stopped waiting for array " + text_of(row, "id"));
+  }
+}
+
 // submit --wait: the submit's own output, then the job's state until it ends; exits with its code.
 int submit_and_wait(const SubmitJob& submit, const std::vector<ApiRequest>& requests, const GlobalOptions& global,
                     Session& session, const CliHost& host) {
@@ -215,6 +252,7 @@ int submit_and_wait(const SubmitJob& submit, const std::vector<ApiRequest>& requ
   host.out.flush();
   const Json& id = field_or_null(replies.at(0), "id");
   if (!id.is_number_integer()) return failure(host, "the daemon's reply to the submit has no job id");
+  if (const auto array = submitted_array(replies.at(0))) return wait_for_array(*array, global, session, host);
   for (;;) {
     Outcome job = send(session, job_request(JobTarget{id.get<JobId>()}), host, true);
     if (const int* status = std::get_if<int>(&job)) return *status;

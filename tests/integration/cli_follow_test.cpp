@@ -112,6 +112,17 @@ TEST_F(CliFollow, SubmitWaitExitsWithTheJobsExitCode) {
   EXPECT_NE(output.find("FAILED (exit code 5)"), std::string::npos) << output;
 }
 
+// An array is waited for whole: the last task to end is not the first, and the highest task's
+// status is the exit status, as with Slurm's sbatch --wait.
+TEST_F(CliFollow, SubmitWaitOfAnArrayFollowsEveryTaskAndExitsWithTheHighestStatus) {
+  const std::string tasks = "--array 0-2 -- /bin/sh -c '";
+  EXPECT_EQ(cli("submit --wait " + tasks + "sleep $((2 * TRAINYARD_ARRAY_TASK_ID)); exit 0'"), 0) << output;
+  EXPECT_NE(output.find("SUCCEEDED (3 SUCCEEDED)"), std::string::npos) << output;
+  EXPECT_EQ(cli("submit --wait " + tasks + "sleep $TRAINYARD_ARRAY_TASK_ID; exit $((TRAINYARD_ARRAY_TASK_ID * 3))'"), 6)
+      << output;
+  EXPECT_NE(output.find("FAILED (2 FAILED, 1 SUCCEEDED)"), std::string::npos) << output;
+}
+
 TEST_F(CliFollow, LogsFollowInterleavesRanksAndEndsWhenTheJobEnds) {
   const auto id = cluster.submit(
       command_job("talker", "for i in 1 2 3; do echo line $i of rank $RANK; sleep 1; done; printf 'no newline'", 2));

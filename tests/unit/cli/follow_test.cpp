@@ -78,5 +78,24 @@ TEST(WaitExitStatus, TheJobsOwnCodeOrADocumentedOne) {
   EXPECT_FALSE(job_has_ended({{"state", 3}}));
 }
 
+TEST(WaitForArray, FollowsTheFoldedRowThenEveryTaskAndExitsWithTheHighestStatus) {
+  const Json first_task = {{"id", 12}, {"array", {{"job_id", 12}, {"task_id", 0}, {"task_count", 3}}}};
+  const auto array = submitted_array(first_task);
+  ASSERT_TRUE(array.has_value());
+  EXPECT_EQ(array->array_job, 12);
+  EXPECT_EQ(array->task_count, 3);
+  EXPECT_FALSE(submitted_array({{"id", 12}}).has_value()) << "a plain job";
+  EXPECT_FALSE(submitted_array({{"id", 12}, {"array", {{"job_id", "12"}}}}).has_value());
+  EXPECT_EQ(folded_array_request(*array).target, "/v1/jobs?before=15&limit=1");
+  EXPECT_EQ(array_tasks_request(*array, std::nullopt).target, "/v1/jobs?array=12&limit=1000");
+  EXPECT_EQ(array_tasks_request(*array, "c1.x").target, "/v1/jobs?array=12&limit=1000&cursor=c1.x");
+  EXPECT_EQ(exit_status_of_array({{{"state", "SUCCEEDED"}}, {{"state", "SUCCEEDED"}}}), 0);
+  EXPECT_EQ(exit_status_of_array({{{"state", "FAILED"}, {"exit_code", 2}},
+                                  {{"state", "SUCCEEDED"}},
+                                  {{"state", "FAILED"}, {"exit_code", 9}}}),
+            9);
+  EXPECT_EQ(exit_status_of_array({{{"state", "FAILED"}, {"exit_code", 1}}, {{"state", "CANCELLED"}}}), kExitCancelled);
+}
+
 }  // namespace
 }  // namespace trainyard::cli
