@@ -82,3 +82,26 @@ export function progress(step: number, steps: number | undefined, samplesPerS: n
   if (samplesPerS && globalBatch) parts.push(`about ${duration(((steps - step) * globalBatch) / samplesPerS)} left`);
   return parts.join(" · ");
 }
+
+// A job as the CLI names it: "12", a task "12_3", an array folded into one row "12_[0-9]" (its spec).
+export function jobLabel(job: { id: number; spec?: Record<string, unknown>; array?: { job_id: number; task_id?: number } }): string {
+  if (!job.array) return String(job.id);
+  if (job.array.task_id !== undefined) return `${job.array.job_id}_${job.array.task_id}`;
+  const spec = typeof job.spec?.array === "string" ? job.spec.array.replace(/%.*$/, "") : "";
+  return `${job.array.job_id}_[${spec}]`;
+}
+
+// A folded array's tasks by state, busiest first: "2 RUNNING, 1 PENDING, 7 SUCCEEDED".
+export function taskCounts(counts: Record<string, number> | undefined): string {
+  if (!counts) return "";
+  const order = ["RUNNING", "STARTING", "PENDING", "FAILED", "CANCELLED", "SUCCEEDED"];
+  const rank = (state: string) => {
+    const at = order.indexOf(state);
+    return at < 0 ? order.length : at;
+  };
+  return Object.entries(counts)
+    .filter(([, n]) => n > 0)
+    .sort(([a], [b]) => rank(a) - rank(b) || a.localeCompare(b))
+    .map(([state, n]) => `${n} ${state}`)
+    .join(", ");
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { bandwidth, coreHours, cores, duration, localTime, ordinal, percent, progress, rate, utcTitle } from "./format";
+import { bandwidth, coreHours, cores, duration, jobLabel, localTime, ordinal, percent, progress, rate, taskCounts, utcTitle } from "./format";
 import { pendingSentence } from "./pending";
 import { attemptBoundaries, downsample, metricSeries } from "./downsample";
 import { addEvents, globMatch, matchesFilter } from "./events";
@@ -13,6 +13,14 @@ const job = (over: Partial<Job> = {}): Job => ({
 });
 
 describe("format", () => {
+  it("names jobs, array tasks and folded arrays as the CLI does, with the tasks by state", () => {
+    expect(jobLabel(job())).toBe("5");
+    expect(jobLabel(job({ id: 14, array: { job_id: 12, task_id: 7, task_count: 10 } }))).toBe("12_7");
+    expect(jobLabel(job({ id: 12, spec: { array: "0-9:3%2" }, array: { job_id: 12, task_count: 4, counts: {} } })))
+      .toBe("12_[0-9:3]");
+    expect(taskCounts({ SUCCEEDED: 7, PENDING: 1, RUNNING: 2, FAILED: 0 })).toBe("2 RUNNING, 1 PENDING, 7 SUCCEEDED");
+    expect(taskCounts(undefined)).toBe("");
+  });
   it("writes durations with units", () => {
     expect(duration(0.25)).toBe("250 ms");
     expect(duration(42)).toBe("42 s");

@@ -20,6 +20,8 @@ export interface Job {
   pending_reason?: { code: string; message: string };
   queue_position?: number;
   goodput?: Goodput;
+  // A task of an array, or (in a list) the array folded into one row with its tasks counted by state.
+  array?: { job_id: number; task_id?: number; task_count: number; counts?: Record<string, number> };
 }
 export interface Attempt {
   id: number; job_id: number; number: number; nodes: string[];

@@ -1,4 +1,5 @@
 import { StateBadge, Time } from "../components/ui";
+import { jobLabel, taskCounts } from "../logic/format";
 import type { Job } from "../logic/types";
 
 export function JobTable({ jobs }: { jobs: Job[] }) {
@@ -9,8 +10,12 @@ export function JobTable({ jobs }: { jobs: Job[] }) {
       <tbody>
         {jobs.map((j) => (
           <tr key={j.id} data-job={j.id}>
-            <td><a href={`/jobs/${j.id}`}>#{j.id}</a></td><td>{j.name}</td><td>{j.user}</td><td>{j.share}</td>
-            <td><StateBadge state={j.state} /></td><td><Time at={j.submitted_at} /></td>
+            <td><a href={`/jobs/${j.id}`}>#{jobLabel(j)}</a></td><td>{j.name}</td><td>{j.user}</td><td>{j.share}</td>
+            <td>
+              <StateBadge state={j.state} />
+              {j.array?.counts && <span class="muted" data-task-counts> {taskCounts(j.array.counts)}</span>}
+            </td>
+            <td><Time at={j.submitted_at} /></td>
           </tr>
         ))}
       </tbody>
