@@ -419,6 +419,36 @@ TEST_F(AgentTest, AKillTerminatesThenKillsAfterTheGrace) {
   EXPECT_EQ(run.kills, 1);
 }
 
+// Fencing, the agent's half: after a reconnect it lists the run it kept; the daemon, which gave that
+// attempt's job to other nodes meanwhile, answers with a kill, and the agent stops the stale run
+// (terminate, kill after the grace) and reports its exit, while the job's new attempt runs beside it.
+TEST_F(AgentTest, AStaleRunListedAfterAReconnectIsStoppedByTheDaemonsFencingKill) {
+  FakeLink& first = connected();
+  first.deliver(command_launch(7));
+  first.drop();
+  timers_.advance(milliseconds(100));
+  FakeLink& back = links_.last();
+  back.open();
+  ASSERT_EQ(back.sent_of<HelloMsg>().at(0).attempts.at(0).attempt_id, 7) << "the kept run is listed";
+  back.deliver(WelcomeMsg{"test", 1000, ""});
+  LaunchMsg retry = command_launch(8);
+  retry.job_id = command_launch(7).job_id;  // the same job's next attempt, placed here this time
+  back.deliver(retry);
+  back.deliver(KillMsg{7, "fenced: attempt 7 is not current", 2000});
+
+  const RunRecord& stale = *workloads_.runs[0];
+  ASSERT_EQ(stale.terminations, std::vector<std::string>{"fenced: attempt 7 is not current"});
+  timers_.advance(milliseconds(2000));
+  EXPECT_EQ(stale.kills, 1) << "a stale run that ignores SIGTERM is killed when the grace ends";
+  stale.exit(exit_code(137));
+  settle();
+  const auto exits = back.sent_of<AttemptExitedMsg>();
+  ASSERT_EQ(exits.size(), 1u);
+  EXPECT_EQ(exits[0].attempt_id, 7);
+  EXPECT_TRUE(workloads_.runs[1]->terminations.empty()) << "the current attempt is not touched";
+  EXPECT_EQ(workloads_.runs[1]->kills, 0);
+}
+
 // Requeue and preemption: the run saves first, and only then gets the usual terminate-then-kill.
 TEST_F(AgentTest, ACheckpointingKillSavesThenTerminatesThenKills) {
   FakeLink& link = connected();

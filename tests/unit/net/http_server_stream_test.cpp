@@ -6,6 +6,10 @@
 #include <boost/asio/post.hpp>
 #include <boost/beast/_experimental/test/fail_count.hpp>
 #include <boost/beast/_experimental/test/stream.hpp>
+#include <boost/beast/core/buffers_to_string.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/websocket/stream.hpp>
+#include <chrono>
 #include <gtest/gtest.h>
 #include <optional>
 #include <string>
@@ -213,6 +217,90 @@ TEST(HttpServerStream, AStreamedBodyIsWrittenAsPushedWithNoLengthUntilClosedThen
   EXPECT_EQ(count_of(received, "HTTP/1.1 "), 1u) << "the request pipelined behind a stream is not answered";
   EXPECT_EQ(server.requests_in_flight(), 0u);
   EXPECT_TRUE(body->closed());
+}
+
+// A WebSocket upgrade over the in-memory stream: the client (Beast's own WebSocket stream) says
+// "hello", the route's session answers "echo:hello", the client closes. `fail` makes the server's
+// n-th I/O operation (and every later one) fail.
+struct WebSocketExchange {
+  bool opened = false;         // the route's session was made
+  int closed = 0;              // times the session heard its connection end
+  std::vector<std::string> got;  // what the session received
+  std::string echoed;          // what the client read back
+  bool ended = false;          // the io_context ran out of work (nothing hangs)
+};
+
+class EchoSession final : public WebSocketSession {
+ public:
+  EchoSession(std::shared_ptr<WebSocketPeer> peer, WebSocketExchange& e) : peer_(std::move(peer)), e_(e) {}
+  void on_message(std::string text) override {
+    e_.got.push_back(text);
+    peer_->send("echo:" + text);
+  }
+  void on_closed(const std::string&) override {
+    ++e_.closed;
+    peer_.reset();  // the connection holds the session: let go of it
+  }
+
+ private:
+  std::shared_ptr<WebSocketPeer> peer_;
+  WebSocketExchange& e_;
+};
+
+WebSocketExchange websocket_exchange(std::optional<std::size_t> fail) {
+  namespace websocket = boost::beast::websocket;
+  using boost::system::error_code;
+  boost::asio::io_context io(1);
+  WebSocketExchange e;
+  WebSocketRoute route{"/ws", [](const HttpRequest&) { return std::optional<HttpResponse>(); },
+                       [&e](const HttpRequest&, std::shared_ptr<WebSocketPeer> peer) {
+                         e.opened = true;
+                         return std::make_shared<EchoSession>(std::move(peer), e);
+                       }};
+  HttpServer server(io, {}, [](HttpRequest, HttpResponder respond) { respond(HttpResponse{404, "text/plain", "", {}}); },
+                    {route});
+  test::fail_count count(fail.value_or(1'000'000));
+  InMemoryStream server_end(io, count);
+  websocket::stream<test::stream> client(io);
+  server_end.connect(client.next_layer());
+  HttpServerTesting::serve(server, std::move(server_end));
+  boost::beast::flat_buffer buffer;
+  client.async_handshake("t", "/ws", [&](error_code ec) {
+    if (ec) return;
+    client.async_write(boost::asio::buffer(std::string("hello")), [&](error_code ec, std::size_t) {
+      if (ec) return;
+      client.async_read(buffer, [&](error_code ec, std::size_t) {
+        if (ec) return;
+        e.echoed = boost::beast::buffers_to_string(buffer.data());
+        client.async_close(websocket::close_code::normal, [](error_code) {});
+      });
+    });
+  });
+  // A deadline, not a pause: a connection that failed must end, not wait on a peer forever.
+  io.run_for(std::chrono::seconds(20));
+  e.ended = io.stopped();
+  return e;
+}
+
+TEST(WebSocketStream, AFailedReadOrWriteAtAnyStepEndsTheConnectionAndTellsTheSessionOnce) {
+  std::size_t n = 1;
+  bool failed_after_open = false;
+  for (;; ++n) {
+    ASSERT_LT(n, 100u) << "no run without a failure";
+    const WebSocketExchange e = websocket_exchange(n);
+    EXPECT_TRUE(e.ended) << "failure at I/O step " << n << " left the connection hanging";
+    EXPECT_EQ(e.closed, e.opened ? 1 : 0) << "failure at I/O step " << n;
+    EXPECT_LE(e.got.size(), 1u) << n;
+    if (e.opened && e.echoed.empty()) failed_after_open = true;
+    if (e.echoed == "echo:hello") break;
+  }
+  EXPECT_TRUE(failed_after_open) << "the walk never failed the open connection";
+  EXPECT_GT(n, 3u);
+  const WebSocketExchange clean = websocket_exchange(std::nullopt);
+  EXPECT_TRUE(clean.ended);
+  EXPECT_EQ(clean.got, std::vector<std::string>{"hello"});
+  EXPECT_EQ(clean.echoed, "echo:hello");
+  EXPECT_EQ(clean.closed, 1);
 }
 
 TEST(ResponseStream, APushOverTheLimitClosesItAndKeepsWhatWasQueued) {
