@@ -169,6 +169,9 @@ void Api::resend_delivery(const ApiCall& call, std::int64_t id, std::int64_t n, 
   delivery->next_attempt_at = clock_.system_now();
   store::Change change;
   change.webhook_deliveries.push_back(*delivery);
+  change.events.push_back(audit_event(call, {"webhook.delivery_retried", call.route(), std::to_string(id),
+                                             {{"delivery", n}, {"first_event", delivery->first_seq},
+                                              {"last_event", delivery->last_seq}}}));
   store_.write(std::move(change), [this, call, id, committed = *delivery](const Result<void>& written, store::Change&) {
     if (!written) return call.fail(Error::unavailable("the retry could not be stored"));
     webhooks_->retry_requested(id);

@@ -83,7 +83,8 @@ const std::vector<std::pair<std::string, Case>>& cases() {
       {"GET /v1/webhooks/{id}", {"/v1/webhooks/1", "", {404, 200, 404, 404, 200}}},
       {"POST /v1/webhooks/{id}/test", {"/v1/webhooks/1/test", "", {404, 503, 404, 404, 503}}},
       {"GET /v1/webhooks/{id}/deliveries", {"/v1/webhooks/1/deliveries", "", {404, 200, 404, 404, 200}}},
-      {"POST /v1/webhooks/{id}/deliveries/{n}/retry", {"/v1/webhooks/1/deliveries/1/retry", "", {404, 404, 404, 404, 404}}},
+      // Its delivery 1 was dead-lettered: only alice and an admin may send it again.
+      {"POST /v1/webhooks/{id}/deliveries/{n}/retry", {"/v1/webhooks/1/deliveries/1/retry", "", {404, 202, 404, 404, 202}}},
       {"DELETE /v1/webhooks/{id}", {"/v1/webhooks/1", "", {404, 200, 404, 404, 200}}},
       {"GET /v1/events/stream", {"/v1/events/stream?type=job.*&job=1&after=0", "", {200, 200, 200, 200, 200}}},
       // Alice's second token: only she and an admin may revoke it; to others it does not exist.
@@ -124,6 +125,10 @@ class RouteWalkTest : public ApiTest, public ::testing::WithParamInterface<Calle
     EXPECT_EQ(check.status, 202) << check.text;
     setup_check = check.body.value("id", 0);
     EXPECT_EQ(call("POST", "/v1/webhooks", kAlice, kWebhookBody).status, 201);
+    store::Change dead_lettered;
+    dead_lettered.webhook_deliveries.push_back(
+        store::WebhookDelivery{1, 1, 1, 1, store::DeliveryState::dead, 8, cluster.clock.system_now(), std::nullopt});
+    cluster.memory.commit(std::span<const store::Change>(&dead_lettered, 1));
   }
 
   // The audit events the setup above wrote: alice's job, her second token, the health check and
