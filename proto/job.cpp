@@ -317,24 +317,30 @@ JobSpec parse_job_spec(const Json& j, SpecOrigin origin) {
 }
 
 Json to_json(const JobSpec& s) {
-  Json j = {{"name", s.name},
-            {"share", s.share},
-            {"priority", s.priority},
-            {"nodes", s.nodes},
-            {"kind", to_string(s.kind)},
-            {"stuck_after_s", s.stuck_after_s},
-            {"preflight", s.preflight_enabled()}};
+  // Field by field: an initializer list of pairs builds each field twice (a pair, then a copy).
+  Json j = Json::object();
+  j["name"] = s.name;
+  j["share"] = s.share;
+  j["priority"] = s.priority;
+  j["nodes"] = s.nodes;
+  j["kind"] = to_string(s.kind);
+  j["stuck_after_s"] = s.stuck_after_s;
+  j["preflight"] = s.preflight_enabled();
   put_optional(j, "nodes_min", s.nodes_min);
   put_optional(j, "cores_per_node", s.cores_per_node);
   if (s.wait_for_capacity) j["wait_for_capacity"] = true;
   if (s.kind == JobKind::command) {
-    j["command"] = {{"argv", s.command.argv}, {"env", s.command.env}};
+    Json& command = j["command"];
+    command["argv"] = s.command.argv;
+    command["env"] = s.command.env;
   } else {
     j["workload"] = to_json(s.workload);
   }
   Json rules = Json::array();
   for (const auto& rule : s.retry.evaluate_on_exit) rules.push_back(to_json(rule));
-  j["retry"] = {{"attempts", s.retry.attempts}, {"evaluate_on_exit", rules}};
+  Json& retry = j["retry"];
+  retry["attempts"] = s.retry.attempts;
+  retry["evaluate_on_exit"] = std::move(rules);
   put_optional(j, "timeout_s", s.timeout_s);
   if (!s.labels.empty()) j["labels"] = s.labels;
   if (!s.depends_on.empty()) {
@@ -350,20 +356,21 @@ Json to_json(const JobSpec& s) {
 }
 
 Json to_json(const Job& job) {
-  Json j = {{"id", job.id},
-            {"name", job.spec.name},
-            {"user", job.user},
-            {"share", job.spec.share},
-            {"state", to_string(job.state)},
-            {"submitted_at", format_time(job.submitted_at)},
-            {"attempts", job.attempts},
-            {"infra_retries", job.infra_retries},
-            {"infra_retries_in_a_row", job.infra_retries_in_a_row},
-            {"reason", job.reason},
-            {"failure_class", job.failure_class},
-            {"cancel_requested", job.cancel_requested},
-            {"excluded_nodes", job.excluded_nodes},
-            {"spec", to_json(job.spec)}};
+  Json j = Json::object();  // field by field, as to_json(JobSpec): a job's record is written at every change
+  j["id"] = job.id;
+  j["name"] = job.spec.name;
+  j["user"] = job.user;
+  j["share"] = job.spec.share;
+  j["state"] = to_string(job.state);
+  j["submitted_at"] = format_time(job.submitted_at);
+  j["attempts"] = job.attempts;
+  j["infra_retries"] = job.infra_retries;
+  j["infra_retries_in_a_row"] = job.infra_retries_in_a_row;
+  j["reason"] = job.reason;
+  j["failure_class"] = job.failure_class;
+  j["cancel_requested"] = job.cancel_requested;
+  j["excluded_nodes"] = job.excluded_nodes;
+  j["spec"] = to_json(job.spec);
   put_time(j, "started_at", job.started_at);
   put_time(j, "ended_at", job.ended_at);
   put_time(j, "not_before", job.not_before);
@@ -402,18 +409,19 @@ const std::string& AttemptProvenance::text() const {
 namespace {
 
 Json attempt_without_provenance(const Attempt& a) {
-  Json j = {{"id", a.id},
-            {"job_id", a.job_id},
-            {"number", a.number},
-            {"nodes", a.nodes},
-            {"cores_per_node", a.cores_per_node},
-            {"state", to_string(a.state)},
-            {"created_at", format_time(a.created_at)},
-            {"failure_class", a.failure_class},
-            {"reason", a.reason},
-            {"infrastructure", a.infrastructure},
-            {"steps_completed", a.steps_completed},
-            {"last_step", a.last_step}};
+  Json j = Json::object();  // field by field, as to_json(JobSpec): an attempt's record is written at every change
+  j["id"] = a.id;
+  j["job_id"] = a.job_id;
+  j["number"] = a.number;
+  j["nodes"] = a.nodes;
+  j["cores_per_node"] = a.cores_per_node;
+  j["state"] = to_string(a.state);
+  j["created_at"] = format_time(a.created_at);
+  j["failure_class"] = a.failure_class;
+  j["reason"] = a.reason;
+  j["infrastructure"] = a.infrastructure;
+  j["steps_completed"] = a.steps_completed;
+  j["last_step"] = a.last_step;
   put_time(j, "launched_at", a.launched_at);
   put_time(j, "started_at", a.started_at);
   put_time(j, "first_step_at", a.first_step_at);

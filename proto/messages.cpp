@@ -132,23 +132,26 @@ struct DaemonEncoder {
   }
   Json operator()(const RefusedMsg& m) const { return {{"type", "refused"}, {"reason", m.reason}}; }
   Json operator()(const LaunchMsg& m) const {
-    Json j = {{"type", "launch"},
-              {"attempt_id", m.attempt_id},
-              {"job_id", m.job_id},
-              {"attempt_number", m.attempt_number},
-              {"kind", to_string(m.kind)},
-              {"rank", m.rank},
-              {"world_size", m.world_size},
-              {"cores", m.cores},
-              {"peers", m.peers},
-              {"master_addr", m.master_addr},
-              {"master_port", m.master_port},
-              {"checkpoint_dir", m.checkpoint_dir},
-              {"user", m.user},
-              {"data_plane_secret", m.data_plane_secret},
-              {"preempt_grace_ms", m.preempt_grace_ms}};
+    Json j = Json::object();  // field by field, as to_json(JobSpec): one is sent per rank of every attempt
+    j["type"] = "launch";
+    j["attempt_id"] = m.attempt_id;
+    j["job_id"] = m.job_id;
+    j["attempt_number"] = m.attempt_number;
+    j["kind"] = to_string(m.kind);
+    j["rank"] = m.rank;
+    j["world_size"] = m.world_size;
+    j["cores"] = m.cores;
+    j["peers"] = m.peers;
+    j["master_addr"] = m.master_addr;
+    j["master_port"] = m.master_port;
+    j["checkpoint_dir"] = m.checkpoint_dir;
+    j["user"] = m.user;
+    j["data_plane_secret"] = m.data_plane_secret;
+    j["preempt_grace_ms"] = m.preempt_grace_ms;
     if (m.kind == JobKind::command) {
-      j["command"] = {{"argv", m.command.argv}, {"env", m.command.env}};
+      Json& command = j["command"];
+      command["argv"] = m.command.argv;
+      command["env"] = m.command.env;
     } else {
       j["workload"] = to_json(m.workload);
     }
