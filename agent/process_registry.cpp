@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <spdlog/spdlog.h>
 
@@ -34,44 +35,138 @@ std::optional<std::uint64_t> process_start_time(pid_t pid) {
   return start;
 }
 
-ProcessRegistry::ProcessRegistry(std::string dir) : dir_(std::move(dir)) { std::filesystem::create_directories(dir_); }
+namespace {
+
+// The journal is rewritten once it holds this many lines and four times as many as live groups:
+// one inode a thousand attempts rather than one an attempt.
+constexpr std::size_t kRewriteAfterLines = 1024;
+
+std::optional<pid_t> parse_pgid(const std::string& text) {
+  try {
+    std::size_t used = 0;
+    const long value = std::stol(text, &used);
+    if (used != text.size() || value <= 1 || value > std::numeric_limits<pid_t>::max()) return std::nullopt;
+    return static_cast<pid_t>(value);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+std::string start_line(pid_t pgid, const RecordedGroup& group) {
+  return "start " + std::to_string(pgid) + " " + std::to_string(group.attempt_id) + " " +
+         std::to_string(group.start_time) + "\n";
+}
+
+// Applies one journal line to the live groups; false when the line is neither form.
+bool replay(const std::string& line, std::map<pid_t, RecordedGroup>& live) {
+  std::istringstream fields(line);
+  std::string kind, pgid_text, rest;
+  fields >> kind >> pgid_text;
+  std::getline(fields, rest);
+  const auto pgid = parse_pgid(pgid_text);
+  if (!pgid) return false;
+  if (kind == "start") {
+    const auto group = parse_recorded_group(rest);
+    if (!group) return false;
+    live[*pgid] = *group;
+    return true;
+  }
+  if (kind == "end" && rest.find_first_not_of(" \t") == std::string::npos) {
+    live.erase(*pgid);
+    return true;
+  }
+  return false;
+}
+
+// SIGKILLs the group unless its pid now leads an unrelated process.
+bool kill_if_ours(pid_t pgid, const RecordedGroup& group) {
+  const auto leader = process_start_time(pgid);
+  // A dead leader's pid is not reused while its group has members, so the members are ours.
+  if (leader && *leader != group.start_time) return false;
+  if (::killpg(pgid, SIGKILL) != 0) return false;
+  spdlog::warn("event=leftover_processes_killed attempt={} pgid={}", group.attempt_id, pgid);
+  return true;
+}
+
+}  // namespace
+
+ProcessRegistry::ProcessRegistry(std::string dir) : dir_(std::move(dir)), journal_path_(dir_ + "/journal") {
+  std::filesystem::create_directories(dir_);
+  std::ifstream in(journal_path_);
+  std::size_t number = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++number;
+    ++journal_lines_;
+    // The line is not logged: a record is ours, but a damaged one may hold anything.
+    if (!replay(line, live_)) spdlog::warn("event=bad_process_record file={} line={}", journal_path_, number);
+  }
+}
+
+void ProcessRegistry::append(const std::string& line) {
+  if (!journal_.is_open()) journal_.open(journal_path_, std::ios::app);
+  // Flushed per line: an agent killed right after leaves whole lines in the page cache.
+  journal_ << line << std::flush;
+  ++journal_lines_;
+  if (!journal_) {
+    spdlog::warn("event=process_record_failed file={}", journal_path_);
+    journal_.close();  // reopened, and tried again, by the next line
+  }
+}
+
+void ProcessRegistry::rewrite_journal() {
+  const std::string next = journal_path_ + ".next";
+  {
+    std::ofstream out(next, std::ios::trunc);
+    for (const auto& [pgid, group] : live_) out << start_line(pgid, group);
+    out.flush();
+    if (!out) {
+      spdlog::warn("event=process_record_failed file={}", next);
+      return;  // the journal as it is stays right, only longer
+    }
+  }
+  journal_.close();
+  std::error_code ec;
+  std::filesystem::rename(next, journal_path_, ec);
+  if (ec) {
+    spdlog::warn("event=process_record_failed file={} error=\"{}\"", journal_path_, ec.message());
+    return;
+  }
+  journal_lines_ = live_.size();
+}
 
 void ProcessRegistry::record(pid_t pgid, std::int64_t attempt_id) {
   const auto start = process_start_time(pgid);
   if (!start) return;  // already gone: nothing to leave behind
-  std::ofstream(dir_ + "/" + std::to_string(pgid)) << attempt_id << " " << *start << "\n";
+  const RecordedGroup group{attempt_id, *start};
+  live_[pgid] = group;
+  append(start_line(pgid, group));
 }
 
 void ProcessRegistry::forget(pid_t pgid) {
-  std::error_code ec;
-  std::filesystem::remove(dir_ + "/" + std::to_string(pgid), ec);
+  if (live_.erase(pgid) == 0) return;
+  append("end " + std::to_string(pgid) + "\n");
+  if (journal_lines_ >= kRewriteAfterLines && journal_lines_ >= 4 * live_.size()) rewrite_journal();
 }
 
 int ProcessRegistry::kill_leftovers() {
   int killed = 0;
+  for (const auto& [pgid, group] : live_) killed += kill_if_ours(pgid, group) ? 1 : 0;
+  live_.clear();
+  journal_.close();
+  journal_lines_ = 0;
   std::error_code ec;
+  std::filesystem::remove(journal_path_, ec);
+  // Old-form records: a file per group, named by its pgid.
   for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
-    const std::string name = entry.path().filename().string();
     std::ifstream in(entry.path());
     std::stringstream text;
     text << in.rdbuf();
     const auto group = parse_recorded_group(text.str());
-    pid_t pgid = 0;
-    try {
-      std::size_t used = 0;
-      pgid = static_cast<pid_t>(std::stol(name, &used));
-      if (used != name.size()) pgid = 0;
-    } catch (const std::exception&) {
-      pgid = 0;
-    }
-    if (!group || pgid <= 1) {
+    const auto pgid = parse_pgid(entry.path().filename().string());
+    if (!group || !pgid) {
       spdlog::warn("event=bad_process_record file={}", entry.path().string());
-    } else if (const auto leader = process_start_time(pgid); !leader || *leader == group->start_time) {
-      // A dead leader's pid is not reused while its group has members, so the members are ours.
-      if (::killpg(pgid, SIGKILL) == 0) {
-        ++killed;
-        spdlog::warn("event=leftover_processes_killed attempt={} pgid={}", group->attempt_id, pgid);
-      }
+    } else if (kill_if_ours(*pgid, *group)) {
+      ++killed;
     }
     std::filesystem::remove(entry.path(), ec);
   }

@@ -6,10 +6,17 @@
 #
 #   bench/trivial_jobs/run.sh [BUILD_DIR] [trivial_jobs_bench flags, e.g. --jobs 2000 --connections 8]
 #   (default BUILD_DIR: ./build; build first: ninja -C BUILD_DIR trainyard-daemon trainyard-agent trivial_jobs_bench)
-#   AGENTS=N CORES=N change the fleet; KEEP_DATA=1 keeps the data dir and logs; PROFILE=FILE records
-#   the daemon with `perf record -g` into FILE while the jobs run.
+#   AGENTS=N CORES=N change the fleet; DATA_ROOT=DIR where the data dir is made; AGENT_ROOT=DIR
+#   puts the agents' work dirs (each job's directory and log) there instead; KEEP_DATA=1 keeps the
+#   data dir and logs; PROFILE=FILE records the daemon with `perf record -g` into FILE while the
+#   jobs run.
 #
-# The data dir lives under /var/tmp (a real disk: the store's commits are durable, as in production).
+# The data dir lives under DATA_ROOT (default /var/tmp: a real disk where /tmp may be tmpfs; the
+# store's commits are durable, as in production). Each job makes a directory and a log file in its
+# agent's work dir, so the filesystem's inode allocation is part of the agents' CPU. On this
+# project's machines (ext4 without a journal) that cost 1.3-2.0 ms of kernel time per directory and
+# file in a directory whose block group had lately freed many inodes, as every run's cleanup does,
+# and 35 us in one that had not (docs/ARCHITECTURE.md, Cheap attempts, fifth round).
 set -euo pipefail
 
 build_dir="${1:-build}"
@@ -26,8 +33,13 @@ done
 agents="${AGENTS:-4}"
 cores="${CORES:-16}"
 
-data="$(mktemp -d -p /var/tmp trainyard-bench-trivial.XXXXXX)"
+data="$(mktemp -d -p "${DATA_ROOT:-/var/tmp}" trainyard-bench-trivial.XXXXXX)"
 chmod 711 "$data"  # an agent run as root starts jobs as nobody, who must reach its attempt directory
+agent_data="$data"
+if [[ -n "${AGENT_ROOT:-}" ]]; then
+  agent_data="$(mktemp -d -p "$AGENT_ROOT" trainyard-bench-trivial-agents.XXXXXX)"
+  chmod 711 "$agent_data"
+fi
 pids=()
 cleanup() {
   for pid in "${pids[@]+"${pids[@]}"}"; do
@@ -36,7 +48,11 @@ cleanup() {
   for pid in "${pids[@]+"${pids[@]}"}"; do
     wait "$pid" 2>/dev/null || true
   done
-  if [[ "${KEEP_DATA:-0}" == 1 ]]; then echo "# data dir and logs kept in $data"; else rm -rf "$data"; fi
+  if [[ "${KEEP_DATA:-0}" == 1 ]]; then
+    echo "# data dir and logs kept in $data (agents' work dirs in $agent_data)"
+  else
+    rm -rf "$data" "$agent_data"
+  fi
 }
 trap cleanup EXIT
 
@@ -56,12 +72,12 @@ server="$(cat "$data/daemon/daemon.addr")"
 agent_pids=()
 for n in $(seq "$agents"); do
   "$agent" --server "$server" --join-token-file "$data/daemon/join.token" --name "node-$n" --cores "$cores" \
-    --work-dir "$data/agent-$n" >"$data/agent-$n.log" 2>&1 &
+    --work-dir "$agent_data/agent-$n" >"$data/agent-$n.log" 2>&1 &
   agent_pids+=($!)
   pids+=($!)
 done
 
-echo "# daemon $server pid $daemon_pid; $agents agents x $cores cores, pids ${agent_pids[*]}; data dir $data"
+echo "# daemon $server pid $daemon_pid; $agents agents x $cores cores, pids ${agent_pids[*]}; data dir $data; agents' work dirs in $agent_data"
 echo "# machine: $(nproc) cores, load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 if [[ -n "${PROFILE:-}" ]]; then
   perf record -e cpu-clock -F 999 --call-graph dwarf,16384 -p "$daemon_pid" -o "$PROFILE" >"$data/perf.log" 2>&1 &

@@ -11,10 +11,17 @@
 //
 // The daemon must be fresh (no other jobs): "all ended" is read as "no active job", and every job
 // must end SUCCEEDED.
+//
+// It also prints the CPU time of a fixed loop run before the jobs and after them, and splits each
+// CPU figure into user and system time: on these shared virtual machines the same binary's CPU per
+// job drifts by half from run to run, and these tell the machine's speed and the kernel's part of
+// it apart from the code's.
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -102,8 +109,20 @@ Options parse_options(int argc, char** argv) {
   return o;
 }
 
-// CPU seconds (user + system) of a process and of its children it has waited for.
-double cpu_with_children(int pid) {
+// CPU seconds of a process and of its children it has waited for, in user mode and in the kernel.
+struct CpuTimes {
+  double user = 0;
+  double system = 0;
+  double total() const { return user + system; }
+  CpuTimes operator-(const CpuTimes& earlier) const { return {user - earlier.user, system - earlier.system}; }
+  CpuTimes& operator+=(const CpuTimes& more) {
+    user += more.user;
+    system += more.system;
+    return *this;
+  }
+};
+
+CpuTimes cpu_with_children(int pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
   const std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const auto after_name = stat.rfind(')');
@@ -113,13 +132,33 @@ double cpu_with_children(int pid) {
   for (int field = 3; field < 14; ++field) fields >> skip;
   double utime = 0, stime = 0, cutime = 0, cstime = 0;
   fields >> utime >> stime >> cutime >> cstime;
-  return (utime + stime + cutime + cstime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+  const auto ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
+  return {(utime + cutime) / ticks, (stime + cstime) / ticks};
 }
 
-double agents_cpu(const Options& o) {
-  double total = 0;
+CpuTimes agents_cpu(const Options& o) {
+  CpuTimes total;
   for (const int pid : o.agent_pids) total += cpu_with_children(pid);
   return total;
+}
+
+// CPU milliseconds this thread spends on the same fixed integer work every time.
+double reference_loop_cpu_ms() {
+  timespec began{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &began);
+  std::uint64_t x = 88172645463325252ULL;
+  std::uint64_t sum = 0;
+  for (int i = 0; i < 200'000'000; ++i) {  // xorshift64: no memory traffic, no branch to mispredict
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    sum += x;
+  }
+  timespec ended{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ended);
+  if (sum == 0) std::puts("");  // keeps the loop from being optimised away; never true
+  return 1e3 * static_cast<double>(ended.tv_sec - began.tv_sec) +
+         1e-6 * static_cast<double>(ended.tv_nsec - began.tv_nsec);
 }
 
 HttpRequest request(const Options& o, std::string method, std::string target, std::string body = "") {
@@ -185,10 +224,11 @@ int run(const Options& o) {
   if (count_jobs(*client, o, "PENDING,STARTING,RUNNING", 1) != 0) fail("the daemon has active jobs: give a fresh one");
   std::printf("trivial_jobs_bench: %d /bin/true jobs over %d keep-alive connections to %s, %zu agents\n", o.jobs,
               o.connections, o.server.c_str(), o.agent_pids.size());
+  const double reference_before_ms = reference_loop_cpu_ms();
   const double commits_before = metric(*client, o, "trainyard_store_commit_batch_changes_count");
   const double changes_before = metric(*client, o, "trainyard_store_commit_batch_changes_sum");
-  const double daemon_before = cpu_with_children(o.daemon_pid);
-  const double agents_before = agents_cpu(o);
+  const CpuTimes daemon_before = cpu_with_children(o.daemon_pid);
+  const CpuTimes agents_before = agents_cpu(o);
   const auto start = Clock::now();
   std::atomic<int> next = 0;
   std::atomic<int> failures = 0;
@@ -204,18 +244,22 @@ int run(const Options& o) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  const double daemon_cpu = cpu_with_children(o.daemon_pid) - daemon_before;
-  const double agent_cpu = agents_cpu(o) - agents_before;
+  const CpuTimes daemon_cpu = cpu_with_children(o.daemon_pid) - daemon_before;
+  const CpuTimes agent_cpu = agents_cpu(o) - agents_before;
   const std::size_t not_succeeded = count_jobs(*client, o, "FAILED,CANCELLED", 1000);
   std::printf("submitted in %.3f s; all ended in %.3f s = %.0f jobs/s end to end\n", submitted_s, seconds,
               o.jobs / seconds);
-  std::printf("daemon cpu: %.3f s = %.3f ms per job\n", daemon_cpu, 1e3 * daemon_cpu / o.jobs);
-  std::printf("agents cpu: %.3f s = %.3f ms per job (%zu agents, children included)\n", agent_cpu,
-              1e3 * agent_cpu / o.jobs, o.agent_pids.size());
+  std::printf("daemon cpu: %.3f s = %.3f ms per job (user %.3f, system %.3f)\n", daemon_cpu.total(),
+              1e3 * daemon_cpu.total() / o.jobs, 1e3 * daemon_cpu.user / o.jobs, 1e3 * daemon_cpu.system / o.jobs);
+  std::printf("agents cpu: %.3f s = %.3f ms per job (user %.3f, system %.3f; %zu agents, children included)\n",
+              agent_cpu.total(), 1e3 * agent_cpu.total() / o.jobs, 1e3 * agent_cpu.user / o.jobs,
+              1e3 * agent_cpu.system / o.jobs, o.agent_pids.size());
   const double commits = metric(*client, o, "trainyard_store_commit_batch_changes_count") - commits_before;
   const double changes = metric(*client, o, "trainyard_store_commit_batch_changes_sum") - changes_before;
   std::printf("store: %.0f commits = %.2f per job, %.1f changes per commit\n", commits, commits / o.jobs,
               commits > 0 ? changes / commits : 0.0);
+  std::printf("machine: a fixed loop took %.0f ms of CPU before the jobs, %.0f ms after\n", reference_before_ms,
+              reference_loop_cpu_ms());
   if (not_succeeded != 0) {
     std::printf("FAIL: %zu jobs did not succeed\n", not_succeeded);
     return 1;

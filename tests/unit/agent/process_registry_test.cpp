@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <iterator>
 #include <fstream>
 #include <gtest/gtest.h>
 
@@ -94,6 +95,62 @@ TEST(ProcessRegistry, AForgottenGroupIsLeftAlone) {
   EXPECT_TRUE(process_start_time(finished));
   ::kill(finished, SIGKILL);
   EXPECT_TRUE(reaped_within(finished, std::chrono::seconds(10)));
+}
+
+TEST(ProcessRegistry, ThousandsOfAttemptsKeepOneShortJournalAndTheLiveGroupStaysRecorded) {
+  TempDir dir;
+  const auto records = dir.path() / "processes";
+  const pid_t leader = spawn_group_leader();
+  {
+    ProcessRegistry registry(records.string());
+    for (int attempt = 1; attempt <= 3000; ++attempt) {
+      registry.record(leader, attempt);
+      registry.forget(leader);
+    }
+    registry.record(leader, 3001);
+  }
+  // 6,001 lines of about 25 bytes unless rewritten; no file per group.
+  EXPECT_LT(std::filesystem::file_size(records / "journal"), 40u * 1024);
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(records), std::filesystem::directory_iterator()), 1);
+  ProcessRegistry restarted(records.string());
+  EXPECT_EQ(restarted.kill_leftovers(), 1);
+  EXPECT_TRUE(reaped_within(leader, std::chrono::seconds(10)));
+  EXPECT_TRUE(std::filesystem::is_empty(records));
+}
+
+TEST(ProcessRegistry, ARewriteKeepsTheGroupsAPreviousLifeLeftWhenTheyWereNotYetKilled) {
+  TempDir dir;
+  const auto records = dir.path() / "processes";
+  const pid_t leftover = spawn_group_leader();
+  const pid_t churn = spawn_group_leader();
+  ProcessRegistry(records.string()).record(leftover, 7);
+  {
+    ProcessRegistry next_life(records.string());
+    for (int attempt = 1; attempt <= 2000; ++attempt) {
+      next_life.record(churn, attempt);
+      next_life.forget(churn);
+    }
+  }
+  EXPECT_EQ(ProcessRegistry(records.string()).kill_leftovers(), 1);
+  EXPECT_TRUE(reaped_within(leftover, std::chrono::seconds(10)));
+  EXPECT_TRUE(process_start_time(churn));  // ended in its journal: left alone
+  ::kill(churn, SIGKILL);
+  EXPECT_TRUE(reaped_within(churn, std::chrono::seconds(10)));
+}
+
+TEST(ProcessRegistry, DamagedJournalLinesAreDroppedAndARecycledPidInTheJournalIsNotKilled) {
+  TempDir dir;
+  const auto records = dir.path() / "processes";
+  std::filesystem::create_directories(records);
+  const pid_t unrelated = spawn_group_leader();
+  std::ofstream(records / "journal") << "start " << unrelated << " 17 1\n"  // another start time
+                                     << "start 1 17 5\nstart x 17 5\nend\nend 99 extra\n\x1b[31mred\nstart 4242 17";
+  ProcessRegistry registry(records.string());
+  EXPECT_EQ(registry.kill_leftovers(), 0);
+  EXPECT_TRUE(process_start_time(unrelated));
+  EXPECT_TRUE(std::filesystem::is_empty(records));
+  ::kill(unrelated, SIGKILL);
+  EXPECT_TRUE(reaped_within(unrelated, std::chrono::seconds(10)));
 }
 
 }  // namespace
