@@ -6,14 +6,15 @@
 #
 #   bench/trivial_jobs/run.sh [BUILD_DIR] [trivial_jobs_bench flags, e.g. --jobs 2000 --connections 8]
 #   (default BUILD_DIR: ./build; build first: ninja -C BUILD_DIR trainyard-daemon trainyard-agent trivial_jobs_bench)
-#   AGENTS=N CORES=N change the fleet; DATA_ROOT=DIR where the data dir is made; AGENT_ROOT=DIR
-#   puts the agents' work dirs (each job's directory and log) there instead; KEEP_DATA=1 keeps the
+#   AGENTS=N CORES=N change the fleet; DATA_ROOT=DIR where the data dir is made; JOB_FILES_ROOT=DIR
+#   puts the jobs' files (the agents' work dirs with each job's directory and log, and the
+#   checkpoint root with each command job's checkpoint directory) there instead; KEEP_DATA=1 keeps the
 #   data dir and logs; PROFILE=FILE records the daemon with `perf record -g` into FILE while the
 #   jobs run.
 #
 # The data dir lives under DATA_ROOT (default /var/tmp: a real disk where /tmp may be tmpfs; the
-# store's commits are durable, as in production). Each job makes a directory and a log file in its
-# agent's work dir, so the filesystem's inode allocation is part of the agents' CPU. On this
+# store's commits are durable, as in production). Each job makes two directories and a log file, so
+# the filesystem's inode allocation is part of the agents' CPU. On this
 # project's machines (ext4 without a journal) that cost 1.3-2.0 ms of kernel time per directory and
 # file in a directory whose block group had lately freed many inodes, as every run's cleanup does,
 # and 35 us in one that had not (docs/ARCHITECTURE.md, Cheap attempts, fifth round).
@@ -35,10 +36,10 @@ cores="${CORES:-16}"
 
 data="$(mktemp -d -p "${DATA_ROOT:-/var/tmp}" trainyard-bench-trivial.XXXXXX)"
 chmod 711 "$data"  # an agent run as root starts jobs as nobody, who must reach its attempt directory
-agent_data="$data"
-if [[ -n "${AGENT_ROOT:-}" ]]; then
-  agent_data="$(mktemp -d -p "$AGENT_ROOT" trainyard-bench-trivial-agents.XXXXXX)"
-  chmod 711 "$agent_data"
+job_files="$data"
+if [[ -n "${JOB_FILES_ROOT:-}" ]]; then
+  job_files="$(mktemp -d -p "$JOB_FILES_ROOT" trainyard-bench-trivial-jobs.XXXXXX)"
+  chmod 711 "$job_files"
 fi
 pids=()
 cleanup() {
@@ -49,16 +50,17 @@ cleanup() {
     wait "$pid" 2>/dev/null || true
   done
   if [[ "${KEEP_DATA:-0}" == 1 ]]; then
-    echo "# data dir and logs kept in $data (agents' work dirs in $agent_data)"
+    echo "# data dir and logs kept in $data (the jobs' files in $job_files)"
   else
-    rm -rf "$data" "$agent_data"
+    rm -rf "$data" "$job_files"
   fi
 }
 trap cleanup EXIT
 
 # Attempt logs at info level cost what they cost in production; keep them.
 # No canary and no periodic health checks: they would compete with the jobs being measured.
-"$daemon" --listen 127.0.0.1:0 --data-dir "$data/daemon" --canary-interval-s 0 --health-interval-s 0 >"$data/daemon.log" 2>&1 &
+"$daemon" --listen 127.0.0.1:0 --data-dir "$data/daemon" --checkpoint-root "$job_files/checkpoints" --canary-interval-s 0 \
+  --health-interval-s 0 >"$data/daemon.log" 2>&1 &
 daemon_pid=$!
 pids+=("$daemon_pid")
 for _ in $(seq 300); do
@@ -72,12 +74,12 @@ server="$(cat "$data/daemon/daemon.addr")"
 agent_pids=()
 for n in $(seq "$agents"); do
   "$agent" --server "$server" --join-token-file "$data/daemon/join.token" --name "node-$n" --cores "$cores" \
-    --work-dir "$agent_data/agent-$n" >"$data/agent-$n.log" 2>&1 &
+    --work-dir "$job_files/agent-$n" >"$data/agent-$n.log" 2>&1 &
   agent_pids+=($!)
   pids+=($!)
 done
 
-echo "# daemon $server pid $daemon_pid; $agents agents x $cores cores, pids ${agent_pids[*]}; data dir $data; agents' work dirs in $agent_data"
+echo "# daemon $server pid $daemon_pid; $agents agents x $cores cores, pids ${agent_pids[*]}; data dir $data; the jobs' files in $job_files"
 echo "# machine: $(nproc) cores, load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 if [[ -n "${PROFILE:-}" ]]; then
   perf record -e cpu-clock -F 999 --call-graph dwarf,16384 -p "$daemon_pid" -o "$PROFILE" >"$data/perf.log" 2>&1 &
