@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "proto/errors.h"
+#include "proto/json_reader.h"
 
 namespace trainyard::agent {
 
@@ -34,7 +35,13 @@ JobAccount resolve_account(const std::string& field, const std::string& name) {
 std::map<std::string, std::string> read_user_map(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw InvalidInput("--user-map", "cannot read " + path);
-  const auto json = nlohmann::json::parse(in, nullptr, false);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  Json json;
+  try {
+    json = parse_json_text(text);
+  } catch (const InvalidInput& e) {
+    throw InvalidInput("--user-map", path + ": " + e.what());
+  }
   if (!json.is_object()) {
     throw InvalidInput("--user-map", path + " must hold a JSON object of Trainyard user to Unix user");
   }

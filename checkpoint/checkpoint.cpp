@@ -17,6 +17,8 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "proto/json_reader.h"
+
 namespace trainyard::checkpoint {
 namespace fs = std::filesystem;
 namespace {
@@ -191,9 +193,11 @@ constexpr std::uint64_t kMaxArrayFileBytes = std::uint64_t{1} << 32;
 
 std::optional<nlohmann::json> parse_json_bytes(const std::vector<std::byte>& bytes) {
   const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return std::nullopt;
-  return j;
+  try {
+    return parse_json_text(text);
+  } catch (const InvalidInput&) {
+    return std::nullopt;
+  }
 }
 
 std::optional<nlohmann::json> read_json(const fs::path& path) {

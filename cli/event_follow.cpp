@@ -7,6 +7,7 @@
 
 #include "cli/sse.h"
 #include "cli/table.h"
+#include "proto/json_reader.h"
 
 namespace trainyard::cli {
 namespace {
@@ -35,8 +36,12 @@ int follow_events(const ListEvents& command, const std::string& token, bool json
     const auto print = [&](std::string_view piece) {
       got_answer = true;
       for (const SseEvent& event : parser.feed(piece)) {
-        const Json data = Json::parse(event.data, nullptr, false);
-        if (data.is_discarded()) continue;  // not one of ours: nothing to show
+        Json data;
+        try {
+          data = parse_json_text(event.data);
+        } catch (const InvalidInput&) {
+          continue;  // not one of ours: nothing to show
+        }
         host.out << (json ? data.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n"
                           : terminal_safe(ListEvents::render_line(data)))
                  << std::flush;

@@ -13,6 +13,7 @@
 #include "cli/failover_client.h"
 #include "cli/follow.h"
 #include "cli/table.h"
+#include "proto/json_reader.h"
 #include "proto/messages.h"
 
 namespace trainyard::cli {
@@ -100,12 +101,12 @@ Outcome send(Session& session, const ApiRequest& request, const CliHost& host, b
   if (!result) return failure(host, result.error().message);
   const HttpResponse& response = *result;
   if (!is_success(response.status)) return failure(host, error_message(response.status, response.body));
-  Json body = Json::parse(response.body, nullptr, false);
-  if (body.is_discarded()) {
+  try {
+    return parse_json_text(response.body);
+  } catch (const InvalidInput& e) {
     return failure(host, "daemon at " + session.servers + " answered " + request.method + " " + request.target +
-                             " with a body that is not JSON");
+                             " with a body that is not JSON we accept (" + e.what() + ")");
   }
-  return body;
 }
 
 // Performs the requests in order; stops at the first that fails.
@@ -350,7 +351,12 @@ std::string label_of(const std::vector<std::string>& args) {
 std::string error_message(int status, const std::string& body) {
   const std::string http = "HTTP " + std::to_string(status);
   const std::string hint = status == 401 ? " (check --token-file or $TRAINYARD_TOKEN)" : "";
-  const Json document = Json::parse(body, nullptr, false);
+  Json document;
+  try {
+    document = parse_json_text(body);
+  } catch (const InvalidInput&) {
+    // not one of ours: the status line alone is the message
+  }
   if (document.is_object() && document.contains("error") && document["error"].is_object()) {
     const Json& error = document["error"];
     const std::string message = text_of(error, "message");

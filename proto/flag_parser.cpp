@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "proto/json_reader.h"
 #include "proto/version.h"
 
 extern char** environ;  // POSIX; <unistd.h> declares it only under _GNU_SOURCE
@@ -40,18 +41,11 @@ std::vector<std::string> split_list(const std::string& text) {
 }
 
 json parse_config_object(const std::string& path, const std::string& text) {
-  std::set<std::string> keys;
-  const auto refuse_duplicates = [&](int depth, json::parse_event_t event, json& parsed) {
-    if (event == json::parse_event_t::key && depth == 1 && !keys.insert(parsed.get<std::string>()).second) {
-      throw InvalidInput(path + ": " + parsed.get<std::string>(), "given twice");
-    }
-    return true;
-  };
   json config;
   try {
-    config = json::parse(text, refuse_duplicates, /*allow_exceptions=*/true, /*ignore_comments=*/true);
-  } catch (const json::exception& e) {
-    throw InvalidInput(path, std::string("not valid JSON: ") + e.what());
+    config = parse_commented_json_text(text);
+  } catch (const InvalidInput& e) {
+    throw InvalidInput(e.field().empty() ? path : path + ": " + e.field(), e.message());
   }
   if (!config.is_object()) throw InvalidInput(path, "must hold one JSON object of settings");
   return config;

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <unordered_set>
+#include <vector>
 
 namespace trainyard::inline proto {
 namespace {
@@ -33,9 +35,63 @@ void check_length(const FieldName& field, const std::string& s, std::size_t min_
 
 }  // namespace
 
-Json parse_json_text(std::string_view text) {
+namespace {
+
+// Watches the parser's events: refuses a container opened deeper than kMaxJsonDepth and a key that
+// its object already has. One entry per open container; arrays hold no keys.
+class JsonShapeGuard {
+ public:
+  bool operator()(int depth, Json::parse_event_t event, Json& parsed) {
+    switch (event) {
+      case Json::parse_event_t::object_start:
+      case Json::parse_event_t::array_start:
+        if (depth >= kMaxJsonDepth) {
+          throw InvalidInput(path(), "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels of arrays and objects");
+        }
+        open_.push_back(Container{event == Json::parse_event_t::object_start, {}, {}});
+        break;
+      case Json::parse_event_t::object_end:
+      case Json::parse_event_t::array_end: open_.pop_back(); break;
+      case Json::parse_event_t::key: {
+        Container& object = open_.back();
+        object.current_key = parsed.get<std::string>();
+        if (!object.keys.insert(object.current_key).second) throw InvalidInput(path(), "is given twice");
+        break;
+      }
+      case Json::parse_event_t::value: break;
+    }
+    return true;
+  }
+
+ private:
+  struct Container {
+    bool is_object;
+    std::unordered_set<std::string> keys;
+    std::string current_key;
+  };
+
+  // Where the parser is, for the error: object keys joined by '.', arrays as "[]". Each key is cut
+  // to kShownKeyBytes so a hostile document cannot make the error itself huge.
+  std::string path() const {
+    static constexpr std::size_t kShownKeyBytes = 64;
+    std::string out;
+    for (const Container& c : open_) {
+      if (!c.is_object) {
+        out += "[]";
+      } else if (!c.current_key.empty()) {
+        if (!out.empty()) out += '.';
+        out += c.current_key.size() > kShownKeyBytes ? c.current_key.substr(0, kShownKeyBytes) + "..." : c.current_key;
+      }
+    }
+    return out;
+  }
+
+  std::vector<Container> open_;
+};
+
+Json parse_guarded(std::string_view text, bool allow_comments) {
   try {
-    return Json::parse(text);
+    return Json::parse(text, JsonShapeGuard{}, /*allow_exceptions=*/true, allow_comments);
   } catch (const Json::parse_error& e) {
     throw InvalidInput("", std::string("malformed JSON at byte ") + std::to_string(e.byte));
   } catch (const Json::out_of_range&) {
@@ -43,6 +99,12 @@ Json parse_json_text(std::string_view text) {
     throw InvalidInput("", "malformed JSON: a number is out of range");
   }
 }
+
+}  // namespace
+
+Json parse_json_text(std::string_view text) { return parse_guarded(text, /*allow_comments=*/false); }
+
+Json parse_commented_json_text(std::string_view text) { return parse_guarded(text, /*allow_comments=*/true); }
 
 ObjectReader::ObjectReader(const Json& object, std::string path) : object_(object), path_(std::move(path)) {
   if (!object_.is_object()) throw InvalidInput(path_, "must be a JSON object, got " + type_name(object_));

@@ -17,8 +17,18 @@ namespace trainyard::inline proto {
 
 using Json = nlohmann::json;
 
-// Parses text as JSON; throws InvalidInput(field "", "malformed JSON ...") on a syntax error.
+// The deepest nesting of arrays and objects that JSON from outside may have. Copying, comparing and
+// printing a nlohmann value recurse once per level, so a deeper document is refused while it is
+// read, before anything is built that could overflow the stack.
+inline constexpr int kMaxJsonDepth = 64;
+
+// The one reader of JSON from outside (REST bodies, protocol messages, config, rules, manifests,
+// provenance files). Throws InvalidInput naming the problem for a syntax error, nesting deeper than
+// kMaxJsonDepth, or a key given twice in one object (which would otherwise keep one value silently).
 Json parse_json_text(std::string_view text);
+// The same reader for files people write by hand (the daemon's config): `//` and `/* */` comments
+// are allowed.
+Json parse_commented_json_text(std::string_view text);
 
 class ObjectReader {
  public:

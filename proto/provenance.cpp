@@ -5,6 +5,7 @@
 #include <cctype>
 
 #include "proto/errors.h"
+#include "proto/json_reader.h"
 #include "proto/text.h"
 
 namespace trainyard::inline proto {
@@ -65,8 +66,8 @@ Json parse_user_facts(std::string_view text) {
   if (nesting_depth(text) > kMaxUserFactsDepth) throw bad_facts("nested deeper than " + kLimits);
   Json facts;
   try {
-    facts = Json::parse(text);  // refuses invalid UTF-8 in strings
-  } catch (const Json::exception& e) {
+    facts = parse_json_text(text);  // refuses invalid UTF-8 in strings
+  } catch (const InvalidInput& e) {
     throw bad_facts(std::string("not valid JSON (must be ") + kLimits + "): " + e.what());
   }
   check_user_facts(facts);
