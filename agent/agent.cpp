@@ -155,6 +155,7 @@ void Agent::schedule_heartbeat() {
     for (auto& [id, running] : runs_) {
       hb.attempts.push_back(running.run->report());
       hb.attempts.back().log_bytes = log_bytes_in(log_dir_of(id));
+      hb.attempts.back().work_bytes = work_bytes_in(log_dir_of(id));
     }
     hb.disks = measure_disks(config_.work_dir, config_.checkpoint_root);
     send(hb);

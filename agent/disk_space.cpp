@@ -36,4 +36,21 @@ std::int64_t log_bytes_in(const std::filesystem::path& attempt_dir) {
   return bytes;
 }
 
+std::int64_t work_bytes_in(const std::filesystem::path& attempt_dir) {
+  namespace fs = std::filesystem;
+  std::int64_t bytes = 0;
+  std::size_t visited = 0;
+  std::error_code ec;
+  fs::recursive_directory_iterator it(attempt_dir, fs::directory_options::skip_permission_denied, ec);
+  for (; !ec && it != fs::recursive_directory_iterator() && visited < kMaxWorkEntriesCounted; it.increment(ec), ++visited) {
+    std::error_code size_ec;
+    const fs::directory_entry& entry = *it;
+    if (entry.is_symlink(size_ec) || !entry.is_regular_file(size_ec)) continue;
+    if (it.depth() == 0 && entry.path().extension() == ".log") continue;  // the logs, counted as such
+    const auto size = entry.file_size(size_ec);
+    if (!size_ec) bytes += static_cast<std::int64_t>(size);
+  }
+  return bytes;
+}
+
 }  // namespace trainyard::agent

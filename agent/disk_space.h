@@ -19,5 +19,11 @@ std::optional<DiskSpace> measure_disk(const std::string& role, const std::filesy
 std::vector<DiskSpace> measure_disks(const std::string& work_dir, const std::string& checkpoint_root);
 // Bytes of the *.log files directly in an attempt's directory.
 std::int64_t log_bytes_in(const std::filesystem::path& attempt_dir);
+// The most entries work_bytes_in visits: a job that makes millions of files must not stall the
+// agent's heartbeat (what lies past them is not counted).
+inline constexpr std::size_t kMaxWorkEntriesCounted = 100'000;
+// Bytes of everything else under an attempt's directory (the job's work files), symlinks not
+// followed.
+std::int64_t work_bytes_in(const std::filesystem::path& attempt_dir);
 
 }  // namespace trainyard::agent

@@ -2,6 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <chrono>
+
 #include "agent/accelerator_suite.h"
 #include "agent/collective_suite.h"
 #include "healthcheck/health_json.h"
@@ -11,6 +14,9 @@ namespace trainyard::agent {
 namespace {
 // Health tests meet on their own data-plane channel, so they never mix with an attempt's traffic.
 constexpr int kHealthChannel = 1;
+// A health check's ranks are asked at once, so their ring forms within this unless a peer is not
+// what it claims (a data address that another service answers): then the check fails naming it.
+constexpr std::chrono::milliseconds kHealthRingFormTimeout{10'000};
 }  // namespace
 
 HealthTask::HealthTask(HealthCheckMsg request, HealthTaskContext context, PostToIo post, Done done)
@@ -39,6 +45,7 @@ HealthResultMsg HealthTask::run() const {
       comm.rank = request_.rank;
       comm.peers = request_.peers;
       comm.timeout = context_.collective_timeout;
+      comm.connect_timeout = std::min(context_.collective_timeout, kHealthRingFormTimeout);
       comm.link = context_.device.faults().link;
       comm.channel = kHealthChannel;
       comm.secret = request_.session_secret;

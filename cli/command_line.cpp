@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <type_traits>
+#include <utility>
 
 #include "cli/completion.h"
 #include "cli/settings.h"
@@ -12,11 +13,33 @@ namespace {
 
 constexpr std::string_view kProgram = "trainyard";
 
+template <class C>
+constexpr bool changes_state() {
+  if constexpr (requires { C::kChangesState; }) {
+    return C::kChangesState;
+  } else {
+    return false;
+  }
+}
+
 template <class... Commands>
 std::vector<CommandEntry> entries_of(std::type_identity<std::variant<Commands...>>) {
   return {CommandEntry{Commands::kPath, Commands::kSynopsis, Commands::kSummary, Commands::flags(),
-                       [](const ParsedArgs& args) -> Command { return Commands::parse(args); }}...};
+                       [](const ParsedArgs& args) -> Command { return Commands::parse(args); },
+                       changes_state<Commands>()}...};
 }
+
+// Other schedulers' commands typed by habit, and what does the same here.
+constexpr std::pair<std::string_view, std::string_view> kForeignCommands[] = {
+    {"squeue", "\"trainyard jobs\""},
+    {"queue", "\"trainyard jobs\""},
+    {"sacct", "\"trainyard history\""},
+    {"sinfo", "\"trainyard nodes\""},
+    {"scontrol", "\"trainyard job ID\" (scontrol show job) or \"trainyard update ID\" (scontrol update)"},
+    {"scancel", "\"trainyard cancel ID\""},
+    {"sbatch", "\"trainyard submit\""},
+    {"kubectl", "\"trainyard jobs\", \"trainyard job ID\" and \"trainyard logs ID\""},
+};
 
 std::vector<std::string_view> words_of(std::string_view path) {
   std::vector<std::string_view> words;
@@ -105,10 +128,32 @@ std::string joined(const std::vector<std::string>& names) {
   return out;
 }
 
-// "unknown command" with the nearest name when the word looks like a typo of one, else the list.
-std::string unknown_word_problem(std::string_view problem, const std::string& word,
-                                 const std::vector<std::string>& names) {
-  if (auto nearest = nearest_word(word, names)) return std::string(problem) + "; did you mean \"" + *nearest + "\"?";
+// The words worth suggesting for a typo: a command that changes nothing, or a group with one.
+std::vector<std::string> suggestible(const std::vector<std::string>& names, std::string_view group = {}) {
+  std::vector<std::string> out;
+  for (const auto& name : names) {
+    const bool read_only = std::any_of(command_registry().begin(), command_registry().end(), [&](const CommandEntry& e) {
+      const auto words = words_of(e.path);
+      const bool named = group.empty() ? words.front() == name : words.size() > 1 && words.front() == group && words[1] == name;
+      return named && !e.changes_state;
+    });
+    if (read_only || (group.empty() && name == kCompletionCommand)) out.push_back(name);
+  }
+  return out;
+}
+
+// "unknown command" with the nearest name when the word looks like a typo of one that changes
+// nothing, or what another scheduler's command is called here; else the list.
+std::string unknown_word_problem(std::string_view problem, const std::string& word, const std::vector<std::string>& names,
+                                 std::string_view group = {}) {
+  if (group.empty()) {
+    for (const auto& [foreign, ours] : kForeignCommands) {
+      if (word == foreign) return std::string(problem) + "; here, use " + std::string(ours);
+    }
+  }
+  if (auto nearest = nearest_word(word, suggestible(names, group))) {
+    return std::string(problem) + "; did you mean \"" + *nearest + "\"?";
+  }
   return std::string(problem) + " (one of: " + joined(names) + ")";
 }
 
@@ -175,7 +220,7 @@ Invocation parse_after_globals(const std::vector<std::string>& args, Invocation 
     }
     const std::string problem =
         head + 1 < args.size()
-            ? unknown_word_problem("unknown subcommand \"" + args[head + 1] + "\"", args[head + 1], group_members(word))
+            ? unknown_word_problem("unknown subcommand \"" + args[head + 1] + "\"", args[head + 1], group_members(word), word)
             : "needs a subcommand (one of: " + joined(group_members(word)) + ")";
     throw UsageError(InvalidInput(word, problem), std::string(kProgram) + " " + word);
   }

@@ -50,6 +50,9 @@ struct CommandEntry {
   std::string_view summary;
   std::vector<FlagSpec> flags;  // the command's own flags (global flags come on top)
   Command (*parse)(const ParsedArgs& args);
+  // It submits, stops or changes something (its type says kChangesState): never offered as a
+  // "did you mean" for a mistyped word.
+  bool changes_state = false;
 };
 
 const std::vector<CommandEntry>& command_registry();

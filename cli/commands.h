@@ -57,6 +57,7 @@ JobTarget parse_job_target(std::string_view text, std::string_view field = "ID")
 
 struct SubmitJob {
   static constexpr std::string_view kPath = "submit";
+  static constexpr bool kChangesState = true;
   static constexpr std::string_view kSynopsis =
       "submit FILE.json | -\n"
       "       trainyard submit [--hold] [--name N] [--nodes K] [--share S] [--priority P] [--cores-per-node C]\n"
@@ -160,6 +161,7 @@ struct ShowLogs {
 
 struct CancelJob {
   static constexpr std::string_view kPath = "cancel";
+  static constexpr bool kChangesState = true;
   static constexpr std::string_view kSynopsis = "cancel ID | ID_N";
   static constexpr std::string_view kSummary =
       "Cancel a job (its processes get SIGTERM, then SIGKILL); an array job's ID cancels all its\n"
@@ -176,6 +178,7 @@ struct CancelJob {
 // hold, release and requeue: one job, one POST, the job back.
 struct HoldJob {
   static constexpr std::string_view kPath = "hold";
+  static constexpr bool kChangesState = true;
   static constexpr std::string_view kSynopsis = "hold ID | ID_N";
   static constexpr std::string_view kSummary =
       "Hold a pending job: it is never scheduled until released; an array job's ID holds all its pending tasks.";
@@ -190,6 +193,7 @@ struct HoldJob {
 
 struct ReleaseJob {
   static constexpr std::string_view kPath = "release";
+  static constexpr bool kChangesState = true;
   static constexpr std::string_view kSynopsis = "release ID | ID_N";
   static constexpr std::string_view kSummary =
       "Release a held job to the queue; an array job's ID releases all its held tasks.";
@@ -204,6 +208,7 @@ struct ReleaseJob {
 
 struct RequeueJob {
   static constexpr std::string_view kPath = "requeue";
+  static constexpr bool kChangesState = true;
   static constexpr std::string_view kSynopsis = "requeue ID | ID_N";
   static constexpr std::string_view kSummary =
       "Stop a running job and queue it again without using an attempt (a simulated job checkpoints first);\n"
@@ -219,6 +224,7 @@ struct RequeueJob {
 
 struct UpdateJob {
   static constexpr std::string_view kPath = "update";
+  static constexpr bool kChangesState = true;
   static constexpr std::string_view kSynopsis = "update ID|ID_N [--priority P] [--timeout-s SECONDS] [--nodes K]";
   static constexpr std::string_view kSummary =
       "Change a pending job (like scontrol update): an owner may only lower its priority and shorten its time limit;\n"
@@ -260,6 +266,7 @@ struct ListShares {
 
 struct CreateToken {
   static constexpr std::string_view kPath = "token create";
+  static constexpr bool kChangesState = true;
   static constexpr std::string_view kSynopsis = "token create USER [--role admin|operator|user|viewer] [--ttl 30d]";
   static constexpr std::string_view kSummary =
       "Create an API token for USER (admin only) and print it. --role defaults to user; --ttl\n"
@@ -289,6 +296,7 @@ struct ListTokens {
 
 struct RevokeToken {
   static constexpr std::string_view kPath = "token revoke";
+  static constexpr bool kChangesState = true;
   static constexpr std::string_view kSynopsis = "token revoke ID";
   static constexpr std::string_view kSummary =
       "Revoke a token by its id (see token list) at once; an agent connected with it is disconnected.";
@@ -303,6 +311,7 @@ struct RevokeToken {
 
 struct RotateJoinToken {
   static constexpr std::string_view kPath = "token rotate-join";
+  static constexpr bool kChangesState = true;
   static constexpr std::string_view kSynopsis = "token rotate-join";
   static constexpr std::string_view kSummary =
       "Replace the agents' join token (admin only) and print the new one; the daemon rewrites its\n"
@@ -333,6 +342,7 @@ struct ShowMetrics {
 
 struct SetFaults {
   static constexpr std::string_view kPath = "fault";
+  static constexpr bool kChangesState = true;
   static constexpr std::string_view kSynopsis = "fault NODE SPEC... | fault NODE --clear";
   static constexpr std::string_view kSummary =
       "Inject faults into a node's simulated device (admin or operator), replacing the ones it has:\n"
@@ -349,6 +359,7 @@ struct SetFaults {
 
 struct DrainNode {
   static constexpr std::string_view kPath = "drain";
+  static constexpr bool kChangesState = true;
   static constexpr std::string_view kSynopsis = "drain NODE [--reason TEXT] [--now]";
   static constexpr std::string_view kSummary =
       "Stop giving NODE new work (admin or operator). Running attempts finish, unless --now stops them;\n"
@@ -366,6 +377,7 @@ struct DrainNode {
 
 struct UndrainNode {
   static constexpr std::string_view kPath = "undrain";
+  static constexpr bool kChangesState = true;
   static constexpr std::string_view kSynopsis = "undrain NODE";
   static constexpr std::string_view kSummary =
       "Return NODE to service (admin or operator): a DRAINED node at once, an UNHEALTHY or SUSPECT one after\n"
@@ -381,6 +393,7 @@ struct UndrainNode {
 
 struct RunHealthCheck {
   static constexpr std::string_view kPath = "health run";
+  static constexpr bool kChangesState = true;
   static constexpr std::string_view kSynopsis = "health run NODE... [--suite accelerator|collective]...";
   static constexpr std::string_view kSummary =
       "Health-check nodes now (admin or operator): the accelerator suite on every core and the collective\n"
@@ -532,6 +545,7 @@ struct ListEvents {
 
 struct AddWebhook {
   static constexpr std::string_view kPath = "webhook add";
+  static constexpr bool kChangesState = true;
   static constexpr std::string_view kSynopsis =
       "webhook add URL --events job.failed,node.* [--format slack|json] [--share S] [--job ID] [--user U]";
   static constexpr std::string_view kSummary =
@@ -572,6 +586,7 @@ struct ShowWebhook {
 
 struct RemoveWebhook {
   static constexpr std::string_view kPath = "webhook rm";
+  static constexpr bool kChangesState = true;
   static constexpr std::string_view kSynopsis = "webhook rm ID";
   static constexpr std::string_view kSummary = "Delete a webhook and its deliveries.";
   static std::vector<FlagSpec> flags();
@@ -584,6 +599,7 @@ struct RemoveWebhook {
 
 struct TestWebhook {
   static constexpr std::string_view kPath = "webhook test";
+  static constexpr bool kChangesState = true;
   static constexpr std::string_view kSynopsis = "webhook test ID";
   static constexpr std::string_view kSummary = "Send a signed test message now and show the receiver's answer.";
   static std::vector<FlagSpec> flags();

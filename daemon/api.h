@@ -87,10 +87,12 @@ class Api {
   // The job the path's {id} names: "12", or task 3 of array 12 as "12_3".
   void with_job(ApiCall call, std::function<void(ApiCall, Job)> then);
   // A job array as one row of the job list: its first task's fields, the array's id, its tasks by state.
-  Json array_row(const Job& task, const std::map<std::string, int>& counts) const;
+  Json array_row(const Job& task, const std::map<std::string, int>& counts, const Principal& viewer) const;
   // What the API adds to a job's record: why a pending job waits and its place in the queue.
   Json live_fields(const Job& job) const;
-  Json job_json(const Job& job) const;
+  // A job as `viewer` may read it: the values of secret-looking environment variables are masked
+  // for everyone but the job's owner (README "Secrets in a job's environment").
+  Json job_json(const Job& job, const Principal& viewer) const;
   Json storage_json(const Job& job) const;  // checkpoint and log bytes, quota (storage_usage.h)
   // daemon/api/nodes.cpp
   void list_nodes(ApiCall call);
@@ -154,6 +156,7 @@ class Api {
   std::string checkpoint_root_;
   RateLimiter rate_limiter_;
   std::size_t max_pending_per_user_;
+  int max_user_priority_;
   std::filesystem::path join_token_file_;  // the daemon's join.token, rewritten when it is rotated
   std::string openapi_text_;               // rendered on first request: the table does not change
   std::function<std::string()> render_metrics_;

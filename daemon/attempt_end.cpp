@@ -35,6 +35,8 @@ AttemptFacts facts_of(const Job& job, const AttemptEndFacts& end) {
   if (facts.stuck) facts.reason = end.kill_reason;
   facts.node_failed_check = !end.failed_checks.empty();
   facts.over_storage_quota = end.over_storage_quota;
+  facts.quota_exceeded = end.quota_exceeded;
+  if (facts.quota_exceeded) facts.reason = end.kill_reason;
   for (const std::string& failed : end.failed_checks) facts.reason += "; then " + failed;
   return facts;
 }

@@ -39,6 +39,7 @@ struct AttemptEndFacts {
   std::vector<std::string> failed_checks;  // "node failed health check N: ..." for the nodes it hung on
   std::int64_t newest_checkpoint_step = 0;  // the newest checkpoint it reported; 0: none
   bool over_storage_quota = false;  // the job or its share held more than its storage quota
+  bool quota_exceeded = false;      // the daemon stopped it for staying over its quota past the grace
 };
 
 struct AttemptEndPolicy {

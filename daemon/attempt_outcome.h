@@ -36,6 +36,8 @@ struct AttemptFacts {
   // The job (or its share) held more checkpoint and log bytes than its quota allows when it ended:
   // a full disk is then the job's own doing, not the node's.
   bool over_storage_quota = false;
+  // The daemon stopped it for staying over its storage quota past the grace (its reason says so).
+  bool quota_exceeded = false;
 };
 
 struct FailureClass {

@@ -292,6 +292,8 @@ bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
   flags.add_int("min-free-disk-mb", "a node whose work or checkpoint filesystem has less free space (MiB) is SUSPECT and "
                 "takes no new jobs until space returns; 0: off", &o.min_free_disk_mb, 0, kMaxStorageLimitMb);
   flags.add_int("min-free-disk-pct", "likewise, below this percent of the filesystem free; 0: off", &o.min_free_disk_pct, 0, 99);
+  flags.add_int("storage-grace-s", "a running job that stays over its storage quota (checkpoints, logs and work directory) "
+                "this long is stopped as disk_full, its own failure", &o.storage_grace_s, 1, 7 * 24 * 3600);
   flags.add_string("failure-rules", "JSON file of failure classification rules ({\"rules\": [...]}), checked before the "
                    "built-in ones", &o.failure_rules_file);
   flags.add_int("max-infra-retries", "retries of a job after infrastructure failures (lost node, failed pre-flight, hung "
@@ -319,6 +321,12 @@ bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
   flags.add_int("rate-limit-admins", "1: admins are rate-limited too; 0: they are exempt", &o.rate_limit_admins, 0, 1);
   flags.add_int("max-pending-per-user", "jobs one user may have waiting at once; a submission over it gets 429; 0: no "
                 "cap; admins and canaries are exempt", &o.max_pending_per_user, 0, 100'000'000);
+  flags.add_int("max-user-priority", "the highest priority a user other than an admin may give a job at submission or "
+                "with PATCH; higher is refused with 400", &o.max_user_priority, 0, 9999);
+  flags.add_int("max-node-cores", "the most cores a node may claim in its hello; a node claiming more is refused",
+                &o.max_node_cores, 1, 1'000'000);
+  flags.add_int("max-node-memory-mb", "the most memory (MB) a node may claim in its hello; a node claiming more is "
+                "refused", &o.max_node_memory_mb, 1, INT64_MAX);
   flags.add_int("max-array-size", "tasks one job array may have; a larger array is refused with 400",
                 &o.max_array_size, 1, 1'000'000);
   flags.add_bool("metrics-public", "serve GET /metrics (Prometheus) without a token; otherwise it needs an admin, "
@@ -445,6 +453,7 @@ int run_daemon(const DaemonOptions& o) {
   jm.health.task_timeout = Millis(o.health_task_timeout_ms);
   jm.health.policy.suspect_fraction = static_cast<double>(o.suspect_pct) / 100.0;
   jm.disk_policy = {o.min_free_disk_mb, static_cast<int>(o.min_free_disk_pct)};
+  jm.storage_grace = std::chrono::seconds(o.storage_grace_s);
   jm.health.collective.elements = static_cast<std::size_t>(o.health_collective_kib) * 1024 / sizeof(float);
   JobManager jobs(worker, files, clock, timers, jm, scheduler);
   jobs.set_metrics(&metrics);
@@ -458,10 +467,12 @@ int run_daemon(const DaemonOptions& o) {
   jobs.restore(state);
 
   AgentGateway gateway(jobs, tokens, worker, clock, !o.agent_client_ca.empty());
+  gateway.set_node_claim_limits({static_cast<int>(o.max_node_cores), o.max_node_memory_mb});
   UserLimits user_limits;
   user_limits.rate = {static_cast<double>(o.rate_limit_rps), static_cast<double>(o.rate_limit_burst),
                       o.rate_limit_admins == 1};
   user_limits.max_pending_per_user = static_cast<std::size_t>(o.max_pending_per_user);
+  user_limits.max_user_priority = static_cast<int>(o.max_user_priority);
   Api api(jobs, worker, files, tokens, clock, timers, kTrainyardVersion, checkpoint_root, user_limits,
           data_dir / "join.token");
   api.set_metrics_exposition([&metrics] { return metrics.render(); }, o.metrics_public);

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "daemon/node_claims.h"
+
 namespace trainyard::daemon {
 
 struct DaemonOptions {
@@ -42,6 +44,7 @@ struct DaemonOptions {
   std::int64_t health_task_timeout_ms = 60'000;
   std::int64_t suspect_pct = 50;             // busbw below this percent of the set's median: SUSPECT
   std::int64_t min_free_disk_mb = 1024;      // a node's work or checkpoint filesystem below it: SUSPECT
+  std::int64_t storage_grace_s = 60;         // a job over its storage quota this long is stopped
   std::int64_t min_free_disk_pct = 0;        // likewise, as a percent of the filesystem; 0: off
   std::int64_t health_collective_kib = 1024; // buffer of each health-test collective
   std::string failure_rules_file;
@@ -58,6 +61,9 @@ struct DaemonOptions {
   std::int64_t rate_limit_burst = 200;
   std::int64_t rate_limit_admins = 0;           // 1: admins are rate-limited too
   std::int64_t max_pending_per_user = 10'000;   // 0: no cap; admins are exempt
+  std::int64_t max_user_priority = 0;           // admins are exempt
+  std::int64_t max_node_cores = NodeClaimLimits{}.max_cores;
+  std::int64_t max_node_memory_mb = NodeClaimLimits{}.max_memory_mb;
   std::int64_t max_array_size = 10'000;         // tasks in one job array
   bool metrics_public = false;                  // GET /metrics without a token
   std::int64_t shutdown_grace_ms = 10'000;      // SIGTERM: how long requests in flight may take

@@ -184,8 +184,9 @@ void write_live_state(prom::TextWriter& out, const JobManager& jobs, const TimeS
   for (const auto& [share, bytes] : jobs.storage().shares()) {
     storage[{share, "checkpoint"}] = static_cast<double>(bytes.checkpoint_bytes);
     storage[{share, "log"}] = static_cast<double>(bytes.log_bytes);
+    storage[{share, "work"}] = static_cast<double>(bytes.work_bytes);
   }
-  out.gauge("trainyard_share_storage_bytes", "Checkpoint and log bytes the jobs of each share keep, by kind.",
+  out.gauge("trainyard_share_storage_bytes", "Checkpoint, log and work-directory bytes the jobs of each share keep, by kind.",
             {"share", "kind"}, storage);
 
   std::map<prom::LabelValues, double> nodes_by_state;

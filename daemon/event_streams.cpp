@@ -21,35 +21,71 @@ std::shared_ptr<net::ResponseStream> EventStreams::subscribe(Principal who, Even
   subscriber->out = std::make_shared<net::ResponseStream>(kClientBufferBytes);
   subscriber->last_sent = after.value_or(head_);
   subscriber->backfilling = after.has_value();
+  subscriber->backfill_from = after.value_or(0);
   subscribers_.push_back(subscriber);
   spdlog::info("event=sse_client_subscribed user={} after={} clients={}", subscriber->who.user, subscriber->last_sent,
                subscribers_.size());
-  if (!after) return subscriber->out;
-  // Queued after every commit whose events reached publish() so far, so the store has them all.
-  store_.read(
-      [this, subscriber, who = subscriber->who, filter = subscriber->filter, after = *after](store::Store& store) {
-        std::vector<store::Event> events;
-        for (std::optional<std::int64_t> from = after; from;) {
-          EventPage page = read_events(store, who, filter, *from, 1000);
-          std::move(page.events.begin(), page.events.end(), std::back_inserter(events));
-          from = page.next;
-        }
-        return StoreWorker::Continuation(
-            [this, subscriber, events = std::move(events)]() mutable { backfilled(subscriber, std::move(events)); });
-      },
-      [subscriber](const Error& error) {
-        spdlog::error("event=sse_backfill_failed user={} error=\"{}\"", subscriber->who.user, error.message);
-        subscriber->out->close();
-      });
+  // The first page is queued after every commit whose events reached publish() so far, so the
+  // store has every event the held live ones do not cover.
+  if (after) read_backfill_page(subscriber);
   return subscriber->out;
 }
 
-void EventStreams::backfilled(const std::shared_ptr<Subscriber>& subscriber, std::vector<store::Event> events) {
+void EventStreams::read_backfill_page(const std::shared_ptr<Subscriber>& subscriber) {
+  if (subscriber->out->closed()) return drop_gone();
+  if (admit_page_) {
+    if (const std::optional<Millis> wait = admit_page_(subscriber->who)) {
+      timers_.after(*wait, [this, subscriber] { read_backfill_page(subscriber); });
+      return;
+    }
+  }
+  store_.read(
+      [this, subscriber, who = subscriber->who, filter = subscriber->filter,
+       from = subscriber->backfill_from](store::Store& store) {
+        EventPage page = read_events(store, who, filter, from, kBackfillPageEvents);
+        return StoreWorker::Continuation([this, subscriber, page = std::move(page)]() mutable {
+          subscriber->unsent_backfill = std::move(page.events);
+          subscriber->more_in_store = page.next.has_value();
+          if (page.next) subscriber->backfill_from = *page.next;
+          continue_backfill(subscriber);
+        });
+      },
+      [this, subscriber](const Error& error) {
+        spdlog::error("event=sse_backfill_failed user={} error=\"{}\"", subscriber->who.user, error.message);
+        subscriber->out->close();
+        drop_gone();
+      });
+}
+
+void EventStreams::continue_backfill(const std::shared_ptr<Subscriber>& subscriber) {
+  std::vector<store::Event>& unsent = subscriber->unsent_backfill;
+  std::string chunk;
+  std::size_t used = 0;
+  while (used < unsent.size() && chunk.size() < kBackfillChunkBytes) {
+    const store::Event& event = unsent[used++];
+    if (takes(*subscriber, event)) chunk += sse_frame(event);
+  }
+  unsent.erase(unsent.begin(), unsent.begin() + static_cast<std::ptrdiff_t>(used));
+  if (!chunk.empty() && !send(*subscriber, std::make_shared<const std::string>(std::move(chunk)))) return drop_gone();
+  if (!unsent.empty()) return when_taken(subscriber, &EventStreams::continue_backfill);
+  if (subscriber->more_in_store) {
+    // Rows up to the cursor were scanned (sent, or not this reader's); held live events among them
+    // came from the store.
+    subscriber->last_sent = std::max(subscriber->last_sent, subscriber->backfill_from);
+    std::erase_if(subscriber->held, [&](const store::Event& e) { return e.seq <= subscriber->backfill_from; });
+    return when_taken(subscriber, &EventStreams::read_backfill_page);
+  }
   subscriber->backfilling = false;
   const std::vector<store::Event> held = std::exchange(subscriber->held, {});
-  events.insert(events.end(), held.begin(), held.end());
-  std::vector<std::string> frames(events.size());
-  if (auto batch = batch_for(*subscriber, events, frames); batch && !send(*subscriber, std::move(batch))) drop_gone();
+  std::vector<std::string> frames(held.size());
+  if (auto batch = batch_for(*subscriber, held, frames); batch && !send(*subscriber, std::move(batch))) drop_gone();
+}
+
+void EventStreams::when_taken(const std::shared_ptr<Subscriber>& subscriber,
+                              void (EventStreams::*then)(const std::shared_ptr<Subscriber>&)) {
+  subscriber->out->when_drained([this, then, weak = std::weak_ptr<Subscriber>(subscriber)] {
+    if (auto alive = weak.lock()) (this->*then)(alive);
+  });
 }
 
 bool EventStreams::takes(Subscriber& subscriber, const store::Event& event) {

@@ -17,6 +17,8 @@ constexpr std::string_view kDefaultRules = R"json({"rules": [
    "suggestion": "A node stopped answering; the job is retried elsewhere and the node is checked."},
   {"class": "timeout", "when": ["timed_out"],
    "suggestion": "The attempt ran past timeout_s; raise it or checkpoint more often."},
+  {"class": "disk_full", "when": ["quota_exceeded"],
+   "suggestion": "The job stayed over its storage quota (checkpoints, logs and work directory together) past the grace and was stopped; delete what it no longer needs or raise storage_limit_mb."},
   {"class": "stuck", "infrastructure": true, "when": ["stuck", "node_failed_check"],
    "suggestion": "Training stopped on a node that then failed its health check; the node is out of service and the job retries elsewhere without using an attempt."},
   {"class": "stuck", "when": ["stuck"],
@@ -45,7 +47,7 @@ constexpr std::string_view kDefaultRules = R"json({"rules": [
 ]})json";
 
 constexpr std::array kFacts = {"cancelled", "health_failed", "node_lost", "stuck", "node_failed_check", "timed_out", "signal",
-                               "nonzero_exit", "failed", "over_storage_quota"};
+                               "nonzero_exit", "failed", "over_storage_quota", "quota_exceeded"};
 
 bool holds(const std::string& fact, const AttemptFacts& f) {
   const bool nonzero_exit = f.exit_code && *f.exit_code != 0;
@@ -56,6 +58,7 @@ bool holds(const std::string& fact, const AttemptFacts& f) {
   if (fact == "node_failed_check") return f.node_failed_check;
   if (fact == "timed_out") return f.timed_out;
   if (fact == "over_storage_quota") return f.over_storage_quota;
+  if (fact == "quota_exceeded") return f.quota_exceeded;
   if (fact == "signal") return f.signal.has_value();
   if (fact == "nonzero_exit") return nonzero_exit;
   return f.signal.has_value() || nonzero_exit;  // "failed"
@@ -96,7 +99,7 @@ FailureRule parse_rule(const Json& j, const std::string& path) {
     if (std::find(kFacts.begin(), kFacts.end(), rule.when[i]) == kFacts.end()) {
       throw InvalidInput(r.field_path("when") + "[" + std::to_string(i) + "]",
                          "must be one of cancelled, health_failed, node_lost, stuck, node_failed_check, timed_out, signal, "
-                         "nonzero_exit, failed, over_storage_quota");
+                         "nonzero_exit, failed, over_storage_quota, quota_exceeded");
     }
   }
   rule.exit_code = r.opt_string("exit_code", 1, 64);

@@ -20,7 +20,7 @@ class AgentSession : public net::WebSocketSession,
   using Leave = std::function<void(const AgentSession*)>;
   AgentSession(JobManager& jobs, TokenRegistry& tokens, StoreWorker& store, const TimeSource& clock, Principal who,
                std::shared_ptr<net::WebSocketPeer> peer, std::string remote,
-               std::optional<net::PeerCertificate> certificate, Leave leave)
+               std::optional<net::PeerCertificate> certificate, const NodeClaimLimits& claim_limits, Leave leave)
       : jobs_(jobs),
         tokens_(tokens),
         store_(store),
@@ -29,6 +29,7 @@ class AgentSession : public net::WebSocketSession,
         peer_(std::move(peer)),
         remote_(std::move(remote)),
         certificate_(std::move(certificate)),
+        claim_limits_(claim_limits),
         leave_(std::move(leave)) {}
 
   void on_message(std::string text) override {
@@ -36,9 +37,9 @@ class AgentSession : public net::WebSocketSession,
     try {
       message = parse_agent_message(text);
     } catch (const InvalidInput& e) {
+      // Our agents send only messages that parse: one that does not is forged or broken, at any stage.
       spdlog::warn("event=bad_agent_message node={} remote={} error=\"{}\"", node_, remote_, e.what());
-      if (node_.empty()) refuse(std::string("malformed message: ") + e.what());
-      return;
+      return refuse(std::string("malformed message: ") + e.what());
     }
     // Nothing said after a refusal counts (not even another hello); the agent waits for its welcome
     // before it says more.
@@ -96,6 +97,10 @@ class AgentSession : public net::WebSocketSession,
       spdlog::warn("event=agent_refused node={} remote={} reason=\"{}\"", hello.name, remote_, refusal);
       return refuse(refusal);
     }
+    if (const Result<void> believed = check_node_claims(hello, remote_, claim_limits_); !believed) {
+      spdlog::warn("event=agent_refused node={} remote={} reason=\"{}\"", hello.name, remote_, believed.error().message);
+      return refuse(believed.error().message);
+    }
     if (const Result<void> allowed = check_node_hello(tokens_, who_, hello.name); !allowed) {
       spdlog::warn("event=agent_refused node={} remote={} token_user={} reason=\"{}\"", hello.name, remote_, who_.user,
                    allowed.error().message);
@@ -144,6 +149,7 @@ class AgentSession : public net::WebSocketSession,
   std::shared_ptr<net::WebSocketPeer> peer_;
   std::string remote_;
   const std::optional<net::PeerCertificate> certificate_;
+  const NodeClaimLimits& claim_limits_;
   const Leave leave_;
   std::string node_;      // set once the hello is accepted
   bool issuing_ = false;  // the node's credential is being stored; the hello waits for it
@@ -200,7 +206,7 @@ net::WebSocketRoute AgentGateway::route() {
     auto session =
         std::make_shared<AgentSession>(jobs_, tokens_, store_, clock_, std::move(who), std::move(peer), req.remote,
                                        require_client_certificate_ ? req.peer_certificate : std::nullopt,
-                                       [this](const AgentSession* closed) { sessions_.erase(closed); });
+                                       claim_limits_, [this](const AgentSession* closed) { sessions_.erase(closed); });
     sessions_.emplace(session.get(), session);
     return session;
   };

@@ -14,6 +14,7 @@
 
 #include "daemon/auth.h"
 #include "daemon/job_manager.h"
+#include "daemon/node_claims.h"
 #include "daemon/store_worker.h"
 #include "net/websocket.h"
 #include "proto/time.h"
@@ -29,6 +30,8 @@ class AgentGateway {
   // Listens to `tokens` for revocations: it must outlive the gateway.
   AgentGateway(JobManager& jobs, TokenRegistry& tokens, StoreWorker& store, const TimeSource& clock,
                bool require_client_certificate = false);
+  // Bounds on what a node may claim about itself (node_claims.h); defaults until set.
+  void set_node_claim_limits(const NodeClaimLimits& limits) { claim_limits_ = limits; }
   net::WebSocketRoute route();
   // Agent connections opened and not yet closed.
   std::size_t open_sessions() const { return sessions_.size(); }
@@ -41,6 +44,7 @@ class AgentGateway {
   StoreWorker& store_;
   const TimeSource& clock_;
   const bool require_client_certificate_;
+  NodeClaimLimits claim_limits_;
   // The open sessions, for revocations. Each leaves as it closes (on_closed comes once for every
   // connection), so a connection costs the same however many are open: pruning closed ones on each
   // new connection walked them all, ~6% of the daemon's CPU while 10,000 nodes joined (bench/fleet).

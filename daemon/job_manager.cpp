@@ -79,7 +79,7 @@ void JobManager::restore(const store::LoadedState& state) {
     learn_array(job);
   }
   for (const auto& attempt : state.active_attempts) {
-    ActiveAttempt active{attempt, std::vector<RankState>(attempt.nodes.size()), false, false, ""};
+    ActiveAttempt active{attempt, std::vector<RankState>(attempt.nodes.size()), false, false, false, ""};
     for (auto& rank : active.ranks) {
       rank.started = attempt.state == AttemptState::running;
       rank.unconfirmed_since = mono_now;  // until its agent reports it after reconnecting
@@ -353,7 +353,7 @@ void JobManager::start_attempt(Job& job, const scheduler::Start& start) {
   job.reason = "placed on " + join_node_names(attempt.nodes);
   job.not_before.reset();
 
-  attempts_[attempt.id] = ActiveAttempt{attempt, std::vector<RankState>(attempt.nodes.size()), false, false, ""};
+  attempts_[attempt.id] = ActiveAttempt{attempt, std::vector<RankState>(attempt.nodes.size()), false, false, false, ""};
   current_attempt_[job.id] = attempt.id;
   nodes_.hold(attempt.id, attempt.nodes, attempt.cores_per_node);
   store::Change change;
@@ -505,6 +505,7 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
   Job& job = active_jobs_.at(active.record.job_id);
   AttemptEndFacts facts = attempt_end_facts(active);
   facts.over_storage_quota = storage_.over_quota(job.id);
+  facts.quota_exceeded = active.quota_exceeded;
   AttemptEnd end = decide_attempt_end(active.record, job, facts,
                                       {config_.failure_rules, config_.max_infra_retries, config_.retry_backoff_base}, now);
   Attempt& attempt = active.record = std::move(end.attempt);

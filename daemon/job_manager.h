@@ -63,6 +63,10 @@ struct JobManagerConfig {
   int max_array_size = kDefaultMaxArraySize;
   scheduler::PreemptionConfig preemption;  // off by default
   healthcheck::DiskPolicy disk_policy;          // a node with less free space is SUSPECT (healthcheck/disk_space.h)
+  // A running job with a storage quota has its checkpoint directory measured this often, and is
+  // stopped (disk_full, its own fault) once it has stayed over its quota for storage_grace.
+  Millis storage_scan_interval{10'000};
+  Millis storage_grace{60'000};
   RecoveryConfig recovery;                 // disconnect grace, warm spares (daemon/recovery.h)
 };
 
@@ -206,6 +210,7 @@ class JobManager {
     std::vector<RankState> ranks;
     bool killing = false;
     bool timed_out = false;
+    bool quota_exceeded = false;  // stopped for staying over its storage quota past the grace
     std::string kill_reason;
     // The rank that failed first speaks for the attempt: the others mostly die of the kill it caused.
     int first_failed_rank = -1;
@@ -244,6 +249,8 @@ class JobManager {
   void check_storage(JobId job);
   void scan_storage(JobId job, std::vector<store::CheckpointRecord> recorded);
   void storage_scanned(JobId job, const StorageScan& scan);
+  // Stops the attempt of a job that stayed over its storage quota past the grace (from tick()).
+  void enforce_storage_quota(ActiveAttempt& attempt, MonoTime now);
 
   // A rank whose node is gone: counts as exited, with an infrastructure reason.
   void rank_lost(AttemptId id, int rank, const std::string& reason);

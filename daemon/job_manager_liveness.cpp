@@ -60,6 +60,7 @@ void JobManager::tick() {
       kill_attempt(attempt, "timeout: ran longer than timeout_s=" + std::to_string(*job.spec.timeout_s));
     }
     check_stuck(attempt, now);
+    enforce_storage_quota(attempt, now);
     for (std::size_t r = 0; r < attempt.ranks.size(); ++r) {
       const auto& since = attempt.ranks[r].unconfirmed_since;
       if (since && !attempt.ranks[r].exited && now - *since > 2 * config_.heartbeat_interval &&

@@ -1,6 +1,7 @@
-// The job manager's storage side (issue 17 item 7): free disk space on each node as a health
-// check, checkpoint and log bytes per job and share, and quotas that prune a job's oldest
-// checkpoints (daemon/storage_quota.h decides which; the deleting is done here, on the file worker).
+// The job manager's storage side: free disk space on each node as a health check, checkpoint, log
+// and work-directory bytes per job and share, and quotas that prune a job's oldest checkpoints
+// (daemon/storage_quota.h decides which; the deleting is done here, on the file worker) and stop a
+// job that stays over its quota past the grace.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -33,22 +34,35 @@ void JobManager::note_storage(const std::string& node, const HeartbeatMsg& msg) 
     nodes_.record_disks(node, msg.disks, config_.disk_policy, change);
     if (!change.nodes.empty()) persist(std::move(change), [this] { request_schedule(); });
   }
+  const MonoTime now = clock_.monotonic_now();
   for (const auto& report : msg.attempts) {
     auto attempt = attempts_.find(report.attempt_id);
     if (attempt == attempts_.end() || rank_of(attempt->second, node) < 0) continue;  // fenced by on_heartbeat
     const JobId id = attempt->second.record.job_id;
     const Job& job = active_jobs_.at(id);
-    storage_.note_log_bytes(id, job.spec.share, report.attempt_id, node, report.log_bytes);
+    storage_.note_rank_bytes(id, job.spec.share, report.attempt_id, node, report.log_bytes, report.work_bytes);
+    const auto share_limit = share_storage_limit_mb(job.spec.share);
+    if (!job.spec.storage_limit_mb && !share_limit) continue;
     const bool over = bytes_over_quota(storage_.of_job(id).total(), job.spec.storage_limit_mb,
-                                       storage_.of_share(job.spec.share).total(),
-                                       share_storage_limit_mb(job.spec.share)) > 0;
-    // Logs alone pushed it over: its checkpoints are what can give way.
-    if (over && !storage_.over_quota(id)) check_storage(id);
+                                       storage_.of_share(job.spec.share).total(), share_limit) > 0;
+    // Logs or work files pushed it over (its checkpoints are what can give way), or its checkpoint
+    // directory is due a measurement: a command writes there without telling us.
+    if ((over && !storage_.over_quota(id)) ||
+        storage_.scan_due(id, job.spec.share, now, config_.storage_scan_interval)) {
+      check_storage(id);
+    }
   }
 }
 
 void JobManager::check_storage(JobId id) {
-  if (checkpoint_dir_of(id).empty()) return;
+  if (checkpoint_dir_of(id).empty()) {
+    const Job& job = active_jobs_.at(id);
+    const StorageBytes mine = storage_.of_job(id);
+    StorageScan scan;
+    scan.bytes_over = bytes_over_quota(mine.total(), job.spec.storage_limit_mb, storage_.of_share(job.spec.share).total(),
+                                       share_storage_limit_mb(job.spec.share));
+    return storage_scanned(id, scan);
+  }
   store_.read(
       [this, id](store::Store& store) {
         return StoreWorker::Continuation(
@@ -65,10 +79,10 @@ void JobManager::scan_storage(JobId id, std::vector<store::CheckpointRecord> rec
   const StorageBytes mine = storage_.of_job(id);
   const StorageBytes share = storage_.of_share(job->spec.share);
   // What the rest of the job and share keep besides this directory, which the scan measures afresh.
-  const std::int64_t job_logs = mine.log_bytes;
+  const std::int64_t job_besides = mine.total() - mine.checkpoint_bytes;
   const std::int64_t share_besides = share.total() - mine.checkpoint_bytes;
   files_.run(
-      [this, id, job_logs, share_besides, kind = job->spec.kind, job_limit = job->spec.storage_limit_mb,
+      [this, id, job_besides, share_besides, kind = job->spec.kind, job_limit = job->spec.storage_limit_mb,
        share_limit = share_storage_limit_mb(job->spec.share), dir = checkpoint_dir_of(id),
        recorded = std::move(recorded)] {
         const auto statuses = inspect_checkpoints(dir, recorded, kind);
@@ -79,7 +93,7 @@ void JobManager::scan_storage(JobId id, std::vector<store::CheckpointRecord> rec
           scan.checkpoint_bytes += usage.back().bytes;
           if (s.valid) scan.kept_step = s.step;
         }
-        scan.bytes_over = bytes_over_quota(job_logs + scan.checkpoint_bytes, job_limit, share_besides + scan.checkpoint_bytes,
+        scan.bytes_over = bytes_over_quota(job_besides + scan.checkpoint_bytes, job_limit, share_besides + scan.checkpoint_bytes,
                                            share_limit);
         for (const std::int64_t step : checkpoints_to_prune(usage, scan.bytes_over)) {
           const auto at = std::find_if(usage.begin(), usage.end(), [step](const CheckpointUsage& u) { return u.step == step; });
@@ -103,9 +117,9 @@ void JobManager::scan_storage(JobId id, std::vector<store::CheckpointRecord> rec
 void JobManager::storage_scanned(JobId id, const StorageScan& scan) {
   const Job* job = active_job(id);
   if (!job) return;
-  storage_.note_checkpoint_bytes(id, job->spec.share, scan.checkpoint_bytes);
+  if (!checkpoint_dir_of(id).empty()) storage_.note_checkpoint_bytes(id, job->spec.share, scan.checkpoint_bytes);
   const bool was_over = storage_.over_quota(id);
-  storage_.set_over_quota(id, scan.bytes_over > 0);
+  storage_.set_over_quota(id, scan.bytes_over > 0, clock_.monotonic_now());
   if (scan.bytes_over == 0 || (was_over && scan.pruned_steps.empty())) return;
   const StorageBytes now = storage_.of_job(id);
   std::string message = "job " + std::to_string(id) + " is " + std::to_string(scan.bytes_over) +
@@ -120,6 +134,7 @@ void JobManager::storage_scanned(JobId id, const StorageScan& scan) {
                   {"kept_step", scan.kept_step ? Json(*scan.kept_step) : Json(nullptr)},
                   {"checkpoint_bytes", now.checkpoint_bytes},
                   {"log_bytes", now.log_bytes},
+                  {"work_bytes", now.work_bytes},
                   {"job_limit_mb", job->spec.storage_limit_mb ? Json(*job->spec.storage_limit_mb) : Json(nullptr)}};
   if (auto share_limit = share_storage_limit_mb(job->spec.share)) details["share_limit_mb"] = *share_limit;
   spdlog::warn("event=storage_over_quota job={} share={} bytes_over={} pruned_steps={} pruned_bytes={}", id, job->spec.share,
@@ -129,6 +144,31 @@ void JobManager::storage_scanned(JobId id, const StorageScan& scan) {
                                         ? std::optional<AttemptId>(current_attempt_.at(id)) : std::nullopt,
                                     "", message, std::move(details)));
   persist(std::move(change), nullptr);
+}
+
+void JobManager::enforce_storage_quota(ActiveAttempt& attempt, MonoTime now) {
+  if (attempt.killing || attempt.record.state != AttemptState::running) return;
+  const Job& job = active_jobs_.at(attempt.record.job_id);
+  const std::optional<MonoTime> since = storage_.over_quota_since(job.id);
+  if (!since || now - *since < config_.storage_grace) return;
+  const StorageBytes bytes = storage_.of_job(job.id);
+  const std::string why = "storage_quota: over its storage quota for " +
+                          std::to_string(std::chrono::duration_cast<std::chrono::seconds>(now - *since).count()) +
+                          " s (checkpoints " + std::to_string(bytes.checkpoint_bytes) + " bytes, logs " +
+                          std::to_string(bytes.log_bytes) + ", work directory " + std::to_string(bytes.work_bytes) + ")";
+  spdlog::warn("event=storage_quota_exceeded job={} attempt={} checkpoint_bytes={} log_bytes={} work_bytes={}", job.id,
+               attempt.record.id, bytes.checkpoint_bytes, bytes.log_bytes, bytes.work_bytes);
+  store::Change change;
+  change.events.push_back(job_event(clock_.system_now(), "job.storage_over_quota", job, attempt.record.id, "",
+                                    "job " + job_ref_text(job) + " stayed over its storage quota past the grace and is being stopped",
+                                    {{"stopped", true},
+                                     {"checkpoint_bytes", bytes.checkpoint_bytes},
+                                     {"log_bytes", bytes.log_bytes},
+                                     {"work_bytes", bytes.work_bytes},
+                                     {"grace_s", std::chrono::duration_cast<std::chrono::seconds>(config_.storage_grace).count()}}));
+  persist(std::move(change), nullptr);
+  attempt.quota_exceeded = true;
+  kill_attempt(attempt, why);
 }
 
 }  // namespace trainyard::daemon

@@ -38,4 +38,10 @@ Result<void> check_pending_cap(const Principal& who, std::size_t cap,
                                  std::to_string(cap) + "); cancel some or wait for them to start");
 }
 
+Result<void> check_priority_ceiling(const Principal& who, int priority, int ceiling) {
+  if (who.role == store::Role::admin || priority <= ceiling) return {};
+  return Error::invalid_input("priority", "must be at most " + std::to_string(ceiling) +
+                                              " for users (--max-user-priority); an admin may set more");
+}
+
 }  // namespace trainyard::daemon

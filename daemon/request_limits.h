@@ -57,9 +57,14 @@ class RateLimiter {
 // the cap applies, since counting walks every active job.
 Result<void> check_pending_cap(const Principal& who, std::size_t cap, const std::function<std::size_t()>& pending);
 
+// Whether `who` may give a job `priority`: admins any, everyone else at most `ceiling`
+// (--max-user-priority); else invalid_input naming the field, so a user cannot jump every queue.
+Result<void> check_priority_ceiling(const Principal& who, int priority, int ceiling);
+
 struct UserLimits {
   RateLimit rate;
   std::size_t max_pending_per_user = 10'000;  // 0: no cap
+  int max_user_priority = 0;
 };
 
 }  // namespace trainyard::daemon

@@ -8,11 +8,13 @@ StorageUsage::JobEntry& StorageUsage::entry(JobId job, const std::string& share)
   return e;
 }
 
-void StorageUsage::note_log_bytes(JobId job, const std::string& share, AttemptId attempt, const std::string& node,
-                                  std::int64_t bytes) {
-  std::int64_t& known = entry(job, share).logs[{attempt, node}];
-  shares_[share].log_bytes += bytes - known;
-  known = bytes;
+void StorageUsage::note_rank_bytes(JobId job, const std::string& share, AttemptId attempt, const std::string& node,
+                                   std::int64_t log_bytes, std::int64_t work_bytes) {
+  StorageBytes& known = entry(job, share).ranks[{attempt, node}];
+  shares_[share].log_bytes += log_bytes - known.log_bytes;
+  shares_[share].work_bytes += work_bytes - known.work_bytes;
+  known.log_bytes = log_bytes;
+  known.work_bytes = work_bytes;
 }
 
 void StorageUsage::note_checkpoint_bytes(JobId job, const std::string& share, std::int64_t bytes) {
@@ -21,20 +23,36 @@ void StorageUsage::note_checkpoint_bytes(JobId job, const std::string& share, st
   e.checkpoint_bytes = bytes;
 }
 
-void StorageUsage::set_over_quota(JobId job, bool over) {
-  if (auto it = jobs_.find(job); it != jobs_.end()) it->second.over_quota = over;
+void StorageUsage::set_over_quota(JobId job, bool over, MonoTime now) {
+  auto it = jobs_.find(job);
+  if (it == jobs_.end()) return;
+  std::optional<MonoTime>& since = it->second.over_quota_since;
+  if (!over) since.reset();
+  else if (!since) since = now;
 }
 
-bool StorageUsage::over_quota(JobId job) const {
+bool StorageUsage::over_quota(JobId job) const { return over_quota_since(job).has_value(); }
+
+std::optional<MonoTime> StorageUsage::over_quota_since(JobId job) const {
   auto it = jobs_.find(job);
-  return it != jobs_.end() && it->second.over_quota;
+  return it == jobs_.end() ? std::nullopt : it->second.over_quota_since;
+}
+
+bool StorageUsage::scan_due(JobId job, const std::string& share, MonoTime now, Millis interval) {
+  std::optional<MonoTime>& scanned_at = entry(job, share).scanned_at;
+  if (scanned_at && now - *scanned_at < interval) return false;
+  scanned_at = now;
+  return true;
 }
 
 StorageBytes StorageUsage::of_job(JobId job) const {
   auto it = jobs_.find(job);
   if (it == jobs_.end()) return {};
-  StorageBytes bytes{it->second.checkpoint_bytes, 0};
-  for (const auto& [key, log] : it->second.logs) bytes.log_bytes += log;
+  StorageBytes bytes{it->second.checkpoint_bytes, 0, 0};
+  for (const auto& [key, rank] : it->second.ranks) {
+    bytes.log_bytes += rank.log_bytes;
+    bytes.work_bytes += rank.work_bytes;
+  }
   return bytes;
 }
 

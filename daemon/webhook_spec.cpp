@@ -13,12 +13,13 @@ namespace {
 constexpr std::size_t kMaxEventGlobs = 32;
 constexpr std::size_t kMaxGlobLength = 64;
 
+// audit.* is a family: any glob that reaches into it names real (if future) actions.
+bool glob_reaches_audit(const std::string& glob) { return glob_match(glob, "audit.x") || glob.starts_with("audit."); }
+
 bool glob_matches_a_type(const std::string& glob) {
   const auto& types = known_event_types();
   return std::any_of(types.begin(), types.end(), [&](const std::string& type) {
-    // audit.* is a family: any glob that reaches into it names real (if future) actions.
-    if (type == "audit.*") return glob_match(glob, "audit.x") || glob.starts_with("audit.");
-    return glob_match(glob, type);
+    return type == "audit.*" ? glob_reaches_audit(glob) : glob_match(glob, type);
   });
 }
 
@@ -76,7 +77,18 @@ WebhookRequest parse_webhook_request(const Json& body) {
   return request;
 }
 
+void check_user_webhook_events(const std::vector<std::string>& events) {
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    if (events[i].starts_with("audit.")) {
+      throw InvalidInput("events[" + std::to_string(i) + "]",
+                         "audit events are for admins' webhooks: the audit log records other users' actions");
+    }
+  }
+}
+
 bool webhook_wants(const store::WebhookRecord& webhook, const store::Event& event) {
+  // A user's webhook never hears the audit log, even through a glob such as "*".
+  if (webhook.restricted && event.kind.starts_with("audit.")) return false;
   const bool type_matches = std::any_of(webhook.events.begin(), webhook.events.end(),
                                         [&](const std::string& glob) { return glob_match(glob, event.kind); });
   if (!type_matches) return false;

@@ -25,7 +25,11 @@ struct WebhookRequest {
 // fields, an unknown format, an event glob no type matches, over-long values).
 WebhookRequest parse_webhook_request(const Json& body);
 
-// Whether `webhook` delivers `event`: its type matches one of the globs and the filter agrees.
+// For a user's (not an admin's) webhook: throws InvalidInput naming the glob that names audit events.
+void check_user_webhook_events(const std::vector<std::string>& events);
+
+// Whether `webhook` delivers `event`: its type matches one of the globs and the filter agrees; a
+// user's webhook (restricted) never delivers audit events.
 bool webhook_wants(const store::WebhookRecord& webhook, const store::Event& event);
 
 }  // namespace trainyard::daemon

@@ -110,6 +110,7 @@ bool ResponseStream::push(Chunk text) {
 
 void ResponseStream::close() {
   if (std::exchange(closed_, true)) return;
+  drained_ = nullptr;  // nothing more will be asked for
   wake();
 }
 

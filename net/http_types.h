@@ -56,9 +56,18 @@ class ResponseStream {
   void close();
   bool closed() const { return closed_; }
 
+  // Calls `then` once, when the connection has written everything pushed before it and asks for
+  // more: a producer with much to send (a far-behind event stream) sends a page at a time.
+  // The wake lets an idle connection ask at once.
+  void when_drained(std::function<void()> then) {
+    drained_ = std::move(then);
+    wake();
+  }
+
   // The connection's side: takes everything queued, in order (written with one gathering write),
   // and is called whenever text or the close comes.
   std::vector<Chunk> take() {
+    if (queued_.empty() && drained_ && !closed_) std::exchange(drained_, nullptr)();
     queued_bytes_ = 0;
     return std::exchange(queued_, {});
   }
@@ -73,6 +82,7 @@ class ResponseStream {
   std::size_t queued_bytes_ = 0;
   bool closed_ = false;
   std::function<void()> wake_;
+  std::function<void()> drained_;
 };
 
 struct HttpResponse {

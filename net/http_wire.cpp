@@ -1,5 +1,6 @@
 #include "net/http_wire.h"
 
+#include <boost/beast/core/string.hpp>
 #include <boost/beast/http/status.hpp>
 #include <nlohmann/json.hpp>
 
@@ -17,12 +18,16 @@ std::string wire_format(const HttpResponse& resp, unsigned version, bool keep_al
   out += boost::beast::http::obsolete_reason(static_cast<boost::beast::http::status>(resp.status));
   out += "\r\nServer: trainyard\r\nContent-Type: ";
   out += resp.content_type;
+  bool sniffing_refused = false;
   for (const auto& [name, value] : resp.headers) {
     out += "\r\n";
     out += name;
     out += ": ";
     out += value;
+    sniffing_refused = sniffing_refused || boost::beast::iequals(name, "X-Content-Type-Options");
   }
+  // Every answer is of the type it says: a browser must not run a JSON answer that looks like HTML.
+  if (!sniffing_refused) out += "\r\nX-Content-Type-Options: nosniff";
   // HTTP/1.1 keeps connections alive unless told otherwise, HTTP/1.0 closes them unless told.
   if (version == 10 && keep_alive) out += "\r\nConnection: keep-alive";
   if (version != 10 && !keep_alive) out += "\r\nConnection: close";

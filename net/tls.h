@@ -12,7 +12,8 @@
 namespace boost::asio::ssl {
 class context;
 }
-struct ssl_st;  // OpenSSL's SSL
+struct ssl_st;      // OpenSSL's SSL
+struct ssl_ctx_st;  // OpenSSL's SSL_CTX
 
 namespace trainyard::net {
 
@@ -42,6 +43,10 @@ TlsContext make_server_tls_context(const TlsServerFiles& files);
 // Verifies the server against the CA (the host name is checked per connection). Throws
 // InvalidInput naming the flag (ca_from, --tls-cert, --tls-key).
 TlsContext make_client_tls_context(const TlsClientFiles& files);
+
+// Offers TLS 1.2 only AEAD cipher suites with forward secrecy (ECDHE or DHE with AES-GCM or
+// ChaCha20-Poly1305): CBC suites are open to padding-oracle attacks. TLS 1.3's suites are all AEAD.
+void use_aead_ciphers_only(ssl_ctx_st* context);
 
 // Makes the handshake check that the server's certificate is issued to `host` (a DNS name, or an
 // IP address among its IP subject alternative names), and names `host` to the server (SNI).

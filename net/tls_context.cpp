@@ -51,6 +51,7 @@ std::shared_ptr<asio::ssl::context> tls12_or_later(asio::ssl::context::method me
   context->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
                        asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1);
   SSL_CTX_set_min_proto_version(context->native_handle(), TLS1_2_VERSION);
+  use_aead_ciphers_only(context->native_handle());
   return context;
 }
 

@@ -23,6 +23,14 @@ void expect_server_name(ssl_st* ssl, const std::string& host) {
   SSL_set1_host(ssl, host.c_str());
 }
 
+void use_aead_ciphers_only(ssl_ctx_st* context) {
+  static constexpr const char* kAeadTls12 =
+      "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"
+      "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305:"
+      "DHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES256-GCM-SHA384:DHE-RSA-CHACHA20-POLY1305";
+  SSL_CTX_set_cipher_list(context, kAeadTls12);
+}
+
 bool is_loopback_address(const std::string& host) {
   std::string bare = host;
   if (bare.size() > 2 && bare.front() == '[' && bare.back() == ']') bare = bare.substr(1, bare.size() - 2);

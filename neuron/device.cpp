@@ -82,6 +82,8 @@ void NeuronCore::gemm(ConstMatrixView a, Transpose ta, ConstMatrixView b, Transp
   const float* __restrict pa = packed_a_.data();
   const float* __restrict pb = packed_b_.data();
   for (int i = 0; i < m; ++i) {
+    // A large operation takes seconds on the host: a stop is honoured between rows, not after it.
+    if (stop.stop_requested()) throw OperationCancelled();
     float* __restrict row = out.data + static_cast<std::size_t>(i) * n;
     std::fill_n(row, n, 0.0f);
     for (int kk = 0; kk < k; ++kk) {

@@ -117,20 +117,21 @@ void TcpCommunicator::run(CollectiveKind kind, std::span<float> data, const std:
 }
 
 void TcpCommunicator::connect() {
-  const SteadyTime deadline = std::chrono::steady_clock::now() + options_.timeout;
+  const std::chrono::milliseconds waited = options_.connect_timeout.value_or(options_.timeout);
+  const SteadyTime deadline = std::chrono::steady_clock::now() + waited;
   std::optional<Socket> outgoing;
   try {
     outgoing = connect_tcp(peers_[static_cast<std::size_t>(right())], deadline);
   } catch (const std::exception& e) {  // an unresolvable name, or no sockets left
     fail(right(), "cannot reach " + describe(right()) + ": " + e.what());
   }
-  if (!outgoing) fail_silent(right());
+  if (!outgoing) fail_silent(right(), waited);
   const DataPlaneHello hello{options_.attempt_id, rank(), right(), options_.channel};
-  if (send_hello(*outgoing, hello, options_.secret, deadline) != IoResult::done) fail_silent(right());
+  if (send_hello(*outgoing, hello, options_.secret, deadline) != IoResult::done) fail_silent(right(), waited);
   to_right_ = std::move(*outgoing);
   std::optional<Socket> incoming =
       server_.claim({options_.attempt_id, left(), rank(), options_.channel}, options_.secret, deadline);
-  if (!incoming) fail_silent(left());
+  if (!incoming) fail_silent(left(), waited);
   from_left_ = std::move(*incoming);
   tune_for_bulk_transfer(to_right_);
   tune_for_bulk_transfer(from_left_);
@@ -262,8 +263,8 @@ void TcpCommunicator::transfer(std::span<float> data, std::span<const float> sou
   }
 }
 
-void TcpCommunicator::fail_silent(int peer) {
-  fail(peer, describe(peer) + " did not answer within " + std::to_string(options_.timeout.count()) + " ms");
+void TcpCommunicator::fail_silent(int peer, std::optional<std::chrono::milliseconds> waited) {
+  fail(peer, describe(peer) + " did not answer within " + std::to_string(waited.value_or(options_.timeout).count()) + " ms");
 }
 
 void TcpCommunicator::fail_closed(int peer) { fail(peer, describe(peer) + " closed the connection", true); }

@@ -44,6 +44,10 @@ struct TcpCommunicatorOptions {
   // When stop is requested, a collective that is waiting gives up within kStopPollInterval: a
   // rank killed while blocked on a hung peer must not wait out the whole timeout.
   std::stop_token stop;
+  // How long the ring may take to form (connect to the right, hello, the left's connection in);
+  // unset: `timeout`. Health checks set it short: their ranks start together, and a peer whose data
+  // address answers but is not ours must not hold a job in STARTING for the whole timeout.
+  std::optional<std::chrono::milliseconds> connect_timeout;
 };
 
 class TcpCommunicator final : public Communicator {
@@ -70,7 +74,8 @@ class TcpCommunicator final : public Communicator {
   void exchange_header(CollectiveKind kind, std::size_t elements);
   void transfer(std::span<float> data, std::span<const float> source, const std::vector<RingStep>& steps);
   [[noreturn]] void fail(int peer, const std::string& message, bool peer_closed = false);
-  [[noreturn]] void fail_silent(int peer);
+  // `waited`: how long the peer was given (the timeout, or the connect timeout while the ring forms).
+  [[noreturn]] void fail_silent(int peer, std::optional<std::chrono::milliseconds> waited = std::nullopt);
   [[noreturn]] void fail_closed(int peer);
 
   TcpCommunicatorOptions options_;

@@ -154,7 +154,7 @@ RunResult Trainer::run(std::stop_token stop) {
   try {
     result = train(stop);
   } catch (const OperationCancelled&) {
-    result = ended(RunOutcome::cancelled, step(), "cancelled", "cancelled while a core hung in phase " + to_string(phase()));
+    result = ended(RunOutcome::cancelled, step(), "cancelled", "cancelled inside a device operation in phase " + to_string(phase()));
   } catch (const CoreCrashed& e) {
     result = ended(RunOutcome::failed, step(), "device_error", e.what());
   } catch (const CollectiveError& e) {

@@ -40,6 +40,7 @@ struct AttemptReport {
   std::optional<TimePoint> first_step_at;      // when this run completed its first step (goodput)
   std::int64_t checkpoint_ms = 0;              // how long checkpoint writes held up training, in all
   std::int64_t log_bytes = 0;                  // this rank's log file (storage accounting)
+  std::int64_t work_bytes = 0;                 // the attempt's work directory besides its logs (storage accounting)
   bool operator==(const AttemptReport&) const = default;
 };
 

@@ -60,8 +60,14 @@ Api::Api(JobManager& jobs, StoreWorker& store, FileWorker& files, TokenRegistry&
       checkpoint_root_(std::move(checkpoint_root)),
       rate_limiter_(limits.rate),
       max_pending_per_user_(limits.max_pending_per_user),
+      max_user_priority_(limits.max_user_priority),
       join_token_file_(std::move(join_token_file)),
-      event_streams_(store, timers) {}
+      event_streams_(store, timers) {
+  event_streams_.set_page_admission([this](const Principal& who) -> std::optional<Millis> {
+    if (const auto retry_after_s = rate_limiter_.admit(who, clock_.monotonic_now())) return Millis(*retry_after_s * 1000);
+    return std::nullopt;
+  });
+}
 
 void Api::set_metrics_exposition(std::function<std::string()> render, bool public_access) {
   render_metrics_ = std::move(render);

@@ -107,7 +107,7 @@ void Api::list_canaries(ApiCall call) {
           Json list = Json::array();
           for (const auto& stored : found) {
             const Job* active = jobs_.active_job(stored.id);
-            list.push_back(job_json(active ? *active : stored));
+            list.push_back(job_json(active ? *active : stored, call.who));
           }
           call.reply(200, {{"canaries", list}, {"next", next}});
         });

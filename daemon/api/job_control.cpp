@@ -30,7 +30,8 @@ JobSpec patched_spec(const JobSpec& spec, const Json& patch, bool admin) {
   if (updated.priority > spec.priority) {
     throw InvalidInput("priority", "a job's owner may only lower its priority (now " + std::to_string(spec.priority) + ")");
   }
-  if (spec.timeout_s && updated.timeout_s > spec.timeout_s) {
+  // A limit removed (null) is the longest limit of all, so it is refused too.
+  if (spec.timeout_s && (!updated.timeout_s || *updated.timeout_s > *spec.timeout_s)) {
     throw InvalidInput("timeout_s", "a job's owner may only shorten its time limit (now " + std::to_string(*spec.timeout_s) + ")");
   }
   return updated;
@@ -139,7 +140,7 @@ void Api::set_hold(ApiCall call, bool held) {
       jobs_.release(task.id, by, std::move(done), std::move(audit));
     };
     control(
-        c, job, jobs_, held ? "held" : "released", [this](const Job& j) { return job_json(j); }, act);
+        c, job, jobs_, held ? "held" : "released", [this, c](const Job& j) { return job_json(j, c.who); }, act);
   });
 }
 
@@ -150,7 +151,7 @@ void Api::requeue_job(ApiCall call) {
       jobs_.requeue_running(task.id, std::move(done), audit_of(c, "job.requeued", {{"job_user", task.user}}));
     };
     control(
-        c, job, jobs_, "requeued", [this](const Job& j) { return job_json(j); }, requeue);
+        c, job, jobs_, "requeued", [this, c](const Job& j) { return job_json(j, c.who); }, requeue);
   });
 }
 
@@ -171,7 +172,7 @@ void Api::update_job(ApiCall call) {
     };
     try {
       control(
-          c, job, jobs_, "updated", [this](const Job& j) { return job_json(j); }, update);
+          c, job, jobs_, "updated", [this, c](const Job& j) { return job_json(j, c.who); }, update);
     } catch (const InvalidInput& e) {
       c.invalid(e);
     }

@@ -20,11 +20,22 @@
 #include "daemon/job_checkpoints.h"
 #include "daemon/metric_series.h"
 #include "daemon/share_access.h"
+#include "proto/provenance.h"
 #include "proto/time_window.h"
 #include "scheduler/types.h"
 
 namespace trainyard::daemon {
 namespace {
+
+// A job's record as `viewer` may read it: secret-looking environment values masked unless the
+// viewer owns the job (the owner wrote them and resubmits from them).
+Json record_for(const Job& job, const Principal& viewer) {
+  Json j = to_json(job);
+  if (viewer.user != job.user && !job.spec.command.env.empty()) {
+    j["spec"]["command"]["env"] = mask_secrets(job.spec.command.env);
+  }
+  return j;
+}
 
 // The text of a JSON object with `fields` (an object) added, without parsing the text again.
 std::string with_fields(std::string object_text, const Json& fields) {
@@ -78,9 +89,9 @@ std::string array_state(const std::map<std::string, int>& counts) {
 
 }  // namespace
 
-Json Api::array_row(const Job& task, const std::map<std::string, int>& counts) const {
+Json Api::array_row(const Job& task, const std::map<std::string, int>& counts, const Principal& viewer) const {
   const ArrayTask& array = *task.array_task;
-  Json row = to_json(task);
+  Json row = record_for(task, viewer);
   row["id"] = array.array_job;
   row["state"] = array_state(counts);
   row["reason"] = "";
@@ -106,13 +117,14 @@ Json Api::storage_json(const Job& job) const {
   const StorageBytes bytes = jobs_.storage().of_job(job.id);
   Json j = {{"checkpoint_bytes", bytes.checkpoint_bytes},
             {"log_bytes", bytes.log_bytes},
+            {"work_bytes", bytes.work_bytes},
             {"over_quota", jobs_.storage().over_quota(job.id)}};
   if (job.spec.storage_limit_mb) j["limit_mb"] = *job.spec.storage_limit_mb;
   return j;
 }
 
-Json Api::job_json(const Job& job) const {
-  Json j = to_json(job);
+Json Api::job_json(const Job& job, const Principal& viewer) const {
+  Json j = record_for(job, viewer);
   j.update(live_fields(job));
   return j;
 }
@@ -123,6 +135,9 @@ void Api::submit_job(ApiCall call) {
     spec = parse_job_spec(parse_json_text(call.request.body));
   } catch (const InvalidInput& e) {
     return call.invalid_body(e);
+  }
+  if (auto allowed = check_priority_ceiling(call.who, spec.priority, max_user_priority_); !allowed) {
+    return call.fail(allowed.error());
   }
   const std::string& share = spec.share;
   if (auto allowed = check_submit_share(call.who, share, jobs_.share_created(share), jobs_.share_members(share));
@@ -271,12 +286,12 @@ void Api::list_jobs(ApiCall call) {
               if (!folded.insert(array_job).second) continue;
               std::vector<Job> of_array;
               for (const Job& task : tasks.at(array_job)) of_array.push_back(fresh(task));
-              Json row = array_row(job, task_states(of_array));
+              Json row = array_row(job, task_states(of_array), call.who);
               row["accounting"] = to_json(array_accounting(of_array, attempts, now));
               list.push_back(std::move(row));
               continue;
             }
-            Json item = job_json(job);
+            Json item = job_json(job, call.who);
             item["accounting"] = to_json(job_accounting(job, attempts[job.id], now));
             list.push_back(std::move(item));
           }
@@ -324,7 +339,7 @@ void Api::get_job(ApiCall call) {
               if (auto active = jobs_.active_attempt(a.id)) a = *active;
             }
             const Job* active = jobs_.active_job(job.id);
-            Json body = job_json(active ? *active : job);
+            Json body = job_json(active ? *active : job, c.who);
             body["goodput"] = to_json(job_goodput(attempts, clock_.system_now()));
             body["storage"] = storage_json(job);
             c.reply(200, body);
@@ -343,7 +358,7 @@ void Api::cancel_job(ApiCall call) {
       if (result == JobManager::CancelResult::not_active) {
         return c.fail(Error::conflict("job " + job_ref_text(job) + " already ended as " + to_string(job.state)));
       }
-      c.reply(200, job_json(*updated));
+      c.reply(200, job_json(*updated, c.who));
     }, audit_of(c, "job.cancelled", {{"job_user", job.user}}));
   });
 }
@@ -361,7 +376,7 @@ void Api::cancel_array(ApiCall call, const Job& root) {
     jobs_.cancel(id, [this, call, first, left, cancelled = active.size()](JobManager::CancelResult, std::optional<Job> updated) {
       if (updated && updated->id == first->id) *first = *updated;
       if (--*left > 0) return;
-      Json body = job_json(*first);
+      Json body = job_json(*first, call.who);
       body["array"]["cancelled_tasks"] = cancelled;
       call.reply(200, body);
     }, audit_of(call, "job.cancelled", {{"job_user", root.user}}));

@@ -25,7 +25,7 @@ void Api::list_queue(ApiCall call) {
   }
   Json list = Json::array();
   for (const JobId id : page) {
-    if (const Job* job = jobs_.active_job(id)) list.push_back(job_json(*job));
+    if (const Job* job = jobs_.active_job(id)) list.push_back(job_json(*job, call.who));
   }
   const std::size_t end = offset + page.size();
   call.reply(200, {{"jobs", list}, {"total", total}, {"next", end < total ? Json(std::to_string(end)) : Json(nullptr)}});

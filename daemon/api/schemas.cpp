@@ -199,15 +199,16 @@ const char* const kJsonSchemas = R"json({
     "token_id": {"type": "string"}}},
   "JoinToken": {"type": "object", "required": ["token"], "properties": {"token": {"type": "string"}}},
   "JobStorage": {"type": "object", "description": "what the job keeps on disk (GET /v1/jobs/{id} only)",
-    "required": ["checkpoint_bytes", "log_bytes", "over_quota"], "properties": {
+    "required": ["checkpoint_bytes", "log_bytes", "work_bytes", "over_quota"], "properties": {
     "checkpoint_bytes": {"type": "integer"}, "log_bytes": {"type": "integer"},
+    "work_bytes": {"type": "integer", "description": "its attempts' work directories besides their logs"},
     "limit_mb": {"type": "integer", "description": "the job's storage_limit_mb"},
     "over_quota": {"type": "boolean", "description": "over its own or its share's quota at the latest check"}}},
   "ShareRequest": {"type": "object", "required": ["weight"], "additionalProperties": false, "properties": {
     "weight": {"type": "number", "minimum": 1e-6, "maximum": 1e6},
     "max_running_cores": {"type": "integer", "minimum": 1},
     "storage_limit_mb": {"type": "integer", "minimum": 1, "maximum": 1073741824,
-                         "description": "checkpoint and log MiB the share's jobs may keep together"},
+                         "description": "checkpoint, log and work-directory MiB the share's jobs may keep together"},
     "members": {"type": "array", "maxItems": 10000, "items": {"type": "string"},
                 "description": "the users who may submit to it; without it, every user"}}},
   "Share": {"type": "object", "required": ["name", "weight"], "properties": {
@@ -216,7 +217,7 @@ const char* const kJsonSchemas = R"json({
     "usage_core_s": {"type": "number"}, "fair_share_factor": {"type": "number"},
     "running_cores": {"type": "integer"}, "pending_jobs": {"type": "integer"},
     "storage_limit_mb": {"type": "integer"}, "storage_checkpoint_bytes": {"type": "integer"},
-    "storage_log_bytes": {"type": "integer"}}},
+    "storage_log_bytes": {"type": "integer"}, "storage_work_bytes": {"type": "integer"}}},
   "ShareList": {"type": "object", "required": ["shares"], "properties": {
     "shares": {"type": "array", "items": {"$ref": "#/components/schemas/Share"}}}},
   "AuditLog": {"type": "object", "required": ["events", "next"], "properties": {

@@ -22,6 +22,7 @@ void Api::list_shares(ApiCall call) {
     const StorageBytes bytes = jobs_.storage().of_share(row.name);
     j["storage_checkpoint_bytes"] = bytes.checkpoint_bytes;
     j["storage_log_bytes"] = bytes.log_bytes;
+    j["storage_work_bytes"] = bytes.work_bytes;
     if (call.who.may(Action::manage_shares)) {
       const auto* members = jobs_.share_members(row.name);
       j["members"] = members ? Json(*members) : Json(nullptr);

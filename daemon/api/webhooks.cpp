@@ -39,6 +39,7 @@ void Api::create_webhook(ApiCall call) {
   try {
     request = parse_webhook_request(parse_json_text(call.request.body));
     if (!call.who.may(Action::manage_webhooks)) {
+      check_user_webhook_events(request.events);
       check_user_webhook_host(parse_webhook_url(request.url, "url"), webhook_options_.allowed_hosts, "url");
       if (request.filter.contains("user") && request.filter["user"] != call.who.user) {
         throw InvalidInput("filter.user", "a user's webhook gets only the events of their own jobs");

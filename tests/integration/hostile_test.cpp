@@ -43,11 +43,14 @@ std::string trimmed(std::string text) {
   return text;
 }
 
-// A hand-made agent connection: says `hello` with `token`, and collects what the daemon sends
-// until `enough` holds, the connection closes, or `timeout` passes.
+// What a forged agent sends back to one message of the daemon's: a raw frame, or nothing.
+using ForgedAnswer = std::function<std::optional<std::string>(const DaemonMessage&)>;
+
+// A hand-made agent connection: says `hello` with `token`, answers what `answer` says to, and
+// collects what the daemon sends until `enough` holds, the connection closes, or `timeout` passes.
 std::vector<DaemonMessage> forged_agent(const Cluster& cluster, const std::string& token, const HelloMsg& hello,
                                         const std::function<bool(const std::vector<DaemonMessage>&)>& enough,
-                                        std::chrono::milliseconds timeout) {
+                                        std::chrono::milliseconds timeout, const ForgedAnswer& answer = {}) {
   boost::asio::io_context io;
   std::vector<DaemonMessage> got;
   std::shared_ptr<net::WebSocketClient> link;
@@ -55,6 +58,9 @@ std::vector<DaemonMessage> forged_agent(const Cluster& cluster, const std::strin
   handlers.on_open = [&] { link->send(encode(AgentMessage{hello})); };
   handlers.on_message = [&](std::string text) {
     got.push_back(parse_daemon_message(text));
+    if (answer) {
+      if (std::optional<std::string> frame = answer(got.back())) link->send(std::move(*frame));
+    }
     if (enough(got)) io.stop();
   };
   handlers.on_closed = [&](const std::string&) { io.stop(); };
@@ -567,6 +573,60 @@ TEST(HostileClients, AUserOverThePendingJobsCapIsRefusedNamingIt) {
   EXPECT_EQ(refused.status, 429) << refused.body.dump();
   EXPECT_NE(refused.body.dump().find("--max-pending-per-user 2"), std::string::npos) << refused.body.dump();
   for (int i = 0; i < 3; ++i) cluster.submit(spec);  // the admin's
+}
+
+// A PATCH body nested 150,000 deep (~300 KB, under the body limit) took the daemon down with one
+// user request; it is a 400 naming the field, and the daemon serves on.
+TEST_F(Hostile, AJsonBodyNestedDeeperThanTheLimitIs400AndTheDaemonLives) {
+  const std::string alice = user_token(cluster, "alice");
+  const std::string body = "{\"priority\":" + std::string(150'000, '[') + std::string(150'000, ']') + "}";
+  const auto patched = cluster.api("PATCH", "/v1/jobs/12345", body, alice);
+  EXPECT_EQ(patched.status, 400) << patched.body.dump().substr(0, 300);
+  EXPECT_NE(patched.body["error"]["message"].get<std::string>().find("nested deeper than 64 levels"), std::string::npos)
+      << patched.body.dump().substr(0, 300);
+  const auto submitted = cluster.api("POST", "/v1/jobs", body, alice);
+  EXPECT_EQ(submitted.status, 400);
+  EXPECT_TRUE(cluster.daemon().running());
+  EXPECT_TRUE(healthz_answers(cluster.url()));
+}
+
+// A node (here with the join token) answering its registration health check with a result nested
+// a million deep: the connection is refused and the daemon lives.
+TEST_F(Hostile, AnAgentMessageNestedAMillionDeepClosesTheConnectionNotTheDaemon) {
+  const std::string join_token = trimmed(read_text(cluster.dir() + "/data/join.token"));
+  bool answered = false;
+  const ForgedAnswer deep_result = [&](const DaemonMessage& message) -> std::optional<std::string> {
+    const auto* check = std::get_if<HealthCheckMsg>(&message);
+    if (!check) return std::nullopt;
+    answered = true;
+    return "{\"type\":\"health_result\",\"task_id\":" + std::to_string(check->task_id) + ",\"error\":\"\",\"result\":{\"checks\":" +
+           std::string(1'000'000, '[') + std::string(1'000'000, ']') + "}}";
+  };
+  forged_agent(cluster, join_token, forged_hello("node-deep"), [](const auto&) { return false; }, 20s, deep_result);
+  EXPECT_TRUE(answered) << "the daemon sent no registration check";
+  EXPECT_TRUE(cluster.daemon().running());
+  EXPECT_TRUE(healthz_answers(cluster.url()));
+  EXPECT_NE(cluster.api("GET", "/v1/nodes/node-deep").body["state"], "HEALTHY");
+  EXPECT_NE(cluster.daemon_log().find("nested deeper than 64 levels"), std::string::npos);
+}
+
+// A node is not believed about itself beyond what the daemon admits: a claim of 4096 cores, or a
+// data address on another host, is refused at hello, naming the field.
+TEST_F(Hostile, ANodeClaimingTooMuchOrAnotherHostsDataAddressIsRefused) {
+  const std::string join_token = trimmed(read_text(cluster.dir() + "/data/join.token"));
+  HelloMsg greedy = forged_hello("node-greedy");
+  greedy.cores = 4096;
+  HelloMsg elsewhere = forged_hello("node-elsewhere");
+  elsewhere.data_addr = "10.1.2.3:22";
+  for (const HelloMsg& hello : {greedy, elsewhere}) {
+    const auto answers = forged_agent(cluster, join_token, hello, [](const auto& m) { return !m.empty(); }, 10s);
+    ASSERT_EQ(answers.size(), 1u) << hello.name;
+    const auto* refused = std::get_if<RefusedMsg>(&answers[0]);
+    ASSERT_NE(refused, nullptr) << hello.name;
+    EXPECT_NE(refused->reason.find(hello.name == "node-greedy" ? "--max-node-cores" : "data address"), std::string::npos)
+        << refused->reason;
+    EXPECT_EQ(cluster.api("GET", "/v1/nodes/" + hello.name).status, 404) << hello.name;
+  }
 }
 
 }  // namespace

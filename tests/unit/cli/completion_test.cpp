@@ -29,9 +29,29 @@ std::string usage_message(const Words& args) {
 }
 
 TEST(NearestWord, TheParserSaysDidYouMean) {
-  EXPECT_EQ(usage_message({"sumbit", "job.json"}), "sumbit: unknown command; did you mean \"submit\"?");
+  EXPECT_EQ(usage_message({"hsitory"}), "hsitory: unknown command; did you mean \"history\"?");
   EXPECT_EQ(usage_message({"token", "lsit"}), "token: unknown subcommand \"lsit\"; did you mean \"list\"?");
   EXPECT_NE(usage_message({"zzzzzz"}).find("(one of: submit, jobs"), std::string::npos);
+}
+
+// A typo is never answered with a command that submits, stops or changes something: "queue" was
+// once answered "did you mean requeue?".
+TEST(NearestWord, NeverSuggestsACommandThatChangesState) {
+  for (const Words& typo : {Words{"sumbit", "job.json"}, Words{"requeu", "12"}, Words{"cancle", "12"}, Words{"drian", "n1"},
+                            Words{"webhook", "rn", "3"}, Words{"token", "revok", "t1"}}) {
+    const std::string message = usage_message(typo);
+    EXPECT_EQ(message.find("did you mean"), std::string::npos) << message;
+    EXPECT_NE(message.find("(one of: "), std::string::npos) << message;
+  }
+}
+
+TEST(NearestWord, OtherSchedulersCommandsAreAnsweredWithOurs) {
+  EXPECT_EQ(usage_message({"squeue"}), "squeue: unknown command; here, use \"trainyard jobs\"");
+  EXPECT_EQ(usage_message({"queue"}), "queue: unknown command; here, use \"trainyard jobs\"");
+  EXPECT_EQ(usage_message({"sacct"}), "sacct: unknown command; here, use \"trainyard history\"");
+  EXPECT_EQ(usage_message({"sinfo"}), "sinfo: unknown command; here, use \"trainyard nodes\"");
+  EXPECT_EQ(usage_message({"scancel", "12"}), "scancel: unknown command; here, use \"trainyard cancel ID\"");
+  EXPECT_NE(usage_message({"scontrol", "show", "job", "12"}).find("\"trainyard job ID\" (scontrol show job)"), std::string::npos);
 }
 
 const ServerNames kNames{[] { return Words{"12", "13"}; }, [] { return Words{"node-a", "node-b"}; }};

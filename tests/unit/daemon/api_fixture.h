@@ -45,11 +45,20 @@ struct Reply {
   std::string error_message() const { return body["error"].value("message", ""); }
 };
 
+// Users may give priorities up to kUserPriorityCeiling (--max-user-priority), so the owner's PATCH
+// rules can be tested on jobs with a priority to lower.
+constexpr int kUserPriorityCeiling = 10;
+inline UserLimits test_limits() {
+  UserLimits limits;
+  limits.max_user_priority = kUserPriorityCeiling;
+  return limits;
+}
+
 class ApiTest : public ::testing::Test {
  protected:
   ApiTest()
       : join_file(std::filesystem::path(::testing::TempDir()) / ("join-" + std::to_string(::getpid()) + ".token")),
-        api(cluster.jobs, cluster.worker, cluster.files, tokens, cluster.clock, cluster.timers, "test-version", "", UserLimits{}, join_file) {
+        api(cluster.jobs, cluster.worker, cluster.files, tokens, cluster.clock, cluster.timers, "test-version", "", test_limits(), join_file) {
     tokens.add(new_token_record(kAdmin, "root", store::Role::admin, {}));
     tokens.add(new_token_record(kAlice, "alice", store::Role::user, {}));
     tokens.add(new_token_record(kBob, "bob", store::Role::user, {}));

@@ -183,6 +183,31 @@ TEST_F(ApiPatchRules, AnOwnerLengtheningTheTimeLimitIs400NamingItAndShorteningIs
   EXPECT_EQ(spec(id).timeout_s, 300);
 }
 
+TEST_F(ApiPatchRules, AnOwnerCannotRemoveATimeLimitAnAdminSet) {
+  const JobId id = submit_pending();
+  ASSERT_EQ(patch(id, kAdmin, R"({"timeout_s":30})").status, 200);
+  const Reply removed = patch(id, kAlice, R"({"timeout_s":null})");
+  EXPECT_EQ(removed.status, 400) << removed.body.dump();
+  EXPECT_EQ(removed.error_field(), "timeout_s");
+  EXPECT_EQ(spec(id).timeout_s, 30);
+  EXPECT_EQ(patch(id, kAdmin, R"({"timeout_s":null})").status, 200) << "an admin may remove it";
+  EXPECT_FALSE(spec(id).timeout_s.has_value());
+}
+
+TEST_F(ApiPatchRules, UsersSubmitAtMostTheCeilingPriorityAndAdminsAnything) {
+  const auto submit = [&](const std::string& token, int priority) {
+    Json body = parse_json_text(kJobBody);
+    body["priority"] = priority;
+    return call("POST", "/v1/jobs", token, body.dump());
+  };
+  const Reply over = submit(kAlice, kUserPriorityCeiling + 1);
+  EXPECT_EQ(over.status, 400) << over.body.dump();
+  EXPECT_EQ(over.error_field(), "priority");
+  EXPECT_NE(over.error_message().find("--max-user-priority"), std::string::npos) << over.error_message();
+  EXPECT_EQ(submit(kAlice, kUserPriorityCeiling).status, 201);
+  EXPECT_EQ(submit(kAdmin, 9999).status, 201);
+}
+
 TEST_F(ApiPatchRules, AnotherUsersJobAnswersAsAMissingOne) {
   const JobId id = submit_pending();
   const Reply by_bob = patch(id, kBob, R"({"priority":1})");

@@ -300,3 +300,36 @@ TEST_F(ApiTest, MetricsFromRankZeroAreStoredAndDownsampled) {
 
 }  // namespace
 }  // namespace trainyard::daemon::testing
+
+namespace trainyard::daemon::testing {
+namespace {
+
+// A job's secret-looking environment values are masked in every job answer for everyone but the
+// job's owner, as provenance masks them; other variables stay readable.
+TEST_F(ApiTest, SecretEnvironmentValuesAreMaskedForEveryoneButTheOwner) {
+  const Reply submitted = call("POST", "/v1/jobs", kAlice,
+                               R"({"name":"train","nodes":1,"wait_for_capacity":true,
+                                   "command":{"argv":["/bin/true"],
+                                   "env":{"AWS_SECRET_ACCESS_KEY":"alice-super-secret-123","EPOCHS":"3"}}})");
+  ASSERT_EQ(submitted.status, 201) << submitted.body.dump();
+  const std::string id = std::to_string(submitted.body["id"].get<JobId>());
+  for (const char* token : {kViewer, kOperator, kAdmin}) {
+    const Reply one = call("GET", "/v1/jobs/" + id, token);
+    ASSERT_EQ(one.status, 200) << token;
+    EXPECT_EQ(one.body["spec"]["command"]["env"]["AWS_SECRET_ACCESS_KEY"], "<masked>") << token;
+    EXPECT_EQ(one.body["spec"]["command"]["env"]["EPOCHS"], "3") << token;
+    const Reply list = call("GET", "/v1/jobs", token);
+    ASSERT_EQ(list.status, 200) << token;
+    EXPECT_EQ(list.text.find("alice-super-secret-123"), std::string::npos) << token << ": " << list.text;
+    const Reply queue = call("GET", "/v1/queue", token);
+    EXPECT_EQ(queue.text.find("alice-super-secret-123"), std::string::npos) << token << ": " << queue.text;
+  }
+  const Reply own = call("GET", "/v1/jobs/" + id, kAlice);
+  EXPECT_EQ(own.body["spec"]["command"]["env"]["AWS_SECRET_ACCESS_KEY"], "alice-super-secret-123");
+  const Reply held = call("POST", "/v1/jobs/" + id + "/hold", kAdmin);
+  ASSERT_EQ(held.status, 200) << held.body.dump();
+  EXPECT_EQ(held.text.find("alice-super-secret-123"), std::string::npos) << held.text;
+}
+
+}  // namespace
+}  // namespace trainyard::daemon::testing

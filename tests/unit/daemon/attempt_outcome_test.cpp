@@ -107,6 +107,18 @@ TEST(ClassifyFailure, EnospcIsDiskFullTheNodesUnlessTheJobWasOverItsQuota) {
   EXPECT_EQ(classify_failure(killed_by(SIGABRT, "checkpoint write: ENOSPC")).name, "disk_full");
 }
 
+// Stopped by the daemon for staying over its storage quota: its own disk_full, whatever signal ended it.
+TEST(ClassifyFailure, AJobStoppedForItsStorageQuotaIsItsOwnDiskFull) {
+  AttemptFacts stopped = killed_by(SIGTERM, "storage_quota: over its storage quota for 61 s");
+  stopped.quota_exceeded = true;
+  const FailureClass cls = classify_failure(stopped);
+  EXPECT_EQ(cls.name, "disk_full");
+  EXPECT_FALSE(cls.infrastructure);
+  EXPECT_THAT(cls.suggestion, HasSubstr("past the grace"));
+  stopped.quota_exceeded = false;
+  EXPECT_EQ(classify_failure(stopped).name, "user_error") << "a plain kill is not a quota";
+}
+
 TEST(ClassifyFailure, DiskFullComesBeforeOomAndNeedsAFailure) {
   AttemptFacts both = exit_with(1);
   both.log_tail = "No space left on device; then out of memory";

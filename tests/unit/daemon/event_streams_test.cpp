@@ -62,6 +62,13 @@ class EventStreamsTest : public ::testing::Test {
     commit(std::move(events));
     pass(kWindow);
   }
+  // Runs completions until every store task queued so far has run and been completed.
+  void settle_worker() {
+    bool done = false;
+    worker.read([&done](store::Store&) { return StoreWorker::Continuation([&done] { done = true; }); },
+                [](const Error& error) { ADD_FAILURE() << error.message; });
+    io.run_until([&done] { return done; });
+  }
   void pass(Millis time) {
     clock.advance(time);
     timers.fire_due();
@@ -106,6 +113,54 @@ TEST_F(EventStreamsTest, AResumeGetsTheStoredRestThenLiveEventsWithNoGapAndNoneT
   commit_and_flush({job_event_of(1, "alice"), job_event_of(2, "bob")});
   got += text_of(resumed->take());
   EXPECT_EQ(frame_ids(got), (std::vector<std::int64_t>{2, 3, 4, 5, 6})) << got;
+}
+
+// A client resuming from the start of a log far larger than its buffer: it is sent a part at a time
+// as it reads, gets every event once in order, and is not dropped.
+TEST_F(EventStreamsTest, AFarBehindClientCatchesUpInPagesAsItReadsAndIsNotDropped) {
+  store::Event bulky = job_event_of(1, "alice");
+  bulky.message = std::string(4 << 10, 'x');
+  const int total = 2 * EventStreams::kBackfillPageEvents + 500;  // ~10 MB of frames, buffer 4 MiB
+  for (int i = 0; i < total; i += 500) commit(std::vector<store::Event>(500, bulky));
+  auto resumed = streams.subscribe(alice, {}, 0);
+  // Not read yet: at most one part is queued, the log is not read ahead of the client.
+  settle_worker();
+  std::vector<std::int64_t> ids = frame_ids(text_of(resumed->take()));
+  EXPECT_GT(ids.size(), 0u);
+  EXPECT_LT(ids.size(), 300u) << "pushed more than one part before the client read";
+  // The client reads on: each read that finds nothing waits for the store's next page.
+  for (int reads = 0; ids.size() < static_cast<std::size_t>(total) && !resumed->closed() && reads < 1000; ++reads) {
+    const auto more = frame_ids(text_of(resumed->take()));
+    if (more.empty()) settle_worker();
+    ids.insert(ids.end(), more.begin(), more.end());
+  }
+  EXPECT_FALSE(resumed->closed());
+  ASSERT_EQ(ids.size(), static_cast<std::size_t>(total));
+  for (int i = 0; i < total; ++i) ASSERT_EQ(ids[static_cast<std::size_t>(i)], i + 1);
+  commit_and_flush({job_event_of(1, "alice")});
+  EXPECT_EQ(frame_ids(text_of(resumed->take())), (std::vector<std::int64_t>{total + 1})) << "live after the catch-up";
+}
+
+// Each page of a catch-up is a request of the user's: a user over their rate waits for it.
+TEST_F(EventStreamsTest, ACatchUpPageWaitsForTheUsersRate) {
+  commit({job_event_of(1, "alice"), job_event_of(1, "alice")});
+  int asked = 0;
+  streams.set_page_admission([&](const Principal& who) -> std::optional<Millis> {
+    EXPECT_EQ(who.user, "alice");
+    return ++asked == 1 ? std::optional<Millis>(Millis(1000)) : std::nullopt;
+  });
+  auto resumed = streams.subscribe(alice, {}, 0);
+  settle_worker();
+  EXPECT_EQ(text_of(resumed->take()), "") << "read before the rate allowed";
+  pass(Millis(1000));
+  std::vector<std::int64_t> ids;
+  io.run_until([&] {
+    const auto more = frame_ids(text_of(resumed->take()));
+    ids.insert(ids.end(), more.begin(), more.end());
+    return ids.size() >= 2;
+  });
+  EXPECT_EQ(ids, (std::vector<std::int64_t>{1, 2}));
+  EXPECT_EQ(asked, 2);
 }
 
 TEST_F(EventStreamsTest, AReaderThatDoesNotReadIsDroppedAndTheOthersCarryOn) {

@@ -237,14 +237,29 @@ TEST_F(GatewayTest, AcceptedAgentIsWelcomedAndItsCloseIsReported) {
   ASSERT_TRUE(cluster.jobs.node("n1"));
   EXPECT_TRUE(cluster.jobs.node("n1")->node.connected);
 
-  // After the hello, garbage and a second hello are dropped without closing.
-  session->on_message("not json");
+  // After the hello, a second hello is dropped without closing.
   session->on_message(hello_text());
   EXPECT_EQ(peer->sent.size(), 1u);
   EXPECT_FALSE(peer->closed);
 
   session->on_closed("peer went away");
   EXPECT_FALSE(cluster.jobs.node("n1")->node.connected);
+}
+
+// A message that does not parse, at any stage, is forged or broken: the connection is refused
+// (deep nesting is refused by the reader before anything is built from it).
+TEST_F(GatewayTest, AMalformedMessageAfterTheHelloClosesTheConnection) {
+  auto peer = std::make_shared<FakePeer>();
+  auto session = open(peer);
+  session->on_message(hello_text());
+  cluster.settle();
+  ASSERT_EQ(peer->sent.size(), 1u);
+  session->on_message(R"({"type":"heartbeat","attempts":)" + std::string(100, '[') + std::string(100, ']') + "}");
+  ASSERT_EQ(peer->sent.size(), 2u);
+  const auto* refused = std::get_if<RefusedMsg>(&peer->sent[1]);
+  ASSERT_NE(refused, nullptr);
+  EXPECT_NE(refused->reason.find("nested deeper than 64 levels"), std::string::npos) << refused->reason;
+  EXPECT_TRUE(peer->closed);
 }
 
 // Its own close takes a session out of the gateway's list, whoever still holds it: the list no
@@ -274,6 +289,7 @@ TEST_F(GatewayTest, WithClientCertificatesRequiredAnAgentMustPresentOneNamingIts
   AgentGateway mtls(cluster.jobs, tokens, cluster.worker, cluster.clock, /*require_client_certificate=*/true);
   const net::WebSocketRoute mtls_route = mtls.route();
   net::HttpRequest req;
+  req.remote = "127.0.0.1:5555";  // where the hello's data address is
   req.headers["authorization"] = "Bearer join";
   ASSERT_TRUE(mtls_route.authorize(req)) << "no certificate at all";
   EXPECT_EQ(mtls_route.authorize(req)->status, 403);

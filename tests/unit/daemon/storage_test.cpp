@@ -61,6 +61,17 @@ std::vector<store::Event> events_of_type(Cluster& c, const std::string& type) {
   return out;
 }
 
+// Lets `seconds` pass with the node heartbeating `report` and the daemon ticking every second (a
+// silent node would be lost).
+void run_for(Cluster& c, const std::string& node, const AttemptReport& report, int seconds) {
+  for (int s = 0; s < seconds; ++s) {
+    c.advance(Millis(1000));
+    c.heartbeat(node, {report});
+    c.jobs.tick();
+    c.settle();
+  }
+}
+
 HeartbeatMsg disks(std::int64_t work_free_mb, std::int64_t checkpoint_free_mb) {
   HeartbeatMsg hb;
   hb.disks = {DiskSpace{"work", work_free_mb, 100'000}, DiskSpace{"checkpoint", checkpoint_free_mb, 100'000}};
@@ -149,6 +160,58 @@ TEST(Storage, LogBytesFromHeartbeatsAddUpPerJobAndShare) {
   EXPECT_EQ(c.jobs.storage().of_job(r.job.id).log_bytes, 7000);
   EXPECT_EQ(c.jobs.storage().of_share("default").log_bytes, 7000);
   EXPECT_FALSE(c.jobs.storage().over_quota(r.job.id)) << "no quota, never over it";
+}
+
+// A quota covers the work directory too: a command that writes 20 MB of files besides its logs,
+// under storage_limit_mb 1, is over; once it has stayed over past the grace it is stopped, and the
+// attempt fails as disk_full, its own doing (not retried as the node's).
+TEST(Storage, AJobThatStaysOverItsQuotaPastTheGraceIsStoppedAsItsOwnDiskFull) {
+  Cluster c;
+  c.connect("n1");
+  JobSpec spec = command_spec(1, 2);
+  spec.storage_limit_mb = 1;
+  RunningJob r = start_job(c, spec);
+  AttemptReport report{r.attempt, r.job.id};
+  report.log_bytes = 1000;
+  report.work_bytes = 20 * kMiB;
+  c.heartbeat("n1", {report});
+  EXPECT_EQ(c.jobs.storage().of_job(r.job.id).work_bytes, 20 * kMiB);
+  EXPECT_EQ(c.jobs.storage().of_share("default").work_bytes, 20 * kMiB);
+  EXPECT_TRUE(c.jobs.storage().over_quota(r.job.id));
+  run_for(c, "n1", report, 30);
+  EXPECT_TRUE(c.agents.at("n1")->kills().empty()) << "stopped before the grace";
+  run_for(c, "n1", report, 31);
+  const auto kills = c.agents.at("n1")->kills();
+  ASSERT_EQ(kills.size(), 1u);
+  EXPECT_EQ(kills[0].attempt_id, r.attempt);
+  c.exited("n1", r.attempt, std::nullopt, 15);
+  const Attempt stopped = c.stored_attempts(r.job.id).back();
+  EXPECT_EQ(stopped.failure_class, "disk_full");
+  EXPECT_FALSE(stopped.infrastructure);
+  EXPECT_THAT(stopped.reason, HasSubstr("storage_quota: over its storage quota for 6"));
+  EXPECT_THAT(stopped.reason, HasSubstr("work directory 20971520"));
+  const auto events = events_of_type(c, "job.storage_over_quota");
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back().details.value("stopped", false), true);
+}
+
+// A job that goes back under its quota before the grace ends is not stopped.
+TEST(Storage, AJobBackUnderItsQuotaWithinTheGraceRunsOn) {
+  Cluster c;
+  c.connect("n1");
+  JobSpec spec = command_spec(1);
+  spec.storage_limit_mb = 1;
+  RunningJob r = start_job(c, spec);
+  AttemptReport report{r.attempt, r.job.id};
+  report.work_bytes = 20 * kMiB;
+  c.heartbeat("n1", {report});
+  ASSERT_TRUE(c.jobs.storage().over_quota(r.job.id));
+  run_for(c, "n1", report, 20);
+  report.work_bytes = 1000;
+  run_for(c, "n1", report, 11);  // its next measurement is due within 10 s
+  EXPECT_FALSE(c.jobs.storage().over_quota(r.job.id));
+  run_for(c, "n1", report, 60);
+  EXPECT_TRUE(c.agents.at("n1")->kills().empty());
 }
 
 TEST(Storage, ANodeShortOfDiskSpaceIsSuspectAndTakesNoWorkUntilSpaceReturns) {

@@ -64,5 +64,33 @@ TEST(WebhookWants, GlobsAndFilter) {
   EXPECT_FALSE(webhook_wants(w, e));
 }
 
+TEST(WebhookRequest, AUsersWebhookMayNotNameAuditEvents) {
+  const auto refusal = [](std::vector<std::string> events) {
+    try {
+      check_user_webhook_events(events);
+    } catch (const InvalidInput& e) {
+      return e.field();
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_EQ(refusal({"job.failed", "audit.*"}), "events[1]");
+  EXPECT_EQ(refusal({"audit.job.cancelled"}), "events[0]");
+  EXPECT_EQ(refusal({"job.*", "node.down"}), "(accepted)");
+}
+
+TEST(WebhookWants, AUsersWebhookNeverDeliversAuditEventsEvenThroughAWildcard) {
+  store::WebhookRecord w;
+  w.events = {"*"};
+  w.filter = {{"user", "alice"}};
+  store::Event e;
+  e.kind = "audit.job.cancelled";
+  e.user = "alice";
+  EXPECT_TRUE(webhook_wants(w, e)) << "an admin's webhook hears the audit log";
+  w.restricted = true;
+  EXPECT_FALSE(webhook_wants(w, e));
+  e.kind = "job.failed";
+  EXPECT_TRUE(webhook_wants(w, e));
+}
+
 }  // namespace
 }  // namespace trainyard::daemon

@@ -211,7 +211,7 @@ TEST(HttpServerStream, AStreamedBodyIsWrittenAsPushedWithNoLengthUntilClosedThen
   HttpServerTesting::serve(server, std::move(server_end));
   io.run();
   const std::string received = client.str();
-  EXPECT_NE(received.find("Content-Type: text/event-stream\r\nConnection: close\r\n\r\n"), std::string::npos) << received;
+  EXPECT_NE(received.find("Content-Type: text/event-stream\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n"), std::string::npos) << received;
   EXPECT_EQ(received.find("Content-Length"), std::string::npos) << received;
   EXPECT_TRUE(received.ends_with("\r\n\r\nfirst\nsecond\n")) << received;
   EXPECT_EQ(count_of(received, "HTTP/1.1 "), 1u) << "the request pipelined behind a stream is not answered";

@@ -1,7 +1,11 @@
 // TLS decisions as values: which listen addresses are loopback, which node names a client
 // certificate admits, and what a failed handshake tells the user.
 #include <gtest/gtest.h>
+#include <openssl/ssl.h>
 #include <openssl/x509_vfy.h>
+
+#include <string>
+#include <vector>
 
 #include "net/tls.h"
 
@@ -16,6 +20,25 @@ TEST(LoopbackAddress, OnlyAddressesThatNeverLeaveTheMachine) {
                               "localhost", "daemon.example", ""}) {
     EXPECT_FALSE(is_loopback_address(outside)) << outside;
   }
+}
+
+TEST(TlsCiphers, OnlyAeadSuitesAreOffered) {
+  const auto non_aead = [](SSL_CTX* context) {
+    std::vector<std::string> found;
+    STACK_OF(SSL_CIPHER)* ciphers = SSL_CTX_get_ciphers(context);
+    for (int i = 0; i < sk_SSL_CIPHER_num(ciphers); ++i) {
+      const SSL_CIPHER* cipher = sk_SSL_CIPHER_value(ciphers, i);
+      if (!SSL_CIPHER_is_aead(cipher)) found.emplace_back(SSL_CIPHER_get_name(cipher));
+    }
+    return found;
+  };
+  SSL_CTX* context = SSL_CTX_new(TLS_method());
+  ASSERT_NE(context, nullptr);
+  EXPECT_FALSE(non_aead(context).empty()) << "OpenSSL's default list offers CBC suites";
+  use_aead_ciphers_only(context);
+  EXPECT_EQ(non_aead(context), std::vector<std::string>{});
+  EXPECT_GE(sk_SSL_CIPHER_num(SSL_CTX_get_ciphers(context)), 9) << "TLS 1.3's suites and the AEAD TLS 1.2 ones";
+  SSL_CTX_free(context);
 }
 
 PeerCertificate certificate(std::string cn, std::vector<std::string> dns) {

@@ -161,6 +161,24 @@ TEST(DeviceFaults, HangBlocksUntilTheStopTokenFires) {
   EXPECT_EQ(out, std::vector<float>(4, 0.0f));
 }
 
+// A cancel of a job with a huge simulated model must not wait for a GEMM that takes seconds: the
+// stop is seen between rows, before the output is complete.
+TEST(Device, AGemmStopsBetweenRowsWhenItsStopTokenFires) {
+  NeuronDevice device(1);
+  constexpr int kSize = 64;
+  std::vector<float> a(kSize * kSize, 1.0f), b(kSize * kSize, 1.0f), out(kSize * kSize, -1.0f);
+  std::stop_source stop;
+  stop.request_stop();
+  EXPECT_THROW(device.core(0).gemm({a.data(), kSize, kSize}, Transpose::no, {b.data(), kSize, kSize}, Transpose::no,
+                                   {out.data(), kSize, kSize}, Rounding::none, stop.get_token()),
+               OperationCancelled);
+  EXPECT_EQ(out, std::vector<float>(kSize * kSize, -1.0f)) << "computed rows after the stop";
+  std::stop_source running;
+  device.core(0).gemm({a.data(), kSize, kSize}, Transpose::no, {b.data(), kSize, kSize}, Transpose::no,
+                      {out.data(), kSize, kSize}, Rounding::none, running.get_token());
+  EXPECT_EQ(out, std::vector<float>(kSize * kSize, static_cast<float>(kSize)));
+}
+
 TEST(DeviceFaults, ClearingAHangLetsTheOperationFinish) {
   NeuronDevice device(2);
   device.set_faults(FaultPlan{{{0, CoreFault::hang}}, {}});

@@ -137,6 +137,29 @@ TEST(TcpCommunicatorTest, APeerWithNothingListeningIsNamed) {
   }
 }
 
+// A data address that another service answers (it accepts, then says nothing of ours, as sshd on
+// port 22 would): the ring never forms, and the rank gives up after the connect timeout, not the
+// collective timeout.
+TEST(TcpCommunicatorTest, APeerAddressAnsweredByAnotherServiceFailsWithinTheConnectTimeout) {
+  HostPort foreign{"127.0.0.1", 0};
+  const Socket listener = listen_tcp(foreign);
+  foreign.port = local_port(listener);
+  DataPlaneServer server({"127.0.0.1", 0}, {});
+  TcpCommunicatorOptions options{1, 0, {"127.0.0.1:" + std::to_string(server.port()), to_string(foreign)}, seconds(30), {}, 0};
+  options.connect_timeout = milliseconds(300);
+  TcpCommunicator comm(options, server);
+  std::vector<float> data(10, 1.0f);
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    comm.all_reduce_sum(data);
+    FAIL() << "expected a CollectiveError";
+  } catch (const CollectiveError& e) {
+    EXPECT_EQ(e.peer_rank(), 1);
+    EXPECT_EQ(std::string(e.what()), "rank 1 (" + to_string(foreign) + ") did not answer within 300 ms");
+  }
+  EXPECT_LT(seconds_since(start), 5.0) << "waited out the 30 s collective timeout";
+}
+
 TEST(TcpCommunicatorTest, AnUnresolvablePeerIsACollectiveError) {
   DataPlaneServer server({"127.0.0.1", 0}, {});
   TcpCommunicator comm({1, 0, {"127.0.0.1:" + std::to_string(server.port()), "no-such-host.invalid:5000"},

@@ -311,7 +311,7 @@ TEST(Trainer, StopReleasesARunHungOnACore) {
   EXPECT_EQ(result.outcome, RunOutcome::cancelled);
   EXPECT_EQ(result.steps_completed, 3);
   // Usually caught inside the hung forward pass; a stop that lands first ends it between steps.
-  EXPECT_TRUE(result.reason == "cancelled while a core hung in phase forward" || result.reason == "stop requested")
+  EXPECT_TRUE(result.reason == "cancelled inside a device operation in phase forward" || result.reason == "stop requested")
       << result.reason;
 }
 
