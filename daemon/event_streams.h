@@ -3,8 +3,8 @@
 // GET /v1/events. The store worker hands over each commit's events in seq order (`publish`); a
 // subscriber resuming after an id is subscribed first, backfilled from the store, then given the
 // live events above the last one backfilled, so nothing is missed or sent twice.
-// A backfill is read a page at a time (at most kBackfillPageEvents events and read_events' scan
-// budget of rows per store task, so other requests are served between pages), each page counted
+// A backfill is read a page at a time (at most kBackfillPageRows rows scanned per store task, so
+// other requests are served between pages), each page counted
 // against the user's request rate, and the next page is read only once the client has taken the
 // last: a client far behind catches up at the pace it reads instead of overflowing its buffer.
 // Live events are sent in flush windows: publish() only queues them, and when the window has
@@ -33,9 +33,11 @@ class EventStreams {
  public:
   // What a client may have queued and unwritten before it is dropped (a resume's backfill too).
   static constexpr std::size_t kClientBufferBytes = 4 << 20;
-  // Events per backfill page read from the store, and the most text of it pushed at once (the
-  // rest when the client has taken that), well under the client's buffer.
+  // Events and rows scanned per backfill page read from the store (a few ms of the store worker:
+  // a user's streams cost it at most their request rate times that), and the most text of a page
+  // pushed at once (the rest when the client has taken that), well under the client's buffer.
   static constexpr int kBackfillPageEvents = 1000;
+  static constexpr int kBackfillPageRows = 1000;
   static constexpr std::size_t kBackfillChunkBytes = 1 << 20;
   // Whether `who` may have one more backfill page read now; else how long to wait (the API's rate
   // limiter: a stream's catch-up is the user's requests).
