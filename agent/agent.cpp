@@ -192,7 +192,12 @@ void Agent::launch(const LaunchMsg& launch) {
   spdlog::info("event=attempt_launch node={} job={} attempt={} rank={} world_size={} kind={}", config_.name,
                launch.job_id, id, launch.rank, launch.world_size, to_string(launch.kind));
   if (launch.kind == JobKind::simulated) running.core = take_core(0);
-  running.run = deps_.workloads.start_run(launch, dir, running.core, on_exit);
+  try {
+    running.run = deps_.workloads.start_run(launch, dir, running.core, on_exit);
+  } catch (const InvalidInput& e) {
+    if (launch.kind == JobKind::simulated) busy_cores_.erase(running.core);
+    return refuse_launch(launch, e.what());
+  }
   AttemptStartedMsg started{id, running.run->environment()};
   runs_.emplace(id, std::move(running));
   send(started);

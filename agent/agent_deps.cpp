@@ -40,13 +40,16 @@ std::unique_ptr<Timer> SteadyTimers::make() { return std::make_unique<SteadyTime
 
 LocalWorkloads::LocalWorkloads(boost::asio::io_context& io, neuron::NeuronDevice& device,
                                neuron::DataPlaneServer& data_plane, ProcessRegistry& processes,
-                               JobAccounts job_accounts, std::chrono::milliseconds collective_timeout)
+                               JobAccounts job_accounts, Cgroups cgroups, std::chrono::milliseconds collective_timeout)
     : io_(io),
       device_(device),
       data_plane_(data_plane),
       processes_(processes),
       job_accounts_(std::move(job_accounts)),
+      cgroups_(std::move(cgroups)),
       collective_timeout_(collective_timeout) {}
+
+LocalWorkloads::~LocalWorkloads() { cgroups_.remove_all(); }
 
 PostToIo LocalWorkloads::post_to_io() {
   return [this](std::function<void()> fn) { boost::asio::post(io_, std::move(fn)); };
@@ -55,8 +58,9 @@ PostToIo LocalWorkloads::post_to_io() {
 std::unique_ptr<AttemptRun> LocalWorkloads::start_run(const LaunchMsg& launch, const std::string& attempt_dir,
                                                       int core, ExitCallback on_exit) {
   if (launch.kind == JobKind::command) {
-    return std::make_unique<CommandRun>(launch, attempt_dir, job_accounts_.account_for(launch.user), processes_,
-                                        io_, std::move(on_exit));
+    return std::make_unique<CommandRun>(launch, attempt_dir,
+                                        job_accounts_.account_for(launch.user, launch.job_id, attempt_dir), cgroups_,
+                                        processes_, io_, std::move(on_exit));
   }
   SimulatedRunContext context{device_, data_plane_, device_.faults().link, core, collective_timeout_};
   return std::make_unique<SimulatedRun>(launch, attempt_dir, context, post_to_io(), std::move(on_exit));

@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "agent/attempt_cgroup.h"
 #include "agent/attempt_run.h"
 #include "agent/health_task.h"
 #include "agent/job_account.h"
@@ -74,17 +75,22 @@ class SteadyTimers final : public Timers {
 class Workloads {
  public:
   virtual ~Workloads() = default;
-  // `core` is the NeuronCore the agent picked for a simulated rank.
+  // `core` is the NeuronCore the agent picked for a simulated rank. Throws InvalidInput naming the
+  // launch's field when the run cannot be started as asked (a job id without an account of its own).
   virtual std::unique_ptr<AttemptRun> start_run(const LaunchMsg& launch, const std::string& attempt_dir, int core,
                                                 ExitCallback on_exit) = 0;
   virtual std::unique_ptr<HealthTask> start_health_check(const HealthCheckMsg& request, HealthTask::Done done) = 0;
 };
 
-// Command jobs as processes (agent/command_run.h), simulated ones on the device (agent/simulated_run.h).
+// Command jobs as processes (agent/command_run.h), in cgroups when `cgroups` are available;
+// simulated ones on the device (agent/simulated_run.h).
 class LocalWorkloads final : public Workloads {
  public:
   LocalWorkloads(boost::asio::io_context& io, neuron::NeuronDevice& device, neuron::DataPlaneServer& data_plane,
-                 ProcessRegistry& processes, JobAccounts job_accounts, std::chrono::milliseconds collective_timeout);
+                 ProcessRegistry& processes, JobAccounts job_accounts, Cgroups cgroups,
+                 std::chrono::milliseconds collective_timeout);
+  // Removes the agent's cgroup parents (its runs, destroyed before, removed their own).
+  ~LocalWorkloads() override;
   std::unique_ptr<AttemptRun> start_run(const LaunchMsg& launch, const std::string& attempt_dir, int core,
                                         ExitCallback on_exit) override;
   std::unique_ptr<HealthTask> start_health_check(const HealthCheckMsg& request, HealthTask::Done done) override;
@@ -97,6 +103,7 @@ class LocalWorkloads final : public Workloads {
   neuron::DataPlaneServer& data_plane_;
   ProcessRegistry& processes_;
   JobAccounts job_accounts_;
+  Cgroups cgroups_;
   std::chrono::milliseconds collective_timeout_;
 };
 

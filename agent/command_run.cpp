@@ -82,7 +82,8 @@ std::map<std::string, std::string> command_environment(const LaunchMsg& l, const
 }
 
 CommandRun::CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, std::optional<JobAccount> account,
-                       ProcessRegistry& processes, boost::asio::io_context& io, ExitCallback on_exit)
+                       const Cgroups& cgroups, ProcessRegistry& processes, boost::asio::io_context& io,
+                       ExitCallback on_exit)
     : launch_(launch),
       account_(std::move(account)),
       processes_(processes),
@@ -99,6 +100,16 @@ CommandRun::CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, 
     fail_to_start(e.what());
     return;
   }
+  if (cgroups.available()) {
+    const CgroupLimits limits{launch_.cores, 0, cgroups.pids_max()};
+    try {
+      cgroup_ = std::make_unique<AttemptCgroup>(cgroups, launch_.attempt_id, limits);
+    } catch (const std::exception& e) {
+      ::close(log_fd);
+      fail_to_start(std::string("cannot make the attempt's cgroup: ") + e.what());
+      return;
+    }
+  }
   // Everything the child needs is built before it starts: it shares our memory and only makes system calls.
   const auto env = command_environment(launch_, files_, environ, account_ ? &*account_ : nullptr);
   environment_ = mask_secrets(env);
@@ -112,9 +123,14 @@ CommandRun::CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, 
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
 
-  const SpawnPlan plan{argv.data(), envp.data(), log_fd, attempt_dir.c_str(), account_ ? &*account_ : nullptr};
+  SpawnPlan plan{argv.data(), envp.data(), log_fd, attempt_dir.c_str(), account_ ? &*account_ : nullptr};
+  if (cgroup_) {
+    plan.cgroup_fds = cgroup_->join_fds().data();
+    plan.cgroup_fd_count = cgroup_->join_fds().size();
+  }
   const pid_t pid = spawn_process(plan);
   ::close(log_fd);
+  if (cgroup_) cgroup_->close_join_fds();
   if (pid < 0) {
     fail_to_start(std::string("cannot create the process: ") + std::strerror(-pid));
     return;
@@ -132,8 +148,15 @@ int CommandRun::prepare_files(const std::string& attempt_dir) {
   if (account_) owner = checkpoint::DirOwner{account_->uid, account_->gid};
   // The attempt directory is new (the agent's attempts/ is its own), and a symlink planted in its place
   // was refused at launch (agent/launch_paths.h).
-  if (::mkdir(attempt_dir.c_str(), 0700) != 0 && errno != EEXIST) {
-    throw std::runtime_error("cannot create " + attempt_dir + ": " + std::strerror(errno));
+  if (::mkdir(attempt_dir.c_str(), 0700) != 0) {
+    if (errno != EEXIST) throw std::runtime_error("cannot create " + attempt_dir + ": " + std::strerror(errno));
+    // One left by an earlier life of the agent is the job's, or ours; another account's is not
+    // given to the job with whatever that account put in it.
+    struct stat st {};
+    if (owner && ::lstat(attempt_dir.c_str(), &st) == 0 && st.st_uid != owner->uid && st.st_uid != ::geteuid()) {
+      throw std::runtime_error(attempt_dir + " already exists and belongs to uid " + std::to_string(st.st_uid) +
+                               ", not to the job's account (uid " + std::to_string(owner->uid) + ")");
+    }
   }
   if (owner && ::lchown(attempt_dir.c_str(), owner->uid, owner->gid) != 0) {
     throw std::runtime_error("cannot give " + attempt_dir + " to " + account_->name + ": " + std::strerror(errno));
@@ -156,9 +179,9 @@ void CommandRun::fail_to_start(const std::string& reason) {
 
 CommandRun::~CommandRun() {
   if (pid_ <= 0 || exited_) return;
-  // Destroyed before its exit was seen (the agent stopping): the group is killed and the leader
+  // Destroyed before its exit was seen (the agent stopping): everything is killed and the leader
   // reaped here, which a SIGKILL makes quick.
-  ::killpg(pid_, SIGKILL);
+  kill_everything();
   int status = 0;
   while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
   }
@@ -189,8 +212,8 @@ void CommandRun::reap() {
   int status = 0;
   while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
   }
-  // Children the job left behind in its process group do not outlive it.
-  ::killpg(pid_, SIGKILL);
+  // Children the job left behind, in its cgroup or process group, do not outlive it.
+  kill_everything();
   exited_ = true;
   exit_watch_.close();
   processes_.forget(pid_);
@@ -207,6 +230,7 @@ void CommandRun::finish(int status) {
     exit.reason = std::string("killed by signal ") + std::to_string(*exit.signal) + " (" + strsignal(*exit.signal) + ")";
   }
   if (!stop_reason_.empty()) exit.reason = stop_reason_ + " (" + exit.reason + ")";
+  if (const std::string oom = end_cgroup(); !oom.empty()) exit.reason = oom + "; " + exit.reason;
   report();
   exit.steps = last_step_;
   exit.log_tail = read_exit_tail(log_path_);
@@ -226,7 +250,27 @@ void CommandRun::terminate(const std::string& reason) {
 }
 
 void CommandRun::kill() {
-  if (pid_ > 0 && !exited_) ::killpg(pid_, SIGKILL);
+  if (pid_ > 0 && !exited_) kill_everything();
+}
+
+void CommandRun::kill_everything() {
+  ::killpg(pid_, SIGKILL);
+  if (cgroup_ && !cgroup_->kill_all()) {
+    spdlog::warn("event=cgroup_not_emptied job={} attempt={}", launch_.job_id, launch_.attempt_id);
+  }
+}
+
+std::string CommandRun::end_cgroup() {
+  if (!cgroup_) return "";
+  const CgroupUsage usage = cgroup_->usage();
+  cgroup_.reset();
+  const std::int64_t peak_mb = usage.peak_memory_bytes.value_or(0) / (1024 * 1024);
+  spdlog::info("event=attempt_cgroup_removed job={} attempt={} peak_memory_mb={} oom_kills={}", launch_.job_id,
+               launch_.attempt_id, usage.peak_memory_bytes ? std::to_string(peak_mb) : "unknown", usage.oom_kills);
+  if (usage.oom_kills == 0) return "";
+  return "out of memory: the kernel's OOM killer killed " + std::to_string(usage.oom_kills) +
+         (usage.oom_kills == 1 ? " process" : " processes") + " of the attempt (peak " + std::to_string(peak_mb) +
+         " MiB)";
 }
 
 void CommandRun::save_then_stop(const std::string& reason) {

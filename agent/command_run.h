@@ -18,10 +18,13 @@
 // agent, as root, still reads them); USER, LOGNAME and HOME are the account's. The process starts
 // in its attempt directory.
 //
-// Lifetime: the job's leader gets PR_SET_PDEATHSIG(SIGKILL), the whole group is killed when the
-// leader exits, and the group is recorded in the `ProcessRegistry`, so a restarted agent kills what
-// survived a kill -9 of its previous life. (Under systemd, KillMode=control-group also covers the
-// time between the two.)
+// Lifetime: the job's leader gets PR_SET_PDEATHSIG(SIGKILL), and the group is recorded in the
+// `ProcessRegistry`, so a restarted agent kills what survived a kill -9 of its previous life.
+// (Under systemd, KillMode=control-group also covers the time between the two.) With cgroups
+// (agent/attempt_cgroup.h) the process starts inside the attempt's cgroup, under its limits, and
+// when the leader exits every process in it is killed, `setsid` or not; its peak memory and OOM
+// kills are read, and an OOM kill makes the exit reason say "out of memory" (failure class oom).
+// Without cgroups the leader's process group is killed instead.
 //
 // Provenance: a process may write a JSON object of facts about its run (library versions, data set
 // ids) to the file named in TRAINYARD_PROVENANCE_FILE; it is read when the process has ended
@@ -37,6 +40,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 
+#include "agent/attempt_cgroup.h"
 #include "agent/attempt_run.h"
 #include "agent/job_account.h"
 #include "agent/process_registry.h"
@@ -61,9 +65,10 @@ std::map<std::string, std::string> command_environment(const LaunchMsg& launch, 
 
 class CommandRun final : public AttemptRun {
  public:
-  // Starts the process; on failure to start, the exit callback is posted with the reason.
+  // Starts the process, in a cgroup of its own when `cgroups` are available; on failure to start,
+  // the exit callback is posted with the reason.
   CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, std::optional<JobAccount> account,
-             ProcessRegistry& processes, boost::asio::io_context& io, ExitCallback on_exit);
+             const Cgroups& cgroups, ProcessRegistry& processes, boost::asio::io_context& io, ExitCallback on_exit);
   ~CommandRun() override;
 
   void terminate(const std::string& reason) override;
@@ -81,9 +86,14 @@ class CommandRun final : public AttemptRun {
   void watch_exit();
   void reap();
   void finish(int status);
+  // Every process of the attempt: its cgroup's, or else its process group's.
+  void kill_everything();
+  // Removes the cgroup; says whether the kernel's OOM killer acted in it ("" when not).
+  std::string end_cgroup();
 
   LaunchMsg launch_;
   std::optional<JobAccount> account_;
+  std::unique_ptr<AttemptCgroup> cgroup_;
   ProcessRegistry& processes_;
   std::string log_path_;
   RankFiles files_;

@@ -57,6 +57,7 @@ std::map<std::string, std::string> read_user_map(const std::string& path) {
 }
 
 namespace {
+
 JobAccount resolve_unprivileged(const std::string& field, const std::string& name, bool allow_root) {
   JobAccount account = resolve_account(field, name);
   if (account.uid == 0 && !allow_root) {
@@ -64,29 +65,86 @@ JobAccount resolve_unprivileged(const std::string& field, const std::string& nam
   }
   return account;
 }
+
+// The last uid of the range; (uid_t)-1 is no uid (setresuid's "unchanged"), so the range stops short of it.
+std::uint64_t last_uid(const JobUidRange& range) { return std::uint64_t{range.first} + range.count - 1; }
+
+void check_range(const JobUidRange& range) {
+  if (range.first == 0) throw InvalidInput("--job-uid-base", "must not be 0 (root)");
+  if (range.count == 0) throw InvalidInput("--job-uid-count", "must be at least 1");
+  if (last_uid(range) >= std::uint64_t{static_cast<uid_t>(-1)}) {
+    throw InvalidInput("--job-uid-count", "--job-uid-base " + std::to_string(range.first) + " + " +
+                                              std::to_string(range.count) + " uids pass the largest uid, " +
+                                              std::to_string(static_cast<uid_t>(-1) - 1));
+  }
+}
+
+bool in_range(const JobUidRange& range, std::uint64_t id) { return id >= range.first && id <= last_uid(range); }
+
+// A named account with a uid or gid a job may get would share its files and processes with that job.
+void check_outside_range(const std::string& field, const JobAccount& account, const JobUidRange& range) {
+  if (in_range(range, account.uid) || in_range(range, account.gid)) {
+    throw InvalidInput(field, "\"" + account.name + "\" (uid " + std::to_string(account.uid) + ", gid " +
+                                  std::to_string(account.gid) + ") is inside the per-job uid range " +
+                                  std::to_string(range.first) + "-" + std::to_string(last_uid(range)) +
+                                  " (--job-uid-base, --job-uid-count)");
+  }
+}
+
 }  // namespace
 
-JobAccounts::JobAccounts(const JobAccountOptions& options, bool agent_is_root) {
+JobAccount per_job_account(const JobUidRange& range, std::int64_t job, const std::string& home) {
+  if (job < 0 || static_cast<std::uint64_t>(job) >= range.count) {
+    throw InvalidInput("job_id", "job " + std::to_string(job) + " has no account of its own: the per-job uid range " +
+                                     std::to_string(range.first) + "-" + std::to_string(last_uid(range)) +
+                                     " holds job ids 0-" + std::to_string(range.count - 1) +
+                                     " (--job-uid-base, --job-uid-count)");
+  }
+  const auto id = static_cast<uid_t>(range.first + static_cast<std::uint64_t>(job));
+  return JobAccount{"trainyard-job-" + std::to_string(job), id, id, {}, home};
+}
+
+JobAccounts::JobAccounts(const JobAccountOptions& options, bool agent_is_root) : job_uids_(options.job_uids) {
+  check_range(job_uids_);
   if (!agent_is_root) return;
   for (const auto& [user, name] : options.user_map) {
     try {
       mapped_[user] = resolve_unprivileged("--user-map", name, options.allow_root_jobs);
+      check_outside_range("--user-map", mapped_[user], job_uids_);
     } catch (const InvalidInput& e) {
       throw InvalidInput("--user-map", "\"" + user + "\": " + e.message());
     }
   }
-  if (options.allow_root_jobs && !options.job_user) return;
-  default_account_ = resolve_unprivileged("--job-user", options.job_user.value_or("nobody"), options.allow_root_jobs);
+  if (options.job_user) {
+    named_ = resolve_unprivileged("--job-user", *options.job_user, options.allow_root_jobs);
+    check_outside_range("--job-user", *named_, job_uids_);
+    default_kind_ = Default::named;
+  } else if (!options.allow_root_jobs) {
+    default_kind_ = Default::per_job;
+  }
 }
 
-std::optional<JobAccount> JobAccounts::account_for(const std::string& user) const {
-  const auto it = mapped_.find(user);
-  return it == mapped_.end() ? default_account_ : it->second;
+std::optional<JobAccount> JobAccounts::account_for(const std::string& user, std::int64_t job,
+                                                   const std::string& work_dir) const {
+  if (const auto it = mapped_.find(user); it != mapped_.end()) return it->second;
+  switch (default_kind_) {
+    case Default::agent: return std::nullopt;
+    case Default::named: return named_;
+    case Default::per_job: return per_job_account(job_uids_, job, work_dir);
+  }
+  return std::nullopt;
 }
 
 std::string JobAccounts::describe() const {
-  std::string text = default_account_ ? default_account_->name + " (uid " + std::to_string(default_account_->uid) + ")"
-                                      : "the agent's own account";
+  std::string text;
+  switch (default_kind_) {
+    case Default::agent: text = "the agent's own account"; break;
+    case Default::named: text = named_->name + " (uid " + std::to_string(named_->uid) + ", shared by every job)"; break;
+    case Default::per_job:
+      text = "an account of each job's own (uid = gid = " + std::to_string(job_uids_.first) + " + job id, up to " +
+             std::to_string(last_uid(job_uids_)) + ")";
+      break;
+  }
   if (!mapped_.empty()) text += ", or the account --user-map gives the submitting user";
   return text;
 }

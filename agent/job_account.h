@@ -2,12 +2,16 @@
 // The Unix account a command job runs as (README "What a job runs as").
 //
 // An agent running as root never runs a command job as root unless told to (--allow-root-jobs):
-// each job runs as the account its submitting Trainyard user maps to (--user-map), or else as
-// --job-user (default `nobody`). Accounts are resolved once, at start, so a launch makes no
-// name-service calls and a missing account stops the agent before it takes work. An agent that is
-// not root cannot switch: its jobs run as itself.
+// each job runs as the account its submitting Trainyard user maps to (--user-map), or else, by
+// default, as an account of its own that no other job shares: uid = gid = the range's first uid +
+// the job id, so every node and every attempt of a job agree on it without asking anyone (like
+// systemd's DynamicUser). An explicit --job-user runs all unmapped users' jobs as that one account
+// instead, and then they can reach each other's files and processes. Named accounts are resolved
+// once, at start, so a launch makes no name-service calls and a missing account stops the agent
+// before it takes work. An agent that is not root cannot switch: its jobs run as itself.
 #include <sys/types.h>
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -31,26 +35,45 @@ JobAccount resolve_account(const std::string& field, const std::string& name);
 // Throws InvalidInput("--user-map", ...) naming the key when the file or an entry is bad.
 std::map<std::string, std::string> read_user_map(const std::string& path);
 
+// The uids (and gids) of per-job accounts: job J runs as `first + J`. The default range starts
+// at 0x60000000, far above the accounts a system allocates, and holds 2^28 job ids.
+struct JobUidRange {
+  std::uint32_t first = 0x60000000;
+  std::uint32_t count = 0x10000000;
+};
+
+// Job `job`'s own account: uid = gid = range.first + job, no supplementary groups, named
+// "trainyard-job-J", HOME `home`. Throws InvalidInput("job_id", ...) for a job id outside the range.
+JobAccount per_job_account(const JobUidRange& range, std::int64_t job, const std::string& home);
+
 struct JobAccountOptions {
-  std::optional<std::string> job_user;  // unset: nobody, or root with allow_root_jobs
+  std::optional<std::string> job_user;  // unset: per-job accounts, or root with allow_root_jobs
   std::map<std::string, std::string> user_map;  // Trainyard user -> Unix user
   bool allow_root_jobs = false;
+  JobUidRange job_uids;
 };
 
 class JobAccounts {
  public:
   // Resolves every account named; throws InvalidInput naming the flag (and key) when one is
-  // missing, or is root without `allow_root_jobs`. `agent_is_root` false: jobs run as the agent.
+  // missing, is root without `allow_root_jobs`, or has a uid inside the per-job range (it would
+  // share it with a job), or when the range itself is bad. `agent_is_root` false: jobs run as the
+  // agent.
   JobAccounts(const JobAccountOptions& options, bool agent_is_root);
   JobAccounts() = default;  // jobs run as the agent
 
-  // The account to switch to for a job `user` submitted; empty when the job runs as the agent.
-  std::optional<JobAccount> account_for(const std::string& user) const;
+  // The account to switch to for job `job`, which `user` submitted and which works in `work_dir`
+  // (a per-job account's HOME); empty when the job runs as the agent. Throws InvalidInput("job_id")
+  // when the job's own account would fall outside the range.
+  std::optional<JobAccount> account_for(const std::string& user, std::int64_t job, const std::string& work_dir) const;
   // One line for the start-up log: who jobs run as.
   std::string describe() const;
 
  private:
-  std::optional<JobAccount> default_account_;  // empty: jobs of unmapped users run as the agent
+  enum class Default { agent, named, per_job };
+  Default default_kind_ = Default::agent;  // who runs the jobs of users the map does not name
+  std::optional<JobAccount> named_;        // --job-user
+  JobUidRange job_uids_;
   std::map<std::string, JobAccount> mapped_;
 };
 

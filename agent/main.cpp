@@ -39,6 +39,9 @@ struct Flags {
   std::string job_user;
   std::string user_map;
   bool allow_root_jobs = false;
+  std::int64_t job_uid_base = trainyard::agent::JobUidRange{}.first;
+  std::int64_t job_uid_count = trainyard::agent::JobUidRange{}.count;
+  std::int64_t job_pids_max = 4096;
   std::string ca_file;
   std::string tls_cert;
   std::string tls_key;
@@ -55,14 +58,15 @@ std::string read_token(const std::string& path) {
 }
 
 trainyard::agent::JobAccounts job_accounts(const Flags& f) {
+  trainyard::agent::JobAccountOptions options;
+  options.job_uids = {static_cast<std::uint32_t>(f.job_uid_base), static_cast<std::uint32_t>(f.job_uid_count)};
   const bool root = ::geteuid() == 0;
   if (!root) {
     if (!f.job_user.empty() || !f.user_map.empty()) {
       spdlog::warn("event=job_accounts_ignored reason=\"the agent is not root and cannot switch accounts\"");
     }
-    return {};
+    return trainyard::agent::JobAccounts(options, false);
   }
-  trainyard::agent::JobAccountOptions options;
   if (!f.job_user.empty()) options.job_user = f.job_user;
   if (!f.user_map.empty()) options.user_map = trainyard::agent::read_user_map(f.user_map);
   options.allow_root_jobs = f.allow_root_jobs;
@@ -157,9 +161,18 @@ int main(int argc, char** argv) {
   flags.add_int("collective-timeout-ms", "a peer silent this long fails the collective", &f.collective_timeout_ms, 10,
                 3'600'000);
   flags.add_int("seed", "seed of the simulated device's stochastic rounding", &f.seed, 0, INT64_MAX);
-  flags.add_string("job-user", "Unix account command jobs run as when the agent is root (default nobody)", &f.job_user);
+  flags.add_string("job-user",
+                   "one Unix account every command job of an unmapped user runs as, shared by all of them (default: "
+                   "each job its own uid, see --job-uid-base)",
+                   &f.job_user);
+  flags.add_int("job-uid-base", "uid (and gid) of job 0's own account; job J runs as BASE + J", &f.job_uid_base, 1,
+                0xFFFFFFFE);
+  flags.add_int("job-uid-count", "how many per-job uids from --job-uid-base; a job id past them is refused at launch",
+                &f.job_uid_count, 1, 0xFFFFFFFE);
+  flags.add_int("job-pids-max", "processes and threads each attempt may have at once (its cgroup's pids.max)",
+                &f.job_pids_max, 1, 4'194'304);
   flags.add_string("user-map", "JSON file mapping Trainyard users to Unix accounts, e.g. {\"alice\": \"alice\"}; "
-                   "other users' jobs run as --job-user", &f.user_map);
+                   "other users' jobs run as accounts of their own (or --job-user)", &f.user_map);
   flags.add_bool("allow-root-jobs", "let command jobs run as root (without --job-user: as the agent, root)",
                  &f.allow_root_jobs);
   trainyard::FaultPlan faults;
@@ -191,15 +204,27 @@ int main(int argc, char** argv) {
                  config.data_addr, fmt::join(config.servers, ","));
     spdlog::info("event=job_account node={} agent_uid={} jobs_run_as=\"{}\"", config.name, ::geteuid(),
                  config.job_accounts.describe());
+    auto cgroups = trainyard::agent::Cgroups::set_up(
+        "/sys/fs/cgroup", trainyard::agent::agent_cgroup_name(config.name, config.work_dir), f.job_pids_max);
+    if (cgroups.available()) {
+      spdlog::info("event=cgroups node={} cgroups={} parent={} pids_max={}", config.name, cgroups.describe(),
+                   cgroups.parents().front(), cgroups.pids_max());
+    } else {
+      spdlog::warn("event=cgroups node={} cgroups=\"{}\" fallback=\"process groups, no limits\"", config.name,
+                   cgroups.describe());
+    }
     boost::asio::io_context io(1);
     // What a previous life of this agent left running is not ours to run: kill it before connecting.
     trainyard::agent::ProcessRegistry processes(config.work_dir + "/processes");
     if (const int killed = processes.kill_leftovers(); killed > 0) {
       spdlog::warn("event=leftovers_of_previous_run node={} process_groups={}", config.name, killed);
     }
+    if (const int removed = cgroups.remove_leftovers(); removed > 0) {
+      spdlog::warn("event=leftovers_of_previous_run node={} cgroups={}", config.name, removed);
+    }
     trainyard::agent::WebSocketDaemonLinks links(io, config.tls);
     trainyard::agent::LocalWorkloads workloads(io, device, data_plane, processes, config.job_accounts,
-                                               config.collective_timeout);
+                                               std::move(cgroups), config.collective_timeout);
     trainyard::agent::SteadyTimers timers(io);
     trainyard::agent::Agent agent(io, config, device, {links, workloads, timers});
     boost::asio::signal_set signals(io, SIGINT, SIGTERM);

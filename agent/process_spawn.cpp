@@ -55,9 +55,12 @@ int child_main(void* raw) {
   const int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
   const char* failed = ::chdir(plan.dir) == 0 ? nullptr : "chdir to the attempt directory";
+  for (std::size_t i = 0; !failed && i < plan.cgroup_fd_count; ++i) {
+    if (::write(plan.cgroup_fds[i], "0", 1) != 1) failed = "joining the attempt's cgroup";
+  }
   if (!failed && plan.account) failed = drop_privileges(*plan.account);
   if (failed) {
-    write_error("cannot start the job as its account: ", failed);
+    write_error("cannot start the job: ", failed);
     ::_exit(127);
   }
   // The job dies with the agent's thread that started it; if the agent died before this line,

@@ -9,6 +9,7 @@
 // and writes nothing of the agent's (no malloc, no locks, no glibc set*id wrappers).
 #include <sys/types.h>
 
+#include <cstddef>
 #include <string>
 
 #include "agent/job_account.h"
@@ -21,6 +22,10 @@ struct SpawnPlan {
   int output_fd = -1;           // becomes stdout and stderr; stdin is /dev/null
   const char* dir = nullptr;    // the child starts there
   const JobAccount* account = nullptr;  // the child drops to it; nullptr: stays the agent's
+  // cgroup.procs of the attempt's cgroup(s) (agent/attempt_cgroup.h): the child writes "0" to each,
+  // joining them while still root, before anything of the job runs.
+  const int* cgroup_fds = nullptr;
+  std::size_t cgroup_fd_count = 0;
 };
 
 // Starts the process as the leader of a new process group, which dies with the calling thread

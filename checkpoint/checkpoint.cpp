@@ -388,6 +388,13 @@ void create_checkpoint_dir(const fs::path& dir, std::optional<DirOwner> owner) {
   if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) throw_errno("mkdir", dir);
   if (::lstat(dir.c_str(), &st) != 0) throw_errno("lstat", dir);
   if (!S_ISDIR(st.st_mode)) throw std::runtime_error(dir.string() + ": replaced by a non-directory while being created");
+  // A directory another account made is not the job's, whatever it holds: taking it over would
+  // hand the job what that account planted in it, and removing it could destroy someone's data.
+  if (owner && st.st_uid != owner->uid && st.st_uid != ::geteuid()) {
+    throw std::runtime_error(dir.string() + " already exists and belongs to uid " + std::to_string(st.st_uid) +
+                             ", not to the job's account (uid " + std::to_string(owner->uid) +
+                             "): refusing to use it (remove it, or give it to that uid, to let the job run)");
+  }
   if ((st.st_mode & 07777) != 0700 && ::chmod(dir.c_str(), 0700) != 0) throw_errno("chmod", dir);
   const bool owned = !owner || (st.st_uid == owner->uid && st.st_gid == owner->gid);
   if (!owned && ::lchown(dir.c_str(), owner->uid, owner->gid) != 0) throw_errno("chown", dir);

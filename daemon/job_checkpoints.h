@@ -3,8 +3,9 @@
 // "Checkpoints"). The directory is the job's to write, so what is in it proves nothing: a checkpoint
 // counts only when an attempt of this job reported it (store.h CheckpointRecord) and its manifest
 // still has the digest that attempt reported, and verifies. A command job's step directories
-// without a manifest are its own format, which it has no way to report: they count as before, and
-// are as safe as the job's private directory.
+// without a manifest are its own format, which it has no way to report: they count when the job's
+// account wrote them (they belong to the owner of the job's directory, which the agent gives to
+// the job's account), so one planted by another account is never resumed from.
 #include <filesystem>
 #include <optional>
 #include <string>

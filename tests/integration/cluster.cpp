@@ -1,5 +1,7 @@
 #include "tests/integration/cluster.h"
 
+#include "agent/attempt_cgroup.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -83,7 +85,7 @@ bool eventually(const std::function<bool()>& condition, std::chrono::millisecond
 Cluster::Cluster() {
   char tmpl[] = "/tmp/trainyard-it-XXXXXX";
   dir_ = ::mkdtemp(tmpl);
-  // A root agent runs command jobs as other accounts (nobody by default): they must reach their
+  // A root agent runs command jobs as other accounts (each job its own by default): they must reach their
   // attempt directories under agents/ (traverse, not list) and can leave files in shared/.
   const auto traversable = fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec;
   fs::permissions(dir_, traversable);
@@ -95,6 +97,10 @@ Cluster::Cluster() {
 
 Cluster::~Cluster() {
   agents_.clear();
+  // A root agent's cgroups outlive its SIGKILL: they go, with whatever its jobs left in them.
+  for (const auto& name : agent_names_) {
+    agent::Cgroups::find("/sys/fs/cgroup", agent::agent_cgroup_name(name, dir_ + "/agents/" + name)).remove_all();
+  }
   daemon_.reset();
   std::error_code ec;
   if (!::testing::Test::HasFailure()) fs::remove_all(dir_, ec);
@@ -136,6 +142,7 @@ void Cluster::start_agent(const std::string& name, const AgentSpec& spec) {
                                    dir_ + "/agents/" + name, "--collective-timeout-ms", "5000"};
   argv.insert(argv.end(), spec.extra_flags.begin(), spec.extra_flags.end());
   agents_[name] = std::make_unique<Process>(argv, dir_ + "/agent-" + name + ".log");
+  agent_names_.insert(name);
 }
 
 void Cluster::stop_agent(const std::string& name, int sig) {

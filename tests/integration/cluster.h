@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -93,6 +94,7 @@ class Cluster {
   std::string admin_token_;
   std::unique_ptr<Process> daemon_;
   std::map<std::string, std::unique_ptr<Process>> agents_;
+  std::set<std::string> agent_names_;  // every agent ever started, whose cgroups go at the end
   std::unique_ptr<cli::HttpClient> client_;
   std::string ca_file_;
   int daemon_starts_ = 0;

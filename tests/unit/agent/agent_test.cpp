@@ -472,7 +472,8 @@ class ProcessWorkloads final : public Workloads {
       : io_(io), processes_(registry_dir.string()) {}
   std::unique_ptr<AttemptRun> start_run(const LaunchMsg& launch, const std::string& attempt_dir, int,
                                         ExitCallback on_exit) override {
-    return std::make_unique<CommandRun>(launch, attempt_dir, std::nullopt, processes_, io_, std::move(on_exit));
+    return std::make_unique<CommandRun>(launch, attempt_dir, std::nullopt, no_cgroups_, processes_, io_,
+                                        std::move(on_exit));
   }
   std::unique_ptr<HealthTask> start_health_check(const HealthCheckMsg&, HealthTask::Done) override {
     ADD_FAILURE() << "no health checks in these tests";
@@ -482,6 +483,7 @@ class ProcessWorkloads final : public Workloads {
  private:
   boost::asio::io_context& io_;
   ProcessRegistry processes_;
+  Cgroups no_cgroups_;  // process groups, as before cgroups
 };
 
 class AgentProcessTest : public AgentTest {

@@ -39,17 +39,62 @@ TEST(UserMap, IsAnObjectOfTrainyardUserToUnixUserAndNamesTheBadKey) {
 TEST(JobAccounts, AnAgentThatIsNotRootRunsJobsAsItself) {
   JobAccountOptions options;
   options.job_user = "daemon";
-  EXPECT_FALSE(JobAccounts(options, false).account_for("alice"));
+  EXPECT_FALSE(JobAccounts(options, false).account_for("alice", 7, "/w/attempts/9"));
+  EXPECT_FALSE(JobAccounts(JobAccountOptions{}, false).account_for("alice", 7, "/w/attempts/9"));
 }
 
-TEST(JobAccounts, ARootAgentRunsJobsAsNobodyUnlessMapped) {
+TEST(JobAccounts, ARootAgentRunsEachUnmappedJobAsAnAccountOfItsOwn) {
   JobAccountOptions options;
   options.user_map = {{"alice", "daemon"}};
   const JobAccounts accounts(options, true);
-  EXPECT_EQ(accounts.account_for("bob")->name, "nobody");
-  EXPECT_NE(accounts.account_for("bob")->uid, 0u);
-  EXPECT_EQ(accounts.account_for("alice")->name, "daemon");
-  EXPECT_EQ(accounts.account_for("alice")->uid, 1u);
+  const auto bob7 = accounts.account_for("bob", 7, "/w/attempts/9");
+  ASSERT_TRUE(bob7);
+  EXPECT_EQ(bob7->uid, 0x60000000u + 7);
+  EXPECT_EQ(bob7->gid, 0x60000000u + 7);
+  EXPECT_TRUE(bob7->groups.empty());
+  EXPECT_EQ(bob7->name, "trainyard-job-7");
+  EXPECT_EQ(bob7->home, "/w/attempts/9");
+  EXPECT_EQ(accounts.account_for("bob", 8, "/w/attempts/10")->uid, 0x60000000u + 8) << "another job, another uid";
+  EXPECT_EQ(accounts.account_for("carol", 7, "/w/attempts/11")->uid, bob7->uid)
+      << "every attempt of a job gets the same uid, whoever asks";
+  EXPECT_EQ(accounts.account_for("alice", 7, "/w/attempts/9")->name, "daemon");
+  EXPECT_EQ(accounts.account_for("alice", 7, "/w/attempts/9")->uid, 1u);
+}
+
+TEST(JobAccounts, AnExplicitJobUserIsSharedByEveryUnmappedJob) {
+  JobAccountOptions options;
+  options.job_user = "nobody";
+  const JobAccounts accounts(options, true);
+  EXPECT_EQ(accounts.account_for("bob", 7, "/w")->name, "nobody");
+  EXPECT_EQ(accounts.account_for("carol", 8, "/w")->uid, accounts.account_for("bob", 7, "/w")->uid);
+  EXPECT_NE(accounts.describe().find("shared by every job"), std::string::npos) << accounts.describe();
+}
+
+TEST(JobAccounts, AJobIdPastTheRangeIsRefusedNamingTheJobId) {
+  JobAccountOptions options;
+  options.job_uids = {1000000, 10};
+  const JobAccounts accounts(options, true);
+  EXPECT_EQ(accounts.account_for("bob", 9, "/w")->uid, 1000009u);
+  try {
+    accounts.account_for("bob", 10, "/w");
+    ADD_FAILURE() << "job 10 accepted past a range of 10 uids";
+  } catch (const InvalidInput& e) {
+    EXPECT_EQ(e.field(), "job_id");
+    EXPECT_NE(e.message().find("1000000-1000009"), std::string::npos) << e.message();
+  }
+  EXPECT_THROW(per_job_account(options.job_uids, -1, "/w"), InvalidInput);
+}
+
+TEST(JobAccounts, ARangeThatPassesTheLargestUidOrHoldsANamedAccountIsRefused) {
+  JobAccountOptions options;
+  options.job_uids = {0xFFFFFF00u, 0x100};
+  EXPECT_THROW(JobAccounts(options, true), InvalidInput) << "(uid_t)-1 is not a uid";
+  options.job_uids = {0xFFFFFF00u, 0xFF};
+  EXPECT_NO_THROW(JobAccounts(options, true));
+  options.job_uids = {1, 10};  // daemon is uid 1
+  options.user_map = {{"alice", "daemon"}};
+  EXPECT_NE(message_of([&] { JobAccounts(options, true); }).find("inside the per-job uid range 1-10"),
+            std::string::npos);
 }
 
 TEST(JobAccounts, RootNeedsAllowRootJobs) {
@@ -60,9 +105,9 @@ TEST(JobAccounts, RootNeedsAllowRootJobs) {
   options.job_user = "root";
   EXPECT_THROW(JobAccounts(options, true), InvalidInput);
   options.allow_root_jobs = true;
-  EXPECT_EQ(JobAccounts(options, true).account_for("bob")->uid, 0u);
+  EXPECT_EQ(JobAccounts(options, true).account_for("bob", 7, "/w")->uid, 0u);
   options.job_user.reset();
-  EXPECT_FALSE(JobAccounts(options, true).account_for("bob")) << "--allow-root-jobs alone: jobs run as the agent";
+  EXPECT_FALSE(JobAccounts(options, true).account_for("bob", 7, "/w")) << "--allow-root-jobs alone: jobs run as the agent";
 }
 
 TEST(JobAccounts, AMissingAccountIsRefusedAtStartNamingTheKey) {

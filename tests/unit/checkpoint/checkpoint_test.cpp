@@ -320,6 +320,34 @@ TEST(CheckpointDirectory, BelongsToTheJobsAccount) {
   EXPECT_EQ(st.st_mode & 07777, 0700u);
 }
 
+uid_t owner_of(const fs::path& path) {
+  struct stat st {};
+  EXPECT_EQ(::lstat(path.c_str(), &st), 0) << path;
+  return st.st_uid;
+}
+
+TEST(CheckpointDirectory, OneAnotherAccountMadeIsRefusedNotTakenOver) {
+  if (::geteuid() != 0) GTEST_SKIP() << "giving a directory away needs root";
+  TempDir dir;
+  fs::create_directories(dir.path());
+  const fs::path job = dir.path() / "job-1";
+  create_checkpoint_dir(job, DirOwner{65534, 65534});
+  create_checkpoint_dir(job, DirOwner{65534, 65534});  // the job's own, again: kept
+  try {
+    create_checkpoint_dir(job, DirOwner{1610612737, 1610612737});
+    ADD_FAILURE() << "took over a directory uid 65534 made";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("belongs to uid 65534, not to the job's account (uid 1610612737)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(owner_of(job), 65534u) << "left as it was";
+  const fs::path claimed = dir.path() / "job-2";
+  claim_checkpoints(claimed, 4);  // the daemon, as root, before the job's first rank starts
+  create_checkpoint_dir(claimed, DirOwner{1610612738, 1610612738});
+  EXPECT_EQ(owner_of(claimed), 1610612738u) << "a directory the caller made is given to the job";
+}
+
 TEST(CheckpointWriter, ReportsTheDigestOfTheManifestItWrote) {
   TempDir dir;
   std::vector<CheckpointWriteResult> done;

@@ -3,6 +3,7 @@
 // the job's to write, so a planted checkpoint, or one rewritten by an attempt that was fenced off,
 // must be passed over however valid it looks.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 
@@ -154,6 +155,26 @@ TEST(CheckpointResume, ListsEveryStepDirectoryWithWhyItIsNotResumable) {
   EXPECT_TRUE(command[3].valid) << "a command job's own format is its to resume from";
   EXPECT_FALSE(command[2].valid) << "a manifest nobody reported is not, even in a command job";
   EXPECT_EQ(resume_point(command)->step, 40);
+}
+
+TEST(CheckpointResume, ACommandsStepDirectoryAnotherAccountPlantedIsNotResumedFrom) {
+  if (::geteuid() != 0) GTEST_SKIP() << "giving directories to other accounts needs root";
+  Cluster c;
+  const fs::path dir = fs::path(c.checkpoint_root.path) / "job-1";
+  checkpoint::create_checkpoint_dir(dir, checkpoint::DirOwner{1610612737, 1610612737});
+  fs::create_directory(dir / "step-0000000005");
+  ASSERT_EQ(::lchown((dir / "step-0000000005").c_str(), 1610612737, 1610612737), 0);
+  fs::create_directory(dir / "step-0000999999");
+  ASSERT_EQ(::lchown((dir / "step-0000999999").c_str(), 1610612738, 1610612738), 0);
+
+  const auto command = inspect_checkpoints(dir, {}, JobKind::command);
+  ASSERT_EQ(command.size(), 2u);
+  EXPECT_TRUE(command[0].valid) << command[0].problem;
+  EXPECT_FALSE(command[1].valid);
+  EXPECT_NE(command[1].problem.find("written by uid 1610612738, not by the job's account (uid 1610612737"),
+            std::string::npos)
+      << command[1].problem;
+  EXPECT_EQ(resume_point(command)->step, 5);
 }
 
 }  // namespace
