@@ -56,8 +56,48 @@ void Agent::on_open() {
   hello.labels = config_.labels;
   hello.data_addr = config_.data_addr;
   hello.faults = fault_specs(device_.faults());
+  hello.cgroups = config_.cgroups;
   for (auto& [id, running] : runs_) hello.attempts.push_back(running.run->report());
+  // The welcome acknowledges the hello as an ack does a heartbeat.
+  hello_seq_ = next_heartbeat_seq();
   send(hello);
+}
+
+std::int64_t Agent::next_heartbeat_seq() {
+  const std::int64_t seq = ++heartbeat_seq_;
+  if (fence_after_.count() == 0) return seq;
+  std::unique_ptr<Timer>& deadline = fence_deadlines_[seq];
+  deadline = deps_.timers.make();
+  deadline->start(fence_after_, [this, seq] { fence(seq); });
+  return seq;
+}
+
+void Agent::acknowledged(std::int64_t seq) {
+  if (seq <= acked_seq_) return;
+  acked_seq_ = seq;
+  // Older deadlines are superseded: this one is the node's deadline now.
+  while (!fence_deadlines_.empty() && fence_deadlines_.begin()->first < seq) {
+    fence_deadlines_.begin()->second->cancel();
+    fence_deadlines_.erase(fence_deadlines_.begin());
+  }
+}
+
+void Agent::fence(std::int64_t seq) {
+  const bool newest_acked = seq == acked_seq_;
+  // A heartbeat never acknowledged has no say; one an ack superseded was cancelled.
+  if (!newest_acked) {
+    fence_deadlines_.erase(seq);
+    return;
+  }
+  if (runs_.empty()) return;
+  const std::string reason = "fenced: the daemon acknowledged no heartbeat of this node for " +
+                             std::to_string(fence_after_.count()) + " ms; its attempts stopped before the daemon could "
+                             "replace them";
+  spdlog::warn("event=fenced node={} attempts={} fence_ms={} last_acked_seq={}", config_.name, runs_.size(),
+               fence_after_.count(), seq);
+  std::vector<KillMsg> kills;
+  for (const auto& [id, running] : runs_) kills.push_back(KillMsg{id, reason, running.launch.preempt_grace_ms, false});
+  for (const auto& k : kills) kill(k);
 }
 
 void Agent::on_message(const std::string& text) {
@@ -79,12 +119,19 @@ void Agent::on_message(const std::string& text) {
             failover_.answered();
             backoff_ = config_.reconnect_min;
             heartbeat_interval_ = std::chrono::milliseconds(m.heartbeat_interval_ms);
+            const bool learned_fence = fence_after_.count() == 0 && m.fence_after_ms > 0;
+            fence_after_ = std::chrono::milliseconds(m.fence_after_ms);
+            // The first welcome teaches the fence time after the hello was sent: its deadline starts now.
+            if (learned_fence) hello_seq_ = next_heartbeat_seq();
+            acknowledged(hello_seq_);
             spdlog::info("event=registered node={} daemon_version={} heartbeat_ms={} running={}", config_.name,
                          m.daemon_version, m.heartbeat_interval_ms, runs_.size());
             for (const auto& metrics : unsent_metrics_) send(metrics);
             unsent_metrics_.clear();
             for (const auto& exit : recent_exits_) send(exit);
             schedule_heartbeat();
+          } else if constexpr (std::is_same_v<T, HeartbeatAckMsg>) {
+            acknowledged(m.seq);
           } else if constexpr (std::is_same_v<T, RefusedMsg>) {
             fatal_error_ = "the daemon refused this agent: " + m.reason;
             spdlog::error("event=refused node={} reason=\"{}\"", config_.name, m.reason);
@@ -152,6 +199,7 @@ void Agent::schedule_heartbeat() {
   heartbeat_timer_->start(heartbeat_interval_, [this] {
     if (!welcomed_) return;
     HeartbeatMsg hb;
+    hb.seq = next_heartbeat_seq();
     for (auto& [id, running] : runs_) {
       hb.attempts.push_back(running.run->report());
       hb.attempts.back().log_bytes = log_bytes_in(log_dir_of(id));

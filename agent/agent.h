@@ -10,6 +10,13 @@
 // (net/server_list.h), with the same backoff.
 // A refused join (bad token, incompatible protocol) is final: the agent stops with the reason.
 //
+// Fencing: the daemon replaces the attempts of a node it has not heard from for its node timeout.
+// So that they never run twice, an agent none of whose heartbeats the daemon acknowledged for the
+// fence time it learned at welcome stops its attempts itself (SIGTERM, the kill grace, SIGKILL),
+// whether the link is down, cut without a close, or the daemon paused. The fence time counts from
+// when the newest acknowledged heartbeat (or hello) was sent: its ack proves the daemon heard the
+// node after that (daemon/fence_timing.h says why the node timeout is then always later).
+//
 // It acts through `AgentDeps` (agent/agent_deps.h): the daemon link, the workloads and the timers.
 //
 // Threading contract: I/O thread only; runs post their exits to it.
@@ -46,6 +53,7 @@ struct AgentConfig {
   std::chrono::milliseconds reconnect_max{5000};
   std::chrono::milliseconds collective_timeout{30000};
   JobAccounts job_accounts;  // who command jobs run as
+  std::string cgroups;       // how attempts are contained, for the hello (Cgroups::describe)
 };
 
 class Agent {
@@ -66,6 +74,10 @@ class Agent {
   void on_message(const std::string& text);
   void on_closed(const std::string& reason);
   void schedule_heartbeat();
+  // Numbers a heartbeat or hello about to be sent and starts its fence deadline.
+  std::int64_t next_heartbeat_seq();
+  void acknowledged(std::int64_t seq);
+  void fence(std::int64_t seq);
   void send(const AgentMessage& message);
   // Presents `secret` from now on and saves it for later lives (agent/node_credential.h).
   void keep_node_credential(const std::string& secret);
@@ -96,6 +108,13 @@ class Agent {
   std::chrono::milliseconds heartbeat_interval_{5000};
   std::unique_ptr<Timer> heartbeat_timer_;
   std::unique_ptr<Timer> reconnect_timer_;
+  std::chrono::milliseconds fence_after_{0};  // from the welcome; 0: never fence
+  std::int64_t heartbeat_seq_ = 0;            // never reset: an old link's ack names an old number
+  std::int64_t acked_seq_ = 0;
+  std::int64_t hello_seq_ = 0;  // the welcome acknowledges it
+  // The fence deadline of each heartbeat not yet superseded by a newer acknowledged one: the
+  // newest acknowledged heartbeat's deadline fences the node when it passes.
+  std::map<std::int64_t, std::unique_ptr<Timer>> fence_deadlines_;
   struct Running {
     std::unique_ptr<AttemptRun> run;
     LaunchMsg launch;

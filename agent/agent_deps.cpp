@@ -2,6 +2,8 @@
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <charconv>
+#include <system_error>
 
 #include "agent/command_run.h"
 #include "agent/simulated_run.h"
@@ -55,11 +57,27 @@ PostToIo LocalWorkloads::post_to_io() {
   return [this](std::function<void()> fn) { boost::asio::post(io_, std::move(fn)); };
 }
 
+namespace {
+
+// Whose account a command job runs under by default: an array's tasks share the array's (the id of
+// its task 0, which the daemon sets as TRAINYARD_ARRAY_JOB_ID on every task and on no other launch),
+// so the tasks of one submission can share files; every other job has its own.
+std::int64_t account_job_of(const LaunchMsg& launch) {
+  const auto it = launch.command.env.find("TRAINYARD_ARRAY_JOB_ID");
+  if (it == launch.command.env.end()) return launch.job_id;
+  std::int64_t array_job = 0;
+  const auto [end, error] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), array_job);
+  const bool whole = error == std::errc() && end == it->second.data() + it->second.size();
+  return whole && array_job > 0 && array_job <= launch.job_id ? array_job : launch.job_id;
+}
+
+}  // namespace
+
 std::unique_ptr<AttemptRun> LocalWorkloads::start_run(const LaunchMsg& launch, const std::string& attempt_dir,
                                                       int core, ExitCallback on_exit) {
   if (launch.kind == JobKind::command) {
     return std::make_unique<CommandRun>(launch, attempt_dir,
-                                        job_accounts_.account_for(launch.user, launch.job_id, attempt_dir), cgroups_,
+                                        job_accounts_.account_for(launch.user, account_job_of(launch), attempt_dir), cgroups_,
                                         processes_, io_, std::move(on_exit));
   }
   SimulatedRunContext context{device_, data_plane_, device_.faults().link, core, collective_timeout_};

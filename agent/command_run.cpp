@@ -101,7 +101,7 @@ CommandRun::CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, 
     return;
   }
   if (cgroups.available()) {
-    const CgroupLimits limits{launch_.cores, 0, cgroups.pids_max()};
+    const CgroupLimits limits{launch_.cores, launch_.memory_mb * 1024 * 1024, cgroups.pids_max()};
     try {
       cgroup_ = std::make_unique<AttemptCgroup>(cgroups, launch_.attempt_id, limits);
     } catch (const std::exception& e) {
@@ -109,6 +109,9 @@ CommandRun::CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, 
       fail_to_start(std::string("cannot make the attempt's cgroup: ") + e.what());
       return;
     }
+  } else if (launch_.memory_mb > 0) {
+    spdlog::warn("event=memory_limit_not_enforced job={} attempt={} memory_mb={} reason=\"{}\"", launch_.job_id,
+                 launch_.attempt_id, launch_.memory_mb, cgroups.describe());
   }
   // Everything the child needs is built before it starts: it shares our memory and only makes system calls.
   const auto env = command_environment(launch_, files_, environ, account_ ? &*account_ : nullptr);
@@ -268,9 +271,10 @@ std::string CommandRun::end_cgroup() {
   spdlog::info("event=attempt_cgroup_removed job={} attempt={} peak_memory_mb={} oom_kills={}", launch_.job_id,
                launch_.attempt_id, usage.peak_memory_bytes ? std::to_string(peak_mb) : "unknown", usage.oom_kills);
   if (usage.oom_kills == 0) return "";
+  const std::string limit =
+      launch_.memory_mb > 0 ? " at the job's memory_mb of " + std::to_string(launch_.memory_mb) + " MiB" : "";
   return "out of memory: the kernel's OOM killer killed " + std::to_string(usage.oom_kills) +
-         (usage.oom_kills == 1 ? " process" : " processes") + " of the attempt (peak " + std::to_string(peak_mb) +
-         " MiB)";
+         (usage.oom_kills == 1 ? " process" : " processes") + limit + " (peak " + std::to_string(peak_mb) + " MiB)";
 }
 
 void CommandRun::save_then_stop(const std::string& reason) {

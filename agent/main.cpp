@@ -206,12 +206,13 @@ int main(int argc, char** argv) {
                  config.job_accounts.describe());
     auto cgroups = trainyard::agent::Cgroups::set_up(
         "/sys/fs/cgroup", trainyard::agent::agent_cgroup_name(config.name, config.work_dir), f.job_pids_max);
+    config.cgroups = cgroups.describe();
     if (cgroups.available()) {
-      spdlog::info("event=cgroups node={} cgroups={} parent={} pids_max={}", config.name, cgroups.describe(),
+      spdlog::info("event=cgroups node={} cgroups={} parent={} pids_max={}", config.name, config.cgroups,
                    cgroups.parents().front(), cgroups.pids_max());
     } else {
       spdlog::warn("event=cgroups node={} cgroups=\"{}\" fallback=\"process groups, no limits\"", config.name,
-                   cgroups.describe());
+                   config.cgroups);
     }
     boost::asio::io_context io(1);
     // What a previous life of this agent left running is not ours to run: kill it before connecting.

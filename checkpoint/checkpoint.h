@@ -75,8 +75,13 @@ struct DirOwner {
 
 // Creates a job's checkpoint directory (and its parents) private to the job: mode 0700 and, given
 // an `owner`, owned by the job's account (the one place that sets it). A symlink or a file in its
-// place was planted: it is replaced by the directory (the link's target is untouched).
+// place was planted: it is replaced by the directory (the link's target is untouched). A directory
+// already there that belongs to neither `owner` nor the caller (the daemon's claim makes it as
+// root) is refused with std::runtime_error saying whose it is: its contents are not the job's.
 void create_checkpoint_dir(const std::filesystem::path& dir, std::optional<DirOwner> owner = std::nullopt);
+
+// The uid owning `path` itself (a link is not followed); nullopt when it cannot be seen.
+std::optional<uid_t> owner_uid(const std::filesystem::path& path);
 
 // Complete checkpoints under `root`, oldest first; an absent root has none.
 std::vector<CheckpointInfo> list_checkpoints(const std::filesystem::path& root);

@@ -30,6 +30,7 @@ const std::vector<FlagSpec>& quick_submit_flags() {
       {"--cores-per-node", "C", "cores on each node (default: the whole node)"},
       {"--retries", "R", "retries after a failed first attempt, 0..9 (default 0)"},
       {"--timeout", "SECONDS", "wall-clock limit of an attempt"},
+      {"--mem", "MB", "MiB each node's processes may use together; past it they are killed (out of memory)"},
       {"--env", "K=V", "environment variable for the program", true},
       {"--wait-for-capacity", "", "queue the job even if no registered nodes could hold it yet (else refused)"},
   };
@@ -61,13 +62,14 @@ Json array_and_dependency_fields(const ParsedArgs& args) {
 
 // Where a quick-form flag ends up in the job spec, so that the spec's own validation
 // (parse_job_spec) can report its findings in terms of the flag the user typed.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 8> kSpecFieldFlags = {{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 9> kSpecFieldFlags = {{
     {"name", "--name"},
     {"nodes", "--nodes"},
     {"share", "--share"},
     {"priority", "--priority"},
     {"cores_per_node", "--cores-per-node"},
     {"timeout_s", "--timeout"},
+    {"memory_mb", "--mem"},
     {"command.env", "--env"},
     {"command.argv", "PROGRAM"},
 }};
@@ -100,6 +102,7 @@ Json quick_spec(const ParsedArgs& args, const std::vector<std::string>& argv) {
   if (auto priority = args.opt_integer("--priority", kAnyIntMin, kAnyInt)) spec["priority"] = *priority;
   if (auto cores = args.opt_integer("--cores-per-node", kAnyIntMin, kAnyInt)) spec["cores_per_node"] = *cores;
   if (auto timeout = args.opt_integer("--timeout", kAnyIntMin, kAnyInt)) spec["timeout_s"] = *timeout;
+  if (auto memory = args.opt_integer("--mem", kAnyIntMin, kAnyInt)) spec["memory_mb"] = *memory;
   if (auto retries = args.opt_integer("--retries", 0, kMaxRetries)) spec["retry"] = {{"attempts", *retries + 1}};
   if (args.has("--wait-for-capacity")) spec["wait_for_capacity"] = true;
   spec.update(array_and_dependency_fields(args));

@@ -14,6 +14,7 @@
 #include "daemon/api.h"
 #include "daemon/daemon_metrics.h"
 #include "daemon/event_retention.h"
+#include "daemon/fence_timing.h"
 #include "daemon/gateway.h"
 #include "daemon/graceful_shutdown.h"
 #include "daemon/join_token.h"
@@ -234,6 +235,11 @@ scheduler::PreemptionConfig preemption_config(const DaemonOptions& o) {
   return config;
 }
 
+Millis fence_time_of(const DaemonOptions& o) {
+  return fence_time({Millis(o.heartbeat_interval_ms), Millis(o.node_timeout_ms), Millis(o.kill_grace_ms),
+                     o.fence_ms < 0 ? std::nullopt : std::optional(Millis(o.fence_ms))});
+}
+
 }  // namespace
 
 bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
@@ -259,6 +265,10 @@ bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
                    &o.checkpoint_root);
   flags.add_int("heartbeat-interval-ms", "how often agents heartbeat", &o.heartbeat_interval_ms, 10, 3'600'000);
   flags.add_int("node-timeout-ms", "a node without heartbeat for this long is DOWN", &o.node_timeout_ms, 50, 86'400'000);
+  flags.add_int("fence-ms", "an agent none of whose heartbeats this daemon acknowledged for this long stops its "
+                "attempts, so that a node cut off from the daemon never runs them beside their replacements; must "
+                "leave --node-timeout-ms >= it + --kill-grace-ms + a tenth of the node timeout (default: the longest "
+                "that does); 0: agents never fence", &o.fence_ms, 0, 86'400'000);
   flags.add_int("disconnect-grace-ms", "a node whose agent connection closed and did not reopen within this is lost "
                 "(its attempts fail and resume elsewhere)", &o.disconnect_grace_ms, 0, 86'400'000);
   flags.add_int("warm-spares", "idle healthy nodes kept freshly tested, so a resume on them needs no pre-flight",
@@ -377,6 +387,7 @@ bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
   if (!o.advertise_url.empty()) parse_webhook_url(o.advertise_url, "--advertise-url");
   const bool postgresql =
       !o.store.empty() && store::parse_store_url(o.store).kind == store::StoreUrl::Kind::postgresql;  // names the field
+  fence_time_of(o);  // fail at start, naming the flag to change
   if (flags.given("lease-ttl-ms") && !postgresql) {
     throw InvalidInput("--lease-ttl-ms",
                        "only with a postgresql:// --store: a SQLite store serves one daemon, always active, with no lease");
@@ -441,6 +452,7 @@ int run_daemon(const DaemonOptions& o) {
   jm.node_timeout = Millis(o.node_timeout_ms);
   jm.recovery = {Millis(o.disconnect_grace_ms), static_cast<int>(o.warm_spares), std::chrono::seconds(o.warm_for_s)};
   jm.kill_grace_ms = static_cast<int>(o.kill_grace_ms);
+  jm.fence_after = fence_time_of(o);
   jm.max_array_size = static_cast<int>(o.max_array_size);
   jm.checkpoint_root = checkpoint_root;
   jm.retry_backoff_base = Millis(o.retry_backoff_ms);

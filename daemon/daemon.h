@@ -25,6 +25,9 @@ struct DaemonOptions {
   std::string checkpoint_root;  // default: DATA_DIR/checkpoints
   std::int64_t heartbeat_interval_ms = 5000;
   std::int64_t node_timeout_ms = 30000;
+  // An agent with no heartbeat acknowledged for this long stops its attempts (daemon/fence_timing.h);
+  // -1: derived from the node timeout and kill grace; 0: never.
+  std::int64_t fence_ms = -1;
   std::int64_t disconnect_grace_ms = 2000;  // a closed agent connection not reopened within it: node lost
   std::int64_t warm_spares = 0;             // idle nodes kept freshly tested for resumes
   std::int64_t warm_for_s = 300;            // a node checked within this needs no pre-flight to resume on

@@ -1,5 +1,6 @@
 #include "daemon/job_fit.h"
 
+#include <algorithm>
 #include <string>
 
 #include "proto/errors.h"
@@ -39,6 +40,22 @@ void refuse_unless_it_can_ever_fit(const JobSpec& spec, const NodeCoreCounts& no
     throw InvalidInput("nodes", "requested node configuration is not available: " + nodes_text(static_cast<std::size_t>(spec.nodes)) +
                                     " asked, and " + has + kWaitHint);
   }
+}
+
+void refuse_unless_memory_can_ever_fit(const JobSpec& spec, const std::vector<std::int64_t>& node_memory_mb) {
+  if (spec.wait_for_capacity || !spec.memory_mb) return;
+  const std::int64_t asked = *spec.memory_mb;
+  const auto could_hold = static_cast<std::size_t>(
+      std::count_if(node_memory_mb.begin(), node_memory_mb.end(), [asked](std::int64_t mb) { return mb == 0 || mb >= asked; }));
+  if (could_hold >= static_cast<std::size_t>(spec.nodes)) return;
+  const std::int64_t largest =
+      node_memory_mb.empty() ? 0 : *std::max_element(node_memory_mb.begin(), node_memory_mb.end());
+  throw InvalidInput("memory_mb", "requested node configuration is not available: " + std::to_string(asked) +
+                                      " MiB per node asked on " + nodes_text(static_cast<std::size_t>(spec.nodes)) +
+                                      ", and " + nodes_text(could_hold) + " of " +
+                                      nodes_text(node_memory_mb.size()) + " registered " +
+                                      (could_hold == 1 ? "has" : "have") + " that much (the largest reports " +
+                                      std::to_string(largest) + " MiB)" + kWaitHint);
 }
 
 }  // namespace trainyard::daemon

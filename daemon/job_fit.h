@@ -9,7 +9,9 @@
 // only rank nodes (they never exclude one), and `nodes_min` applies to retries only (a first
 // attempt waits for `nodes`), so neither changes what can ever fit. An empty cluster fits nothing.
 #include <cstddef>
+#include <cstdint>
 #include <map>
+#include <vector>
 
 #include "proto/job.h"
 
@@ -23,5 +25,10 @@ using NodeCoreCounts = std::map<int, std::size_t>;
 // Throws InvalidInput naming `nodes` or `cores_per_node`, saying what the cluster has, when no set
 // of the registered nodes could ever hold the job.
 void refuse_unless_it_can_ever_fit(const JobSpec& spec, const NodeCoreCounts& nodes_by_cores);
+
+// Throws InvalidInput naming `memory_mb` when fewer than `spec.nodes` registered nodes could give
+// each rank that much memory. `node_memory_mb` holds what each node reports; a node reporting 0
+// (an agent without --memory-mb) could have any, so it could hold the job.
+void refuse_unless_memory_can_ever_fit(const JobSpec& spec, const std::vector<std::int64_t>& node_memory_mb);
 
 }  // namespace trainyard::daemon

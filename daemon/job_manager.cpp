@@ -161,6 +161,7 @@ store::Change JobManager::usage_change() {
 
 void JobManager::submit(JobSpec spec, std::string user, SubmitDone done, AuditOf audit) {
   refuse_unless_it_can_ever_fit(spec, nodes_.nodes_by_cores());
+  if (spec.memory_mb) refuse_unless_memory_can_ever_fit(spec, nodes_.memory_by_node());
   check_array_and_dependencies(spec);
   // The job is built in its change and moved, never copied, on to the active view: with its spec
   // it is over a kilobyte, and each copy showed in the I/O thread's profile.
@@ -401,6 +402,9 @@ void JobManager::launch(AttemptId id) {
     launch.attempt_number = attempt.record.number;
     launch.kind = job.spec.kind;
     launch.command = job.spec.command;
+    // The agent runs every task of an array under the array's account (TRAINYARD_ARRAY_JOB_ID):
+    // no other launch may carry the names, whatever a spec stored before they were refused says.
+    std::erase_if(launch.command.env, [](const auto& kv) { return kv.first.starts_with("TRAINYARD_ARRAY_"); });
     if (const auto& task = job.array_task) {
       launch.command.env["TRAINYARD_ARRAY_JOB_ID"] = std::to_string(task->array_job);
       launch.command.env["TRAINYARD_ARRAY_TASK_ID"] = std::to_string(task->index);
@@ -418,6 +422,7 @@ void JobManager::launch(AttemptId id) {
     launch.user = job.user;
     launch.data_plane_secret = data_plane_secret;
     launch.preempt_grace_ms = config_.kill_grace_ms;
+    launch.memory_mb = job.spec.memory_mb.value_or(0);
     send_to(node, launch);
   }
 }

@@ -49,6 +49,7 @@ struct JobManagerConfig {
   Millis heartbeat_interval{5000};
   Millis node_timeout{30000};
   int kill_grace_ms = 10000;
+  Millis fence_after{0};  // told to agents at welcome (daemon/fence_timing.h); 0: they never fence
   std::string checkpoint_root;
   int max_infra_retries = 3;
   Millis retry_backoff_base{2000};

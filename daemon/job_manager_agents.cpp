@@ -33,8 +33,9 @@ Result<void> JobManager::agent_hello(const HelloMsg& hello, std::shared_ptr<Agen
   const bool runs_our_attempts = std::any_of(hello.attempts.begin(), hello.attempts.end(), runs_ours);
   NodeRegistry::Registration registration =
       nodes_.register_agent(hello, std::move(channel), config_.registration_checks && !runs_our_attempts);
-  send_to(hello.name,
-          WelcomeMsg{config_.daemon_version, static_cast<int>(config_.heartbeat_interval.count()), node_credential});
+  WelcomeMsg welcome{config_.daemon_version, static_cast<int>(config_.heartbeat_interval.count()), node_credential};
+  welcome.fence_after_ms = static_cast<int>(config_.fence_after.count());
+  send_to(hello.name, welcome);
 
   // Reconcile: what the agent runs against what we think it runs.
   std::set<AttemptId> reported;
@@ -81,6 +82,8 @@ void JobManager::agent_message(const std::string& node, const AgentChannel* chan
         } else if constexpr (std::is_same_v<T, AttemptExitedMsg>) {
           on_exited(node, msg);
         } else if constexpr (std::is_same_v<T, HeartbeatMsg>) {
+          // Before anything else: the ack is what keeps the node from fencing itself.
+          send_to(node, HeartbeatAckMsg{msg.seq});
           on_heartbeat(node, msg);
         } else if constexpr (std::is_same_v<T, LogReplyMsg>) {
           logs_.on_reply(node, msg);
@@ -164,9 +167,11 @@ void JobManager::on_heartbeat(const std::string& node, const HeartbeatMsg& msg) 
     rs.unconfirmed_since.reset();
     rs.steps = std::max(rs.steps, report.step);
     rs.phase = report.phase;
+    rs.pace.note_phase(report.phase);
     if (report.step > rs.progress_step) {
       rs.progress_step = report.step;
       rs.progress_at = clock_.monotonic_now();
+      rs.pace.note_advance(rs.progress_at);
     }
     Attempt& record = it->second.record;
     note_goodput_timing(record, report.first_step_at, report.checkpoint_ms);

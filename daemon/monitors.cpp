@@ -64,10 +64,13 @@ std::optional<StuckDiagnosis> Monitors::stuck(const Job& job, const Attempt& att
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     const RankState& rank = ranks[r];
     if (rank.exited) continue;
+    if (job.spec.kind == JobKind::command && rank.progress_step == 0) continue;
     progress.push_back(RankProgress{static_cast<int>(r), attempt.nodes[r], rank.progress_step, rank.phase,
-                                    std::chrono::duration_cast<Millis>(now - rank.progress_at)});
+                                    std::chrono::duration_cast<Millis>(now - rank.progress_at),
+                                    job.spec.stuck_after_s ? explicit_allowance(*job.spec.stuck_after_s)
+                                                           : rank.pace.allowance(rank.phase)});
   }
-  return diagnose_stuck(progress, std::chrono::seconds(job.spec.stuck_after_s));
+  return diagnose_stuck(progress);
 }
 
 std::optional<HealthCheckRequest> Monitors::stuck_nodes_check(const Job& job, const Attempt& attempt,

@@ -43,8 +43,10 @@ class Monitors {
   // `canary_running` is asked only when a canary is due.
   Due tick(MonoTime now, const std::function<bool()>& canary_running);
 
-  // Nullopt while some rank advanced within the job's stuck_after_s, or when the attempt reports no
-  // progress to judge (a command job that never wrote a step).
+  // Nullopt while every rank advanced within its allowance (the job's stuck_after_s, else learned:
+  // daemon/hang_rule.h), or when the attempt reports no progress to judge (a command job that never
+  // wrote a step). A command job's rank that never wrote a step is not judged: only some ranks of a
+  // command job may report.
   static std::optional<StuckDiagnosis> stuck(const Job& job, const Attempt& attempt, const std::vector<RankState>& ranks,
                                              MonoTime now);
   // The check of the nodes a stuck attempt's hung ranks ran on; nullopt when none can be tested

@@ -46,6 +46,7 @@ NodeRegistry::Registration NodeRegistry::register_agent(const HelloMsg& hello, s
   entry.node.agent_version = hello.agent_version;
   entry.node.data_addr = hello.data_addr;
   entry.node.faults = hello.faults;
+  entry.node.cgroups = hello.cgroups;
   entry.node.connected = true;
   entry.node.last_heartbeat = now;
   entry.heard_at = clock_.monotonic_now();
@@ -64,6 +65,13 @@ NodeRegistry::Registration NodeRegistry::register_agent(const HelloMsg& hello, s
                      std::to_string(hello.cores) + " cores",
                  {{"agent_version", hello.agent_version}, {"cores", hello.cores}}));
   return registration;
+}
+
+std::vector<std::int64_t> NodeRegistry::memory_by_node() const {
+  std::vector<std::int64_t> memory;
+  memory.reserve(nodes_.size());
+  for (const auto& [name, entry] : nodes_) memory.push_back(entry.node.memory_mb);
+  return memory;
 }
 
 bool NodeRegistry::heard_from(const std::string& name, const AgentChannel* channel) {

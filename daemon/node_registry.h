@@ -138,6 +138,8 @@ class NodeRegistry {
   const std::map<std::string, NodeEntry>& entries() const { return nodes_; }
   std::size_t size() const { return nodes_.size(); }
   const NodeCoreCounts& nodes_by_cores() const { return nodes_by_cores_; }
+  // The memory each registered node reports (0: unknown), for a job that asks for some.
+  std::vector<std::int64_t> memory_by_node() const;
   std::vector<NodeView> views() const;
   // The nodes `filter` matches named after `after` (all from the first when empty), at most `limit`:
   // a page costs its own nodes, not the fleet's (the registry is ordered by name).

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "daemon/hang_rule.h"
 #include "proto/time.h"
 
 namespace trainyard::daemon {
@@ -18,6 +19,7 @@ struct RankState {
   std::int64_t progress_step = 0;
   MonoTime progress_at{};
   std::string phase;
+  StepPace pace;  // its learned step intervals: how long it may stay silent (daemon/hang_rule.h)
   std::optional<int> exit_code;
   std::optional<int> signal;
   std::string reason;

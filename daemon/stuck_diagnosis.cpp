@@ -50,36 +50,52 @@ bool is_collective_phase(const std::string& phase) {
   return phase == "all-reduce" || phase == "all-gather" || phase == "reduce-scatter" || phase == "collective";
 }
 
-std::optional<StuckDiagnosis> diagnose_stuck(const std::vector<RankProgress>& ranks, Millis stuck_after) {
-  if (ranks.empty()) return std::nullopt;
-  const bool someone_advanced = std::any_of(ranks.begin(), ranks.end(), [&](const RankProgress& r) { return r.silent < stuck_after; });
-  if (someone_advanced) return std::nullopt;
-
-  const std::int64_t lowest = std::min_element(ranks.begin(), ranks.end(), [](const auto& a, const auto& b) {
-                                return a.step < b.step;
-                              })->step;
-  std::vector<const RankProgress*> behind, computing, others;
+std::optional<StuckDiagnosis> diagnose_stuck(const std::vector<RankProgress>& ranks) {
+  std::vector<const RankProgress*> stopped;
   for (const auto& r : ranks) {
-    if (r.step == lowest) behind.push_back(&r);
+    if (r.silent >= r.allowance.limit) stopped.push_back(&r);
+  }
+  if (stopped.empty()) return std::nullopt;
+
+  // The culprits are at the lowest step a stopped rank is at. Stopped ranks there that are not
+  // inside a collective hang themselves; when all of them are inside one, they wait for a rank at
+  // the same step that is not (still within its own allowance, since it stopped later); when there
+  // is none, the collective itself is the fault and they are all named.
+  const std::int64_t lowest = (*std::min_element(stopped.begin(), stopped.end(), [](const auto* a, const auto* b) {
+                                return a->step < b->step;
+                              }))->step;
+  const auto stopped_rank = [&](const RankProgress* r) { return std::find(stopped.begin(), stopped.end(), r) != stopped.end(); };
+  std::vector<const RankProgress*> behind, computing, holding_up, waiting, advancing;
+  for (const auto* r : stopped) {
+    if (r->step == lowest) behind.push_back(r);
   }
   for (const auto* r : behind) {
     if (!is_collective_phase(r->phase)) computing.push_back(r);
   }
-  const std::vector<const RankProgress*>& culprits = computing.empty() ? behind : computing;
   for (const auto& r : ranks) {
-    if (std::find(culprits.begin(), culprits.end(), &r) == culprits.end()) others.push_back(&r);
+    if (r.step == lowest && !stopped_rank(&r) && !is_collective_phase(r.phase)) holding_up.push_back(&r);
+  }
+  const std::vector<const RankProgress*>& culprits =
+      !computing.empty() ? computing : (!holding_up.empty() ? holding_up : behind);
+  // A rank that got past the culprits' step and is within its allowance does not wait on them; one
+  // at their step (blocked in the collective they never joined) does, stopped or not yet.
+  for (const auto& r : ranks) {
+    if (std::find(culprits.begin(), culprits.end(), &r) != culprits.end()) continue;
+    (!stopped_rank(&r) && r.step > lowest ? advancing : waiting).push_back(&r);
   }
 
   StuckDiagnosis d;
   for (const auto* r : culprits) d.culprits.push_back(r->rank);
-  const auto seconds = std::chrono::duration<double>(stuck_after).count();
+  const RankProgress& first = *culprits.front();
+  const auto seconds = std::chrono::duration<double>(first.allowance.limit).count();
   char head[96];
   std::snprintf(head, sizeof head, "no training progress for %gs: ", seconds);
   d.text = head;
   std::string parts;
   for (const auto& group : grouped(culprits)) parts += (parts.empty() ? "" : "; ") + describe(group, "blocked");
-  for (const auto& group : grouped(others)) parts += "; " + describe(group, "waiting");
-  d.text += parts;
+  for (const auto& group : grouped(waiting)) parts += "; " + describe(group, "waiting");
+  for (const auto& group : grouped(advancing)) parts += "; " + describe(group, "still advancing, last");
+  d.text += parts + " (allowed: " + first.allowance.basis + ")";
   return d;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
-// Stuck detection (DESIGN.md "Liveness, stuck jobs"): an attempt is stuck when no rank's training
-// step advanced for `stuck_after`. Pure: progress in, verdict and diagnosis out.
+// Stuck detection: an attempt is stuck when one of its ranks went without advancing its training
+// step for longer than that rank's allowance (daemon/hang_rule.h), whether or not the others
+// advance. Pure: progress in, verdict and diagnosis out.
 //
 // Design note. In data-parallel training one hung rank stops every rank: the others block in the
 // next all-reduce, waiting for it. So "the ranks that stopped advancing" is all of them, and the
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "daemon/hang_rule.h"
 #include "proto/time.h"
 
 namespace trainyard::daemon {
@@ -24,6 +26,7 @@ struct RankProgress {
   std::int64_t step = 0;  // last step this rank completed
   std::string phase;      // what it was doing at its last report ("forward", "all-reduce", ...)
   Millis silent{0};       // since its step last advanced
+  Allowance allowance;    // how long it may be silent
 };
 
 struct StuckDiagnosis {
@@ -33,7 +36,7 @@ struct StuckDiagnosis {
 
 bool is_collective_phase(const std::string& phase);
 
-// Nullopt while some rank advanced within `stuck_after` (or there are no ranks).
-std::optional<StuckDiagnosis> diagnose_stuck(const std::vector<RankProgress>& ranks, Millis stuck_after);
+// Nullopt while every rank advanced within its allowance (or there are no ranks).
+std::optional<StuckDiagnosis> diagnose_stuck(const std::vector<RankProgress>& ranks);
 
 }  // namespace trainyard::daemon

@@ -37,7 +37,7 @@ case "$cmd" in
     # Every agent shares this one host's cores, so concurrent pair tests of a health check slow each
     # other down 2-3x: judge busbw at 10% of the median here, not the 50% meant for real nodes.
     "$bin/daemon/trainyard-daemon" --listen 127.0.0.1:0 --data-dir "$root/data" --heartbeat-interval-ms 1000 \
-      --node-timeout-ms 10000 --suspect-pct 10 --dashboard-dir web/dist "${daemon_tls[@]+"${daemon_tls[@]}"}" >> "$root/daemon.log" 2>&1 &
+      --node-timeout-ms 10000 --kill-grace-ms 3000 --suspect-pct 10 --dashboard-dir web/dist "${daemon_tls[@]+"${daemon_tls[@]}"}" >> "$root/daemon.log" 2>&1 &
     echo $! > "$root/daemon.pid"
     for _ in $(seq 1 200); do [ -f "$root/data/daemon.addr" ] && break; sleep 0.05; done
     [ -f "$root/data/daemon.addr" ] || { echo "daemon did not start; see $root/daemon.log" >&2; exit 1; }

@@ -27,6 +27,8 @@ CommandSpec parse_command(const Json& j, SpecOrigin origin) {
     for (const auto& [key, value] : c.env) {
       check_env_name("command.env", key);
       check_no_nul("command.env." + key, value);
+      // The agent runs an array's tasks under the array's account by this name: set by the daemon only.
+      if (key.starts_with("TRAINYARD_ARRAY_")) throw InvalidInput("command.env." + key, "is set by Trainyard for array tasks");
     }
   }
   r.finish();
@@ -295,7 +297,7 @@ JobSpec parse_job_spec(const Json& j, SpecOrigin origin) {
   }
   if (const Json* retry = r.child("retry")) s.retry = parse_retry(*retry);
   s.timeout_s = r.opt_integer("timeout_s", 1, kMaxTimeoutS);
-  s.stuck_after_s = r.opt_integer("stuck_after_s", 1, kMaxTimeoutS).value_or(1800);
+  s.stuck_after_s = r.opt_integer("stuck_after_s", 1, kMaxTimeoutS);
   s.preflight = r.opt_boolean("preflight");
   s.wait_for_capacity = r.opt_boolean("wait_for_capacity").value_or(false);
   if (r.has("labels")) {
@@ -312,6 +314,7 @@ JobSpec parse_job_spec(const Json& j, SpecOrigin origin) {
   if (submitted && s.code_version) check_printable("code_version", *s.code_version);
   s.hold = r.opt_boolean("hold").value_or(false);
   s.storage_limit_mb = r.opt_integer("storage_limit_mb", 1, kMaxStorageLimitMb);
+  s.memory_mb = r.opt_integer("memory_mb", 1, kMaxJobMemoryMb);
   r.finish();
   return s;
 }
@@ -324,9 +327,9 @@ Json to_json(const JobSpec& s) {
   j["priority"] = s.priority;
   j["nodes"] = s.nodes;
   j["kind"] = to_string(s.kind);
-  j["stuck_after_s"] = s.stuck_after_s;
   j["preflight"] = s.preflight_enabled();
   put_optional(j, "nodes_min", s.nodes_min);
+  put_optional(j, "stuck_after_s", s.stuck_after_s);
   put_optional(j, "cores_per_node", s.cores_per_node);
   if (s.wait_for_capacity) j["wait_for_capacity"] = true;
   if (s.kind == JobKind::command) {
@@ -352,6 +355,7 @@ Json to_json(const JobSpec& s) {
   put_optional(j, "code_version", s.code_version);
   if (s.hold) j["hold"] = true;
   put_optional(j, "storage_limit_mb", s.storage_limit_mb);
+  put_optional(j, "memory_mb", s.memory_mb);
   return j;
 }
 

@@ -67,6 +67,8 @@ struct RetrySpec {
 
 // The largest storage quota a job or share may be given, in MiB (1 PiB): bounds the arithmetic.
 inline constexpr std::int64_t kMaxStorageLimitMb = 1LL << 30;
+// The largest memory limit a job may ask for per node, in MiB (16 TiB).
+inline constexpr std::int64_t kMaxJobMemoryMb = 1LL << 24;
 
 struct JobSpec {
   std::string name;
@@ -80,7 +82,9 @@ struct JobSpec {
   WorkloadSpec workload;
   RetrySpec retry;
   std::optional<std::int64_t> timeout_s;
-  std::int64_t stuck_after_s = 1800;
+  // Seconds without progress after which a rank is stuck. Unset: learned from the attempt's own
+  // step intervals (daemon/hang_rule.h).
+  std::optional<std::int64_t> stuck_after_s;
   std::optional<bool> preflight;  // nullopt: on for multi-node jobs
   // Queue even when no registered nodes could hold the job yet (nodes to come); else it is refused.
   bool wait_for_capacity = false;
@@ -92,6 +96,9 @@ struct JobSpec {
   bool hold = false;  // submitted held: queued but never scheduled until released
   // Checkpoint and log bytes the job may keep; over it, its oldest checkpoints are pruned.
   std::optional<std::int64_t> storage_limit_mb;
+  // Memory each node's processes of an attempt may use together (RAM and swap); past it the
+  // kernel's OOM killer stops them (the agent's cgroup, agent/attempt_cgroup.h). Unset: no limit.
+  std::optional<std::int64_t> memory_mb;
 
   bool preflight_enabled() const { return preflight.value_or(nodes > 1); }
 };

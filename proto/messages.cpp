@@ -77,13 +77,15 @@ std::vector<AttemptReport> parse_reports(ObjectReader& r, const char* key) {
 
 struct AgentEncoder {
   Json operator()(const HelloMsg& m) const {
-    return {{"type", "hello"},       {"protocol", m.protocol}, {"agent_version", m.agent_version},
-            {"name", m.name},        {"cores", m.cores},       {"memory_mb", m.memory_mb},
-            {"labels", m.labels},    {"data_addr", m.data_addr}, {"attempts", reports_to_json(m.attempts)},
-            {"faults", m.faults}};
+    Json j = {{"type", "hello"},    {"protocol", m.protocol},   {"agent_version", m.agent_version},
+              {"name", m.name},     {"cores", m.cores},         {"memory_mb", m.memory_mb},
+              {"labels", m.labels}, {"data_addr", m.data_addr}, {"attempts", reports_to_json(m.attempts)},
+              {"faults", m.faults}};
+    if (!m.cgroups.empty()) j["cgroups"] = m.cgroups;
+    return j;
   }
   Json operator()(const HeartbeatMsg& m) const {
-    Json j = {{"type", "heartbeat"}, {"attempts", reports_to_json(m.attempts)}};
+    Json j = {{"type", "heartbeat"}, {"seq", m.seq}, {"attempts", reports_to_json(m.attempts)}};
     if (!m.disks.empty()) {
       j["disks"] = Json::array();
       for (const auto& d : m.disks) j["disks"].push_back(to_json(d));
@@ -130,8 +132,10 @@ struct DaemonEncoder {
   Json operator()(const WelcomeMsg& m) const {
     Json j = {{"type", "welcome"}, {"daemon_version", m.daemon_version}, {"heartbeat_interval_ms", m.heartbeat_interval_ms}};
     if (!m.node_credential.empty()) j["node_credential"] = m.node_credential;
+    if (m.fence_after_ms > 0) j["fence_after_ms"] = m.fence_after_ms;
     return j;
   }
+  Json operator()(const HeartbeatAckMsg& m) const { return {{"type", "heartbeat_ack"}, {"seq", m.seq}}; }
   Json operator()(const RefusedMsg& m) const { return {{"type", "refused"}, {"reason", m.reason}}; }
   Json operator()(const LaunchMsg& m) const {
     Json j = Json::object();  // field by field, as to_json(JobSpec): one is sent per rank of every attempt
@@ -150,6 +154,7 @@ struct DaemonEncoder {
     j["user"] = m.user;
     j["data_plane_secret"] = m.data_plane_secret;
     j["preempt_grace_ms"] = m.preempt_grace_ms;
+    if (m.memory_mb > 0) j["memory_mb"] = m.memory_mb;
     if (m.kind == JobKind::command) {
       Json& command = j["command"];
       command["argv"] = m.command.argv;
@@ -224,11 +229,14 @@ AgentMessage parse_agent_message(std::string_view text) {
     check_printable("data_addr", m.data_addr);
     m.attempts = parse_reports(r, "attempts");
     if (r.has("faults")) m.faults = r.string_list("faults", kMaxFaults, 256);
+    m.cgroups = r.opt_string("cgroups", 1, 512).value_or("");
+    check_printable("cgroups", m.cgroups);
     r.finish();
     return m;
   }
   if (type == "heartbeat") {
     HeartbeatMsg m;
+    m.seq = r.opt_integer("seq", 0, INT64_MAX).value_or(0);
     m.attempts = parse_reports(r, "attempts");
     if (const Json* disks = r.child("disks")) {
       if (!disks->is_array() || disks->size() > 2) throw InvalidInput(r.field_path("disks"), "must be an array of at most 2");
@@ -331,6 +339,12 @@ DaemonMessage parse_daemon_message(std::string_view text) {
     m.daemon_version = r.string("daemon_version", 0, 64);
     m.heartbeat_interval_ms = static_cast<int>(r.integer("heartbeat_interval_ms", 10, 3'600'000));
     m.node_credential = r.opt_string("node_credential", 1, 256).value_or("");
+    m.fence_after_ms = static_cast<int>(r.opt_integer("fence_after_ms", 1, 86'400'000).value_or(0));
+    r.finish();
+    return m;
+  }
+  if (type == "heartbeat_ack") {
+    HeartbeatAckMsg m{r.integer("seq", 0, INT64_MAX)};
     r.finish();
     return m;
   }
@@ -359,6 +373,7 @@ DaemonMessage parse_daemon_message(std::string_view text) {
     m.user = r.string("user", 1, 256);
     m.data_plane_secret = r.string("data_plane_secret", kMinDataPlaneSecret, 256);
     m.preempt_grace_ms = static_cast<int>(r.opt_integer("preempt_grace_ms", 0, 3'600'000).value_or(10000));
+    m.memory_mb = r.opt_integer("memory_mb", 1, kMaxJobMemoryMb).value_or(0);
     if (const Json* c = r.child("command")) {
       ObjectReader cr(*c, "command");
       m.command.argv = cr.string_list("argv", 1024, 64 * 1024);

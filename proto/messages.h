@@ -28,7 +28,10 @@ namespace trainyard::inline proto {
 //    carries the grace a command gets to do so.
 // 10: heartbeats carry the node's free disk space, and each attempt report its log bytes.
 // 11: attempt_exited names the peer rank whose data-plane connection closed under a collective.
-inline constexpr int kProtocolVersion = 11;
+// 12: hello says how the agent contains attempts (cgroups); launch carries the job's memory_mb.
+// 13: heartbeats are numbered and the daemon acknowledges each (heartbeat_ack); welcome carries the
+//     fence time: an agent with no heartbeat acknowledged for it stops its attempts.
+inline constexpr int kProtocolVersion = 13;
 
 // The agent's view of one attempt it is running.
 struct AttemptReport {
@@ -55,8 +58,10 @@ struct HelloMsg {
   std::string data_addr;
   std::vector<AttemptReport> attempts;  // attempts still running from before a reconnect
   std::vector<std::string> faults;      // injected faults, as "--fault" specs (proto/faults.h)
+  std::string cgroups;  // "v1", "v2" or "unavailable: <why>" (agent/attempt_cgroup.h)
 };
 struct HeartbeatMsg {
+  std::int64_t seq = 0;  // numbers the agent's heartbeats on one link; the daemon's ack echoes it
   std::vector<AttemptReport> attempts;
   std::vector<DiskSpace> disks;  // the work and checkpoint filesystems (health: free space)
 };
@@ -132,6 +137,13 @@ struct WelcomeMsg {
   // Sent once, when a node name first joins with the join token: the node's own bearer secret,
   // which the agent keeps and presents from then on (the join token no longer admits this name).
   std::string node_credential;
+  // An agent none of whose heartbeats the daemon acknowledged for this long stops its attempts
+  // (daemon/fence_timing.h); 0: it never does.
+  int fence_after_ms = 0;
+};
+// The daemon heard heartbeat `seq`: the agent is not cut off.
+struct HeartbeatAckMsg {
+  std::int64_t seq = 0;
 };
 struct RefusedMsg {
   std::string reason;
@@ -157,6 +169,7 @@ struct LaunchMsg {
   std::string data_plane_secret;
   // How long a command has after SIGUSR1 to checkpoint and exit (TRAINYARD_PREEMPT_GRACE_S).
   int preempt_grace_ms = 10000;
+  std::int64_t memory_mb = 0;  // the job's memory_mb; 0: no limit
 };
 struct KillMsg {
   AttemptId attempt_id = 0;
@@ -196,7 +209,7 @@ struct SetFaultsMsg {
 using AgentMessage = std::variant<HelloMsg, HeartbeatMsg, AttemptStartedMsg, AttemptExitedMsg, LogReplyMsg, MetricsMsg,
                                   FaultsMsg, HealthResultMsg>;
 using DaemonMessage =
-    std::variant<WelcomeMsg, RefusedMsg, LaunchMsg, KillMsg, LogRequestMsg, SetFaultsMsg, HealthCheckMsg>;
+    std::variant<WelcomeMsg, RefusedMsg, LaunchMsg, KillMsg, LogRequestMsg, SetFaultsMsg, HealthCheckMsg, HeartbeatAckMsg>;
 
 std::string encode(const AgentMessage& m);
 std::string encode(const DaemonMessage& m);

@@ -38,6 +38,7 @@ Json to_json(const Node& n) {
             {"connected", n.connected},
             {"faults", n.faults}};
   if (n.last_heartbeat) j["last_heartbeat"] = format_time(*n.last_heartbeat);
+  if (!n.cgroups.empty()) j["cgroups"] = n.cgroups;
   if (!n.disks.empty()) {
     j["disks"] = Json::array();
     for (const auto& d : n.disks) j["disks"].push_back(to_json(d));
@@ -75,6 +76,7 @@ Node node_from_json(const Json& j) {
   if (j.contains("last_heartbeat")) n.last_heartbeat = parse_time(j["last_heartbeat"].get<std::string>());
   n.connected = j.value("connected", false);
   n.faults = j.value("faults", std::vector<std::string>{});
+  n.cgroups = j.value("cgroups", "");
   if (const auto disks = j.find("disks"); disks != j.end()) {
     for (std::size_t i = 0; i < disks->size(); ++i) n.disks.push_back(parse_disk_space((*disks)[i], "disks[" + std::to_string(i) + "]"));
   }

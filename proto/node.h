@@ -43,6 +43,7 @@ struct Node {
   std::string last_check_verdict;
   std::optional<TimePoint> last_check_at;
   std::vector<DiskSpace> disks;  // from the latest heartbeat
+  std::string cgroups;  // how its agent contains attempts: "v1", "v2" or "unavailable: <why>"
 };
 
 std::string to_string(NodeState s);  // "HEALTHY", ...

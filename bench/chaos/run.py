@@ -60,7 +60,7 @@ def main():
     try:
         daemon = subprocess.Popen(
             [f"{a.build}/daemon/trainyard-daemon", "--listen", "127.0.0.1:0", "--data-dir", data,
-             "--heartbeat-interval-ms", "500", "--node-timeout-ms", "3000", "--retry-backoff-ms", "200",
+             "--heartbeat-interval-ms", "500", "--node-timeout-ms", "3000", "--kill-grace-ms", "1000", "--retry-backoff-ms", "200",
              "--max-infra-retries", "100", "--canary-interval-s", "0", "--health-interval-s", "0", "--suspect-pct", "10"]
             + (["--warm-spares", str(a.warm_spares)] if a.warm_spares else []),
             stdout=open(os.path.join(root, "daemon.log"), "a"), stderr=subprocess.STDOUT)

@@ -107,7 +107,7 @@ def main():
             daemons[i] = subprocess.Popen(
                 [f"{a.build}/daemon/trainyard-daemon", "--listen", urls[i][len("http://"):], "--advertise-url", urls[i],
                  "--data-dir", datas[i], "--store", postgres.url, "--lease-ttl-ms", str(a.lease_ttl_ms),
-                 "--node-timeout-ms", "15000"], stdout=log, stderr=log)
+                 "--node-timeout-ms", "15000", "--kill-grace-ms", "2000"], stdout=log, stderr=log)
 
         start_daemon(0)
         wait_for(lambda: role(urls[0]) == "active", 30, "the first daemon to be active")

@@ -107,7 +107,7 @@ void connect_agents(JobManager& jobs) {
       std::exit(1);
     }
     const std::vector<DiskSpace> disks = {{"work", 800'000 - n, 1'000'000}, {"checkpoint", 3'000'000 - n, 4'000'000}};
-    jobs.agent_message(hello.name, channel.get(), HeartbeatMsg{{report}, disks});
+    jobs.agent_message(hello.name, channel.get(), HeartbeatMsg{0, {report}, disks});
   }
 }
 

@@ -38,7 +38,8 @@ const char* const kJsonSchemas = R"json({
           "action": {"enum": ["retry", "exit", "RETRY", "EXIT"]}, "on_exit_code": {"type": "string"},
           "on_reason": {"type": "string"}, "on_class": {"type": "string"}}}}}},
       "timeout_s": {"type": "integer", "minimum": 1},
-      "stuck_after_s": {"type": "integer", "minimum": 1, "default": 1800},
+      "stuck_after_s": {"type": "integer", "minimum": 1, "maximum": 2592000,
+                        "description": "seconds a rank may go without a step before it is stuck; unset: learned from its own steps, max(5 x p99 step interval, 30 s), 10 min until learned"},
       "preflight": {"type": "boolean"},
       "wait_for_capacity": {"type": "boolean", "default": false},
       "labels": {"type": "object", "additionalProperties": {"type": "string"}},
@@ -50,7 +51,9 @@ const char* const kJsonSchemas = R"json({
       "code_version": {"type": "string", "minLength": 1, "maxLength": 256},
       "hold": {"type": "boolean", "default": false, "description": "submit held: never scheduled until released"},
       "storage_limit_mb": {"type": "integer", "minimum": 1, "maximum": 1073741824,
-                           "description": "checkpoint and log MiB the job may keep; over it its oldest checkpoints are pruned"}}
+                           "description": "checkpoint and log MiB the job may keep; over it its oldest checkpoints are pruned"},
+      "memory_mb": {"type": "integer", "minimum": 1, "maximum": 16777216,
+                    "description": "MiB each node's processes of an attempt may use together; past it they are OOM-killed (class oom)"}}
   },
   "JobPatch": {
     "type": "object", "additionalProperties": false, "minProperties": 1,
@@ -139,6 +142,8 @@ const char* const kJsonSchemas = R"json({
     "state": {"enum": ["HEALTHY", "SUSPECT", "UNHEALTHY", "DRAINED", "DOWN"]},
     "state_reason": {"type": "string"}, "state_since": {"type": "string"}, "connected": {"type": "boolean"},
     "faults": {"type": "array", "items": {"type": "string"}}, "last_heartbeat": {"type": "string"},
+    "cgroups": {"type": "string", "examples": ["v1", "v2", "unavailable: the agent is not root"],
+                "description": "how the agent contains each attempt: a cgroup per attempt (v1 or v2), or why not"},
     "free_cores": {"type": "integer"},
     "disks": {"type": "array", "description": "free space on its work and checkpoint filesystems (latest heartbeat)",
               "items": {"type": "object", "properties": {"role": {"enum": ["work", "checkpoint"]},

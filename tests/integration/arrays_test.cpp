@@ -160,19 +160,22 @@ TEST_F(Arrays, TooLargeAnArrayIsRefusedNamingTheLimit) {
 }
 
 TEST_F(Arrays, AnAfterokChainRunsInOrder) {
-  const std::string order = cluster.shared_dir() + "/order";
-  const auto a = cluster.submit(command_job("a", "sleep 1; echo a >> " + order));
-  Json b = command_job("b", "echo b >> " + order);
+  // Each job runs as an account of its own: each writes its own file, when it ran.
+  const std::string at = cluster.shared_dir() + "/ran-";
+  const auto a = cluster.submit(command_job("a", "sleep 1; date +%s%N > " + at + "a"));
+  Json b = command_job("b", "date +%s%N > " + at + "b");
   b["depends_on"] = {{{"job", a}, {"condition", "afterok"}}};
   const auto b_id = cluster.submit(b);
-  Json c = command_job("c", "echo c >> " + order);
+  Json c = command_job("c", "date +%s%N > " + at + "c");
   c["depends_on"] = {{{"job", b_id}}};
   const auto c_id = cluster.submit(c);
   const Json waiting = cluster.api("GET", path(c_id)).body;
   EXPECT_EQ(waiting["pending_reason"]["code"], "dependency") << waiting.dump();
   EXPECT_EQ(waiting["pending_reason"]["message"], "waiting for job " + std::to_string(b_id) + " to succeed (afterok)");
   cluster.wait_job_state(c_id, "SUCCEEDED", 60s);
-  EXPECT_EQ(read_file(order), "a\nb\nc\n");
+  const auto ran_at = [&](const std::string& job) { return std::stoll(read_file(at + job)); };
+  EXPECT_LT(ran_at("a"), ran_at("b"));
+  EXPECT_LT(ran_at("b"), ran_at("c"));
 }
 
 TEST_F(Arrays, AfternotokAfterASuccessIsCancelledWithTheReasonAndAnEvent) {

@@ -54,11 +54,12 @@ class AttemptCgroups : public ::testing::Test {
   bool cgroups_available(const std::string& line) { return line.find("cgroups=v") != std::string::npos; }
 
   // Runs `script` to its end in `state`; returns its log.
-  std::string run(const std::string& script, const std::string& state) {
-    const Json spec = {{"name", "contained"},
-                       {"nodes", 1},
-                       {"cores_per_node", 1},
-                       {"command", {{"argv", {"/bin/sh", "-c", script}}}}};
+  std::string run(const std::string& script, const std::string& state, const Json& extra = Json::object()) {
+    Json spec = {{"name", "contained"},
+                 {"nodes", 1},
+                 {"cores_per_node", 1},
+                 {"command", {{"argv", {"/bin/sh", "-c", script}}}}};
+    spec.update(extra);
     const auto id = cluster.submit(spec);
     last_job = cluster.wait_job_state(id, state, 30s);
     const auto logs = cluster.api("GET", "/v1/jobs/" + std::to_string(id) + "/logs");
@@ -101,6 +102,32 @@ TEST_F(AttemptCgroups, AProcessThatLeftTheSessionDiesWithItsAttempt) {
   const bool gone = eventually([&] { return ::kill(pid, 0) != 0 || processes_running({"sleep", "611"}).empty(); }, 10s);
   EXPECT_TRUE(gone) << "the setsid escapee " << pid << " outlived its attempt";
   for (const pid_t leftover : processes_running({"sleep", "611"})) ::kill(leftover, SIGKILL);
+}
+
+TEST_F(AttemptCgroups, AMemoryHogPastTheJobsMemoryLimitIsKilledAsOutOfMemory) {
+  const std::string cgroups = start_agent({});
+  if (!cgroups_available(cgroups)) GTEST_SKIP() << "cgroups unavailable here: " << cgroups;
+  // dd touches its whole 256 MiB buffer on the first read; the job may use 64 MiB.
+  const std::string log = run("echo hogging; exec dd if=/dev/zero of=/dev/null bs=256M count=1", "FAILED",
+                              {{"memory_mb", 64}});
+  EXPECT_NE(log.find("hogging"), std::string::npos) << log;
+  const Json attempt = cluster.api("GET", "/v1/jobs/" + std::to_string(last_job["id"].get<std::int64_t>()) + "/attempts")
+                           .body["attempts"][0];
+  EXPECT_EQ(attempt["failure_class"], "oom") << attempt.dump(2);
+  EXPECT_NE(attempt.dump().find("out of memory: the kernel's OOM killer killed"), std::string::npos) << attempt.dump(2);
+  EXPECT_NE(attempt.dump().find("at the job's memory_mb of 64 MiB"), std::string::npos) << attempt.dump(2);
+  // The node says how it contains attempts.
+  EXPECT_EQ(cluster.api("GET", "/v1/nodes/node-a").body["cgroups"].get<std::string>().rfind("v", 0), 0u);
+}
+
+TEST_F(AttemptCgroups, AJobAskingMoreMemoryThanAnyNodeHasIsRefusedAtSubmit) {
+  cluster.start_agent("node-a", AgentSpec{4, {"--memory-mb", "1024"}, ""});
+  cluster.wait_for_nodes(1);
+  const auto answer = cluster.api("POST", "/v1/jobs",
+                                  Json{{"name", "big"}, {"nodes", 1}, {"memory_mb", 4096},
+                                       {"command", {{"argv", {"/bin/true"}}}}}.dump());
+  EXPECT_EQ(answer.status, 400) << answer.body.dump();
+  EXPECT_NE(answer.body.dump().find("memory_mb"), std::string::npos) << answer.body.dump();
 }
 
 }  // namespace

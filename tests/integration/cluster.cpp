@@ -115,7 +115,10 @@ void Cluster::start_daemon(const std::vector<std::string>& extra_flags) {
   const std::string listen = url_.empty() ? "127.0.0.1:0" : url_.substr(url_.find("://") + 3);
   std::vector<std::string> argv = {TRAINYARD_DAEMON_BIN, "--listen", listen, "--data-dir", data,
                                    "--heartbeat-interval-ms", "100", "--node-timeout-ms", "1500", "--tick-ms", "50",
-                                   "--kill-grace-ms", "2000", "--retry-backoff-ms", "50"};
+                                   "--kill-grace-ms", "2000", "--retry-backoff-ms", "50",
+                                   // A 1.5 s node timeout leaves no room to fence within a 2 s kill grace:
+                                   // tests/integration/fence_test.cpp turns fencing on with timings that do.
+                                   "--fence-ms", "0"};
   argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
   daemon_ = std::make_unique<Process>(argv, dir_ + "/daemon.log");
   ++daemon_starts_;

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <gtest/gtest.h>
 
+#include "proto/time.h"
 #include "tests/integration/cluster.h"
 
 namespace trainyard::testing {
@@ -77,6 +78,35 @@ TEST_F(Jobs, ACommandJobThatStopsWritingProgressIsCaughtAsStuck) {
                                                  ") blocked in all-reduce at step 5"),
             std::string::npos)
       << attempt.dump(2);
+}
+
+TEST_F(Jobs, ARankFrozenWhileTheOtherAdvancesIsFoundWithinThirtySecondsWithoutStuckAfter) {
+  // Both ranks report a step every 0.2 s; rank 1 freezes itself (SIGSTOP) at step 40 while rank 0,
+  // which never waits on it (a data-loader rank, a pipeline stage), keeps stepping. No stuck_after_s:
+  // the allowance is learned, max(5 x 0.2 s, 30 s).
+  const auto id = cluster.submit(command_job(
+      "frozen-rank",
+      "s=0; while [ $s -lt 400 ]; do s=$((s+1)); echo \"$s forward\" > $TRAINYARD_PROGRESS_FILE; "
+      "if [ $RANK = 1 ] && [ $s = 40 ]; then kill -STOP $$; fi; sleep 0.2; done",
+      2));
+  const std::string path = "/v1/jobs/" + std::to_string(id);
+  const Json job = cluster.wait_job_state(id, "FAILED", 75s);
+  EXPECT_EQ(job["failure_class"], "stuck") << job.dump(2);
+  const Json attempt = cluster.api("GET", path + "/attempts").body["attempts"][0];
+  const std::string frozen = attempt["nodes"][1];
+  const std::string diagnosis = attempt.value("diagnosis", "");
+  EXPECT_NE(diagnosis.find("rank 1 (" + frozen + ") blocked in forward at step 40"), std::string::npos) << diagnosis;
+  EXPECT_NE(diagnosis.find("rank 0 (" + attempt["nodes"][0].get<std::string>() + ") still advancing"), std::string::npos)
+      << diagnosis;
+  EXPECT_NE(diagnosis.find("learned: 5 x its p99 step interval"), std::string::npos) << diagnosis;
+  // Rank 0 kept stepping, so the attempt as a whole never stopped: only the per-rank rule finds this.
+  EXPECT_GT(attempt["last_step"].get<std::int64_t>(), 100) << attempt.dump(2);
+  const auto found_after_s = static_cast<double>(to_unix_ms(*parse_time(attempt["stuck_detected_at"].get<std::string>())) -
+                                                 to_unix_ms(*parse_time(attempt["started_at"].get<std::string>()))) /
+                             1000.0;
+  // Rank 1 froze 40 steps (>= 8 s) after the start; 30 s later it is stuck, give or take the tick.
+  EXPECT_GE(found_after_s, 38.0) << attempt.dump(2);
+  EXPECT_LE(found_after_s, 8.0 + 30.0 + 12.0) << attempt.dump(2);
 }
 
 TEST_F(Jobs, TwoNodeJobGetsTwoAgentsWithRanksZeroAndOne) {

@@ -599,3 +599,93 @@ INSTANTIATE_TEST_SUITE_P(BackAndForward, AgentClockStepTest, ::testing::Values(-
 
 }  // namespace
 }  // namespace trainyard::agent
+
+namespace trainyard::agent {
+namespace {
+
+// Fencing (agent/agent.h): welcomed with a 1 s fence and 100 ms heartbeats.
+class AgentFenceTest : public AgentTest {
+ protected:
+  FakeLink& fenced_link() {
+    agent_->start();
+    FakeLink& link = links_.last();
+    link.open();
+    WelcomeMsg welcome{"test", 100, ""};
+    welcome.fence_after_ms = 1000;
+    link.deliver(welcome);
+    return link;
+  }
+  // Acknowledges every heartbeat sent on `link` so far.
+  static void ack_all(FakeLink& link) {
+    for (const auto& hb : link.sent_of<HeartbeatMsg>()) link.deliver(HeartbeatAckMsg{hb.seq});
+  }
+};
+
+TEST_F(AgentFenceTest, AnAcknowledgedNodeKeepsItsAttempts) {
+  FakeLink& link = fenced_link();
+  link.deliver(command_launch(7));
+  for (int i = 0; i < 50; ++i) {
+    timers_.advance(milliseconds(100));
+    ack_all(link);
+  }
+  ASSERT_EQ(workloads_.runs.size(), 1u);
+  EXPECT_TRUE(workloads_.runs[0]->terminations.empty()) << "5 s of acknowledged heartbeats";
+  const auto heartbeats = link.sent_of<HeartbeatMsg>();
+  ASSERT_GE(heartbeats.size(), 2u);
+  EXPECT_LT(heartbeats[0].seq, heartbeats[1].seq) << "numbered";
+}
+
+TEST_F(AgentFenceTest, ANodeWhoseHeartbeatsGoUnacknowledgedStopsItsAttemptsAtTheFenceTime) {
+  FakeLink& link = fenced_link();
+  link.deliver(command_launch(7));
+  timers_.advance(milliseconds(300));
+  ack_all(link);  // the heartbeat sent at 300 ms is the last the daemon hears
+  const std::size_t heard = link.sent_of<HeartbeatMsg>().size();
+  // The daemon keeps sending (a one-way cut): a launch or log request is not an ack.
+  link.deliver(LogRequestMsg{1, 7, 10, 1000});
+  timers_.advance(milliseconds(999));
+  EXPECT_TRUE(workloads_.runs[0]->terminations.empty()) << "within the fence time of the last acked send";
+  timers_.advance(milliseconds(1));
+  ASSERT_EQ(workloads_.runs[0]->terminations.size(), 1u) << "fenced 1 s after the acked heartbeat was sent";
+  EXPECT_EQ(workloads_.runs[0]->terminations[0].rfind("fenced: the daemon acknowledged no heartbeat", 0), 0u)
+      << workloads_.runs[0]->terminations[0];
+  EXPECT_EQ(workloads_.runs[0]->kills, 0);
+  // Then the launch's kill grace (10 s by default), then SIGKILL.
+  timers_.advance(milliseconds(10000));
+  EXPECT_EQ(workloads_.runs[0]->kills, 1);
+  EXPECT_GT(link.sent_of<HeartbeatMsg>().size(), heard) << "it goes on heartbeating";
+}
+
+TEST_F(AgentFenceTest, AStaleAckOfAnOlderHeartbeatDoesNotExtendTheFence) {
+  FakeLink& link = fenced_link();
+  link.deliver(command_launch(7));
+  timers_.advance(milliseconds(500));
+  const auto heartbeats = link.sent_of<HeartbeatMsg>();
+  ASSERT_GE(heartbeats.size(), 5u);
+  link.deliver(HeartbeatAckMsg{heartbeats[4].seq});  // sent at 500 ms
+  link.deliver(HeartbeatAckMsg{heartbeats[0].seq});  // late, sent at 100 ms
+  timers_.advance(milliseconds(999));
+  EXPECT_TRUE(workloads_.runs[0]->terminations.empty());
+  timers_.advance(milliseconds(1));
+  EXPECT_EQ(workloads_.runs[0]->terminations.size(), 1u);
+}
+
+TEST_F(AgentFenceTest, ALostLinkFencesToo) {
+  FakeLink& link = fenced_link();
+  link.deliver(command_launch(7));
+  link.drop("closed by server with code 1006");
+  timers_.advance(milliseconds(999));
+  EXPECT_TRUE(workloads_.runs[0]->terminations.empty());
+  timers_.advance(milliseconds(1));
+  EXPECT_EQ(workloads_.runs[0]->terminations.size(), 1u) << "cut off by a closed link, still fenced";
+}
+
+TEST_F(AgentFenceTest, ANodeWithoutAFenceTimeNeverFences) {
+  FakeLink& unfenced = connected();  // a daemon with --fence-ms 0 sends none
+  unfenced.deliver(command_launch(8));
+  timers_.advance(milliseconds(60000));
+  EXPECT_TRUE(workloads_.runs[0]->terminations.empty());
+}
+
+}  // namespace
+}  // namespace trainyard::agent

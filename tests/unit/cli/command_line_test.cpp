@@ -43,7 +43,7 @@ TEST(CommandLine, SubmitFromFileAndStdin) {
 TEST(CommandLine, QuickSubmitBuildsACommandSpec) {
   const auto submit = parsed<SubmitJob>({"submit", "--name", "train", "--nodes", "2", "--share", "vision",
                                          "--priority", "7", "--cores-per-node", "4", "--retries", "2",
-                                         "--timeout", "600", "--env", "A=1", "--env=B=x=y", "--", "python",
+                                         "--timeout", "600", "--mem", "2048", "--env", "A=1", "--env=B=x=y", "--", "python",
                                          "train.py", "--lr", "0.1"});
   EXPECT_TRUE(submit.spec_file.empty());
   const Json expected = {{"name", "train"},
@@ -54,7 +54,8 @@ TEST(CommandLine, QuickSubmitBuildsACommandSpec) {
                          {"priority", 7},
                          {"cores_per_node", 4},
                          {"retry", {{"attempts", 3}}},
-                         {"timeout_s", 600}};
+                         {"timeout_s", 600},
+                         {"memory_mb", 2048}};
   EXPECT_EQ(submit.spec, expected);
 }
 
@@ -76,6 +77,7 @@ TEST(CommandLine, QuickSubmitMistakesNameTheFlag) {
   EXPECT_EQ(rejected({"submit", "--share", "bad share", "--", "x"}), "--share");
   EXPECT_EQ(rejected({"submit", "--cores-per-node", "0", "--", "x"}), "--cores-per-node");
   EXPECT_EQ(rejected({"submit", "--timeout", "0", "--", "x"}), "--timeout");
+  EXPECT_EQ(rejected({"submit", "--mem", "0", "--", "x"}), "--mem");
   EXPECT_EQ(rejected({"submit", "--retries", "10", "--", "x"}), "--retries");
   EXPECT_EQ(rejected({"submit", "--env", "NOVALUE", "--", "x"}), "--env");
   EXPECT_EQ(rejected({"submit", "--env", "=v", "--", "x"}), "--env");

@@ -81,3 +81,18 @@ TEST_F(TlsFiles, BadOrMissingFilesAreNamedByTheirFlag) {
 
 }  // namespace
 }  // namespace trainyard::daemon
+
+namespace trainyard::daemon {
+namespace {
+
+TEST(DaemonOptions, TimingsThatLeaveNoRoomToFenceAreRefusedNamingTheFlag) {
+  EXPECT_EQ(refusal({}).first, "") << "the defaults fence";
+  const auto [field, message] = refusal({"--heartbeat-interval-ms", "100", "--node-timeout-ms", "1500"});
+  EXPECT_EQ(field, "--node-timeout-ms") << message;
+  EXPECT_NE(message.find("--kill-grace-ms (10000)"), std::string::npos) << message;
+  EXPECT_EQ(refusal({"--heartbeat-interval-ms", "100", "--node-timeout-ms", "1500", "--fence-ms", "0"}).first, "");
+  EXPECT_EQ(refusal({"--node-timeout-ms", "30000", "--fence-ms", "25000"}).first, "--fence-ms");
+}
+
+}  // namespace
+}  // namespace trainyard::daemon

@@ -248,7 +248,7 @@ struct Cluster {
     send(node, msg);
   }
   void heartbeat(const std::string& node, std::vector<AttemptReport> running = {}) {
-    send(node, HeartbeatMsg{std::move(running)});
+    send(node, HeartbeatMsg{0, std::move(running), {}});
   }
 
   Job submit(JobSpec spec, const std::string& user = "alice") {

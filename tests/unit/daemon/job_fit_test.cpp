@@ -107,5 +107,31 @@ TEST(JobFitSubmit, AJobThatWaitsForCapacityStartsWhenNodesJoin) {
   EXPECT_EQ(c.stored_attempts(job.id).size(), 1u);
 }
 
+// The refusal's message for memory, or "fits", on nodes reporting these MiB (0: unknown).
+std::string memory_verdict(int nodes, std::int64_t memory_mb, const std::vector<std::int64_t>& node_memory_mb) {
+  JobSpec spec = command_spec(nodes);
+  spec.memory_mb = memory_mb;
+  try {
+    refuse_unless_memory_can_ever_fit(spec, node_memory_mb);
+  } catch (const InvalidInput& e) {
+    EXPECT_EQ(e.field(), "memory_mb");
+    return e.message();
+  }
+  return "fits";
+}
+
+TEST(JobFit, MoreMemoryThanEnoughNodesReportNamesMemoryMb) {
+  EXPECT_EQ(memory_verdict(1, 4096, {8192}), "fits");
+  EXPECT_EQ(memory_verdict(2, 4096, {8192, 0}), "fits") << "a node reporting no memory could have any";
+  EXPECT_THAT(memory_verdict(1, 16384, {8192, 4096}),
+              HasSubstr("16384 MiB per node asked on 1 node, and 0 nodes of 2 nodes registered have that much "
+                        "(the largest reports 8192 MiB)"));
+  EXPECT_THAT(memory_verdict(2, 8192, {8192, 4096}), HasSubstr("1 node of 2 nodes registered has that much"));
+  JobSpec waiting = command_spec(1);
+  waiting.memory_mb = 16384;
+  waiting.wait_for_capacity = true;
+  EXPECT_NO_THROW(refuse_unless_memory_can_ever_fit(waiting, {8192}));
+}
+
 }  // namespace
 }  // namespace trainyard::daemon::testing

@@ -153,7 +153,7 @@ TEST(JobPreemption, NoGangIsStoppedForRoomTheWaitingJobCouldNotUse) {
   // n1's gang is the cheaper victim, but n1 is short of disk: it takes no work, so freeing it would
   // not start the urgent job.
   const LaunchMsg& on_n1 = s.launch_on["n1"];
-  c.send("n1", HeartbeatMsg{{AttemptReport{on_n1.attempt_id, on_n1.job_id, 40, c.clock.system_now(), "forward"}},
+  c.send("n1", HeartbeatMsg{0, {AttemptReport{on_n1.attempt_id, on_n1.job_id, 40, c.clock.system_now(), "forward"}},
                             {DiskSpace{"work", 50'000, 100'000}, DiskSpace{"checkpoint", 500, 100'000}}});
   ASSERT_EQ(c.jobs.node("n1")->node.state, NodeState::suspect);
   const Job urgent = c.submit(simulated_in("urgent"));

@@ -133,8 +133,51 @@ TEST(Monitors, AnAttemptWhoseRanksStoppedAdvancingIsStuckAndNamesTheHungRank) {
   ASSERT_TRUE(stuck);
   EXPECT_EQ(stuck->culprits, std::vector<int>{1});
   ranks[0].progress_at = start + std::chrono::seconds(5);
+  const auto alone = Monitors::stuck(simulated_job(10), attempt, ranks, start + std::chrono::seconds(11));
+  ASSERT_TRUE(alone) << "a rank that stops is stuck though another advances";
+  EXPECT_EQ(alone->culprits, std::vector<int>{1});
+  EXPECT_NE(alone->text.find("rank 0 (n1) still advancing"), std::string::npos) << alone->text;
+  ranks[1].progress_at = start + std::chrono::seconds(2);
   EXPECT_FALSE(Monitors::stuck(simulated_job(10), attempt, ranks, start + std::chrono::seconds(11)))
-      << "a rank advanced within stuck_after_s";
+      << "every rank advanced within stuck_after_s";
+}
+
+TEST(Monitors, WithoutStuckAfterARankIsJudgedByWhatItsOwnStepsTaught) {
+  Job job = simulated_job(10);
+  job.spec.stuck_after_s.reset();
+  const Attempt attempt = attempt_on({"n1", "n2"});
+  std::vector<RankState> ranks(2);
+  MonoTime t{};
+  // Both ranks step every 0.2 s for 20 s; then rank 1 freezes in forward while rank 0 waits.
+  for (int step = 1; step <= 100; ++step) {
+    t += std::chrono::milliseconds(200);
+    for (auto& rank : ranks) {
+      rank.phase = "forward";
+      rank.pace.note_phase(rank.phase);
+      rank.progress_step = step;
+      rank.progress_at = t;
+      rank.pace.note_advance(t);
+    }
+  }
+  ranks[0].phase = "all-reduce";
+  EXPECT_FALSE(Monitors::stuck(job, attempt, ranks, t + std::chrono::seconds(29)));
+  const auto stuck = Monitors::stuck(job, attempt, ranks, t + std::chrono::seconds(30));
+  ASSERT_TRUE(stuck) << "found at max(5 x 0.2 s, 30 s), not after 30 minutes";
+  EXPECT_EQ(stuck->culprits, std::vector<int>{1});
+  EXPECT_NE(stuck->text.find("rank 1 (n2) blocked in forward at step 100"), std::string::npos) << stuck->text;
+  EXPECT_NE(stuck->text.find("learned: 5 x its p99 step interval of 0.2s"), std::string::npos) << stuck->text;
+}
+
+TEST(Monitors, ACommandJobsRankThatNeverReportedIsNotJudged) {
+  // Only rank 0 of this command job writes a progress file.
+  Job job = simulated_job(10);
+  job.spec.kind = JobKind::command;
+  std::vector<RankState> ranks(2);
+  const MonoTime start{};
+  ranks[0].progress_step = 3;
+  ranks[0].progress_at = start + std::chrono::seconds(50);
+  EXPECT_FALSE(Monitors::stuck(job, attempt_on({"n1", "n2"}), ranks, start + std::chrono::seconds(55)));
+  EXPECT_TRUE(Monitors::stuck(job, attempt_on({"n1", "n2"}), ranks, start + std::chrono::seconds(61)));
 }
 
 TEST(Monitors, StuckNodesAreTestedOnceEachIfConnectedAndNotUnderTest) {

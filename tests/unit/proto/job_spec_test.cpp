@@ -23,7 +23,7 @@ TEST(JobSpec, MinimalCommandJobGetsDefaults) {
   EXPECT_EQ(s.share, "default");
   EXPECT_EQ(s.nodes, 1);
   EXPECT_EQ(s.kind, JobKind::command);
-  EXPECT_EQ(s.stuck_after_s, 1800);
+  EXPECT_FALSE(s.stuck_after_s.has_value()) << "learned unless given";
   EXPECT_EQ(s.retry.attempts, 1);
   EXPECT_FALSE(s.preflight_enabled());
   EXPECT_FALSE(s.cores_per_node.has_value());
@@ -86,13 +86,15 @@ TEST(JobSpec, RoundTripsThroughJson) {
             {"timeout_s", 600},
             {"labels", {{"team", "a"}}},
             {"code_version", "abc123"},
-            {"storage_limit_mb", 2048}};
+            {"storage_limit_mb", 2048},
+            {"memory_mb", 4096}};
   const JobSpec s = parse_job_spec(j);
   const JobSpec again = parse_job_spec(to_json(s));
   EXPECT_EQ(to_json(again), to_json(s));
   EXPECT_EQ(s.workload.precision, Precision::bf16_sr);
   EXPECT_EQ(s.retry.evaluate_on_exit.at(0).action, RetryAction::exit);
   EXPECT_EQ(again.storage_limit_mb, 2048);
+  EXPECT_EQ(again.memory_mb, 4096);
 }
 
 TEST(JobSpec, AStoredSpecIsReadUnderTheRulesItWasWrittenWith) {
@@ -141,6 +143,9 @@ INSTANTIATE_TEST_SUITE_P(
                       BadSpec{"negative timeout", {{"timeout_s", -1}}, "timeout_s"},
                       BadSpec{"a zero storage quota", {{"storage_limit_mb", 0}}, "storage_limit_mb"},
                       BadSpec{"a storage quota past 1 PiB", {{"storage_limit_mb", 1LL << 31}}, "storage_limit_mb"},
+                      BadSpec{"a zero memory limit", {{"memory_mb", 0}}, "memory_mb"},
+                      BadSpec{"a memory limit past 16 TiB", {{"memory_mb", (1LL << 24) + 1}}, "memory_mb"},
+                      BadSpec{"a memory limit as text", {{"memory_mb", "4G"}}, "memory_mb"},
                       BadSpec{"workload on command job", {{"workload", {{"steps", 1}}}}, "workload"},
                       BadSpec{"a bare dependency id", {{"depends_on", {1}}}, "depends_on[0]"},
                       BadSpec{"an unknown condition", {{"depends_on", {{{"job", 1}, {"condition", "after"}}}}}, "depends_on[0].condition"},
@@ -158,6 +163,9 @@ INSTANTIATE_TEST_SUITE_P(
                       BadSpec{"env name", {{"command", {{"argv", {"/bin/true"}}, {"env", {{"A-B", "1"}}}}}}, "command.env"},
                       BadSpec{"NUL in env", {{"command", {{"argv", {"/bin/true"}}, {"env", {{"A", std::string("1\0", 2)}}}}}},
                               "command.env.A"},
+                      BadSpec{"array account by env",
+                              {{"command", {{"argv", {"/bin/true"}}, {"env", {{"TRAINYARD_ARRAY_JOB_ID", "1"}}}}}},
+                              "command.env.TRAINYARD_ARRAY_JOB_ID"},
                       BadSpec{"escape in code_version", {{"code_version", "v\x1b"}}, "code_version"}));
 
 TEST(JobSpec, PrintableNamesMayBeAnyLanguage) {

@@ -24,6 +24,30 @@ TEST(Messages, HelloRoundTrips) {
   EXPECT_EQ(parsed.attempts, hello.attempts);
 }
 
+TEST(Messages, HelloSaysHowAttemptsAreContained) {
+  HelloMsg hello;
+  hello.agent_version = "1";
+  hello.name = "node-1";
+  hello.cores = 4;
+  hello.cgroups = "unavailable: cannot create /sys/fs/cgroup/pids/trainyard/node-1-0: Read-only file system";
+  EXPECT_EQ(std::get<HelloMsg>(parse_agent_message(encode(AgentMessage{hello}))).cgroups, hello.cgroups);
+  hello.cgroups = "v1\x1b[2J";
+  EXPECT_THROW(parse_agent_message(encode(AgentMessage{hello})), InvalidInput) << "printable text only";
+}
+
+TEST(Messages, LaunchCarriesTheJobsMemoryLimit) {
+  LaunchMsg launch;
+  launch.attempt_id = 5;
+  launch.job_id = 2;
+  launch.command.argv = {"/bin/true"};
+  launch.peers = {"127.0.0.1:1"};
+  launch.user = "alice";
+  launch.data_plane_secret = std::string(32, 'a');
+  EXPECT_EQ(std::get<LaunchMsg>(parse_daemon_message(encode(DaemonMessage{launch}))).memory_mb, 0) << "none: no limit";
+  launch.memory_mb = 512;
+  EXPECT_EQ(std::get<LaunchMsg>(parse_daemon_message(encode(DaemonMessage{launch}))).memory_mb, 512);
+}
+
 TEST(Messages, HeartbeatsCarryFreeDiskSpaceAndLogBytes) {
   HeartbeatMsg hb;
   hb.attempts = {AttemptReport{7, 3, 12}};
