@@ -1,5 +1,5 @@
 #pragma once
-// Stuck detection (DESIGN.md "Liveness, stuck jobs"): an attempt is stuck when no rank's training
+// Stuck detection (docs/DESIGN.md "Liveness and stuck attempts"): an attempt is stuck when no rank's training
 // step advanced for `stuck_after`. Pure: progress in, verdict and diagnosis out.
 //
 // Design note. In data-parallel training one hung rank stops every rank: the others block in the

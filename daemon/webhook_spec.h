@@ -10,7 +10,7 @@
 
 namespace trainyard::daemon {
 
-// The event types of the events contract (docs/ARCHITECTURE.md "Webhooks"); "audit.*" stands for
+// The event types of the events contract (docs/DESIGN.md "Webhooks"); "audit.*" stands for
 // every admin action.
 const std::vector<std::string>& known_event_types();
 

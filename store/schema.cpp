@@ -158,7 +158,7 @@ CREATE INDEX events_by_job ON events (job_id, seq) WHERE job_id IS NOT NULL;
 CREATE INDEX events_by_time ON events (at_ms);
 )sql";
 
-// Webhooks and their deliveries (docs/ARCHITECTURE.md "Webhooks"). The outbox is each webhook's
+// Webhooks and their deliveries (docs/DESIGN.md "Webhooks"). The outbox is each webhook's
 // cursor over the events log plus its open deliveries; delivered and dead ones stay as history.
 constexpr std::string_view kWebhooksSchema = R"sql(
 CREATE TABLE webhooks (

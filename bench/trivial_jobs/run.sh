@@ -17,7 +17,7 @@
 # the filesystem's inode allocation is part of the agents' CPU. On this
 # project's machines (ext4 without a journal) that cost 1.3-2.0 ms of kernel time per directory and
 # file in a directory whose block group had lately freed many inodes, as every run's cleanup does,
-# and 35 us in one that had not (docs/ARCHITECTURE.md, Cheap attempts, fifth round).
+# and 35 us in one that had not (bench/trivial_jobs/RESULTS.md "Fifth round").
 set -euo pipefail
 
 build_dir="${1:-build}"
