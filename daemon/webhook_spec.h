@@ -1,5 +1,5 @@
 #pragma once
-// What a webhook subscribes to, as POST /v1/webhooks gives it, validated (issue 15 items 3 and 8),
+// What a webhook subscribes to, as POST /v1/webhooks gives it, validated,
 // and which events it wants. Pure.
 #include <string>
 #include <string_view>

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Trivial jobs end to end (issue 18 item 4; targets: <= 1.5 ms agent CPU and <= 0.5 ms daemon CPU
+# Trivial jobs end to end (targets: <= 1.5 ms agent CPU and <= 0.5 ms daemon CPU
 # per job, >= 1,000 jobs/s on a 2-core machine): starts a fresh trainyard-daemon and 4 agents with
 # 16 cores each on 127.0.0.1 ephemeral ports, runs trivial_jobs_bench against them, prints the
 # figures and the load, and stops what it started.

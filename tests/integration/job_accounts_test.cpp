@@ -1,4 +1,4 @@
-// Jobs never run as root (issue #13): a root agent runs command jobs as an unprivileged account,
+// Jobs never run as root: a root agent runs command jobs as an unprivileged account,
 // per submitting user with --user-map, and a job reaches neither another user's job directories
 // nor the agent's credentials. These tests need the agent to be root (as here and in CI).
 #include <pwd.h>

@@ -1,4 +1,4 @@
-// Hold, release, requeue and PATCH through the API (issue 17 items 1 and 3): a task named ID_N,
+// Hold, release, requeue and PATCH through the API: a task named ID_N,
 // a whole array named by its own id, the owner's limits on a PATCH, and an array as one history row.
 #include <gtest/gtest.h>
 
@@ -218,7 +218,7 @@ TEST_F(ApiPatchRules, AnotherUsersJobAnswersAsAMissingOne) {
   EXPECT_EQ(spec(id).priority, 5);
 }
 
-// History (issue 17 item 2): a folded array's row sums its tasks' use; ?array= lists each task.
+// History: a folded array's row sums its tasks' use; ?array= lists each task.
 TEST_F(ApiJobControl, AnArrayRowInTheHistoryCarriesItsTasksSummedAccounting) {
   const JobId array = submit_array(3);
   cluster.advance(Millis(10'000));  // waits 10 s for a node
