@@ -39,7 +39,7 @@ struct TokenRecord {
   bool operator==(const TokenRecord&) const = default;
 };
 
-// Fair-share bookkeeping for one share (filled in by the scheduler issue).
+// Fair-share bookkeeping for one share (filled in by the scheduler).
 struct ShareRecord {
   std::string name;
   double weight = 1.0;

@@ -132,7 +132,7 @@ TEST_F(ApiJobControl, PatchOfAWholeArrayChangesItsPendingTasks) {
   EXPECT_EQ(cluster.jobs.active_job(array + 1)->spec.priority, 5) << "a refused PATCH changes no task";
 }
 
-// PATCH's owner rule (the issue: an owner only lowers the priority; as scontrol, only shortens the
+// PATCH's owner rule (an owner only lowers the priority and, as scontrol, only shortens the
 // time limit; an admin changes anything).
 class ApiPatchRules : public ApiTest {
  protected:
