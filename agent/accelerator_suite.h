@@ -1,5 +1,5 @@
 #pragma once
-// The accelerator sanity suite (DESIGN.md "Health"), run by the agent on every core of its device:
+// The accelerator sanity suite (docs/DESIGN.md "Health checks"), run by the agent on every core of its device:
 // the GEMM, stochastic-rounding and memory tests of core_checks.h, each under its own time
 // budget (watchdog.h), so a hung core shows up as `timed_out` after its budget rather than hanging
 // the suite. A core that crashes or times out is not given its remaining tests (`skipped`).

@@ -1,5 +1,5 @@
 #pragma once
-// A cgroup per attempt (issue 30): what a command job's processes may use, and the handle that
+// A cgroup per attempt (docs/DESIGN.md "Job accounts"): what a command job's processes may use, and the handle that
 // ends all of them. A process group is not enough: `setsid` leaves it, and nothing in it bounds
 // CPU, memory or the number of processes.
 //

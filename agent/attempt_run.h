@@ -43,7 +43,7 @@ class AttemptRun {
   // measure training steps have any.
   virtual std::vector<StepMetric> take_metrics() { return {}; }
   // Checkpoints published since the last call, oldest first (I/O thread). Only the training kernel
-  // reports them: a command job's checkpoints are its own format (docs/ARCHITECTURE.md).
+  // reports them: a command job's checkpoints are its own format (docs/DESIGN.md "Checkpoints").
   virtual std::vector<CheckpointReport> take_checkpoints() { return {}; }
   // The environment given to the run's process, secret-looking values masked (provenance). Only
   // command runs have one: a simulated rank runs inside the agent.

@@ -1,5 +1,5 @@
 #pragma once
-// The collective suite (DESIGN.md "Health"), run by every rank of a set of nodes at once through a
+// The collective suite (docs/DESIGN.md "Health checks"), run by every rank of a set of nodes at once through a
 // `neuron::Communicator` (TcpCommunicator between agents; the in-process one in tests): all-gather,
 // all-reduce and reduce-scatter, each checked element by element against the known answer and
 // timed for busbw (proto/collective_bandwidth.h, nccl-tests definitions).

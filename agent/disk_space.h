@@ -1,5 +1,5 @@
 #pragma once
-// What the agent measures for storage health and accounting (issue 17 item 7): free space on the
+// What the agent measures for storage health and accounting: free space on the
 // node's work and checkpoint filesystems (statvfs), and the bytes of an attempt's logs. The daemon
 // judges and sums; a measurement that fails is left out rather than reported as zero, which would
 // read as a full disk.

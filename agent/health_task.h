@@ -1,5 +1,5 @@
 #pragma once
-// One health suite the daemon asked this node to run (DESIGN.md "Health"): the accelerator suite on
+// One health suite the daemon asked this node to run (docs/DESIGN.md "Health checks"): the accelerator suite on
 // every core of the device, or this node's rank of a collective suite over the data plane. Runs on
 // its own thread (a suite takes from milliseconds to seconds and must not stall heartbeats); the
 // result is posted to the I/O thread exactly once.

@@ -9,9 +9,9 @@
 // group, made at its start and removed at its end, cost an inode allocated and freed per attempt;
 // on ext4 without a journal every allocation then steps over each inode freed in the last 30 s,
 // one buffer lookup each, which made the agents' kernel time per trivial job grow with the rate
-// (issue 18 item 4). Appending costs no inode; the journal is rewritten with only the live groups
-// once it is mostly ended ones. Files of the old form (`DIR/<pgid>` holding "<attempt id> <start
-// time>") are still read, so an upgraded agent kills what the previous version left. Not
+// (bench/trivial_jobs/RESULTS.md "Fifth round"). Appending costs no inode; the journal is rewritten
+// with only the live groups once it is mostly ended ones. Files of the old form (`DIR/<pgid>`
+// holding "<attempt id> <start time>") are still read, so an upgraded agent kills what the previous version left. Not
 // thread-safe; the agent's I/O thread owns it.
 #include <sys/types.h>
 

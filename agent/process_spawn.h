@@ -1,5 +1,5 @@
 #pragma once
-// Starting a command job's process cheaply (issue 18 item 4). fork() copies the agent's page
+// Starting a command job's process cheaply. fork() copies the agent's page
 // tables, and the agent is a large process; clone(CLONE_VM | CLONE_VFORK), as posix_spawn does
 // inside glibc, runs the child on the agent's memory with the calling thread suspended until the
 // child has exec'd (or exited), so nothing is copied. posix_spawn itself cannot switch the account

@@ -1,5 +1,5 @@
 #pragma once
-// The on-disk checkpoint format (DESIGN.md "Checkpoints"), its own library because two sides read
+// The on-disk checkpoint format (docs/DESIGN.md "Checkpoints"), its own library because two sides read
 // it: the simulated node's training kernel (neuron/) writes and loads checkpoints, the daemon lists,
 // verifies and claims them to choose where a retry resumes.
 //

@@ -23,7 +23,7 @@ install(FILES deploy/examples/daemon.json deploy/examples/agent.json deploy/exam
         DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
 # web/dist exists once deploy/build.sh built the dashboard (npm run build).
 install(DIRECTORY web/dist/ DESTINATION ${TRAINYARD_INSTALL_DASHBOARDDIR} OPTIONAL)
-install(FILES README.md docs/ARCHITECTURE.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES README.md docs/ARCHITECTURE.md docs/DESIGN.md docs/STYLE.md docs/STATUS.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(FILES deploy/systemd/trainyard-daemon.service deploy/systemd/trainyard-agent@.service
         DESTINATION ${TRAINYARD_INSTALL_SYSTEMDDIR})
 install(FILES deploy/systemd/trainyard.sysusers.conf DESTINATION lib/sysusers.d RENAME trainyard.conf)

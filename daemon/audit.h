@@ -1,5 +1,5 @@
 #pragma once
-// The audit log (issue 13, "Audit"): every change made through the API is an event of kind
+// The audit log (docs/DESIGN.md "Security"): every change made through the API is an event of kind
 // "audit.<action>" saying who (user, role), from where (remote address) and what (route, target,
 // request fields). Stored as events: the message is one line, the details hold the rest. Never holds a secret:
 // callers pass only the fields that name what changed.

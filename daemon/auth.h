@@ -1,5 +1,5 @@
 #pragma once
-// Bearer tokens (DESIGN.md "Security"): secrets are random, shown once, and stored only as their
+// Bearer tokens (docs/DESIGN.md "Security"): secrets are random, shown once, and stored only as their
 // SHA-256. Each token has a public id, an owner, a role (daemon/roles.h says what each may do), an
 // optional expiry and a last-used time. Agents hold agent tokens: the join token, and each node's
 // own credential, whose user is node_token_user(node); see node_credentials.h.

@@ -1,5 +1,5 @@
 #pragma once
-// Canaries (DESIGN.md "Liveness, stuck jobs, canaries, goodput"): a small multi-node simulated job
+// Canaries (docs/DESIGN.md "Canaries"): a small multi-node simulated job
 // (training steps over real collectives) that the daemon itself submits on a schedule, in the
 // system share (which the scheduler serves first), as the user "system". A canary that fails is a
 // system problem by definition: the job is known good, so the cluster is not.

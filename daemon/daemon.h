@@ -1,5 +1,5 @@
 #pragma once
-// The daemon's composition root (STYLE.md #4): builds store, store worker, tokens, scheduler, job
+// The daemon's composition root (docs/STYLE.md "Composition root"): builds store, store worker, tokens, scheduler, job
 // manager, gateway, API and server, wires them, and runs the I/O loop until SIGINT/SIGTERM, which
 // shut it down gracefully (GracefulShutdown in daemon.cpp; SIGHUP reloads the TLS certificate and key).
 #include <cstdint>

@@ -1,5 +1,5 @@
 #pragma once
-// The daemon's Prometheus metrics (GET /metrics; issue 14 item 2). Gauges are computed from the
+// The daemon's Prometheus metrics (GET /metrics; docs/DESIGN.md "Metrics"). Gauges are computed from the
 // job manager's live view at scrape time, so they cannot drift from what they count; counters and
 // histograms are recorded by one-line hooks where events happen.
 //

@@ -1,5 +1,5 @@
 #pragma once
-// Event retention (issue 15 item 1): events older than --event-retention-days are deleted, except
+// Event retention: events older than --event-retention-days are deleted, except
 // those a webhook has not had yet: on the store thread, in one step with the delete, the prune asks
 // the store for the oldest seq any webhook still needs (Store::webhooks_keep_from_seq) and keeps it
 // and everything after it. Cursors only move forward, so nothing needed can slip between the two.

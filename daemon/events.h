@@ -1,5 +1,5 @@
 #pragma once
-// The events contract (issue 15, DESIGN.md "Events, notifications, dashboard"): the types a person
+// The events contract (docs/DESIGN.md "Events"): the types a person
 // is told about, how much each matters (one table), how an event is built from the job or node it
 // concerns, its JSON, and who may read it. Pure: no store, no clock; GET /v1/events, its stream
 // and the webhooks read events only through these.

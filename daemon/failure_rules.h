@@ -1,5 +1,5 @@
 #pragma once
-// Failure classification as data (DESIGN.md "Failure classes"): an ordered list of rules, the first
+// Failure classification as data (docs/DESIGN.md "Failure classes"): an ordered list of rules, the first
 // that matches names the class, says whether the failure was the system's (infrastructure) and
 // gives a one-line suggestion. The defaults are a JSON document in failure_rules.cpp; operators add
 // their own with `trainyard-daemon --failure-rules FILE` ({"rules": [...]}), checked before them.

@@ -1,5 +1,5 @@
 #pragma once
-// Goodput (DESIGN.md "Liveness, stuck jobs, canaries, goodput"): the share of allocated core-time
+// Goodput (docs/DESIGN.md "Goodput"): the share of allocated core-time
 // that produced training steps that were kept, and where the rest went. Pure: attempts in, figures
 // out; the time of evaluation is passed in for attempts still running.
 //

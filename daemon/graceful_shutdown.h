@@ -1,5 +1,5 @@
 #pragma once
-// The daemon's answer to SIGTERM or SIGINT (issue 14 item 6), in phases, each logged with its
+// The daemon's answer to SIGTERM or SIGINT, in phases, each logged with its
 // counts: stop accepting (new connections are refused) and stop ticking (no new attempts); answer
 // the requests in flight, within the grace; tell the agents the daemon is going away (WebSocket
 // 1001: they redial with their usual backoff and their attempts keep running, as across a

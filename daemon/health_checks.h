@@ -1,5 +1,5 @@
 #pragma once
-// Runs health checks over agents (DESIGN.md "Health"): the accelerator suite on each node, then the
+// Runs health checks over agents (docs/DESIGN.md "Health checks"): the accelerator suite on each node, then the
 // collective suite over the set, then, when a run over 3 or more nodes failed or was slow, the
 // pair tests of healthcheck/localisation.h round by round, so the verdict names the bad node
 // instead of blaming all. The verdicts themselves are the health library's pure functions; this

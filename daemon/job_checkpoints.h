@@ -1,6 +1,6 @@
 #pragma once
-// Which checkpoints in a job's directory a retry may resume from (docs/ARCHITECTURE.md
-// "Checkpoints"). The directory is the job's to write, so what is in it proves nothing: a checkpoint
+// Which checkpoints in a job's directory a retry may resume from (docs/DESIGN.md "Checkpoints").
+// The directory is the job's to write, so what is in it proves nothing: a checkpoint
 // counts only when an attempt of this job reported it (store.h CheckpointRecord) and its manifest
 // still has the digest that attempt reported, and verifies. A command job's step directories
 // without a manifest are its own format, which it has no way to report: they count when the job's

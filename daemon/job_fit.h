@@ -1,6 +1,6 @@
 #pragma once
-// Whether a submitted job could ever start (issue 12: a job asking for more nodes than exist, or
-// more cores per node than any node has, was accepted and stayed PENDING for ever). Refused at
+// Whether a submitted job could ever start: a job asking for more nodes than exist, or more
+// cores per node than any node has, would stay PENDING for ever, so it is refused at
 // submission as sbatch refuses "Requested node configuration is not available", unless the spec
 // sets `wait_for_capacity` (nodes still to come).
 //

@@ -1,5 +1,5 @@
 #pragma once
-// The job state machine of DESIGN.md "Jobs" and the daemon's in-memory view of active work.
+// The job state machine of docs/DESIGN.md "Jobs and the job manager" and the daemon's in-memory view of active work.
 //
 // Write-ahead discipline: every transition updates memory, queues its Change on the store worker,
 // and acts (launches, kills, answers the API) only in the commit's completion. The store therefore

@@ -1,4 +1,4 @@
-// Job arrays and dependencies (issue 17 items 1-2): the daemon's side. Whether a job may start is
+// Job arrays and dependencies: the daemon's side. Whether a job may start is
 // decided by pure code (scheduler/dependencies.h, the scheduler's array limits); this file resolves
 // which jobs a dependency covers, and acts on the verdicts.
 #include <spdlog/spdlog.h>

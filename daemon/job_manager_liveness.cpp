@@ -1,4 +1,4 @@
-// The job manager's liveness side (DESIGN.md "Liveness, stuck jobs, canaries, goodput"): the
+// The job manager's liveness side (docs/DESIGN.md "Liveness and stuck attempts"): the
 // periodic tick, nodes that stop heartbeating, attempts past their timeout, and attempts that
 // stopped making progress.
 #include <spdlog/spdlog.h>

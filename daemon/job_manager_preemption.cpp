@@ -1,4 +1,4 @@
-// Checkpoint-aware preemption, the acting half (issue 17 item 4): the scheduler decides
+// Checkpoint-aware preemption, the acting half: the scheduler decides
 // (scheduler/preemption.h); this gathers the facts it decides on and stops the victims through the
 // requeue path, which saves their work first and ends their attempts PREEMPTED.
 #include <spdlog/spdlog.h>

@@ -1,4 +1,4 @@
-// The job manager's recovery side (issue 18 item 5; the policy is pure, in recovery.h): a gang
+// The job manager's recovery side (docs/DESIGN.md "Recovery in seconds"; the policy is pure, in recovery.h): a gang
 // whose agent went away fails after the disconnect grace rather than the node timeout, or at once
 // when a peer rank saw the node's data-plane connection close; idle nodes are kept warm as spares.
 #include <spdlog/spdlog.h>

@@ -1,4 +1,4 @@
-// Hold, release, requeue and update (issue 17 item 3): the user's levers on a job that is not done.
+// Hold, release, requeue and update: the user's levers on a job that is not done.
 // Each is one stored transition (write-ahead, as everywhere in the job manager) with its event.
 #include <spdlog/spdlog.h>
 

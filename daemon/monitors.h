@@ -1,5 +1,5 @@
 #pragma once
-// The monitors (DESIGN.md "Liveness, stuck jobs, canaries, goodput"): what decides when the daemon
+// The monitors (docs/DESIGN.md "Node registry and monitors"): what decides when the daemon
 // tests its nodes and its own health, and what their results do to nodes.
 //   - periodic checks: idle nodes in service are re-tested every `periodic_check_interval`;
 //   - canaries: a known-good job every `canary_interval`; the nodes of a failed one are SUSPECT

@@ -1,5 +1,5 @@
 #pragma once
-// Each node's own credential (issue 12: "anyone with the join token can be any node").
+// Each node's own credential, so that holding the join token does not let anyone be any node.
 //
 // The join token only introduces a node name that has no credential yet: its first accepted hello
 // makes the node a credential (a token of role agent whose user is node_token_user(name), stored

@@ -1,6 +1,6 @@
 #pragma once
-// The nodes the daemon knows (DESIGN.md "Nodes"): what each agent registered with, its connection,
-// when it was last heard from, the attempts it holds and their cores, and its state.
+// The nodes the daemon knows (docs/DESIGN.md "Node registry and monitors"): what each agent registered
+// with, its connection, when it was last heard from, the attempts it holds and their cores, and its state.
 //
 // Every state transition of a node happens here and is returned as the Change that records it (the
 // node and its event); the caller persists it, and acts once it is stored. The scheduler's view of

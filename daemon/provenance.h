@@ -1,5 +1,5 @@
 #pragma once
-// Attempt provenance (issue 15 item 6; docs/ARCHITECTURE.md "Provenance"): everything an attempt
+// Attempt provenance (docs/DESIGN.md "Provenance"): everything an attempt
 // depended on, as one JSON object kept with the attempt. Built when the attempt launches (versions,
 // the spec and its SHA-256, the kernel configuration, the checkpoint it resumed from, the nodes and
 // the health checks that admitted them), then completed by its ranks: the environment each

@@ -1,5 +1,5 @@
 #pragma once
-// Recovery in seconds (issue 18 item 5), pure: when the node of a rank whose agent went away counts
+// Recovery in seconds, pure: when the node of a rank whose agent went away counts
 // as lost, which nodes a resume must pre-flight, and which idle nodes are kept warm as spares. No
 // I/O and no clock reads: the job manager passes the times in and acts on the answers.
 //

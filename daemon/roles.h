@@ -1,5 +1,5 @@
 #pragma once
-// What each role may do (issue 13, "Tokens and roles"). Every API route names the action it needs
+// What each role may do (docs/DESIGN.md "Security"). Every API route names the action it needs
 // (daemon/api/routes.cpp) and handlers ask `allows` for the rest; nothing else decides by role.
 // Jobs are the one per-owner rule: whoever may submit may see and cancel their own jobs,
 // read_all_jobs sees everyone's, cancel_any_job cancels everyone's.

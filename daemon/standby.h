@@ -1,6 +1,6 @@
 #pragma once
-// Active / standby daemons on one PostgreSQL store (issue 18 item 2; docs/ARCHITECTURE.md "Active /
-// standby"). The daemon holding the store's lease is active; the others are standbys, which answer
+// Active / standby daemons on one PostgreSQL store (docs/DESIGN.md "Active and standby"). The daemon
+// holding the store's lease is active; the others are standbys, which answer
 // /healthz with their role and send everything else to the active one (307 to its advertise URL,
 // or 503 while none is known), and try the lease every ttl/5. A standby that takes the lease
 // becomes active by the path of a daemon restart: it rebuilds its view from the database, and the

@@ -1,5 +1,5 @@
 #pragma once
-// Storage quotas (issue 17 item 7): the checkpoint and log bytes a job, and a share, may keep, and
+// Storage quotas: the checkpoint and log bytes a job, and a share, may keep, and
 // which checkpoints give way when they hold more. Pure: numbers in, decisions out; the job manager
 // measures (daemon/storage_usage.h), deletes on the file worker and reports.
 //

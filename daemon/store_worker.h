@@ -1,6 +1,6 @@
 #pragma once
-// Runs the blocking Store on its own thread so the I/O thread never blocks (DESIGN.md
-// "Concurrency"), and group-commits: every write queued while the previous commit was running goes
+// Runs the blocking Store on its own thread so the I/O thread never blocks (docs/DESIGN.md "Concurrency"),
+// and group-commits: every write queued while the previous commit was running goes
 // into the next transaction together, so many submissions share one fsync.
 //
 // Ordering: tasks run in the order they were queued; a read sees every write queued before it.

@@ -1,7 +1,7 @@
 #pragma once
-// Stuck detection: an attempt is stuck when one of its ranks went without advancing its training
-// step for longer than that rank's allowance (daemon/hang_rule.h), whether or not the others
-// advance. Pure: progress in, verdict and diagnosis out.
+// Stuck detection (docs/DESIGN.md "Liveness and stuck attempts"): an attempt is stuck when one of
+// its ranks went without advancing its training step for longer than that rank's allowance
+// (daemon/hang_rule.h), whether or not the others advance. Pure: progress in, verdict and diagnosis out.
 //
 // Design note. In data-parallel training one hung rank stops every rank: the others block in the
 // next all-reduce, waiting for it. So "the ranks that stopped advancing" is all of them, and the

@@ -1,5 +1,5 @@
 #pragma once
-// Delivers events to webhooks (docs/ARCHITECTURE.md "Webhooks"). Each webhook has its own lane:
+// Delivers events to webhooks (docs/DESIGN.md "Webhooks"). Each webhook has its own lane:
 // it reads the events after its durable cursor, keeps those it wants in order, and sends one
 // message at a time (an event, or a storm summary, webhook_storm.h), signed, retrying with
 // backoff until delivered or dead-lettered, and only then moves the cursor past it, in the same

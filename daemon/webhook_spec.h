@@ -1,5 +1,5 @@
 #pragma once
-// What a webhook subscribes to, as POST /v1/webhooks gives it, validated (issue 15 items 3 and 8),
+// What a webhook subscribes to, as POST /v1/webhooks gives it, validated,
 // and which events it wants. Pure.
 #include <string>
 #include <string_view>
@@ -10,7 +10,7 @@
 
 namespace trainyard::daemon {
 
-// The event types of the events contract (docs/ARCHITECTURE.md "Webhooks"); "audit.*" stands for
+// The event types of the events contract (docs/DESIGN.md "Webhooks"); "audit.*" stands for
 // every admin action.
 const std::vector<std::string>& known_event_types();
 

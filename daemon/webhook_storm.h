@@ -1,5 +1,5 @@
 #pragma once
-// Storm control for one webhook (issue 15 item 5): at most `max_per_minute` messages per window.
+// Storm control for one webhook: at most `max_per_minute` messages per window.
 // The first max - 1 events of a window go out one by one; once only the last message is left, the
 // events that keep coming wait in the log until the window ends and then go out as one message
 // (a summary, fold_events, when there is more than one). Nothing is dropped: a fold covers every

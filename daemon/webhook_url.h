@@ -1,5 +1,5 @@
 #pragma once
-// Where a webhook may point (issue 15 items 3 and 8). Every URL: http or https, no userinfo, a
+// Where a webhook may point. Every URL: http or https, no userinfo, a
 // bounded length, a host name or IP literal, an optional port. A user's (not an admin's) webhook
 // must also name a host on the admin's allow-list, and every address that host resolves to must
 // be public: not loopback, link-local, private, unspecified, multicast or reserved, IPv4 and IPv6

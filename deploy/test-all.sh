@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Checks that no include crosses the folder map, installs what is missing, checks the Prometheus rules
+# Checks that no include crosses the folder map and that every doc link and cited section exists,
+# installs what is missing, checks the Prometheus rules
 # and the Grafana board, builds, and runs every test: all of them (unit + integration) on the release
 # build, validates the OpenAPI document, runs the dashboard's unit and browser tests, then the
 # packager's plain Release builds (GCC, and Clang) with the install and .deb checks, then the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer, then each
@@ -9,6 +10,7 @@ cd "$(dirname "$0")/.."
 start=$(date +%s)
 deploy/check-includes.sh
 deploy/install-deps.sh
+deploy/check-docs.sh
 deploy/check-monitoring.sh
 deploy/build.sh release
 (cd build && ctest --output-on-failure --timeout 300 -j2)

@@ -1,5 +1,5 @@
 #pragma once
-// Free disk space as a health check (issue 17 item 7): a node whose work or checkpoint filesystem
+// Free disk space as a health check: a node whose work or checkpoint filesystem
 // is nearly full would fail the next job that writes a log line or a checkpoint there, so it is
 // SUSPECT and takes no new work until space returns. Pure: the agent measures (statvfs), the daemon
 // applies the state; this only judges the numbers.

@@ -1,5 +1,5 @@
 #pragma once
-// What the health suites measure (DESIGN.md "Health"). These values travel from the agent to the
+// What the health suites measure (docs/DESIGN.md "Health checks"). These values travel from the agent to the
 // daemon and out through the REST API (codecs in health_json.h); the daemon's verdicts
 // (verdict.h, localisation.h) are pure functions of them.
 #include <cstddef>

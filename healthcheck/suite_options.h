@@ -1,5 +1,5 @@
 #pragma once
-// What the daemon asks of each health suite (DESIGN.md "Health"), sent to the agent with the
+// What the daemon asks of each health suite (docs/DESIGN.md "Health checks"), sent to the agent with the
 // request (codecs in health_json.h). The suites themselves drive the simulated device, so they run
 // in the agent (agent/accelerator_suite.h, agent/collective_suite.h); the options are plain data.
 #include <chrono>

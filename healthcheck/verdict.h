@@ -1,9 +1,9 @@
 #pragma once
-// Health verdicts (DESIGN.md "Health"), made by the daemon from what the suites measured.
+// Health verdicts (docs/DESIGN.md "Health checks"), made by the daemon from what the suites measured.
 //
 // Design note. Verdicts are pure functions of measured values: no I/O, no clock (the caller stamps
 // the time when it applies a state to a node), so they are tested as tables of numbers in, states
-// out (STYLE.md #2).
+// out (docs/STYLE.md "Pure policy").
 // - Accelerator: a node is HEALTHY when every test on every core passed; otherwise UNHEALTHY, and
 //   the reason lists each failing core with its own reason ("core 3: GEMM element ... off by ...").
 // - Collective run over a set of nodes: a rank with a wrong result or a failed transfer makes the

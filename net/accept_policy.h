@@ -1,7 +1,7 @@
 #pragma once
 // What the server's accept loop decides, kept pure (no sockets, no clock reads) so it is tested
-// without I/O (issue 12: out of descriptors, the loop spun at a full core and logged ~180 MB in
-// 10 s). Three parts:
+// without I/O. Out of descriptors, an accept loop without these rules spins at a full core and
+// logs ~180 MB in 10 s. Three parts:
 // - AcceptBackoff: after an accept fails for want of resources (descriptors, buffers), wait
 //   before the next try, doubling up to a ceiling; a success starts again from the first wait.
 // - RateLimitedLog: at most one line per interval, saying how many were held back meanwhile.

@@ -1,5 +1,5 @@
 #pragma once
-// An outbound HTTP/1.1 and HTTPS client for webhook deliveries (issue 15 item 4): one POST at a
+// An outbound HTTP/1.1 and HTTPS client for webhook deliveries: one POST at a
 // time per call, a connect timeout and a total deadline, certificates verified against the
 // system's trust store plus an optional CA file, idle connections kept alive per host and reused,
 // redirects never followed (a 3xx is an answer like any other), and the response body read only up

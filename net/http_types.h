@@ -1,6 +1,6 @@
 #pragma once
 // HTTP requests and responses as plain values, so routing and handlers are pure functions that
-// tests call without a socket (STYLE.md #8). Beast stays inside net/*.cpp.
+// tests call without a socket (docs/STYLE.md "Pure policy"). Beast stays inside net/*.cpp.
 #include <cstddef>
 #include <functional>
 #include <map>

@@ -1,5 +1,5 @@
 #pragma once
-// Collective operations among the ranks of one attempt (DESIGN.md "Collectives"). The training
+// Collective operations among the ranks of one attempt (docs/DESIGN.md "Collectives and the data plane"). The training
 // kernel and the collective health tests are written against this interface; `TcpCommunicator`
 // implements it over the agents' data-plane ports, and tests use an in-process one.
 //

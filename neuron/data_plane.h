@@ -1,6 +1,6 @@
 #pragma once
-// The agent's data-plane port (DESIGN.md "Collectives"): one listening socket per agent process,
-// through which the ranks of every attempt on this node receive their ring connections.
+// The agent's data-plane port (docs/DESIGN.md "Collectives and the data plane"): one listening socket per
+// agent process, through which the ranks of every attempt on this node receive their ring connections.
 //
 // Every connection is authenticated before it can join a ring: on accept the server sends a fresh
 // 16-byte nonce; the dialer answers with a fixed 24-byte hello naming the attempt, the sending and

@@ -1,5 +1,5 @@
 #pragma once
-// The simulated Trainium device (DESIGN.md "The simulated Trainium node"): N NeuronCores, each
+// The simulated Trainium device (docs/DESIGN.md "The simulated node"): N NeuronCores, each
 // running real tensor operations (GEMM, elementwise) on fp32 storage with optional bf16 rounding.
 // Only the hardware is simulated; the arithmetic is done for real on the host CPU.
 //

@@ -1,5 +1,5 @@
 #pragma once
-// Ring collectives over TCP between the agents of one attempt (DESIGN.md "Collectives").
+// Ring collectives over TCP between the agents of one attempt (docs/DESIGN.md "Collectives and the data plane").
 //
 // Rank r keeps two connections: one it dials to its right neighbour (r+1) through that agent's
 // data-plane port, and one its left neighbour (r-1) dialled into the local DataPlaneServer. They

@@ -1,5 +1,5 @@
 #pragma once
-// The ring schedule (DESIGN.md "Collectives"): which chunk a rank sends to its right neighbour
+// The ring schedule (docs/DESIGN.md "Collectives and the data plane"): which chunk a rank sends to its right neighbour
 // and receives from its left one at each step, per the chunking rule of communicator.h.
 //
 // Reduce-scatter takes n-1 steps: at step s rank r sends chunk (r-s-1) and receives chunk (r-s-2),

@@ -1,5 +1,5 @@
 #pragma once
-// Thin blocking/non-blocking POSIX TCP helpers for the data plane (DESIGN.md "Collectives").
+// Thin blocking/non-blocking POSIX TCP helpers for the data plane (docs/DESIGN.md "Collectives and the data plane").
 // The data plane deliberately avoids Asio: the training thread calls collectives synchronously,
 // and a poll loop over two sockets is all a ring step needs.
 //

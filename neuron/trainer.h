@@ -1,5 +1,5 @@
 #pragma once
-// The data-parallel training kernel (DESIGN.md "The simulated Trainium node"). Each rank of an
+// The data-parallel training kernel (docs/DESIGN.md "The simulated node"). Each rank of an
 // attempt runs one `Trainer` on one NeuronCore; ranks meet only in the gradient all-reduce.
 //
 // One step, with B the global batch and n the data-parallel degree (the communicator's world

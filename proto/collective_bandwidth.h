@@ -1,7 +1,7 @@
 #pragma once
-// Bandwidth figures as nccl-tests defines them (its doc/PERFORMANCE.md), so our numbers can be
-// read against published ones. algbw = bytes / time. busbw rescales algbw by the share of the data
-// each rank must move on the busiest link of an optimal algorithm, which makes it comparable
+// Bandwidth figures as nccl-tests defines them (github.com/NVIDIA/nccl-tests/blob/master/doc/PERFORMANCE.md),
+// so our numbers can be read against published ones. algbw = bytes / time. busbw rescales algbw by the share
+// of the data each rank must move on the busiest link of an optimal algorithm, which makes it comparable
 // across rank counts: x 2(n-1)/n for all-reduce, x (n-1)/n for all-gather and reduce-scatter,
 // where `bytes` is the whole buffer (all ranks' chunks together) for those two.
 #include <string_view>

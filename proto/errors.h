@@ -1,5 +1,5 @@
 #pragma once
-// The project's one error policy (STYLE.md #11):
+// The project's one error policy (docs/STYLE.md "Errors"):
 // - Input from outside the process (HTTP bodies, query strings, agent messages, config files, CLI
 //   flags) is validated where it enters. A violation throws `InvalidInput`, which names the field
 //   and says what is wrong; the boundary turns it into a 4xx, a refused message or a usage error.

@@ -1,5 +1,5 @@
 #pragma once
-// The job model of DESIGN.md "Jobs": the spec a user submits (validated strictly), the job as
+// The job model of docs/DESIGN.md "Jobs and the job manager": the spec a user submits (validated strictly), the job as
 // the daemon tracks it, and its attempts. JSON shapes here are the REST API's shapes.
 #include <cstdint>
 #include <map>

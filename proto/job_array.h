@@ -1,5 +1,5 @@
 #pragma once
-// Job arrays and dependencies (issue 17 items 1-2): the grammar users write, parsed at the boundary.
+// Job arrays and dependencies: the grammar users write, parsed at the boundary.
 //
 // An array spec is Slurm's: "0-99", "0-99:4" (every 4th), "1,5,9", any mix of those separated by
 // commas, optionally ending in "%K" (at most K tasks running at once). Indices are 0..kMaxArrayIndex,

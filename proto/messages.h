@@ -175,8 +175,8 @@ struct KillMsg {
   AttemptId attempt_id = 0;
   std::string reason;
   int grace_ms = 10000;
-  // Save the work first: a simulated rank 0 writes a checkpoint of the step it stopped at; a command
-  // gets SIGUSR1 and grace_ms to write its own before SIGTERM (docs/ARCHITECTURE.md "Job model").
+  // Save the work first (docs/DESIGN.md "Hold, release, requeue, update and preemption"): a simulated rank 0
+  // writes a checkpoint of the step it stopped at; a command gets SIGUSR1 and grace_ms to write its own before SIGTERM.
   bool checkpoint = false;
 };
 // At most this much of one rank's log crosses the link in one reply: escaped as \u00XX, every byte

@@ -1,5 +1,5 @@
 #pragma once
-// Per-step training metrics, as the kernel reports them (DESIGN.md "The simulated Trainium node"):
+// Per-step training metrics, as the kernel reports them (docs/DESIGN.md "The simulated node"):
 // the agent batches them into `metrics` messages, the daemon stores them, the API serves them.
 //
 // Non-finite values are data here, not errors: the step whose loss went NaN is the one a user most

@@ -1,5 +1,5 @@
 #pragma once
-// Nodes as the daemon records them (DESIGN.md "Health": node states).
+// Nodes as the daemon records them (docs/DESIGN.md "Node states").
 #include <cstdint>
 #include <map>
 #include <optional>

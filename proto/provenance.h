@@ -1,5 +1,5 @@
 #pragma once
-// Provenance (issue 15 item 6; docs/ARCHITECTURE.md "Provenance"): the parts both sides of the link
+// Provenance (docs/DESIGN.md "Provenance"): the parts both sides of the link
 // need. The agent masks the environment it gives a command job's processes before it leaves the node,
 // and validates the facts a job wrote to $TRAINYARD_PROVENANCE_FILE; the daemon validates the same
 // facts again when they arrive.

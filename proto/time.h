@@ -1,6 +1,6 @@
 #pragma once
 // Time as the whole system sees it: UTC milliseconds, and an injectable source so that monitors,
-// the scheduler and the job manager can be tested without sleeping (STYLE.md #5).
+// the scheduler and the job manager can be tested without sleeping (docs/STYLE.md "Time and randomness").
 #include <chrono>
 #include <optional>
 #include <string>

@@ -6,7 +6,7 @@
 // dominate, so the count of accepting nodes with at least c free cores is kept for every c, and a
 // change to one node costs O(its old - new free cores), plus re-summarising its block of 64 nodes
 // for placement's walks. Nodes are indices fixed by the scheduler, which keeps one index up to date
-// as nodes and work change (issue 18 item 3) and copies it for each pass.
+// as nodes and work change and copies it for each pass.
 #include <cstdint>
 #include <vector>
 

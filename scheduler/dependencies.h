@@ -1,5 +1,5 @@
 #pragma once
-// Whether a job's dependencies (issue 17 item 2) let it start: pure, from the states of the jobs it
+// Whether a job's dependencies let it start: pure, from the states of the jobs it
 // depends on, which the daemon resolves (an array dependency covers all the array's tasks; an
 // aftercorr one only the task with the same index).
 //

@@ -1,5 +1,5 @@
 #pragma once
-// Checkpoint-aware preemption (issue 17 item 4): which running gangs give back their nodes so that
+// Checkpoint-aware preemption: which running gangs give back their nodes so that
 // a job of a share below its fair share can start. Pure: a function of the facts passed in and
 // `now`; the daemon stops the chosen victims (saving their work first) and requeues them.
 //

@@ -1,5 +1,5 @@
 #pragma once
-// The scheduler: fair-share ordering, gang placement and EASY backfill (DESIGN.md "Fair share").
+// The scheduler: fair-share ordering, gang placement and EASY backfill (docs/DESIGN.md "Scheduler").
 //
 // Assumptions. The daemon owns the truth and feeds this object every change as an event (shares,
 // nodes, pending jobs, work that holds cores); time is always an argument; nothing here does I/O,

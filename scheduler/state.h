@@ -112,7 +112,7 @@ struct State {
   std::unordered_map<std::string, int> node_index;
   std::map<std::string, int> groups;  // placement label value -> group id
   // Per node slot, kept up to date by every change to a node or to the work holding its cores, so a
-  // pass starts from them rather than rebuilding them from every node (issue 18 item 3): the free
+  // pass starts from them rather than rebuilding them from every node: the free
   // cores now, and the placement group (-1 without the placement label).
   Capacity capacity;
   std::vector<int> group_of;
@@ -131,7 +131,7 @@ struct State {
   std::set<std::pair<TimePoint, JobId>> running_by_end;
   // Running work whose advance charge had not run out at `charges_from`, by charged_until. With the
   // shares' sums over it, the expected usage costs the charges that ran out since the last pass
-  // rather than a step for every running job (issue 18 item 3).
+  // rather than a step for every running job.
   std::set<std::pair<TimePoint, JobId>> charging;
   TimePoint charges_from{};
 

@@ -188,12 +188,12 @@ ALTER TABLE attempts ADD CONSTRAINT attempts_state_check
   CHECK (state IN ('STARTING','RUNNING','SUCCEEDED','FAILED','CANCELLED','REQUEUED','PREEMPTED'));
 )sql";
 
-// Storage quotas per share (issue 17 item 7): the checkpoint and log MiB its jobs may keep together.
+// Storage quotas per share: the checkpoint and log MiB its jobs may keep together.
 constexpr std::string_view kShareStorageSchema = R"sql(
 ALTER TABLE shares ADD COLUMN storage_limit_mb BIGINT;
 )sql";
 
-// Active / standby (issue 18 item 2): one row says which daemon is active (holder, its URL) until
+// Active / standby: one row says which daemon is active (holder, its URL) until
 // when, by the server's clock. Every take-over raises the epoch; the holder's write transactions
 // begin with trainyard_fence(its epoch), whose FOR SHARE lock waits out a take-over in progress
 // and, under READ COMMITTED, re-checks the epoch on the row it ends with: a paused old holder

@@ -158,7 +158,7 @@ CREATE INDEX events_by_job ON events (job_id, seq) WHERE job_id IS NOT NULL;
 CREATE INDEX events_by_time ON events (at_ms);
 )sql";
 
-// Webhooks and their deliveries (docs/ARCHITECTURE.md "Webhooks"). The outbox is each webhook's
+// Webhooks and their deliveries (docs/DESIGN.md "Webhooks"). The outbox is each webhook's
 // cursor over the events log plus its open deliveries; delivered and dead ones stay as history.
 constexpr std::string_view kWebhooksSchema = R"sql(
 CREATE TABLE webhooks (
@@ -199,7 +199,7 @@ UPDATE attempts SET ended_at_ms =
 CREATE INDEX attempts_by_end ON attempts (ended_at_ms);
 )sql";
 
-// Attempts stopped to make way (issue 17: requeue, preemption) end REQUEUED or PREEMPTED. SQLite
+// Attempts stopped to make way (requeue, preemption) end REQUEUED or PREEMPTED. SQLite
 // cannot change a CHECK in place: the table is copied, rebuilt and refilled in the migration's
 // transaction, with foreign keys deferred so the rows that reference attempts stay valid.
 constexpr std::string_view kAttemptStopStatesSchema = R"sql(
@@ -222,12 +222,12 @@ CREATE INDEX attempts_by_state ON attempts (state, id);
 CREATE INDEX attempts_by_end ON attempts (ended_at_ms);
 )sql";
 
-// Storage quotas per share (issue 17 item 7): the checkpoint and log MiB its jobs may keep together.
+// Storage quotas per share: the checkpoint and log MiB its jobs may keep together.
 constexpr std::string_view kShareStorageSchema = R"sql(
 ALTER TABLE shares ADD COLUMN storage_limit_mb INTEGER;
 )sql";
 
-// Active / standby (issue 18 item 2) is PostgreSQL's: one daemon opens a SQLite file, so nothing
+// Active / standby is PostgreSQL's: one daemon opens a SQLite file, so nothing
 // takes this row here. The table is kept so that both stores have the same schema at one version.
 constexpr std::string_view kLeaseSchema = R"sql(
 CREATE TABLE lease (
@@ -241,11 +241,11 @@ INSERT INTO lease (id, holder, epoch, advertise_url, expires_at_ms) VALUES (1, '
 )sql";
 
 // SQLite codes a CHECK's IN list of more than two values as a temporary table, built and torn
-// down for every row written: about 1.5 us a row, 5% of the daemon's CPU per trivial job (issue 18
-// item 4). The same checks as comparisons cost nothing of the kind. SQLite cannot change a CHECK
-// in place, so each table is copied, rebuilt and refilled, as for step 10 (foreign keys deferred,
-// the rows that reference jobs and attempts stay valid); events keep their sequence, so a seq is
-// still never reused.
+// down for every row written: about 1.5 us a row, 5% of the daemon's CPU per trivial job
+// (bench/trivial_jobs/RESULTS.md "Fourth round"). The same checks as comparisons cost nothing of
+// the kind. SQLite cannot change a CHECK in place, so each table is copied, rebuilt and refilled,
+// as for step 10 (foreign keys deferred, the rows that reference jobs and attempts stay valid);
+// events keep their sequence, so a seq is still never reused.
 constexpr std::string_view kChecksAsComparisonsSchema = R"sql(
 PRAGMA defer_foreign_keys = ON;
 

@@ -1,6 +1,6 @@
 #pragma once
-// What the daemon needs from persistence (STYLE.md #1: interface here, SQLite in sqlite_store.*,
-// an in-memory fake under tests/ that passes the same conformance tests).
+// What the daemon needs from persistence (docs/STYLE.md "Interface, implementation, fake"): the interface
+// here, SQLite and PostgreSQL behind it, an in-memory fake under tests/ that passes the same conformance tests.
 //
 // Threading contract: a Store is used by one thread at a time (the daemon's store worker). It
 // blocks; the daemon never calls it from its I/O thread.
@@ -39,7 +39,7 @@ struct TokenRecord {
   bool operator==(const TokenRecord&) const = default;
 };
 
-// Fair-share bookkeeping for one share (filled in by the scheduler issue).
+// Fair-share bookkeeping for one share (filled in by the scheduler).
 struct ShareRecord {
   std::string name;
   double weight = 1.0;
@@ -107,7 +107,7 @@ struct CheckpointRecord {
   bool operator==(const CheckpointRecord&) const = default;
 };
 
-// A webhook (docs/ARCHITECTURE.md "Webhooks"). The secret is stored as it is: it signs every
+// A webhook (docs/DESIGN.md "Webhooks"). The secret is stored as it is: it signs every
 // request, so it cannot be a hash; the API shows it once, at creation.
 struct WebhookRecord {
   std::int64_t id = 0;
@@ -207,7 +207,7 @@ class StoreError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Active / standby (docs/ARCHITECTURE.md): of the daemons on one shared store, the one holding the
+// Active / standby (docs/DESIGN.md "Active and standby"): of the daemons on one shared store, the one holding the
 // lease is active. What a daemon learns when it tries to take or keep it.
 struct LeaseState {
   bool held = false;

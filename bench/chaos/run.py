@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Chaos soak (issue #6): a stream of simulated multi-node jobs on N agents while a random agent is
+"""Chaos soak: a stream of simulated multi-node jobs on N agents while a random agent is
 killed (SIGKILL) every T seconds and restarted D seconds later. Prints goodput, jobs finished and
 lost, and the mean and p95 time from a fault to training resumed (the kill to the RUNNING of the
 attempt that replaced the one it broke).

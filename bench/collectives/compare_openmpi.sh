@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # All-reduce busbw of Trainyard's ring collectives against OpenMPI's MPI_Allreduce, both over TCP
-# on loopback, same sizes and rank counts, in one run, printed side by side (issue 4 target: ours
-# at 64 MiB with 4 ranks at least OpenMPI's).
+# on loopback, same sizes and rank counts, in one run, printed side by side (target: ours
+# at 64 MiB with 4 ranks at least OpenMPI's; figures in bench/collectives/RESULTS.md).
 #
 #   bench/collectives/compare_openmpi.sh [BUILD_DIR]        (default BUILD_DIR: ./build)
 #   env: RANKS="2 4 8"  SIZES="1048576 67108864 268435456"  COLLECTIVES_BENCH=path/to/binary

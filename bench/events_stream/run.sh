@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 1,000 concurrent SSE clients (issue 15 benchmark): starts a fresh trainyard-daemon (data under
+# 1,000 concurrent SSE clients (figures in bench/events_stream/RESULTS.md): starts a fresh trainyard-daemon (data under
 # /var/tmp, --sse-keepalive-ms 1000 so subscription shows quickly, --max-connections-per-ip 4000
 # since every client is on 127.0.0.1) and measures, in order:
 #   1. submit throughput without stream clients (bench_submit);

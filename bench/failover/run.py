@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Failover time of active / standby daemons (issue 18 item 2): two daemons on one throwaway
+"""Failover time of active / standby daemons: two daemons on one throwaway
 PostgreSQL, agents given both URLs; once the agents are connected to it, the active daemon is killed
 (SIGKILL), N times. Failover time is
 from the kill to the first submit the other daemon acknowledges (201), tried on both URLs every

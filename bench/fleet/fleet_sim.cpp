@@ -1,4 +1,4 @@
-// The fleet simulator (issue 18 item 3): NODES virtual agents in this one process (virtual_agent.h:
+// The fleet simulator: NODES virtual agents in this one process (virtual_agent.h:
 // the real protocol over real WebSockets) drive one real daemon; then, in a steady phase of
 // --steady-s seconds, jobs are submitted at --rate jobs/s over one keep-alive client, as virtual
 // jobs that succeed, fail or hang (virtual_job.h), while every node heartbeats. It prints:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The fleet simulator against a fresh daemon (issue 18 item 3): starts trainyard-daemon on
+# The fleet simulator against a fresh daemon: starts trainyard-daemon on
 # 127.0.0.1:0 with SQLite in a new data dir, runs fleet_sim with NODES virtual agents, prints the
 # figures and the machine's load, and stops the daemon.
 #

@@ -1,4 +1,4 @@
-// Scrape cost of GET /metrics (issue 14, target <= 50 ms) with 2,000 nodes of 32 cores and 100,000
+// Scrape cost of GET /metrics (target <= 50 ms) with 2,000 nodes of 32 cores and 100,000
 // active jobs in 50 shares (2,000 running, one per node, and 98,000 pending), restored into a job
 // manager as the daemon restores its view at start-up. Every node's agent then connects and sends
 // a heartbeat with its work and checkpoint filesystems and its rank's log bytes (the per-node disk

@@ -1,4 +1,4 @@
-// GET /v1/nodes at fleet scale (issue 18 item 3): a real daemon with NODES (default 10,000) nodes
+// GET /v1/nodes at fleet scale: a real daemon with NODES (default 10,000) nodes
 // registered over the real agent protocol by web/e2e/fake-nodes.mjs's thin agents (WebSocket, join
 // token, hello, heartbeats, the registration check; they run nothing). One keep-alive connection
 // then walks the list in pages (limit LIMIT, default 100, following `next`) ROUNDS times, reads

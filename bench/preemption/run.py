@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checkpoint-aware preemption, two shares (issue 17 item 4): team "big" fills every node with
+"""Checkpoint-aware preemption, two shares: team "big" fills every node with
 long simulated jobs; team "urgent" (no usage, so far below its fair share) submits one job. Prints,
 per round and over all rounds, the time from the urgent job's submit to its start (its attempt
 RUNNING) against the target of checkpoint time + 5 s, where the checkpoint time is the victim's:

@@ -1,12 +1,12 @@
-// Scheduler pass latency at scale (issue 3): 100,000 pending jobs in 50 shares on 1,000 nodes of
-// 32 cores (--nodes N for another fleet, issue 18 item 3). Prints p50/p99/max per pass for
+// Scheduler pass latency at scale: 100,000 pending jobs in 50 shares on 1,000 nodes of
+// 32 cores (--nodes N for another fleet). Prints p50/p99/max per pass for
 //   join   - the passes while the idle fleet joins, one after each node,
 //   fill   - the passes that first fill the idle cluster (each examines at most max_jobs_examined),
 //   idle   - a pass on a full cluster where nothing changed,
 //   ended  - a pass right after one running job ends (incremental: the scheduler is not rebuilt),
 //   joined - a pass right after a node (re)registers, as the daemon runs one on every join and
 //            registration check,
-// keeping 100,000 jobs pending throughout. With --arrays (issue 17), a fifth of the jobs are tasks
+// keeping 100,000 jobs pending throughout. With --arrays, a fifth of the jobs are tasks
 // of 100-task arrays limited to 5 running (%5), and a tenth depend on an earlier job (afterok),
 // held until it ends, then queued again as the daemon does. With --preempt, every pass whose first
 // queued job waits for free cores also runs the preemption decision (scheduler/preemption.h) over

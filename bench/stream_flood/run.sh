@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# One user flooding catch-up streams (issue: a stream reading the whole event log in one store task
-# held every other request up): starts a fresh trainyard-daemon (data under /var/tmp), fills its
+# One user flooding catch-up streams (the rule: no user's catch-up may hold the store worker so long
+# that other users' requests wait): starts a fresh trainyard-daemon (data under /var/tmp), fills its
 # event log with EVENTS job.submitted events (bench_submit, jobs that wait for capacity), then
 # prints GET /v1/jobs latency alone and while one user opens STREAMS_PER_S catch-up streams a second.
 #

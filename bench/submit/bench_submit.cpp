@@ -1,4 +1,4 @@
-// Durable submission throughput of a running daemon (issue 2): N jobs submitted over C keep-alive
+// Durable submission throughput of a running daemon: N jobs submitted over C keep-alive
 // connections, each connection a closed loop (send one submission, wait for its answer, send the
 // next; no pipelining), the way C independent clients would. All connections are driven by one
 // thread (one coroutine each), so the load generator costs the 2-core machine little CPU and wakes

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Durable submissions per second (issue 2 target: at least 10,000 jobs/s on a 2-core machine):
+# Durable submissions per second (target: at least 10,000 jobs/s on a 2-core machine):
 # starts a fresh trainyard-daemon on 127.0.0.1:0 with an empty data dir on the local disk, runs
 # bench_submit against it (every 201 verified, then the store checked for every job), prints the
 # figures and stops the daemon.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Trivial jobs end to end (issue 18 item 4; targets: <= 1.5 ms agent CPU and <= 0.5 ms daemon CPU
+# Trivial jobs end to end (targets: <= 1.5 ms agent CPU and <= 0.5 ms daemon CPU
 # per job, >= 1,000 jobs/s on a 2-core machine): starts a fresh trainyard-daemon and 4 agents with
 # 16 cores each on 127.0.0.1 ephemeral ports, runs trivial_jobs_bench against them, prints the
 # figures and the load, and stops what it started.
@@ -17,7 +17,7 @@
 # the filesystem's inode allocation is part of the agents' CPU. On this
 # project's machines (ext4 without a journal) that cost 1.3-2.0 ms of kernel time per directory and
 # file in a directory whose block group had lately freed many inodes, as every run's cleanup does,
-# and 35 us in one that had not (docs/ARCHITECTURE.md, Cheap attempts, fifth round).
+# and 35 us in one that had not (bench/trivial_jobs/RESULTS.md "Fifth round").
 set -euo pipefail
 
 build_dir="${1:-build}"

@@ -1,4 +1,4 @@
-// What one trivial attempt costs, end to end (issue 18 item 4): N command jobs running `/bin/true`
+// What one trivial attempt costs, end to end: N command jobs running `/bin/true`
 // are submitted over C keep-alive connections (one thread each, a closed loop: send a submission,
 // wait for its 201, send the next) to a daemon with idle agents, and the clock stops when none of
 // them is PENDING, STARTING or RUNNING any more. Prints jobs/s end to end and the CPU time

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Webhook delivery under faults (issue 15 benchmark), against a real daemon and a receiver in this
+"""Webhook delivery under faults (figures in bench/webhooks/RESULTS.md), against a real daemon and a receiver in this
 script (a threaded HTTP/1.1 server on 127.0.0.1 that checks every signature).
 
 Phase 1, faults: --events job submissions (each a job.submitted event) go to --webhooks webhooks

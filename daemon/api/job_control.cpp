@@ -1,4 +1,4 @@
-// Hold, release, requeue and PATCH of a job (issue 17 item 3). Whoever may cancel a job may use
+// Hold, release, requeue and PATCH of a job. Whoever may cancel a job may use
 // these on it; an admin's hold is released only by an admin, and an owner may only lower a job's
 // priority and shorten its time limit (as Slurm's scontrol lets users), an admin changes anything.
 #include <memory>

@@ -1,4 +1,4 @@
-// Job arrays and dependencies with real processes (issue 17 items 1-2).
+// Job arrays and dependencies with real processes.
 #include <algorithm>
 #include <fstream>
 #include <set>

@@ -1,4 +1,4 @@
-// A cgroup per attempt (issue 30): a root agent runs each command attempt in a cgroup of its own
+// A cgroup per attempt (docs/DESIGN.md "Job accounts"): a root agent runs each command attempt in a cgroup of its own
 // (agent/attempt_cgroup.h), which holds a fork bomb to its pids limit and whose every process,
 // `setsid` or not, dies with the attempt. These tests need the agent to be root, and cgroups the
 // agent can make (v1 or v2), as here and in CI; elsewhere they are skipped, saying why.

@@ -82,7 +82,7 @@ TEST_F(CliFollow, HistoryFiltersFinishedJobsAndReportsTheirAccounting) {
   EXPECT_NE(output.find("--since"), std::string::npos) << output;
 }
 
-// The CLI names array tasks as ID_N and an array by its id (issue 17 items 1-2): release of one
+// The CLI names array tasks as ID_N and an array by its id: release of one
 // task, then of the rest by the array's id; the history shows the array as one row and, with
 // --array, its tasks.
 TEST_F(CliFollow, ArraysAreReleasedByTaskOrWholeAndFoldedInTheHistory) {

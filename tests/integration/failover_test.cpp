@@ -1,7 +1,7 @@
-// Active / standby daemons on one PostgreSQL, with agents and the CLI given both URLs (issue 18
-// item 2): kill -9 of the active daemon -> the standby is active within 10 s, the running jobs
-// finish without a retry, every acknowledged submit is still there, no attempt runs twice, and
-// the CLI keeps working, a `logs --follow` started before the kill included.
+// Active / standby daemons on one PostgreSQL, with agents and the CLI given both URLs
+// (docs/DESIGN.md "Clients that fail over"): kill -9 of the active daemon -> the standby is active
+// within 10 s, the running jobs finish without a retry, every acknowledged submit is still there, no
+// attempt runs twice, and the CLI keeps working, a `logs --follow` started before the kill included.
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>

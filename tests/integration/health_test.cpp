@@ -1,4 +1,4 @@
-// Health checks end to end (issue #5): real agents with injected faults, verdicts through the API.
+// Health checks end to end: real agents with injected faults, verdicts through the API.
 #include <gtest/gtest.h>
 
 #include "tests/integration/cluster.h"

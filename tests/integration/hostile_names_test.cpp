@@ -1,4 +1,4 @@
-// Hostile names and output (issue #12): escape sequences, control characters and NUL in what a user
+// Hostile names and output: escape sequences, control characters and NUL in what a user
 // submits are refused naming the field; what a job prints reaches an operator's terminal escaped.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Hostile jobs and clients (issue #12): what one user's job or a forged client does must not take
+// Hostile jobs and clients: what one user's job or a forged client does must not take
 // an agent or the daemon down, nor reach another user's work.
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -379,7 +379,7 @@ TEST_F(Hostile, ACheckpointPlantedByAnotherUsersJobIsNotResumedFrom) {
   ASSERT_TRUE(eventually([&] { return !recorded().empty(); }, 30s));
 
   // Bob's job tries to copy Alice's newest checkpoint to a newer step; running as its own account
-  // (issue #13), it cannot reach her checkpoint directory.
+  // (docs/DESIGN.md "Job accounts"), it cannot reach her checkpoint directory.
   const auto planter = cluster.submit(
       command_job("planter", "v=$(dirname $TRAINYARD_CHECKPOINT_DIR)/job-" + std::to_string(victim) +
                                  "; src=$(ls -d $v/step-* | tail -1); cp -r $src $v/.plant && mv $v/.plant $v/step-0000000399"),
@@ -480,7 +480,7 @@ TEST(HostileClients, OneAddressCannotHoldMoreConnectionsThanItsCap) {
   EXPECT_TRUE(eventually([&] { return healthz_answers(cluster.url()); }, 10s));
 }
 
-// Limits (issue #13): what one client or user sends cannot starve the others.
+// Limits: what one client or user sends cannot starve the others.
 
 // Sends `client` one byte every 200 ms, calling `meanwhile` between bytes, until the server closes
 // the connection (then: how long after `started`) or 10 s pass (nullopt).

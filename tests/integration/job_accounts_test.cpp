@@ -1,7 +1,7 @@
-// Jobs never run as root (issue #13): a root agent runs command jobs as an unprivileged account,
-// per submitting user with --user-map, else one of the job's own (issue #30), and a job reaches
-// neither another job's directories nor the agent's credentials. These tests need the agent to be
-// root (as here and in CI).
+// Jobs never run as root: a root agent runs command jobs as an unprivileged account, per
+// submitting user with --user-map, else one of the job's own, and a job reaches neither another
+// job's directories nor the agent's credentials. These tests need the agent to be root (as here
+// and in CI).
 #include <pwd.h>
 #include <sys/wait.h>
 #include <unistd.h>

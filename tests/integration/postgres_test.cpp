@@ -44,7 +44,7 @@ TEST(Postgres, TheDaemonRunsJobsOnPostgresAndKeepsThemAcrossKill9) {
 
   cluster.kill_daemon(SIGKILL);
   cluster.start_daemon(store);
-  // A standby (503) until the killed daemon's lease runs out (docs/ARCHITECTURE.md "Active / standby").
+  // A standby (503) until the killed daemon's lease runs out (docs/DESIGN.md "Active and standby").
   ASSERT_TRUE(eventually([&] { return cluster.daemon_role() == "active"; }, 20s))
       << cluster.daemon_log();
 

@@ -1,4 +1,4 @@
-// Attempt provenance end to end (issue 15 item 6): what the daemon and the agent record about each
+// Attempt provenance end to end: what the daemon and the agent record about each
 // attempt, the facts a command job adds through $TRAINYARD_PROVENANCE_FILE (and hostile files in
 // its place), who may read it, and `trainyard diff` between a failed attempt and its retry.
 #include <gtest/gtest.h>

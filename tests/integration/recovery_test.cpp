@@ -144,7 +144,7 @@ TEST(Recovery, AnAgentStoppedUntilItsJobMovedOnIsFencedAndCheckpointsStayOneLine
 namespace trainyard::testing {
 namespace {
 
-// Issue 18 item 5: kill -9 of one agent of a 2-node job. Its connections close at once; the gang
+// Recovery in seconds: kill -9 of one agent of a 2-node job. Its connections close at once; the gang
 // fails as node_lost when the disconnect grace ends (or at once, when the surviving rank reports
 // the closed data plane) and runs again on other nodes from its checkpoint, while the node
 // timeout (60 s here) has not come near: waiting for it is what the test rules out.

@@ -1,4 +1,4 @@
-// Hold, release, requeue and checkpoint-aware preemption with real processes (issue 17 items 3-4):
+// Hold, release, requeue and checkpoint-aware preemption with real processes:
 // a stopped simulated job writes a checkpoint when asked, queues again without using an attempt,
 // resumes from that checkpoint and has its steps counted once in goodput.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Active / standby daemons on one throwaway PostgreSQL (issue 18 item 2, server side): the second
+// Active / standby daemons on one throwaway PostgreSQL: the second
 // daemon is a standby that sends everything to the active one (307) or, knowing none, answers 503;
 // after a kill -9 of the active daemon it takes over within 10 s and serves what was acknowledged;
 // an active daemon whose lease was taken over exits.

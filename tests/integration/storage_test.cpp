@@ -1,4 +1,4 @@
-// Storage quotas end to end (issue 17 item 7): a simulated job writing checkpoints past its
+// Storage quotas end to end: a simulated job writing checkpoints past its
 // storage_limit_mb has its oldest ones pruned by the daemon, keeps the newest, and gets the event.
 #include <gtest/gtest.h>
 

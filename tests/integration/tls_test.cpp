@@ -1,4 +1,4 @@
-// The cluster over TLS (issue 13 item 1): the daemon serves HTTPS and wss with a certificate from a
+// The cluster over TLS: the daemon serves HTTPS and wss with a certificate from a
 // throwaway CA (deploy/tls-certs.sh), agents verify it and present client certificates (mutual
 // TLS), the CLI verifies it; wrong certificates are refused in words on both sides; SIGHUP swaps
 // the certificate for new connections while a job keeps running.

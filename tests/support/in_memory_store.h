@@ -1,6 +1,6 @@
 #pragma once
-// A Store kept in memory, for tests of code that uses a Store (STYLE.md #1: the fake beside the
-// interface). It passes the same conformance suite as SqliteStore (tests/unit/store), including
+// A Store kept in memory, for tests of code that uses a Store: the fake beside the interface (docs/STYLE.md
+// "Interface, implementation, fake"). It passes the same conformance suite as SqliteStore (tests/unit/store), including
 // all-or-nothing batches and the rule that an attempt's job must exist; nothing is durable.
 //
 // Threading: one thread at a time, like every Store.

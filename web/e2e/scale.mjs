@@ -3,7 +3,7 @@
 // protocol, no work); the jobs are real submissions that wait (each wants 16 cores per node, the
 // nodes have 8). Prints time to first render and scroll frame times for each view, and fails if a
 // view does not show everything or scrolls worse than the limits below. Run by hand (about two
-// minutes): node e2e/scale.mjs; the figures are in docs/ARCHITECTURE.md.
+// minutes): node e2e/scale.mjs; the figures are in docs/DESIGN.md "The dashboard".
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";

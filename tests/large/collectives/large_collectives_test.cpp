@@ -1,4 +1,4 @@
-// The heavy end of issue 4's "sizes from 1 element to 256 MiB": labelled `large`, not `unit`,
+// The heavy end of the collectives' sizes, from 1 element to 256 MiB: labelled `large`, not `unit`,
 // because each case moves gigabytes through loopback and holds ~1 GiB per rank.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

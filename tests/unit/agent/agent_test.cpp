@@ -521,7 +521,7 @@ class AgentProcessTest : public AgentTest {
   ProcessWorkloads processes_;
 };
 
-// Preemption of a command job (issue 17 item 4): SIGUSR1 to ask for a checkpoint, with
+// Preemption of a command job: SIGUSR1 to ask for a checkpoint, with
 // TRAINYARD_PREEMPT_GRACE_S in its environment saying how long it has; SIGTERM only once that grace
 // has passed.
 TEST_F(AgentProcessTest, ACheckpointingKillOfACommandSendsSigusr1ThenSigtermAfterTheGrace) {

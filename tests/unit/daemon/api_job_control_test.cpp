@@ -1,4 +1,4 @@
-// Hold, release, requeue and PATCH through the API (issue 17 items 1 and 3): a task named ID_N,
+// Hold, release, requeue and PATCH through the API: a task named ID_N,
 // a whole array named by its own id, the owner's limits on a PATCH, and an array as one history row.
 #include <gtest/gtest.h>
 
@@ -132,7 +132,7 @@ TEST_F(ApiJobControl, PatchOfAWholeArrayChangesItsPendingTasks) {
   EXPECT_EQ(cluster.jobs.active_job(array + 1)->spec.priority, 5) << "a refused PATCH changes no task";
 }
 
-// PATCH's owner rule (the issue: an owner only lowers the priority; as scontrol, only shortens the
+// PATCH's owner rule (an owner only lowers the priority and, as scontrol, only shortens the
 // time limit; an admin changes anything).
 class ApiPatchRules : public ApiTest {
  protected:
@@ -218,7 +218,7 @@ TEST_F(ApiPatchRules, AnotherUsersJobAnswersAsAMissingOne) {
   EXPECT_EQ(spec(id).priority, 5);
 }
 
-// History (issue 17 item 2): a folded array's row sums its tasks' use; ?array= lists each task.
+// History: a folded array's row sums its tasks' use; ?array= lists each task.
 TEST_F(ApiJobControl, AnArrayRowInTheHistoryCarriesItsTasksSummedAccounting) {
   const JobId array = submit_array(3);
   cluster.advance(Millis(10'000));  // waits 10 s for a node

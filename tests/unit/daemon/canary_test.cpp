@@ -1,4 +1,4 @@
-// A failed canary takes its nodes out until they pass a health check (issue 12), with fake agents
+// A failed canary takes its nodes out until they pass a health check, with fake agents
 // and fake time.
 #include <gtest/gtest.h>
 #include <signal.h>

@@ -67,7 +67,7 @@ TEST(JobAccounting, AWholeNodeJobCountsTheCoresItsNewestAttemptGot) {
   EXPECT_DOUBLE_EQ(a.core_hours, 32);
 }
 
-// A job array's history row (issue 17 item 2): three tasks submitted together at 0.
+// A job array's history row: three tasks submitted together at 0.
 Job task_of_array(JobId id, std::optional<double> started, std::optional<double> ended) {
   Job j = job_submitted_at(0, 1, 4);
   j.id = id;

@@ -1,4 +1,4 @@
-// Job arrays and dependencies in the job manager, over fake agents and time (issue 17 items 1-2).
+// Job arrays and dependencies in the job manager, over fake agents and time.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Hold, release, requeue and update (issue 17 item 3) on the job manager, without sockets or real
+// Hold, release, requeue and update on the job manager, without sockets or real
 // time: a held job is never placed, a requeued attempt is neither a failure nor a retry and the
 // next attempt resumes from the checkpoint the stop wrote, and an update re-queues the new shape.
 #include <gmock/gmock.h>

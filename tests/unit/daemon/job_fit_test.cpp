@@ -1,4 +1,4 @@
-// A job that no registered nodes could ever hold is refused at submission (issue 12), naming the
+// A job that no registered nodes could ever hold is refused at submission, naming the
 // field and saying what the cluster has, unless its spec asks to wait for capacity.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Checkpoint-aware preemption (issue 17 item 4) through the job manager, with fake agents and
+// Checkpoint-aware preemption through the job manager, with fake agents and
 // time: the two-share scenario of tests/integration/requeue_test.cpp, minus the processes. A full
 // cluster of an over-served share's jobs must make room for an under-served share's job: the
 // cheapest whole gang is asked to save, ends PREEMPTED without using an attempt, and resumes from

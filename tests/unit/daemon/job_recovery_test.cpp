@@ -1,4 +1,4 @@
-// Recovery in seconds (issue 18 item 5) with fake agents and fake time: a gang whose agent's
+// Recovery in seconds with fake agents and fake time: a gang whose agent's
 // connection closed fails after the disconnect grace (or at once when a peer rank saw the node's
 // data-plane connection close), a reconnect within the grace changes nothing, and a resume
 // pre-flights only the nodes it has not proven. The pure policy has its own test (recovery_test.cpp).

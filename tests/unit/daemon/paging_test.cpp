@@ -1,4 +1,4 @@
-// Cursor paging and server-side filters of the list endpoints (issue 18 item 3): walks that see every
+// Cursor paging and server-side filters of the list endpoints: walks that see every
 // item once while items are added, filters, and refused cursors and parameters.
 #include <gtest/gtest.h>
 

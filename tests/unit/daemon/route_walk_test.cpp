@@ -1,4 +1,4 @@
-// The authorization matrix (issue 13), walked from the route table itself: every route the table
+// The authorization matrix, walked from the route table itself: every route the table
 // declares has a case here and every case is a route, so a new route cannot ship without its role
 // check being tested. Each route is called by every kind of caller, and nothing of alice's job
 // reaches bob: not its data, and not a difference between "yours is hidden" and "there is none".

@@ -1,4 +1,4 @@
-// Storage (issue 17 item 7) with fake agents: free disk space as a health check, checkpoint and
+// Storage with fake agents: free disk space as a health check, checkpoint and
 // log bytes per job and share, quotas that prune the oldest checkpoints and never the newest valid
 // one, and ENOSPC classified as the node's disk or the job's own quota.
 #include <gmock/gmock.h>

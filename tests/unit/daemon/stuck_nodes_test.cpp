@@ -1,4 +1,4 @@
-// A stuck attempt's hung nodes are tested before its retry is decided (issue 6): a node that fails
+// A stuck attempt's hung nodes are tested before its retry is decided: a node that fails
 // makes the hang an infrastructure failure. Fake agents, fake time.
 #include <gtest/gtest.h>
 

@@ -86,7 +86,7 @@ float away_bf16(float x) {
   return (bits & 0xFFFFu) == 0 ? x : std::bit_cast<float>((bits & 0xFFFF0000u) + 0x10000u);
 }
 
-// Stochastic rounding as DESIGN.md defines it: add random bits below the bf16 mantissa, then
+// Stochastic rounding as docs/DESIGN.md "The simulated node" defines it: add random bits below the bf16 mantissa, then
 // truncate (no NaN or infinity among the inputs here).
 float stochastic_bf16(float x, std::uint16_t random_bits) {
   return truncate_bf16(std::bit_cast<float>(std::bit_cast<std::uint32_t>(x) + random_bits));

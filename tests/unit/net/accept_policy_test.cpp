@@ -1,4 +1,4 @@
-// The accept loop's policy (issue 12): backoff after failed accepts, rate-limited log lines and
+// The accept loop's policy: backoff after failed accepts, rate-limited log lines and
 // connection caps, as values, without sockets or a clock.
 #include <gtest/gtest.h>
 

@@ -220,7 +220,7 @@ TEST(TcpCommunicatorTest, ADroppedLinkFailsTheCollectiveOnEveryRank) {
   // The others see the ring break (whichever closed socket they notice first), not a timeout.
   EXPECT_THAT(collective_error(errors[0]).what(), HasSubstr("closed the connection"));
   EXPECT_THAT(collective_error(errors[2]).what(), HasSubstr("closed the connection"));
-  // A closed connection is told apart from silence, so the daemon can act on it (issue 18 item 5).
+  // A closed connection is told apart from silence, so the daemon can act on it.
   EXPECT_FALSE(dropped.peer_closed());
   EXPECT_TRUE(collective_error(errors[0]).peer_closed());
   EXPECT_TRUE(collective_error(errors[2]).peer_closed());

@@ -1,5 +1,5 @@
 // What the scheduler keeps up to date as nodes and work change rather than recomputes for every
-// pass (issue 18 item 3): the capacity index and placement groups must equal what a rebuild from the
+// pass: the capacity index and placement groups must equal what a rebuild from the
 // node slots gives, and the expected usage what a walk over the running work gives; best fit stops
 // early by the kept counts and must choose what a full scan chooses.
 #include <gtest/gtest.h>

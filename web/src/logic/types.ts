@@ -50,7 +50,7 @@ export interface Share {
   fair_share_factor: number; running_cores: number; pending_jobs: number; max_running_cores?: number;
 }
 export type Severity = "info" | "warning" | "error";
-// The events contract (issue 15): GET /v1/events and the SSE stream's data.
+// The events contract: GET /v1/events and the SSE stream's data.
 export interface TrainyardEvent {
   id: number; time: string; type: string; severity: Severity;
   job?: number; attempt?: number; node?: string; user?: string; share?: string;
