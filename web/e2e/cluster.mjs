@@ -39,7 +39,9 @@ export class Cluster {
     const data = join(this.dir, "data");
     rmSync(join(data, "daemon.addr"), { force: true });
     const listen = this.url ? this.url.replace("http://", "") : "127.0.0.1:0";
-    const flags = { "heartbeat-interval-ms": 200, "node-timeout-ms": 3000, "tick-ms": 50, "retry-backoff-ms": 50,
+    // A 3 s node timeout leaves room to fence (docs/DESIGN.md "Fencing: a cut-off node stops its own
+    // attempts") within a 1 s kill grace: the agents stop what they run 1.7 s after their last ack.
+    const flags = { "heartbeat-interval-ms": 200, "node-timeout-ms": 3000, "kill-grace-ms": 1000, "tick-ms": 50, "retry-backoff-ms": 50,
       "canary-interval-s": 0, "suspect-pct": 10, ...settings };
     this.spawn("daemon", [join(this.build, "daemon/trainyard-daemon"), "--listen", listen, "--data-dir", data,
       "--dashboard-dir", this.dashboard, ...Object.entries(flags).flatMap(([k, v]) => [`--${k}`, String(v)])]);
