@@ -172,6 +172,10 @@ std::string argv_text(const Json& command) {
 }
 
 std::string goodput_text(const Json& g) {
+  if (!field_or_null(g, "goodput").is_number()) {
+    const Json& note = field_or_null(g, "goodput_note");
+    return note.is_string() ? note.get<std::string>() : std::string("n/a");
+  }
   const Json& lost = field_or_null(g, "lost_core_s");
   char buf[256];
   const auto num = [&](const Json& o, const char* key) {
@@ -183,6 +187,21 @@ std::string goodput_text(const Json& g) {
                 100.0 * num(g, "goodput"), num(g, "allocated_core_s"), num(lost, "preflight"), num(lost, "restart"),
                 num(lost, "checkpoint"), num(lost, "redone"), num(lost, "stalled"));
   return buf;
+}
+
+// How many attempts ran and, when not all of them counted against the job's retries, why: a
+// requeue or a preemption is not the job's failure, nor is a node's (an infrastructure retry).
+std::string attempts_text(const Json& job) {
+  const auto count = [&](const char* key) {
+    const Json& v = field_or_null(job, key);
+    return v.is_number_integer() ? v.get<std::int64_t>() : 0;
+  };
+  const std::int64_t counted = count("attempts"), infra = count("infra_retries"), requeues = count("requeues");
+  if (infra == 0 && requeues == 0) return text_of(job, "attempts");
+  std::string text = std::to_string(counted + infra + requeues) + " (" + std::to_string(counted) + " counted against its retries";
+  if (requeues > 0) text += ", " + std::to_string(requeues) + " requeued or preempted";
+  if (infra > 0) text += ", " + std::to_string(infra) + " retried for a node's fault";
+  return text + ")";
 }
 
 std::string describe_job(const Json& job, TimePoint now) {
@@ -206,8 +225,7 @@ std::string describe_job(const Json& job, TimePoint now) {
   d.add("Submitted", time_with_age(job, "submitted_at", now));
   d.add("Started", time_with_age(job, "started_at", now));
   d.add("Ended", time_with_age(job, "ended_at", now));
-  d.add("Attempts", text_of(job, "attempts"));
-  d.add("Infra retries", text_of(job, "infra_retries"));
+  d.add("Attempts", attempts_text(job));
   d.add("Avoided nodes", list_of(job, "excluded_nodes"));  // nodes that failed it: its next attempts go elsewhere
   d.add("Exit code", text_of(job, "exit_code"));
   d.add("Failure class", text_of(job, "failure_class"));

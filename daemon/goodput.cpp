@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <vector>
 
 #include "checkpoint/checkpoint.h"
@@ -150,17 +151,39 @@ Goodput job_goodput_in(std::span<const Attempt> attempts, TimePoint from, TimePo
   return goodput_in(attempts, to, from, to);
 }
 
+namespace {
+
+// Under this, an attempt is mostly its own start-up: its share of kept steps says nothing about it.
+constexpr double kJudgedFromCoreS = 1.0;
+
+// A share of core-time, or null with why when there is none to judge: no core-time (pending,
+// cancelled before it ran) or too little.
+Json judged_ratio(const Goodput& g) {
+  return g.allocated_core_s >= kJudgedFromCoreS ? Json(g.ratio()) : Json(nullptr);
+}
+
+// Rounding leaves residues such as 8.5e-14 core-s where nothing was lost.
+double tidy(double core_s) { return std::abs(core_s) < 1e-6 ? 0.0 : core_s; }
+
+}  // namespace
+
 Json to_json(const Goodput& g) {
-  return {{"goodput", g.ratio()},
-          {"allocated_core_s", g.allocated_core_s},
-          {"productive_core_s", g.productive_core_s},
-          {"lost_core_s",
-           {{"preflight", g.preflight_core_s},
-            {"restart", g.restart_core_s},
-            {"checkpoint", g.checkpoint_core_s},
-            {"redone", g.redone_core_s},
-            {"stalled", g.stalled_core_s},
-            {"other", g.other_core_s}}}};
+  Json j = {{"goodput", judged_ratio(g)},
+            {"allocated_core_s", g.allocated_core_s},
+            {"productive_core_s", g.productive_core_s},
+            {"lost_core_s",
+             {{"preflight", g.preflight_core_s},
+              {"restart", g.restart_core_s},
+              {"checkpoint", g.checkpoint_core_s},
+              {"redone", g.redone_core_s},
+              {"stalled", g.stalled_core_s},
+              {"other", tidy(g.other_core_s)}}}};
+  if (g.allocated_core_s <= 0) {
+    j["goodput_note"] = "n/a: no core-time allocated yet";
+  } else if (g.allocated_core_s < kJudgedFromCoreS) {
+    j["goodput_note"] = "n/a: too short to judge (under 1 core-s, mostly start-up)";
+  }
+  return j;
 }
 
 }  // namespace trainyard::daemon

@@ -58,7 +58,7 @@ Json to_json(const JobAccounting& a) {
           {"nodes", a.nodes},
           {"cores", a.cores ? Json(*a.cores) : Json(nullptr)},
           {"core_hours", a.core_hours},
-          {"goodput", a.goodput.ratio()}};
+          {"goodput", to_json(a.goodput)["goodput"]}};  // null when there is nothing to judge
 }
 
 }  // namespace trainyard::daemon

@@ -16,7 +16,11 @@ namespace trainyard::daemon {
 
 Json Api::node_json(const NodeView& view, const Principal& who) const {
   Json j = to_json(view.node);
-  j["free_cores"] = view.free_cores;
+  // Free means usable now: a node that takes no work (unhealthy, drained, down, disconnected) has
+  // none, whatever its attempts leave idle.
+  const bool usable = view.node.connected && accepts_work(view.node.state);
+  j["free_cores"] = usable ? view.free_cores : 0;
+  j["used_cores"] = view.node.cores - view.free_cores;
   if (who.may(Action::read_all_jobs)) {
     j["attempts"] = view.attempts;
     return j;
@@ -142,7 +146,12 @@ void Api::drain_node(ApiCall call) {
   } catch (const InvalidInput& e) {
     return call.invalid_body(e);
   }
-  jobs_.drain(name, reason, stop_attempts, [call](Node node) { call.reply(200, to_json(node)); },
+  // The answer is the node as GET /v1/nodes/{name} shows it, once changed.
+  auto answer = [this, name, who = call.who](const Node& node) {
+    const auto changed = jobs_.node(name);
+    return changed ? node_json(*changed, who) : to_json(node);
+  };
+  jobs_.drain(name, reason, stop_attempts, [call, answer](const Node& node) { call.reply(200, answer(node)); },
               audit_of(call, "node.drained", {{"reason", reason}, {"stop_attempts", stop_attempts}}));
 }
 
@@ -175,11 +184,16 @@ void Api::undrain_node(ApiCall call) {
                                      " and returns to service only by passing its health check, which needs it "
                                      "connected and idle"));
   }
+  // The answer is the node as GET /v1/nodes/{name} shows it, once changed.
+  auto answer = [this, name, who = call.who](const Node& node) {
+    const auto changed = jobs_.node(name);
+    return changed ? node_json(*changed, who) : to_json(node);
+  };
   // The audit record names no health check: node.undrained, in the same change, does.
   jobs_.undrain(
       name, call.who.user,
-      [call](Node node, std::optional<std::int64_t> check) {
-        Json body = to_json(node);
+      [call, answer](const Node& node, std::optional<std::int64_t> check) {
+        Json body = answer(node);
         if (check) body["health_check_id"] = *check;
         call.reply(200, body);
       },

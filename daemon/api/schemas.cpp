@@ -93,7 +93,7 @@ const char* const kJsonSchemas = R"json({
       "wait_s": {"type": "number", "description": "submit to first start (or to its end, or now)"},
       "nodes": {"type": "integer"}, "cores": {"type": ["integer", "null"]},
       "core_hours": {"type": "number", "description": "cores its attempts held, over their lifetime"},
-      "goodput": {"type": "number", "description": "productive share of the allocated core-time, 0 to 1"}}},
+      "goodput": {"type": ["number", "null"], "description": "productive share of the allocated core-time, 0 to 1; null when under 1 core-s was allocated (nothing, or mostly start-up)"}}},
   "Cursor": {"type": ["string", "null"], "description": "opaque: pass it as cursor, with the same filters, for the next page; null on the last page"},
   "JobList": {"type": "object", "required": ["jobs", "next"], "properties": {
     "jobs": {"type": "array", "items": {"allOf": [{"$ref": "#/components/schemas/Job"},
@@ -134,7 +134,7 @@ const char* const kJsonSchemas = R"json({
       "valid": {"type": "boolean"}, "problem": {"type": "string"}}}}}},
   "JobMetrics": {"type": "object", "required": ["job_id"], "properties": {
     "job_id": {"type": "integer"}, "points": {"type": "array"}, "spikes": {"type": "array"}}},
-  "Node": {"type": "object", "required": ["name", "cores", "state", "connected", "free_cores", "attempts"], "properties": {
+  "Node": {"type": "object", "required": ["name", "cores", "state", "connected", "free_cores", "used_cores", "attempts"], "properties": {
     "name": {"type": "string"}, "cores": {"type": "integer"}, "memory_mb": {"type": "integer"},
     "labels": {"type": "object", "additionalProperties": {"type": "string"}},
     "agent_version": {"type": "string"},
@@ -144,7 +144,8 @@ const char* const kJsonSchemas = R"json({
     "faults": {"type": "array", "items": {"type": "string"}}, "last_heartbeat": {"type": "string"},
     "cgroups": {"type": "string", "examples": ["v1", "v2", "unavailable: the agent is not root"],
                 "description": "how the agent contains each attempt: a cgroup per attempt (v1 or v2), or why not"},
-    "free_cores": {"type": "integer"},
+    "free_cores": {"type": "integer", "description": "cores usable now: none on a node that takes no work (not HEALTHY, or not connected)"},
+    "used_cores": {"type": "integer", "description": "cores held by the attempts running on it"},
     "disks": {"type": "array", "description": "free space on its work and checkpoint filesystems (latest heartbeat)",
               "items": {"type": "object", "properties": {"role": {"enum": ["work", "checkpoint"]},
                                                          "free_mb": {"type": "integer"}, "total_mb": {"type": "integer"}}}},
@@ -178,7 +179,12 @@ const char* const kJsonSchemas = R"json({
     "checks": {"type": "array", "items": {"$ref": "#/components/schemas/HealthCheck"}}, "next": {"$ref": "#/components/schemas/Cursor"}}},
   "CanaryList": {"type": "object", "required": ["canaries", "next"], "properties": {
     "canaries": {"type": "array", "items": {"$ref": "#/components/schemas/Job"}}, "next": {"$ref": "#/components/schemas/Cursor"}}},
-  "Goodput": {"type": "object", "description": "allocated and productive core-seconds, and what was lost by cause"},
+  "Goodput": {"type": "object", "description": "allocated and productive core-seconds, and what was lost by cause",
+              "required": ["goodput", "allocated_core_s", "productive_core_s", "lost_core_s"], "properties": {
+      "goodput": {"type": ["number", "null"], "description": "productive share of the allocated core-time, 0 to 1; null when under 1 core-s was allocated"},
+      "goodput_note": {"type": "string", "description": "why goodput is null"},
+      "allocated_core_s": {"type": "number"}, "productive_core_s": {"type": "number"},
+      "lost_core_s": {"type": "object", "additionalProperties": {"type": "number"}}}},
   "GoodputReport": {"type": "object", "required": ["cluster", "jobs"], "properties": {
     "window": {"type": "object", "description": "only with ?window=: the figures are the core-time that fell in it",
       "required": ["from", "to"], "properties": {"from": {"type": "string"}, "to": {"type": "string"}}},

@@ -66,7 +66,7 @@ const Json kJobs = Json::array({
      {"failure_class", ""},
      {"attempts", 0},
      {"accounting",
-      {{"elapsed_s", nullptr}, {"wait_s", 5}, {"nodes", 1}, {"cores", nullptr}, {"core_hours", 0}, {"goodput", 1}}}},
+      {{"elapsed_s", nullptr}, {"wait_s", 5}, {"nodes", 1}, {"cores", nullptr}, {"core_hours", 0}, {"goodput", nullptr}}}},
 });
 
 TEST(HistoryFormat, ColumnsAsAskedForWithAbsentValuesAsDashes) {
@@ -74,7 +74,7 @@ TEST(HistoryFormat, ColumnsAsAskedForWithAbsentValuesAsDashes) {
   EXPECT_EQ(history_table(kJobs, columns),
             "ID   STATE       ELAPSED    WAIT       CORES   CORE_HOURS   EXIT   CLASS   GOODPUT\n"
             "7    FAILED      01:02:03   00:01:05   8       8.27         3      oom     91.3%\n"
-            "6    CANCELLED   -          00:00:05   -       0.00         -      -       100.0%\n");
+            "6    CANCELLED   -          00:00:05   -       0.00         -      -       -\n");
 }
 
 // A folded array is named as `jobs` names it, and its row carries the tasks' summed accounting.

@@ -182,6 +182,14 @@ TEST(Render, JobDescriptionAndAttempts) {
   EXPECT_EQ(value_of(pending_out(), "Reason"), "-");  // empty
   EXPECT_EQ(value_of(out, "Pending reason"), "<absent>");
   EXPECT_EQ(value_of(out, "Avoided nodes"), "n3");
+  EXPECT_EQ(value_of(out, "Attempts"), "3 (2 counted against its retries, 1 retried for a node's fault)");
+  EXPECT_EQ(value_of(pending_out(), "Attempts"), "0");
+  Json requeued = running_job();
+  requeued["attempts"] = 1;
+  requeued["infra_retries"] = 0;
+  requeued["requeues"] = 1;
+  EXPECT_EQ(value_of(render({"job", "42"}, {requeued, Json{{"attempts", Json::array()}}}), "Attempts"),
+            "2 (1 counted against its retries, 1 requeued or preempted)");
   EXPECT_EQ(value_of(pending_out(), "Avoided nodes"), "-");
 
   const auto lines = lines_of(out.substr(out.find("Attempts:\n") + 10));
@@ -368,6 +376,24 @@ TEST(Render, FaultConfirmsWhatWasSent) {
   EXPECT_EQ(render({"fault", "n1", "core:3=corrupt"}, {Json{{"faults", {"core:3=corrupt"}}}}),
             "Injecting into n1: core:3=corrupt\n");
   EXPECT_EQ(render({"fault", "n1", "--clear"}, {Json{{"faults", Json::array()}}}), "Clearing the faults of n1\n");
+}
+
+}  // namespace
+}  // namespace trainyard::cli
+
+namespace trainyard::cli {
+namespace {
+
+TEST(Render, AJobWithoutCoreTimeShowsNoGoodputFigureButWhy) {
+  Json job = pending_job();
+  job["goodput"] = {{"goodput", nullptr},
+                    {"goodput_note", "n/a: no core-time allocated yet"},
+                    {"allocated_core_s", 0.0},
+                    {"productive_core_s", 0.0},
+                    {"lost_core_s", Json::object()}};
+  const std::string out = render({"job", "43"}, {job, Json{{"attempts", Json::array()}}});
+  EXPECT_NE(out.find("n/a: no core-time allocated yet"), std::string::npos) << out;
+  EXPECT_EQ(out.find("% of"), std::string::npos) << out;
 }
 
 }  // namespace

@@ -35,6 +35,28 @@ TEST_F(ApiTest, UsersSeeNeitherDataAddressesNorOtherUsersAttemptsOnNodes) {
   }
 }
 
+TEST_F(ApiTest, DrainAndUndrainAnswerTheWholeNodeAndFreeMeansUsableNow) {
+  cluster.connect("n1", 8);
+  ASSERT_EQ(call("POST", "/v1/jobs", kAlice, R"({"name":"train","nodes":1,"cores_per_node":3,"command":{"argv":["/bin/true"]}})")
+                .status,
+            201);
+  const Json before = call("GET", "/v1/nodes/n1", kAdmin).body;
+  EXPECT_EQ(before["free_cores"], 5) << before.dump();
+  EXPECT_EQ(before["used_cores"], 3) << before.dump();
+
+  const Reply drained = call("POST", "/v1/nodes/n1/drain", kAdmin, "");
+  ASSERT_EQ(drained.status, 200) << drained.body.dump();
+  EXPECT_EQ(drained.body["state"], "DRAINED");
+  EXPECT_EQ(drained.body["free_cores"], 0) << "a drained node takes no work: none of its cores is free";
+  EXPECT_EQ(drained.body["used_cores"], 3);
+  EXPECT_EQ(drained.body["attempts"].size(), 1u) << "the answer is the node as GET shows it";
+
+  const Reply undrained = call("POST", "/v1/nodes/n1/undrain", kAdmin, "");
+  ASSERT_EQ(undrained.status, 200) << undrained.body.dump();
+  EXPECT_EQ(undrained.body["free_cores"], 5);
+  EXPECT_EQ(undrained.body["attempts"].size(), 1u);
+}
+
 TEST_F(ApiTest, FaultsAreValidatedSentToTheAgentAndListedOnceApplied) {
   auto agent = cluster.connect("n1", 8);
   const std::string path = "/v1/nodes/n1/faults";

@@ -1,3 +1,4 @@
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "daemon/goodput.h"
@@ -156,7 +157,29 @@ TEST(Goodput, JsonNamesEveryCause) {
   for (const char* cause : {"preflight", "restart", "checkpoint", "redone", "stalled", "other"}) {
     EXPECT_TRUE(j["lost_core_s"].contains(cause)) << cause;
   }
-  EXPECT_DOUBLE_EQ(j["goodput"].get<double>(), 1.0);
+  EXPECT_TRUE(j["goodput"].is_null()) << "no core-time, no figure";
+}
+
+TEST(Goodput, NoFigureWithoutCoreTimeOrForAStartUpAloneAndSaysWhy) {
+  const Json pending = to_json(Goodput{});
+  EXPECT_TRUE(pending["goodput"].is_null());
+  EXPECT_EQ(pending["goodput_note"], "n/a: no core-time allocated yet");
+  Goodput echo;  // a 6 ms job: its start-up is most of it
+  echo.allocated_core_s = 0.006;
+  echo.productive_core_s = 0.0003;
+  echo.restart_core_s = 0.0057;
+  const Json short_job = to_json(echo);
+  EXPECT_TRUE(short_job["goodput"].is_null());
+  EXPECT_THAT(short_job["goodput_note"].get<std::string>(), ::testing::HasSubstr("too short to judge"));
+  Goodput ran;
+  ran.allocated_core_s = 10;
+  ran.productive_core_s = 9;
+  ran.restart_core_s = 1;
+  ran.other_core_s = 8.5e-14;
+  const Json judged = to_json(ran);
+  EXPECT_DOUBLE_EQ(judged["goodput"].get<double>(), 0.9);
+  EXPECT_FALSE(judged.contains("goodput_note"));
+  EXPECT_EQ(judged["lost_core_s"]["other"].get<double>(), 0.0) << "a rounding residue is nothing lost";
 }
 
 

@@ -44,6 +44,13 @@ export function cores(n: number): string {
   return count(n, "core");
 }
 
+// A job's shape: "2 nodes × 4 cores", or "2 whole nodes" when it asked for no core count.
+export function shape(spec: { nodes?: number; cores_per_node?: number }): string {
+  const nodes = spec.nodes ?? 1;
+  if (spec.cores_per_node === undefined || spec.cores_per_node === null) return nodes === 1 ? "1 whole node" : `${grouped.format(nodes)} whole nodes`;
+  return `${count(nodes, "node")} × ${cores(spec.cores_per_node)}`;
+}
+
 // Core-time in core-hours, or core-seconds while it is under a tenth of a core-hour.
 export function coreHours(coreSeconds: number): string {
   if (coreSeconds < 360) return `${grouped.format(coreSeconds)} core-s`;

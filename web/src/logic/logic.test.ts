@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { bandwidth, coreHours, cores, duration, jobLabel, localTime, ordinal, percent, progress, rate, taskCounts, utcTitle } from "./format";
+import { bandwidth, coreHours, cores, duration, jobLabel, localTime, ordinal, percent, progress, rate, shape, taskCounts, utcTitle } from "./format";
 import { pendingSentence } from "./pending";
 import { attemptBoundaries, downsample, metricSeries } from "./downsample";
 import { addEvents, globMatch, matchesFilter } from "./events";
@@ -32,6 +32,9 @@ describe("format", () => {
   it("writes quantities with units", () => {
     expect(cores(1)).toBe("1 core");
     expect(cores(1024)).toBe("1,024 cores");
+    expect(shape({ nodes: 2, cores_per_node: 4 })).toBe("2 nodes × 4 cores");
+    expect(shape({ nodes: 2 })).toBe("2 whole nodes");
+    expect(shape({})).toBe("1 whole node");
     expect(coreHours(9000)).toBe("2.5 core-h");
     expect(coreHours(92.04)).toBe("92 core-s");
     expect(percent(0.98812)).toBe("98.8 %");

@@ -6,6 +6,7 @@ export interface Who { user: string; role: Role; token_id: string }
 export type JobState = "PENDING" | "STARTING" | "RUNNING" | "SUCCEEDED" | "FAILED" | "CANCELLED";
 export interface Goodput {
   goodput: number | null;
+  goodput_note?: string;  // why goodput is null: nothing allocated yet, or too short to judge
   allocated_core_s: number;
   productive_core_s: number;
   lost_core_s: Record<string, number>;
@@ -31,7 +32,7 @@ export interface Attempt {
 }
 export type NodeState = "HEALTHY" | "SUSPECT" | "UNHEALTHY" | "DRAINED" | "DOWN";
 export interface Node {
-  name: string; cores: number; free_cores: number; state: NodeState; state_reason?: string;
+  name: string; cores: number; free_cores: number; used_cores: number; state: NodeState; state_reason?: string;
   state_since?: string; connected: boolean; labels?: Record<string, string>; faults?: string[];
   last_heartbeat?: string; attempts: number[]; other_attempts?: number; agent_version?: string;
 }

@@ -4,7 +4,7 @@ import { useApi, useApp } from "../app-state";
 import { Chart } from "../components/chart";
 import { ConfirmButton, ErrorNote, Section, StateBadge, Time } from "../components/ui";
 import { attemptBoundaries, metricSeries, type MetricName } from "../logic/downsample";
-import { coreHours, count, percent } from "../logic/format";
+import { coreHours, count, percent, shape } from "../logic/format";
 import { pendingSentence } from "../logic/pending";
 import { mayCancel } from "../logic/roles";
 import type { Attempt, Job, JobMetrics } from "../logic/types";
@@ -47,7 +47,7 @@ export function JobPage({ id }: { id: number }) {
             <dt>User, share</dt><dd>{j.user}, {j.share}</dd>
             <dt>Submitted</dt><dd><Time at={j.submitted_at} /></dd>
             <dt>Started, ended</dt><dd><Time at={j.started_at} />, <Time at={j.ended_at} /></dd>
-            <dt>Shape</dt><dd>{count(j.spec.nodes ?? 1, "node")} × {count(j.spec.cores_per_node ?? 0, "core")}</dd>
+            <dt>Shape</dt><dd>{shape(j.spec)}</dd>
           </dl>
           {mayCancel(who, j) && (
             <div class="actions">
@@ -87,7 +87,9 @@ export function JobPage({ id }: { id: number }) {
       <ProvenanceSection job={id} attempts={attempts.data?.attempts ?? []} />
       {j?.goodput && (
         <Section title="Goodput">
-          <p><strong>{percent(j.goodput.goodput)}</strong> of {coreHours(j.goodput.allocated_core_s)} produced kept steps.</p>
+          {j.goodput.goodput === null
+            ? <p>{j.goodput.goodput_note ?? "n/a"}</p>
+            : <p><strong>{percent(j.goodput.goodput)}</strong> of {coreHours(j.goodput.allocated_core_s)} produced kept steps.</p>}
           <ul class="plain">
             {Object.entries(j.goodput.lost_core_s).filter(([, v]) => v > 0).map(([cause, v]) => (
               <li key={cause}>lost to {cause}: {coreHours(v)}</li>

@@ -34,7 +34,7 @@ export function Nodes() {
                 <a href={`/nodes/${encodeURIComponent(n.name)}`}>
                   <strong>{n.name}</strong>
                   <StateBadge state={n.state} />
-                  <span>{cores(n.cores - n.free_cores)} of {n.cores} in use</span>
+                  <span>{cores(n.used_cores)} of {n.cores} in use</span>
                   {n.faults && n.faults.length > 0 && <span class="faults">faults: {n.faults.join(", ")}</span>}
                 </a>
               </li>
@@ -62,7 +62,7 @@ export function NodePage({ name }: { name: string }) {
       {n && (
         <dl class="facts">
           <dt>State</dt><dd><StateBadge state={n.state} /> {n.state_reason} (for {since(n.state_since, new Date())})</dd>
-          <dt>Cores</dt><dd>{cores(n.cores - n.free_cores)} in use, {cores(n.free_cores)} free</dd>
+          <dt>Cores</dt><dd>{cores(n.used_cores)} in use, {cores(n.free_cores)} free to use</dd>
           <dt>Labels</dt><dd>{Object.entries(n.labels ?? {}).map(([k, v]) => `${k}=${v}`).join(", ") || "none"}</dd>
           <dt>Injected faults</dt><dd>{n.faults?.join(", ") || "none"}</dd>
           <dt>Last heartbeat</dt><dd><Time at={n.last_heartbeat} /></dd>

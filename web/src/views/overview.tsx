@@ -26,7 +26,9 @@ export function Overview() {
   const { events, who } = useApp();
   const list = nodes.data?.nodes ?? [];
   const total = list.reduce((n, x) => n + x.cores, 0);
+  // Free means usable now: the daemon counts none on a node that takes no work.
   const free = list.reduce((n, x) => n + x.free_cores, 0);
+  const used = list.reduce((n, x) => n + x.used_cores, 0);
   const canary = canaries.data?.canaries[0];
   return (
     <>
@@ -43,7 +45,7 @@ export function Overview() {
             })}
           </ul>
         </div>
-        <div class="card"><h2>Cores</h2><p class="big">{cores(total - free)}</p><p>in use, {cores(free)} free of {cores(total)}</p></div>
+        <div class="card"><h2>Cores</h2><p class="big">{cores(used)}</p><p>in use, {cores(free)} free to use, of {cores(total)}</p></div>
         <div class="card"><h2>Jobs</h2><p class="big">{jobCount(running.data)} running</p>{!readsEveryJob(who.role) && <p>of yours</p>}<p>{shares.data ? shares.data.shares.reduce((n, x) => n + x.pending_jobs, 0).toLocaleString("en-US") : "—"} pending in the cluster</p></div>
         <div class="card"><h2>Goodput</h2><p class="big">{percent(goodput.data?.cluster.goodput)}</p><p>of {goodput.data ? coreHours(goodput.data.cluster.allocated_core_s) : "—"} allocated in the last 24 h{readsEveryJob(who.role) ? "" : ", your jobs"}</p></div>
         <div class="card"><h2>Last canary</h2>
