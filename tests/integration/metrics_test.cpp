@@ -112,6 +112,14 @@ TEST(Metrics, ARealScrapePassesPromtoolAndHoldsEveryFamilyTheDeployFilesUse) {
   EXPECT_THAT(s.body, HasSubstr("trainyard_http_requests_total{method=\"POST\",route=\"/v1/jobs\",status=\"201\"} 2\n"));
   EXPECT_THAT(s.body, HasSubstr("trainyard_attempt_failures_total{class=\"user_error\",infrastructure=\"false\"} 1\n"));
   EXPECT_THAT(s.body, Not(HasSubstr("secret-project-x")));
+  // The README's metrics table lists every family served.
+  std::ifstream readme(std::string(TRAINYARD_SOURCE_DIR) + "/README.md");
+  const std::string documented((std::istreambuf_iterator<char>(readme)), std::istreambuf_iterator<char>());
+  const std::set<std::string> served = families(s.body);
+  for (const std::string& family : served) {
+    EXPECT_NE(documented.find("| `" + family + "` |"), std::string::npos) << "README.md's metrics table lacks " << family;
+  }
+  EXPECT_GE(served.size(), 20u);
 
   if (!have_promtool()) {
     GTEST_SKIP() << "promtool is missing (Debian package prometheus; deploy/install-deps.sh installs it): the scrape "
