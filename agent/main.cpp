@@ -97,6 +97,14 @@ std::vector<std::string> server_list(const std::string& text) {
   return servers;
 }
 
+// What the kernel says the host has (MemTotal), which is what a job's cgroup limit can at most give.
+std::int64_t host_memory_mb() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page_size = ::sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page_size <= 0) return 0;
+  return static_cast<std::int64_t>(pages) * page_size / (1024 * 1024);
+}
+
 trainyard::agent::AgentConfig build_config(const Flags& f, trainyard::FaultPlan& faults) {
   trainyard::agent::AgentConfig c;
   c.servers = server_list(f.server);
@@ -148,7 +156,10 @@ int main(int argc, char** argv) {
   flags.add_string("join-token-file", "file holding the daemon's join token", &f.join_token_file, true);
   flags.add_string("name", "node name", &f.name, true);
   flags.add_int("cores", "NeuronCores of the simulated node", &f.cores, 1, 4096);
-  flags.add_int("memory-mb", "memory to report", &f.memory_mb, 0, 1LL << 40);
+  flags.add_int("memory-mb",
+                "MiB of memory this node offers jobs (default: the host's physical memory); jobs asking more are "
+                "refused, and a job's memory_mb is its cgroup's limit",
+                &f.memory_mb, 0, 1LL << 40);
   flags.add_string("work-dir", "directory for attempt logs and files, and the node's own credential (keep it)",
                    &f.work_dir, true);
   flags.add_string("checkpoint-root",
@@ -183,6 +194,7 @@ int main(int argc, char** argv) {
       std::cout << flags.output();
       return 0;
     }
+    if (!flags.given("memory-mb")) f.memory_mb = host_memory_mb();
     config = build_config(f, faults);
     // Port 0 is allowed here (pick a free port), unlike for a peer's address.
     const auto colon = f.data_listen.rfind(':');
@@ -200,8 +212,8 @@ int main(int argc, char** argv) {
     device.set_faults(faults);
     trainyard::neuron::DataPlaneServer data_plane(data_listen, {});
     config.data_addr = data_listen.host + ":" + std::to_string(data_plane.port());
-    spdlog::info("event=agent_starting node={} cores={} data_addr={} servers={}", config.name, config.cores,
-                 config.data_addr, fmt::join(config.servers, ","));
+    spdlog::info("event=agent_starting node={} cores={} memory_mb={} data_addr={} servers={}", config.name, config.cores,
+                 config.memory_mb, config.data_addr, fmt::join(config.servers, ","));
     spdlog::info("event=job_account node={} agent_uid={} jobs_run_as=\"{}\"", config.name, ::geteuid(),
                  config.job_accounts.describe());
     auto cgroups = trainyard::agent::Cgroups::set_up(

@@ -3,17 +3,26 @@
 
 #include "cli/commands.h"
 #include "cli/table.h"
+#include "proto/state_list.h"
 #include "net/http_types.h"
 
 namespace trainyard::cli {
 
 // ---- nodes ----
 
-std::vector<FlagSpec> ListNodes::flags() { return watch_flags(); }
+std::vector<FlagSpec> ListNodes::flags() {
+  std::vector<FlagSpec> flags = {
+      {"--state", "S", "only nodes in these states, comma-separated (HEALTHY, SUSPECT, UNHEALTHY, DRAINED, DOWN)"}};
+  for (FlagSpec& flag : watch_flags()) flags.push_back(std::move(flag));
+  return flags;
+}
 
 ListNodes ListNodes::parse(const ParsedArgs& args) {
   if (!args.positionals.empty()) throw InvalidInput(args.positionals.front(), "unexpected argument");
-  return {parse_watch(args)};
+  ListNodes list;
+  if (auto states = args.opt_string("--state")) list.states = parse_node_states("--state", *states);
+  list.watch_s = parse_watch(args);
+  return list;
 }
 
 namespace {
@@ -27,7 +36,10 @@ std::string last_check_of(const Json& node, TimePoint now) {
 }
 }  // namespace
 
-std::vector<ApiRequest> ListNodes::requests(const InputReader&) const { return {{"GET", "/v1/nodes", std::nullopt}}; }
+std::vector<ApiRequest> ListNodes::requests(const InputReader&) const {
+  const auto state = states.empty() ? std::nullopt : std::optional(node_states_text(states));
+  return {{"GET", Target("/v1/nodes").param("state", state).str(), std::nullopt}};
+}
 
 std::string ListNodes::render(const Replies& replies, const RenderContext& ctx) const {
   Table t({"NAME", "STATE", "CORES", "FREE", "LABELS", "FAULTS", "LAST_CHECK", "HEARTBEAT", "REASON"});

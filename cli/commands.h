@@ -21,6 +21,7 @@
 #include "proto/flag_parser.h"
 #include "proto/job.h"
 #include "proto/json_reader.h"
+#include "proto/node.h"
 #include "proto/time.h"
 
 namespace trainyard::cli {
@@ -61,7 +62,7 @@ struct SubmitJob {
   static constexpr std::string_view kSynopsis =
       "submit FILE.json | -\n"
       "       trainyard submit [--hold] [--name N] [--nodes K] [--share S] [--priority P] [--cores-per-node C]\n"
-      "                        [--retries R] [--timeout SECONDS] [--env K=V]... [--array SPEC] [--depend DEP]\n"
+      "                        [--retries R] [--time T] [--mem MB] [--env K=V]... [--array SPEC] [--depend DEP]\n"
       "                        -- PROGRAM ARGS...\n"
       "       (either form) [--wait]";
   static constexpr std::string_view kSummary =
@@ -85,20 +86,41 @@ struct SubmitJob {
   bool operator==(const SubmitJob&) const = default;
 };
 
+// Runs as a loop in the runner (cli/runner.cpp); `requests` are the first look at each job.
+struct WaitJobs {
+  static constexpr std::string_view kPath = "wait";
+  static constexpr std::string_view kSynopsis = "wait ID|ID_N... [--for ended|succeeded] [--timeout T]";
+  static constexpr std::string_view kSummary =
+      "Wait for jobs already submitted to end (like kubectl wait, or submit --wait after the fact), and\n"
+      "exit as submit --wait does: 0 when every job SUCCEEDED, else the highest of their statuses (an\n"
+      "array's ID waits for all its tasks). --for succeeded stops at the first job that ended otherwise.\n"
+      "--timeout gives up after T (90s, 45m, 12h, or seconds), exiting 124 as timeout(1) does.";
+  static std::vector<FlagSpec> flags();
+  static WaitJobs parse(const ParsedArgs& args);
+  std::vector<ApiRequest> requests(const InputReader& read) const;
+  std::string render(const Replies& replies, const RenderContext& ctx) const;
+
+  std::vector<JobTarget> jobs;
+  bool until_succeeded = false;  // --for succeeded
+  std::optional<std::int64_t> timeout_s;
+  bool operator==(const WaitJobs&) const = default;
+};
+
 struct ListJobs {
   static constexpr std::string_view kPath = "jobs";
   static constexpr std::string_view kSynopsis =
-      "jobs [--state S] [--share S] [--user U] [--limit N] [--before ID] [--array ID] [--cursor NEXT]\n"
-      "              [--watch [--interval SECONDS]]";
+      "jobs [--state S[,S...] | --all] [--share S] [--user U] [--limit N] [--before ID] [--array ID]\n"
+      "              [--cursor NEXT] [--watch [--interval SECONDS]]";
   static constexpr std::string_view kSummary =
-      "List jobs, newest first, a page at a time; a job array is one row with its tasks counted by\n"
-      "state, and --array ID lists its tasks.";
+      "List jobs, newest first, a page at a time: like squeue, the jobs not yet ended (PENDING,\n"
+      "STARTING, RUNNING) unless --all or --state says otherwise. A job array is one row with its\n"
+      "tasks counted by state, and --array ID lists its tasks (all of them, ended ones too).";
   static std::vector<FlagSpec> flags();
   static ListJobs parse(const ParsedArgs& args);
   std::vector<ApiRequest> requests(const InputReader& read) const;
   std::string render(const Replies& replies, const RenderContext& ctx) const;
 
-  std::optional<JobState> state;
+  std::vector<JobState> states;  // empty: every state
   std::optional<std::string> share;
   std::optional<std::string> user;
   std::optional<std::int64_t> limit;
@@ -225,7 +247,7 @@ struct RequeueJob {
 struct UpdateJob {
   static constexpr std::string_view kPath = "update";
   static constexpr bool kChangesState = true;
-  static constexpr std::string_view kSynopsis = "update ID|ID_N [--priority P] [--timeout-s SECONDS] [--nodes K]";
+  static constexpr std::string_view kSynopsis = "update ID|ID_N [--priority P] [--time T | --timeout SECONDS] [--nodes K]";
   static constexpr std::string_view kSummary =
       "Change a pending job (like scontrol update): an owner may only lower its priority and shorten its time limit;\n"
       "an array job's ID changes all its pending tasks.";
@@ -241,13 +263,14 @@ struct UpdateJob {
 
 struct ListNodes {
   static constexpr std::string_view kPath = "nodes";
-  static constexpr std::string_view kSynopsis = "nodes [--watch [--interval SECONDS]]";
-  static constexpr std::string_view kSummary = "List the cluster's nodes.";
+  static constexpr std::string_view kSynopsis = "nodes [--state S[,S...]] [--watch [--interval SECONDS]]";
+  static constexpr std::string_view kSummary = "List the cluster's nodes (like sinfo -N), or those in the given states.";
   static std::vector<FlagSpec> flags();
   static ListNodes parse(const ParsedArgs& args);
   std::vector<ApiRequest> requests(const InputReader& read) const;
   std::string render(const Replies& replies, const RenderContext& ctx) const;
 
+  std::vector<NodeState> states;  // empty: every state
   std::optional<std::int64_t> watch_s;
   bool operator==(const ListNodes&) const = default;
 };
@@ -626,8 +649,8 @@ struct ListWebhookDeliveries {
 };
 
 using Command =
-    std::variant<SubmitJob, ListJobs, ShowJob, ShowLogs, CancelJob, HoldJob, ReleaseJob, RequeueJob, UpdateJob,
-                 ShowHistory, ShowMetrics, ShowGoodput, ListNodes, ListShares, SetFaults, DrainNode, UndrainNode,
+    std::variant<SubmitJob, ListJobs, ShowJob, ShowLogs, WaitJobs, CancelJob, HoldJob, ReleaseJob, RequeueJob,
+                 UpdateJob, ShowHistory, ShowMetrics, ShowGoodput, ListNodes, ListShares, SetFaults, DrainNode, UndrainNode,
                  RunHealthCheck, ShowHealthCheck, ListCanaries, CreateToken, ListTokens, RevokeToken, RotateJoinToken,
                  DiffProvenance, ListEvents, AddWebhook, ListWebhooks, ShowWebhook, RemoveWebhook, TestWebhook,
                  ListWebhookDeliveries>;

@@ -122,6 +122,18 @@ int exit_status_of_job(const Json& job) {
   return kExitFailedWithoutCode;
 }
 
+std::string ended_line(const Json& job_or_array_row) {
+  const Json& counts = field_or_null(field_or_null(job_or_array_row, "array"), "counts");
+  if (counts.is_object()) {
+    std::string listed;
+    for (const auto& [state, count] : counts.items()) listed += (listed.empty() ? "" : ", ") + count.dump() + " " + state;
+    return "Array " + text_of(job_or_array_row, "id") + " " + text_of(job_or_array_row, "state") + " (" + listed + ")\n";
+  }
+  const std::string code = text_of(job_or_array_row, "exit_code");
+  return "Job " + text_of(job_or_array_row, "id") + " " + text_of(job_or_array_row, "state") +
+         (code == kAbsent ? "" : " (exit code " + code + ")") + "\n";
+}
+
 bool job_has_ended(const Json& job) {
   const auto state = parse_job_state(text_of(job, "state"));
   return state && is_terminal(*state);

@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/history.h"
 #include "cli/table.h"
+#include "proto/state_list.h"
 #include "proto/time_window.h"
 
 namespace trainyard::cli {
@@ -75,26 +76,6 @@ std::vector<std::string> row_of(const Json& job, const std::vector<std::string>&
   std::vector<std::string> cells;
   for (const auto& name : names) cells.push_back(column_named(name).cell(job));
   return cells;
-}
-
-// "FAILED,cancelled" validated and in upper case, as the daemon takes it.
-std::string parse_states(const std::string& text) {
-  std::string out;
-  std::string_view rest = text;
-  for (;;) {
-    const auto comma = rest.find(',');
-    const std::string_view word = rest.substr(0, comma);
-    const auto state = parse_job_state(word);
-    if (!state) {
-      throw InvalidInput("--state",
-                         "must be one or more of PENDING, STARTING, RUNNING, SUCCEEDED, FAILED, CANCELLED "
-                         "(comma-separated), got \"" +
-                             std::string(word) + "\"");
-    }
-    out += (out.empty() ? "" : ",") + to_string(*state);
-    if (comma == std::string_view::npos) return out;
-    rest.remove_prefix(comma + 1);
-  }
 }
 
 // Checks the text now, for the error to name the flag; the daemon reads it against its own clock.
@@ -190,7 +171,7 @@ ShowHistory ShowHistory::parse(const ParsedArgs& args) {
   ShowHistory h;
   h.since = time_bound(args, "--since");
   h.until = time_bound(args, "--until");
-  if (auto states = args.opt_string("--state")) h.states = parse_states(*states);
+  if (auto states = args.opt_string("--state")) h.states = job_states_text(parse_job_states("--state", *states));
   h.user = args.opt_string("--user");
   h.share = args.opt_string("--share");
   h.limit = args.opt_integer("--limit", 1, 1000);

@@ -7,9 +7,13 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "cli/follow.h"
 #include "cli/provenance_diff.h"
 #include "cli/table.h"
+#include "cli/time_limit.h"
+#include "proto/state_list.h"
 #include "proto/messages.h"
+#include "proto/time_window.h"
 
 namespace trainyard::cli {
 namespace {
@@ -20,16 +24,18 @@ constexpr std::int64_t kMaxRetries = 9;
 constexpr std::int64_t kAnyInt = std::numeric_limits<int>::max();
 // Quick-form numbers are only checked for syntax here; their ranges are the spec's (parse_job_spec).
 constexpr std::int64_t kAnyIntMin = std::numeric_limits<int>::min();
+constexpr std::int64_t kMaxWaitS = 366LL * 86400;
 
 const std::vector<FlagSpec>& quick_submit_flags() {
   static const std::vector<FlagSpec> flags = {
       {"--name", "N", "job name (default: the program's file name)"},
-      {"--nodes", "K", "number of nodes, all started together (default 1)"},
+      {"--nodes", "K", "number of nodes, all started together (default 1)", false, {"-N"}},
       {"--share", "S", "fair-share the job is charged to (default \"default\")"},
       {"--priority", "P", "priority within the share, 0..9999 (default 0)"},
       {"--cores-per-node", "C", "cores on each node (default: the whole node)"},
       {"--retries", "R", "retries after a failed first attempt, 0..9 (default 0)"},
-      {"--timeout", "SECONDS", "wall-clock limit of an attempt"},
+      {"--time", "T", "wall-clock limit of an attempt as sbatch takes it: MINUTES, MM:SS, HH:MM:SS, D-HH:MM:SS, 45m"},
+      {"--timeout", "SECONDS", "the same limit counted in seconds (or 90s, 45m, 12h, 2d)"},
       {"--mem", "MB", "MiB each node's processes may use together; past it they are killed (out of memory)"},
       {"--env", "K=V", "environment variable for the program", true},
       {"--wait-for-capacity", "", "queue the job even if no registered nodes could hold it yet (else refused)"},
@@ -41,7 +47,8 @@ const std::vector<FlagSpec>& quick_submit_flags() {
 const std::vector<FlagSpec>& array_and_dependency_flags() {
   static const std::vector<FlagSpec> flags = {
       {"--array", "SPEC", "a job array: 0-99, 0-99:4 (step), 1,5,9, with %K to run at most K tasks at once"},
-      {"--depend", "DEP", "wait for other jobs: afterok:ID[:ID...], afterany, afternotok, aftercorr; ',' joins them"},
+      {"--depend", "DEP", "wait for other jobs: afterok:ID[:ID...], afterany, afternotok, aftercorr; ',' joins them",
+       false, {"--dependency"}},
   };
   return flags;
 }
@@ -74,7 +81,8 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 9> kSpecFiel
     {"command.argv", "PROGRAM"},
 }};
 
-std::string flag_for_spec_field(const std::string& field) {
+std::string flag_for_spec_field(const std::string& field, const ParsedArgs& args) {
+  if (field.starts_with("timeout_s") && args.has("--time")) return "--time";
   for (const auto& [prefix, flag] : kSpecFieldFlags) {
     if (field.starts_with(prefix)) return std::string(flag);
   }
@@ -101,7 +109,7 @@ Json quick_spec(const ParsedArgs& args, const std::vector<std::string>& argv) {
   if (auto nodes = args.opt_integer("--nodes", kAnyIntMin, kAnyInt)) spec["nodes"] = *nodes;
   if (auto priority = args.opt_integer("--priority", kAnyIntMin, kAnyInt)) spec["priority"] = *priority;
   if (auto cores = args.opt_integer("--cores-per-node", kAnyIntMin, kAnyInt)) spec["cores_per_node"] = *cores;
-  if (auto timeout = args.opt_integer("--timeout", kAnyIntMin, kAnyInt)) spec["timeout_s"] = *timeout;
+  if (auto timeout = time_limit_flags(args); timeout && !timeout->is_null()) spec["timeout_s"] = *timeout;
   if (auto memory = args.opt_integer("--mem", kAnyIntMin, kAnyInt)) spec["memory_mb"] = *memory;
   if (auto retries = args.opt_integer("--retries", 0, kMaxRetries)) spec["retry"] = {{"attempts", *retries + 1}};
   if (args.has("--wait-for-capacity")) spec["wait_for_capacity"] = true;
@@ -109,7 +117,7 @@ Json quick_spec(const ParsedArgs& args, const std::vector<std::string>& argv) {
   try {
     parse_job_spec(spec);
   } catch (const InvalidInput& e) {
-    throw InvalidInput(flag_for_spec_field(e.field()), e.message());
+    throw InvalidInput(flag_for_spec_field(e.field(), args), e.message());
   }
   return spec;
 }
@@ -320,11 +328,47 @@ std::string SubmitJob::render(const Replies& replies, const RenderContext&) cons
   return "Submitted job " + text_of(replies.at(0), "id") + "\n";
 }
 
+// ---- wait ----
+
+std::vector<FlagSpec> WaitJobs::flags() {
+  return {{"--for", "ended|succeeded", "what to wait for: every job's end (default), or every job's success"},
+          {"--timeout", "T", "give up after T: 90s, 45m, 12h, 2d, or seconds (exit 124)"}};
+}
+
+WaitJobs WaitJobs::parse(const ParsedArgs& args) {
+  if (args.positionals.empty()) {
+    throw InvalidInput("ID", "is required: the jobs to wait for (ID or ID_N, several allowed)");
+  }
+  WaitJobs wait;
+  for (const std::string& id : args.positionals) wait.jobs.push_back(parse_job_target(id));
+  if (auto condition = args.opt_string("--for")) {
+    if (*condition != "ended" && *condition != "succeeded") {
+      throw InvalidInput("--for", "must be ended or succeeded, got \"" + *condition + "\"");
+    }
+    wait.until_succeeded = *condition == "succeeded";
+  }
+  if (auto timeout = args.opt_string("--timeout")) wait.timeout_s = parse_duration_s(*timeout, "--timeout", kMaxWaitS);
+  return wait;
+}
+
+std::vector<ApiRequest> WaitJobs::requests(const InputReader&) const {
+  std::vector<ApiRequest> requests;
+  for (const JobTarget& job : jobs) requests.push_back({"GET", job.path(), std::nullopt});
+  return requests;
+}
+
+std::string WaitJobs::render(const Replies& replies, const RenderContext&) const {
+  std::string out;
+  for (const Json& ended : replies) out += ended_line(ended);
+  return out;
+}
+
 // ---- jobs ----
 
 std::vector<FlagSpec> ListJobs::flags() {
   return with_watch_flags(
-      {{"--state", "S", "only jobs in state S (PENDING, STARTING, RUNNING, SUCCEEDED, FAILED, CANCELLED)"},
+      {{"--state", "S", "only jobs in these states, comma-separated (PENDING, STARTING, RUNNING, SUCCEEDED, FAILED, CANCELLED)"},
+       {"--all", "", "jobs in every state, ended ones too (default: PENDING, STARTING and RUNNING only)"},
        {"--share", "S", "only jobs of fair-share S"},
        {"--user", "U", "only jobs of user U"},
        {"--limit", "N", "at most N jobs (the daemon's default page is 100)"},
@@ -336,12 +380,9 @@ std::vector<FlagSpec> ListJobs::flags() {
 ListJobs ListJobs::parse(const ParsedArgs& args) {
   if (!args.positionals.empty()) throw InvalidInput(args.positionals.front(), "unexpected argument");
   ListJobs list;
-  if (auto state = args.opt_string("--state")) {
-    list.state = parse_job_state(*state);
-    if (!list.state) {
-      throw InvalidInput("--state",
-                         "must be one of PENDING, STARTING, RUNNING, SUCCEEDED, FAILED, CANCELLED, got \"" + *state + "\"");
-    }
+  if (auto states = args.opt_string("--state")) {
+    if (args.has("--all")) throw InvalidInput("--all", "give either --all or --state, not both");
+    list.states = parse_job_states("--state", *states);
   }
   list.share = args.opt_string("--share");
   list.user = args.opt_string("--user");
@@ -350,12 +391,13 @@ ListJobs ListJobs::parse(const ParsedArgs& args) {
   if (auto array = args.opt_string("--array")) list.array = parse_job_id(*array, "--array");
   list.cursor = args.opt_string("--cursor");
   list.watch_s = parse_watch(args);
+  if (!args.has("--all") && !args.has("--state") && !list.array) list.states = active_job_states();
   return list;
 }
 
 std::vector<ApiRequest> ListJobs::requests(const InputReader&) const {
   Target target("/v1/jobs");
-  target.param("state", state ? std::optional(to_string(*state)) : std::nullopt)
+  target.param("state", states.empty() ? std::nullopt : std::optional(job_states_text(states)))
       .param("share", share)
       .param("user", user)
       .param("limit", limit ? std::optional(std::to_string(*limit)) : std::nullopt)
@@ -379,6 +421,7 @@ std::string ListJobs::render(const Replies& replies, const RenderContext& ctx) c
     }
   }
   std::string out = t.str();
+  if ((!jobs.is_array() || jobs.empty()) && states == active_job_states()) out += "(no pending or running jobs; --all lists ended ones too)\n";
   const Json& next = field_or_null(replies.at(0), "next");
   if (next.is_string()) out += "(more jobs match: add --cursor " + next.get<std::string>() + " for the next page)\n";
   return out;

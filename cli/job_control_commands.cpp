@@ -3,6 +3,7 @@
 
 #include "cli/commands.h"
 #include "cli/table.h"
+#include "cli/time_limit.h"
 
 namespace trainyard::cli {
 namespace {
@@ -62,16 +63,18 @@ std::string RequeueJob::render(const Replies& replies, const RenderContext&) con
 
 std::vector<FlagSpec> UpdateJob::flags() {
   return {{"--priority", "P", "new priority within the share (owners: only lower)"},
-          {"--timeout-s", "SECONDS", "new wall-clock limit of an attempt (owners: only shorter)"},
+          {"--time", "T", "new wall-clock limit of an attempt as sbatch takes it: MINUTES, HH:MM:SS, D-HH:MM:SS, 45m, "
+                          "UNLIMITED (owners: only shorter)"},
+          {"--timeout", "SECONDS", "the same limit counted in seconds (or 90s, 45m, 12h, 2d)", false, {"--timeout-s"}},
           {"--nodes", "K", "new number of nodes"}};
 }
 
 UpdateJob UpdateJob::parse(const ParsedArgs& args) {
   UpdateJob update{parse_job_target(only_positional(args, "ID")), Json::object()};
   if (auto priority = args.opt_integer("--priority", kAnyIntMin, kAnyInt)) update.changes["priority"] = *priority;
-  if (auto timeout = args.opt_integer("--timeout-s", kAnyIntMin, kAnyInt)) update.changes["timeout_s"] = *timeout;
+  if (auto timeout = time_limit_flags(args)) update.changes["timeout_s"] = *timeout;
   if (auto nodes = args.opt_integer("--nodes", kAnyIntMin, kAnyInt)) update.changes["nodes"] = *nodes;
-  if (update.changes.empty()) throw InvalidInput("--priority", "give at least one of --priority, --timeout-s, --nodes");
+  if (update.changes.empty()) throw InvalidInput("--priority", "give at least one of --priority, --time, --nodes");
   return update;
 }
 

@@ -206,44 +206,62 @@ int follow_logs(const ShowLogs& logs, Session& session, const CliHost& host) {
   return kExitOk;
 }
 
-// submit --wait of an array: its folded row until every task has ended, then each task's state; exits
-// with the highest task's status.
-int wait_for_array(const SubmittedArray& array, const GlobalOptions& global, Session& session, const CliHost& host) {
-  for (;;) {
-    Outcome page = send(session, folded_array_request(array), host, true);
-    if (const int* status = std::get_if<int>(&page)) return *status;
-    const Json& rows = field_or_null(std::get<Json>(page), "jobs");
-    if (!rows.is_array() || rows.empty() || field_or_null(rows.front(), "id") != Json(array.array_job)) {
-      return failure(host, "the daemon's job list has no row for array " + std::to_string(array.array_job));
-    }
-    const Json& row = rows.front();
-    if (job_has_ended(row)) {
-      std::vector<Json> tasks;
-      std::optional<std::string> cursor;
-      do {
-        Outcome tasks_page = send(session, array_tasks_request(array, cursor), host, true);
-        if (const int* status = std::get_if<int>(&tasks_page)) return *status;
-        const Json& listed = field_or_null(std::get<Json>(tasks_page), "jobs");
-        if (listed.is_array()) tasks.insert(tasks.end(), listed.begin(), listed.end());
-        const Json& next = field_or_null(std::get<Json>(tasks_page), "next");
-        cursor = next.is_string() ? std::optional(next.get<std::string>()) : std::nullopt;
-      } while (cursor);
-      if (global.json) {
-        print_json(tasks, host);
-      } else {
-        std::string counts;
-        for (const auto& [state, count] : field_or_null(field_or_null(row, "array"), "counts").items()) {
-          counts += (counts.empty() ? "" : ", ") + count.dump() + " " + state;
-        }
-        host.out << terminal_safe("Array " + text_of(row, "id") + " " + text_of(row, "state") + " (" + counts + ")\n");
-      }
-      return exit_status_of_array(tasks);
-    }
-    if (!host.pause(kFollowInterval)) return failure(host, "stopped waiting for array " + text_of(row, "id"));
+// Where a job a command waits for stands: an error already reported (its exit status), still
+// running, or ended with the line to print, the exit status and what --json prints.
+struct Ended {
+  Json shown;  // the job's record, or an array's folded row
+  Json json;   // the job's record, or an array's tasks
+  int status = 0;
+};
+using Probe = std::variant<int, std::monostate, Ended>;
+
+// An array has ended when its folded row (one row, its tasks counted by state) says so; then its
+// tasks are read, a page at a time, for their exit statuses.
+Probe probe_array(const SubmittedArray& array, Session& session, const CliHost& host) {
+  Outcome page = send(session, folded_array_request(array), host, true);
+  if (const int* status = std::get_if<int>(&page)) return *status;
+  const Json& rows = field_or_null(std::get<Json>(page), "jobs");
+  if (!rows.is_array() || rows.empty() || field_or_null(rows.front(), "id") != Json(array.array_job)) {
+    return failure(host, "the daemon's job list has no row for array " + std::to_string(array.array_job));
+  }
+  const Json& row = rows.front();
+  if (!job_has_ended(row)) return std::monostate{};
+  std::vector<Json> tasks;
+  std::optional<std::string> cursor;
+  do {
+    Outcome tasks_page = send(session, array_tasks_request(array, cursor), host, true);
+    if (const int* status = std::get_if<int>(&tasks_page)) return *status;
+    const Json& listed = field_or_null(std::get<Json>(tasks_page), "jobs");
+    if (listed.is_array()) tasks.insert(tasks.end(), listed.begin(), listed.end());
+    const Json& next = field_or_null(std::get<Json>(tasks_page), "next");
+    cursor = next.is_string() ? std::optional(next.get<std::string>()) : std::nullopt;
+  } while (cursor);
+  const int status = exit_status_of_array(tasks);
+  return Ended{row, Json(std::move(tasks)), status};
+}
+
+// A job named by its ID (an array's ID means the whole array) or as ID_N (that task alone).
+Probe probe_job(const JobTarget& target, Session& session, const CliHost& host) {
+  Outcome job = send(session, job_request(target), host, true);
+  if (const int* status = std::get_if<int>(&job)) return *status;
+  const Json& record = std::get<Json>(job);
+  if (!target.task) {
+    if (const auto array = submitted_array(record)) return probe_array(*array, session, host);
+  }
+  if (!job_has_ended(record)) return std::monostate{};
+  return Ended{record, record, exit_status_of_job(record)};
+}
+
+void print_ended(const Ended& ended, const GlobalOptions& global, const CliHost& host) {
+  if (global.json) {
+    print_json(ended.json, host);
+  } else {
+    host.out << terminal_safe(ended_line(ended.shown));
   }
 }
 
-// submit --wait: the submit's own output, then the job's state until it ends; exits with its code.
+// submit --wait: the submit's own output, then the job's (or array's) state until it ends; exits
+// with its status.
 int submit_and_wait(const SubmitJob& submit, const std::vector<ApiRequest>& requests, const GlobalOptions& global,
                     Session& session, const CliHost& host) {
   auto submitted = send_all(session, requests, host);
@@ -253,22 +271,57 @@ int submit_and_wait(const SubmitJob& submit, const std::vector<ApiRequest>& requ
   host.out.flush();
   const Json& id = field_or_null(replies.at(0), "id");
   if (!id.is_number_integer()) return failure(host, "the daemon's reply to the submit has no job id");
-  if (const auto array = submitted_array(replies.at(0))) return wait_for_array(*array, global, session, host);
+  const JobTarget target{id.get<JobId>()};
   for (;;) {
-    Outcome job = send(session, job_request(JobTarget{id.get<JobId>()}), host, true);
-    if (const int* status = std::get_if<int>(&job)) return *status;
-    const Json& state = std::get<Json>(job);
-    if (job_has_ended(state)) {
-      if (global.json) {
-        print_json(state, host);
-      } else {
-        const std::string code = text_of(state, "exit_code");
-        host.out << terminal_safe("Job " + text_of(state, "id") + " " + text_of(state, "state") +
-                                  (code == kAbsent ? "" : " (exit code " + code + ")") + "\n");
-      }
-      return exit_status_of_job(state);
+    const Probe probe = probe_job(target, session, host);
+    if (const int* status = std::get_if<int>(&probe)) return *status;
+    if (const auto* ended = std::get_if<Ended>(&probe)) {
+      print_ended(*ended, global, host);
+      return ended->status;
     }
-    if (!host.pause(kFollowInterval)) return failure(host, "stopped waiting for job " + text_of(state, "id"));
+    if (!host.pause(kFollowInterval)) return failure(host, "stopped waiting for job " + target.text());
+  }
+}
+
+// wait ID...: each job until it ends, printed as it does; exits with the highest status, at once
+// with --for succeeded when one ends otherwise, or with kExitTimedOut when --timeout runs out.
+int wait_for_jobs(const WaitJobs& wait, const GlobalOptions& global, Session& session, const CliHost& host) {
+  const MonoTime deadline =
+      wait.timeout_s ? host.clock.monotonic_now() + std::chrono::seconds(*wait.timeout_s) : MonoTime::max();
+  std::vector<JobTarget> waiting = wait.jobs;
+  Json all_ended = Json::array();
+  int highest = kExitOk;
+  for (;;) {
+    bool condition_failed = false;
+    for (auto it = waiting.begin(); it != waiting.end() && !condition_failed;) {
+      const Probe probe = probe_job(*it, session, host);
+      if (const int* status = std::get_if<int>(&probe)) return *status;
+      const auto* ended = std::get_if<Ended>(&probe);
+      if (!ended) {
+        ++it;
+        continue;
+      }
+      if (global.json) {
+        all_ended.push_back(ended->json);
+      } else {
+        print_ended(*ended, global, host);
+        host.out.flush();
+      }
+      highest = std::max(highest, ended->status);
+      it = waiting.erase(it);
+      condition_failed = wait.until_succeeded && ended->status != kExitOk;
+    }
+    if (condition_failed) waiting.clear();
+    if (waiting.empty()) {
+      if (global.json) print_json(all_ended, host);
+      return highest;
+    }
+    if (host.clock.monotonic_now() >= deadline) {
+      host.err << "trainyard: timed out after " << *wait.timeout_s << " s waiting for job " << waiting.front().text()
+               << (waiting.size() > 1 ? " and " + std::to_string(waiting.size() - 1) + " more" : "") << "\n";
+      return kExitTimedOut;
+    }
+    if (!host.pause(kFollowInterval)) return failure(host, "stopped waiting for job " + waiting.front().text());
   }
 }
 
@@ -289,6 +342,7 @@ int execute(const Command& command, const std::string& label, const GlobalOption
   if (const auto* submit = std::get_if<SubmitJob>(&command); submit && submit->wait) {
     return submit_and_wait(*submit, requests, global, session, host);
   }
+  if (const auto* wait = std::get_if<WaitJobs>(&command)) return wait_for_jobs(*wait, global, session, host);
   if (const auto* events = std::get_if<ListEvents>(&command); events && events->follow) {
     return follow_events(*events, session.token, global.json, *session.client, host);
   }

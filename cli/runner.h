@@ -21,6 +21,7 @@ enum ExitStatus : int {
   kExitUsage = 2,   // the command line was wrong
   // submit --wait also exits with the job's own exit code, or kExitFailedWithoutCode (3) or
   // kExitCancelled (4) from cli/follow.h.
+  kExitTimedOut = 124,  // wait --timeout ran out first (as timeout(1) exits)
 };
 
 struct CliHost {

@@ -52,7 +52,9 @@ json parse_config_object(const std::string& path, const std::string& text) {
 }
 
 const FlagSpec* find_flag(const std::vector<FlagSpec>& flags, std::string_view name) {
-  auto it = std::find_if(flags.begin(), flags.end(), [&](const FlagSpec& f) { return f.name == name; });
+  auto it = std::find_if(flags.begin(), flags.end(), [&](const FlagSpec& f) {
+    return f.name == name || std::ranges::find(f.aliases, name) != f.aliases.end();
+  });
   return it == flags.end() ? nullptr : &*it;
 }
 
@@ -120,8 +122,8 @@ ParsedArgs parse_flags(const std::vector<std::string>& args, const std::vector<F
     } else {
       throw InvalidInput(name, "needs a value " + spec->value_name);
     }
-    auto& slot = parsed.values[name];
-    if (!slot.empty() && !spec->repeatable) throw InvalidInput(name, "given more than once");
+    auto& slot = parsed.values[spec->name];
+    if (!slot.empty() && !spec->repeatable) throw InvalidInput(spec->name, "given more than once");
     slot.push_back(std::move(value));
   }
   return parsed;
@@ -132,6 +134,10 @@ std::string format_flag_help(const std::vector<FlagSpec>& flags) {
   std::size_t width = 0;
   for (const FlagSpec& f : flags) {
     std::string head = f.name;
+    for (const std::string& alias : f.aliases) {
+      head += ", ";
+      head += alias;
+    }
     if (!f.value_name.empty()) {
       head += ' ';  // not `" " + std::string(...)`: g++ 12 warns -Wrestrict on that at -O3
       head += f.value_name;

@@ -33,6 +33,9 @@ struct FlagSpec {
   std::string value_name;  // "R"; empty for a boolean switch
   std::string help;
   bool repeatable = false;  // may be given several times (`--env K=V`)
+  // Other spellings of the same flag, for habits from other tools (`-N` for `--nodes`, as sbatch);
+  // parsed values are filed under `name`.
+  std::vector<std::string> aliases = {};
 };
 
 struct ParsedArgs {

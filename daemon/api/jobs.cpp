@@ -20,6 +20,7 @@
 #include "daemon/job_checkpoints.h"
 #include "daemon/metric_series.h"
 #include "daemon/share_access.h"
+#include "proto/state_list.h"
 #include "proto/provenance.h"
 #include "proto/time_window.h"
 #include "scheduler/types.h"
@@ -187,35 +188,11 @@ void Api::accept_job(ApiCall call, JobSpec spec) {
   }
 }
 
-namespace {
-
-// "FAILED,CANCELLED": any of these states.
-std::vector<JobState> parse_states(const std::string& text) {
-  std::vector<JobState> states;
-  std::string_view rest = text;
-  for (;;) {
-    const auto comma = rest.find(',');
-    const std::string_view word = rest.substr(0, comma);
-    const auto state = parse_job_state(word);
-    if (!state) {
-      throw InvalidInput("state",
-                         "must be one or more of PENDING, STARTING, RUNNING, SUCCEEDED, FAILED, CANCELLED "
-                         "(comma-separated), got \"" +
-                             std::string(word) + "\"");
-    }
-    if (std::ranges::find(states, *state) == states.end()) states.push_back(*state);
-    if (comma == std::string_view::npos) return states;
-    rest.remove_prefix(comma + 1);
-  }
-}
-
-}  // namespace
-
 void Api::list_jobs(ApiCall call) {
   store::JobQuery query;
   const auto& q = call.request.query;
   const TimePoint now = clock_.system_now();
-  if (auto it = q.find("state"); it != q.end()) query.states = parse_states(it->second);
+  if (auto it = q.find("state"); it != q.end()) query.states = parse_job_states("state", it->second);
   if (auto it = q.find("share"); it != q.end()) query.share = it->second;
   if (auto it = q.find("user"); it != q.end()) query.user = it->second;
   if (auto it = q.find("since"); it != q.end()) query.submitted_since = parse_time_bound(it->second, now, "since");

@@ -11,6 +11,7 @@
 #include "daemon/api/query.h"
 #include "daemon/node_credentials.h"
 #include "proto/faults.h"
+#include "proto/state_list.h"
 
 namespace trainyard::daemon {
 
@@ -40,27 +41,9 @@ Json Api::node_json(const NodeView& view, const Principal& who) const {
 
 namespace {
 
-// "DOWN,UNHEALTHY": any of these states.
-std::vector<NodeState> parse_node_states(const std::string& text) {
-  std::vector<NodeState> states;
-  std::string_view rest = text;
-  for (;;) {
-    const auto comma = rest.find(',');
-    const std::string_view word = rest.substr(0, comma);
-    const auto state = parse_node_state(word);
-    if (!state) {
-      throw InvalidInput("state", "must be one or more of HEALTHY, SUSPECT, UNHEALTHY, DRAINED, DOWN (comma-separated), got \"" +
-                                      std::string(word) + "\"");
-    }
-    states.push_back(*state);
-    if (comma == std::string_view::npos) return states;
-    rest.remove_prefix(comma + 1);
-  }
-}
-
 NodeFilter parse_node_filter(const net::HttpRequest& req) {
   NodeFilter filter;
-  if (auto it = req.query.find("state"); it != req.query.end()) filter.states = parse_node_states(it->second);
+  if (auto it = req.query.find("state"); it != req.query.end()) filter.states = parse_node_states("state", it->second);
   if (auto it = req.query.find("label"); it != req.query.end()) {
     const auto equals = it->second.find('=');
     if (equals == 0 || equals == std::string::npos) {

@@ -130,5 +130,18 @@ TEST_F(AttemptCgroups, AJobAskingMoreMemoryThanAnyNodeHasIsRefusedAtSubmit) {
   EXPECT_NE(answer.body.dump().find("memory_mb"), std::string::npos) << answer.body.dump();
 }
 
+TEST_F(AttemptCgroups, ANodeOffersItsHostsMemoryUnlessToldOtherwise) {
+  cluster.start_agent("node-a", AgentSpec{2, {}, ""});
+  cluster.wait_for_nodes(1);
+  const std::int64_t host_mb =
+      static_cast<std::int64_t>(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGE_SIZE) / (1024 * 1024);
+  EXPECT_EQ(cluster.api("GET", "/v1/nodes/node-a").body["memory_mb"], host_mb);
+  // So a job asking more than the host has is refused, with no flag set anywhere.
+  const auto answer = cluster.api("POST", "/v1/jobs",
+                                  Json{{"name", "big"}, {"nodes", 1}, {"memory_mb", host_mb + 1},
+                                       {"command", {{"argv", {"/bin/true"}}}}}.dump());
+  EXPECT_EQ(answer.status, 400) << answer.body.dump();
+}
+
 }  // namespace
 }  // namespace trainyard::testing

@@ -138,5 +138,27 @@ TEST_F(CliFollow, LogsFollowInterleavesRanksAndEndsWhenTheJobEnds) {
   EXPECT_EQ(cluster.api("GET", "/v1/jobs/" + std::to_string(id)).body["state"], "SUCCEEDED");
 }
 
+TEST_F(CliFollow, WaitFollowsJobsSubmittedEarlierAndJobsListsTheActiveOnesLikeSqueue) {
+  const auto done = cluster.submit(command_job("done", "exit 0"));
+  cluster.wait_job_state(done, "SUCCEEDED", 20s);
+  const auto running = cluster.submit(command_job("later", "sleep 0.5; exit 5"));
+  cluster.wait_job_state(running, "RUNNING", 20s);
+  // Active by default: the finished job is only listed with --all.
+  ASSERT_EQ(cli("jobs"), 0) << output;
+  EXPECT_NE(output.find("later"), std::string::npos) << output;
+  EXPECT_EQ(output.find("done"), std::string::npos) << output;
+  ASSERT_EQ(cli("jobs --all"), 0) << output;
+  EXPECT_NE(output.find("done"), std::string::npos) << output;
+  ASSERT_EQ(cli("jobs --state SUCCEEDED,FAILED"), 0) << output;
+  EXPECT_NE(output.find("done"), std::string::npos) << output;
+  EXPECT_EQ(output.find("later"), std::string::npos) << output;
+
+  EXPECT_EQ(cli("wait " + std::to_string(done) + " " + std::to_string(running)), 5) << output;
+  EXPECT_NE(output.find("Job " + std::to_string(running) + " FAILED (exit code 5)"), std::string::npos) << output;
+  const auto held = cluster.submit(Json{{"name", "held"}, {"hold", true}, {"command", {{"argv", {"/bin/true"}}}}});
+  EXPECT_EQ(cli("wait " + std::to_string(held) + " --timeout 1s"), 124) << output;
+  EXPECT_NE(output.find("timed out after 1 s waiting for job " + std::to_string(held)), std::string::npos) << output;
+}
+
 }  // namespace
 }  // namespace trainyard::testing

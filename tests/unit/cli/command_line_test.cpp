@@ -120,9 +120,16 @@ TEST(CommandLine, SubmitTakesAnArrayAndDependenciesInBothForms) {
 }
 
 TEST(CommandLine, Jobs) {
-  EXPECT_EQ(parsed<ListJobs>({"jobs"}), ListJobs{});
+  // Like squeue: the jobs not yet ended, unless --all or --state says otherwise.
+  EXPECT_EQ(parsed<ListJobs>({"jobs"}).states, (std::vector{JobState::pending, JobState::starting, JobState::running}));
+  EXPECT_EQ(parsed<ListJobs>({"jobs", "--all"}), ListJobs{});
+  EXPECT_TRUE(parsed<ListJobs>({"jobs", "--array", "4"}).states.empty()) << "an array's tasks are listed in every state";
+  EXPECT_EQ(parsed<ListJobs>({"jobs", "--state", "PENDING,running,pending"}).states,
+            (std::vector{JobState::pending, JobState::running}));
+  EXPECT_EQ(rejected({"jobs", "--state", "PENDING,DONE"}), "--state");
+  EXPECT_EQ(rejected({"jobs", "--state", "PENDING", "--all"}), "--all");
   const auto list = parsed<ListJobs>({"jobs", "--state", "running", "--share", "s", "--user", "bob", "--limit", "5"});
-  EXPECT_EQ(list.state, JobState::running);
+  EXPECT_EQ(list.states, std::vector{JobState::running});
   EXPECT_EQ(list.share, "s");
   EXPECT_EQ(list.user, "bob");
   EXPECT_EQ(list.limit, 5);
@@ -133,6 +140,37 @@ TEST(CommandLine, Jobs) {
   EXPECT_EQ(rejected({"jobs", "--before", "0"}), "--before");
   EXPECT_EQ(rejected({"jobs", "--rank", "1"}), "--rank");  // another command's flag
   EXPECT_EQ(rejected({"jobs", "extra"}), "extra");
+}
+
+TEST(CommandLine, SubmitTakesSbatchSpellings) {
+  const auto quick = parsed<SubmitJob>({"submit", "-N", "2", "--time", "90", "--dependency", "afterok:4", "--", "x"});
+  EXPECT_EQ(quick.spec["nodes"], 2);
+  EXPECT_EQ(quick.spec["timeout_s"], 5400) << "sbatch's bare --time counts minutes";
+  EXPECT_EQ(quick.spec["depends_on"], Json::parse(R"([{"job": 4, "condition": "afterok"}])"));
+  EXPECT_EQ(parsed<SubmitJob>({"submit", "--time", "2-00:00:00", "--", "x"}).spec["timeout_s"], 2 * 86400);
+  EXPECT_EQ(parsed<SubmitJob>({"submit", "--timeout", "1h", "--", "x"}).spec["timeout_s"], 3600);
+  EXPECT_FALSE(parsed<SubmitJob>({"submit", "--time", "unlimited", "--", "x"}).spec.contains("timeout_s"));
+  EXPECT_EQ(rejected({"submit", "--time", "90", "--timeout", "60", "--", "x"}), "--time");
+  EXPECT_EQ(rejected({"submit", "--time", "45x", "--", "x"}), "--time");
+  EXPECT_EQ(rejected({"submit", "--time", "31-00:00:00", "--", "x"}), "--time") << "past the spec's maximum";
+  EXPECT_EQ(rejected({"submit", "-N", "1", "--nodes", "2", "--", "x"}), "--nodes");
+  EXPECT_NE(help_of({"submit", "--help"}).find("--nodes, -N K"), std::string::npos) << help_of({"submit", "--help"});
+}
+
+TEST(CommandLine, WaitTakesJobsAConditionAndATimeout) {
+  const auto wait = parsed<WaitJobs>({"wait", "42", "18_3", "--for", "succeeded", "--timeout", "10m"});
+  EXPECT_EQ(wait.jobs, (std::vector<JobTarget>{{42}, {18, 3}}));
+  EXPECT_TRUE(wait.until_succeeded);
+  EXPECT_EQ(wait.timeout_s, 600);
+  EXPECT_FALSE(parsed<WaitJobs>({"wait", "1"}).until_succeeded);
+  EXPECT_EQ(rejected({"wait"}), "ID");
+  EXPECT_EQ(rejected({"wait", "1", "--for", "done"}), "--for");
+  EXPECT_EQ(rejected({"wait", "1", "--timeout", "soon"}), "--timeout");
+}
+
+TEST(CommandLine, NodesFilterByState) {
+  EXPECT_EQ(parsed<ListNodes>({"nodes", "--state", "down,Drained"}).states, (std::vector{NodeState::down, NodeState::drained}));
+  EXPECT_EQ(rejected({"nodes", "--state", "IDLE"}), "--state");
 }
 
 TEST(CommandLine, JobAndCancelTakeOneId) {
@@ -150,6 +188,10 @@ TEST(CommandLine, JobAndCancelTakeOneId) {
 
 TEST(CommandLine, UpdateNeedsSomethingToChange) {
   EXPECT_EQ(parsed<UpdateJob>({"update", "7", "--timeout-s", "60"}).changes, Json({{"timeout_s", 60}}));
+  EXPECT_EQ(parsed<UpdateJob>({"update", "7", "--timeout", "60"}).changes, Json({{"timeout_s", 60}}));
+  EXPECT_EQ(parsed<UpdateJob>({"update", "7", "--time", "1:30:00"}).changes, Json({{"timeout_s", 5400}}));
+  EXPECT_EQ(parsed<UpdateJob>({"update", "7", "--time", "UNLIMITED"}).changes, Json({{"timeout_s", nullptr}}));
+  EXPECT_EQ(rejected({"update", "7", "--time", "1:61"}), "--time");
   EXPECT_EQ(rejected({"update", "7"}), "--priority");
   EXPECT_EQ(rejected({"update", "7", "--priority", "x"}), "--priority");
   EXPECT_EQ(parsed<HoldJob>({"hold", "3"}).job, (JobTarget{3}));

@@ -158,7 +158,9 @@ TEST(Render, JobsTableSurvivesMissingFields) {
   const auto lines = lines_of(render({"jobs"}, {reply}));
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_EQ(cells_of(lines[1]), (std::vector<std::string>{"1", "-", "-", "-", "-", "-", "-", "-", "-", ""}));
-  EXPECT_EQ(lines_of(render({"jobs"}, {Json::object()})).size(), 1u);  // header only
+  EXPECT_EQ(lines_of(render({"jobs", "--all"}, {Json::object()})).size(), 1u);  // header only
+  // The default lists active jobs only: an empty list says where the others are.
+  EXPECT_EQ(lines_of(render({"jobs"}, {Json::object()})).back(), "(no pending or running jobs; --all lists ended ones too)");
 }
 
 std::string pending_out() { return render({"job", "43"}, {pending_job(), Json{{"attempts", Json::array()}}}); }

@@ -23,11 +23,18 @@ TEST(Target, AddsOnlyTheParametersThatAreSet) {
 }
 
 TEST(Requests, Jobs) {
-  EXPECT_EQ(requests_of({"jobs"}), std::vector{get("/v1/jobs")});
+  EXPECT_EQ(requests_of({"jobs"}), std::vector{get("/v1/jobs?state=PENDING%2CSTARTING%2CRUNNING")});
+  EXPECT_EQ(requests_of({"jobs", "--all"}), std::vector{get("/v1/jobs")});
+  EXPECT_EQ(requests_of({"jobs", "--state", "failed,cancelled"}), std::vector{get("/v1/jobs?state=FAILED%2CCANCELLED")});
   EXPECT_EQ(requests_of({"jobs", "--state", "pending", "--share", "a&b", "--user", "bob", "--limit", "10", "--before", "99"}),
             std::vector{get("/v1/jobs?state=PENDING&share=a%26b&user=bob&limit=10&before=99")});
-  EXPECT_EQ(requests_of({"jobs", "--limit", "10", "--cursor", "c1.3433.0123456789abcdef"}),
+  EXPECT_EQ(requests_of({"jobs", "--all", "--limit", "10", "--cursor", "c1.3433.0123456789abcdef"}),
             std::vector{get("/v1/jobs?limit=10&cursor=c1.3433.0123456789abcdef")});
+}
+
+TEST(Requests, NodesFilterOnTheDaemon) {
+  EXPECT_EQ(requests_of({"nodes"}), std::vector{get("/v1/nodes")});
+  EXPECT_EQ(requests_of({"nodes", "--state", "down,unhealthy"}), std::vector{get("/v1/nodes?state=DOWN%2CUNHEALTHY")});
 }
 
 TEST(Requests, Events) {

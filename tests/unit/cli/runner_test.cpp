@@ -96,7 +96,7 @@ TEST_F(RunnerTest, ListsJobsWithTheTokenAsBearer) {
 TEST_F(RunnerTest, JsonPrintsTheServersDocument) {
   const Json reply = {{"jobs", {kJob}}, {"next", nullptr}};
   server.replies["GET /v1/jobs"] = HttpResponse{.status = 200, .body = reply.dump()};
-  EXPECT_EQ(run({"--json", "jobs"}), kExitOk);
+  EXPECT_EQ(run({"--json", "jobs", "--all"}), kExitOk);
   EXPECT_EQ(Json::parse(out.str()), reply);
 }
 
@@ -185,7 +185,7 @@ TEST_F(RunnerTest, EscapeSequencesFromTheServerNeverReachTheTerminal) {
   Json job = kJob;
   job["name"] = "x\x1b]52;c;ZXZpbA==\x07\x1b[2J\xc2\x9b" "31m";
   server.replies["GET /v1/jobs"] = HttpResponse{.status = 200, .body = Json{{"jobs", {job}}, {"next", nullptr}}.dump()};
-  EXPECT_EQ(run({"jobs"}), kExitOk) << err.str();
+  EXPECT_EQ(run({"jobs", "--all"}), kExitOk) << err.str();
   EXPECT_EQ(out.str().find('\x1b'), std::string::npos) << out.str();
   EXPECT_EQ(out.str().find('\x07'), std::string::npos) << out.str();
   EXPECT_EQ(out.str().find("\xc2\x9b"), std::string::npos) << "a C1 control (CSI) passed";
@@ -308,6 +308,58 @@ TEST_F(RunnerTest, SubmitWaitExitCodesForSuccessAndCancel) {
   EXPECT_EQ(run({"submit", "--wait", "--", "/bin/true"}), 0);
   reply("GET /v1/jobs/42", job_in("CANCELLED"));
   EXPECT_EQ(run({"submit", "--wait", "--", "/bin/true"}), kExitCancelled);
+}
+
+Json other_job_in(JobId id, const std::string& state, std::optional<int> exit_code = std::nullopt) {
+  Json job = job_in(state, exit_code);
+  job["id"] = id;
+  return job;
+}
+
+TEST_F(RunnerTest, WaitFollowsJobsAlreadySubmittedAndExitsWithTheHighestStatus) {
+  reply("GET /v1/jobs/42", job_in("RUNNING"));
+  reply("GET /v1/jobs/43", other_job_in(43, "SUCCEEDED", 0));
+  between_rounds = [this](std::size_t n) {
+    if (n == 2) reply("GET /v1/jobs/42", job_in("FAILED", 7));
+    return true;
+  };
+  EXPECT_EQ(run({"wait", "42", "43"}), 7) << err.str();
+  EXPECT_EQ(out.str(), "Job 43 SUCCEEDED (exit code 0)\nJob 42 FAILED (exit code 7)\n");
+  EXPECT_EQ(pauses.size(), 2u);
+}
+
+TEST_F(RunnerTest, WaitForSucceededStopsAtTheFirstJobThatDidNot) {
+  reply("GET /v1/jobs/42", job_in("RUNNING"));
+  reply("GET /v1/jobs/43", other_job_in(43, "CANCELLED"));
+  EXPECT_EQ(run({"wait", "42", "43", "--for", "succeeded"}), kExitCancelled) << err.str();
+  EXPECT_EQ(out.str(), "Job 43 CANCELLED\n");
+  EXPECT_TRUE(pauses.empty()) << "job 42 is not waited for once 43 failed the condition";
+}
+
+TEST_F(RunnerTest, WaitGivesUpAtItsTimeoutAsTimeoutDoes) {
+  reply("GET /v1/jobs/42", job_in("RUNNING"));
+  between_rounds = [this](std::size_t) {
+    clock.advance(Millis(1000));
+    return true;
+  };
+  EXPECT_EQ(run({"wait", "42", "--timeout", "5s"}), kExitTimedOut);
+  EXPECT_EQ(pauses.size(), 5u);
+  EXPECT_NE(err.str().find("timed out after 5 s waiting for job 42"), std::string::npos) << err.str();
+}
+
+TEST_F(RunnerTest, WaitOnAnArraysIdWaitsForEveryTask) {
+  Json task0 = job_in("SUCCEEDED", 0);
+  task0["array"] = {{"job_id", 42}, {"task_count", 2}, {"index", 0}};
+  reply("GET /v1/jobs/42", task0);
+  const Json row = {{"id", 42}, {"state", "FAILED"}, {"array", {{"counts", {{"FAILED", 1}, {"SUCCEEDED", 1}}}}}};
+  reply("GET /v1/jobs?before=44&limit=1", Json{{"jobs", {row}}, {"next", nullptr}});
+  reply("GET /v1/jobs?array=42&limit=1000", Json{{"jobs", {task0, other_job_in(43, "FAILED", 2)}}, {"next", nullptr}});
+  EXPECT_EQ(run({"wait", "42"}), 2) << err.str() << out.str();
+  EXPECT_EQ(out.str(), "Array 42 FAILED (1 FAILED, 1 SUCCEEDED)\n");
+  out.str("");
+  reply("GET /v1/jobs/42_0", task0);
+  EXPECT_EQ(run({"wait", "42_0"}), 0) << "a task named as ID_N is that task alone";
+  EXPECT_EQ(out.str(), "Job 42 SUCCEEDED (exit code 0)\n");
 }
 
 TEST_F(RunnerTest, LogsFollowInterleavesRanksUntilTheJobEnds) {

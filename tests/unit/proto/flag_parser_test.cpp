@@ -1,4 +1,5 @@
 #include "proto/flag_parser.h"
+#include "proto/state_list.h"
 
 #include <gtest/gtest.h>
 
@@ -226,3 +227,39 @@ TEST_F(ConfigSources, VersionAndHelpNeedNoOtherSetting) {
 
 }  // namespace
 }  // namespace trainyard::proto
+
+namespace trainyard {
+namespace {
+
+TEST(FlagTable, AnAliasIsFiledUnderTheFlagItSpells) {
+  const std::vector<FlagSpec> flags = {{"--nodes", "K", "nodes", false, {"-N"}}};
+  const ParsedArgs parsed = parse_flags({"-N", "3"}, flags, "t");
+  EXPECT_EQ(parsed.opt_string("--nodes"), "3");
+  EXPECT_FALSE(parsed.has("-N"));
+  EXPECT_EQ(parse_flags({"-N=4"}, flags, "t").opt_string("--nodes"), "4");
+  try {
+    parse_flags({"-N", "3", "--nodes", "4"}, flags, "t");
+    ADD_FAILURE() << "a flag given twice under two spellings was accepted";
+  } catch (const InvalidInput& e) {
+    EXPECT_EQ(e.field(), "--nodes");
+  }
+  EXPECT_EQ(format_flag_help(flags), "  --nodes, -N K  nodes\n");
+}
+
+TEST(JobStateList, CommaSeparatedCaseInsensitiveWithoutRepeats) {
+  EXPECT_EQ(parse_job_states("state", "failed,CANCELLED,Failed"), (std::vector{JobState::failed, JobState::cancelled}));
+  EXPECT_EQ(job_states_text({JobState::pending, JobState::running}), "PENDING,RUNNING");
+  EXPECT_EQ(parse_node_states("--state", "down,Drained,DOWN"), (std::vector{NodeState::down, NodeState::drained}));
+  EXPECT_EQ(node_states_text({NodeState::down, NodeState::drained}), "DOWN,DRAINED");
+  for (const char* bad : {"", "PENDING,", "DONE", "PENDING,,RUNNING"}) {
+    try {
+      parse_job_states("state", bad);
+      ADD_FAILURE() << "accepted \"" << bad << "\"";
+    } catch (const InvalidInput& e) {
+      EXPECT_EQ(e.field(), "state");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace trainyard
