@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <array>
 
+#include "proto/provenance.h"
+
 namespace trainyard::daemon {
 namespace {
 
@@ -32,14 +34,44 @@ constexpr std::string_view kDefaultRules = R"json({"rules": [
    "text": ["*no space left on device*", "*ENOSPC*"],
    "suggestion": "The node's disk is full; the job retries on another node, and this node takes no work until space is freed."},
   {"class": "oom", "when": ["failed"],
+   "text": ["*CUDA out of memory*", "*CUDA error: out of memory*", "*torch.OutOfMemoryError*",
+            "*torch.cuda.OutOfMemoryError*", "*RESOURCE_EXHAUSTED: Out of memory*", "*HIP out of memory*"],
+   "suggestion": "The accelerator ran out of memory ({line}); lower the per-device batch size, use activation checkpointing, or shard the model over more devices."},
+  {"class": "oom", "when": ["failed"],
    "text": ["*out of memory*", "*bad_alloc*", "*oom-kill*", "*oom_kill*", "*oom killer*", "*cannot allocate memory*"],
    "suggestion": "The process ran out of memory; lower the batch size or use more nodes."},
+  {"class": "user_error", "when": ["failed"],
+   "text": ["*ModuleNotFoundError: No module named*", "*ImportError: No module named*", "*ImportError: cannot import name*"],
+   "suggestion": "Python could not import a module ({line}); install it in the environment the job runs in, or fix PYTHONPATH."},
   {"class": "nan_loss", "reason": ["nan_loss*", "*loss is nan*", "*loss is inf*", "*loss is -inf*", "*non-finite loss*",
                                    "*gradient norm is not finite*"],
    "suggestion": "The loss became NaN/Inf; lower the learning rate or check the data."},
   {"class": "collective_timeout", "infrastructure": true,
    "reason": ["collective_timeout*", "*collective*timeout*", "*did not answer within*"],
    "suggestion": "A collective timed out; the peer named in the reason may be unhealthy."},
+  {"class": "collective_timeout", "infrastructure": true, "when": ["failed"],
+   "log_tail": ["*Watchdog caught collective operation timeout*", "*NCCL*Timeout(ms)*", "*ProcessGroupNCCL*timed out*",
+                "*Gloo*Timed out waiting*", "*gloo*timed out*"],
+   "suggestion": "A collective timed out ({line}); one rank stopped answering: see which rank's log stops first, and its node's health check."},
+  {"class": "collective_error", "infrastructure": true, "when": ["failed"],
+   "log_tail": ["*ncclRemoteError*", "*ncclSystemError*", "*NCCL*remote process exited*", "*Gloo*Connection closed by peer*",
+                "*gloo*Connection reset by peer*", "*NCCL*Connection closed by*"],
+   "suggestion": "A peer of the collective went away ({line}); the job is retried, and the node whose rank died first is checked."},
+  {"class": "collective_error", "when": ["failed"],
+   "log_tail": ["*NCCL error*", "*ncclInternalError*", "*ncclInvalidUsage*", "*ncclUnhandledCudaError*",
+                "*ProcessGroupGloo*error*"],
+   "suggestion": "The collective library failed ({line}); rerun with NCCL_DEBUG=INFO to see why, and check that every rank calls the same collectives."},
+  {"class": "file_not_found", "when": ["failed"],
+   "log_tail": ["*FileNotFoundError:*", "*No such file or directory*", "*sh: *: not found*", "*: command not found*"],
+   "suggestion": "A file the job needs is missing ({line}); check the paths in its command, environment and checkpoint directory on every node it runs on."},
+  {"class": "crashed", "when": ["signal"], "signal": "11",
+   "suggestion": "A rank crashed with a segmentation fault (signal 11) in native code; check its log for the last call, and the versions of its native libraries."},
+  {"class": "crashed", "when": ["signal"], "signal": "7",
+   "suggestion": "A rank died of SIGBUS (signal 7), usually shared memory (/dev/shm) too small for data loader workers or NCCL; give it more or use fewer workers."},
+  {"class": "crashed", "when": ["signal"], "signal": "6",
+   "suggestion": "A rank aborted (signal 6): an assertion or an uncaught C++ exception; its log's last lines say which."},
+  {"class": "user_error", "when": ["signal"], "signal": "9",
+   "suggestion": "A rank was killed by SIGKILL (signal 9) from outside the job (another process, or the kernel without an OOM record); check the node's kernel log."},
   {"class": "user_error", "when": ["signal"],
    "suggestion": "The process was killed by signal {signal}; check its logs."},
   {"class": "user_error", "when": ["nonzero_exit"],
@@ -87,6 +119,48 @@ bool matches(const FailureRule& rule, const AttemptFacts& f) {
 std::string fill(std::string text, const std::string& key, const std::string& value) {
   for (auto at = text.find(key); at != std::string::npos; at = text.find(key, at + value.size())) text.replace(at, key.size(), value);
   return text;
+}
+
+// A line of the log tail that a rule's patterns match alone, for "{line}": what the program said,
+// bounded, its control characters dropped and secret-looking NAME=value pairs masked, since the
+// suggestion is shown to everyone who may see the job, not only to those who may read its logs.
+constexpr std::size_t kQuotedLineChars = 160;
+
+std::string masked_line(std::string_view line) {
+  std::string out;
+  std::size_t at = 0;
+  while (at < line.size()) {
+    const std::size_t end = std::min(line.find_first_of(" \t", at), line.size());
+    const std::string_view word = line.substr(at, end - at);
+    const auto eq = word.find('=');
+    out += eq != std::string_view::npos && eq > 0 && looks_secret(word.substr(0, eq))
+               ? std::string(word.substr(0, eq + 1)) + std::string(kMaskedValue)
+               : std::string(word);
+    if (end < line.size()) out += line[end];
+    at = end + 1;
+  }
+  std::erase_if(out, [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+  if (out.size() > kQuotedLineChars) out = out.substr(0, kQuotedLineChars) + "...";
+  return out;
+}
+
+std::string quoted_line(const FailureRule& rule, const AttemptFacts& f) {
+  std::vector<std::string> patterns = rule.text;
+  patterns.insert(patterns.end(), rule.log_tail.begin(), rule.log_tail.end());
+  patterns.insert(patterns.end(), rule.reason.begin(), rule.reason.end());
+  for (const std::string* text : {&f.log_tail, &f.reason}) {
+    std::size_t at = 0;
+    while (at <= text->size()) {
+      const std::size_t end = std::min(text->find('\n', at), text->size());
+      const std::string line = text->substr(at, end - at);
+      if (any_glob(patterns, line)) {
+        const auto first = line.find_first_not_of(" \t\r");
+        return masked_line(first == std::string::npos ? line : line.substr(first));
+      }
+      at = end + 1;
+    }
+  }
+  return "see the log";
 }
 
 FailureRule parse_rule(const Json& j, const std::string& path) {
@@ -144,6 +218,7 @@ FailureClass FailureRules::classify(const AttemptFacts& facts) const {
     if (!matches(rule, facts)) continue;
     std::string suggestion = fill(rule.suggestion, "{exit_code}", facts.exit_code ? std::to_string(*facts.exit_code) : "-");
     suggestion = fill(suggestion, "{signal}", facts.signal ? std::to_string(*facts.signal) : "-");
+    if (suggestion.find("{line}") != std::string::npos) suggestion = fill(suggestion, "{line}", quoted_line(rule, facts));
     return {rule.class_name, suggestion, rule.infrastructure};
   }
   return {"unknown", "The attempt failed for an unknown reason; check the logs and the node.", false};

@@ -14,7 +14,9 @@
 //   "reason", "log_tail", "text": lists of globs, any of which matches the attempt's reason, its
 //                log tail, or either. Globs are fnmatch patterns, case-insensitive, over the whole
 //                text: "*out of memory*", not a bare substring, so "room" is not "oom".
-// "suggestion" may name {exit_code} and {signal}.
+// "suggestion" may name {exit_code}, {signal} and {line}: the first line of the log tail (else of
+// the reason) that one of the rule's own patterns matches on its own, e.g. the Python error that
+// names the missing module (bounded, secret-looking NAME=value pairs masked).
 #include <optional>
 #include <string>
 #include <vector>

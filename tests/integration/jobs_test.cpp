@@ -246,7 +246,7 @@ TEST_F(Jobs, TheCliSubmitsAndLists) {
   EXPECT_NE(read_text(out).find("Submitted job"), std::string::npos) << read_text(out);
   const auto id = std::stoll(read_text(out).substr(read_text(out).rfind(' ') + 1));
   cluster.wait_job_state(id, "SUCCEEDED", 20s);
-  ASSERT_EQ(std::system((env + cli + " jobs > " + out + " 2>&1").c_str()), 0) << read_text(out);
+  ASSERT_EQ(std::system((env + cli + " jobs --all > " + out + " 2>&1").c_str()), 0) << read_text(out);
   EXPECT_NE(read_text(out).find("via-cli"), std::string::npos) << read_text(out);
   ASSERT_EQ(std::system((env + cli + " logs " + std::to_string(id) + " > " + out + " 2>&1").c_str()), 0);
   EXPECT_NE(read_text(out).find("hi"), std::string::npos) << read_text(out);

@@ -29,6 +29,79 @@ TEST(FailureRules, WholeWordMarkersDoNotMatchInsideOtherWords) {
             "collective_timeout");
 }
 
+// Last lines of real jobs' logs, as the agent sends them with an exit.
+constexpr const char* kMissingModule = R"(Traceback (most recent call last):
+  File "/home/alice/train.py", line 3, in <module>
+    import torchvision.transforms as T
+ModuleNotFoundError: No module named 'torchvision'
+)";
+constexpr const char* kCudaOom = R"([rank1]: Traceback (most recent call last):
+[rank1]:   File "train.py", line 88, in <module>
+[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total capacity of 79.10 GiB of which 1.06 GiB is free.
+)";
+constexpr const char* kNcclWatchdog = R"([rank0]:[E1128 10:21:33.123 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1043, OpType=ALLREDUCE, NumelIn=262144, NumelOut=262144, Timeout(ms)=600000) ran for 600021 milliseconds before timing out.
+[rank0]: terminate called after throwing an instance of 'c10::DistBackendError'
+)";
+constexpr const char* kNcclPeerGone = R"(torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, remote process exited or there was a network error, NCCL version 2.21.5
+ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.
+)";
+constexpr const char* kNcclUsage = R"(RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1970, invalid usage (run with NCCL_DEBUG=WARN for details), NCCL version 2.21.5
+ncclInvalidUsage: This usually reflects invalid usage of NCCL library.
+)";
+constexpr const char* kMissingFile = R"(Loading shards from /data/shards
+FileNotFoundError: [Errno 2] No such file or directory: '/data/shards/train-00000.bin'
+)";
+
+TEST(FailureRules, WhatRealJobsPrintIsClassifiedAndQuoted) {
+  const FailureRules& rules = FailureRules::defaults();
+  const FailureClass module = rules.classify(failed_with(1, std::nullopt, "exited with code 1", kMissingModule));
+  EXPECT_EQ(module.name, "user_error");
+  EXPECT_NE(module.suggestion.find("ModuleNotFoundError: No module named 'torchvision'"), std::string::npos)
+      << module.suggestion;
+
+  const FailureClass oom = rules.classify(failed_with(1, std::nullopt, "exited with code 1", kCudaOom));
+  EXPECT_EQ(oom.name, "oom");
+  EXPECT_NE(oom.suggestion.find("accelerator ran out of memory"), std::string::npos) << oom.suggestion;
+  EXPECT_NE(oom.suggestion.find("[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."),
+            std::string::npos)
+      << oom.suggestion;
+
+  const FailureClass watchdog = rules.classify(failed_with(std::nullopt, SIGABRT, "killed by signal 6", kNcclWatchdog));
+  EXPECT_EQ(watchdog.name, "collective_timeout") << "the watchdog's abort is the timeout's doing, not a crash";
+  EXPECT_TRUE(watchdog.infrastructure);
+
+  const FailureClass peer = rules.classify(failed_with(1, std::nullopt, "exited with code 1", kNcclPeerGone));
+  EXPECT_EQ(peer.name, "collective_error");
+  EXPECT_TRUE(peer.infrastructure) << "a peer that went away is not this job's bug";
+  const FailureClass usage = rules.classify(failed_with(1, std::nullopt, "exited with code 1", kNcclUsage));
+  EXPECT_EQ(usage.name, "collective_error");
+  EXPECT_FALSE(usage.infrastructure) << "invalid usage of NCCL is the program's";
+
+  const FailureClass file = rules.classify(failed_with(1, std::nullopt, "exited with code 1", kMissingFile));
+  EXPECT_EQ(file.name, "file_not_found");
+  EXPECT_NE(file.suggestion.find("'/data/shards/train-00000.bin'"), std::string::npos) << file.suggestion;
+  EXPECT_EQ(rules.classify(failed_with(127, std::nullopt, "exited with code 127", "sh: 1: ./trian.sh: not found\n")).name,
+            "file_not_found");
+
+  EXPECT_EQ(rules.classify(failed_with(std::nullopt, SIGSEGV, "killed by signal 11")).name, "crashed");
+  EXPECT_EQ(rules.classify(failed_with(std::nullopt, SIGBUS, "killed by signal 7")).name, "crashed");
+  EXPECT_NE(rules.classify(failed_with(std::nullopt, SIGBUS, "")).suggestion.find("/dev/shm"), std::string::npos);
+}
+
+TEST(FailureRules, AQuotedLineIsBoundedWithoutControlsAndSecretsMasked) {
+  const FailureRules rules = FailureRules::parse(Json::parse(R"({"rules": [
+    {"class": "config", "when": ["failed"], "log_tail": ["*bad config*"], "suggestion": "Fix it: {line}"}
+  ]})"));
+  const std::string log = "ok\n  bad config: AWS_SECRET_ACCESS_KEY=hunter2 HOST=h1 \x1b[31mred " + std::string(300, 'x') + "\n";
+  const std::string suggestion = rules.classify(failed_with(1, std::nullopt, "", log)).suggestion;
+  EXPECT_EQ(suggestion.find("hunter2"), std::string::npos) << suggestion;
+  EXPECT_NE(suggestion.find("Fix it: bad config: AWS_SECRET_ACCESS_KEY=<masked> HOST=h1 [31mred"), std::string::npos)
+      << suggestion;
+  EXPECT_EQ(suggestion.find('\x1b'), std::string::npos);
+  EXPECT_LT(suggestion.size(), 200u);
+  EXPECT_TRUE(suggestion.ends_with("...")) << suggestion;
+}
+
 TEST(FailureRules, OperatorRulesComeFirstAndFillTheirSuggestion) {
   const FailureRules mine = FailureRules::parse(Json::parse(R"({"rules": [
     {"class": "preempted", "infrastructure": true, "when": ["signal"], "signal": "15",
