@@ -158,6 +158,10 @@ check("a job submitted through the API goes RUNNING then SUCCEEDED without a rel
                    30_000, "loss points on the chart");
   assert.ok(await page.locator("figure.chart canvas").count() >= 1);
   await shot(page, "job");
+  // An ended job's logs are shown, not followed.
+  const follow = page.getByRole("checkbox", { name: "Follow" });
+  assert.equal(await follow.isChecked(), false, "Follow is off for an ended job");
+  assert.equal(await follow.isDisabled(), true);
   // Its provenance: what attempt 1 ran with, and on which node.
   const provenance = page.getByRole("region", { name: "Provenance" });
   await provenance.getByText("Spec SHA-256").waitFor({ timeout: 15_000 });
@@ -212,6 +216,9 @@ check("an admin drains a node from the UI after confirming", async () => {
   await page.locator(".facts .state-drained").waitFor({ timeout: 15_000 });
   const { body } = await cluster.api("GET", "/v1/nodes/trn-3");
   assert.equal(body.state, "DRAINED");
+  // Buttons match the state: a drained node can be undrained, not drained again.
+  await page.getByRole("button", { name: "Undrain" }).waitFor();
+  assert.equal(await page.getByRole("button", { name: "Drain", exact: true }).count(), 0);
   await shot(page, "node-drained");
   for (const view of ["shares", "health", "events"]) {
     await page.getByRole("link", { name: { shares: "Fair share", health: "Health", events: "Events" }[view], exact: true }).click();
@@ -256,6 +263,10 @@ check("an injected fault turns a node UNHEALTHY on the map", async () => {
   await history.getByText(/core 0 .*failed/).first().waitFor({ timeout: 15_000 });
   assert.match(await history.innerText(), /UNHEALTHY/);
   await shot(page, "node-health");
+  // An unhealthy node that was never drained offers a health-checked return to service, not "Undrain".
+  await page.getByRole("button", { name: "Return to service" }).waitFor();
+  assert.equal(await page.getByRole("button", { name: "Undrain" }).count(), 0);
+  assert.equal(await page.getByRole("button", { name: "Drain", exact: true }).count(), 1);
   await cluster.api("DELETE", "/v1/nodes/trn-2/faults");
   await context.close();
 });

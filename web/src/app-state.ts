@@ -23,7 +23,8 @@ export interface Loaded<T> { data?: T; error?: string; reload(): void }
 
 // Fetches `path` now and again whenever the refresh counter moves; keeps the last good data while
 // a refresh is under way, so views do not flicker.
-export function useApi<T>(path: string | null): Loaded<T> {
+// `live`: fetched again on every refresh (the event stream's changes); else once per path.
+export function useApi<T>(path: string | null, live = true): Loaded<T> {
   const { refresh } = useApp();
   const [state, setState] = useState<{ data?: T; error?: string }>({});
   const [own, setOwn] = useState(0);
@@ -37,6 +38,6 @@ export function useApi<T>(path: string | null): Loaded<T> {
     return () => {
       current = false;
     };
-  }, [path, refresh, own]);
+  }, [path, live ? refresh : 0, own]);
   return { ...state, reload: () => setOwn((n) => n + 1) };
 }

@@ -3,7 +3,7 @@ import { bandwidth, coreHours, cores, duration, jobLabel, localTime, ordinal, pe
 import { pendingSentence } from "./pending";
 import { attemptBoundaries, downsample, metricSeries } from "./downsample";
 import { addEvents, globMatch, matchesFilter } from "./events";
-import { mayCancel, operatesNodes, readsEveryJob, visibleJobs } from "./roles";
+import { isEnded, mayCancel, operatesNodes, readsEveryJob, visibleJobs } from "./roles";
 import { SseParser } from "./sse";
 import type { Job, MetricPoint, TrainyardEvent, Who } from "./types";
 
@@ -144,6 +144,10 @@ describe("roles", () => {
     expect(mayCancel(admin, job({ state: "RUNNING", user: "bob" }))).toBe(true);
     expect(mayCancel(admin, job({ state: "SUCCEEDED" }))).toBe(false);
     expect(mayCancel(viewer, job({ state: "RUNNING", user: "vic" }))).toBe(false);
+  });
+  it("tell ended jobs, whose logs no longer change, from the others", () => {
+    expect(["PENDING", "STARTING", "RUNNING"].map((s) => isEnded(s as Job["state"]))).toEqual([false, false, false]);
+    expect(["SUCCEEDED", "FAILED", "CANCELLED"].map((s) => isEnded(s as Job["state"]))).toEqual([true, true, true]);
   });
   it("show users only their own jobs", () => {
     const jobs = [job({ user: "alice" }), job({ user: "bob" })];

@@ -1,6 +1,6 @@
 // What each role may see and do in the dashboard; the API enforces the same (daemon/roles.h), the
 // dashboard only hides what would be refused.
-import type { Job, Role, Who } from "./types";
+import type { Job, JobState, Role, Who } from "./types";
 
 export function operatesNodes(role: Role): boolean {
   return role === "admin" || role === "operator";
@@ -10,8 +10,13 @@ export function readsEveryJob(role: Role): boolean {
   return role !== "user";
 }
 
+// A state the job never leaves.
+export function isEnded(state: JobState): boolean {
+  return state === "SUCCEEDED" || state === "FAILED" || state === "CANCELLED";
+}
+
 export function mayCancel(who: Who, job: Job): boolean {
-  if (job.state === "SUCCEEDED" || job.state === "FAILED" || job.state === "CANCELLED") return false;
+  if (isEnded(job.state)) return false;
   if (who.role === "viewer") return false;
   return who.role === "admin" || job.user === who.user;
 }

@@ -6,7 +6,7 @@ import { ConfirmButton, ErrorNote, Section, StateBadge, Time } from "../componen
 import { attemptBoundaries, metricSeries, type MetricName } from "../logic/downsample";
 import { coreHours, count, percent, shape } from "../logic/format";
 import { pendingSentence } from "../logic/pending";
-import { mayCancel } from "../logic/roles";
+import { isEnded, mayCancel } from "../logic/roles";
 import type { Attempt, Job, JobMetrics } from "../logic/types";
 import { ProvenanceSection } from "./provenance";
 
@@ -27,9 +27,12 @@ export function JobPage({ id }: { id: number }) {
   const metrics = useApi<JobMetrics>(`/v1/jobs/${id}/metrics?max_points=500`);
   const checkpoints = useApi<Checkpoints>(`/v1/jobs/${id}/checkpoints`);
   const [rank, setRank] = useState<string>("0");
-  const [follow, setFollow] = useState(true);
-  const logs = useApi<Logs>(follow || !job.data ? `/v1/jobs/${id}/logs?tail=200${rank === "all" ? "" : `&rank=${rank}`}` : null);
   const j = job.data;
+  // An ended job's logs no longer change: shown once, not followed.
+  const ended = j !== undefined && isEnded(j.state);
+  const [follow, setFollow] = useState(true);
+  const following = follow && !ended;
+  const logs = useApi<Logs>(j ? `/v1/jobs/${id}/logs?tail=200${rank === "all" ? "" : `&rank=${rank}`}` : null, following);
   const points = metrics.data?.points ?? [];
   const marks = useMemo(() => [
     ...attemptBoundaries(points).map((step) => ({ step, kind: "attempt" as const })),
@@ -113,7 +116,10 @@ export function JobPage({ id }: { id: number }) {
             <option value="all">all</option>
             {Array.from({ length: j?.spec.nodes ?? 1 }, (_, r) => <option key={r} value={String(r)}>{r}</option>)}
           </select></label>
-          <label><input type="checkbox" checked={follow} onChange={(e) => setFollow((e.target as HTMLInputElement).checked)} /> Follow</label>
+          <label title={ended ? "The job has ended: its logs no longer change" : undefined}>
+            <input type="checkbox" checked={following} disabled={ended}
+                   onChange={(e) => setFollow((e.target as HTMLInputElement).checked)} /> Follow
+          </label>
         </div>
         <ErrorNote error={logs.error} />
         {(logs.data?.logs ?? []).map((l) => (

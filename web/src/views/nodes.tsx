@@ -71,10 +71,14 @@ export function NodePage({ name }: { name: string }) {
       )}
       {n && operatesNodes(who.role) && (
         <div class="actions" aria-label="Node actions">
-          {n.state === "DRAINED" || n.state === "UNHEALTHY"
-            ? <ConfirmButton label="Undrain" question={`Return ${name} to service?`} onConfirm={() => act("undrain")} />
-            : <ConfirmButton label="Drain" danger question={`Drain ${name}? Running attempts finish; no new work is placed on it.`}
-                             onConfirm={() => act("drain", { reason: `drained from the dashboard by ${who.user}` })} />}
+          {n.state === "DRAINED" &&
+            <ConfirmButton label="Undrain" question={`Return ${name} to service?`} onConfirm={() => act("undrain")} />}
+          {n.state === "UNHEALTHY" &&
+            <ConfirmButton label="Return to service" question={`Health-check ${name} and return it to service if it passes?`}
+                           onConfirm={() => act("undrain")} />}
+          {n.state !== "DRAINED" &&
+            <ConfirmButton label="Drain" danger question={`Drain ${name}? Running attempts finish; no new work is placed on it.`}
+                           onConfirm={() => act("drain", { reason: `drained from the dashboard by ${who.user}` })} />}
           <ConfirmButton label="Run health check" question={`Run the accelerator health suite on ${name} now?`}
                          onConfirm={() => api("/v1/healthchecks", { method: "POST", body: { nodes: [name], suites: ["accelerator"] } })
                            .then(() => health.reload())} />
