@@ -236,8 +236,11 @@ std::string describe_job(const Json& job, TimePoint now) {
   d.add("Attempts", attempts_text(job));
   d.add("Avoided nodes", list_of(job, "excluded_nodes"));  // nodes that failed it: its next attempts go elsewhere
   d.add("Exit code", text_of(job, "exit_code"));
-  d.add("Failure class", text_of(job, "failure_class"));
   d.add("Reason", text_of(job, "reason"));
+  d.add("Failure class", text_of(job, "failure_class"));
+  if (const std::string suggestion = text_of(job, "suggestion"); !suggestion.empty() && suggestion != kAbsent) {
+    d.add("Suggestion", suggestion);
+  }
   d.add("Cancel requested", text_of(job, "cancel_requested"));
   const Json& goodput = field_or_null(job, "goodput");
   if (goodput.is_object()) d.add("Goodput", goodput_text(goodput));

@@ -63,6 +63,7 @@ AttemptFailure apply_failure(Attempt& attempt, Job& job, const AttemptFacts& fac
   attempt.infrastructure = cls.infrastructure;
   attempt.state = facts.cancelled ? AttemptState::cancelled : AttemptState::failed;
   job.failure_class = cls.name;
+  job.suggestion = facts.cancelled ? "" : cls.suggestion;
   // decide_retry counts attempts the job used; infrastructure retries are kept apart, and only
   // those since training last advanced count against their limit.
   const std::int64_t resumed_at = attempt.resumed_from ? checkpoint::step_of(*attempt.resumed_from).value_or(0) : 0;
@@ -80,13 +81,13 @@ AttemptFailure apply_failure(Attempt& attempt, Job& job, const AttemptFacts& fac
       const int backoff_factor = 1 << std::min(job.attempts + job.infra_retries_in_a_row - 1, 6);
       job.state = JobState::pending;
       job.not_before = now + policy.retry_backoff_base * backoff_factor;
-      job.reason = attempt.reason + "; " + decision.why + "; " + cls.suggestion;
+      job.reason = attempt.reason + "; " + decision.why;
       break;
     }
     case NextStep::fail:
       job.state = facts.cancelled ? JobState::cancelled : JobState::failed;
       job.ended_at = now;
-      job.reason = facts.cancelled ? "cancelled on request" : attempt.reason + "; " + decision.why + "; " + cls.suggestion;
+      job.reason = facts.cancelled ? "cancelled on request" : attempt.reason + "; " + decision.why;
       break;
   }
   return {cls, decision.step};
@@ -194,6 +195,7 @@ AttemptEnd decide_attempt_end(Attempt attempt, Job job, const AttemptEndFacts& e
     job.state = JobState::succeeded;
     job.reason = "completed";
     job.failure_class.clear();  // a job's class is its final attempt's: an earlier failure is history
+    job.suggestion.clear();
     job.ended_at = now;
   } else if (stopped_to_queue_again) {
     apply_stop_to_queue_again(attempt, job, end);

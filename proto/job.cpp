@@ -372,6 +372,7 @@ Json to_json(const Job& job) {
   j["infra_retries_in_a_row"] = job.infra_retries_in_a_row;
   j["reason"] = job.reason;
   j["failure_class"] = job.failure_class;
+  j["suggestion"] = job.suggestion;
   j["cancel_requested"] = job.cancel_requested;
   j["excluded_nodes"] = job.excluded_nodes;
   j["spec"] = to_json(job.spec);
@@ -473,6 +474,7 @@ Job job_from_json(const Json& j) {
   job.infra_retries_in_a_row = j.value("infra_retries_in_a_row", job.infra_retries);
   job.reason = j.value("reason", "");
   job.failure_class = j.value("failure_class", "");
+  job.suggestion = j.value("suggestion", "");
   job.cancel_requested = j.value("cancel_requested", false);
   job.excluded_nodes = j.value("excluded_nodes", std::vector<std::string>{});
   if (j.contains("exit_code") && j["exit_code"].is_number_integer()) job.exit_code = j["exit_code"].get<int>();

@@ -137,6 +137,7 @@ struct Job {
   std::string reason;            // why it is in its state (last failure, cancel, ...)
   std::optional<int> exit_code;  // of the last attempt
   std::string failure_class;     // of its newest attempt that ended; none once it succeeded
+  std::string suggestion;        // what to do about that failure, from its class's rule; none with no class
   bool cancel_requested = false;
   std::vector<std::string> excluded_nodes;  // nodes that failed it; its next attempts avoid them
   std::optional<TimePoint> not_before;  // retry backoff: not placed before this time

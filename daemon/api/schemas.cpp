@@ -70,6 +70,7 @@ const char* const kJsonSchemas = R"json({
       "state": {"$ref": "#/components/schemas/JobState"},
       "submitted_at": {"type": "string"}, "started_at": {"type": "string"}, "ended_at": {"type": "string"},
       "attempts": {"type": "integer"}, "reason": {"type": "string"}, "failure_class": {"type": "string"},
+      "suggestion": {"type": "string"},
       "exit_code": {"type": "integer"}, "spec": {"$ref": "#/components/schemas/JobSpec"},
       "pending_reason": {"type": "object", "properties": {"code": {"type": "string"}, "message": {"type": "string"}}},
       "queue_position": {"type": "integer"},

@@ -163,6 +163,8 @@ TEST_F(Jobs, ExitCodeThreeFailsTheJobWithThatCode) {
   const Json job = cluster.wait_job_state(id, "FAILED", 20s);
   EXPECT_EQ(job["exit_code"], 3);
   EXPECT_EQ(job["failure_class"], "user_error");
+  EXPECT_EQ(job["suggestion"], "The program exited with code 3; check its logs.") << job.dump(2);
+  EXPECT_EQ(job["reason"].get<std::string>().find("check its logs"), std::string::npos) << job.dump(2);
   const auto attempts = cluster.api("GET", "/v1/jobs/" + std::to_string(id) + "/attempts");
   EXPECT_EQ(attempts.body["attempts"][0]["exit_code"], 3);
   EXPECT_EQ(attempts.body["attempts"][0]["state"], "FAILED");

@@ -163,6 +163,20 @@ TEST(Render, JobsTableSurvivesMissingFields) {
   EXPECT_EQ(lines_of(render({"jobs"}, {Json::object()})).back(), "(no pending or running jobs; --all lists ended ones too)");
 }
 
+TEST(Render, AFailedJobSaysWhatHappenedItsClassAndTheSuggestionOnLinesOfTheirOwn) {
+  Json job = running_job();
+  job["state"] = "FAILED";
+  job["reason"] = "exited with code 7; failed";
+  job["failure_class"] = "oom";
+  job["suggestion"] = "The process ran out of memory; lower the batch size or use more nodes.";
+  const std::string out = render({"job", "42"}, {job, Json{{"attempts", Json::array()}}});
+  EXPECT_EQ(value_of(out, "Reason"), "exited with code 7; failed");
+  EXPECT_EQ(value_of(out, "Failure class"), "oom");
+  EXPECT_EQ(value_of(out, "Suggestion"), "The process ran out of memory; lower the batch size or use more nodes.");
+  EXPECT_EQ(render({"job", "42"}, {running_job(), Json{{"attempts", Json::array()}}}).find("Suggestion"), std::string::npos)
+      << "no suggestion line without a failure";
+}
+
 std::string pending_out() { return render({"job", "43"}, {pending_job(), Json{{"attempts", Json::array()}}}); }
 
 TEST(Render, JobDescriptionAndAttempts) {

@@ -79,6 +79,9 @@ TEST(AttemptEnd, TheFirstFailedRankSpeaksAndTheJobRetriesAfterABackoff) {
   EXPECT_EQ(end.job.attempts, 2) << "the job's own failure uses its attempt";
   EXPECT_EQ(end.job.not_before, kNow + Millis(2000) * 2) << "base x 2^(attempts used - 1)";
   EXPECT_THAT(end.job.reason, HasSubstr("exit 3; "));
+  // What happened and what to do about it are apart, so each is shown on its own line.
+  EXPECT_EQ(end.job.suggestion, "The program exited with code 3; check its logs.");
+  EXPECT_EQ(end.job.reason.find("check its logs"), std::string::npos) << end.job.reason;
   EXPECT_TRUE(end.job.excluded_nodes.empty()) << "a job's own failure blames no node";
   ASSERT_EQ(end.events.size(), 1u);
   EXPECT_EQ(end.events[0].kind, "job.retrying");

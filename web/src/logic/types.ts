@@ -15,7 +15,7 @@ export interface JobList { jobs: Job[]; next: string | null }
 export interface Job {
   id: number; name: string; user: string; share: string; state: JobState;
   submitted_at: string; started_at?: string; ended_at?: string;
-  attempts?: number; reason?: string; failure_class?: string; exit_code?: number;
+  attempts?: number; reason?: string; failure_class?: string; suggestion?: string; exit_code?: number;
   spec: Record<string, unknown> & { nodes?: number; cores_per_node?: number; priority?: number;
     kind?: string; workload?: { steps?: number } };
   pending_reason?: { code: string; message: string };

@@ -46,6 +46,8 @@ export function JobPage({ id }: { id: number }) {
         <>
           <dl class="facts">
             <dt>State</dt><dd><StateBadge state={j.state} /> {j.reason}</dd>
+            {j.failure_class && <><dt>Failure class</dt><dd>{j.failure_class}</dd></>}
+            {j.suggestion && <><dt>Suggestion</dt><dd>{j.suggestion}</dd></>}
             {j.state === "PENDING" && <><dt>Waiting</dt><dd>{pendingSentence(j, new Date())}</dd></>}
             <dt>User, share</dt><dd>{j.user}, {j.share}</dd>
             <dt>Submitted</dt><dd><Time at={j.submitted_at} /></dd>
