@@ -27,5 +27,5 @@ echo "Demo job $job: $state"
 echo "API:    $(cat .trainyard/daemon.addr)"
 echo "Token:  $(pwd)/.trainyard/admin.token (the CLI finds it when run from this directory)"
 echo "Dashboard: $(cat .trainyard/daemon.addr)/ (sign in with the token above)"
-echo "Try:    build/cli/trainyard jobs    |    stop the cluster: deploy/local-cluster.sh stop"
+echo "Try:    build/cli/trainyard jobs --all    |    stop the cluster: deploy/local-cluster.sh stop"
 [ "$state" = "SUCCEEDED" ]
