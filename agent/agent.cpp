@@ -25,7 +25,8 @@ Agent::Agent(boost::asio::io_context& io, AgentConfig config, neuron::NeuronDevi
       failover_(config_.servers),
       backoff_(config_.reconnect_min),
       heartbeat_timer_(deps_.timers.make()),
-      reconnect_timer_(deps_.timers.make()) {}
+      reconnect_timer_(deps_.timers.make()),
+      answer_timer_(deps_.timers.make()) {}
 
 Agent::~Agent() = default;
 
@@ -41,6 +42,23 @@ void Agent::connect() {
   // Once the node has its own credential, the join token no longer admits it.
   const std::string& token = node_credential_.empty() ? config_.join_token : node_credential_;
   link_ = deps_.links.connect(failover_.current(), token, std::move(handlers));
+  expect_answer(answer_deadline() / 2);
+}
+
+std::chrono::milliseconds Agent::answer_deadline() const {
+  if (fence_after_.count() == 0) return 3 * heartbeat_interval_;
+  return std::max(fence_after_ / 2, heartbeat_interval_ * 3 / 2);
+}
+
+void Agent::expect_answer(std::chrono::milliseconds within) {
+  answer_timer_->start(within, [this, within] { unanswered(within); });
+}
+
+void Agent::unanswered(std::chrono::milliseconds waited) {
+  if (!link_) return;
+  spdlog::warn("event=daemon_unanswering node={} server={} waited_ms={} welcomed={} running={}", config_.name,
+               failover_.current(), waited.count(), welcomed_, runs_.size());
+  link_->abort("the daemon answered nothing for " + std::to_string(waited.count()) + " ms");
 }
 
 void Agent::send(const AgentMessage& message) {
@@ -124,6 +142,7 @@ void Agent::on_message(const std::string& text) {
             // The first welcome teaches the fence time after the hello was sent: its deadline starts now.
             if (learned_fence) hello_seq_ = next_heartbeat_seq();
             acknowledged(hello_seq_);
+            expect_answer(answer_deadline());
             spdlog::info("event=registered node={} daemon_version={} heartbeat_ms={} running={}", config_.name,
                          m.daemon_version, m.heartbeat_interval_ms, runs_.size());
             for (const auto& metrics : unsent_metrics_) send(metrics);
@@ -132,6 +151,7 @@ void Agent::on_message(const std::string& text) {
             schedule_heartbeat();
           } else if constexpr (std::is_same_v<T, HeartbeatAckMsg>) {
             acknowledged(m.seq);
+            expect_answer(answer_deadline());  // even a late ack shows the daemon is answering
           } else if constexpr (std::is_same_v<T, RefusedMsg>) {
             fatal_error_ = "the daemon refused this agent: " + m.reason;
             spdlog::error("event=refused node={} reason=\"{}\"", config_.name, m.reason);
@@ -157,6 +177,7 @@ void Agent::on_closed(const std::string& reason) {
   link_.reset();
   welcomed_ = false;
   heartbeat_timer_->cancel();
+  answer_timer_->cancel();
   if (stopping_) return;
   if (reason.find("client_certificate_refused") != std::string::npos) {
     fatal_error_ = "the daemon refused this agent's TLS client certificate (--tls-cert): " + reason;
@@ -398,6 +419,7 @@ void Agent::shutdown(std::chrono::milliseconds grace) {
   stopping_ = true;
   reconnect_timer_->cancel();
   heartbeat_timer_->cancel();
+  answer_timer_->cancel();
   for (auto& [id, running] : runs_) running.run->terminate("agent shutting down");
   if (link_) link_->close("agent shutting down");
   if (runs_.empty()) {

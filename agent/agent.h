@@ -17,6 +17,13 @@
 // when the newest acknowledged heartbeat (or hello) was sent: its ack proves the daemon heard the
 // node after that (daemon/fence_timing.h says why the node timeout is then always later).
 //
+// A daemon that stops answering (paused, or cut off without the connection closing) is left: a link
+// on which nothing was answered for the answer deadline (a welcome after connecting, an ack after
+// the last one) is dropped and the next URL tried, so the agent reaches a standby that took over
+// before its fence time runs out. The deadline is half the fence time (a quarter for the welcome,
+// which a live daemon sends at once), never under one and a half heartbeat intervals; without a
+// fence time, three heartbeat intervals.
+//
 // It acts through `AgentDeps` (agent/agent_deps.h): the daemon link, the workloads and the timers.
 //
 // Threading contract: I/O thread only; runs post their exits to it.
@@ -74,6 +81,10 @@ class Agent {
   void on_message(const std::string& text);
   void on_closed(const std::string& reason);
   void schedule_heartbeat();
+  // (Re)starts the deadline for the daemon's next answer; `unanswered` drops the link when it passes.
+  void expect_answer(std::chrono::milliseconds within);
+  void unanswered(std::chrono::milliseconds waited);
+  std::chrono::milliseconds answer_deadline() const;
   // Numbers a heartbeat or hello about to be sent and starts its fence deadline.
   std::int64_t next_heartbeat_seq();
   void acknowledged(std::int64_t seq);
@@ -108,6 +119,7 @@ class Agent {
   std::chrono::milliseconds heartbeat_interval_{5000};
   std::unique_ptr<Timer> heartbeat_timer_;
   std::unique_ptr<Timer> reconnect_timer_;
+  std::unique_ptr<Timer> answer_timer_;
   std::chrono::milliseconds fence_after_{0};  // from the welcome; 0: never fence
   std::int64_t heartbeat_seq_ = 0;            // never reset: an old link's ack names an old number
   std::int64_t acked_seq_ = 0;

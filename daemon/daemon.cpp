@@ -169,6 +169,11 @@ unsigned short free_port(const std::string& host) {
   return probe.local_endpoint().port();
 }
 
+Millis fence_time_of(const DaemonOptions& o) {
+  return fence_time({Millis(o.heartbeat_interval_ms), Millis(o.node_timeout_ms), Millis(o.kill_grace_ms),
+                     o.fence_ms < 0 ? std::nullopt : std::optional(Millis(o.fence_ms))});
+}
+
 // With a store several daemons share (PostgreSQL), serves as a standby until this daemon holds the
 // lease, and keeps it from then on (daemon/standby.h); with SQLite, always active.
 struct Leadership {
@@ -183,6 +188,9 @@ Leadership take_leadership(store::Store& store, const store::StoreUrl& store_url
                            const std::string& host, unsigned short port, const fs::path& data_dir) {
   Leadership leadership{.port = port, .advertise_url = o.advertise_url};
   if (store_url.kind != store::StoreUrl::Kind::postgresql) return leadership;
+  if (const auto warning = takeover_warning(fence_time_of(o), Millis(o.lease_ttl_ms))) {
+    spdlog::warn("event=fence_shorter_than_takeover detail=\"{}\"", *warning);
+  }
   const Activation active = serve_as_standby_until_active(
       store, {.host = host,
               .port = port != 0 ? port : free_port(host),
@@ -233,11 +241,6 @@ scheduler::PreemptionConfig preemption_config(const DaemonOptions& o) {
   }
   scheduler::validate(config);
   return config;
-}
-
-Millis fence_time_of(const DaemonOptions& o) {
-  return fence_time({Millis(o.heartbeat_interval_ms), Millis(o.node_timeout_ms), Millis(o.kill_grace_ms),
-                     o.fence_ms < 0 ? std::nullopt : std::optional(Millis(o.fence_ms))});
 }
 
 }  // namespace
@@ -453,6 +456,7 @@ int run_daemon(const DaemonOptions& o) {
   jm.recovery = {Millis(o.disconnect_grace_ms), static_cast<int>(o.warm_spares), std::chrono::seconds(o.warm_for_s)};
   jm.kill_grace_ms = static_cast<int>(o.kill_grace_ms);
   jm.fence_after = fence_time_of(o);
+  jm.tick = Millis(o.tick_ms);
   jm.max_array_size = static_cast<int>(o.max_array_size);
   jm.checkpoint_root = checkpoint_root;
   jm.retry_backoff_base = Millis(o.retry_backoff_ms);
@@ -559,7 +563,16 @@ int run_daemon(const DaemonOptions& o) {
 
   asio::steady_timer ticker(io);
   std::uint64_t ticks = 0;
+  // Set once the lease timer first checked the lease (a renewal had its chance, so a long start-up
+  // is not taken for a lost lease).
+  bool lease_watched = false;
   std::function<void()> tick = [&] {
+    // A tick after a pause longer than the lease acts on nothing: the lease may be another's now.
+    if (leadership.kept && lease_watched) {
+      if (const Result<void> held = leadership.kept->still_held(clock.monotonic_now()); !held) {
+        exit_on_lease_lost(held.error().message);
+      }
+    }
     jobs.tick();
     api.event_streams().keep_alive(clock.monotonic_now(), Millis(o.sse_keepalive_ms));
     if (++ticks % 20 == 0) {
@@ -603,6 +616,7 @@ int run_daemon(const DaemonOptions& o) {
     lease_timer.async_wait([&](const boost::system::error_code& ec) {
       if (ec) return;
       // Checked only once a renewal had its chance: a long start-up with nobody taking over renews.
+      lease_watched = true;
       if (const Result<void> held = leadership.kept->still_held(clock.monotonic_now()); !held) {
         exit_on_lease_lost(held.error().message);
       }

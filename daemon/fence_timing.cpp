@@ -43,4 +43,13 @@ Millis fence_time(const FenceTimingFlags& f) {
   return fence;
 }
 
+std::optional<std::string> takeover_warning(Millis fence, Millis lease_ttl) {
+  const Millis takeover = lease_ttl * 6 / 5;
+  if (fence.count() == 0 || fence / 2 >= takeover) return std::nullopt;
+  return "agents fence after " + ms(fence) + " ms and leave a daemon that stopped answering after half that, before a "
+         "standby can take over (up to " + ms(takeover) + " ms with --lease-ttl-ms " + ms(lease_ttl) + "): a paused "
+         "active daemon costs its running jobs an attempt; lower --lease-ttl-ms, or give a fence time of at least " +
+         ms(2 * takeover) + " ms (raise --node-timeout-ms, which the derived fence follows, or --fence-ms within it)";
+}
+
 }  // namespace trainyard::daemon

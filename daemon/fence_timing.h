@@ -14,6 +14,7 @@
 // healthy link room for one lost heartbeat: at least two heartbeat intervals. Pure: flags in, the
 // fence time out, or the flag to change.
 #include <optional>
+#include <string>
 
 #include "proto/time.h"
 
@@ -33,5 +34,12 @@ Millis fence_margin(Millis node_timeout);
 // The fence time agents are told at hello (0: they never fence). Throws InvalidInput naming the
 // flag to change when the inequality above cannot hold.
 Millis fence_time(const FenceTimingFlags& flags);
+
+// Across a take-over (active / standby): an agent leaves a daemon that stopped answering after half
+// its fence time (agent/agent.h) and finds the standby active once the lease ran out, at most
+// 1.2 lease ttls after the active daemon stopped renewing. A fence time shorter than twice that
+// stops the running attempts of a paused or cut-off active daemon's nodes before they reach the
+// new one: allowed (safe, only costly), so this is a warning naming the flags, or nullopt.
+std::optional<std::string> takeover_warning(Millis fence, Millis lease_ttl);
 
 }  // namespace trainyard::daemon

@@ -44,6 +44,7 @@ JobManager::JobManager(StoreWorker& store, FileWorker& files, const TimeSource& 
           [this](const std::string& node) { return nodes_.data_addr(node); }),
       monitors_(MonitorConfig{config_.periodic_check_interval, config_.canary_interval, config_.canary_nodes}, nodes_,
                 clock.monotonic_now()),
+      own_pauses_(config_.tick),
       logs_(timers, config_.log_fetch_timeout,
             [this](const std::string& node, const DaemonMessage& message) { return send_to(node, message); }) {}
 

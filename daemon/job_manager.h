@@ -26,6 +26,7 @@
 #include "daemon/log_fetcher.h"
 #include "daemon/monitors.h"
 #include "daemon/node_registry.h"
+#include "daemon/own_pauses.h"
 #include "daemon/provenance.h"
 #include "daemon/recovery.h"
 #include "daemon/rank_state.h"
@@ -48,6 +49,7 @@ struct JobManagerConfig {
   std::string daemon_version;
   Millis heartbeat_interval{5000};
   Millis node_timeout{30000};
+  Millis tick{500};  // how often tick() runs: a much longer gap is the daemon's own pause (daemon/own_pauses.h)
   int kill_grace_ms = 10000;
   Millis fence_after{0};  // told to agents at welcome (daemon/fence_timing.h); 0: they never fence
   std::string checkpoint_root;
@@ -178,7 +180,8 @@ class JobManager {
   // node, since the agents reconnect to the next daemon with their attempts running.
   void closing_agent_connections() { closing_agent_connections_ = true; }
 
-  // Periodic work: node liveness, attempt timeouts, unconfirmed ranks, scheduling.
+  // Periodic work: node liveness, attempt timeouts, unconfirmed ranks, scheduling. Silence during
+  // a pause of the daemon itself (a late tick) is not held against nodes and ranks.
   void tick();
 
   // --- Arrays and dependencies (job_manager_arrays.cpp) ---------------------------------------
@@ -285,6 +288,8 @@ class JobManager {
   void start_preflight(AttemptId id);
   void launch_when_ready(AttemptId id);
   void check_stuck(ActiveAttempt& attempt, MonoTime now);
+  // The daemon was paused for `paused` before `now`: nodes' and ranks' silence counts without it.
+  void excuse_own_pause(MonoTime now, Millis paused);
   void fence(const std::string& node, AttemptId id, const std::string& why);
   int rank_of(const ActiveAttempt& attempt, const std::string& node) const;
   std::string checkpoint_dir_of(JobId job) const;
@@ -311,6 +316,7 @@ class JobManager {
   NodeRegistry nodes_;
   HealthChecks health_;
   Monitors monitors_;
+  OwnPauses own_pauses_;
   LogFetcher logs_;
   StorageUsage storage_;
   std::map<JobId, Job> active_jobs_;

@@ -43,8 +43,22 @@ void JobManager::check_stuck(ActiveAttempt& attempt, MonoTime now) {
   kill_attempt(attempt, "stuck: " + diagnosis->text);
 }
 
+void JobManager::excuse_own_pause(MonoTime now, Millis paused) {
+  spdlog::warn("event=daemon_was_paused paused_ms={} nodes={} attempts={}", paused.count(), nodes_.size(),
+               attempts_.size());
+  nodes_.excuse_silence(now, paused);
+  const auto later = [&](MonoTime at) { return std::min(at + paused, now); };
+  for (auto& [id, attempt] : attempts_) {
+    for (RankState& rank : attempt.ranks) {
+      rank.progress_at = later(rank.progress_at);
+      if (rank.unconfirmed_since) rank.unconfirmed_since = later(*rank.unconfirmed_since);
+    }
+  }
+}
+
 void JobManager::tick() {
   const MonoTime now = clock_.monotonic_now();
+  if (const Millis paused = own_pauses_.observe(now); paused > Millis(0)) excuse_own_pause(now, paused);
   if (accepted_since_tick_ > 0) {
     spdlog::info("event=jobs_submitted count={} newest_job={}", std::exchange(accepted_since_tick_, 0), max_job_id_);
   }

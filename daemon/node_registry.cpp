@@ -102,6 +102,10 @@ std::vector<std::pair<std::string, Millis>> NodeRegistry::silent_nodes(MonoTime 
   return silent;
 }
 
+void NodeRegistry::excuse_silence(MonoTime now, Millis paused) {
+  for (auto& [name, entry] : nodes_) entry.heard_at = std::min(entry.heard_at + paused, now);
+}
+
 store::Change NodeRegistry::mark_down(const std::string& name, const std::string& reason) {
   NodeEntry& entry = nodes_.at(name);
   const TimePoint now = clock_.system_now();

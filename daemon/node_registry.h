@@ -95,6 +95,8 @@ class NodeRegistry {
 
   // Nodes not DOWN that sent nothing for longer than `timeout`, with how long each was silent.
   std::vector<std::pair<std::string, Millis>> silent_nodes(MonoTime now, Millis timeout) const;
+  // The daemon itself did not run for `paused` before `now`: that is not counted as the nodes' silence.
+  void excuse_silence(MonoTime now, Millis paused);
   // DOWN: disconnected, takes no work. Its attempts stay listed for the caller to wind up.
   store::Change mark_down(const std::string& name, const std::string& reason);
   // DRAINED takes no new work.

@@ -20,6 +20,10 @@ class WebSocketPeer {
   virtual void send(std::string text) = 0;
   // Closes after queued messages are written; the session then gets `on_closed`.
   virtual void close(std::string reason) = 0;
+  // Drops the connection at once, queued messages and the closing handshake with it: for a peer
+  // that stopped answering, which would never complete a handshake. The session then gets
+  // `on_closed` (on the client side with `reason`), never from inside this call.
+  virtual void abort(std::string reason) = 0;
 };
 
 // The receiving half, implemented by the application.

@@ -39,6 +39,14 @@ class WebSocketConnection : public WebSocketPeer, public std::enable_shared_from
 
   void close(std::string reason) override { close_with(websocket::close_code::normal, std::move(reason)); }
 
+  // The read in progress then fails, which ends the connection as any broken one ends.
+  void abort(std::string) override {
+    if (closed_) return;
+    closing_ = true;
+    beast::error_code ec;
+    beast::get_lowest_layer(ws_).socket().close(ec);
+  }
+
   void close_with(websocket::close_code code, std::string reason) {
     if (closed_ || closing_) return;
     closing_ = true;

@@ -79,6 +79,16 @@ class ClientConnection : public WebSocketClient, public std::enable_shared_from_
     start_writer();
   }
 
+  // Whatever step is in progress (connecting, a handshake, the read) fails on the closed socket and
+  // ends in finish, which reports this reason rather than that failure.
+  void abort(std::string reason) override {
+    if (finished_) return;
+    closing_ = true;
+    aborted_because_ = std::move(reason);
+    beast::error_code ec;
+    beast::get_lowest_layer(ws_).socket().close(ec);
+  }
+
  private:
   asio::awaitable<void> run([[maybe_unused]] std::shared_ptr<ClientConnection> self) {
     tcp::resolver resolver(io_);
@@ -155,7 +165,7 @@ class ClientConnection : public WebSocketClient, public std::enable_shared_from_
     outbox_.clear();
     beast::error_code ec;
     beast::get_lowest_layer(ws_).socket().close(ec);
-    if (handlers_.on_closed) handlers_.on_closed(reason);
+    if (handlers_.on_closed) handlers_.on_closed(aborted_because_ ? *aborted_because_ : reason);
   }
 
   void start_writer() {
@@ -191,6 +201,7 @@ class ClientConnection : public WebSocketClient, public std::enable_shared_from_
   bool closing_ = false;
   bool finished_ = false;
   std::string close_reason_;
+  std::optional<std::string> aborted_because_;
 };
 
 }  // namespace

@@ -55,20 +55,43 @@ class Failover : public ::testing::Test {
     second.data = cluster.dir() + "/data-b";
   }
 
-  void start(Daemon& daemon, const std::string& log) {
+  // Agents come back within their reconnect backoff (up to 5 s) of a take-over. Fencing across a
+  // take-over is not what the kill -9 test measures: with the default 10 s kill grace, a 10 s node
+  // timeout leaves it no room.
+  static std::vector<std::string> unfenced() { return {"--node-timeout-ms", "10000", "--fence-ms", "0"}; }
+
+  void start(Daemon& daemon, const std::string& log, const std::vector<std::string>& liveness = unfenced()) {
     const std::string listen = "127.0.0.1:" + std::to_string(free_port());
     daemon.url = "http://" + listen;
-    daemon.process = std::make_unique<Process>(
-        std::vector<std::string>{TRAINYARD_DAEMON_BIN, "--listen", listen, "--advertise-url", daemon.url, "--data-dir",
-                                 daemon.data, "--store", store, "--lease-ttl-ms", std::to_string(kLeaseTtl.count()),
-                                 "--heartbeat-interval-ms", "100", "--tick-ms", "50", "--retry-backoff-ms", "50",
-                                 // Agents come back within their reconnect backoff (up to 5 s) of a take-over.
-                                 "--node-timeout-ms", "10000",
-                                 // Fencing across a take-over is not what these tests measure: with the
-                                 // default 10 s kill grace, a 10 s node timeout leaves it no room.
-                                 "--fence-ms", "0"},
-        cluster.dir() + "/" + log);
+    std::vector<std::string> argv{TRAINYARD_DAEMON_BIN, "--listen", listen, "--advertise-url", daemon.url, "--data-dir",
+                                  daemon.data, "--store", store, "--lease-ttl-ms", std::to_string(kLeaseTtl.count()),
+                                  "--heartbeat-interval-ms", "100", "--tick-ms", "50", "--retry-backoff-ms", "50"};
+    argv.insert(argv.end(), liveness.begin(), liveness.end());
+    daemon.process = std::make_unique<Process>(argv, cluster.dir() + "/" + log);
     daemon.client = cli::make_http_client(cli::parse_server_url(daemon.url));
+  }
+
+  // Starts the active daemon, then a standby presenting the same tokens (the store holds only their hashes).
+  void start_pair(const std::vector<std::string>& liveness = unfenced()) {
+    start(first, "daemon-a.log", liveness);
+    ASSERT_TRUE(eventually([&] { return role(first) == "active"; }, 20s)) << read_text(cluster.dir() + "/daemon-a.log");
+    fs::create_directories(second.data);
+    fs::permissions(second.data, fs::perms::owner_all);
+    for (const char* file : {"admin.token", "join.token"}) fs::copy_file(first.data + "/" + file, second.data + "/" + file);
+    start(second, "daemon-b.log", liveness);
+    ASSERT_TRUE(eventually([&] { return role(second) == "standby"; }, 20s)) << read_text(cluster.dir() + "/daemon-b.log");
+  }
+
+  // Whether `count` nodes are HEALTHY and connected to `daemon`, within 20 s.
+  bool nodes_on(Daemon& daemon, int count) {
+    return eventually(
+        [&] {
+          const auto nodes = api(daemon, "GET", "/v1/nodes");
+          int ready = 0;
+          for (const auto& n : nodes.body["nodes"]) ready += n["state"] == "HEALTHY" && n["connected"] == true;
+          return ready == count;
+        },
+        20s);
   }
 
   // What the daemon's /healthz says it is: "active", "standby", or "" when it does not answer.
@@ -113,28 +136,12 @@ class Failover : public ::testing::Test {
 };
 
 TEST_F(Failover, KillingTheActiveDaemonHandsTheClusterToTheStandbyWithoutLosingWork) {
-  start(first, "daemon-a.log");
-  ASSERT_TRUE(eventually([&] { return role(first) == "active"; }, 20s)) << read_text(cluster.dir() + "/daemon-a.log");
-  // The second daemon presents the same tokens: the store holds only their hashes.
-  fs::create_directories(second.data);
-  fs::permissions(second.data, fs::perms::owner_all);
-  for (const char* file : {"admin.token", "join.token"}) fs::copy_file(first.data + "/" + file, second.data + "/" + file);
-  start(second, "daemon-b.log");
-  ASSERT_TRUE(eventually([&] { return role(second) == "standby"; }, 20s)) << read_text(cluster.dir() + "/daemon-b.log");
+  ASSERT_NO_FATAL_FAILURE(start_pair());
 
   // One agent lists the active daemon first, the other the standby (which redirects it).
   cluster.start_agent("node-a", {.server = first.url + "," + second.url});
   cluster.start_agent("node-b", {.server = second.url + "," + first.url});
-  const auto both_nodes_on = [&](Daemon& daemon) {
-    return eventually(
-        [&] {
-          const auto nodes = api(daemon, "GET", "/v1/nodes");
-          int ready = 0;
-          for (const auto& n : nodes.body["nodes"]) ready += n["state"] == "HEALTHY" && n["connected"] == true;
-          return ready == 2;
-        },
-        20s);
-  };
+  const auto both_nodes_on = [&](Daemon& daemon) { return nodes_on(daemon, 2); };
   ASSERT_TRUE(both_nodes_on(first));
 
   // Two jobs hold until the gate opens; each notes its attempt as it starts.
@@ -205,6 +212,61 @@ TEST_F(Failover, KillingTheActiveDaemonHandsTheClusterToTheStandbyWithoutLosingW
 
   // A new job, submitted and waited for with both URLs, runs under the new active daemon.
   EXPECT_EQ(cli("submit --wait -- /bin/true"), 0) << output;
+}
+
+// A paused active daemon (SIGSTOP: a VM stall) keeps its TCP connections open, so only an
+// application-level answer shows it is gone. Its agents leave it at half their fence time, reach
+// the standby once it took over, and keep their attempts running: the freeze costs no attempt.
+TEST_F(Failover, AFrozenActiveDaemonLosesItsAgentsToTheStandbyWithTheirAttemptsRunning) {
+  // Fencing on: 12 s node timeout - 1 s kill grace - 1.2 s margin = a 9.8 s fence; agents leave a
+  // silent daemon after 4.9 s, past the 3.6 s a take-over takes at most.
+  ASSERT_NO_FATAL_FAILURE(start_pair({"--node-timeout-ms", "12000", "--kill-grace-ms", "1000"}));
+  cluster.start_agent("node-a", {.server = first.url + "," + second.url});
+  ASSERT_TRUE(nodes_on(first, 1));
+  const std::string gate = cluster.shared_dir() + "/gate";
+  const std::string starts = cluster.shared_dir() + "/starts";
+  const std::string script = "echo $TRAINYARD_ATTEMPT_ID >> " + starts + "; while [ ! -f " + gate + " ]; do sleep 0.05; done";
+  const ApiResult submitted = api(first, "POST", "/v1/jobs",
+                                  Json{{"name", "through-a-freeze"}, {"command", {{"argv", {"/bin/sh", "-c", script}}}}});
+  ASSERT_EQ(submitted.status, 201) << submitted.body.dump();
+  const std::string job_path = "/v1/jobs/" + std::to_string(submitted.body["id"].get<std::int64_t>());
+  ASSERT_TRUE(eventually([&] { return api(first, "GET", job_path).body["state"] == "RUNNING"; }, 20s));
+
+  first.process->signal(SIGSTOP);
+  const auto frozen = std::chrono::steady_clock::now();
+  ASSERT_TRUE(eventually([&] { return role(second) == "active"; }, 15s)) << read_text(cluster.dir() + "/daemon-b.log");
+  ASSERT_TRUE(nodes_on(second, 1)) << "the agent stayed with the frozen daemon:\n"
+                                   << read_text(cluster.dir() + "/agent-node-a.log");
+  std::cout << "[ figures ] agent on the new active daemon "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - frozen).count()
+            << " ms after the active one froze (lease ttl 3000 ms, fence 9800 ms)\n";
+  const Json during = api(second, "GET", job_path).body;
+  EXPECT_EQ(during["state"], "RUNNING") << during.dump(2);
+
+  // Woken, the old daemon finds its lease gone and exits without acting on what it slept through.
+  first.process->signal(SIGCONT);
+  const std::optional<int> status = first.process->wait_exit(20s);
+  ASSERT_TRUE(status) << "the woken daemon kept running without its lease";
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 3) << *status;
+  const std::string woken_log = read_text(cluster.dir() + "/daemon-a.log");
+  EXPECT_NE(woken_log.find("event=lease_lost"), std::string::npos) << woken_log;
+  EXPECT_EQ(woken_log.find("event=node_down"), std::string::npos) << woken_log;
+
+  { std::ofstream(gate) << "go"; }
+  Json job;
+  ASSERT_TRUE(eventually(
+      [&] {
+        job = api(second, "GET", job_path).body;
+        return job["state"] == "SUCCEEDED";
+      },
+      30s))
+      << job.dump(2) << "\n" << read_text(cluster.dir() + "/daemon-b.log");
+  EXPECT_EQ(job["attempts"], 1) << job.dump(2);
+  EXPECT_EQ(job["infra_retries"], 0) << job.dump(2);
+  EXPECT_EQ(read_text(starts).find('\n'), std::string::npos) << "started more than once:\n" << read_text(starts);
+  const std::string agent_log = read_text(cluster.dir() + "/agent-node-a.log");
+  EXPECT_NE(agent_log.find("event=daemon_unanswering"), std::string::npos) << agent_log;
+  EXPECT_EQ(agent_log.find("event=fenced"), std::string::npos) << agent_log;
 }
 
 }  // namespace

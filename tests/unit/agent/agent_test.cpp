@@ -29,6 +29,7 @@ class FakeLink final : public net::WebSocketPeer {
 
   void send(std::string text) override { sent.push_back(parse_agent_message(text)); }
   void close(std::string reason) override { close_reason = std::move(reason); }
+  void abort(std::string reason) override { abort_reason = std::move(reason); }
 
   void open() { handlers_.on_open(); }
   void deliver(const DaemonMessage& message) { handlers_.on_message(encode(message)); }
@@ -47,6 +48,7 @@ class FakeLink final : public net::WebSocketPeer {
   const std::string token;
   std::vector<AgentMessage> sent;
   std::optional<std::string> close_reason;
+  std::optional<std::string> abort_reason;  // the test then plays the close with drop()
 
  private:
   net::WebSocketClientHandlers handlers_;
@@ -678,6 +680,63 @@ TEST_F(AgentFenceTest, ALostLinkFencesToo) {
   EXPECT_TRUE(workloads_.runs[0]->terminations.empty());
   timers_.advance(milliseconds(1));
   EXPECT_EQ(workloads_.runs[0]->terminations.size(), 1u) << "cut off by a closed link, still fenced";
+}
+
+// A paused or cut-off daemon whose connection stays open: the agent leaves it at half the fence
+// time, for the next server (a standby that takes over), and is back before it must fence.
+TEST_F(AgentFenceTest, ALinkWhoseDaemonStopsAnsweringIsDroppedForTheNextServerBeforeTheFence) {
+  use_servers({"http://daemon-a:8080", "http://daemon-b:8080"});
+  FakeLink& link = fenced_link();
+  link.deliver(command_launch(7));
+  for (int i = 0; i < 3; ++i) {
+    timers_.advance(milliseconds(100));
+    ack_all(link);  // the last ack arrives at 300 ms
+  }
+  timers_.advance(milliseconds(499));
+  EXPECT_FALSE(link.abort_reason) << "half the 1 s fence has not passed since the last answer";
+  timers_.advance(milliseconds(1));
+  ASSERT_TRUE(link.abort_reason) << "no answer for half the fence time";
+  EXPECT_EQ(*link.abort_reason, "the daemon answered nothing for 500 ms");
+  link.drop(*link.abort_reason);
+  timers_.advance(milliseconds(100));  // the reconnect backoff
+  ASSERT_EQ(links_.opened.size(), 2u);
+  FakeLink& standby = links_.last();
+  EXPECT_EQ(standby.server, "http://daemon-b:8080") << "a daemon that stopped answering counts as unreachable";
+  standby.open();
+  WelcomeMsg welcome{"test", 100, ""};
+  welcome.fence_after_ms = 1000;
+  standby.deliver(welcome);
+  for (int i = 0; i < 20; ++i) {
+    timers_.advance(milliseconds(100));
+    ack_all(standby);
+  }
+  EXPECT_TRUE(workloads_.runs[0]->terminations.empty()) << "welcomed by the new daemon before the fence time";
+  ASSERT_FALSE(standby.sent_of<HelloMsg>().empty());
+  EXPECT_EQ(standby.sent_of<HelloMsg>()[0].attempts.size(), 1u) << "it reports the attempt it still runs";
+}
+
+TEST_F(AgentFenceTest, AConnectionThatIsNeverWelcomedIsDroppedAtAQuarterOfTheFenceTime) {
+  use_servers({"http://daemon-a:8080", "http://daemon-b:8080"});
+  FakeLink& link = fenced_link();
+  link.drop();
+  timers_.advance(milliseconds(100));
+  FakeLink& frozen = links_.last();  // accepted by the kernel, never upgraded
+  frozen.open();
+  timers_.advance(milliseconds(249));
+  EXPECT_FALSE(frozen.abort_reason);
+  timers_.advance(milliseconds(1));
+  ASSERT_TRUE(frozen.abort_reason);
+  EXPECT_EQ(*frozen.abort_reason, "the daemon answered nothing for 250 ms");
+}
+
+TEST_F(AgentFenceTest, AnAnsweringDaemonKeepsTheLink) {
+  FakeLink& link = fenced_link();
+  for (int i = 0; i < 100; ++i) {
+    timers_.advance(milliseconds(100));
+    ack_all(link);
+  }
+  EXPECT_FALSE(link.abort_reason);
+  EXPECT_EQ(links_.opened.size(), 1u);
 }
 
 TEST_F(AgentFenceTest, ANodeWithoutAFenceTimeNeverFences) {

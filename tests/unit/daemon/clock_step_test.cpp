@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "tests/unit/daemon/harness.h"
 
 namespace trainyard::daemon::testing {
@@ -25,16 +27,24 @@ class ClockStepTest : public ::testing::TestWithParam<int> {
     c.started("n1", attempt);
     return attempt;
   }
-  // Time passes by `by`; the agent heartbeats, reporting `step`; the daemon ticks.
+  // Time passes by `by`: the agent heartbeats and the daemon ticks every second, as they do live (a
+  // much longer gap between ticks is the daemon's own pause: daemon/own_pauses.h). The last
+  // heartbeat reports `step`, the ones before it the step reported before.
   void pass(Millis by, AttemptId attempt, std::int64_t step) {
-    c.advance(by);
-    c.heartbeat("n1", {AttemptReport{attempt, job, step, std::nullopt, "forward"}});
-    c.jobs.tick();
-    c.settle();
+    for (Millis left = by; left > Millis(0);) {
+      const Millis beat = std::min(left, Millis(1000));
+      left -= beat;
+      c.advance(beat);
+      c.heartbeat("n1", {AttemptReport{attempt, job, left > Millis(0) ? reported_ : step, std::nullopt, "forward"}});
+      c.jobs.tick();
+      c.settle();
+    }
+    reported_ = step;
   }
 
   Cluster c;
   JobId job = 0;
+  std::int64_t reported_ = 0;
 };
 
 TEST_P(ClockStepTest, AJobThatKeepsAdvancingIsNotStuckAndItsNodeNotDown) {

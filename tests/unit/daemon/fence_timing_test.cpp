@@ -53,5 +53,16 @@ TEST(FenceTiming, ANodeTimeoutThatLeavesNoRoomIsRefusedNamingWhatToChange) {
   EXPECT_EQ(fence_time(tight), 0ms) << "fencing turned off is always allowed";
 }
 
+TEST(FenceTiming, AFenceTooShortToOutlastATakeOverIsWarnedAbout) {
+  // The defaults: a 17 s fence, agents leave at 8.5 s, a 5 s lease is taken over within 6 s.
+  EXPECT_EQ(takeover_warning(17000ms, 5000ms), std::nullopt);
+  EXPECT_EQ(takeover_warning(12000ms, 5000ms), std::nullopt) << "exactly twice the take-over";
+  const auto warning = takeover_warning(2200ms, 5000ms);
+  ASSERT_TRUE(warning);
+  EXPECT_NE(warning->find("at least 12000 ms"), std::string::npos) << *warning;
+  EXPECT_NE(warning->find("--lease-ttl-ms"), std::string::npos) << *warning;
+  EXPECT_EQ(takeover_warning(0ms, 5000ms), std::nullopt) << "no fence: attempts are never stopped for it";
+}
+
 }  // namespace
 }  // namespace trainyard::daemon

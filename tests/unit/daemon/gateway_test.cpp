@@ -16,6 +16,7 @@ class FakePeer final : public net::WebSocketPeer {
  public:
   void send(std::string text) override { sent.push_back(parse_daemon_message(text)); }
   void close(std::string reason) override { closed = reason; }
+  void abort(std::string reason) override { closed = reason; }
   std::vector<DaemonMessage> sent;
   std::optional<std::string> closed;
 };

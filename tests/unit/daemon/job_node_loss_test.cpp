@@ -35,6 +35,35 @@ TEST(JobManagerNodeLoss, AgentThatReconnectsWithinTheGraceKeepsItsAttempt) {
   EXPECT_EQ(c.jobs.active_attempt(r.attempt)->steps_completed, 9);
 }
 
+// The daemon itself slept (SIGSTOP, a VM stall) for four node timeouts: nothing was heard because
+// nothing ran, so the node is not DOWN and its attempt runs on (daemon/own_pauses.h).
+TEST(JobManagerNodeLoss, ADaemonThatWasPausedDoesNotHoldItsOwnSleepAgainstItsNodes) {
+  Cluster c;
+  connect_nodes(c, 1);
+  RunningJob r = start_job(c, command_spec(1));
+  const AttemptReport report{r.attempt, r.job.id, 3, std::nullopt, ""};
+  c.heartbeat("n1", {report});
+  c.jobs.tick();
+  c.advance(Millis(20000));
+  c.jobs.tick();
+  c.settle();
+  EXPECT_EQ(c.jobs.node("n1")->node.state, NodeState::healthy);
+  EXPECT_TRUE(c.agents["n1"]->kills().empty());
+  // Awake, silence counts again: a node that stays silent is DOWN a node timeout (5 s) later.
+  for (int i = 0; i < 4; ++i) {
+    c.advance(Millis(1000));
+    c.jobs.tick();
+    c.settle();
+  }
+  EXPECT_EQ(c.jobs.node("n1")->node.state, NodeState::healthy) << "4.5 s of silence while awake";
+  for (int i = 0; i < 2; ++i) {
+    c.advance(Millis(1000));
+    c.jobs.tick();
+    c.settle();
+  }
+  EXPECT_EQ(c.jobs.node("n1")->node.state, NodeState::down) << "6.5 s of silence while awake";
+}
+
 // n1..n3 run a 2-node job; the node of rank `lost_rank` goes silent.
 TEST(JobManagerNodeLoss, SilentNodeIsDownAndTheJobRetriesElsewhereForFree) {
   Cluster c;

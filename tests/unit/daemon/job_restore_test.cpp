@@ -53,17 +53,22 @@ void seed(Cluster& c, const store::LoadedState& state) {
   c.memory.commit(std::span<const store::Change>(&change, 1));
 }
 
-// Both agents of the restored job come back listing `report`, then heartbeat it for 5 s.
-void reconnect_and_report_for_5s(Cluster& c, const AttemptReport& report) {
-  c.connect("n1", 8, {report});
-  c.connect("n2", 8, {report});
-  for (int i = 0; i < 5; ++i) {
+// Both agents report `report` every second for `seconds`, and the daemon ticks as it does live.
+void report_every_second(Cluster& c, const AttemptReport& report, int seconds) {
+  for (int i = 0; i < seconds; ++i) {
     c.advance(Millis(1000));
     c.heartbeat("n1", {report});
     c.heartbeat("n2", {report});
     c.jobs.tick();
     c.settle();
   }
+}
+
+// Both agents of the restored job come back listing `report`, then heartbeat it for 5 s.
+void reconnect_and_report_for_5s(Cluster& c, const AttemptReport& report) {
+  c.connect("n1", 8, {report});
+  c.connect("n2", 8, {report});
+  report_every_second(c, report, 5);
 }
 
 TEST(JobManagerRestore, ReconnectingAgentsThatListTheAttemptKeepItRunning) {
@@ -103,11 +108,7 @@ TEST(JobManagerRestore, ARestoredAttemptIsNotJudgedStuckFromBeforeTheRestart) {
   EXPECT_EQ(c.jobs.active_job(7)->state, JobState::running);
   EXPECT_EQ(c.stored_attempts(7).back().diagnosis, "");
   // A rank that really stops is still caught, a whole stuck_after_s after its last advance.
-  c.advance(Millis(61000));
-  c.heartbeat("n1", {report});
-  c.heartbeat("n2", {report});
-  c.jobs.tick();
-  c.settle();
+  report_every_second(c, report, 61);
   EXPECT_EQ(c.agents["n1"]->kills().size(), 1u);
   EXPECT_NE(c.stored_attempts(7).back().diagnosis, "");
 }

@@ -2,6 +2,7 @@
 // server from it (the fleet simulator spreads its agents over such addresses), and an address that
 // is not an IP is refused before anything is dialled.
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <chrono>
 #include <functional>
 #include <gtest/gtest.h>
@@ -72,6 +73,45 @@ TEST(WebSocketClient, ARefusedUpgradeSaysWhereARedirectPoints) {
   const TryOutcome outcome = outcome_of_link_close(*reason);
   EXPECT_EQ(outcome.kind, TryOutcome::Kind::redirected);
   EXPECT_EQ(outcome.location, "http://10.0.0.2:8080/agent");
+}
+
+// A frozen daemon's port still accepts TCP connections (the kernel's backlog) but never answers the
+// upgrade, and an open link to it never completes a closing handshake: abort ends either at once,
+// reporting the caller's reason, and the server sees its end of an open link close.
+TEST(WebSocketClient, AbortEndsAnUnansweredUpgradeAndAnOpenLinkAtOnce) {
+  boost::asio::io_context io(1);
+  boost::asio::ip::tcp::acceptor frozen(io, {boost::asio::ip::make_address("127.0.0.1"), 0});  // never accepts
+  std::optional<std::string> closed;
+  auto client = WebSocketClient::connect(io, "http://127.0.0.1:" + std::to_string(frozen.local_endpoint().port()) + "/agent",
+                                         {}, {[] {}, [](std::string) {}, [&](const std::string& why) { closed = why; }});
+  io.run_for(50ms);
+  EXPECT_FALSE(closed) << "the upgrade is still waiting";
+  client->abort("the daemon answered nothing for 50 ms");
+  ASSERT_TRUE(run_until(io, [&] { return closed.has_value(); }));
+  EXPECT_EQ(*closed, "the daemon answered nothing for 50 ms");
+
+  struct ClosedSession : WebSocketSession {
+    bool& ended;
+    explicit ClosedSession(bool& e) : ended(e) {}
+    void on_message(std::string) override {}
+    void on_closed(const std::string&) override { ended = true; }
+  };
+  bool server_saw_close = false;
+  WebSocketRoute route{"/agent", [](const HttpRequest&) { return std::nullopt; },
+                       [&](const HttpRequest&, std::shared_ptr<WebSocketPeer>) {
+                         return std::make_shared<ClosedSession>(server_saw_close);
+                       }};
+  HttpServer server(io, HttpServerOptions{}, [](HttpRequest, HttpResponder respond) { respond({}); }, {route});
+  const unsigned short port = server.listen("127.0.0.1", 0);
+  bool open = false;
+  std::optional<std::string> open_closed;
+  auto link = WebSocketClient::connect(io, "http://127.0.0.1:" + std::to_string(port) + "/agent", {},
+                                       {[&] { open = true; }, [](std::string) {},
+                                        [&](const std::string& why) { open_closed = why; }});
+  ASSERT_TRUE(run_until(io, [&] { return open; }));
+  link->abort("gone quiet");
+  ASSERT_TRUE(run_until(io, [&] { return open_closed.has_value() && server_saw_close; }));
+  EXPECT_EQ(*open_closed, "gone quiet");
 }
 
 TEST(WebSocketClient, RefusesASourceAddressThatIsNotAnIp) {
