@@ -444,6 +444,21 @@ struct ShowHealthCheck {
   bool operator==(const ShowHealthCheck&) const = default;
 };
 
+struct ListHealthChecks {
+  static constexpr std::string_view kPath = "health list";
+  static constexpr std::string_view kSynopsis = "health list [--limit N]";
+  static constexpr std::string_view kSummary =
+      "List the latest health checks, newest first: registration, periodic, pre-flight, after a hang,\n"
+      "and on demand, with the nodes each failed.";
+  static std::vector<FlagSpec> flags();
+  static ListHealthChecks parse(const ParsedArgs& args);
+  std::vector<ApiRequest> requests(const InputReader& read) const;
+  std::string render(const Replies& replies, const RenderContext& ctx) const;
+
+  std::optional<std::int64_t> limit;
+  bool operator==(const ListHealthChecks&) const = default;
+};
+
 struct ListCanaries {
   static constexpr std::string_view kPath = "canaries";
   static constexpr std::string_view kSynopsis = "canaries [--limit N]";
@@ -651,7 +666,7 @@ struct ListWebhookDeliveries {
 using Command =
     std::variant<SubmitJob, ListJobs, ShowJob, ShowLogs, WaitJobs, CancelJob, HoldJob, ReleaseJob, RequeueJob,
                  UpdateJob, ShowHistory, ShowMetrics, ShowGoodput, ListNodes, ListShares, SetFaults, DrainNode, UndrainNode,
-                 RunHealthCheck, ShowHealthCheck, ListCanaries, CreateToken, ListTokens, RevokeToken, RotateJoinToken,
+                 RunHealthCheck, ShowHealthCheck, ListHealthChecks, ListCanaries, CreateToken, ListTokens, RevokeToken, RotateJoinToken,
                  DiffProvenance, ListEvents, AddWebhook, ListWebhooks, ShowWebhook, RemoveWebhook, TestWebhook,
                  ListWebhookDeliveries>;
 

@@ -1,4 +1,4 @@
-// The health commands: drain, undrain, health run, health show, canaries.
+// The health commands: drain, undrain, health run, health show, health list, canaries.
 #include <cstdio>
 #include <map>
 
@@ -141,6 +141,42 @@ std::string ShowHealthCheck::render(const Replies& replies, const RenderContext&
     out += t.str();
   }
   return out;
+}
+
+std::vector<FlagSpec> ListHealthChecks::flags() { return {{"--limit", "N", "at most N (default 10, at most 100)"}}; }
+
+ListHealthChecks ListHealthChecks::parse(const ParsedArgs& args) {
+  if (!args.positionals.empty()) throw InvalidInput(args.positionals.front(), "unexpected argument");
+  return ListHealthChecks{args.opt_integer("--limit", 1, 100)};
+}
+
+std::vector<ApiRequest> ListHealthChecks::requests(const InputReader&) const {
+  Target target("/v1/healthchecks");
+  target.param("limit", limit ? std::optional(std::to_string(*limit)) : std::nullopt);
+  return {{"GET", target.str(), std::nullopt}};
+}
+
+// FAILED names each node whose verdict was not HEALTHY, with its state and why.
+std::string ListHealthChecks::render(const Replies& replies, const RenderContext& ctx) const {
+  Table t({"ID", "KIND", "STATE", "NODES", "AGE", "BY", "FAILED"});
+  const Json& list = field_or_null(replies.at(0), "checks");
+  if (list.is_array()) {
+    for (const Json& check : list) {
+      std::string failed;
+      const Json& verdicts = field_or_null(check, "verdicts");
+      if (verdicts.is_array()) {
+        for (const Json& v : verdicts) {
+          if (text_of(v, "state") == "HEALTHY") continue;
+          if (!failed.empty()) failed += "; ";
+          failed += text_of(v, "node") + " " + text_of(v, "state") + ": " + text_of(v, "reason");
+        }
+      }
+      t.add_row({text_of(check, "id"), text_of(check, "kind"), text_of(check, "state"), list_of(check, "nodes"),
+                 age_of(check, "created_at", ctx.now), text_of(check, "requested_by"),
+                 failed.empty() ? std::string(kAbsent) : truncate(failed, 80)});
+    }
+  }
+  return t.str();
 }
 
 // ---- canaries ----

@@ -374,6 +374,23 @@ TEST(Render, CanariesTable) {
             (std::vector<std::string>{"9", "FAILED", "2", "60s", "collective_timeout", "rank 1 did not answer"}));
 }
 
+TEST(Render, HealthChecksTableNamesTheNodesThatFailed) {
+  const Json reply = {{"checks",
+                       {{{"id", 12}, {"kind", "after_stuck"}, {"state", "FAILED"}, {"nodes", {"a", "b"}},
+                         {"created_at", "2026-11-22T13:59:00.000Z"}, {"requested_by", "daemon"},
+                         {"verdicts", {{{"node", "a"}, {"state", "HEALTHY"}, {"reason", "ok"}},
+                                       {{"node", "b"}, {"state", "UNHEALTHY"}, {"reason", "core 3 corrupt"}}}}},
+                        {{"id", 11}, {"kind", "on_demand"}, {"state", "RUNNING"}, {"nodes", {"c"}},
+                         {"created_at", "2026-11-22T13:59:30.000Z"}, {"requested_by", "olga"}, {"verdicts", Json::array()}}}},
+                      {"next", nullptr}};
+  const auto lines = lines_of(render({"health", "list"}, {reply}));
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(cells_of(lines[0]), (std::vector<std::string>{"ID", "KIND", "STATE", "NODES", "AGE", "BY", "FAILED"}));
+  EXPECT_EQ(cells_of(lines[1]), (std::vector<std::string>{"12", "after_stuck", "FAILED", "a,b", "60s", "daemon",
+                                                          "b UNHEALTHY: core 3 corrupt"}));
+  EXPECT_EQ(cells_of(lines[2]), (std::vector<std::string>{"11", "on_demand", "RUNNING", "c", "30s", "olga", "-"}));
+}
+
 TEST(Render, GoodputTableEndsWithTheTotal) {
   const Json row = {{"goodput", 0.9}, {"allocated_core_s", 100.0}, {"productive_core_s", 90.0},
                     {"lost_core_s", {{"preflight", 1.0}, {"restart", 3.0}, {"checkpoint", 0.0}, {"redone", 0.0}, {"stalled", 6.0}}}};

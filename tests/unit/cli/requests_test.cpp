@@ -100,6 +100,8 @@ TEST(Requests, HealthDrainUndrain) {
             (std::vector<ApiRequest>{{"POST", "/v1/nodes/a/drain", Json{{"stop_attempts", true}, {"reason", "bad fan"}}}}));
   EXPECT_EQ(requests_of({"undrain", "a"}), (std::vector<ApiRequest>{{"POST", "/v1/nodes/a/undrain", std::nullopt}}));
   EXPECT_EQ(requests_of({"canaries", "--limit", "5"}), std::vector{get("/v1/canaries?limit=5")});
+  EXPECT_EQ(requests_of({"health", "list"}), std::vector{get("/v1/healthchecks")});
+  EXPECT_EQ(requests_of({"health", "list", "--limit", "20"}), std::vector{get("/v1/healthchecks?limit=20")});
   EXPECT_EQ(requests_of({"goodput"}), std::vector{get("/v1/goodput")});
 }
 
