@@ -5,6 +5,7 @@
 #include "checkpoint/checkpoint.h"
 #include "daemon/events.h"
 #include "daemon/job_manager.h"
+#include "daemon/quoted_output.h"
 
 namespace trainyard::daemon {
 namespace {
@@ -113,7 +114,7 @@ store::Event requeue_event(const Attempt& attempt, const Job& job, const Attempt
   const std::int64_t resumed_at = attempt.resumed_from ? checkpoint::step_of(*attempt.resumed_from).value_or(0) : 0;
   const std::int64_t resume_step = std::max(resumed_at, end.newest_checkpoint_step);
   return job_event(now, preempted ? "job.preempted" : "job.requeued", job, attempt.id, join_node_names(attempt.nodes),
-                   "job " + std::to_string(job.id) + " attempt " + std::to_string(attempt.number) +
+                   "job " + job_ref_text(job) + " attempt " + std::to_string(attempt.number) +
                        (preempted ? " preempted" : " requeued") + " after " + std::to_string(attempt.steps_completed) +
                        " steps; queued again" +
                        (resume_step > 0 ? " to resume from step " + std::to_string(resume_step) : " to start over"),
@@ -126,18 +127,38 @@ std::string failed_node(const Attempt& attempt, const AttemptEndFacts& end) {
   return join_node_names(attempt.nodes);
 }
 
+// What a person reading of a job's end wants at a glance (webhook and Slack messages): which job
+// (an array task as ID_N), which attempt on which nodes, how long it ran, and for a failure the
+// failing rank's last output lines; `specific` adds the kind's own.
+Json end_details(const Attempt& attempt, const Job& job, const AttemptEndFacts& end, TimePoint now, Json specific) {
+  constexpr std::size_t kOutputLines = 10;
+  constexpr std::size_t kOutputChars = 1500;
+  Json details = {{"name", job.spec.name}, {"job_ref", job_ref_text(job)}, {"attempt", attempt.number},
+                  {"nodes", join_node_names(attempt.nodes)}};
+  if (attempt.started_at) {
+    const auto ran = std::chrono::duration_cast<Millis>(now - *attempt.started_at);
+    details["duration_s"] = static_cast<double>(std::max(ran, Millis(0)).count() / 100) / 10.0;
+  }
+  if (end.first_failed_rank >= 0) {
+    const std::string& tail = end.ranks[static_cast<std::size_t>(end.first_failed_rank)].log_tail;
+    if (std::string output = quoted_tail(tail, kOutputLines, kOutputChars); !output.empty()) details["output"] = output;
+  }
+  details.update(specific);
+  return details;
+}
+
 store::Event end_event(const Attempt& attempt, const Job& job, const AttemptEndFacts& end,
                 const std::optional<AttemptFailure>& failure, TimePoint now) {
-  const std::string id = std::to_string(job.id);
+  const std::string id = job_ref_text(job);
   const std::string nodes = join_node_names(attempt.nodes);
   if (!failure) {
     return job_event(now, "job.succeeded", job, attempt.id, nodes,
                      "job " + id + " succeeded after " + std::to_string(attempt.steps_completed) + " steps",
-                     {{"exit_code", 0}, {"steps", attempt.steps_completed}, {"nodes", nodes}});
+                     end_details(attempt, job, end, now, {{"exit_code", 0}, {"steps", attempt.steps_completed}}));
   }
   if (job.state == JobState::cancelled) {
     return job_event(now, "job.cancelled", job, attempt.id, nodes, "job " + id + " cancelled while running",
-                     {{"reason", attempt.reason}});
+                     end_details(attempt, job, end, now, {{"reason", attempt.reason}}));
   }
   const Json exit_code = attempt.exit_code ? Json(*attempt.exit_code) : Json(nullptr);
   if (job.state == JobState::pending) {
@@ -148,19 +169,21 @@ store::Event end_event(const Attempt& attempt, const Job& job, const AttemptEndF
                      "job " + id + " attempt " + std::to_string(attempt.number) + " failed (" + failure->cls.name +
                          "); retrying as attempt " + std::to_string(next_attempt) +
                          (resume_step > 0 ? " from step " + std::to_string(resume_step) : " from the start"),
-                     {{"why", job.reason},
-                      {"class", failure->cls.name},
-                      {"exit_code", exit_code},
-                      {"next_attempt", next_attempt},
-                      {"resume_step", resume_step}});
+                     end_details(attempt, job, end, now,
+                                 {{"why", job.reason},
+                                  {"class", failure->cls.name},
+                                  {"exit_code", exit_code},
+                                  {"next_attempt", next_attempt},
+                                  {"resume_step", resume_step}}));
   }
   return job_event(now, "job.failed", job, attempt.id, failed_node(attempt, end),
                    "job " + id + " failed (" + failure->cls.name + "): " + attempt.reason,
-                   {{"class", failure->cls.name},
-                    {"suggestion", failure->cls.suggestion},
-                    {"exit_code", exit_code},
-                    {"node", failed_node(attempt, end)},
-                    {"infrastructure", attempt.infrastructure}});
+                   end_details(attempt, job, end, now,
+                               {{"class", failure->cls.name},
+                                {"suggestion", failure->cls.suggestion},
+                                {"exit_code", exit_code},
+                                {"node", failed_node(attempt, end)},
+                                {"infrastructure", attempt.infrastructure}}));
 }
 
 }  // namespace

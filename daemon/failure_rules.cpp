@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <array>
 
-#include "proto/provenance.h"
+#include "daemon/quoted_output.h"
 
 namespace trainyard::daemon {
 namespace {
@@ -121,29 +121,8 @@ std::string fill(std::string text, const std::string& key, const std::string& va
   return text;
 }
 
-// A line of the log tail that a rule's patterns match alone, for "{line}": what the program said,
-// bounded, its control characters dropped and secret-looking NAME=value pairs masked, since the
-// suggestion is shown to everyone who may see the job, not only to those who may read its logs.
-constexpr std::size_t kQuotedLineChars = 160;
-
-std::string masked_line(std::string_view line) {
-  std::string out;
-  std::size_t at = 0;
-  while (at < line.size()) {
-    const std::size_t end = std::min(line.find_first_of(" \t", at), line.size());
-    const std::string_view word = line.substr(at, end - at);
-    const auto eq = word.find('=');
-    out += eq != std::string_view::npos && eq > 0 && looks_secret(word.substr(0, eq))
-               ? std::string(word.substr(0, eq + 1)) + std::string(kMaskedValue)
-               : std::string(word);
-    if (end < line.size()) out += line[end];
-    at = end + 1;
-  }
-  std::erase_if(out, [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
-  if (out.size() > kQuotedLineChars) out = out.substr(0, kQuotedLineChars) + "...";
-  return out;
-}
-
+// A line of the log tail that a rule's patterns match alone, for "{line}": the suggestion is shown
+// to everyone who may see the job, not only to those who may read its logs (daemon/quoted_output.h).
 std::string quoted_line(const FailureRule& rule, const AttemptFacts& f) {
   std::vector<std::string> patterns = rule.text;
   patterns.insert(patterns.end(), rule.log_tail.begin(), rule.log_tail.end());

@@ -292,10 +292,9 @@ void WebhookOutbox::finish(const std::shared_ptr<Lane>& lane, store::DeliverySta
 }
 
 void WebhookOutbox::send_test(const store::WebhookRecord& webhook, std::function<void(Json)> done) {
-  const std::string text = "Trainyard test message for webhook " + std::to_string(webhook.id);
-  const Json body = webhook.format == "slack"
-                        ? Json{{"text", text}}
-                        : Json{{"type", "webhook.test"}, {"time", format_time(clock_.system_now())}, {"message", text}};
+  const WebhookFormat format = parse_webhook_format(webhook.format).value_or(WebhookFormat::json);
+  Json body = webhook_payload(sample_event(webhook.events, clock_.system_now()), format, options_.public_url);
+  if (format == WebhookFormat::json) body["test"] = true;  // so no automation takes the sample for a real failure
   const std::string event_id = "test-" + std::to_string(to_unix_ms(clock_.system_now()));
   send_(request_for(webhook, event_id, json_text(body)), [done = std::move(done)](net::OutboundResponse r) {
     Json result = {{"delivered", succeeded(r.status)},

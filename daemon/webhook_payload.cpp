@@ -1,8 +1,11 @@
 #include "daemon/webhook_payload.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <map>
 #include <set>
 
+#include "daemon/attempt_outcome.h"
 #include "daemon/event_json.h"
 
 namespace trainyard::daemon {
@@ -29,12 +32,21 @@ std::string detail_text(const store::Event& event, const char* key) {
   return found->get<std::string>();
 }
 
+// Slack's limits: a section's text and a field at most 3,000 and 2,000 characters, a header 150,
+// 10 fields a section, 50 blocks a message (ours never come near that).
+constexpr std::size_t kSectionChars = 3000;
+constexpr std::size_t kFieldChars = 2000;
+constexpr std::size_t kHeaderChars = 150;
+
+std::string bounded(std::string text, std::size_t limit) {
+  if (text.size() > limit) text = text.substr(0, limit - 3) + "...";
+  return text;
+}
+
 Json mrkdwn(std::string text) { return {{"type", "mrkdwn"}, {"text", std::move(text)}}; }
-Json section(std::string text) { return {{"type", "section"}, {"text", mrkdwn(std::move(text))}}; }
-// Slack caps header text at 150 characters.
+Json section(std::string text) { return {{"type", "section"}, {"text", mrkdwn(bounded(std::move(text), kSectionChars))}}; }
 Json header(std::string text) {
-  if (text.size() > 150) text = text.substr(0, 147) + "...";
-  return {{"type", "header"}, {"text", {{"type", "plain_text"}, {"text", std::move(text)}}}};
+  return {{"type", "header"}, {"text", {{"type", "plain_text"}, {"text", bounded(std::move(text), kHeaderChars)}, {"emoji", true}}}};
 }
 
 std::string severity_mark(store::Severity severity) {
@@ -46,43 +58,109 @@ std::string severity_mark(store::Severity severity) {
   return "";
 }
 
-std::string subject(const store::Event& event) {
-  if (event.job_id) return "job " + std::to_string(*event.job_id);
-  if (!event.node.empty()) return "node " + event.node;
-  return "";
+// The state an event tells, as a Slack user reads it at a glance; the severity's mark otherwise.
+std::string state_mark(const store::Event& event) {
+  static const std::map<std::string_view, std::string_view> kMarks = {
+      {"job.succeeded", ":white_check_mark:"}, {"job.failed", ":x:"},
+      {"job.retrying", ":repeat:"},            {"job.stuck", ":hourglass:"},
+      {"job.cancelled", ":no_entry_sign:"},    {"job.requeued", ":arrows_counterclockwise:"},
+      {"job.preempted", ":arrows_counterclockwise:"}, {"node.down", ":red_circle:"},
+      {"node.unhealthy", ":red_circle:"},      {"node.suspect", ":large_yellow_circle:"},
+      {"node.healthy", ":large_green_circle:"}, {"node.drained", ":construction:"},
+      {"canary.failed", ":x:"},                {"canary.succeeded", ":white_check_mark:"}};
+  const auto found = kMarks.find(event.kind);
+  return found != kMarks.end() ? std::string(found->second) : severity_mark(event.severity);
 }
 
-std::string dashboard_link(const store::Event& event, std::string_view public_url) {
+std::string job_ref(const store::Event& event) {
+  const std::string ref = detail_text(event, "job_ref");
+  return !ref.empty() ? ref : std::to_string(*event.job_id);
+}
+
+// "Job 25 train-llm failed: oom", "Node trn-7 is DOWN", else the event's own line.
+std::string title(const store::Event& event) {
+  std::string verb = event.kind.substr(event.kind.find('.') + 1);
+  std::replace(verb.begin(), verb.end(), '_', ' ');
+  if (event.job_id) {
+    const std::string name = detail_text(event, "name");
+    const std::string cls = detail_text(event, "class");
+    return "Job " + job_ref(event) + (name.empty() ? "" : " " + name) + " " + verb +
+           (cls.empty() || event.kind == "job.retrying" ? "" : ": " + cls) +
+           (event.kind == "job.retrying" && !cls.empty() ? " after " + cls : "");
+  }
+  if (!event.node.empty() && event.kind.starts_with("node.")) {
+    const std::string state = detail_text(event, "state");
+    return "Node " + event.node + (state.empty() ? " " + verb : " is " + state);
+  }
+  return event.message;
+}
+
+// 3.2 s, 4 min 10 s, 2 h 05 min: a duration a person reads.
+std::string duration_text(double seconds) {
+  char buf[48];
+  if (seconds < 60) {
+    std::snprintf(buf, sizeof buf, "%.1f s", seconds);
+  } else if (seconds < 3600) {
+    std::snprintf(buf, sizeof buf, "%d min %02d s", static_cast<int>(seconds) / 60, static_cast<int>(seconds) % 60);
+  } else {
+    const auto minutes = static_cast<long long>(seconds) / 60;
+    std::snprintf(buf, sizeof buf, "%lld h %02lld min", minutes / 60, minutes % 60);
+  }
+  return buf;
+}
+
+std::string dashboard_url(const store::Event& event, std::string_view public_url) {
   if (public_url.empty()) return "";
   std::string base(public_url);
   while (!base.empty() && base.back() == '/') base.pop_back();
-  if (event.job_id) return "<" + base + "/jobs/" + std::to_string(*event.job_id) + "|Open job " + std::to_string(*event.job_id) + ">";
-  if (!event.node.empty()) return "<" + base + "/nodes/" + event.node + "|Open node " + slack_escape(event.node) + ">";
+  if (event.job_id) return base + "/jobs/" + std::to_string(*event.job_id);
+  if (!event.node.empty() && event.node.find(',') == std::string::npos) return base + "/nodes/" + event.node;
   return "";
 }
 
 Json slack_fields(const store::Event& event) {
   Json fields = Json::array();
   const auto add = [&](const char* name, const std::string& value) {
-    if (!value.empty()) fields.push_back(mrkdwn("*" + std::string(name) + "*\n" + slack_escape(value)));
+    if (!value.empty()) fields.push_back(mrkdwn(bounded("*" + std::string(name) + "*\n" + slack_escape(value), kFieldChars)));
   };
-  add("Job", event.job_id ? std::to_string(*event.job_id) : "");
+  add("User", event.user);
   add("Share", event.share);
-  add("Node", event.node);
+  const std::string nodes = detail_text(event, "nodes");
+  add(nodes.empty() ? "Node" : "Nodes", nodes.empty() ? event.node : nodes);
+  if (const auto attempt = event.details.find("attempt"); attempt != event.details.end() && attempt->is_number()) {
+    add("Attempt", std::to_string(attempt->get<std::int64_t>()));
+  }
+  if (const auto ran = event.details.find("duration_s"); ran != event.details.end() && ran->is_number()) {
+    add("Duration", duration_text(ran->get<double>()));
+  }
   add("Class", detail_text(event, "class"));
   return fields;
 }
 
+// Header with the state's mark; the event's sentence; the fields; the suggestion; the failing
+// rank's last output in a code block; a button to the dashboard page (with --public-url).
 Json slack_message(const store::Event& event, std::string_view public_url) {
-  const std::string about = subject(event);
   Json blocks = Json::array();
-  blocks.push_back(header(event.kind + (about.empty() ? "" : ": " + about)));
-  blocks.push_back(section(severity_mark(event.severity) + " " + slack_escape(event.message)));
+  blocks.push_back(header(state_mark(event) + " " + title(event)));
+  blocks.push_back(section(slack_escape(event.message)));
   if (Json fields = slack_fields(event); !fields.empty()) blocks.push_back({{"type", "section"}, {"fields", std::move(fields)}});
   if (const std::string suggestion = detail_text(event, "suggestion"); !suggestion.empty()) {
     blocks.push_back(section("*Suggestion:* " + slack_escape(suggestion)));
   }
-  if (const std::string link = dashboard_link(event, public_url); !link.empty()) blocks.push_back(section(link));
+  if (const std::string output = detail_text(event, "output"); !output.empty()) {
+    // Cut before the fences are added, so the block always closes.
+    blocks.push_back(section("*Last output*\n```" + bounded(slack_escape(output), kSectionChars - 32) + "```"));
+  }
+  if (const std::string url = dashboard_url(event, public_url); !url.empty()) {
+    const std::string label = event.job_id ? "Open job " + job_ref(event) : "Open node " + event.node;
+    blocks.push_back({{"type", "actions"},
+                      {"elements", Json::array({{{"type", "button"},
+                                                 {"text", {{"type", "plain_text"}, {"text", bounded(label, 75)}}},
+                                                 {"url", url}}})}});
+  }
+  blocks.push_back({{"type", "context"},
+                    {"elements", Json::array({mrkdwn(event.kind + " · event " + std::to_string(event.seq) + " · " +
+                                                     format_time(event.at))})}});
   return {{"text", "[" + to_string(event.severity) + "] " + slack_escape(event.message)}, {"blocks", std::move(blocks)}};
 }
 
@@ -144,8 +222,58 @@ Json webhook_payload(const FoldedEvents& folded, WebhookFormat format) {
             {"last_id", folded.last_seq},
             {"message", line}};
   }
+  // One bullet per kind, compact, with where to read the events themselves.
+  std::string list;
+  for (std::size_t at = 0; at <= folded.message.size();) {
+    const std::size_t end = std::min(folded.message.find("; ", at), folded.message.size());
+    list += (list.empty() ? "" : "\n") + std::string("• ") + slack_escape(folded.message.substr(at, end - at));
+    at = end + 2;
+  }
   return {{"text", slack_escape(line)},
-          {"blocks", Json::array({header("Storm: " + std::to_string(folded.count) + " events folded"), section(slack_escape(line))})}};
+          {"blocks", Json::array({header(":rotating_light: Storm: " + std::to_string(folded.count) + " events folded"),
+                                  section(list),
+                                  {{"type", "context"},
+                                   {"elements", Json::array({mrkdwn("events " + std::to_string(folded.first_seq) + "-" +
+                                                                    std::to_string(folded.last_seq) + " in GET /v1/events")})}}})}};
+}
+
+store::Event sample_event(const std::vector<std::string>& subscribed, TimePoint now) {
+  const auto subscribes = [&](const std::string& kind) {
+    return std::any_of(subscribed.begin(), subscribed.end(), [&](const std::string& glob) { return glob_match(glob, kind); });
+  };
+  store::Event e;
+  e.at = now;
+  if (subscribes("node.down") && !subscribes("job.failed")) {
+    e.kind = "node.down";
+    e.severity = store::Severity::error;
+    e.node = "sample-node";
+    e.message = "(test) node sample-node is DOWN: sent no heartbeat for 30000 ms";
+    e.details = {{"state", "DOWN"}, {"reason", "sent no heartbeat for 30000 ms"}};
+    return e;
+  }
+  e.job_id = 0;
+  e.attempt_id = 0;
+  e.user = "sample-user";
+  e.share = "sample-share";
+  e.details = {{"name", "sample-job (test)"}, {"job_ref", "0"}, {"attempt", 1}, {"nodes", "sample-node"}, {"duration_s", 3725.0}};
+  if (subscribes("job.succeeded") && !subscribes("job.failed")) {
+    e.kind = "job.succeeded";
+    e.message = "(test) job 0 succeeded after 1200 steps";
+    e.details.update({{"exit_code", 0}, {"steps", 1200}});
+    return e;
+  }
+  e.kind = "job.failed";
+  e.severity = store::Severity::error;
+  e.node = "sample-node";
+  e.message = "(test) job 0 failed (oom): rank 0 on sample-node exited with code 1";
+  e.details.update({{"class", "oom"},
+                    {"suggestion", "The accelerator ran out of memory (RuntimeError: CUDA out of memory); lower the "
+                                   "per-device batch size, use activation checkpointing, or shard the model over more devices."},
+                    {"exit_code", 1},
+                    {"node", "sample-node"},
+                    {"infrastructure", false},
+                    {"output", "step 1200 loss 2.31\nRuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB"}});
+  return e;
 }
 
 }  // namespace trainyard::daemon

@@ -6,6 +6,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "proto/json_reader.h"
 #include "store/store.h"
@@ -31,5 +32,11 @@ FoldedEvents fold_events(std::span<const store::Event> events);
 // dashboard page of the event's job (<public-url>/jobs/ID) or node (<public-url>/nodes/NAME).
 Json webhook_payload(const store::Event& event, WebhookFormat format, std::string_view public_url);
 Json webhook_payload(const FoldedEvents& folded, WebhookFormat format);
+
+// What `webhook test` sends (POST /v1/webhooks/{id}/test), rendered as any event is: a sample of
+// the first of a job's failure, a node going down and a job's success that the webhook's event
+// globs take (a job's failure when none does), every field filled and its message marked as a
+// test, so a user sees the layout before the first real one. Job 0 and node "sample-node" exist nowhere.
+store::Event sample_event(const std::vector<std::string>& subscribed, TimePoint now);
 
 }  // namespace trainyard::daemon

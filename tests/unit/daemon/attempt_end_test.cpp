@@ -89,6 +89,36 @@ TEST(AttemptEnd, TheFirstFailedRankSpeaksAndTheJobRetriesAfterABackoff) {
   EXPECT_EQ(end.events[0].details["next_attempt"], 3);
 }
 
+// What webhooks and Slack show of a failure: the task as ID_N, its name, attempt, nodes, how long it
+// ran, and the failing rank's last lines, bounded and with secrets masked.
+TEST(AttemptEnd, AFailureEventCarriesTheTaskItsRunAndTheFailingRanksLastOutput) {
+  Case c(2, 1);
+  c.job.spec.name = "train-llm";
+  c.job.array_task = ArrayTask{5, 3};
+  c.attempt.number = 1;
+  c.attempt.started_at = kNow - 3725s;
+  c.rank_fails(1, 1, "exited with code 1");
+  std::string tail;
+  for (int i = 0; i < 30; ++i) tail += "step " + std::to_string(i) + " loss 2.0\n";
+  tail += "\n  \nexport WANDB_API_KEY=abc123 \x1b[31mred\x1b[0m\nRuntimeError: CUDA out of memory\n";
+  c.facts.ranks[1].log_tail = tail;
+  const AttemptEnd end = c.end();
+  ASSERT_EQ(end.events.size(), 1u);
+  const store::Event& event = end.events[0];
+  EXPECT_EQ(event.kind, "job.failed");
+  EXPECT_THAT(event.message, HasSubstr("job 5_3 failed")) << "an array task is named ID_N";
+  EXPECT_EQ(event.details["job_ref"], "5_3");
+  EXPECT_EQ(event.details["name"], "train-llm");
+  EXPECT_EQ(event.details["attempt"], 1);
+  EXPECT_EQ(event.details["nodes"], "n0,n1");
+  EXPECT_EQ(event.details["duration_s"], 3725.0);
+  const std::string output = event.details["output"];
+  EXPECT_EQ(output,
+            "step 22 loss 2.0\nstep 23 loss 2.0\nstep 24 loss 2.0\nstep 25 loss 2.0\nstep 26 loss 2.0\nstep 27 loss 2.0\n"
+            "step 28 loss 2.0\nstep 29 loss 2.0\nexport WANDB_API_KEY=<masked> [31mred[0m\nRuntimeError: CUDA out of memory")
+      << "the last 10 lines that say something, secrets masked, controls dropped";
+}
+
 TEST(AttemptEnd, ALostNodeRetriesWithoutUsingAnAttemptAndIsAvoided) {
   Case c(2, 1);
   c.rank_lost(1);

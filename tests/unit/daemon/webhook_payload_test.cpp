@@ -66,8 +66,61 @@ TEST(WebhookPayload, JsonFormatIsTheEventItself) {
   EXPECT_EQ(webhook_payload(job_failed(), WebhookFormat::json, "https://ty.example.com"), event_json(job_failed()));
 }
 
+// A failure as the daemon tells it (daemon/attempt_end.cpp): the task, its run and its last output.
+store::Event task_failed() {
+  store::Event e = job_failed();
+  e.details.update({{"name", "train-llm"},
+                    {"job_ref", "18_1"},
+                    {"attempt", 2},
+                    {"nodes", "trn-1,trn-2"},
+                    {"duration_s", 3725.4},
+                    {"output", "step 40 loss 2.10\nWANDB_API_KEY=<masked> & <go>\nRuntimeError: CUDA out of memory"}});
+  return e;
+}
+
 TEST(WebhookPayload, SlackJobFailedWithDashboardLink) {
-  expect_golden(webhook_payload(job_failed(), WebhookFormat::slack, "https://ty.example.com/"), "slack_job_failed.json");
+  expect_golden(webhook_payload(task_failed(), WebhookFormat::slack, "https://ty.example.com/"), "slack_job_failed.json");
+}
+
+TEST(WebhookPayload, SlackJobFailedReadsAtAGlance) {
+  const Json message = webhook_payload(task_failed(), WebhookFormat::slack, "https://ty.example.com");
+  const Json& blocks = message["blocks"];
+  EXPECT_EQ(blocks[0]["text"]["text"], ":x: Job 18_1 train-llm failed: node_lost");
+  std::vector<std::string> fields;
+  for (const Json& f : blocks[2]["fields"]) fields.push_back(f["text"]);
+  EXPECT_EQ(fields, (std::vector<std::string>{"*User*\nalice", "*Share*\nvision", "*Nodes*\ntrn-1,trn-2", "*Attempt*\n2",
+                                               "*Duration*\n1 h 02 min", "*Class*\nnode_lost"}));
+  EXPECT_EQ(blocks[4]["text"]["text"],
+            "*Last output*\n```step 40 loss 2.10\nWANDB_API_KEY=&lt;masked&gt; &amp; &lt;go&gt;\nRuntimeError: CUDA out of memory```");
+  EXPECT_EQ(blocks[5]["elements"][0]["url"], "https://ty.example.com/jobs/5");
+  EXPECT_EQ(blocks[5]["elements"][0]["text"]["text"], "Open job 18_1");
+}
+
+TEST(WebhookPayload, SlackMessagesStayWithinSlacksLimits) {
+  store::Event huge = task_failed();
+  huge.message = std::string(10'000, 'm');
+  huge.details["name"] = std::string(500, 'n');
+  huge.details["suggestion"] = std::string(10'000, 's');
+  huge.details["output"] = std::string(10'000, '<');
+  const Json message = webhook_payload(huge, WebhookFormat::slack, "https://ty.example.com");
+  const Json& blocks = message["blocks"];
+  ASSERT_LE(blocks.size(), 50u);
+  for (const Json& block : blocks) {
+    if (block["type"] == "header") {
+      EXPECT_LE(block["text"]["text"].get<std::string>().size(), 150u);
+    }
+    if (block.contains("text") && block["type"] == "section") {
+      EXPECT_LE(block["text"]["text"].get<std::string>().size(), 3000u) << block.dump().substr(0, 200);
+    }
+    if (block.contains("fields")) {
+      EXPECT_LE(block["fields"].size(), 10u);
+      for (const Json& f : block["fields"]) {
+        EXPECT_LE(f["text"].get<std::string>().size(), 2000u);
+      }
+    }
+  }
+  const std::string output = blocks[4]["text"]["text"];
+  EXPECT_EQ(output.substr(output.size() - 3), "```") << "the code block is closed after the cut";
 }
 
 TEST(WebhookPayload, SlackNodeDownWithoutPublicUrl) {
@@ -76,7 +129,13 @@ TEST(WebhookPayload, SlackNodeDownWithoutPublicUrl) {
 
 TEST(WebhookPayload, SlackNodeDownLinksTheNodePage) {
   const Json message = webhook_payload(node_down(), WebhookFormat::slack, "https://ty.example.com");
-  EXPECT_EQ(message["blocks"].back()["text"]["text"], "<https://ty.example.com/nodes/trn-7|Open node trn-7>");
+  const Json& blocks = message["blocks"];
+  EXPECT_EQ(blocks[0]["text"]["text"], ":red_circle: Node trn-7 down");
+  ASSERT_GE(blocks.size(), 2u);
+  const Json& actions = blocks[blocks.size() - 2];
+  EXPECT_EQ(actions["type"], "actions");
+  EXPECT_EQ(actions["elements"][0]["url"], "https://ty.example.com/nodes/trn-7");
+  EXPECT_EQ(actions["elements"][0]["text"]["text"], "Open node trn-7");
 }
 
 TEST(StormFolding, SummarisesEachKindWithItsClassesAndNodes) {
@@ -95,8 +154,25 @@ TEST(StormFolding, SummarisesEachKindWithItsClassesAndNodes) {
   EXPECT_EQ(folded.last_seq, 300);
   EXPECT_EQ(folded.message,
             "37 more job.failed: node_lost on trn-7, trn-8, trn-9, trn-10, trn-11 ...; 1 more node.down on trn-7");
-  expect_golden(webhook_payload(folded, WebhookFormat::slack), "slack_folded.json");
+  const Json storm = webhook_payload(folded, WebhookFormat::slack);
+  EXPECT_EQ(storm["blocks"][1]["text"]["text"],
+            "• 37 more job.failed: node_lost on trn-7, trn-8, trn-9, trn-10, trn-11 ...\n• 1 more node.down on trn-7")
+      << "a compact list, one kind a line";
+  expect_golden(storm, "slack_folded.json");
   expect_golden(webhook_payload(folded, WebhookFormat::json), "json_folded.json");
+}
+
+TEST(WebhookPayload, TheTestSampleIsWhatTheWebhookSubscribesTo) {
+  const TimePoint now = *parse_time("2026-11-24T21:00:00.000Z");
+  const store::Event failure = sample_event({"job.*"}, now);
+  EXPECT_EQ(failure.kind, "job.failed");
+  const Json slack = webhook_payload(failure, WebhookFormat::slack, "");
+  EXPECT_EQ(slack["blocks"][0]["text"]["text"], ":x: Job 0 sample-job (test) failed: oom");
+  EXPECT_EQ(slack["blocks"][4]["text"]["text"].get<std::string>().rfind("*Last output*\n```", 0), 0u) << slack.dump(2);
+  EXPECT_EQ(sample_event({"node.*"}, now).kind, "node.down");
+  EXPECT_EQ(sample_event({"job.succeeded"}, now).kind, "job.succeeded");
+  EXPECT_EQ(sample_event({"canary.*"}, now).kind, "job.failed") << "none of the samples matches: a failure";
+  EXPECT_NE(sample_event({"node.*"}, now).message.find("(test)"), std::string::npos);
 }
 
 TEST(WebhookFormat, ParsesOnlyTheTwoFormats) {
