@@ -46,12 +46,23 @@ void Agent::connect() {
 }
 
 std::chrono::milliseconds Agent::answer_deadline() const {
-  if (fence_after_.count() == 0) return 3 * heartbeat_interval_;
+  if (fence_after_.count() == 0) return std::max(3 * heartbeat_interval_, std::chrono::milliseconds(5000));
   return std::max(fence_after_ / 2, heartbeat_interval_ * 3 / 2);
 }
 
+// A timer that fired while the agent itself was stalled may run before the answer that arrived
+// meanwhile is read: so a miss is confirmed by a second, short wait, which runs only after what was
+// already queued, and any answer (a newer generation) voids both. The generation, not cancel(), is
+// what voids them: a steady timer's handler that already fell due still runs after a cancel.
 void Agent::expect_answer(std::chrono::milliseconds within) {
-  answer_timer_->start(within, [this, within] { unanswered(within); });
+  const std::uint64_t generation = ++answer_generation_;
+  answer_timer_->start(within, [this, within, generation] {
+    if (generation != answer_generation_) return;
+    const auto again = std::min(heartbeat_interval_, within / 4);
+    answer_timer_->start(again, [this, generation, waited = within + again] {
+      if (generation == answer_generation_) unanswered(waited);
+    });
+  });
 }
 
 void Agent::unanswered(std::chrono::milliseconds waited) {
@@ -177,7 +188,7 @@ void Agent::on_closed(const std::string& reason) {
   link_.reset();
   welcomed_ = false;
   heartbeat_timer_->cancel();
-  answer_timer_->cancel();
+  ++answer_generation_;
   if (stopping_) return;
   if (reason.find("client_certificate_refused") != std::string::npos) {
     fatal_error_ = "the daemon refused this agent's TLS client certificate (--tls-cert): " + reason;
@@ -419,7 +430,7 @@ void Agent::shutdown(std::chrono::milliseconds grace) {
   stopping_ = true;
   reconnect_timer_->cancel();
   heartbeat_timer_->cancel();
-  answer_timer_->cancel();
+  ++answer_generation_;
   for (auto& [id, running] : runs_) running.run->terminate("agent shutting down");
   if (link_) link_->close("agent shutting down");
   if (runs_.empty()) {

@@ -22,7 +22,9 @@
 // the last one) is dropped and the next URL tried, so the agent reaches a standby that took over
 // before its fence time runs out. The deadline is half the fence time (a quarter for the welcome,
 // which a live daemon sends at once), never under one and a half heartbeat intervals; without a
-// fence time, three heartbeat intervals.
+// fence time, three heartbeat intervals and at least 5 s. A miss is confirmed after one more short
+// wait (a heartbeat interval, at most a quarter of the deadline), so an agent that was itself
+// stalled reads an answer that arrived meanwhile before it gives up on the daemon.
 //
 // It acts through `AgentDeps` (agent/agent_deps.h): the daemon link, the workloads and the timers.
 //
@@ -120,6 +122,7 @@ class Agent {
   std::unique_ptr<Timer> heartbeat_timer_;
   std::unique_ptr<Timer> reconnect_timer_;
   std::unique_ptr<Timer> answer_timer_;
+  std::uint64_t answer_generation_ = 0;  // raised by every answer and link end: older deadlines are void
   std::chrono::milliseconds fence_after_{0};  // from the welcome; 0: never fence
   std::int64_t heartbeat_seq_ = 0;            // never reset: an old link's ack names an old number
   std::int64_t acked_seq_ = 0;

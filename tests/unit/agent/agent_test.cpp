@@ -692,11 +692,11 @@ TEST_F(AgentFenceTest, ALinkWhoseDaemonStopsAnsweringIsDroppedForTheNextServerBe
     timers_.advance(milliseconds(100));
     ack_all(link);  // the last ack arrives at 300 ms
   }
-  timers_.advance(milliseconds(499));
-  EXPECT_FALSE(link.abort_reason) << "half the 1 s fence has not passed since the last answer";
+  timers_.advance(milliseconds(599));
+  EXPECT_FALSE(link.abort_reason) << "half the 1 s fence, and the 100 ms to confirm, have not passed since the last answer";
   timers_.advance(milliseconds(1));
-  ASSERT_TRUE(link.abort_reason) << "no answer for half the fence time";
-  EXPECT_EQ(*link.abort_reason, "the daemon answered nothing for 500 ms");
+  ASSERT_TRUE(link.abort_reason) << "no answer for half the fence time and a heartbeat interval";
+  EXPECT_EQ(*link.abort_reason, "the daemon answered nothing for 600 ms");
   link.drop(*link.abort_reason);
   timers_.advance(milliseconds(100));  // the reconnect backoff
   ASSERT_EQ(links_.opened.size(), 2u);
@@ -722,11 +722,23 @@ TEST_F(AgentFenceTest, AConnectionThatIsNeverWelcomedIsDroppedAtAQuarterOfTheFen
   timers_.advance(milliseconds(100));
   FakeLink& frozen = links_.last();  // accepted by the kernel, never upgraded
   frozen.open();
-  timers_.advance(milliseconds(249));
+  timers_.advance(milliseconds(311));
   EXPECT_FALSE(frozen.abort_reason);
   timers_.advance(milliseconds(1));
   ASSERT_TRUE(frozen.abort_reason);
-  EXPECT_EQ(*frozen.abort_reason, "the daemon answered nothing for 250 ms");
+  EXPECT_EQ(*frozen.abort_reason, "the daemon answered nothing for 312 ms") << "250 ms, and a quarter of that to confirm";
+}
+
+// An agent stalled past its deadline finds the daemon's answer queued: the answer arrives between
+// the deadline and its confirmation, and the link stays.
+TEST_F(AgentFenceTest, AnAnswerReadJustAfterTheDeadlineKeepsTheLink) {
+  FakeLink& link = fenced_link();
+  timers_.advance(milliseconds(100));
+  ack_all(link);
+  timers_.advance(milliseconds(550));  // past the 500 ms deadline, within its 100 ms confirmation
+  ack_all(link);
+  timers_.advance(milliseconds(100));
+  EXPECT_FALSE(link.abort_reason);
 }
 
 TEST_F(AgentFenceTest, AnAnsweringDaemonKeepsTheLink) {
