@@ -393,6 +393,7 @@ void Agent::set_faults(const SetFaultsMsg& msg) {
   try {
     for (const auto& spec : msg.faults) apply_fault_spec(plan, spec, device_.core_count());
     device_.set_faults(plan);
+    for (auto& [id, running] : runs_) running.run->faults_changed(plan);
     spdlog::info("event=faults_applied node={} faults={}", config_.name, msg.faults.size());
   } catch (const InvalidInput& e) {
     // The daemon validated them against our core count; keep the faults we have and say so.

@@ -59,7 +59,7 @@ PostToIo LocalWorkloads::post_to_io() {
 
 namespace {
 
-// Whose account a command job runs under by default: an array's tasks share the array's (the id of
+// Whose account a job's ranks run under by default: an array's tasks share the array's (the id of
 // its task 0, which the daemon sets as TRAINYARD_ARRAY_JOB_ID on every task and on no other launch),
 // so the tasks of one submission can share files; every other job has its own.
 std::int64_t account_job_of(const LaunchMsg& launch) {
@@ -75,13 +75,14 @@ std::int64_t account_job_of(const LaunchMsg& launch) {
 
 std::unique_ptr<AttemptRun> LocalWorkloads::start_run(const LaunchMsg& launch, const std::string& attempt_dir,
                                                       int core, ExitCallback on_exit) {
+  auto account = job_accounts_.account_for(launch.user, account_job_of(launch), attempt_dir);
   if (launch.kind == JobKind::command) {
-    return std::make_unique<CommandRun>(launch, attempt_dir,
-                                        job_accounts_.account_for(launch.user, account_job_of(launch), attempt_dir), cgroups_,
-                                        processes_, io_, std::move(on_exit));
+    return std::make_unique<CommandRun>(launch, attempt_dir, std::move(account), cgroups_, processes_, io_,
+                                        std::move(on_exit));
   }
-  SimulatedRunContext context{device_, data_plane_, device_.faults().link, core, collective_timeout_};
-  return std::make_unique<SimulatedRun>(launch, attempt_dir, context, post_to_io(), std::move(on_exit));
+  SimulatedRunContext context{device_,  data_plane_, core, collective_timeout_, std::move(account),
+                              cgroups_, processes_,  io_};
+  return std::make_unique<SimulatedRun>(launch, attempt_dir, std::move(context), std::move(on_exit));
 }
 
 std::unique_ptr<HealthTask> LocalWorkloads::start_health_check(const HealthCheckMsg& request, HealthTask::Done done) {

@@ -82,8 +82,9 @@ class Workloads {
   virtual std::unique_ptr<HealthTask> start_health_check(const HealthCheckMsg& request, HealthTask::Done done) = 0;
 };
 
-// Command jobs as processes (agent/command_run.h), in cgroups when `cgroups` are available;
-// simulated ones on the device (agent/simulated_run.h).
+// Every rank as a process of its own, in a cgroup when `cgroups` are available: a command job's
+// argv (agent/command_run.h), or the simulated kernel (agent/simulated_run.h); health checks run
+// on the agent's own device.
 class LocalWorkloads final : public Workloads {
  public:
   LocalWorkloads(boost::asio::io_context& io, neuron::NeuronDevice& device, neuron::DataPlaneServer& data_plane,

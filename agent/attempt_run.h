@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "proto/faults.h"
 #include "proto/messages.h"
 
 namespace trainyard::agent {
@@ -45,8 +46,11 @@ class AttemptRun {
   // Checkpoints published since the last call, oldest first (I/O thread). Only the training kernel
   // reports them: a command job's checkpoints are its own format (docs/DESIGN.md "Checkpoints").
   virtual std::vector<CheckpointReport> take_checkpoints() { return {}; }
+  // The node's injected faults changed (I/O thread): a run on a simulated device of its own
+  // applies them there.
+  virtual void faults_changed(const FaultPlan&) {}
   // The environment given to the run's process, secret-looking values masked (provenance). Only
-  // command runs have one: a simulated rank runs inside the agent.
+  // command runs have one: a simulated rank's process gets nothing of the job's.
   virtual std::map<std::string, std::string> environment() const { return {}; }
 };
 

@@ -13,24 +13,12 @@
 // as a decimal number, optionally followed by a space and a phase word, to the file named in
 // TRAINYARD_PROGRESS_FILE (rewrite it whole, e.g. `echo "412 all-reduce" > "$TRAINYARD_PROGRESS_FILE"`).
 //
-// Account: given a `JobAccount`, the child drops to it before exec (agent/job_account.h), and the
-// attempt directory, its log and the job's checkpoint directory are that account's, mode 0700 (the
-// agent, as root, still reads them); USER, LOGNAME and HOME are the account's. The process starts
-// in its attempt directory.
-//
-// Lifetime: the job's leader gets PR_SET_PDEATHSIG(SIGKILL), and the group is recorded in the
-// `ProcessRegistry`, so a restarted agent kills what survived a kill -9 of its previous life.
-// (Under systemd, KillMode=control-group also covers the time between the two.) With cgroups
-// (agent/attempt_cgroup.h) the process starts inside the attempt's cgroup, under its limits, and
-// when the leader exits every process in it is killed, `setsid` or not; its peak memory and OOM
-// kills are read, and an OOM kill makes the exit reason say "out of memory" (failure class oom).
-// Without cgroups the leader's process group is killed instead.
+// Account, cgroup and lifetime: as every rank's process (agent/rank_process.h); USER, LOGNAME
+// and HOME are the account's.
 //
 // Provenance: a process may write a JSON object of facts about its run (library versions, data set
 // ids) to the file named in TRAINYARD_PROVENANCE_FILE; it is read when the process has ended
 // (agent/provenance_file.h) and sent with the exit.
-#include <sys/types.h>
-
 #include <array>
 #include <map>
 #include <memory>
@@ -38,12 +26,12 @@
 #include <string_view>
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
 
 #include "agent/attempt_cgroup.h"
 #include "agent/attempt_run.h"
 #include "agent/job_account.h"
 #include "agent/process_registry.h"
+#include "agent/rank_process.h"
 
 namespace trainyard::agent {
 
@@ -69,45 +57,27 @@ class CommandRun final : public AttemptRun {
   // the exit callback is posted with the reason.
   CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, std::optional<JobAccount> account,
              const Cgroups& cgroups, ProcessRegistry& processes, boost::asio::io_context& io, ExitCallback on_exit);
-  ~CommandRun() override;
 
-  void terminate(const std::string& reason) override;
-  void kill() override;
-  void save_then_stop(const std::string& reason) override;  // SIGUSR1 to the process group
+  void terminate(const std::string& reason) override { process_->terminate(reason); }
+  void kill() override { process_->kill(); }
+  void save_then_stop(const std::string& reason) override { process_->save_then_stop(reason); }  // SIGUSR1
   AttemptReport report() override;
   std::map<std::string, std::string> environment() const override { return environment_; }
 
-  const std::string& log_path() const { return log_path_; }
+  const std::string& log_path() const { return process_->log_path(); }
 
  private:
-  // The attempt directory, its log (returned open) and the checkpoint directory, for the account.
-  int prepare_files(const std::string& attempt_dir);
-  void fail_to_start(const std::string& reason);
-  void watch_exit();
-  void reap();
-  void finish(int status);
-  // Every process of the attempt: its cgroup's, or else its process group's.
-  void kill_everything();
-  // Removes the cgroup; says whether the kernel's OOM killer acted in it ("" when not).
-  std::string end_cgroup();
+  void finish(const ProcessEnd& end);
 
   LaunchMsg launch_;
-  std::optional<JobAccount> account_;
-  std::unique_ptr<AttemptCgroup> cgroup_;
-  ProcessRegistry& processes_;
-  std::string log_path_;
   RankFiles files_;
   std::map<std::string, std::string> environment_;  // as given to the process, secrets masked
-  boost::asio::io_context& io_;
   ExitCallback on_exit_;
-  pid_t pid_ = -1;
-  bool exited_ = false;  // reaped, or never started
-  std::string stop_reason_;
-  boost::asio::posix::stream_descriptor exit_watch_;  // the process's pidfd
   std::int64_t last_step_ = 0;
   std::optional<TimePoint> last_progress_at_;
   std::optional<TimePoint> first_step_at_;
   std::string phase_;
+  std::unique_ptr<RankProcess> process_;  // last: its end may be posted while the rest is set up
 };
 
 }  // namespace trainyard::agent

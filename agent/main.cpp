@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/agent.h"
+#include "agent/simulated_rank_process.h"
 #include "neuron/tcp_socket.h"
 #include "net/http_types.h"
 #include "net/server_list.h"
@@ -141,6 +142,10 @@ trainyard::agent::AgentConfig build_config(const Flags& f, trainyard::FaultPlan&
 int main(int argc, char** argv) {
   // Attempt logs, progress files and the agent's records are nobody else's to read.
   ::umask(077);
+  // Not a flag of the agent: the agent starts its own binary this way for each simulated rank.
+  if (argc == 2 && std::string_view(argv[1]) == trainyard::agent::kSimulatedRankFlag) {
+    return trainyard::agent::run_simulated_rank(3);
+  }
   Flags f;
   trainyard::FlagParser flags("trainyard-agent", "Trainyard node agent with a simulated Trainium device.",
                               "TRAINYARD_AGENT_");

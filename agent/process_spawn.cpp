@@ -14,6 +14,8 @@
 namespace trainyard::agent {
 namespace {
 
+constexpr int kChannelFd = 3;
+
 // Enough for execvpe's path search (it builds each candidate on the stack) and the failure path.
 constexpr std::size_t kChildStackBytes = 256 * 1024;
 
@@ -54,6 +56,14 @@ int child_main(void* raw) {
   ::dup2(plan.output_fd, STDERR_FILENO);
   const int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
+  if (plan.channel_fd >= 0) {
+    // dup2 onto itself would keep its close-on-exec flag.
+    if (plan.channel_fd == kChannelFd) {
+      ::fcntl(kChannelFd, F_SETFD, 0);
+    } else {
+      ::dup2(plan.channel_fd, kChannelFd);
+    }
+  }
   const char* failed = ::chdir(plan.dir) == 0 ? nullptr : "chdir to the attempt directory";
   for (std::size_t i = 0; !failed && i < plan.cgroup_fd_count; ++i) {
     if (::write(plan.cgroup_fds[i], "0", 1) != 1) failed = "joining the attempt's cgroup";

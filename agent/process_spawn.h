@@ -26,6 +26,7 @@ struct SpawnPlan {
   // joining them while still root, before anything of the job runs.
   const int* cgroup_fds = nullptr;
   std::size_t cgroup_fd_count = 0;
+  int channel_fd = -1;  // becomes the child's descriptor 3, open across exec; -1: none
 };
 
 // Starts the process as the leader of a new process group, which dies with the calling thread

@@ -1,67 +1,77 @@
 #pragma once
-// A rank of a "simulated" job: the data-parallel training kernel (neuron/trainer.h) on one
-// simulated NeuronCore of this node, with a TcpCommunicator to the other ranks through the
-// agent's data-plane port. Runs on its own thread; the exit is posted to the I/O thread.
+// A rank of a "simulated" job, as the agent sees it: the data-parallel training kernel runs in a
+// process of its own (agent/simulated_rank_process.h), started and contained as a command job's
+// is (agent/rank_process.h: the job's account, the attempt's cgroup, killed with everything it
+// started), so a large spec cannot take the agent's memory and a stop never waits on the agent.
+// Its channel (agent/rank_channel.h) is served by a relay thread here: the rank's claims of its
+// left neighbour's data-plane connection go to the agent's DataPlaneServer, always for this
+// attempt with this attempt's secret, and its progress, metrics, checkpoints and exit report are
+// kept for the heartbeat.
+//
+// Memory: the rank's cgroup is limited to the job's memory_mb, or else to what the spec needs
+// (proto/workload_memory.h) with room for the process itself.
 #include <atomic>
-#include <fstream>
+#include <chrono>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include <boost/asio/io_context.hpp>
+
 #include "agent/attempt_run.h"
+#include "agent/rank_process.h"
 #include "neuron/data_plane.h"
 #include "neuron/device.h"
-#include "neuron/trainer.h"
-#include "proto/faults.h"
 
 namespace trainyard::agent {
 
 struct SimulatedRunContext {
-  neuron::NeuronDevice& device;
+  const neuron::NeuronDevice& device;  // the rank's device is made like it: cores, seed and faults
   neuron::DataPlaneServer& data_plane;
-  LinkFault link;
-  int core = 0;                                  // the NeuronCore this rank trains on
+  int core = 0;  // the NeuronCore this rank trains on
   std::chrono::milliseconds collective_timeout{30000};
+  std::optional<JobAccount> account;
+  const Cgroups& cgroups;
+  ProcessRegistry& processes;
+  boost::asio::io_context& io;
 };
 
 class SimulatedRun final : public AttemptRun {
  public:
-  SimulatedRun(const LaunchMsg& launch, const std::string& attempt_dir, SimulatedRunContext context, PostToIo post,
+  SimulatedRun(const LaunchMsg& launch, const std::string& attempt_dir, SimulatedRunContext context,
                ExitCallback on_exit);
   ~SimulatedRun() override;
 
-  void terminate(const std::string& reason) override;
-  void kill() override;  // the kernel has no process to kill: the stop flag is all there is
-  void save_then_stop(const std::string& reason) override;
+  void terminate(const std::string& reason) override { process_->terminate(reason); }
+  void kill() override { process_->kill(); }
+  void save_then_stop(const std::string& reason) override { process_->save_then_stop(reason); }
   AttemptReport report() override;
   std::vector<StepMetric> take_metrics() override;
   std::vector<CheckpointReport> take_checkpoints() override;
+  void faults_changed(const FaultPlan& faults) override;
 
  private:
-  void train(std::stop_token stop);
-  void log_line(const std::string& line);
+  void relay();  // the relay thread: everything the rank sends
+  void keep(const Json& message);
+  void serve_claim(const Json& claim);
+  void finish(const ProcessEnd& end);
+  void stop_relay();
 
   LaunchMsg launch_;
-  std::string log_path_;
-  SimulatedRunContext context_;
-  PostToIo post_;
+  neuron::DataPlaneServer& data_plane_;
   ExitCallback on_exit_;
-  std::mutex log_mutex_;
-  std::ofstream log_;
-  std::string stop_reason_;  // I/O thread
-  std::mutex trainer_mutex_;  // guards trainer_ against the heartbeat reading a finished trainer
-  neuron::Trainer* trainer_ = nullptr;
-  std::mutex metrics_mutex_;
+  neuron::Socket channel_;  // the agent's end
+  std::atomic<bool> ending_{false};
+  std::mutex mutex_;  // guards what the relay keeps, below
+  AttemptReport progress_;
   std::vector<StepMetric> metrics_;  // rank 0 only: the loss is the global batch's on every rank
-  std::vector<CheckpointReport> checkpoints_;  // guarded by metrics_mutex_; rank 0 alone writes them
-  std::atomic<std::int64_t> step_{0};
-  std::atomic<std::int64_t> progress_ms_{0};
-  std::atomic<std::int64_t> first_step_ms_{0};
-  std::atomic<std::int64_t> checkpoint_ms_{0};  // the trainer's, kept after it is gone
-  std::atomic<bool> checkpoint_at_stop_{false};
-  std::jthread thread_;
+  std::vector<CheckpointReport> checkpoints_;  // rank 0 alone writes them
+  std::optional<AttemptExit> reported_exit_;
+  std::thread relay_;
+  std::unique_ptr<RankProcess> process_;
 };
 
 }  // namespace trainyard::agent

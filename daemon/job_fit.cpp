@@ -4,6 +4,7 @@
 #include <string>
 
 #include "proto/errors.h"
+#include "proto/workload_memory.h"
 
 namespace trainyard::daemon {
 namespace {
@@ -43,19 +44,26 @@ void refuse_unless_it_can_ever_fit(const JobSpec& spec, const NodeCoreCounts& no
 }
 
 void refuse_unless_memory_can_ever_fit(const JobSpec& spec, const std::vector<std::int64_t>& node_memory_mb) {
-  if (spec.wait_for_capacity || !spec.memory_mb) return;
-  const std::int64_t asked = *spec.memory_mb;
+  if (spec.wait_for_capacity) return;
+  // A simulated rank without a memory_mb is bounded by what its spec needs (agent/simulated_run.h).
+  const bool estimated = !spec.memory_mb && spec.kind == JobKind::simulated;
+  if (!spec.memory_mb && !estimated) return;
+  const std::int64_t asked = estimated ? simulated_rank_memory_mb(spec.workload, spec.nodes_min.value_or(spec.nodes))
+                                       : *spec.memory_mb;
   const auto could_hold = static_cast<std::size_t>(
       std::count_if(node_memory_mb.begin(), node_memory_mb.end(), [asked](std::int64_t mb) { return mb == 0 || mb >= asked; }));
   if (could_hold >= static_cast<std::size_t>(spec.nodes)) return;
   const std::int64_t largest =
       node_memory_mb.empty() ? 0 : *std::max_element(node_memory_mb.begin(), node_memory_mb.end());
-  throw InvalidInput("memory_mb", "requested node configuration is not available: " + std::to_string(asked) +
-                                      " MiB per node asked on " + nodes_text(static_cast<std::size_t>(spec.nodes)) +
-                                      ", and " + nodes_text(could_hold) + " of " +
-                                      nodes_text(node_memory_mb.size()) + " registered " +
-                                      (could_hold == 1 ? "has" : "have") + " that much (the largest reports " +
-                                      std::to_string(largest) + " MiB)" + kWaitHint);
+  const std::string what =
+      estimated ? "the simulated spec needs " + std::to_string(asked) +
+                      " MiB per rank (its width, depth, input_dim and global_batch set that)"
+                : std::to_string(asked) + " MiB per node asked";
+  throw InvalidInput(estimated ? "workload" : "memory_mb",
+                     "requested node configuration is not available: " + what + " on " +
+                         nodes_text(static_cast<std::size_t>(spec.nodes)) + ", and " + nodes_text(could_hold) + " of " +
+                         nodes_text(node_memory_mb.size()) + " registered " + (could_hold == 1 ? "has" : "have") +
+                         " that much (the largest reports " + std::to_string(largest) + " MiB)" + kWaitHint);
 }
 
 }  // namespace trainyard::daemon

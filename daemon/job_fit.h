@@ -27,7 +27,8 @@ using NodeCoreCounts = std::map<int, std::size_t>;
 void refuse_unless_it_can_ever_fit(const JobSpec& spec, const NodeCoreCounts& nodes_by_cores);
 
 // Throws InvalidInput naming `memory_mb` when fewer than `spec.nodes` registered nodes could give
-// each rank that much memory. `node_memory_mb` holds what each node reports; a node reporting 0
+// each rank that much memory; for a simulated job without one, naming `workload` when they could not
+// hold what its spec needs (proto/workload_memory.h). `node_memory_mb` holds what each node reports; a node reporting 0
 // (an agent without --memory-mb) could have any, so it could hold the job.
 void refuse_unless_memory_can_ever_fit(const JobSpec& spec, const std::vector<std::int64_t>& node_memory_mb);
 

@@ -162,7 +162,7 @@ store::Change JobManager::usage_change() {
 
 void JobManager::submit(JobSpec spec, std::string user, SubmitDone done, AuditOf audit) {
   refuse_unless_it_can_ever_fit(spec, nodes_.nodes_by_cores());
-  if (spec.memory_mb) refuse_unless_memory_can_ever_fit(spec, nodes_.memory_by_node());
+  if (spec.memory_mb || spec.kind == JobKind::simulated) refuse_unless_memory_can_ever_fit(spec, nodes_.memory_by_node());
   check_array_and_dependencies(spec);
   // The job is built in its change and moved, never copied, on to the active view: with its spec
   // it is over a kilobyte, and each copy showed in the I/O thread's profile.

@@ -59,7 +59,17 @@ HelloMac hello_mac(std::string_view secret, const HelloNonce& nonce, std::span<c
 // the hello and its MAC under `secret`.
 IoResult send_hello(const Socket& socket, const DataPlaneHello& hello, std::string_view secret, SteadyTime deadline);
 
-class DataPlaneServer {
+// Where a ring's incoming connections are claimed: the agent's server itself, or, in a simulated
+// rank's own process, a proxy that asks the agent's server over a channel (agent/rank_channel.h).
+class DataPlaneClaims {
+ public:
+  virtual ~DataPlaneClaims() = default;
+  // Waits for a connection whose hello equals `hello` and whose MAC verifies under `secret`, and
+  // hands it over (non-blocking mode). nullopt at `deadline` or once the source stops.
+  virtual std::optional<Socket> claim(const DataPlaneHello& hello, std::string_view secret, SteadyTime deadline) = 0;
+};
+
+class DataPlaneServer final : public DataPlaneClaims {
  public:
   struct Options {
     std::chrono::milliseconds hello_timeout{5000};       // a new connection must say hello by then
@@ -74,10 +84,8 @@ class DataPlaneServer {
 
   std::uint16_t port() const { return port_; }
 
-  // Waits for a connection whose hello equals `hello` and whose MAC verifies under `secret`, and
-  // hands it over (non-blocking mode); connections with that hello whose MAC does not verify are
-  // closed. nullopt at `deadline` or once the server stops.
-  std::optional<Socket> claim(const DataPlaneHello& hello, std::string_view secret, SteadyTime deadline);
+  // Connections with the claimed hello whose MAC does not verify are closed.
+  std::optional<Socket> claim(const DataPlaneHello& hello, std::string_view secret, SteadyTime deadline) override;
 
   // Connections closed because their hello was malformed, late, unauthenticated or never claimed.
   std::size_t rejected_connections() const;

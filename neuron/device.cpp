@@ -105,7 +105,7 @@ void NeuronCore::elementwise(ElementwiseOp op, std::span<const float> a, std::sp
   finish(out);
 }
 
-NeuronDevice::NeuronDevice(int cores, std::uint64_t seed) {
+NeuronDevice::NeuronDevice(int cores, std::uint64_t seed) : seed_(seed) {
   cores_.reserve(static_cast<std::size_t>(cores));
   for (int i = 0; i < cores; ++i) cores_.push_back(std::unique_ptr<NeuronCore>(new NeuronCore(*this, i, seed)));
 }

@@ -105,6 +105,7 @@ class NeuronDevice {
   ~NeuronDevice();
 
   int core_count() const { return static_cast<int>(cores_.size()); }
+  std::uint64_t seed() const { return seed_; }
   NeuronCore& core(int index) { return *cores_.at(static_cast<std::size_t>(index)); }
 
   // Replaces the plan; a hung core whose hang is cleared resumes.
@@ -119,6 +120,7 @@ class NeuronDevice {
   mutable std::mutex mutex_;
   std::condition_variable_any changed_;
   FaultPlan plan_;
+  std::uint64_t seed_;
   std::vector<std::unique_ptr<NeuronCore>> cores_;
 };
 

@@ -51,7 +51,7 @@ bool would_block() { return errno == EAGAIN || errno == EWOULDBLOCK || errno == 
 
 }  // namespace
 
-TcpCommunicator::TcpCommunicator(TcpCommunicatorOptions options, DataPlaneServer& server)
+TcpCommunicator::TcpCommunicator(TcpCommunicatorOptions options, DataPlaneClaims& server)
     : options_(std::move(options)), server_(server) {
   if (options_.peers.empty()) throw InvalidInput("peers", "must name at least one rank");
   for (std::size_t i = 0; i < options_.peers.size(); ++i) {

@@ -15,7 +15,7 @@
 // of step) and closes its sockets at once, so neighbours fail fast rather than time out.
 // Link faults: `drop` fails every collective; `throttle` caps this rank's send rate.
 //
-// Threading contract: as Communicator (one calling thread). The DataPlaneServer must outlive it.
+// Threading contract: as Communicator (one calling thread). The DataPlaneClaims must outlive it.
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -55,7 +55,7 @@ class TcpCommunicator final : public Communicator {
   static constexpr std::chrono::milliseconds kStopPollInterval{100};
   // Validates `options` (they come from a launch message): throws trainyard::InvalidInput naming
   // the field. Does not touch the network yet.
-  TcpCommunicator(TcpCommunicatorOptions options, DataPlaneServer& server);
+  TcpCommunicator(TcpCommunicatorOptions options, DataPlaneClaims& server);
 
   int rank() const override { return options_.rank; }
   int world_size() const override { return static_cast<int>(peers_.size()); }
@@ -80,7 +80,7 @@ class TcpCommunicator final : public Communicator {
 
   TcpCommunicatorOptions options_;
   std::vector<HostPort> peers_;
-  DataPlaneServer& server_;
+  DataPlaneClaims& server_;
   Socket to_right_;
   Socket from_left_;
   std::optional<SendRateLimiter> limiter_;

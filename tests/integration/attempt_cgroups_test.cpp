@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <iostream>
 #include <sstream>
 
 #include "tests/integration/cluster.h"
@@ -33,6 +34,24 @@ std::vector<pid_t> processes_running(const std::vector<std::string>& argv) {
     if (cmdline == wanted) found.push_back(static_cast<pid_t>(std::stol(name)));
   }
   return found;
+}
+
+// A field of /proc/PID/status ("VmRSS", "Uid", "PPid"): its first number (kB for sizes); -1 when
+// the process or the field is gone.
+std::int64_t status_field(pid_t pid, const std::string& field) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(field + ":", 0) == 0) return std::stoll(line.substr(field.size() + 1));
+  }
+  return -1;
+}
+
+const std::vector<std::string> kSimulatedRank = {"/proc/self/exe", "--simulated-rank"};
+
+Json simulated_job(const Json& workload, const Json& extra = Json::object()) {
+  Json spec = {{"name", "kernel"}, {"nodes", 1}, {"kind", "simulated"}, {"workload", workload}};
+  spec.update(extra);
+  return spec;
 }
 
 class AttemptCgroups : public ::testing::Test {
@@ -141,6 +160,65 @@ TEST_F(AttemptCgroups, ANodeOffersItsHostsMemoryUnlessToldOtherwise) {
                                   Json{{"name", "big"}, {"nodes", 1}, {"memory_mb", host_mb + 1},
                                        {"command", {{"argv", {"/bin/true"}}}}}.dump());
   EXPECT_EQ(answer.status, 400) << answer.body.dump();
+}
+
+// A simulated rank trains in a process of its own (agent/simulated_run.h), not in the agent: a
+// large spec's memory is the rank's, under the job's account, and a cancel ends it mid-step.
+TEST_F(AttemptCgroups, ASimulatedRankTrainsInAProcessOfItsOwnAndACancelEndsItWithinAStep) {
+  start_agent({});
+  // About 270 MiB of state, and a step of several seconds on these machines.
+  const auto id = cluster.submit(
+      simulated_job({{"width", 2048}, {"depth", 4}, {"global_batch", 2048}, {"steps", 100}}));
+  cluster.wait_job_state(id, "RUNNING", 30s);
+  pid_t rank = -1;
+  ASSERT_TRUE(eventually(
+      [&] {
+        const auto found = processes_running(kSimulatedRank);
+        if (found.size() == 1) rank = found.front();
+        return rank > 0 && status_field(rank, "VmRSS") > 200 * 1024;
+      },
+      60s))
+      << "no rank process holding the spec's memory";
+  const pid_t agent = cluster.agent("node-a").pid();
+  EXPECT_EQ(status_field(rank, "PPid"), agent);
+  EXPECT_NE(status_field(rank, "Uid"), 0) << "the rank runs as the job's account, not as the root agent";
+  EXPECT_LT(status_field(agent, "VmHWM"), 100 * 1024) << "the agent itself never held the spec's memory";
+
+  const auto cancel_at = std::chrono::steady_clock::now();
+  ASSERT_EQ(cluster.api("POST", "/v1/jobs/" + std::to_string(id) + "/cancel").status, 200);
+  // Under the kill grace (2 s): the rank stopped by itself, inside its step, on SIGTERM.
+  ASSERT_TRUE(eventually([&] { return ::kill(rank, 0) != 0; }, 1500ms)) << "the rank outlived its cancel";
+  std::cout << "simulated rank gone " << std::chrono::duration_cast<std::chrono::milliseconds>(
+                                             std::chrono::steady_clock::now() - cancel_at).count()
+            << " ms after the cancel\n";
+  cluster.wait_job_state(id, "CANCELLED", 10s);
+  EXPECT_TRUE(cluster.agent("node-a").running());
+  const std::string log = read_text(cluster.dir() + "/agent-node-a.log");
+  EXPECT_NE(log.find("argv0=/proc/self/exe"), std::string::npos) << log;
+}
+
+TEST_F(AttemptCgroups, ASimulatedRankPastTheJobsMemoryLimitIsKilledAsOutOfMemory) {
+  const std::string cgroups = start_agent({});
+  if (!cgroups_available(cgroups)) GTEST_SKIP() << "cgroups unavailable here: " << cgroups;
+  const auto id = cluster.submit(simulated_job({{"width", 2048}, {"depth", 4}, {"global_batch", 256}, {"steps", 5}},
+                                               {{"memory_mb", 96}}));
+  cluster.wait_job_state(id, "FAILED", 60s);
+  const Json attempt = cluster.api("GET", "/v1/jobs/" + std::to_string(id) + "/attempts").body["attempts"][0];
+  EXPECT_EQ(attempt["failure_class"], "oom") << attempt.dump(2);
+  EXPECT_NE(attempt.dump().find("at the job's memory_mb of 96 MiB"), std::string::npos) << attempt.dump(2);
+  EXPECT_TRUE(cluster.agent("node-a").running());
+}
+
+TEST_F(AttemptCgroups, ASimulatedSpecNoNodeCanHoldIsRefusedNamingItsWorkload) {
+  cluster.start_agent("node-a", AgentSpec{4, {"--memory-mb", "512"}, ""});
+  cluster.wait_for_nodes(1);
+  const auto refused =
+      cluster.api("POST", "/v1/jobs", simulated_job({{"width", 4096}, {"depth", 16}, {"global_batch", 4096}}).dump());
+  EXPECT_EQ(refused.status, 400) << refused.body.dump();
+  EXPECT_NE(refused.body.dump().find("workload"), std::string::npos) << refused.body.dump();
+  EXPECT_NE(refused.body.dump().find("the simulated spec needs"), std::string::npos) << refused.body.dump();
+  const auto small = cluster.api("POST", "/v1/jobs", simulated_job({{"steps", 5}}).dump());
+  EXPECT_EQ(small.status, 201) << small.body.dump();
 }
 
 }  // namespace

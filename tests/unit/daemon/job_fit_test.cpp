@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "daemon/job_fit.h"
+#include "proto/workload_memory.h"
 #include "proto/errors.h"
 #include "tests/unit/daemon/harness.h"
 
@@ -131,6 +132,24 @@ TEST(JobFit, MoreMemoryThanEnoughNodesReportNamesMemoryMb) {
   waiting.memory_mb = 16384;
   waiting.wait_for_capacity = true;
   EXPECT_NO_THROW(refuse_unless_memory_can_ever_fit(waiting, {8192}));
+}
+
+TEST(JobFit, ASimulatedSpecWithoutMemoryMbMustFitWhatItsKernelNeeds) {
+  JobSpec spec = command_spec(1);
+  spec.kind = JobKind::simulated;
+  spec.workload.width = 4096;
+  spec.workload.depth = 16;
+  const std::int64_t needs = simulated_rank_memory_mb(spec.workload, 1);
+  EXPECT_NO_THROW(refuse_unless_memory_can_ever_fit(spec, {needs}));
+  try {
+    refuse_unless_memory_can_ever_fit(spec, {needs - 1, 512});
+    ADD_FAILURE() << "a spec no node can hold was accepted";
+  } catch (const InvalidInput& e) {
+    EXPECT_EQ(e.field(), "workload");
+    EXPECT_THAT(e.message(), HasSubstr("the simulated spec needs " + std::to_string(needs) + " MiB per rank"));
+  }
+  spec.memory_mb = needs / 2;  // the user's own bound is what counts then
+  EXPECT_NO_THROW(refuse_unless_memory_can_ever_fit(spec, {needs - 1}));
 }
 
 }  // namespace
