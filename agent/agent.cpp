@@ -95,9 +95,10 @@ void Agent::on_open() {
 std::int64_t Agent::next_heartbeat_seq() {
   const std::int64_t seq = ++heartbeat_seq_;
   if (fence_after_.count() == 0) return seq;
-  std::unique_ptr<Timer>& deadline = fence_deadlines_[seq];
-  deadline = deps_.timers.make();
-  deadline->start(fence_after_, [this, seq] { fence(seq); });
+  FenceDeadline& deadline = fence_deadlines_[seq];
+  deadline.sent_at = std::chrono::steady_clock::now();
+  deadline.timer = deps_.timers.make();
+  deadline.timer->start(fence_after_, [this, seq] { fence(seq); });
   return seq;
 }
 
@@ -106,9 +107,27 @@ void Agent::acknowledged(std::int64_t seq) {
   acked_seq_ = seq;
   // Older deadlines are superseded: this one is the node's deadline now.
   while (!fence_deadlines_.empty() && fence_deadlines_.begin()->first < seq) {
-    fence_deadlines_.begin()->second->cancel();
+    fence_deadlines_.begin()->second.timer->cancel();
     fence_deadlines_.erase(fence_deadlines_.begin());
   }
+  update_fence_keeper();
+}
+
+void Agent::update_fence_keeper() {
+  if (!deps_.keeper) return;
+  const auto acked = fence_deadlines_.find(acked_seq_);
+  if (fence_after_.count() == 0 || runs_.empty() || acked == fence_deadlines_.end()) {
+    if (!keeper_clear_) deps_.keeper->clear();
+    keeper_clear_ = true;
+    return;
+  }
+  // The grace the agent's own fence gives each attempt (below): the longest of them.
+  std::chrono::milliseconds grace{0};
+  for (const auto& [id, running] : runs_) {
+    grace = std::max(grace, std::chrono::milliseconds(running.launch.preempt_grace_ms));
+  }
+  deps_.keeper->keep_until(acked->second.sent_at + fence_after_ + fence_after_ / 20, grace);
+  keeper_clear_ = false;
 }
 
 void Agent::fence(std::int64_t seq) {
@@ -280,6 +299,7 @@ void Agent::launch(const LaunchMsg& launch) {
   }
   AttemptStartedMsg started{id, running.run->environment()};
   runs_.emplace(id, std::move(running));
+  update_fence_keeper();
   send(started);
 }
 
@@ -371,6 +391,7 @@ void Agent::run_exited(AttemptId id, AttemptExit exit) {
   // The run finished inside its own callback chain: destroy it on a fresh turn of the loop.
   auto finished = std::make_shared<Running>(std::move(it->second));
   runs_.erase(it);
+  update_fence_keeper();
   boost::asio::post(io_, [finished] {});
   recent_exits_.push_back(msg);
   if (recent_exits_.size() > kRecentExits) recent_exits_.pop_front();

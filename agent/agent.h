@@ -26,7 +26,11 @@
 // wait (a heartbeat interval, at most a quarter of the deadline), so an agent that was itself
 // stalled reads an answer that arrived meanwhile before it gives up on the daemon.
 //
-// It acts through `AgentDeps` (agent/agent_deps.h): the daemon link, the workloads and the timers.
+// A frozen or dead agent cannot fence: the fence keeper, a process beside it, is told each new
+// deadline and stops the attempts when one passes unrenewed (agent/fence_keeper.h).
+//
+// It acts through `AgentDeps` (agent/agent_deps.h): the daemon link, the workloads, the timers and
+// the fence keeper.
 //
 // Threading contract: I/O thread only; runs post their exits to it.
 #include <boost/asio/io_context.hpp>
@@ -91,6 +95,9 @@ class Agent {
   std::int64_t next_heartbeat_seq();
   void acknowledged(std::int64_t seq);
   void fence(std::int64_t seq);
+  // Tells the fence keeper (agent/fence_keeper.h) the newest acknowledged deadline, or that there is
+  // nothing to stop.
+  void update_fence_keeper();
   void send(const AgentMessage& message);
   // Presents `secret` from now on and saves it for later lives (agent/node_credential.h).
   void keep_node_credential(const std::string& secret);
@@ -129,7 +136,12 @@ class Agent {
   std::int64_t hello_seq_ = 0;  // the welcome acknowledges it
   // The fence deadline of each heartbeat not yet superseded by a newer acknowledged one: the
   // newest acknowledged heartbeat's deadline fences the node when it passes.
-  std::map<std::int64_t, std::unique_ptr<Timer>> fence_deadlines_;
+  struct FenceDeadline {
+    std::chrono::steady_clock::time_point sent_at;  // of the heartbeat (or hello)
+    std::unique_ptr<Timer> timer;
+  };
+  std::map<std::int64_t, FenceDeadline> fence_deadlines_;
+  bool keeper_clear_ = false;  // the fence keeper was last told there is nothing to stop
   struct Running {
     std::unique_ptr<AttemptRun> run;
     LaunchMsg launch;

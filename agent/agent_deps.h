@@ -13,6 +13,7 @@
 
 #include "agent/attempt_cgroup.h"
 #include "agent/attempt_run.h"
+#include "agent/fence_keeper.h"
 #include "agent/health_task.h"
 #include "agent/job_account.h"
 #include "agent/process_registry.h"
@@ -112,6 +113,7 @@ struct AgentDeps {
   DaemonLinks& links;
   Workloads& workloads;
   Timers& timers;
+  FenceKeeper* keeper = nullptr;  // none: only the agent itself fences
 };
 
 }  // namespace trainyard::agent

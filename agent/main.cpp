@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/agent.h"
+#include "agent/fence_keeper_process.h"
 #include "agent/simulated_rank_process.h"
 #include "neuron/tcp_socket.h"
 #include "net/http_types.h"
@@ -142,9 +143,13 @@ trainyard::agent::AgentConfig build_config(const Flags& f, trainyard::FaultPlan&
 int main(int argc, char** argv) {
   // Attempt logs, progress files and the agent's records are nobody else's to read.
   ::umask(077);
-  // Not a flag of the agent: the agent starts its own binary this way for each simulated rank.
+  // Not flags of the agent: the agent starts its own binary this way for each simulated rank, and
+  // for its fence keeper.
   if (argc == 2 && std::string_view(argv[1]) == trainyard::agent::kSimulatedRankFlag) {
     return trainyard::agent::run_simulated_rank(3);
+  }
+  if (argc == 2 && std::string_view(argv[1]) == trainyard::agent::kFenceKeeperFlag) {
+    return trainyard::agent::run_fence_keeper(3);
   }
   Flags f;
   trainyard::FlagParser flags("trainyard-agent", "Trainyard node agent with a simulated Trainium device.",
@@ -244,7 +249,10 @@ int main(int argc, char** argv) {
     trainyard::agent::LocalWorkloads workloads(io, device, data_plane, processes, config.job_accounts,
                                                std::move(cgroups), config.collective_timeout);
     trainyard::agent::SteadyTimers timers(io);
-    trainyard::agent::Agent agent(io, config, device, {links, workloads, timers});
+    trainyard::agent::ProcessFenceKeeper keeper(
+        io, {config.name, config.work_dir + "/processes", "/sys/fs/cgroup",
+             trainyard::agent::agent_cgroup_name(config.name, config.work_dir)});
+    trainyard::agent::Agent agent(io, config, device, {links, workloads, timers, &keeper});
     boost::asio::signal_set signals(io, SIGINT, SIGTERM);
     signals.async_wait([&](const boost::system::error_code& ec, int) {
       if (!ec) agent.shutdown(std::chrono::milliseconds(5000));

@@ -78,12 +78,17 @@ bool replay(const std::string& line, std::map<pid_t, RecordedGroup>& live) {
   return false;
 }
 
-// SIGKILLs the group unless its pid now leads an unrelated process.
-bool kill_if_ours(pid_t pgid, const RecordedGroup& group) {
+// Sends `signal` to the group unless its pid now leads an unrelated process; false when it did not
+// (or the group has no members left).
+bool signal_if_ours(pid_t pgid, const RecordedGroup& group, int signal) {
   const auto leader = process_start_time(pgid);
   // A dead leader's pid is not reused while its group has members, so the members are ours.
   if (leader && *leader != group.start_time) return false;
-  if (::killpg(pgid, SIGKILL) != 0) return false;
+  return ::killpg(pgid, signal) == 0;
+}
+
+bool kill_if_ours(pid_t pgid, const RecordedGroup& group) {
+  if (!signal_if_ours(pgid, group, SIGKILL)) return false;
   spdlog::warn("event=leftover_processes_killed attempt={} pgid={}", group.attempt_id, pgid);
   return true;
 }
@@ -171,6 +176,15 @@ int ProcessRegistry::kill_leftovers() {
     std::filesystem::remove(entry.path(), ec);
   }
   return killed;
+}
+
+int signal_recorded_groups(const std::string& dir, int signal) {
+  std::map<pid_t, RecordedGroup> live;
+  std::ifstream in(dir + "/journal");
+  for (std::string line; std::getline(in, line);) replay(line, live);
+  int signalled = 0;
+  for (const auto& [pgid, group] : live) signalled += signal_if_ours(pgid, group, signal) ? 1 : 0;
+  return signalled;
 }
 
 }  // namespace trainyard::agent

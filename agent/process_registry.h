@@ -36,6 +36,11 @@ std::optional<RecordedGroup> parse_recorded_group(const std::string& text);
 // The start time of a live process from /proc/PID/stat; nullopt when there is no such process.
 std::optional<std::uint64_t> process_start_time(pid_t pid);
 
+// Sends `signal` (0: none, only asks) to every group the journal in `dir` holds that is still
+// ours and has members, touching no record: for the fence keeper (agent/fence_keeper.h), beside an
+// agent that owns the journal. Returns how many groups that was.
+int signal_recorded_groups(const std::string& dir, int signal);
+
 class ProcessRegistry {
  public:
   // Reads what the journal holds (a previous life's groups too), so that rewriting it keeps them.

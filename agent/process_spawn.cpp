@@ -75,8 +75,10 @@ int child_main(void* raw) {
   }
   // The job dies with the agent's thread that started it; if the agent died before this line,
   // nobody would be told, so check. Set after the account change, which clears it.
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() != args.agent_pid) ::_exit(127);
+  if (!plan.outlives_agent) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != args.agent_pid) ::_exit(127);
+  }
   ::sigprocmask(SIG_SETMASK, &args.agent_mask, nullptr);
   ::execvpe(plan.argv[0], plan.argv, plan.envp);
   write_error("cannot execute the command: ", std::strerror(errno));

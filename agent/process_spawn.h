@@ -27,10 +27,11 @@ struct SpawnPlan {
   const int* cgroup_fds = nullptr;
   std::size_t cgroup_fd_count = 0;
   int channel_fd = -1;  // becomes the child's descriptor 3, open across exec; -1: none
+  bool outlives_agent = false;  // true: no PR_SET_PDEATHSIG (the fence keeper)
 };
 
 // Starts the process as the leader of a new process group, which dies with the calling thread
-// (PR_SET_PDEATHSIG): call it from a thread that lives as long as the agent. What the child could
+// (PR_SET_PDEATHSIG) unless it `outlives_agent`: call it from a thread that lives as long as the agent. What the child could
 // not do (chdir, the account, exec) it writes to `output_fd` and exits with 127. Returns the pid,
 // or -errno when no process could be created.
 pid_t spawn_process(const SpawnPlan& plan);

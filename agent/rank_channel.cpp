@@ -85,4 +85,11 @@ std::optional<ChannelMessage> receive_channel_message(int fd) {
   return out;
 }
 
+Json receive_start_message(int fd) {
+  auto message = receive_channel_message(fd);
+  if (!message) throw InvalidInput("start", "the channel closed before a start message");
+  if (!message->body.contains("start")) throw InvalidInput("start", "the first message must be the start message");
+  return std::move(message->body["start"]);
+}
+
 }  // namespace trainyard::agent

@@ -42,4 +42,8 @@ struct ChannelMessage {
 // InvalidInput for a message that is too long or not a JSON object.
 std::optional<ChannelMessage> receive_channel_message(int fd);
 
+// The first message a process the agent started reads: the object of its {"start": ...}. Throws
+// InvalidInput when there is none or the first message is something else.
+Json receive_start_message(int fd);
+
 }  // namespace trainyard::agent

@@ -54,7 +54,7 @@ FaultPlan parse_faults(const Json& specs, int cores) {
 }
 
 RankStart parse_start(const Json& body) {
-  ObjectReader r(body.at("start"), "start");
+  ObjectReader r(body, "start");
   RankStart start;
   auto message = parse_daemon_message(r.string("launch", 1, kMaxChannelMessageBytes));
   if (!std::holds_alternative<LaunchMsg>(message)) throw InvalidInput("start.launch", "must be a launch message");
@@ -63,7 +63,8 @@ RankStart parse_start(const Json& body) {
   start.core = static_cast<int>(r.integer("core", 0, start.cores - 1));
   start.seed = static_cast<std::uint64_t>(r.integer("seed", 0, INT64_MAX));
   start.collective_timeout = std::chrono::milliseconds(r.integer("collective_timeout_ms", 1, 86'400'000));
-  start.faults = parse_faults(body.at("start").at("faults"), start.cores);
+  if (!body.contains("faults")) throw InvalidInput("start.faults", "is required");
+  start.faults = parse_faults(body["faults"], start.cores);
   return start;
 }
 
@@ -278,12 +279,7 @@ int run_simulated_rank(int channel_fd) {
   ::pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   RankStart start;
   try {
-    auto message = receive_channel_message(channel_fd);
-    if (!message || !message->body.contains("start")) {
-      std::cerr << "trainyard-agent " << kSimulatedRankFlag << ": no start message on descriptor " << channel_fd << "\n";
-      return 2;
-    }
-    start = parse_start(message->body);
+    start = parse_start(receive_start_message(channel_fd));
   } catch (const std::exception& e) {
     std::cerr << "trainyard-agent " << kSimulatedRankFlag << ": bad start message: " << e.what() << "\n";
     return 2;

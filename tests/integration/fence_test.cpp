@@ -6,7 +6,10 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <gtest/gtest.h>
+#include <iostream>
+#include <unistd.h>
 
 #include "tests/integration/cluster.h"
 
@@ -16,20 +19,39 @@ namespace {
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
-TEST(Fencing, AnAgentWhoseHeartbeatsGoUnacknowledgedStopsItsAttemptBeforeTheNodeTimeout) {
-  Cluster cluster;
-  // 100 ms heartbeats, a 3 s node timeout, a 0.5 s kill grace and a 1 s fence: 1 + 0.5 + 0.3 <= 3.
+// 100 ms heartbeats, a 3 s node timeout, a 0.5 s kill grace and a 1 s fence: 1 + 0.5 + 0.3 <= 3.
+void start_fenced_cluster(Cluster& cluster) {
   cluster.start_daemon({"--node-timeout-ms", "3000", "--kill-grace-ms", "500", "--fence-ms", "1000"});
   cluster.start_agent("node-a");
   cluster.wait_for_nodes(1);
+}
+
+struct FirstAttempt {
+  std::int64_t job_id = 0;
+  pid_t pid = -1;
+};
+
+// A job whose first attempt records its pid and runs until stopped, and whose retry ends at once;
+// returns once the first runs.
+FirstAttempt start_first_attempt(Cluster& cluster) {
   const std::string shared = cluster.shared_dir();
-  // The first attempt records its pid and runs until stopped; its retry ends at once.
   const std::string script = "if [ -e " + shared + "/first.pid ]; then echo second attempt; exit 0; fi; "
                              "echo $$ > " + shared + "/first.tmp && mv " + shared + "/first.tmp " + shared +
                              "/first.pid; exec sleep 600";
-  const auto id = cluster.submit({{"name", "fenced"}, {"nodes", 1}, {"command", {{"argv", {"/bin/sh", "-c", script}}}}});
-  ASSERT_TRUE(eventually([&] { return fs::exists(shared + "/first.pid"); }, 30s)) << cluster.daemon_log();
-  const pid_t pid = static_cast<pid_t>(std::stol(read_text(shared + "/first.pid")));
+  FirstAttempt first;
+  first.job_id = cluster.submit({{"name", "fenced"}, {"nodes", 1}, {"command", {{"argv", {"/bin/sh", "-c", script}}}}});
+  EXPECT_TRUE(eventually([&] { return fs::exists(shared + "/first.pid"); }, 30s)) << cluster.daemon_log();
+  if (fs::exists(shared + "/first.pid")) first.pid = static_cast<pid_t>(std::stol(read_text(shared + "/first.pid")));
+  return first;
+}
+
+TEST(Fencing, AnAgentWhoseHeartbeatsGoUnacknowledgedStopsItsAttemptBeforeTheNodeTimeout) {
+  Cluster cluster;
+  start_fenced_cluster(cluster);
+  const FirstAttempt first = start_first_attempt(cluster);
+  const std::int64_t id = first.job_id;
+  const pid_t pid = first.pid;
+  ASSERT_GT(pid, 0);
 
   cluster.daemon().signal(SIGSTOP);
   const auto frozen_at = std::chrono::steady_clock::now();
@@ -53,6 +75,80 @@ TEST(Fencing, AnAgentWhoseHeartbeatsGoUnacknowledgedStopsItsAttemptBeforeTheNode
   EXPECT_TRUE(attempts[0]["infrastructure"].get<bool>()) << attempts.dump(2);
   EXPECT_NE(attempts[0].value("reason", "").find("fenced: the daemon acknowledged no heartbeat"), std::string::npos)
       << attempts.dump(2);
+}
+
+// Whether `pid` has ended: gone, or a zombie its parent has not reaped.
+bool ended(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  if (!std::getline(in, stat)) return true;
+  const auto state = stat.find(") ");
+  return state != std::string::npos && stat[state + 2] == 'Z';
+}
+
+// An agent that is frozen cannot fence: its fence keeper (agent/fence_keeper.h), a process of its
+// own, stops the attempt when the deadline the agent last gave it passes, so the daemon's
+// replacement elsewhere never runs beside it.
+TEST(Fencing, AFrozenAgentsAttemptIsStoppedByItsFenceKeeperBeforeTheNodeTimeout) {
+  Cluster cluster;
+  start_fenced_cluster(cluster);
+  const FirstAttempt first = start_first_attempt(cluster);
+  const std::int64_t id = first.job_id;
+  const pid_t pid = first.pid;
+  ASSERT_GT(pid, 0);
+  cluster.start_agent("node-b");  // where the retry runs
+  cluster.wait_for_nodes(2);
+
+  cluster.agent("node-a").signal(SIGSTOP);
+  const auto frozen_at = std::chrono::steady_clock::now();
+  // Its parent, the frozen agent, cannot reap it: ended is a zombie.
+  const bool stopped = eventually([&] { return ended(pid); }, 2900ms);
+  const auto stopped_after = std::chrono::steady_clock::now() - frozen_at;
+  ASSERT_TRUE(stopped) << "the frozen agent's attempt outlived the node timeout:\n"
+                       << read_text(cluster.dir() + "/agent-node-a.log");
+  EXPECT_GE(stopped_after, 850ms) << "stopped at the fence, not sooner";
+  std::cout << "frozen agent's attempt stopped "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(stopped_after).count() << " ms after the freeze\n";
+  // After the grace: the zombie still counts as the group's member.
+  EXPECT_TRUE(eventually(
+      [&] {
+        return read_text(cluster.dir() + "/agent-node-a.log").find("event=fence_keeper_fenced node=node-a process_groups=1") !=
+               std::string::npos;
+      },
+      5s))
+      << read_text(cluster.dir() + "/agent-node-a.log");
+
+  // The daemon replaced the frozen node's attempt on node-b.
+  cluster.wait_job_state(id, "SUCCEEDED", 30s);
+  const Json attempts = cluster.api("GET", "/v1/jobs/" + std::to_string(id) + "/attempts").body["attempts"];
+  ASSERT_EQ(attempts.size(), 2u) << attempts.dump(2);
+  EXPECT_TRUE(attempts[0]["infrastructure"].get<bool>()) << attempts.dump(2);
+  // Thawed, the agent finds its attempt gone and carries on.
+  cluster.agent("node-a").signal(SIGCONT);
+  cluster.wait_for_nodes(2);
+}
+
+// A dead agent's attempt leaders die with it (PR_SET_PDEATHSIG), but a process that left their
+// session lives on in the attempt's cgroup: the keeper kills it as soon as the agent is gone.
+TEST(Fencing, WhatADeadAgentsAttemptLeftRunningIsKilledByItsFenceKeeper) {
+  if (::geteuid() != 0) GTEST_SKIP() << "the agent must be root to make cgroups";
+  Cluster cluster;
+  start_fenced_cluster(cluster);
+  if (read_text(cluster.dir() + "/agent-node-a.log").find("cgroups=v") == std::string::npos) {
+    GTEST_SKIP() << "cgroups unavailable here";
+  }
+  const std::string escaped = cluster.shared_dir() + "/escaped";
+  const std::string script = "setsid sh -c 'echo $$ > " + escaped + ".tmp && mv " + escaped + ".tmp " + escaped +
+                             "; exec sleep 617' & exec sleep 600";
+  cluster.submit({{"name", "escapes"}, {"nodes", 1}, {"command", {{"argv", {"/bin/sh", "-c", script}}}}});
+  ASSERT_TRUE(eventually([&] { return fs::exists(escaped); }, 30s)) << cluster.daemon_log();
+  const pid_t pid = static_cast<pid_t>(std::stol(read_text(escaped)));
+
+  cluster.stop_agent("node-a", SIGKILL);
+  // Orphaned, it is reaped by whoever reaps orphans here (in a container, maybe nobody): ended.
+  const bool killed = eventually([&] { return ended(pid); }, 2s);
+  if (!killed) ::kill(pid, SIGKILL);
+  ASSERT_TRUE(killed) << "the escapee outlived its dead agent:\n" << read_text(cluster.dir() + "/agent-node-a.log");
 }
 
 }  // namespace
