@@ -18,6 +18,8 @@
 #include "daemon/gateway.h"
 #include "daemon/graceful_shutdown.h"
 #include "daemon/join_token.h"
+#include "daemon/own_pauses.h"
+#include "daemon/pause_tolerant_timers.h"
 #include "daemon/private_files.h"
 #include "daemon/standby.h"
 #include "daemon/webhook_outbox.h"
@@ -443,7 +445,8 @@ int run_daemon(const DaemonOptions& o) {
   std::function<void(const std::vector<store::Event>&)> publish_events;
   worker.set_events_observer(event_head, [&publish_events](const std::vector<store::Event>& events) { publish_events(events); });
   FileWorker files([&io](FileWorker::Continuation fn) { asio::post(io, std::move(fn)); });
-  AsioTimers timers(io);
+  AsioTimers asio_timers(io);
+  PauseTolerantTimers timers(asio_timers, clock, pause_threshold(Millis(o.tick_ms)));
   scheduler::Config sched_config;
   sched_config.usage_half_life = std::chrono::seconds(o.usage_half_life_s);
   sched_config.compute_reservation = static_cast<double>(o.compute_reservation_pct) / 100.0;

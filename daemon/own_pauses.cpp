@@ -5,8 +5,9 @@
 
 namespace trainyard::daemon {
 
-OwnPauses::OwnPauses(Millis tick_period)
-    : period_(tick_period), tolerated_(tick_period + std::max(3 * tick_period, Millis(1000))) {}
+Millis pause_threshold(Millis tick_period) { return tick_period + std::max(3 * tick_period, Millis(1000)); }
+
+OwnPauses::OwnPauses(Millis tick_period) : period_(tick_period), tolerated_(pause_threshold(tick_period)) {}
 
 Millis OwnPauses::observe(MonoTime now) {
   const std::optional<MonoTime> last = std::exchange(last_tick_, now);

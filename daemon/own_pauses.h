@@ -11,10 +11,13 @@
 
 namespace trainyard::daemon {
 
+// How much later than due a tick (or a timer) may run without it meaning the daemon was paused:
+// the period plus max(3 periods, 1 s), since a loaded machine runs a tick late by less than that.
+Millis pause_threshold(Millis tick_period);
+
 class OwnPauses {
  public:
-  // A gap between ticks of more than the period plus max(3 periods, 1 s) counts as a pause: a
-  // loaded machine runs a tick late by less than that.
+  // A gap between ticks of more than `pause_threshold` counts as a pause.
   explicit OwnPauses(Millis tick_period);
 
   // The tick runs at `now`: how long the daemon was paused since the tick before (zero when it was
