@@ -329,7 +329,7 @@ void Api::get_job(ApiCall call) {
 void Api::cancel_job(ApiCall call) {
   const bool one_task = call.param("id").find('_') != std::string::npos;
   with_job(call, [this, one_task](ApiCall c, Job job) {
-    if (!can_cancel(c.who, job)) return c.forbid("cancel job " + std::to_string(job.id));
+    if (!can_cancel(c.who, job)) return c.forbid("cancel job " + job_ref_text(job));
     if (!one_task && job.array_task && job.array_task->array_job == job.id) return cancel_array(c, job);
     jobs_.cancel(job.id, [this, c, job](JobManager::CancelResult result, std::optional<Job> updated) {
       if (result == JobManager::CancelResult::not_active) {
@@ -393,14 +393,14 @@ void Api::attempt_provenance(ApiCall call) {
                                           [](const Attempt& a, const Attempt& b) { return a.number < b.number; });
             const std::string which = number ? "attempt " + std::to_string(*number) : "attempt";
             if (stored == attempts.end()) {
-              return c.fail(Error::not_found("job " + std::to_string(job.id) + " has no " + which));
+              return c.fail(Error::not_found("job " + job_ref_text(job) + " has no " + which));
             }
             // A running attempt's ranks complete it in memory before it is stored.
             const auto active = jobs_.active_attempt(stored->id);
             const AttemptProvenance& provenance = active ? active->provenance : stored->provenance;
             if (provenance.empty()) {
               return c.fail(
-                  Error::not_found("attempt " + std::to_string(stored->number) + " of job " + std::to_string(job.id) +
+                  Error::not_found("attempt " + std::to_string(stored->number) + " of job " + job_ref_text(job) +
                                    " has no provenance record (not launched, or recorded before provenance existed)"));
             }
             c.reply(200, provenance.json());
@@ -426,8 +426,8 @@ void Api::job_logs(ApiCall call) {
             }
             if (!chosen) {
               return c.fail(Error::not_found(
-                  number ? "job " + std::to_string(job.id) + " has no attempt " + std::to_string(*number)
-                         : "job " + std::to_string(job.id) + " has not started yet, so it has no logs"));
+                  number ? "job " + job_ref_text(job) + " has no attempt " + std::to_string(*number)
+                         : "job " + job_ref_text(job) + " has not started yet, so it has no logs"));
             }
             if (rank && *rank >= static_cast<int>(chosen->nodes.size())) {
               return c.fail(400, "invalid_query", "rank: attempt has ranks 0.." + std::to_string(chosen->nodes.size() - 1), "rank");

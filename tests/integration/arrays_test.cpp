@@ -107,6 +107,28 @@ TEST_F(Arrays, AnArrayIsCancelledWholeOrOneTaskAtATime) {
   cluster.wait_job_state(id + 1, "CANCELLED", 30s);
 }
 
+// A task's logs are its own when asked for as ID_N, and what says it has none names it ID_N too.
+TEST_F(Arrays, ATasksLogsAreFoundByItsIdNAndItsMessagesNameIt) {
+  Json spec = command_job("echoes", "echo task $TRAINYARD_ARRAY_TASK_ID; sleep 60");
+  spec["array"] = "3,7%1";
+  const auto id = cluster.submit(spec);
+  const std::string first = std::to_string(id) + "_3";
+  const std::string second = std::to_string(id) + "_7";
+  ASSERT_TRUE(eventually(
+      [&] {
+        const auto logs = cluster.api("GET", "/v1/jobs/" + first + "/logs");
+        return logs.status == 200 && logs.body.dump().find("task 3") != std::string::npos;
+      },
+      30s))
+      << cluster.api("GET", "/v1/jobs/" + first + "/logs").body.dump();
+  const auto waiting = cluster.api("GET", "/v1/jobs/" + second + "/logs");
+  EXPECT_EQ(waiting.status, 404) << waiting.body.dump();
+  EXPECT_NE(waiting.body.dump().find("job " + second + " has not started yet"), std::string::npos) << waiting.body.dump();
+  const auto no_attempt = cluster.api("GET", "/v1/jobs/" + first + "/logs?attempt=5");
+  EXPECT_NE(no_attempt.body.dump().find("job " + first + " has no attempt 5"), std::string::npos) << no_attempt.body.dump();
+  ASSERT_EQ(cluster.api("POST", path(id) + "/cancel").status, 200);
+}
+
 // Hold and release name tasks as ID_N, and an array's own id acts on all its tasks: an array
 // submitted held is released whole by its id, not only its first task.
 TEST_F(Arrays, AHeldArrayIsReleasedByItsIdAndOneTaskIsHeldAndReleasedAsIdN) {
