@@ -40,7 +40,9 @@ TEST(RankChannel, AMessageArrivesWholeWithTheDescriptorPassedAlongside) {
 }
 
 TEST(RankChannel, WhatIsNotOneJsonObjectWithOneKeyIsRefusedNamingTheProblem) {
-  auto [agent, rank] = make_rank_channel();
+  auto channel = make_rank_channel();  // not a structured binding: the lambda below captures its ends
+  neuron::Socket& agent = channel.first;
+  neuron::Socket& rank = channel.second;
   const auto refusal = [&](const std::string& text) -> std::string {
     EXPECT_EQ(::send(rank.fd(), text.data(), text.size(), 0), static_cast<ssize_t>(text.size()));
     try {
