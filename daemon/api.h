@@ -49,6 +49,8 @@ class Api {
   EventStreams& event_streams() { return event_streams_; }
   // GET /healthz names this active daemon's lease: its epoch and advertise URL (daemon/standby.h).
   void set_lease(store::LeaseState lease) { lease_ = std::move(lease); }
+  // What GET /healthz reports of the store: why it looks unreachable, or nullopt (ActiveLease).
+  void set_store_health(std::function<std::optional<std::string>()> problem) { store_problem_ = std::move(problem); }
 
  private:
   friend const std::vector<Route>& api_routes();
@@ -167,6 +169,7 @@ class Api {
   WebhookOptions webhook_options_;
   EventStreams event_streams_;
   store::LeaseState lease_;
+  std::function<std::optional<std::string>()> store_problem_;
 };
 
 // The longest lifetime a token may be given ("ttl_s"): ten years.

@@ -558,6 +558,9 @@ int run_daemon(const DaemonOptions& o) {
   if (leadership.advertise_url.empty()) leadership.advertise_url = url;
   leadership.lease.active_url = leadership.advertise_url;
   api.set_lease(leadership.lease);
+  if (leadership.kept) {
+    api.set_store_health([&leadership, &clock] { return leadership.kept->store_problem(clock.monotonic_now()); });
+  }
   write_file_atomically(data_dir / "daemon.addr", url + "\n", 0644);
   spdlog::info("event=daemon_listening url={} data_dir={} version={} agent_client_certificates={} role=active epoch={} "
                "advertise_url={}",
@@ -569,12 +572,18 @@ int run_daemon(const DaemonOptions& o) {
   // Set once the lease timer first checked the lease (a renewal had its chance, so a long start-up
   // is not taken for a lost lease).
   bool lease_watched = false;
+  bool store_unreachable = false;
   std::function<void()> tick = [&] {
     // A tick after a pause longer than the lease acts on nothing: the lease may be another's now.
     if (leadership.kept && lease_watched) {
       if (const Result<void> held = leadership.kept->still_held(clock.monotonic_now()); !held) {
         exit_on_lease_lost(held.error().message);
       }
+      // Once per episode: the store stopped answering, and GET /healthz says so until it answers.
+      const std::optional<std::string> problem = leadership.kept->store_problem(clock.monotonic_now());
+      if (problem && !store_unreachable) spdlog::error("event=store_unreachable reason=\"{}\"", *problem);
+      if (!problem && store_unreachable) spdlog::info("event=store_reachable_again epoch={}", leadership.lease.epoch);
+      store_unreachable = problem.has_value();
     }
     jobs.tick();
     api.event_streams().keep_alive(clock.monotonic_now(), Millis(o.sse_keepalive_ms));

@@ -43,12 +43,15 @@ std::string without_trailing_slash(std::string url) {
 
 }  // namespace
 
-Json healthz_body(const std::string& version, bool active, const store::LeaseState& lease) {
-  return {{"status", "ok"},
-          {"version", version},
-          {"role", active ? "active" : "standby"},
-          {"epoch", lease.epoch},
-          {"active_url", lease.active_url}};
+Json healthz_body(const std::string& version, bool active, const store::LeaseState& lease,
+                  const std::optional<std::string>& store_problem) {
+  Json body = {{"status", store_problem ? "degraded" : "ok"},
+               {"version", version},
+               {"role", active ? "active" : "standby"},
+               {"epoch", lease.epoch},
+               {"active_url", lease.active_url}};
+  if (store_problem) body["store"] = *store_problem;
+  return body;
 }
 
 net::HttpResponse standby_answer(const net::HttpRequest& request, const store::LeaseState& lease,
@@ -84,6 +87,15 @@ Result<void> ActiveLease::renewed(MonoTime sent_at, const store::LeaseState& ans
 Result<void> ActiveLease::still_held(MonoTime now) const {
   if (now < held_until_) return {};
   return Error::unavailable("no renewal confirmed within the lease's " + std::to_string(ttl_.count()) + " ms");
+}
+
+std::optional<std::string> ActiveLease::store_problem(MonoTime now) const {
+  const auto silent = std::chrono::duration_cast<Millis>(now - (held_until_ - ttl_));
+  if (silent <= 2 * renew_every()) return std::nullopt;
+  const auto left = std::max(Millis(0), std::chrono::duration_cast<Millis>(held_until_ - now));
+  return "the store confirmed no lease renewal for " + std::to_string(silent.count()) +
+         " ms: writes wait, and the lease runs out in " + std::to_string(left.count()) +
+         " ms, when this daemon stops and a standby takes over";
 }
 
 void exit_on_lease_lost(const std::string& reason) {

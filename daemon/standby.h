@@ -9,6 +9,7 @@
 // The pure parts (the answers, ActiveLease's verdicts on a manual clock) are apart from the loop
 // that serves a standby's port (serve_as_standby_until_active), which blocks on the store.
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "net/http_server.h"
@@ -19,8 +20,11 @@
 
 namespace trainyard::daemon {
 
-// GET /healthz's body, active or standby: {"status":"ok","version","role","epoch","active_url"}.
-Json healthz_body(const std::string& version, bool active, const store::LeaseState& lease);
+// GET /healthz's body, active or standby: {"status":"ok","version","role","epoch","active_url"}; with
+// a `store_problem` (an active daemon whose lease renewals go unconfirmed), "status":"degraded" and
+// "store" saying why.
+Json healthz_body(const std::string& version, bool active, const store::LeaseState& lease,
+                  const std::optional<std::string>& store_problem = std::nullopt);
 
 // A standby's answer to `request`, `lease` being the lease as it last saw it. A lease still held at
 // the standby's own URL (`own_url`) is its predecessor's, dead since this process has its port (a
@@ -41,6 +45,9 @@ class ActiveLease {
   Result<void> renewed(MonoTime sent_at, const store::LeaseState& answer);
   // Whether the lease is still held at `now`: unavailable once no renewal was confirmed within the ttl.
   Result<void> still_held(MonoTime now) const;
+  // Why the store looks unreachable at `now`: no renewal confirmed for more than two renewal periods
+  // (one may be slow), as a sentence that says when the lease runs out; nullopt while they are.
+  std::optional<std::string> store_problem(MonoTime now) const;
 
  private:
   std::int64_t epoch_;

@@ -64,6 +64,11 @@ Json operation(const Route& route, const std::map<std::string, ApiSchema, std::l
   Json success = {{"description", route.summary},
                   {"content", {{answer.media_type, {{"schema", ref(route.response_schema)}}}}}};
   Json responses = {{std::to_string(route.success_status), success}, {"default", error}};
+  // The one route whose failure answers with its own schema: a degraded /healthz says why in it.
+  if (route.pattern == "/healthz") {
+    responses["503"] = {{"description", "degraded: the store confirms no lease renewal"},
+                        {"content", {{answer.media_type, {{"schema", ref(route.response_schema)}}}}}};
+  }
   Json op = {{"operationId", operation_id(route)}, {"summary", route.summary}, {"responses", responses}};
   if (const Json params = parameters(route); !params.empty()) op["parameters"] = params;
   if (!route.request_schema.empty()) {

@@ -14,9 +14,10 @@ const char* const kJsonSchemas = R"json({
       "field": {"type": "string", "description": "the field, query parameter or path part that was wrong"}}}}
   },
   "Healthz": {"type": "object", "required": ["status", "version", "role", "epoch", "active_url"],
-              "properties": {"status": {"const": "ok"}, "version": {"type": "string"},
+              "properties": {"status": {"enum": ["ok", "degraded"]}, "version": {"type": "string"},
                              "role": {"enum": ["active", "standby"]}, "epoch": {"type": "integer"},
-                             "active_url": {"type": "string"}}},
+                             "active_url": {"type": "string"},
+                             "store": {"type": "string", "description": "degraded: why the store looks unreachable (no lease renewal confirmed), and when the lease runs out"}}},
   "OpenApiDocument": {"type": "object", "description": "this document"},
   "JobSpec": {
     "type": "object", "required": ["name"], "additionalProperties": false,

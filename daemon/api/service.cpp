@@ -8,7 +8,11 @@
 
 namespace trainyard::daemon {
 
-void Api::healthz(ApiCall call) { call.reply(200, healthz_body(version_, true, lease_)); }
+void Api::healthz(ApiCall call) {
+  const std::optional<std::string> problem = store_problem_ ? store_problem_() : std::nullopt;
+  // 503 so a load balancer sends clients elsewhere: nothing this daemon would acknowledge can commit.
+  call.reply(problem ? 503 : 200, healthz_body(version_, true, lease_, problem));
+}
 
 void Api::openapi(ApiCall call) {
   if (openapi_text_.empty()) openapi_text_ = json_text(openapi_document(api_routes(), api_schemas(), version_));

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -38,6 +39,41 @@ int free_port() {
   return ntohs(addr.sin_port);
 }
 
+// Every process of the PostgreSQL server whose socket directory `url` names: the postmaster (started
+// with -D <that directory>/data) and the backends and workers it forked.
+std::vector<pid_t> postgres_processes(const std::string& url) {
+  const auto host = url.find("host=");
+  const std::string dir = url.substr(host + 5, url.find('&', host) - host - 5);
+  const auto cmdline_of = [](const fs::path& proc) {
+    std::ifstream in(proc / "cmdline");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::replace(text.begin(), text.end(), '\0', ' ');
+    return text;
+  };
+  const auto parent_of = [](const fs::path& proc) {
+    std::ifstream in(proc / "status");
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("PPid:", 0) == 0) return static_cast<pid_t>(std::stol(line.substr(5)));
+    }
+    return pid_t{-1};
+  };
+  pid_t postmaster = -1;
+  std::vector<fs::path> all;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+    all.push_back(entry.path());
+    if (cmdline_of(entry.path()).find("-D " + dir + "/data") != std::string::npos) postmaster = std::stoi(name);
+  }
+  std::vector<pid_t> found;
+  if (postmaster < 0) return found;
+  found.push_back(postmaster);
+  for (const auto& proc : all) {
+    if (parent_of(proc) == postmaster) found.push_back(static_cast<pid_t>(std::stol(proc.filename().string())));
+  }
+  return found;
+}
+
 struct Daemon {
   std::string url;
   std::string data;  // its data dir: the token files are the first daemon's
@@ -60,11 +96,12 @@ class Failover : public ::testing::Test {
   // timeout leaves it no room.
   static std::vector<std::string> unfenced() { return {"--node-timeout-ms", "10000", "--fence-ms", "0"}; }
 
-  void start(Daemon& daemon, const std::string& log, const std::vector<std::string>& liveness = unfenced()) {
+  void start(Daemon& daemon, const std::string& log, const std::vector<std::string>& liveness = unfenced(),
+             std::chrono::milliseconds lease_ttl = kLeaseTtl) {
     const std::string listen = "127.0.0.1:" + std::to_string(free_port());
     daemon.url = "http://" + listen;
     std::vector<std::string> argv{TRAINYARD_DAEMON_BIN, "--listen", listen, "--advertise-url", daemon.url, "--data-dir",
-                                  daemon.data, "--store", store, "--lease-ttl-ms", std::to_string(kLeaseTtl.count()),
+                                  daemon.data, "--store", store, "--lease-ttl-ms", std::to_string(lease_ttl.count()),
                                   "--heartbeat-interval-ms", "100", "--tick-ms", "50", "--retry-backoff-ms", "50"};
     argv.insert(argv.end(), liveness.begin(), liveness.end());
     daemon.process = std::make_unique<Process>(argv, cluster.dir() + "/" + log);
@@ -267,6 +304,44 @@ TEST_F(Failover, AFrozenActiveDaemonLosesItsAgentsToTheStandbyWithTheirAttemptsR
   const std::string agent_log = read_text(cluster.dir() + "/agent-node-a.log");
   EXPECT_NE(agent_log.find("event=daemon_unanswering"), std::string::npos) << agent_log;
   EXPECT_EQ(agent_log.find("event=fenced"), std::string::npos) << agent_log;
+}
+
+}  // namespace
+}  // namespace trainyard::testing
+
+namespace trainyard::testing {
+namespace {
+
+// The active daemon's store stops answering (every PostgreSQL process frozen: a cut-off that leaves
+// connections open). /healthz says so, 503 with why, before the lease could pass to a standby; when
+// the store answers again within the lease, the daemon carries on as the active one.
+TEST_F(Failover, AnActiveDaemonWhoseStoreStopsAnsweringSaysSoInHealthzUntilItAnswers) {
+  // A 6 s lease, renewed every 1.2 s: degraded after 2.4 s unconfirmed, lost after 4.8 s at the soonest.
+  start(first, "daemon-a.log", unfenced(), 6000ms);
+  ASSERT_TRUE(eventually([&] { return role(first) == "active"; }, 20s)) << read_text(cluster.dir() + "/daemon-a.log");
+  const std::vector<pid_t> processes = postgres_processes(postgres->url());
+  ASSERT_GE(processes.size(), 2u) << "the postmaster and the daemon's backend";
+  for (const pid_t pid : processes) ::kill(pid, SIGSTOP);
+  std::string said;
+  const bool degraded = eventually(
+      [&] {
+        const auto answer = first.client->send({.method = "GET", .target = "/healthz"});
+        if (answer && answer->status == 503) said = answer->body;
+        return !said.empty();
+      },
+      4500ms);
+  for (const pid_t pid : processes) ::kill(pid, SIGCONT);
+  ASSERT_TRUE(degraded) << read_text(cluster.dir() + "/daemon-a.log");
+  EXPECT_NE(said.find("\"status\":\"degraded\""), std::string::npos) << said;
+  EXPECT_NE(said.find("the store confirmed no lease renewal for"), std::string::npos) << said;
+  EXPECT_TRUE(eventually([&] { return role(first) == "active"; }, 10s)) << "answering again, still active";
+  // The next tick logs the recovery.
+  EXPECT_TRUE(eventually(
+      [&] { return read_text(cluster.dir() + "/daemon-a.log").find("event=store_reachable_again") != std::string::npos; },
+      5s));
+  const std::string log = read_text(cluster.dir() + "/daemon-a.log");
+  EXPECT_NE(log.find("event=store_unreachable"), std::string::npos) << log;
+  EXPECT_EQ(log.find("event=lease_lost"), std::string::npos) << log;
 }
 
 }  // namespace

@@ -121,5 +121,25 @@ TEST_F(ActiveLeaseTest, IsLostWhenARenewalFindsItNotHeldOrHeldAtAnotherEpoch) {
   EXPECT_FALSE(lease.renewed(clock.monotonic_now(), {.held = true, .epoch = 5, .active_url = "http://a:1"}).ok());
 }
 
+// A store that stops answering (cut off, frozen): the lease's renewals go unconfirmed, and after
+// two renewal periods /healthz says so, and when the lease runs out.
+TEST_F(ActiveLeaseTest, UnconfirmedRenewalsForTwoPeriodsMakeTheStoreAProblemUntilOneIsConfirmed) {
+  clock.advance(2000ms);
+  EXPECT_FALSE(lease.store_problem(clock.monotonic_now())) << "two periods, as a slow renewal may take";
+  clock.advance(1ms);
+  const auto problem = lease.store_problem(clock.monotonic_now());
+  ASSERT_TRUE(problem);
+  EXPECT_EQ(*problem, "the store confirmed no lease renewal for 2001 ms: writes wait, and the lease runs out in "
+                      "2999 ms, when this daemon stops and a standby takes over");
+  const Json body = healthz_body("v", true, kept, problem);
+  EXPECT_EQ(body["status"], "degraded");
+  EXPECT_EQ(body["store"], *problem);
+  EXPECT_EQ(healthz_body("v", true, kept)["status"], "ok");
+  EXPECT_FALSE(healthz_body("v", true, kept).contains("store"));
+
+  EXPECT_TRUE(lease.renewed(clock.monotonic_now(), kept).ok());
+  EXPECT_FALSE(lease.store_problem(clock.monotonic_now())) << "answered again";
+}
+
 }  // namespace
 }  // namespace trainyard::daemon
