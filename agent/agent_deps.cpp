@@ -75,7 +75,7 @@ std::int64_t account_job_of(const LaunchMsg& launch) {
 
 std::unique_ptr<AttemptRun> LocalWorkloads::start_run(const LaunchMsg& launch, const std::string& attempt_dir,
                                                       int core, ExitCallback on_exit) {
-  auto account = job_accounts_.account_for(launch.user, account_job_of(launch), attempt_dir);
+  auto account = job_accounts_.account_for(launch.user, account_job_of(launch), launch.attempt_id, attempt_dir);
   if (launch.kind == JobKind::command) {
     return std::make_unique<CommandRun>(launch, attempt_dir, std::move(account), cgroups_, processes_, io_,
                                         std::move(on_exit));

@@ -43,8 +43,8 @@ class AttemptRun {
   // Per-step metrics completed since the last call, oldest first (I/O thread). Only runs that
   // measure training steps have any.
   virtual std::vector<StepMetric> take_metrics() { return {}; }
-  // Checkpoints published since the last call, oldest first (I/O thread). Only the training kernel
-  // reports them: a command job's checkpoints are its own format (docs/DESIGN.md "Checkpoints").
+  // Checkpoints published since the last call, oldest first (I/O thread): the training kernel's,
+  // or the step directories a command's rank 0 wrote (agent/command_checkpoints.h).
   virtual std::vector<CheckpointReport> take_checkpoints() { return {}; }
   // The node's injected faults changed (I/O thread): a run on a simulated device of its own
   // applies them there.

@@ -86,6 +86,10 @@ CommandRun::CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, 
   plan.environment = command_environment(launch_, files_, environ, account ? &*account : nullptr);
   plan.memory_limit_mb = launch_.memory_mb;
   environment_ = mask_secrets(plan.environment);
+  if (launch_.rank == 0 && !launch_.checkpoint_dir.empty()) {
+    checkpoints_.emplace(launch_.checkpoint_dir,
+                         account && account->gid_is_the_attempts ? std::optional(account->gid) : std::nullopt);
+  }
   process_ = std::make_unique<RankProcess>(launch_, attempt_dir, std::move(account), cgroups, processes, io, plan,
                                            [this](ProcessEnd end) { finish(end); });
 }
@@ -106,6 +110,10 @@ void CommandRun::finish(const ProcessEnd& end) {
   exit.user_facts = std::move(facts);
   exit.user_facts_error = std::move(facts_error);
   on_exit_(std::move(exit));
+}
+
+std::vector<CheckpointReport> CommandRun::take_checkpoints() {
+  return checkpoints_ ? checkpoints_->take_new() : std::vector<CheckpointReport>();
 }
 
 AttemptReport CommandRun::report() {

@@ -16,6 +16,9 @@
 // Account, cgroup and lifetime: as every rank's process (agent/rank_process.h); USER, LOGNAME
 // and HOME are the account's.
 //
+// Checkpoints: rank 0's agent reports the step directories that appear or change in
+// TRAINYARD_CHECKPOINT_DIR while the attempt runs (agent/command_checkpoints.h).
+//
 // Provenance: a process may write a JSON object of facts about its run (library versions, data set
 // ids) to the file named in TRAINYARD_PROVENANCE_FILE; it is read when the process has ended
 // (agent/provenance_file.h) and sent with the exit.
@@ -28,6 +31,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "agent/attempt_cgroup.h"
+#include "agent/command_checkpoints.h"
 #include "agent/attempt_run.h"
 #include "agent/job_account.h"
 #include "agent/process_registry.h"
@@ -62,6 +66,7 @@ class CommandRun final : public AttemptRun {
   void kill() override { process_->kill(); }
   void save_then_stop(const std::string& reason) override { process_->save_then_stop(reason); }  // SIGUSR1
   AttemptReport report() override;
+  std::vector<CheckpointReport> take_checkpoints() override;
   std::map<std::string, std::string> environment() const override { return environment_; }
 
   const std::string& log_path() const { return process_->log_path(); }
@@ -77,6 +82,7 @@ class CommandRun final : public AttemptRun {
   std::optional<TimePoint> last_progress_at_;
   std::optional<TimePoint> first_step_at_;
   std::string phase_;
+  std::optional<CommandCheckpointWatch> checkpoints_;  // rank 0's, with a checkpoint directory
   std::unique_ptr<RankProcess> process_;  // last: its end may be posted while the rest is set up
 };
 

@@ -22,7 +22,7 @@ JobAccount resolve_account(const std::string& field, const std::string& name) {
   if (::getpwnam_r(name.c_str(), &pw, buffer.data(), buffer.size(), &found) != 0 || found == nullptr) {
     throw InvalidInput(field, "no Unix account \"" + name + "\" on this node");
   }
-  JobAccount account{name, pw.pw_uid, pw.pw_gid, {}, pw.pw_dir ? pw.pw_dir : "/"};
+  JobAccount account{name, pw.pw_uid, pw.pw_gid, false, {}, pw.pw_dir ? pw.pw_dir : "/"};
   int count = 64;
   account.groups.resize(static_cast<std::size_t>(count));
   while (::getgrouplist(name.c_str(), pw.pw_gid, account.groups.data(), &count) < 0) {
@@ -66,20 +66,22 @@ JobAccount resolve_unprivileged(const std::string& field, const std::string& nam
   return account;
 }
 
-// The last uid of the range; (uid_t)-1 is no uid (setresuid's "unchanged"), so the range stops short of it.
+// The last uid of the range, and the last of the attempts' gids after it; (uid_t)-1 is no id
+// (setresuid's "unchanged"), so the ranges stop short of it.
 std::uint64_t last_uid(const JobUidRange& range) { return std::uint64_t{range.first} + range.count - 1; }
+std::uint64_t last_gid(const JobUidRange& range) { return last_uid(range) + range.count; }
 
 void check_range(const JobUidRange& range) {
   if (range.first == 0) throw InvalidInput("--job-uid-base", "must not be 0 (root)");
   if (range.count == 0) throw InvalidInput("--job-uid-count", "must be at least 1");
-  if (last_uid(range) >= std::uint64_t{static_cast<uid_t>(-1)}) {
+  if (last_gid(range) >= std::uint64_t{static_cast<uid_t>(-1)}) {
     throw InvalidInput("--job-uid-count", "--job-uid-base " + std::to_string(range.first) + " + " +
-                                              std::to_string(range.count) + " uids pass the largest uid, " +
+                                              std::to_string(range.count) + " uids and as many attempt gids pass the largest id, " +
                                               std::to_string(static_cast<uid_t>(-1) - 1));
   }
 }
 
-bool in_range(const JobUidRange& range, std::uint64_t id) { return id >= range.first && id <= last_uid(range); }
+bool in_range(const JobUidRange& range, std::uint64_t id) { return id >= range.first && id <= last_gid(range); }
 
 // A named account with a uid or gid a job may get would share its files and processes with that job.
 void check_outside_range(const std::string& field, const JobAccount& account, const JobUidRange& range) {
@@ -87,21 +89,23 @@ void check_outside_range(const std::string& field, const JobAccount& account, co
     throw InvalidInput(field, "\"" + account.name + "\" (uid " + std::to_string(account.uid) + ", gid " +
                                   std::to_string(account.gid) + ") is inside the per-job uid range " +
                                   std::to_string(range.first) + "-" + std::to_string(last_uid(range)) +
+                                  " or the attempt gids after it, up to " + std::to_string(last_gid(range)) +
                                   " (--job-uid-base, --job-uid-count)");
   }
 }
 
 }  // namespace
 
-JobAccount per_job_account(const JobUidRange& range, std::int64_t job, const std::string& home) {
+JobAccount per_job_account(const JobUidRange& range, std::int64_t job, std::int64_t attempt, const std::string& home) {
   if (job < 0 || static_cast<std::uint64_t>(job) >= range.count) {
     throw InvalidInput("job_id", "job " + std::to_string(job) + " has no account of its own: the per-job uid range " +
                                      std::to_string(range.first) + "-" + std::to_string(last_uid(range)) +
                                      " holds job ids 0-" + std::to_string(range.count - 1) +
                                      " (--job-uid-base, --job-uid-count)");
   }
-  const auto id = static_cast<uid_t>(range.first + static_cast<std::uint64_t>(job));
-  return JobAccount{"trainyard-job-" + std::to_string(job), id, id, {}, home};
+  const auto uid = static_cast<uid_t>(range.first + static_cast<std::uint64_t>(job));
+  const auto gid = static_cast<gid_t>(last_uid(range) + 1 + static_cast<std::uint64_t>(attempt) % range.count);
+  return JobAccount{"trainyard-job-" + std::to_string(job), uid, gid, true, {}, home};
 }
 
 JobAccounts::JobAccounts(const JobAccountOptions& options, bool agent_is_root) : job_uids_(options.job_uids) {
@@ -124,13 +128,13 @@ JobAccounts::JobAccounts(const JobAccountOptions& options, bool agent_is_root) :
   }
 }
 
-std::optional<JobAccount> JobAccounts::account_for(const std::string& user, std::int64_t job,
+std::optional<JobAccount> JobAccounts::account_for(const std::string& user, std::int64_t job, std::int64_t attempt,
                                                    const std::string& work_dir) const {
   if (const auto it = mapped_.find(user); it != mapped_.end()) return it->second;
   switch (default_kind_) {
     case Default::agent: return std::nullopt;
     case Default::named: return named_;
-    case Default::per_job: return per_job_account(job_uids_, job, work_dir);
+    case Default::per_job: return per_job_account(job_uids_, job, attempt, work_dir);
   }
   return std::nullopt;
 }
@@ -141,8 +145,9 @@ std::string JobAccounts::describe() const {
     case Default::agent: text = "the agent's own account"; break;
     case Default::named: text = named_->name + " (uid " + std::to_string(named_->uid) + ", shared by every job)"; break;
     case Default::per_job:
-      text = "an account of each job's own (uid = gid = " + std::to_string(job_uids_.first) + " + job id, up to " +
-             std::to_string(last_uid(job_uids_)) + ")";
+      text = "an account of each job's own (uid = " + std::to_string(job_uids_.first) + " + job id, up to " +
+             std::to_string(last_uid(job_uids_)) + "; a gid of each attempt's own, up to " +
+             std::to_string(last_gid(job_uids_)) + ")";
       break;
   }
   if (!mapped_.empty()) text += ", or the account --user-map gives the submitting user";

@@ -3,9 +3,11 @@
 //
 // An agent running as root never runs a command job as root unless told to (--allow-root-jobs):
 // each job runs as the account its submitting Trainyard user maps to (--user-map), or else, by
-// default, as an account of its own that no other job shares: uid = gid = the range's first uid +
-// the job id, so every node and every attempt of a job agree on it without asking anyone (like
-// systemd's DynamicUser). An explicit --job-user runs all unmapped users' jobs as that one account
+// default, as an account of its own that no other job shares: uid = the range's first uid + the
+// job id, so every node and every attempt of a job agree on it without asking anyone (like
+// systemd's DynamicUser). Its primary group is the attempt's own, from the gids just past the uid
+// range, so what each attempt writes carries its gid: a replaced attempt still running cannot make
+// a file that passes for its successor's (agent/command_checkpoints.h). An explicit --job-user runs all unmapped users' jobs as that one account
 // instead, and then they can reach each other's files and processes. Named accounts are resolved
 // once, at start, so a launch makes no name-service calls and a missing account stops the agent
 // before it takes work. An agent that is not root cannot switch: its jobs run as itself.
@@ -23,6 +25,7 @@ struct JobAccount {
   std::string name;
   uid_t uid = 0;
   gid_t gid = 0;
+  bool gid_is_the_attempts = false;  // a per-job account's: no other attempt has this gid
   std::vector<gid_t> groups;  // supplementary groups, from the group database (as initgroups)
   std::string home;
 };
@@ -35,16 +38,19 @@ JobAccount resolve_account(const std::string& field, const std::string& name);
 // Throws InvalidInput("--user-map", ...) naming the key when the file or an entry is bad.
 std::map<std::string, std::string> read_user_map(const std::string& path);
 
-// The uids (and gids) of per-job accounts: job J runs as `first + J`. The default range starts
-// at 0x60000000, far above the accounts a system allocates, and holds 2^28 job ids.
+// The uids of per-job accounts: job J runs as `first + J`; and then the `count` gids after them,
+// one per attempt: attempt A's group is `first + count + A mod count`. The default range starts at
+// 0x60000000, far above the accounts a system allocates, and holds 2^28 job ids (and as many
+// attempts before a gid comes round again).
 struct JobUidRange {
   std::uint32_t first = 0x60000000;
   std::uint32_t count = 0x10000000;
 };
 
-// Job `job`'s own account: uid = gid = range.first + job, no supplementary groups, named
-// "trainyard-job-J", HOME `home`. Throws InvalidInput("job_id", ...) for a job id outside the range.
-JobAccount per_job_account(const JobUidRange& range, std::int64_t job, const std::string& home);
+// Job `job`'s own account for attempt `attempt`: uid = range.first + job, the attempt's gid, no
+// supplementary groups, named "trainyard-job-J", HOME `home`. Throws InvalidInput("job_id", ...)
+// for a job id outside the range.
+JobAccount per_job_account(const JobUidRange& range, std::int64_t job, std::int64_t attempt, const std::string& home);
 
 struct JobAccountOptions {
   std::optional<std::string> job_user;  // unset: per-job accounts, or root with allow_root_jobs
@@ -62,10 +68,11 @@ class JobAccounts {
   JobAccounts(const JobAccountOptions& options, bool agent_is_root);
   JobAccounts() = default;  // jobs run as the agent
 
-  // The account to switch to for job `job`, which `user` submitted and which works in `work_dir`
-  // (a per-job account's HOME); empty when the job runs as the agent. Throws InvalidInput("job_id")
-  // when the job's own account would fall outside the range.
-  std::optional<JobAccount> account_for(const std::string& user, std::int64_t job, const std::string& work_dir) const;
+  // The account to switch to for attempt `attempt` of job `job`, which `user` submitted and which
+  // works in `work_dir` (a per-job account's HOME); empty when the job runs as the agent. Throws
+  // InvalidInput("job_id") when the job's own account would fall outside the range.
+  std::optional<JobAccount> account_for(const std::string& user, std::int64_t job, std::int64_t attempt,
+                                        const std::string& work_dir) const;
   // One line for the start-up log: who jobs run as.
   std::string describe() const;
 

@@ -186,9 +186,9 @@ int main(int argc, char** argv) {
                    "one Unix account every command job of an unmapped user runs as, shared by all of them (default: "
                    "each job its own uid, see --job-uid-base)",
                    &f.job_user);
-  flags.add_int("job-uid-base", "uid (and gid) of job 0's own account; job J runs as BASE + J", &f.job_uid_base, 1,
+  flags.add_int("job-uid-base", "uid of job 0's own account; job J runs as BASE + J, attempt A with gid BASE + COUNT + A mod COUNT", &f.job_uid_base, 1,
                 0xFFFFFFFE);
-  flags.add_int("job-uid-count", "how many per-job uids from --job-uid-base; a job id past them is refused at launch",
+  flags.add_int("job-uid-count", "how many per-job uids from --job-uid-base (and attempt gids after them); a job id past them is refused at launch",
                 &f.job_uid_count, 1, 0xFFFFFFFE);
   flags.add_int("job-pids-max", "processes and threads each attempt may have at once (its cgroup's pids.max)",
                 &f.job_pids_max, 1, 4'194'304);

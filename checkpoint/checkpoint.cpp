@@ -291,6 +291,12 @@ fs::path write_checkpoint(const fs::path& root, const TrainingState& state) {
   return final_dir;
 }
 
+std::optional<uid_t> owner_uid(const fs::path& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return std::nullopt;
+  return st.st_uid;
+}
+
 std::vector<CheckpointInfo> list_checkpoints(const fs::path& root) {
   std::vector<CheckpointInfo> found;
   std::error_code ec;

@@ -1,7 +1,5 @@
 #include "daemon/job_checkpoints.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 
 #include "checkpoint/checkpoint.h"
@@ -14,19 +12,12 @@ const store::CheckpointRecord* record_of(const std::vector<store::CheckpointReco
   return it == recorded.end() ? nullptr : &*it;
 }
 
-// The uid owning `path` itself (a link is not followed); nullopt when it cannot be seen.
-std::optional<uid_t> owner_uid(const std::filesystem::path& path) {
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) return std::nullopt;
-  return st.st_uid;
-}
-
 // A command's own format proves nothing about who wrote it, so its step directory counts only when
 // the job's account made it: the agent gives the job's directory to that account (refusing one
 // another account made), and another account's step directory in it was planted.
 Result<void> written_by_the_job(const std::filesystem::path& job_dir, const std::filesystem::path& step_dir) {
-  const auto job_uid = owner_uid(job_dir);
-  const auto step_uid = owner_uid(step_dir);
+  const auto job_uid = checkpoint::owner_uid(job_dir);
+  const auto step_uid = checkpoint::owner_uid(step_dir);
   if (job_uid && step_uid && *job_uid == *step_uid) return {};
   return Error::invalid_input("", "written by uid " + (step_uid ? std::to_string(*step_uid) : "?") +
                                       ", not by the job's account (uid " +
@@ -37,8 +28,13 @@ Result<void> written_by_the_job(const std::filesystem::path& job_dir, const std:
 Result<void> verify(const std::filesystem::path& dir, const store::CheckpointRecord* record, JobKind kind) {
   const auto bad = [](std::string why) { return Error::invalid_input("", std::move(why)); };
   if (!checkpoint::has_manifest(dir)) {
-    if (kind == JobKind::command) return written_by_the_job(dir.parent_path(), dir);
-    return bad("manifest.json: missing");
+    if (kind != JobKind::command) return bad("manifest.json: missing");
+    if (auto own = written_by_the_job(dir.parent_path(), dir); !own) return own;
+    if (!record) return bad("not recorded: no attempt of this job reported writing it while it was current");
+    if (!record->manifest_sha256.empty()) {
+      return bad("manifest.json: removed since attempt " + std::to_string(record->attempt_id) + " reported it");
+    }
+    return {};
   }
   if (!record) return bad("not recorded: no attempt of this job reported writing it");
   const auto digest = checkpoint::manifest_sha256(dir);

@@ -3,9 +3,10 @@
 // The directory is the job's to write, so what is in it proves nothing: a checkpoint
 // counts only when an attempt of this job reported it (store.h CheckpointRecord) and its manifest
 // still has the digest that attempt reported, and verifies. A command job's step directories
-// without a manifest are its own format, which it has no way to report: they count when the job's
-// account wrote them (they belong to the owner of the job's directory, which the agent gives to
-// the job's account), so one planted by another account is never resumed from.
+// without a manifest are its own format: they count when the agent of a current attempt reported
+// them (agent/command_checkpoints.h), so what a fenced-off attempt writes is never resumed from,
+// and when the job's account wrote them (they belong to the owner of the job's directory, which
+// the agent gives to the job's account), so one planted by another account is not either.
 #include <filesystem>
 #include <optional>
 #include <string>

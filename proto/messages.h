@@ -31,7 +31,8 @@ namespace trainyard::inline proto {
 // 12: hello says how the agent contains attempts (cgroups); launch carries the job's memory_mb.
 // 13: heartbeats are numbered and the daemon acknowledges each (heartbeat_ack); welcome carries the
 //     fence time: an agent with no heartbeat acknowledged for it stops its attempts.
-inline constexpr int kProtocolVersion = 13;
+// 14: metrics carry the step directories a command's rank 0 wrote (no digest without a manifest).
+inline constexpr int kProtocolVersion = 14;
 
 // The agent's view of one attempt it is running.
 struct AttemptReport {
@@ -89,14 +90,16 @@ struct AttemptExitedMsg {
   std::optional<int> peer_closed_rank;
 };
 // A checkpoint an attempt's rank 0 published: its step and the hex SHA-256 of its manifest.json,
-// which the daemon records so a retry resumes only from checkpoints the job itself wrote.
+// which the daemon records so a retry resumes only from checkpoints the job itself wrote. A
+// command's step directory in its own format has no manifest, and an empty digest.
 struct CheckpointReport {
   std::int64_t step = 0;
   std::string manifest_sha256;
   bool operator==(const CheckpointReport&) const = default;
 };
 // Steps an attempt's rank 0 completed, and checkpoints it published, since its last metrics
-// message, oldest first.
+// message, oldest first; at most kMaxCheckpointReports checkpoints.
+inline constexpr std::size_t kMaxCheckpointReports = 1000;
 struct MetricsMsg {
   AttemptId attempt_id = 0;
   std::vector<StepMetric> steps;

@@ -77,6 +77,8 @@ TEST(Fencing, AnAgentWhoseHeartbeatsGoUnacknowledgedStopsItsAttemptBeforeTheNode
       << attempts.dump(2);
 }
 
+std::string trim_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
 // Whether `pid` has ended: gone, or a zombie its parent has not reaped.
 bool ended(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
@@ -149,6 +151,79 @@ TEST(Fencing, WhatADeadAgentsAttemptLeftRunningIsKilledByItsFenceKeeper) {
   const bool killed = eventually([&] { return ended(pid); }, 2s);
   if (!killed) ::kill(pid, SIGKILL);
   ASSERT_TRUE(killed) << "the escapee outlived its dead agent:\n" << read_text(cluster.dir() + "/agent-node-a.log");
+}
+
+
+// Without a fence (the default test cluster's `--fence-ms 0`), a frozen agent's rank keeps running
+// after the daemon replaced its attempt, and keeps writing `step-N` directories into the job's
+// checkpoints, newer than any its successors write. None of them is a resume point: a command's
+// step directory counts only when the agent of a current attempt reported it
+// (agent/command_checkpoints.h, daemon/job_checkpoints.h).
+TEST(Fencing, StepDirectoriesAReplacedAttemptKeepsWritingAreNeverResumedFrom) {
+  Cluster cluster;
+  cluster.start_daemon();
+  cluster.start_agent("node-a");
+  cluster.wait_for_nodes(1);
+  const std::string shared = cluster.shared_dir();
+  const auto note = [&](const std::string& name, const std::string& value) {
+    return "echo \"" + value + "\" > " + shared + "/" + name + ".tmp && mv " + shared + "/" + name + ".tmp " + shared +
+           "/" + name;
+  };
+  const std::string script =
+      "case \"$TRAINYARD_ATTEMPT\" in "
+      "1) " + note("checkpoints", "$TRAINYARD_CHECKPOINT_DIR") + "; n=1; while :; do "
+      "mkdir -p \"$TRAINYARD_CHECKPOINT_DIR/step-$(printf %010d $n)\"; echo \"$n train\" > \"$TRAINYARD_PROGRESS_FILE\"; "
+      "n=$((n+1)); sleep 0.1; done ;; "
+      "2) " + note("resume-2", "$TRAINYARD_RESUME_FROM") + "; while [ ! -e " + shared + "/go ]; do sleep 0.05; done; exit 1 ;; "
+      "*) " + note("resume-3", "$TRAINYARD_RESUME_FROM") + "; exit 0 ;; esac";
+  const auto id = cluster.submit({{"name", "stale-writer"},
+                                  {"nodes", 1},
+                                  {"retry", {{"attempts", 5}}},
+                                  {"command", {{"argv", {"/bin/sh", "-c", script}}}}});
+  const std::string listing = "/v1/jobs/" + std::to_string(id) + "/checkpoints";
+  const auto valid_steps = [&] {
+    std::vector<std::int64_t> steps;
+    const Json listed = cluster.api("GET", listing).body["checkpoints"];
+    for (const Json& c : listed) {
+      if (c.value("valid", false)) steps.push_back(c["step"].get<std::int64_t>());
+    }
+    return steps;
+  };
+  ASSERT_TRUE(eventually([&] { return valid_steps().size() >= 3; }, 30s))
+      << cluster.api("GET", listing).body.dump(2) << cluster.daemon_log();
+  const fs::path checkpoints = trim_line(read_text(shared + "/checkpoints"));
+  const auto newest_on_disk = [&] {
+    std::int64_t newest = 0;
+    for (const auto& entry : fs::directory_iterator(checkpoints)) {
+      const std::string name = entry.path().filename().string();
+      if (name.starts_with("step-")) newest = std::max<std::int64_t>(newest, std::stoll(name.substr(5)));
+    }
+    return newest;
+  };
+
+  cluster.start_agent("node-b");
+  cluster.wait_for_nodes(2);
+  cluster.agent("node-a").signal(SIGSTOP);  // its rank runs on, unfenced
+  ASSERT_TRUE(eventually([&] { return fs::exists(shared + "/resume-2"); }, 30s)) << cluster.daemon_log();
+  const std::string resumed_second = trim_line(read_text(shared + "/resume-2"));
+  const std::int64_t newest_when_replaced = newest_on_disk();
+  ASSERT_TRUE(eventually([&] { return newest_on_disk() >= newest_when_replaced + 5; }, 10s))
+      << "the replaced attempt stopped writing";
+
+  std::ofstream(shared + "/go").close();
+  cluster.wait_job_state(id, "SUCCEEDED", 30s);
+  const std::string resumed_third = trim_line(read_text(shared + "/resume-3"));
+  EXPECT_EQ(resumed_third, resumed_second) << "resumed from a step directory the replaced attempt wrote; it had reached step "
+                                           << newest_on_disk();
+  const Json listed = cluster.api("GET", listing).body["checkpoints"];
+  ASSERT_FALSE(listed.empty());
+  EXPECT_EQ(listed.back().value("problem", ""),
+            "not recorded: no attempt of this job reported writing it while it was current")
+      << listed.dump(2);
+  cluster.agent("node-a").signal(SIGCONT);  // thawed, it is told to stop what it still runs
+  EXPECT_TRUE(eventually(
+      [&] { return cluster.daemon_log().find("event=attempt_fenced attempt=") != std::string::npos; }, 20s))
+      << cluster.daemon_log();
 }
 
 }  // namespace

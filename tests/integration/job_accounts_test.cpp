@@ -102,15 +102,17 @@ TEST_F(JobAccounts, EachUserRunsAsTheMappedAccountAndCannotReadAnothersJobDirect
   for (std::size_t i = 1; i < bob.size(); ++i) EXPECT_EQ(bob[i], "refused");
 }
 
-TEST_F(JobAccounts, EachJobGetsItsOwnUidAndGidWithoutGroupsAndItsWorkDirAsHome) {
+TEST_F(JobAccounts, EachJobGetsItsOwnUidEachAttemptItsOwnGidWithoutGroupsAndItsWorkDirAsHome) {
   start_agent({});
-  const auto first = run("id -u; id -g; id -G; echo \"$HOME\"; pwd");
+  const auto first = run("id -u; id -g; id -G; echo \"$HOME\"; pwd; echo \"$TRAINYARD_ATTEMPT_ID\"");
   const std::int64_t first_job = last_job;
   const auto second = run("id -u");
-  ASSERT_EQ(first.size(), 5u) << ::testing::PrintToString(first);
+  ASSERT_EQ(first.size(), 6u) << ::testing::PrintToString(first);
   EXPECT_EQ(first[0], uid_of_job(first_job));
-  EXPECT_EQ(first[1], uid_of_job(first_job));
-  EXPECT_EQ(first[2], uid_of_job(first_job)) << "no supplementary groups";
+  // The attempt's own group, the per-job range's count (2^28) past the first job uid.
+  const std::string attempt_gid = std::to_string(0x70000000 + std::stoll(first[5]));
+  EXPECT_EQ(first[1], attempt_gid);
+  EXPECT_EQ(first[2], attempt_gid) << "no supplementary groups";
   EXPECT_EQ(first[3], first[4]) << "HOME is the job's work directory";
   EXPECT_EQ(second, std::vector<std::string>{uid_of_job(last_job)});
   EXPECT_NE(first[0], second[0]);

@@ -59,7 +59,7 @@ TEST(CommandEnvironment, NamesTheJobsAccountNotTheAgents) {
   std::vector<char*> environ_like{home.data(), user.data(), nullptr};
   LaunchMsg launch;
   launch.command.env = {{"HOME", "/scratch"}};
-  const JobAccount account{"nobody", 65534, 65534, {}, "/nonexistent"};
+  const JobAccount account{"nobody", 65534, 65534, false, {}, "/nonexistent"};
   const auto env = command_environment(launch, {"/w/rank-0.progress", "/w/rank-0.provenance.json"}, environ_like.data(), &account);
   EXPECT_EQ(env.at("USER"), "nobody");
   EXPECT_EQ(env.at("LOGNAME"), "nobody");

@@ -39,34 +39,39 @@ TEST(UserMap, IsAnObjectOfTrainyardUserToUnixUserAndNamesTheBadKey) {
 TEST(JobAccounts, AnAgentThatIsNotRootRunsJobsAsItself) {
   JobAccountOptions options;
   options.job_user = "daemon";
-  EXPECT_FALSE(JobAccounts(options, false).account_for("alice", 7, "/w/attempts/9"));
-  EXPECT_FALSE(JobAccounts(JobAccountOptions{}, false).account_for("alice", 7, "/w/attempts/9"));
+  EXPECT_FALSE(JobAccounts(options, false).account_for("alice", 7, 1, "/w/attempts/9"));
+  EXPECT_FALSE(JobAccounts(JobAccountOptions{}, false).account_for("alice", 7, 1, "/w/attempts/9"));
 }
 
 TEST(JobAccounts, ARootAgentRunsEachUnmappedJobAsAnAccountOfItsOwn) {
   JobAccountOptions options;
   options.user_map = {{"alice", "daemon"}};
   const JobAccounts accounts(options, true);
-  const auto bob7 = accounts.account_for("bob", 7, "/w/attempts/9");
+  const auto bob7 = accounts.account_for("bob", 7, 1, "/w/attempts/9");
   ASSERT_TRUE(bob7);
   EXPECT_EQ(bob7->uid, 0x60000000u + 7);
-  EXPECT_EQ(bob7->gid, 0x60000000u + 7);
+  EXPECT_EQ(bob7->gid, 0x70000000u + 1) << "attempt 1's own group, past the uid range";
+  EXPECT_TRUE(bob7->gid_is_the_attempts);
   EXPECT_TRUE(bob7->groups.empty());
   EXPECT_EQ(bob7->name, "trainyard-job-7");
   EXPECT_EQ(bob7->home, "/w/attempts/9");
-  EXPECT_EQ(accounts.account_for("bob", 8, "/w/attempts/10")->uid, 0x60000000u + 8) << "another job, another uid";
-  EXPECT_EQ(accounts.account_for("carol", 7, "/w/attempts/11")->uid, bob7->uid)
+  EXPECT_EQ(accounts.account_for("bob", 8, 1, "/w/attempts/10")->uid, 0x60000000u + 8) << "another job, another uid";
+  EXPECT_EQ(accounts.account_for("carol", 7, 1, "/w/attempts/11")->uid, bob7->uid)
       << "every attempt of a job gets the same uid, whoever asks";
-  EXPECT_EQ(accounts.account_for("alice", 7, "/w/attempts/9")->name, "daemon");
-  EXPECT_EQ(accounts.account_for("alice", 7, "/w/attempts/9")->uid, 1u);
+  const auto retry = accounts.account_for("bob", 7, 2, "/w/attempts/12");
+  EXPECT_EQ(retry->uid, bob7->uid) << "the job's files stay its own";
+  EXPECT_EQ(retry->gid, 0x70000000u + 2) << "each attempt writes with a group no other attempt has";
+  EXPECT_EQ(accounts.account_for("alice", 7, 1, "/w/attempts/9")->name, "daemon");
+  EXPECT_FALSE(accounts.account_for("alice", 7, 1, "/w/attempts/9")->gid_is_the_attempts);
+  EXPECT_EQ(accounts.account_for("alice", 7, 1, "/w/attempts/9")->uid, 1u);
 }
 
 TEST(JobAccounts, AnExplicitJobUserIsSharedByEveryUnmappedJob) {
   JobAccountOptions options;
   options.job_user = "nobody";
   const JobAccounts accounts(options, true);
-  EXPECT_EQ(accounts.account_for("bob", 7, "/w")->name, "nobody");
-  EXPECT_EQ(accounts.account_for("carol", 8, "/w")->uid, accounts.account_for("bob", 7, "/w")->uid);
+  EXPECT_EQ(accounts.account_for("bob", 7, 1, "/w")->name, "nobody");
+  EXPECT_EQ(accounts.account_for("carol", 8, 1, "/w")->uid, accounts.account_for("bob", 7, 1, "/w")->uid);
   EXPECT_NE(accounts.describe().find("shared by every job"), std::string::npos) << accounts.describe();
 }
 
@@ -74,22 +79,22 @@ TEST(JobAccounts, AJobIdPastTheRangeIsRefusedNamingTheJobId) {
   JobAccountOptions options;
   options.job_uids = {1000000, 10};
   const JobAccounts accounts(options, true);
-  EXPECT_EQ(accounts.account_for("bob", 9, "/w")->uid, 1000009u);
+  EXPECT_EQ(accounts.account_for("bob", 9, 1, "/w")->uid, 1000009u);
   try {
-    accounts.account_for("bob", 10, "/w");
+    accounts.account_for("bob", 10, 1, "/w");
     ADD_FAILURE() << "job 10 accepted past a range of 10 uids";
   } catch (const InvalidInput& e) {
     EXPECT_EQ(e.field(), "job_id");
     EXPECT_NE(e.message().find("1000000-1000009"), std::string::npos) << e.message();
   }
-  EXPECT_THROW(per_job_account(options.job_uids, -1, "/w"), InvalidInput);
+  EXPECT_THROW(per_job_account(options.job_uids, -1, 1, "/w"), InvalidInput);
 }
 
 TEST(JobAccounts, ARangeThatPassesTheLargestUidOrHoldsANamedAccountIsRefused) {
   JobAccountOptions options;
-  options.job_uids = {0xFFFFFF00u, 0x100};
-  EXPECT_THROW(JobAccounts(options, true), InvalidInput) << "(uid_t)-1 is not a uid";
-  options.job_uids = {0xFFFFFF00u, 0xFF};
+  options.job_uids = {0xFFFFFF00u, 0x80};
+  EXPECT_THROW(JobAccounts(options, true), InvalidInput) << "(uid_t)-1 is not a gid for the last attempts";
+  options.job_uids = {0xFFFFFF00u, 0x7F};
   EXPECT_NO_THROW(JobAccounts(options, true));
   options.job_uids = {1, 10};  // daemon is uid 1
   options.user_map = {{"alice", "daemon"}};
@@ -105,9 +110,9 @@ TEST(JobAccounts, RootNeedsAllowRootJobs) {
   options.job_user = "root";
   EXPECT_THROW(JobAccounts(options, true), InvalidInput);
   options.allow_root_jobs = true;
-  EXPECT_EQ(JobAccounts(options, true).account_for("bob", 7, "/w")->uid, 0u);
+  EXPECT_EQ(JobAccounts(options, true).account_for("bob", 7, 1, "/w")->uid, 0u);
   options.job_user.reset();
-  EXPECT_FALSE(JobAccounts(options, true).account_for("bob", 7, "/w")) << "--allow-root-jobs alone: jobs run as the agent";
+  EXPECT_FALSE(JobAccounts(options, true).account_for("bob", 7, 1, "/w")) << "--allow-root-jobs alone: jobs run as the agent";
 }
 
 TEST(JobAccounts, AMissingAccountIsRefusedAtStartNamingTheKey) {

@@ -138,11 +138,13 @@ TEST(CheckpointResume, ListsEveryStepDirectoryWithWhyItIsNotResumable) {
   checkpoint::write_checkpoint(dir, state_at(20, 2));
   checkpoint::write_checkpoint(dir, state_at(30, 1));
   fs::create_directory(dir / "step-0000000040");  // the command's own format: no manifest
+  fs::create_directory(dir / "step-0000000050");  // the same, that no current attempt reported
   const std::vector<store::CheckpointRecord> records{{1, 7, 10, checkpoint::manifest_sha256(recorded).value(), TimePoint{}},
-                                              {1, 8, 20, reported_20, TimePoint{}}};
+                                                     {1, 8, 20, reported_20, TimePoint{}},
+                                                     {1, 8, 40, "", TimePoint{}}};
 
   const auto simulated = inspect_checkpoints(dir, records, JobKind::simulated);
-  ASSERT_EQ(simulated.size(), 4u);
+  ASSERT_EQ(simulated.size(), 5u);
   EXPECT_TRUE(simulated[0].valid);
   EXPECT_EQ(simulated[0].recorded_by, 7);
   EXPECT_EQ(simulated[1].problem, "manifest.json differs from the one attempt 8 reported");
@@ -152,9 +154,40 @@ TEST(CheckpointResume, ListsEveryStepDirectoryWithWhyItIsNotResumable) {
   EXPECT_EQ(resume_point(simulated)->step, 10);
 
   const auto command = inspect_checkpoints(dir, records, JobKind::command);
-  EXPECT_TRUE(command[3].valid) << "a command job's own format is its to resume from";
+  EXPECT_TRUE(command[3].valid) << "a command job's own format is its to resume from, once reported";
   EXPECT_FALSE(command[2].valid) << "a manifest nobody reported is not, even in a command job";
+  EXPECT_EQ(command[4].problem, "not recorded: no attempt of this job reported writing it while it was current");
   EXPECT_EQ(resume_point(command)->step, 40);
+}
+
+// A command's step directory is recorded when its current attempt's agent reports it
+// (agent/command_checkpoints.h): one that an attempt writes after it was replaced is reported by
+// nobody current, and stays on disk unresumable, however new its step.
+TEST(CheckpointResume, ACommandsStepDirectoryWrittenByAFencedOffAttemptIsNeverResumedFrom) {
+  Cluster c;
+  c.connect("n1");
+  c.submit(command_spec(1, 3));
+  const LaunchMsg first = c.agents["n1"]->launches().at(0);
+  c.started("n1", first.attempt_id);
+  const fs::path dir = first.checkpoint_dir;
+  checkpoint::create_checkpoint_dir(dir);
+  fs::create_directory(dir / "step-0000000010");
+  c.send("n1", MetricsMsg{first.attempt_id, {}, {CheckpointReport{10, ""}}});
+  c.exited("n1", first.attempt_id, 1);
+  const LaunchMsg second = launch_after_backoff(c, "n1");
+  ASSERT_EQ(second.resume_from, (dir / "step-0000000010").string());
+  c.started("n1", second.attempt_id);
+
+  // The first attempt's rank, still running after it was replaced, writes a newer step, and its
+  // agent reports it: not current, the report is dropped.
+  fs::create_directory(dir / "step-0000000060");
+  c.send("n1", MetricsMsg{first.attempt_id, {}, {CheckpointReport{60, ""}}});
+  fs::create_directory(dir / "step-0000000030");
+  c.send("n1", MetricsMsg{second.attempt_id, {}, {CheckpointReport{30, ""}}});
+  c.exited("n1", second.attempt_id, 1);
+  const LaunchMsg third = launch_after_backoff(c, "n1");
+  ASSERT_EQ(third.attempt_number, 3);
+  EXPECT_EQ(third.resume_from, (dir / "step-0000000030").string()) << "resumed from what a fenced-off attempt wrote";
 }
 
 TEST(CheckpointResume, ACommandsStepDirectoryAnotherAccountPlantedIsNotResumedFrom) {
@@ -167,7 +200,8 @@ TEST(CheckpointResume, ACommandsStepDirectoryAnotherAccountPlantedIsNotResumedFr
   fs::create_directory(dir / "step-0000999999");
   ASSERT_EQ(::lchown((dir / "step-0000999999").c_str(), 1610612738, 1610612738), 0);
 
-  const auto command = inspect_checkpoints(dir, {}, JobKind::command);
+  const std::vector<store::CheckpointRecord> reported{{1, 7, 5, "", TimePoint{}}, {1, 7, 999999, "", TimePoint{}}};
+  const auto command = inspect_checkpoints(dir, reported, JobKind::command);
   ASSERT_EQ(command.size(), 2u);
   EXPECT_TRUE(command[0].valid) << command[0].problem;
   EXPECT_FALSE(command[1].valid);
