@@ -212,10 +212,30 @@ std::string attempts_text(const Json& job) {
   return text + ")";
 }
 
+// A task's place in its array: "task 3 of array 9 (4 tasks)".
+std::string array_task_text(const Json& array) {
+  return "task " + text_of(array, "task_id") + " of array " + text_of(array, "job_id") + " (" +
+         text_of(array, "task_count") + " tasks)";
+}
+
+// What `job ID` of an array shows before its task 0: the whole array, its tasks counted by state.
+std::string array_summary(const Json& job) {
+  const Json& tasks = field_or_null(job, "array_tasks");
+  if (!tasks.is_object()) return "";
+  const Json& array = field_or_null(job, "array");
+  Description d;
+  d.add("Array", text_of(array, "job_id") + "_[" + text_of(field_or_null(job, "spec"), "array") + "]");
+  d.add("State", text_of(tasks, "state"));
+  d.add("Tasks", text_of(array, "task_count") + ": " + task_counts(tasks));
+  return d.str() + "\nTask " + text_of(array, "task_id") + " (" + id_cell(job) + "):\n";
+}
+
 std::string describe_job(const Json& job, TimePoint now) {
   const Json& spec = field_or_null(job, "spec");
   Description d;
-  d.add("ID", text_of(job, "id"));
+  const Json& array = field_or_null(job, "array");
+  d.add("ID", array.is_object() ? id_cell(job) + " (job id " + text_of(job, "id") + ")" : text_of(job, "id"));
+  if (array.is_object()) d.add("Array", array_task_text(array));
   d.add("Name", text_of(job, "name"));
   d.add("User", text_of(job, "user"));
   d.add("Share", text_of(job, "share"));
@@ -454,7 +474,7 @@ std::string ShowJob::render(const Replies& replies, const RenderContext& ctx) co
   if (provenance) return render_record(replies.at(0));
   const Json& attempts = field_or_null(replies.at(1), "attempts");
   const bool any = attempts.is_array() && !attempts.empty();
-  std::string out = describe_job(replies.at(0), ctx.now) + "\nAttempts:" + (any ? "\n" + attempts_table(attempts, ctx.now) : " none\n");
+  std::string out = array_summary(replies.at(0)) + describe_job(replies.at(0), ctx.now) + "\nAttempts:" + (any ? "\n" + attempts_table(attempts, ctx.now) : " none\n");
   if (any) {
     for (const Json& a : attempts) {
       const std::string diagnosis = text_of(a, "diagnosis");

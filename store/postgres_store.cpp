@@ -105,7 +105,8 @@ std::vector<Prepared> statements() {
       {"attempts_of_jobs", "SELECT record FROM attempts WHERE job_id = ANY($1::bigint[]) ORDER BY job_id, id"},
       {"attempt_by_id", "SELECT record FROM attempts WHERE id = $1"},
       {"attempts_since",
-       "SELECT record FROM attempts WHERE ended_at_ms IS NULL OR ended_at_ms >= $1 ORDER BY job_id, id"},
+       "SELECT record FROM attempts WHERE job_id < $2 AND (ended_at_ms IS NULL OR ended_at_ms >= $1)"
+       " ORDER BY job_id DESC, id DESC LIMIT $3"},
       {"node_by_name", "SELECT record FROM nodes WHERE name = $1"},
       {"token_by_hash", "SELECT " + tokens + " FROM tokens WHERE hash = $1"},
       {"all_tokens", "SELECT " + tokens + " FROM tokens ORDER BY created_at_ms, hash"},
@@ -429,8 +430,8 @@ std::vector<Attempt> PostgresStore::attempts_of_jobs(std::span<const JobId> jobs
   return all_rows(read("attempts_of_jobs", Params().add(ids)), attempt_at);
 }
 
-std::vector<Attempt> PostgresStore::attempts_running_since(TimePoint from) {
-  return all_rows(read("attempts_since", Params().add(to_unix_ms(from))), attempt_at);
+std::vector<Attempt> PostgresStore::attempts_running_since(TimePoint from, JobId before_job, int limit) {
+  return all_rows(read("attempts_since", Params().add(to_unix_ms(from)).add(before_job).add(limit)), attempt_at);
 }
 
 std::optional<Attempt> PostgresStore::attempt(AttemptId id) {

@@ -170,8 +170,8 @@ struct SqliteStore::Statements {
         attempt_by_id(db, "SELECT record FROM attempts WHERE id = ?1"),
         // Two index lookups (attempts_by_end for both terms), not a scan of every attempt.
         attempts_since(db,
-                       "SELECT record FROM attempts WHERE ended_at_ms IS NULL OR ended_at_ms >= ?1"
-                       " ORDER BY job_id, id"),
+                       "SELECT record FROM attempts WHERE job_id < ?2 AND (ended_at_ms IS NULL OR ended_at_ms >= ?1)"
+                       " ORDER BY job_id DESC, id DESC LIMIT ?3"),
         node_by_name(db, "SELECT record FROM nodes WHERE name = ?1"),
         token_by_hash(db, "SELECT " + std::string(kTokenColumns) + " FROM tokens WHERE hash = ?1"),
         all_tokens(db, "SELECT " + std::string(kTokenColumns) + " FROM tokens ORDER BY created_at_ms, hash"),
@@ -488,9 +488,11 @@ std::vector<Attempt> SqliteStore::attempts_of_jobs(std::span<const JobId> jobs) 
   return out;
 }
 
-std::vector<Attempt> SqliteStore::attempts_running_since(TimePoint from) {
+std::vector<Attempt> SqliteStore::attempts_running_since(TimePoint from, JobId before_job, int limit) {
   Use use(statements_->attempts_since);
   use.bind_int(1, to_unix_ms(from));
+  use.bind_int(2, before_job);
+  use.bind_int(3, limit);
   std::vector<Attempt> out;
   while (use.next_row()) out.push_back(attempt_at(use));
   return out;

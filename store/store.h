@@ -242,9 +242,11 @@ class Store {
   virtual std::vector<Attempt> attempts_of(JobId job) = 0;
   // The attempts of every job in `jobs`, by job, then id: one query for a page of jobs.
   virtual std::vector<Attempt> attempts_of_jobs(std::span<const JobId> jobs) = 0;
-  // The attempts still running or ended at or after `from`, by job, then id: for each job a suffix
-  // of its attempts (a later attempt starts after an earlier one ended).
-  virtual std::vector<Attempt> attempts_running_since(TimePoint from) = 0;
+  // The attempts still running or ended at or after `from` of the jobs below `before_job`, newest
+  // job first and newest attempt first within it, at most `limit`: for each job a suffix of its
+  // attempts (a later attempt starts after an earlier one ended). A page is bounded work; the last
+  // job of a full page may continue on the next (docs/DESIGN.md "Goodput").
+  virtual std::vector<Attempt> attempts_running_since(TimePoint from, JobId before_job, int limit) = 0;
   virtual std::optional<Attempt> attempt(AttemptId id) = 0;
   virtual std::optional<Node> node(const std::string& name) = 0;
   virtual std::optional<TokenRecord> token_by_hash(const std::string& hash) = 0;

@@ -1,10 +1,11 @@
 // Goodput: of the newest jobs and their total, or of the cluster over a fixed window of time.
-#include <map>
+#include <memory>
 
 #include "daemon/api.h"
 #include "daemon/api/call.h"
 #include "daemon/api/query.h"
 #include "daemon/goodput.h"
+#include "daemon/goodput_window.h"
 #include "daemon/store_worker.h"
 #include "proto/errors.h"
 
@@ -22,35 +23,15 @@ std::chrono::hours parse_window(const std::string& text) {
   return std::chrono::hours(count * per_unit);
 }
 
-Json job_row(const Job& job, const Goodput& g) {
-  Json row = to_json(g);
-  row["job_id"] = job.id;
-  row["name"] = job.spec.name;
-  row["state"] = to_string(job.state);
-  return row;
-}
-
-// Every attempt that ran in [from, to] counts its share of the window, whichever job it belongs to
-// and however old; `jobs` lists the newest `limit` of them.
-void windowed_goodput(StoreWorker& worker, ApiCall call, std::optional<std::string> only_user, TimePoint from,
-                      TimePoint to, std::size_t limit) {
+// Reads the window's pages one store task at a time, replying after the last.
+void read_window(StoreWorker& worker, ApiCall call, std::shared_ptr<WindowedGoodput> window) {
   worker.read(
-      [call, only_user, from, to, limit](store::Store& store) {
-        std::map<JobId, std::vector<Attempt>, std::greater<>> by_job;
-        for (Attempt& a : store.attempts_running_since(from)) by_job[a.job_id].push_back(std::move(a));
-        Goodput cluster;
-        Json jobs = Json::array();
-        for (const auto& [job_id, attempts] : by_job) {
-          const std::optional<Job> job = store.job(job_id);
-          if (!job || (only_user && job->user != *only_user)) continue;
-          const Goodput g = job_goodput_in(attempts, from, to);
-          cluster += g;
-          if (jobs.size() < limit) jobs.push_back(job_row(*job, g));
-        }
-        Json body = {{"window", {{"from", format_time(from)}, {"to", format_time(to)}}},
-                     {"cluster", to_json(cluster)},
-                     {"jobs", jobs}};
-        return std::function<void()>([call, body = std::move(body)] { call.reply(200, body); });
+      [&worker, call, window](store::Store& store) {
+        const bool more = window->read_page(store);
+        return std::function<void()>([&worker, call, window, more] {
+          if (more) return read_window(worker, call, window);
+          call.reply(200, window->body());
+        });
       },
       [call](const Error& error) { call.fail(error.during("could not compute goodput")); });
 }
@@ -64,7 +45,8 @@ void Api::cluster_goodput(ApiCall call) {
   const TimePoint now = clock_.system_now();
   const auto window = call.request.query.find("window");
   if (window != call.request.query.end()) {
-    windowed_goodput(store_, std::move(call), only_user, now - parse_window(window->second), now, limit);
+    const TimePoint from = now - parse_window(window->second);
+    read_window(store_, std::move(call), std::make_shared<WindowedGoodput>(from, now, only_user, limit));
     return;
   }
   store::JobQuery query;
@@ -77,7 +59,7 @@ void Api::cluster_goodput(ApiCall call) {
         for (const Job& job : store.jobs(query)) {
           const Goodput g = job_goodput(store.attempts_of(job.id), now);
           cluster += g;
-          jobs.push_back(job_row(job, g));
+          jobs.push_back(goodput_job_row(job, g));
         }
         Json body = {{"cluster", to_json(cluster)}, {"jobs", jobs}};
         return std::function<void()>([call, body = std::move(body)] { call.reply(200, body); });

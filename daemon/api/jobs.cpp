@@ -307,10 +307,15 @@ void Api::with_job(ApiCall call, std::function<void(ApiCall, Job)> then) {
 }
 
 void Api::get_job(ApiCall call) {
-  with_job(call, [this](ApiCall c, Job job) {
+  const bool one_task = call.param("id").find('_') != std::string::npos;
+  with_job(call, [this, one_task](ApiCall c, Job job) {
+    // Asked by an array's own id (not ID_N): the whole array too, its tasks by state.
+    const bool whole_array = !one_task && job.array_task && job.array_task->array_job == job.id;
     store_.read(
-        [this, c, job](store::Store& store) {
-          return std::function<void()>([this, c, job, attempts = store.attempts_of(job.id)]() mutable {
+        [this, c, job, whole_array](store::Store& store) {
+          std::optional<std::map<std::string, int>> tasks;
+          if (whole_array) tasks = task_states(array_tasks(store, *job.array_task));
+          return std::function<void()>([this, c, job, tasks, attempts = store.attempts_of(job.id)]() mutable {
             // Running attempts are fresher in memory than in the store.
             for (auto& a : attempts) {
               if (auto active = jobs_.active_attempt(a.id)) a = *active;
@@ -319,6 +324,7 @@ void Api::get_job(ApiCall call) {
             Json body = job_json(active ? *active : job, c.who);
             body["goodput"] = to_json(job_goodput(attempts, clock_.system_now()));
             body["storage"] = storage_json(job);
+            if (tasks) body["array_tasks"] = {{"state", array_state(*tasks)}, {"counts", *tasks}};
             c.reply(200, body);
           });
         },

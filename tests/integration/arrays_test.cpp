@@ -129,6 +129,31 @@ TEST_F(Arrays, ATasksLogsAreFoundByItsIdNAndItsMessagesNameIt) {
   ASSERT_EQ(cluster.api("POST", path(id) + "/cancel").status, 200);
 }
 
+// An array's own id reads as the whole array (one state, tasks by state) beside its task 0; ID_N
+// reads as that task alone.
+TEST_F(Arrays, AnArrayReadByItsIdSumsUpItsTasksAndATaskReadAsIdNIsItself) {
+  Json spec = command_job("sweep", "exit $((TRAINYARD_ARRAY_TASK_ID == 1))");
+  spec["array"] = "0-2";
+  const auto array = cluster.submit(spec);
+  ASSERT_TRUE(eventually(
+      [&] {
+        const Json all = tasks(array);
+        return all.size() == 3 && std::all_of(all.begin(), all.end(), [](const Json& t) {
+                 return t["state"] == "SUCCEEDED" || t["state"] == "FAILED";
+               });
+      },
+      30s))
+      << tasks(array).dump(2);
+  const Json whole = cluster.api("GET", path(array)).body;
+  EXPECT_EQ(whole["array_tasks"]["state"], "FAILED") << whole.dump(2);
+  EXPECT_EQ(whole["array_tasks"]["counts"], (Json{{"FAILED", 1}, {"SUCCEEDED", 2}})) << whole.dump(2);
+  EXPECT_EQ(whole["array"]["task_id"], 0) << "beside its task 0";
+  const Json one = cluster.api("GET", path(array) + "_1").body;
+  EXPECT_FALSE(one.contains("array_tasks")) << one.dump(2);
+  EXPECT_EQ(one["array"]["task_id"], 1);
+  EXPECT_EQ(one["state"], "FAILED");
+}
+
 // Hold and release name tasks as ID_N, and an array's own id acts on all its tasks: an array
 // submitted held is released whole by its id, not only its first task.
 TEST_F(Arrays, AHeldArrayIsReleasedByItsIdAndOneTaskIsHeldAndReleasedAsIdN) {

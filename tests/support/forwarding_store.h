@@ -15,7 +15,9 @@ class ForwardingStore : public store::Store {
   std::vector<Job> jobs(const store::JobQuery& query) override { return inner_.jobs(query); }
   std::vector<Attempt> attempts_of(JobId job) override { return inner_.attempts_of(job); }
   std::vector<Attempt> attempts_of_jobs(std::span<const JobId> jobs) override { return inner_.attempts_of_jobs(jobs); }
-  std::vector<Attempt> attempts_running_since(TimePoint from) override { return inner_.attempts_running_since(from); }
+  std::vector<Attempt> attempts_running_since(TimePoint from, JobId before_job, int limit) override {
+    return inner_.attempts_running_since(from, before_job, limit);
+  }
   std::optional<Attempt> attempt(AttemptId id) override { return inner_.attempt(id); }
   std::optional<Node> node(const std::string& name) override { return inner_.node(name); }
   std::optional<store::TokenRecord> token_by_hash(const std::string& hash) override { return inner_.token_by_hash(hash); }

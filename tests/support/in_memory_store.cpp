@@ -1,6 +1,7 @@
 #include "tests/support/in_memory_store.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "store/schema.h"
 
@@ -162,12 +163,14 @@ std::vector<Attempt> InMemoryStore::attempts_of_jobs(std::span<const JobId> jobs
   return out;
 }
 
-std::vector<Attempt> InMemoryStore::attempts_running_since(TimePoint from) {
+std::vector<Attempt> InMemoryStore::attempts_running_since(TimePoint from, JobId before_job, int limit) {
   std::vector<Attempt> out;
   for (const auto& [id, a] : contents_.attempts) {
-    if (!a.ended_at || *a.ended_at >= from) out.push_back(a);
+    if (a.job_id < before_job && (!a.ended_at || *a.ended_at >= from)) out.push_back(a);
   }
-  std::stable_sort(out.begin(), out.end(), [](const Attempt& x, const Attempt& y) { return x.job_id < y.job_id; });
+  std::sort(out.begin(), out.end(),
+            [](const Attempt& x, const Attempt& y) { return std::tie(x.job_id, x.id) > std::tie(y.job_id, y.id); });
+  if (out.size() > static_cast<std::size_t>(std::max(limit, 0))) out.resize(static_cast<std::size_t>(std::max(limit, 0)));
   return out;
 }
 

@@ -20,7 +20,7 @@ class InMemoryStore final : public store::Store {
   std::vector<Job> jobs(const store::JobQuery& query) override;
   std::vector<Attempt> attempts_of(JobId job) override;
   std::vector<Attempt> attempts_of_jobs(std::span<const JobId> jobs) override;
-  std::vector<Attempt> attempts_running_since(TimePoint from) override;
+  std::vector<Attempt> attempts_running_since(TimePoint from, JobId before_job, int limit) override;
   std::optional<Attempt> attempt(AttemptId id) override;
   std::optional<Node> node(const std::string& name) override;
   std::optional<store::TokenRecord> token_by_hash(const std::string& hash) override;

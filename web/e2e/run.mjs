@@ -271,6 +271,33 @@ check("an injected fault turns a node UNHEALTHY on the map", async () => {
   await context.close();
 });
 
+check("an array has its own page: its tasks with their states, one task cancelled alone, all of them said so", async () => {
+  const made = await cluster.api("POST", "/v1/jobs", { name: "sweep", nodes: 1, cores_per_node: 1, array: "0-2",
+    wait_for_capacity: true, command: { argv: ["/bin/sleep", "600"] } });
+  assert.equal(made.status, 201, JSON.stringify(made.body));
+  const id = made.body.id;
+  const state = async (task) => (await cluster.api("GET", `/v1/jobs/${id}_${task}`)).body.state;
+  const context = await browser.newContext();
+  const page = await signIn(context, cluster.adminToken);
+  await page.getByRole("heading", { name: "Overview" }).waitFor();
+  await page.goto(`${cluster.url}/jobs/${id}`);
+  await page.getByRole("heading", { name: `Array #${id}_[0-2] sweep` }).waitFor();
+  await page.locator('tr[data-task="2"]').waitFor();
+  assert.match(await page.locator('tr[data-task="1"]').innerText(), new RegExp(`#${id}_1`));
+  await shot(page, "array");
+  await page.locator('tr[data-task="1"]').getByRole("button", { name: "Cancel task" }).click();
+  assert.match(await page.locator("dialog[open]").innerText(), new RegExp(`Cancel task #${id}_1 only\\?`));
+  await page.locator("dialog[open]").getByRole("button", { name: "Yes, cancel task" }).click();
+  await eventually(async () => (await state(1)) === "CANCELLED", 15_000, "task 1 cancelled");
+  assert.notEqual(await state(0), "CANCELLED");
+  assert.notEqual(await state(2), "CANCELLED");
+  await page.getByRole("button", { name: "Cancel all 3 tasks" }).click();
+  await page.locator("dialog[open]").getByRole("button", { name: "Yes, cancel all 3 tasks" }).click();
+  await eventually(async () => (await state(0)) === "CANCELLED" && (await state(2)) === "CANCELLED", 15_000,
+                   "every task cancelled");
+  await context.close();
+});
+
 check("the daemon restarted under the page: a reconnecting banner, then live again", async () => {
   const context = await browser.newContext();
   const page = await signIn(context, cluster.adminToken);

@@ -24,7 +24,7 @@ const views: [string, string][] = [
 
 function View({ path }: { path: string }) {
   const [, section, arg] = path.split("/");
-  if (section === "jobs" && arg && /^\d+$/.test(arg)) return <JobPage id={Number(arg)} />;
+  if (section === "jobs" && arg && /^\d+(_\d+)?$/.test(arg)) return <JobPage id={arg} />;
   if (section === "nodes" && arg) return <NodePage name={decodeURIComponent(arg)} />;
   switch (path) {
     case "/": return <Overview />;

@@ -238,6 +238,31 @@ TEST(Render, ControlsOfATaskAndOfAWholeArray) {
   EXPECT_EQ(render({"requeue", "12_3"}, {held_task}), "Requeue requested for job 12_3\n");
 }
 
+// A task is named ID_N wherever a person reads it; `job ID` of an array shows the whole array
+// (its tasks by state) before its task 0.
+TEST(Render, AnArrayTaskIsNamedIdNAndTheArrayIsSummedUpBeforeItsTaskZero) {
+  Json task = running_job();
+  task["id"] = 12;
+  task["spec"]["array"] = "0-3";
+  task["array"] = {{"job_id", 9}, {"task_id", 3}, {"task_count", 4}};
+  const std::string one = render({"job", "9_3"}, {task, Json{{"attempts", Json::array()}}});
+  EXPECT_EQ(value_of(one, "ID"), "9_3 (job id 12)") << one;
+  EXPECT_EQ(value_of(one, "Array"), "task 3 of array 9 (4 tasks)") << one;
+  EXPECT_EQ(one.find("Tasks:"), std::string::npos) << "asked for one task, not the array";
+
+  Json root = task;
+  root["id"] = 9;
+  root["array"]["task_id"] = 0;
+  root["array_tasks"] = {{"state", "FAILED"}, {"counts", {{"FAILED", 1}, {"SUCCEEDED", 2}, {"RUNNING", 1}}}};
+  const std::string whole = render({"job", "9"}, {root, Json{{"attempts", Json::array()}}});
+  ASSERT_TRUE(whole.starts_with("Array:")) << whole;
+  EXPECT_EQ(value_of(whole, "Array"), "9_[0-3]") << whole;
+  EXPECT_EQ(value_of(whole, "State"), "FAILED") << "the array's state comes first";
+  EXPECT_EQ(value_of(whole, "Tasks"), "4: 1 FAILED, 1 RUNNING, 2 SUCCEEDED") << whole;
+  EXPECT_NE(whole.find("\nTask 0 (9_0):\n"), std::string::npos) << whole;
+  EXPECT_EQ(value_of(whole.substr(whole.find("Task 0")), "ID"), "9_0 (job id 9)") << whole;
+}
+
 TEST(Render, JobJsonCombinesBothReplies) {
   const Command cmd = ShowJob{{42}};
   const Json attempts = {{"attempts", {{{"id", 7}}}}};

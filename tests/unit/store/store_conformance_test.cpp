@@ -389,11 +389,17 @@ TYPED_TEST(StoreConformance, AttemptsRunningSinceATimeAreTheUnendedAndTheLateEnd
                                    ended_at(minimal_attempt(6, 1, AttemptState::failed), 2'000),
                                    minimal_attempt(7, 2, AttemptState::running),
                                    ended_at(minimal_attempt(8, 1, AttemptState::succeeded), 3'000)}});
-  EXPECT_EQ(ids_of(this->store->attempts_running_since(from_unix_ms(2'000))), (std::vector<std::int64_t>{6, 8, 7}));
-  EXPECT_EQ(ids_of(this->store->attempts_running_since(from_unix_ms(2'001))), (std::vector<std::int64_t>{8, 7}));
+  const auto since = [&](std::int64_t ms, JobId before_job = INT64_MAX, int limit = 100) {
+    return ids_of(this->store->attempts_running_since(from_unix_ms(ms), before_job, limit));
+  };
+  EXPECT_EQ(since(2'000), (std::vector<std::int64_t>{7, 8, 6})) << "newest job first, newest attempt first";
+  EXPECT_EQ(since(2'001), (std::vector<std::int64_t>{7, 8}));
+  EXPECT_EQ(since(2'000, INT64_MAX, 2), (std::vector<std::int64_t>{7, 8})) << "a page ends mid-job";
+  EXPECT_EQ(since(2'000, 2), (std::vector<std::int64_t>{8, 6})) << "the next page: the jobs below 2";
+  EXPECT_TRUE(since(2'000, 1).empty());
   // An attempt that ends later leaves the set only once its end is stored.
   this->commit(Change{.attempts = {ended_at(minimal_attempt(7, 2, AttemptState::succeeded), 2'500)}});
-  EXPECT_EQ(ids_of(this->store->attempts_running_since(from_unix_ms(2'600))), (std::vector<std::int64_t>{8}));
+  EXPECT_EQ(since(2'600), (std::vector<std::int64_t>{8}));
 }
 
 // A job's submission, start and end can share one group commit (a trivial job); the stores may

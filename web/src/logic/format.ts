@@ -98,6 +98,11 @@ export function jobLabel(job: { id: number; spec?: Record<string, unknown>; arra
   return `${job.array.job_id}_[${spec}]`;
 }
 
+// Where a job's page is: a task's by its ID_N (its internal id would read as the array for task 0).
+export function jobPath(job: { id: number; array?: { job_id: number; task_id?: number } }): string {
+  return `/jobs/${job.array?.task_id !== undefined ? `${job.array.job_id}_${job.array.task_id}` : job.id}`;
+}
+
 // A folded array's tasks by state, busiest first: "2 RUNNING, 1 PENDING, 7 SUCCEEDED".
 export function taskCounts(counts: Record<string, number> | undefined): string {
   if (!counts) return "";

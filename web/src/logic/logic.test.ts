@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { bandwidth, coreHours, cores, duration, jobLabel, localTime, ordinal, percent, progress, rate, shape, taskCounts, utcTitle } from "./format";
+import { bandwidth, coreHours, cores, duration, jobLabel, jobPath, localTime, ordinal, percent, progress, rate, shape, taskCounts, utcTitle } from "./format";
 import { pendingSentence } from "./pending";
 import { attemptBoundaries, downsample, metricSeries } from "./downsample";
 import { addEvents, globMatch, matchesFilter } from "./events";
@@ -20,6 +20,11 @@ describe("format", () => {
       .toBe("12_[0-9:3]");
     expect(taskCounts({ SUCCEEDED: 7, PENDING: 1, RUNNING: 2, FAILED: 0 })).toBe("2 RUNNING, 1 PENDING, 7 SUCCEEDED");
     expect(taskCounts(undefined)).toBe("");
+  });
+  it("links a task by its ID_N, so task 0 does not open its array's page", () => {
+    expect(jobPath(job())).toBe("/jobs/5");
+    expect(jobPath(job({ id: 12, array: { job_id: 12, task_id: 0, task_count: 3 } }))).toBe("/jobs/12_0");
+    expect(jobPath(job({ id: 12, array: { job_id: 12, task_count: 3, counts: {} } }))).toBe("/jobs/12");
   });
   it("writes durations with units", () => {
     expect(duration(0.25)).toBe("250 ms");

@@ -23,6 +23,8 @@ export interface Job {
   goodput?: Goodput;
   // A task of an array, or (in a list) the array folded into one row with its tasks counted by state.
   array?: { job_id: number; task_id?: number; task_count: number; counts?: Record<string, number> };
+  // GET /v1/jobs/{id} by an array's own id: the whole array, one state and its tasks by state.
+  array_tasks?: { state: JobState; counts: Record<string, number> };
 }
 export interface Attempt {
   id: number; job_id: number; number: number; nodes: string[];

@@ -1,10 +1,10 @@
 import { useMemo, useState } from "preact/hooks";
 import { api } from "../api";
-import { useApi, useApp } from "../app-state";
+import { type Loaded, useApi, useApp } from "../app-state";
 import { Chart } from "../components/chart";
 import { ConfirmButton, ErrorNote, Section, StateBadge, Time } from "../components/ui";
 import { attemptBoundaries, metricSeries, type MetricName } from "../logic/downsample";
-import { coreHours, count, percent, shape } from "../logic/format";
+import { coreHours, count, jobLabel, jobPath, percent, shape, taskCounts } from "../logic/format";
 import { pendingSentence } from "../logic/pending";
 import { isEnded, mayCancel } from "../logic/roles";
 import type { Attempt, Job, JobMetrics } from "../logic/types";
@@ -20,9 +20,65 @@ const charts: { name: MetricName; title: string; unit: string }[] = [
 interface Logs { attempt: number; logs: { rank: number; node: string; text?: string; error?: string; truncated?: boolean }[] }
 interface Checkpoints { checkpoints: { step: number; path: string; valid: boolean; problem: string; recorded_by_attempt: number | null }[] }
 
-export function JobPage({ id }: { id: number }) {
+// An array read by its own id: the whole array, every task with its state and its own actions, and
+// actions on all tasks that say so. A task's own page is its ID_N's.
+function ArrayPage({ id, job, reload }: { id: string; job: Job; reload: () => void }) {
   const { who } = useApp();
+  const tasks = useApi<{ jobs: Job[] }>(`/v1/jobs?array=${id}&limit=1000`);
+  const all = job.array?.task_count ?? 0;
+  const rows = [...(tasks.data?.jobs ?? [])].sort((a, b) => (a.array?.task_id ?? 0) - (b.array?.task_id ?? 0));
+  const active = rows.filter((t) => !isEnded(t.state)).length;
+  const reloadAll = () => { reload(); tasks.reload(); };
+  return (
+    <>
+      <h1>Array #{jobLabel({ ...job, array: job.array && { job_id: job.array.job_id } })} {job.name}</h1>
+      <dl class="facts">
+        <dt>State</dt><dd><StateBadge state={job.array_tasks!.state} /> <span data-task-counts>{taskCounts(job.array_tasks!.counts)}</span></dd>
+        <dt>Tasks</dt><dd>{count(all, "task")}{job.spec.array ? <> ({String(job.spec.array)})</> : null}</dd>
+        <dt>User, share</dt><dd>{job.user}, {job.share}</dd>
+        <dt>Submitted</dt><dd><Time at={job.submitted_at} /></dd>
+        <dt>Shape of each task</dt><dd>{shape(job.spec)}</dd>
+      </dl>
+      {mayCancel(who, job) && active > 0 && (
+        <div class="actions">
+          <ConfirmButton label={`Cancel all ${all} tasks`} danger
+                         question={`Cancel array #${id}: all ${all} tasks (${active} not ended)? Running attempts are stopped.`}
+                         onConfirm={() => api(`/v1/jobs/${id}/cancel`, { method: "POST" }).then(reloadAll)} />
+        </div>
+      )}
+      <Section title="Tasks">
+        <ErrorNote error={tasks.error} />
+        <table>
+          <thead><tr><th>Task</th><th>State</th><th>Reason</th><th>Started, ended</th><th></th></tr></thead>
+          <tbody>
+            {rows.map((t) => (
+              <tr key={t.id} data-task={t.array?.task_id}>
+                <td><a href={jobPath(t)}>#{jobLabel(t)}</a></td>
+                <td><StateBadge state={t.state} /></td>
+                <td>{t.reason}</td>
+                <td><Time at={t.started_at} />, <Time at={t.ended_at} /></td>
+                <td>{mayCancel(who, t) && !isEnded(t.state) && (
+                  <ConfirmButton label="Cancel task" danger question={`Cancel task #${jobLabel(t)} only? Its running attempt is stopped.`}
+                                 onConfirm={() => api(`/v1/jobs/${jobLabel(t)}/cancel`, { method: "POST" }).then(reloadAll)} />
+                )}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </Section>
+      <Section title="Spec"><pre>{JSON.stringify(job.spec, null, 2)}</pre></Section>
+    </>
+  );
+}
+
+export function JobPage({ id }: { id: string }) {
   const job = useApi<Job>(`/v1/jobs/${id}`);
+  if (job.data?.array_tasks) return <ArrayPage id={id} job={job.data} reload={job.reload} />;
+  return <OneJobPage id={id} job={job} />;
+}
+
+function OneJobPage({ id, job }: { id: string; job: Loaded<Job> }) {
+  const { who } = useApp();
   const attempts = useApi<{ attempts: Attempt[] }>(`/v1/jobs/${id}/attempts`);
   const metrics = useApi<JobMetrics>(`/v1/jobs/${id}/metrics?max_points=500`);
   const checkpoints = useApi<Checkpoints>(`/v1/jobs/${id}/checkpoints`);
@@ -40,7 +96,7 @@ export function JobPage({ id }: { id: number }) {
   ], [metrics.data]);
   return (
     <>
-      <h1>Job #{id}{j ? ` ${j.name}` : ""}</h1>
+      <h1>Job #{j ? jobLabel(j) : id}{j ? ` ${j.name}` : ""}</h1>
       <ErrorNote error={job.error} />
       {j && (
         <>
@@ -56,8 +112,9 @@ export function JobPage({ id }: { id: number }) {
           </dl>
           {mayCancel(who, j) && (
             <div class="actions">
-              <ConfirmButton label="Cancel job" danger question={`Cancel job #${id}? Its running attempt is stopped.`}
-                             onConfirm={() => api(`/v1/jobs/${id}/cancel`, { method: "POST" }).then(() => job.reload())} />
+              <ConfirmButton label={j.array ? "Cancel task" : "Cancel job"} danger
+                             question={`Cancel ${j.array ? "task" : "job"} #${jobLabel(j)}${j.array ? " only" : ""}? Its running attempt is stopped.`}
+                             onConfirm={() => api(`/v1/jobs/${jobLabel(j)}/cancel`, { method: "POST" }).then(() => job.reload())} />
             </div>
           )}
         </>
@@ -89,7 +146,7 @@ export function JobPage({ id }: { id: number }) {
           ))}
         </ol>
       </Section>
-      <ProvenanceSection job={id} attempts={attempts.data?.attempts ?? []} />
+      {j && <ProvenanceSection job={j.id} attempts={attempts.data?.attempts ?? []} />}
       {j?.goodput && (
         <Section title="Goodput">
           {j.goodput.goodput === null

@@ -1,5 +1,5 @@
 import { StateBadge, Time } from "../components/ui";
-import { jobLabel, taskCounts } from "../logic/format";
+import { jobLabel, jobPath, taskCounts } from "../logic/format";
 import type { Job } from "../logic/types";
 
 export function JobTable({ jobs }: { jobs: Job[] }) {
@@ -10,7 +10,7 @@ export function JobTable({ jobs }: { jobs: Job[] }) {
       <tbody>
         {jobs.map((j) => (
           <tr key={j.id} data-job={j.id}>
-            <td><a href={`/jobs/${j.id}`}>#{jobLabel(j)}</a></td><td>{j.name}</td><td>{j.user}</td><td>{j.share}</td>
+            <td><a href={jobPath(j)}>#{jobLabel(j)}</a></td><td>{j.name}</td><td>{j.user}</td><td>{j.share}</td>
             <td>
               <StateBadge state={j.state} />
               {j.array?.counts && <span class="muted" data-task-counts> {taskCounts(j.array.counts)}</span>}

@@ -3,7 +3,7 @@ import { api, explain } from "../api";
 import { useApi, useApp } from "../app-state";
 import { ErrorNote, Section, StateBadge } from "../components/ui";
 import { VirtualList } from "../components/virtual-list";
-import { count, progress, since } from "../logic/format";
+import { count, jobLabel, jobPath, progress, since } from "../logic/format";
 import { pagesFor, rowOf } from "../logic/paging";
 import { pendingSentence } from "../logic/pending";
 import { visibleJobs } from "../logic/roles";
@@ -57,7 +57,7 @@ function PendingQueue() {
           return (
             <div class="queue-row" data-job={j.id}>
               <span class="pos">{j.queue_position ?? i + 1}</span>
-              <a href={`/jobs/${j.id}`}>#{j.id} {j.name}</a>
+              <a href={jobPath(j)}>#{jobLabel(j)} {j.name}</a>
               <span class="muted">{j.user} · {j.share}</span>
               <span class="reason">{pendingSentence(j, now)}</span>
             </div>
@@ -84,7 +84,7 @@ export function Queue() {
           <tbody>
             {active.map((j, i) => (
               <tr key={j.id} data-job={j.id}>
-                <td><a href={`/jobs/${j.id}`}>#{j.id} {j.name}</a></td><td>{j.user}</td><td>{j.share}</td>
+                <td><a href={jobPath(j)}>#{jobLabel(j)} {j.name}</a></td><td>{j.user}</td><td>{j.share}</td>
                 <td><StateBadge state={j.state} /></td><td>{since(j.started_at, now)}</td>
                 <td>{i < progressRows && j.spec.kind === "simulated" ? <Progress job={j} /> : "—"}</td>
               </tr>
