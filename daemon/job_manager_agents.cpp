@@ -144,7 +144,7 @@ void JobManager::on_started(const std::string& node, const AttemptStartedMsg& ms
   change.jobs.push_back(job);
   change.attempts.push_back(attempt.record);
   change.events.push_back(job_event(now, "job.started", job, attempt.record.id, join_node_names(attempt.record.nodes),
-                                    "job " + std::to_string(job.id) + " attempt " + std::to_string(attempt.record.number) +
+                                    "job " + job_ref_text(job) + " attempt " + std::to_string(attempt.record.number) +
                                         " started on " + join_node_names(attempt.record.nodes),
                                     {{"attempt_number", attempt.record.number},
                                      {"resumed_from", attempt.record.resumed_from.value_or("")}}));

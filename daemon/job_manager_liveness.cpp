@@ -37,7 +37,7 @@ void JobManager::check_stuck(ActiveAttempt& attempt, MonoTime now) {
   store::Change change;
   change.attempts.push_back(attempt.record);
   change.events.push_back(job_event(*attempt.record.stuck_detected_at, "job.stuck", job, attempt.record.id, join_node_names(attempt.record.nodes),
-                                    "job " + std::to_string(job.id) + " is stuck and is being stopped: " + diagnosis->text,
+                                    "job " + job_ref_text(job) + " is stuck and is being stopped: " + diagnosis->text,
                                     {{"diagnosis", diagnosis->text}, {"ranks", diagnosis->culprits}}));
   persist(std::move(change), nullptr);
   kill_attempt(attempt, "stuck: " + diagnosis->text);

@@ -15,7 +15,7 @@ using ControlResult = JobManager::ControlResult;
 
 ControlOutcome refused(ControlResult result, std::string why) { return {result, std::nullopt, std::move(why)}; }
 
-std::string job_name(const Job& job) { return "job " + std::to_string(job.id); }
+std::string job_name(const Job& job) { return "job " + job_ref_text(job); }
 
 }  // namespace
 

@@ -122,7 +122,7 @@ void JobManager::storage_scanned(JobId id, const StorageScan& scan) {
   storage_.set_over_quota(id, scan.bytes_over > 0, clock_.monotonic_now());
   if (scan.bytes_over == 0 || (was_over && scan.pruned_steps.empty())) return;
   const StorageBytes now = storage_.of_job(id);
-  std::string message = "job " + std::to_string(id) + " is " + std::to_string(scan.bytes_over) +
+  std::string message = "job " + job_ref_text(*job) + " is " + std::to_string(scan.bytes_over) +
                         " bytes over its storage quota; ";
   message += scan.pruned_steps.empty() ? "no checkpoint could be pruned"
                                        : "pruned " + std::to_string(scan.pruned_steps.size()) + " oldest checkpoint(s), " +

@@ -124,6 +124,11 @@ TEST_F(Arrays, ATasksLogsAreFoundByItsIdNAndItsMessagesNameIt) {
   const auto waiting = cluster.api("GET", "/v1/jobs/" + second + "/logs");
   EXPECT_EQ(waiting.status, 404) << waiting.body.dump();
   EXPECT_NE(waiting.body.dump().find("job " + second + " has not started yet"), std::string::npos) << waiting.body.dump();
+  // Its events name it too: the first task's id is the array's.
+  const Json started = cluster.api("GET", "/v1/events?type=job.started&job=" + std::to_string(id)).body["events"];
+  ASSERT_FALSE(started.empty());
+  EXPECT_NE(started[0].value("message", "").find("job " + first + " attempt 1 started on"), std::string::npos)
+      << started.dump(2);
   const auto no_attempt = cluster.api("GET", "/v1/jobs/" + first + "/logs?attempt=5");
   EXPECT_NE(no_attempt.body.dump().find("job " + first + " has no attempt 5"), std::string::npos) << no_attempt.body.dump();
   ASSERT_EQ(cluster.api("POST", path(id) + "/cancel").status, 200);
