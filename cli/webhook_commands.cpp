@@ -129,17 +129,35 @@ std::vector<ApiRequest> ListWebhookDeliveries::requests(const InputReader&) cons
   return {{"GET", target, std::nullopt}};
 }
 
+namespace {
+
+// What a delivery carried, by type: "job.failed, job.started x2"; its event ids when the daemon
+// did not name the types.
+std::string delivered_text(const Json& delivery) {
+  const Json& types = field_or_null(delivery, "event_types");
+  if (!types.is_object() || types.empty()) {
+    const std::string first = text_of(delivery, "first_event");
+    const std::string last = text_of(delivery, "last_event");
+    return "events " + (first == last ? first : first + "-" + last);
+  }
+  std::string text;
+  for (const auto& [type, n] : types.items()) {
+    text += (text.empty() ? "" : ", ") + terminal_safe(type) + (n.is_number_integer() && n.get<int>() > 1 ? " x" + n.dump() : "");
+  }
+  return text;
+}
+
+}  // namespace
+
 std::string ListWebhookDeliveries::render(const Replies& replies, const RenderContext& ctx) const {
   Table t({"N", "EVENTS", "STATE", "ATTEMPTS", "LAST", "NEXT_RETRY", "AGE"});
   for (const Json& d : field_or_null(replies.at(0), "deliveries")) {
-    const std::string first = text_of(d, "first_event");
-    const std::string last = text_of(d, "last_event");
     std::string answer;
     if (const Json& log = field_or_null(d, "log"); log.is_array() && !log.empty()) {
       const Json& newest = log.back();
       answer = newest.contains("error") ? terminal_safe(text_of(newest, "error")) : "HTTP " + text_of(newest, "status");
     }
-    t.add_row({text_of(d, "n"), first == last ? first : first + "-" + last, text_of(d, "state"), text_of(d, "attempts"),
+    t.add_row({text_of(d, "n"), delivered_text(d), text_of(d, "state"), text_of(d, "attempts"),
                answer, text_of(d, "next_retry_at"), age_of(d, "first_attempt_at", ctx.now)});
   }
   return t.str();

@@ -277,6 +277,8 @@ const char* const kJsonSchemas = R"json({
     "n": {"type": "integer"}, "first_event": {"type": "integer"}, "last_event": {"type": "integer"},
     "state": {"enum": ["pending", "delivered", "dead", "retrying"]}, "attempts": {"type": "integer"},
     "first_attempt_at": {"type": "string"}, "next_retry_at": {"type": ["string", "null"]},
+    "event_types": {"type": ["object", "null"], "additionalProperties": {"type": "integer"},
+      "description": "in the list: the types of the events it carried, counted (null past the page's budget of 20,000 events)"},
     "log": {"type": "array", "items": {"type": "object", "properties": {
       "at": {"type": "string"}, "status": {"type": ["integer", "null"]}, "latency_ms": {"type": "integer"},
       "error": {"type": "string"}, "next_retry_at": {"type": ["string", "null"]}}}}}},

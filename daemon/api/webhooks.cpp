@@ -1,6 +1,7 @@
 // Webhooks: create (the secret shown once), list, show, delete, send a test message, list
 // deliveries, re-send a dead-lettered one. Admins manage every webhook and may point one anywhere;
 // users only their own, for their own jobs' events, to hosts on --webhook-allowed-hosts.
+#include <map>
 #include <spdlog/spdlog.h>
 
 #include "daemon/api.h"
@@ -110,6 +111,28 @@ void Api::test_webhook(ApiCall call) {
   });
 }
 
+namespace {
+
+// How many of a page's events are read to name their types: a page of deliveries stays one
+// bounded store task however many events each carried.
+constexpr int kDeliveryEventBudget = 20'000;
+
+// The types of the events `delivery` carried (those of its range the webhook takes), counted;
+// null when the page's budget is spent (store thread).
+Json delivered_types(store::Store& store, const store::WebhookRecord& webhook, const store::WebhookDelivery& delivery,
+                     int& budget) {
+  const std::int64_t span = delivery.last_seq - delivery.first_seq + 1;
+  if (span <= 0 || span > budget) return nullptr;
+  budget -= static_cast<int>(span);
+  std::map<std::string, int> types;
+  for (const store::Event& e : store.events_after(delivery.first_seq - 1, static_cast<int>(span))) {
+    if (e.seq <= delivery.last_seq && webhook_wants(webhook, e)) ++types[e.kind];
+  }
+  return types;
+}
+
+}  // namespace
+
 void Api::webhook_deliveries(ApiCall call) {
   std::optional<std::int64_t> before;
   int limit = 100;
@@ -123,15 +146,19 @@ void Api::webhook_deliveries(ApiCall call) {
   }
   with_webhook(std::move(call), [this, before, limit](ApiCall call, store::WebhookRecord webhook) {
     store_.read(
-        [call, id = webhook.id, before, limit](store::Store& store) {
-          auto found = store.webhook_deliveries(id, before, limit + 1);
+        [call, webhook, before, limit](store::Store& store) {
+          auto found = store.webhook_deliveries(webhook.id, before, limit + 1);
           Json next = nullptr;
           if (std::ssize(found) > limit) {
             found.pop_back();
             next = page_cursor(call.request, "deliveries", std::to_string(found.back().n));
           }
           Json list = Json::array();
-          for (const store::WebhookDelivery& d : found) list.push_back(delivery_json(d));
+          int budget = kDeliveryEventBudget;
+          for (const store::WebhookDelivery& d : found) {
+            list.push_back(delivery_json(d));
+            list.back()["event_types"] = delivered_types(store, webhook, d, budget);
+          }
           return std::function<void()>([call, body = Json{{"deliveries", list}, {"next", next}}] { call.reply(200, body); });
         },
         [call](const Error& error) { call.fail(error.during("could not read deliveries")); });

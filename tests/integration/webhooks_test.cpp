@@ -139,6 +139,19 @@ TEST(Webhooks, EveryEventArrivesSignedThroughFailuresTimeoutsDroppedConnectionsA
     EXPECT_EQ(d.signature, expected_signature(secret, d.timestamp, d.body)) << d.body;
     EXPECT_EQ(std::to_string(Json::parse(d.body)["id"].get<std::int64_t>()), d.event_id);
   }
+  // The deliveries list what they carried by type, not by event id alone.
+  const Json deliveries = cluster.api("GET", "/v1/webhooks/" + std::to_string(made.body["id"].get<std::int64_t>()) +
+                                                 "/deliveries?limit=1000").body["deliveries"];
+  ASSERT_FALSE(deliveries.empty());
+  int carried = 0;
+  for (const Json& d : deliveries) {
+    ASSERT_TRUE(d["event_types"].is_object()) << d.dump(2);
+    for (const auto& [type, n] : d["event_types"].items()) {
+      EXPECT_EQ(type, "audit.token.created") << d.dump(2);
+      carried += n.get<int>();
+    }
+  }
+  EXPECT_GE(carried, kEvents) << deliveries.dump(2);
 }
 
 TEST(Webhooks, AUserCannotPointAWebhookAtLoopback) {

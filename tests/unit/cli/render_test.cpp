@@ -263,6 +263,18 @@ TEST(Render, AnArrayTaskIsNamedIdNAndTheArrayIsSummedUpBeforeItsTaskZero) {
   EXPECT_EQ(value_of(whole.substr(whole.find("Task 0")), "ID"), "9_0 (job id 9)") << whole;
 }
 
+TEST(Render, WebhookDeliveriesNameWhatTheyCarriedByType) {
+  const Json reply = {{"deliveries",
+                       {{{"n", 2}, {"first_event", 40}, {"last_event", 42}, {"state", "delivered"}, {"attempts", 1},
+                         {"event_types", {{"job.failed", 1}, {"job.started", 2}}}},
+                        {{"n", 1}, {"first_event", 7}, {"last_event", 7}, {"state", "dead"}, {"attempts", 5},
+                         {"event_types", nullptr}}}},
+                      {"next", nullptr}};
+  const std::string out = render({"webhook", "deliveries", "3"}, {reply});
+  EXPECT_NE(out.find("job.failed, job.started x2"), std::string::npos) << out;
+  EXPECT_NE(out.find("events 7"), std::string::npos) << "past the daemon's budget: the ids\n" << out;
+}
+
 TEST(Render, JobJsonCombinesBothReplies) {
   const Command cmd = ShowJob{{42}};
   const Json attempts = {{"attempts", {{{"id", 7}}}}};
