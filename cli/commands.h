@@ -474,6 +474,20 @@ struct ListCanaries {
   bool operator==(const ListCanaries&) const = default;
 };
 
+struct RunCanary {
+  static constexpr std::string_view kPath = "canary run";
+  static constexpr std::string_view kSynopsis = "canary run";
+  static constexpr std::string_view kSummary =
+      "Run a canary job now, as the daemon's schedule would (operators and admins); `canaries`\n"
+      "shows how it ends and when the next scheduled one is due.";
+  static std::vector<FlagSpec> flags();
+  static RunCanary parse(const ParsedArgs& args);
+  std::vector<ApiRequest> requests(const InputReader& read) const;
+  std::string render(const Replies& replies, const RenderContext& ctx) const;
+
+  bool operator==(const RunCanary&) const = default;
+};
+
 // `trainyard history`, like sacct: finished jobs (or any state) with their accounting, as a table
 // of the columns asked for, CSV or JSON.
 struct ShowHistory {
@@ -666,7 +680,7 @@ struct ListWebhookDeliveries {
 using Command =
     std::variant<SubmitJob, ListJobs, ShowJob, ShowLogs, WaitJobs, CancelJob, HoldJob, ReleaseJob, RequeueJob,
                  UpdateJob, ShowHistory, ShowMetrics, ShowGoodput, ListNodes, ListShares, SetFaults, DrainNode, UndrainNode,
-                 RunHealthCheck, ShowHealthCheck, ListHealthChecks, ListCanaries, CreateToken, ListTokens, RevokeToken, RotateJoinToken,
+                 RunHealthCheck, ShowHealthCheck, ListHealthChecks, ListCanaries, RunCanary, CreateToken, ListTokens, RevokeToken, RotateJoinToken,
                  DiffProvenance, ListEvents, AddWebhook, ListWebhooks, ShowWebhook, RemoveWebhook, TestWebhook,
                  ListWebhookDeliveries>;
 

@@ -203,7 +203,27 @@ std::string ListCanaries::render(const Replies& replies, const RenderContext& ct
                  age_of(job, "submitted_at", ctx.now), text_of(job, "failure_class"), truncate(text_of(job, "reason"), 80)});
     }
   }
-  return t.str();
+  // An older daemon does not say when the next one is due.
+  if (!replies.at(0).contains("next_run_at")) return t.str();
+  const Json& next = replies.at(0)["next_run_at"];
+  const std::string schedule = next.is_string() ? "Next scheduled canary: " + next.get<std::string>()
+                                                : "No canaries are scheduled (the daemon's --canary-interval-s is 0).";
+  return t.str() + schedule + "\n";
+}
+
+std::vector<FlagSpec> RunCanary::flags() { return {}; }
+
+RunCanary RunCanary::parse(const ParsedArgs& args) {
+  if (!args.positionals.empty()) throw InvalidInput(args.positionals.front(), "unexpected argument");
+  return RunCanary{};
+}
+
+std::vector<ApiRequest> RunCanary::requests(const InputReader&) const { return {{"POST", "/v1/canaries", std::nullopt}}; }
+
+std::string RunCanary::render(const Replies& replies, const RenderContext&) const {
+  const Json& job = replies.at(0);
+  return "Canary job " + text_of(job, "id") + " submitted on " + text_of(field_or_null(job, "spec"), "nodes") +
+         " node(s); `trainyard job " + text_of(job, "id") + "` follows it.\n";
 }
 
 }  // namespace trainyard::cli

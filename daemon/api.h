@@ -114,6 +114,7 @@ class Api {
   void get_health_check(ApiCall call);
   void list_health_checks(ApiCall call);
   void list_canaries(ApiCall call);
+  void run_canary(ApiCall call);
   // daemon/api/goodput.cpp
   void cluster_goodput(ApiCall call);
   // daemon/api/tokens.cpp

@@ -95,6 +95,11 @@ class JobManager {
   // `audit`, when given, is the caller's record of the change (daemon/audit.h): it is committed in
   // the change's own transaction. The same holds for cancel, set_share, drain and undrain.
   void submit(JobSpec spec, std::string user, SubmitDone done, AuditOf audit = nullptr);
+  // A canary job now (POST /v1/canaries), as the schedule would submit one; conflict when one runs
+  // or no node is ready.
+  void run_canary(SubmitDone done, AuditOf audit);
+  // When the next canary on the schedule is due; nullopt when canaries are off.
+  std::optional<TimePoint> next_canary_at() const;
 
   enum class CancelResult { cancelled, cancelling, not_active };
   // Cancels an active job; `not_active` when the job is not in the active view.
@@ -306,6 +311,7 @@ class JobManager {
   // finishes (classified, retried) with the verdicts. True when the test started.
   bool test_stuck_nodes(ActiveAttempt& attempt);
   void submit_canary(JobSpec spec);
+  bool canary_running() const;
 
   StoreWorker& store_;
   FileWorker& files_;

@@ -218,6 +218,22 @@ bool JobManager::test_stuck_nodes(ActiveAttempt& attempt) {
   return true;
 }
 
+bool JobManager::canary_running() const {
+  return std::any_of(active_jobs_.begin(), active_jobs_.end(), [](const auto& kv) { return kv.second.user == kCanaryUser; });
+}
+
+void JobManager::run_canary(SubmitDone done, AuditOf audit) {
+  Result<JobSpec> spec = monitors_.canary_now(clock_.monotonic_now(), canary_running());
+  if (!spec) return done(spec.error());
+  submit(std::move(*spec), kCanaryUser, std::move(done), std::move(audit));
+}
+
+std::optional<TimePoint> JobManager::next_canary_at() const {
+  const std::optional<MonoTime> next = monitors_.next_canary();
+  if (!next) return std::nullopt;
+  return clock_.system_now() + std::chrono::duration_cast<TimePoint::duration>(*next - clock_.monotonic_now());
+}
+
 void JobManager::submit_canary(JobSpec spec) {
   submit(std::move(spec), kCanaryUser, [](Result<Submitted> accepted) {
     if (!accepted) return spdlog::error("event=canary_not_submitted error=\"{}\"", accepted.error().message);

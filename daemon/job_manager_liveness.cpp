@@ -86,9 +86,7 @@ void JobManager::tick() {
   for (const auto& [id, rank] : unconfirmed) {
     rank_lost(id, rank, "node_lost: the agent no longer runs this attempt (restarted?)");
   }
-  Monitors::Due due = monitors_.tick(now, [this] {
-    return std::any_of(active_jobs_.begin(), active_jobs_.end(), [](const auto& kv) { return kv.second.user == kCanaryUser; });
-  });
+  Monitors::Due due = monitors_.tick(now, [this] { return canary_running(); });
   if (due.periodic_check) start_check(std::move(*due.periodic_check), nullptr);
   if (due.canary) submit_canary(std::move(*due.canary));
   keep_spares_warm();

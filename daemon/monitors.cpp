@@ -28,6 +28,19 @@ Monitors::Due Monitors::tick(MonoTime now, const std::function<bool()>& canary_r
   return due;
 }
 
+Result<JobSpec> Monitors::canary_now(MonoTime now, bool canary_running) {
+  if (canary_running) return Error::conflict("a canary job is running already; it ends within a minute");
+  std::optional<JobSpec> spec = canary(false);
+  if (!spec) return Error::conflict("no node is ready to run a canary: none is connected and accepting work");
+  if (config_.canary_interval.count() > 0) next_canary_ = now + config_.canary_interval;
+  return std::move(*spec);
+}
+
+std::optional<MonoTime> Monitors::next_canary() const {
+  if (config_.canary_interval.count() == 0) return std::nullopt;
+  return next_canary_;
+}
+
 std::optional<HealthCheckRequest> Monitors::periodic_check() const {
   std::vector<std::string> idle;
   for (const auto& [name, entry] : nodes_.entries()) {

@@ -20,6 +20,7 @@
 #include "daemon/rank_state.h"
 #include "daemon/stuck_diagnosis.h"
 #include "proto/messages.h"
+#include "proto/result.h"
 #include "proto/time.h"
 
 namespace trainyard::daemon {
@@ -42,6 +43,12 @@ class Monitors {
   };
   // `canary_running` is asked only when a canary is due.
   Due tick(MonoTime now, const std::function<bool()>& canary_running);
+
+  // A canary asked for at `now` (POST /v1/canaries): the spec a due one gets, and the next one on
+  // the schedule an interval later; conflict saying why when one runs or no node is ready.
+  Result<JobSpec> canary_now(MonoTime now, bool canary_running);
+  // When the next canary on the schedule is due; nullopt when canaries are off.
+  std::optional<MonoTime> next_canary() const;
 
   // Nullopt while every rank advanced within its allowance (the job's stuck_after_s, else learned:
   // daemon/hang_rule.h), or when the attempt reports no progress to judge (a command job that never

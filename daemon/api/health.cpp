@@ -109,10 +109,20 @@ void Api::list_canaries(ApiCall call) {
             const Job* active = jobs_.active_job(stored.id);
             list.push_back(job_json(active ? *active : stored, call.who));
           }
-          call.reply(200, {{"canaries", list}, {"next", next}});
+          const std::optional<TimePoint> next_run = jobs_.next_canary_at();
+          call.reply(200, {{"canaries", list}, {"next", next}, {"next_run_at", next_run ? Json(format_time(*next_run)) : Json(nullptr)}});
         });
       },
       [call](const Error& error) { call.fail(error.during("could not read canaries")); });
+}
+
+void Api::run_canary(ApiCall call) {
+  jobs_.run_canary(
+      [this, call](Result<JobManager::Submitted> accepted) {
+        if (!accepted) return call.fail(accepted.error());
+        call.reply(201, job_json(accepted->job, call.who));
+      },
+      audit_of(call, "canary.run", Json::object()));
 }
 
 }  // namespace trainyard::daemon

@@ -88,6 +88,9 @@ const std::vector<Route>& api_routes() {
       {"GET", "/v1/canaries", A::use_api, "read canaries", "", "CanaryList", 200,
        "Canary jobs the daemon ran, newest first; pages continue with cursor=next",
        {{"limit", "integer"}, {"cursor", "string"}}, &Api::list_canaries},
+      {"POST", "/v1/canaries", A::operate_nodes, "run canaries", "", "Job", 201,
+       "Run a canary job now, as the schedule would (409 while one runs or when no node is ready); the next "
+       "scheduled one is an interval later", {}, &Api::run_canary},
       {"POST", "/v1/healthchecks", A::operate_nodes, "start health checks", "HealthCheckRequest", "HealthCheck", 202,
        "Start a health check of named nodes", {}, &Api::start_health_check},
       {"GET", "/v1/healthchecks", A::use_api, "read health checks", "", "HealthCheckList", 200,

@@ -183,8 +183,9 @@ const char* const kJsonSchemas = R"json({
           "why": {"type": "string"}, "busbw": {"type": "object"}}}}}}}},
   "HealthCheckList": {"type": "object", "required": ["checks", "next"], "properties": {
     "checks": {"type": "array", "items": {"$ref": "#/components/schemas/HealthCheck"}}, "next": {"$ref": "#/components/schemas/Cursor"}}},
-  "CanaryList": {"type": "object", "required": ["canaries", "next"], "properties": {
-    "canaries": {"type": "array", "items": {"$ref": "#/components/schemas/Job"}}, "next": {"$ref": "#/components/schemas/Cursor"}}},
+  "CanaryList": {"type": "object", "required": ["canaries", "next", "next_run_at"], "properties": {
+    "canaries": {"type": "array", "items": {"$ref": "#/components/schemas/Job"}}, "next": {"$ref": "#/components/schemas/Cursor"},
+    "next_run_at": {"type": ["string", "null"], "description": "when the next scheduled canary is due; null when canaries are off (--canary-interval-s 0)"}}},
   "Goodput": {"type": "object", "description": "allocated and productive core-seconds, and what was lost by cause",
               "required": ["goodput", "allocated_core_s", "productive_core_s", "lost_core_s"], "properties": {
       "goodput": {"type": ["number", "null"], "description": "productive share of the allocated core-time, 0 to 1; null when under 1 core-s was allocated"},

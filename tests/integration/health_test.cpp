@@ -207,5 +207,29 @@ TEST(Canaries, RunOnScheduleAndAFailureIsASystemProblem) {
   EXPECT_NE(cluster.api("GET", "/v1/nodes/trn-1").body["state"], "HEALTHY");
 }
 
+// `trainyard canary run`: an operator asks for a canary without waiting for the schedule (an hour
+// by default), and sees it end; a second while it runs is refused saying why.
+TEST(Canaries, AnOperatorRunsOneNowAndTheListSaysWhenTheNextIsDue) {
+  Cluster cluster;
+  cluster.start_daemon({"--canary-interval-s", "3600", "--canary-nodes", "2"});
+  cluster.start_agent("trn-0");
+  cluster.start_agent("trn-1");
+  cluster.wait_for_nodes(2);
+  const auto run = cluster.api("POST", "/v1/canaries");
+  ASSERT_EQ(run.status, 201) << run.body.dump();
+  const std::int64_t id = run.body["id"];
+  EXPECT_EQ(run.body["user"], "system");
+  const auto again = cluster.api("POST", "/v1/canaries");
+  EXPECT_EQ(again.status, 409) << again.body.dump();
+  EXPECT_NE(again.body.dump().find("running already"), std::string::npos) << again.body.dump();
+  cluster.wait_job_state(id, "SUCCEEDED", 60s);
+  const Json listed = cluster.api("GET", "/v1/canaries").body;
+  ASSERT_FALSE(listed["canaries"].empty());
+  EXPECT_EQ(listed["canaries"][0]["id"], id);
+  ASSERT_TRUE(listed["next_run_at"].is_string()) << listed.dump(2);
+  const std::string audit = cluster.api("GET", "/v1/audit").body.dump();
+  EXPECT_NE(audit.find("canary.run"), std::string::npos) << "audited: " << audit;
+}
+
 }  // namespace
 }  // namespace trainyard::testing

@@ -252,6 +252,18 @@ TEST(CommandLine, Webhooks) {
   EXPECT_EQ(rejected({"webhook", "show", "0"}), "ID");
 }
 
+TEST(CommandLine, ACanaryIsRunNowAndTheListSaysWhenTheNextIsDue) {
+  EXPECT_EQ(parsed<RunCanary>({"canary", "run"}), RunCanary{});
+  EXPECT_EQ(rejected({"canary", "run", "now"}), "now");
+  const Json job = {{"id", 17}, {"spec", {{"nodes", 2}}}};
+  EXPECT_EQ(RunCanary{}.render({job}, RenderContext{}), "Canary job 17 submitted on 2 node(s); `trainyard job 17` follows it.\n");
+  const Json list = {{"canaries", Json::array()}, {"next", nullptr}, {"next_run_at", "2026-11-28T22:00:00.000Z"}};
+  EXPECT_NE(ListCanaries{}.render({list}, RenderContext{}).find("Next scheduled canary: 2026-11-28T22:00:00.000Z"),
+            std::string::npos);
+  const Json off = {{"canaries", Json::array()}, {"next", nullptr}, {"next_run_at", nullptr}};
+  EXPECT_NE(ListCanaries{}.render({off}, RenderContext{}).find("No canaries are scheduled"), std::string::npos);
+}
+
 TEST(CommandLine, NodesAndTokens) {
   EXPECT_EQ(parsed<ListNodes>({"nodes"}), ListNodes{});
   EXPECT_EQ(parsed<ListShares>({"shares"}), ListShares{});

@@ -96,6 +96,27 @@ TEST(Monitors, CanaryIsSizedToTheReadyNodesAndSkippedWhileOneRuns) {
   EXPECT_EQ(due.canary->nodes, 2) << "canary_nodes caps it";
 }
 
+TEST(Monitors, ACanaryAskedForNowSaysWhyNotAndMovesTheScheduleOn) {
+  Watched w;  // a canary every 5 s
+  EXPECT_EQ(w.monitors.next_canary(), w.clock.monotonic_now() + Millis(5000));
+  const auto none_ready = w.monitors.canary_now(w.clock.monotonic_now(), false);
+  ASSERT_FALSE(none_ready);
+  EXPECT_NE(none_ready.error().message.find("no node is ready"), std::string::npos) << none_ready.error().message;
+  w.connect("n1");
+  w.connect("n2");
+  const auto running = w.monitors.canary_now(w.clock.monotonic_now(), true);
+  ASSERT_FALSE(running);
+  EXPECT_NE(running.error().message.find("running already"), std::string::npos);
+  w.clock.advance(Millis(3000));
+  const auto now = w.monitors.canary_now(w.clock.monotonic_now(), false);
+  ASSERT_TRUE(now);
+  EXPECT_EQ(now->nodes, 2);
+  EXPECT_EQ(w.monitors.next_canary(), w.clock.monotonic_now() + Millis(5000)) << "the next one an interval after";
+  w.clock.advance(Millis(2000));
+  EXPECT_FALSE(w.tick().canary) << "not due at the old time";
+  EXPECT_FALSE(Watched(MonitorConfig{Millis(0), Millis(0), 2}).monitors.next_canary()) << "canaries off";
+}
+
 TEST(Monitors, WhetherACanaryRunsIsAskedOnlyWhenOneIsDue) {
   Watched w;
   int asked = 0;

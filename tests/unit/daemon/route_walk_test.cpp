@@ -69,6 +69,7 @@ const std::vector<std::pair<std::string, Case>>& cases() {
       {"GET /v1/goodput", {"/v1/goodput?window=24h", "", {200, 200, 200, 200, 200}}},
       {"GET /v1/healthchecks", {"/v1/healthchecks?limit=5", "", {200, 200, 200, 200, 200}}},
       {"GET /v1/canaries", {"/v1/canaries?limit=5", "", {200, 200, 200, 200, 200}}},
+      {"POST /v1/canaries", {"/v1/canaries", "", {403, 403, 403, 201, 201}}},
       {"GET /v1/shares", {"/v1/shares", "", {200, 200, 200, 200, 200}}},
       {"PUT /v1/shares/{name}", {"/v1/shares/team", R"({"weight":2})", {403, 403, 403, 403, 200}}},
       {"GET /v1/whoami", {"/v1/whoami", "", {200, 200, 200, 200, 200}}},
