@@ -187,6 +187,121 @@ check("a user sees only their own jobs and no admin buttons", async () => {
   await context.close();
 });
 
+// The jobs list writes goodput as the API gives it: a percentage, or n/a when it judged none.
+const goodputText = (accounting) => accounting?.goodput === null || accounting?.goodput === undefined
+  ? "n/a" : `${(accounting.goodput * 100).toFixed(1)} %`;
+
+// The ids of the jobs list's rows, top to bottom, once the rows answer the page's current request.
+async function listedJobs(page) {
+  await page.locator('table[aria-label="Jobs"][aria-busy="false"]').waitFor({ timeout: 15_000 });
+  return page.locator('table[aria-label="Jobs"] tbody tr').evaluateAll((rows) => rows.map((r) => Number(r.dataset.job)));
+}
+
+check("the jobs list shows submitted jobs newest first with their accounting, each row a link to its page", async () => {
+  const ids = [];
+  for (const name of ["list-a", "list-b", "list-c"]) {
+    const made = await cluster.api("POST", "/v1/jobs", { name, nodes: 1, cores_per_node: 1, command: { argv: ["/bin/true"] } });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    ids.push(made.body.id);
+  }
+  await eventually(async () => {
+    for (const id of ids) if ((await cluster.api("GET", `/v1/jobs/${id}`)).body.state !== "SUCCEEDED") return false;
+    return true;
+  }, 60_000, "the three jobs to succeed");
+  const context = await browser.newContext();
+  const page = await signIn(context, cluster.adminToken);
+  await page.getByRole("heading", { name: "Overview" }).waitFor();
+  await page.getByRole("link", { name: "Jobs", exact: true }).click();
+  await page.getByRole("heading", { name: "Jobs", exact: true }).waitFor();
+  assert.equal(new URL(page.url()).pathname, "/jobs");
+  for (const id of ids) await page.locator(`tr[data-job="${id}"]`).waitFor({ timeout: 15_000 });
+  const listed = await listedJobs(page);
+  assert.deepEqual(listed, [...listed].sort((a, b) => b - a), "newest first");
+  // Each row's accounting as the API reports it: the trained job's core-time and goodput too.
+  const { body } = await cluster.api("GET", "/v1/jobs?limit=100");
+  const train = body.jobs.find((j) => j.name === "e2e-train");
+  assert.ok(train?.accounting, "the API gives the trained job's accounting");
+  const trainRow = page.locator(`tr[data-job="${train.id}"]`);
+  assert.match(await trainRow.innerText(), /SUCCEEDED[\s\S]*1 × 4[\s\S]*core-[sh]/);
+  assert.equal(await trainRow.locator("[data-goodput]").innerText(), goodputText(train.accounting));
+  for (const id of ids) {
+    const listedJob = body.jobs.find((j) => j.id === id);
+    assert.equal(await page.locator(`tr[data-job="${id}"] [data-goodput]`).innerText(), goodputText(listedJob.accounting));
+    assert.match(await page.locator(`tr[data-job="${id}"]`).innerText(), /SUCCEEDED[\s\S]*1 × 1/);
+  }
+  await shot(page, "jobs");
+  // A row opens its job's page in place, and Back returns to the list.
+  await page.locator(`tr[data-job="${ids[1]}"]`).getByRole("link", { name: `#${ids[1]}` }).click();
+  await page.getByRole("heading", { name: `Job #${ids[1]} list-b` }).waitFor();
+  await page.goBack();
+  await page.locator(`tr[data-job="${ids[1]}"]`).waitFor();
+  await context.close();
+  // A user's list is their own jobs, with no user filter to set.
+  const userContext = await browser.newContext();
+  const userPage = await signIn(userContext, aliceToken);
+  await userPage.getByRole("heading", { name: "Overview" }).waitFor();
+  await userPage.goto(cluster.url + "/jobs");
+  const own = await listedJobs(userPage);
+  assert.ok(own.length >= 1);
+  for (const id of [...ids, train.id]) assert.ok(!own.includes(id), `job ${id} is not alice's`);
+  assert.equal(await userPage.getByRole("textbox", { name: "User" }).count(), 0);
+  await userContext.close();
+});
+
+check("the jobs list narrows by state in its URL and by name on the page, and pages with a small limit", async () => {
+  // Waits for cores no node has, then is cancelled: a job in a state no other check leaves.
+  const waiting = await cluster.api("POST", "/v1/jobs", { name: "list-cancelled", nodes: 1, cores_per_node: 16,
+    wait_for_capacity: true, command: { argv: ["/bin/true"] } });
+  assert.equal(waiting.status, 201, JSON.stringify(waiting.body));
+  const cancelledId = waiting.body.id;
+  assert.equal((await cluster.api("POST", `/v1/jobs/${cancelledId}/cancel`)).status, 200);
+  const succeeded = (await cluster.api("GET", "/v1/jobs?state=SUCCEEDED&limit=1")).body.jobs[0].id;
+  const context = await browser.newContext();
+  const page = await signIn(context, cluster.adminToken);
+  await page.getByRole("heading", { name: "Overview" }).waitFor();
+  await page.getByRole("link", { name: "Jobs", exact: true }).click();
+  await page.locator(`tr[data-job="${succeeded}"]`).waitFor({ timeout: 15_000 });
+  await page.getByRole("checkbox", { name: "cancelled", exact: true }).check();
+  await page.waitForURL((url) => url.pathname === "/jobs" && url.searchParams.get("state") === "CANCELLED");
+  await page.locator(`tr[data-job="${cancelledId}"]`).waitFor({ timeout: 15_000 });
+  assert.ok(!(await listedJobs(page)).includes(succeeded), "a succeeded job is filtered out");
+  const states = await page.locator('table[aria-label="Jobs"] tbody tr').evaluateAll((rows) => rows.map((r) => r.dataset.state));
+  assert.ok(states.length >= 1 && states.every((s) => s === "CANCELLED"), states.join(","));
+  assert.match(await page.locator("[data-list-status]").innerText(), /Jobs CANCELLED/);
+  await shot(page, "jobs-cancelled");
+  // The filtered view is a link: opened afresh it shows the same, its box ticked.
+  await page.goto(`${cluster.url}/jobs?state=CANCELLED`);
+  await page.locator(`tr[data-job="${cancelledId}"]`).waitFor({ timeout: 15_000 });
+  assert.equal(await page.getByRole("checkbox", { name: "cancelled", exact: true }).isChecked(), true);
+  assert.ok(!(await listedJobs(page)).includes(succeeded));
+  // The name filter narrows the loaded page, says so, and is in the URL too.
+  await page.goto(`${cluster.url}/jobs`);
+  await page.getByText("name filters this page").waitFor();
+  await page.getByRole("searchbox", { name: "Name" }).fill("list-b");
+  await page.waitForURL((url) => url.searchParams.get("name") === "list-b");
+  await eventually(async () => {
+    const shown = await page.locator('table[aria-label="Jobs"] tbody tr').allInnerTexts();
+    return shown.length === 1 && /list-b/.test(shown[0]);
+  }, 10_000, "only list-b shown");
+  // Two a page: the next page holds the next-older jobs, and the first page is a click away.
+  await page.goto(`${cluster.url}/jobs?limit=2`);
+  const first = await listedJobs(page);
+  assert.equal(first.length, 2, first.join(","));
+  assert.match(await page.locator("[data-list-status]").innerText(), /page 1 · 2 jobs a page/);
+  await page.getByRole("link", { name: "Next page" }).click();
+  await page.waitForURL((url) => url.searchParams.has("cursor") && url.searchParams.get("page") === "2");
+  await eventually(async () => {
+    const second = await listedJobs(page);
+    return second.length === 2 && Math.max(...second) < Math.min(...first);
+  }, 15_000, "the second page's two older jobs");
+  assert.match(await page.locator("[data-list-status]").innerText(), /page 2 · 2 jobs a page/);
+  await shot(page, "jobs-page-2");
+  await page.getByRole("link", { name: "First page" }).click();
+  await page.waitForURL((url) => !url.searchParams.has("cursor"));
+  await eventually(async () => (await listedJobs(page)).join() === first.join(), 15_000, "the first page again");
+  await context.close();
+});
+
 check("the health page shows a check's pair tests as a matrix and busbw against the reference", async () => {
   const started = await cluster.api("POST", "/v1/healthchecks", { nodes: ["trn-1", "trn-2", "trn-3"], suites: ["collective"] });
   assert.equal(started.status, 202, JSON.stringify(started.body));
@@ -205,6 +320,53 @@ check("the health page shows a check's pair tests as a matrix and busbw against 
   assert.match(await busbw.innerText(), /all_reduce.*B\/s.*%/);
   await shot(page, "health-pairs");
   await context.close();
+});
+
+check("an admin runs a canary from the Health page and sees its id; a user has no such button", async () => {
+  const context = await browser.newContext();
+  const page = await signIn(context, cluster.adminToken);
+  await page.getByRole("link", { name: "Health", exact: true }).click();
+  const section = page.getByRole("region", { name: "Canaries" });
+  const button = section.getByRole("button", { name: "Run canary now" });
+  await button.click();
+  const started = section.locator("[data-canary]");
+  await started.waitFor({ timeout: 15_000 });
+  const id = await started.getAttribute("data-canary");
+  assert.equal(await started.innerText(), `Started canary #${id}.`);
+  const { body } = await cluster.api("GET", `/v1/jobs/${id}`);
+  assert.equal(body.user, "system");
+  assert.equal(body.name, "canary");
+  // The list shows it without a reload.
+  await section.locator(`tr[data-job="${id}"]`).waitFor({ timeout: 15_000 });
+  await shot(page, "health-canary");
+  // A second click while it runs is refused with the API's reason (409); one that comes after it
+  // ended starts another.
+  await button.click();
+  let second;
+  await eventually(async () => {
+    if (await section.getByRole("alert").count()) return true;
+    const now = (await started.count()) ? await started.getAttribute("data-canary") : null;
+    if (now && now !== id) second = now;
+    return second;
+  }, 15_000, "the second click's answer");
+  if (!second) assert.match(await section.getByRole("alert").innerText(), /Could not start a canary: a canary job is running already/);
+  const ended = async (job) => ["SUCCEEDED", "FAILED", "CANCELLED"].includes((await cluster.api("GET", `/v1/jobs/${job}`)).body.state);
+  await eventually(async () => (await ended(id)) && (!second || (await ended(second))), 120_000, "the canaries to end");
+  await section.locator(`tr[data-job="${id}"]`).getByRole("link").click();
+  await page.getByRole("heading", { name: `Job #${id} canary` }).waitFor();
+  await context.close();
+  const userContext = await browser.newContext();
+  const userPage = await signIn(userContext, aliceToken);
+  await userPage.getByRole("heading", { name: "Overview" }).waitFor();
+  await userPage.getByRole("link", { name: "Health", exact: true }).click();
+  await userPage.getByRole("region", { name: "Canaries" }).locator(`tr[data-job="${id}"]`).waitFor({ timeout: 15_000 });
+  assert.equal(await userPage.getByRole("button", { name: "Run canary now" }).count(), 0);
+  await userPage.getByRole("link", { name: "Canaries", exact: true }).click();
+  await userPage.waitForURL((url) => url.pathname === "/canaries");
+  await userPage.getByRole("heading", { name: "Canaries", level: 1 }).waitFor();
+  await userPage.locator(`tr[data-job="${id}"]`).waitFor({ timeout: 15_000 });
+  assert.equal(await userPage.getByRole("button", { name: "Run canary now" }).count(), 0);
+  await userContext.close();
 });
 
 check("an admin drains a node from the UI after confirming", async () => {

@@ -19,21 +19,22 @@ export function useApp(): AppState {
   return useContext(App);
 }
 
-export interface Loaded<T> { data?: T; error?: string; reload(): void }
+// `path`: the request `data` answered (the one before while a new path loads).
+export interface Loaded<T> { data?: T; error?: string; path?: string; reload(): void }
 
 // Fetches `path` now and again whenever the refresh counter moves; keeps the last good data while
 // a refresh is under way, so views do not flicker.
 // `live`: fetched again on every refresh (the event stream's changes); else once per path.
 export function useApi<T>(path: string | null, live = true): Loaded<T> {
   const { refresh } = useApp();
-  const [state, setState] = useState<{ data?: T; error?: string }>({});
+  const [state, setState] = useState<{ data?: T; error?: string; path?: string }>({});
   const [own, setOwn] = useState(0);
   useEffect(() => {
     if (!path) return;
     let current = true;
     api<T>(path).then(
-      (data) => current && setState({ data }),
-      (e) => current && setState((s) => ({ data: s.data, error: explain(e) })),
+      (data) => current && setState({ data, path }),
+      (e) => current && setState((s) => ({ data: s.data, path: s.path, error: explain(e) })),
     );
     return () => {
       current = false;

@@ -11,6 +11,7 @@ import "./style.css";
 import { Events } from "./views/events";
 import { Canaries, Health } from "./views/health";
 import { JobPage } from "./views/job";
+import { JobList } from "./views/job-list";
 import { Login } from "./views/login";
 import { NodePage, Nodes } from "./views/nodes";
 import { Overview } from "./views/overview";
@@ -18,7 +19,7 @@ import { Queue } from "./views/queue";
 import { Shares } from "./views/shares";
 
 const views: [string, string][] = [
-  ["/", "Overview"], ["/nodes", "Nodes"], ["/queue", "Queue"], ["/shares", "Fair share"],
+  ["/", "Overview"], ["/jobs", "Jobs"], ["/nodes", "Nodes"], ["/queue", "Queue"], ["/shares", "Fair share"],
   ["/health", "Health"], ["/canaries", "Canaries"], ["/events", "Events"],
 ];
 
@@ -28,6 +29,7 @@ function View({ path }: { path: string }) {
   if (section === "nodes" && arg) return <NodePage name={decodeURIComponent(arg)} />;
   switch (path) {
     case "/": return <Overview />;
+    case "/jobs": return <JobList />;
     case "/nodes": return <Nodes />;
     case "/queue": return <Queue />;
     case "/shares": return <Shares />;

@@ -3,9 +3,11 @@ import { useEffect, useState } from "preact/hooks";
 
 const listeners = new Set<() => void>();
 
-export function navigate(path: string): void {
+// `replace`: change the URL without a new history entry (a filter typed a letter at a time).
+export function navigate(path: string, replace = false): void {
   if (path === location.pathname + location.search) return;
-  history.pushState(null, "", path);
+  if (replace) history.replaceState(null, "", path);
+  else history.pushState(null, "", path);
   listeners.forEach((l) => l());
 }
 
@@ -21,6 +23,21 @@ export function usePath(): string {
     };
   }, []);
   return path;
+}
+
+// The query string ("?state=FAILED"), for views whose filters live in the URL.
+export function useSearch(): string {
+  const [search, setSearch] = useState(location.search);
+  useEffect(() => {
+    const update = () => setSearch(location.search);
+    listeners.add(update);
+    addEventListener("popstate", update);
+    return () => {
+      listeners.delete(update);
+      removeEventListener("popstate", update);
+    };
+  }, []);
+  return search;
 }
 
 // Plain left clicks on same-origin links navigate in place; modified clicks open tabs as usual.

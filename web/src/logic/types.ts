@@ -12,6 +12,16 @@ export interface Goodput {
   lost_core_s: Record<string, number>;
 }
 export interface JobList { jobs: Job[]; next: string | null }
+// What GET /v1/jobs reports of each row's use of the cluster (daemon/job_accounting.h); an array's
+// row sums its tasks'.
+export interface JobAccounting {
+  elapsed_s: number | null;  // first start to end (or now); null if it never started
+  wait_s: number;            // submit to first start (or to its end, or now)
+  nodes: number;
+  cores: number | null;      // nodes x cores per node; null for whole nodes never held
+  core_hours: number;
+  goodput: number | null;    // 0 to 1; null under a core-second allocated
+}
 export interface Job {
   id: number; name: string; user: string; share: string; state: JobState;
   submitted_at: string; started_at?: string; ended_at?: string;
@@ -21,6 +31,7 @@ export interface Job {
   pending_reason?: { code: string; message: string };
   queue_position?: number;
   goodput?: Goodput;
+  accounting?: JobAccounting;  // in GET /v1/jobs only
   // A task of an array, or (in a list) the array folded into one row with its tasks counted by state.
   array?: { job_id: number; task_id?: number; task_count: number; counts?: Record<string, number> };
   // GET /v1/jobs/{id} by an array's own id: the whole array, one state and its tasks by state.

@@ -1,8 +1,10 @@
 import { useState } from "preact/hooks";
-import { useApi } from "../app-state";
+import { api, explain } from "../api";
+import { useApi, useApp } from "../app-state";
 import { ErrorNote, Section, StateBadge, Time } from "../components/ui";
-import { bandwidth, percent } from "../logic/format";
+import { bandwidth, jobLabel, jobPath, percent } from "../logic/format";
 import { busbwAgainstReference, cellLabel, pairMatrix, type CheckRecord } from "../logic/health-matrix";
+import { operatesNodes } from "../logic/roles";
 import type { Job, Node } from "../logic/types";
 import { JobTable } from "./jobs";
 
@@ -26,8 +28,60 @@ export function Health() {
           ))}
         </tbody>
       </table>
+      <NewestCanaries />
       <RecentChecks />
     </>
+  );
+}
+
+interface CanaryList { canaries: Job[]; next: string | null; next_run_at: string | null }
+
+// POST /v1/canaries: a canary now, for roles that operate nodes (the API refuses others). Says which
+// job started, or why none did (409: one runs already, or no node is ready), then `onRan`.
+function RunCanary({ onRan }: { onRan: () => void }) {
+  const { who } = useApp();
+  const [busy, setBusy] = useState(false);
+  const [outcome, setOutcome] = useState<{ job?: Job; error?: string }>({});
+  if (!operatesNodes(who.role)) return null;
+  const run = async () => {
+    setBusy(true);
+    setOutcome({});
+    try {
+      setOutcome({ job: await api<Job>("/v1/canaries", { method: "POST" }) });
+    } catch (e) {
+      setOutcome({ error: explain(e) });
+    } finally {
+      setBusy(false);
+      onRan();
+    }
+  };
+  return (
+    <div class="run-canary">
+      <button type="button" class="primary" disabled={busy} onClick={run}>{busy ? "Starting a canary…" : "Run canary now"}</button>
+      {outcome.job && <span role="status" data-canary={outcome.job.id}>
+        Started canary <a href={jobPath(outcome.job)}>#{jobLabel(outcome.job)}</a>.</span>}
+      {outcome.error && <span class="error" role="alert">Could not start a canary: {outcome.error}</span>}
+    </div>
+  );
+}
+
+function NextRun({ list }: { list?: CanaryList }) {
+  if (!list) return null;
+  return <p class="hint">{list.next_run_at ? <>Next scheduled canary: <Time at={list.next_run_at} />.</>
+    : "Scheduled canaries are off (--canary-interval-s 0)."}</p>;
+}
+
+// The health page's few newest canaries, with the button; /canaries has them all.
+function NewestCanaries() {
+  const canaries = useApi<CanaryList>("/v1/canaries?limit=5");
+  return (
+    <Section title="Canaries">
+      <NextRun list={canaries.data} />
+      <RunCanary onRan={canaries.reload} />
+      <ErrorNote error={canaries.error} />
+      <JobTable jobs={canaries.data?.canaries ?? []} />
+      <p><a href="/canaries">Every canary</a></p>
+    </Section>
   );
 }
 
@@ -118,11 +172,13 @@ function CheckDetail({ check }: { check: CheckRecord }) {
 }
 
 export function Canaries() {
-  const canaries = useApi<{ canaries: Job[] }>("/v1/canaries?limit=100");
+  const canaries = useApi<CanaryList>("/v1/canaries?limit=100");
   return (
     <>
       <h1>Canaries</h1>
       <p class="hint">The daemon's own small training job, run on a schedule to find system problems before users do.</p>
+      <NextRun list={canaries.data} />
+      <RunCanary onRan={canaries.reload} />
       <ErrorNote error={canaries.error} />
       <JobTable jobs={canaries.data?.canaries ?? []} />
     </>
