@@ -91,7 +91,7 @@ function connectNode(url, joinToken, { name, cores, labels, localAddress }) {
       }, (payload) => socket.write(clientFrame(payload, 0xa))));
       socket.on("error", () => clearInterval(heartbeat));
       socket.on("close", () => clearInterval(heartbeat));
-      send({ type: "hello", protocol: 13, agent_version: "fake-node", name, cores, memory_mb: 0, labels,
+      send({ type: "hello", protocol: 14, agent_version: "fake-node", name, cores, memory_mb: 0, labels,
         data_addr: "", attempts: [], faults: [] });
     });
     req.end();

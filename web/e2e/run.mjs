@@ -136,6 +136,84 @@ check("an admin sees every node on the overview and the map, grouped by rack", a
   await context.close();
 });
 
+check("the node map counts every state, filters by state and name in its URL, and shows a node's details on hover and focus", async () => {
+  const context = await browser.newContext();
+  const page = await signIn(context, cluster.adminToken);
+  await page.getByRole("heading", { name: "Overview" }).waitFor();
+  await page.goto(cluster.url + "/nodes");
+  const summary = page.locator("[data-node-summary]");
+  await eventually(async () => /^3 nodes: 3 healthy · \d+ of 24 cores in use/.test(await summary.innerText()), 15_000,
+                   "the summary of three healthy nodes");
+  // Each tile: its state in words, its cores in use, a bar; its details (for screen readers always) shown on hover.
+  const tile = page.locator('[data-node="trn-1"]');
+  assert.match(await tile.innerText(), /trn-1[\s\S]*HEALTHY[\s\S]*\d+\/8/);
+  const tip = tile.getByRole("tooltip");
+  assert.equal(await tile.getByRole("link", { name: "trn-1", exact: true }).getAttribute("aria-describedby"), await tip.getAttribute("id"));
+  assert.ok((await tip.boundingBox()).width <= 1, "the details are hidden until asked for");
+  await tile.hover();
+  await eventually(async () => (await tip.boundingBox()).width > 50, 5_000, "the details on hover");
+  assert.match(await tip.innerText(), /trn-1 HEALTHY for[\s\S]*of 8 in use/);
+  await shot(page, "nodes-hover");
+  await page.mouse.move(0, 0);
+  await page.locator('[data-node="trn-2"]').getByRole("link", { name: "trn-2", exact: true }).focus();
+  await eventually(async () => (await page.locator('[data-node="trn-2"]').getByRole("tooltip").boundingBox()).width > 50, 5_000,
+                   "the details on focus");
+  // The name filter narrows as it is typed, into the URL; the states' boxes too.
+  await page.getByRole("searchbox", { name: "Name" }).fill("RN-3");
+  await page.waitForURL((url) => url.pathname === "/nodes" && url.searchParams.get("name") === "RN-3");
+  await eventually(async () => (await page.locator("[data-node]").count()) === 1, 10_000, "only trn-3 shown");
+  await page.locator('[data-node="trn-3"]').waitFor();
+  assert.match(await summary.innerText(), /3 nodes: 3 healthy .* 1 shown$/);
+  await page.getByRole("checkbox", { name: /^drained/ }).check();
+  await page.waitForURL((url) => url.searchParams.get("state") === "DRAINED" && url.searchParams.get("name") === "RN-3");
+  await page.getByText("No node matches these filters.").waitFor();
+  assert.equal(await page.locator("[data-node]").count(), 0);
+  // A filtered view is a link: opened afresh, its boxes ticked; one grid without the racks.
+  await page.goto(`${cluster.url}/nodes?state=HEALTHY&group=none`);
+  await eventually(async () => (await page.locator("[data-node]").count()) === 3, 15_000, "three healthy nodes");
+  assert.equal(await page.getByRole("checkbox", { name: /^healthy/ }).isChecked(), true);
+  assert.equal(await page.getByRole("checkbox", { name: "Group by rack" }).isChecked(), false);
+  assert.equal(await page.getByRole("region", { name: "rack r1" }).count(), 0);
+  await shot(page, "nodes-filtered");
+  await page.getByRole("link", { name: "Clear filters" }).click();
+  await page.waitForURL((url) => url.pathname === "/nodes" && url.search === "");
+  await page.getByRole("region", { name: "rack r2" }).locator('[data-node="trn-3"]').waitFor();
+  // Times are compact, 24-hour, and the zone is named once, in the footer.
+  await page.goto(cluster.url + "/nodes/trn-1");
+  assert.match(await page.locator(".facts time").first().innerText(), /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
+  assert.match(await page.locator("footer").innerText(), /Times are in .+, 24-hour/);
+  await context.close();
+});
+
+check("a running job is on its node's tile and its node's page, each a link to the job", async () => {
+  const made = await cluster.api("POST", "/v1/jobs",
+    { name: "on-the-map", nodes: 1, cores_per_node: 2, command: { argv: ["/bin/sleep", "60"] } });
+  assert.equal(made.status, 201, JSON.stringify(made.body));
+  const id = made.body.id;
+  const placed = await eventually(async () => {
+    const { body } = await cluster.api("GET", `/v1/jobs/${id}/attempts`);
+    return body.attempts?.[0]?.nodes?.[0];
+  }, 30_000, "the job placed on a node");
+  const context = await browser.newContext();
+  const page = await signIn(context, cluster.adminToken);
+  await page.getByRole("heading", { name: "Overview" }).waitFor();
+  await page.goto(cluster.url + "/nodes");
+  const tile = page.locator(`[data-node="${placed}"]`);
+  await tile.getByRole("link", { name: `#${id}`, exact: true }).waitFor({ timeout: 15_000 });
+  assert.match(await tile.innerText(), /[2-8]\/8/, "its cores in use");
+  await shot(page, "nodes-running");
+  await page.goto(`${cluster.url}/nodes/${placed}`);
+  const jobs = page.getByRole("region", { name: "Jobs on this node" });
+  await jobs.getByRole("link", { name: `#${id}`, exact: true }).click();
+  await page.getByRole("heading", { name: `Job #${id} on-the-map` }).waitFor();
+  // A running job's log is followed, and the control says so.
+  assert.equal(await page.getByRole("checkbox", { name: "Follow" }).isChecked(), true);
+  assert.equal((await cluster.api("POST", `/v1/jobs/${id}/cancel`)).status, 200);
+  await page.locator(".facts .state-cancelled").waitFor({ timeout: 15_000 });
+  assert.equal(await page.getByRole("checkbox", { name: "Follow" }).isDisabled(), true, "no Follow once it ended");
+  await context.close();
+});
+
 check("a job submitted through the API goes RUNNING then SUCCEEDED without a reload, with loss points", async () => {
   const context = await browser.newContext();
   const page = await signIn(context, cluster.adminToken);
@@ -157,6 +235,18 @@ check("a job submitted through the API goes RUNNING then SUCCEEDED without a rel
   await eventually(async () => Number(await page.locator("figure.chart").first().getAttribute("data-points")) > 0,
                    30_000, "loss points on the chart");
   assert.ok(await page.locator("figure.chart canvas").count() >= 1);
+  // No legend lists a series that is not drawn; the loss chart turns to a log scale and back.
+  assert.equal(await page.locator(".u-legend .u-off").count(), 0);
+  const loss = page.locator('figure[data-chart="Loss"]');
+  assert.equal(await loss.getAttribute("data-scale"), "linear");
+  await loss.getByRole("checkbox", { name: /Log scale/ }).check();
+  await eventually(async () => (await loss.getAttribute("data-scale")) === "log", 5_000, "the loss chart on a log scale");
+  assert.match(await loss.getByRole("img").getAttribute("aria-label"), /log scale/);
+  assert.equal(await loss.locator("canvas").count(), 1);
+  await shot(page, "job-log-scale");
+  await loss.getByRole("checkbox", { name: /Log scale/ }).uncheck();
+  await eventually(async () => (await loss.getAttribute("data-scale")) === "linear", 5_000, "the loss chart linear again");
+  assert.match(await page.locator(".facts time").first().innerText(), /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
   await shot(page, "job");
   // An ended job's logs are shown, not followed.
   const follow = page.getByRole("checkbox", { name: "Follow" });
@@ -374,13 +464,26 @@ check("an admin drains a node from the UI after confirming", async () => {
   const page = await signIn(context, cluster.adminToken);
   await page.goto(cluster.url + "/nodes/trn-3");
   await page.getByRole("button", { name: "Drain" }).click();
+  await page.getByRole("dialog").getByRole("textbox", { name: "Reason" }).fill("e2e maintenance");
   await page.getByRole("dialog").getByRole("button", { name: "Yes, drain" }).click();
   await page.locator(".facts .state-drained").waitFor({ timeout: 15_000 });
   const { body } = await cluster.api("GET", "/v1/nodes/trn-3");
   assert.equal(body.state, "DRAINED");
+  assert.match(body.state_reason, /^e2e maintenance \(drained by .+\)$/);
   // Buttons match the state: a drained node can be undrained, not drained again.
   await page.getByRole("button", { name: "Undrain" }).waitFor();
   assert.equal(await page.getByRole("button", { name: "Drain", exact: true }).count(), 0);
+  // A refused action keeps its dialog open with the API's own words (the refusal is staged here:
+  // the answer a stale page would get, so trn-3 stays drained for the checks after this one).
+  await page.route("**/v1/nodes/trn-3/undrain", (route) => route.fulfill({ status: 409, contentType: "application/json",
+    body: JSON.stringify({ error: { code: "conflict", message: "node trn-3 is DOWN; it returns when its agent reconnects" } }) }));
+  await page.getByRole("button", { name: "Undrain" }).click();
+  await page.getByRole("dialog").getByRole("button", { name: "Yes, undrain" }).click();
+  assert.match(await page.getByRole("dialog").getByRole("alert").innerText(), /node trn-3 is DOWN; it returns when its agent reconnects/);
+  await shot(page, "node-refused");
+  await page.unroute("**/v1/nodes/trn-3/undrain");
+  await page.getByRole("dialog").getByRole("button", { name: "Keep as it is" }).click();
+  assert.equal((await cluster.api("GET", "/v1/nodes/trn-3")).body.state, "DRAINED");
   await shot(page, "node-drained");
   for (const view of ["shares", "health", "events"]) {
     await page.getByRole("link", { name: { shares: "Fair share", health: "Health", events: "Events" }[view], exact: true }).click();
@@ -420,7 +523,7 @@ check("an injected fault turns a node UNHEALTHY on the map", async () => {
                    "trn-2 UNHEALTHY on the map");
   assert.match(await page.locator('[data-node="trn-2"]').innerText(), /core:0=corrupt/);
   await shot(page, "nodes-unhealthy");
-  await page.locator('[data-node="trn-2"] a').click();
+  await page.locator('[data-node="trn-2"]').getByRole("link", { name: "trn-2", exact: true }).click();
   const history = page.getByRole("region", { name: "Health history" });
   await history.getByText(/core 0 .*failed/).first().waitFor({ timeout: 15_000 });
   assert.match(await history.innerText(), /UNHEALTHY/);

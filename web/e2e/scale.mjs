@@ -88,7 +88,7 @@ try {
   await page.goto(cluster.url + "/nodes");
   // The time (since navigation) of the first frame that had every node: polled once a frame.
   const mapRender = await (await page.waitForFunction(
-    (n) => document.querySelectorAll("li.node").length === n && performance.now(), nodeCount, { timeout: 60_000 })).jsonValue();
+    (n) => document.querySelectorAll("li[data-node]").length === n && performance.now(), nodeCount, { timeout: 60_000 })).jsonValue();
   const mapFrames = frameFigures(await page.evaluate(scrollFrames, { selector: null, step: 60, frames: 120 }));
   await page.screenshot({ path: join(artifacts, "scale-nodes.png") });
   console.log(`node map, ${nodeCount} nodes: first render ${ms(mapRender)} after navigation; scrolling ` +

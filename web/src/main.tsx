@@ -4,6 +4,7 @@ import { api, ApiError } from "./api";
 import { App, type AppState } from "./app-state";
 import { startLive, type LiveState } from "./live";
 import { addEvents } from "./logic/events";
+import { timeZoneLabel } from "./logic/format";
 import type { TrainyardEvent, Who } from "./logic/types";
 import { interceptLinks, navigate, usePath } from "./router";
 import { signOut, token } from "./session";
@@ -108,6 +109,7 @@ function Shell({ who, onSignOut }: { who: Who; onSignOut: (notice?: string) => v
       </header>
       {banner[live] && <div class="banner" role="status">{banner[live]}</div>}
       <main id="main" tabIndex={-1}><View path={path} /></main>
+      <footer class="hint">Times are in {timeZoneLabel()}, 24-hour; hover one for UTC.</footer>
     </App.Provider>
   );
 }

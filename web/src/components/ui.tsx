@@ -2,6 +2,8 @@ import type { ComponentChildren } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { localTime, utcTitle } from "../logic/format";
 
+// A time as the dashboard writes it: local, 24-hour, "2026-11-28 23:41:07" (the zone is named in
+// the page footer), UTC on hover.
 export function Time({ at }: { at?: string }) {
   if (!at) return <span>—</span>;
   return <time dateTime={at} title={utcTitle(at)}>{localTime(at)}</time>;
@@ -35,9 +37,10 @@ export function Bar({ value, max, label }: { value: number; max: number; label: 
 }
 
 // An action that changes something, behind a confirmation dialog (a real <dialog>: focus is kept
-// inside it and Escape cancels).
-export function ConfirmButton({ label, question, onConfirm, danger }: {
-  label: string; question: string; onConfirm: () => Promise<unknown>; danger?: boolean;
+// inside it and Escape cancels). A refusal shows the API's own words in the dialog. `children`:
+// more to ask in the dialog (a reason), read by onConfirm.
+export function ConfirmButton({ label, question, onConfirm, danger, children }: {
+  label: string; question: string; onConfirm: () => Promise<unknown>; danger?: boolean; children?: ComponentChildren;
 }) {
   const dialog = useRef<HTMLDialogElement>(null);
   const [error, setError] = useState<string>();
@@ -60,6 +63,7 @@ export function ConfirmButton({ label, question, onConfirm, danger }: {
       <button type="button" class={danger ? "danger" : ""} onClick={() => dialog.current?.showModal()}>{label}</button>
       <dialog ref={dialog} aria-label={label}>
         <p>{question}</p>
+        {children}
         {error && <p class="error" role="alert">{error}</p>}
         <div class="actions">
           <button type="button" onClick={() => dialog.current?.close()}>Keep as it is</button>

@@ -42,3 +42,20 @@ export function attemptBoundaries(points: MetricPoint[]): number[] {
   }
   return out;
 }
+
+const finite = (v: number | null): v is number => v !== null && Number.isFinite(v);
+
+// Whether a series has anything to draw: a chart without it says so in a sentence instead.
+export function hasValues(s: Series): boolean {
+  return s.mean.some(finite) || s.min.some(finite) || s.max.some(finite);
+}
+
+// Whether the series can be drawn on a log scale: some values, and every one of them above zero.
+export function logScaleFits(s: Series): boolean {
+  return hasValues(s) && [s.mean, s.min, s.max].every((values) => values.every((v) => !finite(v) || v > 0));
+}
+
+// Whether the series has a min-max band wider than its mean (else it draws, and lists, only the mean).
+export function hasBand(s: Series): boolean {
+  return s.min.some((v, i) => v !== s.max[i]);
+}

@@ -1,15 +1,48 @@
-// How the dashboard writes times, durations and quantities: times in the viewer's zone (UTC on
-// hover, via title=), every number with its unit.
+// How the dashboard writes times, durations and quantities: times in the viewer's zone, compact and
+// 24-hour (UTC on hover, via title=), every number with its unit.
+
+// Compact and sortable, 24-hour, in the viewer's zone (or `timeZone`): "2026-11-28 23:41:07". The
+// zone is named once on the page (timeZoneLabel, in the footer) rather than on every time.
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+function formatter(timeZone: string | undefined): Intl.DateTimeFormat {
+  const key = timeZone ?? "";
+  let f = formatters.get(key);
+  if (!f) {
+    f = new Intl.DateTimeFormat("en-US", {
+      timeZone, year: "numeric", month: "2-digit", day: "2-digit",
+      hour: "2-digit", minute: "2-digit", second: "2-digit", hourCycle: "h23",
+    });
+    formatters.set(key, f);
+  }
+  return f;
+}
+
+function parts(at: Date, timeZone?: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const p of formatter(timeZone).formatToParts(at)) out[p.type] = p.value;
+  if (out.hour === "24") out.hour = "00";  // engines that still write midnight as 24
+  return out;
+}
 
 export function localTime(iso: string | undefined, timeZone?: string): string {
   if (!iso) return "—";
   const at = new Date(iso);
   if (Number.isNaN(at.getTime())) return iso;
-  return at.toLocaleString(undefined, {
-    timeZone,
-    year: "numeric", month: "short", day: "numeric",
-    hour: "2-digit", minute: "2-digit", second: "2-digit",
-  });
+  const p = parts(at, timeZone);
+  return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second}`;
+}
+
+// The zone local times are written in, with its offset from UTC at `at`: "Europe/Berlin (UTC+01:00)".
+export function timeZoneLabel(at: Date = new Date(), timeZone?: string): string {
+  const zone = timeZone ?? formatter(undefined).resolvedOptions().timeZone ?? "local time";
+  const p = parts(at, timeZone);
+  const wall = Date.UTC(Number(p.year), Number(p.month) - 1, Number(p.day), Number(p.hour), Number(p.minute), Number(p.second));
+  const minutes = Math.round((wall - Math.floor(at.getTime() / 1000) * 1000) / 60000);
+  const sign = minutes < 0 ? "-" : "+";
+  const abs = Math.abs(minutes);
+  const offset = `UTC${sign}${String(Math.floor(abs / 60)).padStart(2, "0")}:${String(abs % 60).padStart(2, "0")}`;
+  return zone === "UTC" || zone === "Etc/UTC" ? "UTC" : `${zone} (${offset})`;
 }
 
 export function utcTitle(iso: string | undefined): string {

@@ -56,11 +56,11 @@ describe("format", () => {
     expect(progress(1000, 4000, null, 64)).toBe("step 1,000 of 4,000 (25 %)");
     expect(progress(17, undefined, 10, 64)).toBe("step 17");
   });
-  it("writes times in the viewer's zone with UTC for the title", () => {
+  it("writes times in the viewer's zone, compact and 24-hour, with UTC for the title", () => {
     const iso = "2026-11-24T21:00:05.123Z";
     expect(utcTitle(iso)).toBe("2026-11-24 21:00:05 UTC");
-    expect(localTime(iso, "Asia/Tokyo")).toContain("06:00:05");
-    expect(localTime(iso, "America/New_York")).toContain("04:00:05");
+    expect(localTime(iso, "Asia/Tokyo")).toBe("2026-11-25 06:00:05");
+    expect(localTime(iso, "America/New_York")).toBe("2026-11-24 16:00:05");
     expect(localTime(undefined)).toBe("—");
   });
 });

@@ -87,6 +87,7 @@ function OneJobPage({ id, job }: { id: string; job: Loaded<Job> }) {
   // An ended job's logs no longer change: shown once, not followed.
   const ended = j !== undefined && isEnded(j.state);
   const [follow, setFollow] = useState(true);
+  const [lossLog, setLossLog] = useState(false);
   const following = follow && !ended;
   const logs = useApi<Logs>(j ? `/v1/jobs/${id}/logs?tail=200${rank === "all" ? "" : `&rank=${rank}`}` : null, following);
   const points = metrics.data?.points ?? [];
@@ -124,7 +125,8 @@ function OneJobPage({ id, job }: { id: string; job: Loaded<Job> }) {
         {points.length === 0 ? <p>No steps reported yet.</p> : (
           <div class="charts">
             {charts.map((c) => (
-              <Chart key={c.name} title={c.title} unit={c.unit} series={metricSeries(points, c.name, 500)} marks={marks} />
+              <Chart key={c.name} title={c.title} unit={c.unit} series={metricSeries(points, c.name, 500)} marks={marks}
+                     {...(c.name === "loss" ? { log: lossLog, onLog: setLossLog } : {})} />
             ))}
             <p class="hint">Dashed lines: a new attempt resumed there (long dashes) or a gradient-norm spike began (short).
               {" "}{count(metrics.data?.steps ?? 0, "step")}, {count(metrics.data?.bucket_steps ?? 1, "step")} per point.</p>
@@ -175,10 +177,11 @@ function OneJobPage({ id, job }: { id: string; job: Loaded<Job> }) {
             <option value="all">all</option>
             {Array.from({ length: j?.spec.nodes ?? 1 }, (_, r) => <option key={r} value={String(r)}>{r}</option>)}
           </select></label>
-          <label title={ended ? "The job has ended: its logs no longer change" : undefined}>
-            <input type="checkbox" checked={following} disabled={ended}
+          <label>
+            <input type="checkbox" checked={following} disabled={ended} aria-describedby={ended ? "follow-off" : undefined}
                    onChange={(e) => setFollow((e.target as HTMLInputElement).checked)} /> Follow
           </label>
+          {ended && <span id="follow-off" class="hint">The job has ended: its logs are complete, not followed.</span>}
         </div>
         <ErrorNote error={logs.error} />
         {(logs.data?.logs ?? []).map((l) => (

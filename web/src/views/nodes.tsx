@@ -1,48 +1,138 @@
+// The node map (/nodes, like Grafana's status map or Slurm's sview): every node a small tile,
+// hundreds to a screen, grouped by rack; filters in the URL. And one node's page (/nodes/NAME).
+import { useState } from "preact/hooks";
 import { api } from "../api";
 import { useApi, useApp } from "../app-state";
 import { ConfirmButton, ErrorNote, Section, StateBadge, Time } from "../components/ui";
-import { bandwidth, cores, since } from "../logic/format";
-import { operatesNodes } from "../logic/roles";
+import { bandwidth, cores, count, jobLabel, jobPath, since } from "../logic/format";
 import { summarizeHealth, type HealthRecord } from "../logic/health";
-import type { Node } from "../logic/types";
+import {
+  coreSummary, filterNodes, groupByRack, isBadState, nodeFilterFromQuery, nodeJobs, nodesPath, nodeStates,
+  nodeSummary, placementLabel, stateCounts, utilisation, type JobRef, type NodeFilter,
+} from "../logic/nodes";
+import { operatesNodes } from "../logic/roles";
+import type { Node, NodeState } from "../logic/types";
+import { useAttemptJobs } from "../node-jobs";
+import { navigate, useSearch } from "../router";
 
-// The daemon's default --placement-label; nodes without it are grouped under "no rack".
-const placementLabel = "rack";
+// Jobs a tile names before "+N more".
+const jobsOnTile = 2;
 
-export function groupByRack(nodes: Node[]): [string, Node[]][] {
-  const groups = new Map<string, Node[]>();
-  for (const node of nodes) {
-    const rack = node.labels?.[placementLabel] ?? "no rack";
-    const members = groups.get(rack);
-    if (members) members.push(node);
-    else groups.set(rack, [node]);
-  }
-  return [...groups.entries()].sort(([a], [b]) => a.localeCompare(b));
+function tipId(name: string): string {
+  return `tip-${name.replace(/[^A-Za-z0-9_-]/g, "_")}`;
+}
+
+function Tile({ n, index, now }: { n: Node; index: Map<number, JobRef>; now: Date }) {
+  const { jobs, unknown } = nodeJobs(n.attempts, index);
+  const running = n.attempts?.length ?? 0;
+  const hidden = (n.other_attempts ?? 0) + unknown + Math.max(0, jobs.length - jobsOnTile);
+  const tip = tipId(n.name);
+  return (
+    <li class={`tile state-${n.state.toLowerCase()}${isBadState(n.state) ? " tile-bad" : ""}`} data-node={n.name} data-state={n.state}
+        data-faults={n.faults?.length ? "" : undefined} data-disconnected={n.connected ? undefined : ""}>
+      <a class="tile-name" href={`/nodes/${encodeURIComponent(n.name)}`} aria-describedby={tip}>{n.name}</a>
+      <span class="tile-line">
+        <span class="tile-state">{n.state}</span>
+        <span class="tile-cores">{n.used_cores}/{n.cores}</span>
+      </span>
+      <span class="tile-bar" aria-hidden="true"><span class="tile-fill" style={{ width: `${utilisation(n) * 100}%` }} /></span>
+      {(jobs.length > 0 || hidden > 0) && (
+        <span class="tile-jobs">
+          {jobs.slice(0, jobsOnTile).map((j) => <a key={j.id} href={jobPath(j)} title={`${j.name} (${j.user})`}>#{jobLabel(j)}</a>)}
+          {hidden > 0 && <span class="muted">+{hidden}</span>}
+        </span>
+      )}
+      <span id={tip} role="tooltip" class="tile-tip">
+        <span><strong>{n.name}</strong> {n.state} for {since(n.state_since, now)}{n.connected ? "" : ", agent not connected"}</span>
+        {n.state_reason && <span>reason: {n.state_reason}</span>}
+        <span>{cores(n.used_cores)} of {n.cores} in use</span>
+        {n.faults && n.faults.length > 0 && <span>faults: {n.faults.join(", ")}</span>}
+        {n.state === "DRAINED" && running > 0 && <span>draining: {count(running, "attempt")} still running</span>}
+        {jobs.length > 0 && <span>running: {jobs.map((j) => `#${jobLabel(j)} ${j.name}`).join(", ")}</span>}
+        {(n.other_attempts ?? 0) > 0 && <span>{count(n.other_attempts!, "attempt")} of other users</span>}
+      </span>
+    </li>
+  );
+}
+
+function Grid({ nodes, label, index, now }: { nodes: Node[]; label: string; index: Map<number, JobRef>; now: Date }) {
+  return (
+    <ul class="node-grid" aria-label={label}>
+      {nodes.map((n) => <Tile key={n.name} n={n} index={index} now={now} />)}
+    </ul>
+  );
+}
+
+function Filters({ filter, counts }: { filter: NodeFilter; counts: Record<NodeState, number> }) {
+  const go = (change: Partial<NodeFilter>, replace = false) => navigate(nodesPath({ ...filter, ...change }), replace);
+  return (
+    <form class="filters" role="search" aria-label="Node filters" onSubmit={(e) => e.preventDefault()}>
+      <fieldset>
+        <legend>State</legend>
+        {nodeStates.map((s) => (
+          <label key={s} class={`check chip state-${s.toLowerCase()}`}>
+            <input type="checkbox" name="state" value={s} checked={filter.states.includes(s)}
+                   onChange={(e) => go({ states: nodeStates.filter((x) => (x === s ? (e.target as HTMLInputElement).checked : filter.states.includes(x))) })} />
+            {" "}{s.toLowerCase()} <span class="chip-count" aria-label={`(${counts[s]})`}>{counts[s]}</span>
+          </label>
+        ))}
+      </fieldset>
+      <label>Name <input type="search" name="name" size={12} value={filter.name} placeholder="part of a name"
+                         onInput={(e) => go({ name: (e.target as HTMLInputElement).value }, true)} /></label>
+      <label class="check"><input type="checkbox" name="group" checked={filter.grouped}
+                                  onChange={(e) => go({ grouped: (e.target as HTMLInputElement).checked })} /> Group by {placementLabel}</label>
+      <a href="/nodes">Clear filters</a>
+    </form>
+  );
 }
 
 export function Nodes() {
+  const search = useSearch();
+  const filter = nodeFilterFromQuery(search);
   const nodes = useApi<{ nodes: Node[] }>("/v1/nodes");
+  const all = nodes.data?.nodes ?? [];
+  const index = useAttemptJobs(all.some((n) => (n.attempts?.length ?? 0) > 0));
+  const shown = filterNodes(all, filter);
+  const filtered = filter.states.length > 0 || filter.name.trim() !== "";
+  const now = new Date();
   return (
     <>
       <h1>Nodes</h1>
+      <Filters filter={filter} counts={stateCounts(all)} />
+      <p class="summary" data-node-summary>
+        {nodes.data ? <>{nodeSummary(all)} · {coreSummary(all)}{filtered ? ` · ${shown.length} shown` : ""}</> : "Loading…"}
+      </p>
       <ErrorNote error={nodes.error} />
-      {groupByRack(nodes.data?.nodes ?? []).map(([rack, members]) => (
-        <Section key={rack} title={`${placementLabel} ${rack}`}>
-          <ul class="node-map">
-            {members.map((n) => (
-              <li key={n.name} class={`node state-${n.state.toLowerCase()}`} data-node={n.name}>
-                <a href={`/nodes/${encodeURIComponent(n.name)}`}>
-                  <strong>{n.name}</strong>
-                  <StateBadge state={n.state} />
-                  <span>{cores(n.used_cores)} of {n.cores} in use</span>
-                  {n.faults && n.faults.length > 0 && <span class="faults">faults: {n.faults.join(", ")}</span>}
-                </a>
-              </li>
-            ))}
-          </ul>
-        </Section>
-      ))}
+      {nodes.data && shown.length === 0 && <p>{all.length ? "No node matches these filters." : "No node has joined yet."}</p>}
+      {filter.grouped
+        ? groupByRack(shown).map(([rack, members]) => (
+          <section key={rack} class="rack" aria-label={`${placementLabel} ${rack}`}>
+            <h2>{placementLabel} {rack} <span class="hint">{count(members.length, "node")} · {coreSummary(members)}</span></h2>
+            <Grid nodes={members} label={`Nodes of ${placementLabel} ${rack}`} index={index} now={now} />
+          </section>
+        ))
+        : shown.length > 0 && <Grid nodes={shown} label="Nodes" index={index} now={now} />}
     </>
+  );
+}
+
+function NodeJobs({ n }: { n: Node }) {
+  const running = n.attempts?.length ?? 0;
+  const index = useAttemptJobs(running > 0);
+  const { jobs, unknown } = nodeJobs(n.attempts, index);
+  const others = n.other_attempts ?? 0;
+  return (
+    <Section title="Jobs on this node">
+      {running + others === 0 ? <p>Nothing runs here now.</p> : (
+        <ul class="plain" data-node-jobs>
+          {jobs.map((j) => (
+            <li key={j.id}><a href={jobPath(j)}>#{jobLabel(j)}</a> {j.name} <StateBadge state={j.state} /> <span class="muted">{j.user}</span></li>
+          ))}
+          {unknown > 0 && <li class="muted">{count(unknown, "attempt")} not yet traced to its job</li>}
+          {others > 0 && <li class="muted">{count(others, "attempt")} of other users</li>}
+        </ul>
+      )}
+    </Section>
   );
 }
 
@@ -50,19 +140,22 @@ export function NodePage({ name }: { name: string }) {
   const { who } = useApp();
   const node = useApi<Node>(`/v1/nodes/${encodeURIComponent(name)}`);
   const health = useApi<{ checks: HealthRecord[] }>(`/v1/nodes/${encodeURIComponent(name)}/health?limit=50`);
+  const [reason, setReason] = useState("");
   const rows = (health.data?.checks ?? []).map((c) => ({ at: c.at, kind: c.kind, ...summarizeHealth(c) }));
   const kinds = [...new Set(rows.flatMap((r) => Object.keys(r.busbw)))].sort();
   const n = node.data;
   const act = (path: string, body?: unknown) => api(`/v1/nodes/${encodeURIComponent(name)}/${path}`, { method: "POST", body })
     .then(() => node.reload());
+  const running = n?.attempts?.length ?? 0;
   return (
     <>
       <h1>Node {name}</h1>
       <ErrorNote error={node.error} />
       {n && (
         <dl class="facts">
-          <dt>State</dt><dd><StateBadge state={n.state} /> {n.state_reason} (for {since(n.state_since, new Date())})</dd>
-          <dt>Cores</dt><dd>{cores(n.used_cores)} in use, {cores(n.free_cores)} free to use</dd>
+          <dt>State</dt><dd><StateBadge state={n.state} /> {n.state_reason} (for {since(n.state_since, new Date())}, since <Time at={n.state_since} />)
+            {n.state === "DRAINED" && running > 0 && <> · draining: {count(running, "attempt")} still running</>}</dd>
+          <dt>Cores</dt><dd>{cores(n.used_cores)} of {n.cores} in use, {cores(n.free_cores)} free to use</dd>
           <dt>Labels</dt><dd>{Object.entries(n.labels ?? {}).map(([k, v]) => `${k}=${v}`).join(", ") || "none"}</dd>
           <dt>Injected faults</dt><dd>{n.faults?.join(", ") || "none"}</dd>
           <dt>Last heartbeat</dt><dd><Time at={n.last_heartbeat} /></dd>
@@ -70,7 +163,7 @@ export function NodePage({ name }: { name: string }) {
         </dl>
       )}
       {n && operatesNodes(who.role) && (
-        <div class="actions" aria-label="Node actions">
+        <div class="actions" role="group" aria-label="Node actions">
           {n.state === "DRAINED" &&
             <ConfirmButton label="Undrain" question={`Return ${name} to service?`} onConfirm={() => act("undrain")} />}
           {n.state === "UNHEALTHY" &&
@@ -78,27 +171,34 @@ export function NodePage({ name }: { name: string }) {
                            onConfirm={() => act("undrain")} />}
           {n.state !== "DRAINED" &&
             <ConfirmButton label="Drain" danger question={`Drain ${name}? Running attempts finish; no new work is placed on it.`}
-                           onConfirm={() => act("drain", { reason: `drained from the dashboard by ${who.user}` })} />}
+                           onConfirm={() => act("drain", { reason: reason.trim() || "drained from the dashboard" })}>
+              <label class="field">Reason <input name="reason" size={36} maxLength={1024} value={reason}
+                                                 placeholder="drained from the dashboard"
+                                                 onInput={(e) => setReason((e.target as HTMLInputElement).value)} /></label>
+            </ConfirmButton>}
           <ConfirmButton label="Run health check" question={`Run the accelerator health suite on ${name} now?`}
                          onConfirm={() => api("/v1/healthchecks", { method: "POST", body: { nodes: [name], suites: ["accelerator"] } })
                            .then(() => health.reload())} />
         </div>
       )}
+      {n && <NodeJobs n={n} />}
       <Section title="Health history">
         <ErrorNote error={health.error} />
-        <table>
-          <thead><tr><th>When</th><th>Check</th><th>Verdict</th><th>Tests failed</th>{kinds.map((k) => <th key={k}>{k} busbw</th>)}</tr></thead>
-          <tbody>
-            {rows.map((r, i) => (
-              <tr key={i}>
-                <td><Time at={r.at} /></td><td>{r.kind ?? "—"}</td>
-                <td><StateBadge state={r.verdict} /> {r.reason}</td>
-                <td>{r.failed.length ? <ul class="plain">{r.failed.map((f) => <li key={f}>{f}</li>)}</ul> : `none of ${r.tests}`}</td>
-                {kinds.map((k) => <td key={k}>{bandwidth(r.busbw[k])}</td>)}
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        {health.data && rows.length === 0 ? <p>No health check has run on {name} yet.</p> : (
+          <table>
+            <thead><tr><th>When</th><th>Check</th><th>Verdict</th><th>Tests failed</th>{kinds.map((k) => <th key={k}>{k} busbw</th>)}</tr></thead>
+            <tbody>
+              {rows.map((r, i) => (
+                <tr key={i}>
+                  <td><Time at={r.at} /></td><td>{r.kind ?? "—"}</td>
+                  <td><StateBadge state={r.verdict} /> {r.reason}</td>
+                  <td>{r.failed.length ? <ul class="plain">{r.failed.map((f) => <li key={f}>{f}</li>)}</ul> : `none of ${r.tests}`}</td>
+                  {kinds.map((k) => <td key={k}>{bandwidth(r.busbw[k])}</td>)}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
       </Section>
     </>
   );

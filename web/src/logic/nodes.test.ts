@@ -1,0 +1,124 @@
+import { describe, expect, it } from "vitest";
+import { hasBand, hasValues, logScaleFits } from "./downsample";
+import { localTime, timeZoneLabel } from "./format";
+import {
+  attemptIndex, attemptsKey, coreSummary, filterNodes, groupByRack, isBadState, isFoldedArray, nodeFilterFromQuery,
+  nodeJobs, nodesPath, nodeSummary, stateCounts, utilisation, type JobRef,
+} from "./nodes";
+import type { Node, NodeState } from "./types";
+
+const node = (name: string, state: NodeState = "HEALTHY", over: Partial<Node> = {}): Node => ({
+  name, cores: 8, free_cores: 8, used_cores: 0, state, connected: true, attempts: [], ...over,
+});
+
+describe("node map filters", () => {
+  it("read from the URL, unknown states dropped, states in their order and any case", () => {
+    expect(nodeFilterFromQuery("?state=down,HEALTHY,bogus&name=trn&group=none"))
+      .toEqual({ states: ["HEALTHY", "DOWN"], name: "trn", grouped: false });
+    expect(nodeFilterFromQuery("")).toEqual({ states: [], name: "", grouped: true });
+  });
+  it("write a URL without the defaults, and read back the same", () => {
+    expect(nodesPath({ states: [], name: "", grouped: true })).toBe("/nodes");
+    const f = { states: ["UNHEALTHY", "DRAINED"] as NodeState[], name: "rack 1", grouped: false };
+    expect(nodesPath(f)).toBe("/nodes?state=UNHEALTHY,DRAINED&name=rack+1&group=none");
+    expect(nodeFilterFromQuery(nodesPath(f).slice("/nodes".length))).toEqual(f);
+  });
+  it("narrow by state and by a part of the name in any case", () => {
+    const nodes = [node("trn-1"), node("trn-2", "DRAINED"), node("gpu-10", "DOWN"), node("TRN-30", "UNHEALTHY")];
+    expect(filterNodes(nodes, { states: [], name: "", grouped: true }).length).toBe(4);
+    expect(filterNodes(nodes, { states: ["DRAINED", "DOWN"], name: "", grouped: true }).map((n) => n.name)).toEqual(["trn-2", "gpu-10"]);
+    expect(filterNodes(nodes, { states: [], name: " trn-", grouped: true }).map((n) => n.name)).toEqual(["trn-1", "trn-2", "TRN-30"]);
+    expect(filterNodes(nodes, { states: ["HEALTHY"], name: "10", grouped: true })).toEqual([]);
+  });
+});
+
+describe("node map summary", () => {
+  const nodes = [
+    ...Array.from({ length: 120 }, (_, i) => node(`h${i}`, "HEALTHY", { used_cores: 4 })),
+    node("d1", "DRAINED"), node("d2", "DRAINED"), node("d3", "DRAINED"), node("x", "DOWN"),
+  ];
+  it("counts every state, leaving out those with none", () => {
+    expect(nodeSummary(nodes)).toBe("124 nodes: 120 healthy, 3 drained, 1 down");
+    expect(nodeSummary([node("a")])).toBe("1 node: 1 healthy");
+    expect(nodeSummary([])).toBe("0 nodes");
+    expect(stateCounts(nodes)).toEqual({ HEALTHY: 120, SUSPECT: 0, UNHEALTHY: 0, DRAINED: 3, DOWN: 1 });
+  });
+  it("sums the cores in use", () => {
+    expect(coreSummary(nodes)).toBe("480 of 992 cores in use (48 %)");
+    expect(coreSummary([])).toBe("0 of 0 cores in use (0 %)");
+  });
+  it("gives each node's use of its cores from 0 to 1", () => {
+    expect(utilisation(node("a", "HEALTHY", { used_cores: 6 }))).toBe(0.75);
+    expect(utilisation(node("a", "HEALTHY", { cores: 0, used_cores: 0 }))).toBe(0);
+    expect(utilisation(node("a", "HEALTHY", { used_cores: 12 }))).toBe(1);
+  });
+  it("calls every state but HEALTHY one to look at", () => {
+    expect(isBadState("HEALTHY")).toBe(false);
+    expect(["SUSPECT", "UNHEALTHY", "DRAINED", "DOWN"].every((s) => isBadState(s as NodeState))).toBe(true);
+  });
+  it("groups by rack in natural order, nodes without one last", () => {
+    const groups = groupByRack([node("a", "HEALTHY", { labels: { rack: "r10" } }), node("b", "HEALTHY", { labels: { rack: "r2" } }),
+      node("c"), node("d", "HEALTHY", { labels: { rack: "r2" } })]);
+    expect(groups.map(([rack, members]) => [rack, members.map((n) => n.name)]))
+      .toEqual([["no rack", ["c"]], ["r2", ["b", "d"]], ["r10", ["a"]]]);
+  });
+});
+
+describe("a node's jobs", () => {
+  const job = (id: number, over: Partial<JobRef> = {}): JobRef => ({ id, name: `j${id}`, user: "alice", state: "RUNNING", ...over });
+  const task = job(14, { array: { job_id: 12, task_id: 2, task_count: 3 } });
+  const index = attemptIndex([
+    { job: job(5), attempts: [{ id: 50 }, { id: 51 }] },
+    { job: task, attempts: [{ id: 70 }] },
+  ]);
+  it("trace each attempt to its job, each job once, and count the attempts not yet traced", () => {
+    expect(nodeJobs([51, 70, 50, 99], index)).toEqual({ jobs: [job(5), task], unknown: 1 });
+    expect(nodeJobs(undefined, index)).toEqual({ jobs: [], unknown: 0 });
+  });
+  it("fetch a job's attempts again only once it has started another", () => {
+    expect(attemptsKey({ id: 5, attempts: 1 })).not.toBe(attemptsKey({ id: 5, attempts: 2 }));
+    expect(attemptsKey({ id: 5 })).toBe("5:0");
+  });
+  it("tell a folded array's row from a task and a plain job", () => {
+    expect(isFoldedArray({ array: { job_id: 12, task_count: 3, counts: {} } })).toBe(true);
+    expect(isFoldedArray({ array: { job_id: 12, task_id: 0, task_count: 3 } })).toBe(false);
+    expect(isFoldedArray({})).toBe(false);
+  });
+});
+
+describe("compact times", () => {
+  it("are ISO-like and 24-hour in the given zone", () => {
+    const iso = "2026-11-28T22:41:07.5Z";
+    expect(localTime(iso, "Europe/Berlin")).toBe("2026-11-28 23:41:07");
+    expect(localTime(iso, "UTC")).toBe("2026-11-28 22:41:07");
+    expect(localTime("2026-11-28T00:00:09Z", "UTC")).toBe("2026-11-28 00:00:09");
+    expect(localTime("2026-11-28T13:05:00Z", "America/New_York")).toBe("2026-11-28 08:05:00");
+    expect(localTime("not a time")).toBe("not a time");
+  });
+  it("name the zone once with its offset", () => {
+    expect(timeZoneLabel(new Date("2026-11-28T12:00:00Z"), "Europe/Berlin")).toBe("Europe/Berlin (UTC+01:00)");
+    expect(timeZoneLabel(new Date("2026-07-01T12:00:00Z"), "Europe/Berlin")).toBe("Europe/Berlin (UTC+02:00)");
+    expect(timeZoneLabel(new Date("2026-11-28T12:00:00Z"), "Asia/Kolkata")).toBe("Asia/Kolkata (UTC+05:30)");
+    expect(timeZoneLabel(new Date("2026-11-28T12:00:00Z"), "America/New_York")).toBe("America/New_York (UTC-05:00)");
+    expect(timeZoneLabel(new Date("2026-11-28T12:00:00Z"), "UTC")).toBe("UTC");
+  });
+});
+
+describe("chart series", () => {
+  const s = (mean: (number | null)[], min = mean, max = mean) => ({ x: mean.map((_, i) => i + 1), mean, min, max });
+  it("with no values draw nothing, and say so", () => {
+    expect(hasValues(s([]))).toBe(false);
+    expect(hasValues(s([null, null]))).toBe(false);
+    expect(hasValues(s([null, 2]))).toBe(true);
+  });
+  it("take a log scale only when every value is above zero", () => {
+    expect(logScaleFits(s([2.3, 1.1, null, 0.4]))).toBe(true);
+    expect(logScaleFits(s([2.3, 0]))).toBe(false);
+    expect(logScaleFits(s([2.3, 1], [-1, 0.5], [3, 2]))).toBe(false);
+    expect(logScaleFits(s([null]))).toBe(false);
+  });
+  it("list min and max only when they differ from the mean", () => {
+    expect(hasBand(s([1, 2]))).toBe(false);
+    expect(hasBand(s([1, 2], [0.5, 2], [1.5, 2]))).toBe(true);
+  });
+});
