@@ -66,6 +66,16 @@ ListShares ListShares::parse(const ParsedArgs& args) {
 
 std::vector<ApiRequest> ListShares::requests(const InputReader&) const { return {{"GET", "/v1/shares", std::nullopt}}; }
 
+std::vector<FlagSpec> DeleteShare::flags() { return {}; }
+
+DeleteShare DeleteShare::parse(const ParsedArgs& args) { return DeleteShare{only_positional(args, "NAME")}; }
+
+std::vector<ApiRequest> DeleteShare::requests(const InputReader&) const {
+  return {{"DELETE", "/v1/shares/" + net::percent_encode(name), std::nullopt}};
+}
+
+std::string DeleteShare::render(const Replies&, const RenderContext&) const { return "Deleted share " + name + "\n"; }
+
 namespace {
 std::string fixed(const Json& row, const char* key, int digits, double scale = 1.0) {
   const Json& v = field_or_null(row, key);

@@ -287,6 +287,22 @@ struct ListShares {
   bool operator==(const ListShares&) const = default;
 };
 
+struct DeleteShare {
+  static constexpr std::string_view kPath = "share delete";
+  static constexpr bool kChangesState = true;
+  static constexpr std::string_view kSynopsis = "share delete NAME";
+  static constexpr std::string_view kSummary =
+      "Delete a share made by mistake (admins), with its settings, members and usage; refused while a\n"
+      "job is pending or running in it. Jobs that ended in it keep its name.";
+  static std::vector<FlagSpec> flags();
+  static DeleteShare parse(const ParsedArgs& args);
+  std::vector<ApiRequest> requests(const InputReader& read) const;
+  std::string render(const Replies& replies, const RenderContext& ctx) const;
+
+  std::string name;
+  bool operator==(const DeleteShare&) const = default;
+};
+
 struct CreateToken {
   static constexpr std::string_view kPath = "token create";
   static constexpr bool kChangesState = true;
@@ -570,12 +586,14 @@ struct DiffProvenance {
 struct ListEvents {
   static constexpr std::string_view kPath = "events";
   static constexpr std::string_view kSynopsis =
-      "events [--type GLOB] [--job ID] [--node N] [--after ID] [--limit N] [--cursor NEXT]\n"
+      "events [--type GLOB] [--job ID] [--node N] [--since 10m | --last N | --after ID] [--limit N] [--cursor NEXT]\n"
       "       trainyard events --follow [--type GLOB] [--job ID] [--node N] [--after ID]";
   static constexpr std::string_view kSummary =
-      "List events, oldest first (GET /v1/events); --cursor NEXT for the next page. --follow prints\n"
-      "events as they happen, one a line (with --json one JSON object a line), from the newest on\n"
-      "(or after event ID), resuming where it was after a lost connection, until Ctrl-C.";
+      "List events newest first (GET /v1/events?order=newest), a page at a time (--cursor NEXT for the\n"
+      "next, older page); --after ID lists oldest first from event ID on. Audit events (audit.*) show\n"
+      "only when --type names them. --follow prints events as they happen, one a line (with --json one\n"
+      "JSON object a line), from the newest on (or after event ID), resuming where it was after a lost\n"
+      "connection, until Ctrl-C.";
   static std::vector<FlagSpec> flags();
   static ListEvents parse(const ParsedArgs& args);
   std::vector<ApiRequest> requests(const InputReader& read) const;
@@ -589,7 +607,8 @@ struct ListEvents {
   std::optional<JobId> job;
   std::optional<std::string> node;
   std::optional<std::int64_t> after;
-  std::optional<std::int64_t> limit;
+  std::optional<std::string> since;  // a span back (10m) or a time, as the daemon parses it
+  std::optional<std::int64_t> limit;  // --limit N or --last N
   std::optional<std::string> cursor;
   bool follow = false;
   bool operator==(const ListEvents&) const = default;
@@ -679,7 +698,7 @@ struct ListWebhookDeliveries {
 
 using Command =
     std::variant<SubmitJob, ListJobs, ShowJob, ShowLogs, WaitJobs, CancelJob, HoldJob, ReleaseJob, RequeueJob,
-                 UpdateJob, ShowHistory, ShowMetrics, ShowGoodput, ListNodes, ListShares, SetFaults, DrainNode, UndrainNode,
+                 UpdateJob, ShowHistory, ShowMetrics, ShowGoodput, ListNodes, ListShares, DeleteShare, SetFaults, DrainNode, UndrainNode,
                  RunHealthCheck, ShowHealthCheck, ListHealthChecks, ListCanaries, RunCanary, CreateToken, ListTokens, RevokeToken, RotateJoinToken,
                  DiffProvenance, ListEvents, AddWebhook, ListWebhooks, ShowWebhook, RemoveWebhook, TestWebhook,
                  ListWebhookDeliveries>;
@@ -698,6 +717,9 @@ Json render_json(const Command& command, const Replies& replies);
 // The single positional a command takes (e.g. "ID"); throws naming it when missing or extra.
 std::string only_positional(const ParsedArgs& args, std::string_view name);
 JobId parse_job_id(std::string_view text, std::string_view field = "ID");
+// A time bound flag (--since 10m, an RFC 3339 time or a date) as typed, checked here so the error
+// names the flag; the daemon reads it against its own clock.
+std::optional<std::string> time_bound(const ParsedArgs& args, std::string_view flag);
 // A job list row's id as squeue shows it: "12", a task "12_3", or a whole array "12_[0-99%4]".
 std::string id_cell(const Json& job);
 

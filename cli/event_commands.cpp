@@ -11,8 +11,10 @@ std::vector<FlagSpec> ListEvents::flags() {
   return {{"--type", "GLOB", "only events whose type matches GLOB (job.failed, node.*)"},
           {"--job", "ID", "only events of job ID"},
           {"--node", "N", "only events naming node N"},
-          {"--after", "ID", "only events after event ID"},
-          {"--limit", "N", "at most N events (the daemon's default page is 100)"},
+          {"--since", "WHEN", "only events at or after WHEN: 90s, 10m, 12h, 1d back, an RFC 3339 time or a date"},
+          {"--last", "N", "the N newest events"},
+          {"--after", "ID", "oldest first, from the event after ID on"},
+          {"--limit", "N", "at most N events a page (the daemon's default page is 100)"},
           {"--cursor", "NEXT", "the next page: the cursor the previous page printed (give the same other flags)"},
           {"--follow", "", "print events as they happen until Ctrl-C"}};
 }
@@ -24,11 +26,19 @@ ListEvents ListEvents::parse(const ParsedArgs& args) {
   if (auto job = args.opt_string("--job")) list.job = parse_job_id(*job, "--job");
   list.node = args.opt_string("--node");
   list.after = args.opt_integer("--after", 0, std::numeric_limits<std::int64_t>::max());
+  list.since = time_bound(args, "--since");
   list.limit = args.opt_integer("--limit", 1, 1000);
+  const std::optional<std::int64_t> last = args.opt_integer("--last", 1, 1000);
   list.cursor = args.opt_string("--cursor");
   list.follow = args.has("--follow");
+  if (last && list.limit) throw InvalidInput("--last", "is a page of the newest N; leave out --limit or --last");
+  if (last && list.after) throw InvalidInput("--last", "reads the newest events; --after reads from an event on");
+  if (last && list.cursor) throw InvalidInput("--last", "is one page; leave out --cursor or --last");
+  if (last) list.limit = last;
   if (list.follow && list.limit)
-    throw InvalidInput("--limit", "a followed stream has no pages; leave out --limit or --follow");
+    throw InvalidInput(last ? "--last" : "--limit", "a followed stream has no pages; leave it out or leave out --follow");
+  if (list.follow && list.since)
+    throw InvalidInput("--since", "a followed stream starts at the newest event (or --after ID); leave out --since");
   if (list.follow && list.cursor)
     throw InvalidInput("--cursor", "a followed stream has no pages; leave out --cursor or --follow");
   return list;
@@ -37,8 +47,10 @@ ListEvents ListEvents::parse(const ParsedArgs& args) {
 std::vector<ApiRequest> ListEvents::requests(const InputReader&) const {
   auto number = [](const auto& value) { return value ? std::optional(std::to_string(*value)) : std::nullopt; };
   Target target("/v1/events");
-  target.param("type", type).param("job", number(job)).param("node", node).param("after", number(after)).param("limit", number(limit));
-  target.param("cursor", cursor);
+  // Newest first, like the dashboard's feed, unless a walk from an event on was asked for.
+  target.param("order", after ? std::nullopt : std::optional<std::string>("newest"));
+  target.param("type", type).param("job", number(job)).param("node", node).param("after", number(after));
+  target.param("since", since).param("limit", number(limit)).param("cursor", cursor);
   return {{"GET", target.str(), std::nullopt}};
 }
 
@@ -70,7 +82,8 @@ std::string ListEvents::render(const Replies& replies, const RenderContext&) con
     }
   }
   const Json& next = field_or_null(replies.at(0), "next");
-  return t.str() + (next.is_string() ? "next page: --cursor " + next.get<std::string>() + "\n" : "");
+  const std::string more = after ? "next page" : "older events";
+  return t.str() + (next.is_string() ? more + ": --cursor " + next.get<std::string>() + "\n" : "");
 }
 
 }  // namespace trainyard::cli

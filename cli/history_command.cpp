@@ -78,14 +78,14 @@ std::vector<std::string> row_of(const Json& job, const std::vector<std::string>&
   return cells;
 }
 
+}  // namespace
+
 // Checks the text now, for the error to name the flag; the daemon reads it against its own clock.
 std::optional<std::string> time_bound(const ParsedArgs& args, std::string_view flag) {
   auto text = args.opt_string(flag);
   if (text) parse_time_bound(*text, TimePoint{}, flag);
   return text;
 }
-
-}  // namespace
 
 std::vector<std::string> parse_history_columns(std::string_view text) {
   std::vector<std::string> names;

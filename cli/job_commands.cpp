@@ -470,6 +470,36 @@ std::vector<ApiRequest> ShowJob::requests(const InputReader&) const {
   return {{"GET", job.path(), std::nullopt}, {"GET", job.path() + "/attempts", std::nullopt}};
 }
 
+namespace {
+
+// A failed attempt's last output lines as the daemon quoted them, under a line naming the rank and node.
+std::string quoted_output(const Json& attempt) {
+  const std::string output = text_of(attempt, "output");
+  if (output == kAbsent) return "";
+  std::string where;
+  const Json& rank = field_or_null(attempt, "output_rank");
+  const Json& nodes = field_or_null(attempt, "nodes");
+  if (rank.is_number_integer()) {
+    const auto r = rank.get<std::int64_t>();
+    where = " (rank " + std::to_string(r);
+    if (nodes.is_array() && r >= 0 && r < static_cast<std::int64_t>(nodes.size()) && nodes[r].is_string()) {
+      where += " on " + nodes[r].get<std::string>();
+    }
+    where += ")";
+  }
+  std::string out = "\nLast output of attempt " + text_of(attempt, "number") + where + ":\n";
+  std::string_view rest = output;
+  while (!rest.empty()) {
+    const auto newline = rest.find('\n');
+    out += "  " + std::string(rest.substr(0, newline)) + "\n";
+    if (newline == std::string_view::npos) break;
+    rest.remove_prefix(newline + 1);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string ShowJob::render(const Replies& replies, const RenderContext& ctx) const {
   if (provenance) return render_record(replies.at(0));
   const Json& attempts = field_or_null(replies.at(1), "attempts");
@@ -479,6 +509,7 @@ std::string ShowJob::render(const Replies& replies, const RenderContext& ctx) co
     for (const Json& a : attempts) {
       const std::string diagnosis = text_of(a, "diagnosis");
       if (diagnosis != kAbsent) out += "\nDiagnosis of attempt " + text_of(a, "number") + ":\n" + ensure_final_newline(diagnosis);
+      out += quoted_output(a);
     }
   }
   return out;

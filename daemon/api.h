@@ -126,6 +126,7 @@ class Api {
   // daemon/api/shares.cpp
   void list_shares(ApiCall call);
   void put_share(ApiCall call);
+  void delete_share(ApiCall call);
   // daemon/api/webhooks.cpp
   void create_webhook(ApiCall call);
   void store_new_webhook(const ApiCall& call, const store::WebhookRecord& webhook);

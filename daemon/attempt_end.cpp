@@ -57,9 +57,19 @@ void exclude_failed_nodes(Job& job, const Attempt& attempt, const AttemptEndFact
   }
 }
 
+// The first failed rank's last lines, kept with the attempt for `trainyard job` and the job page.
+void quote_failed_rank_output(Attempt& attempt, const AttemptEndFacts& end) {
+  constexpr std::size_t kOutputLines = 10;
+  constexpr std::size_t kOutputChars = 1500;
+  if (end.first_failed_rank < 0) return;
+  attempt.output = quoted_tail(end.ranks[static_cast<std::size_t>(end.first_failed_rank)].log_tail, kOutputLines, kOutputChars);
+  if (!attempt.output.empty()) attempt.output_rank = end.first_failed_rank;
+}
+
 AttemptFailure apply_failure(Attempt& attempt, Job& job, const AttemptFacts& facts, const AttemptEndFacts& end,
                              const AttemptEndPolicy& policy, TimePoint now) {
   const FailureClass cls = policy.rules.classify(facts);
+  quote_failed_rank_output(attempt, end);
   attempt.failure_class = cls.name;
   attempt.infrastructure = cls.infrastructure;
   attempt.state = facts.cancelled ? AttemptState::cancelled : AttemptState::failed;
@@ -130,19 +140,14 @@ std::string failed_node(const Attempt& attempt, const AttemptEndFacts& end) {
 // What a person reading of a job's end wants at a glance (webhook and Slack messages): which job
 // (an array task as ID_N), which attempt on which nodes, how long it ran, and for a failure the
 // failing rank's last output lines; `specific` adds the kind's own.
-Json end_details(const Attempt& attempt, const Job& job, const AttemptEndFacts& end, TimePoint now, Json specific) {
-  constexpr std::size_t kOutputLines = 10;
-  constexpr std::size_t kOutputChars = 1500;
+Json end_details(const Attempt& attempt, const Job& job, TimePoint now, Json specific) {
   Json details = {{"name", job.spec.name}, {"job_ref", job_ref_text(job)}, {"attempt", attempt.number},
                   {"nodes", join_node_names(attempt.nodes)}};
   if (attempt.started_at) {
     const auto ran = std::chrono::duration_cast<Millis>(now - *attempt.started_at);
     details["duration_s"] = static_cast<double>(std::max(ran, Millis(0)).count() / 100) / 10.0;
   }
-  if (end.first_failed_rank >= 0) {
-    const std::string& tail = end.ranks[static_cast<std::size_t>(end.first_failed_rank)].log_tail;
-    if (std::string output = quoted_tail(tail, kOutputLines, kOutputChars); !output.empty()) details["output"] = output;
-  }
+  if (!attempt.output.empty()) details["output"] = attempt.output;
   details.update(specific);
   return details;
 }
@@ -154,11 +159,11 @@ store::Event end_event(const Attempt& attempt, const Job& job, const AttemptEndF
   if (!failure) {
     return job_event(now, "job.succeeded", job, attempt.id, nodes,
                      "job " + id + " succeeded after " + std::to_string(attempt.steps_completed) + " steps",
-                     end_details(attempt, job, end, now, {{"exit_code", 0}, {"steps", attempt.steps_completed}}));
+                     end_details(attempt, job, now, {{"exit_code", 0}, {"steps", attempt.steps_completed}}));
   }
   if (job.state == JobState::cancelled) {
     return job_event(now, "job.cancelled", job, attempt.id, nodes, "job " + id + " cancelled while running",
-                     end_details(attempt, job, end, now, {{"reason", attempt.reason}}));
+                     end_details(attempt, job, now, {{"reason", attempt.reason}}));
   }
   const Json exit_code = attempt.exit_code ? Json(*attempt.exit_code) : Json(nullptr);
   if (job.state == JobState::pending) {
@@ -169,7 +174,7 @@ store::Event end_event(const Attempt& attempt, const Job& job, const AttemptEndF
                      "job " + id + " attempt " + std::to_string(attempt.number) + " failed (" + failure->cls.name +
                          "); retrying as attempt " + std::to_string(next_attempt) +
                          (resume_step > 0 ? " from step " + std::to_string(resume_step) : " from the start"),
-                     end_details(attempt, job, end, now,
+                     end_details(attempt, job, now,
                                  {{"why", job.reason},
                                   {"class", failure->cls.name},
                                   {"exit_code", exit_code},
@@ -178,7 +183,7 @@ store::Event end_event(const Attempt& attempt, const Job& job, const AttemptEndF
   }
   return job_event(now, "job.failed", job, attempt.id, failed_node(attempt, end),
                    "job " + id + " failed (" + failure->cls.name + "): " + attempt.reason,
-                   end_details(attempt, job, end, now,
+                   end_details(attempt, job, now,
                                {{"class", failure->cls.name},
                                 {"suggestion", failure->cls.suggestion},
                                 {"exit_code", exit_code},

@@ -42,7 +42,7 @@ void EventStreams::read_backfill_page(const std::shared_ptr<Subscriber>& subscri
   store_.read(
       [this, subscriber, who = subscriber->who, filter = subscriber->filter,
        from = subscriber->backfill_from](store::Store& store) {
-        EventPage page = read_events(store, who, filter, from, kBackfillPageEvents, kBackfillPageRows);
+        EventPage page = read_events(store, who, filter, EventWalk{.from = from}, kBackfillPageEvents, kBackfillPageRows);
         return StoreWorker::Continuation([this, subscriber, page = std::move(page)]() mutable {
           subscriber->unsent_backfill = std::move(page.events);
           subscriber->more_in_store = page.next.has_value();

@@ -67,6 +67,11 @@ bool names_node(const std::string& nodes, std::string_view wanted) {
   return false;
 }
 
+bool matches_job_and_node(const EventFilter& filter, const store::Event& event) {
+  if (filter.job && event.job_id != filter.job) return false;
+  return !filter.node || names_node(event.node, *filter.node);
+}
+
 }  // namespace
 
 const std::vector<std::string_view>& event_types() {
@@ -113,10 +118,10 @@ store::Event node_state_event(TimePoint at, NodeState state, std::string node, c
 
 
 bool matches(const EventFilter& filter, const store::Event& event) {
-  if (filter.type && !glob_match(*filter.type, event.kind)) return false;
-  if (filter.job && event.job_id != filter.job) return false;
-  if (filter.node && !names_node(event.node, *filter.node)) return false;
-  return true;
+  // The audit log is its own feed (GET /v1/audit); a type filter that names audit.* brings it in.
+  if (!filter.type) return !is_audit(event.kind) && matches_job_and_node(filter, event);
+  if (!glob_match(*filter.type, event.kind)) return false;
+  return matches_job_and_node(filter, event);
 }
 
 bool visible_to(const Principal& who, const store::Event& event) {
@@ -172,19 +177,23 @@ EventFilter parse_event_filter(const std::map<std::string, std::string>& query) 
   return filter;
 }
 
-EventPage read_events(store::Store& store, const Principal& who, const EventFilter& filter, std::int64_t after, int limit,
+EventPage read_events(store::Store& store, const Principal& who, const EventFilter& filter, const EventWalk& walk, int limit,
                       int scan_budget) {
+  const bool newest_first = walk.order == EventOrder::newest_first;
   EventPage page;
-  std::int64_t cursor = after;
+  std::int64_t cursor = walk.from;
   int scanned = 0;
   while (static_cast<int>(page.events.size()) < limit) {
     if (scanned >= scan_budget) return {std::move(page.events), cursor};
     const int want = std::min(1000, scan_budget - scanned);
-    const std::vector<store::Event> batch = store.events_after(cursor, want);
+    const std::vector<store::Event> batch = newest_first ? store.events_before(cursor, want) : store.events_after(cursor, want);
     for (const store::Event& e : batch) {
       ++scanned;
+      const bool too_old = walk.since && e.at < *walk.since;
+      // Read back, the log only gets older: the first event before `since` ends the walk.
+      if (too_old && newest_first) return page;
       cursor = e.seq;
-      if (visible_to(who, e) && matches(filter, e)) {
+      if (!too_old && visible_to(who, e) && matches(filter, e)) {
         page.events.push_back(e);
         if (static_cast<int>(page.events.size()) == limit) return {std::move(page.events), cursor};
       }

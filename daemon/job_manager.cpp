@@ -133,6 +133,31 @@ void JobManager::set_share(const std::string& name, const scheduler::ShareSettin
   });
 }
 
+void JobManager::delete_share(const std::string& name, std::function<void(Result<void>)> done, AuditOf audit) {
+  const auto rows = scheduler_.shares(clock_.system_now());
+  const bool known = share_settings_.contains(name) ||
+                     std::any_of(rows.begin(), rows.end(), [&](const scheduler::ShareRow& row) { return row.name == name; });
+  if (!known) return done(Error::not_found("no share " + name));
+  std::size_t active = 0;
+  JobId example = 0;
+  for (const auto& [id, job] : active_jobs_) {
+    if (job.spec.share != name) continue;
+    if (active++ == 0) example = id;
+  }
+  if (active > 0 || !scheduler_.forget_share(name)) {
+    return done(Error::conflict("share " + name + " has " + std::to_string(active) + " pending or running job" +
+                                (active == 1 ? "" : "s") + (example ? " (job " + job_ref_text(active_jobs_.at(example)) + ")" : "") +
+                                "; cancel them or wait for them to end first"));
+  }
+  share_settings_.erase(name);
+  share_members_.erase(name);
+  store::Change change;
+  change.deleted_shares.push_back(name);
+  if (audit) change.events.push_back(audit(name));
+  store_.write(std::move(change), [done = std::move(done)](const Result<void>& written, store::Change&) { done(written); });
+  spdlog::info("event=share_deleted share={}", name);
+}
+
 void JobManager::persist_usage() {
   store::Change change = usage_change();
   if (!change.shares.empty()) persist(std::move(change), nullptr);

@@ -139,6 +139,10 @@ class JobManager {
   void set_share(const std::string& name, const scheduler::ShareSettings& settings,
                  std::optional<std::vector<std::string>> members, std::function<void()> done,
                  AuditOf audit = nullptr);
+  // Deletes a share no active job is in (a share made by mistake): its settings, members and
+  // usage. not_found for a share the table does not have; conflict, naming a job, while one is
+  // pending or running in it. `done` runs once the deletion is stored.
+  void delete_share(const std::string& name, std::function<void(Result<void>)> done, AuditOf audit = nullptr);
   // Whether an admin created the share, and who may submit into it (null: every user).
   bool share_created(const std::string& name) const { return share_settings_.contains(name); }
   const std::vector<std::string>* share_members(const std::string& name) const {

@@ -34,4 +34,14 @@ Result<void> check_share_put(const std::string& share, const std::optional<std::
   return {};
 }
 
+Result<void> check_share_delete(const std::string& share) {
+  if (share == kCanaryShare) {
+    return Error::forbidden("share " + share + " is the daemon's own (its canaries) and cannot be deleted", "name");
+  }
+  if (share == kDefaultShare) {
+    return Error::forbidden("share " + share + " is where jobs go without a share and cannot be deleted", "name");
+  }
+  return {};
+}
+
 }  // namespace trainyard::daemon

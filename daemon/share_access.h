@@ -23,4 +23,8 @@ Result<void> check_submit_share(const Principal& who, const std::string& share, 
 // the daemon's own share, invalid_input (field "members") for members of the open one.
 Result<void> check_share_put(const std::string& share, const std::optional<std::vector<std::string>>& members);
 
+// Whether an admin may delete `share`: forbidden (field "name") for the daemon's own share and the
+// default one, which every user submits into without it being created.
+Result<void> check_share_delete(const std::string& share);
+
 }  // namespace trainyard::daemon

@@ -437,6 +437,10 @@ Json attempt_without_provenance(const Attempt& a) {
   put_optional(j, "signal", a.signal);
   put_optional(j, "resumed_from", a.resumed_from);
   if (!a.diagnosis.empty()) j["diagnosis"] = a.diagnosis;
+  if (!a.output.empty()) {
+    j["output"] = a.output;
+    put_optional(j, "output_rank", a.output_rank);
+  }
   put_time(j, "stuck_detected_at", a.stuck_detected_at);
   return j;
 }
@@ -514,6 +518,8 @@ Attempt attempt_from_json(const Json& j) {
   a.infrastructure = j.value("infrastructure", false);
   if (j.contains("resumed_from") && j["resumed_from"].is_string()) a.resumed_from = j["resumed_from"].get<std::string>();
   a.diagnosis = j.value("diagnosis", "");
+  a.output = j.value("output", "");
+  if (j.contains("output_rank") && j["output_rank"].is_number_integer()) a.output_rank = j["output_rank"].get<int>();
   a.stuck_detected_at = get_time(j, "stuck_detected_at");
   a.steps_completed = j.value("steps_completed", std::int64_t{0});
   a.last_step = j.value("last_step", std::int64_t{0});

@@ -196,6 +196,10 @@ struct Attempt {
   bool infrastructure = false;  // failure caused by the system, not the job
   std::optional<std::string> resumed_from;
   std::string diagnosis;                    // why it was stopped as stuck: ranks, steps, phases, logs
+  // A failed attempt's first failed rank and its last output lines, quoted as people may read them
+  // (daemon/quoted_output.h: masked, controls dropped, bounded); empty when no rank failed or it said nothing.
+  std::optional<int> output_rank;
+  std::string output;
   std::optional<TimePoint> stuck_detected_at;
   std::int64_t steps_completed = 0;
   std::int64_t last_step = 0;

@@ -50,7 +50,10 @@ void State::refresh_capacity(int node) {
 }
 
 int State::share_slot(const std::string& name) {
-  if (auto it = share_index.find(name); it != share_index.end()) return it->second;
+  if (auto it = share_index.find(name); it != share_index.end()) {
+    shares[it->second].forgotten = false;
+    return it->second;
+  }
   shares.push_back(ShareState{name});
   return share_index[name] = static_cast<int>(shares.size()) - 1;
 }
@@ -190,6 +193,16 @@ void Scheduler::set_share(const std::string& name, const ShareSettings& settings
   state_->shares[state_->share_slot(name)].settings = settings;
 }
 
+bool Scheduler::forget_share(const std::string& name) {
+  auto it = state_->share_index.find(name);
+  if (it == state_->share_index.end()) return true;
+  detail::ShareState& share = state_->shares[it->second];
+  if (!share.ready.empty() || share.held > 0 || share.running_cores > 0 || share.charging_cores > 0) return false;
+  share = detail::ShareState{name};
+  share.forgotten = true;
+  return true;
+}
+
 void Scheduler::upsert_node(const NodeInfo& info) { state_->upsert_node(info); }
 
 void Scheduler::remove_node(const std::string& name) { state_->remove_node(name); }
@@ -253,6 +266,7 @@ void Scheduler::finish(JobId job, TimePoint now) {
 std::vector<UsageRecord> Scheduler::export_usage(TimePoint now) {
   std::vector<UsageRecord> records;
   for (int i = 0; i < static_cast<int>(state_->shares.size()); ++i) {
+    if (state_->shares[i].forgotten) continue;
     state_->settle(i, now);
     records.push_back(UsageRecord{state_->shares[i].name, state_->shares[i].usage, state_->shares[i].usage_at});
   }
@@ -339,6 +353,7 @@ std::vector<ShareRow> Scheduler::shares(TimePoint now) const {
   double active_weight = 0;
   for (int i = 0; i < static_cast<int>(s.shares.size()); ++i) {
     const detail::ShareState& share = s.shares[i];
+    if (share.forgotten) continue;
     ShareRow row;
     row.name = share.name;
     row.weight = share.settings.weight;

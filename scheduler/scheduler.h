@@ -59,6 +59,9 @@ class Scheduler {
 
   // Shares are also created, with weight 1, by the first job or usage that names them.
   void set_share(const std::string& name, const ShareSettings& settings);  // throws InvalidInput
+  // Drops a share with no pending or running work from the table, its usage with it; false (and
+  // nothing changed) while it has work. A job or set_share naming it later makes it anew.
+  bool forget_share(const std::string& name);
 
   void upsert_node(const NodeInfo& node);
   void remove_node(const std::string& name);  // work still holding its cores is released by `finish`

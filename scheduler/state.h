@@ -72,6 +72,9 @@ struct ShareState {
   int held = 0;             // pending jobs waiting for a dependency or backoff
   double order_ratio = 0;   // (usage + expected) / weight after the last pass
   double factor = 1;        // after the last pass
+  // Deleted while it had no work: left out of the table and of persisted usage. Its slot stays
+  // (indexes name it) and comes back, fresh, when a job or an admin names the share again.
+  bool forgotten = false;
 };
 
 struct NodeSlot {

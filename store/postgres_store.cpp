@@ -58,6 +58,7 @@ std::vector<Prepared> statements() {
        " role = excluded.role, created_at_ms = excluded.created_at_ms, id = excluded.id,"
        " expires_at_ms = excluded.expires_at_ms, last_used_at_ms = excluded.last_used_at_ms"},
       {"delete_token", "DELETE FROM tokens WHERE hash = $1"},
+      {"delete_share", "DELETE FROM shares WHERE name = $1"},
       {"note_token_use", "UPDATE tokens SET last_used_at_ms = $2 WHERE hash = $1"},
       {"upsert_share",
        "INSERT INTO shares (name, weight, max_running_cores, usage_core_s, usage_at_ms, created, members,"
@@ -111,6 +112,7 @@ std::vector<Prepared> statements() {
       {"token_by_hash", "SELECT " + tokens + " FROM tokens WHERE hash = $1"},
       {"all_tokens", "SELECT " + tokens + " FROM tokens ORDER BY created_at_ms, hash"},
       {"events_after", "SELECT " + events + " FROM events WHERE seq > $1 ORDER BY seq LIMIT $2"},
+      {"events_before", "SELECT " + events + " FROM events WHERE seq < $1 ORDER BY seq DESC LIMIT $2"},
       // starts_with rather than LIKE: a prefix holding % or _ matches only itself.
       {"events_of_kind",
        "SELECT " + events + " FROM events WHERE seq > $1 AND starts_with(kind, $2) ORDER BY seq LIMIT $3"},
@@ -306,6 +308,7 @@ void PostgresStore::send(pg::Connection::Pipeline& pipeline, const Change& chang
     params.add(sh.storage_limit_mb);
     pipeline.send("upsert_share", params);
   }
+  for (const std::string& name : change.deleted_shares) pipeline.send("delete_share", Params().add(name));
   for (const Event& e : change.events) {
     pipeline.send("append_event", Params()
                                       .add(to_unix_ms(e.at))
@@ -470,6 +473,10 @@ std::vector<NodeHealthRow> PostgresStore::node_health(const std::string& node, s
 
 std::vector<Event> PostgresStore::events_after(std::int64_t seq, int limit) {
   return all_rows(read("events_after", Params().add(seq).add(limit)), event_at);
+}
+
+std::vector<Event> PostgresStore::events_before(std::int64_t seq, int limit) {
+  return all_rows(read("events_before", Params().add(seq).add(limit)), event_at);
 }
 
 std::vector<Event> PostgresStore::events_of_kind(const std::string& kind_prefix, std::int64_t seq, int limit) {

@@ -49,6 +49,7 @@ class PostgresStore final : public Store {
   std::vector<HealthCheckRow> recent_health_checks(std::int64_t before_id, int limit) override;
   std::vector<NodeHealthRow> node_health(const std::string& node, std::int64_t before_check_id, int limit) override;
   std::vector<Event> events_after(std::int64_t seq, int limit) override;
+  std::vector<Event> events_before(std::int64_t seq, int limit) override;
   std::vector<Event> events_of_kind(const std::string& kind_prefix, std::int64_t seq, int limit) override;
   std::int64_t prune_events(TimePoint older_than, std::int64_t keep_from_seq) override;
   std::int64_t last_event_seq() override;

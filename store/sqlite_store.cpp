@@ -136,6 +136,7 @@ struct SqliteStore::Statements {
                      " weight = excluded.weight, max_running_cores = excluded.max_running_cores,"
                      " usage_core_s = excluded.usage_core_s, usage_at_ms = excluded.usage_at_ms, created = excluded.created,"
                      " members = excluded.members, storage_limit_mb = excluded.storage_limit_mb"),
+        delete_share(db, "DELETE FROM shares WHERE name = ?1"),
         append_event(db,
                      "INSERT INTO events (at_ms, kind, job_id, attempt_id, node, message, severity, user, share, details)"
                      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"),
@@ -178,6 +179,9 @@ struct SqliteStore::Statements {
         events_after(db,
                      "SELECT " + std::string(kEventColumns) + " FROM events"
                      " WHERE seq > ?1 ORDER BY seq LIMIT ?2"),
+        events_before(db,
+                      "SELECT " + std::string(kEventColumns) + " FROM events"
+                      " WHERE seq < ?1 ORDER BY seq DESC LIMIT ?2"),
         // substr rather than LIKE: a prefix holding % or _ matches only itself.
         events_of_kind(db,
                        "SELECT " + std::string(kEventColumns) + " FROM events"
@@ -227,11 +231,13 @@ struct SqliteStore::Statements {
                            "SELECT MIN(seq) FROM (SELECT cursor_seq + 1 AS seq FROM webhooks UNION ALL"
                            " SELECT first_seq FROM webhook_deliveries WHERE state IN ('pending','retrying'))") {}
 
-  Statement upsert_job, upsert_attempt, upsert_node, upsert_token, delete_token, note_token_use, upsert_share, append_event, upsert_metric;
+  Statement upsert_job, upsert_attempt, upsert_node, upsert_token, delete_token, note_token_use, upsert_share, delete_share,
+      append_event, upsert_metric;
   Statement metrics_of_job, upsert_health_check, upsert_node_health, health_check_by_id, recent_health_checks,
       node_health_of;
   Statement upsert_checkpoint, checkpoints_of_job, max_health_check_id;
-  Statement job_by_id, attempts_of_job, attempts_of_jobs, attempt_by_id, attempts_since, node_by_name, token_by_hash, all_tokens, events_after, events_of_kind;
+  Statement job_by_id, attempts_of_job, attempts_of_jobs, attempt_by_id, attempts_since, node_by_name, token_by_hash, all_tokens, events_after, events_before,
+      events_of_kind;
   Statement prune_events, prune_deliveries, active_jobs, active_attempts, all_nodes, all_shares, max_job_id, max_attempt_id;
   Statement upsert_webhook, upsert_delivery, move_webhook_cursor, delete_webhook, all_webhooks, max_webhook_id;
   Statement deliveries_of, open_deliveries_of, last_event, webhooks_keep_from;
@@ -335,6 +341,7 @@ void SqliteStore::write(std::span<const Change> batch, std::size_t index, const 
     use.bind_optional_int(8, sh.storage_limit_mb);
     use.run();
   }
+  for (const std::string& name : change.deleted_shares) Use(s.delete_share).bind_text(1, name).run();
   for (const Event& e : change.events) {
     Use(s.append_event)
         .bind_int(1, to_unix_ms(e.at))
@@ -562,6 +569,14 @@ std::vector<NodeHealthRow> SqliteStore::node_health(const std::string& node, std
 
 std::vector<Event> SqliteStore::events_after(std::int64_t seq, int limit) {
   Use use(statements_->events_after);
+  use.bind_int(1, seq).bind_int(2, limit);
+  std::vector<Event> out;
+  while (use.next_row()) out.push_back(event_at(use));
+  return out;
+}
+
+std::vector<Event> SqliteStore::events_before(std::int64_t seq, int limit) {
+  Use use(statements_->events_before);
   use.bind_int(1, seq).bind_int(2, limit);
   std::vector<Event> out;
   while (use.next_row()) out.push_back(event_at(use));

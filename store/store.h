@@ -176,6 +176,7 @@ struct Change {
   std::vector<WebhookDelivery> webhook_deliveries;     // upserted by (webhook, n); ignored for a deleted webhook
   std::vector<std::pair<std::int64_t, std::int64_t>> webhook_cursors;  // (webhook, seq); ignored for a deleted one
   std::vector<std::int64_t> deleted_webhooks;          // with their deliveries, after everything above
+  std::vector<std::string> deleted_shares;             // by name, after the upserts above
 };
 
 struct JobQuery {
@@ -264,7 +265,10 @@ class Store {
   virtual std::vector<CheckpointRecord> checkpoints_of(JobId job) = 0;
   // Events with a sequence number above `seq`, oldest first, at most `limit` (positive) of them.
   virtual std::vector<Event> events_after(std::int64_t seq, int limit) = 0;
-  // The same, only events whose kind starts with `kind_prefix` (the audit log: "audit.").
+  // Events with a sequence number below `seq`, newest first, at most `limit` (positive): a feed
+  // read back from its end.
+  virtual std::vector<Event> events_before(std::int64_t seq, int limit) = 0;
+  // The same as events_after, only events whose kind starts with `kind_prefix` (the audit log: "audit.").
   virtual std::vector<Event> events_of_kind(const std::string& kind_prefix, std::int64_t seq, int limit) = 0;
   // Retention: deletes the events older than `older_than` whose seq is below `keep_from_seq` (an
   // event a reader still needs, e.g. one a webhook has not had, is kept whatever its age), in one

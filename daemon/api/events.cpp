@@ -4,19 +4,44 @@
 #include "daemon/api/paging.h"
 #include "daemon/api/query.h"
 #include "daemon/events.h"
+#include "proto/errors.h"
+#include "proto/time_window.h"
 
 namespace trainyard::daemon {
+
+namespace {
+
+// order, after, before and since of GET /v1/events; the cursor, when given, is where a walk goes on.
+EventWalk event_walk(const net::HttpRequest& request, const PageRequest& page, TimePoint now) {
+  EventWalk walk;
+  const auto& query = request.query;
+  if (auto order = query.find("order"); order != query.end()) {
+    if (order->second == "newest") {
+      walk.order = EventOrder::newest_first;
+    } else if (order->second != "oldest") {
+      throw InvalidInput("order", "must be oldest (the default) or newest");
+    }
+  }
+  const bool newest_first = walk.order == EventOrder::newest_first;
+  const std::optional<std::int64_t> after = query_int(request, "after", 0, INT64_MAX);
+  const std::optional<std::int64_t> before = query_int(request, "before", 1, INT64_MAX);
+  if (after && newest_first) throw InvalidInput("after", "reads oldest first; with order=newest give before");
+  if (before && !newest_first) throw InvalidInput("before", "reads newest first; give it with order=newest");
+  walk.from = page.after ? cursor_number(*page.after) : newest_first ? before.value_or(INT64_MAX) : after.value_or(0);
+  if (auto since = query.find("since"); since != query.end()) walk.since = parse_time_bound(since->second, now, "since");
+  return walk;
+}
+
+}  // namespace
 
 void Api::list_events(ApiCall call) {
   const EventFilter filter = parse_event_filter(call.request.query);
   const PageRequest page = page_request(call.request, "events", 100, 1000);
-  // `after` is where a walk starts (an event id, as the stream takes it); the cursor where it goes on.
-  const std::int64_t after =
-      page.after ? cursor_number(*page.after) : query_int(call.request, "after", 0, INT64_MAX).value_or(0);
+  const EventWalk walk = event_walk(call.request, page, clock_.system_now());
   const int limit = static_cast<int>(*page.limit);
   store_.read(
-      [call, filter, after, limit](store::Store& store) {
-        EventPage found = read_events(store, call.who, filter, after, limit);
+      [call, filter, walk, limit](store::Store& store) {
+        EventPage found = read_events(store, call.who, filter, walk, limit);
         Json list = Json::array();
         for (const store::Event& e : found.events) list.push_back(event_json(e));
         const Json next = found.next ? Json(page_cursor(call.request, "events", std::to_string(*found.next))) : Json(nullptr);

@@ -22,20 +22,21 @@ Json Api::node_json(const NodeView& view, const Principal& who) const {
   const bool usable = view.node.connected && accepts_work(view.node.state);
   j["free_cores"] = usable ? view.free_cores : 0;
   j["used_cores"] = view.node.cores - view.free_cores;
-  if (who.may(Action::read_all_jobs)) {
-    j["attempts"] = view.attempts;
-    return j;
-  }
   // A user sees where their own work runs, not the data plane's address nor whose else runs there.
-  j.erase("data_addr");
-  std::vector<AttemptId> own;
+  const bool sees_all = who.may(Action::read_all_jobs);
+  if (!sees_all) j.erase("data_addr");
+  std::vector<AttemptId> shown;
+  Json job_refs = Json::array();
   for (const AttemptId id : view.attempts) {
     const auto attempt = jobs_.active_attempt(id);
     const Job* job = attempt ? jobs_.active_job(attempt->job_id) : nullptr;
-    if (job && can_see(who, *job)) own.push_back(id);
+    if (!sees_all && !(job && can_see(who, *job))) continue;
+    shown.push_back(id);
+    if (job) job_refs.push_back(job_ref_text(*job));
   }
-  j["attempts"] = own;
-  j["other_attempts"] = view.attempts.size() - own.size();
+  j["attempts"] = shown;
+  j["jobs"] = std::move(job_refs);
+  if (!sees_all) j["other_attempts"] = view.attempts.size() - shown.size();
   return j;
 }
 

@@ -115,6 +115,10 @@ const std::vector<Route>& api_routes() {
 
       {"GET", "/v1/shares", A::use_api, "read shares", "", "ShareList", 200,
        "The fair-share table (admins also see members)", {}, &Api::list_shares},
+      {"DELETE", "/v1/shares/{name}", A::manage_shares, "change shares", "", "ShareDeleted", 200,
+       "Delete a share made by mistake, with its settings, members and usage: only while no job is pending or "
+       "running in it (409 naming one otherwise); jobs that ended in it keep its name",
+       {}, &Api::delete_share},
       {"PUT", "/v1/shares/{name}", A::manage_shares, "change shares", "ShareRequest", "Share", 200,
        "Create or change a share", {}, &Api::put_share},
 
@@ -140,11 +144,13 @@ const std::vector<Route>& api_routes() {
        {{"after", "integer"}, {"limit", "integer"}, {"cursor", "string"}},
        &Api::list_audit},
       {"GET", "/v1/events", A::use_api, "read events", "", "EventList", 200,
-       "Events oldest first: one's own jobs' and the cluster's (every event for roles that read every job; audit.* "
-       "for those that read the audit log); type is a glob (job.*); after is an event id to start from; pages "
-       "continue with cursor=next",
-       {{"after", "integer"}, {"type", "string"}, {"job", "integer"}, {"node", "string"}, {"limit", "integer"},
-        {"cursor", "string"}},
+       "Events, oldest first or with order=newest newest first: one's own jobs' and the cluster's (every event for "
+       "roles that read every job); type is a glob (job.*), and audit.* events, for those that read the audit log, "
+       "come only when the type names them; after (oldest first) or before (newest first) is an event id to start "
+       "from; since (RFC 3339, a date, or a span back like 10m) leaves out older events; pages continue with "
+       "cursor=next",
+       {{"order", "string"}, {"after", "integer"}, {"before", "integer"}, {"since", "string"}, {"type", "string"},
+        {"job", "integer"}, {"node", "string"}, {"limit", "integer"}, {"cursor", "string"}},
        &Api::list_events},
       {"GET", "/v1/events/stream", A::use_api, "read events", "", "EventStream", 200,
        "The events of GET /v1/events as Server-Sent Events, live; from after an id (Last-Event-ID or after) "

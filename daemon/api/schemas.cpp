@@ -113,6 +113,8 @@ const char* const kJsonSchemas = R"json({
     "id": {"type": "integer"}, "job_id": {"type": "integer"}, "number": {"type": "integer"},
     "nodes": {"type": "array", "items": {"type": "string"}}, "exit_code": {"type": "integer"},
     "signal": {"type": "integer"}, "failure_class": {"type": "string"}, "reason": {"type": "string"},
+    "output": {"type": "string", "description": "the first failed rank's last output lines (masked, at most 10 lines, 1,500 characters)"},
+    "output_rank": {"type": "integer", "description": "the rank whose output that is"},
     "state": {"enum": ["STARTING", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED", "REQUEUED", "PREEMPTED"]}}},
   "AttemptList": {"type": "object", "required": ["attempts"], "properties": {
     "attempts": {"type": "array", "items": {"$ref": "#/components/schemas/Attempt"}}}},
@@ -140,7 +142,7 @@ const char* const kJsonSchemas = R"json({
       "valid": {"type": "boolean"}, "problem": {"type": "string"}}}}}},
   "JobMetrics": {"type": "object", "required": ["job_id"], "properties": {
     "job_id": {"type": "integer"}, "points": {"type": "array"}, "spikes": {"type": "array"}}},
-  "Node": {"type": "object", "required": ["name", "cores", "state", "connected", "free_cores", "used_cores", "attempts"], "properties": {
+  "Node": {"type": "object", "required": ["name", "cores", "state", "connected", "free_cores", "used_cores", "attempts", "jobs"], "properties": {
     "name": {"type": "string"}, "cores": {"type": "integer"}, "memory_mb": {"type": "integer"},
     "labels": {"type": "object", "additionalProperties": {"type": "string"}},
     "agent_version": {"type": "string"},
@@ -156,6 +158,8 @@ const char* const kJsonSchemas = R"json({
               "items": {"type": "object", "properties": {"role": {"enum": ["work", "checkpoint"]},
                                                          "free_mb": {"type": "integer"}, "total_mb": {"type": "integer"}}}},
     "attempts": {"type": "array", "items": {"type": "integer"}, "description": "a user sees only its own"},
+    "jobs": {"type": "array", "items": {"type": "string"}, "examples": [["12", "9_3"]],
+             "description": "the jobs of those attempts, as people name them (an array task as ID_N), in attempt order"},
     "other_attempts": {"type": "integer", "description": "to users: how many attempts of others run there"},
     "health_check_id": {"type": "integer", "description": "undrain: the check that returns the node to service"}}},
   "NodeList": {"type": "object", "required": ["nodes", "next"], "properties": {
@@ -269,6 +273,8 @@ const char* const kJsonSchemas = R"json({
     {"type": "object", "required": ["secret"], "properties": {"secret": {"type": "string", "description": "the signing secret, shown once"}}}]},
   "WebhookList": {"type": "object", "required": ["webhooks"], "properties": {
     "webhooks": {"type": "array", "items": {"$ref": "#/components/schemas/Webhook"}}}},
+  "ShareDeleted": {"type": "object", "required": ["name", "deleted"], "properties": {
+    "name": {"type": "string"}, "deleted": {"const": true}}},
   "WebhookDeleted": {"type": "object", "required": ["id", "deleted"], "properties": {
     "id": {"type": "integer"}, "deleted": {"const": true}}},
   "WebhookTestResult": {"type": "object", "required": ["delivered"], "properties": {

@@ -59,4 +59,21 @@ void Api::put_share(ApiCall call) {
   jobs_.set_share(name, settings, members, [call, j] { call.reply(200, j); }, audit_of(call, "share.changed", j));
 }
 
+void Api::delete_share(ApiCall call) {
+  const std::string& name = call.param("name");
+  try {
+    check_name("name", name);
+  } catch (const InvalidInput& e) {
+    return call.invalid(e);
+  }
+  if (auto allowed = check_share_delete(name); !allowed) return call.fail(allowed.error());
+  jobs_.delete_share(
+      name,
+      [call, name](const Result<void>& deleted) {
+        if (!deleted) return call.fail(deleted.error());
+        call.reply(200, {{"name", name}, {"deleted", true}});
+      },
+      audit_of(call, "share.deleted", {{"name", name}}));
+}
+
 }  // namespace trainyard::daemon

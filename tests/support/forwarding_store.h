@@ -32,6 +32,7 @@ class ForwardingStore : public store::Store {
     return inner_.node_health(node, before_check_id, limit);
   }
   std::vector<store::Event> events_after(std::int64_t seq, int limit) override { return inner_.events_after(seq, limit); }
+  std::vector<store::Event> events_before(std::int64_t seq, int limit) override { return inner_.events_before(seq, limit); }
   std::int64_t prune_events(TimePoint older_than, std::int64_t keep_from_seq) override {
     return inner_.prune_events(older_than, keep_from_seq);
   }

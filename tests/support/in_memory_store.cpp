@@ -41,6 +41,7 @@ void InMemoryStore::write(Contents& into, const store::Change& change) {
     if (auto it = into.tokens.find(hash); it != into.tokens.end()) it->second.last_used_at = at;
   }
   for (const store::ShareRecord& s : change.shares) into.shares.insert_or_assign(s.name, s);
+  for (const std::string& name : change.deleted_shares) into.shares.erase(name);
   for (store::Event e : change.events) {
     e.seq = ++into.last_seq;
     into.events.push_back(std::move(e));
@@ -196,6 +197,14 @@ std::vector<store::Event> InMemoryStore::events_after(std::int64_t seq, int limi
                                 [](std::int64_t s, const store::Event& e) { return s < e.seq; });
   const auto count = std::min<std::ptrdiff_t>(limit, contents_.events.end() - first);
   return std::vector<store::Event>(first, first + count);
+}
+
+std::vector<store::Event> InMemoryStore::events_before(std::int64_t seq, int limit) {
+  std::vector<store::Event> out;
+  for (auto e = contents_.events.rbegin(); e != contents_.events.rend() && static_cast<int>(out.size()) < limit; ++e) {
+    if (e->seq < seq) out.push_back(*e);
+  }
+  return out;
 }
 
 std::vector<store::Event> InMemoryStore::events_of_kind(const std::string& kind_prefix, std::int64_t seq, int limit) {

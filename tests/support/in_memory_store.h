@@ -31,6 +31,7 @@ class InMemoryStore final : public store::Store {
   std::vector<store::HealthCheckRow> recent_health_checks(std::int64_t before_id, int limit) override;
   std::vector<store::NodeHealthRow> node_health(const std::string& node, std::int64_t before_check_id, int limit) override;
   std::vector<store::Event> events_after(std::int64_t seq, int limit) override;
+  std::vector<store::Event> events_before(std::int64_t seq, int limit) override;
   std::vector<store::Event> events_of_kind(const std::string& kind_prefix, std::int64_t seq, int limit) override;
   std::int64_t prune_events(TimePoint older_than, std::int64_t keep_from_seq) override;
   std::int64_t last_event_seq() override { return contents_.last_seq; }

@@ -214,6 +214,33 @@ check("a running job is on its node's tile and its node's page, each a link to t
   await context.close();
 });
 
+check("a failed attempt's last output lines are on its job page, as text, in dark mode too", async () => {
+  const lines = ["first line", "<b>not bold</b>", "ModuleNotFoundError: No module named x"];
+  const made = await cluster.api("POST", "/v1/jobs", { name: "says-why", nodes: 1, cores_per_node: 1, retry: { attempts: 1 },
+    command: { argv: ["/bin/sh", "-c", `${lines.map((l) => `echo '${l}'`).join("; ")}; exit 3`] } });
+  assert.equal(made.status, 201, JSON.stringify(made.body));
+  const id = made.body.id;
+  const attempt = await eventually(async () => {
+    const { body } = await cluster.api("GET", `/v1/jobs/${id}/attempts`);
+    return body.attempts?.find((a) => a.output);
+  }, 30_000, "the failed attempt's output");
+  assert.equal(attempt.output_rank, 0);
+  assert.equal((await cluster.api("GET", `/v1/jobs/${id}`)).body.state, "FAILED");
+  const context = await browser.newContext({ colorScheme: "dark" });
+  const page = await signIn(context, cluster.adminToken);
+  await page.getByRole("heading", { name: "Overview" }).waitFor();
+  await page.goto(`${cluster.url}/jobs/${id}`);
+  await page.getByRole("heading", { name: `Job #${id} says-why` }).waitFor();
+  const output = page.getByRole("figure", { name: `Last output of attempt 1 (rank 0 on ${attempt.nodes[0]})`, exact: true });
+  await output.waitFor({ timeout: 15_000 });
+  const pre = output.locator("pre");
+  assert.equal((await pre.innerText()).trimEnd(), lines.join("\n"));
+  assert.equal(await pre.locator("b").count(), 0, "the job's text is not markup");
+  assert.equal(await pre.evaluate((e) => getComputedStyle(e).backgroundColor), "rgb(26, 31, 37)", "the dark card colour");
+  await shot(page, "job-failed-output");
+  await context.close();
+});
+
 check("a job submitted through the API goes RUNNING then SUCCEEDED without a reload, with loss points", async () => {
   const context = await browser.newContext();
   const page = await signIn(context, cluster.adminToken);

@@ -177,6 +177,21 @@ TEST(Render, AFailedJobSaysWhatHappenedItsClassAndTheSuggestionOnLinesOfTheirOwn
       << "no suggestion line without a failure";
 }
 
+TEST(Render, AFailedAttemptsLastOutputIsQuotedUnderItsRankAndNode) {
+  Json job = running_job();
+  job["state"] = "FAILED";
+  const Json attempts = {{"attempts",
+                          {{{"id", 7}, {"number", 1}, {"state", "FAILED"}, {"nodes", {"trn-1", "trn-2"}}},
+                           {{"id", 9}, {"number", 2}, {"state", "FAILED"}, {"nodes", {"trn-3", "trn-4"}}, {"output_rank", 1},
+                            {"output", "Traceback (most recent call last):\nModuleNotFoundError: No module named 'x'"}}}}};
+  const std::string out = render({"job", "42"}, {job, attempts});
+  EXPECT_NE(out.find("\nLast output of attempt 2 (rank 1 on trn-4):\n  Traceback (most recent call last):\n"
+                     "  ModuleNotFoundError: No module named 'x'\n"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("Last output of attempt 1"), std::string::npos) << "an attempt with no output quotes nothing";
+}
+
 std::string pending_out() { return render({"job", "43"}, {pending_job(), Json{{"attempts", Json::array()}}}); }
 
 TEST(Render, JobDescriptionAndAttempts) {

@@ -38,13 +38,20 @@ TEST(Requests, NodesFilterOnTheDaemon) {
 }
 
 TEST(Requests, Events) {
-  EXPECT_EQ(requests_of({"events"}), std::vector{get("/v1/events")});
+  EXPECT_EQ(requests_of({"events"}), std::vector{get("/v1/events?order=newest")});
   EXPECT_EQ(requests_of({"events", "--type", "job.*", "--job", "7", "--node", "trn-1", "--after", "40", "--limit", "5"}),
             std::vector{get("/v1/events?type=job.%2A&job=7&node=trn-1&after=40&limit=5")});
+  EXPECT_EQ(requests_of({"events", "--since", "10m"}), std::vector{get("/v1/events?order=newest&since=10m")});
+  EXPECT_EQ(requests_of({"events", "--last", "20"}), std::vector{get("/v1/events?order=newest&limit=20")});
+  EXPECT_THROW(requests_of({"events", "--since", "yesterday"}), UsageError);
+  EXPECT_THROW(requests_of({"events", "--last", "5", "--limit", "5"}), UsageError);
+  EXPECT_THROW(requests_of({"events", "--last", "5", "--after", "3"}), UsageError);
+  EXPECT_THROW(requests_of({"events", "--follow", "--since", "10m"}), UsageError);
+  EXPECT_THROW(requests_of({"events", "--follow", "--last", "3"}), UsageError);
   EXPECT_THROW(requests_of({"events", "--job", "x"}), UsageError);
   EXPECT_THROW(requests_of({"events", "--limit", "0"}), UsageError);
   EXPECT_EQ(requests_of({"events", "--cursor", "c1.3433.0123456789abcdef"}),
-            std::vector{get("/v1/events?cursor=c1.3433.0123456789abcdef")});
+            std::vector{get("/v1/events?order=newest&cursor=c1.3433.0123456789abcdef")});
   EXPECT_THROW(requests_of({"events", "--follow", "--cursor", "c1.31.0123456789abcdef"}), UsageError);
 }
 
@@ -99,6 +106,9 @@ TEST(Requests, HealthDrainUndrain) {
   EXPECT_EQ(requests_of({"drain", "a", "--reason", "bad fan", "--now"}),
             (std::vector<ApiRequest>{{"POST", "/v1/nodes/a/drain", Json{{"stop_attempts", true}, {"reason", "bad fan"}}}}));
   EXPECT_EQ(requests_of({"undrain", "a"}), (std::vector<ApiRequest>{{"POST", "/v1/nodes/a/undrain", std::nullopt}}));
+  EXPECT_EQ(requests_of({"share", "delete", "team/x"}),
+            (std::vector<ApiRequest>{{"DELETE", "/v1/shares/team%2Fx", std::nullopt}}));
+  EXPECT_THROW(requests_of({"share", "delete"}), UsageError);
   EXPECT_EQ(requests_of({"canaries", "--limit", "5"}), std::vector{get("/v1/canaries?limit=5")});
   EXPECT_EQ(requests_of({"health", "list"}), std::vector{get("/v1/healthchecks")});
   EXPECT_EQ(requests_of({"health", "list", "--limit", "20"}), std::vector{get("/v1/healthchecks?limit=20")});

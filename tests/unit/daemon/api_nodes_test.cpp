@@ -20,17 +20,20 @@ TEST_F(ApiTest, UsersSeeNeitherDataAddressesNorOtherUsersAttemptsOnNodes) {
     const Json& admin_n1 = target == "/v1/nodes" ? admin.body["nodes"][0] : admin.body;
     EXPECT_EQ(admin_n1["data_addr"], cluster.data_addr["n1"]) << target;
     EXPECT_EQ(admin_n1["attempts"], Json::array({attempt})) << target;
+    EXPECT_EQ(admin_n1["jobs"], Json::array({"1"})) << target;
 
     const Reply bob = call("GET", target, kBob);
     const Json& bob_n1 = target == "/v1/nodes" ? bob.body["nodes"][0] : bob.body;
     EXPECT_FALSE(bob_n1.contains("data_addr")) << target << ": " << bob_n1.dump();
     EXPECT_EQ(bob_n1["attempts"], Json::array()) << target;
+    EXPECT_EQ(bob_n1["jobs"], Json::array()) << target;
     EXPECT_EQ(bob_n1["other_attempts"], 1) << target;
 
     const Reply alice = call("GET", target, kAlice);
     const Json& alice_n1 = target == "/v1/nodes" ? alice.body["nodes"][0] : alice.body;
     EXPECT_FALSE(alice_n1.contains("data_addr")) << target;
     EXPECT_EQ(alice_n1["attempts"], Json::array({attempt})) << target;
+    EXPECT_EQ(alice_n1["jobs"], Json::array({"1"})) << target;
     EXPECT_EQ(alice_n1["other_attempts"], 0) << target;
   }
 }

@@ -99,5 +99,41 @@ TEST_F(ApiTest, SharesAndTheirMembersSurviveARestart) {
   EXPECT_FALSE(restarted.jobs.share_created("default")) << "a usage row is no share an admin created";
 }
 
+TEST_F(ApiTest, AShareMadeByMistakeIsDeletedOnlyWhileNoJobIsInItAndStaysGoneAfterARestart) {
+  ASSERT_EQ(call("PUT", "/v1/shares/oops", kAdmin, R"({"weight":3,"members":["alice"]})").status, 200);
+  const Reply pending = call("POST", "/v1/jobs", kAlice,
+                             R"({"name":"t","share":"oops","wait_for_capacity":true,"command":{"argv":["/bin/true"]}})");
+  ASSERT_EQ(pending.status, 201) << pending.text;
+  EXPECT_EQ(call("DELETE", "/v1/shares/oops", kAlice).status, 403) << "admins only";
+  Reply r = call("DELETE", "/v1/shares/oops", kAdmin);
+  EXPECT_EQ(r.status, 409);
+  EXPECT_THAT(r.error_message(), HasSubstr("share oops has 1 pending or running job (job 1)"));
+  EXPECT_EQ(call("POST", "/v1/jobs/1/cancel", kAlice).status, 200);
+
+  r = call("DELETE", "/v1/shares/oops", kAdmin);
+  EXPECT_EQ(r.status, 200) << r.text;
+  EXPECT_EQ(r.body, (Json{{"name", "oops"}, {"deleted", true}}));
+  EXPECT_FALSE(cluster.jobs.share_created("oops"));
+  for (const Json& row : call("GET", "/v1/shares", kAdmin).body["shares"]) EXPECT_NE(row["name"], "oops");
+  EXPECT_EQ(call("GET", "/v1/jobs/1", kAlice).body["share"], "oops") << "an ended job keeps its share's name";
+  EXPECT_EQ(call("DELETE", "/v1/shares/oops", kAdmin).status, 404);
+  EXPECT_EQ(call("DELETE", "/v1/shares/never", kAdmin).status, 404);
+  EXPECT_EQ(call("DELETE", "/v1/shares/default", kAdmin).status, 403);
+  EXPECT_EQ(call("DELETE", "/v1/shares/system", kAdmin).error_field(), "name");
+  EXPECT_EQ(call("DELETE", "/v1/shares/b%1Bad", kAdmin).error_field(), "name");
+  EXPECT_EQ(call("GET", "/v1/audit", kAdmin).body["events"].back()["action"], "share.deleted");
+
+  cluster.jobs.persist_usage();
+  cluster.settle();
+  for (const store::ShareRecord& row : cluster.memory.load().shares) EXPECT_NE(row.name, "oops");
+  Cluster restarted;
+  restarted.jobs.restore(cluster.memory.load());
+  EXPECT_FALSE(restarted.jobs.share_created("oops"));
+
+  r = call("PUT", "/v1/shares/oops", kAdmin, R"({"weight":1})");
+  EXPECT_EQ(r.status, 200) << "a deleted share's name may be used again";
+  EXPECT_EQ(r.body["members"], nullptr);
+}
+
 }  // namespace
 }  // namespace trainyard::daemon::testing

@@ -93,7 +93,7 @@ TEST_F(ApiTest, WrongMethodIs405WithAllow) {
       {"GET", "/v1/tokens/join/rotate", "POST"},
       {"GET", "/v1/tokens/tok_1", "DELETE"},
       {"POST", "/healthz", "GET"},
-      {"GET", "/v1/shares/default", "PUT"},
+      {"GET", "/v1/shares/default", "DELETE, PUT"},
   };
   for (const auto& c : cases) {
     const Reply r = call(c.method, c.target, kAdmin);

@@ -117,6 +117,11 @@ TEST(AttemptEnd, AFailureEventCarriesTheTaskItsRunAndTheFailingRanksLastOutput) 
             "step 22 loss 2.0\nstep 23 loss 2.0\nstep 24 loss 2.0\nstep 25 loss 2.0\nstep 26 loss 2.0\nstep 27 loss 2.0\n"
             "step 28 loss 2.0\nstep 29 loss 2.0\nexport WANDB_API_KEY=<masked> [31mred[0m\nRuntimeError: CUDA out of memory")
       << "the last 10 lines that say something, secrets masked, controls dropped";
+  EXPECT_EQ(end.attempt.output, output) << "kept with the attempt, for trainyard job and the job page";
+  EXPECT_EQ(end.attempt.output_rank, 1);
+  const Attempt read_back = attempt_from_json(to_json(end.attempt));
+  EXPECT_EQ(read_back.output, output);
+  EXPECT_EQ(read_back.output_rank, 1);
 }
 
 TEST(AttemptEnd, ALostNodeRetriesWithoutUsingAnAttemptAndIsAvoided) {

@@ -159,6 +159,49 @@ TEST_F(EventsTest, FiltersAndPagesOldestFirst) {
   EXPECT_EQ(call("GET", "/v1/events?node=n1&type=node.*", kAlice).body["events"].size(), 1u);
 }
 
+TEST_F(EventsTest, NewestFirstPagesBackAndSinceEndsTheWalk) {
+  cluster.connect("n1");
+  submit_as(kAlice);
+  cluster.clock.advance(std::chrono::minutes(20));
+  submit_as(kAlice);
+  submit_as(kAlice);
+  auto jobs_of = [](const Reply& r) {
+    std::vector<JobId> out;
+    for (const Json& e : r.body["events"]) out.push_back(e["job"]);
+    return out;
+  };
+  const Reply first = call("GET", "/v1/events?order=newest&type=job.*&limit=2", kAlice);
+  ASSERT_EQ(first.status, 200) << first.text;
+  EXPECT_EQ(jobs_of(first), (std::vector<JobId>{3, 2}));
+  const Reply second = call("GET", "/v1/events?order=newest&type=job.*&limit=2&cursor=" + first.body["next"].get<std::string>(), kAlice);
+  EXPECT_EQ(jobs_of(second), (std::vector<JobId>{1}));
+  EXPECT_TRUE(second.body["next"].is_null());
+  const Reply recent = call("GET", "/v1/events?order=newest&type=job.*&since=10m", kAlice);
+  EXPECT_EQ(jobs_of(recent), (std::vector<JobId>{3, 2})) << "job 1 was submitted 20 minutes ago";
+  EXPECT_TRUE(recent.body["next"].is_null());
+  EXPECT_EQ(jobs_of(call("GET", "/v1/events?type=job.*&since=10m", kAlice)), (std::vector<JobId>{2, 3}));
+  const std::int64_t newest = first.body["events"][0]["id"];
+  EXPECT_EQ(jobs_of(call("GET", "/v1/events?order=newest&type=job.*&before=" + std::to_string(newest), kAlice)),
+            (std::vector<JobId>{2, 1}));
+}
+
+TEST_F(EventsTest, AuditEventsAreOffTheDefaultFeedAndATypeNamingThemBringsThemIn) {
+  cluster.connect("n1");
+  submit_as(kAlice);
+  auto types = [](const Reply& r) {
+    std::set<std::string> out;
+    for (const Json& e : r.body["events"]) out.insert(e["type"]);
+    return out;
+  };
+  for (const char* order : {"oldest", "newest"}) {
+    const Reply feed = call("GET", std::string("/v1/events?order=") + order, kAdmin);
+    EXPECT_TRUE(types(feed).contains("job.submitted")) << order;
+    EXPECT_FALSE(types(feed).contains("audit.job.submitted")) << order;
+  }
+  EXPECT_TRUE(types(call("GET", "/v1/events?type=audit.*", kAdmin)).contains("audit.job.submitted"));
+  EXPECT_TRUE(types(call("GET", "/v1/events?type=*", kAdmin)).contains("audit.job.submitted")) << "a glob over every type";
+}
+
 TEST_F(EventsTest, BadFiltersAre400sNamingTheField) {
   EXPECT_EQ(call("GET", "/v1/events?type=jbo.*", kAlice).error_field(), "type");
   EXPECT_EQ(call("GET", "/v1/events?type=JOB.FAILED", kAlice).error_field(), "type");
@@ -166,7 +209,11 @@ TEST_F(EventsTest, BadFiltersAre400sNamingTheField) {
   EXPECT_EQ(call("GET", "/v1/events?job=x", kAlice).error_field(), "job");
   EXPECT_EQ(call("GET", "/v1/events?limit=0", kAlice).error_field(), "limit");
   EXPECT_EQ(call("GET", "/v1/events?limit=1001", kAlice).status, 400);
-  EXPECT_EQ(call("GET", "/v1/events?since=1", kAlice).error_field(), "since");
+  EXPECT_EQ(call("GET", "/v1/events?since=yesterday", kAlice).error_field(), "since");
+  EXPECT_EQ(call("GET", "/v1/events?order=sideways", kAlice).error_field(), "order");
+  EXPECT_EQ(call("GET", "/v1/events?order=newest&after=3", kAlice).error_field(), "after");
+  EXPECT_EQ(call("GET", "/v1/events?before=3", kAlice).error_field(), "before");
+  EXPECT_EQ(call("GET", "/v1/events?order=newest&before=0", kAlice).error_field(), "before");
 }
 
 TEST(EventSeverity, OneTableCoversEveryType) {

@@ -72,6 +72,7 @@ const std::vector<std::pair<std::string, Case>>& cases() {
       {"POST /v1/canaries", {"/v1/canaries", "", {403, 403, 403, 201, 201}}},
       {"GET /v1/shares", {"/v1/shares", "", {200, 200, 200, 200, 200}}},
       {"PUT /v1/shares/{name}", {"/v1/shares/team", R"({"weight":2})", {403, 403, 403, 403, 200}}},
+      {"DELETE /v1/shares/{name}", {"/v1/shares/team", "", {403, 403, 403, 403, 200}}},
       {"GET /v1/whoami", {"/v1/whoami", "", {200, 200, 200, 200, 200}}},
       {"GET /v1/tokens", {"/v1/tokens?limit=50", "", {200, 200, 200, 200, 200}}},
       {"POST /v1/tokens", {"/v1/tokens", R"({"user":"carol"})", {403, 403, 403, 403, 201}}},

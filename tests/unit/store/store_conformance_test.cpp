@@ -184,6 +184,23 @@ TYPED_TEST(StoreConformance, SharesKeepWhetherAnAdminCreatedThemAndTheirMembers)
   EXPECT_EQ(this->store->load().shares, (std::vector<ShareRecord>{members_only, open, nobody, usage_only}));
 }
 
+TYPED_TEST(StoreConformance, ADeletedShareIsGoneAndAnUpsertInTheSameChangeDoesNotBringItBack) {
+  const ShareRecord kept{"team-a", 1.0, std::nullopt, 0.0, at_ms(0)};
+  const ShareRecord deleted{"team-b", 2.0, 8, 5.0, at_ms(1)};
+  this->commit(Change{.shares = {kept, deleted}});
+  this->commit(Change{.shares = {deleted}, .deleted_shares = {"team-b", "never-stored"}});
+  EXPECT_EQ(this->store->load().shares, std::vector<ShareRecord>{kept});
+}
+
+TYPED_TEST(StoreConformance, EventsBeforeReadTheLogBackNewestFirst) {
+  this->commit(Change{.events = {event("a"), event("b"), event("c"), event("d")}});
+  const std::vector<Event> all = this->store->events_after(0, 10);
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(this->store->events_before(INT64_MAX, 2), (std::vector<Event>{all[3], all[2]}));
+  EXPECT_EQ(this->store->events_before(all[2].seq, 10), (std::vector<Event>{all[1], all[0]}));
+  EXPECT_TRUE(this->store->events_before(all[0].seq, 10).empty());
+}
+
 TYPED_TEST(StoreConformance, EventsGetIncreasingSeqInBatchOrder) {
   std::vector<Event> sent = {event("job.submitted", 1), event("attempt.state", 1, 10), event("node.state", {}, {}, "n1")};
   this->commit({Change{.jobs = {minimal_job(1)}, .events = {sent[0], sent[1]}}, Change{.events = {sent[2]}}});

@@ -150,3 +150,16 @@ export function taskCounts(counts: Record<string, number> | undefined): string {
     .map(([state, n]) => `${n} ${state}`)
     .join(", ");
 }
+
+// A failed attempt's quoted output as the job page shows it: "Last output of attempt 2 (rank 1 on
+// trn-3)" over its lines (the rank's node is nodes[rank]); undefined when it has none. The text is
+// the job's own output: shown as text, never as markup.
+export function attemptOutput(a: { number: number; nodes: string[]; output?: string; output_rank?: number }):
+  { title: string; text: string } | undefined {
+  const text = (a.output ?? "").replace(/\r?\n+$/, "");
+  if (text.trim() === "") return undefined;
+  const rank = a.output_rank;
+  const node = rank !== undefined ? a.nodes[rank] : undefined;
+  const where = rank === undefined ? "" : node ? ` (rank ${rank} on ${node})` : ` (rank ${rank})`;
+  return { title: `Last output of attempt ${a.number}${where}`, text };
+}

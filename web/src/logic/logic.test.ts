@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { bandwidth, coreHours, cores, duration, jobLabel, jobPath, localTime, ordinal, percent, progress, rate, shape, taskCounts, utcTitle } from "./format";
+import { attemptOutput, bandwidth, coreHours, cores, duration, jobLabel, jobPath, localTime, ordinal, percent, progress, rate, shape, taskCounts, utcTitle } from "./format";
 import { pendingSentence } from "./pending";
 import { attemptBoundaries, downsample, metricSeries } from "./downsample";
 import { addEvents, globMatch, matchesFilter } from "./events";
@@ -10,6 +10,24 @@ import type { Job, MetricPoint, TrainyardEvent, Who } from "./types";
 const job = (over: Partial<Job> = {}): Job => ({
   id: 5, name: "train", user: "alice", share: "vision", state: "PENDING",
   submitted_at: "2026-11-24T21:00:00Z", spec: {}, ...over,
+});
+
+describe("a failed attempt's last output", () => {
+  const attempt = { number: 2, nodes: ["trn-1", "trn-3"] };
+  it("is titled with its attempt, rank and that rank's node, its lines as they came", () => {
+    expect(attemptOutput({ ...attempt, output: "first line\nModuleNotFoundError: No module named x\n", output_rank: 1 })).toEqual({
+      title: "Last output of attempt 2 (rank 1 on trn-3)", text: "first line\nModuleNotFoundError: No module named x",
+    });
+  });
+  it("names the rank alone when its node is not known, and neither when the rank is not", () => {
+    expect(attemptOutput({ ...attempt, output: "x", output_rank: 5 })?.title).toBe("Last output of attempt 2 (rank 5)");
+    expect(attemptOutput({ ...attempt, output: "x" })?.title).toBe("Last output of attempt 2");
+  });
+  it("keeps markup as text and is absent without output", () => {
+    expect(attemptOutput({ ...attempt, output: "<img src=x onerror=alert(1)>", output_rank: 0 })?.text).toBe("<img src=x onerror=alert(1)>");
+    expect(attemptOutput(attempt)).toBeUndefined();
+    expect(attemptOutput({ ...attempt, output: "\n" })).toBeUndefined();
+  });
 });
 
 describe("format", () => {

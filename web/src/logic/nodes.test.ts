@@ -2,13 +2,13 @@ import { describe, expect, it } from "vitest";
 import { hasBand, hasValues, logScaleFits } from "./downsample";
 import { localTime, timeZoneLabel } from "./format";
 import {
-  attemptIndex, attemptsKey, coreSummary, filterNodes, groupByRack, isBadState, isFoldedArray, nodeFilterFromQuery,
-  nodeJobs, nodesPath, nodeSummary, stateCounts, utilisation, type JobRef,
+  coreSummary, filterNodes, groupByRack, isBadState, nodeFilterFromQuery, nodeJobs, nodesPath, nodeSummary,
+  parseJobRef, stateCounts, utilisation,
 } from "./nodes";
 import type { Node, NodeState } from "./types";
 
 const node = (name: string, state: NodeState = "HEALTHY", over: Partial<Node> = {}): Node => ({
-  name, cores: 8, free_cores: 8, used_cores: 0, state, connected: true, attempts: [], ...over,
+  name, cores: 8, free_cores: 8, used_cores: 0, state, connected: true, attempts: [], jobs: [], ...over,
 });
 
 describe("node map filters", () => {
@@ -65,24 +65,21 @@ describe("node map summary", () => {
 });
 
 describe("a node's jobs", () => {
-  const job = (id: number, over: Partial<JobRef> = {}): JobRef => ({ id, name: `j${id}`, user: "alice", state: "RUNNING", ...over });
-  const task = job(14, { array: { job_id: 12, task_id: 2, task_count: 3 } });
-  const index = attemptIndex([
-    { job: job(5), attempts: [{ id: 50 }, { id: 51 }] },
-    { job: task, attempts: [{ id: 70 }] },
-  ]);
-  it("trace each attempt to its job, each job once, and count the attempts not yet traced", () => {
-    expect(nodeJobs([51, 70, 50, 99], index)).toEqual({ jobs: [job(5), task], unknown: 1 });
-    expect(nodeJobs(undefined, index)).toEqual({ jobs: [], unknown: 0 });
+  it("read a job as the node names it, a plain job or an array task, and nothing else", () => {
+    expect(parseJobRef("12")).toEqual({ id: 12 });
+    expect(parseJobRef("9_3")).toEqual({ id: 9, array: { job_id: 9, task_id: 3 } });
+    for (const text of ["", "9_", "_3", "9_[0-2]", "12a", "-1"]) expect(parseJobRef(text)).toBeUndefined();
   });
-  it("fetch a job's attempts again only once it has started another", () => {
-    expect(attemptsKey({ id: 5, attempts: 1 })).not.toBe(attemptsKey({ id: 5, attempts: 2 }));
-    expect(attemptsKey({ id: 5 })).toBe("5:0");
+  it("link each job once, in the node's order, a task by its ID_N", () => {
+    expect(nodeJobs(node("a", "HEALTHY", { attempts: [50, 70, 51], jobs: ["12", "9_3", "12"] }))).toEqual({
+      jobs: [{ label: "12", path: "/jobs/12" }, { label: "9_3", path: "/jobs/9_3" }], unknown: 0,
+    });
+    expect(nodeJobs(node("a", "HEALTHY", { attempts: [1], jobs: ["x/y"] })).jobs).toEqual([{ label: "x/y", path: "/jobs/x%2Fy" }]);
   });
-  it("tell a folded array's row from a task and a plain job", () => {
-    expect(isFoldedArray({ array: { job_id: 12, task_count: 3, counts: {} } })).toBe(true);
-    expect(isFoldedArray({ array: { job_id: 12, task_id: 0, task_count: 3 } })).toBe(false);
-    expect(isFoldedArray({})).toBe(false);
+  it("count the attempts it names no job for", () => {
+    expect(nodeJobs(node("a", "HEALTHY", { attempts: [50, 51], jobs: ["12"] })).unknown).toBe(1);
+    expect(nodeJobs(node("a", "HEALTHY", { attempts: [50] }))).toEqual({ jobs: [], unknown: 1 });
+    expect(nodeJobs(node("a"))).toEqual({ jobs: [], unknown: 0 });
   });
 });
 

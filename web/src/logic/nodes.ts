@@ -1,8 +1,7 @@
 // The node map (/nodes): its filters as a URL query string, the counts it summarises, each node's
-// use of its cores, and which jobs run on it. GET /v1/nodes gives each node its attempts' ids, not
-// its jobs: the jobs come from the running jobs' own attempts (attemptIndex).
-import { cores, count } from "./format";
-import type { Attempt, Job, Node, NodeState } from "./types";
+// use of its cores, and which jobs run on it (GET /v1/nodes names them in each node's `jobs`).
+import { cores, count, jobLabel, jobPath } from "./format";
+import type { Node, NodeState } from "./types";
 
 // Worst last, as the summary reads them.
 export const nodeStates: NodeState[] = ["HEALTHY", "SUSPECT", "UNHEALTHY", "DRAINED", "DOWN"];
@@ -88,39 +87,28 @@ export function groupByRack<T extends Pick<Node, "labels">>(nodes: T[]): [string
   return [...groups.entries()].sort(([a], [b]) => a.localeCompare(b, undefined, { numeric: true }));
 }
 
-// What a node's tile says of a job: its id as the CLI names it and where its page is.
-export type JobRef = Pick<Job, "id" | "name" | "user" | "state" | "array">;
+// A job as a node names it: its label as the CLI writes it ("12", "9_3") and its page.
+export interface NodeJob { label: string; path: string }
 
-// Attempt id -> its job, from jobs and their attempts (GET /v1/jobs/{id}/attempts).
-export function attemptIndex(entries: { job: JobRef; attempts: Pick<Attempt, "id">[] }[]): Map<number, JobRef> {
-  const index = new Map<number, JobRef>();
-  for (const { job, attempts } of entries) for (const a of attempts) index.set(a.id, job);
-  return index;
+// "12" or an array task "9_3" (as GET /v1/nodes names jobs) as jobLabel and jobPath read a job;
+// undefined for any other text.
+export function parseJobRef(text: string): { id: number; array?: { job_id: number; task_id: number } } | undefined {
+  const m = /^(\d+)(?:_(\d+))?$/.exec(text);
+  if (!m) return undefined;
+  const id = Number(m[1]);
+  return m[2] === undefined ? { id } : { id, array: { job_id: id, task_id: Number(m[2]) } };
 }
 
-// A node's jobs, each once, in the order of its attempts; `unknown`: attempts not (yet) traced to a job.
-export function nodeJobs(attempts: number[] | undefined, index: Map<number, JobRef>): { jobs: JobRef[]; unknown: number } {
-  const jobs: JobRef[] = [];
-  const seen = new Set<number>();
-  let unknown = 0;
-  for (const id of attempts ?? []) {
-    const job = index.get(id);
-    if (!job) unknown++;
-    else if (!seen.has(job.id)) {
-      seen.add(job.id);
-      jobs.push(job);
-    }
+// A node's jobs, each once, in the order of its attempts; `unknown`: its attempts shown without a
+// job (the daemon names none for an attempt whose job it no longer holds, an older one names none).
+export function nodeJobs(n: Pick<Node, "attempts" | "jobs">): { jobs: NodeJob[]; unknown: number } {
+  const jobs: NodeJob[] = [];
+  const seen = new Set<string>();
+  for (const text of n.jobs ?? []) {
+    if (seen.has(text)) continue;
+    seen.add(text);
+    const ref = parseJobRef(text);
+    jobs.push(ref ? { label: jobLabel(ref), path: jobPath(ref) } : { label: text, path: `/jobs/${encodeURIComponent(text)}` });
   }
-  return { jobs, unknown };
-}
-
-// The jobs whose attempts are needed: a list of running jobs where an array is one folded row
-// (its tasks listed separately) keeps only the jobs and tasks themselves. `key` changes when a
-// job gains an attempt, so a cached answer is good until then.
-export function attemptsKey(job: Pick<Job, "id" | "attempts">): string {
-  return `${job.id}:${job.attempts ?? 0}`;
-}
-
-export function isFoldedArray(job: Pick<Job, "array">): boolean {
-  return job.array !== undefined && job.array.task_id === undefined;
+  return { jobs, unknown: Math.max(0, (n.attempts?.length ?? 0) - (n.jobs?.length ?? 0)) };
 }

@@ -42,12 +42,23 @@ export interface Attempt {
   exit_code?: number; signal?: number; failure_class?: string; reason?: string;
   started_at?: string; ended_at?: string; infrastructure?: boolean; suggestion?: string;
   resumed_from?: string; steps_completed?: number; diagnosis?: string;
+  state?: "STARTING" | "RUNNING" | "SUCCEEDED" | "FAILED" | "CANCELLED" | "REQUEUED" | "PREEMPTED";
+  // A failed attempt: its first failed rank's last output lines (masked, at most 10 lines and
+  // 1,500 characters, "\n" between them; user-controlled text) and that rank (on nodes[output_rank]).
+  output?: string; output_rank?: number;
 }
 export type NodeState = "HEALTHY" | "SUSPECT" | "UNHEALTHY" | "DRAINED" | "DOWN";
 export interface Node {
-  name: string; cores: number; free_cores: number; used_cores: number; state: NodeState; state_reason?: string;
+  name: string; cores: number; memory_mb?: number; free_cores: number; used_cores: number; state: NodeState; state_reason?: string;
   state_since?: string; connected: boolean; labels?: Record<string, string>; faults?: string[];
-  last_heartbeat?: string; attempts: number[]; other_attempts?: number; agent_version?: string;
+  last_heartbeat?: string; agent_version?: string;
+  data_addr?: string;  // only to roles that read every job
+  cgroups?: string;    // "v1", "v2", or why the agent cannot contain attempts
+  disks?: { role: "work" | "checkpoint"; free_mb: number; total_mb: number }[];
+  attempts: number[];  // its running attempts' ids (a user's own only)
+  jobs: string[];      // those attempts' jobs as people name them ("12", an array task "9_3"), in attempt order
+  other_attempts?: number;   // to users: how many attempts of others run there
+  health_check_id?: number;  // an undrain's answer: the check that returns the node to service
 }
 export interface MetricPoint {
   step: number; first_step: number; attempt_id: number;

@@ -4,7 +4,7 @@ import { type Loaded, useApi, useApp } from "../app-state";
 import { Chart } from "../components/chart";
 import { ConfirmButton, ErrorNote, Section, StateBadge, Time } from "../components/ui";
 import { attemptBoundaries, metricSeries, type MetricName } from "../logic/downsample";
-import { coreHours, count, jobLabel, jobPath, percent, shape, taskCounts } from "../logic/format";
+import { attemptOutput, coreHours, count, jobLabel, jobPath, percent, shape, taskCounts } from "../logic/format";
 import { pendingSentence } from "../logic/pending";
 import { isEnded, mayCancel } from "../logic/roles";
 import type { Attempt, Job, JobMetrics } from "../logic/types";
@@ -68,6 +68,18 @@ function ArrayPage({ id, job, reload }: { id: string; job: Job; reload: () => vo
       </Section>
       <Section title="Spec"><pre>{JSON.stringify(job.spec, null, 2)}</pre></Section>
     </>
+  );
+}
+
+// A failed attempt's first failed rank's last lines: the job's own text, so rendered as text only.
+function AttemptOutput({ a }: { a: Attempt }) {
+  const out = attemptOutput(a);
+  if (!out) return null;
+  return (
+    <figure class="attempt-output" data-attempt-output={a.number}>
+      <figcaption>{out.title}</figcaption>
+      <pre tabIndex={0}>{out.text}</pre>
+    </figure>
   );
 }
 
@@ -144,6 +156,7 @@ function OneJobPage({ id, job }: { id: string; job: Loaded<Job> }) {
               {a.resumed_from && <div>resumed from <code>{a.resumed_from}</code></div>}
               {a.diagnosis && <details><summary>diagnosis</summary><pre>{a.diagnosis}</pre></details>}
               {a.steps_completed !== undefined && <div>{count(a.steps_completed, "step")} completed</div>}
+              <AttemptOutput a={a} />
             </li>
           ))}
         </ol>

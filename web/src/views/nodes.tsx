@@ -4,15 +4,14 @@ import { useState } from "preact/hooks";
 import { api } from "../api";
 import { useApi, useApp } from "../app-state";
 import { ConfirmButton, ErrorNote, Section, StateBadge, Time } from "../components/ui";
-import { bandwidth, cores, count, jobLabel, jobPath, since } from "../logic/format";
+import { bandwidth, cores, count, since } from "../logic/format";
 import { summarizeHealth, type HealthRecord } from "../logic/health";
 import {
   coreSummary, filterNodes, groupByRack, isBadState, nodeFilterFromQuery, nodeJobs, nodesPath, nodeStates,
-  nodeSummary, placementLabel, stateCounts, utilisation, type JobRef, type NodeFilter,
+  nodeSummary, placementLabel, stateCounts, utilisation, type NodeFilter,
 } from "../logic/nodes";
 import { operatesNodes } from "../logic/roles";
 import type { Node, NodeState } from "../logic/types";
-import { useAttemptJobs } from "../node-jobs";
 import { navigate, useSearch } from "../router";
 
 // Jobs a tile names before "+N more".
@@ -22,8 +21,8 @@ function tipId(name: string): string {
   return `tip-${name.replace(/[^A-Za-z0-9_-]/g, "_")}`;
 }
 
-function Tile({ n, index, now }: { n: Node; index: Map<number, JobRef>; now: Date }) {
-  const { jobs, unknown } = nodeJobs(n.attempts, index);
+function Tile({ n, now }: { n: Node; now: Date }) {
+  const { jobs, unknown } = nodeJobs(n);
   const running = n.attempts?.length ?? 0;
   const hidden = (n.other_attempts ?? 0) + unknown + Math.max(0, jobs.length - jobsOnTile);
   const tip = tipId(n.name);
@@ -38,7 +37,7 @@ function Tile({ n, index, now }: { n: Node; index: Map<number, JobRef>; now: Dat
       <span class="tile-bar" aria-hidden="true"><span class="tile-fill" style={{ width: `${utilisation(n) * 100}%` }} /></span>
       {(jobs.length > 0 || hidden > 0) && (
         <span class="tile-jobs">
-          {jobs.slice(0, jobsOnTile).map((j) => <a key={j.id} href={jobPath(j)} title={`${j.name} (${j.user})`}>#{jobLabel(j)}</a>)}
+          {jobs.slice(0, jobsOnTile).map((j) => <a key={j.label} href={j.path}>#{j.label}</a>)}
           {hidden > 0 && <span class="muted">+{hidden}</span>}
         </span>
       )}
@@ -48,17 +47,17 @@ function Tile({ n, index, now }: { n: Node; index: Map<number, JobRef>; now: Dat
         <span>{cores(n.used_cores)} of {n.cores} in use</span>
         {n.faults && n.faults.length > 0 && <span>faults: {n.faults.join(", ")}</span>}
         {n.state === "DRAINED" && running > 0 && <span>draining: {count(running, "attempt")} still running</span>}
-        {jobs.length > 0 && <span>running: {jobs.map((j) => `#${jobLabel(j)} ${j.name}`).join(", ")}</span>}
+        {jobs.length > 0 && <span>running: {jobs.map((j) => `#${j.label}`).join(", ")}</span>}
         {(n.other_attempts ?? 0) > 0 && <span>{count(n.other_attempts!, "attempt")} of other users</span>}
       </span>
     </li>
   );
 }
 
-function Grid({ nodes, label, index, now }: { nodes: Node[]; label: string; index: Map<number, JobRef>; now: Date }) {
+function Grid({ nodes, label, now }: { nodes: Node[]; label: string; now: Date }) {
   return (
     <ul class="node-grid" aria-label={label}>
-      {nodes.map((n) => <Tile key={n.name} n={n} index={index} now={now} />)}
+      {nodes.map((n) => <Tile key={n.name} n={n} now={now} />)}
     </ul>
   );
 }
@@ -91,7 +90,6 @@ export function Nodes() {
   const filter = nodeFilterFromQuery(search);
   const nodes = useApi<{ nodes: Node[] }>("/v1/nodes");
   const all = nodes.data?.nodes ?? [];
-  const index = useAttemptJobs(all.some((n) => (n.attempts?.length ?? 0) > 0));
   const shown = filterNodes(all, filter);
   const filtered = filter.states.length > 0 || filter.name.trim() !== "";
   const now = new Date();
@@ -108,27 +106,26 @@ export function Nodes() {
         ? groupByRack(shown).map(([rack, members]) => (
           <section key={rack} class="rack" aria-label={`${placementLabel} ${rack}`}>
             <h2>{placementLabel} {rack} <span class="hint">{count(members.length, "node")} · {coreSummary(members)}</span></h2>
-            <Grid nodes={members} label={`Nodes of ${placementLabel} ${rack}`} index={index} now={now} />
+            <Grid nodes={members} label={`Nodes of ${placementLabel} ${rack}`} now={now} />
           </section>
         ))
-        : shown.length > 0 && <Grid nodes={shown} label="Nodes" index={index} now={now} />}
+        : shown.length > 0 && <Grid nodes={shown} label="Nodes" now={now} />}
     </>
   );
 }
 
 function NodeJobs({ n }: { n: Node }) {
   const running = n.attempts?.length ?? 0;
-  const index = useAttemptJobs(running > 0);
-  const { jobs, unknown } = nodeJobs(n.attempts, index);
+  const { jobs, unknown } = nodeJobs(n);
   const others = n.other_attempts ?? 0;
   return (
     <Section title="Jobs on this node">
       {running + others === 0 ? <p>Nothing runs here now.</p> : (
         <ul class="plain" data-node-jobs>
           {jobs.map((j) => (
-            <li key={j.id}><a href={jobPath(j)}>#{jobLabel(j)}</a> {j.name} <StateBadge state={j.state} /> <span class="muted">{j.user}</span></li>
+            <li key={j.label}><a href={j.path}>#{j.label}</a></li>
           ))}
-          {unknown > 0 && <li class="muted">{count(unknown, "attempt")} not yet traced to its job</li>}
+          {unknown > 0 && <li class="muted">{count(unknown, "attempt")} whose job is not known</li>}
           {others > 0 && <li class="muted">{count(others, "attempt")} of other users</li>}
         </ul>
       )}
