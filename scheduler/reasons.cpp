@@ -91,9 +91,10 @@ std::string words(const State& s, const QueuedJob& job, const ReasonFacts& facts
     }
     case ReasonCode::array_limit: {
       const ArrayGate& gate = s.arrays.at(*job.array);
+      const std::size_t admitted = gate.admitted.size();
       return "array " + std::to_string(*job.array) + " runs at most " + std::to_string(gate.limit) +
-             " tasks at once (%" + std::to_string(gate.limit) + "), and " + std::to_string(gate.admitted.size()) +
-             " are queued or running";
+             (gate.limit == 1 ? " task" : " tasks") + " at once (%" + std::to_string(gate.limit) + "), and " +
+             std::to_string(admitted) + (admitted == 1 ? " is" : " are") + " queued or running";
     }
     case ReasonCode::backoff:
       return "retry backoff: not before " + format_time(job.not_before.value_or(TimePoint{}));

@@ -535,6 +535,81 @@ check("the queue shows a waiting job at its position with the reason as a senten
   await context.close();
 });
 
+// A user's pending jobs as the API counts them: GET /v1/jobs?state=PENDING, page after page (an
+// array folded into one row counts its pending tasks), and of those the ones in the ready queue.
+async function pendingCounts(token) {
+  let total = 0;
+  let ready = 0;
+  let cursor = null;
+  do {
+    const { body } = await cluster.api("GET",
+      `/v1/jobs?state=PENDING&limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`, undefined, token);
+    for (const j of body.jobs) {
+      if (j.array && j.array.task_id === undefined) {
+        total += j.array.counts?.PENDING ?? 0;
+        const tasks = await cluster.api("GET", `/v1/jobs?array=${j.id}&state=PENDING&after=${j.id - 1}`, undefined, token);
+        ready += tasks.body.jobs.filter((t) => t.queue_position).length;
+      } else {
+        total += 1;
+        if (j.queue_position) ready += 1;
+      }
+    }
+    cursor = body.next;
+  } while (cursor);
+  return { total, ready, waiting: total - ready };
+}
+
+check("the queue lists held, dependency-blocked and array-limited jobs under Waiting, and its header adds up", async () => {
+  const submit = async (spec) => {
+    const made = await cluster.api("POST", "/v1/jobs", { nodes: 1, cores_per_node: 1, wait_for_capacity: true, ...spec },
+                                   aliceToken);
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    return made.body.id;
+  };
+  const long = await submit({ name: "long-one", command: { argv: ["/bin/sleep", "600"] } });
+  const held = await submit({ name: "held-at-submit", hold: true, command: { argv: ["/bin/true"] } });
+  const after = await submit({ name: "after-long", depends_on: [{ job: long, condition: "afterok" }],
+                               command: { argv: ["/bin/true"] } });
+  const sweep = await submit({ name: "one-at-a-time", array: "0-2%1", command: { argv: ["/bin/sleep", "600"] } });
+  const context = await browser.newContext();
+  const page = await signIn(context, aliceToken);
+  await page.getByRole("heading", { name: "Overview" }).waitFor();
+  await page.getByRole("link", { name: "Queue", exact: true }).click();
+  const waiting = page.getByRole("region", { name: /^Waiting \(/ });
+  const heldRow = waiting.locator(`tr[data-job="${held}"]`);
+  await heldRow.waitFor({ timeout: 15_000 });
+  assert.equal(await heldRow.getAttribute("data-reason"), "held");
+  assert.match(await heldRow.innerText(), new RegExp(`#${held}\\s+held-at-submit\\s+alice[\\s\\S]*held by its owner\\.`));
+  const afterRow = waiting.locator(`tr[data-job="${after}"]`);
+  await afterRow.waitFor({ timeout: 15_000 });
+  assert.equal(await afterRow.getAttribute("data-reason"), "dependency");
+  assert.match(await afterRow.innerText(), /Waiting outside the queue of share default for .*: .+\./);
+  assert.equal(await waiting.getByRole("region", { name: "Held" }).locator(`tr[data-job="${held}"]`).count(), 1);
+  assert.equal(await waiting.getByRole("region", { name: "Waiting on dependencies" }).locator(`tr[data-job="${after}"]`).count(), 1);
+  // The array's tasks after the first wait on its %1 limit, in one row with its tasks counted.
+  const sweepRow = waiting.locator(`tr[data-job="${sweep}"][data-reason="array_limit"]`);
+  await eventually(async () => (await sweepRow.count()) === 1
+    && /^1 RUNNING, 2 PENDING$/.test(await sweepRow.locator("[data-task-counts]").innerText())
+    && new RegExp(`^#${sweep}_\\[[\\s\\S]*2 tasks \\(${sweep}_\\d, ${sweep}_\\d\\): Waiting outside the queue`).test(await sweepRow.innerText()),
+  30_000, "the array's two tasks waiting on its limit, with its task counts");
+  // The header adds up, and to what the API lists as pending for this user.
+  const summary = page.locator("[data-pending-summary]");
+  await eventually(async () => {
+    const api = await pendingCounts(aliceToken);
+    const text = await summary.innerText();
+    const m = /^(\d+) pending: (\d+) ready to start, (\d+) waiting \((.*)\)$/.exec(text);
+    if (!m) return false;
+    const [total, ready, waitingCount] = [m[1], m[2], m[3]].map(Number);
+    const parts = m[4].split(", ").map((p) => Number(p.split(" ")[0]));
+    return total === ready + waitingCount && waitingCount === parts.reduce((a, b) => a + b, 0)
+      && total === api.total && ready === api.ready && /\b1 held\b/.test(m[4]) && /\b1 on a dependency\b/.test(m[4])
+      && /\b2 array limits\b/.test(m[4]);
+  }, 30_000, "the queue's header to add up to the API's pending jobs");
+  await shot(page, "queue-waiting");
+  for (const id of [sweep, after, held, long]) assert.equal((await cluster.api("POST", `/v1/jobs/${id}/cancel`, undefined, aliceToken)).status, 200);
+  await context.close();
+});
+
 check("an injected fault turns a node UNHEALTHY on the map", async () => {
   const context = await browser.newContext({ colorScheme: "dark" });  // and the screenshot shows dark mode
   const page = await signIn(context, cluster.adminToken);

@@ -26,6 +26,11 @@ TEST(ArrayLimit, StartsNoMoreThanKTasksAndTheNextAsOneEnds) {
   EXPECT_EQ(reason->code, ReasonCode::array_limit);
   EXPECT_EQ(reason->message, "array 10 runs at most 3 tasks at once (%3), and 3 are queued or running");
   EXPECT_FALSE(s.queue_position(13));
+  Scheduler one_at_a_time{Config{}};
+  one_at_a_time.upsert_node(node("a", 64));
+  for (JobId id = 40; id < 42; ++id) one_at_a_time.queue(task(id, 40, 1));
+  EXPECT_EQ(started(one_at_a_time.schedule(at_s(0))), (std::vector<JobId>{40}));
+  EXPECT_EQ(one_at_a_time.why_pending(41)->message, "array 40 runs at most 1 task at once (%1), and 1 is queued or running");
 
   s.finish(11, at_s(2));
   EXPECT_EQ(started(s.schedule(at_s(2))), (std::vector<JobId>{13}));
