@@ -114,7 +114,8 @@ TEST_F(ApiTest, AShareMadeByMistakeIsDeletedOnlyWhileNoJobIsInItAndStaysGoneAfte
   EXPECT_EQ(r.status, 200) << r.text;
   EXPECT_EQ(r.body, (Json{{"name", "oops"}, {"deleted", true}}));
   EXPECT_FALSE(cluster.jobs.share_created("oops"));
-  for (const Json& row : call("GET", "/v1/shares", kAdmin).body["shares"]) EXPECT_NE(row["name"], "oops");
+  const Reply table = call("GET", "/v1/shares", kAdmin);
+  for (const Json& row : table.body["shares"]) EXPECT_NE(row["name"], "oops");
   EXPECT_EQ(call("GET", "/v1/jobs/1", kAlice).body["share"], "oops") << "an ended job keeps its share's name";
   EXPECT_EQ(call("DELETE", "/v1/shares/oops", kAdmin).status, 404);
   EXPECT_EQ(call("DELETE", "/v1/shares/never", kAdmin).status, 404);
