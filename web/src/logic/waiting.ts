@@ -181,17 +181,25 @@ export function arrayTasksUrl(arrayId: number, cursor: string | null): string {
   return `/v1/jobs?array=${arrayId}&state=PENDING&after=${arrayId - 1}&limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`;
 }
 
-export async function loadPending(get: Fetch, maxPages: number, pageSize = pendingPageSize,
-                                  explain: (e: unknown) => string = String): Promise<PendingLoad> {
-  const rows: Job[] = [];
-  let next: string | null = null;
+// The jobs of up to `maxPages` pages of a GET /v1/jobs listing, following its `next` cursor, and
+// the cursor it stopped at (null: the listing's end).
+async function followPages(get: Fetch, url: (cursor: string | null) => string,
+                           maxPages: number): Promise<{ jobs: Job[]; next: string | null }> {
+  const jobs: Job[] = [];
+  let cursor: string | null = null;
   let pages = 0;
   do {
-    const page: { jobs: Job[]; next: string | null } = await get(pendingUrl(pageSize, next));
-    rows.push(...page.jobs);
-    next = page.next;
+    const page: { jobs: Job[]; next: string | null } = await get(url(cursor));
+    jobs.push(...page.jobs);
+    cursor = page.next;
     pages++;
-  } while (next && pages < maxPages);
+  } while (cursor && pages < maxPages);
+  return { jobs, next: cursor };
+}
+
+export async function loadPending(get: Fetch, maxPages: number, pageSize = pendingPageSize,
+                                  explain: (e: unknown) => string = String): Promise<PendingLoad> {
+  const { jobs: rows, next } = await followPages(get, (cursor) => pendingUrl(pageSize, cursor), maxPages);
   // A page ends below its last array, which it showed whole; an array is never split across pages,
   // but the same id is kept once in case it is.
   const seen = new Set<string>();
@@ -205,16 +213,7 @@ export async function loadPending(get: Fetch, maxPages: number, pageSize = pendi
   let error: string | undefined;
   for (const id of arraysToExpand(unique).slice(0, maxArrays)) {
     try {
-      const tasks: Job[] = [];
-      let cursor: string | null = null;
-      let taskPages = 0;
-      do {
-        const page: { jobs: Job[]; next: string | null } = await get(arrayTasksUrl(id, cursor));
-        tasks.push(...page.jobs);
-        cursor = page.next;
-        taskPages++;
-      } while (cursor && taskPages < maxArrayPages);
-      arrayTasks.set(id, tasks);
+      arrayTasks.set(id, (await followPages(get, (cursor) => arrayTasksUrl(id, cursor), maxArrayPages)).jobs);
     } catch (e) {
       error ??= explain(e);
     }
