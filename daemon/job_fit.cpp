@@ -46,10 +46,9 @@ void refuse_unless_it_can_ever_fit(const JobSpec& spec, const NodeCoreCounts& no
 void refuse_unless_memory_can_ever_fit(const JobSpec& spec, const std::vector<std::int64_t>& node_memory_mb) {
   if (spec.wait_for_capacity) return;
   // A simulated rank without a memory_mb is bounded by what its spec needs (agent/simulated_run.h).
-  const bool estimated = !spec.memory_mb && spec.kind == JobKind::simulated;
-  if (!spec.memory_mb && !estimated) return;
-  const std::int64_t asked = estimated ? simulated_rank_memory_mb(spec.workload, spec.nodes_min.value_or(spec.nodes))
-                                       : *spec.memory_mb;
+  const std::int64_t asked = rank_memory_mb(spec);
+  if (asked == 0) return;
+  const bool estimated = !spec.memory_mb;
   const auto could_hold = static_cast<std::size_t>(
       std::count_if(node_memory_mb.begin(), node_memory_mb.end(), [asked](std::int64_t mb) { return mb == 0 || mb >= asked; }));
   if (could_hold >= static_cast<std::size_t>(spec.nodes)) return;

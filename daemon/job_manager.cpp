@@ -12,6 +12,7 @@
 #include "daemon/events.h"
 #include "daemon/goodput.h"
 #include "daemon/job_fit.h"
+#include "proto/workload_memory.h"
 
 namespace trainyard::daemon {
 namespace {
@@ -101,7 +102,8 @@ void JobManager::restore(const store::LoadedState& state) {
     if (job != active_jobs_.end()) {
       scheduler_.start_running(scheduler::RunningJob{job->first, job->second.spec.share, held,
                                                      attempt.started_at.value_or(attempt.created_at),
-                                                     job->second.spec.timeout_s, scheduler::array_limit(job->second)},
+                                                     job->second.spec.timeout_s, scheduler::array_limit(job->second),
+                                                     rank_memory_mb(job->second.spec)},
                                now);
     }
   }

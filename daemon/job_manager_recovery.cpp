@@ -7,6 +7,7 @@
 #include <string>
 
 #include "daemon/job_manager.h"
+#include "proto/workload_memory.h"
 
 namespace trainyard::daemon {
 namespace {
@@ -104,7 +105,8 @@ bool JobManager::resume_on_spares(JobId id) {
   scheduler::Start start{id, {}};
   for (const std::string& name : chosen) start.nodes.push_back({name, job.spec.cores_per_node.value_or(nodes_.find(name)->node.cores)});
   const TimePoint now = clock_.system_now();
-  scheduler_.start_running(scheduler::RunningJob{id, job.spec.share, start.nodes, now, job.spec.timeout_s, scheduler::array_limit(job)},
+  scheduler_.start_running(scheduler::RunningJob{id, job.spec.share, start.nodes, now, job.spec.timeout_s, scheduler::array_limit(job),
+                                                 rank_memory_mb(job.spec)},
                            now);
   spdlog::info("event=resume_on_spares job={} nodes={}", id, join_node_names(chosen));
   start_attempt(job, start);

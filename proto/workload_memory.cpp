@@ -37,4 +37,10 @@ std::int64_t simulated_rank_memory_mb(const WorkloadSpec& workload, int world_si
   return kernel + (kernel + 3) / 4 + kSimulatedProcessMemoryMb;
 }
 
+std::int64_t rank_memory_mb(const JobSpec& spec) {
+  if (spec.memory_mb) return *spec.memory_mb;
+  if (spec.kind != JobKind::simulated) return 0;
+  return simulated_rank_memory_mb(spec.workload, spec.nodes_min.value_or(spec.nodes));
+}
+
 }  // namespace trainyard::proto

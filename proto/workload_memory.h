@@ -22,4 +22,8 @@ std::int64_t simulated_kernel_memory_mb(const WorkloadSpec& workload, int world_
 // the process itself.
 std::int64_t simulated_rank_memory_mb(const WorkloadSpec& workload, int world_size);
 
+// What one rank of the job holds on its node, for placement and the submit check: its memory_mb,
+// else a simulated spec's need at its smallest world size; 0 for a command job that names none.
+std::int64_t rank_memory_mb(const JobSpec& spec);
+
 }  // namespace trainyard::proto

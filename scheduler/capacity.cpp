@@ -9,6 +9,8 @@ void Capacity::add_node(int total, int free, bool accepts) {
   total_.push_back(0);
   free_.push_back(0);
   accepts_.push_back(0);
+  memory_.push_back(0);
+  free_memory_.push_back(0);
   set_node(node_count() - 1, total, free, accepts);
 }
 
@@ -27,6 +29,11 @@ void Capacity::set_node(int node, int total, int free, bool accepts) {
   count_size(node, +1);
   count(node, +1);
   summarise_block(node);
+}
+
+void Capacity::set_memory(int node, std::int64_t total_mb, std::int64_t free_mb) {
+  memory_[node] = total_mb;
+  free_memory_[node] = free_mb;
 }
 
 void Capacity::summarise_block(int node) {
@@ -110,20 +117,37 @@ bool same_counts(const std::vector<int>& a, const std::vector<int>& b) {
 }  // namespace
 
 bool Capacity::operator==(const Capacity& other) const {
-  return total_ == other.total_ && free_ == other.free_ && accepts_ == other.accepts_ &&
+  return total_ == other.total_ && free_ == other.free_ && accepts_ == other.accepts_ && memory_ == other.memory_ &&
+         free_memory_ == other.free_memory_ &&
          same_counts(at_least_, other.at_least_) && same_counts(size_at_least_, other.size_at_least_) &&
          fully_free_ == other.fully_free_ && same_counts(fully_free_of_size_, other.fully_free_of_size_) &&
          block_most_free_ == other.block_most_free_ && block_fully_free_ == other.block_fully_free_ &&
          free_cores_ == other.free_cores_ && accepting_cores_ == other.accepting_cores_;
 }
 
+int Capacity::count_fitting(const Shape& shape) const {
+  int n = 0;
+  for (int node = next_fitting(0, shape); node < node_count(); node = next_fitting(node + 1, shape)) ++n;
+  return n;
+}
+
+int Capacity::tightest_fit_by_walk(const Shape& shape) const {
+  int tightest = 0;
+  for (int node = next_fitting(0, shape); node < node_count(); node = next_fitting(node + 1, shape)) {
+    if (tightest == 0 || free_[node] < tightest) tightest = free_[node];
+  }
+  return tightest;
+}
+
 int Capacity::nodes_fitting(const Shape& shape) const {
+  if (shape.needs_memory()) return count_fitting(shape);
   if (shape.whole_nodes()) return fully_free_;
   if (shape.cores_per_node >= static_cast<int>(at_least_.size())) return 0;
   return at_least_[shape.cores_per_node];
 }
 
 int Capacity::tightest_fit(const Shape& shape) const {
+  if (shape.needs_memory()) return tightest_fit_by_walk(shape);
   const int sizes = static_cast<int>(at_least_.size());
   if (shape.whole_nodes()) {
     for (int t = 1; t < sizes; ++t) {
@@ -140,6 +164,13 @@ int Capacity::tightest_fit(const Shape& shape) const {
 
 int Capacity::nodes_ever_fitting(const Shape& shape) const {
   const int c = std::max(shape.cores_per_node, 1);
+  if (shape.needs_memory()) {
+    int n = 0;
+    for (int node = 0; node < node_count(); ++node) {
+      n += accepts(node) && total_[node] >= c && (memory_[node] == 0 || memory_[node] >= shape.memory_mb);
+    }
+    return n;
+  }
   return c < static_cast<int>(size_at_least_.size()) ? size_at_least_[c] : 0;
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// Free cores per node with O(1) "how many nodes could take this" queries.
+// Free cores (and memory) per node with O(1) "how many nodes could take this" queries.
 //
 // A scheduling pass asks, for each job it looks at, whether `n` nodes each have `c` free cores. With
 // thousands of jobs per pass and a thousand nodes, scanning the nodes for every question would
@@ -7,17 +7,22 @@
 // change to one node costs O(its old - new free cores), plus re-summarising its block of 64 nodes
 // for placement's walks. Nodes are indices fixed by the scheduler, which keeps one index up to date
 // as nodes and work change and copies it for each pass.
+//
+// Memory is a filter on top: most jobs ask for none, and keep the O(1) answers; a job that names
+// its memory per rank is answered by walking the nodes whose cores fit (still skipping blocks).
 #include <cstdint>
 #include <vector>
 
 namespace trainyard::scheduler {
 
 // A gang's demand: `nodes` nodes, each with `cores_per_node` free cores, or whole nodes when
-// `cores_per_node` is 0.
+// `cores_per_node` is 0, and `memory_mb` free MiB on each (0: it asks for none).
 struct Shape {
   int nodes = 1;
   int cores_per_node = 0;
+  std::int64_t memory_mb = 0;
   bool whole_nodes() const { return cores_per_node == 0; }
+  bool needs_memory() const { return memory_mb > 0; }
 };
 
 class Capacity {
@@ -37,9 +42,16 @@ class Capacity {
 
   void set_free(int node, int cores);
 
+  // The node's memory in MiB and what of it work does not hold. A node that reports no memory
+  // (0) holds any demand, as the daemon's submit check counts it (daemon/job_fit.h).
+  void set_memory(int node, std::int64_t total_mb, std::int64_t free_mb);
+  std::int64_t memory(int node) const { return memory_[node]; }
+  std::int64_t free_memory(int node) const { return free_memory_[node]; }
+
   // Whether `node` alone can hold one rank of `shape`. Inline: placement asks it of every node.
   bool node_fits(int node, const Shape& shape) const {
     if (!accepts(node) || total_[node] == 0) return false;
+    if (shape.needs_memory() && memory_[node] > 0 && free_memory_[node] < shape.memory_mb) return false;
     return shape.whole_nodes() ? free_[node] == total_[node] : free_[node] >= shape.cores_per_node;
   }
   // The first node from `node` on that can hold one rank of `shape`, or node_count(). Nodes are
@@ -68,8 +80,14 @@ class Capacity {
     return shape.whole_nodes() ? block_fully_free_[block] > 0 : block_most_free_[block] >= shape.cores_per_node;
   }
 
+  // The walks behind the answers for a shape that needs memory.
+  int count_fitting(const Shape& shape) const;
+  int tightest_fit_by_walk(const Shape& shape) const;
+
   std::vector<int> total_;
   std::vector<int> free_;
+  std::vector<std::int64_t> memory_;       // MiB; 0: not reported
+  std::vector<std::int64_t> free_memory_;  // MiB not held by work
   std::vector<char> accepts_;
   std::vector<int> at_least_;        // at_least_[c]: accepting nodes with >= c free cores, c >= 1
   std::vector<int> size_at_least_;   // size_at_least_[c]: accepting nodes with >= c cores

@@ -140,12 +140,20 @@ class Pass {
     Started started{&job, {}, state_.expected_end(now_, job.timeout_s)};
     Start decision{job.id, {}};
     int cores = 0;
+    const std::int64_t memory = job.shape.memory_mb;
     for (int node : nodes) {
       const int take = job.shape.whole_nodes() ? capacity_.total(node) : job.shape.cores_per_node;
       capacity_.set_free(node, capacity_.free(node) - take);
+      capacity_.set_memory(node, capacity_.memory(node), std::max<std::int64_t>(capacity_.free_memory(node) - memory, 0));
       if (reservation_) {
-        if (past_reservation) reservation_->spare_at[node] -= take;
+        if (past_reservation) {
+          reservation_->spare_at[node] -= take;
+          reservation_->spare_memory_at[node] -= memory;
+        }
         reservation_->beyond.set_free(node, std::min(capacity_.free(node), reservation_->spare_at[node]));
+        reservation_->beyond.set_memory(node, capacity_.memory(node),
+                                        std::clamp<std::int64_t>(reservation_->spare_memory_at[node], 0,
+                                                                 capacity_.free_memory(node)));
       }
       started.nodes.emplace_back(node, take);
       decision.nodes.push_back(NodeCores{state_.nodes[node].name, take});
@@ -165,10 +173,11 @@ class Pass {
     // the walk keeps a queue of such jobs cheap.
     if (could_fit < job.shape.nodes) return;
     Capacity later = capacity_;
-    const auto give_back = [&](const std::vector<std::pair<int, int>>& held) {
+    const auto give_back = [&](const std::vector<std::pair<int, int>>& held, std::int64_t memory_mb) {
       for (const auto& [node, cores] : held) {
         if (node < later.node_count() && later.accepts(node)) {
           later.set_free(node, std::min(later.total(node), later.free(node) + cores));
+          later.set_memory(node, later.memory(node), std::min(later.memory(node), later.free_memory(node) + memory_mb));
         }
       }
     };
@@ -183,11 +192,11 @@ class Pass {
       TimePoint at;
       if (own == mine.end() || (theirs != state_.running_by_end.end() && theirs->first <= (*own)->expected_end)) {
         at = theirs->first;
-        give_back(state_.running.at(theirs->second).nodes);
+        give_back(state_.running.at(theirs->second).nodes, state_.running.at(theirs->second).memory_mb);
         ++theirs;
       } else {
         at = (*own)->expected_end;
-        give_back((*own)->nodes);
+        give_back((*own)->nodes, (*own)->job->shape.memory_mb);
         ++own;
       }
       if (later.nodes_fitting(job.shape) >= job.shape.nodes) when = std::max(at, now_);
@@ -195,17 +204,23 @@ class Pass {
     if (!when) return;  // defensive: by the last release every accepting node is idle
     const auto nodes = place(later, state_.group_of, job.shape, job.excluded);
     assert(nodes);
-    ActiveReservation reservation{Reservation{job.id, *when, {}}, {}, {}};
-    for (int node = 0; node < later.node_count(); ++node) reservation.spare_at.push_back(later.free(node));
+    ActiveReservation reservation{Reservation{job.id, *when, {}}, {}, {}, {}};
+    for (int node = 0; node < later.node_count(); ++node) {
+      reservation.spare_at.push_back(later.free(node));
+      reservation.spare_memory_at.push_back(later.free_memory(node));
+    }
     for (int node : *nodes) {
       const int take = job.shape.whole_nodes() ? later.total(node) : job.shape.cores_per_node;
       reservation.spare_at[node] -= take;
+      reservation.spare_memory_at[node] -= job.shape.memory_mb;
       reservation.public_view.nodes.push_back(NodeCores{state_.nodes[node].name, take});
     }
-    // Elsewhere spare_at >= free now (`later` only gained cores), so only the reserved nodes differ.
+    // Elsewhere spare_at >= free now (`later` only gained cores and memory), so only the reserved nodes differ.
     reservation.beyond = capacity_;
     for (int node : *nodes) {
       reservation.beyond.set_free(node, std::min(capacity_.free(node), reservation.spare_at[node]));
+      reservation.beyond.set_memory(node, capacity_.memory(node),
+                                    std::clamp<std::int64_t>(reservation.spare_memory_at[node], 0, capacity_.free_memory(node)));
     }
     reservation_ = std::move(reservation);
   }
@@ -216,7 +231,7 @@ class Pass {
     for (const Started& s : started_) {
       const QueuedJob job = *s.job;
       state_.unqueue(job.id);
-      state_.hold_running(job.id, job.share, s.nodes, now_, job.timeout_s);
+      state_.hold_running(job.id, job.share, s.nodes, job.shape.memory_mb, now_, job.timeout_s);
     }
     double total = 0;
     double active_weight = 0;

@@ -15,9 +15,13 @@ std::string fixed2(double value) {
 std::string plural(int n, const std::string& word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); }
 
 std::string demand(const Shape& shape, int fit) {
-  if (shape.whole_nodes()) return "needs " + plural(shape.nodes, "whole free node") + ", " + std::to_string(fit) + " free now";
-  return "needs " + plural(shape.nodes, "node") + " with " + std::to_string(shape.cores_per_node) + " free cores, " +
-         std::to_string(fit) + " fit now";
+  const std::string memory =
+      shape.needs_memory() ? std::string(shape.whole_nodes() ? " with " : " and ") + std::to_string(shape.memory_mb) + " MiB free memory" : "";
+  if (shape.whole_nodes()) {
+    return "needs " + plural(shape.nodes, "whole free node") + memory + ", " + std::to_string(fit) + " free now";
+  }
+  return "needs " + plural(shape.nodes, "node") + " with " + std::to_string(shape.cores_per_node) + " free cores" + memory +
+         ", " + std::to_string(fit) + " fit now";
 }
 
 int cores_wanted(const Shape& shape) { return shape.nodes * shape.cores_per_node; }

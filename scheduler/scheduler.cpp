@@ -26,6 +26,7 @@ void State::upsert_node(const NodeInfo& info) {
   const int slot = node_slot(info.name);
   NodeSlot& node = nodes[slot];
   node.cores = std::max(info.cores, 0);
+  node.memory_mb = std::max<std::int64_t>(info.memory_mb, 0);
   node.accepts = info.accepts_work;
   node.present = true;
   group_of[slot] = -1;
@@ -47,6 +48,7 @@ void State::refresh_capacity(int node) {
   const NodeSlot& slot = nodes[node];
   const int total = slot.present ? slot.cores : 0;
   capacity.set_node(node, total, std::clamp(total - slot.used, 0, total), slot.present && slot.accepts);
+  capacity.set_memory(node, slot.memory_mb, std::max<std::int64_t>(slot.memory_mb - slot.used_memory_mb, 0));
 }
 
 int State::share_slot(const std::string& name) {
@@ -136,12 +138,13 @@ void State::unqueue(JobId id) {
   queued.erase(it);
 }
 
-void State::hold_running(JobId id, int share, std::vector<std::pair<int, int>> held, TimePoint start,
-                         std::optional<std::int64_t> timeout_s) {
+void State::hold_running(JobId id, int share, std::vector<std::pair<int, int>> held, std::int64_t memory_mb,
+                         TimePoint start, std::optional<std::int64_t> timeout_s) {
   assert(!running.contains(id));
-  RunningWork work{share, std::move(held)};
+  RunningWork work{share, std::move(held), memory_mb};
   for (const auto& [node, cores] : work.nodes) {
     nodes[node].used += cores;
+    nodes[node].used_memory_mb += memory_mb;
     refresh_capacity(node);
     work.cores += cores;
   }
@@ -169,6 +172,7 @@ void State::release_running(JobId id, TimePoint now) {
   }
   for (const auto& [node, cores] : work.nodes) {
     nodes[node].used -= cores;
+    nodes[node].used_memory_mb -= work.memory_mb;
     refresh_capacity(node);
   }
   running_by_end.erase({work.expected_end, id});
@@ -216,7 +220,7 @@ void Scheduler::queue(const PendingJob& p) {
   job.id = p.id;
   job.share = s.share_slot(p.share);
   job.key = detail::JobKey{-p.priority, to_unix_ms(p.submitted_at), p.id};
-  job.shape = Shape{p.nodes, p.cores_per_node.value_or(0)};
+  job.shape = Shape{p.nodes, p.cores_per_node.value_or(0), p.memory_mb};
   job.timeout_s = p.timeout_s;
   job.waiting_for = p.waiting_for;
   job.not_before = p.not_before;
@@ -251,7 +255,7 @@ void Scheduler::start_running(const RunningJob& job, TimePoint now) {
   s.settle(share, now);
   std::vector<std::pair<int, int>> held;
   for (const NodeCores& nc : job.nodes) held.emplace_back(s.node_slot(nc.node), nc.cores);
-  s.hold_running(job.id, share, std::move(held), job.started_at, job.timeout_s);
+  s.hold_running(job.id, share, std::move(held), job.memory_mb, job.started_at, job.timeout_s);
   if (job.array) {
     s.join_array(job.id, *job.array);
     s.arrays.at(job.array->array_job).admitted.insert(job.id);

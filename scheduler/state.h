@@ -53,6 +53,7 @@ struct ArrayGate {
 struct RunningWork {
   int share = 0;
   std::vector<std::pair<int, int>> nodes;  // node index, cores
+  std::int64_t memory_mb = 0;              // on each of them
   int cores = 0;
   TimePoint charged_until{};  // the expected usage charged at start covers up to here
   TimePoint expected_end{};   // for reservations: start + timeout_s, or + the default horizon
@@ -81,6 +82,8 @@ struct NodeSlot {
   std::string name;
   int cores = 0;
   int used = 0;          // held by running work
+  std::int64_t memory_mb = 0;
+  std::int64_t used_memory_mb = 0;  // held by running work
   bool present = false;  // known to the daemon now; slots of removed nodes stay, as running work may name them
   bool accepts = false;
 };
@@ -97,6 +100,7 @@ struct ReasonFacts {
 struct ActiveReservation {
   Reservation public_view;
   std::vector<int> spare_at;  // per node: cores free at `at` that the reserved job does not need
+  std::vector<std::int64_t> spare_memory_at;  // and MiB
   Capacity beyond;            // per node: min(free now, spare_at): room for work running past `at`
 };
 
@@ -160,8 +164,8 @@ struct State {
   // The task no longer holds a place (ended, removed): the next waiting task of its array gets it.
   void leave_array(JobId task);
   void unqueue(JobId id);
-  void hold_running(JobId id, int share, std::vector<std::pair<int, int>> nodes, TimePoint start,
-                    std::optional<std::int64_t> timeout_s);
+  void hold_running(JobId id, int share, std::vector<std::pair<int, int>> nodes, std::int64_t memory_mb,
+                    TimePoint start, std::optional<std::int64_t> timeout_s);
   void release_running(JobId id, TimePoint now);
 };
 

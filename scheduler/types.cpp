@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "proto/errors.h"
+#include "proto/workload_memory.h"
 
 namespace trainyard::scheduler {
 
@@ -23,7 +24,7 @@ void validate(const ShareSettings& settings) {
 }
 
 NodeInfo node_info(const Node& node) {
-  return NodeInfo{node.name, node.cores, node.labels, accepts_work(node.state) && node.connected};
+  return NodeInfo{node.name, node.cores, node.labels, accepts_work(node.state) && node.connected, node.memory_mb};
 }
 
 PendingJob pending_job(const Job& job) {
@@ -34,6 +35,7 @@ PendingJob pending_job(const Job& job) {
   p.submitted_at = job.submitted_at;
   p.nodes = job.spec.nodes;
   p.cores_per_node = job.spec.cores_per_node;
+  p.memory_mb = rank_memory_mb(job.spec);
   p.timeout_s = job.spec.timeout_s;
   p.not_before = job.not_before;
   p.array = array_limit(job);

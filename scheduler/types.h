@@ -39,6 +39,7 @@ struct NodeInfo {
   int cores = 0;
   std::map<std::string, std::string> labels;
   bool accepts_work = true;  // HEALTHY and connected
+  std::int64_t memory_mb = 0;  // 0: not reported, so any demand fits
 };
 NodeInfo node_info(const Node& node);  // accepts work iff HEALTHY and connected
 
@@ -56,6 +57,7 @@ struct PendingJob {
   TimePoint submitted_at{};
   int nodes = 1;
   std::optional<int> cores_per_node;  // nullopt: whole nodes
+  std::int64_t memory_mb = 0;         // per rank (proto/workload_memory.h rank_memory_mb); 0: none asked
   std::optional<std::int64_t> timeout_s;
   std::vector<JobId> waiting_for;        // dependencies not yet met
   std::string dependency_reason;         // the sentence for them (scheduler/dependencies.h)
@@ -81,6 +83,7 @@ struct RunningJob {
   TimePoint started_at{};
   std::optional<std::int64_t> timeout_s;
   std::optional<ArrayLimit> array;
+  std::int64_t memory_mb = 0;  // held on each of its nodes
 };
 
 struct Start {

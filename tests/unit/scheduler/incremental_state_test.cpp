@@ -28,6 +28,7 @@ Capacity rebuilt_capacity(const detail::State& state) {
   for (const detail::NodeSlot& slot : state.nodes) {
     const int total = slot.present ? slot.cores : 0;
     capacity.add_node(total, std::clamp(total - slot.used, 0, total), slot.present && slot.accepts);
+    capacity.set_memory(capacity.node_count() - 1, slot.memory_mb, std::max<std::int64_t>(slot.memory_mb - slot.used_memory_mb, 0));
   }
   return capacity;
 }
@@ -125,9 +126,9 @@ TEST_F(CapacityIndex, WorkStartedByAPassAndEndedFreesTheSameCores) {
 
 TEST_F(CapacityIndex, WorkOnANodeThatLeftOrShrankStaysCountedAsTheRebuildCountsIt) {
   upsert(node("a", 8));
-  state_.hold_running(1, state_.share_slot("default"), {{state_.node_slot("a"), 6}}, at_s(0), 3600);
+  state_.hold_running(1, state_.share_slot("default"), {{state_.node_slot("a"), 6}}, 0, at_s(0), 3600);
   // Running work may name a node the scheduler has not been told of (rebuilt after a restart).
-  state_.hold_running(2, state_.share_slot("default"), {{state_.node_slot("z"), 4}}, at_s(0), 3600);
+  state_.hold_running(2, state_.share_slot("default"), {{state_.node_slot("z"), 4}}, 0, at_s(0), 3600);
   expect_as_rebuilt();
 
   upsert(node("a", 4));  // fewer cores than its work holds: none free
@@ -160,7 +161,7 @@ class ExpectedUsage : public CapacityIndex {
  protected:
   void hold(JobId id, const std::string& share, int cores, std::int64_t start_s,
             std::optional<std::int64_t> timeout_s) {
-    state_.hold_running(id, state_.share_slot(share), {{state_.node_slot("a"), cores}}, at_s(start_s), timeout_s);
+    state_.hold_running(id, state_.share_slot(share), {{state_.node_slot("a"), cores}}, 0, at_s(start_s), timeout_s);
   }
 
   void expect_as_walked(std::int64_t now_s) {

@@ -286,6 +286,93 @@ TEST(Placement, AJobThatAvoidsEveryNodeStillRuns) {
   EXPECT_THAT(started(s.schedule(at_s(0))), ElementsAre(1));
 }
 
+NodeInfo node_with_memory(const std::string& name, int cores, std::int64_t memory_mb) {
+  NodeInfo n = node(name, cores);
+  n.memory_mb = memory_mb;
+  return n;
+}
+
+PendingJob job_with_memory(JobId id, std::int64_t memory_mb, const JobArgs& args) {
+  PendingJob p = job(id, args);
+  p.memory_mb = memory_mb;
+  return p;
+}
+
+TEST(Placement, AJobGoesWhereItsMemoryIsFreeAndWaitsWhenNoNodeHasItNow) {
+  Scheduler s{Config{}};
+  s.upsert_node(node_with_memory("small", 8, 16384));
+  s.upsert_node(node_with_memory("big", 8, 65536));
+  // Both have the cores; best fit alone would take "small", the lower index.
+  s.queue(job_with_memory(1, 32768, {}));
+  PassResult pass = s.schedule(at_s(0));
+  ASSERT_EQ(pass.starts.size(), 1u);
+  EXPECT_THAT(node_names(pass.starts[0]), ElementsAre("big"));
+
+  // 32 GiB of "big" are held: 40 GiB fit nowhere now, though cores are free on both.
+  s.queue(job_with_memory(2, 40960, {}));
+  pass = s.schedule(at_s(1));
+  EXPECT_TRUE(pass.starts.empty());
+  EXPECT_EQ(s.why_pending(2)->code, ReasonCode::resources);
+  EXPECT_THAT(s.why_pending(2)->message, HasSubstr("needs 1 node with 1 free cores and 40960 MiB free memory, 0 fit now"));
+
+  // A job asking for no memory still shares the node.
+  s.queue(job(3, {}));
+  EXPECT_THAT(started(s.schedule(at_s(2))), ElementsAre(3));
+
+  s.finish(1, at_s(10));
+  pass = s.schedule(at_s(10));
+  ASSERT_EQ(pass.starts.size(), 1u);
+  EXPECT_EQ(pass.starts[0].job, 2);
+  EXPECT_THAT(node_names(pass.starts[0]), ElementsAre("big"));
+}
+
+TEST(Placement, WholeNodeAndMultiNodeJobsNeedTheirMemoryOnEveryNode) {
+  Scheduler s{Config{}};
+  s.upsert_node(node_with_memory("a", 4, 8192));
+  s.upsert_node(node_with_memory("b", 4, 32768));
+  s.upsert_node(node_with_memory("c", 4, 32768));
+  s.queue(job_with_memory(1, 16384, {.nodes = 2, .cores_per_node = std::nullopt}));
+  PassResult pass = s.schedule(at_s(0));
+  ASSERT_EQ(pass.starts.size(), 1u);
+  EXPECT_THAT(node_names(pass.starts[0]), ::testing::UnorderedElementsAre("b", "c"));
+  // A node that reports no memory is not refused for it (as the submit check counts it).
+  s.upsert_node(node_with_memory("unknown", 4, 0));
+  s.queue(job_with_memory(2, 16384, {}));
+  pass = s.schedule(at_s(1));
+  ASSERT_EQ(pass.starts.size(), 1u);
+  EXPECT_THAT(node_names(pass.starts[0]), ElementsAre("unknown"));
+}
+
+TEST(Placement, RunningWorkRebuiltAfterARestartHoldsItsMemory) {
+  Scheduler s{Config{}};
+  s.upsert_node(node_with_memory("n1", 8, 16384));
+  s.start_running({.id = 9, .nodes = {{"n1", 1}}, .started_at = at_s(0), .memory_mb = 12288}, at_s(0));
+  s.queue(job_with_memory(1, 8192, {}));
+  EXPECT_TRUE(s.schedule(at_s(0)).starts.empty());
+  s.finish(9, at_s(5));
+  EXPECT_THAT(started(s.schedule(at_s(5))), ElementsAre(1));
+}
+
+TEST(Backfill, TheReservationHoldsMemoryAsItHoldsCores) {
+  Scheduler s{Config{}};
+  s.upsert_node(node_with_memory("n1", 8, 10240));
+  s.start_running({.id = 9, .share = "X", .nodes = {{"n1", 1}}, .started_at = at_s(0), .timeout_s = 100, .memory_mb = 4096},
+                  at_s(0));
+  s.queue(job_with_memory(1, 8192, {.priority = 9}));
+  s.queue(job_with_memory(2, 4096, {.timeout_s = std::nullopt, .priority = 5}));
+  s.queue(job_with_memory(3, 4096, {.timeout_s = 50, .priority = 4}));
+  s.queue(job_with_memory(4, 2048, {.timeout_s = std::nullopt, .priority = 3}));
+  // Job 1 needs 8 GiB of n1's 10, 6 are free until job 9 ends at 100 s: it is reserved 8 GiB from
+  // then. Job 2 would still hold 4 GiB then, leaving 6: it waits. Job 3 ends before 100 s; job 4
+  // keeps 2 GiB past it, which the reservation leaves.
+  const PassResult pass = s.schedule(at_s(0));
+  EXPECT_THAT(started(pass), ElementsAre(3, 4));
+  ASSERT_TRUE(pass.reservation);
+  EXPECT_EQ(pass.reservation->job, 1);
+  EXPECT_EQ(pass.reservation->at, at_s(100));
+  EXPECT_EQ(s.why_pending(2)->code, ReasonCode::reservation);
+}
+
 TEST(Backfill, OnlyJobsThatCannotDelayTheReservationStart) {
   Scheduler s{Config{}};
   s.upsert_node(node("n1", 4));

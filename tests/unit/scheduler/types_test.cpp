@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "proto/workload_memory.h"
 #include "scheduler/types.h"
 
 namespace trainyard::scheduler {
@@ -24,6 +25,19 @@ TEST(Types, PendingJobCarriesWhatTheSchedulerNeedsFromAJob) {
   EXPECT_EQ(p.timeout_s, 900);
   EXPECT_EQ(p.submitted_at, from_unix_ms(1000));
   EXPECT_EQ(p.not_before, from_unix_ms(5000));
+  EXPECT_EQ(p.memory_mb, 0) << "a command job that names no memory asks for none";
+}
+
+TEST(Types, APendingJobAsksForItsMemoryPerRankOrWhatItsSimulatedSpecNeeds) {
+  Job job;
+  job.spec.kind = JobKind::command;
+  job.spec.memory_mb = 2048;
+  EXPECT_EQ(pending_job(job).memory_mb, 2048);
+  job.spec.kind = JobKind::simulated;
+  job.spec.nodes = 2;
+  job.spec.memory_mb.reset();
+  EXPECT_EQ(pending_job(job).memory_mb, simulated_rank_memory_mb(job.spec.workload, 2));
+  EXPECT_GT(pending_job(job).memory_mb, 0);
 }
 
 TEST(Types, OnlyHealthyConnectedNodesAcceptWork) {
@@ -34,6 +48,8 @@ TEST(Types, OnlyHealthyConnectedNodesAcceptWork) {
   n.connected = true;
   EXPECT_TRUE(node_info(n).accepts_work);
   EXPECT_EQ(node_info(n).labels.at("rack"), "r1");
+  n.memory_mb = 65536;
+  EXPECT_EQ(node_info(n).memory_mb, 65536);
   n.state = NodeState::suspect;
   EXPECT_FALSE(node_info(n).accepts_work);
   n.state = NodeState::healthy;
