@@ -94,21 +94,19 @@ bool JobManager::resume_on_spares(JobId id) {
     const bool fits = job.spec.cores_per_node ? entry->free_cores() >= *job.spec.cores_per_node : entry->used_cores == 0;
     return !excluded && fits;
   };
-  std::vector<std::string> chosen;
-  for (const std::string& name : survived->second) {
-    if (static_cast<int>(chosen.size()) < job.spec.nodes && usable(name)) chosen.push_back(name);
-  }
+  std::vector<std::string> spares;
   for (const auto& [name, entry] : nodes_.entries()) {
-    if (static_cast<int>(chosen.size()) < job.spec.nodes && entry.spare && usable(name)) chosen.push_back(name);
+    if (entry.spare) spares.push_back(name);
   }
-  if (static_cast<int>(chosen.size()) < job.spec.nodes) return false;
+  const auto chosen = resume_nodes(survived->second, spares, job.spec.nodes, usable);
+  if (!chosen) return false;
   scheduler::Start start{id, {}};
-  for (const std::string& name : chosen) start.nodes.push_back({name, job.spec.cores_per_node.value_or(nodes_.find(name)->node.cores)});
+  for (const std::string& name : *chosen) start.nodes.push_back({name, job.spec.cores_per_node.value_or(nodes_.find(name)->node.cores)});
   const TimePoint now = clock_.system_now();
   scheduler_.start_running(scheduler::RunningJob{id, job.spec.share, start.nodes, now, job.spec.timeout_s, scheduler::array_limit(job),
                                                  rank_memory_mb(job.spec)},
                            now);
-  spdlog::info("event=resume_on_spares job={} nodes={}", id, join_node_names(chosen));
+  spdlog::info("event=resume_on_spares job={} nodes={}", id, join_node_names(*chosen));
   start_attempt(job, start);
   keep_spares_warm();  // the spares it took are spares no more; others may take their place
   return true;

@@ -24,6 +24,20 @@ std::vector<std::string> unproven_nodes(const std::vector<ResumeNode>& nodes, Ti
   return unproven;
 }
 
+std::optional<std::vector<std::string>> resume_nodes(const std::vector<std::string>& survivors,
+                                                     const std::vector<std::string>& spares, int needed,
+                                                     const std::function<bool(const std::string&)>& usable) {
+  std::vector<std::string> chosen;
+  for (const auto* names : {&survivors, &spares}) {
+    for (const std::string& name : *names) {
+      if (static_cast<int>(chosen.size()) == needed) return chosen;
+      if (std::find(chosen.begin(), chosen.end(), name) == chosen.end() && usable(name)) chosen.push_back(name);
+    }
+  }
+  if (static_cast<int>(chosen.size()) < needed) return std::nullopt;
+  return chosen;
+}
+
 SparePlan plan_warm_spares(std::vector<SpareCandidate> candidates, int count, TimePoint now, Millis warm_for) {
   // Only the first `count` need an order: a whole fleet is idle while it joins.
   const std::size_t kept = std::min(candidates.size(), static_cast<std::size_t>(std::max(count, 0)));

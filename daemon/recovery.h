@@ -8,6 +8,7 @@
 // fault cost (bench/chaos). A closed connection is a strong signal but not proof (a daemon-side
 // network blip closes it too), so it is trusted after a short grace, or at once when a rank of the
 // same attempt saw the node's data-plane connection close as well.
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -39,6 +40,14 @@ struct ResumeNode {
 // The nodes a resume has not proven: neither survivors nor warm. Empty: it launches without a
 // pre-flight; otherwise the pre-flight runs, in parallel with the choice of the checkpoint.
 std::vector<std::string> unproven_nodes(const std::vector<ResumeNode>& nodes, TimePoint now, Millis warm_for);
+
+// The nodes a resume on spares starts on, rank by rank: the survivors that can still hold a rank,
+// then spares, each node once (a survivor whose rank ended before the loss was found is idle, and
+// may have been made a spare meanwhile: two ranks on one node would share its attempt's slot on
+// the agent, and the second would never start). Nullopt when they are fewer than `needed`.
+std::optional<std::vector<std::string>> resume_nodes(const std::vector<std::string>& survivors,
+                                                     const std::vector<std::string>& spares, int needed,
+                                                     const std::function<bool(const std::string&)>& usable);
 
 // An idle node that could be a spare: HEALTHY, connected, holding no attempt.
 struct SpareCandidate {

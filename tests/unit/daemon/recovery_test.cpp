@@ -35,6 +35,15 @@ TEST(Recovery, AResumeTestsOnlyNodesThatAreNeitherSurvivorsNorWarm) {
   EXPECT_THAT(unproven_nodes({nodes[0], nodes[1]}, kNow, warm_for), IsEmpty());
 }
 
+TEST(Recovery, AResumeTakesSurvivorsThenSparesAndNeverOneNodeTwice) {
+  const auto usable = [](const std::string& name) { return name != "busy"; };
+  EXPECT_THAT(resume_nodes({"s1"}, {"busy", "w1", "w2"}, 2, usable), ::testing::Optional(ElementsAre("s1", "w1")));
+  // The survivor's rank ended first, and its idle node was made a spare before the loss was found.
+  EXPECT_THAT(resume_nodes({"s1"}, {"s1", "w1"}, 2, usable), ::testing::Optional(ElementsAre("s1", "w1")));
+  EXPECT_EQ(resume_nodes({"s1"}, {"s1"}, 2, usable), std::nullopt) << "one node cannot hold two ranks of a gang";
+  EXPECT_EQ(resume_nodes({"busy"}, {"w1"}, 2, usable), std::nullopt);
+}
+
 TEST(Recovery, WarmSparesAreTheFreshestIdleNodesRetestedAtHalfTheirWarmth) {
   const Millis warm_for{300'000};
   const std::vector<SpareCandidate> idle = {
