@@ -24,6 +24,8 @@ install(FILES deploy/examples/daemon.json deploy/examples/agent.json deploy/exam
 # web/dist exists once deploy/build.sh built the dashboard (npm run build).
 install(DIRECTORY web/dist/ DESTINATION ${TRAINYARD_INSTALL_DASHBOARDDIR} OPTIONAL)
 install(FILES README.md docs/ARCHITECTURE.md docs/DESIGN.md docs/STYLE.md docs/STATUS.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# Beside them, so their links to decisions/NNN-*.md resolve in the installed copy too.
+install(DIRECTORY docs/decisions DESTINATION ${CMAKE_INSTALL_DOCDIR} FILES_MATCHING PATTERN "*.md")
 install(FILES deploy/systemd/trainyard-daemon.service deploy/systemd/trainyard-agent@.service
         DESTINATION ${TRAINYARD_INSTALL_SYSTEMDDIR})
 install(FILES deploy/systemd/trainyard.sysusers.conf DESTINATION lib/sysusers.d RENAME trainyard.conf)
