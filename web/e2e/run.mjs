@@ -486,6 +486,63 @@ check("an admin runs a canary from the Health page and sees its id; a user has n
   await userContext.close();
 });
 
+check("an admin runs a health check of all nodes from the Health page and sees its verdicts; a user has no form", async () => {
+  const context = await browser.newContext();
+  const page = await signIn(context, cluster.adminToken);
+  await page.getByRole("link", { name: "Health", exact: true }).click();
+  const form = page.getByRole("region", { name: "Run a health check" });
+  const all = form.getByRole("radio", { name: "All connected nodes (3)" });
+  await all.waitFor({ timeout: 15_000 });
+  assert.equal(await all.isChecked(), true, "all nodes by default");
+  for (const suite of ["accelerator", "collective"]) assert.equal(await form.getByRole("checkbox", { name: suite }).isChecked(), true);
+  const run = form.getByRole("button", { name: "Run check" });
+  // The form says what the API would refuse before asking: no node picked.
+  await form.getByRole("radio", { name: "Only these:" }).check();
+  await run.click();
+  assert.equal(await form.getByRole("alert").innerText(), "Pick at least one node.");
+  await all.check();
+  // A refusal is in the API's own words: the accelerator suite needs idle nodes.
+  const busy = await cluster.api("POST", "/v1/jobs", { name: "keeps-a-node-busy", nodes: 1, cores_per_node: 1,
+    command: { argv: ["/bin/sleep", "600"] } });
+  assert.equal(busy.status, 201, JSON.stringify(busy.body));
+  const busyNode = await eventually(async () => (await cluster.api("GET", "/v1/nodes")).body.nodes.find((n) => n.attempts.length)?.name,
+    30_000, "the job running on a node");
+  await run.click();
+  assert.match(await form.getByRole("alert").innerText(), new RegExp(
+    `^Could not start a health check: nodes\\[\\d\\]: node ${busyNode} is running attempts; the accelerator suite needs idle nodes`));
+  await shot(page, "health-check-refused");
+  assert.equal((await cluster.api("POST", `/v1/jobs/${busy.body.id}/cancel`)).status, 200);
+  await eventually(async () => (await cluster.api("GET", "/v1/nodes")).body.nodes.every((n) => !n.attempts.length), 30_000,
+                   "every node idle again");
+  // Every node, both suites: the page names the check, then finds it among the recent checks.
+  await run.click();
+  const status = form.locator("[data-check]");
+  await status.waitFor({ timeout: 15_000 });
+  const id = Number(await status.getAttribute("data-check"));
+  assert.match(await status.innerText(), new RegExp(`^(Started|Finished) health check #${id} of 3 nodes`));
+  const { body: started } = await cluster.api("GET", `/v1/healthchecks/${id}`);
+  assert.deepEqual([[...started.nodes].sort(), started.suites], [["trn-1", "trn-2", "trn-3"], ["accelerator", "collective"]]);
+  assert.equal(started.kind, "on_demand");
+  await eventually(async () => (await status.innerText()) === `Finished health check #${id} of 3 nodes: its verdicts are under Recent checks.`,
+                   120_000, "the page to find the finished check");
+  const recent = page.getByRole("region", { name: "Recent checks" });
+  await recent.getByRole("button", { name: `Show check ${id}` }).click();
+  const verdicts = page.getByRole("region", { name: `Check #${id}: verdicts` });
+  const listed = await verdicts.locator("li").allInnerTexts();
+  assert.deepEqual(listed.map((v) => v.split(" ")[0]).sort(), ["trn-1", "trn-2", "trn-3"]);
+  for (const v of listed) assert.match(v, /^trn-\d (HEALTHY|SUSPECT|UNHEALTHY)/);
+  await shot(page, "health-check-run");
+  await context.close();
+  const userContext = await browser.newContext();
+  const userPage = await signIn(userContext, aliceToken);
+  await userPage.getByRole("heading", { name: "Overview" }).waitFor();
+  await userPage.getByRole("link", { name: "Health", exact: true }).click();
+  await userPage.getByRole("region", { name: "Recent checks" }).getByRole("button", { name: `Show check ${id}` }).waitFor({ timeout: 15_000 });
+  assert.equal(await userPage.getByRole("region", { name: "Run a health check" }).count(), 0);
+  assert.equal(await userPage.getByRole("button", { name: "Run check" }).count(), 0);
+  await userContext.close();
+});
+
 check("an admin drains a node from the UI after confirming", async () => {
   const context = await browser.newContext();
   const page = await signIn(context, cluster.adminToken);

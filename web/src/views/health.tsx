@@ -1,8 +1,9 @@
-import { useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { api, explain } from "../api";
-import { useApi, useApp } from "../app-state";
+import { useApi, useApp, type Loaded } from "../app-state";
 import { ErrorNote, Section, StateBadge, Time } from "../components/ui";
 import { bandwidth, jobLabel, jobPath, percent } from "../logic/format";
+import { allSuites, checkableNodes, checkRequest, togglePick, waitUntilListed, type Suite, type WaitOutcome } from "../logic/health-check";
 import { busbwAgainstReference, cellLabel, pairMatrix, type CheckRecord } from "../logic/health-matrix";
 import { operatesNodes } from "../logic/roles";
 import type { Job, Node } from "../logic/types";
@@ -11,6 +12,7 @@ import { JobTable } from "./jobs";
 // Verdicts per node: each node's state and why, with its page holding the per-test history.
 export function Health() {
   const nodes = useApi<{ nodes: Node[] }>("/v1/nodes");
+  const checks = useApi<CheckList>(recentChecksPath);
   const list = [...(nodes.data?.nodes ?? [])].sort((a, b) => a.name.localeCompare(b.name));
   return (
     <>
@@ -28,9 +30,102 @@ export function Health() {
           ))}
         </tbody>
       </table>
+      <RunCheck nodes={list} onListed={checks.reload} />
       <NewestCanaries />
-      <RecentChecks />
+      <RecentChecks checks={checks} />
     </>
+  );
+}
+
+interface CheckList { checks: CheckRecord[] }
+const recentChecksPath = "/v1/healthchecks?limit=20";
+// How long the page watches for a check it started: 2 minutes, then the page's own refresh.
+const listedTries = 40;
+const listedIntervalMs = 3000;
+
+// POST /v1/healthchecks, for roles that operate nodes (the API refuses others): the nodes and
+// suites to check. Says which check started, or why none did in the API's words (400 naming a
+// field, e.g. a busy node for the accelerator suite), then watches the recent checks, which list
+// finished ones only, until it is there.
+function RunCheck({ nodes, onListed }: { nodes: Node[]; onListed: () => void }) {
+  const { who } = useApp();
+  const [allNodes, setAllNodes] = useState(true);
+  const [picked, setPicked] = useState<string[]>([]);
+  const [suites, setSuites] = useState<Suite[]>(allSuites);
+  const [busy, setBusy] = useState(false);
+  const [outcome, setOutcome] = useState<{ started?: CheckRecord; waited?: WaitOutcome; error?: string }>({});
+  const run = useRef(0);  // the newest start; an older one's wait stops, as does one whose page went
+  useEffect(() => () => void run.current++, []);
+  if (!operatesNodes(who.role)) return null;
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    const built = checkRequest({ allNodes, picked, suites }, nodes);
+    if ("problem" in built) return setOutcome({ error: built.problem });
+    const mine = ++run.current;
+    setBusy(true);
+    setOutcome({});
+    let started: CheckRecord;
+    try {
+      started = await api<CheckRecord>("/v1/healthchecks", { method: "POST", body: built.request });
+    } catch (e) {
+      return setOutcome({ error: `Could not start a health check: ${explain(e)}` });
+    } finally {
+      setBusy(false);
+    }
+    setOutcome({ started });
+    const waited = await waitUntilListed(
+      async () => (await api<CheckList>(recentChecksPath)).checks.some((c) => c.id === started.id),
+      { tries: listedTries, intervalMs: listedIntervalMs, stopped: () => run.current !== mine });
+    if (waited === "stopped") return;
+    setOutcome({ started, waited });
+    onListed();
+  };
+  return (
+    <Section title="Run a health check">
+      <form class="run-check" onSubmit={submit}>
+        <fieldset>
+          <legend>Nodes</legend>
+          <label class="check"><input type="radio" name="which-nodes" checked={allNodes} onChange={() => setAllNodes(true)} />
+            {" "}All connected nodes ({checkableNodes(nodes).length})</label>
+          <label class="check"><input type="radio" name="which-nodes" checked={!allNodes} onChange={() => setAllNodes(false)} />
+            {" "}Only these:</label>
+          {!allNodes && nodes.map((n) => (
+            <label class="check" key={n.name}>
+              <input type="checkbox" disabled={!n.connected} checked={n.connected && picked.includes(n.name)}
+                     onChange={(e) => setPicked(togglePick(picked, n.name, (e.target as HTMLInputElement).checked))} />
+              {" "}{n.name}{n.connected ? "" : " (not connected)"}
+            </label>
+          ))}
+        </fieldset>
+        <fieldset>
+          <legend>Suites</legend>
+          {allSuites.map((s) => (
+            <label class="check" key={s}>
+              <input type="checkbox" checked={suites.includes(s)}
+                     onChange={(e) => setSuites(togglePick(suites, s, (e.target as HTMLInputElement).checked))} />
+              {" "}{s}
+            </label>
+          ))}
+        </fieldset>
+        <button type="submit" class="primary" disabled={busy}>{busy ? "Starting a check…" : "Run check"}</button>
+      </form>
+      <p class="hint">The accelerator suite tests every core of each node and needs nodes running no attempts; the
+        collective suite tests the nodes together and needs at least 2.</p>
+      <CheckOutcome {...outcome} />
+    </Section>
+  );
+}
+
+function CheckOutcome({ started, waited, error }: { started?: CheckRecord; waited?: WaitOutcome; error?: string }) {
+  if (error) return <p class="error" role="alert">{error}</p>;
+  if (!started) return null;
+  const what = `health check #${started.id} of ${started.nodes.length === 1 ? "1 node" : `${started.nodes.length} nodes`}`;
+  return (
+    <p role="status" data-check={started.id}>
+      {waited === "listed" ? `Finished ${what}: its verdicts are under Recent checks.`
+        : waited === "not yet" ? `The ${what} has not finished after ${(listedTries * listedIntervalMs) / 60_000} minutes; its verdicts appear under Recent checks when it finishes.`
+          : `Started ${what}. Its verdicts appear under Recent checks when it finishes.`}
+    </p>
   );
 }
 
@@ -86,8 +181,7 @@ function NewestCanaries() {
 }
 
 // The newest checks; the one shown in detail is the chosen one, else the newest that compared pairs.
-function RecentChecks() {
-  const checks = useApi<{ checks: CheckRecord[] }>("/v1/healthchecks?limit=20");
+function RecentChecks({ checks }: { checks: Loaded<CheckList> }) {
   const [chosen, setChosen] = useState<number>();
   const list = checks.data?.checks ?? [];
   const shown = list.find((c) => c.id === chosen) ?? list.find((c) => c.localisation) ?? list[0];
