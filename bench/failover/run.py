@@ -10,21 +10,16 @@ new standby, before the next kill. Prints every time, p50 and max, with the mach
 
 Needs Debian's `postgresql` package (initdb, pg_ctl; as root the server runs as `postgres`).
 Everything started is stopped at the end, whatever happens."""
-import argparse, glob, json, os, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
-import urllib.error, urllib.request
+import argparse, os, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from soak import call, pg_bin, role, wait_for  # noqa: E402
 
 
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def pg_bin(tool):
-    found = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{tool}"))
-    if not found:
-        sys.exit(f"failover bench: {tool} not found (apt-get install postgresql)")
-    return found[-1]
 
 
 class Postgres:
@@ -49,41 +44,6 @@ class Postgres:
     def stop(self):
         subprocess.run(self.owner + [pg_bin("pg_ctl"), "-D", os.path.join(self.dir, "data"), "-m", "immediate", "stop"],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def call(url, method, path, token=None, body=None, timeout=2):
-    """(status, JSON body) without following redirects; (0, None) when nothing answered."""
-    data = None if body is None else json.dumps(body).encode()
-    headers = {"Content-Type": "application/json"} if data else {}
-    if token:
-        headers["Authorization"] = "Bearer " + token
-    opener = urllib.request.build_opener(NoRedirect)
-    try:
-        with opener.open(urllib.request.Request(url + path, data=data, method=method, headers=headers),
-                         timeout=timeout) as r:
-            return r.status, json.loads(r.read() or b"null")
-    except urllib.error.HTTPError as e:
-        return e.code, None
-    except (urllib.error.URLError, OSError):
-        return 0, None
-
-
-class NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args, **kwargs):
-        return None
-
-
-def role(url):
-    status, body = call(url, "GET", "/healthz")
-    return body.get("role") if status == 200 and isinstance(body, dict) else None
-
-
-def wait_for(condition, timeout, what):
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"timed out waiting for {what}")
-        time.sleep(0.02)
 
 
 def main():

@@ -1,8 +1,10 @@
 #include "tests/integration/cluster.h"
 
 #include "agent/attempt_cgroup.h"
+#include "tests/integration/host_network.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -23,7 +25,7 @@ std::string read_text(const std::string& path) {
   return s;
 }
 
-Process::Process(const std::vector<std::string>& argv, const std::string& log_path) {
+Process::Process(const std::vector<std::string>& argv, const std::string& log_path, const std::string& netns_path) {
   std::vector<char*> args;
   std::vector<std::string> copy = argv;
   for (auto& a : copy) args.push_back(a.data());
@@ -36,6 +38,12 @@ Process::Process(const std::vector<std::string>& argv, const std::string& log_pa
     ::setpgid(0, 0);
     ::dup2(log_fd, STDOUT_FILENO);
     ::dup2(log_fd, STDERR_FILENO);
+    if (!netns_path.empty()) {
+      // setns rather than `ip netns exec`, which would mount a fresh /sys and hide the cgroups.
+      const int netns = ::open(netns_path.c_str(), O_RDONLY);
+      if (netns < 0 || ::setns(netns, CLONE_NEWNET) != 0) ::_exit(126);
+      ::close(netns);
+    }
     ::execv(args[0], args.data());
     ::_exit(127);
   }
@@ -95,6 +103,11 @@ Cluster::Cluster() {
   fs::permissions(shared_dir(), fs::perms::all | fs::perms::sticky_bit);
 }
 
+Cluster::Cluster(HostNetwork& network) : Cluster() {
+  network_ = &network;
+  network.enter("client");
+}
+
 Cluster::~Cluster() {
   agents_.clear();
   // A root agent's cgroups outlive its SIGKILL: they go, with whatever its jobs left in them.
@@ -112,15 +125,18 @@ void Cluster::start_daemon(const std::vector<std::string>& extra_flags) {
   const std::string data = dir_ + "/data";
   fs::remove(data + "/daemon.addr");
   // A restarted daemon comes back on its old port, where its agents keep dialling.
-  const std::string listen = url_.empty() ? "127.0.0.1:0" : url_.substr(url_.find("://") + 3);
+  const std::string host = network_ ? network_->address("daemon") : "127.0.0.1";
+  const std::string listen = url_.empty() ? host + ":0" : url_.substr(url_.find("://") + 3);
   std::vector<std::string> argv = {TRAINYARD_DAEMON_BIN, "--listen", listen, "--data-dir", data,
                                    "--heartbeat-interval-ms", "100", "--node-timeout-ms", "1500", "--tick-ms", "50",
                                    "--kill-grace-ms", "2000", "--retry-backoff-ms", "50",
                                    // A 1.5 s node timeout leaves no room to fence within a 2 s kill grace:
                                    // tests/integration/fence_test.cpp turns fencing on with timings that do.
                                    "--fence-ms", "0"};
+  // The hosts' link is a bridge in a namespace of this machine: nothing crosses a real network.
+  if (network_) argv.push_back("--insecure-http");
   argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
-  daemon_ = std::make_unique<Process>(argv, dir_ + "/daemon.log");
+  daemon_ = std::make_unique<Process>(argv, dir_ + "/daemon.log", network_ ? network_->netns_path("daemon") : "");
   ++daemon_starts_;
   ASSERT_TRUE(eventually([&] { return fs::exists(data + "/daemon.addr"); }, std::chrono::seconds(20)))
       << "daemon did not start:\n" << daemon_log();
@@ -143,8 +159,9 @@ void Cluster::start_agent(const std::string& name, const AgentSpec& spec) {
                                    spec.join_token_file.empty() ? dir_ + "/data/join.token" : spec.join_token_file,
                                    "--name", name, "--cores", std::to_string(spec.cores), "--work-dir",
                                    dir_ + "/agents/" + name, "--collective-timeout-ms", "5000"};
+  if (network_) argv.insert(argv.end(), {"--data-listen", network_->address(name) + ":0"});
   argv.insert(argv.end(), spec.extra_flags.begin(), spec.extra_flags.end());
-  agents_[name] = std::make_unique<Process>(argv, dir_ + "/agent-" + name + ".log");
+  agents_[name] = std::make_unique<Process>(argv, dir_ + "/agent-" + name + ".log", network_ ? network_->netns_path(name) : "");
   agent_names_.insert(name);
 }
 

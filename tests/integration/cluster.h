@@ -1,6 +1,7 @@
 #pragma once
 // A real local cluster for integration tests: the daemon and agents as processes on ephemeral
-// loopback ports, in a temporary directory, all stopped (SIGKILL) when the Cluster goes away.
+// loopback ports (or on hosts of a HostNetwork), in a temporary directory, all stopped (SIGKILL)
+// when the Cluster goes away.
 #include <sys/types.h>
 
 #include <chrono>
@@ -21,7 +22,8 @@ using Json = nlohmann::json;
 // A child process with its output in a log file. Killed and reaped on destruction.
 class Process {
  public:
-  Process(const std::vector<std::string>& argv, const std::string& log_path);
+  // `netns_path`: the network namespace it runs in (HostNetwork::netns_path); empty: the test's.
+  Process(const std::vector<std::string>& argv, const std::string& log_path, const std::string& netns_path = "");
   ~Process();
   Process(const Process&) = delete;
   Process& operator=(const Process&) = delete;
@@ -55,9 +57,14 @@ inline constexpr const char* kNoToken = "-";
 // Polls `condition` until it holds or `timeout` passes (the only waiting the tests do).
 bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout);
 
+class HostNetwork;
+
 class Cluster {
  public:
   Cluster();
+  // On hosts of `network` rather than loopback: the test itself is on host "client", the daemon on
+  // host "daemon" and each agent on the host of its name, which the test adds before starting it.
+  explicit Cluster(HostNetwork& network);
   ~Cluster();
 
   // The CA the test's own API client verifies an https:// daemon with (set before start_daemon).
@@ -98,6 +105,7 @@ class Cluster {
   std::unique_ptr<cli::HttpClient> client_;
   std::string ca_file_;
   int daemon_starts_ = 0;
+  HostNetwork* network_ = nullptr;
 };
 
 std::string read_text(const std::string& path);
