@@ -24,13 +24,13 @@ rm -rf "$stage"
 DESTDIR="$stage" cmake --install "$dir" --prefix /usr > /dev/null
 for f in usr/bin/trainyard-daemon usr/bin/trainyard-agent usr/bin/trainyard \
          usr/share/doc/trainyard/examples/daemon.json usr/share/doc/trainyard/examples/agent.json \
-         usr/share/doc/trainyard/examples/agent-node.env usr/share/doc/trainyard/DESIGN.md \
-         usr/share/doc/trainyard/decisions/001-net-compiles-asio-and-beast-once.md \
+         usr/share/doc/trainyard/examples/agent-node.env \
          usr/lib/systemd/system/trainyard-daemon.service "usr/lib/systemd/system/trainyard-agent@.service" \
          usr/lib/sysusers.d/trainyard.conf usr/share/trainyard/dashboard/index.html \
          usr/share/trainyard/grafana/trainyard.json usr/share/trainyard/prometheus/trainyard-alerts.yml; do
   [ -e "$stage/$f" ] || fail "cmake --install did not install $f"
 done
+compgen -G "$stage/usr/share/doc/trainyard/decisions/001-*" > /dev/null || fail "cmake --install did not install the decision records"
 commit=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 # Outputs are captured before grep -q reads them: under pipefail, a writer cut off by grep's early
 # exit would fail the check.
