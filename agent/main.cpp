@@ -177,7 +177,7 @@ int main(int argc, char** argv) {
                    "node sees it); without it, any absolute path without '..'",
                    &f.checkpoint_root);
   flags.add_list("label", "KEY=VALUE node label, e.g. rack=r1", &f.labels);
-  flags.add_list("fault", "inject a fault: core:N=corrupt|hang|crash, link=throttle:RATE, link=drop", &f.faults);
+  flags.add_list("fault", "inject a fault: core:N=corrupt|hang|crash|slow:K, node=slow:K, link=throttle:RATE, link=drop", &f.faults);
   flags.add_string("data-listen", "HOST:PORT of the data-plane (collectives) listener; port 0 picks one", &f.data_listen);
   flags.add_int("collective-timeout-ms", "a peer silent this long fails the collective", &f.collective_timeout_ms, 10,
                 3'600'000);

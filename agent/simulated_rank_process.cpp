@@ -230,7 +230,10 @@ Json train(const RankStart& start, neuron::NeuronDevice& device, AgentChannel& c
     progress_ms = to_unix_ms(SystemTimeSource().system_now());
     if (first_step_ms == 0) first_step_ms = progress_ms.load();
     channel.send({{"progress",
-                   {{"step", m.step}, {"at_ms", progress_ms.load()}, {"first_step_ms", first_step_ms.load()}}}});
+                   {{"step", m.step},
+                    {"at_ms", progress_ms.load()},
+                    {"first_step_ms", first_step_ms.load()},
+                    {"busy_ms", m.busy_ms}}}});
     if (launch.rank == 0) {
       MetricsMsg metrics{launch.attempt_id,
                          {StepMetric{m.step, m.loss, m.grad_norm, m.param_norm, m.lr, m.samples_per_s, m.spike,

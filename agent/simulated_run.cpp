@@ -97,6 +97,7 @@ void SimulatedRun::keep(const Json& message) {
     if (const auto first = r.integer("first_step_ms", 0, INT64_MAX)) progress_.first_step_at = from_unix_ms(first);
     if (auto phase = r.opt_string("phase", 1, 32)) progress_.phase = std::move(*phase);
     if (auto ms = r.opt_integer("checkpoint_ms", 0, INT64_MAX)) progress_.checkpoint_ms = *ms;
+    if (auto ms = r.opt_integer("busy_ms", 0, INT64_MAX)) progress_.busy_ms = *ms;
     r.finish();
   } else if (message.contains("metrics")) {
     if (!message["metrics"].is_string()) throw InvalidInput("metrics", "must be an encoded metrics message");

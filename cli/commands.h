@@ -385,7 +385,8 @@ struct SetFaults {
   static constexpr std::string_view kSynopsis = "fault NODE SPEC... | fault NODE --clear";
   static constexpr std::string_view kSummary =
       "Inject faults into a node's simulated device (admin or operator), replacing the ones it has:\n"
-      "core:N=corrupt|hang|crash, link=throttle:RATE (e.g. 50MB), link=drop. --clear removes all.";
+      "core:N=corrupt|hang|crash|slow:K, node=slow:K (K times slower), link=throttle:RATE (e.g. 50MB), "
+      "link=drop. --clear removes all.";
   static std::vector<FlagSpec> flags();
   static SetFaults parse(const ParsedArgs& args);
   std::vector<ApiRequest> requests(const InputReader& read) const;

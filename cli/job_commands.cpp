@@ -39,6 +39,7 @@ const std::vector<FlagSpec>& quick_submit_flags() {
       {"--mem", "MB", "MiB each node's processes may use together; past it they are killed (out of memory)"},
       {"--env", "K=V", "environment variable for the program", true},
       {"--wait-for-capacity", "", "queue the job even if no registered nodes could hold it yet (else refused)"},
+      {"--replace-stragglers", "", "a rank much slower than the others gets the job checkpointed and queued again without its node"},
   };
   return flags;
 }
@@ -113,6 +114,7 @@ Json quick_spec(const ParsedArgs& args, const std::vector<std::string>& argv) {
   if (auto memory = args.opt_integer("--mem", kAnyIntMin, kAnyInt)) spec["memory_mb"] = *memory;
   if (auto retries = args.opt_integer("--retries", 0, kMaxRetries)) spec["retry"] = {{"attempts", *retries + 1}};
   if (args.has("--wait-for-capacity")) spec["wait_for_capacity"] = true;
+  if (args.has("--replace-stragglers")) spec["replace_stragglers"] = true;
   spec.update(array_and_dependency_fields(args));
   try {
     parse_job_spec(spec);
@@ -473,6 +475,19 @@ std::vector<ApiRequest> ShowJob::requests(const InputReader&) const {
 namespace {
 
 // A failed attempt's last output lines as the daemon quoted them, under a line naming the rank and node.
+// "Stragglers of attempt 2: rank 1 on trn-3 at 2.9x the others' median time per step".
+std::string stragglers_line(const Json& attempt) {
+  const Json& stragglers = field_or_null(attempt, "stragglers");
+  if (!stragglers.is_array() || stragglers.empty()) return "";
+  std::string out = "\nStragglers of attempt " + text_of(attempt, "number") + ":";
+  for (const Json& s : stragglers) {
+    out += " rank " + text_of(s, "rank") + " on " + text_of(s, "node") + " at " + number_of(s, "ratio", 2) +
+           "x the others' median time per step;";
+  }
+  out.back() = '\n';
+  return out;
+}
+
 std::string quoted_output(const Json& attempt) {
   const std::string output = text_of(attempt, "output");
   if (output == kAbsent) return "";
@@ -509,6 +524,7 @@ std::string ShowJob::render(const Replies& replies, const RenderContext& ctx) co
     for (const Json& a : attempts) {
       const std::string diagnosis = text_of(a, "diagnosis");
       if (diagnosis != kAbsent) out += "\nDiagnosis of attempt " + text_of(a, "number") + ":\n" + ensure_final_newline(diagnosis);
+      out += stragglers_line(a);
       out += quoted_output(a);
     }
   }

@@ -35,6 +35,7 @@ constexpr std::array kTypes = {
     TypeSeverity{"job.requeued", store::Severity::info},          TypeSeverity{"job.preempted", store::Severity::warning},
     TypeSeverity{"job.waiting_on_preemption", store::Severity::info},
     TypeSeverity{"job.storage_over_quota", store::Severity::warning},
+    TypeSeverity{"job.straggler", store::Severity::warning},
 };
 
 bool is_audit(std::string_view kind) { return kind.starts_with(kAuditKindPrefix); }

@@ -35,6 +35,7 @@ std::string to_string(HealthCheckKind k) {
     case HealthCheckKind::after_stuck: return "after_stuck";
     case HealthCheckKind::after_canary: return "after_canary";
     case HealthCheckKind::warm_spare: return "warm_spare";
+    case HealthCheckKind::after_straggler: return "after_straggler";
   }
   return "on_demand";
 }

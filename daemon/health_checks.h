@@ -25,7 +25,7 @@
 
 namespace trainyard::daemon {
 
-enum class HealthCheckKind { registration, on_demand, preflight, periodic, undrain, after_stuck, after_canary, warm_spare };
+enum class HealthCheckKind { registration, on_demand, preflight, periodic, undrain, after_stuck, after_canary, warm_spare, after_straggler };
 std::string to_string(HealthCheckKind k);
 
 struct HealthCheckRequest {

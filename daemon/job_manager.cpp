@@ -81,7 +81,7 @@ void JobManager::restore(const store::LoadedState& state) {
     learn_array(job);
   }
   for (const auto& attempt : state.active_attempts) {
-    ActiveAttempt active{attempt, std::vector<RankState>(attempt.nodes.size()), false, false, false, ""};
+    ActiveAttempt active(attempt);
     for (auto& rank : active.ranks) {
       rank.started = attempt.state == AttemptState::running;
       rank.unconfirmed_since = mono_now;  // until its agent reports it after reconnecting
@@ -93,7 +93,7 @@ void JobManager::restore(const store::LoadedState& state) {
     }
     // How long it ran before the restart only the stored wall-clock times can tell.
     if (attempt.started_at) active.running_since = mono_now - std::max(Millis(0), now - *attempt.started_at);
-    attempts_[attempt.id] = active;
+    attempts_.insert_or_assign(attempt.id, std::move(active));
     current_attempt_[attempt.job_id] = attempt.id;
     std::vector<scheduler::NodeCores> held;
     for (const auto& n : attempt.nodes) held.push_back({n, attempt.cores_per_node});
@@ -382,7 +382,7 @@ void JobManager::start_attempt(Job& job, const scheduler::Start& start) {
   job.reason = "placed on " + join_node_names(attempt.nodes);
   job.not_before.reset();
 
-  attempts_[attempt.id] = ActiveAttempt{attempt, std::vector<RankState>(attempt.nodes.size()), false, false, false, ""};
+  attempts_.insert_or_assign(attempt.id, ActiveAttempt(attempt));
   current_attempt_[job.id] = attempt.id;
   nodes_.hold(attempt.id, attempt.nodes, attempt.cores_per_node);
   store::Change change;
@@ -584,16 +584,27 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
                                       "canary job " + std::to_string(job.id) + " succeeded on " + join_node_names(attempt.nodes),
                                       {{"steps", attempt.steps_completed}}));
   }
+  // A straggler's node is checked once the attempt's ranks are gone (the suite needs it idle).
+  std::vector<std::string> stragglers;
+  for (const Straggler& s : attempt.stragglers) {
+    const NodeEntry* entry = nodes_.find(s.node);
+    if (entry && entry->channel && entry->node.state == NodeState::suspect && !nodes_.under_test(s.node)) {
+      stragglers.push_back(s.node);
+    }
+  }
   const Job snapshot = job;
   attempts_.erase(attempt.id);
   if (is_terminal(snapshot.state)) {
     if (metrics_) metrics_->job_ended(snapshot);
     active_jobs_.erase(snapshot.id);
   }
-  persist(std::move(change), [this, snapshot, suspects] {
+  persist(std::move(change), [this, snapshot, suspects, stragglers] {
     if (snapshot.state == JobState::pending && !resume_on_spares(snapshot.id)) requeue(snapshot);
     if (is_terminal(snapshot.state)) upstream_ended(snapshot);
     if (auto check = monitors_.canary_check(snapshot.id, suspects)) start_check(std::move(*check), nullptr);
+    if (!stragglers.empty()) {
+      start_check({HealthCheckKind::after_straggler, stragglers, true, false, "job " + job_ref_text(snapshot)}, nullptr);
+    }
     request_schedule();
   });
 }

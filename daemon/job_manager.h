@@ -31,6 +31,7 @@
 #include "daemon/recovery.h"
 #include "daemon/rank_state.h"
 #include "daemon/storage_usage.h"
+#include "daemon/straggler_rule.h"
 #include "daemon/store_worker.h"
 #include "daemon/timers.h"
 #include "healthcheck/disk_space.h"
@@ -219,6 +220,8 @@ class JobManager {
   void cancel_unmet(JobId id, const std::string& reason);
   void learn_array(const Job& job);
   struct ActiveAttempt {
+    explicit ActiveAttempt(Attempt attempt)
+        : record(std::move(attempt)), ranks(record.nodes.size()), stragglers(record.nodes.size()) {}
     Attempt record;
     std::vector<RankState> ranks;
     bool killing = false;
@@ -228,6 +231,7 @@ class JobManager {
     // The rank that failed first speaks for the attempt: the others mostly die of the kill it caused.
     int first_failed_rank = -1;
     std::vector<int> stuck_ranks;  // named by the stuck diagnosis, if it was stopped as stuck
+    StragglerWatch stragglers;     // its ranks' work per step, compared (daemon/straggler_rule.h)
     bool stuck_nodes_tested = false;
     std::vector<std::string> failed_checks;  // "node failed health check N: ..." for the nodes it hung on
     MonoTime running_since{};  // record.started_at on the monotonic clock, for its timeout
@@ -297,6 +301,11 @@ class JobManager {
   void start_preflight(AttemptId id);
   void launch_when_ready(AttemptId id);
   void check_stuck(ActiveAttempt& attempt, MonoTime now);
+  // Feeds a rank's report to the attempt's straggler watch; a rank it names is recorded on the
+  // attempt, its node turns SUSPECT (checked when the attempt ends), and with replace_stragglers
+  // the job is checkpointed and queued again without that node.
+  void watch_for_stragglers(ActiveAttempt& attempt, int rank, const AttemptReport& report);
+  void straggler_found(ActiveAttempt& attempt, int rank, double ratio);
   // The daemon was paused for `paused` before `now`: nodes' and ranks' silence counts without it.
   void excuse_own_pause(MonoTime now, Millis paused);
   void fence(const std::string& node, AttemptId id, const std::string& why);

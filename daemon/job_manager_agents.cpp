@@ -173,6 +173,7 @@ void JobManager::on_heartbeat(const std::string& node, const HeartbeatMsg& msg) 
       rs.progress_at = clock_.monotonic_now();
       rs.pace.note_advance(rs.progress_at);
     }
+    watch_for_stragglers(it->second, rank, report);
     Attempt& record = it->second.record;
     note_goodput_timing(record, report.first_step_at, report.checkpoint_ms);
     if (report.step > record.last_step) {

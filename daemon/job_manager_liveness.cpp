@@ -43,6 +43,56 @@ void JobManager::check_stuck(ActiveAttempt& attempt, MonoTime now) {
   kill_attempt(attempt, "stuck: " + diagnosis->text);
 }
 
+void JobManager::watch_for_stragglers(ActiveAttempt& attempt, int rank, const AttemptReport& report) {
+  if (attempt.killing || attempt.record.state != AttemptState::running) return;
+  // A simulated rank's device time; a command rank's wall time, read off when its step last advanced.
+  std::optional<Millis> work;
+  if (report.busy_ms) {
+    work = Millis(*report.busy_ms);
+  } else if (report.last_progress_at) {
+    work = std::chrono::duration_cast<Millis>(report.last_progress_at->time_since_epoch());
+  }
+  if (!work) return;
+  const bool slow_phase = pace_phase(report.phase) != PacePhase::step;
+  if (const auto ratio = attempt.stragglers.observe(static_cast<std::size_t>(rank), report.step, *work, slow_phase)) {
+    straggler_found(attempt, rank, *ratio);
+  }
+}
+
+void JobManager::straggler_found(ActiveAttempt& attempt, int rank, double ratio) {
+  Job& job = active_jobs_.at(attempt.record.job_id);
+  const std::string& node = attempt.record.nodes[static_cast<std::size_t>(rank)];
+  const TimePoint now = clock_.system_now();
+  attempt.record.stragglers.push_back(Straggler{rank, node, ratio, now});
+  const std::string ratio_text = fmt::format("{:.1f}x", ratio);
+  const std::string found = "rank " + std::to_string(rank) + " on " + node + " takes " + ratio_text +
+                            " the median time per step of the other ranks";
+  const bool replace = job.spec.replace_stragglers && !job.cancel_requested && job.stopping_to == StopIntent::none;
+  spdlog::warn("event=straggler job={} attempt={} rank={} node={} ratio={:.2f} replace={}", job.id, attempt.record.id,
+               rank, node, ratio, replace);
+  store::Change change;
+  change.attempts.push_back(attempt.record);
+  change.events.push_back(job_event(now, "job.straggler", job, attempt.record.id, node,
+                                    "job " + job_ref_text(job) + ": " + found +
+                                        (replace ? "; it is checkpointed and queued again without " + node : ""),
+                                    {{"rank", rank}, {"ratio", ratio}, {"replace", replace}}));
+  // Its health check waits for the attempt's end (finish_attempt): the suite needs the node idle.
+  const NodeEntry* entry = nodes_.find(node);
+  if (entry && entry->channel && entry->node.state == NodeState::healthy) {
+    nodes_.mark_suspect(node,
+                        "straggler: its rank " + std::to_string(rank) + " of job " + job_ref_text(job) + " took " +
+                            ratio_text + " the median time per step of the other ranks; returns to service after "
+                            "passing its health check",
+                        {{"job_id", job.id}, {"rank", rank}, {"ratio", ratio}}, change);
+  }
+  if (!replace) return persist(std::move(change), nullptr);
+  if (std::find(job.excluded_nodes.begin(), job.excluded_nodes.end(), node) == job.excluded_nodes.end()) {
+    job.excluded_nodes.push_back(node);
+  }
+  stop_to_queue_again(job, StopIntent::requeue, "straggler: " + found + "; queued again without " + node,
+                      std::move(change), nullptr);
+}
+
 void JobManager::excuse_own_pause(MonoTime now, Millis paused) {
   spdlog::warn("event=daemon_was_paused paused_ms={} nodes={} attempts={}", paused.count(), nodes_.size(),
                attempts_.size());

@@ -63,6 +63,7 @@ std::string state_mark(const store::Event& event) {
   static const std::map<std::string_view, std::string_view> kMarks = {
       {"job.succeeded", ":white_check_mark:"}, {"job.failed", ":x:"},
       {"job.retrying", ":repeat:"},            {"job.stuck", ":hourglass:"},
+      {"job.straggler", ":turtle:"},
       {"job.cancelled", ":no_entry_sign:"},    {"job.requeued", ":arrows_counterclockwise:"},
       {"job.preempted", ":arrows_counterclockwise:"}, {"node.down", ":red_circle:"},
       {"node.unhealthy", ":red_circle:"},      {"node.suspect", ":large_yellow_circle:"},

@@ -50,7 +50,7 @@ const std::vector<std::string>& known_event_types() {
       "node.suspect",     "node.healthy",    "node.drained",   "node.undrained", "healthcheck.finished",
       "canary.failed",    "canary.succeeded", "job.held",       "job.released",   "job.updated",
       "job.requeued",     "job.preempted",   "job.waiting_on_preemption", "job.storage_over_quota",
-      "audit.*"};
+      "job.straggler",    "audit.*"};
   return types;
 }
 

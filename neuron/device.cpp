@@ -60,7 +60,13 @@ void NeuronCore::admit(const std::stop_token& stop) {
   }
 }
 
-void NeuronCore::finish(std::span<float> out) {
+double NeuronCore::slowdown() const { return device_.slowdown_of(index_); }
+
+void NeuronCore::finish(std::span<float> out, std::chrono::steady_clock::time_point began, const std::stop_token& stop) {
+  if (const double factor = slowdown(); factor > 1) {
+    const auto took = std::chrono::steady_clock::now() - began;
+    device_.wait_until(began + std::chrono::duration_cast<std::chrono::steady_clock::duration>(took * factor), stop);
+  }
   ++operations_;
   if (out.empty() || device_.fault_of(index_) != CoreFault::corrupt) return;
   // A different element each time, so repeated runs do not always hit the same spot.
@@ -70,6 +76,7 @@ void NeuronCore::finish(std::span<float> out) {
 
 void NeuronCore::gemm(ConstMatrixView a, Transpose ta, ConstMatrixView b, Transpose tb, MatrixView out,
                       Rounding operand_rounding, std::stop_token stop) {
+  const auto began = std::chrono::steady_clock::now();
   admit(stop);
   const int m = ta == Transpose::no ? a.rows : a.cols;
   const int k = ta == Transpose::no ? a.cols : a.rows;
@@ -92,17 +99,18 @@ void NeuronCore::gemm(ConstMatrixView a, Transpose ta, ConstMatrixView b, Transp
       axpy(n, aik, brow, row);
     }
   }
-  finish({out.data, static_cast<std::size_t>(m) * static_cast<std::size_t>(n)});
+  finish({out.data, static_cast<std::size_t>(m) * static_cast<std::size_t>(n)}, began, stop);
 }
 
 void NeuronCore::elementwise(ElementwiseOp op, std::span<const float> a, std::span<const float> b,
                              std::span<float> out, Rounding output_rounding, std::stop_token stop) {
+  const auto began = std::chrono::steady_clock::now();
   admit(stop);
   assert(out.size() == a.size());
   assert(op == ElementwiseOp::relu || b.size() == a.size());
   for (std::size_t i = 0; i < out.size(); ++i) out[i] = apply(op, a[i], b.empty() ? 0.0f : b[i]);
   round_bf16(out, output_rounding, rng_);
-  finish(out);
+  finish(out, began, stop);
 }
 
 NeuronDevice::NeuronDevice(int cores, std::uint64_t seed) : seed_(seed) {
@@ -129,6 +137,17 @@ CoreFault NeuronDevice::fault_of(int core) const {
   std::lock_guard lock(mutex_);
   const auto it = plan_.cores.find(core);
   return it == plan_.cores.end() ? CoreFault::none : it->second;
+}
+
+double NeuronDevice::slowdown_of(int core) const {
+  std::lock_guard lock(mutex_);
+  return trainyard::slowdown_of(plan_, core);
+}
+
+// A stop ends the wait early; the operation's result is still whole.
+void NeuronDevice::wait_until(std::chrono::steady_clock::time_point deadline, const std::stop_token& stop) {
+  std::unique_lock lock(mutex_);
+  changed_.wait_until(lock, stop, deadline, [] { return false; });
 }
 
 void NeuronDevice::wait_while_hung(int core, const std::stop_token& stop) {

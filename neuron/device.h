@@ -9,10 +9,13 @@
 // - hang: blocks until the fault is cleared or the caller's stop token fires (then throws
 //   `OperationCancelled`), so a stuck run can be diagnosed and killed like a real one;
 // - corrupt: computes, then perturbs one output element (x -> x + 1 + |x|, never a fixed point),
-//   the silent data corruption a GEMM checksum must catch.
+//   the silent data corruption a GEMM checksum must catch;
+// - slow (a factor k, per core or for the whole node): computes correctly, then waits until the
+//   operation has taken k times as long as it did, a straggler.
 //
 // Threading contract: `NeuronDevice::set_faults`/`faults` may be called from any thread. A core is
 // used by one thread at a time (the attempt's training thread or a health test).
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -71,6 +74,9 @@ class NeuronCore {
   NeuronCore& operator=(const NeuronCore&) = delete;
 
   int index() const { return index_; }
+  // How many times longer than a healthy core this one takes (1: not slow); the trainer paces its
+  // simulated step time by it too.
+  double slowdown() const;
 
   // out = op(a) * op(b). Operands are first rounded as `operand_rounding` says (casting them to
   // bf16; stochastic rounding draws from this core's seeded generator), products accumulate in
@@ -87,7 +93,8 @@ class NeuronCore {
   NeuronCore(NeuronDevice& device, int index, std::uint64_t seed);
 
   void admit(const std::stop_token& stop);  // applies crash and hang faults
-  void finish(std::span<float> out);        // applies the corrupt fault
+  // Applies the slow fault to an operation begun at `began`, then the corrupt fault.
+  void finish(std::span<float> out, std::chrono::steady_clock::time_point began, const std::stop_token& stop);
 
   NeuronDevice& device_;
   int index_;
@@ -115,7 +122,9 @@ class NeuronDevice {
  private:
   friend class NeuronCore;
   CoreFault fault_of(int core) const;
+  double slowdown_of(int core) const;
   void wait_while_hung(int core, const std::stop_token& stop);
+  void wait_until(std::chrono::steady_clock::time_point deadline, const std::stop_token& stop);
 
   mutable std::mutex mutex_;
   std::condition_variable_any changed_;

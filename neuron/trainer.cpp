@@ -72,13 +72,17 @@ void apply_adamw(TrainingState& s, const ParameterLayout& layout, std::span<cons
   }
 }
 
-// Stretches a step to `step_ms` to emulate a slower device; returns early when stopped.
-void pace(Clock::time_point step_start, int step_ms, const std::stop_token& stop) {
+// Stretches a step's computation to `step_ms` times the core's slowdown, the device time of a
+// step on real hardware, before the all-reduce, so a slow rank's peers wait for it there as they
+// would in a real gang; returns early when stopped.
+void pace(Clock::time_point step_start, int step_ms, double slowdown, const std::stop_token& stop) {
   if (step_ms <= 0) return;
   std::mutex mutex;
   std::condition_variable_any never_notified;
   std::unique_lock lock(mutex);
-  never_notified.wait_until(lock, stop, step_start + std::chrono::milliseconds(step_ms), [] { return false; });
+  const auto device_time = std::chrono::duration<double, std::milli>(step_ms * slowdown);
+  never_notified.wait_until(lock, stop, step_start + std::chrono::duration_cast<Clock::duration>(device_time),
+                            [] { return false; });
 }
 
 // A fresh run's state, or the checkpoint's when resuming; a checkpoint that does not verify or
@@ -200,6 +204,7 @@ RunResult Trainer::train(const std::stop_token& stop) {
   const std::span<float> grads(reduced.data(), layout.size());
 
   std::int64_t last_saved_step = state.step;
+  Clock::duration busy{};
   // Stopped or broken between or inside a step, the state is still that of the last completed step:
   // writes it and waits. False when none is configured or that step is saved already.
   const auto save_now = [&] {
@@ -227,6 +232,12 @@ RunResult Trainer::train(const std::stop_token& stop) {
 
     try {
       shard_step.compute(core_, state, reduced, phase_, stop);
+      pace(started, w.step_ms, core_.slowdown(), stop);
+      if (stop.stop_requested()) {
+        save_at_stop();
+        return ended(RunOutcome::cancelled, state.step, "cancelled", "stop requested");
+      }
+      busy += Clock::now() - started;
       phase_ = Phase::all_reduce;
       comm_.all_reduce_sum(reduced);
     } catch (const CollectiveError& e) {
@@ -270,10 +281,10 @@ RunResult Trainer::train(const std::stop_token& stop) {
       handing_off = Clock::now() - before;
       last_saved_step = state.step;
     }
-    add_checkpoint_time(checkpoint_hold_up(Clock::now() - started, std::chrono::milliseconds(w.step_ms), handing_off));
+    add_checkpoint_time(handing_off);
 
-    pace(started, w.step_ms, stop);
     metrics.step = state.step;
+    metrics.busy_ms = std::chrono::duration_cast<std::chrono::milliseconds>(busy).count();
     const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
     metrics.samples_per_s = seconds > 0 ? w.global_batch / seconds : 0;
     const SpikeObservation spike = spikes.observe(state.step, metrics.grad_norm);

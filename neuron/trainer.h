@@ -29,7 +29,6 @@
 // classification. Threading contract: `run` blocks the calling (training) thread; `phase`, `step`
 // may be read from any thread; `on_step` runs on the training thread, `on_checkpoint` on the
 // checkpoint writer's thread.
-#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -56,6 +55,10 @@ struct StepMetrics {
   double param_norm = 0;  // after the update
   double lr = 0;
   double samples_per_s = 0;
+  // The device time of this run's steps so far: each step's forward and backward, paced to the
+  // workload's step time (times the core's slowdown), not the wait in the all-reduce for slower
+  // ranks. Ranks in lockstep share their step time; this is what tells a straggler apart.
+  std::int64_t busy_ms = 0;
   bool spike = false;                                  // this step started a grad-norm spike
   std::optional<std::int64_t> spike_steps_to_return;  // this step ended one after that many steps
 };
@@ -69,14 +72,6 @@ struct RunResult {
   std::string reason;
   std::optional<int> peer_closed_rank;  // a collective failed because this rank's connection closed
 };
-
-// How long handing a checkpoint to the writer held up a step that took `step_work` before pacing,
-// with a pace of `pace` per step: only the part that pushed the step past its pace; the rest of the
-// hand-off was slack the step would have slept through anyway.
-inline std::chrono::nanoseconds checkpoint_hold_up(std::chrono::nanoseconds step_work, std::chrono::nanoseconds pace,
-                                                   std::chrono::nanoseconds hand_off) {
-  return std::clamp(step_work - pace, std::chrono::nanoseconds::zero(), hand_off);
-}
 
 // Whether `rank` writes a checkpoint of its last completed step when a collective fails because
 // `closed_peer`'s connection closed (its process is likely gone): the surviving ranks hold the
@@ -108,7 +103,7 @@ class Trainer {
   Phase phase() const { return phase_.load(); }
   std::int64_t step() const { return step_.load(); }
   // How long checkpoint writes have held up training so far: the hand-off of each snapshot to the
-  // writer where it pushed its step past the step's pace, and the wait for the last write.
+  // writer (a copy, or a wait while the previous write is pending), and the wait for the last write.
   std::int64_t checkpoint_ms() const { return checkpoint_us_.load() / 1000; }
 
  private:

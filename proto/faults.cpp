@@ -17,7 +17,7 @@ CoreFault parse_core_fault(const std::string& spec, std::string_view name) {
   for (CoreFault f : {CoreFault::none, CoreFault::corrupt, CoreFault::hang, CoreFault::crash}) {
     if (name == to_string(f)) return f;
   }
-  reject(spec, "core fault must be one of none, corrupt, hang, crash");
+  reject(spec, "core fault must be one of none, corrupt, hang, crash, slow:K");
 }
 
 int parse_core_index(const std::string& spec, std::string_view text, int cores) {
@@ -27,6 +27,23 @@ int parse_core_index(const std::string& spec, std::string_view text, int cores) 
     reject(spec, "core index must be an integer in 0.." + std::to_string(cores - 1));
   }
   return index;
+}
+
+// "slow:K" -> K, a factor in (1, kMaxSlowdown].
+double parse_slowdown(const std::string& spec, std::string_view action) {
+  std::string_view text = action.substr(5);
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc{} || end != text.data() + text.size() || !(value > 1) || value > kMaxSlowdown) {
+    reject(spec, "slow takes a factor above 1 and at most 100 (slow:2 computes twice as long)");
+  }
+  return value;
+}
+
+std::string format_number(double value) {
+  char buffer[64];
+  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
+  return std::string(buffer, ec == std::errc{} ? end : buffer);
 }
 
 // "50MB", "50M", "1.5G", "800" -> bytes per second.
@@ -64,9 +81,7 @@ std::string format_rate(double bytes_per_s) {
       break;
     }
   }
-  char buffer[64];
-  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, bytes_per_s / unit.scale);
-  return std::string(buffer, ec == std::errc{} ? end : buffer) + unit.suffix;
+  return format_number(bytes_per_s / unit.scale) + unit.suffix;
 }
 
 }  // namespace
@@ -81,23 +96,43 @@ std::string to_string(CoreFault f) {
   return "none";
 }
 
+double slowdown_of(const FaultPlan& plan, int core) {
+  const auto slow = plan.slow_cores.find(core);
+  return plan.slow_node * (slow == plan.slow_cores.end() ? 1.0 : slow->second);
+}
+
 void apply_fault_spec(FaultPlan& plan, const std::string& spec, int cores) {
   const std::size_t eq = spec.find('=');
-  if (eq == std::string::npos) reject(spec, "expected core:N=FAULT or link=FAULT");
+  if (eq == std::string::npos) reject(spec, "expected core:N=FAULT, node=FAULT or link=FAULT");
   const std::string_view target = std::string_view(spec).substr(0, eq);
   const std::string_view action = std::string_view(spec).substr(eq + 1);
 
   if (target.starts_with("core:")) {
     const int index = parse_core_index(spec, target.substr(5), cores);
+    if (action.starts_with("slow:")) {
+      plan.slow_cores[index] = parse_slowdown(spec, action);
+      return;
+    }
     const CoreFault fault = parse_core_fault(spec, action);
     if (fault == CoreFault::none) {
       plan.cores.erase(index);
+      plan.slow_cores.erase(index);
     } else {
       plan.cores[index] = fault;
     }
     return;
   }
-  if (target != "link") reject(spec, "target must be core:N or link");
+  if (target == "node") {
+    if (action == "none") {
+      plan.slow_node = 1;
+    } else if (action.starts_with("slow:")) {
+      plan.slow_node = parse_slowdown(spec, action);
+    } else {
+      reject(spec, "node fault must be slow:K or none");
+    }
+    return;
+  }
+  if (target != "link") reject(spec, "target must be core:N, node or link");
   if (action == "none") {
     plan.link = LinkFault{};
   } else if (action == "drop") {
@@ -114,6 +149,10 @@ std::vector<std::string> fault_specs(const FaultPlan& plan) {
   for (const auto& [core, fault] : plan.cores) {
     specs.push_back("core:" + std::to_string(core) + "=" + to_string(fault));
   }
+  for (const auto& [core, slowdown] : plan.slow_cores) {
+    specs.push_back("core:" + std::to_string(core) + "=slow:" + format_number(slowdown));
+  }
+  if (plan.slow_node != 1) specs.push_back("node=slow:" + format_number(plan.slow_node));
   if (plan.link.throttle_bytes_per_s) {
     specs.push_back("link=throttle:" + format_rate(*plan.link.throttle_bytes_per_s));
   }

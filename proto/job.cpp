@@ -315,6 +315,7 @@ JobSpec parse_job_spec(const Json& j, SpecOrigin origin) {
   s.hold = r.opt_boolean("hold").value_or(false);
   s.storage_limit_mb = r.opt_integer("storage_limit_mb", 1, kMaxStorageLimitMb);
   s.memory_mb = r.opt_integer("memory_mb", 1, kMaxJobMemoryMb);
+  s.replace_stragglers = r.opt_boolean("replace_stragglers").value_or(false);
   r.finish();
   return s;
 }
@@ -356,6 +357,7 @@ Json to_json(const JobSpec& s) {
   if (s.hold) j["hold"] = true;
   put_optional(j, "storage_limit_mb", s.storage_limit_mb);
   put_optional(j, "memory_mb", s.memory_mb);
+  if (s.replace_stragglers) j["replace_stragglers"] = true;
   return j;
 }
 
@@ -442,6 +444,12 @@ Json attempt_without_provenance(const Attempt& a) {
     put_optional(j, "output_rank", a.output_rank);
   }
   put_time(j, "stuck_detected_at", a.stuck_detected_at);
+  if (!a.stragglers.empty()) {
+    Json& stragglers = j["stragglers"] = Json::array();
+    for (const Straggler& s : a.stragglers) {
+      stragglers.push_back({{"rank", s.rank}, {"node", s.node}, {"ratio", s.ratio}, {"found_at", format_time(s.found_at)}});
+    }
+  }
   return j;
 }
 
@@ -521,6 +529,13 @@ Attempt attempt_from_json(const Json& j) {
   a.output = j.value("output", "");
   if (j.contains("output_rank") && j["output_rank"].is_number_integer()) a.output_rank = j["output_rank"].get<int>();
   a.stuck_detected_at = get_time(j, "stuck_detected_at");
+  if (j.contains("stragglers") && j["stragglers"].is_array()) {
+    for (const Json& s : j["stragglers"]) {
+      if (!s.is_object()) continue;
+      a.stragglers.push_back({s.value("rank", 0), s.value("node", ""), s.value("ratio", 0.0),
+                              get_time(s, "found_at").value_or(TimePoint{})});
+    }
+  }
   a.steps_completed = j.value("steps_completed", std::int64_t{0});
   a.last_step = j.value("last_step", std::int64_t{0});
   if (j.contains("provenance") && j["provenance"].is_object()) a.provenance = AttemptProvenance(j["provenance"]);

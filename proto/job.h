@@ -99,6 +99,9 @@ struct JobSpec {
   // Memory each node's processes of an attempt may use together (RAM and swap); past it the
   // kernel's OOM killer stops them (the agent's cgroup, agent/attempt_cgroup.h). Unset: no limit.
   std::optional<std::int64_t> memory_mb;
+  // A rank found straggling (daemon/straggler_rule.h) has the attempt checkpointed and the job
+  // queued again without that rank's node. Off: the straggler is only named, and its node checked.
+  bool replace_stragglers = false;
 
   bool preflight_enabled() const { return preflight.value_or(nodes > 1); }
 };
@@ -120,6 +123,16 @@ struct ArrayTask {
   int count = 0;
   std::optional<int> limit;  // %K: tasks of the array running at once
   bool operator==(const ArrayTask&) const = default;
+};
+
+// A rank whose device time per step ran at `ratio` times the median of its gang's other ranks for
+// long enough to be named (daemon/straggler_rule.h).
+struct Straggler {
+  int rank = 0;
+  std::string node;
+  double ratio = 0;
+  TimePoint found_at{};
+  bool operator==(const Straggler&) const = default;
 };
 
 struct Job {
@@ -201,6 +214,7 @@ struct Attempt {
   std::optional<int> output_rank;
   std::string output;
   std::optional<TimePoint> stuck_detected_at;
+  std::vector<Straggler> stragglers;  // in the order they were found
   std::int64_t steps_completed = 0;
   std::int64_t last_step = 0;
   std::optional<TimePoint> last_progress_at;

@@ -37,6 +37,7 @@ Json to_json(const AttemptReport& r) {
   if (r.last_progress_at) j["last_progress_at"] = to_unix_ms(*r.last_progress_at);
   if (r.first_step_at) j["first_step_at"] = to_unix_ms(*r.first_step_at);
   if (r.checkpoint_ms > 0) j["checkpoint_ms"] = r.checkpoint_ms;
+  if (r.busy_ms) j["busy_ms"] = *r.busy_ms;
   if (r.log_bytes > 0) j["log_bytes"] = r.log_bytes;
   if (r.work_bytes > 0) j["work_bytes"] = r.work_bytes;
   return j;
@@ -52,6 +53,7 @@ AttemptReport parse_report(const Json& j, const std::string& path) {
   rep.phase = r.opt_string("phase", 0, 128).value_or("");
   if (auto t = r.opt_integer("first_step_at", 0, INT64_MAX)) rep.first_step_at = from_unix_ms(*t);
   rep.checkpoint_ms = r.opt_integer("checkpoint_ms", 0, INT64_MAX).value_or(0);
+  rep.busy_ms = r.opt_integer("busy_ms", 0, INT64_MAX);
   rep.log_bytes = r.opt_integer("log_bytes", 0, INT64_MAX).value_or(0);
   rep.work_bytes = r.opt_integer("work_bytes", 0, INT64_MAX).value_or(0);
   r.finish();

@@ -32,7 +32,8 @@ namespace trainyard::inline proto {
 // 13: heartbeats are numbered and the daemon acknowledges each (heartbeat_ack); welcome carries the
 //     fence time: an agent with no heartbeat acknowledged for it stops its attempts.
 // 14: metrics carry the step directories a command's rank 0 wrote (no digest without a manifest).
-inline constexpr int kProtocolVersion = 14;
+// 15: a simulated rank's attempt report carries its device time (busy_ms), to find stragglers.
+inline constexpr int kProtocolVersion = 15;
 
 // The agent's view of one attempt it is running.
 struct AttemptReport {
@@ -43,6 +44,9 @@ struct AttemptReport {
   std::string phase;                           // e.g. "forward", "all-reduce", "checkpoint"
   std::optional<TimePoint> first_step_at;      // when this run completed its first step (goodput)
   std::int64_t checkpoint_ms = 0;              // how long checkpoint writes held up training, in all
+  // A simulated rank's device time over the steps of this run (neuron::StepMetrics::busy_ms) as of
+  // `step`; none for a command rank, whose step times are all the daemon can compare.
+  std::optional<std::int64_t> busy_ms;
   std::int64_t log_bytes = 0;                  // this rank's log file (storage accounting)
   std::int64_t work_bytes = 0;                 // the attempt's work directory besides its logs (storage accounting)
   bool operator==(const AttemptReport&) const = default;

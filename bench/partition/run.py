@@ -200,7 +200,7 @@ def main():
                 i = active()
                 if i is not None:
                     status, reply = call(urls[i], method, path, token, body, timeout=5)
-                    if status in (200, 201):
+                    if status in (200, 201, 202):
                         return reply
                 time.sleep(0.2)
             raise RuntimeError(f"{method} {path}: no daemon answered for 120 s")
@@ -223,7 +223,7 @@ def main():
         spec = {"name": "soak", "nodes": 2, "kind": "simulated",
                 "workload": {"steps": a.steps, "step_ms": a.step_ms, "checkpoint_every": a.checkpoint_every}}
         jobs = [api("POST", "/v1/jobs", spec)["id"] for _ in range(a.jobs)]
-        acknowledged, faults, frozen_ranks = [], [], []
+        acknowledged, faults, frozen_ranks, slowed = [], [], [], []
         stop_probing = threading.Event()
 
         def probe():
@@ -253,7 +253,8 @@ def main():
 
         started = time.time()
         deadline = started + 60 * a.minutes
-        kinds = ["agent_cut", "agent_one_way", "daemon_cut", "agent_freeze", "daemon_freeze", "rank_freeze", "agent_kill"]
+        kinds = ["agent_cut", "agent_one_way", "daemon_cut", "agent_freeze", "daemon_freeze", "rank_freeze", "agent_kill",
+                 "node_slow"]
         while time.time() < deadline:
             states = [api("GET", f"/v1/jobs/{j}")["state"] for j in jobs]
             if all(s in ("SUCCEEDED", "FAILED", "CANCELLED") for s in states):
@@ -262,7 +263,7 @@ def main():
             kind = rng.choice(kinds)
             busy = busy_agents()
             at = time.time()
-            if kind.startswith("agent") or kind == "rank_freeze":
+            if kind.startswith("agent") or kind in ("rank_freeze", "node_slow"):
                 if not busy:
                     continue
                 victim = rng.choice(busy)
@@ -290,6 +291,12 @@ def main():
                     continue
                 os.kill(rng.choice(pids), signal.SIGSTOP)  # its attempt's end kills it
                 frozen_ranks.append((at, victim))
+            elif kind == "node_slow":
+                # Its simulated device computes 3 times slower for a while: its rank is a straggler.
+                api("PUT", f"/v1/nodes/{victim}/faults", {"faults": ["node=slow:3"]})
+                time.sleep(rng.uniform(30, 60))
+                api("DELETE", f"/v1/nodes/{victim}/faults")
+                slowed.append((at, time.time(), victim))
             elif kind == "agent_kill":
                 procs[victim].send_signal(signal.SIGKILL)
                 procs[victim].wait()
@@ -322,7 +329,7 @@ def main():
                 twice_s += t1 - t0
         lost_submits = [i for i in acknowledged if call(urls[active() or 0], "GET", f"/v1/jobs/{i}", token)[0] != 200]
 
-        fault_times = [(at, victim) for at, kind, victim in faults if kind != "rank_freeze"]
+        fault_times = [(at, victim) for at, kind, victim in faults if kind not in ("rank_freeze", "node_slow")]
         resumed, hangs = [], []
         for j, ats in attempts.items():
             for prev, nxt in zip(ats, ats[1:]):
@@ -366,7 +373,14 @@ def main():
               f"p95={percentile(resumed, 0.95):.2f}")
         print(f"hang_detection_s: n={len(hangs)} of {len(frozen_ranks)} frozen ranks, "
               f"p99={percentile([h for h, _ in hangs], 0.99):.2f} classes={sorted(set(c for _, c in hangs))}")
-        print("straggler: not injected (the simulated node has no slow fault yet)")
+        named = []
+        for at, until, victim in slowed:
+            events = api("GET", f"/v1/events?type=job.straggler&node={victim}&limit=1000")["events"]
+            found = [parse_time(e["time"]) - at for e in events if at <= parse_time(e["time"]) <= until + 5]
+            if found:
+                named.append(min(found))
+        print(f"straggler_named_s: n={len(named)} of {len(slowed)} slowed nodes, "
+              f"max={max(named) if named else float('nan'):.2f} mean={sum(named) / len(named) if named else float('nan'):.2f}")
     finally:
         for proc in procs.values():
             if proc.poll() is None:

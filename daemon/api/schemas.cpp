@@ -54,7 +54,9 @@ const char* const kJsonSchemas = R"json({
       "storage_limit_mb": {"type": "integer", "minimum": 1, "maximum": 1073741824,
                            "description": "checkpoint and log MiB the job may keep; over it its oldest checkpoints are pruned"},
       "memory_mb": {"type": "integer", "minimum": 1, "maximum": 16777216,
-                    "description": "MiB each node's processes of an attempt may use together; past it they are OOM-killed (class oom)"}}
+                    "description": "MiB each node's processes of an attempt may use together; past it they are OOM-killed (class oom)"},
+      "replace_stragglers": {"type": "boolean", "default": false,
+                             "description": "a rank named a straggler has the attempt checkpointed and the job queued again without its node"}}
   },
   "JobPatch": {
     "type": "object", "additionalProperties": false, "minProperties": 1,
@@ -115,6 +117,10 @@ const char* const kJsonSchemas = R"json({
     "signal": {"type": "integer"}, "failure_class": {"type": "string"}, "reason": {"type": "string"},
     "output": {"type": "string", "description": "the first failed rank's last output lines (masked, at most 10 lines, 1,500 characters)"},
     "output_rank": {"type": "integer", "description": "the rank whose output that is"},
+    "stragglers": {"type": "array", "description": "ranks whose time per step ran at 1.5x or more the median of the other ranks' for 3 windows of 10 steps",
+      "items": {"type": "object", "required": ["rank", "node", "ratio", "found_at"], "properties": {
+        "rank": {"type": "integer"}, "node": {"type": "string"}, "ratio": {"type": "number"},
+        "found_at": {"type": "string", "format": "date-time"}}}},
     "state": {"enum": ["STARTING", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED", "REQUEUED", "PREEMPTED"]}}},
   "AttemptList": {"type": "object", "required": ["attempts"], "properties": {
     "attempts": {"type": "array", "items": {"$ref": "#/components/schemas/Attempt"}}}},
@@ -172,7 +178,7 @@ const char* const kJsonSchemas = R"json({
     "node": {"type": "string"}, "checks": {"type": "array", "items": {"type": "object"}},
     "next": {"$ref": "#/components/schemas/Cursor"}}},
   "FaultsRequest": {"type": "object", "required": ["faults"], "additionalProperties": false, "properties": {
-    "faults": {"type": "array", "maxItems": 4096, "items": {"type": "string", "examples": ["core:3=corrupt", "link=drop"]}}}},
+    "faults": {"type": "array", "maxItems": 4096, "items": {"type": "string", "examples": ["core:3=corrupt", "node=slow:2", "link=drop"]}}}},
   "FaultsAccepted": {"type": "object", "required": ["node", "faults", "message"], "properties": {
     "node": {"type": "string"}, "faults": {"type": "array", "items": {"type": "string"}}, "message": {"type": "string"}}},
   "HealthCheckRequest": {"type": "object", "required": ["nodes"], "additionalProperties": false, "properties": {

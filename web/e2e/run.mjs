@@ -287,6 +287,33 @@ check("a job submitted through the API goes RUNNING then SUCCEEDED without a rel
   await context.close();
 });
 
+check("a straggler is named on its job's page with its rank, node and ratio", async () => {
+  const made = await cluster.api("POST", "/v1/jobs", { name: "e2e-gang", nodes: 2, cores_per_node: 1, kind: "simulated",
+    workload: { steps: 4000, step_ms: 50 } });
+  assert.equal(made.status, 201, JSON.stringify(made.body));
+  const id = made.body.id;
+  const attempt = async () => (await cluster.api("GET", `/v1/jobs/${id}/attempts`)).body.attempts?.[0];
+  await eventually(async () => (await cluster.api("GET", `/v1/jobs/${id}`)).body.state === "RUNNING", 60_000, "the gang running");
+  const slow = (await attempt()).nodes[1];
+  const set = await cluster.api("PUT", `/v1/nodes/${slow}/faults`, { faults: ["node=slow:3"] });
+  assert.equal(set.status, 202, JSON.stringify(set.body));
+  await eventually(async () => ((await attempt()).stragglers ?? []).length > 0, 60_000, "the straggler named");
+  const context = await browser.newContext();
+  const page = await signIn(context, cluster.adminToken);
+  await page.goto(`${cluster.url}/jobs/${id}`);
+  await page.getByRole("heading", { name: `Job #${id} e2e-gang` }).waitFor();
+  const named = page.locator(".straggler");
+  await named.waitFor();
+  assert.match(await named.innerText(), new RegExp(`straggler\\s+rank 1 on ${slow} took [\\d.]+x the other ranks' median time per step`));
+  await shot(page, "job-straggler");
+  assert.equal((await cluster.api("POST", `/v1/jobs/${id}/cancel`)).status, 200);
+  await cluster.api("DELETE", `/v1/nodes/${slow}/faults`);
+  // Its node was SUSPECT until its health check; the checks after this one want it back in service.
+  await eventually(async () => (await cluster.api("GET", `/v1/nodes/${slow}`)).body.state === "HEALTHY", 90_000,
+                   `${slow} back to HEALTHY after its check`);
+  await context.close();
+});
+
 check("a user sees only their own jobs and no admin buttons", async () => {
   const own = await cluster.api("POST", "/v1/jobs",
     { name: "alices-run", nodes: 1, cores_per_node: 1, command: { argv: ["/bin/sleep", "1"] } }, aliceToken);

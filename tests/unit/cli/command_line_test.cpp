@@ -61,6 +61,8 @@ TEST(CommandLine, QuickSubmitBuildsACommandSpec) {
 
 TEST(CommandLine, QuickSubmitCanWaitForCapacity) {
   EXPECT_EQ(parsed<SubmitJob>({"submit", "--nodes", "64", "--wait-for-capacity", "--", "x"}).spec["wait_for_capacity"], true);
+  EXPECT_EQ(parsed<SubmitJob>({"submit", "--nodes", "2", "--replace-stragglers", "--", "x"}).spec["replace_stragglers"], true);
+  EXPECT_FALSE(parsed<SubmitJob>({"submit", "--", "x"}).spec.contains("replace_stragglers"));
   EXPECT_FALSE(parsed<SubmitJob>({"submit", "--", "x"}).spec.contains("wait_for_capacity"));
 }
 

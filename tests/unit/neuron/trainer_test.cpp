@@ -325,16 +325,25 @@ TEST(Trainer, PacingStretchesEachStep) {
   for (const auto& m : log.steps) EXPECT_LE(m.samples_per_s, 32 / 0.030);
 }
 
-TEST(Trainer, ACheckpointHandOffCostsOnlyWhatPushesAStepPastItsPace) {
-  using std::chrono::milliseconds;
-  // Unpaced: every moment of the hand-off delays training.
-  EXPECT_EQ(checkpoint_hold_up(milliseconds(30), milliseconds(0), milliseconds(20)), milliseconds(20));
-  // Paced at 100 ms: a step of 60 ms with a 20 ms hand-off still sleeps; nothing lost.
-  EXPECT_EQ(checkpoint_hold_up(milliseconds(60), milliseconds(100), milliseconds(20)), milliseconds(0));
-  // A step of 110 ms overran its pace by 10 ms, of which the 20 ms hand-off is to blame.
-  EXPECT_EQ(checkpoint_hold_up(milliseconds(110), milliseconds(100), milliseconds(20)), milliseconds(10));
-  // A step that overran by more than its hand-off was slow for other reasons too.
-  EXPECT_EQ(checkpoint_hold_up(milliseconds(150), milliseconds(100), milliseconds(20)), milliseconds(20));
+TEST(Trainer, ASlowRankComputesLongerWhileItsPeerWaitsAndBothLearnTheSame) {
+  WorkloadSpec w = small_workload();
+  w.steps = 6;
+  w.step_ms = 20;
+  RunSetup setup;
+  setup.faults_of_rank1.slow_node = 3;  // rank 1's device computes three times as long
+  const auto logs = train(w, 2, setup);
+  ASSERT_EQ(logs[0].result.outcome, RunOutcome::completed);
+  ASSERT_EQ(logs[1].result.outcome, RunOutcome::completed);
+  ASSERT_EQ(logs[1].steps.size(), 6u);
+  // Each of its steps is paced to 3 x 20 ms before it reaches the all-reduce.
+  EXPECT_GE(logs[1].steps.back().busy_ms, 6 * 60);
+  EXPECT_GE(logs[0].steps.back().busy_ms, 6 * 20);
+  // Its peer spent the difference waiting in the all-reduce, which is not device time.
+  EXPECT_LT(logs[0].steps.back().busy_ms, logs[1].steps.back().busy_ms);
+  for (std::size_t i = 1; i < logs[1].steps.size(); ++i) EXPECT_GE(logs[1].steps[i].busy_ms, logs[1].steps[i - 1].busy_ms);
+  // A slow core is slow, not wrong.
+  EXPECT_EQ(logs[0].losses(), logs[1].losses());
+  EXPECT_EQ(logs[0].losses(), train(w, 2)[0].losses());
 }
 
 TEST(Trainer, MeasuresHowLongASlowCheckpointWriterHeldTrainingUp) {

@@ -33,6 +33,16 @@ TEST(AttemptRecord, IsToJsonsDocumentWithOrWithoutProvenance) {
   EXPECT_EQ(to_json(attempt_from_json(stored)), to_json(a)) << "what is stored reads back as it was";
 }
 
+TEST(AttemptRecord, ItsStragglersAreStoredAndReadBack) {
+  Attempt a = finished_attempt();
+  EXPECT_FALSE(to_json(a).contains("stragglers")) << "none: no field";
+  a.stragglers = {Straggler{1, "node-2", 2.5, from_unix_ms(1'700'000'000'123)}};
+  const Json stored = parse_json_text(attempt_record(a));
+  EXPECT_EQ(stored["stragglers"][0]["node"], "node-2");
+  EXPECT_EQ(stored["stragglers"][0]["ratio"], 2.5);
+  EXPECT_EQ(attempt_from_json(stored).stragglers, a.stragglers);
+}
+
 TEST(AttemptRecord, ACopyOfAnAttemptSharesItsProvenanceUntilOneIsAmended) {
   Attempt a = finished_attempt();
   a.provenance = AttemptProvenance(Json{{"ranks", Json::array({Json::object()})}});

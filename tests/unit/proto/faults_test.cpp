@@ -26,6 +26,23 @@ TEST(FaultSpec, SetsAndClearsCoreFaults) {
   EXPECT_EQ(plan.cores.count(3), 0u);
 }
 
+TEST(FaultSpec, SlowCoresAndASlowNodeMultiplyAndNoneClearsThem) {
+  FaultPlan plan;
+  EXPECT_EQ(slowdown_of(plan, 0), 1.0);
+  apply_fault_spec(plan, "core:1=slow:2", 32);
+  apply_fault_spec(plan, "core:1=corrupt", 32);  // a slow core may also be corrupt
+  EXPECT_EQ(slowdown_of(plan, 1), 2.0);
+  EXPECT_EQ(slowdown_of(plan, 0), 1.0);
+  apply_fault_spec(plan, "node=slow:1.5", 32);
+  EXPECT_EQ(slowdown_of(plan, 1), 3.0);
+  EXPECT_EQ(slowdown_of(plan, 0), 1.5);
+  apply_fault_spec(plan, "core:1=none", 32);
+  EXPECT_EQ(slowdown_of(plan, 1), 1.5);
+  EXPECT_TRUE(plan.cores.empty());
+  apply_fault_spec(plan, "node=none", 32);
+  EXPECT_EQ(plan, FaultPlan{});
+}
+
 TEST(FaultSpec, ParsesLinkRatesWithDecimalSuffixes) {
   FaultPlan plan;
   apply_fault_spec(plan, "link=throttle:50MB", 32);
@@ -45,18 +62,22 @@ TEST(FaultSpec, ParsesLinkRatesWithDecimalSuffixes) {
 TEST(FaultSpec, RejectsMalformedItemsNamingTheFaultField) {
   for (const char* spec : {"", "core:3", "core:32=hang", "core:-1=hang", "core:x=hang", "core:3=melt",
                            "link=throttle:", "link=throttle:0", "link=throttle:fastMB", "link=throttle:-5M",
-                           "link=cut", "disk=drop", "core:1 =hang"}) {
+                           "link=cut", "disk=drop", "core:1 =hang", "core:1=slow:1", "core:1=slow:0.5",
+                           "core:1=slow:", "core:1=slow:101", "core:1=slow:nan", "node=slow:inf", "node=hang",
+                           "node=slow:2x"}) {
     EXPECT_EQ(rejected_field(spec), "fault") << spec;
   }
 }
 
 TEST(FaultSpec, ListingRebuildsThePlan) {
   FaultPlan plan;
-  for (const char* spec : {"core:7=hang", "core:2=corrupt", "link=throttle:2.5M", "link=drop"}) {
+  for (const char* spec : {"core:7=hang", "core:2=corrupt", "link=throttle:2.5M", "link=drop", "core:4=slow:2.5",
+                           "node=slow:3"}) {
     apply_fault_spec(plan, spec, 8);
   }
   const auto specs = fault_specs(plan);
-  EXPECT_EQ(specs, (std::vector<std::string>{"core:2=corrupt", "core:7=hang", "link=throttle:2.5MB", "link=drop"}));
+  EXPECT_EQ(specs, (std::vector<std::string>{"core:2=corrupt", "core:7=hang", "core:4=slow:2.5", "node=slow:3",
+                                             "link=throttle:2.5MB", "link=drop"}));
   FaultPlan rebuilt;
   for (const auto& spec : specs) apply_fault_spec(rebuilt, spec, 8);
   EXPECT_EQ(rebuilt, plan);

@@ -49,6 +49,16 @@ TEST(JobSpec, WaitingForCapacityIsOptInAndStoredWithTheSpec) {
   EXPECT_EQ(rejected_field(j), "wait_for_capacity");
 }
 
+TEST(JobSpec, ReplacingStragglersIsOptInAndStoredWithTheSpec) {
+  Json j = minimal_command();
+  EXPECT_FALSE(parse_job_spec(j).replace_stragglers);
+  EXPECT_FALSE(to_json(parse_job_spec(j)).contains("replace_stragglers"));
+  j["replace_stragglers"] = true;
+  EXPECT_TRUE(parse_job_spec(to_json(parse_job_spec(j)), SpecOrigin::stored).replace_stragglers);
+  j["replace_stragglers"] = 1;
+  EXPECT_EQ(rejected_field(j), "replace_stragglers");
+}
+
 TEST(JobSpec, HeldSubmissionsAndTheirJobsRoundTrip) {
   Json spec = minimal_command();
   spec["hold"] = true;

@@ -154,6 +154,11 @@ export function taskCounts(counts: Record<string, number> | undefined): string {
 // A failed attempt's quoted output as the job page shows it: "Last output of attempt 2 (rank 1 on
 // trn-3)" over its lines (the rank's node is nodes[rank]); undefined when it has none. The text is
 // the job's own output: shown as text, never as markup.
+// "rank 1 on trn-3 took 2.9x the other ranks' median time per step".
+export function stragglerSentence(s: { rank: number; node: string; ratio: number }): string {
+  return `rank ${s.rank} on ${s.node} took ${s.ratio.toFixed(1)}x the other ranks' median time per step`;
+}
+
 export function attemptOutput(a: { number: number; nodes: string[]; output?: string; output_rank?: number }):
   { title: string; text: string } | undefined {
   const text = (a.output ?? "").replace(/\r?\n+$/, "");

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { attemptOutput, bandwidth, coreHours, cores, duration, jobLabel, jobPath, localTime, ordinal, percent, progress, rate, shape, taskCounts, utcTitle } from "./format";
+import { attemptOutput, stragglerSentence, bandwidth, coreHours, cores, duration, jobLabel, jobPath, localTime, ordinal, percent, progress, rate, shape, taskCounts, utcTitle } from "./format";
 import { pendingSentence } from "./pending";
 import { attemptBoundaries, downsample, metricSeries } from "./downsample";
 import { addEvents, globMatch, matchesFilter } from "./events";
@@ -10,6 +10,12 @@ import type { Job, MetricPoint, TrainyardEvent, Who } from "./types";
 const job = (over: Partial<Job> = {}): Job => ({
   id: 5, name: "train", user: "alice", share: "vision", state: "PENDING",
   submitted_at: "2026-11-24T21:00:00Z", spec: {}, ...over,
+});
+
+describe("a straggler", () => {
+  it("is named by rank, node and its ratio to one decimal", () => {
+    expect(stragglerSentence({ rank: 1, node: "trn-3", ratio: 2.94 })).toBe("rank 1 on trn-3 took 2.9x the other ranks' median time per step");
+  });
 });
 
 describe("a failed attempt's last output", () => {

@@ -46,7 +46,10 @@ export interface Attempt {
   // A failed attempt: its first failed rank's last output lines (masked, at most 10 lines and
   // 1,500 characters, "\n" between them; user-controlled text) and that rank (on nodes[output_rank]).
   output?: string; output_rank?: number;
+  // Ranks whose time per step ran at `ratio` times the median of the other ranks' (a straggler).
+  stragglers?: Straggler[];
 }
+export interface Straggler { rank: number; node: string; ratio: number; found_at: string }
 export type NodeState = "HEALTHY" | "SUSPECT" | "UNHEALTHY" | "DRAINED" | "DOWN";
 export interface Node {
   name: string; cores: number; memory_mb?: number; free_cores: number; used_cores: number; state: NodeState; state_reason?: string;

@@ -1,0 +1,142 @@
+// Stragglers with real processes: one node's simulated device computes three times slower
+// (`--fault node=slow:3`); its rank is named in a job.straggler event and on the attempt, its node
+// turns SUSPECT and is health-checked, and with replace_stragglers the job is checkpointed and
+// resumes without that node. Command ranks that do not wait on each other show a slow one through
+// their own progress.
+#include <gtest/gtest.h>
+
+#include "tests/integration/cluster.h"
+
+namespace trainyard::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::string job_path(std::int64_t id) { return "/v1/jobs/" + std::to_string(id); }
+
+Json attempts_of(Cluster& c, std::int64_t id) { return c.api("GET", job_path(id) + "/attempts").body["attempts"]; }
+
+Json straggler_events(Cluster& c, std::int64_t id) {
+  return c.api("GET", "/v1/events?type=job.straggler&job=" + std::to_string(id)).body["events"];
+}
+
+// The event log's events of `type` about `node`.
+Json node_events(Cluster& c, const std::string& type, const std::string& node) {
+  return c.api("GET", "/v1/events?type=" + type + "&node=" + node).body["events"];
+}
+
+int rank_on(const Json& attempt, const std::string& node) {
+  const Json& nodes = attempt["nodes"];
+  for (std::size_t r = 0; r < nodes.size(); ++r) {
+    if (nodes[r] == node) return static_cast<int>(r);
+  }
+  return -1;
+}
+
+Json gang_job(const std::string& name, int nodes, int steps) {
+  return {{"name", name},
+          {"nodes", nodes},
+          {"kind", "simulated"},
+          {"workload", {{"steps", steps}, {"step_ms", 50}, {"checkpoint_every", 5}}}};
+}
+
+void start_gang(Cluster& cluster, int healthy) {
+  cluster.start_daemon();
+  cluster.start_agent("trn-slow", AgentSpec{.cores = 4, .extra_flags = {"--fault", "node=slow:3"}});
+  for (int i = 0; i < healthy; ++i) cluster.start_agent("trn-" + std::to_string(i));
+  cluster.wait_for_nodes(healthy + 1);
+}
+
+TEST(Stragglers, ASlowNodesRankIsNamedItsNodeSuspectedAndChecked) {
+  Cluster cluster;
+  start_gang(cluster, 2);
+  const auto id = cluster.submit(gang_job("gang", 3, 2000));
+  cluster.wait_job_state(id, "RUNNING", 30s);
+
+  ASSERT_TRUE(eventually([&] { return !straggler_events(cluster, id).empty(); }, 60s))
+      << attempts_of(cluster, id).dump() << cluster.daemon_log();
+  const Json events = straggler_events(cluster, id);
+  ASSERT_EQ(events.size(), 1u) << events.dump(2);
+  const Json& event = events[0];
+  const Json attempt = attempts_of(cluster, id)[0];
+  EXPECT_EQ(event["node"], "trn-slow") << event.dump(2);
+  EXPECT_EQ(event["details"]["rank"], rank_on(attempt, "trn-slow")) << event.dump(2);
+  // Paced at 3 x 50 ms against 50 ms; the all-reduce waits are not device time.
+  EXPECT_GE(event["details"]["ratio"].get<double>(), 2.0) << event.dump(2);
+  EXPECT_LE(event["details"]["ratio"].get<double>(), 3.5) << event.dump(2);
+  EXPECT_EQ(event["details"]["replace"], false);
+  ASSERT_EQ(attempt["stragglers"].size(), 1u) << attempt.dump(2);
+  EXPECT_EQ(attempt["stragglers"][0]["node"], "trn-slow");
+
+  // Its node was made SUSPECT, naming the ratio.
+  const Json suspect = node_events(cluster, "node.suspect", "trn-slow");
+  ASSERT_FALSE(suspect.empty());
+  EXPECT_NE(suspect.back()["message"].get<std::string>().find("straggler"), std::string::npos) << suspect.dump(2);
+  // Without replace_stragglers the job runs on where it is.
+  EXPECT_EQ(attempts_of(cluster, id).size(), 1u);
+  EXPECT_EQ(cluster.api("GET", job_path(id)).body["state"], "RUNNING");
+  ASSERT_EQ(cluster.api("POST", job_path(id) + "/cancel").status, 200);
+  cluster.wait_job_state(id, "CANCELLED", 30s);
+  // Its node is health-checked once the attempt is over (the suite needs it idle).
+  ASSERT_TRUE(eventually([&] {
+    const Json checks = cluster.api("GET", "/v1/nodes/trn-slow/health").body["checks"];
+    for (const Json& check : checks) {
+      if (check.value("kind", "") == "after_straggler") return true;
+    }
+    return false;
+  }, 30s)) << cluster.api("GET", "/v1/nodes/trn-slow/health").body.dump(2);
+}
+
+TEST(Stragglers, WithReplaceStragglersTheJobResumesFromItsCheckpointWithoutTheSlowNode) {
+  Cluster cluster;
+  start_gang(cluster, 2);
+  Json spec = gang_job("replaced", 3, 200);
+  spec["replace_stragglers"] = true;
+  const auto id = cluster.submit(spec);
+  cluster.wait_job_state(id, "RUNNING", 30s);
+  cluster.start_agent("trn-2");  // where the job can go without the slow node
+
+  const Json done = cluster.wait_job_state(id, "SUCCEEDED", 120s);
+  const Json attempts = attempts_of(cluster, id);
+  ASSERT_EQ(attempts.size(), 2u) << attempts.dump(2);
+  EXPECT_EQ(attempts[0]["state"], "REQUEUED") << attempts.dump(2);
+  EXPECT_EQ(attempts[0]["stragglers"][0]["node"], "trn-slow") << attempts.dump(2);
+  EXPECT_EQ(rank_on(attempts[1], "trn-slow"), -1) << attempts.dump(2);
+  EXPECT_FALSE(attempts[1].contains("stragglers")) << "ranks at one pace were named: " << attempts.dump(2);
+  ASSERT_TRUE(attempts[1].contains("resumed_from")) << "not resumed from a checkpoint: " << attempts.dump(2);
+  EXPECT_EQ(done["requeues"], 1) << done.dump(2);
+  EXPECT_EQ(done["attempts"], 1) << "replacing a straggler used one of the job's attempts: " << done.dump(2);
+  const Json events = straggler_events(cluster, id);
+  ASSERT_EQ(events.size(), 1u) << events.dump(2);
+  EXPECT_EQ(events[0]["details"]["replace"], true);
+}
+
+// Command ranks that do not wait on each other: rank 1 steps every 150 ms, rank 0 every 50 ms.
+TEST(Stragglers, ACommandRankShowsItsSlownessThroughItsProgress) {
+  Cluster cluster;
+  cluster.start_daemon();
+  cluster.start_agent("trn-0");
+  cluster.start_agent("trn-1");
+  cluster.wait_for_nodes(2);
+  const Json spec = {{"name", "paced"},
+                     {"nodes", 2},
+                     {"command",
+                      {{"argv",
+                        {"/bin/sh", "-c",
+                         "pause=0.05; [ \"$RANK\" = 1 ] && pause=0.15; "
+                         "i=0; while [ $i -lt 2000 ]; do i=$((i+1)); echo $i > \"$TRAINYARD_PROGRESS_FILE\"; "
+                         "sleep $pause; done"}}}}};
+  const auto id = cluster.submit(spec);
+  cluster.wait_job_state(id, "RUNNING", 30s);
+  ASSERT_TRUE(eventually([&] { return !straggler_events(cluster, id).empty(); }, 60s))
+      << attempts_of(cluster, id).dump(2);
+  const Json event = straggler_events(cluster, id)[0];
+  EXPECT_EQ(event["details"]["rank"], 1) << "the faster rank was named: " << event.dump(2);
+  EXPECT_EQ(event["node"], attempts_of(cluster, id)[0]["nodes"][1]) << event.dump(2);
+  EXPECT_GE(event["details"]["ratio"].get<double>(), 1.5) << event.dump(2);
+  ASSERT_EQ(cluster.api("POST", job_path(id) + "/cancel").status, 200);
+  cluster.wait_job_state(id, "CANCELLED", 30s);
+}
+
+}  // namespace
+}  // namespace trainyard::testing

@@ -1,0 +1,123 @@
+// A straggler found by the job manager, with fake agents and fake time: the rank is recorded on
+// its attempt and in a job.straggler event, its node turns SUSPECT and is health-checked once the
+// attempt is over, and with replace_stragglers the job is stopped to queue again without that
+// node. The rule itself has its own test (straggler_rule_test.cpp).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <csignal>
+
+#include "tests/unit/daemon/job_manager_helpers.h"
+
+namespace trainyard::daemon::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::vector<store::Event> events_of_kind(Cluster& c, const std::string& kind) {
+  std::vector<store::Event> out;
+  for (const auto& e : c.memory.events_after(0, 10'000)) {
+    if (e.kind == kind) out.push_back(e);
+  }
+  return out;
+}
+
+// Every rank reports having done `round` windows of 10 steps; the rank on `slow` spends 3 x 100 ms
+// of device time per step, the others 100 ms.
+void report_round(Cluster& c, const RunningJob& r, const std::string& slow, int round) {
+  for (const auto& node : r.nodes) {
+    AttemptReport report{r.attempt, r.job.id, 10 * round, std::nullopt, "forward"};
+    report.busy_ms = 10 * round * (node == slow ? 300 : 100);
+    c.heartbeat(node, {report});
+  }
+}
+
+void report_windows(Cluster& c, const RunningJob& r, const std::string& slow, int rounds) {
+  for (int round = 0; round <= rounds; ++round) report_round(c, r, slow, round);
+}
+
+std::size_t accelerator_checks_sent(const FakeAgent& agent) { return agent.all<HealthCheckMsg>().size(); }
+
+TEST(Stragglers, TheSlowRankIsRecordedItsNodeSuspectedAndChecked) {
+  Cluster c;
+  connect_nodes(c, 3);
+  const RunningJob r = start_job(c, command_spec(3));
+  const std::string slow = r.nodes.at(1);
+  report_windows(c, r, slow, 2);
+  EXPECT_TRUE(events_of_kind(c, "job.straggler").empty()) << "two slow windows are not yet three";
+  report_round(c, r, slow, 3);
+
+  const auto events = events_of_kind(c, "job.straggler");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].node, slow);
+  EXPECT_EQ(events[0].details["rank"], 1);
+  EXPECT_DOUBLE_EQ(events[0].details["ratio"].get<double>(), 3.0);
+  EXPECT_EQ(events[0].details["replace"], false);
+  EXPECT_THAT(events[0].message, HasSubstr("rank 1 on " + slow + " takes 3.0x"));
+  const auto attempts = c.stored_attempts(r.job.id);
+  ASSERT_EQ(attempts[0].stragglers.size(), 1u);
+  EXPECT_EQ(attempts[0].stragglers[0].node, slow);
+  EXPECT_EQ(attempts[0].stragglers[0].rank, 1);
+
+  EXPECT_EQ(c.jobs.node(slow)->node.state, NodeState::suspect);
+  EXPECT_THAT(c.jobs.node(slow)->node.state_reason, HasSubstr("straggler"));
+  EXPECT_THAT(c.jobs.node(slow)->node.state_reason, HasSubstr("3.0x"));
+  for (const auto& node : r.nodes) {
+    if (node != slow) {
+      EXPECT_EQ(c.jobs.node(node)->node.state, NodeState::healthy) << node;
+    }
+  }
+  // Off by default: the attempt runs on, and nothing is stopped.
+  for (const auto& node : r.nodes) EXPECT_TRUE(c.agents[node]->kills().empty()) << node;
+  EXPECT_TRUE(c.jobs.active_job(r.job.id)->excluded_nodes.empty());
+  // Its node is checked once the attempt is over: the suite needs the node to itself.
+  EXPECT_EQ(accelerator_checks_sent(*c.agents[slow]), 0u);
+  for (const auto& node : r.nodes) c.exited(node, r.attempt, 0);
+  ASSERT_EQ(c.stored_job(r.job.id)->state, JobState::succeeded);
+  EXPECT_EQ(accelerator_checks_sent(*c.agents[slow]), 1u) << "its node is health-checked";
+  for (const auto& node : r.nodes) {
+    if (node != slow) {
+      EXPECT_EQ(accelerator_checks_sent(*c.agents[node]), 0u) << node;
+    }
+  }
+}
+
+TEST(Stragglers, WithReplaceStragglersTheJobIsStoppedToQueueAgainWithoutTheNode) {
+  Cluster c;
+  connect_nodes(c, 3);
+  JobSpec spec = command_spec(3);
+  spec.replace_stragglers = true;
+  const RunningJob r = start_job(c, spec);
+  const std::string slow = r.nodes.at(2);
+  report_windows(c, r, slow, 3);
+
+  ASSERT_EQ(events_of_kind(c, "job.straggler").size(), 1u);
+  EXPECT_EQ(events_of_kind(c, "job.straggler")[0].details["replace"], true);
+  const Job* job = c.jobs.active_job(r.job.id);
+  ASSERT_NE(job, nullptr);
+  EXPECT_EQ(job->stopping_to, StopIntent::requeue);
+  EXPECT_THAT(job->excluded_nodes, ::testing::ElementsAre(slow));
+  for (const auto& node : r.nodes) {
+    ASSERT_EQ(c.agents[node]->kills().size(), 1u) << node;
+    EXPECT_THAT(c.agents[node]->kills()[0].reason, HasSubstr("straggler"));
+  }
+  for (const auto& node : r.nodes) c.exited(node, r.attempt, std::nullopt, SIGTERM, "killed by the daemon");
+  EXPECT_EQ(c.stored_attempts(r.job.id).front().state, AttemptState::requeued);
+  EXPECT_EQ(accelerator_checks_sent(*c.agents[slow]), 1u) << "its node is health-checked once its rank is gone";
+}
+
+TEST(Stragglers, RanksAtOnePaceAndReportsWithoutWorkAreNeverNamed) {
+  Cluster c;
+  connect_nodes(c, 2);
+  const RunningJob r = start_job(c, command_spec(2));
+  report_windows(c, r, "none", 10);
+  // Reports with neither device time nor a progress time teach the rule nothing.
+  for (int step = 0; step < 100; step += 10) {
+    c.heartbeat(r.nodes[0], {AttemptReport{r.attempt, r.job.id, step, std::nullopt, "forward"}});
+  }
+  EXPECT_TRUE(events_of_kind(c, "job.straggler").empty());
+  EXPECT_EQ(c.jobs.node(r.nodes[0])->node.state, NodeState::healthy);
+}
+
+}  // namespace
+}  // namespace trainyard::daemon::testing
