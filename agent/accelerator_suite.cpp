@@ -71,6 +71,17 @@ CheckResult timed_check(AcceleratorTest test, neuron::NeuronCore& core, const Ac
   }
 }
 
+// The core's GEMM time (core_checks.h), under the same budget as a test: a core that crashes now
+// has no figure (its next test finds the crash).
+double timed_speed(neuron::NeuronCore& core, const AcceleratorSuiteOptions& options) {
+  try {
+    const Watchdog watchdog(options.budget);
+    return time_gemm(core, options.gemm_size, options.timing_repeats, options.seed, watchdog.token());
+  } catch (const neuron::CoreCrashed&) {
+    return 0;
+  }
+}
+
 CoreResult test_core(neuron::NeuronCore& core, const AcceleratorSuiteOptions& options) {
   CoreResult result{core.index(), {}};
   bool trusted = true;
@@ -82,6 +93,7 @@ CoreResult test_core(neuron::NeuronCore& core, const AcceleratorSuiteOptions& op
     result.checks.push_back(timed_check(test, core, options));
     const CheckStatus status = result.checks.back().status;
     trusted = status != CheckStatus::crashed && status != CheckStatus::timed_out;
+    if (test == AcceleratorTest::gemm && status == CheckStatus::passed) result.gemm_ms = timed_speed(core, options);
   }
   return result;
 }

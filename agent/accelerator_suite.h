@@ -4,6 +4,7 @@
 // budget (watchdog.h), so a hung core shows up as `timed_out` after its budget rather than hanging
 // the suite. A core that crashes or times out is not given its remaining tests (`skipped`).
 // A test that completes but over its budget is `timed_out` too: a core that slow is not healthy.
+// A core whose GEMM test passed is then timed (time_gemm), so the daemon can compare core speeds.
 //
 // Cores are tested concurrently by `parallel_cores` threads: real NeuronCores are independent, and
 // on the simulated device it keeps a hung core from delaying the others.

@@ -1,7 +1,10 @@
 #include "agent/core_checks.h"
 
+#include <algorithm>
 #include <bit>
+#include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +45,29 @@ healthcheck::Assessment run_gemm_test(neuron::NeuronCore& core, int size, std::u
   core.gemm({a.data(), size, size}, neuron::Transpose::no, {b.data(), size, size}, neuron::Transpose::no,
             {out.data(), size, size}, Rounding::none, stop);
   return healthcheck::assess_gemm(a, b, out, size, size, size);
+}
+
+double time_gemm(neuron::NeuronCore& core, int size, int repeats, std::uint64_t seed, std::stop_token stop) {
+  using Clock = std::chrono::steady_clock;
+  neuron::Rng rng(seed, static_cast<std::uint64_t>(core.index()));
+  const std::size_t elements = static_cast<std::size_t>(size) * size;
+  std::vector<float> a(elements), b(elements), out(elements);
+  for (float& x : a) x = rng.uniform(-1, 1);
+  for (float& x : b) x = rng.uniform(-1, 1);
+  const Clock::time_point began = Clock::now();
+  std::optional<double> fastest;
+  try {
+    for (int i = 0; i < repeats; ++i) {
+      const Clock::time_point start = Clock::now();
+      core.gemm({a.data(), size, size}, neuron::Transpose::no, {b.data(), size, size}, neuron::Transpose::no,
+                {out.data(), size, size}, Rounding::none, stop);
+      const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+      fastest = std::min(fastest.value_or(ms), ms);
+    }
+  } catch (const neuron::OperationCancelled&) {
+    if (!fastest) return std::chrono::duration<double, std::milli>(Clock::now() - began).count();
+  }
+  return *fastest;
 }
 
 healthcheck::Assessment run_stochastic_rounding_test(neuron::NeuronCore& core, std::size_t samples,

@@ -16,6 +16,10 @@ healthcheck::Assessment run_gemm_test(neuron::NeuronCore& core, int size, std::u
 healthcheck::Assessment run_stochastic_rounding_test(neuron::NeuronCore& core, std::size_t samples,
                                                 double false_alarm_probability, std::uint64_t seed,
                                                 std::stop_token stop);
+// The fastest of `repeats` GEMMs of size x size on the core, in ms: the core's speed, which the
+// daemon compares with its other cores' and with other nodes' (healthcheck/verdict.h). A stop ends
+// it with the fastest so far (or, before any finished, the time waited).
+double time_gemm(neuron::NeuronCore& core, int size, int repeats, std::uint64_t seed, std::stop_token stop);
 healthcheck::Assessment run_memory_test(neuron::NeuronCore& core, std::size_t words, std::stop_token stop);
 
 }  // namespace trainyard::agent

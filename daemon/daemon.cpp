@@ -304,6 +304,8 @@ bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
                 &o.health_task_timeout_ms, 100, 3'600'000);
   flags.add_int("suspect-pct", "a node whose busbw is below this percent of the set's median is SUSPECT",
                 &o.suspect_pct, 1, 100);
+  flags.add_int("slow-gemm-pct", "a core whose GEMM takes at least this percent of the median of its node's other cores "
+                "is SUSPECT, and so is a node whose median core takes that of the other nodes'", &o.slow_gemm_pct, 110, 10'000);
   flags.add_int("min-free-disk-mb", "a node whose work or checkpoint filesystem has less free space (MiB) is SUSPECT and "
                 "takes no new jobs until space returns; 0: off", &o.min_free_disk_mb, 0, kMaxStorageLimitMb);
   flags.add_int("min-free-disk-pct", "likewise, below this percent of the filesystem free; 0: off", &o.min_free_disk_pct, 0, 99);
@@ -471,6 +473,7 @@ int run_daemon(const DaemonOptions& o) {
   jm.preemption = preemption_config(o);
   jm.health.task_timeout = Millis(o.health_task_timeout_ms);
   jm.health.policy.suspect_fraction = static_cast<double>(o.suspect_pct) / 100.0;
+  jm.health.accelerator_policy.slow_ratio = static_cast<double>(o.slow_gemm_pct) / 100.0;
   jm.disk_policy = {o.min_free_disk_mb, static_cast<int>(o.min_free_disk_pct)};
   jm.storage_grace = std::chrono::seconds(o.storage_grace_s);
   jm.health.collective.elements = static_cast<std::size_t>(o.health_collective_kib) * 1024 / sizeof(float);

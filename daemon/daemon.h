@@ -46,6 +46,7 @@ struct DaemonOptions {
   std::int64_t health_interval_s = 3600;     // periodic checks of idle nodes; 0: off
   std::int64_t health_task_timeout_ms = 60'000;
   std::int64_t suspect_pct = 50;             // busbw below this percent of the set's median: SUSPECT
+  std::int64_t slow_gemm_pct = 200;          // GEMM time at this percent of its peers' median: SUSPECT
   std::int64_t min_free_disk_mb = 1024;      // a node's work or checkpoint filesystem below it: SUSPECT
   std::int64_t storage_grace_s = 60;         // a job over its storage quota this long is stopped
   std::int64_t min_free_disk_pct = 0;        // likewise, as a percent of the filesystem; 0: off

@@ -7,6 +7,7 @@
 
 #include "daemon/auth.h"
 #include "healthcheck/health_json.h"
+#include "healthcheck/run_figures.h"
 
 namespace trainyard::daemon {
 namespace {
@@ -231,7 +232,10 @@ void HealthChecks::merge(Running& check, const healthcheck::NodeVerdict& verdict
 void HealthChecks::judge_accelerator_phase(Running& check) {
   for (const auto& node : check.result.request.nodes) {
     if (auto report = check.result.accelerator.find(node); report != check.result.accelerator.end()) {
-      merge(check, healthcheck::judge_accelerator(node, report->second));
+      healthcheck::AcceleratorPolicy policy = config_.accelerator_policy;
+      policy.fleet_gemm_ms = fleet_gemm_ms(node);
+      merge(check, healthcheck::judge_accelerator(node, report->second, policy));
+      if (const std::optional<double> speed = healthcheck::node_gemm_ms(report->second)) node_gemm_ms_[node] = *speed;
     } else if (auto error = check.result.errors.find(node); error != check.result.errors.end()) {
       // "Busy" means not tested, not bad; anything else (no answer, not connected) is bad.
       if (error->second != kNodeBusyForHealthCheck) {
@@ -239,6 +243,15 @@ void HealthChecks::judge_accelerator_phase(Running& check) {
       }
     }
   }
+}
+
+std::optional<double> HealthChecks::fleet_gemm_ms(const std::string& except) const {
+  std::vector<double> others;
+  for (const auto& [node, speed] : node_gemm_ms_) {
+    if (node != except) others.push_back(speed);
+  }
+  if (others.size() < 2) return std::nullopt;
+  return healthcheck::median(std::move(others));
 }
 
 void HealthChecks::start_collective_sets(Running& check, const std::vector<std::vector<std::string>>& sets) {

@@ -7,7 +7,8 @@
 //
 // A node that does not answer a suite within `task_timeout` is UNHEALTHY (a hung agent is no place
 // for work). A node that answers "busy" (the accelerator suite needs idle cores) is not judged.
-// Nodes found UNHEALTHY by the accelerator suite are left out of the collective suite.
+// Nodes found UNHEALTHY by the accelerator suite are left out of the collective suite. A node's
+// accelerator speed is judged against its own cores and against the other nodes' latest speeds.
 //
 // Threading contract: I/O thread only.
 #include <cstdint>
@@ -40,6 +41,7 @@ struct HealthCheckConfig {
   healthcheck::AcceleratorSuiteOptions accelerator;
   healthcheck::CollectiveSuiteOptions collective;
   healthcheck::CollectivePolicy policy;
+  healthcheck::AcceleratorPolicy accelerator_policy;  // its fleet figure is the checks' own (below)
   Millis task_timeout{60000};
 };
 
@@ -110,6 +112,8 @@ class HealthChecks {
   void judge_collective_phase(Running& check);
   void merge(Running& check, const healthcheck::NodeVerdict& verdict);
   void finish(Running& check);
+  // The median of the other nodes' latest speeds, once there are at least two to compare with.
+  std::optional<double> fleet_gemm_ms(const std::string& except) const;
 
   const TimeSource& clock_;
   Timers& timers_;
@@ -119,6 +123,7 @@ class HealthChecks {
   std::map<std::int64_t, Running> running_;
   std::map<std::int64_t, HealthCheckResult> finished_;  // the last few, for GET while the store catches up
   std::map<std::int64_t, Task> tasks_;
+  std::map<std::string, double> node_gemm_ms_;  // each node's latest accelerator speed (this daemon's life)
   std::int64_t next_check_ = 1;
   std::int64_t next_task_ = 1;
 };

@@ -546,8 +546,11 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
 
   nodes_.release(attempt.id, attempt.nodes, attempt.cores_per_node);
   survivors_.erase(job.id);
-  if (job.state == JobState::pending && attempt.infrastructure) {
-    // Its resume need not pre-flight the nodes that kept running it (recovery.h).
+  const bool straggler_replaced =
+      attempt.state == AttemptState::requeued && job.spec.replace_stragglers && !attempt.stragglers.empty();
+  if (job.state == JobState::pending && (attempt.infrastructure || straggler_replaced)) {
+    // Its resume need not pre-flight the nodes that kept running it (recovery.h), and may take a
+    // warm spare in place of the node it left out.
     std::vector<std::string>& survivors = survivors_[job.id];
     for (std::size_t r = 0; r < active.ranks.size(); ++r) {
       if (std::find(job.excluded_nodes.begin(), job.excluded_nodes.end(), attempt.nodes[r]) == job.excluded_nodes.end()) {

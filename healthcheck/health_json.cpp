@@ -83,13 +83,16 @@ CheckResult check_result_from_json(const Json& j, const std::string& path) {
   return c;
 }
 
-Json to_json(const CoreResult& c) { return {{"core", c.core}, {"checks", array_json(c.checks)}}; }
+Json to_json(const CoreResult& c) {
+  return {{"core", c.core}, {"checks", array_json(c.checks)}, {"gemm_ms", c.gemm_ms}};
+}
 
 CoreResult core_result_from_json(const Json& j, const std::string& path) {
   ObjectReader r(j, path);
   CoreResult c;
   c.core = static_cast<int>(r.integer("core", 0, kMaxCores - 1));
   c.checks = array_of<CheckResult>(r, "checks", 16, check_result_from_json);
+  c.gemm_ms = r.opt_number("gemm_ms", 0, kMaxFigure).value_or(0);  // absent in checks stored before protocol 16
   r.finish();
   return c;
 }
@@ -240,6 +243,7 @@ Json to_json(const AcceleratorSuiteOptions& o) {
           {"false_alarm_probability", o.false_alarm_probability},
           {"memory_words", o.memory_words},
           {"parallel_cores", o.parallel_cores},
+          {"timing_repeats", o.timing_repeats},
           {"seed", o.seed}};
 }
 
@@ -252,6 +256,7 @@ AcceleratorSuiteOptions accelerator_suite_options_from_json(const Json& j, const
   o.false_alarm_probability = r.number("false_alarm_probability", 1e-300, 0.5);
   o.memory_words = static_cast<std::size_t>(r.integer("memory_words", 1, 1 << 26));
   o.parallel_cores = static_cast<int>(r.integer("parallel_cores", 0, kMaxCores));
+  o.timing_repeats = static_cast<int>(r.integer("timing_repeats", 1, 1000));
   o.seed = static_cast<std::uint64_t>(r.integer("seed", 0, INT64_MAX));
   r.finish();
   return o;

@@ -37,6 +37,9 @@ struct CheckResult {
 struct CoreResult {
   int core = 0;
   std::vector<CheckResult> checks;  // in AcceleratorTest order
+  // The fastest of `timing_repeats` GEMMs of `gemm_size` on this core, in ms (the fastest, because
+  // a repeat that was preempted on a shared host only adds time); 0 when the GEMM test did not pass.
+  double gemm_ms = 0;
   bool passed() const;
   bool operator==(const CoreResult&) const = default;
 };

@@ -33,9 +33,45 @@ std::string below_floor(const std::map<CollectiveKind, double>& medians, const C
   return "";
 }
 
+std::string ratio_text(double ratio) { return short_number(ratio) + "x"; }
+
+// Why the node is slow ("core 2: GEMM in 0.93 ms, 3x the median of the other cores (0.31 ms)"), empty if it is not.
+std::string slowness(const AcceleratorReport& report, const AcceleratorPolicy& policy) {
+  std::string found;
+  const auto add = [&found](const std::string& why) { found += (found.empty() ? "" : "; ") + why; };
+  for (const CoreResult& core : report.cores) {
+    if (core.gemm_ms <= 0) continue;
+    std::vector<double> others;
+    for (const CoreResult& other : report.cores) {
+      if (other.core != core.core && other.gemm_ms > 0) others.push_back(other.gemm_ms);
+    }
+    if (others.empty()) continue;
+    const double reference = median(std::move(others));
+    if (core.gemm_ms >= policy.slow_ratio * reference) {
+      add("core " + std::to_string(core.core) + ": GEMM in " + short_number(core.gemm_ms) + " ms, " +
+          ratio_text(core.gemm_ms / reference) + " the median of the other cores (" + short_number(reference) + " ms)");
+    }
+  }
+  const std::optional<double> node = node_gemm_ms(report);
+  if (node && policy.fleet_gemm_ms && *policy.fleet_gemm_ms > 0 && *node >= policy.slow_ratio * *policy.fleet_gemm_ms) {
+    add("GEMM in " + short_number(*node) + " ms (median core), " + ratio_text(*node / *policy.fleet_gemm_ms) +
+        " the median of the other nodes (" + short_number(*policy.fleet_gemm_ms) + " ms)");
+  }
+  return found;
+}
+
 }  // namespace
 
-NodeVerdict judge_accelerator(const std::string& node, const AcceleratorReport& report) {
+std::optional<double> node_gemm_ms(const AcceleratorReport& report) {
+  std::vector<double> times;
+  for (const CoreResult& core : report.cores) {
+    if (core.gemm_ms > 0) times.push_back(core.gemm_ms);
+  }
+  if (times.empty()) return std::nullopt;
+  return median(std::move(times));
+}
+
+NodeVerdict judge_accelerator(const std::string& node, const AcceleratorReport& report, const AcceleratorPolicy& policy) {
   if (report.cores.empty()) return {node, NodeState::unhealthy, "accelerator suite tested no cores"};
   std::string failures;
   int failed = 0;
@@ -48,7 +84,12 @@ NodeVerdict judge_accelerator(const std::string& node, const AcceleratorReport& 
     }
   }
   const std::string tally = std::to_string(report.cores.size()) + " cores";
-  if (failed == 0) return {node, NodeState::healthy, "accelerator suite passed on all " + tally};
+  if (failed == 0) {
+    if (const std::string slow = slowness(report, policy); !slow.empty()) {
+      return {node, NodeState::suspect, "accelerator suite passed on all " + tally + " but is slow: " + slow};
+    }
+    return {node, NodeState::healthy, "accelerator suite passed on all " + tally};
+  }
   return {node, NodeState::unhealthy, std::to_string(failed) + " of " + tally + " failed: " + failures};
 }
 

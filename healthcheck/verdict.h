@@ -4,8 +4,14 @@
 // Design note. Verdicts are pure functions of measured values: no I/O, no clock (the caller stamps
 // the time when it applies a state to a node), so they are tested as tables of numbers in, states
 // out (docs/STYLE.md "Pure policy").
-// - Accelerator: a node is HEALTHY when every test on every core passed; otherwise UNHEALTHY, and
-//   the reason lists each failing core with its own reason ("core 3: GEMM element ... off by ...").
+// - Accelerator: a node is UNHEALTHY when a test on a core did not pass, and the reason lists each
+//   failing core with its own reason ("core 3: GEMM element ... off by ..."). A node whose tests all
+//   passed is SUSPECT when it is slow: a core whose GEMM time is at least `slow_ratio` times the
+//   median of the node's other cores, or the node's median core at least `slow_ratio` times the
+//   fleet's (the median over other nodes' latest figures, which the caller keeps). The fastest of
+//   several timed GEMMs is compared, so a host busy with other work adds little; the default ratio
+//   of 2 leaves room for what it still adds on a shared host (a straggler is found at 1.5x from its
+//   own steps: daemon/straggler_rule.h).
 // - Collective run over a set of nodes: a rank with a wrong result or a failed transfer makes the
 //   run fail; a rank whose busbw, for any of the three collectives, is below `suspect_fraction` of
 //   the median over the set's ranks makes its node SUSPECT. The median, not the mean or the best,
@@ -38,7 +44,18 @@ struct CollectivePolicy {
   bool operator==(const CollectivePolicy&) const = default;
 };
 
-NodeVerdict judge_accelerator(const std::string& node, const AcceleratorReport& report);
+struct AcceleratorPolicy {
+  double slow_ratio = 2.0;
+  // The median over other nodes' latest node figures (node_gemm_ms); none: too few to compare with.
+  std::optional<double> fleet_gemm_ms;
+  bool operator==(const AcceleratorPolicy&) const = default;
+};
+
+NodeVerdict judge_accelerator(const std::string& node, const AcceleratorReport& report,
+                              const AcceleratorPolicy& policy = {});
+
+// The node's speed: the median of its cores' GEMM times; none when no core was timed.
+std::optional<double> node_gemm_ms(const AcceleratorReport& report);
 
 struct CollectiveVerdict {
   std::vector<NodeVerdict> nodes;  // one per node of the run, in rank order

@@ -33,7 +33,8 @@ namespace trainyard::inline proto {
 //     fence time: an agent with no heartbeat acknowledged for it stops its attempts.
 // 14: metrics carry the step directories a command's rank 0 wrote (no digest without a manifest).
 // 15: a simulated rank's attempt report carries its device time (busy_ms), to find stragglers.
-inline constexpr int kProtocolVersion = 15;
+// 16: the accelerator suite times each core's GEMM (timing_repeats, gemm_ms), to find a slow core.
+inline constexpr int kProtocolVersion = 16;
 
 // The agent's view of one attempt it is running.
 struct AttemptReport {

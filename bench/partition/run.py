@@ -22,6 +22,7 @@ freeze to its attempt's end, whichever rule ended it).
 
   bench/partition/run.py [--build BUILD_DIR] [--seed 1] [--minutes 10] [--agents 6] [--warm-spares 2]
                          [--jobs 8] [--steps 2000] [--step-ms 100] [--checkpoint-every 20]
+                         [--quiet-s 5-15] [--fence-ms 1000] [--node-timeout-ms 3000]
 
 Needs root, `ip netns`, cgroup v1 or v2 with the agents' attempt cgroups, and Debian's `postgresql`.
 There is no tc netem or iptables here: the nemesis cannot delay, reorder or drop a fraction of
@@ -127,7 +128,13 @@ def main():
     p.add_argument("--steps", type=int, default=2000)
     p.add_argument("--step-ms", type=int, default=100)
     p.add_argument("--checkpoint-every", type=int, default=20)
+    p.add_argument("--quiet-s", default="5-15", help="MIN-MAX seconds of quiet between one fault's end and the next")
+    p.add_argument("--fence-ms", type=int, default=1000)
+    p.add_argument("--node-timeout-ms", type=int, default=3000)
     a = p.parse_args()
+    quiet = tuple(float(x) for x in a.quiet_s.split("-"))
+    if len(quiet) != 2 or not 0 <= quiet[0] <= quiet[1]:
+        p.error(f"--quiet-s: want MIN-MAX seconds, got {a.quiet_s!r}")
     build = os.path.abspath(a.build)
     rng = random.Random(a.seed)
     root = tempfile.mkdtemp(prefix="trainyard-partition.", dir="/var/tmp")
@@ -162,7 +169,8 @@ def main():
             procs[f"daemon-{i}"] = subprocess.Popen(hosts.wrap(f"daemon-{i}", [
                 f"{build}/daemon/trainyard-daemon", "--listen", urls[i][len("http://"):], "--advertise-url", urls[i],
                 "--data-dir", datas[i], "--store", store, "--lease-ttl-ms", "5000", "--insecure-http",  # the link never leaves this machine
-                "--heartbeat-interval-ms", "500", "--node-timeout-ms", "3000", "--kill-grace-ms", "500", "--fence-ms", "1000",
+                "--heartbeat-interval-ms", "500", "--node-timeout-ms", str(a.node_timeout_ms), "--kill-grace-ms", "500",
+                "--fence-ms", str(a.fence_ms),
                 "--retry-backoff-ms", "200", "--max-infra-retries", "100", "--canary-interval-s", "0",
                 "--health-interval-s", "0", "--suspect-pct", "10", "--warm-spares", str(a.warm_spares)]),
                 stdout=log, stderr=log)
@@ -259,7 +267,7 @@ def main():
             states = [api("GET", f"/v1/jobs/{j}")["state"] for j in jobs]
             if all(s in ("SUCCEEDED", "FAILED", "CANCELLED") for s in states):
                 break
-            time.sleep(rng.uniform(5, 15))  # a quiet spell between faults
+            time.sleep(rng.uniform(*quiet))  # a quiet spell between faults
             kind = rng.choice(kinds)
             busy = busy_agents()
             at = time.time()
@@ -360,7 +368,8 @@ def main():
         for _, kind, _ in faults:
             kinds_seen[kind] = kinds_seen.get(kind, 0) + 1
         print(f"# partition soak, seed {a.seed}: {a.agents} agents x 4 cores on their own hosts, {a.warm_spares} warm spares, "
-              f"active + standby daemons on PostgreSQL (lease 5 s, node timeout 3 s, fence 1 s, kill grace 0.5 s); "
+              f"active + standby daemons on PostgreSQL (lease 5 s, node timeout {a.node_timeout_ms / 1000:g} s, "
+              f"fence {a.fence_ms / 1000:g} s, kill grace 0.5 s); {quiet[0]:g}-{quiet[1]:g} s of quiet between faults; "
               f"{a.jobs} simulated jobs x 2 nodes, {a.steps} steps of {a.step_ms} ms, checkpoint every {a.checkpoint_every}")
         print("faults: " + " ".join(f"{k}={v}" for k, v in sorted(kinds_seen.items())))
         print(f"elapsed_s={elapsed:.0f} two_attempts_running_s={twice_s:.2f} samples={len(sampler.samples)}")

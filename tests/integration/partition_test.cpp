@@ -45,7 +45,8 @@ TEST_F(HostsTest, RanksReachEachOtherAtTheirNodesAddresses) {
   cluster.start_agent("node-a");
   cluster.start_agent("node-b");
   cluster.wait_for_nodes(2);
-  for (const auto& node : cluster.api("GET", "/v1/nodes").body["nodes"]) {
+  const Json nodes = cluster.api("GET", "/v1/nodes").body["nodes"];
+  for (const auto& node : nodes) {
     const std::string name = node["name"];
     EXPECT_EQ(node["data_addr"].get<std::string>().rfind(network_->address(name) + ":", 0), 0u) << node.dump();
   }

@@ -1,8 +1,9 @@
-// Stragglers with real processes: one node's simulated device computes three times slower
-// (`--fault node=slow:3`); its rank is named in a job.straggler event and on the attempt, its node
-// turns SUSPECT and is health-checked, and with replace_stragglers the job is checkpointed and
-// resumes without that node. Command ranks that do not wait on each other show a slow one through
-// their own progress.
+// Stragglers with real processes: one node's simulated device slows to a third of its speed after
+// it registered (`node=slow:3`); its rank is named in a job.straggler event and on the attempt, its
+// node turns SUSPECT and its health check times it slow against the other nodes, and with
+// replace_stragglers the job is checkpointed and resumes without that node, at once on a warm spare
+// when there is one. Command ranks that do not wait on each other show a slow one through their
+// own progress.
 #include <gtest/gtest.h>
 
 #include "tests/integration/cluster.h"
@@ -40,11 +41,17 @@ Json gang_job(const std::string& name, int nodes, int steps) {
           {"workload", {{"steps", steps}, {"step_ms", 50}, {"checkpoint_every", 5}}}};
 }
 
+void slow_down(Cluster& cluster, const std::string& node) {
+  ASSERT_EQ(cluster.api("PUT", "/v1/nodes/" + node + "/faults", R"({"faults":["node=slow:3"]})").status, 202);
+}
+
+// It slows down once registered: its registration check, at full speed, lets it take work.
 void start_gang(Cluster& cluster, int healthy) {
   cluster.start_daemon();
-  cluster.start_agent("trn-slow", AgentSpec{.cores = 4, .extra_flags = {"--fault", "node=slow:3"}});
+  cluster.start_agent("trn-slow", AgentSpec{.cores = 4});
   for (int i = 0; i < healthy; ++i) cluster.start_agent("trn-" + std::to_string(i));
   cluster.wait_for_nodes(healthy + 1);
+  slow_down(cluster, "trn-slow");
 }
 
 TEST(Stragglers, ASlowNodesRankIsNamedItsNodeSuspectedAndChecked) {
@@ -77,14 +84,19 @@ TEST(Stragglers, ASlowNodesRankIsNamedItsNodeSuspectedAndChecked) {
   EXPECT_EQ(cluster.api("GET", job_path(id)).body["state"], "RUNNING");
   ASSERT_EQ(cluster.api("POST", job_path(id) + "/cancel").status, 200);
   cluster.wait_job_state(id, "CANCELLED", 30s);
-  // Its node is health-checked once the attempt is over (the suite needs it idle).
+  // Its node is health-checked once the attempt is over (the suite needs it idle): every core
+  // computes right, and its GEMMs, timed against the other nodes', keep it SUSPECT.
+  Json check;
   ASSERT_TRUE(eventually([&] {
     const Json checks = cluster.api("GET", "/v1/nodes/trn-slow/health").body["checks"];
-    for (const Json& check : checks) {
-      if (check.value("kind", "") == "after_straggler") return true;
+    for (const Json& c : checks) {
+      if (c.value("kind", "") == "after_straggler") check = c;
     }
-    return false;
+    return !check.is_null();
   }, 30s)) << cluster.api("GET", "/v1/nodes/trn-slow/health").body.dump(2);
+  EXPECT_EQ(check["verdict"], "SUSPECT") << check.dump(2);
+  EXPECT_NE(check["reason"].get<std::string>().find("the median of the other nodes"), std::string::npos) << check.dump(2);
+  EXPECT_EQ(cluster.api("GET", "/v1/nodes/trn-slow").body["state"], "SUSPECT");
 }
 
 TEST(Stragglers, WithReplaceStragglersTheJobResumesFromItsCheckpointWithoutTheSlowNode) {
@@ -109,6 +121,37 @@ TEST(Stragglers, WithReplaceStragglersTheJobResumesFromItsCheckpointWithoutTheSl
   const Json events = straggler_events(cluster, id);
   ASSERT_EQ(events.size(), 1u) << events.dump(2);
   EXPECT_EQ(events[0]["details"]["replace"], true);
+}
+
+// With a warm spare the replaced straggler's job does not wait for a scheduling pass or a
+// pre-flight: it resumes at once on its other ranks' nodes and the spare.
+TEST(Stragglers, WithAWarmSpareTheReplacedStragglersJobResumesOnTheSpare) {
+  Cluster cluster;
+  cluster.start_daemon({"--warm-spares", "1"});
+  for (int i = 0; i < 4; ++i) cluster.start_agent("trn-" + std::to_string(i));
+  cluster.wait_for_nodes(4);
+  Json spec = gang_job("spared", 3, 200);
+  spec["replace_stragglers"] = true;
+  const auto id = cluster.submit(spec);
+  cluster.wait_job_state(id, "RUNNING", 30s);
+  const Json first = attempts_of(cluster, id)[0];
+  const std::string slow = first["nodes"][1];
+  slow_down(cluster, slow);
+
+  cluster.wait_job_state(id, "SUCCEEDED", 120s);
+  const Json attempts = attempts_of(cluster, id);
+  ASSERT_EQ(attempts.size(), 2u) << attempts.dump(2);
+  EXPECT_EQ(attempts[0]["stragglers"][0]["node"], slow) << attempts.dump(2);
+  const Json& resumed = attempts[1];
+  EXPECT_EQ(rank_on(resumed, slow), -1) << attempts.dump(2);
+  std::string spare;
+  for (const Json& node : resumed["nodes"]) {
+    if (rank_on(first, node) == -1) spare = node;
+  }
+  EXPECT_FALSE(spare.empty()) << "resumed on the same nodes without the slow one? " << attempts.dump(2);
+  EXPECT_TRUE(resumed.contains("resumed_from")) << attempts.dump(2);
+  EXPECT_NE(cluster.daemon_log().find("event=resume_on_spares job=" + std::to_string(id)), std::string::npos)
+      << cluster.daemon_log();
 }
 
 // Command ranks that do not wait on each other: rank 1 steps every 150 ms, rank 0 every 50 ms.

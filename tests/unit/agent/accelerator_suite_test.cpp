@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "healthcheck/verdict.h"
@@ -88,6 +89,29 @@ TEST(AcceleratorSuiteTest, FaultedCoresAreNamedAndTheOthersPass) {
   EXPECT_THAT(verdict.reason, StartsWith("3 of 8 cores failed: core 3: GEMM element"));
   EXPECT_THAT(verdict.reason, HasSubstr("; core 5: GEMM timed out after"));
   EXPECT_THAT(verdict.reason, HasSubstr("; core 6: crashed during GEMM"));
+}
+
+// A slow core computes right, so every test passes; its timed GEMMs show it. The fault makes each
+// operation last 4x its own compute time, and the fastest of the repeats is compared, so the ratio
+// stays near 4 however busy the host is.
+TEST(AcceleratorSuiteTest, ASlowCorePassesItsTestsAndItsGemmTimeNamesIt) {
+  neuron::NeuronDevice device(4);
+  FaultPlan plan;
+  plan.slow_cores[2] = 4;
+  device.set_faults(plan);
+  const AcceleratorReport report = agent::run_accelerator_suite(device, options(kNoHangBudget));
+  ASSERT_EQ(report.cores.size(), 4u);
+  for (const CoreResult& core : report.cores) {
+    EXPECT_TRUE(core.passed()) << core.core;
+    EXPECT_GT(core.gemm_ms, 0.0) << core.core;
+  }
+  const double others = std::max({report.cores[0].gemm_ms, report.cores[1].gemm_ms, report.cores[3].gemm_ms});
+  EXPECT_GE(report.cores[2].gemm_ms, 2.0 * others);
+  const NodeVerdict verdict = judge_accelerator("node-c", report);
+  EXPECT_EQ(verdict.state, NodeState::suspect) << verdict.reason;
+  EXPECT_THAT(verdict.reason, HasSubstr("core 2: GEMM in "));
+  EXPECT_THAT(verdict.reason, HasSubstr("the median of the other cores"));
+  EXPECT_THAT(verdict.reason, ::testing::Not(HasSubstr("core 0:")));
 }
 
 TEST(AcceleratorSuiteTest, TwoHungCoresCostOneBudgetWithTwoWorkers) {

@@ -19,6 +19,17 @@ Json passing_report() {
   return healthcheck::to_json(report);
 }
 
+// Two cores that pass, each timed at `gemm_ms`.
+Json timed_report(double gemm_ms) {
+  healthcheck::AcceleratorReport report;
+  for (int core = 0; core < 2; ++core) {
+    report.cores.push_back(healthcheck::CoreResult{
+        core, {healthcheck::CheckResult{healthcheck::AcceleratorTest::gemm, healthcheck::CheckStatus::passed, 1e-7, 1e-5, 1, ""}},
+        gemm_ms});
+  }
+  return healthcheck::to_json(report);
+}
+
 Json corrupt_report() {
   healthcheck::AcceleratorReport report;
   report.cores.push_back(healthcheck::CoreResult{
@@ -42,6 +53,29 @@ TEST(HealthGating, ANewNodeTakesNoWorkUntilItPassesItsRegistrationCheck) {
   EXPECT_EQ(state_of(c, "n1"), NodeState::healthy);
   EXPECT_EQ(c.jobs.node("n1")->node.last_check_verdict, "HEALTHY");
   EXPECT_EQ(c.launches().size(), 1u) << "the pending job did not start once the node passed";
+}
+
+// A node whose cores agree with each other but are all slow is found against the other nodes'
+// latest figures, once there are two of them to compare with.
+TEST(HealthGating, ANodeSlowAsAWholeIsSuspectAgainstTheOtherNodesSpeed) {
+  Cluster c(gated_config());
+  const auto check_with = [&](const std::string& node, double gemm_ms) {
+    auto agent = c.connect(node);
+    c.send(node, HealthResultMsg{agent->all<HealthCheckMsg>()[0].task_id, timed_report(gemm_ms), ""});
+    return agent;
+  };
+  auto first = check_with("slow-first", 0.9);
+  EXPECT_EQ(state_of(c, "slow-first"), NodeState::healthy) << "nobody to compare with yet";
+  auto n1 = check_with("n1", 0.3);
+  auto n2 = check_with("n2", 0.32);
+  EXPECT_EQ(state_of(c, "n1"), NodeState::healthy) << "one other figure is too few to judge by";
+  EXPECT_EQ(state_of(c, "n2"), NodeState::healthy) << "the median of 0.9 and 0.3 is 0.6";
+  auto slow = check_with("slow", 0.9);
+  EXPECT_EQ(state_of(c, "slow"), NodeState::suspect);
+  const std::string reason = c.jobs.node("slow")->node.state_reason;
+  EXPECT_NE(reason.find("the median of the other nodes"), std::string::npos) << reason;
+  auto fast = check_with("n3", 0.31);
+  EXPECT_EQ(state_of(c, "n3"), NodeState::healthy) << "slow nodes only make the others look faster";
 }
 
 TEST(HealthGating, AHelloListingAnAttemptWeNeverAssignedIsFencedAndStillTested) {

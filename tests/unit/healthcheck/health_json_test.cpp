@@ -22,7 +22,8 @@ AcceleratorReport sample_report() {
   return {{{0,
             {{AcceleratorTest::gemm, CheckStatus::passed, 3e-7, 6e-5, 1.5, ""},
              {AcceleratorTest::stochastic_rounding, CheckStatus::passed, 2e-6, 1.3e-4, 0.7, ""},
-             {AcceleratorTest::memory, CheckStatus::passed, 0, 0, 2.25, ""}}},
+             {AcceleratorTest::memory, CheckStatus::passed, 0, 0, 2.25, ""}},
+            0.31},
            {3,
             {{AcceleratorTest::gemm, CheckStatus::timed_out, 2001, 2000, 2001, "core 3: GEMM timed out after 2001 ms (budget 2000 ms)"},
              {AcceleratorTest::stochastic_rounding, CheckStatus::skipped, 0, 0, 0, ""},
@@ -49,12 +50,19 @@ TEST(HealthJsonTest, EveryTypeSurvivesARoundTrip) {
   AcceleratorSuiteOptions accelerator;
   accelerator.budget = std::chrono::milliseconds(1500);
   accelerator.parallel_cores = 4;
+  accelerator.timing_repeats = 3;
   EXPECT_EQ(accelerator_suite_options_from_json(through_text(to_json(accelerator))), accelerator);
   const CollectiveSuiteOptions collective{4096, 5};
   EXPECT_EQ(collective_suite_options_from_json(through_text(to_json(collective))), collective);
   const CollectivePolicy policy{0.6, 25 * kMB};
   EXPECT_EQ(collective_policy_from_json(through_text(to_json(policy))), policy);
   EXPECT_EQ(collective_policy_from_json(through_text(to_json(CollectivePolicy{}))), CollectivePolicy{});
+}
+
+TEST(HealthJsonTest, ACoreStoredBeforeItsGemmWasTimedReadsAsUntimed) {
+  Json stored = to_json(sample_report());
+  stored["cores"][0].erase("gemm_ms");
+  EXPECT_EQ(accelerator_report_from_json(through_text(stored)).cores[0].gemm_ms, 0.0);
 }
 
 TEST(HealthJsonTest, AnInfiniteErrorIsWrittenAsTheLargestFiniteNumber) {
@@ -85,6 +93,7 @@ TEST(HealthJsonTest, MalformedReportsNameTheField) {
   EXPECT_EQ(rejected_field(valid, [](Json& j) { j["cores"][0]["checks"][2]["measured"] = "0"; }, report),
             "cores[0].checks[2].measured");
   EXPECT_EQ(rejected_field(valid, [](Json& j) { j["cores"][0]["core"] = -1; }, report), "cores[0].core");
+  EXPECT_EQ(rejected_field(valid, [](Json& j) { j["cores"][0]["gemm_ms"] = -0.5; }, report), "cores[0].gemm_ms");
   EXPECT_EQ(rejected_field(valid, [](Json& j) { j["cores"][0]["checks"][1]["extra"] = 1; }, report),
             "cores[0].checks[1].extra");
   EXPECT_EQ(rejected_field(valid, [](Json& j) { j.erase("duration_ms"); }, report), "duration_ms");
@@ -120,6 +129,7 @@ TEST(HealthJsonTest, MalformedVerdictsPlansAndOptionsNameTheField) {
   const auto accelerator = [](const Json& j) { accelerator_suite_options_from_json(j); };
   const Json valid_options = to_json(AcceleratorSuiteOptions{});
   EXPECT_EQ(rejected_field(valid_options, [](Json& j) { j["budget_ms"] = 0; }, accelerator), "budget_ms");
+  EXPECT_EQ(rejected_field(valid_options, [](Json& j) { j["timing_repeats"] = 0; }, accelerator), "timing_repeats");
   EXPECT_EQ(rejected_field(valid_options, [](Json& j) { j["false_alarm_probability"] = 1; }, accelerator),
             "false_alarm_probability");
 

@@ -42,6 +42,51 @@ TEST(AcceleratorVerdictTest, FailingCoresAreNamedAndSkippedTestsAreNotRepeated) 
                          "core 3: GEMM timed out after 2001 ms (budget 2000 ms)"}));
 }
 
+AcceleratorReport timed_cores(const std::vector<double>& gemm_ms) {
+  AcceleratorReport report;
+  for (std::size_t c = 0; c < gemm_ms.size(); ++c) {
+    report.cores.push_back(healthy_core(static_cast<int>(c)));
+    report.cores.back().gemm_ms = gemm_ms[c];
+  }
+  return report;
+}
+
+TEST(AcceleratorVerdictTest, ACoreAtTwiceTheMedianOfTheOthersIsSuspectNamingItAndTheRatio) {
+  EXPECT_EQ(judge_accelerator("node-a", timed_cores({0.3, 0.3, 0.9, 0.31})),
+            (NodeVerdict{"node-a", NodeState::suspect,
+                         "accelerator suite passed on all 4 cores but is slow: core 2: GEMM in 0.9 ms, 3x the median "
+                         "of the other cores (0.3 ms)"}));
+  // Just under the ratio, and a ratio of its own.
+  EXPECT_EQ(judge_accelerator("node-a", timed_cores({0.3, 0.3, 0.59, 0.3})).state, NodeState::healthy);
+  EXPECT_EQ(judge_accelerator("node-a", timed_cores({0.3, 0.3, 0.45, 0.3}), {.slow_ratio = 1.5}).state,
+            NodeState::suspect);
+}
+
+TEST(AcceleratorVerdictTest, ANodeSlowAsAWholeIsJudgedAgainstTheFleet) {
+  const AcceleratorReport slow = timed_cores({0.9, 0.92, 0.9, 0.91});
+  ASSERT_TRUE(node_gemm_ms(slow));
+  EXPECT_DOUBLE_EQ(*node_gemm_ms(slow), 0.905);
+  // Its cores agree with each other: only the fleet shows it.
+  EXPECT_EQ(judge_accelerator("node-a", slow).state, NodeState::healthy);
+  const NodeVerdict verdict = judge_accelerator("node-a", slow, {.fleet_gemm_ms = 0.3});
+  EXPECT_EQ(verdict.state, NodeState::suspect);
+  EXPECT_THAT(verdict.reason, HasSubstr("GEMM in 0.905 ms (median core), 3.02x the median of the other nodes (0.3 ms)"));
+  EXPECT_EQ(judge_accelerator("node-a", slow, {.fleet_gemm_ms = 0.5}).state, NodeState::healthy);
+}
+
+TEST(AcceleratorVerdictTest, UntimedCoresAreNotComparedAndFailuresOutrankSlowness) {
+  EXPECT_EQ(node_gemm_ms(timed_cores({0, 0})), std::nullopt);
+  EXPECT_EQ(judge_accelerator("node-a", timed_cores({0, 0.3, 0}), {.fleet_gemm_ms = 0.1}).state, NodeState::suspect);
+  EXPECT_EQ(judge_accelerator("node-a", timed_cores({0, 0.9, 0.3})).state, NodeState::suspect);
+  EXPECT_EQ(judge_accelerator("node-a", timed_cores({0.3})).state, NodeState::healthy) << "one core: nobody to compare";
+  AcceleratorReport failing = timed_cores({0.3, 0.3, 3.0});
+  failing.cores[0].checks[2] = {AcceleratorTest::memory, CheckStatus::failed, 3, 0, 2.0,
+                                "core 0: memory pattern checkerboard word 7 read back wrong"};
+  const NodeVerdict verdict = judge_accelerator("node-a", failing);
+  EXPECT_EQ(verdict.state, NodeState::unhealthy);
+  EXPECT_EQ(verdict.reason, "1 of 3 cores failed: core 0: memory pattern checkerboard word 7 read back wrong");
+}
+
 TEST(AcceleratorVerdictTest, AReportWithoutCoresIsUnhealthy) {
   EXPECT_EQ(judge_accelerator("node-a", {}).state, NodeState::unhealthy);
 }
