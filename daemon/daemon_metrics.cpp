@@ -189,16 +189,21 @@ void write_live_state(prom::TextWriter& out, const JobManager& jobs, const TimeS
   out.gauge("trainyard_share_storage_bytes", "Checkpoint, log and work-directory bytes the jobs of each share keep, by kind.",
             {"share", "kind"}, storage);
 
-  std::map<prom::LabelValues, double> nodes_by_state;
+  // Every state is a series, at zero too, so a board's sums and ratios exist on an idle cluster.
+  std::map<prom::LabelValues, double> nodes_by_state, cores_by_state, allocated_by_state;
   for (const NodeState s : {NodeState::healthy, NodeState::suspect, NodeState::unhealthy, NodeState::drained,
                             NodeState::down}) {
     nodes_by_state[{to_string(s)}] = 0;
+    cores_by_state[{to_string(s)}] = 0;
+    allocated_by_state[{to_string(s)}] = 0;
   }
   std::map<prom::LabelValues, double> heartbeat_age;
   std::map<prom::LabelValues, double> disk_free;
   double connected = 0;
   for (const NodeView& view : jobs.nodes()) {
     nodes_by_state[{to_string(view.node.state)}] += 1;
+    cores_by_state[{to_string(view.node.state)}] += view.node.cores;
+    allocated_by_state[{to_string(view.node.state)}] += view.node.cores - view.free_cores;
     if (view.node.connected) connected += 1;
     if (view.node.last_heartbeat) {
       heartbeat_age[{view.node.name}] = std::chrono::duration<double>(clock.monotonic_now() - view.heard_at).count();
@@ -206,6 +211,9 @@ void write_live_state(prom::TextWriter& out, const JobManager& jobs, const TimeS
     for (const DiskSpace& d : view.node.disks) disk_free[{view.node.name, d.role}] = static_cast<double>(d.free_mb) * 1024 * 1024;
   }
   out.gauge("trainyard_nodes", "Registered nodes by state.", {"state"}, nodes_by_state);
+  out.gauge("trainyard_cores", "Cores of registered nodes, by node state (HEALTHY ones can take work).", {"state"},
+            cores_by_state);
+  out.gauge("trainyard_cores_allocated", "Cores held by attempts, by their node's state.", {"state"}, allocated_by_state);
   out.gauge("trainyard_agents_connected", "Agents connected over WebSocket.", {}, {{{}, connected}});
   out.gauge("trainyard_node_heartbeat_age_seconds", "Time since each node's last heartbeat.", {"node"}, heartbeat_age);
   out.gauge("trainyard_node_disk_free_bytes", "Free space on each node's work and checkpoint filesystems.", {"node", "filesystem"},

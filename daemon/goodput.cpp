@@ -104,10 +104,16 @@ Goodput share_in(const Segment& s, TimePoint from, TimePoint to) {
 Goodput goodput_in(std::span<const Attempt> attempts, TimePoint now, TimePoint from, TimePoint to) {
   Goodput total;
   for (std::size_t i = 0; i < attempts.size(); ++i) {
+    // What the job went on from: the next attempt that chose a checkpoint or launched. One placed
+    // and never launched (its node lost or its pre-flight failed first) redid nothing.
     std::optional<std::int64_t> kept_until;
-    if (i + 1 < attempts.size()) {
-      const auto& next = attempts[i + 1].resumed_from;
-      kept_until = next ? checkpoint::step_of(*next).value_or(0) : 0;
+    for (std::size_t j = i + 1; j < attempts.size() && !kept_until; ++j) {
+      const Attempt& next = attempts[j];
+      if (next.resumed_from) {
+        kept_until = checkpoint::step_of(*next.resumed_from).value_or(0);
+      } else if (next.launched_at || next.started_at) {
+        kept_until = 0;
+      }
     }
     for (const Segment& s : attempt_segments(attempts[i], kept_until, now)) total += share_in(s, from, to);
   }

@@ -14,7 +14,8 @@
 // - checkpoint: how long checkpoint writes held up training, as the kernel measures it (writes are
 //   asynchronous; only a hand-off that pushed a step past its pace, and the wait for the last write,
 //   cost anything). Taken out of step time first, then out of the time after the last step;
-// - redone: steps a later attempt computed again (past the checkpoint it resumed from);
+// - redone: steps a later attempt computed again (past the checkpoint the next attempt that chose a
+//   checkpoint or launched resumed from: one that never launched computed nothing);
 // - stalled: from the last step to the end of an attempt that failed (a hang, or the time a failure
 //   took to be noticed and the gang stopped);
 // - productive: the rest of the step time, and the time after the last step of an attempt that

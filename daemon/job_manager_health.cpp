@@ -161,7 +161,7 @@ void JobManager::start_preflight(AttemptId id) {
     }
   }
   attempt.preflight_running = true;
-  HealthCheckRequest request{HealthCheckKind::preflight, nodes, false, true, "job " + std::to_string(job.id)};
+  HealthCheckRequest request{HealthCheckKind::preflight, nodes, false, true, "job " + job_ref_text(job)};
   spdlog::info("event=preflight_started job={} attempt={} nodes={}", job.id, id, join_node_names(nodes));
   start_check(std::move(request), [this, id](const HealthCheckResult& result) { on_preflight_done(id, result); });
 }

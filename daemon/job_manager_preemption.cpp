@@ -82,7 +82,7 @@ void JobManager::consider_preemption() {
   store::Change announced;
   announced.events.push_back(job_event(now, "job.waiting_on_preemption", *waiting, std::nullopt, "", plan->reason,
                                        {{"victims", plan->victims}}));
-  const std::string why = "preempted for job " + std::to_string(waiting->id) + " of share " + waiting->spec.share;
+  const std::string why = "preempted for job " + job_ref_text(*waiting) + " of share " + waiting->spec.share;
   for (JobId victim : plan->victims) {
     auto it = active_jobs_.find(victim);
     if (it == active_jobs_.end()) continue;

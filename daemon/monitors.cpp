@@ -97,7 +97,7 @@ std::optional<HealthCheckRequest> Monitors::stuck_nodes_check(const Job& job, co
   }
   if (nodes.empty()) return std::nullopt;
   const bool collective = nodes.size() >= 2;
-  return HealthCheckRequest{HealthCheckKind::after_stuck, std::move(nodes), true, collective, "job " + std::to_string(job.id)};
+  return HealthCheckRequest{HealthCheckKind::after_stuck, std::move(nodes), true, collective, "job " + job_ref_text(job)};
 }
 
 std::vector<std::string> Monitors::suspect_canary_nodes(const Job& canary, const Attempt& attempt,

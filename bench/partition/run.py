@@ -354,6 +354,10 @@ def main():
                 for t, node in frozen_ranks:
                     if node in attempt["nodes"] and began <= t <= ended:
                         hangs.append((ended - t, attempt.get("failure_class", "")))
+        for j, ats in attempts.items():  # where each job's time went, attempt by attempt
+            print(f"# job {j}: " + "; ".join(
+                f"{at['state']}{'/' + at['failure_class'] if at.get('failure_class') else ''} on {','.join(at['nodes'])} "
+                f"from {os.path.basename(at.get('resumed_from') or 'start')} to step {at.get('steps_completed', 0)}" for at in ats))
         final = [api("GET", f"/v1/jobs/{j}")["state"] for j in jobs]
         # The soak's jobs alone: the cluster figure would count the prober's jobs too.
         rows = [r for r in api("GET", f"/v1/goodput?limit={len(jobs) + len(acknowledged) + 10}")["jobs"] if r["job_id"] in jobs]

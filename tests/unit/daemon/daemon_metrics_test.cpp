@@ -52,6 +52,11 @@ TEST(DaemonMetrics, GaugesFollowLiveJobsQueuesAndNodes) {
   EXPECT_THAT(text, HasSubstr("trainyard_queue_oldest_pending_age_seconds{share=\"speech\"} 30\n"));
   EXPECT_THAT(text, HasSubstr("trainyard_nodes{state=\"HEALTHY\"} 2\n"));
   EXPECT_THAT(text, HasSubstr("trainyard_nodes{state=\"DOWN\"} 0\n"));
+  // Two 8-core nodes, one of them holding the running job's rank (a whole node).
+  EXPECT_THAT(text, HasSubstr("trainyard_cores{state=\"HEALTHY\"} 16\n"));
+  EXPECT_THAT(text, HasSubstr("trainyard_cores{state=\"UNHEALTHY\"} 0\n"));
+  EXPECT_THAT(text, HasSubstr("trainyard_cores_allocated{state=\"HEALTHY\"} 8\n"));
+  EXPECT_THAT(text, HasSubstr("trainyard_cores_allocated{state=\"DOWN\"} 0\n"));
   EXPECT_THAT(text, HasSubstr("trainyard_agents_connected 2\n"));
   EXPECT_THAT(text, HasSubstr("trainyard_node_heartbeat_age_seconds{node=\"n2\"} 0\n"));
   EXPECT_THAT(text, HasSubstr("trainyard_submit_to_running_seconds_count 1\n"));

@@ -71,6 +71,31 @@ TEST(Goodput, AResumeAtTheStepReachedRedoesExactlyNothing) {
   }
 }
 
+// Attempt 2 was placed on a node lost before it launched: it chose no checkpoint and computed
+// nothing, so attempt 1's steps are judged by attempt 3, which resumed from step 50.
+TEST(Goodput, AnAttemptThatNeverLaunchedDoesNotMakeTheStepsBeforeItRedone) {
+  Attempt never_launched = attempt(AttemptState::failed, 81, 0, 0, 84, 0);
+  never_launched.launched_at.reset();
+  never_launched.started_at.reset();
+  never_launched.last_progress_at.reset();
+  const std::vector<Attempt> three = {
+      attempt(AttemptState::failed, 0, 2, 62, 80, 60),
+      never_launched,
+      attempt(AttemptState::succeeded, 85, 87, 137, 137, 100, "/ckpt/job-1/step-0000000050"),
+  };
+  const Goodput g = job_goodput(three, at_s(200));
+  EXPECT_DOUBLE_EQ(g.redone_core_s, 60 * 4 * (10.0 / 60));  // steps 51..60 only
+  EXPECT_DOUBLE_EQ(g.preflight_core_s, 3 * 4);
+  // With no attempt after it that ran, nothing of attempt 1 was done again.
+  const std::vector<Attempt> ended_there = {three[0], three[1]};
+  EXPECT_DOUBLE_EQ(job_goodput(ended_there, at_s(200)).redone_core_s, 0);
+  // One that launched without a checkpoint started over: everything before it was redone.
+  Attempt from_scratch = three[2];
+  from_scratch.resumed_from.reset();
+  const std::vector<Attempt> restarted = {three[0], three[1], from_scratch};
+  EXPECT_DOUBLE_EQ(job_goodput(restarted, at_s(200)).redone_core_s, 60 * 4);
+}
+
 TEST(Goodput, PreFlightIsTheTimeFromPlacementToLaunch) {
   // Placed at t=0, pre-flight until t=3, processes up at t=4, first step (2 s each) done at t=8.
   Attempt a = attempt(AttemptState::succeeded, 0, 4, 26, 26, 10);

@@ -215,6 +215,10 @@ TEST(Monitors, StuckNodesAreTestedOnceEachIfConnectedAndNotUnderTest) {
   EXPECT_TRUE(check->collective);
   EXPECT_EQ(check->requested_by, "job 4");
   EXPECT_FALSE(w.monitors.stuck_nodes_check(simulated_job(10), attempt, {3, 4}));
+  // An array's task is named as people name it, not by its internal id.
+  Job task = simulated_job(10);
+  task.array_task = ArrayTask{.array_job = 2, .index = 1};
+  EXPECT_EQ(w.monitors.stuck_nodes_check(task, attempt, {0})->requested_by, "job 2_1");
 }
 
 TEST(Monitors, AFailedCanaryMakesItsHealthyNodesSuspect) {
