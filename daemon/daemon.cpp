@@ -190,6 +190,12 @@ Leadership take_leadership(store::Store& store, const store::StoreUrl& store_url
                            const std::string& host, unsigned short port, const fs::path& data_dir) {
   Leadership leadership{.port = port, .advertise_url = o.advertise_url};
   if (store_url.kind != store::StoreUrl::Kind::postgresql) return leadership;
+  if (o.checkpoint_root.empty()) {
+    // A daemon that takes over resumes jobs from the checkpoints under its own root.
+    spdlog::warn("event=checkpoint_root_private detail=\"no --checkpoint-root: checkpoints go under this daemon's data "
+                 "directory, where a daemon that takes over from it will not find them; give every daemon on this "
+                 "store the same --checkpoint-root on shared storage\"");
+  }
   if (const auto warning = takeover_warning(fence_time_of(o), Millis(o.lease_ttl_ms))) {
     spdlog::warn("event=fence_shorter_than_takeover detail=\"{}\"", *warning);
   }
@@ -458,7 +464,8 @@ int run_daemon(const DaemonOptions& o) {
   jm.daemon_version = kTrainyardVersion;
   jm.heartbeat_interval = Millis(o.heartbeat_interval_ms);
   jm.node_timeout = Millis(o.node_timeout_ms);
-  jm.recovery = {Millis(o.disconnect_grace_ms), static_cast<int>(o.warm_spares), std::chrono::seconds(o.warm_for_s)};
+  jm.recovery = {Millis(o.disconnect_grace_ms), static_cast<int>(o.warm_spares), std::chrono::seconds(o.warm_for_s),
+                 stopped_within_after(Millis(o.kill_grace_ms))};
   jm.kill_grace_ms = static_cast<int>(o.kill_grace_ms);
   jm.fence_after = fence_time_of(o);
   jm.tick = Millis(o.tick_ms);

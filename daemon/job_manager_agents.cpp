@@ -109,6 +109,13 @@ void JobManager::agent_gone(const std::string& node, const AgentChannel* channel
   lose_disconnected_ranks(node);
   const MonoTime since = nodes_.find(node)->disconnected_at.value_or(clock_.monotonic_now());
   timers_.after(config_.recovery.disconnect_grace, [this, node, since] { disconnect_grace_over(node, since); });
+  if (config_.recovery.stopped_within > Millis(0)) {
+    // A peer's close may already have said the node is gone: its ranks are lost once they are surely stopped.
+    timers_.after(config_.recovery.stopped_within, [this, node, since] {
+      const NodeEntry* entry = nodes_.find(node);
+      if (entry && entry->disconnected_at == since) lose_disconnected_ranks(node);
+    });
+  }
 }
 
 namespace {

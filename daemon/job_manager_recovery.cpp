@@ -1,6 +1,7 @@
 // The job manager's recovery side (docs/DESIGN.md "Recovery in seconds"; the policy is pure, in recovery.h): a gang
-// whose agent went away fails after the disconnect grace rather than the node timeout, or at once
-// when a peer rank saw the node's data-plane connection close; idle nodes are kept warm as spares.
+// whose agent went away fails after the disconnect grace rather than the node timeout, or sooner
+// when a peer rank saw the node's data-plane connection close, but never before the dead agent's
+// attempts are surely stopped; idle nodes are kept warm as spares.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -40,7 +41,7 @@ void JobManager::lose_disconnected_ranks(const std::string& node) {
     if (rank < 0 || it->second.ranks[static_cast<std::size_t>(rank)].exited) continue;
     const auto& ranks = it->second.ranks;
     const auto saw_close = std::find_if(ranks.begin(), ranks.end(), [rank](const RankState& r) { return r.peer_closed_rank == rank; });
-    if (!node_lost_now(since, saw_close != ranks.end(), now, config_.recovery.disconnect_grace)) continue;
+    if (!node_lost_now(since, saw_close != ranks.end(), now, config_.recovery)) continue;
     const std::string reason =
         saw_close != ranks.end()
             ? "node_lost: the agent of node " + node + " disconnected and rank " + std::to_string(saw_close - ranks.begin()) +
@@ -57,7 +58,7 @@ int JobManager::peer_lost_now(const ActiveAttempt& attempt, int reporter) const 
     return -1;
   }
   const NodeEntry* entry = nodes_.find(attempt.record.nodes[static_cast<std::size_t>(*peer)]);
-  const bool lost = entry && node_lost_now(entry->disconnected_at, true, clock_.monotonic_now(), config_.recovery.disconnect_grace);
+  const bool lost = entry && node_lost_now(entry->disconnected_at, true, clock_.monotonic_now(), config_.recovery);
   return lost ? *peer : -1;
 }
 

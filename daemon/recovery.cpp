@@ -11,10 +11,13 @@ bool checked_within(const std::optional<TimePoint>& passed_at, TimePoint now, Mi
 
 }  // namespace
 
-bool node_lost_now(std::optional<MonoTime> disconnected_at, bool peer_saw_close, MonoTime now, Millis grace) {
+bool node_lost_now(std::optional<MonoTime> disconnected_at, bool peer_saw_close, MonoTime now, const RecoveryConfig& config) {
   if (!disconnected_at) return false;
-  return peer_saw_close || now - *disconnected_at >= grace;
+  const Millis since = std::chrono::duration_cast<Millis>(now - *disconnected_at);
+  return since >= config.stopped_within && (peer_saw_close || since >= config.disconnect_grace);
 }
+
+Millis stopped_within_after(Millis kill_grace) { return kill_grace + std::max(Millis(250), kill_grace / 4); }
 
 std::vector<std::string> unproven_nodes(const std::vector<ResumeNode>& nodes, TimePoint now, Millis warm_for) {
   std::vector<std::string> unproven;

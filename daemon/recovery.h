@@ -25,11 +25,21 @@ struct RecoveryConfig {
   int warm_spares = 0;  // idle HEALTHY nodes kept freshly tested, so a resume needs no pre-flight on them
   // A node whose latest health check passed within this is warm: a resume does not pre-flight it.
   Millis warm_for{300'000};
+  // How long after its connection closed a dead agent's attempts are surely stopped: its rank
+  // leaders die with it, and its fence keeper gives the rest of their process groups SIGTERM, the
+  // kill grace and SIGKILL at once (agent/fence_keeper.h). The daemon sets it to its kill grace and
+  // a margin; before it has passed, nothing says a replacement would not run beside them.
+  Millis stopped_within{0};
 };
 
-// Whether a disconnected node's ranks are lost now: the grace has passed since its connection
-// closed, or a peer rank saw its data-plane connection close. A connected node never is.
-bool node_lost_now(std::optional<MonoTime> disconnected_at, bool peer_saw_close, MonoTime now, Millis grace);
+// Whether a disconnected node's ranks are lost now: `stopped_within` has passed since its
+// connection closed, and so has the grace, or a peer rank saw its data-plane connection close. A
+// connected node never is.
+bool node_lost_now(std::optional<MonoTime> disconnected_at, bool peer_saw_close, MonoTime now, const RecoveryConfig& config);
+
+// The margin `stopped_within` adds to the kill grace: the keeper's signals and the kernel's
+// teardown of what they killed.
+Millis stopped_within_after(Millis kill_grace);
 
 // One node of a resume (a retry after an infrastructure failure), as its pre-flight judges it.
 struct ResumeNode {

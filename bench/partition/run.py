@@ -100,13 +100,15 @@ class Sampler(threading.Thread):
 
     @staticmethod
     def live_attempts():
-        live = set()
+        """Attempt id -> the agents' cgroup folders (one per node) holding its processes."""
+        live = {}
         for procs in glob.glob("/sys/fs/cgroup/pids/trainyard/*/attempt-*/cgroup.procs") + \
                 glob.glob("/sys/fs/cgroup/trainyard/*/attempt-*/cgroup.procs"):
             try:
                 with open(procs) as f:
                     if f.read().strip():
-                        live.add(int(procs.split("/attempt-")[1].split("/")[0]))
+                        folder, attempt = procs.split("/attempt-")
+                        live.setdefault(int(attempt.split("/")[0]), set()).add(os.path.basename(folder))
             except (OSError, ValueError):
                 pass
         return live
@@ -163,12 +165,14 @@ def main():
 
         urls = [f"http://{hosts.address(f'daemon-{i}')}:8080" for i in range(2)]
         datas = [os.path.join(root, f"data-{i}") for i in range(2)]
+        checkpoints = os.path.join(root, "checkpoints")
 
         def start_daemon(i):
             log = open(os.path.join(root, f"daemon-{i}.log"), "a")
             procs[f"daemon-{i}"] = subprocess.Popen(hosts.wrap(f"daemon-{i}", [
                 f"{build}/daemon/trainyard-daemon", "--listen", urls[i][len("http://"):], "--advertise-url", urls[i],
                 "--data-dir", datas[i], "--store", store, "--lease-ttl-ms", "5000", "--insecure-http",  # the link never leaves this machine
+                "--checkpoint-root", checkpoints,  # shared storage: whichever daemon is active resumes from it
                 "--heartbeat-interval-ms", "500", "--node-timeout-ms", str(a.node_timeout_ms), "--kill-grace-ms", "500",
                 "--fence-ms", str(a.fence_ms),
                 "--retry-backoff-ms", "200", "--max-infra-retries", "100", "--canary-interval-s", "0",
@@ -333,8 +337,12 @@ def main():
             for attempt in live:
                 if attempt in job_of:
                     per_job.setdefault(job_of[attempt], set()).add(attempt)
-            if any(len(s) > 1 for s in per_job.values()):
+            overlapping = {j: both for j, both in per_job.items() if len(both) > 1}
+            if overlapping:
                 twice_s += t1 - t0
+            for j, both in overlapping.items():
+                print(f"# two attempts of job {j} at {t0 - started:.2f} s: " +
+                      ", ".join(f"{x} on {sorted(live[x])}" for x in sorted(both)))
         lost_submits = [i for i in acknowledged if call(urls[active() or 0], "GET", f"/v1/jobs/{i}", token)[0] != 200]
 
         fault_times = [(at, victim) for at, kind, victim in faults if kind not in ("rank_freeze", "node_slow")]

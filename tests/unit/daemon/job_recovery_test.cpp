@@ -119,6 +119,24 @@ TEST(JobRecovery, APeerThatSawTheConnectionCloseLosesTheNodeAtOnce) {
   EXPECT_EQ(t.c.jobs.active_job(t.r.job.id)->state, JobState::pending);
 }
 
+// The peer's word comes at once, but the dead agent's fence keeper may still be giving what is
+// left of its rank the kill grace: the node is lost, and its attempt replaced, only after that.
+TEST(JobRecovery, APeersCloseLosesTheNodeOnlyOnceItsAttemptsAreSurelyStopped) {
+  JobManagerConfig config = test_config();
+  config.recovery.stopped_within = Millis(750);
+  LostNode t(std::move(config));
+  t.close_connection();
+  t.survivor_saw_close();
+  ASSERT_TRUE(t.c.jobs.active_attempt(t.r.attempt)) << "lost before its processes had the kill grace to stop";
+  t.c.advance(Millis(749));
+  ASSERT_TRUE(t.c.jobs.active_attempt(t.r.attempt));
+  t.c.advance(Millis(1));
+  const Attempt failed = t.ended_attempt();
+  EXPECT_EQ(failed.failure_class, "node_lost");
+  EXPECT_TRUE(failed.infrastructure);
+  EXPECT_THAT(failed.reason, HasSubstr("rank 0 saw its data-plane connection close"));
+}
+
 TEST(JobRecovery, TheCloseMaySeeThePeersReportFirst) {
   LostNode t;
   t.survivor_saw_close();  // its exit overtakes the closing WebSocket

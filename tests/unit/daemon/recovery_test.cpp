@@ -15,12 +15,28 @@ const TimePoint kNow = from_unix_ms(1'800'000'000'000);
 constexpr Millis kGrace{2000};
 
 TEST(Recovery, ADisconnectedNodeIsLostWhenTheGraceEndsOrAPeerSawItClose) {
-  EXPECT_FALSE(node_lost_now(kClosed, false, kClosed + Millis(1999), kGrace));
-  EXPECT_TRUE(node_lost_now(kClosed, false, kClosed + kGrace, kGrace));
-  EXPECT_TRUE(node_lost_now(kClosed, true, kClosed, kGrace)) << "a peer saw its data plane close: no need to wait";
-  EXPECT_FALSE(node_lost_now(std::nullopt, true, kClosed + Millis(60'000), kGrace))
+  const RecoveryConfig config{.disconnect_grace = kGrace};
+  EXPECT_FALSE(node_lost_now(kClosed, false, kClosed + Millis(1999), config));
+  EXPECT_TRUE(node_lost_now(kClosed, false, kClosed + kGrace, config));
+  EXPECT_TRUE(node_lost_now(kClosed, true, kClosed, config)) << "a peer saw its data plane close: no grace to wait";
+  EXPECT_FALSE(node_lost_now(std::nullopt, true, kClosed + Millis(60'000), config))
       << "a connected node is never lost by a peer's word alone";
-  EXPECT_TRUE(node_lost_now(kClosed, false, kClosed, Millis(0))) << "a grace of 0 trusts the close at once";
+  EXPECT_TRUE(node_lost_now(kClosed, false, kClosed, RecoveryConfig{.disconnect_grace = Millis(0)}))
+      << "a grace of 0 trusts the close at once";
+}
+
+// A peer's word says the agent is gone, not that what its fence keeper is stopping has stopped: a
+// rank's process group has the kill grace after SIGTERM.
+TEST(Recovery, NoDisconnectedNodeIsLostBeforeItsAttemptsAreSurelyStopped) {
+  const RecoveryConfig config{.disconnect_grace = kGrace, .stopped_within = stopped_within_after(Millis(500))};
+  EXPECT_EQ(config.stopped_within, Millis(750));
+  EXPECT_FALSE(node_lost_now(kClosed, true, kClosed + Millis(749), config));
+  EXPECT_TRUE(node_lost_now(kClosed, true, kClosed + Millis(750), config));
+  EXPECT_FALSE(node_lost_now(kClosed, false, kClosed + Millis(750), config)) << "nor does it shorten the grace";
+  const RecoveryConfig long_grace{.disconnect_grace = Millis(1000), .stopped_within = stopped_within_after(Millis(10'000))};
+  EXPECT_EQ(long_grace.stopped_within, Millis(12'500));
+  EXPECT_FALSE(node_lost_now(kClosed, false, kClosed + Millis(12'499), long_grace)) << "the grace does not cut it short";
+  EXPECT_TRUE(node_lost_now(kClosed, false, kClosed + Millis(12'500), long_grace));
 }
 
 TEST(Recovery, AResumeTestsOnlyNodesThatAreNeitherSurvivorsNorWarm) {
