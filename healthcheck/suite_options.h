@@ -15,7 +15,7 @@ struct AcceleratorSuiteOptions {
   double false_alarm_probability = 1e-9;   // of the rounding bias test on a healthy core
   std::size_t memory_words = std::size_t{1} << 16;
   int parallel_cores = 0;                  // 0: one per hardware thread
-  int timing_repeats = 8;                  // GEMMs timed per core for its speed (CoreResult::gemm_ms)
+  int timing_repeats = 32;                 // GEMMs timed per core for its speed (CoreResult::gemm_ms)
   std::uint64_t seed = 1;
   bool operator==(const AcceleratorSuiteOptions&) const = default;
 };
