@@ -34,14 +34,23 @@ const std::vector<MemoryPattern>& memory_patterns() {
   return patterns;
 }
 
+// Seeded size x size operands in [-1, 1) for the core, and room for the product.
+struct GemmOperands {
+  std::vector<float> a, b, out;
+};
+GemmOperands gemm_operands(const neuron::NeuronCore& core, int size, std::uint64_t seed) {
+  neuron::Rng rng(seed, static_cast<std::uint64_t>(core.index()));
+  const std::size_t elements = static_cast<std::size_t>(size) * size;
+  GemmOperands o{std::vector<float>(elements), std::vector<float>(elements), std::vector<float>(elements)};
+  for (float& x : o.a) x = rng.uniform(-1, 1);
+  for (float& x : o.b) x = rng.uniform(-1, 1);
+  return o;
+}
+
 }  // namespace
 
 healthcheck::Assessment run_gemm_test(neuron::NeuronCore& core, int size, std::uint64_t seed, std::stop_token stop) {
-  neuron::Rng rng(seed, static_cast<std::uint64_t>(core.index()));
-  const std::size_t elements = static_cast<std::size_t>(size) * size;
-  std::vector<float> a(elements), b(elements), out(elements);
-  for (float& x : a) x = rng.uniform(-1, 1);
-  for (float& x : b) x = rng.uniform(-1, 1);
+  auto [a, b, out] = gemm_operands(core, size, seed);
   core.gemm({a.data(), size, size}, neuron::Transpose::no, {b.data(), size, size}, neuron::Transpose::no,
             {out.data(), size, size}, Rounding::none, stop);
   return healthcheck::assess_gemm(a, b, out, size, size, size);
@@ -49,11 +58,7 @@ healthcheck::Assessment run_gemm_test(neuron::NeuronCore& core, int size, std::u
 
 double time_gemm(neuron::NeuronCore& core, int size, int repeats, std::uint64_t seed, std::stop_token stop) {
   using Clock = std::chrono::steady_clock;
-  neuron::Rng rng(seed, static_cast<std::uint64_t>(core.index()));
-  const std::size_t elements = static_cast<std::size_t>(size) * size;
-  std::vector<float> a(elements), b(elements), out(elements);
-  for (float& x : a) x = rng.uniform(-1, 1);
-  for (float& x : b) x = rng.uniform(-1, 1);
+  auto [a, b, out] = gemm_operands(core, size, seed);
   const Clock::time_point began = Clock::now();
   std::optional<double> fastest;
   try {
