@@ -4,7 +4,9 @@
 // budget (watchdog.h), so a hung core shows up as `timed_out` after its budget rather than hanging
 // the suite. A core that crashes or times out is not given its remaining tests (`skipped`).
 // A test that completes but over its budget is `timed_out` too: a core that slow is not healthy.
-// A core whose GEMM test passed is then timed (time_gemm), so the daemon can compare core speeds.
+// Once every core is tested, each core whose GEMM test passed is timed (GemmTimer), so the daemon
+// can compare core speeds; a core that crashes while timed has no figure, one that hangs has the
+// fastest so far or the time waited.
 //
 // Cores are tested concurrently by `parallel_cores` threads: real NeuronCores are independent, and
 // on the simulated device it keeps a hung core from delaying the others.

@@ -4,8 +4,8 @@
 #include <bit>
 #include <chrono>
 #include <functional>
-#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "neuron/rng.h"
@@ -56,23 +56,19 @@ healthcheck::Assessment run_gemm_test(neuron::NeuronCore& core, int size, std::u
   return healthcheck::assess_gemm(a, b, out, size, size, size);
 }
 
-double time_gemm(neuron::NeuronCore& core, int size, int repeats, std::uint64_t seed, std::stop_token stop) {
-  using Clock = std::chrono::steady_clock;
+GemmTimer::GemmTimer(neuron::NeuronCore& core, int size, std::uint64_t seed) : core_(&core), size_(size) {
   auto [a, b, out] = gemm_operands(core, size, seed);
-  const Clock::time_point began = Clock::now();
-  std::optional<double> fastest;
-  try {
-    for (int i = 0; i < repeats; ++i) {
-      const Clock::time_point start = Clock::now();
-      core.gemm({a.data(), size, size}, neuron::Transpose::no, {b.data(), size, size}, neuron::Transpose::no,
-                {out.data(), size, size}, Rounding::none, stop);
-      const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-      fastest = std::min(fastest.value_or(ms), ms);
-    }
-  } catch (const neuron::OperationCancelled&) {
-    if (!fastest) return std::chrono::duration<double, std::milli>(Clock::now() - began).count();
-  }
-  return *fastest;
+  a_ = std::move(a);
+  b_ = std::move(b);
+  out_ = std::move(out);
+}
+
+double GemmTimer::time_one(std::stop_token stop) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point start = Clock::now();
+  core_->gemm({a_.data(), size_, size_}, neuron::Transpose::no, {b_.data(), size_, size_}, neuron::Transpose::no,
+              {out_.data(), size_, size_}, Rounding::none, stop);
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
 healthcheck::Assessment run_stochastic_rounding_test(neuron::NeuronCore& core, std::size_t samples,
