@@ -89,6 +89,11 @@ bool is_event_type(std::string_view kind) {
          std::any_of(kTypes.begin(), kTypes.end(), [&](const TypeSeverity& t) { return t.type == kind; });
 }
 
+bool glob_matches_an_event_type(const std::string& glob) {
+  return glob.starts_with(kAuditKindPrefix) || glob_match(glob, "audit.x") ||
+         std::any_of(kTypes.begin(), kTypes.end(), [&](const TypeSeverity& t) { return glob_match(glob, std::string(t.type)); });
+}
+
 store::Severity severity_of(std::string_view kind) {
   for (const auto& t : kTypes) {
     if (t.type == kind) return t.severity;
@@ -169,9 +174,7 @@ EventFilter parse_event_filter(const std::map<std::string, std::string>& query) 
     if (!std::all_of(glob.begin(), glob.end(), is_glob_char)) {
       throw InvalidInput("type", "an event type or a glob over types: a-z . _ * ? only (e.g. job.failed, node.*)");
     }
-    const bool any = glob.starts_with(kAuditKindPrefix) || glob_match(glob, "audit.x") ||
-                     std::any_of(event_types().begin(), event_types().end(), [&](std::string_view t) { return glob_match(glob, std::string(t)); });
-    if (!any) throw InvalidInput("type", "matches no event type: " + glob);
+    if (!glob_matches_an_event_type(glob)) throw InvalidInput("type", "matches no event type: " + glob);
   }
   if (auto job = query_text(query, "job")) filter.job = parse_int(*job, "job", 1, INT64_MAX);
   filter.node = query_text(query, "node");

@@ -21,6 +21,9 @@ namespace trainyard::daemon {
 const std::vector<std::string_view>& event_types();
 // A contract type or an audit action.
 bool is_event_type(std::string_view kind);
+// Whether a type glob (glob_match, attempt_outcome.h) matches a contract type or reaches into
+// audit.*, whose future actions it names too.
+bool glob_matches_an_event_type(const std::string& glob);
 store::Severity severity_of(std::string_view kind);
 
 // An event about a job: its owner and share filled in, the message cut to its first line.

@@ -307,9 +307,9 @@ void WebhookOutbox::send_test(const store::WebhookRecord& webhook, std::function
 
 net::OutboundRequest WebhookOutbox::request_for(const store::WebhookRecord& webhook, const std::string& event_id,
                                                 const std::string& body) const {
-  const WebhookUrl url = parse_webhook_url(webhook.url, "url");
+  const net::Url url = parse_webhook_url(webhook.url, "url");
   const std::int64_t timestamp = to_unix_ms(clock_.system_now()) / 1000;
-  net::OutboundRequest request{url.tls, url.host, url.port, url.target, {}, "application/json", body, webhook.restricted};
+  net::OutboundRequest request{url.tls(), url.host, url.port, url.path, {}, "application/json", body, webhook.restricted};
   request.headers = {{std::string(kWebhookEventIdHeader), event_id},
                      {std::string(kWebhookTimestampHeader), std::to_string(timestamp)},
                      {std::string(kWebhookSignatureHeader), webhook_signature(webhook.secret, timestamp, body)}};

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "daemon/attempt_outcome.h"
+#include "daemon/events.h"
 #include "daemon/webhook_payload.h"
 #include "daemon/webhook_url.h"
 #include "proto/errors.h"
@@ -12,16 +13,6 @@ namespace {
 
 constexpr std::size_t kMaxEventGlobs = 32;
 constexpr std::size_t kMaxGlobLength = 64;
-
-// audit.* is a family: any glob that reaches into it names real (if future) actions.
-bool glob_reaches_audit(const std::string& glob) { return glob_match(glob, "audit.x") || glob.starts_with("audit."); }
-
-bool glob_matches_a_type(const std::string& glob) {
-  const auto& types = known_event_types();
-  return std::any_of(types.begin(), types.end(), [&](const std::string& type) {
-    return type == "audit.*" ? glob_reaches_audit(glob) : glob_match(glob, type);
-  });
-}
 
 Json parse_filter(const Json* given) {
   Json filter = Json::object();
@@ -43,17 +34,6 @@ Json parse_filter(const Json* given) {
 
 }  // namespace
 
-const std::vector<std::string>& known_event_types() {
-  static const std::vector<std::string> types = {
-      "job.submitted",    "job.started",     "job.succeeded",  "job.failed",     "job.retrying",
-      "job.stuck",        "job.cancelled",   "node.registered", "node.down",      "node.unhealthy",
-      "node.suspect",     "node.healthy",    "node.drained",   "node.undrained", "healthcheck.finished",
-      "canary.failed",    "canary.succeeded", "job.held",       "job.released",   "job.updated",
-      "job.requeued",     "job.preempted",   "job.waiting_on_preemption", "job.storage_over_quota",
-      "job.straggler",    "audit.*"};
-  return types;
-}
-
 WebhookRequest parse_webhook_request(const Json& body) {
   if (!body.is_object()) throw InvalidInput("", "the body must be a JSON object");
   ObjectReader r(body, "");
@@ -63,7 +43,7 @@ WebhookRequest parse_webhook_request(const Json& body) {
   request.events = r.string_list("events", kMaxEventGlobs, kMaxGlobLength);
   if (request.events.empty()) throw InvalidInput("events", "must name at least one event type or glob");
   for (std::size_t i = 0; i < request.events.size(); ++i) {
-    if (!glob_matches_a_type(request.events[i])) {
+    if (!glob_matches_an_event_type(request.events[i])) {
       throw InvalidInput("events[" + std::to_string(i) + "]",
                          "\"" + request.events[i] + "\" matches no event type (job.*, node.*, healthcheck.finished, canary.*, audit.*)");
     }

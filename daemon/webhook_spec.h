@@ -10,13 +10,9 @@
 
 namespace trainyard::daemon {
 
-// The event types of the events contract (docs/DESIGN.md "Webhooks"); "audit.*" stands for
-// every admin action.
-const std::vector<std::string>& known_event_types();
-
 struct WebhookRequest {
   std::string url;                  // checked by parse_webhook_url
-  std::vector<std::string> events;  // globs, each matching at least one known type
+  std::vector<std::string> events;  // globs, each matching at least one event type (events.h)
   std::string format = "slack";
   Json filter = Json::object();     // {"share", "user", "job"}
 };

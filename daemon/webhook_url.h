@@ -1,30 +1,22 @@
 #pragma once
-// Where a webhook may point. Every URL: http or https, no userinfo, a
-// bounded length, a host name or IP literal, an optional port. A user's (not an admin's) webhook
+// Where a webhook may point. Every URL: one net/url.h reads, of a bounded length. A user's (not an admin's) webhook
 // must also name a host on the admin's allow-list, and every address that host resolves to must
 // be public: not loopback, link-local, private, unspecified, multicast or reserved, IPv4 and IPv6
 // alike (v4-mapped IPv6 judged by its IPv4). The delivery client checks the address it actually
 // connects to again, so a DNS answer that changes after registration (rebinding) is refused too.
 // Pure: resolution is the caller's.
-#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "net/url.h"
 
 namespace trainyard::daemon {
 
 inline constexpr std::size_t kMaxWebhookUrlLength = 2048;
 
-struct WebhookUrl {
-  bool tls = false;      // https
-  std::string host;      // lower-case; an IPv6 literal without its brackets
-  std::uint16_t port = 0;
-  std::string target;    // path and query, "/" when the URL has none
-  bool operator==(const WebhookUrl&) const = default;
-};
-
 // Throws InvalidInput(field) naming what is wrong.
-WebhookUrl parse_webhook_url(std::string_view text, const std::string& field);
+net::Url parse_webhook_url(std::string_view text, const std::string& field);
 
 // Whether `address` (an IPv4 or IPv6 literal) is one a user's webhook may reach; false for text
 // that is not an address.
@@ -35,7 +27,7 @@ bool is_public_address(std::string_view address);
 bool host_allowed(std::string_view host, const std::vector<std::string>& allowed_hosts);
 
 // A user's webhook URL: allowed host, and an IP literal must be public. Throws InvalidInput(field).
-void check_user_webhook_host(const WebhookUrl& url, const std::vector<std::string>& allowed_hosts,
+void check_user_webhook_host(const net::Url& url, const std::vector<std::string>& allowed_hosts,
                              const std::string& field);
 
 }  // namespace trainyard::daemon

@@ -125,46 +125,4 @@ Result<void> parse_target(HttpRequest& request) {
   return parse_query(target.substr(qpos + 1), request.query);
 }
 
-Url parse_url(const std::string& text, const std::string& field) {
-  const auto quoted = [&] { return " in \"" + text + "\""; };
-  Url url;
-  const auto scheme_end = text.find("://");
-  if (scheme_end == std::string::npos) throw InvalidInput(field, "must be a URL like http://host:port, got \"" + text + "\"");
-  url.scheme = text.substr(0, scheme_end);
-  if (url.scheme != "http" && url.scheme != "https") {
-    throw InvalidInput(field, "must start with http:// or https://, got \"" + text + "\"");
-  }
-  std::string_view rest = std::string_view(text).substr(scheme_end + 3);
-  const auto slash = rest.find('/');
-  url.path = slash == std::string_view::npos ? "/" : std::string(rest.substr(slash));
-  rest = rest.substr(0, slash);
-  std::string_view port;
-  bool has_port = false;
-  if (rest.starts_with('[')) {  // [IPv6]:port
-    const auto close = rest.find(']');
-    if (close == std::string_view::npos) throw InvalidInput(field, "unclosed '['" + quoted());
-    url.host = std::string(rest.substr(1, close - 1));
-    rest.remove_prefix(close + 1);
-    if (!rest.empty() && rest.front() != ':') throw InvalidInput(field, "expected ':' after ']'" + quoted());
-    has_port = !rest.empty();
-    if (has_port) port = rest.substr(1);
-  } else {
-    const auto colon = rest.rfind(':');
-    url.host = std::string(rest.substr(0, colon));
-    has_port = colon != std::string_view::npos;
-    if (has_port) port = rest.substr(colon + 1);
-  }
-  if (url.host.empty()) throw InvalidInput(field, "has no host" + quoted());
-  url.port = url.scheme == "https" ? "443" : "80";
-  if (has_port) {
-    const bool digits = !port.empty() && port.size() <= 5 &&
-                        std::all_of(port.begin(), port.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
-    if (!digits || std::stoi(std::string(port)) < 1 || std::stoi(std::string(port)) > 65535) {
-      throw InvalidInput(field, "port must be 1..65535" + quoted());
-    }
-    url.port = std::string(port);
-  }
-  return url;
-}
-
 }  // namespace trainyard::net

@@ -103,15 +103,4 @@ Result<void> parse_target(HttpRequest& request);
 std::string percent_decode(std::string_view in, bool plus_is_space, bool& ok);
 std::string percent_encode(std::string_view in);
 
-struct Url {
-  std::string scheme;  // "http" or "https"
-  std::string host;
-  std::string port;
-  std::string path;  // "/" when absent
-};
-// Parses "http[s]://host[:port][/path]" (IPv6 hosts in brackets; the port defaults to the
-// scheme's): the agent's --server and the CLI's. Throws trainyard::InvalidInput(field) naming
-// what is wrong.
-Url parse_url(const std::string& text, const std::string& field);
-
 }  // namespace trainyard::net

@@ -4,7 +4,7 @@
 #include <cassert>
 #include <cctype>
 
-#include "net/http_types.h"
+#include "net/url.h"
 #include "proto/errors.h"
 
 namespace trainyard::net {
@@ -16,20 +16,12 @@ std::string trimmed(const std::string& text) {
   return text.substr(first, text.find_last_not_of(" \t") - first + 1);
 }
 
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
-  return text;
-}
-
 // Scheme, host and port, comparable; nullopt for what is not a URL. A list entry may leave out
 // the scheme (the CLI's form), which means http.
 std::optional<std::string> origin_of(const std::string& text) {
-  try {
-    const Url url = parse_url(text.find("://") == std::string::npos ? "http://" + text : text, "url");
-    return lower(url.scheme) + "://" + lower(url.host) + ":" + url.port;
-  } catch (const InvalidInput&) {
-    return std::nullopt;
-  }
+  const proto::Result<Url> url = read_url(text.find("://") == std::string::npos ? "http://" + text : text, "url");
+  if (!url) return std::nullopt;
+  return url->scheme + "://" + url->host + ":" + std::to_string(url->port);
 }
 
 std::string reason_of(const TryOutcome& outcome) {

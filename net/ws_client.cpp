@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "net/server_list.h"
+#include "net/url.h"
 #include "proto/errors.h"
 
 namespace trainyard::net {
@@ -92,18 +93,18 @@ class ClientConnection : public WebSocketClient, public std::enable_shared_from_
  private:
   asio::awaitable<void> run([[maybe_unused]] std::shared_ptr<ClientConnection> self) {
     tcp::resolver resolver(io_);
-    auto [rec, results] = co_await resolver.async_resolve(url_.host, url_.port, use_tuple);
+    auto [rec, results] = co_await resolver.async_resolve(url_.host, std::to_string(url_.port), use_tuple);
     if (rec) co_return finish("cannot resolve " + url_.host + ": " + rec.message());
     beast::get_lowest_layer(ws_).expires_after(std::chrono::seconds(10));
     const beast::error_code cec = co_await connect_socket(results);
-    if (cec) co_return finish("cannot connect to " + url_.host + ":" + url_.port + ": " + cec.message());
+    if (cec) co_return finish("cannot connect to " + url_.host + ":" + std::to_string(url_.port) + ": " + cec.message());
     if (closing_) co_return finish("closed");
     beast::get_lowest_layer(ws_).socket().set_option(tcp::no_delay(true));
     if constexpr (std::is_same_v<Stream, TlsStream>) {
       expect_server_name(ws_.next_layer().native_handle(), url_.host);
       auto [tec] = co_await ws_.next_layer().async_handshake(asio::ssl::stream_base::client, use_tuple);
       if (tec) {
-        co_return finish("TLS with " + url_.host + ":" + url_.port + " failed: " +
+        co_return finish("TLS with " + url_.host + ":" + std::to_string(url_.port) + " failed: " +
                          describe_handshake_failure(SSL_get_verify_result(ws_.next_layer().native_handle()),
                                                     tec.message(), url_.host, "--ca-file"));
       }
@@ -116,7 +117,7 @@ class ClientConnection : public WebSocketClient, public std::enable_shared_from_
       for (const auto& [name, value] : headers) req.set(name, value);
     }));
     websocket::response_type response;
-    auto [hec] = co_await ws_.async_handshake(response, url_.host + ":" + url_.port, url_.path, use_tuple);
+    auto [hec] = co_await ws_.async_handshake(response, url_.host + ":" + std::to_string(url_.port), url_.path, use_tuple);
     if (hec) {
       std::string reason = hec.message();
       if (response.result_int() != 0 && response.result_int() != 101) {

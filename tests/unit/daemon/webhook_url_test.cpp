@@ -19,10 +19,10 @@ std::string refusal(std::string_view url) {
 
 TEST(WebhookUrl, ParsesSchemeHostPortAndTarget) {
   EXPECT_EQ(parse_webhook_url("https://Hooks.Slack.com/services/T0/B0/x", "url"),
-            (WebhookUrl{true, "hooks.slack.com", 443, "/services/T0/B0/x"}));
-  EXPECT_EQ(parse_webhook_url("http://127.0.0.1:8080", "url"), (WebhookUrl{false, "127.0.0.1", 8080, "/"}));
-  EXPECT_EQ(parse_webhook_url("HTTP://[::1]:9/a?b=c", "url"), (WebhookUrl{false, "::1", 9, "/a?b=c"}));
-  EXPECT_EQ(parse_webhook_url("http://h?x=1", "url"), (WebhookUrl{false, "h", 80, "/?x=1"}));
+            (net::Url{"https", "hooks.slack.com", 443, "/services/T0/B0/x"}));
+  EXPECT_EQ(parse_webhook_url("http://127.0.0.1:8080", "url"), (net::Url{"http", "127.0.0.1", 8080, "/"}));
+  EXPECT_EQ(parse_webhook_url("HTTP://[::1]:9/a?b=c", "url"), (net::Url{"http", "::1", 9, "/a?b=c"}));
+  EXPECT_EQ(parse_webhook_url("http://h?x=1", "url"), (net::Url{"http", "h", 80, "/?x=1"}));
 }
 
 TEST(WebhookUrl, RefusesWhatIsNotAPlainHttpUrl) {
