@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "proto/job.h"
+#include "proto/result.h"
 
 namespace trainyard::daemon {
 
@@ -22,14 +23,14 @@ namespace trainyard::daemon {
 // third of the daemon's CPU with 10,000 nodes; bench/fleet).
 using NodeCoreCounts = std::map<int, std::size_t>;
 
-// Throws InvalidInput naming `nodes` or `cores_per_node`, saying what the cluster has, when no set
-// of the registered nodes could ever hold the job.
-void refuse_unless_it_can_ever_fit(const JobSpec& spec, const NodeCoreCounts& nodes_by_cores);
+// Fails (invalid_input naming `nodes` or `cores_per_node`, saying what the cluster has) when no
+// set of the registered nodes could ever hold the job.
+Result<void> can_ever_fit(const JobSpec& spec, const NodeCoreCounts& nodes_by_cores);
 
-// Throws InvalidInput naming `memory_mb` when fewer than `spec.nodes` registered nodes could give
+// Fails (invalid_input naming `memory_mb`) when fewer than `spec.nodes` registered nodes could give
 // each rank that much memory; for a simulated job without one, naming `workload` when they could not
 // hold what its spec needs (proto/workload_memory.h). `node_memory_mb` holds what each node reports; a node reporting 0
 // (an agent without --memory-mb) could have any, so it could hold the job.
-void refuse_unless_memory_can_ever_fit(const JobSpec& spec, const std::vector<std::int64_t>& node_memory_mb);
+Result<void> memory_can_ever_fit(const JobSpec& spec, const std::vector<std::int64_t>& node_memory_mb);
 
 }  // namespace trainyard::daemon

@@ -91,7 +91,8 @@ class JobManager {
     std::string record;
   };
   // Refused (unavailable) when the store did not commit it. A job no registered nodes could ever
-  // hold is refused at once by throwing InvalidInput (see job_fit.h); `done` is not called.
+  // hold (job_fit.h), an array over --max-array-size, or a dependency on no job is refused at once
+  // (invalid_input), before anything is stored.
   using SubmitDone = std::function<void(Result<Submitted> accepted)>;
   // `audit`, when given, is the caller's record of the change (daemon/audit.h): it is committed in
   // the change's own transaction. The same holds for cancel, set_share, drain and undrain.
@@ -107,11 +108,13 @@ class JobManager {
   void cancel(JobId id, std::function<void(CancelResult, std::optional<Job>)> done, AuditOf audit = nullptr);
 
   // --- Hold, release, requeue, update (job_manager_requeue.cpp) --------------------------------
-  enum class ControlResult { done, not_active, wrong_state, forbidden };
+  // `invalid`: the change asked for cannot be taken (an update no nodes could ever hold).
+  enum class ControlResult { done, not_active, wrong_state, forbidden, invalid };
   struct ControlOutcome {
     ControlResult result = ControlResult::done;
     std::optional<Job> job;  // as stored, when done
     std::string why;         // when refused
+    std::string field;       // when invalid: the spec's field at fault
   };
   using ControlDone = std::function<void(ControlOutcome)>;
   // A pending job is held (never scheduled) until released; `by` says whose hold it is.
@@ -207,8 +210,8 @@ class JobManager {
  private:
   store::Change usage_change();  // every share's record with its decayed usage as of now
   // Arrays and dependencies (job_manager_arrays.cpp).
-  // Throws InvalidInput for an array over max_array_size, unknown ids and aftercorr without arrays.
-  void check_array_and_dependencies(const JobSpec& spec) const;
+  // Fails (invalid_input) for an array over max_array_size, unknown ids and aftercorr without arrays.
+  Result<void> check_array_and_dependencies(const JobSpec& spec) const;
   // The submitted job's drafts: one, or an array's tasks with consecutive ids.
   void add_drafts(store::Change& change, JobSpec spec, const std::string& user, TimePoint now);
   // Sets what holds a pending job back (dependencies, array limit); false when its dependencies can

@@ -43,26 +43,30 @@ std::vector<JobId> JobManager::unknown_dependencies(const JobSpec& spec) const {
   return unknown;
 }
 
-void JobManager::check_array_and_dependencies(const JobSpec& spec) const {
-  if (spec.array) parse_array_spec(*spec.array, config_.max_array_size, "array");
+Result<void> JobManager::check_array_and_dependencies(const JobSpec& spec) const {
+  // The spec's array was parsed when the spec was (proto/job.h); only the daemon's limit is left.
+  if (spec.array && parse_array_spec(*spec.array, INT_MAX).indices.size() > static_cast<std::size_t>(config_.max_array_size)) {
+    return Error::invalid_input("array", too_many_tasks(config_.max_array_size));
+  }
   for (std::size_t i = 0; i < spec.depends_on.size(); ++i) {
     const Dependency& d = spec.depends_on[i];
     const std::string field = "depends_on[" + std::to_string(i) + "]";
     // A new job's id is above every id that exists, so a dependency can only name an older job:
     // refusing unknown ids also refuses every cycle.
     if (!active_jobs_.contains(d.job) && !ended_states_.contains(d.job)) {
-      throw InvalidInput(field + ".job", "job " + std::to_string(d.job) + " does not exist");
+      return Error::invalid_input(field + ".job", "job " + std::to_string(d.job) + " does not exist");
     }
     if (d.condition == DependencyCondition::aftercorr && (!spec.array || !array_indices_.contains(d.job))) {
-      throw InvalidInput(field + ".condition", "aftercorr pairs the tasks of two arrays: this job and job " +
-                                                   std::to_string(d.job) + " must both be arrays");
+      return Error::invalid_input(field + ".condition", "aftercorr pairs the tasks of two arrays: this job and job " +
+                                                            std::to_string(d.job) + " must both be arrays");
     }
   }
+  return {};
 }
 
 void JobManager::add_drafts(store::Change& change, JobSpec spec, const std::string& user, TimePoint now) {
   std::optional<ArraySpec> array;
-  if (spec.array) array = parse_array_spec(*spec.array, config_.max_array_size, "array");
+  if (spec.array) array = parse_array_spec(*spec.array, INT_MAX);
   const std::size_t count = array ? array->indices.size() : 1;
   const JobId first = max_job_id_ + 1;
   change.jobs.reserve(count);

@@ -120,7 +120,9 @@ void JobManager::update(JobId id, JobSpec spec, ControlDone done, AuditOf audit)
   if (job.state != JobState::pending) {
     return done(refused(ControlResult::wrong_state, "is " + to_string(job.state) + "; only a pending job can be changed"));
   }
-  refuse_unless_it_can_ever_fit(spec, nodes_.nodes_by_cores());  // throws InvalidInput, as a submission would
+  if (Result<void> fits = can_ever_fit(spec, nodes_.nodes_by_cores()); !fits) {  // as a submission would be
+    return done({ControlResult::invalid, std::nullopt, fits.error().message, fits.error().field});
+  }
   const Json before = {{"priority", job.spec.priority}, {"nodes", job.spec.nodes},
                        {"timeout_s", job.spec.timeout_s ? Json(*job.spec.timeout_s) : Json(nullptr)}};
   job.spec = std::move(spec);

@@ -72,8 +72,7 @@ ArraySpec parse_array_spec(std::string_view text, int max_size, const std::strin
     if (part.empty()) throw InvalidInput(field, "has an empty part; write ranges like \"0-99\" separated by commas");
     add_part(part, spec.indices, max_size + 1, field);
     if (static_cast<int>(spec.indices.size()) > max_size) {
-      throw InvalidInput(field, "has more than " + std::to_string(max_size) +
-                                    " tasks, the daemon's --max-array-size; split it or ask an admin to raise the limit");
+      throw InvalidInput(field, too_many_tasks(max_size));
     }
     if (comma == text.size()) break;
     at = comma + 1;
@@ -83,6 +82,11 @@ ArraySpec parse_array_spec(std::string_view text, int max_size, const std::strin
     throw InvalidInput(field, "lists index " + std::to_string(*repeated) + " more than once");
   }
   return spec;
+}
+
+std::string too_many_tasks(int max_size) {
+  return "has more than " + std::to_string(max_size) +
+         " tasks, the daemon's --max-array-size; split it or ask an admin to raise the limit";
 }
 
 std::string to_string(const ArraySpec& spec) {

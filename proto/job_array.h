@@ -25,6 +25,8 @@ struct ArraySpec {
 // Throws InvalidInput(field, ...) for bad grammar, indices out of range, repeated indices, or more
 // than `max_size` tasks (the message names the limit and how to raise it).
 ArraySpec parse_array_spec(std::string_view text, int max_size, const std::string& field = "array");
+// What is wrong with an array of more than `max_size` tasks: the limit and how to raise it.
+std::string too_many_tasks(int max_size);
 // The canonical text of a parsed spec ("0-9:3%2"): ranges folded back where the step is constant.
 std::string to_string(const ArraySpec& spec);
 

@@ -46,7 +46,10 @@ int http_status(ErrorCode code) {
 }  // namespace
 
 void ApiCall::fail(const Error& error) const {
-  fail(http_status(error.code), std::string(to_string(error.code)), error.message, error.field);
+  // An invalid field is named in the message too, as a thrown InvalidInput names it (what the CLI shows).
+  const bool names_field = error.code == ErrorCode::invalid_input && !error.field.empty();
+  fail(http_status(error.code), std::string(to_string(error.code)), names_field ? error.field + ": " + error.message : error.message,
+       error.field);
 }
 
 std::int64_t ApiCall::id() const { return parse_int(param("id"), "id", 1, INT64_MAX); }

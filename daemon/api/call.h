@@ -30,7 +30,8 @@ struct ApiCall {
   void fail(int status, const std::string& code, const std::string& message, const std::string& field = "") const {
     (*respond)(net::error_response(status, code, message, field));
   }
-  // An expected failure, answered with its code's status (the one place that maps them).
+  // An expected failure, answered with its code's status (the one place that maps them); the
+  // message of an invalid field starts with the field, as invalid()'s does.
   void fail(const Error& error) const;
   void invalid(const InvalidInput& e, const std::string& code = "invalid_field") const {
     fail(400, code, e.what(), e.field());

@@ -45,6 +45,8 @@ Error refusal(const Job& job, const JobManager::ControlOutcome& outcome) {
       return Error::forbidden(name + " " + outcome.why);
     case JobManager::ControlResult::not_active:
       return Error::conflict(name + " already ended as " + to_string(job.state));
+    case JobManager::ControlResult::invalid:
+      return Error::invalid_input(outcome.field, name + ": " + outcome.why);
     case JobManager::ControlResult::wrong_state:
     case JobManager::ControlResult::done:
       break;
@@ -56,6 +58,7 @@ Error refusal(const Job& job, const JobManager::ControlOutcome& outcome) {
 JobManager::ControlDone answer(ApiCall call, const Job& job, std::function<Json(const Job&)> render) {
   return [call, job, render = std::move(render)](JobManager::ControlOutcome outcome) {
     if (outcome.result == JobManager::ControlResult::done) return call.reply(200, render(*outcome.job));
+    if (outcome.result == JobManager::ControlResult::invalid) return call.fail(Error::invalid_input(outcome.field, outcome.why));
     call.fail(refusal(job, outcome));
   };
 }

@@ -169,23 +169,19 @@ void Api::submit_job(ApiCall call) {
 void Api::accept_job(ApiCall call, JobSpec spec) {
   const std::string user = call.who.user;
   const Json audited = {{"name", spec.name}, {"share", spec.share}};
-  try {
-    jobs_.submit(
-        std::move(spec), user,
-        [this, call](Result<JobManager::Submitted> accepted) {
-          if (!accepted) return call.fail(accepted.error());
-          const Job& job = accepted->job;
-          // The stored text plus the live fields, rather than rendering the job again on this
-          // thread (the store worker rendered it): the live fields come last, not in key order.
-          (*call.respond)(net::HttpResponse{201,
-                                            "application/json",
-                                            with_fields(std::move(accepted->record), live_fields(job)),
-                                            {{"Location", "/v1/jobs/" + std::to_string(job.id)}}});
-        },
-        audit_of(call, "job.submitted", audited));
-  } catch (const InvalidInput& e) {
-    call.invalid(e);  // a job that could never start
-  }
+  jobs_.submit(
+      std::move(spec), user,
+      [this, call](Result<JobManager::Submitted> accepted) {
+        if (!accepted) return call.fail(accepted.error());
+        const Job& job = accepted->job;
+        // The stored text plus the live fields, rather than rendering the job again on this
+        // thread (the store worker rendered it): the live fields come last, not in key order.
+        (*call.respond)(net::HttpResponse{201,
+                                          "application/json",
+                                          with_fields(std::move(accepted->record), live_fields(job)),
+                                          {{"Location", "/v1/jobs/" + std::to_string(job.id)}}});
+      },
+      audit_of(call, "job.submitted", audited));
 }
 
 void Api::list_jobs(ApiCall call) {

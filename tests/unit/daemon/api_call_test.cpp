@@ -37,7 +37,8 @@ TEST(ApiCallFail, EachErrorCodeIsAnsweredWithItsStatusAndProblemCode) {
     EXPECT_EQ(r.status, c.status) << c.error.message;
     const Json body = Json::parse(r.body);
     EXPECT_EQ(body["error"]["code"], std::string(to_string(c.error.code)));
-    EXPECT_EQ(body["error"]["message"], c.error.message);
+    const std::string field_prefix = c.error.field.empty() ? "" : c.error.field + ": ";
+    EXPECT_EQ(body["error"]["message"], field_prefix + c.error.message);
   }
 }
 
@@ -45,6 +46,7 @@ TEST(ApiCallFail, AnInvalidInputNamesItsField) {
   const Json body = Json::parse(answer_to(Error::invalid_input("members", "takes no members")).body);
   EXPECT_EQ(body["error"]["code"], "invalid_field");
   EXPECT_EQ(body["error"]["field"], "members");
+  EXPECT_EQ(body["error"]["message"], "members: takes no members") << "as a thrown InvalidInput's, which the CLI shows";
 }
 
 }  // namespace

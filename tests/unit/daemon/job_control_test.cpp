@@ -156,7 +156,10 @@ TEST(JobUpdate, APendingJobTakesItsNewShapeAndAnImpossibleOneIsRefused) {
   JobSpec too_big = job.spec;
   too_big.nodes = 9;
   too_big.wait_for_capacity = false;
-  EXPECT_THROW(c.jobs.update(job.id, too_big, [](Outcome) {}), InvalidInput);
+  const Outcome refused = control(c, [&](auto done) { c.jobs.update(job.id, too_big, done); });
+  EXPECT_EQ(refused.result, Result::invalid);
+  EXPECT_EQ(refused.field, "nodes");
+  EXPECT_THAT(refused.why, ::testing::HasSubstr("9 nodes asked")) << "as a submission would be refused";
 
   JobSpec smaller = job.spec;
   smaller.nodes = 2;

@@ -23,11 +23,8 @@ JobSpec shaped(int nodes, std::optional<int> cores_per_node = std::nullopt) {
 std::pair<std::string, std::string> verdict(const JobSpec& spec, const std::vector<int>& node_cores) {
   NodeCoreCounts nodes_by_cores;
   for (int cores : node_cores) ++nodes_by_cores[cores];
-  try {
-    refuse_unless_it_can_ever_fit(spec, nodes_by_cores);
-  } catch (const InvalidInput& e) {
-    return {e.field(), e.message()};
-  }
+  const Result<void> fits = can_ever_fit(spec, nodes_by_cores);
+  if (!fits) return {fits.error().field, fits.error().message};
   return {"fits", ""};
 }
 
@@ -82,14 +79,20 @@ TEST(JobFitSubmit, EveryRegisteredNodeCountsWhateverItsStateAndARefusedJobIsNotS
   const Job waiting = c.submit(command_spec(2));  // n2 comes back from maintenance
   EXPECT_EQ(waiting.state, JobState::pending);
 
-  bool answered = false;
-  EXPECT_THROW(c.jobs.submit(command_spec(3), "alice", [&](Result<JobManager::Submitted>) { answered = true; }),
-               InvalidInput);
+  std::vector<Error> refusals;
+  const auto refused = [&](Result<JobManager::Submitted> accepted) {
+    ASSERT_FALSE(accepted) << "accepted job " << accepted->job.id;
+    refusals.push_back(accepted.error());
+  };
+  c.jobs.submit(command_spec(3), "alice", refused);
   JobSpec wide = command_spec(1);
   wide.cores_per_node = 16;
-  EXPECT_THROW(c.jobs.submit(wide, "alice", [&](Result<JobManager::Submitted>) { answered = true; }), InvalidInput);
+  c.jobs.submit(wide, "alice", refused);
+  ASSERT_EQ(refusals.size(), 2u) << "refused at once, before anything is stored";
+  EXPECT_EQ(refusals[0].code, ErrorCode::invalid_input);
+  EXPECT_EQ(refusals[0].field, "nodes");
+  EXPECT_EQ(refusals[1].field, "cores_per_node");
   c.settle();
-  EXPECT_FALSE(answered);
   EXPECT_FALSE(c.stored_job(waiting.id + 1)) << "a refused job was stored";
   EXPECT_EQ(c.jobs.pending_count(), 1u);
   const Job next = c.submit(command_spec(1));
@@ -112,13 +115,10 @@ TEST(JobFitSubmit, AJobThatWaitsForCapacityStartsWhenNodesJoin) {
 std::string memory_verdict(int nodes, std::int64_t memory_mb, const std::vector<std::int64_t>& node_memory_mb) {
   JobSpec spec = command_spec(nodes);
   spec.memory_mb = memory_mb;
-  try {
-    refuse_unless_memory_can_ever_fit(spec, node_memory_mb);
-  } catch (const InvalidInput& e) {
-    EXPECT_EQ(e.field(), "memory_mb");
-    return e.message();
-  }
-  return "fits";
+  const Result<void> fits = memory_can_ever_fit(spec, node_memory_mb);
+  if (fits) return "fits";
+  EXPECT_EQ(fits.error().field, "memory_mb");
+  return fits.error().message;
 }
 
 TEST(JobFit, MoreMemoryThanEnoughNodesReportNamesMemoryMb) {
@@ -131,7 +131,7 @@ TEST(JobFit, MoreMemoryThanEnoughNodesReportNamesMemoryMb) {
   JobSpec waiting = command_spec(1);
   waiting.memory_mb = 16384;
   waiting.wait_for_capacity = true;
-  EXPECT_NO_THROW(refuse_unless_memory_can_ever_fit(waiting, {8192}));
+  EXPECT_TRUE(memory_can_ever_fit(waiting, {8192}));
 }
 
 TEST(JobFit, ASimulatedSpecWithoutMemoryMbMustFitWhatItsKernelNeeds) {
@@ -140,16 +140,13 @@ TEST(JobFit, ASimulatedSpecWithoutMemoryMbMustFitWhatItsKernelNeeds) {
   spec.workload.width = 4096;
   spec.workload.depth = 16;
   const std::int64_t needs = simulated_rank_memory_mb(spec.workload, 1);
-  EXPECT_NO_THROW(refuse_unless_memory_can_ever_fit(spec, {needs}));
-  try {
-    refuse_unless_memory_can_ever_fit(spec, {needs - 1, 512});
-    ADD_FAILURE() << "a spec no node can hold was accepted";
-  } catch (const InvalidInput& e) {
-    EXPECT_EQ(e.field(), "workload");
-    EXPECT_THAT(e.message(), HasSubstr("the simulated spec needs " + std::to_string(needs) + " MiB per rank"));
-  }
+  EXPECT_TRUE(memory_can_ever_fit(spec, {needs}));
+  const Result<void> refused = memory_can_ever_fit(spec, {needs - 1, 512});
+  ASSERT_FALSE(refused) << "a spec no node can hold was accepted";
+  EXPECT_EQ(refused.error().field, "workload");
+  EXPECT_THAT(refused.error().message, HasSubstr("the simulated spec needs " + std::to_string(needs) + " MiB per rank"));
   spec.memory_mb = needs / 2;  // the user's own bound is what counts then
-  EXPECT_NO_THROW(refuse_unless_memory_can_ever_fit(spec, {needs - 1}));
+  EXPECT_TRUE(memory_can_ever_fit(spec, {needs - 1}));
 }
 
 }  // namespace
