@@ -2,7 +2,7 @@
 # Checks that no include crosses the folder map and that every doc link and cited section exists,
 # installs what is missing, checks the Prometheus rules
 # and the Grafana board, builds, and runs every test: all of them (unit + integration) on the release
-# build, validates the OpenAPI document, runs the dashboard's unit and browser tests, then the
+# build, validates the OpenAPI document and the tests' API traffic against it, runs the dashboard's unit and browser tests, then the
 # packager's plain Release builds (GCC, and Clang) with the install and .deb checks, then the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer, then each
 # fuzz target for 30 s.
 set -euo pipefail
@@ -13,12 +13,16 @@ deploy/install-deps.sh
 deploy/check-docs.sh
 deploy/check-monitoring.sh
 deploy/build.sh release
-(cd build && ctest --output-on-failure --timeout 300 -j2)
+# The integration tests record every request they make of the API and its answer (api-traffic/).
+rm -rf build/api-traffic && mkdir -p build/api-traffic
+(cd build && TRAINYARD_API_TRAFFIC_DIR="$PWD/api-traffic" ctest --output-on-failure --timeout 300 -j2)
 # The API's OpenAPI document (as GET /v1/openapi.json serves it), validated against the OpenAPI 3.1
-# schema by @seriousme/openapi-schema-validator, pinned in deploy/openapi/package-lock.json.
+# schema by @seriousme/openapi-schema-validator; then the recorded traffic checked against it by Ajv
+# (both pinned in deploy/openapi/package-lock.json).
 TRAINYARD_OPENAPI_OUT="$PWD/build/openapi.json" build/tests/unit/daemon/daemon_test \
   --gtest_filter=ApiTest.TheOpenApiDocumentIsServedWithoutAToken > /dev/null
-(cd deploy/openapi && npm ci --no-audit --no-fund --silent && node validate.mjs ../../build/openapi.json)
+(cd deploy/openapi && npm ci --no-audit --no-fund --silent && node validate.mjs ../../build/openapi.json &&
+  node validate-traffic.mjs ../../build/openapi.json ../../build/api-traffic)
 # The dashboard: Vitest unit tests of its view logic, then Playwright (playwright-core) driving
 # Debian's chromium headless against a real daemon and agents the test starts on loopback ports;
 # screenshots of each view land in build/dashboard-e2e/.

@@ -30,9 +30,9 @@ void Api::audit(const ApiCall& call, AuditRecord what) {
 }
 
 void Api::list_audit(ApiCall call) {
-  const PageRequest page = page_request(call.request, "audit", 100, 1000);
+  const PageRequest page = page_request(call.request, "audit", 100);
   const std::int64_t after =
-      page.after ? cursor_number(*page.after) : query_int(call.request, "after", 0, INT64_MAX).value_or(0);
+      page.after ? cursor_number(*page.after) : query_int(call.request, "after").value_or(0);
   const int limit = static_cast<int>(*page.limit);
   store_.read(
       [call, after, limit](store::Store& store) {

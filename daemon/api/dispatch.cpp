@@ -9,6 +9,7 @@
 
 #include "daemon/api.h"
 #include "daemon/api/call.h"
+#include "daemon/api/query.h"
 
 namespace trainyard::daemon {
 namespace {
@@ -32,12 +33,20 @@ std::string known_method(const std::string& method) {
   return "other";
 }
 
-// The query parameter of `request` that `route` does not take, if any, as the 400 it earns.
-std::optional<InvalidInput> unknown_query(const Route& route, const net::HttpRequest& request) {
-  for (const auto& parameter : request.query) {
-    const std::string& key = parameter.first;
+// The first query parameter of `request` that `route` does not take, or an integer outside the
+// range the route declares for it, as the 400 it earns.
+std::optional<InvalidInput> query_problem(const Route& route, const net::HttpRequest& request) {
+  for (const auto& [key, value] : request.query) {
     const auto takes = [&key](const QueryParam& param) { return param.name == key; };
-    if (std::any_of(route.query.begin(), route.query.end(), takes)) continue;
+    if (const auto param = std::find_if(route.query.begin(), route.query.end(), takes); param != route.query.end()) {
+      if (param->type != "integer") continue;
+      try {
+        parse_int(value, key, param->minimum, param->maximum);
+        continue;
+      } catch (const InvalidInput& e) {
+        return e;
+      }
+    }
     if (route.query.empty()) return InvalidInput(key, "unknown query parameter; this route takes none");
     std::string known;
     for (const QueryParam& param : route.query) known += (known.empty() ? "" : ", ") + std::string(param.name);
@@ -154,7 +163,7 @@ void Api::handle(net::HttpRequest request, net::HttpResponder respond) {
     return call.fail(Error::not_found("no such endpoint: " + (versioned ? req.method + " " : "") + req.path));
   }
   if (needs_token(route, req) && !call.who.may(*route->action)) return call.forbid(std::string(route->refused));
-  if (auto unknown = unknown_query(*route, req)) return call.invalid(*unknown, "invalid_query");
+  if (auto problem = query_problem(*route, req)) return call.invalid(*problem, "invalid_query");
   try {
     (this->*(route->handler))(call);
   } catch (const InvalidInput& e) {

@@ -23,8 +23,8 @@ EventWalk event_walk(const net::HttpRequest& request, const PageRequest& page, T
     }
   }
   const bool newest_first = walk.order == EventOrder::newest_first;
-  const std::optional<std::int64_t> after = query_int(request, "after", 0, INT64_MAX);
-  const std::optional<std::int64_t> before = query_int(request, "before", 1, INT64_MAX);
+  const std::optional<std::int64_t> after = query_int(request, "after");
+  const std::optional<std::int64_t> before = query_int(request, "before");
   if (after && newest_first) throw InvalidInput("after", "reads oldest first; with order=newest give before");
   if (before && !newest_first) throw InvalidInput("before", "reads newest first; give it with order=newest");
   walk.from = page.after ? cursor_number(*page.after) : newest_first ? before.value_or(INT64_MAX) : after.value_or(0);
@@ -36,7 +36,7 @@ EventWalk event_walk(const net::HttpRequest& request, const PageRequest& page, T
 
 void Api::list_events(ApiCall call) {
   const EventFilter filter = parse_event_filter(call.request.query);
-  const PageRequest page = page_request(call.request, "events", 100, 1000);
+  const PageRequest page = page_request(call.request, "events", 100);
   const EventWalk walk = event_walk(call.request, page, clock_.system_now());
   const int limit = static_cast<int>(*page.limit);
   store_.read(
@@ -52,7 +52,7 @@ void Api::list_events(ApiCall call) {
 
 void Api::stream_events(ApiCall call) {
   EventFilter filter = parse_event_filter(call.request.query);
-  std::optional<std::int64_t> after = query_int(call.request, "after", 0, INT64_MAX);
+  std::optional<std::int64_t> after = query_int(call.request, "after");
   // What an EventSource sends when it reconnects: the id of the last event it had.
   if (const std::string last = call.request.header("last-event-id"); !last.empty()) {
     after = parse_int(last, "Last-Event-ID", 0, INT64_MAX);

@@ -39,7 +39,7 @@ void read_window(StoreWorker& worker, ApiCall call, std::shared_ptr<WindowedGood
 }  // namespace
 
 void Api::cluster_goodput(ApiCall call) {
-  const auto limit = static_cast<std::size_t>(query_int(call.request, "limit", 1, 10'000).value_or(1000));
+  const auto limit = static_cast<std::size_t>(query_int(call.request, "limit").value_or(1000));
   const std::optional<std::string> only_user =
       call.who.may(Action::read_all_jobs) ? std::nullopt : std::optional(call.who.user);
   const TimePoint now = clock_.system_now();

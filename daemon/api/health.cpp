@@ -69,7 +69,7 @@ void Api::get_health_check(ApiCall call) {
 }
 
 void Api::list_health_checks(ApiCall call) {
-  const PageRequest page = page_request(call.request, "healthchecks", 10, 100);
+  const PageRequest page = page_request(call.request, "healthchecks", 10);
   const int limit = static_cast<int>(*page.limit);
   const std::int64_t before = page.after ? cursor_number(*page.after) : INT64_MAX;
   store_.read(
@@ -92,7 +92,7 @@ void Api::list_health_checks(ApiCall call) {
 void Api::list_canaries(ApiCall call) {
   store::JobQuery query;
   query.user = kCanaryUser;
-  const PageRequest page = page_request(call.request, "canaries", 50, 1000);
+  const PageRequest page = page_request(call.request, "canaries", 50);
   const int limit = static_cast<int>(*page.limit);
   query.limit = limit + 1;
   if (page.after) query.before_id = cursor_number(*page.after);

@@ -61,7 +61,7 @@ NodeFilter parse_node_filter(const net::HttpRequest& req) {
 // Without a limit the whole (filtered) fleet, as the dashboard and the CLI read it.
 void Api::list_nodes(ApiCall call) {
   const NodeFilter filter = parse_node_filter(call.request);
-  const PageRequest page = page_request(call.request, "nodes", std::nullopt, 1000);
+  const PageRequest page = page_request(call.request, "nodes", std::nullopt);
   const NodePage found = jobs_.node_page(filter, page.after.value_or(""), page.limit.value_or(SIZE_MAX));
   Json list = Json::array();
   for (const auto& view : found.nodes) list.push_back(node_json(view, call.who));
@@ -186,7 +186,7 @@ void Api::undrain_node(ApiCall call) {
 
 void Api::node_health(ApiCall call) {
   const std::string& name = call.param("name");
-  const PageRequest page = page_request(call.request, "node_health:" + name, 50, 1000);
+  const PageRequest page = page_request(call.request, "node_health:" + name, 50);
   const int limit = static_cast<int>(*page.limit);
   const std::int64_t before = page.after ? cursor_number(*page.after) : INT64_MAX;
   if (!jobs_.node(name)) return call.fail(Error::not_found("node " + name + " is not registered"));

@@ -34,16 +34,27 @@ Json parameters(const Route& route) {
   while ((at = route.pattern.find('{', at)) != std::string_view::npos) {
     const std::size_t end = route.pattern.find('}', at);
     const std::string name(route.pattern.substr(at + 1, end - at - 1));
-    const Json schema = name != "id" ? Json{{"type", "string"}}
-                        // A job is also addressed as task N of array ID: "ID_N".
-                        : route.pattern.starts_with("/v1/jobs/")
-                            ? Json{{"type", "string"}, {"pattern", "^[1-9][0-9]*(_[0-9]+)?$"}}
-                            : Json{{"type", "integer"}, {"minimum", 1}};
+    Json schema = {{"type", "string"}};
+    if (name == "id") {
+      // A job is also addressed as task N of array ID: "ID_N".
+      schema = route.pattern.starts_with("/v1/jobs/") ? Json{{"type", "string"}, {"pattern", "^[1-9][0-9]*(_[0-9]+)?$"}}
+                                                      : Json{{"type", "integer"}, {"minimum", 1}};
+    } else if (name == "n") {
+      // An attempt's number, or the newest ("last"); a delivery's id.
+      schema = route.pattern.ends_with("/provenance") ? Json{{"type", "string"}, {"pattern", "^([1-9][0-9]*|last)$"}}
+                                                      : Json{{"type", "integer"}, {"minimum", 1}};
+    }
     list.push_back({{"name", name}, {"in", "path"}, {"required", true}, {"schema", schema}});
     at = end;
   }
   for (const QueryParam& param : route.query) {
-    list.push_back({{"name", param.name}, {"in", "query"}, {"required", false}, {"schema", {{"type", param.type}}}});
+    Json schema = param.schema.empty() ? Json::object() : Json::parse(param.schema);
+    schema["type"] = param.type;
+    if (param.type == "integer") {
+      schema["minimum"] = param.minimum;
+      schema["maximum"] = param.maximum;
+    }
+    list.push_back({{"name", param.name}, {"in", "query"}, {"required", false}, {"schema", schema}});
   }
   return list;
 }

@@ -63,11 +63,10 @@ std::string page_cursor(const net::HttpRequest& req, std::string_view list, std:
   return std::string(kCursorVersion) + "." + hex_of(position) + "." + checksum(req, list, position);
 }
 
-PageRequest page_request(const net::HttpRequest& req, std::string_view list, std::optional<std::size_t> default_limit,
-                         std::size_t max_limit) {
+PageRequest page_request(const net::HttpRequest& req, std::string_view list, std::optional<std::size_t> default_limit) {
   PageRequest page;
   page.limit = default_limit;
-  if (auto limit = query_int(req, "limit", 1, static_cast<std::int64_t>(max_limit))) {
+  if (auto limit = query_int(req, "limit")) {
     page.limit = static_cast<std::size_t>(*limit);
   }
   const auto it = req.query.find("cursor");

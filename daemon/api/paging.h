@@ -23,10 +23,9 @@ struct PageRequest {
   std::optional<std::string> after;    // the position the cursor names: the previous page's last item
 };
 
-// Reads `limit` (1..max_limit; `default_limit` when absent) and `cursor` of a request to `list`;
-// throws InvalidInput("limit" or "cursor") for a bad one.
-PageRequest page_request(const net::HttpRequest& req, std::string_view list, std::optional<std::size_t> default_limit,
-                         std::size_t max_limit);
+// Reads `limit` (`default_limit` when absent; its range is the route's, held by the dispatcher) and
+// `cursor` of a request to `list`; throws InvalidInput("cursor") for a bad cursor.
+PageRequest page_request(const net::HttpRequest& req, std::string_view list, std::optional<std::size_t> default_limit);
 
 // The cursor of the page after the one whose last item is at `position`.
 std::string page_cursor(const net::HttpRequest& req, std::string_view list, std::string_view position);

@@ -16,11 +16,10 @@ std::int64_t parse_int(const std::string& text, const std::string& field, std::i
   return v;
 }
 
-std::optional<std::int64_t> query_int(const net::HttpRequest& req, const std::string& name, std::int64_t min,
-                                      std::int64_t max) {
+std::optional<std::int64_t> query_int(const net::HttpRequest& req, const std::string& name) {
   auto it = req.query.find(name);
   if (it == req.query.end()) return std::nullopt;
-  return parse_int(it->second, name, min, max);
+  return parse_int(it->second, name, INT64_MIN, INT64_MAX);
 }
 
 }  // namespace trainyard::daemon

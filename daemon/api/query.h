@@ -12,8 +12,8 @@ namespace trainyard::daemon {
 // Parses a whole integer in [min, max]; throws InvalidInput(field) otherwise.
 std::int64_t parse_int(const std::string& text, const std::string& field, std::int64_t min, std::int64_t max);
 
-// The query parameter `name` as an integer in [min, max], if given.
-std::optional<std::int64_t> query_int(const net::HttpRequest& req, const std::string& name, std::int64_t min,
-                                      std::int64_t max);
+// The query parameter `name` as a whole number, if given. The dispatcher has already held it to its
+// route's range (QueryParam in daemon/api/routes.h), so the range is declared in one place.
+std::optional<std::int64_t> query_int(const net::HttpRequest& req, const std::string& name);
 
 }  // namespace trainyard::daemon

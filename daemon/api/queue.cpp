@@ -7,8 +7,8 @@
 namespace trainyard::daemon {
 
 void Api::list_queue(ApiCall call) {
-  const auto offset = static_cast<std::size_t>(query_int(call.request, "offset", 0, INT32_MAX).value_or(0));
-  const auto limit = static_cast<std::size_t>(query_int(call.request, "limit", 1, 1000).value_or(100));
+  const auto offset = static_cast<std::size_t>(query_int(call.request, "offset").value_or(0));
+  const auto limit = static_cast<std::size_t>(query_int(call.request, "limit").value_or(100));
   const scheduler::Scheduler& scheduler = jobs_.scheduler();
   std::vector<JobId> page;
   std::size_t total = 0;

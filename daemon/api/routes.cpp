@@ -1,8 +1,23 @@
 #include "daemon/api/routes.h"
 
 #include "daemon/api.h"
+#include "proto/messages.h"
 
 namespace trainyard::daemon {
+
+namespace {
+
+constexpr std::int64_t kMax = INT64_MAX;
+
+// A comma-separated list of states, in either case, as proto/state_list.h reads it.
+constexpr std::string_view kJobStates =
+    R"({"pattern": "^(PENDING|STARTING|RUNNING|SUCCEEDED|FAILED|CANCELLED|pending|starting|running|succeeded|failed|cancelled)(,(PENDING|STARTING|RUNNING|SUCCEEDED|FAILED|CANCELLED|pending|starting|running|succeeded|failed|cancelled))*$"})";
+constexpr std::string_view kNodeStates =
+    R"({"pattern": "^(HEALTHY|SUSPECT|UNHEALTHY|DRAINED|DOWN|healthy|suspect|unhealthy|drained|down)(,(HEALTHY|SUSPECT|UNHEALTHY|DRAINED|DOWN|healthy|suspect|unhealthy|drained|down))*$"})";
+// An event type or a glob over types (daemon/events.h).
+constexpr std::string_view kEventTypeGlob = R"({"pattern": "^[a-z._*?]+$"})";
+
+}  // namespace
 
 const std::vector<Route>& api_routes() {
   using A = Action;
@@ -20,8 +35,9 @@ const std::vector<Route>& api_routes() {
        "array's tasks; state is a comma-separated list; since and until bound the submit time (RFC 3339, a "
        "date, or a span back like 1d); before and after bound the id; pages of limit (default 100) continue with "
        "cursor=next",
-       {{"state", "string"}, {"share", "string"}, {"user", "string"}, {"since", "string"}, {"until", "string"},
-        {"limit", "integer"}, {"before", "integer"}, {"after", "integer"}, {"array", "integer"}, {"cursor", "string"}},
+       {{"state", "string", 0, 0, kJobStates}, {"share", "string"}, {"user", "string"}, {"since", "string"},
+        {"until", "string"}, {"limit", "integer", 1, 1000}, {"before", "integer", 1, kMax}, {"after", "integer", 0, kMax},
+        {"array", "integer", 1, kMax}, {"cursor", "string"}},
        &Api::list_jobs},
       {"POST", "/v1/jobs", A::submit_jobs, "submit jobs", "JobSpec", "Job", 201,
        "Submit a job; answered once it is on disk", {}, &Api::submit_job},
@@ -50,20 +66,21 @@ const std::vector<Route>& api_routes() {
        {}, &Api::attempt_provenance},
       {"GET", "/v1/jobs/{id}/logs", A::use_api, "read jobs", "", "JobLogs", 200,
        "The tail of each rank's output of an attempt (the newest by default), fetched from the agents",
-       {{"rank", "integer"}, {"tail", "integer"}, {"attempt", "integer"}}, &Api::job_logs},
+       {{"rank", "integer", 0, 1023}, {"tail", "integer", 1, kMaxLogLines}, {"attempt", "integer", 1, 1 << 20}}, &Api::job_logs},
       {"GET", "/v1/jobs/{id}/checkpoints", A::use_api, "read jobs", "", "CheckpointList", 200,
        "The job's checkpoints and whether a retry may resume from each", {}, &Api::job_checkpoints},
       {"GET", "/v1/jobs/{id}/metrics", A::use_api, "read jobs", "", "JobMetrics", 200,
-       "Per-step training metrics of the kept trajectory, downsampled, with gradient-norm spikes", {{"max_points", "integer"}},
+       "Per-step training metrics of the kept trajectory, downsampled, with gradient-norm spikes", {{"max_points", "integer", 1, 100'000}},
        &Api::job_metrics},
 
       {"GET", "/v1/queue", A::use_api, "read jobs", "", "Queue", 200,
        "Pending jobs in the scheduler's order (yours only, unless your role reads every job); next is the offset of the next page",
-       {{"offset", "integer"}, {"limit", "integer"}}, &Api::list_queue},
+       {{"offset", "integer", 0, INT32_MAX}, {"limit", "integer", 1, 1000}}, &Api::list_queue},
       {"GET", "/v1/nodes", A::use_api, "read nodes", "", "NodeList", 200,
        "Registered nodes by name: state is a comma-separated list, label KEY=VALUE, name_prefix a prefix; every "
        "match without limit, else pages of limit that continue with cursor=next",
-       {{"state", "string"}, {"label", "string"}, {"name_prefix", "string"}, {"limit", "integer"}, {"cursor", "string"}},
+       {{"state", "string", 0, 0, kNodeStates}, {"label", "string", 0, 0, R"({"pattern": "^[^=]+=.*$"})"},
+        {"name_prefix", "string"}, {"limit", "integer", 1, 1000}, {"cursor", "string"}},
        &Api::list_nodes},
       {"GET", "/v1/nodes/{name}", A::use_api, "read nodes", "", "Node", 200, "One node", {}, &Api::get_node},
       {"POST", "/v1/nodes/{name}/drain", A::operate_nodes, "drain nodes", "DrainRequest", "Node", 200,
@@ -75,7 +92,7 @@ const std::vector<Route>& api_routes() {
        &Api::forget_node_credential},
       {"GET", "/v1/nodes/{name}/health", A::use_api, "read nodes", "", "NodeHealth", 200,
        "The node's health history, newest first; pages continue with cursor=next",
-       {{"limit", "integer"}, {"cursor", "string"}}, &Api::node_health},
+       {{"limit", "integer", 1, 1000}, {"cursor", "string"}}, &Api::node_health},
       {"PUT", "/v1/nodes/{name}/faults", A::operate_nodes, "inject faults", "FaultsRequest", "FaultsAccepted", 202,
        "Replace the node's simulated faults (applied by its agent)", {}, &Api::set_node_faults},
       {"DELETE", "/v1/nodes/{name}/faults", A::operate_nodes, "inject faults", "", "FaultsAccepted", 202,
@@ -84,10 +101,10 @@ const std::vector<Route>& api_routes() {
       {"GET", "/v1/goodput", A::use_api, "read goodput", "", "GoodputReport", 200,
        "Goodput of the newest jobs and their total; with window (24h, 7d) the cluster's over that window, "
        "from every attempt that ran in it",
-       {{"window", "string"}, {"limit", "integer"}}, &Api::cluster_goodput},
+       {{"window", "string", 0, 0, R"({"pattern": "^[0-9]+[hd]$"})"}, {"limit", "integer", 1, 10'000}}, &Api::cluster_goodput},
       {"GET", "/v1/canaries", A::use_api, "read canaries", "", "CanaryList", 200,
        "Canary jobs the daemon ran, newest first; pages continue with cursor=next",
-       {{"limit", "integer"}, {"cursor", "string"}}, &Api::list_canaries},
+       {{"limit", "integer", 1, 1000}, {"cursor", "string"}}, &Api::list_canaries},
       {"POST", "/v1/canaries", A::operate_nodes, "run canaries", "", "Job", 201,
        "Run a canary job now, as the schedule would (409 while one runs or when no node is ready); the next "
        "scheduled one is an interval later", {}, &Api::run_canary},
@@ -95,7 +112,7 @@ const std::vector<Route>& api_routes() {
        "Start a health check of named nodes", {}, &Api::start_health_check},
       {"GET", "/v1/healthchecks", A::use_api, "read health checks", "", "HealthCheckList", 200,
        "Finished health checks, newest first, each with its verdicts, runs and pair tests; pages continue with cursor=next",
-       {{"limit", "integer"}, {"cursor", "string"}},
+       {{"limit", "integer", 1, 100}, {"cursor", "string"}},
        &Api::list_health_checks},
       {"GET", "/v1/healthchecks/{id}", A::use_api, "read health checks", "", "HealthCheck", 200,
        "A health check's state, verdicts and collective runs", {}, &Api::get_health_check},
@@ -105,7 +122,7 @@ const std::vector<Route>& api_routes() {
       {"GET", "/v1/tokens", A::use_api, "list tokens", "", "TokenList", 200,
        "Tokens without their secrets: every one for an admin, one's own for others; all without limit, else pages "
        "that continue with cursor=next",
-       {{"limit", "integer"}, {"cursor", "string"}}, &Api::list_tokens},
+       {{"limit", "integer", 1, 1000}, {"cursor", "string"}}, &Api::list_tokens},
       {"POST", "/v1/tokens", A::manage_tokens, "create tokens", "TokenRequest", "NewToken", 201,
        "Create a token; its secret is shown once", {}, &Api::create_token},
       {"POST", "/v1/tokens/join/rotate", A::manage_tokens, "rotate the join token", "", "JoinToken", 200,
@@ -135,13 +152,13 @@ const std::vector<Route>& api_routes() {
        "Send a signed test message now and report the receiver's answer", {}, &Api::test_webhook},
       {"GET", "/v1/webhooks/{id}/deliveries", A::use_api, "read webhooks", "", "WebhookDeliveryList", 200,
        "The webhook's deliveries, newest first, each with its attempts; pages continue with cursor=next",
-       {{"before", "integer"}, {"limit", "integer"}, {"cursor", "string"}}, &Api::webhook_deliveries},
+       {{"before", "integer", 1, kMax}, {"limit", "integer", 1, 1000}, {"cursor", "string"}}, &Api::webhook_deliveries},
       {"POST", "/v1/webhooks/{id}/deliveries/{n}/retry", A::use_api, "retry deliveries", "", "WebhookDelivery", 202,
        "Send a dead-lettered delivery again", {}, &Api::retry_webhook_delivery},
 
       {"GET", "/v1/audit", A::read_audit, "read the audit log", "", "AuditLog", 200,
        "Every change made through the API, oldest first; pages continue with cursor=next",
-       {{"after", "integer"}, {"limit", "integer"}, {"cursor", "string"}},
+       {{"after", "integer", 0, kMax}, {"limit", "integer", 1, 1000}, {"cursor", "string"}},
        &Api::list_audit},
       {"GET", "/v1/events", A::use_api, "read events", "", "EventList", 200,
        "Events, oldest first or with order=newest newest first: one's own jobs' and the cluster's (every event for "
@@ -149,13 +166,16 @@ const std::vector<Route>& api_routes() {
        "come only when the type names them; after (oldest first) or before (newest first) is an event id to start "
        "from; since (RFC 3339, a date, or a span back like 10m) leaves out older events; pages continue with "
        "cursor=next",
-       {{"order", "string"}, {"after", "integer"}, {"before", "integer"}, {"since", "string"}, {"type", "string"},
-        {"job", "integer"}, {"node", "string"}, {"limit", "integer"}, {"cursor", "string"}},
+       {{"order", "string", 0, 0, R"({"enum": ["oldest", "newest"], "default": "oldest"})"},
+        {"after", "integer", 0, kMax}, {"before", "integer", 1, kMax}, {"since", "string"},
+        {"type", "string", 0, 0, kEventTypeGlob}, {"job", "integer", 1, kMax}, {"node", "string"},
+        {"limit", "integer", 1, 1000}, {"cursor", "string"}},
        &Api::list_events},
       {"GET", "/v1/events/stream", A::use_api, "read events", "", "EventStream", 200,
        "The events of GET /v1/events as Server-Sent Events, live; from after an id (Last-Event-ID or after) "
        "the stored ones first, with no gap and none twice",
-       {{"after", "integer"}, {"type", "string"}, {"job", "integer"}, {"node", "string"}},
+       {{"after", "integer", 0, kMax}, {"type", "string", 0, 0, kEventTypeGlob}, {"job", "integer", 1, kMax},
+        {"node", "string"}},
        &Api::stream_events},
   };
   return routes;

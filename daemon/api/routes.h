@@ -2,6 +2,7 @@
 // The route table: every REST route declared once. Api::handle dispatches from it (path, method,
 // role check, query parameters), GET /v1/openapi.json is generated from it, and the role-walk
 // test walks it, so a route cannot be served, documented and checked three different ways.
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,6 +18,13 @@ struct ApiCall;
 struct QueryParam {
   std::string_view name;
   std::string_view type;  // its JSON Schema type once parsed: "integer" or "string"
+  // An integer's range: the dispatcher answers any other value with a 400 naming the parameter,
+  // before the handler runs, so handlers read it without bounds of their own.
+  std::int64_t minimum = 0;
+  std::int64_t maximum = INT64_MAX;
+  // A string's JSON Schema keywords beyond its type, as JSON text (an enum, a pattern), for the
+  // document; "" for none. The handler's parser is what enforces them.
+  std::string_view schema = "";
 };
 
 struct Route {

@@ -22,7 +22,8 @@ const char* const kJsonSchemas = R"json({
   "JobSpec": {
     "type": "object", "required": ["name"], "additionalProperties": false,
     "properties": {
-      "name": {"type": "string", "minLength": 1, "maxLength": 128},
+      "name": {"type": "string", "minLength": 1, "maxLength": 128, "pattern": "^[^\\x00-\\x1f\\x7f]*$",
+               "description": "any text without control characters"},
       "share": {"type": "string", "minLength": 1, "maxLength": 64, "default": "default"},
       "priority": {"type": "integer", "minimum": 0, "maximum": 9999},
       "nodes": {"type": "integer", "minimum": 1, "maximum": 1024, "default": 1},
@@ -30,9 +31,10 @@ const char* const kJsonSchemas = R"json({
       "cores_per_node": {"type": "integer", "minimum": 1, "maximum": 4096},
       "kind": {"enum": ["command", "simulated"], "default": "command"},
       "command": {"type": "object", "required": ["argv"], "additionalProperties": false, "properties": {
-        "argv": {"type": "array", "minItems": 1, "maxItems": 1024, "items": {"type": "string"}},
-        "env": {"type": "object", "additionalProperties": {"type": "string"}}}},
-      "workload": {"type": "object", "description": "the simulated kernel's settings (README, The job spec)"},
+        "argv": {"type": "array", "minItems": 1, "maxItems": 1024, "items": {"type": "string", "pattern": "^[^\\x00]*$"}},
+        "env": {"type": "object", "propertyNames": {"pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
+                "additionalProperties": {"type": "string", "pattern": "^[^\\x00]*$"}}}},
+      "workload": {"$ref": "#/components/schemas/Workload"},
       "retry": {"type": "object", "additionalProperties": false, "properties": {
         "attempts": {"type": "integer", "minimum": 1, "maximum": 10},
         "evaluate_on_exit": {"type": "array", "items": {"type": "object", "required": ["action"], "properties": {
@@ -43,20 +45,42 @@ const char* const kJsonSchemas = R"json({
                         "description": "seconds a rank may go without a step before it is stuck; unset: learned from its own steps, max(5 x p99 step interval, 30 s), 10 min until learned"},
       "preflight": {"type": "boolean"},
       "wait_for_capacity": {"type": "boolean", "default": false},
-      "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+      "labels": {"type": "object", "propertyNames": {"pattern": "^[A-Za-z0-9][A-Za-z0-9._-]*$"},
+                 "additionalProperties": {"type": "string", "pattern": "^[^\\x00-\\x1f\\x7f]*$"}},
       "depends_on": {"type": "array", "maxItems": 64, "items": {"type": "object", "required": ["job"], "additionalProperties": false,
         "properties": {"job": {"type": "integer", "minimum": 1},
                        "condition": {"enum": ["afterok", "afterany", "afternotok", "aftercorr"], "default": "afterok"}}}},
       "array": {"type": "string", "minLength": 1, "maxLength": 4096,
                 "description": "a job array: 0-99, 0-99:4, 1,5,9 or a mix, optionally ending in %K (at most K tasks running)"},
-      "code_version": {"type": "string", "minLength": 1, "maxLength": 256},
+      "code_version": {"type": "string", "minLength": 1, "maxLength": 256, "pattern": "^[^\\x00-\\x1f\\x7f]*$"},
       "hold": {"type": "boolean", "default": false, "description": "submit held: never scheduled until released"},
       "storage_limit_mb": {"type": "integer", "minimum": 1, "maximum": 1073741824,
                            "description": "checkpoint and log MiB the job may keep; over it its oldest checkpoints are pruned"},
       "memory_mb": {"type": "integer", "minimum": 1, "maximum": 16777216,
                     "description": "MiB each node's processes of an attempt may use together; past it they are OOM-killed (class oom)"},
       "replace_stragglers": {"type": "boolean", "default": false,
-                             "description": "a rank named a straggler has the attempt checkpointed and the job queued again without its node"}}
+                             "description": "a rank named a straggler has the attempt checkpointed and the job queued again without its node"}},
+    "if": {"required": ["kind"], "properties": {"kind": {"const": "simulated"}}},
+    "then": {"not": {"required": ["command"]}},
+    "else": {"required": ["command"], "not": {"required": ["workload"]}}
+  },
+  "Workload": {
+    "type": "object", "additionalProperties": false,
+    "description": "the simulated kernel's settings (README, The job spec); unset fields take the kernel's defaults",
+    "properties": {
+      "width": {"type": "integer", "minimum": 1, "maximum": 4096}, "depth": {"type": "integer", "minimum": 1, "maximum": 16},
+      "input_dim": {"type": "integer", "minimum": 1, "maximum": 4096},
+      "output_dim": {"type": "integer", "minimum": 1, "maximum": 4096},
+      "global_batch": {"type": "integer", "minimum": 1, "maximum": 65536},
+      "steps": {"type": "integer", "minimum": 1, "maximum": 10000000},
+      "lr": {"type": "number", "minimum": 1e-9, "maximum": 10}, "min_lr": {"type": "number", "minimum": 0, "maximum": 10},
+      "warmup": {"type": "integer", "minimum": 0, "maximum": 10000000},
+      "seed": {"type": "integer", "minimum": 0},
+      "precision": {"enum": ["fp32", "bf16", "bf16_sr", "FP32", "BF16", "BF16_SR"]},
+      "checkpoint_every": {"type": "integer", "minimum": 0, "maximum": 10000000},
+      "keep_checkpoints": {"type": "integer", "minimum": 1, "maximum": 100},
+      "step_ms": {"type": "integer", "minimum": 0, "maximum": 600000},
+      "spike_threshold": {"type": "number", "minimum": 0, "maximum": 1e9}}
   },
   "JobPatch": {
     "type": "object", "additionalProperties": false, "minProperties": 1,

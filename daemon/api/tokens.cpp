@@ -86,7 +86,7 @@ bool listed_after(const store::TokenRecord& t, const std::string& position) {
 
 // Without a limit every token, as the CLI lists them.
 void Api::list_tokens(ApiCall call) {
-  const PageRequest page = page_request(call.request, "tokens", std::nullopt, 1000);
+  const PageRequest page = page_request(call.request, "tokens", std::nullopt);
   const bool all = call.who.may(Action::manage_tokens);
   std::vector<store::TokenRecord> visible = tokens_.list();
   std::erase_if(visible, [&](const store::TokenRecord& t) {

@@ -137,8 +137,8 @@ void Api::webhook_deliveries(ApiCall call) {
   std::optional<std::int64_t> before;
   int limit = 100;
   try {
-    before = query_int(call.request, "before", 1, INT64_MAX);
-    const PageRequest page = page_request(call.request, "deliveries", 100, 1000);
+    before = query_int(call.request, "before");
+    const PageRequest page = page_request(call.request, "deliveries", 100);
     limit = static_cast<int>(*page.limit);
     if (page.after) before = cursor_number(*page.after);
   } catch (const InvalidInput& e) {

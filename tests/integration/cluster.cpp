@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
@@ -184,6 +185,28 @@ void Cluster::wait_for_nodes(int count) {
   ASSERT_TRUE(ok) << "nodes did not register; daemon log:\n" << daemon_log();
 }
 
+namespace {
+
+// With TRAINYARD_API_TRAFFIC_DIR set, every exchange of Cluster::api is appended to a file of this
+// process there, one JSON line each, for deploy/openapi/validate-traffic.mjs to check against the
+// served OpenAPI document with a validator of its own.
+void record_exchange(const cli::HttpRequest& request, const cli::HttpResponse& response) {
+  const char* dir = std::getenv("TRAINYARD_API_TRAFFIC_DIR");
+  if (dir == nullptr || *dir == '\0') return;
+  const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  const Json line = {{"test", test ? std::string(test->test_suite_name()) + "." + test->name() : ""},
+                     {"method", request.method},
+                     {"target", request.target},
+                     {"request", request.body},
+                     {"status", response.status},
+                     {"content_type", response.content_type},
+                     {"response", response.body}};
+  std::ofstream out(fs::path(dir) / ("traffic-" + std::to_string(::getpid()) + ".jsonl"), std::ios::app);
+  out << line.dump(-1, ' ', false, Json::error_handler_t::replace) << '\n';
+}
+
+}  // namespace
+
 ApiResult Cluster::api(const std::string& method, const std::string& target, const std::string& body,
                        const std::string& token) {
   cli::HttpRequest req{.method = method, .target = target, .body = body};
@@ -195,6 +218,7 @@ ApiResult Cluster::api(const std::string& method, const std::string& target, con
     return {};
   }
   const cli::HttpResponse& resp = *result;
+  record_exchange(req, resp);
   ApiResult out{resp.status, Json()};
   if (!resp.body.empty()) out.body = Json::parse(resp.body, nullptr, false);
   return out;

@@ -36,17 +36,17 @@ TEST(PageCursor, NamesThePositionItWasGivenForTheSameListAndFilters) {
   const auto first = request_to("/v1/nodes?state=HEALTHY&limit=2");
   const std::string cursor = page_cursor(first, "nodes", "trn-007");
   // The page size may change during a walk; the filters may not.
-  const PageRequest page = page_request(request_to("/v1/nodes?state=HEALTHY&limit=5&cursor=" + cursor), "nodes", 10, 100);
+  const PageRequest page = page_request(request_to("/v1/nodes?state=HEALTHY&limit=5&cursor=" + cursor), "nodes", 10);
   EXPECT_EQ(page.after, "trn-007");
   EXPECT_EQ(page.limit, 5u);
-  EXPECT_EQ(page_request(request_to("/v1/nodes"), "nodes", std::nullopt, 100).limit, std::nullopt);
-  EXPECT_EQ(page_request(request_to("/v1/nodes"), "nodes", 10, 100).limit, 10u);
+  EXPECT_EQ(page_request(request_to("/v1/nodes"), "nodes", std::nullopt).limit, std::nullopt);
+  EXPECT_EQ(page_request(request_to("/v1/nodes"), "nodes", 10).limit, 10u);
 }
 
 TEST(PageCursor, RefusesAlteredForeignAndMisfilteredCursors) {
   const std::string cursor = page_cursor(request_to("/v1/jobs?state=RUNNING"), "jobs", "42");
   const auto read = [](const std::string& target, const std::string& list = "jobs") {
-    return [=] { page_request(request_to(target), list, 100, 1000); };
+    return [=] { page_request(request_to(target), list, 100); };
   };
   EXPECT_EQ(refused_field(read("/v1/jobs?state=RUNNING&cursor=" + cursor)), "");
   std::string altered = cursor;
@@ -61,8 +61,6 @@ TEST(PageCursor, RefusesAlteredForeignAndMisfilteredCursors) {
   for (const char* garbage : {"", "42", "c1.", "c1..", "c2.3432.0123456789abcdef", "c1.zz.0123456789abcdef", "c1.343.00"}) {
     EXPECT_EQ(refused_field(read(std::string("/v1/jobs?cursor=") + garbage)), "cursor") << garbage;
   }
-  EXPECT_EQ(refused_field(read("/v1/jobs?limit=0")), "limit");
-  EXPECT_EQ(refused_field(read("/v1/jobs?limit=1001")), "limit");
 }
 
 class PagingTest : public ApiTest {
