@@ -48,9 +48,12 @@ class StoreWorker {
   // changes. Set it before the first write.
   using CommitObserver = std::function<void(double seconds, std::size_t changes)>;
   void set_commit_observer(CommitObserver observe) { observe_commit_ = std::move(observe); }
-  // Hears, on the I/O thread, of every committed event as stored (seq filled in), in seq order:
-  // read back after each commit that wrote events (the store assigns seqs inside commit). `head`
-  // is the highest seq stored before the first write. Set it before the first write.
+  // Hears, on the I/O thread, of every committed event as stored (seq filled in), in seq order.
+  // The store numbers a batch's events consecutively inside commit; when its last seq is then
+  // exactly as many past the head as the batch wrote, they are the batch's own, numbered in
+  // order without reading them back; otherwise (a sequence that skipped, events written by
+  // another) they are read back from the head. `head` is the highest seq stored before the first
+  // write. Set it before the first write.
   using EventsObserver = std::function<void(const std::vector<store::Event>& events)>;
   void set_events_observer(std::int64_t head, EventsObserver observe) {
     events_head_ = head;
@@ -75,7 +78,7 @@ class StoreWorker {
 
   void run();
   void commit_batch(std::vector<Write>& writes);
-  void publish_committed_events();
+  void publish_committed_events(std::vector<store::Event> written);
 
   store::Store& store_;
   PostToIo post_to_io_;

@@ -47,6 +47,7 @@ def main():
         print("note: the issue asks for 6 to 8 agents", file=sys.stderr)
     random.seed(a.seed)
     root = tempfile.mkdtemp(prefix="trainyard-chaos.", dir="/var/tmp")
+    os.chmod(root, 0o755)  # jobs run as their own accounts: they must reach their checkpoint directories
     data = os.path.join(root, "data")
     procs, agents = [], {}
 

@@ -10,6 +10,8 @@
 #   (deploy/tls-certs.sh) in the data dir, the daemon with --tls-cert/--tls-key, the bench verifying it
 #   STORE=postgresql://... bench/submit/run.sh ...   the daemon on that store (an empty database or
 #   schema) rather than SQLite in the data dir
+#   CLIENT=wrk [CONNECTIONS=32] [DURATION=20] bench/submit/run.sh BUILD_DIR   the same submissions
+#   from wrk (bench/submit/submit.lua) for DURATION seconds; prints the daemon's CPU per 201
 #
 # The data dir lives under /var/tmp, not /tmp: /tmp may be a tmpfs, where fsync costs nothing and
 # "durable" would mean nothing. KEEP_DATA=1 keeps it (and the daemon log) for inspection.
@@ -60,4 +62,17 @@ done
 echo "# daemon $(cat "$data/daemon.addr") pid $daemon_pid, data dir $data ($(df -T "$data" | awk 'NR==2 {print $2}'))," \
   "store ${STORE:-sqlite in the data dir}"
 echo "# machine: $(nproc) cores, load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-"$bench" --data-dir "$data" --daemon-pid "$daemon_pid" "${bench_tls[@]+"${bench_tls[@]}"}" "$@"
+if [[ "${CLIENT:-bench_submit}" == wrk ]]; then
+  # The same submissions from wrk (Debian's wrk, not a project dependency): one thread, 32 keep-alive
+  # connections for 20 s by default; the daemon's CPU per 201 is read from /proc around the run.
+  cpu_ticks() { awk '{print $14 + $15}' "/proc/$daemon_pid/stat"; }
+  before=$(cpu_ticks)
+  TRAINYARD_TOKEN="$(head -n1 "$data/admin.token")" wrk -t1 -c"${CONNECTIONS:-32}" -d"${DURATION:-20}s" \
+    -s "$(dirname "$0")/submit.lua" "$(cat "$data/daemon.addr")" | tee "$data/wrk.out"
+  ticks=$(( $(cpu_ticks) - before ))
+  created=$(awk '/^wrk: / {print $2}' "$data/wrk.out")
+  awk -v t="$ticks" -v hz="$(getconf CLK_TCK)" -v n="$created" \
+    'BEGIN {printf "daemon cpu: %.2f s (user+system) = %.1f us per accepted job\n", t / hz, n ? t / hz / n * 1e6 : 0}'
+else
+  "$bench" --data-dir "$data" --daemon-pid "$daemon_pid" "${bench_tls[@]+"${bench_tls[@]}"}" "$@"
+fi

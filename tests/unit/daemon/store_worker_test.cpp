@@ -232,7 +232,13 @@ class EventReadsCountingStore final : public ForwardingStore {
   InMemoryStore memory_;
 };
 
-TEST(StoreWorker, HandsOverEveryCommittedEventInSeqOrderReadingEachPageOnce) {
+store::Change events_change(int n, const std::string& kind = "test.event") {
+  store::Change change;
+  for (int i = 0; i < n; ++i) change.events.push_back(store::Event{.at = test_epoch(), .kind = kind});
+  return change;
+}
+
+TEST(StoreWorker, HandsOverEveryCommittedEventInSeqOrderWithoutReadingThemBack) {
   EventReadsCountingStore store;
   IoQueue io;
   std::vector<std::int64_t> seqs;
@@ -240,21 +246,43 @@ TEST(StoreWorker, HandsOverEveryCommittedEventInSeqOrderReadingEachPageOnce) {
   worker.set_events_observer(0, [&](const std::vector<store::Event>& events) {
     for (const auto& e : events) seqs.push_back(e.seq);
   });
-  const auto events_change = [](int n) {
-    store::Change change;
-    for (int i = 0; i < n; ++i) change.events.push_back(store::Event{.at = test_epoch(), .kind = "test.event"});
-    return change;
-  };
   int written = 0;
   worker.write(events_change(5), [&](const Result<void>&, store::Change&) { ++written; });
   io.run_until([&] { return written == 1 && seqs.size() == 5; });
-  EXPECT_EQ(store.reads, 1) << "a short page is the last one";
   worker.write(events_change(2500), [&](const Result<void>&, store::Change&) { ++written; });
   io.run_until([&] { return written == 2 && seqs.size() == 2505; });
-  EXPECT_EQ(store.reads, 1 + 3);
+  EXPECT_EQ(store.reads, 0) << "the store's last seq said the batches' events were theirs alone";
   std::vector<std::int64_t> expected(2505);
   std::iota(expected.begin(), expected.end(), 1);
   EXPECT_EQ(seqs, expected);
+  EXPECT_EQ(store.events_after(0, 3000).size(), 2505u);
+}
+
+// Events the worker did not write (here: stored before it started, past the head it was given)
+// make the numbering not the batch's own: it reads them all back, once per page, in seq order.
+TEST(StoreWorker, ReadsTheEventsBackWhenTheStoreHoldsMoreThanItsBatchWrote) {
+  EventReadsCountingStore store;
+  const store::Change earlier = events_change(3, "earlier.event");
+  store.commit(std::span(&earlier, 1));
+  IoQueue io;
+  std::vector<std::string> kinds;
+  std::vector<std::int64_t> seqs;
+  StoreWorker worker(store, io.poster());
+  worker.set_events_observer(0, [&](const std::vector<store::Event>& events) {
+    for (const auto& e : events) {
+      seqs.push_back(e.seq);
+      kinds.push_back(e.kind);
+    }
+  });
+  int written = 0;
+  worker.write(events_change(2500), [&](const Result<void>&, store::Change&) { ++written; });
+  io.run_until([&] { return written == 1 && seqs.size() == 2503; });
+  EXPECT_EQ(store.reads, 3) << "pages of 1000, 1000 and a short one";
+  std::vector<std::int64_t> expected(2503);
+  std::iota(expected.begin(), expected.end(), 1);
+  EXPECT_EQ(seqs, expected);
+  EXPECT_EQ(kinds.front(), "earlier.event");
+  EXPECT_EQ(kinds.back(), "test.event");
 }
 
 TEST(StoreWorker, DestructorFinishesQueuedWrites) {
