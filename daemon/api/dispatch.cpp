@@ -36,7 +36,10 @@ std::string known_method(const std::string& method) {
 // The first query parameter of `request` that `route` does not take, or an integer outside the
 // range the route declares for it, as the 400 it earns.
 std::optional<InvalidInput> query_problem(const Route& route, const net::HttpRequest& request) {
-  for (const auto& [key, value] : request.query) {
+  for (const auto& parameter : request.query) {
+    // Named, not a structured binding: Clang 14 cannot capture one.
+    const std::string& key = parameter.first;
+    const std::string& value = parameter.second;
     const auto takes = [&key](const QueryParam& param) { return param.name == key; };
     if (const auto param = std::find_if(route.query.begin(), route.query.end(), takes); param != route.query.end()) {
       if (param->type != "integer") continue;
