@@ -163,8 +163,12 @@ TEST_F(AttemptCgroups, ANodeOffersItsHostsMemoryUnlessToldOtherwise) {
 }
 
 // A simulated rank trains in a process of its own (agent/simulated_run.h), not in the agent: a
-// large spec's memory is the rank's, under the job's account, and a cancel ends it mid-step.
-TEST_F(AttemptCgroups, ASimulatedRankTrainsInAProcessOfItsOwnAndACancelEndsItWithinAStep) {
+// large spec's memory is the rank's, under the job's account, and a cancel's SIGTERM ends it
+// mid-step. A kill grace far longer than the wait tells the two apart on a loaded machine too: a
+// rank deaf to SIGTERM would live until the grace's SIGKILL.
+TEST_F(AttemptCgroups, ASimulatedRankTrainsInAProcessOfItsOwnAndStopsOnTheCancelsSigterm) {
+  cluster.kill_daemon(SIGTERM);
+  cluster.start_daemon({"--kill-grace-ms", "20000"});
   start_agent({});
   // About 270 MiB of state, and a step of several seconds on these machines.
   const auto id = cluster.submit(
@@ -186,8 +190,8 @@ TEST_F(AttemptCgroups, ASimulatedRankTrainsInAProcessOfItsOwnAndACancelEndsItWit
 
   const auto cancel_at = std::chrono::steady_clock::now();
   ASSERT_EQ(cluster.api("POST", "/v1/jobs/" + std::to_string(id) + "/cancel").status, 200);
-  // Under the kill grace (2 s): the rank stopped by itself, inside its step, on SIGTERM.
-  ASSERT_TRUE(eventually([&] { return ::kill(rank, 0) != 0; }, 1500ms)) << "the rank outlived its cancel";
+  ASSERT_TRUE(eventually([&] { return ::kill(rank, 0) != 0; }, 15s))
+      << "the rank outlived its cancel's SIGTERM: only the kill grace's SIGKILL (20 s) would end it";
   std::cout << "simulated rank gone " << std::chrono::duration_cast<std::chrono::milliseconds>(
                                              std::chrono::steady_clock::now() - cancel_at).count()
             << " ms after the cancel\n";
