@@ -4,6 +4,7 @@
 // (daemon/api/routes.h), which `handle` dispatches from and GET /v1/openapi.json describes; the
 // handlers live by resource under daemon/api/. Every error is {"error":{"code","message","field"}}
 // with the right 4xx.
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -47,6 +48,8 @@ class Api {
   void set_webhooks(WebhookRegistry& webhooks, WebhookOptions options);
   // GET /v1/events/stream's subscribers: the daemon hands them the committed events.
   EventStreams& event_streams() { return event_streams_; }
+  // GET /v1/cluster/history chooses its buckets knowing how often samples are taken (0: never).
+  void set_history_interval(std::chrono::seconds interval) { history_interval_ = interval; }
   // GET /healthz names this active daemon's lease: its epoch and advertise URL (daemon/standby.h).
   void set_lease(store::LeaseState lease) { lease_ = std::move(lease); }
   // What GET /healthz reports of the store: why it looks unreachable, or nullopt (ActiveLease).
@@ -117,6 +120,8 @@ class Api {
   void run_canary(ApiCall call);
   // daemon/api/goodput.cpp
   void cluster_goodput(ApiCall call);
+  // daemon/api/cluster_history.cpp
+  void cluster_history(ApiCall call);
   // daemon/api/tokens.cpp
   void create_token(ApiCall call);
   void list_tokens(ApiCall call);
@@ -171,6 +176,7 @@ class Api {
   WebhookOptions webhook_options_;
   EventStreams event_streams_;
   store::LeaseState lease_;
+  std::chrono::seconds history_interval_{60};
   std::function<std::optional<std::string>()> store_problem_;
 };
 

@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "daemon/api.h"
+#include "daemon/cluster_sampler.h"
 #include "daemon/daemon_metrics.h"
 #include "daemon/event_retention.h"
 #include "daemon/fence_timing.h"
@@ -306,6 +307,9 @@ bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
                    &o.preempt_exempt_shares);
   flags.add_int("health-interval-s", "how often idle nodes are health-checked; 0 turns periodic checks off",
                 &o.health_interval_s, 0, 365LL * 24 * 3600);
+  flags.add_int("health-first-check-s", "the first periodic check runs this long after start, as soon as three or more "
+                "idle nodes can be compared in pairs (so a fresh cluster's health matrix fills), not a whole "
+                "--health-interval-s later; 0: not early", &o.health_first_check_s, 0, 365LL * 24 * 3600);
   flags.add_int("health-task-timeout-ms", "a node that does not answer a health suite within this is UNHEALTHY",
                 &o.health_task_timeout_ms, 100, 3'600'000);
   flags.add_int("suspect-pct", "a node whose busbw is below this percent of the set's median is SUSPECT",
@@ -324,6 +328,8 @@ bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
                 &o.max_infra_retries, 0, 1000);
   flags.add_int("canary-interval-s", "how often a canary training job runs in the system share; 0: never",
                 &o.canary_interval_s, 0, 365LL * 24 * 3600);
+  flags.add_int("history-interval-s", "how often the cluster is sampled for its history over days (the dashboard's "
+                "overview charts, GET /v1/cluster/history; kept 8 days); 0: never", &o.history_interval_s, 0, 3600);
   flags.add_int("canary-nodes", "nodes of each canary job", &o.canary_nodes, 1, 1024);
   flags.add_int("max-connections", "open connections (API clients and agents) beyond which new ones are closed at once",
                 &o.max_connections, 1, 10'000'000);
@@ -473,6 +479,7 @@ int run_daemon(const DaemonOptions& o) {
   jm.checkpoint_root = checkpoint_root;
   jm.retry_backoff_base = Millis(o.retry_backoff_ms);
   jm.periodic_check_interval = std::chrono::seconds(o.health_interval_s);
+  jm.first_comparison_after = std::chrono::seconds(o.health_first_check_s);
   if (!o.failure_rules_file.empty()) jm.failure_rules = load_failure_rules(o.failure_rules_file);
   jm.canary_interval = std::chrono::seconds(o.canary_interval_s);
   jm.max_infra_retries = static_cast<int>(o.max_infra_retries);
@@ -505,6 +512,9 @@ int run_daemon(const DaemonOptions& o) {
   Api api(jobs, worker, files, tokens, clock, timers, kTrainyardVersion, checkpoint_root, user_limits,
           data_dir / "join.token");
   api.set_metrics_exposition([&metrics] { return metrics.render(); }, o.metrics_public);
+  api.set_history_interval(std::chrono::seconds(o.history_interval_s));
+  std::optional<ClusterSampler> history;
+  if (o.history_interval_s > 0) history.emplace(worker, jobs, metrics, std::chrono::seconds(o.history_interval_s));
   if (auto dashboard = dashboard_files(o.dashboard_dir)) api.set_dashboard(std::move(*dashboard));
   api.event_streams().set_head(event_head);
   api.event_streams().set_flush_window(Millis(o.sse_flush_ms));
@@ -596,6 +606,7 @@ int run_daemon(const DaemonOptions& o) {
       store_unreachable = problem.has_value();
     }
     jobs.tick();
+    if (history) history->tick(clock.system_now(), clock.monotonic_now());
     api.event_streams().keep_alive(clock.monotonic_now(), Millis(o.sse_keepalive_ms));
     if (++ticks % 20 == 0) {
       jobs.persist_usage();

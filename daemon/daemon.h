@@ -44,6 +44,7 @@ struct DaemonOptions {
   std::string preempt_exempt_shares;                // comma-separated shares never preempted
   std::string placement_label = "rack";      // multi-node jobs prefer nodes sharing its value
   std::int64_t health_interval_s = 3600;     // periodic checks of idle nodes; 0: off
+  std::int64_t health_first_check_s = 60;    // the first early, once 3+ idle nodes compare; 0: not early
   std::int64_t health_task_timeout_ms = 60'000;
   std::int64_t suspect_pct = 50;             // busbw below this percent of the set's median: SUSPECT
   std::int64_t slow_gemm_pct = 200;          // GEMM time at this percent of its peers' median: SUSPECT
@@ -54,6 +55,7 @@ struct DaemonOptions {
   std::string failure_rules_file;
   std::int64_t max_infra_retries = 3;        // infrastructure retries per job, apart from its own attempts
   std::int64_t canary_interval_s = 3600;     // 0: no canaries
+  std::int64_t history_interval_s = 60;      // how often the cluster is sampled for its history; 0: never
   std::int64_t canary_nodes = 2;            // extra classification rules, checked before the defaults
   std::int64_t max_connections = 10'000;        // open HTTP and agent connections, in total
   std::int64_t max_connections_per_ip = 1'000;  // and from one remote address

@@ -141,6 +141,15 @@ void DaemonMetrics::account_goodput(StoreWorker& store, TimePoint now) {
   ended_jobs_.clear();
 }
 
+ActivityTotals DaemonMetrics::activity_totals() const {
+  ActivityTotals totals;
+  totals.started_attempts = attempts_running_.value();
+  for (const auto& [labels, n] : attempt_failures_.values()) totals.failed_attempts[labels.at(0)] += n;
+  for (const auto& [labels, core_s] : goodput_core_seconds_.values()) totals.ended_core_s += core_s;
+  totals.productive_core_s = goodput_core_seconds_.value({"productive"});
+  return totals;
+}
+
 void write_live_state(prom::TextWriter& out, const JobManager& jobs, const TimeSource& clock) {
   const TimePoint now = clock.system_now();
   // One pass over the active jobs, keyed by share without copying it: a scrape walks 100,000 jobs.

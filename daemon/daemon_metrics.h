@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "daemon/attempt_outcome.h"
+#include "daemon/cluster_history.h"
 #include "daemon/prometheus.h"
 #include "proto/job.h"
 #include "proto/time.h"
@@ -45,6 +46,9 @@ class DaemonMetrics {
 
   // Adds the goodput of the jobs that ended since the last call (one store read for all of them).
   void account_goodput(StoreWorker& store, TimePoint now);
+
+  // The counters the cluster's history is sampled from, as they stand.
+  ActivityTotals activity_totals() const;
 
  private:
   prom::Registry registry_;

@@ -282,10 +282,8 @@ void HealthChecks::judge_collective_phase(Running& check) {
   const bool preflight = check.result.request.kind == HealthCheckKind::preflight;
   const healthcheck::CollectiveVerdict verdict =
       healthcheck::judge_collective_run(check.result.collective_runs.front(), check.result.policy);
-  // In a ring every rank waits for the slowest link, so a ring over a slow node is uniformly slow
-  // and its verdict cannot name anyone. Checks that are there to find bad nodes therefore always
-  // compare pairs when there are 3 or more nodes; a pre-flight only needs to know the set works.
-  const bool compare_pairs = !preflight && check.result.collective_runs.front().nodes.size() >= 3;
+  // A pre-flight only needs to know the set works; other checks compare pairs (kPairTestNodes).
+  const bool compare_pairs = !preflight && check.result.collective_runs.front().nodes.size() >= kPairTestNodes;
   if (verdict.needs_localisation || compare_pairs) {
     check.plan = healthcheck::plan_localisation(check.result.collective_runs.front().nodes);
     if (!check.plan.rounds.empty()) {

@@ -29,6 +29,10 @@ namespace trainyard::daemon {
 enum class HealthCheckKind { registration, on_demand, preflight, periodic, undrain, after_stuck, after_canary, warm_spare, after_straggler };
 std::string to_string(HealthCheckKind k);
 
+// Checks that are there to find bad nodes compare pairs of nodes when they test at least this many:
+// in a ring every rank waits for the slowest link, so a ring's own verdict cannot name anyone.
+inline constexpr std::size_t kPairTestNodes = 3;
+
 struct HealthCheckRequest {
   HealthCheckKind kind = HealthCheckKind::on_demand;
   std::vector<std::string> nodes;

@@ -62,6 +62,7 @@ struct JobManagerConfig {
   bool registration_checks = true;   // a node takes no work before it passes the accelerator suite
   bool preflight_checks = true;      // multi-node attempts of jobs with `preflight` test their nodes first
   Millis periodic_check_interval{0};  // idle nodes are re-tested this often; 0: never
+  Millis first_comparison_after{0};   // the first one early, once 3+ idle nodes compare (monitors.h)
   Millis canary_interval{0};          // a canary job is submitted this often; 0: never
   int canary_nodes = 2;
   int max_array_size = kDefaultMaxArraySize;

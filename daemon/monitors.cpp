@@ -12,14 +12,16 @@ namespace trainyard::daemon {
 Monitors::Monitors(MonitorConfig config, NodeRegistry& nodes, MonoTime now)
     : config_(config),
       nodes_(nodes),
+      started_(now),
       next_periodic_check_(now + config.periodic_check_interval),
       next_canary_(now + config.canary_interval) {}
 
 Monitors::Due Monitors::tick(MonoTime now, const std::function<bool()>& canary_running) {
   Due due;
-  if (config_.periodic_check_interval.count() > 0 && now >= next_periodic_check_) {
+  if (config_.periodic_check_interval.count() > 0 && (now >= next_periodic_check_ || first_comparison_due(now))) {
     next_periodic_check_ = now + config_.periodic_check_interval;
     due.periodic_check = periodic_check();
+    if (due.periodic_check && due.periodic_check->nodes.size() >= kPairTestNodes) compared_ = true;
   }
   if (config_.canary_interval.count() > 0 && now >= next_canary_) {
     next_canary_ = now + config_.canary_interval;
@@ -39,6 +41,14 @@ Result<JobSpec> Monitors::canary_now(MonoTime now, bool canary_running) {
 std::optional<MonoTime> Monitors::next_canary() const {
   if (config_.canary_interval.count() == 0) return std::nullopt;
   return next_canary_;
+}
+
+bool Monitors::first_comparison_due(MonoTime now) const {
+  if (compared_ || config_.first_comparison_after.count() == 0 || now < started_ + config_.first_comparison_after) {
+    return false;
+  }
+  const std::optional<HealthCheckRequest> check = periodic_check();
+  return check && check->nodes.size() >= kPairTestNodes;
 }
 
 std::optional<HealthCheckRequest> Monitors::periodic_check() const {

@@ -1,7 +1,9 @@
 #pragma once
 // The monitors (docs/DESIGN.md "Node registry and monitors"): what decides when the daemon
 // tests its nodes and its own health, and what their results do to nodes.
-//   - periodic checks: idle nodes in service are re-tested every `periodic_check_interval`;
+//   - periodic checks: idle nodes in service are re-tested every `periodic_check_interval`; the
+//     first one runs early, `first_comparison_after` after start, once three or more idle nodes can
+//     be compared in pairs (so a fresh cluster's health matrix is not empty for an hour);
 //   - canaries: a known-good job every `canary_interval`; the nodes of a failed one are SUSPECT
 //     until they pass a check;
 //   - stuck detection: an attempt whose ranks stopped advancing is stopped, and the nodes of its
@@ -29,6 +31,9 @@ struct MonitorConfig {
   Millis periodic_check_interval{0};  // idle nodes are re-tested this often; 0: never
   Millis canary_interval{0};          // a canary job is submitted this often; 0: never
   int canary_nodes = 2;
+  // The first periodic check is due this long after start as soon as it can compare three or more
+  // idle nodes in pairs, rather than a whole interval after start; 0: not early.
+  Millis first_comparison_after{0};
 };
 
 class Monitors {
@@ -71,9 +76,12 @@ class Monitors {
  private:
   std::optional<HealthCheckRequest> periodic_check() const;
   std::optional<JobSpec> canary(bool canary_running) const;
+  bool first_comparison_due(MonoTime now) const;
 
   MonitorConfig config_;
   NodeRegistry& nodes_;
+  MonoTime started_;
+  bool compared_ = false;  // a periodic check of three or more nodes (pair tests) was asked for
   MonoTime next_periodic_check_;
   MonoTime next_canary_;
 };

@@ -188,6 +188,11 @@ double ScalarFamily::value(const LabelValues& labels) const {
   return v ? *v : 0;
 }
 
+std::map<LabelValues, double> ScalarFamily::values() const {
+  std::lock_guard lock(mutex_);
+  return values_;
+}
+
 void ScalarFamily::write(TextWriter& out) const {
   out.family(name_, help_, type_);
   std::lock_guard lock(mutex_);

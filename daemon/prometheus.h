@@ -80,6 +80,7 @@ class ScalarFamily : public Family {
  public:
   ScalarFamily(Type type, std::string name, std::string help, LabelNames label_names);
   double value(const LabelValues& labels = {}) const;
+  std::map<LabelValues, double> values() const;  // every series, by its labels
   void write(TextWriter& out) const override;
 
  protected:

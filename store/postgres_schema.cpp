@@ -221,6 +221,13 @@ END $$;
 // change here; the step keeps both histories numbered alike.
 constexpr std::string_view kChecksAsComparisonsSchema = "SELECT 1";
 
+constexpr std::string_view kClusterHistorySchema = R"sql(
+CREATE TABLE cluster_samples (
+  at_ms BIGINT PRIMARY KEY,
+  record TEXT NOT NULL
+);
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{1, "initial: jobs, attempts, nodes, tokens, shares, events", kInitialSchema},
     Migration{2, "metrics: per-step training metrics", kMetricsSchema},
@@ -235,6 +242,7 @@ constexpr std::array kMigrations = {
     Migration{11, "share storage quotas", kShareStorageSchema},
     Migration{12, "lease: which daemon is active, and its fencing epoch", kLeaseSchema},
     Migration{13, "checks as comparisons: no temporary table per row written", kChecksAsComparisonsSchema},
+    Migration{14, "cluster history: a sample of the whole cluster every minute", kClusterHistorySchema},
 };
 
 // Any fixed number will do: every Trainyard daemon on the database takes the same one.

@@ -100,6 +100,10 @@ std::vector<Prepared> statements() {
        "SELECT job_id, step, attempt_id, manifest_sha256, recorded_at_ms FROM checkpoints WHERE job_id = $1"
        " ORDER BY step"},
       {"max_health_check_id", "SELECT COALESCE(MAX(id), 0) FROM health_checks"},
+      {"upsert_cluster_sample",
+       "INSERT INTO cluster_samples (at_ms, record) VALUES ($1, $2) ON CONFLICT (at_ms) DO UPDATE SET record = excluded.record"},
+      {"prune_cluster_samples", "DELETE FROM cluster_samples WHERE at_ms < $1"},
+      {"cluster_samples_since", "SELECT at_ms, record FROM cluster_samples WHERE at_ms >= $1 ORDER BY at_ms"},
       {"job_by_id", "SELECT record FROM jobs WHERE id = $1"},
       {"attempts_of_job", "SELECT record FROM attempts WHERE job_id = $1 ORDER BY id"},
       // The ids as one array literal ("{1,2,3}"): one prepared statement for any number of jobs.
@@ -330,6 +334,12 @@ void PostgresStore::send(pg::Connection::Pipeline& pipeline, const Change& chang
     pipeline.send("upsert_node_health",
                   Params().add(h.node).add(h.check_id).add(to_unix_ms(h.at)).add(h.state).add(record_text(h.record)));
   }
+  for (const ClusterSampleRow& c : change.cluster_samples) {
+    pipeline.send("upsert_cluster_sample", Params().add(to_unix_ms(c.at)).add(record_text(c.record)));
+  }
+  if (change.cluster_samples_kept_from) {
+    pipeline.send("prune_cluster_samples", Params().add(to_unix_ms(*change.cluster_samples_kept_from)));
+  }
   for (const MetricRecord& m : change.metrics) {
     pipeline.send("upsert_metric", Params()
                                        .add(m.job_id)
@@ -469,6 +479,10 @@ std::vector<HealthCheckRow> PostgresStore::recent_health_checks(std::int64_t bef
 
 std::vector<NodeHealthRow> PostgresStore::node_health(const std::string& node, std::int64_t before_check_id, int limit) {
   return all_rows(read("node_health_of", Params().add(node).add(before_check_id).add(limit)), node_health_at);
+}
+
+std::vector<ClusterSampleRow> PostgresStore::cluster_samples_since(TimePoint from) {
+  return all_rows(read("cluster_samples_since", Params().add(to_unix_ms(from))), cluster_sample_at);
 }
 
 std::vector<Event> PostgresStore::events_after(std::int64_t seq, int limit) {

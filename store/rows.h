@@ -152,6 +152,10 @@ inline constexpr auto health_check_at = [](const auto& row) -> HealthCheckRow {
                         decode("health_checks", row.text_at(3), [](const Json& j) { return j; })};
 };
 
+inline constexpr auto cluster_sample_at = [](const auto& row) -> ClusterSampleRow {
+  return ClusterSampleRow{from_unix_ms(row.int_at(0)), decode("cluster_samples", row.text_at(1), [](const Json& j) { return j; })};
+};
+
 inline constexpr auto node_health_at = [](const auto& row) -> NodeHealthRow {
   return NodeHealthRow{row.text_at(0), row.int_at(1), from_unix_ms(row.int_at(2)), row.text_at(3),
                        decode("node_health", row.text_at(4), [](const Json& j) { return j; })};

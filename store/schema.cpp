@@ -325,6 +325,14 @@ INSERT INTO nodes (name, state, record) SELECT name, state, record FROM nodes_be
 DROP TABLE nodes_before;
 )sql";
 
+// Samples of the whole cluster, for its history over days (store.h ClusterSampleRow).
+constexpr std::string_view kClusterHistorySchema = R"sql(
+CREATE TABLE cluster_samples (
+  at_ms INTEGER PRIMARY KEY,
+  record TEXT NOT NULL
+);
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{1, "initial: jobs, attempts, nodes, tokens, shares, events", kInitialSchema},
     Migration{2, "metrics: per-step training metrics", kMetricsSchema},
@@ -339,6 +347,7 @@ constexpr std::array kMigrations = {
     Migration{11, "share storage quotas", kShareStorageSchema},
     Migration{12, "lease: which daemon is active, and its fencing epoch", kLeaseSchema},
     Migration{13, "checks as comparisons: no temporary table per row written", kChecksAsComparisonsSchema},
+    Migration{14, "cluster history: a sample of the whole cluster every minute", kClusterHistorySchema},
 };
 
 bool has_version_table(sqlite::Connection& db) {

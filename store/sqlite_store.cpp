@@ -162,6 +162,9 @@ struct SqliteStore::Statements {
                            "SELECT job_id, step, attempt_id, manifest_sha256, recorded_at_ms FROM checkpoints"
                            " WHERE job_id = ?1 ORDER BY step"),
         max_health_check_id(db, "SELECT COALESCE(MAX(id), 0) FROM health_checks"),
+        upsert_cluster_sample(db, "INSERT OR REPLACE INTO cluster_samples (at_ms, record) VALUES (?1, ?2)"),
+        prune_cluster_samples(db, "DELETE FROM cluster_samples WHERE at_ms < ?1"),
+        cluster_samples_since(db, "SELECT at_ms, record FROM cluster_samples WHERE at_ms >= ?1 ORDER BY at_ms"),
         job_by_id(db, "SELECT record FROM jobs WHERE id = ?1"),
         attempts_of_job(db, "SELECT record FROM attempts WHERE job_id = ?1 ORDER BY id"),
         // The ids as one JSON array: one prepared statement for any number of jobs.
@@ -236,6 +239,7 @@ struct SqliteStore::Statements {
   Statement metrics_of_job, upsert_health_check, upsert_node_health, health_check_by_id, recent_health_checks,
       node_health_of;
   Statement upsert_checkpoint, checkpoints_of_job, max_health_check_id;
+  Statement upsert_cluster_sample, prune_cluster_samples, cluster_samples_since;
   Statement job_by_id, attempts_of_job, attempts_of_jobs, attempt_by_id, attempts_since, node_by_name, token_by_hash, all_tokens, events_after, events_before,
       events_of_kind;
   Statement prune_events, prune_deliveries, active_jobs, active_attempts, all_nodes, all_shares, max_job_id, max_attempt_id;
@@ -395,6 +399,12 @@ void SqliteStore::write(std::span<const Change> batch, std::size_t index, const 
         .bind_text(4, c.manifest_sha256)
         .bind_int(5, to_unix_ms(c.recorded_at))
         .run();
+  }
+  for (const ClusterSampleRow& c : change.cluster_samples) {
+    Use(s.upsert_cluster_sample).bind_int(1, to_unix_ms(c.at)).bind_text(2, record_text(c.record)).run();
+  }
+  if (change.cluster_samples_kept_from) {
+    Use(s.prune_cluster_samples).bind_int(1, to_unix_ms(*change.cluster_samples_kept_from)).run();
   }
   write_webhooks(change);
 }
@@ -564,6 +574,14 @@ std::vector<NodeHealthRow> SqliteStore::node_health(const std::string& node, std
   use.bind_text(1, node).bind_int(2, before_check_id).bind_int(3, limit);
   std::vector<NodeHealthRow> out;
   while (use.next_row()) out.push_back(node_health_at(use));
+  return out;
+}
+
+std::vector<ClusterSampleRow> SqliteStore::cluster_samples_since(TimePoint from) {
+  Use use(statements_->cluster_samples_since);
+  use.bind_int(1, to_unix_ms(from));
+  std::vector<ClusterSampleRow> out;
+  while (use.next_row()) out.push_back(cluster_sample_at(use));
   return out;
 }
 

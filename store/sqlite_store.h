@@ -53,6 +53,7 @@ class SqliteStore final : public Store {
                                                   int limit) override;
   std::vector<WebhookDelivery> open_webhook_deliveries(std::int64_t webhook_id) override;
   std::optional<std::int64_t> webhooks_keep_from_seq() override;
+  std::vector<ClusterSampleRow> cluster_samples_since(TimePoint from) override;
   int schema_version() override;
 
  private:

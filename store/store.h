@@ -147,6 +147,14 @@ struct WebhookDelivery {
   bool operator==(const WebhookDelivery&) const = default;
 };
 
+// One sample of the whole cluster, kept for its history over days (GET /v1/cluster/history). The
+// record's shape is the daemon's (daemon/cluster_history.h); the store keeps it by time.
+struct ClusterSampleRow {
+  TimePoint at{};
+  Json record;
+  bool operator==(const ClusterSampleRow&) const = default;
+};
+
 // A record as stored: compact JSON, invalid UTF-8 replaced rather than refused (reasons and
 // messages can quote process output).
 std::string record_text(const Json& record);
@@ -177,6 +185,9 @@ struct Change {
   std::vector<std::pair<std::int64_t, std::int64_t>> webhook_cursors;  // (webhook, seq); ignored for a deleted one
   std::vector<std::int64_t> deleted_webhooks;          // with their deliveries, after everything above
   std::vector<std::string> deleted_shares;             // by name, after the upserts above
+  std::vector<ClusterSampleRow> cluster_samples;       // upserted by time
+  // Deletes the cluster samples taken before it, after the upserts above (their retention).
+  std::optional<TimePoint> cluster_samples_kept_from;
 };
 
 struct JobQuery {
@@ -286,6 +297,8 @@ class Store {
   // The oldest event seq a webhook still needs (past a cursor, or carried by an open delivery);
   // nullopt when none. Event retention must keep it and everything after it.
   virtual std::optional<std::int64_t> webhooks_keep_from_seq() = 0;
+  // The cluster samples taken at or after `from`, oldest first.
+  virtual std::vector<ClusterSampleRow> cluster_samples_since(TimePoint from) = 0;
   virtual int schema_version() = 0;
 
   // Takes the lease for `holder` when no live one is held (raising the epoch), or, once this store

@@ -12,16 +12,7 @@
 namespace trainyard::daemon {
 namespace {
 
-constexpr std::int64_t kMaxWindowHours = 30 * 24;
-
-// "24h" or "7d": a whole number of hours or days, up to 30 days.
-std::chrono::hours parse_window(const std::string& text) {
-  const char unit = text.empty() ? '\0' : text.back();
-  if (unit != 'h' && unit != 'd') throw InvalidInput("window", "must be a number of hours or days, e.g. 24h or 7d");
-  const std::int64_t per_unit = unit == 'd' ? 24 : 1;
-  const std::int64_t count = parse_int(text.substr(0, text.size() - 1), "window", 1, kMaxWindowHours / per_unit);
-  return std::chrono::hours(count * per_unit);
-}
+constexpr std::chrono::hours kLongestWindow{30 * 24};
 
 // Reads the window's pages one store task at a time, replying after the last.
 void read_window(StoreWorker& worker, ApiCall call, std::shared_ptr<WindowedGoodput> window) {
@@ -43,9 +34,8 @@ void Api::cluster_goodput(ApiCall call) {
   const std::optional<std::string> only_user =
       call.who.may(Action::read_all_jobs) ? std::nullopt : std::optional(call.who.user);
   const TimePoint now = clock_.system_now();
-  const auto window = call.request.query.find("window");
-  if (window != call.request.query.end()) {
-    const TimePoint from = now - parse_window(window->second);
+  if (call.request.query.contains("window")) {
+    const TimePoint from = now - query_window(call.request, kLongestWindow, kLongestWindow);
     read_window(store_, std::move(call), std::make_shared<WindowedGoodput>(from, now, only_user, limit));
     return;
   }

@@ -1,6 +1,7 @@
 #pragma once
 // Whole numbers from path segments and query parameters, validated at the boundary: anything else
 // throws InvalidInput naming the parameter, which the dispatcher answers with a 400.
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -15,5 +16,9 @@ std::int64_t parse_int(const std::string& text, const std::string& field, std::i
 // The query parameter `name` as a whole number, if given. The dispatcher has already held it to its
 // route's range (QueryParam in daemon/api/routes.h), so the range is declared in one place.
 std::optional<std::int64_t> query_int(const net::HttpRequest& req, const std::string& name);
+
+// The query parameter `window`: a whole number of hours or days ("24h", "7d"), up to `longest`;
+// `fallback` when it is not given.
+std::chrono::hours query_window(const net::HttpRequest& req, std::chrono::hours fallback, std::chrono::hours longest);
 
 }  // namespace trainyard::daemon

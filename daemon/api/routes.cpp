@@ -102,6 +102,10 @@ const std::vector<Route>& api_routes() {
        "Goodput of the newest jobs and their total; with window (24h, 7d) the cluster's over that window, "
        "from every attempt that ran in it",
        {{"window", "string", 0, 0, R"({"pattern": "^[0-9]+[hd]$"})"}, {"limit", "integer", 1, 10'000}}, &Api::cluster_goodput},
+      {"GET", "/v1/cluster/history", A::use_api, "read the cluster's history", "", "ClusterHistory", 200,
+       "The cluster over a window (24h by default, up to 7d): cores usable and allocated, queue depth, attempts "
+       "started and failed by class, and goodput, from the samples the daemon keeps, in time buckets",
+       {{"window", "string", 0, 0, R"({"pattern": "^[1-9][0-9]*[hd]$"})"}}, &Api::cluster_history},
       {"GET", "/v1/canaries", A::use_api, "read canaries", "", "CanaryList", 200,
        "Canary jobs the daemon ran, newest first; pages continue with cursor=next",
        {{"limit", "integer", 1, 1000}, {"cursor", "string"}}, &Api::list_canaries},

@@ -131,6 +131,8 @@ void Cluster::start_daemon(const std::vector<std::string>& extra_flags) {
   std::vector<std::string> argv = {TRAINYARD_DAEMON_BIN, "--listen", listen, "--data-dir", data,
                                    "--heartbeat-interval-ms", "100", "--node-timeout-ms", "1500", "--tick-ms", "50",
                                    "--kill-grace-ms", "2000", "--retry-backoff-ms", "50",
+                                   // No check of their own a minute in: tests ask for the checks they test.
+                                   "--health-first-check-s", "0",
                                    // A 1.5 s node timeout leaves no room to fence within a 2 s kill grace:
                                    // tests/integration/fence_test.cpp turns fencing on with timings that do.
                                    "--fence-ms", "0"};

@@ -180,6 +180,30 @@ TEST(Health, APeriodicCheckCatchesAFaultInjectedAfterRegistrationAndTheNodeRetur
   EXPECT_EQ(cluster.api("POST", "/v1/nodes/trn-1/undrain").status, 409);
 }
 
+// A fresh cluster's health matrix fills by itself: with the hourly default interval, the first
+// periodic check runs --health-first-check-s after start, once three idle nodes can be compared.
+TEST(Health, AFreshClusterOfThreeNodesGetsAPeriodicCheckWithPairTestsWithoutAskingOrAnHourWait) {
+  Cluster cluster;
+  std::vector<std::string> flags = kNoisyHostFlags;
+  flags.insert(flags.end(), {"--health-first-check-s", "1"});
+  cluster.start_daemon(flags);
+  for (int i = 0; i < 3; ++i) cluster.start_agent("trn-" + std::to_string(i));
+  cluster.wait_for_nodes(3);
+  Json periodic;
+  ASSERT_TRUE(eventually(
+      [&] {
+        const Json checks = cluster.api("GET", "/v1/healthchecks?limit=20").body["checks"];
+        for (const Json& check : checks) {
+          if (check.value("kind", "") == "periodic" && check.value("state", "RUNNING") != "RUNNING") periodic = check;
+        }
+        return !periodic.is_null();
+      },
+      60s))
+      << cluster.api("GET", "/v1/healthchecks?limit=20").body.dump(2);
+  EXPECT_EQ(periodic["nodes"].size(), 3u) << periodic.dump(2);
+  EXPECT_FALSE(periodic["localisation"]["tests"].empty()) << "pair tests fill the matrix:\n" << periodic.dump(2);
+}
+
 }  // namespace
 }  // namespace trainyard::testing
 

@@ -6,6 +6,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -161,6 +163,63 @@ TEST(Metrics, ViewersOperatorsAndAdminsMayScrapeUsersMayNotAndPublicNeedsNoToken
   EXPECT_EQ(open.status, 200);
   EXPECT_THAT(open.body, HasSubstr("# TYPE trainyard_nodes gauge\n"));
   EXPECT_EQ(cluster.api("GET", "/v1/jobs", "", kNoToken).status, 401) << "only /metrics is public";
+}
+
+// The overview's history (GET /v1/cluster/history) counts what the Prometheus counters count, from
+// samples the daemon stored, which a restart keeps.
+TEST(Metrics, TheClusterHistoryCountsWhatTheCountersCountAndOutlivesARestart) {
+  Cluster cluster;
+  cluster.start_daemon({"--history-interval-s", "1"});
+  cluster.start_agent("node-a");
+  cluster.start_agent("node-b");
+  cluster.wait_for_nodes(2);
+  const std::int64_t ok =
+      cluster.submit({{"name", "ok"}, {"nodes", 2}, {"kind", "simulated"}, {"workload", {{"steps", 5}}}});
+  const std::int64_t failing = cluster.submit({{"name", "fails"}, {"nodes", 1}, {"command", {{"argv", {"/bin/false"}}}}});
+  cluster.wait_job_state(ok, "SUCCEEDED", 60s);
+  cluster.wait_job_state(failing, "FAILED", 30s);
+  // One that runs until it is cancelled, so samples see its cores held.
+  const std::int64_t held = cluster.submit({{"name", "held"}, {"nodes", 1}, {"command", {{"argv", {"/bin/sleep", "600"}}}}});
+  cluster.wait_job_state(held, "RUNNING", 30s);
+
+  struct Totals {
+    std::int64_t started = 0, user_errors = 0;
+    double ended_core_s = 0, most_allocated = 0, most_total = 0;
+  };
+  const auto totals_of = [](const Json& body) {
+    Totals t;
+    for (const Json& b : body["buckets"]) {
+      t.started += b.value("started_attempts", std::int64_t{0});
+      t.user_errors += b["failed_attempts"].value("user_error", std::int64_t{0});
+      t.ended_core_s += b.value("ended_core_s", 0.0);
+      t.most_allocated = std::max(t.most_allocated, b.value("allocated_cores", 0.0));
+      t.most_total = std::max(t.most_total, b.value("total_cores", 0.0));
+    }
+    return t;
+  };
+  Json history;
+  Totals t;
+  // Goodput is accounted every 20 ticks, and a sample is taken every second after that.
+  EXPECT_TRUE(eventually(
+      [&] {
+        history = cluster.api("GET", "/v1/cluster/history?window=1h").body;
+        t = totals_of(history);
+        return t.started >= 3 && t.user_errors == 1 && t.ended_core_s > 0 && t.most_allocated > 0;
+      },
+      30s))
+      << history.dump();
+  EXPECT_EQ(history["sample_interval_s"], 1);
+  EXPECT_EQ(t.started, 3) << "one attempt of each job";
+  EXPECT_GT(t.most_total, 0);
+  ASSERT_EQ(cluster.api("POST", "/v1/jobs/" + std::to_string(held) + "/cancel").status, 200);
+  cluster.wait_job_state(held, "CANCELLED", 30s);
+
+  cluster.kill_daemon(SIGTERM);
+  cluster.start_daemon({"--history-interval-s", "1"});
+  const Json after = cluster.api("GET", "/v1/cluster/history?window=1h").body;
+  ASSERT_FALSE(after["buckets"].empty());
+  EXPECT_EQ(after["buckets"][0]["at"], history["buckets"][0]["at"]) << "the samples from before the restart are kept";
+  EXPECT_EQ(totals_of(after).started, t.started) << "counted once, though the counters restart at zero";
 }
 
 }  // namespace

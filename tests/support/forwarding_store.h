@@ -48,6 +48,9 @@ class ForwardingStore : public store::Store {
     return inner_.open_webhook_deliveries(webhook_id);
   }
   std::optional<std::int64_t> webhooks_keep_from_seq() override { return inner_.webhooks_keep_from_seq(); }
+  std::vector<store::ClusterSampleRow> cluster_samples_since(TimePoint from) override {
+    return inner_.cluster_samples_since(from);
+  }
   int schema_version() override { return inner_.schema_version(); }
 
  private:

@@ -48,6 +48,10 @@ void InMemoryStore::write(Contents& into, const store::Change& change) {
   }
   for (const store::HealthCheckRow& h : change.health_checks) into.health_checks.insert_or_assign(h.id, h);
   for (const store::NodeHealthRow& h : change.node_health) into.node_health.insert_or_assign({h.node, h.check_id}, h);
+  for (const store::ClusterSampleRow& c : change.cluster_samples) into.cluster_samples.insert_or_assign(c.at, c);
+  if (change.cluster_samples_kept_from) {
+    into.cluster_samples.erase(into.cluster_samples.begin(), into.cluster_samples.lower_bound(*change.cluster_samples_kept_from));
+  }
   for (const MetricRecord& m : change.metrics) {
     if (!into.attempts.contains(m.attempt_id)) {
       throw store::StoreError("metrics name attempt " + std::to_string(m.attempt_id) + ", which is not stored");
@@ -228,6 +232,14 @@ std::int64_t InMemoryStore::prune_events(TimePoint older_than, std::int64_t keep
     return finished && d.last_seq < oldest_kept && key.second < newest_n[key.first];
   });
   return static_cast<std::int64_t>(before - contents_.events.size());
+}
+
+std::vector<store::ClusterSampleRow> InMemoryStore::cluster_samples_since(TimePoint from) {
+  std::vector<store::ClusterSampleRow> out;
+  for (auto it = contents_.cluster_samples.lower_bound(from); it != contents_.cluster_samples.end(); ++it) {
+    out.push_back(it->second);
+  }
+  return out;
 }
 
 int InMemoryStore::schema_version() { return store::latest_schema_version(); }

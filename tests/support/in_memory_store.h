@@ -39,6 +39,7 @@ class InMemoryStore final : public store::Store {
                                                   int limit) override;
   std::vector<store::WebhookDelivery> open_webhook_deliveries(std::int64_t webhook_id) override;
   std::optional<std::int64_t> webhooks_keep_from_seq() override;
+  std::vector<store::ClusterSampleRow> cluster_samples_since(TimePoint from) override;
   int schema_version() override;
 
  private:
@@ -55,6 +56,7 @@ class InMemoryStore final : public store::Store {
     std::map<std::pair<std::string, std::int64_t>, store::NodeHealthRow> node_health;  // by (node, check)
     std::map<std::int64_t, store::WebhookRecord> webhooks;
     std::map<std::pair<std::int64_t, std::int64_t>, store::WebhookDelivery> deliveries;  // by (webhook, n)
+    std::map<TimePoint, store::ClusterSampleRow> cluster_samples;
     std::int64_t max_webhook_id = 0;
     std::int64_t last_seq = 0;
   };

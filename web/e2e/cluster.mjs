@@ -42,7 +42,7 @@ export class Cluster {
     // A 3 s node timeout leaves room to fence (docs/DESIGN.md "Fencing: a cut-off node stops its own
     // attempts") within a 1 s kill grace: the agents stop what they run 1.7 s after their last ack.
     const flags = { "heartbeat-interval-ms": 200, "node-timeout-ms": 3000, "kill-grace-ms": 1000, "tick-ms": 50, "retry-backoff-ms": 50,
-      "canary-interval-s": 0, "suspect-pct": 10, ...settings };
+      "canary-interval-s": 0, "health-first-check-s": 0, "suspect-pct": 10, "history-interval-s": 1, ...settings };
     this.spawn("daemon", [join(this.build, "daemon/trainyard-daemon"), "--listen", listen, "--data-dir", data,
       "--dashboard-dir", this.dashboard, ...Object.entries(flags).flatMap(([k, v]) => [`--${k}`, String(v)])]);
     await eventually(() => existsSync(join(data, "daemon.addr")), 20_000, "the daemon's address");

@@ -122,18 +122,51 @@ check("a bad token shows an error", async () => {
   await context.close();
 });
 
-check("an admin sees every node on the overview and the map, grouped by rack", async () => {
+check("an admin sees every node and the cluster over time on the overview (a user its gauges only), and the map grouped by rack", async () => {
   const context = await browser.newContext();
   const page = await signIn(context, cluster.adminToken);
   await page.getByRole("heading", { name: "Overview" }).waitFor();
   await page.getByText("3", { exact: true }).first().waitFor();
   await shot(page, "overview");
+  // The cluster over time: the daemon samples every second here, so the last 24 h has points already.
+  const overTime = page.getByRole("region", { name: "Cluster over time" });
+  const coresChart = overTime.locator('figure[data-chart="Cores"]');
+  await eventually(async () => Number(await coresChart.getAttribute("data-points")) > 0, 30_000, "points on the cores chart");
+  assert.equal(await coresChart.locator("canvas").count(), 1);
+  assert.deepEqual(await overTime.locator("figure[data-chart]").evaluateAll((charts) => charts.map((c) => c.dataset.chart)),
+                   ["Cores", "Queue depth", "Attempts", "Goodput"]);
+  const windowButton = (label) => overTime.getByRole("group", { name: "Window" }).getByRole("button", { name: label, exact: true });
+  assert.equal(await windowButton("24 h").getAttribute("aria-pressed"), "true");
+  await overTime.screenshot({ path: join(artifacts, "overview-over-time.png") });
+  await windowButton("7 d").click();
+  await eventually(async () => (await overTime.locator("[data-window-s]").getAttribute("data-window-s")) === "604800"
+    && Number(await coresChart.getAttribute("data-points")) > 0, 15_000, "the cores chart over the last 7 d");
+  assert.equal(await windowButton("7 d").getAttribute("aria-pressed"), "true");
+  assert.equal(await windowButton("24 h").getAttribute("aria-pressed"), "false");
+  assert.match(await coresChart.getByRole("img").getAttribute("aria-label"), /^Cores over the last 7 d: allocated, usable, total; \d+ points$/);
+  await overTime.screenshot({ path: join(artifacts, "overview-over-time-7d.png") });
   await page.getByRole("link", { name: "Nodes", exact: true }).click();
   for (const name of ["trn-1", "trn-2", "trn-3"]) await page.locator(`[data-node="${name}"]`).waitFor();
   assert.equal(await page.getByRole("region", { name: "rack r1" }).locator("[data-node]").count(), 2);
   assert.match(await page.locator('[data-node="trn-1"]').innerText(), /HEALTHY/);
   await shot(page, "nodes");
   await context.close();
+  // The charts' axes, grid and series take the dark theme's colours: the screenshot shows them.
+  const dark = await browser.newContext({ colorScheme: "dark" });
+  const darkPage = await signIn(dark, cluster.adminToken);
+  const darkOverTime = darkPage.getByRole("region", { name: "Cluster over time" });
+  await eventually(async () => Number(await darkOverTime.locator('figure[data-chart="Cores"]').getAttribute("data-points")) > 0,
+                   30_000, "points on the dark cores chart");
+  await darkOverTime.screenshot({ path: join(artifacts, "overview-over-time-dark.png") });
+  await dark.close();
+  // A user reads the gauges, not attempts or goodput: those count other users' jobs too.
+  const user = await browser.newContext();
+  const userOverTime = (await signIn(user, aliceToken)).getByRole("region", { name: "Cluster over time" });
+  await eventually(async () => Number(await userOverTime.locator('figure[data-chart="Cores"]').getAttribute("data-points")) > 0,
+                   30_000, "points on the user's cores chart");
+  assert.match(await userOverTime.locator('figure[data-chart="Attempts"]').innerText(), /shown only to roles that read every job/);
+  assert.equal(await userOverTime.locator('figure[data-chart="Goodput"]').getAttribute("data-points"), "0");
+  await user.close();
 });
 
 check("the node map counts every state, filters by state and name in its URL, and shows a node's details on hover and focus", async () => {
@@ -762,6 +795,23 @@ check("the daemon restarted under the page: a reconnecting banner, then live aga
     { name: "after-restart", nodes: 1, cores_per_node: 1, wait_for_capacity: true, command: { argv: ["/bin/true"] } });
   assert.equal(after.status, 201, JSON.stringify(after.body));
   await page.locator(`tr[data-job="${after.body.id}"]`).waitFor({ timeout: 30_000 });
+  await context.close();
+});
+
+check("the overview's last hour holds this run: cores held, the queue, attempts started and failed by class, goodput", async () => {
+  const context = await browser.newContext();
+  const page = await signIn(context, cluster.adminToken);
+  const overTime = page.getByRole("region", { name: "Cluster over time" });
+  await overTime.getByRole("group", { name: "Window" }).getByRole("button", { name: "1 h", exact: true }).click();
+  await eventually(async () => (await overTime.locator("[data-window-s]").getAttribute("data-window-s")) === "3600",
+                   15_000, "the last hour's history");
+  const chart = (title) => overTime.locator(`figure[data-chart="${title}"]`);
+  for (const title of ["Cores", "Queue depth", "Attempts", "Goodput"]) {
+    await eventually(async () => Number(await chart(title).getAttribute("data-points")) > 1, 30_000, `points on ${title}`);
+  }
+  // Earlier checks ran jobs that failed (a missing module, an exit code): the attempts chart names their classes.
+  assert.match(await chart("Attempts").innerText(), /failed: /);
+  await overTime.screenshot({ path: join(artifacts, "overview-over-time-1h.png") });
   await context.close();
 });
 

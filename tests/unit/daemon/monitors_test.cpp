@@ -67,6 +67,39 @@ TEST(Monitors, PeriodicCheckIsDueOncePerIntervalOfTheIdleNodesInService) {
   EXPECT_FALSE(w.tick().periodic_check) << "once per interval";
 }
 
+TEST(Monitors, TheFirstCheckRunsEarlyOnceThreeIdleNodesCompareInPairsAndOnlyOnce) {
+  Watched w(MonitorConfig{.periodic_check_interval = Millis(3'600'000), .first_comparison_after = Millis(60'000)});
+  w.connect("n1");
+  w.connect("n2");
+  w.connect("n3");
+  w.under_test.insert("n3");  // its registration check
+  w.clock.advance(Millis(59'999));
+  EXPECT_FALSE(w.tick().periodic_check) << "not before the first comparison's delay";
+  w.clock.advance(Millis(1));
+  EXPECT_FALSE(w.tick().periodic_check) << "two idle nodes have no pairs to compare: the check waits its interval";
+  w.under_test.erase("n3");
+  const auto due = w.tick();
+  ASSERT_TRUE(due.periodic_check) << "three idle nodes now";
+  EXPECT_EQ(due.periodic_check->kind, HealthCheckKind::periodic);
+  EXPECT_EQ(due.periodic_check->nodes, (std::vector<std::string>{"n1", "n2", "n3"}));
+  EXPECT_TRUE(due.periodic_check->collective);
+  w.clock.advance(Millis(60'000));
+  EXPECT_FALSE(w.tick().periodic_check) << "after the first comparison, checks keep their interval";
+  w.clock.advance(Millis(3'540'000));
+  EXPECT_TRUE(w.tick().periodic_check) << "an interval after the early one";
+}
+
+TEST(Monitors, WithoutAFirstComparisonDelayTheFirstCheckWaitsItsInterval) {
+  Watched w(MonitorConfig{.periodic_check_interval = Millis(3'600'000)});
+  w.connect("n1");
+  w.connect("n2");
+  w.connect("n3");
+  w.clock.advance(Millis(3'599'999));
+  EXPECT_FALSE(w.tick().periodic_check);
+  w.clock.advance(Millis(1));
+  EXPECT_TRUE(w.tick().periodic_check);
+}
+
 TEST(Monitors, NothingIsDueWhenTheIntervalsAreZero) {
   Watched w(MonitorConfig{Millis(0), Millis(0), 2});
   w.connect("n1");

@@ -540,6 +540,25 @@ TYPED_TEST(StoreConformance, HealthChecksAndNodeHistoryRoundTrip) {
   EXPECT_EQ(this->store->load().max_health_check_id, 7);
 }
 
+TYPED_TEST(StoreConformance, ClusterSamplesComeBackInTimeOrderAndRetentionDeletesTheOlderOnes) {
+  const auto sample = [](std::int64_t ms, int allocated) {
+    return ClusterSampleRow{at_ms(ms), Json{{"allocated_cores", allocated}}};
+  };
+  this->commit(Change{.cluster_samples = {sample(3000, 3), sample(1000, 1), sample(2000, 2)}});
+  this->commit(Change{.cluster_samples = {sample(2000, 20)}});  // the same time again: replaced
+  const auto all = this->store->cluster_samples_since(at_ms(0));
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0], sample(1000, 1)) << "oldest first";
+  EXPECT_EQ(all[1], sample(2000, 20));
+  EXPECT_EQ(all[2].at, at_ms(3000));
+  EXPECT_EQ(this->store->cluster_samples_since(at_ms(2000)).size(), 2u) << "from is inclusive";
+  this->commit(Change{.cluster_samples = {sample(4000, 4)}, .cluster_samples_kept_from = at_ms(3000)});
+  const auto kept = this->store->cluster_samples_since(at_ms(0));
+  ASSERT_EQ(kept.size(), 2u) << "the samples before 3000 are gone, the new one stays";
+  EXPECT_EQ(kept[0].at, at_ms(3000));
+  EXPECT_EQ(kept[1], sample(4000, 4));
+}
+
 TYPED_TEST(StoreConformance, MetricsOfAnUnknownAttemptFailTheBatch) {
   this->commit(Change{.jobs = {minimal_job(1)}});
   EXPECT_THROW(this->commit(Change{.metrics = {MetricRecord{1, 99, StepMetric{1, 1, 1, 1, 1, 1, false, std::nullopt}}}}),

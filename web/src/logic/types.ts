@@ -84,3 +84,25 @@ export interface TrainyardEvent {
   job?: number; attempt?: number; node?: string; user?: string; share?: string;
   message: string; details?: Record<string, unknown>;
 }
+// GET /v1/cluster/history: the daemon's samples of the cluster (one each sample_interval_s) over a
+// window, as buckets of bucket_s in time order. A bucket without samples is absent (the daemon was
+// down, or keeps no history).
+export interface HistoryBucket {
+  at: string;  // the bucket's start
+  samples: number;
+  // Means over the bucket's samples; usable cores are those on nodes that take work now.
+  total_cores: number; usable_cores: number; allocated_cores: number;
+  pending_jobs: number; pending_jobs_max: number; running_jobs: number;
+  // The activity, only where the answer's `activity` is true (they tell of other users' jobs).
+  // Sums over the bucket: attempts that reached RUNNING, failed attempts by failure class.
+  started_attempts?: number; failed_attempts?: Record<string, number>;
+  // Core-seconds of jobs that ended in the bucket; goodput is productive / ended, null when none ended.
+  ended_core_s?: number; productive_core_s?: number; goodput?: number | null;
+}
+export interface ClusterHistory {
+  window_s: number; bucket_s: number;
+  sample_interval_s: number;  // 0: the daemon keeps no history
+  from: string; to: string;
+  activity?: boolean;         // whether buckets carry attempts and goodput: for roles that read every job
+  buckets: HistoryBucket[];
+}

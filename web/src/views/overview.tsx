@@ -5,6 +5,7 @@ import { readsEveryJob } from "../logic/roles";
 import type { Goodput, Job, JobList, Node, NodeState, Share } from "../logic/types";
 import { EventFeed } from "./events";
 import { JobTable } from "./jobs";
+import { ClusterOverTime } from "./over-time";
 
 const nodeStates: NodeState[] = ["HEALTHY", "SUSPECT", "UNHEALTHY", "DRAINED", "DOWN"];
 
@@ -52,6 +53,7 @@ export function Overview() {
           {canary ? <p><a href={`/jobs/${canary.id}`}>#{canary.id}</a> <StateBadge state={canary.state} /><br /><Time at={canary.ended_at ?? canary.submitted_at} /></p> : <p>none yet</p>}
         </div>
       </div>
+      <ClusterOverTime />
       <Section title="Recent jobs"><JobTable jobs={recent.data?.jobs ?? []} /></Section>
       <Section title="Recent events"><EventFeed events={events.slice(0, 15)} /></Section>
     </>
