@@ -3,7 +3,7 @@
 # loopback) and runs a demo 2-node simulated training job to completion.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-deploy/install-deps.sh
+deploy/install-deps.sh build
 deploy/build.sh release trainyard-daemon trainyard-agent trainyard
 deploy/local-cluster.sh start 4
 cli=build/cli/trainyard

@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
 deploy/check-includes.sh
-deploy/install-deps.sh
+deploy/install-deps.sh test
 deploy/check-docs.sh
 deploy/check-monitoring.sh
 deploy/build.sh release

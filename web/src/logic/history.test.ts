@@ -80,6 +80,10 @@ describe("the history charts", () => {
     expect(attempts.axis).toBe("attempts per 5 min");
     expect(new Set(attempts.series.map((x) => x.colour)).size).toBe(3);
   });
+  it("call cancelled attempts cancelled, not failed", () => {
+    const ended = byTitle(history([bucket("2026-11-29T18:00:00.000Z", { failed_attempts: { cancelled: 2, user_error: 1 } })]), "Attempts");
+    expect(ended.series.map((x) => x.label)).toEqual(["started", "cancelled", "failed: user_error"]);
+  });
   it("draw no failure series in a window without failures", () => {
     expect(byTitle(history([bucket("2026-11-29T18:00:00.000Z")]), "Attempts").series.map((x) => x.label)).toEqual(["started"]);
   });

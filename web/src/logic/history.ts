@@ -70,6 +70,11 @@ const failureColours = ["--series-2", "--series-4", "--series-5", "--series-6", 
 
 const oneDecimal = (v: number) => `${v.toFixed(1)} %`;
 
+// A cancel ends an attempt with the class "cancelled", but it is a person's choice, not a failure.
+export function attemptEndLabel(cls: string): string {
+  return cls === "cancelled" ? "cancelled" : `failed: ${cls}`;
+}
+
 export function historyCharts(h: ClusterHistory): TimeChartData[] {
   const { x, rows } = timeline(h);
   const of = (value: (b: HistoryBucket) => number | null) => rows.map((b) => (b ? value(b) : null));
@@ -89,7 +94,7 @@ export function historyCharts(h: ClusterHistory): TimeChartData[] {
   const attempts: TimeSeries[] = activity ? [
     { label: "started", colour: "--series-3", values: of((b) => b.started_attempts ?? null) },
     ...failureClasses(h.buckets).map((c, i) => ({
-      label: `failed: ${c}`, colour: failureColours[i % failureColours.length],
+      label: attemptEndLabel(c), colour: failureColours[i % failureColours.length],
       dash: i < failureColours.length ? undefined : [4, 3],
       values: of((b) => b.failed_attempts?.[c] ?? 0),
     })),
