@@ -77,7 +77,7 @@ std::vector<ApiRequest> DeleteShare::requests(const InputReader&) const {
 std::string DeleteShare::render(const Replies&, const RenderContext&) const { return "Deleted share " + name + "\n"; }
 
 namespace {
-std::string fixed(const Json& row, const char* key, int digits, double scale = 1.0) {
+std::string fixed_field(const Json& row, const char* key, int digits, double scale = 1.0) {
   const Json& v = field_or_null(row, key);
   if (!v.is_number()) return "-";
   char buf[64];
@@ -92,9 +92,10 @@ std::string ListShares::render(const Replies& replies, const RenderContext&) con
   const Json& shares = field_or_null(replies.at(0), "shares");
   if (shares.is_array()) {
     for (const Json& row : shares) {
-      t.add_row({text_of(row, "name"), fixed(row, "weight", 2), text_of(row, "max_running_cores"),
-                 fixed(row, "usage_core_s", 2, 3600.0), fixed(row, "normalized_usage", 4),
-                 fixed(row, "fair_share_factor", 4), text_of(row, "running_cores"), text_of(row, "pending_jobs")});
+      t.add_row({text_of(row, "name"), fixed_field(row, "weight", 2), text_of(row, "max_running_cores"),
+                 fixed_field(row, "usage_core_s", 2, 3600.0), fixed_field(row, "normalized_usage", 4),
+                 fixed_field(row, "fair_share_factor", 4), text_of(row, "running_cores"),
+                 text_of(row, "pending_jobs")});
     }
   }
   return t.str();

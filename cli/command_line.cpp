@@ -41,6 +41,8 @@ constexpr std::pair<std::string_view, std::string_view> kForeignCommands[] = {
     {"kubectl", "\"trainyard jobs\", \"trainyard job ID\" and \"trainyard logs ID\""},
 };
 
+}  // namespace
+
 std::vector<std::string_view> words_of(std::string_view path) {
   std::vector<std::string_view> words;
   while (!path.empty()) {
@@ -50,6 +52,8 @@ std::vector<std::string_view> words_of(std::string_view path) {
   }
   return words;
 }
+
+namespace {
 
 // How many of `args` (from `first`) spell `path`; 0 when they do not.
 std::size_t match_length(const std::vector<std::string>& args, std::size_t first, std::string_view path) {

@@ -56,6 +56,8 @@ struct CommandEntry {
 };
 
 const std::vector<CommandEntry>& command_registry();
+// The words of a command's path: "node drain" -> {"node", "drain"}.
+std::vector<std::string_view> words_of(std::string_view path);
 const std::vector<FlagSpec>& global_flags();
 
 // `args` excludes the program name. Throws UsageError.

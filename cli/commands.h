@@ -11,6 +11,7 @@
 // (`shares`, `drain NODE`, `health run`, ...) is one struct here plus its name in the variant.
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,6 +33,11 @@ using InputReader = std::function<std::string(const std::string& path)>;
 
 // The decoded JSON bodies of a command's successful replies, in the order of its requests.
 using Replies = std::vector<Json>;
+
+// Bounds of a number flag whose range the server checks (a submission, a PATCH is validated as
+// one): the CLI checks only that it is an integer that fits an int.
+inline constexpr std::int64_t kAnyInt = std::numeric_limits<int>::max();
+inline constexpr std::int64_t kAnyIntMin = std::numeric_limits<int>::min();
 
 struct RenderContext {
   TimePoint now;  // ages ("3m") are relative to this

@@ -52,16 +52,6 @@ const std::vector<std::string>& state_names() {
   return names;
 }
 
-std::vector<std::string> words_of(std::string_view path) {
-  std::vector<std::string> words;
-  while (!path.empty()) {
-    const auto space = path.find(' ');
-    words.emplace_back(path.substr(0, space));
-    path = space == std::string_view::npos ? std::string_view() : path.substr(space + 1);
-  }
-  return words;
-}
-
 bool takes_value(const std::vector<FlagSpec>& flags, std::string_view name) {
   return std::any_of(flags.begin(), flags.end(),
                      [&](const FlagSpec& f) { return f.name == name && !f.value_name.empty(); });
@@ -111,7 +101,7 @@ std::vector<std::string> candidates_for(const std::vector<std::string>& words, s
   if (current.starts_with("-") && head == index) return flag_names(global_flags());
   if (head == index) {
     std::vector<std::string> firsts = {std::string(kCompletionCommand)};
-    for (const auto& entry : command_registry()) firsts.push_back(words_of(entry.path).front());
+    for (const auto& entry : command_registry()) firsts.emplace_back(words_of(entry.path).front());
     return firsts;
   }
   if (words[head] == kCompletionCommand)
@@ -121,7 +111,7 @@ std::vector<std::string> candidates_for(const std::vector<std::string>& words, s
     std::vector<std::string> members;
     for (const auto& e : command_registry()) {
       const auto path = words_of(e.path);
-      if (index == head + 1 && path.size() > 1 && path.front() == words[head]) members.push_back(path[1]);
+      if (index == head + 1 && path.size() > 1 && path.front() == words[head]) members.emplace_back(path[1]);
     }
     return members;
   }

@@ -20,7 +20,7 @@ std::string elapsed_of(const Json& object, std::string_view key) {
   return seconds.is_number() ? format_elapsed(seconds.get<double>()) : std::string(kAbsent);
 }
 
-std::string fixed(const Json& number, const char* format, double scale = 1) {
+std::string formatted_number(const Json& number, const char* format, double scale = 1) {
   if (!number.is_number()) return std::string(kAbsent);
   char buf[64];
   std::snprintf(buf, sizeof buf, format, number.get<double>() * scale);
@@ -44,7 +44,7 @@ const std::vector<HistoryColumn>& history_columns() {
       {"nodes", "NODES", [](const Json& j) { return text_of(accounting(j), "nodes"); }},
       {"cores", "CORES", [](const Json& j) { return text_of(accounting(j), "cores"); }},
       {"corehours", "CORE_HOURS",
-       [](const Json& j) { return fixed(field_or_null(accounting(j), "core_hours"), "%.2f"); }},
+       [](const Json& j) { return formatted_number(field_or_null(accounting(j), "core_hours"), "%.2f"); }},
       {"exit", "EXIT", [](const Json& j) { return text_of(j, "exit_code"); }},
       {"class", "CLASS",
        [](const Json& j) {
@@ -53,7 +53,7 @@ const std::vector<HistoryColumn>& history_columns() {
        }},
       {"attempts", "ATTEMPTS", [](const Json& j) { return text_of(j, "attempts"); }},
       {"goodput", "GOODPUT",
-       [](const Json& j) { return fixed(field_or_null(accounting(j), "goodput"), "%.1f%%", 100); }},
+       [](const Json& j) { return formatted_number(field_or_null(accounting(j), "goodput"), "%.1f%%", 100); }},
       {"reason", "REASON", [](const Json& j) { return text_of(j, "reason"); }},
   };
   return all;

@@ -21,9 +21,6 @@ namespace {
 constexpr std::size_t kReasonWidth = 60;
 // A job may run 1..10 attempts in all (proto/job.cpp), i.e. at most 9 retries after the first.
 constexpr std::int64_t kMaxRetries = 9;
-constexpr std::int64_t kAnyInt = std::numeric_limits<int>::max();
-// Quick-form numbers are only checked for syntax here; their ranges are the spec's (parse_job_spec).
-constexpr std::int64_t kAnyIntMin = std::numeric_limits<int>::min();
 constexpr std::int64_t kMaxWaitS = 366LL * 86400;
 
 const std::vector<FlagSpec>& quick_submit_flags() {

@@ -8,10 +8,6 @@
 namespace trainyard::cli {
 namespace {
 
-// Ranges are the server's (a PATCH is validated as a submission); here only the syntax.
-constexpr std::int64_t kAnyInt = std::numeric_limits<int>::max();
-constexpr std::int64_t kAnyIntMin = std::numeric_limits<int>::min();
-
 // "Job 12 held (PENDING: held by its owner)", or for a whole array "Array job 12: 5 tasks held, 2 unchanged".
 std::string job_line(const JobTarget& target, const std::string& what, const Json& job) {
   const Json& array = field_or_null(job, "array");

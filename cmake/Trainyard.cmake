@@ -12,12 +12,70 @@ if(TRAINYARD_WERROR)
   list(APPEND TRAINYARD_WARNINGS -Werror)
 endif()
 
+# Unity ("jumbo") builds: a library's sources compile in batches, one translation unit per batch,
+# so the heavy headers (nlohmann-json, spdlog and fmt, Boost) are parsed, and their templates
+# instantiated and given debug information, once per batch instead of once per file (figures in
+# docs/decisions/030-unity-builds.md). File-local names (anonymous namespaces, statics) must
+# therefore be unique within a library. The batches are written here rather than by CMake's own
+# UNITY_BUILD because CMake's include each source by its absolute path, so a fresh clone at another
+# path would miss ccache on every batch; ours include paths relative to the repository root.
+# An edit recompiles the edited file's whole batch: configure with -DTRAINYARD_UNITY_BUILD=OFF to
+# compile file by file.
+option(TRAINYARD_UNITY_BUILD "Compile each library's sources in batches (unity build)" ON)
+set(TRAINYARD_UNITY_BATCH_SIZE 16 CACHE STRING "Sources per unity batch")
+
+# Deferred to the end of the directory (cmake_language(DEFER)), so sources a folder adds with
+# target_sources after creating the library are batched too. A source marked
+# SKIP_UNITY_BUILD_INCLUSION (the files that drive Beast, each minutes of compiling on its own, which
+# gain nothing from company and would serialise their batch) compiles alone, in parallel with the batches.
+function(trainyard_unity_batches name)
+  get_target_property(sources ${name} SOURCES)
+  list(FILTER sources INCLUDE REGEX "\\.cpp$")
+  set(alone "")
+  foreach(source IN LISTS sources)
+    get_source_file_property(skip ${source} SKIP_UNITY_BUILD_INCLUSION)
+    if(skip)
+      list(APPEND alone ${source})
+    endif()
+  endforeach()
+  if(alone)
+    list(REMOVE_ITEM sources ${alone})
+  endif()
+  list(LENGTH sources count)
+  if(count LESS 2)
+    return()
+  endif()
+  set(batch "")
+  set(index 0)
+  set(generated "")
+  foreach(source IN LISTS sources)
+    cmake_path(ABSOLUTE_PATH source BASE_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR} OUTPUT_VARIABLE full)
+    cmake_path(RELATIVE_PATH full BASE_DIRECTORY ${PROJECT_SOURCE_DIR} OUTPUT_VARIABLE relative)
+    string(APPEND batch "#include \"${relative}\"\n")
+    set_source_files_properties(${source} PROPERTIES HEADER_FILE_ONLY ON)
+    math(EXPR in_batch "(${index} + 1) % ${TRAINYARD_UNITY_BATCH_SIZE}")
+    math(EXPR index "${index} + 1")
+    if(in_batch EQUAL 0 OR index EQUAL count)
+      list(LENGTH generated number)
+      set(file ${CMAKE_CURRENT_BINARY_DIR}/unity/${name}_${number}.cpp)
+      # CONFIGURE writes only when the text changed, so a reconfigure recompiles nothing.
+      file(CONFIGURE OUTPUT ${file} CONTENT "${batch}" @ONLY)
+      list(APPEND generated ${file})
+      set(batch "")
+    endif()
+  endforeach()
+  target_sources(${name} PRIVATE ${generated})
+endfunction()
+
 function(trainyard_library name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
   add_library(${name} STATIC ${ARG_SOURCES})
   target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR})
   target_compile_options(${name} PRIVATE ${TRAINYARD_WARNINGS})
   target_link_libraries(${name} PUBLIC ${ARG_DEPS})
+  if(TRAINYARD_UNITY_BUILD)
+    cmake_language(EVAL CODE "cmake_language(DEFER CALL trainyard_unity_batches ${name})")
+  endif()
 endfunction()
 
 function(trainyard_executable name)

@@ -9,14 +9,10 @@
 #include "daemon/health_checks.h"
 #include "daemon/job_manager.h"
 #include "daemon/store_worker.h"
+#include "proto/seconds.h"
 
 namespace trainyard::daemon {
 namespace {
-
-double seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
-double seconds_between(TimePoint from, TimePoint to) {
-  return std::max(0.0, std::chrono::duration<double>(to - from).count());
-}
 
 const std::vector<double> kSchedulingPassBounds = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
                                                    0.1,    0.25,  0.5,    1,     2.5,  5};
@@ -85,7 +81,7 @@ void DaemonMetrics::watch(const JobManager& jobs, const TimeSource& clock) {
 }
 
 void DaemonMetrics::scheduling_pass(std::chrono::steady_clock::duration took) {
-  scheduling_pass_seconds_.observe(seconds(took));
+  scheduling_pass_seconds_.observe(in_seconds(took));
 }
 
 void DaemonMetrics::attempt_running(const Job& job, const Attempt& attempt, TimePoint now) {

@@ -6,13 +6,10 @@
 #include <vector>
 
 #include "checkpoint/checkpoint.h"
+#include "proto/seconds.h"
 
 namespace trainyard::daemon {
 namespace {
-
-double seconds_between(TimePoint from, TimePoint to) {
-  return std::max(0.0, std::chrono::duration<double>(to - from).count());
-}
 
 // Moves up to `amount` from `from` to `to`; returns what moved.
 double take(double& from, double& to, double amount) {

@@ -1,9 +1,9 @@
 #include "daemon/job_accounting.h"
 
+#include "proto/seconds.h"
+
 namespace trainyard::daemon {
 namespace {
-
-double seconds_between(TimePoint from, TimePoint to) { return std::chrono::duration<double>(to - from).count(); }
 
 // Whole-node jobs take the cores of the nodes they got: the newest attempt's tells.
 std::optional<int> cores_of(const Job& job, std::span<const Attempt> attempts) {

@@ -12,18 +12,10 @@
 #include "daemon/events.h"
 #include "daemon/goodput.h"
 #include "daemon/job_fit.h"
+#include "daemon/node_claims.h"
 #include "proto/workload_memory.h"
 
 namespace trainyard::daemon {
-namespace {
-
-std::string host_of(const std::string& addr) {
-  const auto colon = addr.rfind(':');
-  return colon == std::string::npos ? addr : addr.substr(0, colon);
-}
-
-}  // namespace
-
 std::string join_node_names(const std::vector<std::string>& names) {
   std::string out;
   for (const auto& name : names) out += (out.empty() ? "" : ",") + name;

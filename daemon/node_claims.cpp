@@ -24,13 +24,12 @@ std::optional<AddressBytes> ip_bytes(std::string host) {
   return std::nullopt;
 }
 
-// "host:port" and "[v6]:port": the host part.
+}  // namespace
+
 std::string host_of(const std::string& address) {
   const auto colon = address.rfind(':');
   return colon == std::string::npos ? address : address.substr(0, colon);
 }
-
-}  // namespace
 
 Result<void> check_node_claims(const HelloMsg& hello, const std::string& remote, const NodeClaimLimits& limits) {
   if (hello.cores > limits.max_cores) {

@@ -16,6 +16,9 @@ struct NodeClaimLimits {
   std::int64_t max_memory_mb = 64LL * 1024 * 1024;  // --max-node-memory-mb (64 TiB)
 };
 
+// "host:port" and "[v6]:port": the host part (brackets kept), as a peer dials it.
+std::string host_of(const std::string& address);
+
 // Whether `hello` stays within `limits`, and its data address (when it has one) is on the address
 // the connection comes from (`remote`, "address:port" as the server saw it); a refusal is
 // invalid_input naming the field and the flag that bounds it.

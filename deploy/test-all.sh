@@ -2,7 +2,8 @@
 # Checks that no include crosses the folder map and that every doc link and cited section exists,
 # installs what is missing, checks the Prometheus rules
 # and the Grafana board, builds, and runs every test: all of them (unit + integration) on the release
-# build, validates the OpenAPI document and the tests' API traffic against it, runs the dashboard's unit and browser tests, then the
+# build, validates the OpenAPI document and the tests' API traffic against it, checks that the
+# dashboard's API types are generated from it, runs the dashboard's unit and browser tests, then the
 # packager's plain Release builds (GCC, and Clang) with the install and .deb checks, then the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer, then each
 # fuzz target for 30 s.
 set -euo pipefail
@@ -23,6 +24,9 @@ TRAINYARD_OPENAPI_OUT="$PWD/build/openapi.json" build/tests/unit/daemon/daemon_t
   --gtest_filter=ApiTest.TheOpenApiDocumentIsServedWithoutAToken > /dev/null
 (cd deploy/openapi && npm ci --no-audit --no-fund --silent && node validate.mjs ../../build/openapi.json &&
   node validate-traffic.mjs ../../build/openapi.json ../../build/api-traffic)
+# The dashboard's API types (web/src/logic/api.gen.ts) are generated from that document by a pinned
+# openapi-typescript; a document change not carried over to them fails here.
+(cd web && npm run -s api-types -- --check ../build/openapi.json)
 # The dashboard: Vitest unit tests of its view logic, then Playwright (playwright-core) driving
 # Debian's chromium headless against a real daemon and agents the test starts on loopback ports;
 # screenshots of each view land in build/dashboard-e2e/.

@@ -18,8 +18,6 @@ struct JudgedTest {
   std::string why;  // empty when passed
 };
 
-std::string kind_name(CollectiveKind kind) { return std::string(trainyard::to_string(kind)); }
-
 // Per collective, the median over nodes of each node's best busbw in a correct test.
 std::map<CollectiveKind, double> reference_busbw(const std::vector<CollectiveRun>& runs) {
   std::map<CollectiveKind, double> reference;
@@ -45,12 +43,13 @@ JudgedTest judge(const CollectiveRun& run, const std::map<CollectiveKind, double
     const double relative_floor = policy.suspect_fraction * reference.at(kind);
     if (mine < relative_floor) {
       return {&run, Outcome::slow,
-              kind_name(kind) + " busbw " + rate_text(mine) + " below " + short_number(policy.suspect_fraction) +
-                  " x the reference " + rate_text(reference.at(kind))};
+              std::string(trainyard::to_string(kind)) + " busbw " + rate_text(mine) + " below " +
+                  short_number(policy.suspect_fraction) + " x the reference " + rate_text(reference.at(kind))};
     }
     if (policy.min_busbw && mine < *policy.min_busbw) {
       return {&run, Outcome::slow,
-              kind_name(kind) + " busbw " + rate_text(mine) + " below the floor of " + rate_text(*policy.min_busbw)};
+              std::string(trainyard::to_string(kind)) + " busbw " + rate_text(mine) + " below the floor of " +
+                  rate_text(*policy.min_busbw)};
     }
   }
   return {&run, Outcome::passed, ""};

@@ -9,8 +9,6 @@
 namespace trainyard::healthcheck {
 namespace {
 
-std::string kind_name(CollectiveKind kind) { return std::string(trainyard::to_string(kind)); }
-
 std::vector<NodeVerdict> blame_all(const CollectiveRun& run, NodeState state, const std::string& reason) {
   std::vector<NodeVerdict> verdicts;
   for (const std::string& node : run.nodes) verdicts.push_back({node, state, reason});
@@ -26,8 +24,8 @@ std::string below_floor(const std::map<CollectiveKind, double>& medians, const C
   if (!policy.min_busbw) return "";
   for (CollectiveKind kind : kCollectiveKinds) {
     if (medians.at(kind) < *policy.min_busbw) {
-      return kind_name(kind) + " median busbw " + rate_text(medians.at(kind)) + " below the floor of " +
-             rate_text(*policy.min_busbw);
+      return std::string(trainyard::to_string(kind)) + " median busbw " + rate_text(medians.at(kind)) +
+             " below the floor of " + rate_text(*policy.min_busbw);
     }
   }
   return "";
@@ -123,8 +121,9 @@ CollectiveVerdict judge_collective_run(const CollectiveRun& run, const Collectiv
       const double mine = rank_busbw(run.ranks[r], kind).value_or(0);
       if (mine < policy.suspect_fraction * medians[kind]) {
         node.state = NodeState::suspect;
-        node.reason = kind_name(kind) + " busbw " + rate_text(mine) + " below " + short_number(policy.suspect_fraction) +
-                      " x the median " + rate_text(medians[kind]) + " of " + std::to_string(run.nodes.size()) + " nodes";
+        node.reason = std::string(trainyard::to_string(kind)) + " busbw " + rate_text(mine) + " below " +
+                      short_number(policy.suspect_fraction) + " x the median " + rate_text(medians[kind]) + " of " +
+                      std::to_string(run.nodes.size()) + " nodes";
         break;
       }
     }

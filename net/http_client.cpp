@@ -14,6 +14,7 @@
 #include <tuple>
 #include <variant>
 
+#include "net/awaitable.h"
 #include "net/tls.h"
 #include "proto/errors.h"
 
@@ -25,7 +26,6 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 
 // One connection, plain or TLS; kept for reuse only after a complete keep-alive exchange.

@@ -24,11 +24,12 @@
 #include <spdlog/spdlog.h>
 #include <unordered_map>
 
+#include "net/awaitable.h"
 #include "net/http_server_testing.h"
 #include "net/http_wire.h"
 #include "net/open_connections.h"
-#include "net/websocket_connection.h"
 #include "net/tls.h"
+#include "net/websocket_connection.h"
 #include "proto/errors.h"
 
 namespace trainyard::net {
@@ -39,7 +40,6 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 namespace websocket = beast::websocket;
 using tcp = asio::ip::tcp;
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 using BeastRequest = http::request<http::string_body>;
 using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 

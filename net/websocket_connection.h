@@ -2,7 +2,6 @@
 // One WebSocket connection of the HTTP server (an agent's): the upgrade's handshake, messages read
 // into the route's session, and sends queued and written one at a time. Includes Beast: only
 // http_server.cpp includes it (one translation unit compiles the server's Beast code).
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -13,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "net/awaitable.h"
 #include "net/http_server.h"
 #include "net/open_connections.h"
 #include "net/websocket.h"
@@ -79,7 +79,7 @@ class WebSocketConnection : public WebSocketPeer, public std::enable_shared_from
     timeouts.keep_alive_pings = true;
     ws_.set_option(timeouts);
     ws_.read_message_max(options_.websocket_message_limit);
-    auto [ec] = co_await ws_.async_accept(req, asio::as_tuple(asio::use_awaitable));
+    auto [ec] = co_await ws_.async_accept(req, use_tuple);
     if (ec) {
       connections_.closers.erase(id);
       co_return;
@@ -88,7 +88,7 @@ class WebSocketConnection : public WebSocketPeer, public std::enable_shared_from
     beast::flat_buffer buffer;
     std::string reason;
     for (;;) {
-      auto [rec, n] = co_await ws_.async_read(buffer, asio::as_tuple(asio::use_awaitable));
+      auto [rec, n] = co_await ws_.async_read(buffer, use_tuple);
       if (rec) {
         reason = rec == websocket::error::closed ? "closed by peer" : rec.message();
         break;
@@ -115,7 +115,7 @@ class WebSocketConnection : public WebSocketPeer, public std::enable_shared_from
       std::string msg = std::move(outbox_.front());
       outbox_.pop_front();
       ws_.text(true);
-      auto [ec, n] = co_await ws_.async_write(asio::buffer(msg), asio::as_tuple(asio::use_awaitable));
+      auto [ec, n] = co_await ws_.async_write(asio::buffer(msg), use_tuple);
       if (ec) {
         outbox_.clear();
         break;
@@ -123,7 +123,7 @@ class WebSocketConnection : public WebSocketPeer, public std::enable_shared_from
     }
     writing_ = false;
     if (closing_ && !closed_) {
-      co_await ws_.async_close(websocket::close_reason(close_code_, close_reason_), asio::as_tuple(asio::use_awaitable));
+      co_await ws_.async_close(websocket::close_reason(close_code_, close_reason_), use_tuple);
     }
   }
 

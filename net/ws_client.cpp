@@ -16,6 +16,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "net/awaitable.h"
 #include "net/server_list.h"
 #include "net/url.h"
 #include "proto/errors.h"
@@ -27,7 +28,6 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace websocket = beast::websocket;
 using tcp = asio::ip::tcp;
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 
 // With the close code: 1001 (going away) is a daemon shutting down, to be redialled as usual.

@@ -2,21 +2,20 @@
 
 #include <cmath>
 
+#include "proto/seconds.h"
+
 namespace trainyard::scheduler {
-namespace {
 
-double seconds(Millis d) { return std::chrono::duration<double>(d).count(); }
-
-}  // namespace
-
-double decay_factor(Millis elapsed, Millis half_life) { return std::exp2(-seconds(elapsed) / seconds(half_life)); }
+double decay_factor(Millis elapsed, Millis half_life) {
+  return std::exp2(-in_seconds(elapsed) / in_seconds(half_life));
+}
 
 double decayed_usage(double usage, int cores, Millis elapsed, Millis half_life) {
   if (elapsed <= Millis::zero()) return usage;
-  const double rate = std::log(2.0) / seconds(half_life);
+  const double rate = std::log(2.0) / in_seconds(half_life);
   // -expm1 keeps precision when `elapsed` is tiny next to the half-life.
-  const double kept = std::exp(-rate * seconds(elapsed));
-  const double accrued = static_cast<double>(cores) * -std::expm1(-rate * seconds(elapsed)) / rate;
+  const double kept = std::exp(-rate * in_seconds(elapsed));
+  const double accrued = static_cast<double>(cores) * -std::expm1(-rate * in_seconds(elapsed)) / rate;
   return usage * kept + accrued;
 }
 

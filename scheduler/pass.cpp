@@ -2,14 +2,13 @@
 #include <algorithm>
 #include <cassert>
 
+#include "proto/seconds.h"
 #include "scheduler/fair_share.h"
 #include "scheduler/placement.h"
 #include "scheduler/state.h"
 
 namespace trainyard::scheduler::detail {
 namespace {
-
-double seconds(Millis d) { return std::chrono::duration<double>(d).count(); }
 
 class Pass {
  public:
@@ -160,7 +159,7 @@ class Pass {
       cores += take;
     }
     running_cores_[job.share] += cores;
-    used_[job.share] += cores * seconds(state_.horizon(job.timeout_s));
+    used_[job.share] += cores * in_seconds(state_.horizon(job.timeout_s));
     started_.push_back(std::move(started));
     result_.starts.push_back(std::move(decision));
   }

@@ -3,16 +3,12 @@
 #include <algorithm>
 #include <cassert>
 
+#include "proto/seconds.h"
 #include "scheduler/fair_share.h"
 #include "scheduler/state.h"
 
 namespace trainyard::scheduler {
 namespace detail {
-namespace {
-
-double seconds(Millis d) { return std::chrono::duration<double>(d).count(); }
-
-}  // namespace
 
 int State::node_slot(const std::string& name) {
   if (auto it = node_index.find(name); it != node_index.end()) return it->second;
@@ -71,7 +67,7 @@ std::vector<double> State::expected_usage(TimePoint now) const {
   std::vector<double> expected(shares.size(), 0.0);
   if (now < charges_from) {  // asked about a time before the last pass: charges that ran out since are gone
     for (const auto& [id, work] : running) {
-      if (work.charged_until > now) expected[work.share] += work.cores * seconds(work.charged_until - now);
+      if (work.charged_until > now) expected[work.share] += work.cores * in_seconds(work.charged_until - now);
     }
     return expected;
   }

@@ -9,7 +9,9 @@
 #include "store/store.h"
 
 namespace trainyard::store {
+// Named apart from schema.cpp's SQLite statements, which use the same names in the same library.
 namespace {
+namespace postgres_ddl {
 
 // The steps of store/schema.cpp, step for step; see there for why each exists. Differences of
 // dialect: BIGINT ids and times, DOUBLE PRECISION (which keeps NaN), BIGSERIAL
@@ -248,9 +250,10 @@ constexpr std::array kMigrations = {
 // Any fixed number will do: every Trainyard daemon on the database takes the same one.
 constexpr std::int64_t kMigrationLock = 0x747261696e79;  // "trainy"
 
+}  // namespace postgres_ddl
 }  // namespace
 
-std::span<const Migration> postgres_schema_migrations() { return kMigrations; }
+std::span<const Migration> postgres_schema_migrations() { return postgres_ddl::kMigrations; }
 
 int recorded_schema_version(pg::Connection& db) {
   if (db.query("SELECT to_regclass('schema_version')").is_null(0, 0)) return 0;
@@ -258,13 +261,13 @@ int recorded_schema_version(pg::Connection& db) {
 }
 
 int migrate(pg::Connection& db, std::span<const Migration> migrations) {
-  db.query("SELECT pg_advisory_lock($1)", pg::Params().add(kMigrationLock));
+  db.query("SELECT pg_advisory_lock($1)", pg::Params().add(postgres_ddl::kMigrationLock));
   // The lock is the session's: released on every way out, an exception's included.
   struct Unlock {
     pg::Connection& db;
     ~Unlock() {
       try {
-        db.query("SELECT pg_advisory_unlock($1)", pg::Params().add(kMigrationLock));
+        db.query("SELECT pg_advisory_unlock($1)", pg::Params().add(postgres_ddl::kMigrationLock));
       } catch (const std::exception& e) {
         spdlog::warn("store.migration_unlock_failed error=\"{}\"", e.what());
       }

@@ -14,7 +14,7 @@ export default defineConfig({
     reportCompressedSize: false,
   },
   test: {
-    include: ["src/**/*.test.ts"],
+    include: ["src/**/*.test.ts", "scripts/**/*.test.mjs"],
     environment: "node",
   },
 } as never);

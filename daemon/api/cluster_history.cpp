@@ -9,7 +9,7 @@ namespace trainyard::daemon {
 namespace {
 
 constexpr std::chrono::hours kDefaultWindow{24};
-constexpr std::chrono::hours kLongestWindow{7 * 24};  // within what the sampler keeps (kClusterHistoryKept)
+constexpr std::chrono::hours kLongestHistoryWindow{7 * 24};  // within what the sampler keeps (kClusterHistoryKept)
 
 // The rows of the window as samples, oldest first; a damaged row is skipped.
 std::vector<ClusterSample> samples_of(const std::vector<store::ClusterSampleRow>& rows) {
@@ -27,7 +27,7 @@ std::vector<ClusterSample> samples_of(const std::vector<store::ClusterSampleRow>
 }  // namespace
 
 void Api::cluster_history(ApiCall call) {
-  const std::chrono::hours window = query_window(call.request, kDefaultWindow, kLongestWindow);
+  const std::chrono::hours window = query_window(call.request, kDefaultWindow, kLongestHistoryWindow);
   const TimePoint to = clock_.system_now();
   const TimePoint from = to - window;
   const std::chrono::seconds interval = history_interval_;

@@ -124,16 +124,18 @@ export function progress(step: number, steps: number | undefined, samplesPerS: n
 }
 
 // A job as the CLI names it: "12", a task "12_3", an array folded into one row "12_[0-9]" (its spec).
-export function jobLabel(job: { id: number; spec?: Record<string, unknown>; array?: { job_id: number; task_id?: number } }): string {
-  if (!job.array) return String(job.id);
+// The document does not promise an array's job_id; without it the job goes by its own id.
+export function jobLabel(job: { id: number; spec?: Record<string, unknown>; array?: { job_id?: number; task_id?: number } }): string {
+  if (job.array?.job_id === undefined) return String(job.id);
   if (job.array.task_id !== undefined) return `${job.array.job_id}_${job.array.task_id}`;
   const spec = typeof job.spec?.array === "string" ? job.spec.array.replace(/%.*$/, "") : "";
   return `${job.array.job_id}_[${spec}]`;
 }
 
 // Where a job's page is: a task's by its ID_N (its internal id would read as the array for task 0).
-export function jobPath(job: { id: number; array?: { job_id: number; task_id?: number } }): string {
-  return `/jobs/${job.array?.task_id !== undefined ? `${job.array.job_id}_${job.array.task_id}` : job.id}`;
+export function jobPath(job: { id: number; array?: { job_id?: number; task_id?: number } }): string {
+  const { job_id, task_id } = job.array ?? {};
+  return `/jobs/${job_id !== undefined && task_id !== undefined ? `${job_id}_${task_id}` : job.id}`;
 }
 
 // A folded array's tasks by state, busiest first: "2 RUNNING, 1 PENDING, 7 SUCCEEDED".

@@ -9,7 +9,7 @@ const bucket = (at: string, over: Partial<HistoryBucket> = {}): HistoryBucket =>
 });
 
 const history = (buckets: HistoryBucket[], over: Partial<ClusterHistory> = {}): ClusterHistory => ({
-  window_s: 86400, bucket_s: 300, sample_interval_s: 60,
+  window_s: 86400, bucket_s: 300, sample_interval_s: 60, activity: true,
   from: "2026-11-28T19:00:00.000Z", to: "2026-11-29T19:00:00.000Z", buckets, ...over,
 });
 

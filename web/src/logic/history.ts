@@ -90,7 +90,7 @@ export function historyCharts(h: ClusterHistory): TimeChartData[] {
   });
   // Attempts and goodput tell of other users' jobs: an answer to a role that reads only its own
   // carries the gauges alone, and those two charts say so.
-  const activity = h.activity !== false;
+  const activity = h.activity;
   const attempts: TimeSeries[] = activity ? [
     { label: "started", colour: "--series-3", values: of((b) => b.started_attempts ?? null) },
     ...failureClasses(h.buckets).map((c, i) => ({

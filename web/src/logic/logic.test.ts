@@ -9,7 +9,7 @@ import type { Job, MetricPoint, TrainyardEvent, Who } from "./types";
 
 const job = (over: Partial<Job> = {}): Job => ({
   id: 5, name: "train", user: "alice", share: "vision", state: "PENDING",
-  submitted_at: "2026-11-24T21:00:00Z", spec: {}, ...over,
+  submitted_at: "2026-11-24T21:00:00Z", spec: { name: "train" }, ...over,
 });
 
 describe("a straggler", () => {
@@ -40,7 +40,7 @@ describe("format", () => {
   it("names jobs, array tasks and folded arrays as the CLI does, with the tasks by state", () => {
     expect(jobLabel(job())).toBe("5");
     expect(jobLabel(job({ id: 14, array: { job_id: 12, task_id: 7, task_count: 10 } }))).toBe("12_7");
-    expect(jobLabel(job({ id: 12, spec: { array: "0-9:3%2" }, array: { job_id: 12, task_count: 4, counts: {} } })))
+    expect(jobLabel(job({ id: 12, spec: { name: "train", array: "0-9:3%2" }, array: { job_id: 12, task_count: 4, counts: {} } })))
       .toBe("12_[0-9:3]");
     expect(taskCounts({ SUCCEEDED: 7, PENDING: 1, RUNNING: 2, FAILED: 0 })).toBe("2 RUNNING, 1 PENDING, 7 SUCCEEDED");
     expect(taskCounts(undefined)).toBe("");
@@ -49,6 +49,10 @@ describe("format", () => {
     expect(jobPath(job())).toBe("/jobs/5");
     expect(jobPath(job({ id: 12, array: { job_id: 12, task_id: 0, task_count: 3 } }))).toBe("/jobs/12_0");
     expect(jobPath(job({ id: 12, array: { job_id: 12, task_count: 3, counts: {} } }))).toBe("/jobs/12");
+  });
+  it("names a job by its own id when its array does not name the array's id", () => {
+    expect(jobLabel(job({ id: 14, array: { task_id: 7, task_count: 10 } }))).toBe("14");
+    expect(jobPath(job({ id: 14, array: { task_id: 7, task_count: 10 } }))).toBe("/jobs/14");
   });
   it("writes durations with units", () => {
     expect(duration(0.25)).toBe("250 ms");
@@ -121,7 +125,7 @@ describe("downsample", () => {
   });
   const point = (step: number, attempt: number, loss: number): MetricPoint => ({
     step, first_step: step, attempt_id: attempt, loss, loss_min: loss - 1, loss_max: loss + 1,
-    grad_norm: 1, grad_norm_max: 2, lr: 1e-3, samples_per_s: 100, spikes: 0,
+    grad_norm: 1, grad_norm_max: 2, param_norm: 3, lr: 1e-3, samples_per_s: 100, non_finite_losses: 0, spikes: 0,
   });
   it("uses the server's min-max band for loss and marks attempt boundaries", () => {
     const pts = [point(1, 7, 5), point(2, 7, 4), point(3, 9, 3)];
@@ -135,7 +139,7 @@ describe("downsample", () => {
 
 describe("events", () => {
   const ev = (over: Partial<TrainyardEvent>): TrainyardEvent => ({
-    id: 1, time: "2026-11-24T21:00:00Z", type: "job.failed", severity: "error", message: "m", ...over,
+    id: 1, time: "2026-11-24T21:00:00Z", type: "job.failed", severity: "error", message: "m", details: {}, ...over,
   });
   it("match type globs", () => {
     expect(globMatch("job.*", "job.failed")).toBe(true);

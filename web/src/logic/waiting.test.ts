@@ -8,14 +8,14 @@ import {
 
 const job = (id: number, over: Partial<Job> = {}): Job => ({
   id, name: `job-${id}`, user: "alice", share: "vision", state: "PENDING",
-  submitted_at: `2026-11-24T21:00:${String(id % 60).padStart(2, "0")}Z`, spec: {}, ...over,
+  submitted_at: `2026-11-24T21:00:${String(id % 60).padStart(2, "0")}Z`, spec: { name: `job-${id}` }, ...over,
 });
 const reason = (code: string, message = "") => ({ pending_reason: { code, message } });
 const now = new Date("2026-11-24T21:04:00Z");
 
 // An array folded into one row (GET /v1/jobs) and its pending tasks (GET /v1/jobs?array=ID).
 const arrayRow = (id: number, counts: Record<string, number>): Job =>
-  job(id, { name: "sweep", spec: { array: "0-9%2" }, array: { job_id: id, task_count: 10, counts } });
+  job(id, { name: "sweep", spec: { name: "sweep", array: "0-9%2" }, array: { job_id: id, task_count: 10, counts } });
 const task = (array: number, n: number, over: Partial<Job> = {}): Job =>
   job(array + n, { name: "sweep", array: { job_id: array, task_id: n, task_count: 10 }, ...over });
 
@@ -54,6 +54,12 @@ describe("splitting pending jobs into ready and waiting", () => {
     const split = splitPending([arrayRow(20, { PENDING: 4, RUNNING: 1 })]);
     expect(split.ready).toBe(0);
     expect(split.waiting.map((e) => [e.code, e.tasks])).toEqual([["", 4]]);
+  });
+
+  it("does not ask for the tasks of an array row that does not name its array", () => {
+    const row = job(20, { array: { task_count: 10, counts: { PENDING: 4 } } });
+    expect(arraysToExpand([row])).toEqual([]);
+    expect(splitPending([row], new Map([[20, [task(20, 1)]]])).waiting.map((e) => [e.code, e.tasks])).toEqual([["", 4]]);
   });
 });
 

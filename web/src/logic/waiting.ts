@@ -29,9 +29,15 @@ export function isFoldedArray(job: Job): boolean {
   return job.array !== undefined && job.array.task_id === undefined;
 }
 
+// The array a folded row stands for. The document does not promise its job_id: a row without one
+// cannot have its tasks asked for, and keeps its pending tasks' reasons unknown.
+function foldedArrayId(job: Job): number | undefined {
+  return isFoldedArray(job) ? job.array?.job_id : undefined;
+}
+
 // The folded array rows whose pending tasks need their own request for their reasons.
 export function arraysToExpand(rows: Job[]): number[] {
-  return rows.filter((j) => isFoldedArray(j) && (j.array?.counts?.PENDING ?? 0) > 0).map((j) => j.array!.job_id);
+  return rows.filter((j) => (j.array?.counts?.PENDING ?? 0) > 0).flatMap((j) => foldedArrayId(j) ?? []);
 }
 
 // Splits listed pending rows into ready (counted) and waiting (entries). `arrayTasks`: a folded
@@ -54,7 +60,8 @@ export function splitPending(rows: Job[], arrayTasks: Map<number, Job[]> = new M
     }
     const pending = row.array?.counts?.PENDING ?? 0;
     if (pending === 0) continue;
-    const tasks = arrayTasks.get(row.array!.job_id);
+    const arrayId = foldedArrayId(row);
+    const tasks = arrayId === undefined ? undefined : arrayTasks.get(arrayId);
     if (!tasks) {
       waiting.push({ job: row, code: "", message: "", tasks: pending, taskIds: [] });
       continue;
@@ -204,7 +211,8 @@ export async function loadPending(get: Fetch, maxPages: number, pageSize = pendi
   // but the same id is kept once in case it is.
   const seen = new Set<string>();
   const unique = rows.filter((j) => {
-    const key = isFoldedArray(j) ? `a${j.array!.job_id}` : `j${j.id}`;
+    const arrayId = foldedArrayId(j);
+    const key = arrayId === undefined ? `j${j.id}` : `a${arrayId}`;
     if (seen.has(key)) return false;
     seen.add(key);
     return true;

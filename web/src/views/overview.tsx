@@ -47,7 +47,7 @@ export function Overview() {
           </ul>
         </div>
         <div class="card"><h2>Cores</h2><p class="big">{cores(used)}</p><p>in use, {cores(free)} free to use, of {cores(total)}</p></div>
-        <div class="card"><h2>Jobs</h2><p class="big">{jobCount(running.data)} running</p>{!readsEveryJob(who.role) && <p>of yours</p>}<p>{shares.data ? shares.data.shares.reduce((n, x) => n + x.pending_jobs, 0).toLocaleString("en-US") : "—"} pending in the cluster</p></div>
+        <div class="card"><h2>Jobs</h2><p class="big">{jobCount(running.data)} running</p>{!readsEveryJob(who.role) && <p>of yours</p>}<p>{shares.data ? shares.data.shares.reduce((n, x) => n + (x.pending_jobs ?? 0), 0).toLocaleString("en-US") : "—"} pending in the cluster</p></div>
         <div class="card"><h2>Goodput</h2><p class="big">{percent(goodput.data?.cluster.goodput)}</p><p>of {goodput.data ? coreHours(goodput.data.cluster.allocated_core_s) : "—"} allocated in the last 24 h{readsEveryJob(who.role) ? "" : ", your jobs"}</p></div>
         <div class="card"><h2>Last canary</h2>
           {canary ? <p><a href={`/jobs/${canary.id}`}>#{canary.id}</a> <StateBadge state={canary.state} /><br /><Time at={canary.ended_at ?? canary.submitted_at} /></p> : <p>none yet</p>}

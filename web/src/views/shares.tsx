@@ -3,6 +3,11 @@ import { Bar, ErrorNote } from "../components/ui";
 import { coreHours, cores, percent } from "../logic/format";
 import type { Share } from "../logic/types";
 
+// The document makes a share's figures optional: one left out reads "—" and draws an empty bar.
+function figure(n: number | undefined, show: (n: number) => string): string {
+  return n === undefined ? "—" : show(n);
+}
+
 export function Shares() {
   const shares = useApi<{ shares: Share[] }>("/v1/shares");
   const rows = shares.data?.shares ?? [];
@@ -19,11 +24,11 @@ export function Shares() {
             <tr key={s.name} data-share={s.name}>
               <th scope="row">{s.name}</th>
               <td><Bar value={s.weight} max={totalWeight} label={`${s.name} weight`} />{percent(totalWeight ? s.weight / totalWeight : 0)}</td>
-              <td><Bar value={s.normalized_usage} max={1} label={`${s.name} usage`} />{percent(s.normalized_usage)} ({coreHours(s.usage_core_s)})</td>
-              <td><Bar value={s.fair_share_factor} max={1} label={`${s.name} fair-share factor`} />{s.fair_share_factor.toFixed(3)}</td>
-              <td>{s.max_running_cores ? <Bar value={s.running_cores} max={s.max_running_cores} label={`${s.name} running cores`} /> : null}
-                {cores(s.running_cores)}{s.max_running_cores ? ` of ${s.max_running_cores} cap` : ""}</td>
-              <td>{s.pending_jobs}</td>
+              <td><Bar value={s.normalized_usage ?? 0} max={1} label={`${s.name} usage`} />{percent(s.normalized_usage)} ({figure(s.usage_core_s, coreHours)})</td>
+              <td><Bar value={s.fair_share_factor ?? 0} max={1} label={`${s.name} fair-share factor`} />{figure(s.fair_share_factor, (f) => f.toFixed(3))}</td>
+              <td>{s.max_running_cores ? <Bar value={s.running_cores ?? 0} max={s.max_running_cores} label={`${s.name} running cores`} /> : null}
+                {figure(s.running_cores, cores)}{s.max_running_cores ? ` of ${s.max_running_cores} cap` : ""}</td>
+              <td>{figure(s.pending_jobs, String)}</td>
             </tr>
           ))}
         </tbody>
