@@ -278,8 +278,10 @@ check("a job submitted through the API goes RUNNING then SUCCEEDED without a rel
   const context = await browser.newContext();
   const page = await signIn(context, cluster.adminToken);
   await page.getByRole("heading", { name: "Overview" }).waitFor();
+  // Held until its page is open: the run takes seconds, and a page that loaded after it ended would
+  // never show RUNNING.
   const submitted = await cluster.api("POST", "/v1/jobs", {
-    name: "e2e-train", nodes: 1, cores_per_node: 4, kind: "simulated",
+    name: "e2e-train", nodes: 1, cores_per_node: 4, kind: "simulated", hold: true,
     workload: { width: 64, depth: 2, global_batch: 64, steps: 12000, lr: 0.003, warmup: 10, checkpoint_every: 2000 },
   });
   assert.equal(submitted.status, 201, JSON.stringify(submitted.body));
@@ -288,7 +290,10 @@ check("a job submitted through the API goes RUNNING then SUCCEEDED without a rel
   page.on("framenavigated", (f) => f === page.mainFrame() && reloads++);
   await page.getByRole("link", { name: `#${id}` }).first().click();
   await page.getByRole("heading", { name: `Job #${id} e2e-train` }).waitFor();
+  await page.locator(".facts .state-pending").waitFor();
   const navigations = reloads;
+  const released = await cluster.api("POST", `/v1/jobs/${id}/release`);
+  assert.equal(released.status, 200, JSON.stringify(released.body));
   await page.locator(".facts .state-running").waitFor({ timeout: 60_000 });
   await page.locator(".facts .state-succeeded").waitFor({ timeout: 180_000 });
   assert.equal(reloads, navigations, "the page was not reloaded");
