@@ -319,10 +319,9 @@ void Agent::kill(const KillMsg& kill) {
   spdlog::info("event=attempt_kill node={} attempt={} grace_ms={} reason=\"{}\"", config_.name, kill.attempt_id,
                kill.grace_ms, kill.reason);
   const auto grace = std::chrono::milliseconds(kill.grace_ms);
-  std::shared_ptr<Timer> timer = deps_.timers.make();
   if (!kill.checkpoint) {
     it->second.run->terminate(kill.reason);
-    timer->start(grace, [this, timer, id = kill.attempt_id] {
+    deps_.timers.after(grace, [this, id = kill.attempt_id] {
       auto run = runs_.find(id);
       if (run != runs_.end()) run->second.run->kill();
     });
@@ -330,12 +329,11 @@ void Agent::kill(const KillMsg& kill) {
   }
   // Saving the work gets the grace; then the usual stop: terminate, and kill after another grace.
   it->second.run->save_then_stop(kill.reason);
-  timer->start(grace, [this, timer, grace, id = kill.attempt_id, reason = kill.reason] {
+  deps_.timers.after(grace, [this, grace, id = kill.attempt_id, reason = kill.reason] {
     auto run = runs_.find(id);
     if (run == runs_.end()) return;
     run->second.run->terminate(reason);
-    std::shared_ptr<Timer> then = deps_.timers.make();
-    then->start(grace, [this, then, id] {
+    deps_.timers.after(grace, [this, id] {
       auto again = runs_.find(id);
       if (again != runs_.end()) again->second.run->kill();
     });
@@ -459,8 +457,7 @@ void Agent::shutdown(std::chrono::milliseconds grace) {
     io_.stop();
     return;
   }
-  std::shared_ptr<Timer> timer = deps_.timers.make();
-  timer->start(grace, [this, timer] {
+  deps_.timers.after(grace, [this] {
     for (auto& [id, running] : runs_) running.run->kill();
     io_.stop();
   });

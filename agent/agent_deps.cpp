@@ -1,7 +1,6 @@
 #include "agent/agent_deps.h"
 
 #include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <charconv>
 #include <system_error>
 
@@ -9,24 +8,6 @@
 #include "agent/simulated_run.h"
 
 namespace trainyard::agent {
-namespace {
-
-class SteadyTimer final : public Timer {
- public:
-  explicit SteadyTimer(boost::asio::io_context& io) : timer_(io) {}
-  void start(std::chrono::milliseconds after, std::function<void()> fire) override {
-    timer_.expires_after(after);
-    timer_.async_wait([fire = std::move(fire)](const boost::system::error_code& ec) {
-      if (!ec) fire();
-    });
-  }
-  void cancel() override { timer_.cancel(); }
-
- private:
-  boost::asio::steady_timer timer_;
-};
-
-}  // namespace
 
 WebSocketDaemonLinks::WebSocketDaemonLinks(boost::asio::io_context& io, net::TlsContext tls)
     : io_(io), tls_(std::move(tls)) {}
@@ -37,8 +18,6 @@ std::shared_ptr<net::WebSocketPeer> WebSocketDaemonLinks::connect(const std::str
   return net::WebSocketClient::connect(io_, server + "/v1/agent/connect",
                                        {{"Authorization", "Bearer " + bearer_token}}, std::move(handlers), tls_);
 }
-
-std::unique_ptr<Timer> SteadyTimers::make() { return std::make_unique<SteadyTimer>(io_); }
 
 LocalWorkloads::LocalWorkloads(boost::asio::io_context& io, neuron::NeuronDevice& device,
                                neuron::DataPlaneServer& data_plane, ProcessRegistry& processes,

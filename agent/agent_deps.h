@@ -22,6 +22,7 @@
 #include "net/ws_client.h"
 #include "neuron/data_plane.h"
 #include "neuron/device.h"
+#include "proto/timers.h"
 
 namespace trainyard::agent {
 
@@ -50,28 +51,6 @@ class WebSocketDaemonLinks final : public DaemonLinks {
 
 // A one-shot timer. Starting it again replaces what was pending; cancelling (or destroying) it
 // means the callback never runs.
-class Timer {
- public:
-  virtual ~Timer() = default;
-  virtual void start(std::chrono::milliseconds after, std::function<void()> fire) = 0;
-  virtual void cancel() = 0;
-};
-
-class Timers {
- public:
-  virtual ~Timers() = default;
-  virtual std::unique_ptr<Timer> make() = 0;
-};
-
-class SteadyTimers final : public Timers {
- public:
-  explicit SteadyTimers(boost::asio::io_context& io) : io_(io) {}
-  std::unique_ptr<Timer> make() override;
-
- private:
-  boost::asio::io_context& io_;
-};
-
 // Starts the work the daemon hands the node: attempt runs and health checks.
 class Workloads {
  public:

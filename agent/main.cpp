@@ -13,10 +13,11 @@
 #include "agent/agent.h"
 #include "agent/fence_keeper_process.h"
 #include "agent/simulated_rank_process.h"
-#include "neuron/tcp_socket.h"
 #include "net/server_list.h"
+#include "net/steady_timers.h"
 #include "net/tls.h"
 #include "net/url.h"
+#include "neuron/tcp_socket.h"
 #include "proto/contained_path.h"
 #include "proto/flag_parser.h"
 #include "proto/json_reader.h"
@@ -248,7 +249,7 @@ int main(int argc, char** argv) {
     trainyard::agent::WebSocketDaemonLinks links(io, config.tls);
     trainyard::agent::LocalWorkloads workloads(io, device, data_plane, processes, config.job_accounts,
                                                std::move(cgroups), config.collective_timeout);
-    trainyard::agent::SteadyTimers timers(io);
+    trainyard::net::SteadyTimers timers(io);
     trainyard::agent::ProcessFenceKeeper keeper(
         io, {config.name, config.work_dir + "/processes", "/sys/fs/cgroup",
              trainyard::agent::agent_cgroup_name(config.name, config.work_dir)});

@@ -26,6 +26,7 @@
 #include "daemon/webhook_outbox.h"
 #include "daemon/webhook_url.h"
 #include "net/http_server.h"
+#include "net/steady_timers.h"
 #include "net/tls.h"
 #include "proto/flag_parser.h"
 #include "store/store_url.h"
@@ -35,24 +36,6 @@ namespace {
 
 namespace asio = boost::asio;
 namespace fs = std::filesystem;
-
-class AsioTimers final : public Timers {
- public:
-  explicit AsioTimers(asio::io_context& io) : io_(io) {}
-  void after(Millis delay, std::function<void()> fn) override {
-    if (delay.count() <= 0) {
-      asio::post(io_, std::move(fn));
-      return;
-    }
-    auto timer = std::make_shared<asio::steady_timer>(io_, delay);
-    timer->async_wait([timer, fn = std::move(fn)](const boost::system::error_code& ec) {
-      if (!ec) fn();
-    });
-  }
-
- private:
-  asio::io_context& io_;
-};
 
 std::string read_file(const fs::path& path) {
   std::ifstream in(path);
@@ -459,8 +442,8 @@ int run_daemon(const DaemonOptions& o) {
   std::function<void(const std::vector<store::Event>&)> publish_events;
   worker.set_events_observer(event_head, [&publish_events](const std::vector<store::Event>& events) { publish_events(events); });
   FileWorker files([&io](FileWorker::Continuation fn) { asio::post(io, std::move(fn)); });
-  AsioTimers asio_timers(io);
-  PauseTolerantTimers timers(asio_timers, clock, pause_threshold(Millis(o.tick_ms)));
+  net::SteadyTimers steady_timers(io);
+  PauseTolerantTimers timers(steady_timers, clock, pause_threshold(Millis(o.tick_ms)));
   scheduler::Config sched_config;
   sched_config.usage_half_life = std::chrono::seconds(o.usage_half_life_s);
   sched_config.compute_reservation = static_cast<double>(o.compute_reservation_pct) / 100.0;

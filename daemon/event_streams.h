@@ -20,9 +20,9 @@
 #include "daemon/auth.h"
 #include "daemon/events.h"
 #include "daemon/store_worker.h"
-#include "daemon/timers.h"
 #include "net/http_types.h"
 #include "proto/time.h"
+#include "proto/timers.h"
 
 namespace trainyard::daemon {
 

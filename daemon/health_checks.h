@@ -18,11 +18,11 @@
 #include <string>
 #include <vector>
 
-#include "daemon/timers.h"
 #include "healthcheck/localisation.h"
 #include "healthcheck/suite_options.h"
 #include "healthcheck/verdict.h"
 #include "proto/messages.h"
+#include "proto/timers.h"
 
 namespace trainyard::daemon {
 

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "daemon/timers.h"
 #include "proto/job.h"
 #include "proto/messages.h"
+#include "proto/timers.h"
 
 namespace trainyard::daemon {
 

@@ -7,10 +7,11 @@
 // that fires later than its due time by more than the pause threshold waits once more, for that
 // threshold, letting the I/O queued during the pause be handled before it acts; one on time fires
 // at once. Pure: a decorator over any `Timers`, judged on the clock's monotonic time.
-#include <functional>
+#include <cstdint>
+#include <memory>
 
-#include "daemon/timers.h"
 #include "proto/time.h"
+#include "proto/timers.h"
 
 namespace trainyard::daemon {
 
@@ -20,12 +21,14 @@ class PauseTolerantTimers final : public Timers {
   // tick period, daemon/own_pauses.h).
   PauseTolerantTimers(Timers& inner, const TimeSource& clock, Millis tolerated);
 
-  void after(Millis delay, std::function<void()> fn) override;
+  std::unique_ptr<Timer> make() override;
 
   // How many timers were held back after a pause, for the log and the tests.
   std::int64_t held_back() const { return held_back_; }
 
  private:
+  class Tolerant;
+
   Timers& inner_;
   const TimeSource& clock_;
   Millis tolerated_;

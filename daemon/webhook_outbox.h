@@ -14,9 +14,9 @@
 
 #include "daemon/prometheus.h"
 #include "daemon/store_worker.h"
-#include "daemon/timers.h"
 #include "daemon/webhook_registry.h"
 #include "net/http_client.h"
+#include "proto/timers.h"
 
 namespace trainyard::daemon {
 

@@ -20,6 +20,7 @@
 #include "daemon/api.h"
 #include "daemon/job_manager.h"
 #include "scheduler/scheduler.h"
+#include "tests/support/fake_timers.h"
 #include "tests/support/in_memory_store.h"
 
 using namespace trainyard;
@@ -55,12 +56,6 @@ class IoQueue {
   std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<StoreWorker::Continuation> queue_;
-};
-
-// Time stands still: no timer ever fires (no request waits on one without agents).
-class NoTimers final : public Timers {
- public:
-  void after(Millis, std::function<void()>) override {}
 };
 
 constexpr const char* kSecrets[] = {"", "admin-secret", "alice-secret", "bob-secret", "viewer-secret",
@@ -114,7 +109,7 @@ struct Daemon {
   ManualTimeSource clock{from_unix_ms(1'800'000'000'000)};
   InMemoryStore store;
   IoQueue io;
-  NoTimers timers;
+  FakeTimers timers{clock};  // time stands still: no timer fires (no request waits on one without agents)
   scheduler::Scheduler scheduler{scheduler::Config{}};
   TokenRegistry tokens;
   StoreWorker worker;

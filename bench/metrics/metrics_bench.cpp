@@ -21,6 +21,7 @@
 #include "daemon/daemon_metrics.h"
 #include "daemon/health_checks.h"
 #include "daemon/job_manager.h"
+#include "tests/support/fake_timers.h"
 #include "tests/support/in_memory_store.h"
 
 namespace {
@@ -33,12 +34,6 @@ constexpr int kNodes = 2000;
 constexpr int kCores = 32;
 constexpr int kShares = 50;
 constexpr int kJobs = 100'000;
-
-// The bench drives no timers: the restored view is only read.
-class IdleTimers final : public Timers {
- public:
-  void after(Millis, std::function<void()>) override {}
-};
 
 // An agent connection that nobody reads: the bench renders, it does not talk back.
 class SilentChannel final : public AgentChannel {
@@ -181,7 +176,7 @@ int main(int argc, char** argv) {
   InMemoryStore store;
   StoreWorker worker(store, [](StoreWorker::Continuation) {});
   FileWorker files([](FileWorker::Continuation) {});
-  IdleTimers timers;
+  FakeTimers timers(clock);  // never advanced: the restored view is only read
   scheduler::Scheduler scheduler{scheduler::Config{}};
   JobManagerConfig config;
   config.checkpoint_root = "";

@@ -5,14 +5,14 @@
 #include <algorithm>
 #include <climits>
 #include <filesystem>
-#include <memory>
 #include <map>
-#include <set>
+#include <memory>
 
 #include "checkpoint/checkpoint.h"
 #include "daemon/api.h"
 #include "daemon/api/call.h"
 #include "daemon/api/job_access.h"
+#include "daemon/api/job_list.h"
 #include "daemon/api/paging.h"
 #include "daemon/api/query.h"
 #include "daemon/goodput.h"
@@ -20,8 +20,8 @@
 #include "daemon/job_checkpoints.h"
 #include "daemon/metric_series.h"
 #include "daemon/share_access.h"
-#include "proto/state_list.h"
 #include "proto/provenance.h"
+#include "proto/state_list.h"
 #include "proto/time_window.h"
 #include "scheduler/types.h"
 
@@ -53,23 +53,6 @@ Json checkpoint_json(const CheckpointStatus& s) {
           {"recorded_by_attempt", s.recorded_by ? Json(*s.recorded_by) : Json(nullptr)},
           {"valid", s.valid},
           {"problem", s.problem}};
-}
-
-// One past the last task id of array `array` (store thread).
-JobId tasks_end(store::Store& store, JobId array) {
-  const std::optional<Job> root = store.job(array);
-  if (!root || !root->array_task || root->array_task->array_job != array) return array + 1;
-  return array + root->array_task->count;
-}
-
-// An array's tasks as stored (store thread).
-std::vector<Job> array_tasks(store::Store& store, const ArrayTask& task) {
-  store::JobQuery query;
-  query.before_id = task.array_job + task.count;
-  query.limit = task.count;
-  std::vector<Job> tasks = store.jobs(query);
-  std::erase_if(tasks, [&](const Job& j) { return !j.array_task || j.array_task->array_job != task.array_job; });
-  return tasks;
 }
 
 // An array's tasks counted by state.
@@ -185,7 +168,8 @@ void Api::accept_job(ApiCall call, JobSpec spec) {
 }
 
 void Api::list_jobs(ApiCall call) {
-  store::JobQuery query;
+  JobPageQuery page_query;
+  store::JobQuery& query = page_query.filter;
   const auto& q = call.request.query;
   const TimePoint now = clock_.system_now();
   if (auto it = q.find("state"); it != q.end()) query.states = parse_job_states("state", it->second);
@@ -194,11 +178,10 @@ void Api::list_jobs(ApiCall call) {
   if (auto it = q.find("since"); it != q.end()) query.submitted_since = parse_time_bound(it->second, now, "since");
   if (auto it = q.find("until"); it != q.end()) query.submitted_until = parse_time_bound(it->second, now, "until");
   const PageRequest page = page_request(call.request, "jobs", 100);
-  const int limit = static_cast<int>(*page.limit);
-  query.limit = limit + 1;  // one more tells whether a next page exists
+  page_query.limit = static_cast<int>(*page.limit);
   query.before_id = query_int(call.request, "before");
   if (page.after) query.before_id = std::min(query.before_id.value_or(INT64_MAX), cursor_number(*page.after));
-  const std::optional<JobId> array = query_int(call.request, "array");
+  page_query.array = query_int(call.request, "array");
   query.after_id = query_int(call.request, "after");
   if (!call.who.may(Action::read_all_jobs)) {
     if (query.user && *query.user != call.who.user) {
@@ -208,69 +191,37 @@ void Api::list_jobs(ApiCall call) {
     query.user = call.who.user;
   }
   store_.read(
-      [this, call, query, array, limit](store::Store& store) mutable {
-        if (array) query.before_id = std::min(query.before_id.value_or(INT64_MAX), tasks_end(store, *array));
-        auto found = store.jobs(query);
-        const bool more = static_cast<int>(found.size()) > limit;
-        if (more) found.pop_back();
-        // The page continues below its last row's array, which this page showed whole.
-        std::optional<JobId> next_before;
-        if (more) next_before = array || !found.back().array_task ? found.back().id
-                                                                  : std::min(found.back().id, found.back().array_task->array_job);
-        if (array) std::erase_if(found, [&](const Job& j) { return !j.array_task || j.array_task->array_job != *array; });
-        // Without ?array=, each array in the page is one row: its tasks counted by state, their use summed.
-        std::map<JobId, std::vector<Job>> tasks;
-        if (!array) {
-          for (const Job& j : found) {
-            if (j.array_task && !tasks.contains(j.array_task->array_job)) {
-              tasks[j.array_task->array_job] = array_tasks(store, *j.array_task);
-            }
-          }
-        }
-        // Every row's attempts, and every task's of a folded array, in one query.
-        std::vector<JobId> with_attempts;
-        for (const auto& job : found) {
-          if (array || !job.array_task) with_attempts.push_back(job.id);
-        }
-        for (const auto& [array_job, of_array] : tasks) {
-          for (const Job& task : of_array) with_attempts.push_back(task.id);
-        }
-        std::map<JobId, std::vector<Attempt>> attempts;
-        for (Attempt& a : store.attempts_of_jobs(with_attempts)) attempts[a.job_id].push_back(std::move(a));
-        return std::function<void()>([this, call, array, next_before, found = std::move(found),
-                                      tasks = std::move(tasks), attempts = std::move(attempts)]() mutable {
-          const TimePoint now = clock_.system_now();
-          // Live jobs and running attempts are fresher in memory than in the store.
-          const auto fresh = [this](const Job& stored) -> const Job& {
-            const Job* active = jobs_.active_job(stored.id);
-            return active ? *active : stored;
-          };
-          for (auto& [job_id, of_job] : attempts) {
-            for (auto& a : of_job) {
-              if (auto running = jobs_.active_attempt(a.id)) a = *running;
-            }
-          }
-          Json list = Json::array();
-          std::set<JobId> folded;
-          for (const Job& stored : found) {
-            const Job& job = fresh(stored);
-            if (!array && job.array_task) {
-              const JobId array_job = job.array_task->array_job;
-              if (!folded.insert(array_job).second) continue;
-              std::vector<Job> of_array;
-              for (const Job& task : tasks.at(array_job)) of_array.push_back(fresh(task));
-              Json row = array_row(job, task_states(of_array), call.who);
-              row["accounting"] = to_json(array_accounting(of_array, attempts, now));
-              list.push_back(std::move(row));
-              continue;
-            }
-            Json item = job_json(job, call.who);
-            item["accounting"] = to_json(job_accounting(job, attempts[job.id], now));
-            list.push_back(std::move(item));
-          }
-          const Json next = next_before ? Json(page_cursor(call.request, "jobs", std::to_string(*next_before))) : Json(nullptr);
-          call.reply(200, {{"jobs", list}, {"next", next}});
-        });
+      [this, call, page_query](store::Store& store) {
+        return std::function<void()>(
+            [this, call, fold_arrays = !page_query.array, page = read_job_page(store, page_query)]() mutable {
+              const TimePoint now = clock_.system_now();
+              // Live jobs and running attempts are fresher in memory than in the store.
+              for (auto& [job_id, of_job] : page.attempts) {
+                for (auto& a : of_job) {
+                  if (auto running = jobs_.active_attempt(a.id)) a = *running;
+                }
+              }
+              const auto fresh = [this](const Job& stored) {
+                const Job* active = jobs_.active_job(stored.id);
+                return active ? *active : stored;
+              };
+              Json list = Json::array();
+              for (const JobListRow& row : job_list_rows(page, fold_arrays, fresh)) {
+                if (row.array_tasks) {
+                  Json item = array_row(row.job, task_states(*row.array_tasks), call.who);
+                  item["accounting"] = to_json(array_accounting(*row.array_tasks, page.attempts, now));
+                  list.push_back(std::move(item));
+                  continue;
+                }
+                Json item = job_json(row.job, call.who);
+                item["accounting"] = to_json(job_accounting(row.job, page.attempts[row.job.id], now));
+                list.push_back(std::move(item));
+              }
+              const Json next = page.next_before
+                                    ? Json(page_cursor(call.request, "jobs", std::to_string(*page.next_before)))
+                                    : Json(nullptr);
+              call.reply(200, {{"jobs", list}, {"next", next}});
+            });
       },
       [call](const Error& error) { call.fail(error.during("could not read jobs")); });
 }

@@ -12,6 +12,7 @@
 
 #include "agent/agent.h"
 #include "proto/time.h"
+#include "tests/support/fake_timers.h"
 
 namespace trainyard::agent::testing {
 
@@ -61,66 +62,6 @@ class FakeLinks final : public DaemonLinks {
   FakeLink& last() { return *opened.back(); }
 
   std::vector<std::shared_ptr<FakeLink>> opened;
-};
-
-// Timers on the monotonic side of a manual clock, which moves only in `advance`; a test may step its
-// system side (`clock.step_system_clock`) as NTP would.
-class FakeTimers final : public Timers {
- public:
-  struct Pending {
-    MonoTime due{};
-    std::function<void()> fire;  // empty: cancelled or fired
-  };
-
-  class FakeTimer final : public Timer {
-   public:
-    explicit FakeTimer(FakeTimers& timers) : timers_(timers) {}
-    ~FakeTimer() override { cancel(); }
-    void start(milliseconds after, std::function<void()> fire) override {
-      cancel();
-      pending_ = std::make_shared<Pending>(Pending{timers_.clock.monotonic_now() + after, std::move(fire)});
-      timers_.pending_.push_back(pending_);
-    }
-    void cancel() override {
-      if (pending_) pending_->fire = nullptr;
-    }
-
-   private:
-    FakeTimers& timers_;
-    std::shared_ptr<Pending> pending_;
-  };
-
-  ~FakeTimers() override {
-    // A fired-never callback may hold its own timer: break that cycle. Swapped out first, because
-    // destroying the callback destroys that timer, whose cancel() empties the same slot.
-    for (auto& p : pending_) {
-      std::function<void()> fire;
-      fire.swap(p->fire);
-    }
-  }
-
-  std::unique_ptr<Timer> make() override { return std::make_unique<FakeTimer>(*this); }
-
-  // Moves the clock forward by `by`, firing what falls due on the way, earliest first.
-  void advance(milliseconds by) {
-    const MonoTime until = clock.monotonic_now() + by;
-    for (;;) {
-      std::erase_if(pending_, [](const auto& p) { return !p->fire; });
-      auto next = std::min_element(pending_.begin(), pending_.end(),
-                                   [](const auto& a, const auto& b) { return a->due < b->due; });
-      if (next == pending_.end() || (*next)->due > until) break;
-      clock.advance((*next)->due - clock.monotonic_now());
-      auto fire = std::move((*next)->fire);
-      (*next)->fire = nullptr;
-      fire();
-    }
-    clock.advance(until - clock.monotonic_now());
-  }
-
-  ManualTimeSource clock{from_unix_ms(1'800'000'000'000)};
-
- private:
-  std::vector<std::shared_ptr<Pending>> pending_;
 };
 
 // What the agent did to one run; outlives the run, which the agent destroys after its exit.
@@ -249,7 +190,8 @@ class AgentTest : public ::testing::Test {
   neuron::NeuronDevice device_;
   FakeLinks links_;
   FakeWorkloads workloads_;
-  FakeTimers timers_;
+  ManualTimeSource clock_{from_unix_ms(1'800'000'000'000)};
+  FakeTimers timers_{clock_};
   FakeFenceKeeper keeper_;
   std::unique_ptr<Agent> agent_;
 };

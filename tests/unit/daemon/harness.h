@@ -28,6 +28,7 @@
 #include "proto/messages.h"
 #include "proto/time.h"
 #include "scheduler/scheduler.h"
+#include "tests/support/fake_timers.h"
 #include "tests/support/forwarding_store.h"
 #include "tests/support/in_memory_store.h"
 
@@ -86,31 +87,6 @@ class IoQueue {
   std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<StoreWorker::Continuation> queue_;
-};
-
-// Timers that fire when the test says time has come. Test thread only.
-class FakeTimers final : public Timers {
- public:
-  explicit FakeTimers(const TimeSource& clock) : clock_(clock) {}
-  void after(Millis delay, std::function<void()> fn) override {
-    pending_.emplace(clock_.monotonic_now() + delay, std::move(fn));
-  }
-  // Fires every timer due by the clock's monotonic now (including ones that due timers add); returns how many.
-  int fire_due() {
-    int fired = 0;
-    while (!pending_.empty() && pending_.begin()->first <= clock_.monotonic_now()) {
-      auto fn = std::move(pending_.begin()->second);
-      pending_.erase(pending_.begin());
-      fn();
-      ++fired;
-    }
-    return fired;
-  }
-  std::size_t pending() const { return pending_.size(); }
-
- private:
-  const TimeSource& clock_;
-  std::multimap<MonoTime, std::function<void()>> pending_;
 };
 
 // A Store decorator whose commits can be made to fail. Records what it committed, so a test can

@@ -43,6 +43,33 @@ TEST(PauseTolerantTimers, ATimerThatFellDueDuringAPauseWaitsForWhatArrivedMeanwh
   EXPECT_EQ(fired, 1) << "then it acts";
 }
 
+TEST(PauseTolerantTimers, ACancelledTimerStaysSilentAlsoWhenHeldBackAfterAPause) {
+  PausedClock t;
+  int fired = 0;
+  std::unique_ptr<Timer> before_due = t.timers.make();
+  before_due->start(Millis(5000), [&] { ++fired; });
+  before_due->cancel();
+  std::unique_ptr<Timer> held = t.timers.make();
+  held->start(Millis(5000), [&] { ++fired; });
+  t.clock.advance(Millis(20000));
+  t.inner.fire_due();
+  ASSERT_EQ(t.timers.held_back(), 1);
+  held->cancel();
+  t.inner.advance(Millis(5000));
+  EXPECT_EQ(fired, 0);
+  EXPECT_EQ(t.inner.pending(), 0u);
+}
+
+TEST(PauseTolerantTimers, ATimerLeftToItselfFiresOnceAndLetsGoOfItself) {
+  PausedClock t;
+  int fired = 0;
+  t.timers.after(Millis(100), [&] { ++fired; });
+  t.inner.advance(Millis(100));
+  t.inner.advance(Millis(10000));
+  EXPECT_EQ(fired, 1);
+  EXPECT_EQ(t.inner.pending(), 0u);
+}
+
 Json passing_report() {
   healthcheck::AcceleratorReport report;
   report.cores.push_back(healthcheck::CoreResult{
