@@ -79,7 +79,10 @@ std::string ListWebhooks::render(const Replies& replies, const RenderContext& ct
   Table t({"ID", "OWNER", "FORMAT", "EVENTS", "URL", "AGE"});
   for (const Json& w : field_or_null(replies.at(0), "webhooks")) {
     std::string events;
-    for (const Json& e : field_or_null(w, "events")) events += (events.empty() ? "" : ",") + e.get<std::string>();
+    for (const Json& e : field_or_null(w, "events")) {  // appended: `"," + text` trips g++ 12's false -Wrestrict at -O3
+      if (!events.empty()) events += ',';
+      events += e.get<std::string>();
+    }
     t.add_row({text_of(w, "id"), terminal_safe(text_of(w, "owner")), text_of(w, "format"), terminal_safe(events),
                terminal_safe(text_of(w, "url")), age_of(w, "created_at", ctx.now)});
   }

@@ -133,7 +133,7 @@ double percentile(std::vector<double> values, double q) {
 class Fleet {
  public:
   Fleet(boost::asio::io_context& io, const Options& options, std::string server, std::string join_token)
-      : io_(io), options_(options), ticker_(io) {
+      : options_(options), ticker_(io) {
     link_.connect_url = server + "/v1/agent/connect";
     link_.join_token = std::move(join_token);
     link_.cores = static_cast<int>(options.cores);
@@ -213,7 +213,6 @@ class Fleet {
     });
   }
 
-  boost::asio::io_context& io_;
   const Options& options_;
   FleetLink link_;
   FleetCounters counters_;

@@ -5,7 +5,7 @@
 #include "proto/job.h"
 #include "proto/json_reader.h"
 
-namespace trainyard::proto {
+namespace trainyard::inline proto {
 namespace {
 
 Attempt finished_attempt() {
@@ -62,4 +62,4 @@ TEST(AttemptRecord, NoProvenanceIsNullAndEmpty) {
 }
 
 }  // namespace
-}  // namespace trainyard::proto
+}  // namespace trainyard::inline proto

@@ -3,7 +3,7 @@
 #include "proto/errors.h"
 #include "proto/faults.h"
 
-namespace trainyard::proto {
+namespace trainyard::inline proto {
 namespace {
 
 std::string rejected_field(const std::string& spec) {
@@ -85,4 +85,4 @@ TEST(FaultSpec, ListingRebuildsThePlan) {
 }
 
 }  // namespace
-}  // namespace trainyard::proto
+}  // namespace trainyard::inline proto

@@ -6,7 +6,7 @@
 #include <map>
 #include <memory>
 
-namespace trainyard::proto {
+namespace trainyard::inline proto {
 namespace {
 
 TEST(FlagParser, ASwitchTakesNoValue) {
@@ -226,7 +226,7 @@ TEST_F(ConfigSources, VersionAndHelpNeedNoOtherSetting) {
 }
 
 }  // namespace
-}  // namespace trainyard::proto
+}  // namespace trainyard::inline proto
 
 namespace trainyard {
 namespace {

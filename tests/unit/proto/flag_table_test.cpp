@@ -3,7 +3,7 @@
 
 #include "proto/flag_parser.h"
 
-namespace trainyard::proto {
+namespace trainyard::inline proto {
 namespace {
 
 const std::vector<FlagSpec> kFlags = {
@@ -76,4 +76,4 @@ TEST(Flags, HelpListsEveryFlag) {
 }
 
 }  // namespace
-}  // namespace trainyard::proto
+}  // namespace trainyard::inline proto

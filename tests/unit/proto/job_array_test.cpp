@@ -6,7 +6,7 @@
 #include "proto/job.h"
 #include "proto/job_array.h"
 
-namespace trainyard::proto {
+namespace trainyard::inline proto {
 namespace {
 
 std::string refusal(std::string_view text, int max_size = kDefaultMaxArraySize) {
@@ -110,4 +110,4 @@ TEST(Job, AnArrayTaskRoundTripsThroughItsRecord) {
 }
 
 }  // namespace
-}  // namespace trainyard::proto
+}  // namespace trainyard::inline proto

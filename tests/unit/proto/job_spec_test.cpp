@@ -2,7 +2,7 @@
 
 #include "proto/job.h"
 
-namespace trainyard::proto {
+namespace trainyard::inline proto {
 namespace {
 
 Json minimal_command() { return Json{{"name", "train"}, {"command", {{"argv", {"/bin/true"}}}}}; }
@@ -209,4 +209,4 @@ TEST(JobSpec, NumberBeyondDoubleIsMalformedJson) {
 }
 
 }  // namespace
-}  // namespace trainyard::proto
+}  // namespace trainyard::inline proto

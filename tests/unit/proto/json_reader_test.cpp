@@ -7,7 +7,7 @@
 
 #include "proto/json_reader.h"
 
-namespace trainyard::proto {
+namespace trainyard::inline proto {
 namespace {
 
 std::string nested_arrays(std::size_t levels) { return std::string(levels, '[') + std::string(levels, ']'); }
@@ -74,4 +74,4 @@ TEST(JsonReader, CommentsAreAllowedOnlyInTheReaderForHandWrittenFiles) {
 }
 
 }  // namespace
-}  // namespace trainyard::proto
+}  // namespace trainyard::inline proto

@@ -6,7 +6,7 @@
 #include "proto/messages.h"
 #include "proto/time.h"
 
-namespace trainyard::proto {
+namespace trainyard::inline proto {
 namespace {
 
 TEST(Messages, HelloRoundTrips) {
@@ -291,4 +291,4 @@ TEST(Time, FormatsAndParsesRfc3339) {
 }
 
 }  // namespace
-}  // namespace trainyard::proto
+}  // namespace trainyard::inline proto

@@ -5,7 +5,7 @@
 #include "proto/errors.h"
 #include "proto/messages.h"
 
-namespace trainyard::proto {
+namespace trainyard::inline proto {
 namespace {
 
 TEST(SecretMasking, MasksValuesOfNamesThatLookSecretWhateverTheCase) {
@@ -69,4 +69,4 @@ TEST(UserFacts, StartedCarriesTheEnvironment) {
 }
 
 }  // namespace
-}  // namespace trainyard::proto
+}  // namespace trainyard::inline proto

@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-namespace trainyard::proto {
+namespace trainyard::inline proto {
 namespace {
 
 TEST(Result, HoldsTheValueOrTheError) {
@@ -62,4 +62,4 @@ TEST(ErrorCode, NamesAreTheApisProblemCodes) {
 }
 
 }  // namespace
-}  // namespace trainyard::proto
+}  // namespace trainyard::inline proto

@@ -3,7 +3,7 @@
 #include "proto/messages.h"
 #include "proto/text.h"
 
-namespace trainyard::proto {
+namespace trainyard::inline proto {
 namespace {
 
 TEST(JsonText, ReplacesInvalidUtf8InsteadOfThrowing) {
@@ -39,4 +39,4 @@ TEST(Utf8Tail, DropsAtMostThreeContinuationBytes) {
 }
 
 }  // namespace
-}  // namespace trainyard::proto
+}  // namespace trainyard::inline proto
