@@ -1,8 +1,8 @@
 // The cluster over time: its stored samples over a window, folded into buckets for charts.
-#include "daemon/api.h"
-#include "daemon/api/call.h"
-#include "daemon/api/query.h"
 #include "daemon/cluster_history.h"
+#include "daemon/api/call.h"
+#include "daemon/api/cluster.h"
+#include "daemon/api/query.h"
 #include "daemon/store_worker.h"
 
 namespace trainyard::daemon {
@@ -26,7 +26,7 @@ std::vector<ClusterSample> samples_of(const std::vector<store::ClusterSampleRow>
 
 }  // namespace
 
-void Api::cluster_history(ApiCall call) {
+void ClusterApi::cluster_history(ApiCall call) {
   const std::chrono::hours window = query_window(call.request, kDefaultWindow, kLongestHistoryWindow);
   const TimePoint to = clock_.system_now();
   const TimePoint from = to - window;

@@ -63,40 +63,39 @@ std::optional<InvalidInput> query_problem(const Route& route, const net::HttpReq
 Api::Api(JobManager& jobs, StoreWorker& store, FileWorker& files, TokenRegistry& tokens, const TimeSource& clock,
          Timers& timers, std::string version, std::string checkpoint_root, UserLimits limits,
          std::filesystem::path join_token_file)
-    : jobs_(jobs),
-      store_(store),
-      files_(files),
+    : store_(store),
       tokens_(tokens),
       clock_(clock),
-      version_(std::move(version)),
-      checkpoint_root_(std::move(checkpoint_root)),
       rate_limiter_(limits.rate),
-      max_pending_per_user_(limits.max_pending_per_user),
-      max_user_priority_(limits.max_user_priority),
-      join_token_file_(std::move(join_token_file)),
-      event_streams_(store, timers) {
-  event_streams_.set_page_admission([this](const Principal& who) -> std::optional<Millis> {
-    if (const auto retry_after_s = rate_limiter_.admit(who, clock_.monotonic_now())) return Millis(*retry_after_s * 1000);
+      audit_(store, clock),
+      views_(jobs, store),
+      service_(std::move(version)),
+      jobs_(jobs, store, files, views_, audit_, clock, std::move(checkpoint_root),
+            {limits.max_pending_per_user, limits.max_user_priority}),
+      job_control_(jobs, views_, audit_),
+      queue_(jobs, views_),
+      nodes_(jobs, store, tokens, audit_),
+      health_(jobs, store, views_, audit_),
+      cluster_(store, clock),
+      tokens_api_(tokens, store, audit_, clock, std::move(join_token_file)),
+      shares_(jobs, audit_, clock),
+      events_(store, clock, timers) {
+  events_.streams().set_page_admission([this](const Principal& who) -> std::optional<Millis> {
+    if (const auto retry_after_s = rate_limiter_.admit(who, clock_.monotonic_now()))
+      return Millis(*retry_after_s * 1000);
     return std::nullopt;
   });
 }
 
-void Api::set_metrics_exposition(std::function<std::string()> render, bool public_access) {
-  render_metrics_ = std::move(render);
-  metrics_public_ = public_access;
-}
-
-void Api::set_request_observer(RequestObserver observe) { observe_request_ = std::move(observe); }
-
-void Api::set_webhooks(WebhookRegistry& webhooks, WebhookOptions options) {
-  webhooks_ = &webhooks;
-  webhook_options_ = std::move(options);
-}
-
 bool Api::serves(const Route& route) const {
-  if (route.handler == &Api::metrics_exposition) return static_cast<bool>(render_metrics_);
-  if (route.pattern.starts_with("/v1/webhooks")) return webhooks_ != nullptr;
+  if (route.pattern == "/metrics") return service_.serves_metrics();
+  if (route.pattern.starts_with("/v1/webhooks")) return webhooks_.has_value();
   return true;
+}
+
+ApiHandlers Api::handlers() {
+  return {{&service_, &jobs_, &job_control_, &queue_, &nodes_, &health_, &cluster_, &tokens_api_, &shares_,
+           webhooks_ ? &*webhooks_ : nullptr, &events_}};
 }
 
 RouteMatch Api::match(const net::HttpRequest& request) const {
@@ -116,7 +115,7 @@ RouteMatch Api::match(const net::HttpRequest& request) const {
 bool Api::needs_token(const Route* route, const net::HttpRequest& request) const {
   if (!route) return !request.segments.empty() && request.segments[0] == "v1";
   if (!route->action) return false;
-  return !(route->handler == &Api::metrics_exposition && metrics_public_);
+  return !(route->pattern == "/metrics" && service_.metrics_public());
 }
 
 bool Api::admit(ApiCall& call) {
@@ -168,7 +167,7 @@ void Api::handle(net::HttpRequest request, net::HttpResponder respond) {
   if (needs_token(route, req) && !call.who.may(*route->action)) return call.forbid(std::string(route->refused));
   if (auto problem = query_problem(*route, req)) return call.invalid(*problem, "invalid_query");
   try {
-    (this->*(route->handler))(call);
+    route->handler(handlers(), call);
   } catch (const InvalidInput& e) {
     call.invalid(e, "invalid_" + (e.field() == "id" ? std::string("id") : std::string("query")));
   }

@@ -1,9 +1,11 @@
-// The events log as the API reads it (daemon/events.h): GET /v1/events and its stream.
-#include "daemon/api.h"
+// The events log as the API reads it (daemon/events.h): GET /v1/events, its stream, and the audit log.
+#include "daemon/api/events.h"
 #include "daemon/api/call.h"
 #include "daemon/api/paging.h"
 #include "daemon/api/query.h"
+#include "daemon/audit.h"
 #include "daemon/events.h"
+#include "daemon/store_worker.h"
 #include "proto/errors.h"
 #include "proto/time_window.h"
 
@@ -34,7 +36,7 @@ EventWalk event_walk(const net::HttpRequest& request, const PageRequest& page, T
 
 }  // namespace
 
-void Api::list_events(ApiCall call) {
+void EventsApi::list_events(ApiCall call) {
   const EventFilter filter = parse_event_filter(call.request.query);
   const PageRequest page = page_request(call.request, "events", 100);
   const EventWalk walk = event_walk(call.request, page, clock_.system_now());
@@ -50,7 +52,7 @@ void Api::list_events(ApiCall call) {
       [call](const Error& error) { call.fail(error.during("could not read events")); });
 }
 
-void Api::stream_events(ApiCall call) {
+void EventsApi::stream_events(ApiCall call) {
   EventFilter filter = parse_event_filter(call.request.query);
   std::optional<std::int64_t> after = query_int(call.request, "after");
   // What an EventSource sends when it reconnects: the id of the last event it had.
@@ -58,8 +60,27 @@ void Api::stream_events(ApiCall call) {
     after = parse_int(last, "Last-Event-ID", 0, INT64_MAX);
   }
   net::HttpResponse response{200, "text/event-stream", "", {{"Cache-Control", "no-cache"}}};
-  response.stream = event_streams_.subscribe(call.who, std::move(filter), after);
+  response.stream = streams_.subscribe(call.who, std::move(filter), after);
   (*call.respond)(std::move(response));
+}
+
+void EventsApi::list_audit(ApiCall call) {
+  const PageRequest page = page_request(call.request, "audit", 100);
+  const std::int64_t after = page.after ? cursor_number(*page.after) : query_int(call.request, "after").value_or(0);
+  const int limit = static_cast<int>(*page.limit);
+  store_.read(
+      [call, after, limit](store::Store& store) {
+        auto found = store.events_of_kind(kAuditKindPrefix, after, limit + 1);
+        Json next = nullptr;
+        if (std::ssize(found) > limit) {
+          found.pop_back();
+          next = page_cursor(call.request, "audit", std::to_string(found.back().seq));
+        }
+        Json list = Json::array();
+        for (const store::Event& e : found) list.push_back(audit_json(e));
+        return std::function<void()>([call, body = Json{{"events", list}, {"next", next}}] { call.reply(200, body); });
+      },
+      [call](const Error& error) { call.fail(error.during("could not read the audit log")); });
 }
 
 }  // namespace trainyard::daemon

@@ -1,8 +1,8 @@
 // Goodput: of the newest jobs and their total, or of the cluster over a fixed window of time.
 #include <memory>
 
-#include "daemon/api.h"
 #include "daemon/api/call.h"
+#include "daemon/api/cluster.h"
 #include "daemon/api/query.h"
 #include "daemon/goodput.h"
 #include "daemon/goodput_window.h"
@@ -29,7 +29,7 @@ void read_window(StoreWorker& worker, ApiCall call, std::shared_ptr<WindowedGood
 
 }  // namespace
 
-void Api::cluster_goodput(ApiCall call) {
+void ClusterApi::cluster_goodput(ApiCall call) {
   const auto limit = static_cast<std::size_t>(query_int(call.request, "limit").value_or(1000));
   const std::optional<std::string> only_user =
       call.who.may(Action::read_all_jobs) ? std::nullopt : std::optional(call.who.user);

@@ -2,15 +2,19 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "daemon/api.h"
+#include "daemon/api/auditor.h"
 #include "daemon/api/call.h"
+#include "daemon/api/health.h"
+#include "daemon/api/job_views.h"
 #include "daemon/api/paging.h"
 #include "daemon/api/query.h"
 #include "daemon/canary.h"
+#include "daemon/job_manager.h"
+#include "daemon/store_worker.h"
 
 namespace trainyard::daemon {
 
-void Api::start_health_check(ApiCall call) {
+void HealthApi::start_health_check(ApiCall call) {
   HealthCheckRequest request;
   request.kind = HealthCheckKind::on_demand;
   request.requested_by = call.who.user;
@@ -49,13 +53,13 @@ void Api::start_health_check(ApiCall call) {
   }
   const Json audited = {{"nodes", request.nodes}, {"accelerator", request.accelerator}, {"collective", request.collective}};
   const std::int64_t id = jobs_.start_health_check(std::move(request));
-  audit(call, {"healthcheck.started", call.route(), std::to_string(id), audited});
+  audit_.write(call, {"healthcheck.started", call.route(), std::to_string(id), audited});
   const HealthCheckResult* result = jobs_.health().find(id);
   net::HttpResponse resp{202, "application/json", json_text(to_json(*result)), {{"Location", "/v1/healthchecks/" + std::to_string(id)}}};
   (*call.respond)(resp);
 }
 
-void Api::get_health_check(ApiCall call) {
+void HealthApi::get_health_check(ApiCall call) {
   const std::int64_t id = call.id();
   if (const HealthCheckResult* result = jobs_.health().find(id)) return call.reply(200, to_json(*result));
   store_.read(
@@ -68,7 +72,7 @@ void Api::get_health_check(ApiCall call) {
       [call](const Error& error) { call.fail(error.during("could not read the health check")); });
 }
 
-void Api::list_health_checks(ApiCall call) {
+void HealthApi::list_health_checks(ApiCall call) {
   const PageRequest page = page_request(call.request, "healthchecks", 10);
   const int limit = static_cast<int>(*page.limit);
   const std::int64_t before = page.after ? cursor_number(*page.after) : INT64_MAX;
@@ -89,7 +93,7 @@ void Api::list_health_checks(ApiCall call) {
       [call](const Error& error) { call.fail(error.during("could not read health checks")); });
 }
 
-void Api::list_canaries(ApiCall call) {
+void HealthApi::list_canaries(ApiCall call) {
   store::JobQuery query;
   query.user = kCanaryUser;
   const PageRequest page = page_request(call.request, "canaries", 50);
@@ -107,7 +111,7 @@ void Api::list_canaries(ApiCall call) {
           Json list = Json::array();
           for (const auto& stored : found) {
             const Job* active = jobs_.active_job(stored.id);
-            list.push_back(job_json(active ? *active : stored, call.who));
+            list.push_back(views_.job_json(active ? *active : stored, call.who));
           }
           const std::optional<TimePoint> next_run = jobs_.next_canary_at();
           call.reply(200, {{"canaries", list}, {"next", next}, {"next_run_at", next_run ? Json(format_time(*next_run)) : Json(nullptr)}});
@@ -116,13 +120,13 @@ void Api::list_canaries(ApiCall call) {
       [call](const Error& error) { call.fail(error.during("could not read canaries")); });
 }
 
-void Api::run_canary(ApiCall call) {
+void HealthApi::run_canary(ApiCall call) {
   jobs_.run_canary(
       [this, call](Result<JobManager::Submitted> accepted) {
         if (!accepted) return call.fail(accepted.error());
-        call.reply(201, job_json(accepted->job, call.who));
+        call.reply(201, views_.job_json(accepted->job, call.who));
       },
-      audit_of(call, "canary.run", Json::object()));
+      audit_.of(call, "canary.run", Json::object()));
 }
 
 }  // namespace trainyard::daemon

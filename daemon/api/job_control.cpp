@@ -4,9 +4,12 @@
 #include <memory>
 #include <optional>
 
-#include "daemon/api.h"
+#include "daemon/api/auditor.h"
 #include "daemon/api/call.h"
 #include "daemon/api/job_access.h"
+#include "daemon/api/job_control.h"
+#include "daemon/api/job_views.h"
+#include "daemon/job_manager.h"
 #include "proto/text.h"
 
 namespace trainyard::daemon {
@@ -129,53 +132,53 @@ void control(ApiCall call, const Job& job, const JobManager& jobs, const std::st
 // Each handler acts on the job or task the path names ("12", "12_3"), or on every task of an array
 // named by its own id.
 
-void Api::hold_job(ApiCall call) { set_hold(std::move(call), true); }
+void JobControlApi::hold_job(ApiCall call) { set_hold(std::move(call), true); }
 
-void Api::release_job(ApiCall call) { set_hold(std::move(call), false); }
+void JobControlApi::release_job(ApiCall call) { set_hold(std::move(call), false); }
 
-void Api::set_hold(ApiCall call, bool held) {
-  with_job(call, [this, held](ApiCall c, Job job) {
+void JobControlApi::set_hold(ApiCall call, bool held) {
+  views_.with_job(call, [this, held](ApiCall c, Job job) {
     if (!can_cancel(c.who, job)) return c.forbid((held ? "hold job " : "release job ") + job_ref_text(job));
     const Hold by = acts_as_admin(c.who) ? Hold::admin : Hold::owner;
     const TaskControl act = [this, c, by, held](const Job& task, JobManager::ControlDone done) {
-      AuditOf audit = audit_of(c, held ? "job.held" : "job.released", {{"job_user", task.user}});
+      AuditOf audit = audit_.of(c, held ? "job.held" : "job.released", {{"job_user", task.user}});
       if (held) return jobs_.hold(task.id, by, std::move(done), std::move(audit));
       jobs_.release(task.id, by, std::move(done), std::move(audit));
     };
     control(
-        c, job, jobs_, held ? "held" : "released", [this, c](const Job& j) { return job_json(j, c.who); }, act);
+        c, job, jobs_, held ? "held" : "released", [this, c](const Job& j) { return views_.job_json(j, c.who); }, act);
   });
 }
 
-void Api::requeue_job(ApiCall call) {
-  with_job(call, [this](ApiCall c, Job job) {
+void JobControlApi::requeue_job(ApiCall call) {
+  views_.with_job(call, [this](ApiCall c, Job job) {
     if (!can_cancel(c.who, job)) return c.forbid("requeue job " + job_ref_text(job));
     const TaskControl requeue = [this, c](const Job& task, JobManager::ControlDone done) {
-      jobs_.requeue_running(task.id, std::move(done), audit_of(c, "job.requeued", {{"job_user", task.user}}));
+      jobs_.requeue_running(task.id, std::move(done), audit_.of(c, "job.requeued", {{"job_user", task.user}}));
     };
     control(
-        c, job, jobs_, "requeued", [this, c](const Job& j) { return job_json(j, c.who); }, requeue);
+        c, job, jobs_, "requeued", [this, c](const Job& j) { return views_.job_json(j, c.who); }, requeue);
   });
 }
 
-void Api::update_job(ApiCall call) {
+void JobControlApi::update_job(ApiCall call) {
   Json patch;
   try {
     patch = parse_json_text(call.request.body);
   } catch (const InvalidInput& e) {
     return call.invalid_body(e);
   }
-  with_job(call, [this, patch](ApiCall c, Job job) {
+  views_.with_job(call, [this, patch](ApiCall c, Job job) {
     if (!can_cancel(c.who, job)) return c.forbid("change job " + job_ref_text(job));
     const bool admin = acts_as_admin(c.who);
     // Each task is checked against its own spec: tasks changed one by one may differ.
     const TaskControl update = [this, c, patch, admin](const Job& task, JobManager::ControlDone done) {
       jobs_.update(task.id, patched_spec(task.spec, patch, admin), std::move(done),
-                   audit_of(c, "job.updated", {{"job_user", task.user}, {"changed", patch}}));
+                   audit_.of(c, "job.updated", {{"job_user", task.user}, {"changed", patch}}));
     };
     try {
       control(
-          c, job, jobs_, "updated", [this, c](const Job& j) { return job_json(j, c.who); }, update);
+          c, job, jobs_, "updated", [this, c](const Job& j) { return views_.job_json(j, c.who); }, update);
     } catch (const InvalidInput& e) {
       c.invalid(e);
     }

@@ -79,4 +79,17 @@ std::vector<JobListRow> job_list_rows(const JobPage& page, bool fold_arrays,
   return rows;
 }
 
+std::map<std::string, int> task_states(const std::vector<Job>& tasks) {
+  std::map<std::string, int> counts;
+  for (const Job& j : tasks) ++counts[to_string(j.state)];
+  return counts;
+}
+
+std::string array_state(const std::map<std::string, int>& counts) {
+  for (JobState s : {JobState::running, JobState::starting, JobState::pending, JobState::failed, JobState::cancelled}) {
+    if (counts.contains(to_string(s))) return to_string(s == JobState::starting ? JobState::running : s);
+  }
+  return to_string(JobState::succeeded);
+}
+
 }  // namespace trainyard::daemon

@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "proto/job.h"
@@ -42,5 +43,11 @@ struct JobListRow {
 // the daemon holds it).
 std::vector<JobListRow> job_list_rows(const JobPage& page, bool fold_arrays,
                                       const std::function<Job(const Job&)>& fresh);
+
+// An array's tasks counted by state.
+std::map<std::string, int> task_states(const std::vector<Job>& tasks);
+// One state for a folded array: RUNNING while any task runs or starts, PENDING while any waits,
+// then SUCCEEDED only if every task did, FAILED if any did, else CANCELLED.
+std::string array_state(const std::map<std::string, int>& counts);
 
 }  // namespace trainyard::daemon

@@ -9,17 +9,23 @@
 #include <memory>
 
 #include "checkpoint/checkpoint.h"
-#include "daemon/api.h"
+#include "daemon/api/auditor.h"
 #include "daemon/api/call.h"
 #include "daemon/api/job_access.h"
 #include "daemon/api/job_list.h"
+#include "daemon/api/job_views.h"
+#include "daemon/api/jobs.h"
 #include "daemon/api/paging.h"
 #include "daemon/api/query.h"
+#include "daemon/file_worker.h"
 #include "daemon/goodput.h"
 #include "daemon/job_accounting.h"
 #include "daemon/job_checkpoints.h"
+#include "daemon/job_manager.h"
 #include "daemon/metric_series.h"
+#include "daemon/request_limits.h"
 #include "daemon/share_access.h"
+#include "daemon/store_worker.h"
 #include "proto/provenance.h"
 #include "proto/state_list.h"
 #include "proto/time_window.h"
@@ -27,16 +33,6 @@
 
 namespace trainyard::daemon {
 namespace {
-
-// A job's record as `viewer` may read it: secret-looking environment values masked unless the
-// viewer owns the job (the owner wrote them and resubmits from them).
-Json record_for(const Job& job, const Principal& viewer) {
-  Json j = to_json(job);
-  if (viewer.user != job.user && !job.spec.command.env.empty()) {
-    j["spec"]["command"]["env"] = mask_secrets(job.spec.command.env);
-  }
-  return j;
-}
 
 // The text of a JSON object with `fields` (an object) added, without parsing the text again.
 std::string with_fields(std::string object_text, const Json& fields) {
@@ -55,72 +51,27 @@ Json checkpoint_json(const CheckpointStatus& s) {
           {"problem", s.problem}};
 }
 
-// An array's tasks counted by state.
-std::map<std::string, int> task_states(const std::vector<Job>& tasks) {
-  std::map<std::string, int> counts;
-  for (const Job& j : tasks) ++counts[to_string(j.state)];
-  return counts;
-}
-
-// One state for a folded array: RUNNING while any task runs or starts, PENDING while any waits,
-// then SUCCEEDED only if every task did, FAILED if any did, else CANCELLED.
-std::string array_state(const std::map<std::string, int>& counts) {
-  for (JobState s : {JobState::running, JobState::starting, JobState::pending, JobState::failed, JobState::cancelled}) {
-    if (counts.contains(to_string(s))) return to_string(s == JobState::starting ? JobState::running : s);
-  }
-  return to_string(JobState::succeeded);
-}
-
 }  // namespace
 
-Json Api::array_row(const Job& task, const std::map<std::string, int>& counts, const Principal& viewer) const {
-  const ArrayTask& array = *task.array_task;
-  Json row = record_for(task, viewer);
-  row["id"] = array.array_job;
-  row["state"] = array_state(counts);
-  row["reason"] = "";
-  row["array"].erase("task_id");
-  row["array"]["counts"] = counts;
-  return row;
-}
+JobsApi::JobsApi(JobManager& jobs, StoreWorker& store, FileWorker& files, const JobViews& views, Auditor& audit,
+                 const TimeSource& clock, std::string checkpoint_root, Limits limits)
+    : jobs_(jobs),
+      store_(store),
+      files_(files),
+      views_(views),
+      audit_(audit),
+      clock_(clock),
+      checkpoint_root_(std::move(checkpoint_root)),
+      limits_(limits) {}
 
-Json Api::live_fields(const Job& job) const {
-  Json j = Json::object();
-  if (job.state == JobState::pending && job.held != Hold::none) {
-    j["pending_reason"] = {{"code", "held"}, {"message", hold_reason(job.held)}};
-  } else if (job.state == JobState::pending) {
-    if (auto reason = jobs_.scheduler().why_pending(job.id)) {
-      j["pending_reason"] = {{"code", scheduler::to_string(reason->code)}, {"message", reason->message}};
-    }
-    if (auto pos = jobs_.scheduler().queue_position(job.id)) j["queue_position"] = *pos;
-  }
-  return j;
-}
-
-Json Api::storage_json(const Job& job) const {
-  const StorageBytes bytes = jobs_.storage().of_job(job.id);
-  Json j = {{"checkpoint_bytes", bytes.checkpoint_bytes},
-            {"log_bytes", bytes.log_bytes},
-            {"work_bytes", bytes.work_bytes},
-            {"over_quota", jobs_.storage().over_quota(job.id)}};
-  if (job.spec.storage_limit_mb) j["limit_mb"] = *job.spec.storage_limit_mb;
-  return j;
-}
-
-Json Api::job_json(const Job& job, const Principal& viewer) const {
-  Json j = record_for(job, viewer);
-  j.update(live_fields(job));
-  return j;
-}
-
-void Api::submit_job(ApiCall call) {
+void JobsApi::submit_job(ApiCall call) {
   JobSpec spec;
   try {
     spec = parse_job_spec(parse_json_text(call.request.body));
   } catch (const InvalidInput& e) {
     return call.invalid_body(e);
   }
-  if (auto allowed = check_priority_ceiling(call.who, spec.priority, max_user_priority_); !allowed) {
+  if (auto allowed = check_priority_ceiling(call.who, spec.priority, limits_.max_user_priority); !allowed) {
     return call.fail(allowed.error());
   }
   const std::string& share = spec.share;
@@ -130,7 +81,7 @@ void Api::submit_job(ApiCall call) {
   }
   // An array adds all its tasks to the user's pending jobs at once.
   const std::size_t tasks = spec.array ? parse_array_spec(*spec.array, kMaxArrayIndex + 1).indices.size() : 1;
-  if (auto allowed = check_pending_cap(call.who, max_pending_per_user_,
+  if (auto allowed = check_pending_cap(call.who, limits_.max_pending_per_user,
                                        [&] { return jobs_.pending_count(call.who.user) + tasks - 1; });
       !allowed) {
     return call.fail(allowed.error());
@@ -149,7 +100,7 @@ void Api::submit_job(ApiCall call) {
       [call](const Error& error) { call.fail(error.during("could not read the jobs depended on")); });
 }
 
-void Api::accept_job(ApiCall call, JobSpec spec) {
+void JobsApi::accept_job(ApiCall call, JobSpec spec) {
   const std::string user = call.who.user;
   const Json audited = {{"name", spec.name}, {"share", spec.share}};
   jobs_.submit(
@@ -161,13 +112,13 @@ void Api::accept_job(ApiCall call, JobSpec spec) {
         // thread (the store worker rendered it): the live fields come last, not in key order.
         (*call.respond)(net::HttpResponse{201,
                                           "application/json",
-                                          with_fields(std::move(accepted->record), live_fields(job)),
+                                          with_fields(std::move(accepted->record), views_.live_fields(job)),
                                           {{"Location", "/v1/jobs/" + std::to_string(job.id)}}});
       },
-      audit_of(call, "job.submitted", audited));
+      audit_.of(call, "job.submitted", audited));
 }
 
-void Api::list_jobs(ApiCall call) {
+void JobsApi::list_jobs(ApiCall call) {
   JobPageQuery page_query;
   store::JobQuery& query = page_query.filter;
   const auto& q = call.request.query;
@@ -208,12 +159,12 @@ void Api::list_jobs(ApiCall call) {
               Json list = Json::array();
               for (const JobListRow& row : job_list_rows(page, fold_arrays, fresh)) {
                 if (row.array_tasks) {
-                  Json item = array_row(row.job, task_states(*row.array_tasks), call.who);
+                  Json item = views_.array_row(row.job, task_states(*row.array_tasks), call.who);
                   item["accounting"] = to_json(array_accounting(*row.array_tasks, page.attempts, now));
                   list.push_back(std::move(item));
                   continue;
                 }
-                Json item = job_json(row.job, call.who);
+                Json item = views_.job_json(row.job, call.who);
                 item["accounting"] = to_json(job_accounting(row.job, page.attempts[row.job.id], now));
                 list.push_back(std::move(item));
               }
@@ -226,36 +177,9 @@ void Api::list_jobs(ApiCall call) {
       [call](const Error& error) { call.fail(error.during("could not read jobs")); });
 }
 
-void Api::with_job(ApiCall call, JobId id, std::function<void(ApiCall, Job)> then) {
-  auto check = [call, id, then](const std::optional<Job>& job) {
-    // Another user's job answers as a missing one does: a 403 would tell which ids exist.
-    if (!job || !can_see(call.who, *job)) {
-      return call.fail(Error::not_found("job " + std::to_string(id) + " does not exist"));
-    }
-    then(call, *job);
-  };
-  if (const Job* active = jobs_.active_job(id)) return check(*active);
-  store_.read([id, check](store::Store& store) { return std::function<void()>([job = store.job(id), check] { check(job); }); },
-              [call](const Error& error) { call.fail(error.during("could not read the job")); });
-}
-
-void Api::with_job(ApiCall call, std::function<void(ApiCall, Job)> then) {
-  const JobRef ref = parse_job_ref(call.param("id"));
-  if (!ref.task) return with_job(call, ref.job, std::move(then));
-  // Task N of array A has the id A + N's position among the array's indices.
-  with_job(call, ref.job, [this, ref, then](ApiCall c, Job root) {
-    const auto missing = [&] { c.fail(404, "not_found", "job " + std::to_string(ref.job) + " has no array task " + std::to_string(*ref.task)); };
-    if (!root.array_task || root.array_task->array_job != root.id || !root.spec.array) return missing();
-    const std::vector<int> indices = parse_array_spec(*root.spec.array, INT_MAX).indices;
-    const auto at = std::lower_bound(indices.begin(), indices.end(), *ref.task);
-    if (at == indices.end() || *at != *ref.task) return missing();
-    with_job(c, root.id + (at - indices.begin()), then);
-  });
-}
-
-void Api::get_job(ApiCall call) {
+void JobsApi::get_job(ApiCall call) {
   const bool one_task = call.param("id").find('_') != std::string::npos;
-  with_job(call, [this, one_task](ApiCall c, Job job) {
+  views_.with_job(call, [this, one_task](ApiCall c, Job job) {
     // Asked by an array's own id (not ID_N): the whole array too, its tasks by state.
     const bool whole_array = !one_task && job.array_task && job.array_task->array_job == job.id;
     store_.read(
@@ -268,9 +192,9 @@ void Api::get_job(ApiCall call) {
               if (auto active = jobs_.active_attempt(a.id)) a = *active;
             }
             const Job* active = jobs_.active_job(job.id);
-            Json body = job_json(active ? *active : job, c.who);
+            Json body = views_.job_json(active ? *active : job, c.who);
             body["goodput"] = to_json(job_goodput(attempts, clock_.system_now()));
-            body["storage"] = storage_json(job);
+            body["storage"] = views_.storage_json(job);
             if (tasks) body["array_tasks"] = {{"state", array_state(*tasks)}, {"counts", *tasks}};
             c.reply(200, body);
           });
@@ -279,21 +203,24 @@ void Api::get_job(ApiCall call) {
   });
 }
 
-void Api::cancel_job(ApiCall call) {
+void JobsApi::cancel_job(ApiCall call) {
   const bool one_task = call.param("id").find('_') != std::string::npos;
-  with_job(call, [this, one_task](ApiCall c, Job job) {
+  views_.with_job(call, [this, one_task](ApiCall c, Job job) {
     if (!can_cancel(c.who, job)) return c.forbid("cancel job " + job_ref_text(job));
     if (!one_task && job.array_task && job.array_task->array_job == job.id) return cancel_array(c, job);
-    jobs_.cancel(job.id, [this, c, job](JobManager::CancelResult result, std::optional<Job> updated) {
-      if (result == JobManager::CancelResult::not_active) {
-        return c.fail(Error::conflict("job " + job_ref_text(job) + " already ended as " + to_string(job.state)));
-      }
-      c.reply(200, job_json(*updated, c.who));
-    }, audit_of(c, "job.cancelled", {{"job_user", job.user}}));
+    jobs_.cancel(
+        job.id,
+        [this, c, job](JobManager::CancelResult result, std::optional<Job> updated) {
+          if (result == JobManager::CancelResult::not_active) {
+            return c.fail(Error::conflict("job " + job_ref_text(job) + " already ended as " + to_string(job.state)));
+          }
+          c.reply(200, views_.job_json(*updated, c.who));
+        },
+        audit_.of(c, "job.cancelled", {{"job_user", job.user}}));
   });
 }
 
-void Api::cancel_array(ApiCall call, const Job& root) {
+void JobsApi::cancel_array(ApiCall call, const Job& root) {
   std::vector<JobId> active;
   for (JobId id = root.id; id < root.id + root.array_task->count; ++id) {
     if (jobs_.active_job(id)) active.push_back(id);
@@ -303,18 +230,21 @@ void Api::cancel_array(ApiCall call, const Job& root) {
   auto left = std::make_shared<std::size_t>(active.size());
   auto first = std::make_shared<Job>(root);  // the array's first task as its cancellation left it
   for (JobId id : active) {
-    jobs_.cancel(id, [this, call, first, left, cancelled = active.size()](JobManager::CancelResult, std::optional<Job> updated) {
-      if (updated && updated->id == first->id) *first = *updated;
-      if (--*left > 0) return;
-      Json body = job_json(*first, call.who);
-      body["array"]["cancelled_tasks"] = cancelled;
-      call.reply(200, body);
-    }, audit_of(call, "job.cancelled", {{"job_user", root.user}}));
+    jobs_.cancel(
+        id,
+        [this, call, first, left, cancelled = active.size()](JobManager::CancelResult, std::optional<Job> updated) {
+          if (updated && updated->id == first->id) *first = *updated;
+          if (--*left > 0) return;
+          Json body = views_.job_json(*first, call.who);
+          body["array"]["cancelled_tasks"] = cancelled;
+          call.reply(200, body);
+        },
+        audit_.of(call, "job.cancelled", {{"job_user", root.user}}));
   }
 }
 
-void Api::job_attempts(ApiCall call) {
-  with_job(call, [this](ApiCall c, Job job) {
+void JobsApi::job_attempts(ApiCall call) {
+  views_.with_job(call, [this](ApiCall c, Job job) {
     store_.read(
         [this, c, job](store::Store& store) {
           return std::function<void()>([this, c, attempts = store.attempts_of(job.id)] {
@@ -332,11 +262,11 @@ void Api::job_attempts(ApiCall call) {
   });
 }
 
-void Api::attempt_provenance(ApiCall call) {
+void JobsApi::attempt_provenance(ApiCall call) {
   // "last": the newest attempt, so a client need not list the attempts first.
   const std::optional<std::int64_t> number =
       call.param("n") == "last" ? std::nullopt : std::optional(parse_int(call.param("n"), "n", 1, 1 << 20));
-  with_job(call, [this, number](ApiCall c, Job job) {
+  views_.with_job(call, [this, number](ApiCall c, Job job) {
     store_.read(
         [this, c, job, number](store::Store& store) {
           return std::function<void()>([this, c, job, number, attempts = store.attempts_of(job.id)] {
@@ -363,13 +293,13 @@ void Api::attempt_provenance(ApiCall call) {
   });
 }
 
-void Api::job_logs(ApiCall call) {
+void JobsApi::job_logs(ApiCall call) {
   const auto rank_value = query_int(call.request, "rank");
   const std::optional<int> rank = rank_value ? std::optional<int>(static_cast<int>(*rank_value)) : std::nullopt;
   // Lines, like tail -n; each rank's reply is capped at kMaxLogReplyBytes and says when it was cut.
   const auto tail = query_int(call.request, "tail").value_or(1000);
   const auto number = query_int(call.request, "attempt");
-  with_job(call, [this, rank, tail, number](ApiCall c, Job job) {
+  views_.with_job(call, [this, rank, tail, number](ApiCall c, Job job) {
     store_.read(
         [this, c, job, rank, tail, number](store::Store& store) {
           return std::function<void()>([this, c, job, rank, tail, number, attempts = store.attempts_of(job.id)] {
@@ -401,8 +331,8 @@ void Api::job_logs(ApiCall call) {
   });
 }
 
-void Api::job_checkpoints(ApiCall call) {
-  with_job(call, [this](ApiCall c, Job job) {
+void JobsApi::job_checkpoints(ApiCall call) {
+  views_.with_job(call, [this](ApiCall c, Job job) {
     const std::filesystem::path dir = checkpoint::job_checkpoint_dir(checkpoint_root_, job.id);
     // The records come from the store; the job's files are read on the file worker, never on the
     // store's thread, so a hostile directory cannot hold up other requests.
@@ -423,9 +353,9 @@ void Api::job_checkpoints(ApiCall call) {
   });
 }
 
-void Api::job_metrics(ApiCall call) {
+void JobsApi::job_metrics(ApiCall call) {
   const auto max_points = query_int(call.request, "max_points").value_or(500);
-  with_job(call, [this, max_points](ApiCall c, Job job) {
+  views_.with_job(call, [this, max_points](ApiCall c, Job job) {
     // Summarizing can touch every step of a long run: done on the worker thread with the read.
     store_.read(
         [c, job, max_points](store::Store& store) {

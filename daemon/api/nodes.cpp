@@ -4,18 +4,21 @@
 
 #include <cstdint>
 
-#include "daemon/api.h"
+#include "daemon/api/auditor.h"
 #include "daemon/api/call.h"
 #include "daemon/api/job_access.h"
+#include "daemon/api/nodes.h"
 #include "daemon/api/paging.h"
 #include "daemon/api/query.h"
+#include "daemon/job_manager.h"
 #include "daemon/node_credentials.h"
+#include "daemon/store_worker.h"
 #include "proto/faults.h"
 #include "proto/state_list.h"
 
 namespace trainyard::daemon {
 
-Json Api::node_json(const NodeView& view, const Principal& who) const {
+Json NodesApi::node_json(const NodeView& view, const Principal& who) const {
   Json j = to_json(view.node);
   // Free means usable now: a node that takes no work (unhealthy, drained, down, disconnected) has
   // none, whatever its attempts leave idle.
@@ -59,7 +62,7 @@ NodeFilter parse_node_filter(const net::HttpRequest& req) {
 }  // namespace
 
 // Without a limit the whole (filtered) fleet, as the dashboard and the CLI read it.
-void Api::list_nodes(ApiCall call) {
+void NodesApi::list_nodes(ApiCall call) {
   const NodeFilter filter = parse_node_filter(call.request);
   const PageRequest page = page_request(call.request, "nodes", std::nullopt);
   const NodePage found = jobs_.node_page(filter, page.after.value_or(""), page.limit.value_or(SIZE_MAX));
@@ -69,18 +72,18 @@ void Api::list_nodes(ApiCall call) {
   call.reply(200, {{"nodes", list}, {"next", next}});
 }
 
-void Api::get_node(ApiCall call) {
+void NodesApi::get_node(ApiCall call) {
   const std::string& name = call.param("name");
   auto view = jobs_.node(name);
   if (!view) return call.fail(Error::not_found("node " + name + " is not registered"));
   call.reply(200, node_json(*view, call.who));
 }
 
-void Api::set_node_faults(ApiCall call) { change_node_faults(std::move(call), false); }
+void NodesApi::set_node_faults(ApiCall call) { change_node_faults(std::move(call), false); }
 
-void Api::clear_node_faults(ApiCall call) { change_node_faults(std::move(call), true); }
+void NodesApi::clear_node_faults(ApiCall call) { change_node_faults(std::move(call), true); }
 
-void Api::change_node_faults(ApiCall call, bool clear) {
+void NodesApi::change_node_faults(ApiCall call, bool clear) {
   const std::string& name = call.param("name");
   const auto view = jobs_.node(name);
   if (!view) return call.fail(Error::not_found("node " + name + " is not registered"));
@@ -108,13 +111,13 @@ void Api::change_node_faults(ApiCall call, bool clear) {
     return call.fail(Error::conflict("node " + name + " is not connected; faults are applied by its agent"));
   }
   spdlog::info("event=faults_requested node={} by={} faults=\"{}\"", name, call.who.user, join_node_names(specs));
-  audit(call, {clear ? "node.faults_cleared" : "node.faults_set", call.route(), name, {{"faults", specs}}});
+  audit_.write(call, {clear ? "node.faults_cleared" : "node.faults_set", call.route(), name, {{"faults", specs}}});
   call.reply(202, {{"node", name},
                    {"faults", specs},
                    {"message", "sent to the agent; GET /v1/nodes/" + name + " lists the faults once it applied them"}});
 }
 
-void Api::drain_node(ApiCall call) {
+void NodesApi::drain_node(ApiCall call) {
   const std::string& name = call.param("name");
   if (!jobs_.node(name)) return call.fail(Error::not_found("node " + name + " is not registered"));
   std::string reason = "drained by " + call.who.user;
@@ -135,12 +138,13 @@ void Api::drain_node(ApiCall call) {
     const auto changed = jobs_.node(name);
     return changed ? node_json(*changed, who) : to_json(node);
   };
-  jobs_.drain(name, reason, stop_attempts, [call, answer](const Node& node) { call.reply(200, answer(node)); },
-              audit_of(call, "node.drained", {{"reason", reason}, {"stop_attempts", stop_attempts}}));
+  jobs_.drain(
+      name, reason, stop_attempts, [call, answer](const Node& node) { call.reply(200, answer(node)); },
+      audit_.of(call, "node.drained", {{"reason", reason}, {"stop_attempts", stop_attempts}}));
 }
 
 // A node whose credential is lost (a reinstalled machine) can join again with the join token.
-void Api::forget_node_credential(ApiCall call) {
+void NodesApi::forget_node_credential(ApiCall call) {
   const std::string& name = call.param("name");
   const auto view = jobs_.node(name);
   if (view && view->node.connected) {
@@ -152,10 +156,10 @@ void Api::forget_node_credential(ApiCall call) {
     call.reply(200, {{"node", name}, {"credential", "forgotten"}});
   };
   trainyard::daemon::forget_node_credential(tokens_, store_, name, call.who.user, done,
-                                    audit_of(call, "node.credential_forgotten", Json::object()));
+                                            audit_.of(call, "node.credential_forgotten", Json::object()));
 }
 
-void Api::undrain_node(ApiCall call) {
+void NodesApi::undrain_node(ApiCall call) {
   const std::string& name = call.param("name");
   const auto view = jobs_.node(name);
   if (!view) return call.fail(Error::not_found("node " + name + " is not registered"));
@@ -181,10 +185,10 @@ void Api::undrain_node(ApiCall call) {
         if (check) body["health_check_id"] = *check;
         call.reply(200, body);
       },
-      audit_of(call, "node.undrained", Json::object()));
+      audit_.of(call, "node.undrained", Json::object()));
 }
 
-void Api::node_health(ApiCall call) {
+void NodesApi::node_health(ApiCall call) {
   const std::string& name = call.param("name");
   const PageRequest page = page_request(call.request, "node_health:" + name, 50);
   const int limit = static_cast<int>(*page.limit);

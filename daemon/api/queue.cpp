@@ -1,12 +1,14 @@
 // The pending queue in the scheduler's order, paged by position (the dashboard's queue view): the
 // job list pages newest first by id, which cannot show where a job stands among 10,000.
-#include "daemon/api.h"
+#include "daemon/api/queue.h"
 #include "daemon/api/call.h"
+#include "daemon/api/job_views.h"
 #include "daemon/api/query.h"
+#include "daemon/job_manager.h"
 
 namespace trainyard::daemon {
 
-void Api::list_queue(ApiCall call) {
+void QueueApi::list_queue(ApiCall call) {
   const auto offset = static_cast<std::size_t>(query_int(call.request, "offset").value_or(0));
   const auto limit = static_cast<std::size_t>(query_int(call.request, "limit").value_or(100));
   const scheduler::Scheduler& scheduler = jobs_.scheduler();
@@ -25,7 +27,7 @@ void Api::list_queue(ApiCall call) {
   }
   Json list = Json::array();
   for (const JobId id : page) {
-    if (const Job* job = jobs_.active_job(id)) list.push_back(job_json(*job, call.who));
+    if (const Job* job = jobs_.active_job(id)) list.push_back(views_.job_json(*job, call.who));
   }
   const std::size_t end = offset + page.size();
   call.reply(200, {{"jobs", list}, {"total", total}, {"next", end < total ? Json(std::to_string(end)) : Json(nullptr)}});

@@ -12,8 +12,8 @@
 
 namespace trainyard::daemon {
 
-class Api;
 struct ApiCall;
+struct ApiHandlers;
 
 struct QueryParam {
   std::string_view name;
@@ -28,7 +28,8 @@ struct QueryParam {
 };
 
 struct Route {
-  using Handler = void (Api::*)(ApiCall);
+  // A resource handler's member, bound as on<&JobsApi::get_job> (daemon/api/handlers.h).
+  using Handler = void (*)(const ApiHandlers&, ApiCall);
 
   std::string_view method;   // "GET", "POST", "PUT", "DELETE"
   std::string_view pattern;  // "/v1/jobs/{id}/logs": a {name} segment matches any one segment

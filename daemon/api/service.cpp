@@ -1,5 +1,5 @@
 // The daemon about itself: liveness, this API's OpenAPI document, and the Prometheus exposition.
-#include "daemon/api.h"
+#include "daemon/api/service.h"
 #include "daemon/api/call.h"
 #include "daemon/api/openapi.h"
 #include "daemon/api/schemas.h"
@@ -8,18 +8,23 @@
 
 namespace trainyard::daemon {
 
-void Api::healthz(ApiCall call) {
+void ServiceApi::set_metrics_exposition(std::function<std::string()> render, bool public_access) {
+  render_metrics_ = std::move(render);
+  metrics_public_ = public_access;
+}
+
+void ServiceApi::healthz(ApiCall call) {
   const std::optional<std::string> problem = store_problem_ ? store_problem_() : std::nullopt;
   // 503 so a load balancer sends clients elsewhere: nothing this daemon would acknowledge can commit.
   call.reply(problem ? 503 : 200, healthz_body(version_, true, lease_, problem));
 }
 
-void Api::openapi(ApiCall call) {
+void ServiceApi::openapi(ApiCall call) {
   if (openapi_text_.empty()) openapi_text_ = json_text(openapi_document(api_routes(), api_schemas(), version_));
   (*call.respond)(net::HttpResponse{200, "application/json", openapi_text_, {}});
 }
 
-void Api::metrics_exposition(ApiCall call) {
+void ServiceApi::metrics_exposition(ApiCall call) {
   (*call.respond)(net::HttpResponse{200, std::string(prom::kContentType), render_metrics_(), {}});
 }
 

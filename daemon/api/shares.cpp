@@ -1,12 +1,14 @@
 // Shares: the fair-share table, and creating or changing a share.
-#include "daemon/api.h"
+#include "daemon/api/shares.h"
+#include "daemon/api/auditor.h"
 #include "daemon/api/call.h"
+#include "daemon/job_manager.h"
 #include "daemon/share_access.h"
 #include "scheduler/types.h"
 
 namespace trainyard::daemon {
 
-void Api::list_shares(ApiCall call) {
+void SharesApi::list_shares(ApiCall call) {
   Json list = Json::array();
   for (const auto& row : jobs_.scheduler().shares(clock_.system_now())) {
     Json j = {{"name", row.name},
@@ -32,7 +34,7 @@ void Api::list_shares(ApiCall call) {
   call.reply(200, {{"shares", list}});
 }
 
-void Api::put_share(ApiCall call) {
+void SharesApi::put_share(ApiCall call) {
   const std::string& name = call.param("name");
   scheduler::ShareSettings settings;
   std::optional<std::vector<std::string>> members;
@@ -56,10 +58,11 @@ void Api::put_share(ApiCall call) {
   Json j = {{"name", name}, {"weight", settings.weight}, {"members", members ? Json(*members) : Json(nullptr)}};
   if (settings.max_running_cores) j["max_running_cores"] = *settings.max_running_cores;
   if (settings.storage_limit_mb) j["storage_limit_mb"] = *settings.storage_limit_mb;
-  jobs_.set_share(name, settings, members, [call, j] { call.reply(200, j); }, audit_of(call, "share.changed", j));
+  jobs_.set_share(
+      name, settings, members, [call, j] { call.reply(200, j); }, audit_.of(call, "share.changed", j));
 }
 
-void Api::delete_share(ApiCall call) {
+void SharesApi::delete_share(ApiCall call) {
   const std::string& name = call.param("name");
   try {
     check_name("name", name);
@@ -73,7 +76,7 @@ void Api::delete_share(ApiCall call) {
         if (!deleted) return call.fail(deleted.error());
         call.reply(200, {{"name", name}, {"deleted", true}});
       },
-      audit_of(call, "share.deleted", {{"name", name}}));
+      audit_.of(call, "share.deleted", {{"name", name}}));
 }
 
 }  // namespace trainyard::daemon

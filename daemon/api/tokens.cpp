@@ -3,11 +3,14 @@
 
 #include <algorithm>
 
-#include "daemon/api.h"
+#include "daemon/api/auditor.h"
 #include "daemon/api/call.h"
 #include "daemon/api/paging.h"
+#include "daemon/api/tokens.h"
+#include "daemon/auth.h"
 #include "daemon/canary.h"
 #include "daemon/join_token.h"
+#include "daemon/store_worker.h"
 
 namespace trainyard::daemon {
 namespace {
@@ -24,7 +27,7 @@ Json token_json(const store::TokenRecord& t) {
 
 }  // namespace
 
-void Api::create_token(ApiCall call) {
+void TokensApi::create_token(ApiCall call) {
   store::TokenRecord record;
   try {
     const Json body = parse_json_text(call.request.body);
@@ -50,10 +53,13 @@ void Api::create_token(ApiCall call) {
   record.expires_at = expires_at;
   store::Change change;
   change.tokens.push_back(record);
-  change.events.push_back(audit_event(call, {"token.created", call.route(), record.id,
-                                             {{"user", record.user},
-                                              {"role", to_string(record.role)},
-                                              {"expires_at", expires_at ? Json(format_time(*expires_at)) : Json(nullptr)}}}));
+  change.events.push_back(
+      audit_.event(call, {"token.created",
+                          call.route(),
+                          record.id,
+                          {{"user", record.user},
+                           {"role", to_string(record.role)},
+                           {"expires_at", expires_at ? Json(format_time(*expires_at)) : Json(nullptr)}}}));
   store_.write(std::move(change), [this, call, record, secret](const Result<void>& written, store::Change&) {
     if (!written) return call.fail(Error::unavailable("the token could not be stored"));
     tokens_.add(record);
@@ -65,7 +71,7 @@ void Api::create_token(ApiCall call) {
   });
 }
 
-void Api::whoami(ApiCall call) {
+void TokensApi::whoami(ApiCall call) {
   call.reply(200, {{"user", call.who.user}, {"role", to_string(call.who.role)}, {"token_id", call.who.token_id}});
 }
 
@@ -85,7 +91,7 @@ bool listed_after(const store::TokenRecord& t, const std::string& position) {
 }  // namespace
 
 // Without a limit every token, as the CLI lists them.
-void Api::list_tokens(ApiCall call) {
+void TokensApi::list_tokens(ApiCall call) {
   const PageRequest page = page_request(call.request, "tokens", std::nullopt);
   const bool all = call.who.may(Action::manage_tokens);
   std::vector<store::TokenRecord> visible = tokens_.list();
@@ -104,7 +110,7 @@ void Api::list_tokens(ApiCall call) {
 
 // Anyone may revoke their own tokens (giving up access changes nothing else); only token managers
 // others'. Another user's token answers as a missing one does.
-void Api::revoke_token(ApiCall call) {
+void TokensApi::revoke_token(ApiCall call) {
   const std::string& id = call.param("token_id");
   const auto token = tokens_.find_by_id(id);
   if (!token || (!call.who.may(Action::manage_tokens) && token->user != call.who.user)) {
@@ -116,8 +122,8 @@ void Api::revoke_token(ApiCall call) {
                call.who.user);
   store::Change change;
   change.revoked_tokens.push_back(token->hash);
-  change.events.push_back(audit_event(call, {"token.revoked", call.route(), token->id,
-                                             {{"user", token->user}, {"role", to_string(token->role)}}}));
+  change.events.push_back(audit_.event(
+      call, {"token.revoked", call.route(), token->id, {{"user", token->user}, {"role", to_string(token->role)}}}));
   store_.write(std::move(change), [call, id](const Result<void>& written, store::Change&) {
     if (!written) {
       return call.fail(Error::unavailable("token " + id +
@@ -128,7 +134,7 @@ void Api::revoke_token(ApiCall call) {
   });
 }
 
-void Api::rotate_join_token(ApiCall call) {
+void TokensApi::rotate_join_token(ApiCall call) {
   trainyard::daemon::rotate_join_token(
       tokens_, store_, join_token_file_, clock_.system_now(),
       [call, by = call.who.user](const Result<std::string>& secret) {
@@ -136,7 +142,7 @@ void Api::rotate_join_token(ApiCall call) {
         spdlog::info("event=join_token_rotated_by user={}", by);
         call.reply(200, {{"token", *secret}});
       },
-      audit_of(call, "token.join_rotated", Json::object()));
+      audit_.of(call, "token.join_rotated", Json::object()));
 }
 
 }  // namespace trainyard::daemon

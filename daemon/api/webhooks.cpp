@@ -4,10 +4,12 @@
 #include <map>
 #include <spdlog/spdlog.h>
 
-#include "daemon/api.h"
+#include "daemon/api/auditor.h"
 #include "daemon/api/call.h"
 #include "daemon/api/paging.h"
 #include "daemon/api/query.h"
+#include "daemon/api/webhooks.h"
+#include "daemon/store_worker.h"
 #include "daemon/webhook_signature.h"
 #include "daemon/webhook_spec.h"
 #include "daemon/webhook_url.h"
@@ -21,27 +23,27 @@ bool may_see(const ApiCall& call, const store::WebhookRecord& webhook) {
 
 }  // namespace
 
-void Api::with_webhook(ApiCall call, std::function<void(ApiCall, store::WebhookRecord)> then) {
+void WebhooksApi::with_webhook(ApiCall call, std::function<void(ApiCall, store::WebhookRecord)> then) {
   std::int64_t id = 0;
   try {
     id = call.id();
   } catch (const InvalidInput& e) {
     return call.invalid(e);
   }
-  const auto webhook = webhooks_->find(id);
+  const auto webhook = webhooks_.find(id);
   // Another user's webhook answers as a missing one does.
   if (!webhook || !may_see(call, *webhook))
     return call.fail(Error::not_found("webhook " + std::to_string(id) + " does not exist"));
   then(std::move(call), *webhook);
 }
 
-void Api::create_webhook(ApiCall call) {
+void WebhooksApi::create_webhook(ApiCall call) {
   WebhookRequest request;
   try {
     request = parse_webhook_request(parse_json_text(call.request.body));
     if (!call.who.may(Action::manage_webhooks)) {
       check_user_webhook_events(request.events);
-      check_user_webhook_host(parse_webhook_url(request.url, "url"), webhook_options_.allowed_hosts, "url");
+      check_user_webhook_host(parse_webhook_url(request.url, "url"), options_.allowed_hosts, "url");
       if (request.filter.contains("user") && request.filter["user"] != call.who.user) {
         throw InvalidInput("filter.user", "a user's webhook gets only the events of their own jobs");
       }
@@ -50,8 +52,16 @@ void Api::create_webhook(ApiCall call) {
   } catch (const InvalidInput& e) {
     return call.invalid_body(e);
   }
-  store::WebhookRecord webhook{webhooks_->next_id(), call.who.user, clock_.system_now(), request.url, request.events, request.format,
-                        request.filter, generate_webhook_secret(), 0, !call.who.may(Action::manage_webhooks)};
+  store::WebhookRecord webhook{webhooks_.next_id(),
+                               call.who.user,
+                               clock_.system_now(),
+                               request.url,
+                               request.events,
+                               request.format,
+                               request.filter,
+                               generate_webhook_secret(),
+                               0,
+                               !call.who.may(Action::manage_webhooks)};
   // A new webhook hears of events from now on: its cursor starts at the newest event.
   store_.read(
       [this, call, webhook](store::Store& store) mutable {
@@ -61,14 +71,17 @@ void Api::create_webhook(ApiCall call) {
       [call](const Error& error) { call.fail(Error::unavailable("could not read the events log: " + error.message)); });
 }
 
-void Api::store_new_webhook(const ApiCall& call, const store::WebhookRecord& webhook) {
+void WebhooksApi::store_new_webhook(const ApiCall& call, const store::WebhookRecord& webhook) {
   store::Change change;
   change.webhooks.push_back(webhook);
-  change.events.push_back(audit_event(call, {"webhook.created", call.route(), std::to_string(webhook.id),
-                                             {{"url", webhook.url}, {"events", webhook.events}, {"owner", webhook.owner}}}));
+  change.events.push_back(
+      audit_.event(call, {"webhook.created",
+                          call.route(),
+                          std::to_string(webhook.id),
+                          {{"url", webhook.url}, {"events", webhook.events}, {"owner", webhook.owner}}}));
   store_.write(std::move(change), [this, call, webhook](const Result<void>& written, store::Change&) {
     if (!written) return call.fail(Error::unavailable("the webhook could not be stored"));
-    webhooks_->add(webhook);
+    webhooks_.add(webhook);
     spdlog::info("event=webhook_created id={} owner={} host={}", webhook.id, webhook.owner,
                  parse_webhook_url(webhook.url, "url").host);
     Json body = webhook_json(webhook);
@@ -77,37 +90,39 @@ void Api::store_new_webhook(const ApiCall& call, const store::WebhookRecord& web
   });
 }
 
-void Api::list_webhooks(ApiCall call) {
+void WebhooksApi::list_webhooks(ApiCall call) {
   Json list = Json::array();
-  for (const store::WebhookRecord& w : webhooks_->list()) {
+  for (const store::WebhookRecord& w : webhooks_.list()) {
     if (may_see(call, w)) list.push_back(webhook_json(w));
   }
   call.reply(200, {{"webhooks", list}});
 }
 
-void Api::get_webhook(ApiCall call) {
+void WebhooksApi::get_webhook(ApiCall call) {
   with_webhook(std::move(call), [](ApiCall call, store::WebhookRecord webhook) { call.reply(200, webhook_json(webhook)); });
 }
 
-void Api::delete_webhook(ApiCall call) {
+void WebhooksApi::delete_webhook(ApiCall call) {
   with_webhook(std::move(call), [this](ApiCall call, store::WebhookRecord webhook) {
     store::Change change;
     change.deleted_webhooks.push_back(webhook.id);
-    change.events.push_back(audit_event(call, {"webhook.deleted", call.route(), std::to_string(webhook.id),
-                                               {{"url", webhook.url}, {"owner", webhook.owner}}}));
+    change.events.push_back(audit_.event(call, {"webhook.deleted",
+                                                call.route(),
+                                                std::to_string(webhook.id),
+                                                {{"url", webhook.url}, {"owner", webhook.owner}}}));
     store_.write(std::move(change), [this, call, id = webhook.id](const Result<void>& written, store::Change&) {
       if (!written) return call.fail(Error::unavailable("webhook " + std::to_string(id) + " could not be deleted"));
-      webhooks_->remove(id);
+      webhooks_.remove(id);
       spdlog::info("event=webhook_deleted id={} by={}", id, call.who.user);
       call.reply(200, {{"id", id}, {"deleted", true}});
     });
   });
 }
 
-void Api::test_webhook(ApiCall call) {
+void WebhooksApi::test_webhook(ApiCall call) {
   with_webhook(std::move(call), [this](ApiCall call, store::WebhookRecord webhook) {
-    if (!webhooks_->can_send()) return call.fail(Error::unavailable("webhook delivery is not running"));
-    webhooks_->send_test(webhook, [call](Json result) { call.reply(200, result); });
+    if (!webhooks_.can_send()) return call.fail(Error::unavailable("webhook delivery is not running"));
+    webhooks_.send_test(webhook, [call](Json result) { call.reply(200, result); });
   });
 }
 
@@ -133,7 +148,7 @@ Json delivered_types(store::Store& store, const store::WebhookRecord& webhook, c
 
 }  // namespace
 
-void Api::webhook_deliveries(ApiCall call) {
+void WebhooksApi::webhook_deliveries(ApiCall call) {
   std::optional<std::int64_t> before;
   int limit = 100;
   try {
@@ -165,7 +180,7 @@ void Api::webhook_deliveries(ApiCall call) {
   });
 }
 
-void Api::retry_webhook_delivery(ApiCall call) {
+void WebhooksApi::retry_webhook_delivery(ApiCall call) {
   std::int64_t n = 0;
   try {
     n = parse_int(call.param("n"), "n", 1, INT64_MAX);
@@ -184,7 +199,8 @@ void Api::retry_webhook_delivery(ApiCall call) {
   });
 }
 
-void Api::resend_delivery(const ApiCall& call, std::int64_t id, std::int64_t n, std::optional<store::WebhookDelivery> delivery) {
+void WebhooksApi::resend_delivery(const ApiCall& call, std::int64_t id, std::int64_t n,
+                                  std::optional<store::WebhookDelivery> delivery) {
   const std::string name = "delivery " + std::to_string(n) + " of webhook " + std::to_string(id);
   if (!delivery) return call.fail(Error::not_found(name + " does not exist"));
   if (delivery->state != store::DeliveryState::dead) {
@@ -197,12 +213,14 @@ void Api::resend_delivery(const ApiCall& call, std::int64_t id, std::int64_t n, 
   delivery->next_attempt_at = clock_.system_now();
   store::Change change;
   change.webhook_deliveries.push_back(*delivery);
-  change.events.push_back(audit_event(call, {"webhook.delivery_retried", call.route(), std::to_string(id),
-                                             {{"delivery", n}, {"first_event", delivery->first_seq},
-                                              {"last_event", delivery->last_seq}}}));
+  change.events.push_back(audit_.event(
+      call, {"webhook.delivery_retried",
+             call.route(),
+             std::to_string(id),
+             {{"delivery", n}, {"first_event", delivery->first_seq}, {"last_event", delivery->last_seq}}}));
   store_.write(std::move(change), [this, call, id, committed = *delivery](const Result<void>& written, store::Change&) {
     if (!written) return call.fail(Error::unavailable("the retry could not be stored"));
-    webhooks_->retry_requested(id);
+    webhooks_.retry_requested(id);
     call.reply(202, delivery_json(committed));
   });
 }
