@@ -23,12 +23,15 @@
 #include "daemon/pause_tolerant_timers.h"
 #include "daemon/private_files.h"
 #include "daemon/standby.h"
+#include "daemon/webhook_flags.h"
 #include "daemon/webhook_outbox.h"
 #include "daemon/webhook_url.h"
 #include "net/http_server.h"
+#include "net/server_flags.h"
 #include "net/steady_timers.h"
 #include "net/tls.h"
 #include "proto/flag_parser.h"
+#include "scheduler/config_flags.h"
 #include "store/store_url.h"
 
 namespace trainyard::daemon {
@@ -85,17 +88,6 @@ void persist_token_uses(TokenRegistry& tokens, StoreWorker& store, MonoTime now)
   });
 }
 
-FailureRules load_failure_rules(const std::string& file) {
-  std::ifstream in(file);
-  if (!in) throw InvalidInput("--failure-rules", "cannot read " + file);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  try {
-    return FailureRules::parse(parse_json_text(text)).followed_by(FailureRules::defaults());
-  } catch (const InvalidInput& e) {
-    throw InvalidInput("--failure-rules", file + ": " + e.what());
-  }
-}
-
 std::pair<std::string, unsigned short> split_listen(const std::string& listen) {
   const auto colon = listen.rfind(':');
   if (colon == std::string::npos || colon == 0) throw InvalidInput("--listen", "must be HOST:PORT, got \"" + listen + "\"");
@@ -113,12 +105,10 @@ std::pair<std::string, unsigned short> split_listen(const std::string& listen) {
   return {host, static_cast<unsigned short>(port)};
 }
 
-net::TlsServerFiles tls_files(const DaemonOptions& o) { return {o.tls_cert, o.tls_key, o.agent_client_ca}; }
-
 // Tokens cross the wire in every request: off this machine, only over TLS unless told otherwise.
 // The TLS files are loaded once here so that a bad one stops the start, naming its flag.
 void check_transport_security(const DaemonOptions& o) {
-  const net::TlsServerFiles files = tls_files(o);
+  const net::TlsServerFiles& files = o.server.tls;
   if (!files.cert_file.empty() || !files.key_file.empty()) {
     net::make_server_tls_context(files);
     return;
@@ -135,29 +125,12 @@ void check_transport_security(const DaemonOptions& o) {
   }
 }
 
-net::HttpServerOptions http_server_options(const DaemonOptions& o) {
-  net::HttpServerOptions server_options;
-  server_options.body_limit = static_cast<std::size_t>(o.body_limit_bytes);
-  server_options.header_limit = static_cast<std::size_t>(o.max_header_bytes);
-  server_options.header_timeout = Millis(o.header_timeout_ms);
-  server_options.body_timeout = Millis(o.body_timeout_ms);
-  server_options.websocket_message_limit = static_cast<std::size_t>(o.max_ws_message_bytes);
-  server_options.caps = {static_cast<std::size_t>(o.max_connections), static_cast<std::size_t>(o.max_connections_per_ip)};
-  server_options.tls = tls_files(o);
-  return server_options;
-}
-
 // A port the system has free now, for `--listen HOST:0`: the lease names the URL before anything
 // listens on it.
 unsigned short free_port(const std::string& host) {
   asio::io_context io;
   const asio::ip::tcp::acceptor probe(io, asio::ip::tcp::endpoint(asio::ip::make_address(host), 0));
   return probe.local_endpoint().port();
-}
-
-Millis fence_time_of(const DaemonOptions& o) {
-  return fence_time({Millis(o.heartbeat_interval_ms), Millis(o.node_timeout_ms), Millis(o.kill_grace_ms),
-                     o.fence_ms < 0 ? std::nullopt : std::optional(Millis(o.fence_ms))});
 }
 
 // With a store several daemons share (PostgreSQL), serves as a standby until this daemon holds the
@@ -170,7 +143,7 @@ struct Leadership {
   std::optional<ActiveLease> kept;  // none: the store has no lease
 };
 
-Leadership take_leadership(store::Store& store, const store::StoreUrl& store_url, const DaemonOptions& o,
+Leadership take_leadership(store::Store& store, const store::StoreUrl& store_url, const DaemonOptions& o, Millis fence,
                            const std::string& host, unsigned short port, const fs::path& data_dir) {
   Leadership leadership{.port = port, .advertise_url = o.advertise_url};
   if (store_url.kind != store::StoreUrl::Kind::postgresql) return leadership;
@@ -180,24 +153,24 @@ Leadership take_leadership(store::Store& store, const store::StoreUrl& store_url
                  "directory, where a daemon that takes over from it will not find them; give every daemon on this "
                  "store the same --checkpoint-root on shared storage\"");
   }
-  if (const auto warning = takeover_warning(fence_time_of(o), Millis(o.lease_ttl_ms))) {
+  if (const auto warning = takeover_warning(fence, o.lease_ttl)) {
     spdlog::warn("event=fence_shorter_than_takeover detail=\"{}\"", *warning);
   }
-  const Activation active = serve_as_standby_until_active(
-      store, {.host = host,
-              .port = port != 0 ? port : free_port(host),
-              .server = http_server_options(o),
-              .advertise_url = o.advertise_url,
-              .holder = leadership.holder,
-              .lease_ttl = Millis(o.lease_ttl_ms),
-              .version = kTrainyardVersion,
-              .on_listening = [&data_dir](const std::string& url) {
-                write_file_atomically(data_dir / "daemon.addr", url + "\n", 0644);
-              }});
+  const Activation active =
+      serve_as_standby_until_active(store, {.host = host,
+                                            .port = port != 0 ? port : free_port(host),
+                                            .server = o.server,
+                                            .advertise_url = o.advertise_url,
+                                            .holder = leadership.holder,
+                                            .lease_ttl = o.lease_ttl,
+                                            .version = kTrainyardVersion,
+                                            .on_listening = [&data_dir](const std::string& url) {
+                                              write_file_atomically(data_dir / "daemon.addr", url + "\n", 0644);
+                                            }});
   leadership.port = active.port;
   leadership.advertise_url = active.advertise_url;
   leadership.lease = active.lease;
-  leadership.kept.emplace(active.lease.epoch, Millis(o.lease_ttl_ms), active.sent_at);
+  leadership.kept.emplace(active.lease.epoch, o.lease_ttl, active.sent_at);
   return leadership;
 }
 
@@ -218,23 +191,6 @@ std::optional<DashboardFiles> dashboard_files(const std::string& configured) {
   return std::nullopt;
 }
 
-scheduler::PreemptionConfig preemption_config(const DaemonOptions& o) {
-  scheduler::PreemptionConfig config;
-  config.enabled = o.preempt;
-  config.below_fair_share = static_cast<double>(o.preempt_below_fair_share_pct) / 100.0;
-  config.above_fair_share = static_cast<double>(o.preempt_above_fair_share_pct) / 100.0;
-  config.min_run_time = std::chrono::seconds(o.preempt_min_run_s);
-  std::string_view rest = o.preempt_exempt_shares;
-  while (!rest.empty()) {
-    const auto comma = rest.find(',');
-    const std::string_view share = rest.substr(0, comma);
-    if (!share.empty()) config.exempt_shares.emplace(share);
-    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-  }
-  scheduler::validate(config);
-  return config;
-}
-
 }  // namespace
 
 bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
@@ -246,150 +202,59 @@ bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
                    "sqlite://DATA_DIR/trainyard.db) or postgresql://USER@HOST/DB?...", &o.store);
   flags.add_string("advertise-url", "the URL clients and agents reach this daemon at, which a standby redirects "
                    "them to while this one is active (default: http[s]://LISTEN as bound)", &o.advertise_url);
-  flags.add_int("lease-ttl-ms", "with a postgresql store: how long the active daemon's lease lasts unrenewed (it renews "
-                "every ttl/5); a standby takes over within about this after the active one dies", &o.lease_ttl_ms, 500,
-                600'000);
-  flags.add_string("tls-cert", "PEM certificate chain: serve the API and the agent gateway over TLS (HTTPS, wss); "
-                   "reloaded with the key on SIGHUP", &o.tls_cert);
-  flags.add_string("tls-key", "PEM private key of --tls-cert (without a passphrase)", &o.tls_key);
-  flags.add_string("agent-client-ca", "PEM CA file: agents must present a client certificate from this CA whose "
-                   "DNS name (else CN) is their node name; API clients need none", &o.agent_client_ca);
+  flags.add_duration<Millis>("lease-ttl-ms",
+                             "with a postgresql store: how long the active daemon's lease lasts "
+                             "unrenewed (it renews every ttl/5); a standby takes over within about this after the "
+                             "active one dies",
+                             &o.lease_ttl, 500, 600'000);
   flags.add_bool("insecure-http", "allow plain HTTP on a non-loopback --listen address (tokens in clear text)",
                  &o.insecure_http);
   flags.add_string("checkpoint-root", "directory every agent can reach for checkpoints (default DATA_DIR/checkpoints)",
                    &o.checkpoint_root);
-  flags.add_int("heartbeat-interval-ms", "how often agents heartbeat", &o.heartbeat_interval_ms, 10, 3'600'000);
-  flags.add_int("node-timeout-ms", "a node without heartbeat for this long is DOWN", &o.node_timeout_ms, 50, 86'400'000);
-  flags.add_int("fence-ms", "an agent none of whose heartbeats this daemon acknowledged for this long stops its "
-                "attempts, so that a node cut off from the daemon never runs them beside their replacements; must "
-                "leave --node-timeout-ms >= it + --kill-grace-ms + a tenth of the node timeout (default: the longest "
-                "that does); 0: agents never fence", &o.fence_ms, 0, 86'400'000);
-  flags.add_int("disconnect-grace-ms", "a node whose agent connection closed and did not reopen within this is lost "
-                "(its attempts fail and resume elsewhere)", &o.disconnect_grace_ms, 0, 86'400'000);
-  flags.add_int("warm-spares", "idle healthy nodes kept freshly tested, so a resume on them needs no pre-flight",
-                &o.warm_spares, 0, 100'000);
-  flags.add_int("warm-for-s", "a node whose health check passed within this is warm: a resume does not pre-flight it",
-                &o.warm_for_s, 1, 86'400);
-  flags.add_int("kill-grace-ms", "SIGTERM to SIGKILL grace when stopping an attempt", &o.kill_grace_ms, 0, 3'600'000);
-  flags.add_int("body-limit-bytes", "largest accepted request body", &o.body_limit_bytes, 1024, 64 << 20);
-  flags.add_int("usage-half-life-s", "fair-share usage half-life", &o.usage_half_life_s, 1, 365LL * 24 * 3600);
-  flags.add_int("tick-ms", "period of liveness checks and scheduling passes", &o.tick_ms, 10, 60'000);
-  flags.add_int("retry-backoff-ms", "base of the exponential backoff between attempts", &o.retry_backoff_ms, 0, 3'600'000);
-  flags.add_int("compute-reservation-pct", "percent of cores kept free for shares with no running work",
-                &o.compute_reservation_pct, 0, 90);
-  flags.add_string("placement-label", "node label whose value multi-node jobs prefer to share", &o.placement_label);
-  flags.add_bool("preempt", "checkpoint-aware preemption: a job of a share below its fair share may stop running work "
-                 "of a share far above it (which checkpoints and queues again)", &o.preempt);
-  flags.add_int("preempt-below-fair-share-pct", "a share may preempt only while its usage over its fair share is "
-                "below this percent", &o.preempt_below_fair_share_pct, 1, 100);
-  flags.add_int("preempt-above-fair-share-pct", "only work of shares whose usage over their fair share is above this "
-                "percent is preempted", &o.preempt_above_fair_share_pct, 101, 100'000);
-  flags.add_int("preempt-min-run-s", "a job's attempt runs at least this long before it may be preempted",
-                &o.preempt_min_run_s, 0, 30LL * 24 * 3600);
-  flags.add_string("preempt-exempt-shares", "comma-separated shares whose jobs are never preempted",
-                   &o.preempt_exempt_shares);
-  flags.add_int("health-interval-s", "how often idle nodes are health-checked; 0 turns periodic checks off",
-                &o.health_interval_s, 0, 365LL * 24 * 3600);
-  flags.add_int("health-first-check-s", "the first periodic check runs this long after start, as soon as three or more "
-                "idle nodes can be compared in pairs (so a fresh cluster's health matrix fills), not a whole "
-                "--health-interval-s later; 0: not early", &o.health_first_check_s, 0, 365LL * 24 * 3600);
-  flags.add_int("health-task-timeout-ms", "a node that does not answer a health suite within this is UNHEALTHY",
-                &o.health_task_timeout_ms, 100, 3'600'000);
-  flags.add_int("suspect-pct", "a node whose busbw is below this percent of the set's median is SUSPECT",
-                &o.suspect_pct, 1, 100);
-  flags.add_int("slow-gemm-pct", "a core whose GEMM takes at least this percent of the median of its node's other cores "
-                "is SUSPECT, and so is a node whose median core takes that of the other nodes'", &o.slow_gemm_pct, 110, 10'000);
-  flags.add_int("min-free-disk-mb", "a node whose work or checkpoint filesystem has less free space (MiB) is SUSPECT and "
-                "takes no new jobs until space returns; 0: off", &o.min_free_disk_mb, 0, kMaxStorageLimitMb);
-  flags.add_int("min-free-disk-pct", "likewise, below this percent of the filesystem free; 0: off", &o.min_free_disk_pct, 0, 99);
-  flags.add_int("storage-grace-s", "a running job that stays over its storage quota (checkpoints, logs and work directory) "
-                "this long is stopped as disk_full, its own failure", &o.storage_grace_s, 1, 7 * 24 * 3600);
-  flags.add_string("failure-rules", "JSON file of failure classification rules ({\"rules\": [...]}), checked before the "
-                   "built-in ones", &o.failure_rules_file);
-  flags.add_int("max-infra-retries", "retries of a job after infrastructure failures (lost node, failed pre-flight, hung "
-                "on a bad node) in a row without training progress; not counted against its retry.attempts",
-                &o.max_infra_retries, 0, 1000);
-  flags.add_int("canary-interval-s", "how often a canary training job runs in the system share; 0: never",
-                &o.canary_interval_s, 0, 365LL * 24 * 3600);
-  flags.add_int("history-interval-s", "how often the cluster is sampled for its history over days (the dashboard's "
-                "overview charts, GET /v1/cluster/history; kept 8 days); 0: never", &o.history_interval_s, 0, 3600);
-  flags.add_int("canary-nodes", "nodes of each canary job", &o.canary_nodes, 1, 1024);
-  flags.add_int("max-connections", "open connections (API clients and agents) beyond which new ones are closed at once",
-                &o.max_connections, 1, 10'000'000);
-  flags.add_int("max-connections-per-ip", "open connections from one remote address beyond which its new ones are closed",
-                &o.max_connections_per_ip, 1, 10'000'000);
-  flags.add_int("max-header-bytes", "largest request line and header fields; a larger header gets 431",
-                &o.max_header_bytes, 1024, 1 << 20);
-  flags.add_int("header-timeout-ms", "a request whose header has not all arrived this long after its first byte is "
-                "disconnected (slow clients cannot hold connections)", &o.header_timeout_ms, 100, 3'600'000);
-  flags.add_int("body-timeout-ms", "a request whose body has not all arrived this long after its header is disconnected",
-                &o.body_timeout_ms, 100, 3'600'000);
-  flags.add_int("max-ws-message-bytes", "largest message accepted from an agent (a log reply may take 6 MiB)",
-                &o.max_ws_message_bytes, 7 << 20, 1LL << 30);
-  flags.add_int("rate-limit-rps", "API requests per second each user may make on average (a token bucket); over it, "
-                "429 with Retry-After; 0: no limit", &o.rate_limit_rps, 0, 1'000'000);
-  flags.add_int("rate-limit-burst", "API requests a user may make at once after a quiet spell", &o.rate_limit_burst, 1,
-                10'000'000);
-  flags.add_int("rate-limit-admins", "1: admins are rate-limited too; 0: they are exempt", &o.rate_limit_admins, 0, 1);
-  flags.add_int("max-pending-per-user", "jobs one user may have waiting at once; a submission over it gets 429; 0: no "
-                "cap; admins and canaries are exempt", &o.max_pending_per_user, 0, 100'000'000);
-  flags.add_int("max-user-priority", "the highest priority a user other than an admin may give a job at submission or "
-                "with PATCH; higher is refused with 400", &o.max_user_priority, 0, 9999);
-  flags.add_int("max-node-cores", "the most cores a node may claim in its hello; a node claiming more is refused",
-                &o.max_node_cores, 1, 1'000'000);
-  flags.add_int("max-node-memory-mb", "the most memory (MB) a node may claim in its hello; a node claiming more is "
-                "refused", &o.max_node_memory_mb, 1, INT64_MAX);
-  flags.add_int("max-array-size", "tasks one job array may have; a larger array is refused with 400",
-                &o.max_array_size, 1, 1'000'000);
-  flags.add_bool("metrics-public", "serve GET /metrics (Prometheus) without a token; otherwise it needs an admin, "
-                 "operator or viewer token", &o.metrics_public);
-  flags.add_int("shutdown-grace-ms",
-                "on SIGTERM or SIGINT, how long requests in flight may take to be answered "
-                "before the daemon tells its agents it is going away and exits (a second signal exits at once)",
-                &o.shutdown_grace_ms, 0, 3'600'000);
   flags.add_string("dashboard-dir", "the dashboard's built files (web/dist), served on the API's port; default: "
                    "PREFIX/" TRAINYARD_DASHBOARD_RELDIR " beside PREFIX/bin/trainyard-daemon when it holds index.html, "
                    "else no dashboard", &o.dashboard_dir);
-  flags.add_int("event-retention-days", "events older than this are deleted (those a webhook has not had yet are kept)",
-                &o.event_retention_days, 1, 36'500);
-  flags.add_list("webhook-allowed-hosts", "host a user's webhook may point to (repeatable; \"*.example.com\" "
-                 "allows its sub-domains); admins' webhooks may point anywhere", &o.webhook_allowed_hosts);
-  flags.add_string("public-url", "the daemon's address as people reach it; Slack messages link to its dashboard pages",
-                   &o.public_url);
-  flags.add_string("webhook-ca-file", "PEM CA certificate trusted for HTTPS webhooks besides the system's store",
-                   &o.webhook_ca_file);
-  flags.add_int("webhook-backoff-initial-ms", "a failed webhook delivery is retried within this, the bound doubling "
-                "on each failure (full jitter)", &o.webhook_backoff_initial_ms, 1, 3'600'000);
-  flags.add_int("webhook-backoff-cap-ms", "the largest wait between two tries of a webhook delivery",
-                &o.webhook_backoff_cap_ms, 1, 24 * 3'600'000LL);
-  flags.add_int("webhook-give-up-s", "after this long a failing webhook delivery is dead-lettered",
-                &o.webhook_give_up_s, 1, 30 * 24 * 3600);
-  flags.add_int("webhook-max-per-minute", "messages one webhook gets a minute at most; the excess is folded into "
-                "one summary", &o.webhook_max_per_minute, 1, 100'000);
-  flags.add_int("webhook-connect-timeout-ms", "to connect to a webhook receiver", &o.webhook_connect_timeout_ms, 1,
-                600'000);
-  flags.add_int("webhook-timeout-ms", "for a whole webhook request, connect to answer", &o.webhook_timeout_ms, 1,
-                600'000);
+  flags.add_bool("metrics-public",
+                 "serve GET /metrics (Prometheus) without a token; otherwise it needs an admin, "
+                 "operator or viewer token",
+                 &o.metrics_public);
+  flags.add_duration<Millis>("shutdown-grace-ms",
+                             "on SIGTERM or SIGINT, how long requests in flight may take to be answered before the "
+                             "daemon tells its agents it is going away and exits (a second signal exits at once)",
+                             &o.shutdown_grace, 0, 3'600'000);
+  flags.add_duration<std::chrono::seconds>("history-interval-s",
+                                           "how often the cluster is sampled for its history "
+                                           "over days (the dashboard's overview charts, GET /v1/cluster/history; kept "
+                                           "8 days); 0: never",
+                                           &o.history_interval, 0, 3600);
+  flags.add_duration<std::chrono::days>("event-retention-days",
+                                        "events older than this are deleted (those a webhook "
+                                        "has not had yet are kept)",
+                                        &o.event_retention, 1, 36'500);
   // Below the connection's 60 s idle timeout, which each write restarts.
-  flags.add_int("sse-keepalive-ms", "how often GET /v1/events/stream sends a keep-alive comment",
-                &o.sse_keepalive_ms, 100, 50'000);
-  flags.add_int("sse-flush-ms", "how long GET /v1/events/stream holds live events to send them together",
-                &o.sse_flush_ms, 0, 1000);
-  flags.add_int("health-collective-kib", "buffer size of each health-check collective", &o.health_collective_kib, 1,
-                256 * 1024);
+  flags.add_duration<Millis>("sse-keepalive-ms", "how often GET /v1/events/stream sends a keep-alive comment",
+                             &o.sse_keepalive, 100, 50'000);
+  flags.add_duration<Millis>("sse-flush-ms", "how long GET /v1/events/stream holds live events to send them together",
+                             &o.sse_flush, 0, 1000);
+  net::add_server_flags(flags, o.server);
+  add_job_manager_flags(flags, o.job_manager);
+  scheduler::add_config_flags(flags, o.scheduler);
+  add_user_limit_flags(flags, o.users);
+  add_node_claim_flags(flags, o.node_claims);
+  add_webhook_flags(flags, o.webhooks, o.webhook_client);
   if (!flags.parse(argc, argv)) {
     std::cout << flags.output();
     return false;
   }
+  // What no single flag can check, each failing at start with the flag to change.
   split_listen(o.listen);
   check_transport_security(o);
-  if (!o.failure_rules_file.empty()) load_failure_rules(o.failure_rules_file);  // fail at start, naming the field
-  if (!o.dashboard_dir.empty()) require_dashboard_dir(o.dashboard_dir);  // fail at start, naming the field
-  if (!o.public_url.empty()) parse_webhook_url(o.public_url, "--public-url");
+  resolve(o.job_manager);  // the fence against the node timeout, the failure rules file, preemption
+  if (!o.dashboard_dir.empty()) require_dashboard_dir(o.dashboard_dir);
+  if (!o.webhooks.public_url.empty()) parse_webhook_url(o.webhooks.public_url, "--public-url");
   if (!o.advertise_url.empty()) parse_webhook_url(o.advertise_url, "--advertise-url");
   const bool postgresql =
       !o.store.empty() && store::parse_store_url(o.store).kind == store::StoreUrl::Kind::postgresql;  // names the field
-  fence_time_of(o);  // fail at start, naming the flag to change
   if (flags.given("lease-ttl-ms") && !postgresql) {
     throw InvalidInput("--lease-ttl-ms",
                        "only with a postgresql:// --store: a SQLite store serves one daemon, always active, with no lease");
@@ -400,6 +265,7 @@ bool parse_daemon_options(int argc, const char* const* argv, DaemonOptions& o) {
 int run_daemon(const DaemonOptions& o) {
   const auto [host, port] = split_listen(o.listen);
   const fs::path data_dir = o.data_dir;
+  JobManagerConfig jm = resolve(o.job_manager);
   // Every launch names it to agents, which run from other directories and take only a plain absolute path.
   fs::path plain_checkpoint_root =
       fs::absolute(o.checkpoint_root.empty() ? data_dir / "checkpoints" : fs::path(o.checkpoint_root)).lexically_normal();
@@ -424,7 +290,7 @@ int run_daemon(const DaemonOptions& o) {
   SystemTimeSource clock;
   const std::unique_ptr<store::Store> opened_store = store::open_store(store_url);
   store::Store& store = *opened_store;
-  Leadership leadership = take_leadership(store, store_url, o, host, port, data_dir);
+  Leadership leadership = take_leadership(store, store_url, o, jm.fence_after, host, port, data_dir);
   TokenRegistry tokens;
   const bool fresh_store = store.tokens().empty();
   ensure_bootstrap_token(store, tokens, data_dir / "admin.token", "admin", store::Role::admin, clock.system_now(), fresh_store);
@@ -443,37 +309,10 @@ int run_daemon(const DaemonOptions& o) {
   worker.set_events_observer(event_head, [&publish_events](const std::vector<store::Event>& events) { publish_events(events); });
   FileWorker files([&io](FileWorker::Continuation fn) { asio::post(io, std::move(fn)); });
   net::SteadyTimers steady_timers(io);
-  PauseTolerantTimers timers(steady_timers, clock, pause_threshold(Millis(o.tick_ms)));
-  scheduler::Config sched_config;
-  sched_config.usage_half_life = std::chrono::seconds(o.usage_half_life_s);
-  sched_config.compute_reservation = static_cast<double>(o.compute_reservation_pct) / 100.0;
-  sched_config.placement_label = o.placement_label;
-  scheduler::Scheduler scheduler(sched_config);
-  JobManagerConfig jm;
+  PauseTolerantTimers timers(steady_timers, clock, pause_threshold(o.job_manager.config.tick));
+  scheduler::Scheduler scheduler(o.scheduler);
   jm.daemon_version = kTrainyardVersion;
-  jm.heartbeat_interval = Millis(o.heartbeat_interval_ms);
-  jm.node_timeout = Millis(o.node_timeout_ms);
-  jm.recovery = {Millis(o.disconnect_grace_ms), static_cast<int>(o.warm_spares), std::chrono::seconds(o.warm_for_s),
-                 stopped_within_after(Millis(o.kill_grace_ms))};
-  jm.kill_grace_ms = static_cast<int>(o.kill_grace_ms);
-  jm.fence_after = fence_time_of(o);
-  jm.tick = Millis(o.tick_ms);
-  jm.max_array_size = static_cast<int>(o.max_array_size);
   jm.checkpoint_root = checkpoint_root;
-  jm.retry_backoff_base = Millis(o.retry_backoff_ms);
-  jm.periodic_check_interval = std::chrono::seconds(o.health_interval_s);
-  jm.first_comparison_after = std::chrono::seconds(o.health_first_check_s);
-  if (!o.failure_rules_file.empty()) jm.failure_rules = load_failure_rules(o.failure_rules_file);
-  jm.canary_interval = std::chrono::seconds(o.canary_interval_s);
-  jm.max_infra_retries = static_cast<int>(o.max_infra_retries);
-  jm.canary_nodes = static_cast<int>(o.canary_nodes);
-  jm.preemption = preemption_config(o);
-  jm.health.task_timeout = Millis(o.health_task_timeout_ms);
-  jm.health.policy.suspect_fraction = static_cast<double>(o.suspect_pct) / 100.0;
-  jm.health.accelerator_policy.slow_ratio = static_cast<double>(o.slow_gemm_pct) / 100.0;
-  jm.disk_policy = {o.min_free_disk_mb, static_cast<int>(o.min_free_disk_pct)};
-  jm.storage_grace = std::chrono::seconds(o.storage_grace_s);
-  jm.health.collective.elements = static_cast<std::size_t>(o.health_collective_kib) * 1024 / sizeof(float);
   JobManager jobs(worker, files, clock, timers, jm, scheduler);
   jobs.set_metrics(&metrics);
   metrics.watch(jobs, clock);
@@ -485,49 +324,36 @@ int run_daemon(const DaemonOptions& o) {
   jobs.remember_jobs(store::jobs_depended_on(store, depended_on));
   jobs.restore(state);
 
-  AgentGateway gateway(jobs, tokens, worker, clock, !o.agent_client_ca.empty());
-  gateway.set_node_claim_limits({static_cast<int>(o.max_node_cores), o.max_node_memory_mb});
-  UserLimits user_limits;
-  user_limits.rate = {static_cast<double>(o.rate_limit_rps), static_cast<double>(o.rate_limit_burst),
-                      o.rate_limit_admins == 1};
-  user_limits.max_pending_per_user = static_cast<std::size_t>(o.max_pending_per_user);
-  user_limits.max_user_priority = static_cast<int>(o.max_user_priority);
-  Api api(jobs, worker, files, tokens, clock, timers, kTrainyardVersion, checkpoint_root, user_limits,
+  AgentGateway gateway(jobs, tokens, worker, clock, !o.server.tls.client_ca_file.empty());
+  gateway.set_node_claim_limits(o.node_claims);
+  Api api(jobs, worker, files, tokens, clock, timers, kTrainyardVersion, checkpoint_root, o.users,
           data_dir / "join.token");
   api.set_metrics_exposition([&metrics] { return metrics.render(); }, o.metrics_public);
-  api.set_history_interval(std::chrono::seconds(o.history_interval_s));
+  api.set_history_interval(o.history_interval);
   std::optional<ClusterSampler> history;
-  if (o.history_interval_s > 0) history.emplace(worker, jobs, metrics, std::chrono::seconds(o.history_interval_s));
+  if (o.history_interval.count() > 0) history.emplace(worker, jobs, metrics, o.history_interval);
   if (auto dashboard = dashboard_files(o.dashboard_dir)) api.set_dashboard(std::move(*dashboard));
   api.event_streams().set_head(event_head);
-  api.event_streams().set_flush_window(Millis(o.sse_flush_ms));
+  api.event_streams().set_flush_window(o.sse_flush);
   publish_events = [&api](const std::vector<store::Event>& events) { api.event_streams().publish(events); };
   api.set_request_observer([&metrics](const std::string& method, const std::string& route, int status, double seconds) {
     metrics.http_request(method, route, status, seconds);
   });
-  const WebhookOptions webhook_options{
-      .allowed_hosts = o.webhook_allowed_hosts,
-      .public_url = o.public_url,
-      .ca_file = o.webhook_ca_file,
-      .backoff = {Millis(o.webhook_backoff_initial_ms), Millis(o.webhook_backoff_cap_ms), std::chrono::seconds(o.webhook_give_up_s)},
-      .storm = {static_cast<int>(o.webhook_max_per_minute)}};
   WebhookRegistry webhooks(state.webhooks, state.max_webhook_id);
-  net::HttpClient webhook_client(
-      io, {.connect_timeout = Millis(o.webhook_connect_timeout_ms),
-           .total_timeout = Millis(o.webhook_timeout_ms),
-           .ca_file = o.webhook_ca_file,
-           .check_address = [](const std::string&, const std::string& address) {
-             return is_public_address(address) ? std::string() : address + " is loopback, link-local, private or reserved";
-           }});
+  net::HttpClientOptions webhook_client_options = o.webhook_client;
+  webhook_client_options.check_address = [](const std::string&, const std::string& address) {
+    return is_public_address(address) ? std::string() : address + " is loopback, link-local, private or reserved";
+  };
+  net::HttpClient webhook_client(io, webhook_client_options);
   WebhookOutbox outbox(
-      worker, timers, clock, webhook_options,
+      worker, timers, clock, o.webhooks,
       [&webhook_client](net::OutboundRequest request, std::function<void(net::OutboundResponse)> done) {
         webhook_client.post(std::move(request), std::move(done));
       },
       metrics.registry());
   outbox.start(webhooks);
-  api.set_webhooks(webhooks, webhook_options);
-  net::HttpServerOptions server_options = http_server_options(o);
+  api.set_webhooks(webhooks, o.webhooks);
+  const net::HttpServerOptions& server_options = o.server;
   net::HttpServer server(io, server_options, [&api](net::HttpRequest req, net::HttpResponder respond) {
     api.handle(std::move(req), std::move(respond));
   }, {gateway.route()});
@@ -547,7 +373,7 @@ int run_daemon(const DaemonOptions& o) {
       if (!server_options.tls.enabled()) {
         spdlog::info("event=tls_reload_skipped reason=\"no --tls-cert: the daemon speaks plain HTTP\"");
       } else if (const Result<void> reloaded = server.reload_tls(); reloaded) {
-        spdlog::info("event=tls_reloaded cert={} key={}", o.tls_cert, o.tls_key);
+        spdlog::info("event=tls_reloaded cert={} key={}", o.server.tls.cert_file, o.server.tls.key_file);
       } else {
         spdlog::error("event=tls_reload_failed field={} error=\"{}\" kept=\"the certificate loaded before\"",
                       reloaded.error().field, reloaded.error().message);
@@ -565,10 +391,11 @@ int run_daemon(const DaemonOptions& o) {
     api.set_store_health([&leadership, &clock] { return leadership.kept->store_problem(clock.monotonic_now()); });
   }
   write_file_atomically(data_dir / "daemon.addr", url + "\n", 0644);
-  spdlog::info("event=daemon_listening url={} data_dir={} version={} agent_client_certificates={} role=active epoch={} "
-               "advertise_url={}",
-               url, data_dir.string(), kTrainyardVersion, o.agent_client_ca.empty() ? "no" : "required",
-               leadership.lease.epoch, leadership.advertise_url);
+  spdlog::info(
+      "event=daemon_listening url={} data_dir={} version={} agent_client_certificates={} role=active epoch={} "
+      "advertise_url={}",
+      url, data_dir.string(), kTrainyardVersion, o.server.tls.client_ca_file.empty() ? "no" : "required",
+      leadership.lease.epoch, leadership.advertise_url);
 
   asio::steady_timer ticker(io);
   std::uint64_t ticks = 0;
@@ -590,14 +417,14 @@ int run_daemon(const DaemonOptions& o) {
     }
     jobs.tick();
     if (history) history->tick(clock.system_now(), clock.monotonic_now());
-    api.event_streams().keep_alive(clock.monotonic_now(), Millis(o.sse_keepalive_ms));
+    api.event_streams().keep_alive(clock.monotonic_now(), o.sse_keepalive);
     if (++ticks % 20 == 0) {
       jobs.persist_usage();
       persist_token_uses(tokens, worker, clock.monotonic_now());
       metrics.account_goodput(worker, clock.system_now());
-      prune_events(worker, clock.system_now(), std::chrono::hours(24 * o.event_retention_days));
+      prune_events(worker, clock.system_now(), o.event_retention);
     }
-    ticker.expires_after(Millis(o.tick_ms));
+    ticker.expires_after(o.job_manager.config.tick);
     ticker.async_wait([&](const boost::system::error_code& ec) {
       if (!ec) tick();
     });
@@ -616,7 +443,7 @@ int run_daemon(const DaemonOptions& o) {
       worker.read(
           [&, sent_at](store::Store& s) -> StoreWorker::Continuation {
             const std::optional<store::LeaseState> answer =
-                s.acquire_or_renew(leadership.holder, leadership.advertise_url, Millis(o.lease_ttl_ms));
+                s.acquire_or_renew(leadership.holder, leadership.advertise_url, o.lease_ttl);
             return [&leadership, &renewing, sent_at, answer] {
               renewing = false;
               const Result<void> held = leadership.kept->renewed(sent_at, answer.value_or(store::LeaseState{}));
@@ -641,7 +468,7 @@ int run_daemon(const DaemonOptions& o) {
   };
   if (leadership.kept) keep_lease();
 
-  GracefulShutdown shutdown(io, server, worker, Millis(o.shutdown_grace_ms), [&] {
+  GracefulShutdown shutdown(io, server, worker, o.shutdown_grace, [&] {
     ticker.cancel();
     jobs.closing_agent_connections();
     outbox.stop();

@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
     std::cerr << "trainyard-daemon: " << e.what() << "\n(see trainyard-daemon --help)\n";
     return 2;
   }
-  raise_descriptor_limit(options.max_connections);
+  raise_descriptor_limit(static_cast<std::int64_t>(options.server.caps.total));
   try {
     return trainyard::daemon::run_daemon(options);
   } catch (const std::exception& e) {

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 
 #include <array>
+#include <cstdint>
 #include <optional>
 
 namespace trainyard::daemon {
@@ -51,6 +52,15 @@ Result<void> check_node_claims(const HelloMsg& hello, const std::string& remote,
                                                  "): a node's data plane must listen on its own address (--data-listen)");
   }
   return {};
+}
+
+void add_node_claim_flags(FlagParser& flags, NodeClaimLimits& limits) {
+  flags.add_int("max-node-cores", "the most cores a node may claim in its hello; a node claiming more is refused",
+                &limits.max_cores, 1, 1'000'000);
+  flags.add_int("max-node-memory-mb",
+                "the most memory (MB) a node may claim in its hello; a node claiming more is "
+                "refused",
+                &limits.max_memory_mb, 1, INT64_MAX);
 }
 
 }  // namespace trainyard::daemon

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "proto/flag_parser.h"
 #include "proto/messages.h"
 #include "proto/result.h"
 
@@ -15,6 +16,9 @@ struct NodeClaimLimits {
   int max_cores = 1024;                          // --max-node-cores
   std::int64_t max_memory_mb = 64LL * 1024 * 1024;  // --max-node-memory-mb (64 TiB)
 };
+
+// The limits as the daemon's flags and config-file keys.
+void add_node_claim_flags(FlagParser& flags, NodeClaimLimits& limits);
 
 // "host:port" and "[v6]:port": the host part (brackets kept), as a peer dials it.
 std::string host_of(const std::string& address);

@@ -44,4 +44,30 @@ Result<void> check_priority_ceiling(const Principal& who, int priority, int ceil
                                               " for users (--max-user-priority); an admin may set more");
 }
 
+void add_user_limit_flags(FlagParser& flags, UserLimits& limits) {
+  RateLimit& rate = limits.rate;
+  flags.add_int(
+      "rate-limit-rps",
+      "API requests per second each user may make on average (a token bucket); over it, 429 with "
+      "Retry-After; 0: no limit",
+      0, 1'000'000, [&rate] { return std::llround(rate.per_second); },
+      [&rate](std::int64_t rps) { rate.per_second = static_cast<double>(rps); });
+  flags.add_int(
+      "rate-limit-burst", "API requests a user may make at once after a quiet spell", 1, 10'000'000,
+      [&rate] { return std::llround(rate.burst); },
+      [&rate](std::int64_t burst) { rate.burst = static_cast<double>(burst); });
+  flags.add_int(
+      "rate-limit-admins", "1: admins are rate-limited too; 0: they are exempt", 0, 1,
+      [&rate] { return std::int64_t{rate.include_admins}; },
+      [&rate](std::int64_t on) { rate.include_admins = on == 1; });
+  flags.add_int("max-pending-per-user",
+                "jobs one user may have waiting at once; a submission over it gets 429; 0: no "
+                "cap; admins and canaries are exempt",
+                &limits.max_pending_per_user, 0, 100'000'000);
+  flags.add_int("max-user-priority",
+                "the highest priority a user other than an admin may give a job at submission or "
+                "with PATCH; higher is refused with 400",
+                &limits.max_user_priority, 0, 9999);
+}
+
 }  // namespace trainyard::daemon

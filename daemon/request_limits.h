@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "daemon/auth.h"
+#include "proto/flag_parser.h"
 #include "proto/result.h"
 #include "proto/time.h"
 
@@ -66,5 +67,8 @@ struct UserLimits {
   std::size_t max_pending_per_user = 10'000;  // 0: no cap
   int max_user_priority = 0;
 };
+
+// The limits as the daemon's flags and config-file keys.
+void add_user_limit_flags(FlagParser& flags, UserLimits& limits);
 
 }  // namespace trainyard::daemon

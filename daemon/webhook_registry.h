@@ -19,7 +19,6 @@ namespace trainyard::daemon {
 struct WebhookOptions {
   std::vector<std::string> allowed_hosts;  // --webhook-allowed-hosts: where users' webhooks may point
   std::string public_url;                  // --public-url: Slack messages link to the dashboard
-  std::string ca_file;                     // --webhook-ca-file: trusted besides the system store
   BackoffPolicy backoff;
   StormPolicy storm;
   Millis poll_interval{100};  // how often an idle webhook looks for new events

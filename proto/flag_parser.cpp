@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -187,15 +188,34 @@ void FlagParser::add_string(const std::string& name, const std::string& help, st
            .show = [target] { return as_json(*target); }});
 }
 
-void FlagParser::add_int(const std::string& name, const std::string& help, std::int64_t* target, std::int64_t min,
-                         std::int64_t max) {
+void FlagParser::add_string(const std::string& name, const std::string& help, std::function<std::string()> get,
+                            std::function<void(const std::string&)> set) {
   add(Flag{.name = name,
            .help = help,
-           .default_text = "default " + std::to_string(*target),
-           .kind = Kind::integer,
-           .set = [target, min, max](const std::string& v, const std::string& key) { *target = parse_integer(key, v, min, max); },
+           .default_text = "default \"" + get() + "\"",
+           .kind = Kind::string,
+           .set = [set](const std::string& v, const std::string&) { set(v); },
            .clear = [] {},
-           .show = [target] { return std::to_string(*target); }});
+           .show = [get] { return as_json(get()); }});
+}
+
+void FlagParser::add_int(const std::string& name, const std::string& help, std::int64_t min, std::int64_t max,
+                         std::function<std::int64_t()> get, std::function<void(std::int64_t)> set) {
+  add(Flag{
+      .name = name,
+      .help = help,
+      .default_text = "default " + std::to_string(get()),
+      .kind = Kind::integer,
+      .set = [set, min, max](const std::string& v, const std::string& key) { set(parse_integer(key, v, min, max)); },
+      .clear = [] {},
+      .show = [get] { return std::to_string(get()); }});
+}
+
+void FlagParser::add_percent(const std::string& name, const std::string& help, double* fraction, std::int64_t min,
+                             std::int64_t max) {
+  add_int(
+      name, help, min, max, [fraction] { return std::llround(*fraction * 100.0); },
+      [fraction](std::int64_t percent) { *fraction = static_cast<double>(percent) / 100.0; });
 }
 
 void FlagParser::add_list(const std::string& name, const std::string& help, std::vector<std::string>* target) {

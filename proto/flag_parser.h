@@ -10,6 +10,8 @@
 // Built in: --config FILE (or PREFIX_CONFIG), --print-config (the effective settings as a config
 // file, each commented with where it came from; values of token-, key-, secret- and password-named
 // settings redacted), --version, --help.
+#include <chrono>
+#include <concepts>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -75,7 +77,34 @@ class FlagParser {
   FlagParser(std::string program, std::string summary, std::string env_prefix = {});
 
   void add_string(const std::string& name, const std::string& help, std::string* target, bool required = false);
-  void add_int(const std::string& name, const std::string& help, std::int64_t* target, std::int64_t min, std::int64_t max);
+  // A text setting kept in another form (a comma-separated list kept as a set): `get` shows the
+  // current value as text, `set` takes a new one and throws InvalidInput for a bad one.
+  void add_string(const std::string& name, const std::string& help, std::function<std::string()> get,
+                  std::function<void(const std::string&)> set);
+  // A whole number in [min, max], kept in the target's integer type.
+  template <std::integral T>
+  void add_int(const std::string& name, const std::string& help, T* target, std::int64_t min, std::int64_t max) {
+    add_int(
+        name, help, min, max, [target] { return static_cast<std::int64_t>(*target); },
+        [target](std::int64_t value) { *target = static_cast<T>(value); });
+  }
+  // A duration given as a count of `Unit` ("-ms" flags count milliseconds, "-s" flags seconds),
+  // kept in the target's own duration type.
+  template <class Unit, class Rep, class Period>
+  void add_duration(const std::string& name, const std::string& help, std::chrono::duration<Rep, Period>* target,
+                    std::int64_t min, std::int64_t max) {
+    using Target = std::chrono::duration<Rep, Period>;
+    add_int(
+        name, help, min, max,
+        [target] { return static_cast<std::int64_t>(std::chrono::duration_cast<Unit>(*target).count()); },
+        [target](std::int64_t value) { *target = std::chrono::duration_cast<Target>(Unit(value)); });
+  }
+  // A percent kept as a fraction: 50 is 0.5.
+  void add_percent(const std::string& name, const std::string& help, double* fraction, std::int64_t min,
+                   std::int64_t max);
+  // A whole number in [min, max] kept in another form: `get` reads the current value, `set` stores one.
+  void add_int(const std::string& name, const std::string& help, std::int64_t min, std::int64_t max,
+               std::function<std::int64_t()> get, std::function<void(std::int64_t)> set);
   void add_list(const std::string& name, const std::string& help, std::vector<std::string>* target);  // repeatable
   // A switch: `--name` sets it; it takes no value. In a file: true or false; in the environment: 1, 0, true, false.
   void add_bool(const std::string& name, const std::string& help, bool* target);

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -92,6 +93,74 @@ TEST(DaemonOptions, TimingsThatLeaveNoRoomToFenceAreRefusedNamingTheFlag) {
   EXPECT_NE(message.find("--kill-grace-ms (10000)"), std::string::npos) << message;
   EXPECT_EQ(refusal({"--heartbeat-interval-ms", "100", "--node-timeout-ms", "1500", "--fence-ms", "0"}).first, "");
   EXPECT_EQ(refusal({"--node-timeout-ms", "30000", "--fence-ms", "25000"}).first, "--fence-ms");
+}
+
+// Each component declares its flags bound to its own config: what the daemon parses is what the
+// component runs with, without a copy in between.
+TEST(DaemonOptions, EachComponentsFlagsSetItsOwnConfig) {
+  const std::vector<const char*> argv = {"trainyard-daemon",
+                                         "--data-dir",
+                                         "/tmp/unused",
+                                         "--heartbeat-interval-ms",
+                                         "700",
+                                         "--health-interval-s",
+                                         "120",
+                                         "--suspect-pct",
+                                         "40",
+                                         "--health-collective-kib",
+                                         "2",
+                                         "--preempt-exempt-shares",
+                                         "prod,,canary",
+                                         "--compute-reservation-pct",
+                                         "20",
+                                         "--rate-limit-rps",
+                                         "7",
+                                         "--rate-limit-admins",
+                                         "1",
+                                         "--max-node-cores",
+                                         "64",
+                                         "--webhook-give-up-s",
+                                         "60",
+                                         "--webhook-timeout-ms",
+                                         "1500",
+                                         "--max-connections",
+                                         "9",
+                                         "--event-retention-days",
+                                         "2"};
+  DaemonOptions o;
+  ASSERT_TRUE(parse_daemon_options(static_cast<int>(argv.size()), argv.data(), o));
+  const JobManagerConfig& jm = o.job_manager.config;
+  EXPECT_EQ(jm.heartbeat_interval, Millis(700));
+  EXPECT_EQ(jm.periodic_check_interval, std::chrono::seconds(120));
+  EXPECT_DOUBLE_EQ(jm.health.policy.suspect_fraction, 0.4);
+  EXPECT_EQ(jm.health.collective.elements, 512u);
+  EXPECT_EQ(jm.preemption.exempt_shares, (std::set<std::string>{"canary", "prod"}));
+  EXPECT_EQ(jm.canary_interval, std::chrono::hours(1)) << "the daemon's default, not JobManagerConfig's";
+  EXPECT_DOUBLE_EQ(o.scheduler.compute_reservation, 0.2);
+  EXPECT_DOUBLE_EQ(o.users.rate.per_second, 7);
+  EXPECT_TRUE(o.users.rate.include_admins);
+  EXPECT_EQ(o.node_claims.max_cores, 64);
+  EXPECT_EQ(o.webhooks.backoff.give_up_after, std::chrono::seconds(60));
+  EXPECT_EQ(o.webhook_client.total_timeout, Millis(1500));
+  EXPECT_EQ(o.server.caps.total, 9u);
+  EXPECT_EQ(o.event_retention, std::chrono::days(2));
+  EXPECT_GT(resolve(o.job_manager).fence_after, Millis(0)) << "derived when --fence-ms is not given";
+}
+
+TEST(DaemonOptions, EveryDefaultIsShownInTheFlagsUnits) {
+  const std::vector<const char*> argv = {"trainyard-daemon", "--data-dir", "/tmp/unused", "--print-config"};
+  DaemonOptions o;
+  testing::internal::CaptureStdout();
+  ASSERT_FALSE(parse_daemon_options(static_cast<int>(argv.size()), argv.data(), o));
+  const std::string printed = testing::internal::GetCapturedStdout();
+  for (const char* setting :
+       {R"("heartbeat-interval-ms": 5000,)", R"("health-interval-s": 3600,)", R"("health-first-check-s": 60,)",
+        R"("suspect-pct": 50,)", R"("slow-gemm-pct": 200,)", R"("health-collective-kib": 1024,)",
+        R"("usage-half-life-s": 604800,)", R"("preempt-above-fair-share-pct": 150,)", R"("fence-ms": -1,)",
+        R"("rate-limit-rps": 50,)", R"("webhook-backoff-cap-ms": 600000,)", R"("event-retention-days": 30,)",
+        R"("max-ws-message-bytes": 8388608,)", R"("lease-ttl-ms": 5000,)"}) {
+    EXPECT_NE(printed.find(setting), std::string::npos) << setting << "\n" << printed;
+  }
 }
 
 }  // namespace

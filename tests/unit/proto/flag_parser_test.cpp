@@ -3,8 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <map>
 #include <memory>
+#include <set>
+#include <string>
 
 namespace trainyard::inline proto {
 namespace {
@@ -230,6 +233,51 @@ TEST_F(ConfigSources, VersionAndHelpNeedNoOtherSetting) {
 
 namespace trainyard {
 namespace {
+
+// A setting bound to a component's own field: an int, a duration counted in the flag's unit, a
+// percent kept as a fraction, or text kept in another form.
+TEST(FlagParser, TypedSettingsParseIntoTheirFieldsAndShowInTheFlagsUnits) {
+  int nodes = 2;
+  std::chrono::milliseconds interval{std::chrono::hours(1)};
+  double fraction = 0.5;
+  std::set<std::string> shares;
+  FlagParser flags("test", "");
+  flags.add_int("nodes", "", &nodes, 1, 1024);
+  flags.add_duration<std::chrono::seconds>("interval-s", "", &interval, 0, 86'400);
+  flags.add_percent("suspect-pct", "", &fraction, 1, 100);
+  flags.add_string(
+      "shares", "", [&] { return std::to_string(shares.size()) + " shares"; },
+      [&](const std::string& text) { shares = {text}; });
+  EXPECT_NE(flags.usage().find("default 3600"), std::string::npos) << flags.usage();
+  EXPECT_NE(flags.usage().find("default 50"), std::string::npos) << flags.usage();
+  EXPECT_NE(flags.usage().find("default \"0 shares\""), std::string::npos) << flags.usage();
+
+  const char* given[] = {"test", "--nodes", "8", "--interval-s", "90", "--suspect-pct", "35", "--shares", "a"};
+  ASSERT_TRUE(flags.parse(9, given));
+  EXPECT_EQ(nodes, 8);
+  EXPECT_EQ(interval, std::chrono::seconds(90));
+  EXPECT_DOUBLE_EQ(fraction, 0.35);
+  EXPECT_EQ(shares, std::set<std::string>{"a"});
+
+  FlagParser printing("test", "");
+  printing.add_duration<std::chrono::seconds>("interval-s", "", &interval, 0, 86'400);
+  printing.add_percent("suspect-pct", "", &fraction, 1, 100);
+  const char* print[] = {"test", "--print-config"};
+  ASSERT_FALSE(printing.parse(2, print));
+  EXPECT_NE(printing.output().find(R"("interval-s": 90,)"), std::string::npos) << printing.output();
+  EXPECT_NE(printing.output().find(R"("suspect-pct": 35)"), std::string::npos) << printing.output();
+
+  FlagParser bounded("test", "");
+  bounded.add_int("nodes", "", &nodes, 1, 1024);
+  const char* too_many[] = {"test", "--nodes", "1025"};
+  try {
+    bounded.parse(3, too_many);
+    ADD_FAILURE() << "an int out of its range was taken";
+  } catch (const InvalidInput& e) {
+    EXPECT_EQ(e.field(), "--nodes");
+  }
+  EXPECT_EQ(nodes, 8);
+}
 
 TEST(FlagTable, AnAliasIsFiledUnderTheFlagItSpells) {
   const std::vector<FlagSpec> flags = {{"--nodes", "K", "nodes", false, {"-N"}}};
