@@ -14,7 +14,7 @@ set(TRAINYARD_INSTALL_DASHBOARDDIR ${CMAKE_INSTALL_DATADIR}/trainyard/dashboard
     CACHE STRING "Where the dashboard's static files go, relative to the prefix")
 # The daemon serves them from there, relative to the prefix its binary is installed in (so the .deb's
 # /usr and a /usr/local install both work), unless told otherwise (--dashboard-dir).
-target_compile_definitions(trainyard_daemon PRIVATE TRAINYARD_DASHBOARD_RELDIR="${TRAINYARD_INSTALL_DASHBOARDDIR}")
+target_compile_definitions(trainyard_daemon_main PRIVATE TRAINYARD_DASHBOARD_RELDIR="${TRAINYARD_INSTALL_DASHBOARDDIR}")
 set(TRAINYARD_INSTALL_SYSTEMDDIR lib/systemd/system CACHE STRING "Where systemd units go, relative to the prefix")
 
 install(TARGETS trainyard-daemon trainyard-agent trainyard RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

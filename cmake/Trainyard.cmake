@@ -102,9 +102,9 @@ endfunction()
 
 # The folder map: TRAINYARD_MAY_USE_<folder> lists the folders <folder> may use.
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/cmake/folder_map.txt)
-file(STRINGS ${PROJECT_SOURCE_DIR}/cmake/folder_map.txt _trainyard_map_lines REGEX "^[a-z_]+:")
+file(STRINGS ${PROJECT_SOURCE_DIR}/cmake/folder_map.txt _trainyard_map_lines REGEX "^[a-z_/]+:")
 foreach(_trainyard_line ${_trainyard_map_lines})
-  string(REGEX MATCH "^([a-z_]+):(.*)$" _ "${_trainyard_line}")
+  string(REGEX MATCH "^([a-z_/]+):(.*)$" _ "${_trainyard_line}")
   string(STRIP "${CMAKE_MATCH_2}" _trainyard_uses)
   separate_arguments(_trainyard_uses UNIX_COMMAND "${_trainyard_uses}")
   set(TRAINYARD_MAY_USE_${CMAKE_MATCH_1} "${_trainyard_uses}")

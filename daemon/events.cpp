@@ -5,10 +5,10 @@
 #include <cctype>
 #include <utility>
 
-#include "daemon/api/query.h"
 #include "daemon/attempt_outcome.h"
 #include "daemon/audit.h"
 #include "proto/errors.h"
+#include "proto/flag_parser.h"
 #include "proto/time.h"
 
 namespace trainyard::daemon {
@@ -176,7 +176,7 @@ EventFilter parse_event_filter(const std::map<std::string, std::string>& query) 
     }
     if (!glob_matches_an_event_type(glob)) throw InvalidInput("type", "matches no event type: " + glob);
   }
-  if (auto job = query_text(query, "job")) filter.job = parse_int(*job, "job", 1, INT64_MAX);
+  if (auto job = query_text(query, "job")) filter.job = parse_integer("job", *job, 1, INT64_MAX);
   filter.node = query_text(query, "node");
   return filter;
 }

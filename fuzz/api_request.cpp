@@ -17,7 +17,7 @@
 #include <string>
 #include <string_view>
 
-#include "daemon/api.h"
+#include "daemon/api/api.h"
 #include "daemon/job_manager.h"
 #include "scheduler/scheduler.h"
 #include "tests/support/fake_timers.h"

@@ -2,7 +2,7 @@
 
 #include <cstdint>
 
-#include "daemon/api/query.h"
+#include "proto/flag_parser.h"
 
 namespace trainyard::daemon {
 
@@ -52,6 +52,6 @@ void ApiCall::fail(const Error& error) const {
        error.field);
 }
 
-std::int64_t ApiCall::id() const { return parse_int(param("id"), "id", 1, INT64_MAX); }
+std::int64_t ApiCall::id() const { return parse_integer("id", param("id"), 1, INT64_MAX); }
 
 }  // namespace trainyard::daemon

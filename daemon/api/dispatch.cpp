@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <chrono>
 
-#include "daemon/api.h"
+#include "daemon/api/api.h"
 #include "daemon/api/call.h"
-#include "daemon/api/query.h"
+#include "proto/flag_parser.h"
 
 namespace trainyard::daemon {
 namespace {
@@ -44,7 +44,7 @@ std::optional<InvalidInput> query_problem(const Route& route, const net::HttpReq
     if (const auto param = std::find_if(route.query.begin(), route.query.end(), takes); param != route.query.end()) {
       if (param->type != "integer") continue;
       try {
-        parse_int(value, key, param->minimum, param->maximum);
+        parse_integer(key, value, param->minimum, param->maximum);
         continue;
       } catch (const InvalidInput& e) {
         return e;

@@ -7,6 +7,7 @@
 #include "daemon/events.h"
 #include "daemon/store_worker.h"
 #include "proto/errors.h"
+#include "proto/flag_parser.h"
 #include "proto/time_window.h"
 
 namespace trainyard::daemon {
@@ -57,7 +58,7 @@ void EventsApi::stream_events(ApiCall call) {
   std::optional<std::int64_t> after = query_int(call.request, "after");
   // What an EventSource sends when it reconnects: the id of the last event it had.
   if (const std::string last = call.request.header("last-event-id"); !last.empty()) {
-    after = parse_int(last, "Last-Event-ID", 0, INT64_MAX);
+    after = parse_integer("Last-Event-ID", last, 0, INT64_MAX);
   }
   net::HttpResponse response{200, "text/event-stream", "", {{"Cache-Control", "no-cache"}}};
   response.stream = streams_.subscribe(call.who, std::move(filter), after);

@@ -26,6 +26,7 @@
 #include "daemon/request_limits.h"
 #include "daemon/share_access.h"
 #include "daemon/store_worker.h"
+#include "proto/flag_parser.h"
 #include "proto/provenance.h"
 #include "proto/state_list.h"
 #include "proto/time_window.h"
@@ -265,7 +266,7 @@ void JobsApi::job_attempts(ApiCall call) {
 void JobsApi::attempt_provenance(ApiCall call) {
   // "last": the newest attempt, so a client need not list the attempts first.
   const std::optional<std::int64_t> number =
-      call.param("n") == "last" ? std::nullopt : std::optional(parse_int(call.param("n"), "n", 1, 1 << 20));
+      call.param("n") == "last" ? std::nullopt : std::optional(parse_integer("n", call.param("n"), 1, 1 << 20));
   views_.with_job(call, [this, number](ApiCall c, Job job) {
     store_.read(
         [this, c, job, number](store::Store& store) {

@@ -3,6 +3,7 @@
 #include "daemon/api/query.h"
 #include "daemon/auth.h"
 #include "proto/errors.h"
+#include "proto/flag_parser.h"
 
 namespace trainyard::daemon {
 namespace {
@@ -84,6 +85,6 @@ PageRequest page_request(const net::HttpRequest& req, std::string_view list, std
   return page;
 }
 
-std::int64_t cursor_number(const std::string& position) { return parse_int(position, "cursor", 0, INT64_MAX); }
+std::int64_t cursor_number(const std::string& position) { return parse_integer("cursor", position, 0, INT64_MAX); }
 
 }  // namespace trainyard::daemon

@@ -1,6 +1,7 @@
 #pragma once
-// Whole numbers from path segments and query parameters, validated at the boundary: anything else
-// throws InvalidInput naming the parameter, which the dispatcher answers with a 400.
+// Whole numbers and windows from query parameters, validated at the boundary: anything else throws
+// InvalidInput naming the parameter, which the dispatcher answers with a 400. Path segments and
+// other single values are read with proto's parse_integer (proto/flag_parser.h).
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -9,9 +10,6 @@
 #include "net/http_types.h"
 
 namespace trainyard::daemon {
-
-// Parses a whole integer in [min, max]; throws InvalidInput(field) otherwise.
-std::int64_t parse_int(const std::string& text, const std::string& field, std::int64_t min, std::int64_t max);
 
 // The query parameter `name` as a whole number, if given. The dispatcher has already held it to its
 // route's range (QueryParam in daemon/api/routes.h), so the range is declared in one place.

@@ -13,6 +13,7 @@
 #include "daemon/webhook_signature.h"
 #include "daemon/webhook_spec.h"
 #include "daemon/webhook_url.h"
+#include "proto/flag_parser.h"
 
 namespace trainyard::daemon {
 namespace {
@@ -183,7 +184,7 @@ void WebhooksApi::webhook_deliveries(ApiCall call) {
 void WebhooksApi::retry_webhook_delivery(ApiCall call) {
   std::int64_t n = 0;
   try {
-    n = parse_int(call.param("n"), "n", 1, INT64_MAX);
+    n = parse_integer("n", call.param("n"), 1, INT64_MAX);
   } catch (const InvalidInput& e) {
     return call.invalid(e);
   }

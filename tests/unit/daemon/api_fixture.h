@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "daemon/api.h"
+#include "daemon/api/api.h"
 #include "tests/unit/daemon/harness.h"
 
 namespace trainyard::daemon::testing {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/daemon.h"
+#include "daemon/main/daemon.h"
 #include "proto/errors.h"
 
 namespace trainyard::daemon {

@@ -5,7 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "daemon/daemon.h"
+#include "daemon/main/daemon.h"
 #include "proto/errors.h"
 
 namespace {

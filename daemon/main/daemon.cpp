@@ -1,4 +1,4 @@
-#include "daemon/daemon.h"
+#include "daemon/main/daemon.h"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -11,7 +11,7 @@
 #include <iterator>
 #include <spdlog/spdlog.h>
 
-#include "daemon/api.h"
+#include "daemon/api/api.h"
 #include "daemon/cluster_sampler.h"
 #include "daemon/daemon_metrics.h"
 #include "daemon/event_retention.h"
