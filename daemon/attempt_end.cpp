@@ -3,9 +3,9 @@
 #include <algorithm>
 
 #include "checkpoint/checkpoint.h"
-#include "daemon/events.h"
+#include "daemon/base/quoted_output.h"
+#include "daemon/events/events.h"
 #include "daemon/job_manager.h"
-#include "daemon/quoted_output.h"
 
 namespace trainyard::daemon {
 namespace {

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "daemon/attempt_outcome.h"
-#include "daemon/failure_rules.h"
+#include "daemon/base/attempt_outcome.h"
+#include "daemon/base/failure_rules.h"
 #include "proto/job.h"
 #include "proto/time.h"
 #include "store/store.h"
@@ -58,7 +58,7 @@ struct AttemptEnd {
   Attempt attempt;            // ended: state, class, reason, exit, steps, diagnosis
   Job job;                    // its next state: done, or pending again with the retry counted
   // One of job.succeeded, job.failed, job.retrying, job.cancelled, job.requeued, job.preempted
-  // (daemon/events.h).
+  // (daemon/events/events.h).
   std::vector<store::Event> events;
   std::optional<AttemptFailure> failure;  // none when it succeeded or was stopped to queue again
 };

@@ -5,10 +5,10 @@
 #include <chrono>
 #include <optional>
 
+#include "daemon/base/store_worker.h"
 #include "daemon/cluster_history.h"
 #include "daemon/daemon_metrics.h"
 #include "daemon/job_manager.h"
-#include "daemon/store_worker.h"
 
 namespace trainyard::daemon {
 

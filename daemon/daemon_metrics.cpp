@@ -4,11 +4,11 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "daemon/base/store_worker.h"
 #include "daemon/canary.h"
 #include "daemon/goodput.h"
 #include "daemon/health_checks.h"
 #include "daemon/job_manager.h"
-#include "daemon/store_worker.h"
 #include "proto/seconds.h"
 
 namespace trainyard::daemon {

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "daemon/attempt_outcome.h"
+#include "daemon/base/attempt_outcome.h"
+#include "daemon/base/prometheus.h"
 #include "daemon/cluster_history.h"
-#include "daemon/prometheus.h"
 #include "proto/job.h"
 #include "proto/time.h"
 

@@ -12,10 +12,10 @@
 #include <memory>
 #include <unordered_map>
 
-#include "daemon/auth.h"
+#include "daemon/base/auth.h"
+#include "daemon/base/store_worker.h"
 #include "daemon/job_manager.h"
 #include "daemon/node_claims.h"
-#include "daemon/store_worker.h"
 #include "net/websocket.h"
 #include "proto/time.h"
 

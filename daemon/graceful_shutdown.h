@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <functional>
 
-#include "daemon/store_worker.h"
+#include "daemon/base/store_worker.h"
 #include "net/http_server.h"
 #include "proto/time.h"
 

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "daemon/auth.h"
+#include "daemon/base/auth.h"
 #include "healthcheck/health_json.h"
 #include "healthcheck/run_figures.h"
 

@@ -9,7 +9,7 @@
 #include "checkpoint/checkpoint.h"
 #include "daemon/attempt_end.h"
 #include "daemon/daemon_metrics.h"
-#include "daemon/events.h"
+#include "daemon/events/events.h"
 #include "daemon/goodput.h"
 #include "daemon/job_fit.h"
 #include "daemon/node_claims.h"

@@ -17,10 +17,11 @@
 #include <vector>
 
 #include "daemon/attempt_end.h"
-#include "daemon/audit.h"
-#include "daemon/auth.h"
+#include "daemon/base/audit.h"
+#include "daemon/base/auth.h"
+#include "daemon/base/failure_rules.h"
+#include "daemon/base/store_worker.h"
 #include "daemon/ended_states.h"
-#include "daemon/failure_rules.h"
 #include "daemon/file_worker.h"
 #include "daemon/health_checks.h"
 #include "daemon/log_fetcher.h"
@@ -31,7 +32,6 @@
 #include "daemon/rank_state.h"
 #include "daemon/recovery.h"
 #include "daemon/storage_usage.h"
-#include "daemon/store_worker.h"
 #include "daemon/straggler_rule.h"
 #include "healthcheck/disk_space.h"
 #include "proto/messages.h"
@@ -95,7 +95,7 @@ class JobManager {
   // hold (job_fit.h), an array over --max-array-size, or a dependency on no job is refused at once
   // (invalid_input), before anything is stored.
   using SubmitDone = std::function<void(Result<Submitted> accepted)>;
-  // `audit`, when given, is the caller's record of the change (daemon/audit.h): it is committed in
+  // `audit`, when given, is the caller's record of the change (daemon/base/audit.h): it is committed in
   // the change's own transaction. The same holds for cancel, set_share, drain and undrain.
   void submit(JobSpec spec, std::string user, SubmitDone done, AuditOf audit = nullptr);
   // A canary job now (POST /v1/canaries), as the schedule would submit one; conflict when one runs

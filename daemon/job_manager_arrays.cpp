@@ -7,7 +7,7 @@
 #include <climits>
 
 #include "daemon/daemon_metrics.h"
-#include "daemon/events.h"
+#include "daemon/events/events.h"
 #include "daemon/job_manager.h"
 #include "proto/errors.h"
 

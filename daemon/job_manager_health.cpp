@@ -8,7 +8,7 @@
 #include "checkpoint/checkpoint.h"
 #include "daemon/canary.h"
 #include "daemon/daemon_metrics.h"
-#include "daemon/events.h"
+#include "daemon/events/events.h"
 #include "daemon/job_checkpoints.h"
 #include "daemon/job_manager.h"
 

@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "daemon/canary.h"
-#include "daemon/events.h"
+#include "daemon/events/events.h"
 #include "daemon/job_manager.h"
 
 namespace trainyard::daemon {

@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "checkpoint/checkpoint.h"
-#include "daemon/events.h"
+#include "daemon/events/events.h"
 #include "daemon/job_manager.h"
 
 namespace trainyard::daemon {

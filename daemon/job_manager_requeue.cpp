@@ -2,7 +2,7 @@
 // Each is one stored transition (write-ahead, as everywhere in the job manager) with its event.
 #include <spdlog/spdlog.h>
 
-#include "daemon/events.h"
+#include "daemon/events/events.h"
 #include "daemon/job_fit.h"
 #include "daemon/job_manager.h"
 #include "proto/text.h"

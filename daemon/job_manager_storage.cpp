@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "daemon/events.h"
+#include "daemon/events/events.h"
 #include "daemon/job_checkpoints.h"
 #include "daemon/job_manager.h"
 #include "daemon/storage_quota.h"

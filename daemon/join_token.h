@@ -8,9 +8,9 @@
 #include <functional>
 #include <string>
 
-#include "daemon/audit.h"
-#include "daemon/auth.h"
-#include "daemon/store_worker.h"
+#include "daemon/base/audit.h"
+#include "daemon/base/auth.h"
+#include "daemon/base/store_worker.h"
 
 namespace trainyard::daemon {
 

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "daemon/events.h"
+#include "daemon/events/events.h"
 
 namespace trainyard::daemon {
 

@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "daemon/base/store_worker.h"
 #include "daemon/health_checks.h"
 #include "daemon/job_fit.h"
-#include "daemon/store_worker.h"
 #include "healthcheck/disk_space.h"
 #include "proto/messages.h"
 #include "proto/time.h"

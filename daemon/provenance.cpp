@@ -1,6 +1,6 @@
 #include "daemon/provenance.h"
 
-#include "daemon/auth.h"
+#include "daemon/base/auth.h"
 #include "proto/provenance.h"
 #include "proto/text.h"
 #include "proto/version.h"

@@ -12,7 +12,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "daemon/auth.h"
+#include "daemon/base/auth.h"
 #include "proto/flag_parser.h"
 #include "proto/result.h"
 #include "proto/time.h"

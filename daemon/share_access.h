@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/auth.h"
+#include "daemon/base/auth.h"
 #include "proto/result.h"
 
 namespace trainyard::daemon {

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "daemon/failure_rules.h"
+#include "daemon/base/failure_rules.h"
 
 using namespace trainyard;
 using namespace trainyard::daemon;

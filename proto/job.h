@@ -210,7 +210,7 @@ struct Attempt {
   std::optional<std::string> resumed_from;
   std::string diagnosis;                    // why it was stopped as stuck: ranks, steps, phases, logs
   // A failed attempt's first failed rank and its last output lines, quoted as people may read them
-  // (daemon/quoted_output.h: masked, controls dropped, bounded); empty when no rank failed or it said nothing.
+  // (daemon/base/quoted_output.h: masked, controls dropped, bounded); empty when no rank failed or it said nothing.
   std::optional<int> output_rank;
   std::string output;
   std::optional<TimePoint> stuck_detected_at;

@@ -23,7 +23,7 @@
 
 namespace trainyard::store {
 
-// What each role may do is daemon/roles.h; `operator` is a C++ keyword, hence `operator_`.
+// What each role may do is daemon/base/roles.h; `operator` is a C++ keyword, hence `operator_`.
 enum class Role { admin, operator_, user, viewer, agent };
 std::string to_string(Role r);
 std::optional<Role> parse_role(std::string_view s);

@@ -13,7 +13,7 @@
 #include "daemon/api/auditor.h"
 #include "daemon/api/handlers.h"
 #include "daemon/api/job_views.h"
-#include "daemon/auth.h"
+#include "daemon/base/auth.h"
 #include "daemon/dashboard_files.h"
 #include "daemon/request_limits.h"
 #include "net/http_server.h"

@@ -3,7 +3,7 @@
 
 #include "daemon/api/auditor.h"
 #include "daemon/api/call.h"
-#include "daemon/store_worker.h"
+#include "daemon/base/store_worker.h"
 
 namespace trainyard::daemon {
 

@@ -1,10 +1,10 @@
 #pragma once
-// How handlers record a change in the audit log (daemon/audit.h): written in the same store change
+// How handlers record a change in the audit log (daemon/base/audit.h): written in the same store change
 // as what it records (`event`, or `of` for a change the job manager commits), or on its own once
 // the change succeeded (`write`).
 #include <string>
 
-#include "daemon/audit.h"
+#include "daemon/base/audit.h"
 #include "proto/time.h"
 
 namespace trainyard::daemon {

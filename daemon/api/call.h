@@ -5,7 +5,7 @@
 #include <string>
 
 #include "daemon/api/routes.h"
-#include "daemon/auth.h"
+#include "daemon/base/auth.h"
 #include "net/http_server.h"
 #include "proto/errors.h"
 #include "proto/result.h"
@@ -39,7 +39,7 @@ struct ApiCall {
   // A request body that failed to parse or validate: invalid_json without a field.
   void invalid_body(const InvalidInput& e) const { invalid(e, e.field().empty() ? "invalid_json" : "invalid_field"); }
   std::string route() const { return request.method + " " + request.path; }
-  // The caller's role does not allow `what` (daemon/roles.h).
+  // The caller's role does not allow `what` (daemon/base/roles.h).
   void forbid(const std::string& what) const {
     fail(Error::forbidden("role " + to_string(who.role) + " may not " + what));
   }

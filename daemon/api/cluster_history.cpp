@@ -3,7 +3,7 @@
 #include "daemon/api/call.h"
 #include "daemon/api/cluster.h"
 #include "daemon/api/query.h"
-#include "daemon/store_worker.h"
+#include "daemon/base/store_worker.h"
 
 namespace trainyard::daemon {
 namespace {

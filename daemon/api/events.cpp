@@ -1,11 +1,11 @@
-// The events log as the API reads it (daemon/events.h): GET /v1/events, its stream, and the audit log.
+// The events log as the API reads it (daemon/events/events.h): GET /v1/events, its stream, and the audit log.
 #include "daemon/api/events.h"
 #include "daemon/api/call.h"
 #include "daemon/api/paging.h"
 #include "daemon/api/query.h"
-#include "daemon/audit.h"
-#include "daemon/events.h"
-#include "daemon/store_worker.h"
+#include "daemon/base/audit.h"
+#include "daemon/base/store_worker.h"
+#include "daemon/events/events.h"
 #include "proto/errors.h"
 #include "proto/flag_parser.h"
 #include "proto/time_window.h"

@@ -1,6 +1,6 @@
 #pragma once
-// /v1/events, its stream, and /v1/audit: the events log as the API reads it (daemon/events.h).
-#include "daemon/event_streams.h"
+// /v1/events, its stream, and /v1/audit: the events log as the API reads it (daemon/events/events.h).
+#include "daemon/events/event_streams.h"
 #include "proto/time.h"
 
 namespace trainyard::daemon {

@@ -4,9 +4,9 @@
 #include "daemon/api/call.h"
 #include "daemon/api/cluster.h"
 #include "daemon/api/query.h"
+#include "daemon/base/store_worker.h"
 #include "daemon/goodput.h"
 #include "daemon/goodput_window.h"
-#include "daemon/store_worker.h"
 #include "proto/errors.h"
 
 namespace trainyard::daemon {

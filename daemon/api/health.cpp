@@ -8,9 +8,9 @@
 #include "daemon/api/job_views.h"
 #include "daemon/api/paging.h"
 #include "daemon/api/query.h"
+#include "daemon/base/store_worker.h"
 #include "daemon/canary.h"
 #include "daemon/job_manager.h"
-#include "daemon/store_worker.h"
 
 namespace trainyard::daemon {
 

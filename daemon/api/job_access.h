@@ -1,6 +1,6 @@
 #pragma once
 // Who may see and cancel a job: its owner, and the roles that read or cancel every job.
-#include "daemon/auth.h"
+#include "daemon/base/auth.h"
 #include "proto/job.h"
 
 namespace trainyard::daemon {

@@ -6,8 +6,8 @@
 #include "daemon/api/job_access.h"
 #include "daemon/api/job_list.h"
 #include "daemon/api/job_views.h"
+#include "daemon/base/store_worker.h"
 #include "daemon/job_manager.h"
-#include "daemon/store_worker.h"
 #include "proto/provenance.h"
 #include "scheduler/types.h"
 

@@ -6,7 +6,7 @@
 #include <map>
 #include <string>
 
-#include "daemon/auth.h"
+#include "daemon/base/auth.h"
 #include "proto/job.h"
 #include "proto/json_reader.h"
 

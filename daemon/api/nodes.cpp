@@ -10,9 +10,9 @@
 #include "daemon/api/nodes.h"
 #include "daemon/api/paging.h"
 #include "daemon/api/query.h"
+#include "daemon/base/store_worker.h"
 #include "daemon/job_manager.h"
 #include "daemon/node_credentials.h"
-#include "daemon/store_worker.h"
 #include "proto/faults.h"
 #include "proto/state_list.h"
 

@@ -1,7 +1,7 @@
 #pragma once
 // /v1/nodes: the fleet as each role may see it, and operating it (drain, undrain, faults, health
 // history, forgetting a node's credential).
-#include "daemon/auth.h"
+#include "daemon/base/auth.h"
 #include "proto/json_reader.h"
 
 namespace trainyard::daemon {

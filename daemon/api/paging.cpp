@@ -1,7 +1,7 @@
 #include "daemon/api/paging.h"
 
 #include "daemon/api/query.h"
-#include "daemon/auth.h"
+#include "daemon/base/auth.h"
 #include "proto/errors.h"
 #include "proto/flag_parser.h"
 

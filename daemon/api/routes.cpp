@@ -14,7 +14,7 @@ constexpr std::string_view kJobStates =
     R"({"pattern": "^(PENDING|STARTING|RUNNING|SUCCEEDED|FAILED|CANCELLED|pending|starting|running|succeeded|failed|cancelled)(,(PENDING|STARTING|RUNNING|SUCCEEDED|FAILED|CANCELLED|pending|starting|running|succeeded|failed|cancelled))*$"})";
 constexpr std::string_view kNodeStates =
     R"({"pattern": "^(HEALTHY|SUSPECT|UNHEALTHY|DRAINED|DOWN|healthy|suspect|unhealthy|drained|down)(,(HEALTHY|SUSPECT|UNHEALTHY|DRAINED|DOWN|healthy|suspect|unhealthy|drained|down))*$"})";
-// An event type or a glob over types (daemon/events.h).
+// An event type or a glob over types (daemon/events/events.h).
 constexpr std::string_view kEventTypeGlob = R"({"pattern": "^[a-z._*?]+$"})";
 
 }  // namespace

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "daemon/roles.h"
+#include "daemon/base/roles.h"
 
 namespace trainyard::daemon {
 
@@ -33,7 +33,7 @@ struct Route {
 
   std::string_view method;   // "GET", "POST", "PUT", "DELETE"
   std::string_view pattern;  // "/v1/jobs/{id}/logs": a {name} segment matches any one segment
-  // What the caller's role must allow (daemon/roles.h); nullopt: no token needed. A handler may
+  // What the caller's role must allow (daemon/base/roles.h); nullopt: no token needed. A handler may
   // check more (whose job it is).
   std::optional<Action> action;
   std::string_view refused;          // what a role without `action` "may not" do

@@ -1,5 +1,5 @@
 #include "daemon/api/schemas.h"
-#include "daemon/prometheus.h"
+#include "daemon/base/prometheus.h"
 
 namespace trainyard::daemon {
 namespace {

@@ -3,7 +3,7 @@
 #include "daemon/api/call.h"
 #include "daemon/api/openapi.h"
 #include "daemon/api/schemas.h"
-#include "daemon/prometheus.h"
+#include "daemon/base/prometheus.h"
 #include "daemon/standby.h"
 
 namespace trainyard::daemon {

@@ -7,10 +7,10 @@
 #include "daemon/api/call.h"
 #include "daemon/api/paging.h"
 #include "daemon/api/tokens.h"
-#include "daemon/auth.h"
+#include "daemon/base/auth.h"
+#include "daemon/base/store_worker.h"
 #include "daemon/canary.h"
 #include "daemon/join_token.h"
-#include "daemon/store_worker.h"
 
 namespace trainyard::daemon {
 namespace {

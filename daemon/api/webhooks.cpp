@@ -9,10 +9,10 @@
 #include "daemon/api/paging.h"
 #include "daemon/api/query.h"
 #include "daemon/api/webhooks.h"
-#include "daemon/store_worker.h"
-#include "daemon/webhook_signature.h"
-#include "daemon/webhook_spec.h"
-#include "daemon/webhook_url.h"
+#include "daemon/base/store_worker.h"
+#include "daemon/webhooks/webhook_signature.h"
+#include "daemon/webhooks/webhook_spec.h"
+#include "daemon/webhooks/webhook_url.h"
 #include "proto/flag_parser.h"
 
 namespace trainyard::daemon {

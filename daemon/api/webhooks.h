@@ -5,7 +5,7 @@
 #include <functional>
 #include <optional>
 
-#include "daemon/webhook_registry.h"
+#include "daemon/webhooks/webhook_registry.h"
 #include "proto/time.h"
 #include "store/store.h"
 

@@ -8,7 +8,7 @@
 #include "daemon/job_manager_flags.h"
 #include "daemon/node_claims.h"
 #include "daemon/request_limits.h"
-#include "daemon/webhook_registry.h"
+#include "daemon/webhooks/webhook_registry.h"
 #include "net/http_client.h"
 #include "net/http_server.h"
 #include "scheduler/types.h"
@@ -31,7 +31,7 @@ struct DaemonOptions {
   bool metrics_public = false;  // GET /metrics without a token
   Millis shutdown_grace{10'000};              // SIGTERM: how long requests in flight may take
   std::chrono::seconds history_interval{60};  // how often the cluster is sampled for its history; 0: never
-  std::chrono::days event_retention{30};      // older events are pruned (daemon/event_retention.h)
+  std::chrono::days event_retention{30};      // older events are pruned (daemon/events/event_retention.h)
   Millis sse_keepalive{15'000};               // `: keep-alive` on idle event streams
   // Live events wait this long to go to stream clients together: a write to every client at each
   // commit made 1,000 clients cost the daemon 13 times its CPU per submitted job

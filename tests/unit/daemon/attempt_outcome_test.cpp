@@ -4,7 +4,7 @@
 
 #include <csignal>
 
-#include "daemon/attempt_outcome.h"
+#include "daemon/base/attempt_outcome.h"
 
 namespace trainyard::daemon {
 namespace {

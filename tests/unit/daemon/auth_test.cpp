@@ -1,7 +1,7 @@
 // Token secrets, their hashes, and authentication of Authorization headers.
 #include <gtest/gtest.h>
 
-#include "daemon/auth.h"
+#include "daemon/base/auth.h"
 #include "proto/time.h"
 
 namespace trainyard::daemon {

@@ -1,11 +1,11 @@
-// GET /v1/events/stream's subscribers (daemon/event_streams.h) over a real store worker whose
+// GET /v1/events/stream's subscribers (daemon/events/event_streams.h) over a real store worker whose
 // completions the test runs: the committed events reach them in seq order, a resume is backfilled
 // with no gap and none twice however live events interleave, a stream shows only what its reader
 // may see, a reader that does not read is dropped without holding up the others, and live events
 // go out in flush windows: one push per client per window, shared by the clients that read alike.
 #include <gtest/gtest.h>
 
-#include "daemon/event_streams.h"
+#include "daemon/events/event_streams.h"
 #include "tests/unit/daemon/harness.h"
 
 namespace trainyard::daemon::testing {

@@ -1,9 +1,9 @@
-// The events contract (daemon/events.h): each type emitted in the change it tells of, with its
+// The events contract (daemon/events/events.h): each type emitted in the change it tells of, with its
 // owner, share, severity and details; the audit record in the same transaction; GET /v1/events'
 // filters, visibility and bad input.
 #include <gtest/gtest.h>
 
-#include "daemon/events.h"
+#include "daemon/events/events.h"
 #include "tests/unit/daemon/api_fixture.h"
 
 namespace trainyard::daemon::testing {

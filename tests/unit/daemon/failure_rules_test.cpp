@@ -3,7 +3,7 @@
 
 #include <csignal>
 
-#include "daemon/failure_rules.h"
+#include "daemon/base/failure_rules.h"
 
 namespace trainyard::daemon {
 namespace {

@@ -23,8 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "daemon/base/store_worker.h"
 #include "daemon/job_manager.h"
-#include "daemon/store_worker.h"
 #include "proto/messages.h"
 #include "proto/time.h"
 #include "scheduler/scheduler.h"

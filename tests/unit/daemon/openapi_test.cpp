@@ -16,7 +16,7 @@
 #include "daemon/api/openapi.h"
 #include "daemon/api/routes.h"
 #include "daemon/api/schemas.h"
-#include "daemon/prometheus.h"
+#include "daemon/base/prometheus.h"
 #include "tests/unit/daemon/api_fixture.h"
 
 namespace trainyard::daemon::testing {

@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "daemon/prometheus.h"
+#include "daemon/base/prometheus.h"
 
 namespace trainyard::daemon::prom {
 namespace {

@@ -1,5 +1,5 @@
-// A job's output as people who may not read its logs see it (daemon/quoted_output.h).
-#include "daemon/quoted_output.h"
+// A job's output as people who may not read its logs see it (daemon/base/quoted_output.h).
+#include "daemon/base/quoted_output.h"
 
 #include <gtest/gtest.h>
 

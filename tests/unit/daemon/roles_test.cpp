@@ -5,7 +5,7 @@
 #include <map>
 #include <utility>
 
-#include "daemon/roles.h"
+#include "daemon/base/roles.h"
 
 namespace trainyard::daemon {
 namespace {

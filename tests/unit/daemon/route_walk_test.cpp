@@ -209,7 +209,7 @@ TEST_P(RouteWalkTest, AnswersEachRouteAsThePolicySaysAndLeaksNothingOfAnotherUse
     if (route.method != "GET" && r.status / 100 == 2) ++changes;
     const int expected = authenticated ? c.status[static_cast<int>(caller) - static_cast<int>(Caller::viewer)] : c.open;
     EXPECT_EQ(r.status, expected) << r.text;
-    // The table's role check and the policy above say the same (daemon/roles.h).
+    // The table's role check and the policy above say the same (daemon/base/roles.h).
     if (authenticated && route.action) {
       const store::Role role = caller == Caller::viewer ? store::Role::viewer
                         : caller == Caller::op   ? store::Role::operator_

@@ -1,7 +1,7 @@
 // Backoff with full jitter, the dead-letter horizon and Retry-After, with a fake clock and a seeded RNG.
 #include <gtest/gtest.h>
 
-#include "daemon/webhook_backoff.h"
+#include "daemon/webhooks/webhook_backoff.h"
 
 namespace trainyard::daemon {
 namespace {

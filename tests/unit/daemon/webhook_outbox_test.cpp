@@ -5,8 +5,8 @@
 
 #include <list>
 
-#include "daemon/webhook_outbox.h"
-#include "daemon/webhook_signature.h"
+#include "daemon/webhooks/webhook_outbox.h"
+#include "daemon/webhooks/webhook_signature.h"
 #include "tests/unit/daemon/harness.h"
 
 namespace trainyard::daemon::testing {

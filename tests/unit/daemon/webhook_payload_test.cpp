@@ -5,8 +5,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "daemon/event_json.h"
-#include "daemon/webhook_payload.h"
+#include "daemon/events/event_json.h"
+#include "daemon/webhooks/webhook_payload.h"
 #include "proto/time.h"
 
 namespace trainyard::daemon {

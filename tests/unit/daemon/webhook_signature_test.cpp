@@ -1,7 +1,7 @@
 // Webhook signing against Slack's published example ("Verifying requests from Slack").
 #include <gtest/gtest.h>
 
-#include "daemon/webhook_signature.h"
+#include "daemon/webhooks/webhook_signature.h"
 
 namespace trainyard::daemon {
 namespace {

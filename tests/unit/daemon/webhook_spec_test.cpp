@@ -2,7 +2,7 @@
 // events a webhook wants.
 #include <gtest/gtest.h>
 
-#include "daemon/webhook_spec.h"
+#include "daemon/webhooks/webhook_spec.h"
 #include "proto/errors.h"
 
 namespace trainyard::daemon {

@@ -1,7 +1,7 @@
 // Storm control: at most max_per_minute messages a window, the excess folded, nothing dropped.
 #include <gtest/gtest.h>
 
-#include "daemon/webhook_storm.h"
+#include "daemon/webhooks/webhook_storm.h"
 
 namespace trainyard::daemon {
 namespace {

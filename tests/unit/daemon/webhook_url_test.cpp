@@ -1,7 +1,7 @@
 // Webhook URL policy: what any webhook may name, and what a user's may reach.
 #include <gtest/gtest.h>
 
-#include "daemon/webhook_url.h"
+#include "daemon/webhooks/webhook_url.h"
 #include "proto/errors.h"
 
 namespace trainyard::daemon {

@@ -1,4 +1,4 @@
-// What each role may see and do in the dashboard; the API enforces the same (daemon/roles.h), the
+// What each role may see and do in the dashboard; the API enforces the same (daemon/base/roles.h), the
 // dashboard only hides what would be refused.
 import type { Job, JobState, Role, Who } from "./types";
 

@@ -1,0 +1,57 @@
+#pragma once
+// Failure classification as data (docs/DESIGN.md "Failure classes"): an ordered list of rules, the first
+// that matches names the class, says whether the failure was the system's (infrastructure) and
+// gives a one-line suggestion. The defaults are a JSON document in failure_rules.cpp; operators add
+// their own with `trainyard-daemon --failure-rules FILE` ({"rules": [...]}), checked before them.
+//
+// A rule matches when every matcher it has matches:
+//   "when":      facts that must all hold: cancelled, health_failed, node_lost, stuck (stopped
+//                for making no progress), node_failed_check (a node it hung on then failed its
+//                health check), timed_out,
+//                signal (killed by one), nonzero_exit, failed (either of the last two),
+//                over_storage_quota (the job or its share was over its storage quota);
+//   "exit_code", "signal": globs over the number;
+//   "reason", "log_tail", "text": lists of globs, any of which matches the attempt's reason, its
+//                log tail, or either. Globs are fnmatch patterns, case-insensitive, over the whole
+//                text: "*out of memory*", not a bare substring, so "room" is not "oom".
+// "suggestion" may name {exit_code}, {signal} and {line}: the first line of the log tail (else of
+// the reason) that one of the rule's own patterns matches on its own, e.g. the Python error that
+// names the missing module (bounded, secret-looking NAME=value pairs masked).
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "daemon/base/attempt_outcome.h"
+#include "proto/json_reader.h"
+
+namespace trainyard::daemon {
+
+struct FailureRule {
+  std::string class_name;
+  bool infrastructure = false;
+  std::string suggestion;
+  std::vector<std::string> when;
+  std::optional<std::string> exit_code;
+  std::optional<std::string> signal;
+  std::vector<std::string> reason;
+  std::vector<std::string> log_tail;
+  std::vector<std::string> text;
+};
+
+class FailureRules {
+ public:
+  static const FailureRules& defaults();
+  // Strict: throws InvalidInput naming e.g. "rules[2].when[0]". `path` prefixes field names.
+  static FailureRules parse(const Json& document, const std::string& path = "");
+  // These rules first, then `fallback`'s.
+  FailureRules followed_by(const FailureRules& fallback) const;
+
+  // The first matching rule's class; "unknown" if none matches (the defaults end with a catch-all).
+  FailureClass classify(const AttemptFacts& facts) const;
+  std::size_t size() const { return rules_.size(); }
+
+ private:
+  std::vector<FailureRule> rules_;
+};
+
+}  // namespace trainyard::daemon

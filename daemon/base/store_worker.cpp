@@ -1,0 +1,161 @@
+#include "daemon/base/store_worker.h"
+
+#include <algorithm>
+#include <iterator>
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+#include "proto/time.h"
+
+namespace trainyard::daemon {
+
+StoreWorker::StoreWorker(store::Store& store, PostToIo post_to_io)
+    : store_(store), post_to_io_(std::move(post_to_io)), thread_([this] { run(); }) {}
+
+StoreWorker::~StoreWorker() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_one();
+  thread_.join();
+}
+
+void StoreWorker::write(store::Change change, WriteDone done) {
+  {
+    std::lock_guard lock(mutex_);
+    // Braces: Clang 14 has no parenthesized aggregate initialisation (C++20's P0960).
+    queue_.emplace_back(Write{std::move(change), std::move(done)});
+  }
+  wake_.notify_one();
+}
+
+void StoreWorker::read(ReadTask task, ReadFailed failed) {
+  {
+    std::lock_guard lock(mutex_);
+    queue_.emplace_back(Read{std::move(task), std::move(failed)});
+  }
+  wake_.notify_one();
+}
+
+void StoreWorker::commit_batch(std::vector<Write>& writes) {
+  if (writes.empty()) return;
+  // The batch goes back to the I/O thread whole, in one hand-over (a post per write cost the I/O
+  // thread a queued operation per submission), and is freed there, by the thread that allocated its
+  // changes, rather than handing glibc's allocator a stream of cross-thread frees. The job records
+  // rendered here are the exception: they leave as the submissions' answers.
+  struct Done {
+    std::vector<store::Change> changes;
+    std::vector<WriteDone> callbacks;
+  } done;
+  done.changes.reserve(writes.size());
+  done.callbacks.reserve(writes.size());
+  for (auto& w : writes) {
+    if (w.change.job_records.empty()) {
+      for (const Job& job : w.change.jobs) w.change.job_records.push_back(store::job_record(job));
+    }
+    done.changes.push_back(std::move(w.change));
+    done.callbacks.push_back(std::move(w.done));
+  }
+  writes.clear();
+  Result<void> written;
+  try {
+    const auto began = std::chrono::steady_clock::now();
+    store_.commit(done.changes);
+    ++commits_;
+    if (observe_commit_) {
+      observe_commit_(std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count(), done.changes.size());
+    }
+  } catch (const store::LeaseLost& e) {
+    if (on_lease_lost_) on_lease_lost_(e.what());
+    written = Error::unavailable(e.what());
+  } catch (const std::exception& e) {
+    spdlog::error("event=store_commit_failed changes={} error=\"{}\"", done.changes.size(), e.what());
+    written = Error::unavailable(e.what());
+  }
+  // The committed events go to the events observer, not to the writers' callbacks, which never
+  // read them.
+  std::vector<store::Event> committed_events;
+  if (written.ok() && observe_events_) {
+    for (store::Change& change : done.changes) {
+      std::move(change.events.begin(), change.events.end(), std::back_inserter(committed_events));
+      change.events.clear();
+    }
+  }
+  post_to_io_([done = std::move(done), written]() mutable {
+    for (std::size_t i = 0; i < done.callbacks.size(); ++i) {
+      if (done.callbacks[i]) done.callbacks[i](written, done.changes[i]);
+    }
+  });
+  if (!committed_events.empty()) publish_committed_events(std::move(committed_events));
+}
+
+void StoreWorker::publish_committed_events(std::vector<store::Event> written) {
+  try {
+    // Reading the rows back cost 8% of the daemon's CPU per submission; one MAX(seq) is cheap.
+    const std::int64_t last = store_.last_event_seq();
+    if (last - events_head_ == static_cast<std::int64_t>(written.size())) {
+      for (store::Event& event : written) {
+        event.seq = ++events_head_;
+        event.at = from_unix_ms(to_unix_ms(event.at));  // as stored: to the millisecond
+      }
+      post_to_io_([observe = observe_events_, events = std::move(written)] { observe(events); });
+      return;
+    }
+  } catch (const std::exception& e) {
+    spdlog::warn("event=last_event_seq_failed error=\"{}\"", e.what());
+  }
+  constexpr int kPage = 1000;
+  std::vector<store::Event> events;
+  try {
+    // A short page is the last: no query more per commit to find an empty one.
+    for (std::size_t got = kPage; got == kPage;) {
+      std::vector<store::Event> page = store_.events_after(events_head_, kPage);
+      got = page.size();
+      if (page.empty()) break;
+      events_head_ = page.back().seq;
+      std::move(page.begin(), page.end(), std::back_inserter(events));
+    }
+  } catch (const std::exception& e) {
+    // The events stay stored; the next commit's read-back hands them over.
+    spdlog::error("event=committed_events_read_failed after_seq={} error=\"{}\"", events_head_, e.what());
+  }
+  if (events.empty()) return;
+  post_to_io_([observe = observe_events_, events = std::move(events)] { observe(events); });
+}
+
+void StoreWorker::run() {
+  std::vector<Write> writes;
+  std::vector<Task> batch;  // swapped with `queue_`, so both buffers are reused
+  for (;;) {
+    batch.clear();
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty() && stopping_) return;
+      batch.swap(queue_);
+    }
+    for (auto& task : batch) {
+      if (auto* w = std::get_if<Write>(&task)) {
+        writes.push_back(std::move(*w));
+        continue;
+      }
+      commit_batch(writes);  // a read sees every write queued before it
+      auto& r = std::get<Read>(task);
+      try {
+        post_to_io_(r.task(store_));
+      } catch (const store::LeaseLost& e) {
+        if (on_lease_lost_) on_lease_lost_(e.what());
+        post_to_io_([failed = std::move(r.failed), error = Error::unavailable(e.what())] { failed(error); });
+      } catch (const std::exception& e) {
+        spdlog::error("event=store_read_failed error=\"{}\"", e.what());
+        post_to_io_([failed = std::move(r.failed), error = Error::internal(e.what())] { failed(error); });
+      }
+    }
+    commit_batch(writes);
+  }
+}
+
+}  // namespace trainyard::daemon
