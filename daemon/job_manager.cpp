@@ -62,10 +62,8 @@ void JobManager::restore(const store::LoadedState& state) {
   max_attempt_id_ = state.max_attempt_id;
   health_.continue_ids_after(state.max_health_check_id);
   for (const auto& share : state.shares) {
-    const scheduler::ShareSettings settings{share.weight, share.max_running_cores, share.storage_limit_mb};
-    if (share.created) share_settings_[share.name] = settings;
-    if (share.members) share_members_[share.name] = *share.members;
-    scheduler_.set_share(share.name, settings);
+    shares_.restore(share);
+    scheduler_.set_share(share.name, {share.weight, share.max_running_cores, share.storage_limit_mb});
     scheduler_.import_usage(scheduler::UsageRecord{share.name, share.usage_core_s, share.usage_at});
   }
   nodes_.restore(state.nodes);
@@ -113,12 +111,7 @@ void JobManager::restore(const store::LoadedState& state) {
 void JobManager::set_share(const std::string& name, const scheduler::ShareSettings& settings,
                            std::optional<std::vector<std::string>> members, std::function<void()> done,
                            AuditOf audit) {
-  share_settings_[name] = settings;
-  if (members) {
-    share_members_[name] = std::move(*members);
-  } else {
-    share_members_.erase(name);
-  }
+  shares_.set(name, settings, std::move(members));
   scheduler_.set_share(name, settings);
   store::Change change = usage_change();
   if (audit) change.events.push_back(audit(name));
@@ -130,8 +123,9 @@ void JobManager::set_share(const std::string& name, const scheduler::ShareSettin
 
 void JobManager::delete_share(const std::string& name, std::function<void(Result<void>)> done, AuditOf audit) {
   const auto rows = scheduler_.shares(clock_.system_now());
-  const bool known = share_settings_.contains(name) ||
-                     std::any_of(rows.begin(), rows.end(), [&](const scheduler::ShareRow& row) { return row.name == name; });
+  const bool known =
+      shares_.created(name) ||
+      std::any_of(rows.begin(), rows.end(), [&](const scheduler::ShareRow& row) { return row.name == name; });
   if (!known) return done(Error::not_found("no share " + name));
   std::size_t active = 0;
   JobId example = 0;
@@ -144,8 +138,7 @@ void JobManager::delete_share(const std::string& name, std::function<void(Result
                                 (active == 1 ? "" : "s") + (example ? " (job " + job_ref_text(active_jobs_.at(example)) + ")" : "") +
                                 "; cancel them or wait for them to end first"));
   }
-  share_settings_.erase(name);
-  share_members_.erase(name);
+  shares_.erase(name);
   store::Change change;
   change.deleted_shares.push_back(name);
   if (audit) change.events.push_back(audit(name));
@@ -161,21 +154,7 @@ void JobManager::persist_usage() {
 store::Change JobManager::usage_change() {
   store::Change change;
   for (const auto& usage : scheduler_.export_usage(clock_.system_now())) {
-    store::ShareRecord record;
-    record.name = usage.share;
-    auto settings = share_settings_.find(usage.share);
-    if (settings != share_settings_.end()) {
-      record.weight = settings->second.weight;
-      record.max_running_cores = settings->second.max_running_cores;
-      record.storage_limit_mb = settings->second.storage_limit_mb;
-      record.created = true;
-    }
-    if (auto members = share_members_.find(usage.share); members != share_members_.end()) {
-      record.members = members->second;
-    }
-    record.usage_core_s = usage.usage;
-    record.usage_at = usage.at;
-    change.shares.push_back(record);
+    change.shares.push_back(shares_.record(usage.share, usage.usage, usage.at));
   }
   return change;
 }

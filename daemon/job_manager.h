@@ -31,6 +31,7 @@
 #include "daemon/provenance.h"
 #include "daemon/rank_state.h"
 #include "daemon/recovery.h"
+#include "daemon/share_table.h"
 #include "daemon/storage_usage.h"
 #include "daemon/straggler_rule.h"
 #include "healthcheck/disk_space.h"
@@ -149,11 +150,8 @@ class JobManager {
   // pending or running in it. `done` runs once the deletion is stored.
   void delete_share(const std::string& name, std::function<void(Result<void>)> done, AuditOf audit = nullptr);
   // Whether an admin created the share, and who may submit into it (null: every user).
-  bool share_created(const std::string& name) const { return share_settings_.contains(name); }
-  const std::vector<std::string>* share_members(const std::string& name) const {
-    auto it = share_members_.find(name);
-    return it == share_members_.end() ? nullptr : &it->second;
-  }
+  bool share_created(const std::string& name) const { return shares_.created(name); }
+  const std::vector<std::string>* share_members(const std::string& name) const { return shares_.members(name); }
   // Checkpoint and log bytes by job and share (daemon/storage_usage.h).
   const StorageUsage& storage() const { return storage_; }
   std::optional<std::int64_t> share_storage_limit_mb(const std::string& share) const;
@@ -345,8 +343,7 @@ class JobManager {
   std::map<JobId, Job> active_jobs_;
   std::map<JobId, AttemptId> current_attempt_;
   std::map<AttemptId, ActiveAttempt> attempts_;
-  std::map<std::string, scheduler::ShareSettings> share_settings_;  // the shares admins created
-  std::map<std::string, std::vector<std::string>> share_members_;    // of those open to members only
+  ShareTable shares_;  // the shares admins created
   JobId max_job_id_ = 0;
   AttemptId max_attempt_id_ = 0;
   bool schedule_requested_ = false;

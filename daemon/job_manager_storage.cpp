@@ -24,8 +24,7 @@ struct JobManager::StorageScan {
 };
 
 std::optional<std::int64_t> JobManager::share_storage_limit_mb(const std::string& share) const {
-  auto it = share_settings_.find(share);
-  return it == share_settings_.end() ? std::nullopt : it->second.storage_limit_mb;
+  return shares_.storage_limit_mb(share);
 }
 
 void JobManager::note_storage(const std::string& node, const HeartbeatMsg& msg) {
