@@ -36,11 +36,15 @@ JobManager::JobManager(StoreWorker& store, FileWorker& files, const TimeSource& 
           [this](const std::string& node, const DaemonMessage& message) { return send_to(node, message); },
           [this](const std::string& node) { return nodes_.data_addr(node); }),
       monitors_(MonitorConfig{config_.periodic_check_interval, config_.canary_interval, config_.canary_nodes,
-                             config_.first_comparison_after}, nodes_,
-                clock.monotonic_now()),
+                              config_.first_comparison_after},
+                nodes_, clock.monotonic_now()),
       own_pauses_(config_.tick),
       logs_(timers, config_.log_fetch_timeout,
-            [this](const std::string& node, const DaemonMessage& message) { return send_to(node, message); }) {}
+            [this](const std::string& node, const DaemonMessage& message) { return send_to(node, message); }),
+      graph_([this](JobId id) -> std::optional<JobState> {
+        const auto it = active_jobs_.find(id);
+        return it == active_jobs_.end() ? std::nullopt : std::optional(it->second.state);
+      }) {}
 
 // ---- persistence -------------------------------------------------------------------------------
 
@@ -69,7 +73,7 @@ void JobManager::restore(const store::LoadedState& state) {
   nodes_.restore(state.nodes);
   for (const auto& job : state.active_jobs) {
     active_jobs_[job.id] = job;
-    learn_array(job);
+    graph_.learn(job);
   }
   for (const auto& attempt : state.active_attempts) {
     ActiveAttempt active(attempt);

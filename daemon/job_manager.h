@@ -21,9 +21,9 @@
 #include "daemon/base/auth.h"
 #include "daemon/base/failure_rules.h"
 #include "daemon/base/store_worker.h"
-#include "daemon/ended_states.h"
 #include "daemon/file_worker.h"
 #include "daemon/health_checks.h"
+#include "daemon/job_graph.h"
 #include "daemon/log_fetcher.h"
 #include "daemon/monitors.h"
 #include "daemon/node_registry.h"
@@ -216,11 +216,9 @@ class JobManager {
   // Sets what holds a pending job back (dependencies, array limit); false when its dependencies can
   // never be met: it is then cancelled with that reason.
   bool hold_for_dependencies(const Job& job, scheduler::PendingJob& pending);
-  std::vector<scheduler::UpstreamJob> upstream_of(const Dependency& dependency, const Job& job) const;
   // A job ended: its dependents are looked at again.
   void upstream_ended(const Job& job);
   void cancel_unmet(JobId id, const std::string& reason);
-  void learn_array(const Job& job);
   struct ActiveAttempt {
     explicit ActiveAttempt(Attempt attempt)
         : record(std::move(attempt)), ranks(record.nodes.size()), stragglers(record.nodes.size()) {}
@@ -354,9 +352,7 @@ class JobManager {
   bool closing_agent_connections_ = false;
   std::uint64_t accepted_since_tick_ = 0;  // submissions, summarised at info by tick()
   DaemonMetrics* metrics_ = nullptr;
-  EndedStates ended_states_;  // jobs that ended, as far as dependencies need
-  std::unordered_map<JobId, std::vector<int>> array_indices_;  // array job -> its indices (task id = array + position)
-  std::unordered_map<JobId, std::vector<JobId>> dependents_;   // job -> pending jobs waiting for it
+  JobGraph graph_;  // arrays' tasks, ended jobs' states, who waits for whom
 };
 
 }  // namespace trainyard::daemon
