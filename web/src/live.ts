@@ -20,7 +20,6 @@ export function startLive(handlers: LiveHandlers): () => void {
   let stopped = false;
   let lastId: string | undefined;
   let retryMs = 1000;
-  let answered = false;  // once the daemon answered, each later answer means "refresh what you show"
   let controller: AbortController | undefined;
   let timer: ReturnType<typeof setTimeout> | undefined;
 
@@ -28,9 +27,10 @@ export function startLive(handlers: LiveHandlers): () => void {
     timer = setTimeout(fn, ms);
   };
 
+  // Every answer means "refresh what you show": the first one too, since what the views fetched as
+  // the page loaded may predate the stream, and what changed in between is not in it.
   const answeredNow = () => {
-    if (answered) handlers.onPoll();
-    answered = true;
+    handlers.onPoll();
     retryMs = 1000;
   };
 
@@ -49,7 +49,7 @@ export function startLive(handlers: LiveHandlers): () => void {
       if (response.status === 401) return handlers.onState("unauthorized");
       if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
       handlers.onState("live");
-      answeredNow();  // what changed while the stream was down, at once
+      answeredNow();  // what changed before the stream began or while it was down, at once
       const parser = new SseParser();
       const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
       for (;;) {
