@@ -22,21 +22,25 @@ class AgentFlags : public ::testing::Test {
     std::ofstream(token_file) << "tok-123 \r\n";
     add_agent_flags(flags, settings);
   }
-  // The given flags after the three required ones.
-  void parse(std::vector<std::string> more) {
+  // The given flags after the required ones, into `into` (the fixture's own by default).
+  void parse(std::vector<std::string> more, FlagParser* into = nullptr) {
     std::vector<std::string> args = {
         "trainyard-agent", "--server",   "http://10.0.0.1:8080/",       "--join-token-file", token_file, "--name",
         "trn-7",           "--work-dir", (dir.path() / "work").string()};
     args.insert(args.end(), more.begin(), more.end());
     std::vector<const char*> argv;
     for (const auto& a : args) argv.push_back(a.c_str());
-    ASSERT_TRUE(flags.parse(static_cast<int>(argv.size()), argv.data(), SettingSources{{}, nullptr}));
+    ASSERT_TRUE((into ? into : &flags)->parse(static_cast<int>(argv.size()), argv.data(), SettingSources{{}, nullptr}));
   }
-  // The field named by the error that `more` leads to, from parsing or from making the config.
+  // The field named by the error that `more` leads to, from parsing or from making the config, on
+  // settings of their own.
   std::string refused_field(std::vector<std::string> more) {
+    AgentSettings own;
+    FlagParser own_flags{"trainyard-agent", "", "TRAINYARD_AGENT_"};
+    add_agent_flags(own_flags, own);
     try {
-      parse(std::move(more));
-      agent_config(settings, false);
+      parse(std::move(more), &own_flags);
+      agent_config(own, false);
     } catch (const InvalidInput& e) {
       return e.field();
     }
