@@ -5,7 +5,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <set>
 #include <string>
+#include <string_view>
 
 #include "daemon/job_manager.h"
 #include "proto/workload_memory.h"
@@ -64,9 +66,16 @@ int JobManager::peer_lost_now(const ActiveAttempt& attempt, int reporter) const 
 
 void JobManager::keep_spares_warm() {
   if (config_.recovery.warm_spares <= 0) return;
+  // A job waiting to resume on the nodes that survived its attempt counts on them as its own: made
+  // a spare (a survivor's check is fresher than the spares'), one would take the place of the
+  // spare the resume needs, and the job, which new work's placement never gives spares, would wait
+  // for good.
+  std::set<std::string_view> survivors;
+  for (const auto& [job, nodes] : survivors_) survivors.insert(nodes.begin(), nodes.end());
   std::vector<SpareCandidate> idle;
   for (const auto& [name, entry] : nodes_.entries()) {
     if (!entry.channel || entry.node.state != NodeState::healthy || !entry.attempts.empty() || entry.low_disk) continue;
+    if (survivors.contains(name)) continue;
     const bool passed = entry.node.last_check_verdict == to_string(NodeState::healthy);
     idle.push_back({name, passed ? entry.node.last_check_at : std::nullopt, nodes_.under_test(name)});
   }

@@ -303,6 +303,39 @@ TEST(JobRecovery, AWarmSpareIsHeldForAResumeWhichStartsOnItAtOnce) {
   EXPECT_EQ(c.nodes_of(attempts.back().id).size(), 2u) << "launched at once";
 }
 
+// The survivor's pre-flight is fresher than the spare's check, so a tick that chooses spares
+// between the attempt's end and its resume would prefer the idle survivor to the spare: it must
+// not, or the resume finds one node too few and the job, which placement never gives spares,
+// waits for good.
+TEST(JobRecovery, AResumingJobsSurvivorIsNotMadeASpareInPlaceOfTheOneItNeeds) {
+  JobManagerConfig config = preflight_config();
+  config.recovery.warm_spares = 1;
+  Cluster c(config);
+  std::map<std::string, std::size_t> answered;
+  connect_nodes(c, 3);
+  ASSERT_EQ(pass_health_tasks(c, answered), 1) << "the spare is tested as it is chosen";
+  c.advance(Millis(1000));  // the pre-flight below passes later than the spare's check
+  const Job job = c.submit(command_spec(2));
+  ASSERT_EQ(pass_health_tasks(c, answered), 2) << "the first attempt's pre-flight";
+  const AttemptId first = c.stored_attempts(job.id).back().id;
+  const std::vector<std::string> nodes = c.nodes_of(first);
+  ASSERT_EQ(nodes.size(), 2u);
+  ASSERT_EQ(std::count(nodes.begin(), nodes.end(), "n1"), 0) << "n1 is the spare";
+  for (const auto& node : nodes) c.started(node, first);
+
+  c.jobs.agent_gone(nodes[1], c.agents[nodes[1]].get());
+  c.settle();
+  AttemptExitedMsg exit{first, 1, std::nullopt, "collective_timeout: rank 1 closed the connection", 3, ""};
+  exit.peer_closed_rank = 1;
+  c.jobs.agent_message(nodes[0], c.agents.at(nodes[0]).get(), exit);  // the attempt ends; its commit is pending
+  c.jobs.tick();                                                      // spares are chosen before the resume
+  c.settle();
+
+  const auto attempts = c.stored_attempts(job.id);
+  ASSERT_EQ(attempts.size(), 2u) << "the job did not resume: " << c.stored_job(job.id).value_or(Job{}).reason;
+  EXPECT_THAT(attempts.back().nodes, ::testing::UnorderedElementsAre(nodes[0], "n1"));
+}
+
 std::vector<MetricRecord> stored_metrics(Cluster& c, JobId job) {
   std::vector<MetricRecord> out;
   bool done = false;
