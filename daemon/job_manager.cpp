@@ -203,6 +203,7 @@ void JobManager::submit(JobSpec spec, std::string user, SubmitDone done, AuditOf
 
 void JobManager::requeue(const Job& job) {
   if (job.held != Hold::none) return;  // queued on release
+  if (unheard_.holds(job.id)) return;  // queued once its last attempt is surely stopped
   scheduler::PendingJob pending = scheduler::pending_job(job);
   pending.excluded_nodes = job.excluded_nodes;
   if (!hold_for_dependencies(job, pending)) return;
@@ -466,21 +467,25 @@ void JobManager::fence(const std::string& node, AttemptId id, const std::string&
 
 void JobManager::rank_lost(AttemptId id, int rank, const std::string& reason) {
   auto it = attempts_.find(id);
-  if (it == attempts_.end()) return;
-  RankState& rs = it->second.ranks[static_cast<std::size_t>(rank)];
-  if (rs.exited) return;
+  if (it == attempts_.end() || it->second.ranks[static_cast<std::size_t>(rank)].exited) return;
+  mark_rank_lost(it->second, rank, reason);
+  if (!it->second.killing) kill_attempt(it->second, reason);
+  maybe_finish(id);
+}
+
+void JobManager::mark_rank_lost(ActiveAttempt& attempt, int rank, const std::string& reason) {
+  RankState& rs = attempt.ranks[static_cast<std::size_t>(rank)];
   rs.exited = true;
   rs.lost = true;
   rs.reason = reason;
   // The lost rank speaks for the attempt, also over a rank that failed first because this one's
   // connection closed under it.
-  const int first = it->second.first_failed_rank;
-  if (first < 0 || it->second.ranks[static_cast<std::size_t>(first)].peer_closed_rank == rank) {
-    it->second.first_failed_rank = rank;
+  const int first = attempt.first_failed_rank;
+  if (first < 0 || attempt.ranks[static_cast<std::size_t>(first)].peer_closed_rank == rank) {
+    attempt.first_failed_rank = rank;
   }
-  spdlog::warn("event=rank_lost job={} attempt={} rank={} reason=\"{}\"", it->second.record.job_id, id, rank, reason);
-  if (!it->second.killing) kill_attempt(it->second, reason);
-  maybe_finish(id);
+  spdlog::warn("event=rank_lost job={} attempt={} rank={} reason=\"{}\"", attempt.record.job_id, attempt.record.id,
+               rank, reason);
 }
 
 void JobManager::kill_attempt(ActiveAttempt& attempt, const std::string& reason) {
@@ -498,7 +503,8 @@ void JobManager::maybe_finish(AttemptId id) {
   auto it = attempts_.find(id);
   if (it == attempts_.end()) return;
   const auto& ranks = it->second.ranks;
-  if (std::all_of(ranks.begin(), ranks.end(), [](const RankState& r) { return r.exited; })) finish_attempt(it->second);
+  const bool all_exited = std::all_of(ranks.begin(), ranks.end(), [](const RankState& r) { return r.exited; });
+  if (all_exited || give_up_on_unheard_ranks(it->second)) finish_attempt(it->second);
 }
 
 AttemptEndFacts JobManager::attempt_end_facts(const ActiveAttempt& active) {
@@ -522,7 +528,31 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
   Attempt& attempt = active.record = std::move(end.attempt);
   job = std::move(end.job);
 
-  nodes_.release(attempt.id, attempt.nodes, attempt.cores_per_node);
+  const MonoTime mono_now = clock_.monotonic_now();
+  std::vector<std::string> heard;
+  for (std::size_t r = 0; r < active.ranks.size(); ++r) {
+    const std::string& node = attempt.nodes[r];
+    const NodeEntry* entry = nodes_.find(node);
+    if (!active.ranks[r].unheard || !entry) {
+      heard.push_back(node);
+      continue;
+    }
+    nodes_.keep_unheard(attempt.id, node);
+    unheard_.add({job.id, attempt.id, node, attempt.cores_per_node, entry->heard_at + config_.node_timeout});
+  }
+  nodes_.release(attempt.id, heard, attempt.cores_per_node);
+  std::optional<TimePoint> stored_not_before = job.not_before;
+  if (const auto until = unheard_.held_until(job.id)) {
+    const Millis wait = std::max(Millis(0), std::chrono::duration_cast<Millis>(*until - mono_now));
+    timers_.after(wait, [this] { release_due_unheard_stops(); });
+    if (job.state == JobState::pending) {
+      job.reason += "; its next attempt waits up to " + std::to_string(wait.count()) +
+                    " ms for the nodes not heard from to have surely stopped it";
+      // The job waits here (requeue) and may go sooner if they are heard; the store holds it the
+      // whole time, so a daemon that restarts meanwhile waits too.
+      stored_not_before = std::max(job.not_before.value_or(now), now + wait);
+    }
+  }
   survivors_.erase(job.id);
   const bool straggler_replaced =
       attempt.state == AttemptState::requeued && job.spec.replace_stragglers && !attempt.stragglers.empty();
@@ -546,6 +576,7 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
   store::Change change;
   change.attempts.push_back(attempt);
   change.jobs.push_back(job);
+  change.jobs.back().not_before = stored_not_before;
   change.events = std::move(end.events);
   std::vector<std::string> suspects;
   if (job.user == kCanaryUser && job.state == JobState::failed) {

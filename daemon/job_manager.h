@@ -34,6 +34,7 @@
 #include "daemon/share_table.h"
 #include "daemon/storage_usage.h"
 #include "daemon/straggler_rule.h"
+#include "daemon/unheard_stops.h"
 #include "healthcheck/disk_space.h"
 #include "proto/messages.h"
 #include "proto/result.h"
@@ -271,6 +272,18 @@ class JobManager {
 
   // A rank whose node is gone: counts as exited, with an infrastructure reason.
   void rank_lost(AttemptId id, int rank, const std::string& reason);
+  void mark_rank_lost(ActiveAttempt& attempt, int rank, const std::string& reason);
+  // How long a connected node may go unheard before it counts as not answering: two heartbeats.
+  Millis unanswered_after() const { return 2 * config_.heartbeat_interval; }
+  // A stopping attempt whose ranks still running are all on nodes not answering ends without them
+  // (unheard_stops.h): true when it marked them lost.
+  bool give_up_on_unheard_ranks(ActiveAttempt& attempt);
+  // The node was heard without the attempt, or is DOWN: what it kept is free, and so is the job.
+  void heard_stopped(const std::string& node, AttemptId attempt);
+  // The node told what it runs: the attempts it was not heard to stop that it did not list it has.
+  void heard_stopped_unless_listed(const std::string& node, const std::vector<AttemptReport>& listed);
+  void unheard_stop_over(const UnheardStops::Stop& stop);
+  void release_due_unheard_stops();
   void kill_attempt(ActiveAttempt& attempt, const std::string& reason);
   // Stores that the job's attempt is being stopped to queue again, then stops it (saving first).
   void stop_to_queue_again(Job& job, StopIntent intent, const std::string& reason, store::Change change,
@@ -349,6 +362,7 @@ class JobManager {
   // Nodes that ran a job's previous attempt to its infrastructure failure without failing it: its
   // resume needs no pre-flight of them.
   std::map<JobId, std::vector<std::string>> survivors_;
+  UnheardStops unheard_;  // nodes that may still run an ended attempt's rank, until their fence stops it
   bool closing_agent_connections_ = false;
   std::uint64_t accepted_since_tick_ = 0;  // submissions, summarised at info by tick()
   DaemonMetrics* metrics_ = nullptr;

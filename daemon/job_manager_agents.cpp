@@ -63,6 +63,7 @@ Result<void> JobManager::agent_hello(const HelloMsg& hello, std::shared_ptr<Agen
       it->second.ranks[static_cast<std::size_t>(rank)].unconfirmed_since = clock_.monotonic_now();
     }
   }
+  heard_stopped_unless_listed(hello.name, hello.attempts);
   spdlog::info("event=agent_connected node={} cores={} data_addr={} attempts={}", hello.name, hello.cores,
                hello.data_addr, hello.attempts.size());
   persist(std::move(registration.change), [this] { request_schedule(); });
@@ -187,7 +188,9 @@ void JobManager::on_heartbeat(const std::string& node, const HeartbeatMsg& msg) 
       record.last_step = report.step;
       record.last_progress_at = report.last_progress_at.value_or(clock_.system_now());
     }
-  }  note_storage(node, msg);
+  }
+  heard_stopped_unless_listed(node, msg.attempts);
+  note_storage(node, msg);
 }
 
 void JobManager::on_exited(const std::string& node, const AttemptExitedMsg& msg) {
@@ -195,7 +198,7 @@ void JobManager::on_exited(const std::string& node, const AttemptExitedMsg& msg)
   const int rank = it == attempts_.end() ? -1 : rank_of(it->second, node);
   if (rank < 0) {
     spdlog::info("event=stale_exit_ignored attempt={} node={}", msg.attempt_id, node);
-    return;
+    return heard_stopped(node, msg.attempt_id);
   }
   ActiveAttempt& attempt = it->second;
   RankState& rs = attempt.ranks[static_cast<std::size_t>(rank)];

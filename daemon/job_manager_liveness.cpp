@@ -23,6 +23,8 @@ void JobManager::mark_node_down(const std::string& node, const std::string& reas
     if (it == attempts_.end()) continue;
     rank_lost(id, rank_of(it->second, node), "node_lost: node " + node + " " + reason);
   }
+  // Whatever it still ran of ended attempts is surely stopped by now (fence_timing.h).
+  for (AttemptId id : unheard_.attempts_on(node)) heard_stopped(node, id);
 }
 
 void JobManager::check_stuck(ActiveAttempt& attempt, MonoTime now) {
@@ -116,6 +118,7 @@ void JobManager::tick() {
     mark_node_down(name, "sent no heartbeat for " + std::to_string(silent.count()) + " ms");
   }
   std::vector<std::pair<AttemptId, int>> unconfirmed;
+  std::vector<AttemptId> stopping;
   for (auto& [id, attempt] : attempts_) {
     const Job& job = active_jobs_.at(attempt.record.job_id);
     if (job.spec.timeout_s && attempt.record.started_at && !attempt.killing &&
@@ -127,14 +130,21 @@ void JobManager::tick() {
     enforce_storage_quota(attempt, now);
     for (std::size_t r = 0; r < attempt.ranks.size(); ++r) {
       const auto& since = attempt.ranks[r].unconfirmed_since;
-      if (since && !attempt.ranks[r].exited && now - *since > 2 * config_.heartbeat_interval &&
+      if (since && !attempt.ranks[r].exited && now - *since > unanswered_after() &&
           nodes_.connected(attempt.record.nodes[r])) {
         unconfirmed.emplace_back(id, static_cast<int>(r));
       }
     }
+    const bool ranks_running =
+        std::any_of(attempt.ranks.begin(), attempt.ranks.end(), [](const RankState& r) { return !r.exited; });
+    if (attempt.killing && ranks_running) stopping.push_back(id);
   }
   for (const auto& [id, rank] : unconfirmed) {
     rank_lost(id, rank, "node_lost: the agent no longer runs this attempt (restarted?)");
+  }
+  for (AttemptId id : stopping) {
+    auto it = attempts_.find(id);
+    if (it != attempts_.end() && give_up_on_unheard_ranks(it->second)) finish_attempt(it->second);
   }
   Monitors::Due due = monitors_.tick(now, [this] { return canary_running(); });
   if (due.periodic_check) start_check(std::move(*due.periodic_check), nullptr);

@@ -5,9 +5,12 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "daemon/job_manager.h"
 #include "proto/workload_memory.h"
@@ -95,6 +98,7 @@ bool JobManager::resume_on_spares(JobId id) {
   Job& job = it->second;
   // Spares are for the first failure since training advanced; one after another backs off as usual.
   if (job.state != JobState::pending || job.held != Hold::none || job.infra_retries_in_a_row > 1) return false;
+  if (unheard_.holds(id)) return false;  // tried again once its last attempt is surely stopped
   const auto usable = [&](const std::string& name) {
     const NodeEntry* entry = nodes_.find(name);
     if (!entry || !entry->channel || entry->node.state != NodeState::healthy || entry->low_disk || nodes_.under_test(name)) {
@@ -120,6 +124,57 @@ bool JobManager::resume_on_spares(JobId id) {
   start_attempt(job, start);
   keep_spares_warm();  // the spares it took are spares no more; others may take their place
   return true;
+}
+
+bool JobManager::give_up_on_unheard_ranks(ActiveAttempt& attempt) {
+  if (!attempt.killing) return false;
+  const MonoTime now = clock_.monotonic_now();
+  std::vector<std::pair<int, Millis>> unheard;
+  for (std::size_t r = 0; r < attempt.ranks.size(); ++r) {
+    if (attempt.ranks[r].exited) continue;
+    const NodeEntry* entry = nodes_.find(attempt.record.nodes[r]);
+    // A node whose connection closed is the disconnect grace's to judge: that path knows when a
+    // dead agent's ranks are stopped, sooner than the node timeout.
+    if (!entry || !entry->channel || entry->disconnected_at) return false;
+    const auto silent = std::chrono::duration_cast<Millis>(now - entry->heard_at);
+    if (silent <= unanswered_after()) return false;
+    unheard.emplace_back(static_cast<int>(r), silent);
+  }
+  if (unheard.empty()) return false;
+  for (const auto& [rank, silent] : unheard) {
+    attempt.ranks[static_cast<std::size_t>(rank)].unheard = true;
+    mark_rank_lost(attempt, rank,
+                   "node_lost: node " + attempt.record.nodes[static_cast<std::size_t>(rank)] +
+                       " was not heard from for " + std::to_string(silent.count()) +
+                       " ms while its attempt was being stopped");
+  }
+  return true;
+}
+
+void JobManager::heard_stopped(const std::string& node, AttemptId attempt) {
+  if (auto stop = unheard_.heard_stopped(node, attempt)) unheard_stop_over(*stop);
+}
+
+void JobManager::heard_stopped_unless_listed(const std::string& node, const std::vector<AttemptReport>& listed) {
+  for (AttemptId attempt : unheard_.attempts_on(node)) {
+    const auto runs = [attempt](const AttemptReport& report) { return report.attempt_id == attempt; };
+    if (std::none_of(listed.begin(), listed.end(), runs)) heard_stopped(node, attempt);
+  }
+}
+
+void JobManager::release_due_unheard_stops() {
+  for (const UnheardStops::Stop& stop : unheard_.due(clock_.monotonic_now())) unheard_stop_over(stop);
+}
+
+void JobManager::unheard_stop_over(const UnheardStops::Stop& stop) {
+  nodes_.release_unheard(stop.attempt, stop.node, stop.cores);
+  spdlog::info("event=unheard_stop_over job={} attempt={} node={}", stop.job, stop.attempt, stop.node);
+  auto it = active_jobs_.find(stop.job);
+  if (!unheard_.holds(stop.job) && it != active_jobs_.end() && it->second.state == JobState::pending &&
+      !resume_on_spares(stop.job)) {
+    requeue(it->second);
+  }
+  request_schedule();
 }
 
 }  // namespace trainyard::daemon

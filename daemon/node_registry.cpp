@@ -247,6 +247,21 @@ void NodeRegistry::release(AttemptId attempt, const std::vector<std::string>& no
   }
 }
 
+void NodeRegistry::keep_unheard(AttemptId attempt, const std::string& node) {
+  auto it = nodes_.find(node);
+  if (it == nodes_.end()) return;
+  it->second.attempts.erase(attempt);
+  it->second.unheard.insert(attempt);
+  sync(it->second);
+}
+
+void NodeRegistry::release_unheard(AttemptId attempt, const std::string& node, int cores) {
+  auto it = nodes_.find(node);
+  if (it == nodes_.end() || it->second.unheard.erase(attempt) == 0) return;
+  it->second.used_cores -= cores;
+  sync(it->second);
+}
+
 bool NodeRegistry::send(const std::string& name, const DaemonMessage& message) {
   auto it = nodes_.find(name);
   if (it == nodes_.end() || !it->second.channel) return false;
@@ -279,7 +294,7 @@ void NodeRegistry::set_spares(const std::vector<std::string>& names) {
 }
 
 bool NodeRegistry::takes_work(const NodeEntry& entry) const {
-  return scheduler::node_info(entry.node).accepts_work && !entry.low_disk && !entry.spare &&
+  return scheduler::node_info(entry.node).accepts_work && !entry.low_disk && !entry.spare && entry.unheard.empty() &&
          !under_test_(entry.node.name);
 }
 

@@ -67,6 +67,9 @@ struct NodeEntry {
   bool low_disk = false;  // its latest heartbeat found a filesystem short of space: it takes no work
   std::optional<MonoTime> disconnected_at;  // when its agent's connection closed, while it stays closed
   bool spare = false;  // held idle for resumes (recovery.h): the scheduler gives it no new work
+  // Attempts that ended without this node being heard to stop its rank (unheard_stops.h): it keeps
+  // their cores and takes no work until it is heard without them, or goes DOWN.
+  std::set<AttemptId> unheard;
 
   int free_cores() const { return node.cores - used_cores; }
 };
@@ -120,6 +123,10 @@ class NodeRegistry {
   // The attempt holds `cores` on each of `nodes` until it is released.
   void hold(AttemptId attempt, const std::vector<std::string>& nodes, int cores);
   void release(AttemptId attempt, const std::vector<std::string>& nodes, int cores);
+  // The attempt ended without the node being heard to stop its rank: the node keeps its cores.
+  void keep_unheard(AttemptId attempt, const std::string& node);
+  // It was heard (or is DOWN): the cores it kept for the attempt are free.
+  void release_unheard(AttemptId attempt, const std::string& node, int cores);
 
   // Sends to the node's agent; false when it is not connected.
   bool send(const std::string& name, const DaemonMessage& message);

@@ -14,6 +14,7 @@ struct RankState {
   bool started = false;
   bool exited = false;
   bool lost = false;
+  bool unheard = false;        // lost without its node being heard to stop it (unheard_stops.h)
   bool health_failed = false;  // its node failed the attempt's pre-flight check
   // Progress as the daemon saw it: the last step, when it last advanced, and the phase reported.
   std::int64_t progress_step = 0;

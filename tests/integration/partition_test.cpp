@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <gtest/gtest.h>
 
+#include "proto/time.h"
 #include "tests/integration/cluster.h"
 #include "tests/integration/host_network.h"
 
@@ -23,7 +24,7 @@ class HostsTest : public ::testing::Test {
   void SetUp() override {
     if (const auto why = HostNetwork::unavailable()) GTEST_SKIP() << *why;
     network_.emplace();
-    for (const char* host : {"client", "daemon", "node-a", "node-b"}) network_->add_host(host);
+    for (const char* host : {"client", "daemon", "node-a", "node-b", "node-c"}) network_->add_host(host);
     cluster_.emplace(*network_);
   }
   void TearDown() override {
@@ -132,6 +133,53 @@ TEST_P(PartitionTest, ANodeCutOffStopsItsAttemptBeforeTheDaemonStartsAnotherAndR
       },
       30s);
   EXPECT_TRUE(rejoined) << cluster.api("GET", "/v1/nodes/node-a").body.dump(2) << attempts_text(cluster, id);
+}
+
+// A gang's node cut off: the other rank's all-reduce times out and it is stopped, but the cut node
+// cannot say it stopped too. The attempt ends without it once it has gone unheard, so the node that
+// was heard is free long before the node timeout; the retry still waits until the cut node's fence
+// has surely stopped its rank (daemon/unheard_stops.h).
+TEST_P(PartitionTest, AGangEndsWithoutItsCutOffNodeButItsRetryWaitsOutThatNodesFence) {
+  Cluster& cluster = *cluster_;
+  // 100 ms heartbeats, a 10 s node timeout, a 0.5 s kill grace and a 6 s fence: 6 + 0.5 + 1 <= 10;
+  // the agents' all-reduce gives up after 5 s.
+  cluster.start_daemon({"--node-timeout-ms", "10000", "--kill-grace-ms", "500", "--fence-ms", "6000"});
+  cluster.start_agent("node-a");
+  cluster.start_agent("node-b");
+  cluster.wait_for_nodes(2);
+  const std::int64_t id = cluster.submit(
+      {{"name", "gang"}, {"nodes", 2}, {"kind", "simulated"}, {"workload", {{"steps", 300}, {"step_ms", 50}}}});
+  const auto first_attempt = [&] {
+    return cluster.api("GET", "/v1/jobs/" + std::to_string(id) + "/attempts").body["attempts"][0];
+  };
+  ASSERT_TRUE(eventually([&] { return first_attempt().value("last_step", 0) >= 5; }, 30s))
+      << attempts_text(cluster, id);
+  cluster.start_agent("node-c");  // where the retry runs with node-b
+  cluster.wait_for_nodes(3);
+
+  const TimePoint cut_at = std::chrono::time_point_cast<Millis>(std::chrono::system_clock::now());
+  if (GetParam() == Loss::link_cut) {
+    network_->cut("node-a");
+  } else {
+    network_->drop("node-a", "daemon");
+  }
+  // node-a cannot be called DOWN before 10 s: by then the attempt has long ended.
+  ASSERT_TRUE(eventually([&] { return first_attempt()["state"] == "FAILED"; }, 9s))
+      << attempts_text(cluster, id) << cluster.daemon_log();
+  const Json b = cluster.api("GET", "/v1/nodes/node-b").body;
+  const Json a = cluster.api("GET", "/v1/nodes/node-a").body;
+  EXPECT_NE(a["state"], "DOWN") << a.dump(2);
+  EXPECT_TRUE(b["attempts"].empty()) << "the node that was heard is free: " << b.dump(2);
+  EXPECT_EQ(b["free_cores"], b["cores"]) << b.dump(2);
+
+  cluster.wait_job_state(id, "SUCCEEDED", 90s);
+  const Json attempts = cluster.api("GET", "/v1/jobs/" + std::to_string(id) + "/attempts").body["attempts"];
+  ASSERT_EQ(attempts.size(), 2u) << attempts.dump(2);
+  EXPECT_EQ(attempts[1]["nodes"], Json::array({"node-b", "node-c"})) << attempts.dump(2);
+  // node-a was last heard at most a heartbeat before the cut; its fence has surely stopped its
+  // rank 10 s after that.
+  const TimePoint retried_at = *parse_time(attempts[1]["created_at"].get<std::string>());
+  EXPECT_GE(retried_at - cut_at, Millis(9900)) << attempts.dump(2);
 }
 
 INSTANTIATE_TEST_SUITE_P(Losses, PartitionTest, ::testing::Values(Loss::link_cut, Loss::one_way),

@@ -336,6 +336,87 @@ TEST(JobRecovery, AResumingJobsSurvivorIsNotMadeASpareInPlaceOfTheOneItNeeds) {
   EXPECT_THAT(attempts.back().nodes, ::testing::UnorderedElementsAre(nodes[0], "n1"));
 }
 
+// A node cut off from the daemon with its connection still open (a link down, a frozen agent): its
+// gang's survivor fails its collective and is stopped, but the cut node cannot say it stopped too.
+struct CutNode : LostNode {
+  // Time passes with every node but the cut one heartbeating.
+  void pass(Millis total) {
+    for (Millis passed{0}; passed < total; passed += Millis(500)) {
+      c.advance(Millis(500));
+      c.heartbeat(survivor);
+      c.heartbeat(spare);
+      c.jobs.tick();
+      c.settle();
+    }
+  }
+  void survivor_times_out() {
+    c.exited(survivor, r.attempt, 1, std::nullopt, "collective_timeout: rank 1 did not answer");
+  }
+  // The survivor times out 1.5 s after the cut; the attempt ends a second later, the cut node unheard.
+  void end_without_the_cut_node() {
+    pass(Millis(1500));
+    survivor_times_out();
+    pass(Millis(1000));
+    ASSERT_FALSE(c.jobs.active_attempt(r.attempt));
+  }
+};
+
+TEST(JobRecovery, AGangEndsWithoutACutOffNodeOnceItGoesUnheardAndFreesTheNodesThatWereHeard) {
+  CutNode t;
+  t.pass(Millis(1500));
+  t.survivor_times_out();
+  ASSERT_EQ(t.c.agents[t.lost]->kills().size(), 1u) << "its rank is stopped like any other";
+  t.pass(Millis(500));
+  ASSERT_TRUE(t.c.jobs.active_attempt(t.r.attempt)) << "unheard for two heartbeats, not more: it may still answer";
+  t.pass(Millis(500));
+  ASSERT_FALSE(t.c.jobs.active_attempt(t.r.attempt)) << "unheard for longer: the attempt ends without it";
+  const Attempt failed = t.ended_attempt();
+  EXPECT_EQ(failed.state, AttemptState::failed);
+  EXPECT_TRUE(failed.infrastructure);
+  EXPECT_EQ(failed.ended_at, test_epoch() + Millis(2500)) << "not at the node timeout (5 s)";
+  EXPECT_EQ(t.c.jobs.node(t.survivor)->free_cores, 8) << "the node that was heard is free at once";
+  EXPECT_EQ(t.c.jobs.node(t.lost)->free_cores, 0) << "the cut node may still run the rank";
+  EXPECT_NE(t.c.jobs.node(t.lost)->node.state, NodeState::down) << "DOWN is still the node timeout's call";
+  const Job* job = t.c.jobs.active_job(t.r.job.id);
+  ASSERT_NE(job, nullptr);
+  EXPECT_EQ(job->state, JobState::pending);
+  EXPECT_THAT(job->reason, HasSubstr("waits up to 2500 ms for the nodes not heard from to have surely stopped it"));
+}
+
+// The cut node's fence stops its rank by the node timeout after it was last heard (fence_timing.h):
+// not before then does the job start again, though its retry backoff ended sooner.
+TEST(JobRecovery, TheNextAttemptOfAGangThatEndedWithoutACutOffNodeWaitsOutThatNodesFence) {
+  CutNode t;
+  ASSERT_NO_FATAL_FAILURE(t.end_without_the_cut_node());
+  ASSERT_EQ(t.c.stored_job(t.r.job.id)->not_before, test_epoch() + Millis(5000))
+      << "stored: a restarted daemon waits too";
+  t.pass(Millis(2000));  // 4.5 s: the backoff is over, the fence may not be
+  ASSERT_EQ(t.c.stored_attempts(t.r.job.id).size(), 1u) << "a second attempt would run beside the first";
+  t.pass(Millis(500));
+  const auto attempts = t.c.stored_attempts(t.r.job.id);
+  ASSERT_EQ(attempts.size(), 2u) << t.c.stored_job(t.r.job.id).value_or(Job{}).reason;
+  EXPECT_EQ(attempts.back().created_at, test_epoch() + Millis(5000));
+  EXPECT_THAT(attempts.back().nodes, ::testing::UnorderedElementsAre(t.survivor, t.spare));
+}
+
+// Heard again, the node says what it runs: an ended attempt it still runs is fenced (and keeps its
+// cores), one it no longer lists is over, and the job need not wait for the node timeout.
+TEST(JobRecovery, ACutOffNodeHeardAgainFreesWhatItNoLongerRuns) {
+  CutNode t;
+  ASSERT_NO_FATAL_FAILURE(t.end_without_the_cut_node());
+  t.c.heartbeat(t.lost, {AttemptReport{t.r.attempt, t.r.job.id, 7, std::nullopt, "forward"}});
+  ASSERT_EQ(t.c.agents[t.lost]->kills().size(), 2u);
+  EXPECT_THAT(t.c.agents[t.lost]->kills().back().reason, HasSubstr("fenced: attempt is not current"));
+  EXPECT_EQ(t.c.jobs.node(t.lost)->free_cores, 0) << "it still runs the rank";
+  t.c.heartbeat(t.lost);
+  EXPECT_EQ(t.c.jobs.node(t.lost)->free_cores, 8) << "it has stopped it";
+  t.pass(Millis(2000));  // 4.5 s: the retry backoff is over
+  const auto attempts = t.c.stored_attempts(t.r.job.id);
+  ASSERT_EQ(attempts.size(), 2u) << "nothing runs the first attempt any more";
+  EXPECT_EQ(attempts.back().created_at, test_epoch() + Millis(4500));
+  EXPECT_THAT(attempts.back().nodes, ::testing::UnorderedElementsAre(t.survivor, t.spare)) << "the cut node is avoided";
+}
+
 std::vector<MetricRecord> stored_metrics(Cluster& c, JobId job) {
   std::vector<MetricRecord> out;
   bool done = false;
