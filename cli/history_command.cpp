@@ -138,7 +138,10 @@ std::string history_table(const Json& jobs, const std::vector<std::string>& name
 std::string history_csv(const Json& jobs, const std::vector<std::string>& names) {
   const auto line = [](const std::vector<std::string>& cells) {
     std::string out;
-    for (const auto& cell : cells) out += (out.empty() ? "" : ",") + csv_field(cell);
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+      if (i > 0) out += ',';
+      out += csv_field(cells[i]);
+    }
     return out + "\n";
   };
   std::string out = line(names);

@@ -103,6 +103,11 @@ TEST(HistoryFormat, CsvHasAHeaderLineAndQuotedCells) {
             "id,name,elapsed\n7,\"train, big\",01:02:03\n6,never-ran,-\n");
 }
 
+TEST(HistoryFormat, AnEmptyFirstCellKeepsItsComma) {
+  const Json unnamed = Json::array({{{"id", 5}, {"name", ""}}});
+  EXPECT_EQ(history_csv(unnamed, parse_history_columns("name,id")), "name,id\n,5\n");
+}
+
 TEST(HistoryFormat, UnknownColumnsNameTheFlagAndTheColumnsThereAre) {
   try {
     parse_history_columns("id,elapsd");
