@@ -88,8 +88,7 @@ void JobManager::restore(const store::LoadedState& state) {
     }
     // How long it ran before the restart only the stored wall-clock times can tell.
     if (attempt.started_at) active.running_since = mono_now - std::max(Millis(0), now - *attempt.started_at);
-    attempts_.insert_or_assign(attempt.id, std::move(active));
-    current_attempt_[attempt.job_id] = attempt.id;
+    attempts_.add(std::move(active));
     std::vector<scheduler::NodeCores> held;
     for (const auto& n : attempt.nodes) held.push_back({n, attempt.cores_per_node});
     nodes_.hold(attempt.id, attempt.nodes, attempt.cores_per_node);
@@ -256,7 +255,7 @@ void JobManager::cancel(JobId id, std::function<void(CancelResult, std::optional
     job.cancel_requested = true;
     const Job snapshot = job;
     if (metrics_) metrics_->job_ended(snapshot);
-    survivors_.erase(id);
+    attempts_.forget_survivors(id);
     active_jobs_.erase(it);
     store::Change change;
     change.jobs.push_back(snapshot);
@@ -276,13 +275,9 @@ void JobManager::cancel(JobId id, std::function<void(CancelResult, std::optional
   change.jobs.push_back(snapshot);
   if (audit) change.events.push_back(audit(std::to_string(id)));
   persist(std::move(change), [this, id, done, snapshot] {
-    auto current = current_attempt_.find(id);
-    if (current != current_attempt_.end()) {
-      auto attempt = attempts_.find(current->second);
-      if (attempt != attempts_.end()) {
-        kill_attempt(attempt->second, "cancelled on request");
-        maybe_finish(attempt->first);  // its ranks may all be gone already, its nodes under test after a hang
-      }
+    if (ActiveAttempt* attempt = attempts_.current(id)) {
+      kill_attempt(*attempt, "cancelled on request");
+      maybe_finish(attempt->record.id);  // its ranks may all be gone already, its nodes under test after a hang
     }
     done(CancelResult::cancelling, snapshot);
   });
@@ -294,10 +289,10 @@ const Job* JobManager::active_job(JobId id) const {
 }
 
 std::optional<Attempt> JobManager::active_attempt(AttemptId id) const {
-  auto it = attempts_.find(id);
-  if (it == attempts_.end()) return std::nullopt;
-  Attempt a = it->second.record;
-  for (const auto& rank : it->second.ranks) a.steps_completed = std::max(a.steps_completed, rank.steps);
+  const ActiveAttempt* active = attempts_.find(id);
+  if (!active) return std::nullopt;
+  Attempt a = active->record;
+  for (const auto& rank : active->ranks) a.steps_completed = std::max(a.steps_completed, rank.steps);
   return a;
 }
 
@@ -361,8 +356,7 @@ void JobManager::start_attempt(Job& job, const scheduler::Start& start) {
   job.reason = "placed on " + join_node_names(attempt.nodes);
   job.not_before.reset();
 
-  attempts_.insert_or_assign(attempt.id, ActiveAttempt(attempt));
-  current_attempt_[job.id] = attempt.id;
+  attempts_.add(ActiveAttempt(attempt));
   nodes_.hold(attempt.id, attempt.nodes, attempt.cores_per_node);
   store::Change change;
   change.jobs.push_back(job);
@@ -373,9 +367,9 @@ void JobManager::start_attempt(Job& job, const scheduler::Start& start) {
 }
 
 void JobManager::launch(AttemptId id) {
-  auto it = attempts_.find(id);
-  if (it == attempts_.end()) return;
-  ActiveAttempt& attempt = it->second;
+  ActiveAttempt* found = attempts_.find(id);
+  if (!found) return;
+  ActiveAttempt& attempt = *found;
   // A gang launches whole or not at all. If it was stopped, or lost a node, between placement and
   // this commit, no rank starts: a rank launched after its kill would run on unwatched.
   std::vector<std::pair<int, std::string>> gone;
@@ -454,22 +448,16 @@ std::string JobManager::checkpoint_dir_of(JobId job) const {
 
 bool JobManager::send_to(const std::string& node, const DaemonMessage& message) { return nodes_.send(node, message); }
 
-int JobManager::rank_of(const ActiveAttempt& attempt, const std::string& node) const {
-  const auto& nodes = attempt.record.nodes;
-  auto it = std::find(nodes.begin(), nodes.end(), node);
-  return it == nodes.end() ? -1 : static_cast<int>(it - nodes.begin());
-}
-
 void JobManager::fence(const std::string& node, AttemptId id, const std::string& why) {
   spdlog::warn("event=attempt_fenced attempt={} node={} why=\"{}\"", id, node, why);
   send_to(node, KillMsg{id, "fenced: " + why, 0});
 }
 
 void JobManager::rank_lost(AttemptId id, int rank, const std::string& reason) {
-  auto it = attempts_.find(id);
-  if (it == attempts_.end() || it->second.ranks[static_cast<std::size_t>(rank)].exited) return;
-  mark_rank_lost(it->second, rank, reason);
-  if (!it->second.killing) kill_attempt(it->second, reason);
+  ActiveAttempt* attempt = attempts_.find(id);
+  if (!attempt || attempt->ranks[static_cast<std::size_t>(rank)].exited) return;
+  mark_rank_lost(*attempt, rank, reason);
+  if (!attempt->killing) kill_attempt(*attempt, reason);
   maybe_finish(id);
 }
 
@@ -500,11 +488,8 @@ void JobManager::kill_attempt(ActiveAttempt& attempt, const std::string& reason)
 }
 
 void JobManager::maybe_finish(AttemptId id) {
-  auto it = attempts_.find(id);
-  if (it == attempts_.end()) return;
-  const auto& ranks = it->second.ranks;
-  const bool all_exited = std::all_of(ranks.begin(), ranks.end(), [](const RankState& r) { return r.exited; });
-  if (all_exited || give_up_on_unheard_ranks(it->second)) finish_attempt(it->second);
+  ActiveAttempt* attempt = attempts_.find(id);
+  if (attempt && (attempt->all_exited() || give_up_on_unheard_ranks(*attempt))) finish_attempt(*attempt);
 }
 
 AttemptEndFacts JobManager::attempt_end_facts(const ActiveAttempt& active) {
@@ -544,7 +529,6 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
   std::optional<TimePoint> stored_not_before = job.not_before;
   if (const auto until = unheard_.held_until(job.id)) {
     const Millis wait = std::max(Millis(0), std::chrono::duration_cast<Millis>(*until - mono_now));
-    timers_.after(wait, [this] { release_due_unheard_stops(); });
     if (job.state == JobState::pending) {
       job.reason += "; its next attempt waits up to " + std::to_string(wait.count()) +
                     " ms for the nodes not heard from to have surely stopped it";
@@ -553,21 +537,21 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
       stored_not_before = std::max(job.not_before.value_or(now), now + wait);
     }
   }
-  survivors_.erase(job.id);
+  attempts_.forget_survivors(job.id);
   const bool straggler_replaced =
       attempt.state == AttemptState::requeued && job.spec.replace_stragglers && !attempt.stragglers.empty();
   if (job.state == JobState::pending && (attempt.infrastructure || straggler_replaced)) {
     // Its resume need not pre-flight the nodes that kept running it (recovery.h), and may take a
     // warm spare in place of the node it left out.
-    std::vector<std::string>& survivors = survivors_[job.id];
+    std::vector<std::string> survivors;
     for (std::size_t r = 0; r < active.ranks.size(); ++r) {
       if (std::find(job.excluded_nodes.begin(), job.excluded_nodes.end(), attempt.nodes[r]) == job.excluded_nodes.end()) {
         survivors.push_back(attempt.nodes[r]);
       }
     }
+    attempts_.set_survivors(job.id, std::move(survivors));
   }
   scheduler_.finish(job.id, now);
-  current_attempt_.erase(job.id);
   preempting_.erase(job.id);
 
   if (metrics_ && end.failure) metrics_->attempt_failed(end.failure->cls, end.failure->next);
@@ -605,7 +589,7 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
     }
   }
   const Job snapshot = job;
-  attempts_.erase(attempt.id);
+  attempts_.remove(attempt.id);
   if (is_terminal(snapshot.state)) {
     if (metrics_) metrics_->job_ended(snapshot);
     active_jobs_.erase(snapshot.id);

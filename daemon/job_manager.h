@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "daemon/attempt_end.h"
+#include "daemon/attempt_table.h"
 #include "daemon/base/audit.h"
 #include "daemon/base/auth.h"
 #include "daemon/base/failure_rules.h"
@@ -29,11 +30,9 @@
 #include "daemon/node_registry.h"
 #include "daemon/own_pauses.h"
 #include "daemon/provenance.h"
-#include "daemon/rank_state.h"
 #include "daemon/recovery.h"
 #include "daemon/share_table.h"
 #include "daemon/storage_usage.h"
-#include "daemon/straggler_rule.h"
 #include "daemon/unheard_stops.h"
 #include "healthcheck/disk_space.h"
 #include "proto/messages.h"
@@ -220,29 +219,6 @@ class JobManager {
   // A job ended: its dependents are looked at again.
   void upstream_ended(const Job& job);
   void cancel_unmet(JobId id, const std::string& reason);
-  struct ActiveAttempt {
-    explicit ActiveAttempt(Attempt attempt)
-        : record(std::move(attempt)), ranks(record.nodes.size()), stragglers(record.nodes.size()) {}
-    Attempt record;
-    std::vector<RankState> ranks;
-    bool killing = false;
-    bool timed_out = false;
-    bool quota_exceeded = false;  // stopped for staying over its storage quota past the grace
-    std::string kill_reason;
-    // The rank that failed first speaks for the attempt: the others mostly die of the kill it caused.
-    int first_failed_rank = -1;
-    std::vector<int> stuck_ranks;  // named by the stuck diagnosis, if it was stopped as stuck
-    StragglerWatch stragglers;     // its ranks' work per step, compared (daemon/straggler_rule.h)
-    bool stuck_nodes_tested = false;
-    std::vector<std::string> failed_checks;  // "node failed health check N: ..." for the nodes it hung on
-    MonoTime running_since{};  // record.started_at on the monotonic clock, for its timeout
-    std::optional<ResumedCheckpoint> resumed;  // the checkpoint a retry resumes from (provenance)
-    std::int64_t newest_checkpoint_step = 0;  // the newest it reported: where a retry resumes
-    // Launch waits for both: the checkpoint claimed and the resume point chosen, and the pre-flight
-    // (which runs in parallel with that, when there is one) passed.
-    bool resume_ready = false;
-    bool preflight_running = false;
-  };
   void persist(store::Change change, std::function<void()> then);
   void request_schedule();
   void schedule();
@@ -283,7 +259,6 @@ class JobManager {
   // The node told what it runs: the attempts it was not heard to stop that it did not list it has.
   void heard_stopped_unless_listed(const std::string& node, const std::vector<AttemptReport>& listed);
   void unheard_stop_over(const UnheardStops::Stop& stop);
-  void release_due_unheard_stops();
   void kill_attempt(ActiveAttempt& attempt, const std::string& reason);
   // Stores that the job's attempt is being stopped to queue again, then stops it (saving first).
   void stop_to_queue_again(Job& job, StopIntent intent, const std::string& reason, store::Change change,
@@ -322,7 +297,6 @@ class JobManager {
   // The daemon was paused for `paused` before `now`: nodes' and ranks' silence counts without it.
   void excuse_own_pause(MonoTime now, Millis paused);
   void fence(const std::string& node, AttemptId id, const std::string& why);
-  int rank_of(const ActiveAttempt& attempt, const std::string& node) const;
   std::string checkpoint_dir_of(JobId job) const;
 
   // Health (job_manager_health.cpp).
@@ -352,16 +326,12 @@ class JobManager {
   LogFetcher logs_;
   StorageUsage storage_;
   std::map<JobId, Job> active_jobs_;
-  std::map<JobId, AttemptId> current_attempt_;
-  std::map<AttemptId, ActiveAttempt> attempts_;
+  AttemptTable attempts_;  // the attempts in flight, each job's current one, and survivors
   ShareTable shares_;  // the shares admins created
   JobId max_job_id_ = 0;
   AttemptId max_attempt_id_ = 0;
   bool schedule_requested_ = false;
   std::set<JobId> preempting_;  // victims still stopping: one preemption at a time
-  // Nodes that ran a job's previous attempt to its infrastructure failure without failing it: its
-  // resume needs no pre-flight of them.
-  std::map<JobId, std::vector<std::string>> survivors_;
   UnheardStops unheard_;  // nodes that may still run an ended attempt's rank, until their fence stops it
   bool closing_agent_connections_ = false;
   std::uint64_t accepted_since_tick_ = 0;  // submissions, summarised at info by tick()

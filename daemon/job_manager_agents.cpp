@@ -26,9 +26,8 @@ Result<void> JobManager::agent_hello(const HelloMsg& hello, std::shared_ptr<Agen
   // accelerator suite cannot test cores in use. Attempts it lists that are not ours are fenced
   // below and count for nothing.
   const auto runs_ours = [&](const AttemptReport& report) {
-    auto it = attempts_.find(report.attempt_id);
-    const int rank = it == attempts_.end() ? -1 : rank_of(it->second, hello.name);
-    return rank >= 0 && !it->second.ranks[static_cast<std::size_t>(rank)].exited;
+    const auto on = attempts_.rank_on(report.attempt_id, hello.name);
+    return on && !on->attempt->ranks[static_cast<std::size_t>(on->rank)].exited;
   };
   const bool runs_our_attempts = std::any_of(hello.attempts.begin(), hello.attempts.end(), runs_ours);
   NodeRegistry::Registration registration =
@@ -45,9 +44,8 @@ Result<void> JobManager::agent_hello(const HelloMsg& hello, std::shared_ptr<Agen
       fence(hello.name, report.attempt_id, "attempt is not one this node runs");
       continue;
     }
-    auto it = attempts_.find(report.attempt_id);
-    const int rank = rank_of(it->second, hello.name);
-    RankState& rs = it->second.ranks[static_cast<std::size_t>(rank)];
+    const auto on = attempts_.rank_on(report.attempt_id, hello.name);
+    RankState& rs = on->attempt->ranks[static_cast<std::size_t>(on->rank)];
     rs.unconfirmed_since.reset();
     rs.steps = std::max(rs.steps, report.step);
     // A rank the agent still runs has started, even if its start was lost with a restart of ours.
@@ -55,12 +53,10 @@ Result<void> JobManager::agent_hello(const HelloMsg& hello, std::shared_ptr<Agen
   }
   for (AttemptId id : nodes_.find(hello.name)->attempts) {
     if (reported.contains(id)) continue;
-    auto it = attempts_.find(id);
-    if (it == attempts_.end()) continue;
-    const int rank = rank_of(it->second, hello.name);
-    if (rank >= 0 && !it->second.ranks[static_cast<std::size_t>(rank)].exited) {
+    const auto on = attempts_.rank_on(id, hello.name);
+    if (on && !on->attempt->ranks[static_cast<std::size_t>(on->rank)].exited) {
       // It may still send the exit it could not deliver while disconnected; wait a little.
-      it->second.ranks[static_cast<std::size_t>(rank)].unconfirmed_since = clock_.monotonic_now();
+      on->attempt->ranks[static_cast<std::size_t>(on->rank)].unconfirmed_since = clock_.monotonic_now();
     }
   }
   heard_stopped_unless_listed(hello.name, hello.attempts);
@@ -131,10 +127,10 @@ void note_goodput_timing(Attempt& record, std::optional<TimePoint> first_step_at
 }  // namespace
 
 void JobManager::on_started(const std::string& node, const AttemptStartedMsg& msg) {
-  auto it = attempts_.find(msg.attempt_id);
-  const int rank = it == attempts_.end() ? -1 : rank_of(it->second, node);
-  if (rank < 0) return fence(node, msg.attempt_id, "attempt is not current");
-  ActiveAttempt& attempt = it->second;
+  const auto on = attempts_.rank_on(msg.attempt_id, node);
+  if (!on) return fence(node, msg.attempt_id, "attempt is not current");
+  ActiveAttempt& attempt = *on->attempt;
+  const int rank = on->rank;
   attempt.ranks[static_cast<std::size_t>(rank)].started = true;
   record_rank_environment(attempt.record.provenance, rank, msg.environment);
   const bool all_started = std::all_of(attempt.ranks.begin(), attempt.ranks.end(), [](const RankState& r) { return r.started; });
@@ -165,13 +161,14 @@ void JobManager::on_started(const std::string& node, const AttemptStartedMsg& ms
 
 void JobManager::on_heartbeat(const std::string& node, const HeartbeatMsg& msg) {
   for (const auto& report : msg.attempts) {
-    auto it = attempts_.find(report.attempt_id);
-    const int rank = it == attempts_.end() ? -1 : rank_of(it->second, node);
-    if (rank < 0) {
+    const auto on = attempts_.rank_on(report.attempt_id, node);
+    if (!on) {
       fence(node, report.attempt_id, "attempt is not current");
       continue;
     }
-    RankState& rs = it->second.ranks[static_cast<std::size_t>(rank)];
+    ActiveAttempt& attempt = *on->attempt;
+    const int rank = on->rank;
+    RankState& rs = attempt.ranks[static_cast<std::size_t>(rank)];
     rs.unconfirmed_since.reset();
     rs.steps = std::max(rs.steps, report.step);
     rs.phase = report.phase;
@@ -181,8 +178,8 @@ void JobManager::on_heartbeat(const std::string& node, const HeartbeatMsg& msg) 
       rs.progress_at = clock_.monotonic_now();
       rs.pace.note_advance(rs.progress_at);
     }
-    watch_for_stragglers(it->second, rank, report);
-    Attempt& record = it->second.record;
+    watch_for_stragglers(attempt, rank, report);
+    Attempt& record = attempt.record;
     note_goodput_timing(record, report.first_step_at, report.checkpoint_ms);
     if (report.step > record.last_step) {
       record.last_step = report.step;
@@ -194,13 +191,13 @@ void JobManager::on_heartbeat(const std::string& node, const HeartbeatMsg& msg) 
 }
 
 void JobManager::on_exited(const std::string& node, const AttemptExitedMsg& msg) {
-  auto it = attempts_.find(msg.attempt_id);
-  const int rank = it == attempts_.end() ? -1 : rank_of(it->second, node);
-  if (rank < 0) {
+  const auto on = attempts_.rank_on(msg.attempt_id, node);
+  if (!on) {
     spdlog::info("event=stale_exit_ignored attempt={} node={}", msg.attempt_id, node);
     return heard_stopped(node, msg.attempt_id);
   }
-  ActiveAttempt& attempt = it->second;
+  ActiveAttempt& attempt = *on->attempt;
+  const int rank = on->rank;
   RankState& rs = attempt.ranks[static_cast<std::size_t>(rank)];
   if (rs.exited) return;
   rs.exited = true;
@@ -233,25 +230,25 @@ void JobManager::on_exited(const std::string& node, const AttemptExitedMsg& msg)
 }
 
 void JobManager::on_metrics(const std::string& node, const MetricsMsg& msg) {
-  auto it = attempts_.find(msg.attempt_id);
   // Fencing: only the current attempt's ranks report. Rank 0 alone speaks for the job's metrics
   // (the loss is the global batch's, the same on every rank); any rank may report a checkpoint,
   // since a survivor writes one when its peer is lost (neuron/trainer.h, saves_at_peer_loss).
-  const int rank = it == attempts_.end() ? -1 : rank_of(it->second, node);
-  if (rank < 0 || (rank != 0 && !msg.steps.empty())) {
+  const auto on = attempts_.rank_on(msg.attempt_id, node);
+  if (!on || (on->rank != 0 && !msg.steps.empty())) {
     spdlog::warn("event=stale_metrics node={} attempt={} steps={} checkpoints={}", node, msg.attempt_id, msg.steps.size(),
                  msg.checkpoints.size());
     return;
   }
   if (msg.steps.empty() && msg.checkpoints.empty()) return;
-  const JobId job = it->second.record.job_id;
+  ActiveAttempt& attempt = *on->attempt;
+  const JobId job = attempt.record.job_id;
   store::Change change;
   change.metrics.reserve(msg.steps.size());
   for (const StepMetric& step : msg.steps) change.metrics.push_back(MetricRecord{job, msg.attempt_id, step});
   // Only the current attempt's reports get here: what a fenced-off attempt writes is never recorded,
   // so no retry resumes from it.
   for (const CheckpointReport& c : msg.checkpoints) {
-    it->second.newest_checkpoint_step = std::max(it->second.newest_checkpoint_step, c.step);
+    attempt.newest_checkpoint_step = std::max(attempt.newest_checkpoint_step, c.step);
     change.checkpoints.push_back(store::CheckpointRecord{job, msg.attempt_id, c.step, c.manifest_sha256, clock_.system_now()});
     spdlog::info("event=checkpoint_recorded job={} attempt={} step={} manifest_sha256={}", job, msg.attempt_id, c.step,
                  c.manifest_sha256);

@@ -66,12 +66,12 @@ void JobManager::apply_health_result(const HealthCheckResult& result) {
 
 void JobManager::begin_attempt(AttemptId id) {
   start_preflight(id);  // in parallel with the checkpoint claim and the choice of the resume point
-  auto it = attempts_.find(id);
-  if (it == attempts_.end()) return;
-  if (checkpoint_dir_of(it->second.record.job_id).empty()) return resume_chosen(id, std::optional<ResumedCheckpoint>());
-  if (it->second.record.number == 1) return choose_resume_point(id, {});
+  ActiveAttempt* active = attempts_.find(id);
+  if (!active) return;
+  if (checkpoint_dir_of(active->record.job_id).empty()) return resume_chosen(id, std::optional<ResumedCheckpoint>());
+  if (active->record.number == 1) return choose_resume_point(id, {});
   store_.read(
-      [this, id, job = it->second.record.job_id](store::Store& store) {
+      [this, id, job = active->record.job_id](store::Store& store) {
         return StoreWorker::Continuation([this, id, recorded = store.checkpoints_of(job)]() mutable {
           choose_resume_point(id, std::move(recorded));
         });
@@ -88,12 +88,12 @@ void JobManager::begin_attempt(AttemptId id) {
 // the job's account; a CheckpointWriter before its first step). The claim's two fsyncs were a third
 // of the daemon's CPU per trivial job, and the mkdir then another 7% (bench/trivial_jobs).
 void JobManager::choose_resume_point(AttemptId id, std::vector<store::CheckpointRecord> recorded) {
-  auto it = attempts_.find(id);
-  if (it == attempts_.end()) return;
-  const bool retry = it->second.record.number > 1;
-  const JobKind kind = active_jobs_.at(it->second.record.job_id).spec.kind;
+  ActiveAttempt* active = attempts_.find(id);
+  if (!active) return;
+  const bool retry = active->record.number > 1;
+  const JobKind kind = active_jobs_.at(active->record.job_id).spec.kind;
   files_.run(
-      [this, id, retry, kind, dir = checkpoint_dir_of(it->second.record.job_id), recorded = std::move(recorded)] {
+      [this, id, retry, kind, dir = checkpoint_dir_of(active->record.job_id), recorded = std::move(recorded)] {
         std::optional<ResumedCheckpoint> resume;
         if (!retry) {
           checkpoint::remove_stale_claim(dir);
@@ -112,41 +112,40 @@ void JobManager::choose_resume_point(AttemptId id, std::vector<store::Checkpoint
 }
 
 void JobManager::resume_chosen(AttemptId id, Result<std::optional<ResumedCheckpoint>> chosen) {
-  auto it = attempts_.find(id);
-  if (it == attempts_.end()) return;
+  ActiveAttempt* active = attempts_.find(id);
+  if (!active) return;
   if (!chosen) spdlog::error("event=checkpoint_claim_failed attempt={} error=\"{}\"", id, chosen.error().message);
   std::optional<ResumedCheckpoint> resume = chosen ? std::move(*chosen) : std::nullopt;
   if (!resume) {
-    it->second.resume_ready = true;
+    active->resume_ready = true;
     return launch_when_ready(id);
   }
-  it->second.record.resumed_from = resume->path;
-  it->second.resumed = std::move(resume);
-  spdlog::info("event=attempt_resumes job={} attempt={} from={} step={}", it->second.record.job_id, id,
-               it->second.resumed->path, it->second.resumed->step);
+  active->record.resumed_from = resume->path;
+  active->resumed = std::move(resume);
+  spdlog::info("event=attempt_resumes job={} attempt={} from={} step={}", active->record.job_id, id,
+               active->resumed->path, active->resumed->step);
   store::Change change;
-  change.attempts.push_back(it->second.record);
+  change.attempts.push_back(active->record);
   persist(std::move(change), [this, id] {
-    auto stored = attempts_.find(id);
-    if (stored == attempts_.end()) return;
-    stored->second.resume_ready = true;
+    ActiveAttempt* stored = attempts_.find(id);
+    if (!stored) return;
+    stored->resume_ready = true;
     launch_when_ready(id);
   });
 }
 
 void JobManager::start_preflight(AttemptId id) {
-  auto it = attempts_.find(id);
-  if (it == attempts_.end()) return;
-  ActiveAttempt& attempt = it->second;
+  ActiveAttempt* active = attempts_.find(id);
+  if (!active) return;
+  ActiveAttempt& attempt = *active;
   const Job& job = active_jobs_.at(attempt.record.job_id);
   const auto& nodes = attempt.record.nodes;
   if (!config_.preflight_checks || !job.spec.preflight_enabled() || nodes.size() < 2 || attempt.killing) return;
   // A resume after an infrastructure failure tests only what it has not proven: nodes that kept
   // running the previous attempt, and warm ones, go without; the rest are tested with them.
-  auto survived = survivors_.find(job.id);
-  if (survived != survivors_.end()) {
-    const std::vector<std::string> survivors = std::move(survived->second);
-    survivors_.erase(survived);
+  if (const std::vector<std::string>* survived = attempts_.survivors(job.id)) {
+    const std::vector<std::string> survivors = *survived;
+    attempts_.forget_survivors(job.id);
     std::vector<ResumeNode> resume_nodes;
     for (const std::string& name : nodes) {
       const NodeEntry* entry = nodes_.find(name);
@@ -167,15 +166,15 @@ void JobManager::start_preflight(AttemptId id) {
 }
 
 void JobManager::launch_when_ready(AttemptId id) {
-  auto it = attempts_.find(id);
-  if (it == attempts_.end() || it->second.preflight_running || !it->second.resume_ready) return;
+  ActiveAttempt* active = attempts_.find(id);
+  if (!active || active->preflight_running || !active->resume_ready) return;
   launch(id);
 }
 
 void JobManager::on_preflight_done(AttemptId id, const HealthCheckResult& result) {
-  auto it = attempts_.find(id);
-  if (it == attempts_.end()) return;
-  ActiveAttempt& attempt = it->second;
+  ActiveAttempt* active = attempts_.find(id);
+  if (!active) return;
+  ActiveAttempt& attempt = *active;
   attempt.preflight_running = false;
   // A passed check launches; so does a stopped attempt, which launch() winds up without starting it.
   if (result.passed() || attempt.killing) return launch_when_ready(id);
@@ -206,14 +205,14 @@ bool JobManager::test_stuck_nodes(ActiveAttempt& attempt) {
   if (!request) return false;
   spdlog::info("event=stuck_nodes_check job={} attempt={} nodes={}", job.id, attempt.record.id, join_node_names(request->nodes));
   start_check(std::move(*request), [this, id = attempt.record.id](const HealthCheckResult& result) {
-    auto it = attempts_.find(id);
-    if (it == attempts_.end()) return;
+    ActiveAttempt* active = attempts_.find(id);
+    if (!active) return;
     for (const auto& verdict : result.verdicts) {
       if (verdict.state == NodeState::healthy) continue;
-      it->second.failed_checks.push_back(verdict.node + " failed health check " + std::to_string(result.id) + ": " +
-                                         to_string(verdict.state) + ": " + verdict.reason);
+      active->failed_checks.push_back(verdict.node + " failed health check " + std::to_string(result.id) + ": " +
+                                      to_string(verdict.state) + ": " + verdict.reason);
     }
-    finish_attempt(it->second);
+    finish_attempt(*active);
   });
   return true;
 }
@@ -253,9 +252,9 @@ void JobManager::drain(const std::string& name, const std::string& reason, bool 
     if (stop_attempts) {
       // Not the job's fault: stopped as infrastructure failures, retried elsewhere.
       for (AttemptId id : running) {
-        auto it = attempts_.find(id);
-        if (it == attempts_.end()) continue;
-        const int rank = rank_of(it->second, name);
+        ActiveAttempt* active = attempts_.find(id);
+        if (!active) continue;
+        const int rank = active->rank_of(name);
         if (rank >= 0) rank_lost(id, rank, "node_lost: node " + name + " was drained with its attempts stopped");
       }
     }

@@ -19,9 +19,8 @@ void JobManager::mark_node_down(const std::string& node, const std::string& reas
   const std::set<AttemptId>& held = nodes_.find(node)->attempts;
   const std::vector<AttemptId> attempts(held.begin(), held.end());  // each lost rank may finish its attempt
   for (AttemptId id : attempts) {
-    auto it = attempts_.find(id);
-    if (it == attempts_.end()) continue;
-    rank_lost(id, rank_of(it->second, node), "node_lost: node " + node + " " + reason);
+    const ActiveAttempt* attempt = attempts_.find(id);
+    if (attempt) rank_lost(id, attempt->rank_of(node), "node_lost: node " + node + " " + reason);
   }
   // Whatever it still ran of ended attempts is surely stopped by now (fence_timing.h).
   for (AttemptId id : unheard_.attempts_on(node)) heard_stopped(node, id);
@@ -100,7 +99,7 @@ void JobManager::excuse_own_pause(MonoTime now, Millis paused) {
                attempts_.size());
   nodes_.excuse_silence(now, paused);
   const auto later = [&](MonoTime at) { return std::min(at + paused, now); };
-  for (auto& [id, attempt] : attempts_) {
+  for (auto& [id, attempt] : attempts_.all()) {
     for (RankState& rank : attempt.ranks) {
       rank.progress_at = later(rank.progress_at);
       if (rank.unconfirmed_since) rank.unconfirmed_since = later(*rank.unconfirmed_since);
@@ -119,7 +118,7 @@ void JobManager::tick() {
   }
   std::vector<std::pair<AttemptId, int>> unconfirmed;
   std::vector<AttemptId> stopping;
-  for (auto& [id, attempt] : attempts_) {
+  for (auto& [id, attempt] : attempts_.all()) {
     const Job& job = active_jobs_.at(attempt.record.job_id);
     if (job.spec.timeout_s && attempt.record.started_at && !attempt.killing &&
         now - attempt.running_since > std::chrono::seconds(*job.spec.timeout_s)) {
@@ -135,16 +134,14 @@ void JobManager::tick() {
         unconfirmed.emplace_back(id, static_cast<int>(r));
       }
     }
-    const bool ranks_running =
-        std::any_of(attempt.ranks.begin(), attempt.ranks.end(), [](const RankState& r) { return !r.exited; });
-    if (attempt.killing && ranks_running) stopping.push_back(id);
+    if (attempt.killing && !attempt.all_exited()) stopping.push_back(id);
   }
   for (const auto& [id, rank] : unconfirmed) {
     rank_lost(id, rank, "node_lost: the agent no longer runs this attempt (restarted?)");
   }
   for (AttemptId id : stopping) {
-    auto it = attempts_.find(id);
-    if (it != attempts_.end() && give_up_on_unheard_ranks(it->second)) finish_attempt(it->second);
+    ActiveAttempt* attempt = attempts_.find(id);
+    if (attempt && give_up_on_unheard_ranks(*attempt)) finish_attempt(*attempt);
   }
   Monitors::Due due = monitors_.tick(now, [this] { return canary_running(); });
   if (due.periodic_check) start_check(std::move(*due.periodic_check), nullptr);

@@ -40,7 +40,7 @@ std::vector<scheduler::PreemptionCandidate> JobManager::preemption_candidates() 
   const TimePoint now = clock_.system_now();
   const MonoTime mono_now = clock_.monotonic_now();
   std::vector<scheduler::PreemptionCandidate> candidates;
-  for (const auto& [id, active] : attempts_) {
+  for (const auto& [id, active] : attempts_.all()) {
     const Attempt& record = active.record;
     const Job* job = active_job(record.job_id);
     // Only running gangs: one still starting has nothing to save yet and may be on its way out.

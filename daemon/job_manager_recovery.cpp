@@ -40,11 +40,10 @@ void JobManager::lose_disconnected_ranks(const std::string& node) {
   const std::optional<MonoTime> since = entry->disconnected_at;
   const std::vector<AttemptId> held(entry->attempts.begin(), entry->attempts.end());  // a lost rank may finish its attempt
   for (AttemptId id : held) {
-    auto it = attempts_.find(id);
-    if (it == attempts_.end()) continue;
-    const int rank = rank_of(it->second, node);
-    if (rank < 0 || it->second.ranks[static_cast<std::size_t>(rank)].exited) continue;
-    const auto& ranks = it->second.ranks;
+    const auto on = attempts_.rank_on(id, node);
+    if (!on || on->attempt->ranks[static_cast<std::size_t>(on->rank)].exited) continue;
+    const int rank = on->rank;
+    const auto& ranks = on->attempt->ranks;
     const auto saw_close = std::find_if(ranks.begin(), ranks.end(), [rank](const RankState& r) { return r.peer_closed_rank == rank; });
     if (!node_lost_now(since, saw_close != ranks.end(), now, config_.recovery)) continue;
     const std::string reason =
@@ -73,8 +72,7 @@ void JobManager::keep_spares_warm() {
   // a spare (a survivor's check is fresher than the spares'), one would take the place of the
   // spare the resume needs, and the job, which new work's placement never gives spares, would wait
   // for good.
-  std::set<std::string_view> survivors;
-  for (const auto& [job, nodes] : survivors_) survivors.insert(nodes.begin(), nodes.end());
+  const std::set<std::string_view> survivors = attempts_.survivor_nodes();
   std::vector<SpareCandidate> idle;
   for (const auto& [name, entry] : nodes_.entries()) {
     if (!entry.channel || entry.node.state != NodeState::healthy || !entry.attempts.empty() || entry.low_disk) continue;
@@ -92,9 +90,9 @@ void JobManager::keep_spares_warm() {
 }
 
 bool JobManager::resume_on_spares(JobId id) {
-  auto survived = survivors_.find(id);
+  const std::vector<std::string>* survived = attempts_.survivors(id);
   auto it = active_jobs_.find(id);
-  if (config_.recovery.warm_spares <= 0 || survived == survivors_.end() || it == active_jobs_.end()) return false;
+  if (config_.recovery.warm_spares <= 0 || !survived || it == active_jobs_.end()) return false;
   Job& job = it->second;
   // Spares are for the first failure since training advanced; one after another backs off as usual.
   if (job.state != JobState::pending || job.held != Hold::none || job.infra_retries_in_a_row > 1) return false;
@@ -112,7 +110,7 @@ bool JobManager::resume_on_spares(JobId id) {
   for (const auto& [name, entry] : nodes_.entries()) {
     if (entry.spare) spares.push_back(name);
   }
-  const auto chosen = resume_nodes(survived->second, spares, job.spec.nodes, usable);
+  const auto chosen = resume_nodes(*survived, spares, job.spec.nodes, usable);
   if (!chosen) return false;
   scheduler::Start start{id, {}};
   for (const std::string& name : *chosen) start.nodes.push_back({name, job.spec.cores_per_node.value_or(nodes_.find(name)->node.cores)});
@@ -160,10 +158,6 @@ void JobManager::heard_stopped_unless_listed(const std::string& node, const std:
     const auto runs = [attempt](const AttemptReport& report) { return report.attempt_id == attempt; };
     if (std::none_of(listed.begin(), listed.end(), runs)) heard_stopped(node, attempt);
   }
-}
-
-void JobManager::release_due_unheard_stops() {
-  for (const UnheardStops::Stop& stop : unheard_.due(clock_.monotonic_now())) unheard_stop_over(stop);
 }
 
 void JobManager::unheard_stop_over(const UnheardStops::Stop& stop) {

@@ -94,11 +94,9 @@ void JobManager::stop_to_queue_again(Job& job, StopIntent intent, const std::str
   persist(std::move(change), [this, id = job.id, reason, stored = std::move(stored)] {
     const Job* current = active_job(id);
     if (!current) return;
-    if (auto attempt = current_attempt_.find(id); attempt != current_attempt_.end()) {
-      if (auto active = attempts_.find(attempt->second); active != attempts_.end()) {
-        kill_attempt(active->second, reason);
-        maybe_finish(active->first);  // its ranks may all be gone already
-      }
+    if (ActiveAttempt* active = attempts_.current(id)) {
+      kill_attempt(*active, reason);
+      maybe_finish(active->record.id);  // its ranks may all be gone already
     }
     if (stored) stored(*current);
   });

@@ -35,9 +35,9 @@ void JobManager::note_storage(const std::string& node, const HeartbeatMsg& msg) 
   }
   const MonoTime now = clock_.monotonic_now();
   for (const auto& report : msg.attempts) {
-    auto attempt = attempts_.find(report.attempt_id);
-    if (attempt == attempts_.end() || rank_of(attempt->second, node) < 0) continue;  // fenced by on_heartbeat
-    const JobId id = attempt->second.record.job_id;
+    const auto on = attempts_.rank_on(report.attempt_id, node);
+    if (!on) continue;  // fenced by on_heartbeat
+    const JobId id = on->attempt->record.job_id;
     const Job& job = active_jobs_.at(id);
     storage_.note_rank_bytes(id, job.spec.share, report.attempt_id, node, report.log_bytes, report.work_bytes);
     const auto share_limit = share_storage_limit_mb(job.spec.share);
@@ -139,9 +139,8 @@ void JobManager::storage_scanned(JobId id, const StorageScan& scan) {
   spdlog::warn("event=storage_over_quota job={} share={} bytes_over={} pruned_steps={} pruned_bytes={}", id, job->spec.share,
                scan.bytes_over, scan.pruned_steps.size(), scan.pruned_bytes);
   store::Change change;
-  change.events.push_back(job_event(clock_.system_now(), "job.storage_over_quota", *job, current_attempt_.contains(id)
-                                        ? std::optional<AttemptId>(current_attempt_.at(id)) : std::nullopt,
-                                    "", message, std::move(details)));
+  change.events.push_back(job_event(clock_.system_now(), "job.storage_over_quota", *job, attempts_.current_id(id), "",
+                                    message, std::move(details)));
   persist(std::move(change), nullptr);
 }
 

@@ -18,19 +18,6 @@ std::optional<UnheardStops::Stop> UnheardStops::heard_stopped(const std::string&
   return stop;
 }
 
-std::vector<UnheardStops::Stop> UnheardStops::due(MonoTime now) {
-  std::vector<Stop> over;
-  for (auto it = stops_.begin(); it != stops_.end();) {
-    if (it->second.surely_stopped_at > now) {
-      ++it;
-      continue;
-    }
-    over.push_back(std::move(it->second));
-    it = stops_.erase(it);
-  }
-  return over;
-}
-
 std::vector<AttemptId> UnheardStops::attempts_on(const std::string& node) const {
   std::vector<AttemptId> attempts;
   for (auto it = stops_.lower_bound({node, std::numeric_limits<AttemptId>::min()});

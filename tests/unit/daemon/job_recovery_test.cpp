@@ -384,18 +384,20 @@ TEST(JobRecovery, AGangEndsWithoutACutOffNodeOnceItGoesUnheardAndFreesTheNodesTh
 }
 
 // The cut node's fence stops its rank by the node timeout after it was last heard (fence_timing.h):
-// not before then does the job start again, though its retry backoff ended sooner.
+// not before the node is DOWN does the job start again, though its retry backoff ended sooner.
 TEST(JobRecovery, TheNextAttemptOfAGangThatEndedWithoutACutOffNodeWaitsOutThatNodesFence) {
   CutNode t;
   ASSERT_NO_FATAL_FAILURE(t.end_without_the_cut_node());
   ASSERT_EQ(t.c.stored_job(t.r.job.id)->not_before, test_epoch() + Millis(5000))
       << "stored: a restarted daemon waits too";
-  t.pass(Millis(2000));  // 4.5 s: the backoff is over, the fence may not be
+  t.pass(Millis(2500));  // 5 s: the backoff is over; the node is not yet past its timeout
   ASSERT_EQ(t.c.stored_attempts(t.r.job.id).size(), 1u) << "a second attempt would run beside the first";
+  EXPECT_EQ(t.c.jobs.node(t.lost)->free_cores, 0) << "nor does the node take work before it is DOWN";
   t.pass(Millis(500));
+  EXPECT_EQ(t.c.jobs.node(t.lost)->node.state, NodeState::down);
   const auto attempts = t.c.stored_attempts(t.r.job.id);
   ASSERT_EQ(attempts.size(), 2u) << t.c.stored_job(t.r.job.id).value_or(Job{}).reason;
-  EXPECT_EQ(attempts.back().created_at, test_epoch() + Millis(5000));
+  EXPECT_EQ(attempts.back().created_at, test_epoch() + Millis(5500));
   EXPECT_THAT(attempts.back().nodes, ::testing::UnorderedElementsAre(t.survivor, t.spare));
 }
 
