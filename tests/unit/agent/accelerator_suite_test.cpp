@@ -82,15 +82,7 @@ TEST(AcceleratorSuiteTest, FaultedCoresAreNamedAndTheOthersPass) {
   EXPECT_THAT(statuses(crashed), ::testing::ElementsAre(CheckStatus::crashed, CheckStatus::skipped, CheckStatus::skipped));
   EXPECT_EQ(crashed.checks[0].reason, "core 6: crashed during GEMM (NeuronCore 6 crashed)");
 
-  // The hang costs its budget and no more: the suite's time is the hung check's and the other cores'
-  // own (which a loaded machine stretches, so they are measured, not assumed).
-  double others_ms = 0;
-  for (const CoreResult& core : report.cores) {
-    if (core.core == 5) continue;
-    for (const CheckResult& check : core.checks) others_ms += check.duration_ms;
-  }
-  EXPECT_LT(report.duration_ms, hung.checks[0].duration_ms + others_ms + 500)
-      << "a hung core must not hold up the suite";
+  EXPECT_LT(report.duration_ms, kBudget.count() + kSlackMs) << "a hung core must not hold up the suite";
 
   const NodeVerdict verdict = judge_accelerator("node-b", report);
   EXPECT_EQ(verdict.state, NodeState::unhealthy);
