@@ -380,6 +380,7 @@ void Agent::run_exited(AttemptId id, AttemptExit exit) {
   const AttemptReport last = it->second.run->report();
   msg.first_step_at = last.first_step_at;
   msg.checkpoint_ms = last.checkpoint_ms;
+  msg.checkpoint_failures = last.checkpoint_failures;
   msg.user_facts = std::move(exit.user_facts);
   msg.user_facts_error = std::move(exit.user_facts_error);
   msg.peer_closed_rank = exit.peer_closed_rank;

@@ -22,6 +22,7 @@
 #include "proto/errors.h"
 #include "proto/faults.h"
 #include "proto/messages.h"
+#include "proto/text.h"
 #include "proto/time.h"
 
 namespace trainyard::agent {
@@ -193,17 +194,30 @@ Json train(const RankStart& start, neuron::NeuronDevice& device, AgentChannel& c
   std::int64_t last_checkpoint_ms = -1;
   std::atomic<std::int64_t> step{0};
   std::atomic<std::int64_t> progress_ms{0};
+  std::mutex failures_mutex;  // the writer's thread counts failures; the phase reports read them
+  CheckpointFailures failures;
+  std::int64_t reported_failures = 0;
   const auto report_progress = [&] {
     std::lock_guard lock(trainer_mutex);
     if (!trainer) return;
     const std::string phase = neuron::to_string(trainer->phase());
     const std::int64_t checkpoint_ms = trainer->checkpoint_ms();
-    if (phase == last_phase && checkpoint_ms == last_checkpoint_ms) return;
+    CheckpointFailures failed;
+    {
+      std::lock_guard counted(failures_mutex);
+      failed = failures;
+    }
+    if (phase == last_phase && checkpoint_ms == last_checkpoint_ms && failed.count == reported_failures) return;
     last_phase = phase;
     last_checkpoint_ms = checkpoint_ms;
-    channel.send({{"progress",
-                   {{"step", step.load()}, {"at_ms", progress_ms.load()}, {"first_step_ms", first_step_ms.load()},
-                    {"phase", phase}, {"checkpoint_ms", checkpoint_ms}}}});
+    reported_failures = failed.count;
+    Json progress = {{"step", step.load()},
+                     {"at_ms", progress_ms.load()},
+                     {"first_step_ms", first_step_ms.load()},
+                     {"phase", phase},
+                     {"checkpoint_ms", checkpoint_ms}};
+    if (failed.count > 0) progress["checkpoint_failures"] = to_json(failed);
+    channel.send({{"progress", std::move(progress)}});
   };
   SignalsAndPhase watch(signals, stop, checkpoint_at_stop, report_progress);
 
@@ -247,7 +261,13 @@ Json train(const RankStart& start, neuron::NeuronDevice& device, AgentChannel& c
   };
   options.on_checkpoint = [&](const checkpoint::CheckpointWriteResult& result) {
     if (!result.written) {
-      return log_line("checkpoint of step " + std::to_string(result.step) + " failed: " + result.written.error().message);
+      const std::string& error = result.written.error().message;
+      {
+        std::lock_guard counted(failures_mutex);
+        ++failures.count;
+        failures.last_error = utf8_tail(error, 1024);  // the cause is at the end: "...: Permission denied"
+      }
+      return log_line("checkpoint of step " + std::to_string(result.step) + " failed: " + error);
     }
     log_line("checkpoint written: step " + std::to_string(result.step));
     MetricsMsg metrics{launch.attempt_id, {}, {CheckpointReport{result.step, result.written->manifest_sha256}}};

@@ -98,6 +98,9 @@ void SimulatedRun::keep(const Json& message) {
     if (auto phase = r.opt_string("phase", 1, 32)) progress_.phase = std::move(*phase);
     if (auto ms = r.opt_integer("checkpoint_ms", 0, INT64_MAX)) progress_.checkpoint_ms = *ms;
     if (auto ms = r.opt_integer("busy_ms", 0, INT64_MAX)) progress_.busy_ms = *ms;
+    if (const Json* failed = r.child("checkpoint_failures")) {
+      progress_.checkpoint_failures = parse_checkpoint_failures(*failed, r.field_path("checkpoint_failures"));
+    }
     r.finish();
   } else if (message.contains("metrics")) {
     if (!message["metrics"].is_string()) throw InvalidInput("metrics", "must be an encoded metrics message");

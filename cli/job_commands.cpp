@@ -485,6 +485,15 @@ std::string stragglers_line(const Json& attempt) {
   return out;
 }
 
+// "Checkpoints of attempt 2: 3 writes failed, the last with: ...: Permission denied".
+std::string checkpoint_failures_line(const Json& attempt) {
+  const Json& failures = field_or_null(attempt, "checkpoint_failures");
+  if (!failures.is_object()) return "";
+  const std::string count = text_of(failures, "count");
+  return "\nCheckpoints of attempt " + text_of(attempt, "number") + ": " + count +
+         (count == "1" ? " write" : " writes") + " failed, the last with: " + text_of(failures, "last_error") + "\n";
+}
+
 std::string quoted_output(const Json& attempt) {
   const std::string output = text_of(attempt, "output");
   if (output == kAbsent) return "";
@@ -522,6 +531,7 @@ std::string ShowJob::render(const Replies& replies, const RenderContext& ctx) co
       const std::string diagnosis = text_of(a, "diagnosis");
       if (diagnosis != kAbsent) out += "\nDiagnosis of attempt " + text_of(a, "number") + ":\n" + ensure_final_newline(diagnosis);
       out += stragglers_line(a);
+      out += checkpoint_failures_line(a);
       out += quoted_output(a);
     }
   }

@@ -235,6 +235,9 @@ class JobManager {
   void on_heartbeat(const std::string& node, const HeartbeatMsg& msg);
   void on_metrics(const std::string& node, const MetricsMsg& msg);
   void on_faults(const std::string& node, const FaultsMsg& msg);
+  // A rank whose checkpoint writes fail trains on, and a retry would lose what it trained since the
+  // last one written: its attempt's first failure is an event people act on, later ones a count.
+  void note_checkpoint_failures(ActiveAttempt& attempt, int rank, const CheckpointFailures& reported);
   // Storage (job_manager_storage.cpp): the node's free space and its ranks' log bytes; a job that
   // goes over its quota has its checkpoints measured and pruned.
   void note_storage(const std::string& node, const HeartbeatMsg& msg);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "daemon/base/quoted_output.h"
 #include "daemon/daemon_metrics.h"
 #include "daemon/events/events.h"
 #include "daemon/job_manager.h"
@@ -181,6 +182,7 @@ void JobManager::on_heartbeat(const std::string& node, const HeartbeatMsg& msg) 
     watch_for_stragglers(attempt, rank, report);
     Attempt& record = attempt.record;
     note_goodput_timing(record, report.first_step_at, report.checkpoint_ms);
+    note_checkpoint_failures(attempt, rank, report.checkpoint_failures);
     if (report.step > record.last_step) {
       record.last_step = report.step;
       record.last_progress_at = report.last_progress_at.value_or(clock_.system_now());
@@ -210,6 +212,7 @@ void JobManager::on_exited(const std::string& node, const AttemptExitedMsg& msg)
   rs.steps = std::max(rs.steps, msg.steps);
   rs.peer_closed_rank = msg.peer_closed_rank;
   note_goodput_timing(attempt.record, msg.first_step_at, msg.checkpoint_ms);
+  note_checkpoint_failures(attempt, rank, msg.checkpoint_failures);
   record_user_facts(attempt.record.provenance, rank, msg.user_facts, msg.user_facts_error);
   // A clean exit is at debug: attempt_finished follows with the outcome.
   const bool clean_exit = msg.exit_code == 0 && !msg.signal;
@@ -258,6 +261,30 @@ void JobManager::on_metrics(const std::string& node, const MetricsMsg& msg) {
   persist(std::move(change), [this, job, new_checkpoints] {
     if (new_checkpoints) check_storage(job);
   });
+}
+
+void JobManager::note_checkpoint_failures(ActiveAttempt& attempt, int rank, const CheckpointFailures& reported) {
+  CheckpointFailures& known = attempt.record.checkpoint_failures;
+  if (reported.count <= known.count) return;
+  const bool first = known.count == 0;
+  known = {reported.count, masked_line(reported.last_error, 300)};
+  const Job& job = active_jobs_.at(attempt.record.job_id);
+  const std::string& node = attempt.record.nodes[static_cast<std::size_t>(rank)];
+  spdlog::warn("event=checkpoint_failed job={} attempt={} rank={} node={} failures={} error=\"{}\"", job.id,
+               attempt.record.id, rank, node, known.count, known.last_error);
+  store::Change change;
+  change.attempts.push_back(attempt.record);
+  if (first) {
+    const std::string since = attempt.newest_checkpoint_step > 0
+                                  ? "the checkpoint of step " + std::to_string(attempt.newest_checkpoint_step)
+                                  : "an earlier attempt's checkpoint, or from step 0";
+    change.events.push_back(job_event(clock_.system_now(), "job.checkpoint_failed", job, attempt.record.id, node,
+                                      "job " + job_ref_text(job) + " could not write a checkpoint on " + node +
+                                          " (rank " + std::to_string(rank) + "): " + known.last_error +
+                                          "; it trains on, but a retry would resume from " + since,
+                                      {{"rank", rank}, {"error", known.last_error}}));
+  }
+  persist(std::move(change), nullptr);
 }
 
 bool JobManager::set_faults(const std::string& node, std::vector<std::string> specs) {

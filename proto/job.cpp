@@ -435,6 +435,7 @@ Json attempt_without_provenance(const Attempt& a) {
   put_time(j, "ended_at", a.ended_at);
   put_time(j, "last_progress_at", a.last_progress_at);
   if (a.checkpoint_ms > 0) j["checkpoint_ms"] = a.checkpoint_ms;
+  if (a.checkpoint_failures.count > 0) j["checkpoint_failures"] = to_json(a.checkpoint_failures);
   put_optional(j, "exit_code", a.exit_code);
   put_optional(j, "signal", a.signal);
   put_optional(j, "resumed_from", a.resumed_from);
@@ -504,6 +505,15 @@ Job job_from_json(const Json& j) {
   return job;
 }
 
+Json to_json(const CheckpointFailures& f) { return {{"count", f.count}, {"last_error", f.last_error}}; }
+
+CheckpointFailures parse_checkpoint_failures(const Json& j, const std::string& path) {
+  ObjectReader r(j, path);
+  CheckpointFailures f{r.integer("count", 1, INT64_MAX), r.string("last_error", 0, kMaxCheckpointErrorLength)};
+  r.finish();
+  return f;
+}
+
 Attempt attempt_from_json(const Json& j) {
   Attempt a;
   a.id = j.at("id").get<AttemptId>();
@@ -519,6 +529,9 @@ Attempt attempt_from_json(const Json& j) {
   a.ended_at = get_time(j, "ended_at");
   a.last_progress_at = get_time(j, "last_progress_at");
   a.checkpoint_ms = j.value("checkpoint_ms", std::int64_t{0});
+  if (const auto f = j.find("checkpoint_failures"); f != j.end() && f->is_object()) {
+    a.checkpoint_failures = {f->value("count", std::int64_t{0}), f->value("last_error", "")};
+  }
   if (j.contains("exit_code") && j["exit_code"].is_number_integer()) a.exit_code = j["exit_code"].get<int>();
   if (j.contains("signal") && j["signal"].is_number_integer()) a.signal = j["signal"].get<int>();
   a.failure_class = j.value("failure_class", "");

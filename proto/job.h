@@ -190,6 +190,19 @@ class AttemptProvenance {
   std::shared_ptr<const Version> version_;
 };
 
+// Checkpoint writes of one run that failed, in all, and the last one's error: a run that cannot
+// checkpoint trains on, and a retry of it would start over.
+struct CheckpointFailures {
+  std::int64_t count = 0;
+  std::string last_error;
+  bool operator==(const CheckpointFailures&) const = default;
+};
+// Bytes of `last_error` a message may carry: a rank sends at most the last 1,024 bytes of its error,
+// which grow at most threefold when invalid UTF-8 is replaced on the way (proto/text.h).
+inline constexpr std::size_t kMaxCheckpointErrorLength = 4096;
+Json to_json(const CheckpointFailures& f);
+CheckpointFailures parse_checkpoint_failures(const Json& j, const std::string& path);  // count >= 1
+
 struct Attempt {
   AttemptId id = 0;
   JobId job_id = 0;
@@ -219,6 +232,7 @@ struct Attempt {
   std::int64_t last_step = 0;
   std::optional<TimePoint> last_progress_at;
   std::int64_t checkpoint_ms = 0;  // training held up by checkpoint writes (rank 0 writes; all wait)
+  CheckpointFailures checkpoint_failures;  // the most any rank reported (rank 0 writes)
   // Everything the attempt depended on; empty for attempts recorded before provenance existed.
   // Kept in the attempt's record; the attempt list leaves it out.
   AttemptProvenance provenance;

@@ -32,11 +32,21 @@ CheckpointReport parse_checkpoint_report(const Json& j, const std::string& path)
   return c;
 }
 
+void put_checkpoint_failures(Json& j, const CheckpointFailures& f) {
+  if (f.count > 0) j["checkpoint_failures"] = to_json(f);
+}
+
+CheckpointFailures optional_checkpoint_failures(ObjectReader& r) {
+  const Json* failures = r.child("checkpoint_failures");
+  return failures ? parse_checkpoint_failures(*failures, r.field_path("checkpoint_failures")) : CheckpointFailures{};
+}
+
 Json to_json(const AttemptReport& r) {
   Json j = {{"attempt_id", r.attempt_id}, {"job_id", r.job_id}, {"step", r.step}, {"phase", r.phase}};
   if (r.last_progress_at) j["last_progress_at"] = to_unix_ms(*r.last_progress_at);
   if (r.first_step_at) j["first_step_at"] = to_unix_ms(*r.first_step_at);
   if (r.checkpoint_ms > 0) j["checkpoint_ms"] = r.checkpoint_ms;
+  put_checkpoint_failures(j, r.checkpoint_failures);
   if (r.busy_ms) j["busy_ms"] = *r.busy_ms;
   if (r.log_bytes > 0) j["log_bytes"] = r.log_bytes;
   if (r.work_bytes > 0) j["work_bytes"] = r.work_bytes;
@@ -53,6 +63,7 @@ AttemptReport parse_report(const Json& j, const std::string& path) {
   rep.phase = r.opt_string("phase", 0, 128).value_or("");
   if (auto t = r.opt_integer("first_step_at", 0, INT64_MAX)) rep.first_step_at = from_unix_ms(*t);
   rep.checkpoint_ms = r.opt_integer("checkpoint_ms", 0, INT64_MAX).value_or(0);
+  rep.checkpoint_failures = optional_checkpoint_failures(r);
   rep.busy_ms = r.opt_integer("busy_ms", 0, INT64_MAX);
   rep.log_bytes = r.opt_integer("log_bytes", 0, INT64_MAX).value_or(0);
   rep.work_bytes = r.opt_integer("work_bytes", 0, INT64_MAX).value_or(0);
@@ -106,6 +117,7 @@ struct AgentEncoder {
     if (m.signal) j["signal"] = *m.signal;
     if (m.first_step_at) j["first_step_at"] = to_unix_ms(*m.first_step_at);
     if (m.checkpoint_ms > 0) j["checkpoint_ms"] = m.checkpoint_ms;
+    put_checkpoint_failures(j, m.checkpoint_failures);
     if (!m.user_facts.is_null()) j["user_facts"] = m.user_facts;
     if (!m.user_facts_error.empty()) j["user_facts_error"] = m.user_facts_error;
     if (m.peer_closed_rank) j["peer_closed_rank"] = *m.peer_closed_rank;
@@ -265,6 +277,7 @@ AgentMessage parse_agent_message(std::string_view text) {
     m.log_tail = r.opt_string("log_tail", 0, kMaxTextField).value_or("");
     if (auto t = r.opt_integer("first_step_at", 0, INT64_MAX)) m.first_step_at = from_unix_ms(*t);
     m.checkpoint_ms = r.opt_integer("checkpoint_ms", 0, INT64_MAX).value_or(0);
+    m.checkpoint_failures = optional_checkpoint_failures(r);
     if (const Json* facts = r.child("user_facts")) {
       try {
         check_user_facts(*facts);

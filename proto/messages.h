@@ -34,7 +34,8 @@ namespace trainyard::inline proto {
 // 14: metrics carry the step directories a command's rank 0 wrote (no digest without a manifest).
 // 15: a simulated rank's attempt report carries its device time (busy_ms), to find stragglers.
 // 16: the accelerator suite times each core's GEMM (timing_repeats, gemm_ms), to find a slow core.
-inline constexpr int kProtocolVersion = 16;
+// 17: attempt reports and attempt_exited carry the run's failed checkpoint writes (checkpoint_failures).
+inline constexpr int kProtocolVersion = 17;
 
 // The agent's view of one attempt it is running.
 struct AttemptReport {
@@ -45,6 +46,7 @@ struct AttemptReport {
   std::string phase;                           // e.g. "forward", "all-reduce", "checkpoint"
   std::optional<TimePoint> first_step_at;      // when this run completed its first step (goodput)
   std::int64_t checkpoint_ms = 0;              // how long checkpoint writes held up training, in all
+  CheckpointFailures checkpoint_failures;
   // A simulated rank's device time over the steps of this run (neuron::StepMetrics::busy_ms) as of
   // `step`; none for a command rank, whose step times are all the daemon can compare.
   std::optional<std::int64_t> busy_ms;
@@ -86,6 +88,7 @@ struct AttemptExitedMsg {
   // As in AttemptReport: a run shorter than a heartbeat reports them only here.
   std::optional<TimePoint> first_step_at;
   std::int64_t checkpoint_ms = 0;
+  CheckpointFailures checkpoint_failures;
   // What the job wrote to $TRAINYARD_PROVENANCE_FILE (an object, proto/provenance.h), null when it
   // wrote nothing or the file was refused; then `user_facts_error` says why.
   Json user_facts;

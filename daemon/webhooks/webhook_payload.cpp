@@ -60,15 +60,22 @@ std::string severity_mark(store::Severity severity) {
 
 // The state an event tells, as a Slack user reads it at a glance; the severity's mark otherwise.
 std::string state_mark(const store::Event& event) {
-  static const std::map<std::string_view, std::string_view> kMarks = {
-      {"job.succeeded", ":white_check_mark:"}, {"job.failed", ":x:"},
-      {"job.retrying", ":repeat:"},            {"job.stuck", ":hourglass:"},
-      {"job.straggler", ":turtle:"},
-      {"job.cancelled", ":no_entry_sign:"},    {"job.requeued", ":arrows_counterclockwise:"},
-      {"job.preempted", ":arrows_counterclockwise:"}, {"node.down", ":red_circle:"},
-      {"node.unhealthy", ":red_circle:"},      {"node.suspect", ":large_yellow_circle:"},
-      {"node.healthy", ":large_green_circle:"}, {"node.drained", ":construction:"},
-      {"canary.failed", ":x:"},                {"canary.succeeded", ":white_check_mark:"}};
+  static const std::map<std::string_view, std::string_view> kMarks = {{"job.succeeded", ":white_check_mark:"},
+                                                                      {"job.failed", ":x:"},
+                                                                      {"job.retrying", ":repeat:"},
+                                                                      {"job.stuck", ":hourglass:"},
+                                                                      {"job.straggler", ":turtle:"},
+                                                                      {"job.checkpoint_failed", ":floppy_disk:"},
+                                                                      {"job.cancelled", ":no_entry_sign:"},
+                                                                      {"job.requeued", ":arrows_counterclockwise:"},
+                                                                      {"job.preempted", ":arrows_counterclockwise:"},
+                                                                      {"node.down", ":red_circle:"},
+                                                                      {"node.unhealthy", ":red_circle:"},
+                                                                      {"node.suspect", ":large_yellow_circle:"},
+                                                                      {"node.healthy", ":large_green_circle:"},
+                                                                      {"node.drained", ":construction:"},
+                                                                      {"canary.failed", ":x:"},
+                                                                      {"canary.succeeded", ":white_check_mark:"}};
   const auto found = kMarks.find(event.kind);
   return found != kMarks.end() ? std::string(found->second) : severity_mark(event.severity);
 }

@@ -1,6 +1,12 @@
-// Storage quotas end to end: a simulated job writing checkpoints past its
-// storage_limit_mb has its oldest ones pruned by the daemon, keeps the newest, and gets the event.
+// Storage end to end: a simulated job writing checkpoints past its storage_limit_mb has its oldest
+// ones pruned by the daemon, keeps the newest, and gets the event; one whose checkpoints cannot be
+// written is told; nodes report their free disk space.
+#include <unistd.h>
+
 #include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "tests/integration/cluster.h"
 
@@ -52,6 +58,42 @@ TEST(Storage, AJobOverItsQuotaLosesItsOldestCheckpointsKeepsTheNewestAndIsTold) 
     if (share["name"] == "default") listed = share["storage_checkpoint_bytes"].get<std::int64_t>() > 0;
   }
   EXPECT_TRUE(listed) << shares.dump();
+}
+
+// Its checkpoints failing, a job trains on (a retry would start over): an event and its attempt
+// say so, not only a line in its rank's log. Needs a root agent, which runs the rank as the job's
+// own account.
+TEST(Storage, AJobWhoseCheckpointsCannotBeWrittenTrainsOnAndSaysSo) {
+  if (::geteuid() != 0) GTEST_SKIP() << "the agent must be root to run jobs as other accounts";
+  Cluster cluster;
+  // A checkpoint root under a directory only root may enter (as under a mkdtemp directory): the
+  // agent makes the job's directory there, and the job's account cannot reach it.
+  const std::string locked = cluster.dir() + "/locked";
+  std::filesystem::create_directory(locked);
+  std::filesystem::permissions(locked, std::filesystem::perms::owner_all);
+  const std::string root = locked + "/ckpt";
+  cluster.start_daemon({"--checkpoint-root", root});
+  cluster.start_agent("trn-0");
+  cluster.wait_for_nodes(1);
+  const auto id = cluster.submit({{"name", "unwritable"},
+                                  {"nodes", 1},
+                                  {"kind", "simulated"},
+                                  {"workload", {{"steps", 20}, {"checkpoint_every", 5}, {"step_ms", 20}}}});
+  const std::string job = "/v1/jobs/" + std::to_string(id);
+  cluster.wait_job_state(id, "SUCCEEDED", 60s);
+
+  const Json attempt = cluster.api("GET", job + "/attempts").body["attempts"][0];
+  ASSERT_TRUE(attempt.contains("checkpoint_failures")) << attempt.dump();
+  EXPECT_GE(attempt["checkpoint_failures"]["count"].get<int>(), 1) << attempt.dump();
+  EXPECT_NE(attempt["checkpoint_failures"]["last_error"].get<std::string>().find("Permission denied"),
+            std::string::npos)
+      << attempt.dump();
+  const Json events =
+      cluster.api("GET", "/v1/events?type=job.checkpoint_failed&job=" + std::to_string(id)).body["events"];
+  ASSERT_EQ(events.size(), 1u) << events.dump() << cluster.daemon_log();
+  EXPECT_EQ(events[0]["severity"], "warning");
+  EXPECT_EQ(events[0]["node"], "trn-0");
+  EXPECT_TRUE(cluster.api("GET", job + "/checkpoints").body["checkpoints"].empty());
 }
 
 TEST(Storage, NodesReportTheirFreeDiskSpaceAndAThresholdAboveItMakesThemSuspect) {

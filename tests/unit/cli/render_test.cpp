@@ -192,6 +192,30 @@ TEST(Render, AFailedAttemptsLastOutputIsQuotedUnderItsRankAndNode) {
   EXPECT_EQ(out.find("Last output of attempt 1"), std::string::npos) << "an attempt with no output quotes nothing";
 }
 
+TEST(Render, AnAttemptWhoseCheckpointsFailedSaysHowManyAndTheLastError) {
+  const Json attempts = {
+      {"attempts",
+       {{{"id", 7},
+         {"number", 1},
+         {"state", "RUNNING"},
+         {"nodes", {"trn-1"}},
+         {"checkpoint_failures", {{"count", 3}, {"last_error", "open /ckpt/step-20: Permission denied"}}}},
+        {{"id", 9},
+         {"number", 2},
+         {"state", "RUNNING"},
+         {"nodes", {"trn-2"}},
+         {"checkpoint_failures", {{"count", 1}, {"last_error", "disk full"}}}}}}};
+  const std::string out = render({"job", "42"}, {running_job(), attempts});
+  EXPECT_NE(
+      out.find("\nCheckpoints of attempt 1: 3 writes failed, the last with: open /ckpt/step-20: Permission denied\n"),
+      std::string::npos)
+      << out;
+  EXPECT_NE(out.find("\nCheckpoints of attempt 2: 1 write failed, the last with: disk full\n"), std::string::npos)
+      << out;
+  EXPECT_EQ(render({"job", "42"}, {running_job(), Json{{"attempts", Json::array()}}}).find("Checkpoints of attempt"),
+            std::string::npos);
+}
+
 std::string pending_out() { return render({"job", "43"}, {pending_job(), Json{{"attempts", Json::array()}}}); }
 
 TEST(Render, JobDescriptionAndAttempts) {

@@ -41,14 +41,6 @@ Attempt start_canary(Cluster& c) {
   return attempts[0];
 }
 
-std::vector<store::Event> events_of_kind(Cluster& c, const std::string& kind) {
-  std::vector<store::Event> out;
-  for (const auto& e : c.memory.events_after(0, 10'000)) {
-    if (e.kind == kind) out.push_back(e);
-  }
-  return out;
-}
-
 TEST(Canary, AFailedCanarysNodesAreSuspectUntilTheyPassTheirCheck) {
   Cluster c(canary_config(2));
   c.connect("n1");
@@ -65,10 +57,10 @@ TEST(Canary, AFailedCanarysNodesAreSuspectUntilTheyPassTheirCheck) {
     ASSERT_EQ(checks.size(), 1u) << node << " is not tested";
     EXPECT_EQ(checks[0].suite, HealthSuite::accelerator);
   }
-  const auto failed = events_of_kind(c, "canary.failed");
+  const auto failed = c.events_of_kind("canary.failed");
   ASSERT_EQ(failed.size(), 1u);
   EXPECT_NE(failed[0].message.find("SUSPECT until they pass a health check: n1,n2"), std::string::npos) << failed[0].message;
-  EXPECT_EQ(events_of_kind(c, "node.suspect").size(), 2u);
+  EXPECT_EQ(c.events_of_kind("node.suspect").size(), 2u);
   const auto check = c.jobs.health().find(1);
   ASSERT_NE(check, nullptr);
   EXPECT_EQ(to_string(check->request.kind), "after_canary");
@@ -144,7 +136,7 @@ TEST(Canary, WhenANodeWasLostTheRanksThatDiedOfTheKillAreNotSuspected) {
   EXPECT_EQ(state_of(c, "n1"), NodeState::healthy) << "n1 only died of the kill that followed n2's loss";
   EXPECT_TRUE(c.agents.at("n1")->all<HealthCheckMsg>().empty());
   EXPECT_EQ(state_of(c, "n2"), NodeState::down) << "the lost node keeps its state";
-  ASSERT_EQ(events_of_kind(c, "canary.failed").size(), 1u);
+  ASSERT_EQ(c.events_of_kind("canary.failed").size(), 1u);
 }
 
 TEST(Canary, ACanaryThatSucceedsOnARetryShowsNoFailureClass) {
@@ -172,7 +164,7 @@ TEST(Canary, ACanaryThatSucceedsOnARetryShowsNoFailureClass) {
   EXPECT_EQ(job->failure_class, "") << "a canary's class is its final attempt's";
   EXPECT_EQ(to_json(*job)["failure_class"], "");
   EXPECT_EQ(c.stored_attempts(1)[0].failure_class, "node_lost") << "the first attempt keeps its own";
-  EXPECT_TRUE(events_of_kind(c, "canary.failed").empty());
+  EXPECT_TRUE(c.events_of_kind("canary.failed").empty());
   EXPECT_EQ(state_of(c, "n1"), NodeState::healthy);
   EXPECT_EQ(state_of(c, "n3"), NodeState::healthy);
 }

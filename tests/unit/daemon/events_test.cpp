@@ -217,10 +217,11 @@ TEST_F(EventsTest, BadFiltersAre400sNamingTheField) {
 }
 
 TEST(EventSeverity, OneTableCoversEveryType) {
-  EXPECT_EQ(event_types().size(), 25u);
+  EXPECT_EQ(event_types().size(), 26u);
   EXPECT_EQ(severity_of("job.failed"), store::Severity::error);
   EXPECT_EQ(severity_of("node.suspect"), store::Severity::warning);
   EXPECT_EQ(severity_of("job.straggler"), store::Severity::warning);
+  EXPECT_EQ(severity_of("job.checkpoint_failed"), store::Severity::warning);
   EXPECT_EQ(severity_of("job.succeeded"), store::Severity::info);
   EXPECT_EQ(severity_of("audit.token.created"), store::Severity::info);
   EXPECT_TRUE(is_event_type("audit.share.changed"));

@@ -226,6 +226,13 @@ struct Cluster {
   void heartbeat(const std::string& node, std::vector<AttemptReport> running = {}) {
     send(node, HeartbeatMsg{0, std::move(running), {}});
   }
+  std::vector<store::Event> events_of_kind(const std::string& kind) {
+    std::vector<store::Event> out;
+    for (const auto& e : memory.events_after(0, 10'000)) {
+      if (e.kind == kind) out.push_back(e);
+    }
+    return out;
+  }
 
   Job submit(JobSpec spec, const std::string& user = "alice") {
     std::optional<Job> accepted;

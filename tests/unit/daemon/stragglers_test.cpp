@@ -14,14 +14,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::vector<store::Event> events_of_kind(Cluster& c, const std::string& kind) {
-  std::vector<store::Event> out;
-  for (const auto& e : c.memory.events_after(0, 10'000)) {
-    if (e.kind == kind) out.push_back(e);
-  }
-  return out;
-}
-
 // Every rank reports having done `round` windows of 10 steps; the rank on `slow` spends 3 x 100 ms
 // of device time per step, the others 100 ms.
 void report_round(Cluster& c, const RunningJob& r, const std::string& slow, int round) {
@@ -44,10 +36,10 @@ TEST(Stragglers, TheSlowRankIsRecordedItsNodeSuspectedAndChecked) {
   const RunningJob r = start_job(c, command_spec(3));
   const std::string slow = r.nodes.at(1);
   report_windows(c, r, slow, 2);
-  EXPECT_TRUE(events_of_kind(c, "job.straggler").empty()) << "two slow windows are not yet three";
+  EXPECT_TRUE(c.events_of_kind("job.straggler").empty()) << "two slow windows are not yet three";
   report_round(c, r, slow, 3);
 
-  const auto events = events_of_kind(c, "job.straggler");
+  const auto events = c.events_of_kind("job.straggler");
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].node, slow);
   EXPECT_EQ(events[0].details["rank"], 1);
@@ -91,8 +83,8 @@ TEST(Stragglers, WithReplaceStragglersTheJobIsStoppedToQueueAgainWithoutTheNode)
   const std::string slow = r.nodes.at(2);
   report_windows(c, r, slow, 3);
 
-  ASSERT_EQ(events_of_kind(c, "job.straggler").size(), 1u);
-  EXPECT_EQ(events_of_kind(c, "job.straggler")[0].details["replace"], true);
+  ASSERT_EQ(c.events_of_kind("job.straggler").size(), 1u);
+  EXPECT_EQ(c.events_of_kind("job.straggler")[0].details["replace"], true);
   const Job* job = c.jobs.active_job(r.job.id);
   ASSERT_NE(job, nullptr);
   EXPECT_EQ(job->stopping_to, StopIntent::requeue);
@@ -115,7 +107,7 @@ TEST(Stragglers, RanksAtOnePaceAndReportsWithoutWorkAreNeverNamed) {
   for (int step = 0; step < 100; step += 10) {
     c.heartbeat(r.nodes[0], {AttemptReport{r.attempt, r.job.id, step, std::nullopt, "forward"}});
   }
-  EXPECT_TRUE(events_of_kind(c, "job.straggler").empty());
+  EXPECT_TRUE(c.events_of_kind("job.straggler").empty());
   EXPECT_EQ(c.jobs.node(r.nodes[0])->node.state, NodeState::healthy);
 }
 

@@ -72,6 +72,19 @@ TEST(Messages, AttemptExitedCarriesGoodputTiming) {
   EXPECT_EQ(bare.checkpoint_ms, 0);
 }
 
+TEST(Messages, ReportsAndExitsCarryFailedCheckpointWrites) {
+  HeartbeatMsg hb;
+  hb.attempts = {AttemptReport{7, 3, 12}};
+  hb.attempts[0].checkpoint_failures = {2, "open /ckpt/step-10: Permission denied"};
+  EXPECT_EQ(std::get<HeartbeatMsg>(parse_agent_message(encode(AgentMessage{hb}))).attempts, hb.attempts);
+  AttemptExitedMsg exited{9, 0, std::nullopt, "completed 40 steps", 40, ""};
+  exited.checkpoint_failures = {1, "disk full"};
+  EXPECT_EQ(std::get<AttemptExitedMsg>(parse_agent_message(encode(AgentMessage{exited}))).checkpoint_failures,
+            exited.checkpoint_failures);
+  const auto bare = std::get<AttemptExitedMsg>(parse_agent_message(R"({"type":"attempt_exited","attempt_id":9})"));
+  EXPECT_EQ(bare.checkpoint_failures.count, 0) << "none failed, none said";
+}
+
 TEST(Messages, AttemptExitedNamesThePeerWhoseConnectionClosed) {
   AttemptExitedMsg exited{9, 1, std::nullopt, "collective_timeout: rank 1 closed the connection", 40, ""};
   exited.peer_closed_rank = 1;
@@ -169,6 +182,19 @@ TEST(Messages, RejectsMalformedWithFieldNamed) {
   EXPECT_EQ(field_of(R"({"type":"heartbeat","attempts":[{"attempt_id":1,"job_id":1,"step":1,"checkpoint_ms":-5}]})"),
             "attempts[0].checkpoint_ms");
   EXPECT_EQ(field_of(R"({"type":"attempt_exited","attempt_id":1,"first_step_at":"soon"})"), "first_step_at");
+  EXPECT_EQ(field_of(R"({"type":"attempt_exited","attempt_id":1,"checkpoint_failures":{"count":0,"last_error":""}})"),
+            "checkpoint_failures.count");
+  EXPECT_EQ(field_of(R"({"type":"attempt_exited","attempt_id":1,"checkpoint_failures":{"count":1}})"),
+            "checkpoint_failures.last_error");
+  EXPECT_EQ(
+      field_of(R"({"type":"attempt_exited","attempt_id":1,"checkpoint_failures":{"count":1,"last_error":"x","at":2}})"),
+      "checkpoint_failures.at");
+  EXPECT_EQ(
+      field_of(R"({"type":"heartbeat","attempts":[{"attempt_id":1,"job_id":1,"step":1,"checkpoint_failures":[]}]})"),
+      "attempts[0].checkpoint_failures");
+  EXPECT_EQ(field_of(R"({"type":"attempt_exited","attempt_id":1,"checkpoint_failures":{"count":1,"last_error":")" +
+                     std::string(kMaxCheckpointErrorLength + 1, 'x') + R"("}})"),
+            "checkpoint_failures.last_error");
   EXPECT_EQ(field_of(R"({"type":"attempt_exited","attempt_id":1,"peer_closed_rank":-1})"), "peer_closed_rank");
   EXPECT_EQ(field_of(R"({"type":"attempt_exited","attempt_id":1,"peer_closed_rank":1024})"), "peer_closed_rank");
   EXPECT_EQ(field_of(R"({"type":"attempt_exited","attempt_id":1,"peer_closed_rank":"1"})"), "peer_closed_rank");

@@ -713,6 +713,11 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         Attempt: {
+            /** @description checkpoint writes that failed (the most any rank reported) and the last one's error; absent when none failed */
+            checkpoint_failures?: {
+                count: number;
+                last_error: string;
+            };
             /** @description time the ranks spent writing checkpoints */
             checkpoint_ms?: number;
             cores_per_node?: number;

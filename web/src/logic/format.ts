@@ -153,13 +153,19 @@ export function taskCounts(counts: Record<string, number> | undefined): string {
     .join(", ");
 }
 
-// A failed attempt's quoted output as the job page shows it: "Last output of attempt 2 (rank 1 on
-// trn-3)" over its lines (the rank's node is nodes[rank]); undefined when it has none. The text is
-// the job's own output: shown as text, never as markup.
 // "rank 1 on trn-3 took 2.9x the other ranks' median time per step".
 export function stragglerSentence(s: { rank: number; node: string; ratio: number }): string {
   return `rank ${s.rank} on ${s.node} took ${s.ratio.toFixed(1)}x the other ranks' median time per step`;
 }
+
+// "3 checkpoint writes failed, the last with: ...: Permission denied".
+export function checkpointFailureSentence(f: { count: number; last_error: string }): string {
+  return `${count(f.count, "checkpoint write")} failed, the last with: ${f.last_error}`;
+}
+
+// A failed attempt's quoted output as the job page shows it: "Last output of attempt 2 (rank 1 on
+// trn-3)" over its lines (the rank's node is nodes[rank]); undefined when it has none. The text is
+// the job's own output: shown as text, never as markup.
 
 export function attemptOutput(a: { number: number; nodes: string[]; output?: string; output_rank?: number }):
   { title: string; text: string } | undefined {

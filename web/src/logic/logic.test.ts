@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { attemptOutput, stragglerSentence, bandwidth, coreHours, cores, duration, jobLabel, jobPath, localTime, ordinal, percent, progress, rate, shape, taskCounts, utcTitle } from "./format";
+import { attemptOutput, checkpointFailureSentence, stragglerSentence, bandwidth, coreHours, cores, duration, jobLabel, jobPath, localTime, ordinal, percent, progress, rate, shape, taskCounts, utcTitle } from "./format";
 import { pendingSentence } from "./pending";
 import { attemptBoundaries, downsample, metricSeries } from "./downsample";
 import { addEvents, globMatch, matchesFilter } from "./events";
@@ -10,6 +10,14 @@ import type { Job, MetricPoint, TrainyardEvent, Who } from "./types";
 const job = (over: Partial<Job> = {}): Job => ({
   id: 5, name: "train", user: "alice", share: "vision", state: "PENDING",
   submitted_at: "2026-11-24T21:00:00Z", spec: { name: "train" }, ...over,
+});
+
+describe("failed checkpoint writes", () => {
+  it("say how many and quote the last error", () => {
+    expect(checkpointFailureSentence({ count: 3, last_error: "open /ckpt/step-20: Permission denied" }))
+      .toBe("3 checkpoint writes failed, the last with: open /ckpt/step-20: Permission denied");
+    expect(checkpointFailureSentence({ count: 1, last_error: "disk full" })).toBe("1 checkpoint write failed, the last with: disk full");
+  });
 });
 
 describe("a straggler", () => {

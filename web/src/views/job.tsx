@@ -4,7 +4,7 @@ import { type Loaded, useApi, useApp } from "../app-state";
 import { Chart } from "../components/chart";
 import { ConfirmButton, ErrorNote, Section, StateBadge, Time } from "../components/ui";
 import { attemptBoundaries, metricSeries, type MetricName } from "../logic/downsample";
-import { attemptOutput, stragglerSentence, coreHours, count, jobLabel, jobPath, percent, shape, taskCounts } from "../logic/format";
+import { attemptOutput, checkpointFailureSentence, stragglerSentence, coreHours, count, jobLabel, jobPath, percent, shape, taskCounts } from "../logic/format";
 import { pendingSentence } from "../logic/pending";
 import { isEnded, mayCancel } from "../logic/roles";
 import type { Attempt, Job, JobMetrics } from "../logic/types";
@@ -158,6 +158,9 @@ function OneJobPage({ id, job }: { id: string; job: Loaded<Job> }) {
               {a.stragglers?.map((s) => (
                 <div class="straggler"><span class="badge state-suspect">straggler</span> {stragglerSentence(s)} <Time at={s.found_at} /></div>
               ))}
+              {a.checkpoint_failures && (
+                <div class="checkpoint-failed"><span class="badge state-suspect">checkpoint failed</span> {checkpointFailureSentence(a.checkpoint_failures)}</div>
+              )}
               {a.steps_completed !== undefined && <div>{count(a.steps_completed, "step")} completed</div>}
               <AttemptOutput a={a} />
             </li>
