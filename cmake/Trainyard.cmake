@@ -12,16 +12,17 @@ if(TRAINYARD_WERROR)
   list(APPEND TRAINYARD_WARNINGS -Werror)
 endif()
 
-# Unity ("jumbo") builds: a library's sources compile in batches, one translation unit per batch,
-# so the heavy headers (nlohmann-json, spdlog and fmt, Boost) are parsed, and their templates
-# instantiated and given debug information, once per batch instead of once per file (figures in
-# docs/decisions/030-unity-builds.md). File-local names (anonymous namespaces, statics) must
-# therefore be unique within a library. The batches are written here rather than by CMake's own
-# UNITY_BUILD because CMake's include each source by its absolute path, so a fresh clone at another
-# path would miss ccache on every batch; ours include paths relative to the repository root.
-# An edit recompiles the edited file's whole batch: configure with -DTRAINYARD_UNITY_BUILD=OFF to
-# compile file by file.
-option(TRAINYARD_UNITY_BUILD "Compile each library's sources in batches (unity build)" ON)
+# Unity ("jumbo") builds: the sources of a library or a test binary compile in batches, one
+# translation unit per batch, so the heavy headers (nlohmann-json, spdlog and fmt, Boost, gtest)
+# are parsed, and their templates instantiated and given debug information, once per batch instead
+# of once per file (figures in docs/decisions/030-unity-builds.md and
+# docs/decisions/031-test-binaries-compile-in-batches.md). File-local names (anonymous
+# namespaces, statics) must therefore be unique within a library or test binary. The batches are
+# written here rather than by CMake's own UNITY_BUILD because CMake's include each source by its
+# absolute path, so a fresh clone at another path would miss ccache on every batch; ours include
+# paths relative to the repository root. An edit recompiles the edited file's whole batch:
+# configure with -DTRAINYARD_UNITY_BUILD=OFF to compile file by file.
+option(TRAINYARD_UNITY_BUILD "Compile the sources of each library and test binary in batches (unity build)" ON)
 set(TRAINYARD_UNITY_BATCH_SIZE 16 CACHE STRING "Sources per unity batch")
 
 # Deferred to the end of the directory (cmake_language(DEFER)), so sources a folder adds with
@@ -67,15 +68,20 @@ function(trainyard_unity_batches name)
   target_sources(${name} PRIVATE ${generated})
 endfunction()
 
+# Batches target `name`'s sources once its folder has added them all.
+function(trainyard_batch_sources name)
+  if(TRAINYARD_UNITY_BUILD)
+    cmake_language(EVAL CODE "cmake_language(DEFER CALL trainyard_unity_batches ${name})")
+  endif()
+endfunction()
+
 function(trainyard_library name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
   add_library(${name} STATIC ${ARG_SOURCES})
   target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR})
   target_compile_options(${name} PRIVATE ${TRAINYARD_WARNINGS})
   target_link_libraries(${name} PUBLIC ${ARG_DEPS})
-  if(TRAINYARD_UNITY_BUILD)
-    cmake_language(EVAL CODE "cmake_language(DEFER CALL trainyard_unity_batches ${name})")
-  endif()
+  trainyard_batch_sources(${name})
 endfunction()
 
 function(trainyard_executable name)
@@ -94,6 +100,7 @@ function(trainyard_test name)
   add_executable(${name} ${ARG_SOURCES})
   target_compile_options(${name} PRIVATE ${TRAINYARD_WARNINGS})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
+  trainyard_batch_sources(${name})
   if(TRAINYARD_SANITIZE)
     # A sanitized test process takes one to three seconds to start, far longer than most tests
     # take: each binary runs once, whole (the unit tests took 824 s test by test, 78 s so).

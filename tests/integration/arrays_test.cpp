@@ -12,7 +12,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-Json command_job(const std::string& name, const std::string& script) {
+Json one_core_job(const std::string& name, const std::string& script) {
   return Json{{"name", name}, {"cores_per_node", 1}, {"command", {{"argv", {"/bin/sh", "-c", script}}}}};
 }
 
@@ -43,9 +43,9 @@ TEST_F(Arrays, TwentyTasksWithPercentThreeNeverRunMoreThanThreeAtOnce) {
   // from what the processes themselves saw.
   const std::string spans = cluster.shared_dir() + "/spans";
   const std::string env = cluster.shared_dir() + "/env";
-  Json spec = command_job("sweep", "echo \"$(date +%s%N) 1\" >> " + spans + "; echo \"$TRAINYARD_ARRAY_JOB_ID " +
-                                       "$TRAINYARD_ARRAY_TASK_ID $TRAINYARD_ARRAY_TASK_COUNT\" >> " + env +
-                                       "; sleep 0.4; echo \"$(date +%s%N) -1\" >> " + spans);
+  Json spec = one_core_job("sweep", "echo \"$(date +%s%N) 1\" >> " + spans + "; echo \"$TRAINYARD_ARRAY_JOB_ID " +
+                                        "$TRAINYARD_ARRAY_TASK_ID $TRAINYARD_ARRAY_TASK_COUNT\" >> " + env +
+                                        "; sleep 0.4; echo \"$(date +%s%N) -1\" >> " + spans);
   spec["array"] = "0-19%3";
   const auto id = cluster.submit(spec);
   ASSERT_TRUE(eventually(
@@ -93,7 +93,7 @@ TEST_F(Arrays, TwentyTasksWithPercentThreeNeverRunMoreThanThreeAtOnce) {
 }
 
 TEST_F(Arrays, AnArrayIsCancelledWholeOrOneTaskAtATime) {
-  Json spec = command_job("sleepers", "sleep 60");
+  Json spec = one_core_job("sleepers", "sleep 60");
   spec["array"] = "1,5,9%1";
   const auto id = cluster.submit(spec);
   const auto one = cluster.api("POST", path(id) + "_9/cancel");
@@ -109,7 +109,7 @@ TEST_F(Arrays, AnArrayIsCancelledWholeOrOneTaskAtATime) {
 
 // A task's logs are its own when asked for as ID_N, and what says it has none names it ID_N too.
 TEST_F(Arrays, ATasksLogsAreFoundByItsIdNAndItsMessagesNameIt) {
-  Json spec = command_job("echoes", "echo task $TRAINYARD_ARRAY_TASK_ID; sleep 60");
+  Json spec = one_core_job("echoes", "echo task $TRAINYARD_ARRAY_TASK_ID; sleep 60");
   spec["array"] = "3,7%1";
   const auto id = cluster.submit(spec);
   const std::string first = std::to_string(id) + "_3";
@@ -137,7 +137,7 @@ TEST_F(Arrays, ATasksLogsAreFoundByItsIdNAndItsMessagesNameIt) {
 // An array's own id reads as the whole array (one state, tasks by state) beside its task 0; ID_N
 // reads as that task alone.
 TEST_F(Arrays, AnArrayReadByItsIdSumsUpItsTasksAndATaskReadAsIdNIsItself) {
-  Json spec = command_job("sweep", "exit $((TRAINYARD_ARRAY_TASK_ID == 1))");
+  Json spec = one_core_job("sweep", "exit $((TRAINYARD_ARRAY_TASK_ID == 1))");
   spec["array"] = "0-2";
   const auto array = cluster.submit(spec);
   ASSERT_TRUE(eventually(
@@ -163,7 +163,7 @@ TEST_F(Arrays, AnArrayReadByItsIdSumsUpItsTasksAndATaskReadAsIdNIsItself) {
 // submitted held is released whole by its id, not only its first task.
 TEST_F(Arrays, AHeldArrayIsReleasedByItsIdAndOneTaskIsHeldAndReleasedAsIdN) {
   const std::string ran = cluster.shared_dir() + "/ran";
-  Json held = command_job("held-sweep", "echo $TRAINYARD_ARRAY_TASK_ID >> " + ran);
+  Json held = one_core_job("held-sweep", "echo $TRAINYARD_ARRAY_TASK_ID >> " + ran);
   held["array"] = "0-3";
   held["hold"] = true;
   const auto id = cluster.submit(held);
@@ -188,7 +188,7 @@ TEST_F(Arrays, AHeldArrayIsReleasedByItsIdAndOneTaskIsHeldAndReleasedAsIdN) {
   EXPECT_EQ(indices, (std::multiset<int>{0, 1, 2, 3})) << "every task ran once";
 
   // One task of a running array held: the others run, it waits until released.
-  Json sweep = command_job("one-at-a-time", "sleep 0.3");
+  Json sweep = one_core_job("one-at-a-time", "sleep 0.3");
   sweep["array"] = "0-2%1";
   const auto other = cluster.submit(sweep);
   const auto hold = cluster.api("POST", path(other) + "_2/hold");
@@ -203,7 +203,7 @@ TEST_F(Arrays, AHeldArrayIsReleasedByItsIdAndOneTaskIsHeldAndReleasedAsIdN) {
 }
 
 TEST_F(Arrays, TooLargeAnArrayIsRefusedNamingTheLimit) {
-  Json spec = command_job("huge", "true");
+  Json spec = one_core_job("huge", "true");
   spec["array"] = "0-50";
   const auto refused = cluster.api("POST", "/v1/jobs", spec.dump());
   ASSERT_EQ(refused.status, 400) << refused.body.dump();
@@ -214,11 +214,11 @@ TEST_F(Arrays, TooLargeAnArrayIsRefusedNamingTheLimit) {
 TEST_F(Arrays, AnAfterokChainRunsInOrder) {
   // Each job runs as an account of its own: each writes its own file, when it ran.
   const std::string at = cluster.shared_dir() + "/ran-";
-  const auto a = cluster.submit(command_job("a", "sleep 1; date +%s%N > " + at + "a"));
-  Json b = command_job("b", "date +%s%N > " + at + "b");
+  const auto a = cluster.submit(one_core_job("a", "sleep 1; date +%s%N > " + at + "a"));
+  Json b = one_core_job("b", "date +%s%N > " + at + "b");
   b["depends_on"] = {{{"job", a}, {"condition", "afterok"}}};
   const auto b_id = cluster.submit(b);
-  Json c = command_job("c", "date +%s%N > " + at + "c");
+  Json c = one_core_job("c", "date +%s%N > " + at + "c");
   c["depends_on"] = {{{"job", b_id}}};
   const auto c_id = cluster.submit(c);
   const Json waiting = cluster.api("GET", path(c_id)).body;
@@ -231,8 +231,8 @@ TEST_F(Arrays, AnAfterokChainRunsInOrder) {
 }
 
 TEST_F(Arrays, AfternotokAfterASuccessIsCancelledWithTheReasonAndAnEvent) {
-  const auto a = cluster.submit(command_job("a", "sleep 0.5"));
-  Json b = command_job("b", "true");
+  const auto a = cluster.submit(one_core_job("a", "sleep 0.5"));
+  Json b = one_core_job("b", "true");
   b["depends_on"] = {{{"job", a}, {"condition", "afternotok"}}};
   const auto b_id = cluster.submit(b);
   const Json cancelled = cluster.wait_job_state(b_id, "CANCELLED", 30s);
@@ -244,7 +244,7 @@ TEST_F(Arrays, AfternotokAfterASuccessIsCancelledWithTheReasonAndAnEvent) {
 }
 
 TEST_F(Arrays, UnknownDependenciesAreRefusedNamingTheField) {
-  Json spec = command_job("orphan", "true");
+  Json spec = one_core_job("orphan", "true");
   spec["depends_on"] = {{{"job", 999}}};
   const auto refused = cluster.api("POST", "/v1/jobs", spec.dump());
   ASSERT_EQ(refused.status, 400) << refused.body.dump();

@@ -12,10 +12,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-Json command_job(const std::string& name, const std::string& script, int nodes = 1) {
-  return Json{{"name", name}, {"nodes", nodes}, {"command", {{"argv", {"/bin/sh", "-c", script}}}}};
-}
-
 class CliFollow : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -40,9 +36,9 @@ class CliFollow : public ::testing::Test {
 };
 
 TEST_F(CliFollow, HistoryFiltersFinishedJobsAndReportsTheirAccounting) {
-  const auto ok = cluster.submit(command_job("fine", "exit 0"));
-  const auto failed = cluster.submit(command_job("broken", "exit 3"));
-  const auto cancelled = cluster.submit(command_job("slow", "sleep 60"));
+  const auto ok = cluster.submit(shell_job("fine", "exit 0"));
+  const auto failed = cluster.submit(shell_job("broken", "exit 3"));
+  const auto cancelled = cluster.submit(shell_job("slow", "sleep 60"));
   cluster.wait_job_state(ok, "SUCCEEDED", 20s);
   cluster.wait_job_state(failed, "FAILED", 20s);
   cluster.wait_job_state(cancelled, "RUNNING", 20s);
@@ -86,7 +82,7 @@ TEST_F(CliFollow, HistoryFiltersFinishedJobsAndReportsTheirAccounting) {
 // task, then of the rest by the array's id; the history shows the array as one row and, with
 // --array, its tasks.
 TEST_F(CliFollow, ArraysAreReleasedByTaskOrWholeAndFoldedInTheHistory) {
-  Json sweep = command_job("sweep", "exit 0");
+  Json sweep = shell_job("sweep", "exit 0");
   sweep["array"] = "0-1";
   sweep["hold"] = true;
   const auto id = cluster.submit(sweep);
@@ -125,7 +121,7 @@ TEST_F(CliFollow, SubmitWaitOfAnArrayFollowsEveryTaskAndExitsWithTheHighestStatu
 
 TEST_F(CliFollow, LogsFollowInterleavesRanksAndEndsWhenTheJobEnds) {
   const auto id = cluster.submit(
-      command_job("talker", "for i in 1 2 3; do echo line $i of rank $RANK; sleep 1; done; printf 'no newline'", 2));
+      shell_job("talker", "for i in 1 2 3; do echo line $i of rank $RANK; sleep 1; done; printf 'no newline'", 2));
   cluster.wait_job_state(id, "RUNNING", 20s);
   ASSERT_EQ(cli("logs " + std::to_string(id) + " --follow"), 0) << output;
   for (const std::string rank : {"0", "1"}) {
@@ -139,9 +135,9 @@ TEST_F(CliFollow, LogsFollowInterleavesRanksAndEndsWhenTheJobEnds) {
 }
 
 TEST_F(CliFollow, WaitFollowsJobsSubmittedEarlierAndJobsListsTheActiveOnesLikeSqueue) {
-  const auto done = cluster.submit(command_job("done", "exit 0"));
+  const auto done = cluster.submit(shell_job("done", "exit 0"));
   cluster.wait_job_state(done, "SUCCEEDED", 20s);
-  const auto running = cluster.submit(command_job("later", "sleep 0.5; exit 5"));
+  const auto running = cluster.submit(shell_job("later", "sleep 0.5; exit 5"));
   cluster.wait_job_state(running, "RUNNING", 20s);
   // Active by default: the finished job is only listed with --all.
   ASSERT_EQ(cli("jobs"), 0) << output;

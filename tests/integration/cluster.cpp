@@ -26,6 +26,25 @@ std::string read_text(const std::string& path) {
   return s;
 }
 
+std::string trimmed(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return text;
+}
+
+Json shell_job(const std::string& name, const std::string& script, int nodes) {
+  return argv_job(name, {"/bin/sh", "-c", script}, nodes);
+}
+
+Json argv_job(const std::string& name, const std::vector<std::string>& argv, int nodes) {
+  return Json{{"name", name}, {"nodes", nodes}, {"command", {{"argv", argv}}}};
+}
+
+std::string job_path(std::int64_t id) { return "/v1/jobs/" + std::to_string(id); }
+
+Json attempts_of(Cluster& cluster, std::int64_t id) {
+  return cluster.api("GET", job_path(id) + "/attempts").body["attempts"];
+}
+
 Process::Process(const std::vector<std::string>& argv, const std::string& log_path, const std::string& netns_path) {
   std::vector<char*> args;
   std::vector<std::string> copy = argv;

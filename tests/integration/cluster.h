@@ -110,4 +110,15 @@ class Cluster {
 
 std::string read_text(const std::string& path);
 
+// `text` without its trailing newlines and spaces.
+std::string trimmed(std::string text);
+
+// A one-node job spec (or `nodes` nodes) of one command: `/bin/sh -c script`, or `argv` as given.
+Json shell_job(const std::string& name, const std::string& script, int nodes = 1);
+Json argv_job(const std::string& name, const std::vector<std::string>& argv, int nodes = 1);
+
+std::string job_path(std::int64_t id);
+// GET /v1/jobs/{id}/attempts as the admin reads it: the attempts, oldest first.
+Json attempts_of(Cluster& cluster, std::int64_t id);
+
 }  // namespace trainyard::testing

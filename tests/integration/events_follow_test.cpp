@@ -14,7 +14,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-Json command_job(const std::string& name) {
+Json waiting_job(const std::string& name) {
   // No agent joins: the job waits for one, and its job.submitted event is what is followed.
   return Json{{"name", name}, {"nodes", 1}, {"wait_for_capacity", true}, {"command", {{"argv", {"/bin/true"}}}}};
 }
@@ -30,7 +30,7 @@ std::string submitted_line(std::int64_t job) { return "job.submitted  job=" + st
 TEST(EventsFollow, PrintsEventsLiveResumesAfterAKill9AndEndsOnCtrlC) {
   Cluster cluster;
   cluster.start_daemon({"--sse-keepalive-ms", "200"});
-  const std::int64_t before = cluster.submit(command_job("before"));
+  const std::int64_t before = cluster.submit(waiting_job("before"));
   const std::string out = cluster.dir() + "/follow.out";
   // --after 0: from the start of the log, so the job submitted before it connected is shown too.
   Process follow({TRAINYARD_CLI_BIN, "--server", cluster.url(), "--token-file", cluster.dir() + "/data/admin.token",
@@ -38,13 +38,13 @@ TEST(EventsFollow, PrintsEventsLiveResumesAfterAKill9AndEndsOnCtrlC) {
                  out);
   ASSERT_TRUE(eventually([&] { return read_text(out).find(submitted_line(before)) != std::string::npos; }, 20s))
       << read_text(out);
-  const std::int64_t live = cluster.submit(command_job("live"));
+  const std::int64_t live = cluster.submit(waiting_job("live"));
   ASSERT_TRUE(eventually([&] { return read_text(out).find(submitted_line(live)) != std::string::npos; }, 20s))
       << read_text(out);
 
   cluster.kill_daemon(SIGKILL);
   cluster.start_daemon({"--sse-keepalive-ms", "200"});
-  const std::int64_t after_restart = cluster.submit(command_job("after-restart"));
+  const std::int64_t after_restart = cluster.submit(waiting_job("after-restart"));
   ASSERT_TRUE(eventually([&] { return read_text(out).find(submitted_line(after_restart)) != std::string::npos; }, 30s))
       << read_text(out) << cluster.daemon_log();
   const std::string text = read_text(out);

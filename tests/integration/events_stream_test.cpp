@@ -97,10 +97,6 @@ class StreamReader {
   std::thread reader_;
 };
 
-Json command_job(const std::string& name) {
-  return Json{{"name", name}, {"nodes", 1}, {"command", {{"argv", {"/bin/true"}}}}};
-}
-
 std::vector<std::int64_t> ids_of(const std::vector<SseEvent>& events) {
   std::vector<std::int64_t> ids;
   for (const SseEvent& e : events) ids.push_back(e.id);
@@ -128,7 +124,7 @@ TEST(EventsStream, LiveThenResumedWithNoGapNoDuplicateAndNoOtherUsersJobs) {
         << scrape.text();
   }
 
-  const std::int64_t first = cluster.submit(command_job("first"), alice);
+  const std::int64_t first = cluster.submit(argv_job("first", {"/bin/true"}), alice);
   cluster.wait_job_state(first, "SUCCEEDED", 20s);
   ASSERT_TRUE(eventually([&] { return alice_live.has("job.succeeded", first); }, 10s)) << alice_live.text();
   std::vector<SseEvent> seen = alice_live.events();
@@ -141,7 +137,7 @@ TEST(EventsStream, LiveThenResumedWithNoGapNoDuplicateAndNoOtherUsersJobs) {
   // Resumed after the submission: the stored rest first, then a second job live.
   StreamReader resumed(cluster.url(), "/v1/events/stream?type=job.*", alice, std::to_string(seen[0].id));
   ASSERT_TRUE(eventually([&] { return resumed.has("job.succeeded", first); }, 10s)) << resumed.text();
-  const std::int64_t second = cluster.submit(command_job("second"), alice);
+  const std::int64_t second = cluster.submit(argv_job("second", {"/bin/true"}), alice);
   cluster.wait_job_state(second, "SUCCEEDED", 20s);
   ASSERT_TRUE(eventually([&] { return resumed.has("job.succeeded", second); }, 10s)) << resumed.text();
   const ApiResult stored = cluster.api("GET", "/v1/events?type=job.*&after=" + std::to_string(seen[0].id), "", alice);
@@ -152,7 +148,7 @@ TEST(EventsStream, LiveThenResumedWithNoGapNoDuplicateAndNoOtherUsersJobs) {
   EXPECT_EQ(ids_of(resumed.events()), expected) << resumed.text();
 
   // Bob's own job's end comes after alice's events: had they leaked, they would be here by now.
-  const std::int64_t bobs = cluster.submit(command_job("bobs"), bob);
+  const std::int64_t bobs = cluster.submit(argv_job("bobs", {"/bin/true"}), bob);
   cluster.wait_job_state(bobs, "SUCCEEDED", 20s);
   ASSERT_TRUE(eventually([&] { return bob_live.has("job.succeeded", bobs); }, 10s)) << bob_live.text();
   for (const SseEvent& e : bob_live.events()) {

@@ -9,10 +9,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-Json command_job(const std::string& name) {
-  return Json{{"name", name}, {"nodes", 1}, {"command", {{"argv", {"/bin/true"}}}}};
-}
-
 // The types of job `id`'s events, oldest first, as `token` reads them.
 std::vector<std::string> job_event_types(Cluster& cluster, std::int64_t id, const std::string& token = "") {
   const ApiResult r = cluster.api("GET", "/v1/events?type=job.*&job=" + std::to_string(id), "", token);
@@ -29,7 +25,7 @@ TEST(Events, AJobsLifeIsSubmittedStartedSucceededAndOnlyItsOwnerReadsIt) {
   cluster.wait_for_nodes(1);
   const std::string alice = cluster.api("POST", "/v1/tokens", R"({"user":"alice"})").body["token"];
   const std::string bob = cluster.api("POST", "/v1/tokens", R"({"user":"bob"})").body["token"];
-  const std::int64_t id = cluster.submit(command_job("life"), alice);
+  const std::int64_t id = cluster.submit(argv_job("life", {"/bin/true"}), alice);
   cluster.wait_job_state(id, "SUCCEEDED", 20s);
   EXPECT_EQ(job_event_types(cluster, id, alice), (std::vector<std::string>{"job.submitted", "job.started", "job.succeeded"}));
 

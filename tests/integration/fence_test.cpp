@@ -80,7 +80,7 @@ TEST(Fencing, AnAgentWhoseHeartbeatsGoUnacknowledgedStopsItsAttemptBeforeTheNode
 std::string trim_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 // Whether `pid` has ended: gone, or a zombie its parent has not reaped.
-bool ended(pid_t pid) {
+bool exited_or_zombie(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
   std::string stat;
   if (!std::getline(in, stat)) return true;
@@ -104,7 +104,7 @@ TEST(Fencing, AFrozenAgentsAttemptIsStoppedByItsFenceKeeperBeforeTheNodeTimeout)
   cluster.agent("node-a").signal(SIGSTOP);
   const auto frozen_at = std::chrono::steady_clock::now();
   // Its parent, the frozen agent, cannot reap it: ended is a zombie.
-  const bool stopped = eventually([&] { return ended(pid); }, 2900ms);
+  const bool stopped = eventually([&] { return exited_or_zombie(pid); }, 2900ms);
   const auto stopped_after = std::chrono::steady_clock::now() - frozen_at;
   ASSERT_TRUE(stopped) << "the frozen agent's attempt outlived the node timeout:\n"
                        << read_text(cluster.dir() + "/agent-node-a.log");
@@ -148,7 +148,7 @@ TEST(Fencing, WhatADeadAgentsAttemptLeftRunningIsKilledByItsFenceKeeper) {
 
   cluster.stop_agent("node-a", SIGKILL);
   // Orphaned, it is reaped by whoever reaps orphans here (in a container, maybe nobody): ended.
-  const bool killed = eventually([&] { return ended(pid); }, 2s);
+  const bool killed = eventually([&] { return exited_or_zombie(pid); }, 2s);
   if (!killed) ::kill(pid, SIGKILL);
   ASSERT_TRUE(killed) << "the escapee outlived its dead agent:\n" << read_text(cluster.dir() + "/agent-node-a.log");
 }

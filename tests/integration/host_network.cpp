@@ -40,8 +40,6 @@ std::string ip_command(const std::vector<std::string>& args) {
   return command;
 }
 
-bool process_alive(pid_t pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
-
 // Namespaces named by a HostNetwork of a process that no longer runs.
 void sweep_left_behind() {
   std::error_code ec;
@@ -142,5 +140,7 @@ void HostNetwork::drop(const std::string& from, const std::string& to) {
 void HostNetwork::undrop(const std::string& from, const std::string& to) {
   run_ip({"-n", host(from).netns, "route", "del", address(to) + "/32", "via", kNowhere});
 }
+
+bool process_alive(pid_t pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
 
 }  // namespace trainyard::testing

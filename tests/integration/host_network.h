@@ -14,6 +14,8 @@
 //
 // Every namespace is deleted when the HostNetwork goes away; namespaces left by a process that was
 // killed first (their names carry its pid) are swept when the next HostNetwork is made.
+#include <sys/types.h>
+
 #include <map>
 #include <optional>
 #include <string>
@@ -61,5 +63,8 @@ class HostNetwork {
 
 // Runs `ip` with `args`; throws std::runtime_error with its output when it fails.
 void run_ip(const std::vector<std::string>& args);
+
+// Whether process `pid` exists, also when this process may not signal it.
+bool process_alive(pid_t pid);
 
 }  // namespace trainyard::testing

@@ -11,10 +11,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-Json command_job(const std::string& name, const std::vector<std::string>& argv) {
-  return Json{{"name", name}, {"nodes", 1}, {"command", {{"argv", argv}}}};
-}
-
 class HostileNames : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -31,15 +27,15 @@ TEST_F(HostileNames, ControlCharactersAndNulAreRefusedNamingTheField) {
     Json spec;
     std::string field;
   };
-  Json osc52 = command_job("x\x1b]52;c;ZXZpbA==\x07", {"/bin/true"});
-  Json label_value = command_job("ok", {"/bin/true"});
+  Json osc52 = argv_job("x\x1b]52;c;ZXZpbA==\x07", {"/bin/true"});
+  Json label_value = argv_job("ok", {"/bin/true"});
   label_value["labels"] = {{"team", "\x1b[2J"}};
-  Json label_key = command_job("ok", {"/bin/true"});
+  Json label_key = argv_job("ok", {"/bin/true"});
   label_key["labels"] = {{"te am", "a"}};
-  const Json nul_argv = command_job("ok", {"/bin/echo", std::string("a\0b", 3)});
-  Json nul_env = command_job("ok", {"/bin/true"});
+  const Json nul_argv = argv_job("ok", {"/bin/echo", std::string("a\0b", 3)});
+  Json nul_env = argv_job("ok", {"/bin/true"});
   nul_env["command"]["env"] = {{"A", std::string("1\0" "2", 3)}};
-  Json share = command_job("ok", {"/bin/true"});
+  Json share = argv_job("ok", {"/bin/true"});
   share["share"] = "a\nb";
   const std::vector<Case> cases = {{"OSC 52 in the name", osc52, "name"},
                                    {"escape in a label value", label_value, "labels.team"},
@@ -54,12 +50,12 @@ TEST_F(HostileNames, ControlCharactersAndNulAreRefusedNamingTheField) {
   }
   EXPECT_TRUE(cluster.api("GET", "/v1/jobs").body["jobs"].empty()) << "a refused job was stored";
   // Names in other languages are text, not control characters.
-  const auto id = cluster.submit(command_job("entraînement 学習", {"/bin/true"}));
+  const auto id = cluster.submit(argv_job("entraînement 学習", {"/bin/true"}));
   EXPECT_EQ(cluster.wait_job_state(id, "SUCCEEDED", 30s)["name"], "entraînement 学習");
 }
 
 TEST_F(HostileNames, AJobsEscapeSequencesAreEscapedOnATerminalAndPassedRawToAPipe) {
-  const auto id = cluster.submit(command_job("printer", {"/usr/bin/printf", "before \\033]52;c;ZXZpbA==\\007 after\\n"}));
+  const auto id = cluster.submit(argv_job("printer", {"/usr/bin/printf", "before \\033]52;c;ZXZpbA==\\007 after\\n"}));
   cluster.wait_job_state(id, "SUCCEEDED", 30s);
   const std::string cli = std::string(TRAINYARD_CLI_BIN) + " --server " + cluster.url();
   const std::string token_file = cluster.dir() + "/data/admin.token";

@@ -20,6 +20,7 @@
 #include "net/ws_client.h"
 #include "proto/messages.h"
 #include "tests/integration/cluster.h"
+#include "tests/integration/host_network.h"
 
 namespace trainyard::testing {
 namespace {
@@ -27,20 +28,9 @@ namespace {
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
-Json command_job(const std::string& name, const std::string& script) {
-  return Json{{"name", name}, {"nodes", 1}, {"command", {{"argv", {"/bin/sh", "-c", script}}}}};
-}
-
-bool process_alive(pid_t pid) { return ::kill(pid, 0) == 0; }
-
 pid_t read_pid(const std::string& path) {
   const std::string text = read_text(path);
   return text.empty() ? 0 : static_cast<pid_t>(std::stol(text));
-}
-
-std::string trimmed(std::string text) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-  return text;
 }
 
 // What a forged agent sends back to one message of the daemon's: a raw frame, or nothing.
@@ -180,7 +170,7 @@ class Hostile : public ::testing::Test {
 TEST_F(Hostile, InvalidUtf8AndHugeOutputDoNotTakeTheAgentDown) {
   // A stray 0xFF, a euro sign split across the 4 KiB exit tail by a progress bar without newlines,
   // and 24 MiB of random bytes before it.
-  const auto id = cluster.submit(command_job(
+  const auto id = cluster.submit(shell_job(
       "binary-output",
       "printf 'hello\\377\\n'; head -c 25165824 /dev/urandom; printf '\\n'; "
       "i=0; while [ $i -lt 1500 ]; do printf '\\r\\342\\202\\254%d' $i; i=$((i+1)); done; printf 'tail \\377 end\\n'"));
@@ -192,12 +182,12 @@ TEST_F(Hostile, InvalidUtf8AndHugeOutputDoNotTakeTheAgentDown) {
   const std::string text = logs.body["logs"][0]["text"];
   EXPECT_NE(text.find("tail \xEF\xBF\xBD end"), std::string::npos);  // the 0xFF, replaced
   // The node is still connected and takes the next job.
-  const auto next = cluster.submit(command_job("after", "echo fine"));
+  const auto next = cluster.submit(shell_job("after", "echo fine"));
   cluster.wait_job_state(next, "SUCCEEDED", 30s);
 }
 
 TEST_F(Hostile, AJobSeesNoneOfTheAgentsEnvironmentAndTheDaemonsFilesArePrivate) {
-  const auto id = cluster.submit(command_job("env", "env"));
+  const auto id = cluster.submit(shell_job("env", "env"));
   cluster.wait_job_state(id, "SUCCEEDED", 30s);
   const std::string text = cluster.api("GET", "/v1/jobs/" + std::to_string(id) + "/logs").body["logs"][0]["text"];
   EXPECT_NE(text.find("RANK=0"), std::string::npos) << text;
@@ -219,8 +209,8 @@ TEST_F(Hostile, AJobsProcessesDoNotOutliveAKilledAgent) {
   // The job's leader and a child it leaves in its process group record their pids, then wait.
   const std::string leader_file = cluster.shared_dir() + "/leader.pid";
   const std::string child_file = cluster.shared_dir() + "/child.pid";
-  const auto id = cluster.submit(command_job("orphan", "sleep 600 & echo $! > " + child_file + "; echo $$ > " +
-                                                           leader_file + "; wait"));
+  const auto id = cluster.submit(
+      shell_job("orphan", "sleep 600 & echo $! > " + child_file + "; echo $$ > " + leader_file + "; wait"));
   cluster.wait_job_state(id, "RUNNING", 30s);
   ASSERT_TRUE(eventually([&] { return read_pid(leader_file) > 0 && read_pid(child_file) > 0; }, 30s));
   const pid_t leader = read_pid(leader_file), child = read_pid(child_file);
@@ -237,7 +227,7 @@ TEST_F(Hostile, AUserReachesNeitherTheSystemShareNorOtherUsersJobIdsNorTheDataPl
   const std::string alice = cluster.api("POST", "/v1/tokens", R"({"user":"alice"})").body["token"];
   const std::string bob = cluster.api("POST", "/v1/tokens", R"({"user":"bob"})").body["token"];
   auto submit_to = [&](const std::string& share) {
-    Json spec = command_job("x", "true");
+    Json spec = shell_job("x", "true");
     spec["share"] = share;
     return cluster.api("POST", "/v1/jobs", spec.dump(), alice);
   };
@@ -250,7 +240,7 @@ TEST_F(Hostile, AUserReachesNeitherTheSystemShareNorOtherUsersJobIdsNorTheDataPl
   EXPECT_EQ(invented.body["error"]["field"], "share");
 
   // Another user's job answers exactly as one that does not exist.
-  const auto id = cluster.submit(command_job("bobs", "true"), bob);
+  const auto id = cluster.submit(shell_job("bobs", "true"), bob);
   const auto missing = id + 1000;
   const auto other = cluster.api("GET", "/v1/jobs/" + std::to_string(id), "", alice);
   const auto none = cluster.api("GET", "/v1/jobs/" + std::to_string(missing), "", alice);
@@ -276,7 +266,7 @@ TEST_F(Hostile, AUserReachesNeitherTheSystemShareNorOtherUsersJobIdsNorTheDataPl
 }
 
 TEST_F(Hostile, AForgedAgentWithTheJoinTokenCannotTakeAnExistingNodesPlace) {
-  const auto id = cluster.submit(command_job("victim", "sleep 600"));
+  const auto id = cluster.submit(shell_job("victim", "sleep 600"));
   cluster.wait_job_state(id, "RUNNING", 30s);
   const std::string join_token = trimmed(read_text(cluster.dir() + "/data/join.token"));
 
@@ -335,7 +325,7 @@ TEST_F(Hostile, AForgedHelloListingAnInventedAttemptIsStillHealthChecked) {
 
 TEST_F(Hostile, FifosAndSymlinksAsCheckpointFilesDoNotHangTheDaemon) {
   // Named like checkpoint files: FIFOs, which block whoever opens them for reading, and symlinks.
-  const auto id = cluster.submit(command_job(
+  const auto id = cluster.submit(shell_job(
       "fifo-checkpoints",
       "d=$TRAINYARD_CHECKPOINT_DIR; mkdir -p $d/step-0000000001 $d/step-0000000002 $d/step-0000000003 && "
       "mkfifo $d/step-0000000001/manifest.json && ln -s /dev/zero $d/step-0000000002/manifest.json && "
@@ -350,7 +340,7 @@ TEST_F(Hostile, FifosAndSymlinksAsCheckpointFilesDoNotHangTheDaemon) {
   ASSERT_EQ(checkpoints.size(), 3u) << "a symlinked step directory is not listed: " << checkpoints.dump(2);
   for (const auto& c : checkpoints) EXPECT_FALSE(c["valid"].get<bool>()) << c.dump();
   // Submits and reads still go through.
-  const auto next = cluster.submit(command_job("after", "echo fine"));
+  const auto next = cluster.submit(shell_job("after", "echo fine"));
   cluster.wait_job_state(next, "SUCCEEDED", 30s);
 }
 
@@ -381,8 +371,9 @@ TEST_F(Hostile, ACheckpointPlantedByAnotherUsersJobIsNotResumedFrom) {
   // Bob's job tries to copy Alice's newest checkpoint to a newer step; running as its own account
   // (docs/DESIGN.md "Job accounts"), it cannot reach her checkpoint directory.
   const auto planter = cluster.submit(
-      command_job("planter", "v=$(dirname $TRAINYARD_CHECKPOINT_DIR)/job-" + std::to_string(victim) +
-                                 "; src=$(ls -d $v/step-* | tail -1); cp -r $src $v/.plant && mv $v/.plant $v/step-0000000399"),
+      shell_job("planter",
+                "v=$(dirname $TRAINYARD_CHECKPOINT_DIR)/job-" + std::to_string(victim) +
+                    "; src=$(ls -d $v/step-* | tail -1); cp -r $src $v/.plant && mv $v/.plant $v/step-0000000399"),
       bob);
   cluster.wait_job_state(planter, "FAILED", 30s);
   // Where jobs share an account, the copy gets there (planted here for it): complete and
@@ -565,7 +556,7 @@ TEST(HostileClients, AUserOverThePendingJobsCapIsRefusedNamingIt) {
   Cluster cluster;
   cluster.start_daemon({"--max-pending-per-user", "2"});
   const std::string alice = user_token(cluster, "alice");
-  Json spec = command_job("waits", "true");
+  Json spec = shell_job("waits", "true");
   spec["wait_for_capacity"] = true;  // no nodes: every job stays pending
   cluster.submit(spec, alice);
   cluster.submit(spec, alice);

@@ -15,10 +15,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-Json command_job(const std::string& name, const std::string& script, int nodes = 1) {
-  return Json{{"name", name}, {"nodes", nodes}, {"command", {{"argv", {"/bin/sh", "-c", script}}}}};
-}
-
 class Jobs : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -31,7 +27,7 @@ class Jobs : public ::testing::Test {
 };
 
 TEST_F(Jobs, CommandJobSucceedsAndItsLogsAreReadable) {
-  const auto id = cluster.submit(command_job("hello", "echo hello from rank $RANK; echo to stderr >&2"));
+  const auto id = cluster.submit(shell_job("hello", "echo hello from rank $RANK; echo to stderr >&2"));
   const Json job = cluster.wait_job_state(id, "SUCCEEDED", 20s);
   EXPECT_EQ(job["exit_code"], 0);
   const auto logs = cluster.api("GET", "/v1/jobs/" + std::to_string(id) + "/logs");
@@ -44,10 +40,11 @@ TEST_F(Jobs, CommandJobSucceedsAndItsLogsAreReadable) {
 
 TEST_F(Jobs, ARetriedCommandJobIsToldWhereToResumeFrom) {
   // Attempt 1 saves a checkpoint in its own format and fails; attempt 2 must be pointed at it.
-  Json spec = command_job("resumer",
-                          "if [ -n \"$TRAINYARD_RESUME_FROM\" ]; then echo resuming from $TRAINYARD_RESUME_FROM; exit 0; fi; "
-                          "mkdir -p $TRAINYARD_CHECKPOINT_DIR/step-0000000005 && echo w > $TRAINYARD_CHECKPOINT_DIR/step-0000000005/model; "
-                          "exit 1");
+  Json spec = shell_job(
+      "resumer",
+      "if [ -n \"$TRAINYARD_RESUME_FROM\" ]; then echo resuming from $TRAINYARD_RESUME_FROM; exit 0; fi; "
+      "mkdir -p $TRAINYARD_CHECKPOINT_DIR/step-0000000005 && echo w > $TRAINYARD_CHECKPOINT_DIR/step-0000000005/model; "
+      "exit 1");
   spec["retry"] = {{"attempts", 2}};
   const auto id = cluster.submit(spec);
   cluster.wait_job_state(id, "SUCCEEDED", 30s);
@@ -63,9 +60,9 @@ TEST_F(Jobs, ARetriedCommandJobIsToldWhereToResumeFrom) {
 
 TEST_F(Jobs, ACommandJobThatStopsWritingProgressIsCaughtAsStuck) {
   // Reports steps 1..5 through its progress file, then hangs without exiting.
-  Json spec = command_job("stalls",
-                          "for s in 1 2 3 4 5; do echo \"$s compute\" > $TRAINYARD_PROGRESS_FILE; sleep 0.1; done; "
-                          "echo \"5 all-reduce\" > $TRAINYARD_PROGRESS_FILE; sleep 600");
+  Json spec = shell_job("stalls",
+                        "for s in 1 2 3 4 5; do echo \"$s compute\" > $TRAINYARD_PROGRESS_FILE; sleep 0.1; done; "
+                        "echo \"5 all-reduce\" > $TRAINYARD_PROGRESS_FILE; sleep 600");
   spec["stuck_after_s"] = 1;
   const auto id = cluster.submit(spec);
   const Json job = cluster.wait_job_state(id, "FAILED", 30s);
@@ -84,11 +81,11 @@ TEST_F(Jobs, ARankFrozenWhileTheOtherAdvancesIsFoundWithinThirtySecondsWithoutSt
   // Both ranks report a step every 0.2 s; rank 1 freezes itself (SIGSTOP) at step 40 while rank 0,
   // which never waits on it (a data-loader rank, a pipeline stage), keeps stepping. No stuck_after_s:
   // the allowance is learned, max(5 x 0.2 s, 30 s).
-  const auto id = cluster.submit(command_job(
-      "frozen-rank",
-      "s=0; while [ $s -lt 400 ]; do s=$((s+1)); echo \"$s forward\" > $TRAINYARD_PROGRESS_FILE; "
-      "if [ $RANK = 1 ] && [ $s = 40 ]; then kill -STOP $$; fi; sleep 0.2; done",
-      2));
+  const auto id = cluster.submit(
+      shell_job("frozen-rank",
+                "s=0; while [ $s -lt 400 ]; do s=$((s+1)); echo \"$s forward\" > $TRAINYARD_PROGRESS_FILE; "
+                "if [ $RANK = 1 ] && [ $s = 40 ]; then kill -STOP $$; fi; sleep 0.2; done",
+                2));
   const std::string path = "/v1/jobs/" + std::to_string(id);
   const Json job = cluster.wait_job_state(id, "FAILED", 75s);
   EXPECT_EQ(job["failure_class"], "stuck") << job.dump(2);
@@ -110,7 +107,7 @@ TEST_F(Jobs, ARankFrozenWhileTheOtherAdvancesIsFoundWithinThirtySecondsWithoutSt
 }
 
 TEST_F(Jobs, TwoNodeJobGetsTwoAgentsWithRanksZeroAndOne) {
-  const auto id = cluster.submit(command_job("pair", "echo rank=$RANK world=$WORLD_SIZE node=$NODE_RANK", 2));
+  const auto id = cluster.submit(shell_job("pair", "echo rank=$RANK world=$WORLD_SIZE node=$NODE_RANK", 2));
   cluster.wait_job_state(id, "SUCCEEDED", 20s);
   const auto attempts = cluster.api("GET", "/v1/jobs/" + std::to_string(id) + "/attempts");
   ASSERT_EQ(attempts.body["attempts"].size(), 1u);
@@ -133,23 +130,23 @@ TEST_F(Jobs, TwoNodeJobGetsTwoAgentsWithRanksZeroAndOne) {
 
 TEST_F(Jobs, JobNeedingMoreThanTheClusterHasIsRefusedUnlessItWaitsForCapacity) {
   // Like sbatch's "Requested node configuration is not available".
-  auto refused = cluster.api("POST", "/v1/jobs", command_job("too-big", "true", 3).dump());
+  auto refused = cluster.api("POST", "/v1/jobs", shell_job("too-big", "true", 3).dump());
   EXPECT_EQ(refused.status, 400);
   EXPECT_EQ(refused.body["error"]["field"], "nodes") << refused.body.dump();
   EXPECT_NE(refused.body["error"]["message"].get<std::string>().find("3 nodes asked, and 2 nodes are registered"),
             std::string::npos)
       << refused.body.dump();
-  Json fat = command_job("too-fat", "true");
+  Json fat = shell_job("too-fat", "true");
   fat["cores_per_node"] = 64;
   refused = cluster.api("POST", "/v1/jobs", fat.dump());
   EXPECT_EQ(refused.status, 400);
   EXPECT_EQ(refused.body["error"]["field"], "cores_per_node") << refused.body.dump();
   EXPECT_TRUE(cluster.api("GET", "/v1/jobs").body["jobs"].empty()) << "a refused job was kept";
 
-  Json waits = command_job("too-big", "true", 3);
+  Json waits = shell_job("too-big", "true", 3);
   waits["wait_for_capacity"] = true;
   const auto big = cluster.submit(waits);
-  const auto small = cluster.submit(command_job("small", "true", 1));
+  const auto small = cluster.submit(shell_job("small", "true", 1));
   cluster.wait_job_state(small, "SUCCEEDED", 20s);
   const auto job = cluster.api("GET", "/v1/jobs/" + std::to_string(big));
   EXPECT_EQ(job.body["state"], "PENDING");
@@ -159,7 +156,7 @@ TEST_F(Jobs, JobNeedingMoreThanTheClusterHasIsRefusedUnlessItWaitsForCapacity) {
 }
 
 TEST_F(Jobs, ExitCodeThreeFailsTheJobWithThatCode) {
-  const auto id = cluster.submit(command_job("fails", "echo about to fail; exit 3"));
+  const auto id = cluster.submit(shell_job("fails", "echo about to fail; exit 3"));
   const Json job = cluster.wait_job_state(id, "FAILED", 20s);
   EXPECT_EQ(job["exit_code"], 3);
   EXPECT_EQ(job["failure_class"], "user_error");
@@ -173,7 +170,7 @@ TEST_F(Jobs, ExitCodeThreeFailsTheJobWithThatCode) {
 TEST_F(Jobs, CancelKillsTheRunningProcessGroup) {
   const std::string pid_file = cluster.shared_dir() + "/child.pid";
   // The job's own child (a grandchild of the agent) must die with it: the whole process group goes.
-  const auto id = cluster.submit(command_job("sleeper", "sleep 1000 & echo $! > " + pid_file + "; wait"));
+  const auto id = cluster.submit(shell_job("sleeper", "sleep 1000 & echo $! > " + pid_file + "; wait"));
   cluster.wait_job_state(id, "RUNNING", 20s);
   ASSERT_TRUE(eventually([&] { return !read_text(pid_file).empty(); }, 10s));
   const pid_t child = std::stoi(read_text(pid_file));
@@ -188,7 +185,7 @@ TEST_F(Jobs, CancelKillsTheRunningProcessGroup) {
 }
 
 TEST_F(Jobs, CancelOfAPendingJobNeverRunsIt) {
-  Json never = command_job("never", "true", 5);
+  Json never = shell_job("never", "true", 5);
   never["wait_for_capacity"] = true;
   const auto id = cluster.submit(never);
   const auto cancel = cluster.api("POST", "/v1/jobs/" + std::to_string(id) + "/cancel");
@@ -198,7 +195,7 @@ TEST_F(Jobs, CancelOfAPendingJobNeverRunsIt) {
 }
 
 TEST_F(Jobs, RetriesUntilTheAttemptsRunOut) {
-  Json spec = command_job("flaky", "exit 7");
+  Json spec = shell_job("flaky", "exit 7");
   spec["retry"] = {{"attempts", 3}};
   const auto id = cluster.submit(spec);
   const Json job = cluster.wait_job_state(id, "FAILED", 30s);
@@ -207,7 +204,7 @@ TEST_F(Jobs, RetriesUntilTheAttemptsRunOut) {
 }
 
 TEST_F(Jobs, AnExitRuleSaysExitAndStopsAtOnce) {
-  Json spec = command_job("rule", "exit 42");
+  Json spec = shell_job("rule", "exit 42");
   spec["retry"] = {{"attempts", 5}, {"evaluate_on_exit", {{{"on_exit_code", "4*"}, {"action", "exit"}}}}};
   const auto id = cluster.submit(spec);
   const Json job = cluster.wait_job_state(id, "FAILED", 20s);
@@ -217,8 +214,9 @@ TEST_F(Jobs, AnExitRuleSaysExitAndStopsAtOnce) {
 
 TEST_F(Jobs, AnExitRuleSaysRetryAndTheJobRetries) {
   // Fails with 7 the first time (leaving a mark where every attempt of the job can see it).
-  Json spec = command_job("flaky", "[ -f $TRAINYARD_CHECKPOINT_DIR/tried ] && exit 0; mkdir -p $TRAINYARD_CHECKPOINT_DIR; "
-                                   "touch $TRAINYARD_CHECKPOINT_DIR/tried; exit 7");
+  Json spec = shell_job("flaky",
+                        "[ -f $TRAINYARD_CHECKPOINT_DIR/tried ] && exit 0; mkdir -p $TRAINYARD_CHECKPOINT_DIR; "
+                        "touch $TRAINYARD_CHECKPOINT_DIR/tried; exit 7");
   spec["retry"] = {{"attempts", 2}, {"evaluate_on_exit", {{{"on_exit_code", "7"}, {"action", "retry"}}, {{"on_exit_code", "*"}, {"action", "exit"}}}}};
   const auto id = cluster.submit(spec);
   const Json job = cluster.wait_job_state(id, "SUCCEEDED", 20s);
@@ -229,8 +227,8 @@ TEST_F(Jobs, UsersSeeOnlyTheirOwnJobs) {
   const auto token = cluster.api("POST", "/v1/tokens", R"({"user":"alice"})");
   ASSERT_EQ(token.status, 201) << token.body.dump();
   const std::string alice = token.body["token"];
-  const auto admin_job = cluster.submit(command_job("admins", "true"));
-  const auto alice_job = cluster.submit(command_job("alices", "true"), alice);
+  const auto admin_job = cluster.submit(shell_job("admins", "true"));
+  const auto alice_job = cluster.submit(shell_job("alices", "true"), alice);
   EXPECT_EQ(cluster.api("GET", "/v1/jobs/" + std::to_string(admin_job), "", alice).status, 404);
   EXPECT_EQ(cluster.api("POST", "/v1/jobs/" + std::to_string(admin_job) + "/cancel", "", alice).status, 404);
   EXPECT_EQ(cluster.api("GET", "/v1/jobs/" + std::to_string(alice_job), "", alice).status, 200);

@@ -12,10 +12,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-Json command_job(const std::string& name, const std::string& script) {
-  return Json{{"name", name}, {"nodes", 1}, {"command", {{"argv", {"/bin/sh", "-c", script}}}}};
-}
-
 class Provenance : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -41,7 +37,7 @@ class Provenance : public ::testing::Test {
 };
 
 TEST_F(Provenance, ACommandJobsRunIsRecordedWithTheFactsItWrote) {
-  Json spec = command_job(
+  Json spec = shell_job(
       "facts", "printf '{\"torch\":\"2.3.1\",\"dataset\":{\"id\":\"c4-en\"}}' > \"$TRAINYARD_PROVENANCE_FILE\"");
   spec["command"]["env"] = {{"LR", "3e-4"}, {"HF_TOKEN", "hf_do-not-leak"}};
   spec["code_version"] = "git:0123abcd";
@@ -91,7 +87,7 @@ TEST_F(Provenance, AHostileProvenanceFileIsANoteOnTheAttemptAndTheAgentCarriesOn
       {"printf '[1,2,3]' > \"$TRAINYARD_PROVENANCE_FILE\"", "JSON object"},
   };
   for (const auto& [script, note] : hostile) {
-    const auto id = cluster.submit(command_job("hostile", script));
+    const auto id = cluster.submit(shell_job("hostile", script));
     cluster.wait_job_state(id, "SUCCEEDED", 30s);
     const Json p = cluster.api("GET", provenance_path(id, "1")).body;
     EXPECT_FALSE(p["ranks"][0].contains("user_facts")) << script;
@@ -101,11 +97,11 @@ TEST_F(Provenance, AHostileProvenanceFileIsANoteOnTheAttemptAndTheAgentCarriesOn
 
 TEST_F(Provenance, TheDiffOfARetryShowsTheCheckpointItResumedFrom) {
   // Attempt 1 saves a checkpoint in its own format and fails; attempt 2 resumes from it.
-  Json spec = command_job("resumer",
-                          "printf '{\"attempt\":\"%s\"}' \"$TRAINYARD_ATTEMPT\" > \"$TRAINYARD_PROVENANCE_FILE\"; "
-                          "if [ -n \"$TRAINYARD_RESUME_FROM\" ]; then exit 0; fi; "
-                          "mkdir -p $TRAINYARD_CHECKPOINT_DIR/step-0000000005 && echo w > "
-                          "$TRAINYARD_CHECKPOINT_DIR/step-0000000005/model; exit 1");
+  Json spec = shell_job("resumer",
+                        "printf '{\"attempt\":\"%s\"}' \"$TRAINYARD_ATTEMPT\" > \"$TRAINYARD_PROVENANCE_FILE\"; "
+                        "if [ -n \"$TRAINYARD_RESUME_FROM\" ]; then exit 0; fi; "
+                        "mkdir -p $TRAINYARD_CHECKPOINT_DIR/step-0000000005 && echo w > "
+                        "$TRAINYARD_CHECKPOINT_DIR/step-0000000005/model; exit 1");
   spec["retry"] = {{"attempts", 2}};
   const auto id = cluster.submit(spec);
   cluster.wait_job_state(id, "SUCCEEDED", 30s);

@@ -15,16 +15,12 @@ namespace {
 
 using namespace std::chrono_literals;
 
-std::string job_path(std::int64_t id) { return "/v1/jobs/" + std::to_string(id); }
-
 Json simulated(const std::string& name, const std::string& share, int steps, int step_ms, int checkpoint_every) {
   return {{"name", name},
           {"share", share},
           {"kind", "simulated"},
           {"workload", {{"steps", steps}, {"step_ms", step_ms}, {"checkpoint_every", checkpoint_every}}}};
 }
-
-Json attempts_of(Cluster& c, std::int64_t id) { return c.api("GET", job_path(id) + "/attempts").body["attempts"]; }
 
 std::int64_t resumed_step(const Json& attempt) {
   if (!attempt.contains("resumed_from")) return 0;

@@ -13,10 +13,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-std::string job_path(std::int64_t id) { return "/v1/jobs/" + std::to_string(id); }
-
-Json attempts_of(Cluster& c, std::int64_t id) { return c.api("GET", job_path(id) + "/attempts").body["attempts"]; }
-
 Json straggler_events(Cluster& c, std::int64_t id) {
   return c.api("GET", "/v1/events?type=job.straggler&job=" + std::to_string(id)).body["events"];
 }

@@ -14,11 +14,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-std::string trimmed(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  return s;
-}
-
 bool connected(Cluster& cluster, const std::string& node) {
   return cluster.api("GET", "/v1/nodes/" + node).body.value("connected", false);
 }

@@ -2,7 +2,7 @@
 // positions, help at every level, and each kind of mistake naming the flag at fault.
 #include <gtest/gtest.h>
 
-#include "cli/command_line.h"
+#include "tests/unit/cli/command_line_helpers.h"
 
 namespace trainyard::cli {
 namespace {
@@ -17,14 +17,7 @@ T parsed(const Args& args) {
 }
 
 // The field named by the UsageError that parsing `args` throws.
-std::string rejected(const Args& args) {
-  try {
-    parse_command_line(args);
-  } catch (const UsageError& e) {
-    return e.field();
-  }
-  return "<accepted>";
-}
+using testing::rejected;
 
 std::string help_of(const Args& args) { return std::get<ShowHelp>(parse_command_line(args).action).text; }
 

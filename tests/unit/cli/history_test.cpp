@@ -8,21 +8,21 @@
 namespace trainyard::cli {
 namespace {
 
-const TimePoint kNow = *parse_time("2026-11-24T12:00:00.000Z");
+const TimePoint kHistoryNow = *parse_time("2026-11-24T12:00:00.000Z");
 
 TEST(TimeBounds, SpansBackFromNowTimesAndDates) {
-  EXPECT_EQ(parse_time_bound("1d", kNow, "--since"), *parse_time("2026-11-23T12:00:00.000Z"));
-  EXPECT_EQ(parse_time_bound("2h", kNow, "--since"), *parse_time("2026-11-24T10:00:00.000Z"));
-  EXPECT_EQ(parse_time_bound("90s", kNow, "--since"), *parse_time("2026-11-24T11:58:30.000Z"));
-  EXPECT_EQ(parse_time_bound("3600", kNow, "--since"), *parse_time("2026-11-24T11:00:00.000Z"));
-  EXPECT_EQ(parse_time_bound("2026-11-20T08:30:00Z", kNow, "--since"), *parse_time("2026-11-20T08:30:00.000Z"));
-  EXPECT_EQ(parse_time_bound("2026-11-20", kNow, "--since"), *parse_time("2026-11-20T00:00:00.000Z"));
+  EXPECT_EQ(parse_time_bound("1d", kHistoryNow, "--since"), *parse_time("2026-11-23T12:00:00.000Z"));
+  EXPECT_EQ(parse_time_bound("2h", kHistoryNow, "--since"), *parse_time("2026-11-24T10:00:00.000Z"));
+  EXPECT_EQ(parse_time_bound("90s", kHistoryNow, "--since"), *parse_time("2026-11-24T11:58:30.000Z"));
+  EXPECT_EQ(parse_time_bound("3600", kHistoryNow, "--since"), *parse_time("2026-11-24T11:00:00.000Z"));
+  EXPECT_EQ(parse_time_bound("2026-11-20T08:30:00Z", kHistoryNow, "--since"), *parse_time("2026-11-20T08:30:00.000Z"));
+  EXPECT_EQ(parse_time_bound("2026-11-20", kHistoryNow, "--since"), *parse_time("2026-11-20T00:00:00.000Z"));
 }
 
 TEST(TimeBounds, AnythingElseNamesTheField) {
   for (const char* bad : {"", "d", "1w", "-2h", "0s", "yesterday", "2026-13-01", "1.5h", "2h ago"}) {
     try {
-      parse_time_bound(bad, kNow, "--since");
+      parse_time_bound(bad, kHistoryNow, "--since");
       ADD_FAILURE() << "accepted \"" << bad << "\"";
     } catch (const InvalidInput& e) {
       EXPECT_EQ(e.field(), "--since") << bad;

@@ -190,17 +190,17 @@ std::string expect_failure(const HttpResult& result) {
   return "";
 }
 
-HttpRequest get(std::string target) { return {.method = "GET", .target = std::move(target)}; }
+HttpRequest get_request(std::string target) { return {.method = "GET", .target = std::move(target)}; }
 
 TEST(HttpClient, KeepsOneConnectionForSeveralRequests) {
   LoopbackServer server(echo_target);
   auto client = make_http_client(parse_server_url(server.url()));
-  EXPECT_EQ(expect_response(client->send(get("/v1/a?x=1"))).body, "GET /v1/a?x=1 ");
+  EXPECT_EQ(expect_response(client->send(get_request("/v1/a?x=1"))).body, "GET /v1/a?x=1 ");
   const HttpResponse posted =
       expect_response(client->send({.method = "POST", .target = "/v1/jobs", .headers = {{"authorization", "Bearer t"}}, .body = R"({"n":1})"}));
   EXPECT_EQ(posted.status, 200);
   EXPECT_EQ(posted.body, R"(POST /v1/jobs {"n":1})");
-  EXPECT_EQ(expect_response(client->send(get("/v1/c"))).body, "GET /v1/c ");
+  EXPECT_EQ(expect_response(client->send(get_request("/v1/c"))).body, "GET /v1/c ");
   EXPECT_EQ(server.connections(), 1);
   const auto seen = server.seen();
   ASSERT_EQ(seen.size(), 3u);
@@ -210,14 +210,16 @@ TEST(HttpClient, KeepsOneConnectionForSeveralRequests) {
 
 TEST(HttpClient, ErrorStatusesAreResponses) {
   LoopbackServer server([](const Seen&) { return Action{reply(404, R"({"error":{"message":"no job 9"}})")}; });
-  const HttpResponse r = expect_response(make_http_client(parse_server_url(server.url()))->send(get("/v1/jobs/9")));
+  const HttpResponse r =
+      expect_response(make_http_client(parse_server_url(server.url()))->send(get_request("/v1/jobs/9")));
   EXPECT_EQ(r.status, 404);
   EXPECT_EQ(r.body, R"({"error":{"message":"no job 9"}})");
 }
 
 TEST(HttpClient, AResponseCarriesWhereARedirectPoints) {
   LoopbackServer server([](const Seen&) { return Action{reply(307, "{}", "Location: http://10.0.0.2:8080/v1/jobs\r\n")}; });
-  const HttpResponse r = expect_response(make_http_client(parse_server_url(server.url()))->send(get("/v1/jobs")));
+  const HttpResponse r =
+      expect_response(make_http_client(parse_server_url(server.url()))->send(get_request("/v1/jobs")));
   EXPECT_EQ(r.status, 307);
   EXPECT_EQ(r.headers, (std::vector<std::pair<std::string, std::string>>{{"location", "http://10.0.0.2:8080/v1/jobs"}}));
 }
@@ -225,7 +227,7 @@ TEST(HttpClient, AResponseCarriesWhereARedirectPoints) {
 TEST(HttpClient, ReconnectsWhenTheServerClosedAnIdleConnection) {
   LoopbackServer server([](const Seen& s) { return Action{echo_target(s).bytes, /*close_after=*/true}; });
   auto client = make_http_client(parse_server_url(server.url()));
-  EXPECT_EQ(expect_response(client->send(get("/one"))).status, 200);
+  EXPECT_EQ(expect_response(client->send(get_request("/one"))).status, 200);
   ASSERT_TRUE(server.wait_closed(1));
   // Even a request that is never repeated goes through: the close is noticed before sending.
   EXPECT_EQ(expect_response(client->send({.method = "POST", .target = "/two", .body = "b"})).body, "POST /two b");
@@ -236,8 +238,8 @@ TEST(HttpClient, ReconnectsWhenTheServerClosedAnIdleConnection) {
 TEST(HttpClient, HonoursConnectionClose) {
   LoopbackServer server([](const Seen& s) { return Action{reply(200, s.target, "Connection: close\r\n")}; });
   auto client = make_http_client(parse_server_url(server.url()));
-  EXPECT_EQ(expect_response(client->send(get("/one"))).body, "/one");
-  EXPECT_EQ(expect_response(client->send(get("/two"))).body, "/two");
+  EXPECT_EQ(expect_response(client->send(get_request("/one"))).body, "/one");
+  EXPECT_EQ(expect_response(client->send(get_request("/two"))).body, "/two");
   EXPECT_EQ(server.connections(), 2);
 }
 
@@ -251,8 +253,8 @@ TEST(HttpClient, RepeatsAGetOnceWhenAKeptConnectionBreaks) {
   int requests_on_first = 0;
   LoopbackServer server([&](const Seen& s) { return drop_second_request_of_first_connection(s, requests_on_first); });
   auto client = make_http_client(parse_server_url(server.url()));
-  EXPECT_EQ(expect_response(client->send(get("/one"))).status, 200);
-  EXPECT_EQ(expect_response(client->send(get("/two"))).body, "GET /two ");
+  EXPECT_EQ(expect_response(client->send(get_request("/one"))).status, 200);
+  EXPECT_EQ(expect_response(client->send(get_request("/two"))).body, "GET /two ");
   EXPECT_EQ(server.connections(), 2);
   EXPECT_EQ(server.seen().size(), 3u);  // /two was sent twice
 }
@@ -261,12 +263,12 @@ TEST(HttpClient, NeverRepeatsAPost) {
   int requests_on_first = 0;
   LoopbackServer server([&](const Seen& s) { return drop_second_request_of_first_connection(s, requests_on_first); });
   auto client = make_http_client(parse_server_url(server.url()));
-  EXPECT_EQ(expect_response(client->send(get("/one"))).status, 200);
+  EXPECT_EQ(expect_response(client->send(get_request("/one"))).status, 200);
   const std::string failure = expect_failure(client->send({.method = "POST", .target = "/v1/jobs", .body = "{}"}));
   EXPECT_NE(failure.find("lost the connection to daemon at " + server.url()), std::string::npos) << failure;
   EXPECT_EQ(server.seen().size(), 2u);  // the server may have acted on it: not sent again
   // The client recovers for the next request.
-  EXPECT_EQ(expect_response(client->send(get("/three"))).status, 200);
+  EXPECT_EQ(expect_response(client->send(get_request("/three"))).status, 200);
 }
 
 TEST(HttpClient, ClearMessageWhenNothingListens) {
@@ -279,9 +281,9 @@ TEST(HttpClient, ClearMessageWhenNothingListens) {
   ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
   ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
   const std::string url = "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
-  const std::string failure = expect_failure(make_http_client(parse_server_url(url))->send(get("/v1/nodes")));
+  const std::string failure = expect_failure(make_http_client(parse_server_url(url))->send(get_request("/v1/nodes")));
   EXPECT_EQ(failure.find("cannot reach daemon at " + url + ": "), 0u) << failure;
-  EXPECT_EQ(make_http_client(parse_server_url(url))->send(get("/v1/nodes")).error().field, kNotConnected)
+  EXPECT_EQ(make_http_client(parse_server_url(url))->send(get_request("/v1/nodes")).error().field, kNotConnected)
       << "nothing was sent: any request may go to another daemon";
   ::close(fd);
 }
@@ -290,7 +292,8 @@ TEST(HttpClient, GivesUpOnASilentServer) {
   LoopbackServer server([](const Seen&) { return Action{"", false, /*hold=*/true}; });
   HttpClientOptions options;
   options.request_timeout = 100ms;
-  const std::string failure = expect_failure(make_http_client(parse_server_url(server.url()), options)->send(get("/")));
+  const std::string failure =
+      expect_failure(make_http_client(parse_server_url(server.url()), options)->send(get_request("/")));
   EXPECT_NE(failure.find("did not answer within 100 ms"), std::string::npos) << failure;
 }
 
@@ -302,8 +305,8 @@ TEST(HttpClient, RejectsGarbledAndOversizedReplies) {
   HttpClientOptions options;
   options.body_limit = 10;
   auto client = make_http_client(parse_server_url(server.url()), options);
-  EXPECT_NE(expect_failure(client->send(get("/garbled"))).find("garbled reply from daemon"), std::string::npos);
-  EXPECT_NE(expect_failure(client->send(get("/big"))).find("larger than 10 bytes"), std::string::npos);
+  EXPECT_NE(expect_failure(client->send(get_request("/garbled"))).find("garbled reply from daemon"), std::string::npos);
+  EXPECT_NE(expect_failure(client->send(get_request("/big"))).find("larger than 10 bytes"), std::string::npos);
 }
 
 TEST(HttpClient, StreamsABodyWithoutLengthToItsEndAndReturnsOtherAnswersWhole) {
@@ -313,7 +316,7 @@ TEST(HttpClient, StreamsABodyWithoutLengthToItsEndAndReturnsOtherAnswersWhole) {
   });
   auto client = make_http_client(parse_server_url(server.url()));
   std::string streamed;
-  const HttpResponse ok = expect_response(client->stream(get("/events"), [&](std::string_view piece) {
+  const HttpResponse ok = expect_response(client->stream(get_request("/events"), [&](std::string_view piece) {
     streamed += piece;
     return true;
   }));
@@ -322,7 +325,7 @@ TEST(HttpClient, StreamsABodyWithoutLengthToItsEndAndReturnsOtherAnswersWhole) {
   EXPECT_EQ(streamed, "id: 1\ndata: x\n\n");
   EXPECT_TRUE(ok.body.empty());
   streamed.clear();
-  const HttpResponse refused = expect_response(client->stream(get("/refused"), [&](std::string_view piece) {
+  const HttpResponse refused = expect_response(client->stream(get_request("/refused"), [&](std::string_view piece) {
     streamed += piece;
     return true;
   }));
@@ -340,7 +343,7 @@ TEST(HttpClient, AStreamHandsOnEachPieceAsItComes) {
   auto client = make_http_client(parse_server_url(server.url()), options);
   const auto start = std::chrono::steady_clock::now();
   std::string streamed;
-  const HttpResponse stopped = expect_response(client->stream(get("/events"), [&](std::string_view piece) {
+  const HttpResponse stopped = expect_response(client->stream(get_request("/events"), [&](std::string_view piece) {
     streamed += piece;
     return false;  // enough: stop reading
   }));
@@ -357,7 +360,7 @@ TEST(HttpClient, AStreamThatGoesSilentIsLost) {
   options.stream_idle_timeout = 200ms;
   auto client = make_http_client(parse_server_url(server.url()), options);
   std::string streamed;
-  const std::string failure = expect_failure(client->stream(get("/events"), [&](std::string_view piece) {
+  const std::string failure = expect_failure(client->stream(get_request("/events"), [&](std::string_view piece) {
     streamed += piece;
     return true;
   }));

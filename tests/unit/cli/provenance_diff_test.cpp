@@ -4,10 +4,14 @@
 
 #include <gtest/gtest.h>
 
-#include "cli/command_line.h"
+#include "tests/unit/cli/command_line_helpers.h"
 
 namespace trainyard::cli {
 namespace {
+
+using testing::get;
+using testing::rejected;
+using testing::requests_of;
 
 Json record(int attempt) {
   return {{"job", 5},
@@ -107,12 +111,6 @@ TEST(ProvenanceRecord, RendersGroupedLinesWithoutIdentityFacts) {
   EXPECT_EQ(text.find("attempt_id"), std::string::npos) << text;
 }
 
-std::vector<ApiRequest> requests_of(const std::vector<std::string>& args) {
-  return requests_for(std::get<Command>(parse_command_line(args).action), {});
-}
-
-ApiRequest get(std::string target) { return {"GET", std::move(target), std::nullopt}; }
-
 TEST(ProvenanceCommands, JobProvenanceAsksForTheLatestOrTheNamedAttempt) {
   EXPECT_EQ(requests_of({"job", "7", "--provenance"}), std::vector{get("/v1/jobs/7/attempts/last/provenance")});
   EXPECT_EQ(requests_of({"job", "7", "--provenance", "--attempt", "2"}),
@@ -122,15 +120,6 @@ TEST(ProvenanceCommands, JobProvenanceAsksForTheLatestOrTheNamedAttempt) {
 TEST(ProvenanceCommands, DiffTakesJobsOrJobSlashAttempt) {
   EXPECT_EQ(requests_of({"diff", "7", "8/3"}),
             (std::vector{get("/v1/jobs/7/attempts/last/provenance"), get("/v1/jobs/8/attempts/3/provenance")}));
-}
-
-std::string rejected(const std::vector<std::string>& args) {
-  try {
-    parse_command_line(args);
-  } catch (const UsageError& e) {
-    return e.field();
-  }
-  return "<accepted>";
 }
 
 TEST(ProvenanceCommands, BadArgumentsNameTheirField) {

@@ -1,16 +1,13 @@
 // The REST calls each command makes: method, path, percent-encoded query and body.
 #include <gtest/gtest.h>
 
-#include "cli/command_line.h"
+#include "tests/unit/cli/command_line_helpers.h"
 
 namespace trainyard::cli {
 namespace {
 
-std::vector<ApiRequest> requests_of(const std::vector<std::string>& args, const InputReader& read = {}) {
-  return requests_for(std::get<Command>(parse_command_line(args).action), read);
-}
-
-ApiRequest get(std::string target) { return {"GET", std::move(target), std::nullopt}; }
+using testing::get;
+using testing::requests_of;
 
 TEST(Target, KeepsUnreservedCharactersAndEscapesTheRestOfKeysAndValues) {
   EXPECT_EQ(Target("/x").param("aZ09-._~", "aZ09-._~").str(), "/x?aZ09-._~=aZ09-._~");

@@ -20,7 +20,7 @@ struct FakeFiles {
   }
 };
 
-std::string rejected(const GlobalOptions& global, const Environment& env, const FakeFiles& files) {
+std::string refused_field(const GlobalOptions& global, const Environment& env, const FakeFiles& files) {
   try {
     resolve_connection(global, env, files.lookup());
   } catch (const InvalidInput& e) {
@@ -43,12 +43,13 @@ TEST(Settings, FlagBeatsEnvironmentBeatsLocalFiles) {
 }
 
 TEST(Settings, MissingPiecesNameTheFlagThatWouldSupplyThem) {
-  EXPECT_EQ(rejected({}, {}, {}), "--server");
-  EXPECT_EQ(rejected({}, {"http://h:1", std::nullopt}, {}), "--token-file");
-  EXPECT_EQ(rejected({"", std::nullopt, false}, {std::nullopt, "t"}, {}), "--server");
+  EXPECT_EQ(refused_field({}, {}, {}), "--server");
+  EXPECT_EQ(refused_field({}, {"http://h:1", std::nullopt}, {}), "--token-file");
+  EXPECT_EQ(refused_field({"", std::nullopt, false}, {std::nullopt, "t"}, {}), "--server");
   // A named token file must exist and hold a token, whatever the environment says.
-  EXPECT_EQ(rejected({"http://h:1", "absent.token", false}, {std::nullopt, "t"}, {}), "--token-file");
-  EXPECT_EQ(rejected({"http://h:1", "empty.token", false}, {}, FakeFiles{{{"empty.token", "\n"}}}), "--token-file");
+  EXPECT_EQ(refused_field({"http://h:1", "absent.token", false}, {std::nullopt, "t"}, {}), "--token-file");
+  EXPECT_EQ(refused_field({"http://h:1", "empty.token", false}, {}, FakeFiles{{{"empty.token", "\n"}}}),
+            "--token-file");
 }
 
 std::string refusal(const GlobalOptions& global, const Environment& env, const FakeFiles& files) {
@@ -63,22 +64,22 @@ std::string refusal(const GlobalOptions& global, const Environment& env, const F
 TEST(Settings, ATokenIsOnlySentToTheServerItCameWith) {
   const FakeFiles planted{{{".trainyard/daemon.addr", "http://attacker:1\n"}, {"my.token", "ty_file"}}};
   // A daemon.addr planted in the current directory must not receive the environment's token.
-  EXPECT_EQ(rejected({}, {std::nullopt, "ty_env"}, planted), "--server");
+  EXPECT_EQ(refused_field({}, {std::nullopt, "ty_env"}, planted), "--server");
   EXPECT_THAT(refusal({}, {std::nullopt, "ty_env"}, planted),
               ::testing::AllOf(::testing::HasSubstr("$TRAINYARD_TOKEN is set but $TRAINYARD_SERVER is not"),
                                ::testing::HasSubstr(".trainyard/daemon.addr is not used with $TRAINYARD_TOKEN")));
   // Nor the token of --token-file.
-  EXPECT_EQ(rejected({std::nullopt, "my.token", false}, {"http://env:2", std::nullopt}, planted), "--server");
+  EXPECT_EQ(refused_field({std::nullopt, "my.token", false}, {"http://env:2", std::nullopt}, planted), "--server");
   EXPECT_THAT(refusal({std::nullopt, "my.token", false}, {"http://env:2", std::nullopt}, planted),
               ::testing::HasSubstr("$TRAINYARD_SERVER is not used with --token-file"));
   // A server named by a flag gets no token from the environment or the files.
   const FakeFiles local{{{".trainyard/admin.token", "ty_local"}}};
-  EXPECT_EQ(rejected({"http://flag:3", std::nullopt, false}, {std::nullopt, "ty_env"}, local), "--token-file");
-  EXPECT_EQ(rejected({"http://flag:3", std::nullopt, false}, {}, local), "--token-file");
+  EXPECT_EQ(refused_field({"http://flag:3", std::nullopt, false}, {std::nullopt, "ty_env"}, local), "--token-file");
+  EXPECT_EQ(refused_field({"http://flag:3", std::nullopt, false}, {}, local), "--token-file");
   EXPECT_THAT(refusal({"http://flag:3", std::nullopt, false}, {}, local),
               ::testing::HasSubstr("--server is set but --token-file is not; .trainyard/admin.token is not used"));
   // Nor does the environment's server get the local files' token.
-  EXPECT_EQ(rejected({}, {"http://env:2", std::nullopt}, local), "--token-file");
+  EXPECT_EQ(refused_field({}, {"http://env:2", std::nullopt}, local), "--token-file");
 }
 
 TEST(ServerUrl, ParsesTheForms) {

@@ -91,7 +91,7 @@ TEST_F(ApiTest, BadBodiesAre400NamingTheField) {
 
 // The body with the job's id taken out, so replies about two ids compare.
 
-std::string without_id(const Reply& r, JobId id) {
+std::string body_without_id(const Reply& r, JobId id) {
   std::string text = r.body.dump();
   const std::string digits = std::to_string(id);
   for (auto at = text.find(digits); at != std::string::npos; at = text.find(digits, at)) text.replace(at, digits.size(), "N");
@@ -108,7 +108,8 @@ TEST_F(ApiTest, AnotherUsersJobAnswersAsAMissingOne) {
            {"GET", "/metrics"}}) {
     const Reply other = call(method, job + suffix, kBob);
     EXPECT_EQ(other.status, 404) << method << " " << suffix;
-    EXPECT_EQ(without_id(other, id), without_id(call(method, none + suffix, kBob), missing)) << method << " " << suffix;
+    EXPECT_EQ(body_without_id(other, id), body_without_id(call(method, none + suffix, kBob), missing))
+        << method << " " << suffix;
   }
   EXPECT_EQ(cluster.jobs.active_job(id)->state, JobState::pending) << "bob's cancel had an effect";
   EXPECT_EQ(call("GET", job, kAlice).status, 200);

@@ -13,12 +13,12 @@ using namespace std::chrono_literals;
 
 const TimePoint kNow = TimePoint{} + 1000s;
 
-struct Case {
+struct AttemptEndCase {
   Attempt attempt;
   Job job;
   AttemptEndFacts facts;
 
-  explicit Case(int ranks, int allowed_attempts = 3) {
+  explicit AttemptEndCase(int ranks, int allowed_attempts = 3) {
     job.id = 7;
     job.spec.retry.attempts = allowed_attempts;
     job.attempts = 1;
@@ -44,7 +44,7 @@ struct Case {
 };
 
 TEST(AttemptEnd, AllRanksDoneSucceedsAndClearsAnEarlierClass) {
-  Case c(2);
+  AttemptEndCase c(2);
   c.job.failure_class = "node_lost";
   c.facts.ranks[1].steps = 40;
   const AttemptEnd end = c.end();
@@ -66,7 +66,7 @@ TEST(AttemptEnd, AllRanksDoneSucceedsAndClearsAnEarlierClass) {
 }
 
 TEST(AttemptEnd, TheFirstFailedRankSpeaksAndTheJobRetriesAfterABackoff) {
-  Case c(3);
+  AttemptEndCase c(3);
   c.job.attempts = 2;
   c.rank_fails(2, 3, "exit 3");
   c.rank_fails(0, 137, "killed by the gang stop");
@@ -92,7 +92,7 @@ TEST(AttemptEnd, TheFirstFailedRankSpeaksAndTheJobRetriesAfterABackoff) {
 // What webhooks and Slack show of a failure: the task as ID_N, its name, attempt, nodes, how long it
 // ran, and the failing rank's last lines, bounded and with secrets masked.
 TEST(AttemptEnd, AFailureEventCarriesTheTaskItsRunAndTheFailingRanksLastOutput) {
-  Case c(2, 1);
+  AttemptEndCase c(2, 1);
   c.job.spec.name = "train-llm";
   c.job.array_task = ArrayTask{5, 3};
   c.attempt.number = 1;
@@ -125,7 +125,7 @@ TEST(AttemptEnd, AFailureEventCarriesTheTaskItsRunAndTheFailingRanksLastOutput) 
 }
 
 TEST(AttemptEnd, ALostNodeRetriesWithoutUsingAnAttemptAndIsAvoided) {
-  Case c(2, 1);
+  AttemptEndCase c(2, 1);
   c.rank_lost(1);
   const AttemptEnd end = c.end();
   EXPECT_EQ(end.attempt.failure_class, "node_lost");
@@ -138,7 +138,7 @@ TEST(AttemptEnd, ALostNodeRetriesWithoutUsingAnAttemptAndIsAvoided) {
 }
 
 TEST(AttemptEnd, InfrastructureRetriesInARowStopAtTheLimitUnlessTrainingAdvanced) {
-  Case stalled(2);
+  AttemptEndCase stalled(2);
   stalled.job.infra_retries_in_a_row = 2;  // the limit in the policy above
   stalled.attempt.resumed_from = "/c/job-7/step-0000000010";
   stalled.rank_lost(0);
@@ -146,7 +146,7 @@ TEST(AttemptEnd, InfrastructureRetriesInARowStopAtTheLimitUnlessTrainingAdvanced
   EXPECT_EQ(stopped.job.state, JobState::failed);
   EXPECT_EQ(stopped.job.ended_at, kNow);
 
-  Case advanced = stalled;
+  AttemptEndCase advanced = stalled;
   advanced.facts.ranks[1].steps = 25;  // past the step it resumed from
   const AttemptEnd retried = advanced.end();
   EXPECT_EQ(retried.job.state, JobState::pending);
@@ -154,7 +154,7 @@ TEST(AttemptEnd, InfrastructureRetriesInARowStopAtTheLimitUnlessTrainingAdvanced
 }
 
 TEST(AttemptEnd, AStuckAttemptCarriesItsDiagnosisAndAvoidsTheStuckNodes) {
-  Case c(3);
+  AttemptEndCase c(3);
   c.job.excluded_nodes = {"n2"};
   c.facts.kill_reason = "stuck: rank 2 made no progress for 1800 s";
   c.facts.stuck_ranks = {2};
@@ -169,7 +169,7 @@ TEST(AttemptEnd, AStuckAttemptCarriesItsDiagnosisAndAvoidsTheStuckNodes) {
 }
 
 TEST(AttemptEnd, ACancelledJobEndsCancelledWhateverItsRetries) {
-  Case c(1);
+  AttemptEndCase c(1);
   c.job.cancel_requested = true;
   c.facts.kill_reason = "cancelled";
   c.rank_fails(0, -1, "");
@@ -182,7 +182,7 @@ TEST(AttemptEnd, ACancelledJobEndsCancelledWhateverItsRetries) {
 
 TEST(AttemptEnd, ACommandThatExitsCleanlyWhenAskedToStopIsQueuedAgainNotSucceeded) {
   for (const StopIntent intent : {StopIntent::preempt, StopIntent::requeue}) {
-    Case c(2);
+    AttemptEndCase c(2);
     c.job.stopping_to = intent;
     c.facts.kill_reason = "preempted for job 9";
     const AttemptEnd end = c.end();  // every rank exited 0: it saved on SIGUSR1 and left
@@ -198,7 +198,7 @@ TEST(AttemptEnd, ACommandThatExitsCleanlyWhenAskedToStopIsQueuedAgainNotSucceede
 }
 
 TEST(AttemptEnd, ASimulatedJobThatReachedItsLastStepSucceedsThoughAStopWasAsked) {
-  Case c(1);
+  AttemptEndCase c(1);
   c.job.spec.kind = JobKind::simulated;
   c.job.spec.workload.steps = 10;  // the case's ranks report 10 steps
   c.job.stopping_to = StopIntent::preempt;
@@ -208,7 +208,7 @@ TEST(AttemptEnd, ASimulatedJobThatReachedItsLastStepSucceedsThoughAStopWasAsked)
 }
 
 TEST(AttemptEnd, ANodesFullDiskKeepsTheRetryOffThatNodeButAQuotaDoesNot) {
-  Case c(2);
+  AttemptEndCase c(2);
   c.rank_fails(1, 1, "exited with code 1");
   c.facts.ranks[1].log_tail = "write: No space left on device";
   const AttemptEnd node_full = c.end();

@@ -10,7 +10,7 @@ namespace {
 
 using ::testing::ElementsAre;
 
-ActiveAttempt attempt(AttemptId id, JobId job, std::vector<std::string> nodes) {
+ActiveAttempt active_attempt(AttemptId id, JobId job, std::vector<std::string> nodes) {
   Attempt record;
   record.id = id;
   record.job_id = job;
@@ -20,9 +20,9 @@ ActiveAttempt attempt(AttemptId id, JobId job, std::vector<std::string> nodes) {
 
 TEST(AttemptTable, TheNewestAttemptOfAJobIsItsCurrentOneUntilItEnds) {
   AttemptTable table;
-  table.add(attempt(1, 7, {"n1"}));
+  table.add(active_attempt(1, 7, {"n1"}));
   EXPECT_EQ(table.current_id(7), 1);
-  table.add(attempt(2, 7, {"n2"}));
+  table.add(active_attempt(2, 7, {"n2"}));
   EXPECT_EQ(table.current_id(7), 2);
   ASSERT_NE(table.current(7), nullptr);
   EXPECT_EQ(table.current(7)->record.nodes, std::vector<std::string>{"n2"});
@@ -39,7 +39,7 @@ TEST(AttemptTable, TheNewestAttemptOfAJobIsItsCurrentOneUntilItEnds) {
 
 TEST(AttemptTable, ANodeSpeaksOnlyForTheRankItRunsOfAnAttemptInFlight) {
   AttemptTable table;
-  table.add(attempt(1, 7, {"n1", "n2"}));
+  table.add(active_attempt(1, 7, {"n1", "n2"}));
   const auto on = table.rank_on(1, "n2");
   ASSERT_TRUE(on);
   EXPECT_EQ(on->rank, 1);

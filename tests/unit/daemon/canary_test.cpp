@@ -4,19 +4,11 @@
 #include <signal.h>
 
 #include "daemon/canary.h"
-#include "healthcheck/health_json.h"
+#include "tests/unit/daemon/accelerator_reports.h"
 #include "tests/unit/daemon/harness.h"
 
 namespace trainyard::daemon::testing {
 namespace {
-
-Json accelerator_report(bool passed) {
-  healthcheck::AcceleratorReport report;
-  report.cores.push_back(healthcheck::CoreResult{
-      0, {healthcheck::CheckResult{healthcheck::AcceleratorTest::gemm, passed ? healthcheck::CheckStatus::passed : healthcheck::CheckStatus::failed,
-                              passed ? 1e-7 : 2.5, 1e-5, 1, passed ? "" : "core 0: GEMM off by 2.5"}}});
-  return healthcheck::to_json(report);
-}
 
 JobManagerConfig canary_config(int canary_nodes, int max_infra_retries = 2) {
   JobManagerConfig config = test_config();
@@ -25,8 +17,6 @@ JobManagerConfig canary_config(int canary_nodes, int max_infra_retries = 2) {
   config.max_infra_retries = max_infra_retries;
   return config;
 }
-
-NodeState state_of(Cluster& c, const std::string& node) { return c.jobs.node(node)->node.state; }
 
 // Runs the canary schedule once; returns the canary's first attempt, started on its nodes.
 Attempt start_canary(Cluster& c) {
@@ -81,7 +71,7 @@ TEST(Canary, ANodeReturnsToServiceOnlyByPassingItsCheck) {
   const auto checks = c.agents.at("n1")->all<HealthCheckMsg>();
   ASSERT_EQ(checks.size(), 1u);
   EXPECT_FALSE(c.jobs.health().find(1)->request.collective) << "one node has no collective to test";
-  c.send("n1", HealthResultMsg{checks[0].task_id, accelerator_report(true), ""});
+  c.send("n1", HealthResultMsg{checks[0].task_id, passing_report(), ""});
   EXPECT_EQ(state_of(c, "n1"), NodeState::healthy);
   EXPECT_NE(c.jobs.node("n1")->node.state_reason.find("(after_canary)"), std::string::npos)
       << c.jobs.node("n1")->node.state_reason;
@@ -94,7 +84,7 @@ TEST(Canary, ANodeThatFailsItsCheckIsUnhealthy) {
   c.exited("n1", attempt.id, 1, std::nullopt, "loss is NaN");
   const auto checks = c.agents.at("n1")->all<HealthCheckMsg>();
   ASSERT_EQ(checks.size(), 1u);
-  c.send("n1", HealthResultMsg{checks[0].task_id, accelerator_report(false), ""});
+  c.send("n1", HealthResultMsg{checks[0].task_id, wrong_gemm_report(), ""});
   EXPECT_EQ(state_of(c, "n1"), NodeState::unhealthy);
   EXPECT_NE(c.jobs.node("n1")->node.state_reason.find("core 0"), std::string::npos);
 }

@@ -16,7 +16,7 @@ namespace trainyard::daemon {
 namespace {
 
 // The field and message of the InvalidInput that parsing `flags` throws ("" when none).
-std::pair<std::string, std::string> refusal(std::vector<std::string> flags) {
+std::pair<std::string, std::string> flag_refusal(std::vector<std::string> flags) {
   std::vector<const char*> argv = {"trainyard-daemon", "--data-dir", "/tmp/unused"};
   for (const auto& f : flags) argv.push_back(f.c_str());
   DaemonOptions options;
@@ -29,31 +29,32 @@ std::pair<std::string, std::string> refusal(std::vector<std::string> flags) {
 }
 
 TEST(DaemonOptions, PlainHttpOffLoopbackNeedsInsecureHttpAndSaysWhy) {
-  EXPECT_EQ(refusal({"--listen", "127.0.0.1:0"}).first, "");
-  EXPECT_EQ(refusal({"--listen", "[::1]:8080"}).first, "");
-  const auto [field, message] = refusal({"--listen", "0.0.0.0:8080"});
+  EXPECT_EQ(flag_refusal({"--listen", "127.0.0.1:0"}).first, "");
+  EXPECT_EQ(flag_refusal({"--listen", "[::1]:8080"}).first, "");
+  const auto [field, message] = flag_refusal({"--listen", "0.0.0.0:8080"});
   EXPECT_EQ(field, "--listen");
   for (const char* part : {"clear text", "--tls-cert", "--insecure-http"}) {
     EXPECT_NE(message.find(part), std::string::npos) << message;
   }
-  EXPECT_EQ(refusal({"--listen", "10.1.2.3:8080", "--insecure-http"}).first, "");
+  EXPECT_EQ(flag_refusal({"--listen", "10.1.2.3:8080", "--insecure-http"}).first, "");
 }
 
 TEST(DaemonOptions, TheStoreIsASqliteFileOrAPostgresqlServerAndAnythingElseIsNamed) {
-  EXPECT_EQ(refusal({"--store", "sqlite:///var/lib/trainyard/trainyard.db"}).first, "");
-  EXPECT_EQ(refusal({"--store", "postgresql://trainyard@db.example.com/trainyard?sslmode=verify-full"}).first, "");
-  const auto [field, message] = refusal({"--store", "mysql://db/trainyard"});
+  EXPECT_EQ(flag_refusal({"--store", "sqlite:///var/lib/trainyard/trainyard.db"}).first, "");
+  EXPECT_EQ(flag_refusal({"--store", "postgresql://trainyard@db.example.com/trainyard?sslmode=verify-full"}).first, "");
+  const auto [field, message] = flag_refusal({"--store", "mysql://db/trainyard"});
   EXPECT_EQ(field, "--store");
   EXPECT_NE(message.find("postgresql://"), std::string::npos) << message;
 }
 
 TEST(DaemonOptions, ALeaseTtlIsRefusedWithoutAPostgresqlStoreWhereNoLeaseExists) {
-  const auto [field, message] = refusal({"--lease-ttl-ms", "3000"});
+  const auto [field, message] = flag_refusal({"--lease-ttl-ms", "3000"});
   EXPECT_EQ(field, "--lease-ttl-ms");
   EXPECT_NE(message.find("postgresql://"), std::string::npos) << message;
-  EXPECT_EQ(refusal({"--store", "sqlite:///var/lib/trainyard/trainyard.db", "--lease-ttl-ms", "3000"}).first,
+  EXPECT_EQ(flag_refusal({"--store", "sqlite:///var/lib/trainyard/trainyard.db", "--lease-ttl-ms", "3000"}).first,
             "--lease-ttl-ms");
-  EXPECT_EQ(refusal({"--store", "postgresql://trainyard@db.example.com/trainyard", "--lease-ttl-ms", "3000"}).first, "");
+  EXPECT_EQ(
+      flag_refusal({"--store", "postgresql://trainyard@db.example.com/trainyard", "--lease-ttl-ms", "3000"}).first, "");
 }
 
 class TlsFiles : public ::testing::Test {
@@ -69,15 +70,16 @@ class TlsFiles : public ::testing::Test {
 };
 
 TEST_F(TlsFiles, BadOrMissingFilesAreNamedByTheirFlag) {
-  EXPECT_EQ(refusal({"--tls-cert", garbage()}).first, "--tls-key") << "a certificate without its key";
-  EXPECT_EQ(refusal({"--tls-key", garbage()}).first, "--tls-cert") << "a key without its certificate";
-  const auto [missing_field, missing] = refusal({"--tls-cert", dir_ + "/none.pem", "--tls-key", garbage()});
+  EXPECT_EQ(flag_refusal({"--tls-cert", garbage()}).first, "--tls-key") << "a certificate without its key";
+  EXPECT_EQ(flag_refusal({"--tls-key", garbage()}).first, "--tls-cert") << "a key without its certificate";
+  const auto [missing_field, missing] = flag_refusal({"--tls-cert", dir_ + "/none.pem", "--tls-key", garbage()});
   EXPECT_EQ(missing_field, "--tls-cert");
   EXPECT_NE(missing.find("cannot read"), std::string::npos) << missing;
-  const auto [bad_field, bad] = refusal({"--tls-cert", garbage(), "--tls-key", garbage()});
+  const auto [bad_field, bad] = flag_refusal({"--tls-cert", garbage(), "--tls-key", garbage()});
   EXPECT_EQ(bad_field, "--tls-cert");
   EXPECT_NE(bad.find("no usable PEM certificate"), std::string::npos) << bad;
-  EXPECT_EQ(refusal({"--agent-client-ca", garbage()}).first, "--agent-client-ca") << "client certificates need TLS";
+  EXPECT_EQ(flag_refusal({"--agent-client-ca", garbage()}).first, "--agent-client-ca")
+      << "client certificates need TLS";
 }
 
 }  // namespace
@@ -87,12 +89,12 @@ namespace trainyard::daemon {
 namespace {
 
 TEST(DaemonOptions, TimingsThatLeaveNoRoomToFenceAreRefusedNamingTheFlag) {
-  EXPECT_EQ(refusal({}).first, "") << "the defaults fence";
-  const auto [field, message] = refusal({"--heartbeat-interval-ms", "100", "--node-timeout-ms", "1500"});
+  EXPECT_EQ(flag_refusal({}).first, "") << "the defaults fence";
+  const auto [field, message] = flag_refusal({"--heartbeat-interval-ms", "100", "--node-timeout-ms", "1500"});
   EXPECT_EQ(field, "--node-timeout-ms") << message;
   EXPECT_NE(message.find("--kill-grace-ms (10000)"), std::string::npos) << message;
-  EXPECT_EQ(refusal({"--heartbeat-interval-ms", "100", "--node-timeout-ms", "1500", "--fence-ms", "0"}).first, "");
-  EXPECT_EQ(refusal({"--node-timeout-ms", "30000", "--fence-ms", "25000"}).first, "--fence-ms");
+  EXPECT_EQ(flag_refusal({"--heartbeat-interval-ms", "100", "--node-timeout-ms", "1500", "--fence-ms", "0"}).first, "");
+  EXPECT_EQ(flag_refusal({"--node-timeout-ms", "30000", "--fence-ms", "25000"}).first, "--fence-ms");
 }
 
 // Each component declares its flags bound to its own config: what the daemon parses is what the
@@ -150,9 +152,9 @@ TEST(DaemonOptions, EachComponentsFlagsSetItsOwnConfig) {
 TEST(DaemonOptions, EveryDefaultIsShownInTheFlagsUnits) {
   const std::vector<const char*> argv = {"trainyard-daemon", "--data-dir", "/tmp/unused", "--print-config"};
   DaemonOptions o;
-  testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStdout();
   ASSERT_FALSE(parse_daemon_options(static_cast<int>(argv.size()), argv.data(), o));
-  const std::string printed = testing::internal::GetCapturedStdout();
+  const std::string printed = ::testing::internal::GetCapturedStdout();
   for (const char* setting :
        {R"("heartbeat-interval-ms": 5000,)", R"("health-interval-s": 3600,)", R"("health-first-check-s": 60,)",
         R"("suspect-pct": 50,)", R"("slow-gemm-pct": 200,)", R"("health-collective-kib": 1024,)",

@@ -10,6 +10,7 @@
 #include "proto/errors.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/daemon/api_fixture.h"
+#include "tests/unit/daemon/response_header.h"
 
 namespace trainyard::daemon::testing {
 namespace {
@@ -26,13 +27,6 @@ net::HttpRequest get(const std::string& target, const std::string& accept_encodi
   EXPECT_TRUE(net::parse_target(req).ok()) << target;
   if (!accept_encoding.empty()) req.headers["accept-encoding"] = accept_encoding;
   return req;
-}
-
-std::string header(const net::HttpResponse& resp, const std::string& name) {
-  for (const auto& [k, v] : resp.headers) {
-    if (k == name) return v;
-  }
-  return "";
 }
 
 class DashboardFilesTest : public ::testing::Test {
@@ -71,32 +65,32 @@ TEST_F(DashboardFilesTest, EachFileHasTheContentTypeOfItsExtension) {
 TEST_F(DashboardFilesTest, TheGzipTwinGoesOnlyToClientsThatAcceptIt) {
   const auto zipped = serve("/assets/index-abc123.js", "gzip, deflate, br");
   EXPECT_EQ(zipped.body, "GZ-JS");
-  EXPECT_EQ(header(zipped, "Content-Encoding"), "gzip");
-  EXPECT_EQ(header(zipped, "Vary"), "Accept-Encoding");
+  EXPECT_EQ(response_header(zipped, "Content-Encoding"), "gzip");
+  EXPECT_EQ(response_header(zipped, "Vary"), "Accept-Encoding");
   const auto plain = serve("/assets/index-abc123.js");
   EXPECT_EQ(plain.body, "console.log(1)");
-  EXPECT_EQ(header(plain, "Content-Encoding"), "");
-  EXPECT_EQ(header(plain, "Vary"), "Accept-Encoding");
+  EXPECT_EQ(response_header(plain, "Content-Encoding"), "");
+  EXPECT_EQ(response_header(plain, "Vary"), "Accept-Encoding");
   EXPECT_EQ(serve("/assets/index-abc123.js", "br, gzip;q=0").body, "console.log(1)");
   EXPECT_EQ(serve("/assets/index-abc123.css", "gzip").body, "body{}") << "no twin: sent as it is";
-  EXPECT_EQ(header(serve("/assets/index-abc123.css", "gzip"), "Vary"), "");
+  EXPECT_EQ(response_header(serve("/assets/index-abc123.css", "gzip"), "Vary"), "");
 }
 
 TEST_F(DashboardFilesTest, HashedAssetsAreImmutableAndTheIndexIsRevalidated) {
-  EXPECT_EQ(header(serve("/assets/index-abc123.js"), "Cache-Control"), "public, max-age=31536000, immutable");
-  EXPECT_EQ(header(serve("/"), "Cache-Control"), "no-cache");
-  EXPECT_EQ(header(serve("/favicon.svg"), "Cache-Control"), "no-cache");
+  EXPECT_EQ(response_header(serve("/assets/index-abc123.js"), "Cache-Control"), "public, max-age=31536000, immutable");
+  EXPECT_EQ(response_header(serve("/"), "Cache-Control"), "no-cache");
+  EXPECT_EQ(response_header(serve("/favicon.svg"), "Cache-Control"), "no-cache");
 }
 
 TEST_F(DashboardFilesTest, EveryAnswerCarriesAStrictPolicyAndNosniff) {
   for (const char* target : {"/", "/jobs/5", "/assets/index-abc123.js"}) {
     const auto resp = serve(target);
-    const std::string csp = header(resp, "Content-Security-Policy");
+    const std::string csp = response_header(resp, "Content-Security-Policy");
     EXPECT_NE(csp.find("default-src 'self'"), std::string::npos) << target;
     EXPECT_NE(csp.find("script-src 'self';"), std::string::npos) << target;
     EXPECT_NE(csp.find("connect-src 'self'"), std::string::npos) << target;
     EXPECT_EQ(csp.find("unsafe-inline"), std::string::npos) << target;
-    EXPECT_EQ(header(resp, "X-Content-Type-Options"), "nosniff") << target;
+    EXPECT_EQ(response_header(resp, "X-Content-Type-Options"), "nosniff") << target;
   }
 }
 

@@ -2,11 +2,12 @@
 #include <gtest/gtest.h>
 
 #include "daemon/goodput.h"
+#include "tests/unit/daemon/seconds_clock.h"
 
 namespace trainyard::daemon {
 namespace {
 
-TimePoint at_s(double s) { return from_unix_ms(1'800'000'000'000 + static_cast<std::int64_t>(s * 1000)); }
+using testing::at_s;
 
 // 4 cores in all; launched at `created`, first step at `started` + 1 step unless set otherwise.
 Attempt attempt(AttemptState state, double created, double started, double last_progress, double ended,

@@ -13,7 +13,7 @@ using store::at_ms;
 using store::minimal_attempt;
 using store::minimal_job;
 
-Attempt ran(AttemptId id, JobId job, std::int64_t start_ms, std::optional<std::int64_t> end_ms) {
+Attempt ran_in_window(AttemptId id, JobId job, std::int64_t start_ms, std::optional<std::int64_t> end_ms) {
   Attempt a = minimal_attempt(id, job, end_ms ? AttemptState::failed : AttemptState::running);
   a.created_at = at_ms(start_ms);
   a.started_at = at_ms(start_ms + 100);
@@ -30,11 +30,14 @@ class WindowedGoodputTest : public ::testing::Test {
     store::Change change;
     change.jobs = {minimal_job(1, "alice"), minimal_job(2, "alice"), minimal_job(3, "alice"),
                    minimal_job(4, "alice"), minimal_job(5, "bob"),   minimal_job(6, "alice")};
-    change.attempts = {ran(1, 1, 0, 500),  // ended before the window
-                       ran(2, 2, 2'000, 9'000),   ran(3, 2, 9'500, std::nullopt),
-                       ran(4, 3, 4'000, std::nullopt),
-                       ran(5, 4, 1'000, 3'000),   ran(6, 4, 3'500, 6'000), ran(7, 4, 6'500, 20'000),
-                       ran(8, 5, 7'000, std::nullopt)};
+    change.attempts = {ran_in_window(1, 1, 0, 500),  // ended before the window
+                       ran_in_window(2, 2, 2'000, 9'000),
+                       ran_in_window(3, 2, 9'500, std::nullopt),
+                       ran_in_window(4, 3, 4'000, std::nullopt),
+                       ran_in_window(5, 4, 1'000, 3'000),
+                       ran_in_window(6, 4, 3'500, 6'000),
+                       ran_in_window(7, 4, 6'500, 20'000),
+                       ran_in_window(8, 5, 7'000, std::nullopt)};
     store.commit(std::span<const store::Change>(&change, 1));
   }
 

@@ -321,4 +321,6 @@ struct Cluster {
   std::map<std::string, std::string> data_addr;
 };
 
+inline NodeState state_of(Cluster& c, const std::string& node) { return c.jobs.node(node)->node.state; }
+
 }  // namespace trainyard::daemon::testing

@@ -1,7 +1,7 @@
 // Registration gating and timeouts of health checks, with fake agents and fake time.
 #include <gtest/gtest.h>
 
-#include "healthcheck/health_json.h"
+#include "tests/unit/daemon/accelerator_reports.h"
 #include "tests/unit/daemon/harness.h"
 
 namespace trainyard::daemon::testing {
@@ -11,12 +11,6 @@ JobManagerConfig gated_config() {
   JobManagerConfig c = test_config();
   c.registration_checks = true;
   return c;
-}
-
-Json passing_report() {
-  healthcheck::AcceleratorReport report;
-  report.cores.push_back(healthcheck::CoreResult{0, {healthcheck::CheckResult{healthcheck::AcceleratorTest::gemm, healthcheck::CheckStatus::passed, 1e-7, 1e-5, 1, ""}}});
-  return healthcheck::to_json(report);
 }
 
 // Two cores that pass, each timed at `gemm_ms`.
@@ -36,8 +30,6 @@ Json corrupt_report() {
       3, {healthcheck::CheckResult{healthcheck::AcceleratorTest::gemm, healthcheck::CheckStatus::failed, 2.5, 1e-5, 1, "core 3: GEMM off by 2.5"}}});
   return healthcheck::to_json(report);
 }
-
-NodeState state_of(Cluster& c, const std::string& node) { return c.jobs.node(node)->node.state; }
 
 TEST(HealthGating, ANewNodeTakesNoWorkUntilItPassesItsRegistrationCheck) {
   Cluster c(gated_config());

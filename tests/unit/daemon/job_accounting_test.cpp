@@ -1,11 +1,12 @@
 #include <gtest/gtest.h>
 
 #include "daemon/job_accounting.h"
+#include "tests/unit/daemon/seconds_clock.h"
 
 namespace trainyard::daemon {
 namespace {
 
-TimePoint at_s(double s) { return from_unix_ms(1'800'000'000'000 + static_cast<std::int64_t>(s * 1000)); }
+using testing::at_s;
 
 Job job_submitted_at(double s, int nodes, std::optional<int> cores_per_node) {
   Job j;

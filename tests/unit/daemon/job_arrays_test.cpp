@@ -27,7 +27,7 @@ void run_to_exit(Cluster& c, const LaunchMsg& launch, int code) {
   c.exited("n1", launch.attempt_id, code);
 }
 
-std::string refused_field(Cluster& c, JobSpec spec) {
+std::string submit_refused_field(Cluster& c, JobSpec spec) {
   std::string field = "<unanswered>";
   c.jobs.submit(std::move(spec), "alice", [&](Result<JobManager::Submitted> accepted) {
     field = accepted ? "<accepted>" : accepted.error().field;
@@ -66,7 +66,7 @@ TEST(JobArrays, AnArrayOverTheLimitIsRefusedNamingTheField) {
   config.max_array_size = 4;
   Cluster c(config);
   c.connect("n1", 8);
-  EXPECT_EQ(refused_field(c, one_core("0-4")), "array");
+  EXPECT_EQ(submit_refused_field(c, one_core("0-4")), "array");
   EXPECT_EQ(c.submit(one_core("0-3")).array_task->count, 4);
 }
 
@@ -147,10 +147,10 @@ TEST(Dependencies, UnknownIdsAndAftercorrWithoutArraysAreRefused) {
   const Job a = c.submit(one_core());
   JobSpec unknown = one_core();
   unknown.depends_on = {{a.id, DependencyCondition::afterok}, {a.id + 1, DependencyCondition::afterok}};
-  EXPECT_EQ(refused_field(c, unknown), "depends_on[1].job");
+  EXPECT_EQ(submit_refused_field(c, unknown), "depends_on[1].job");
   JobSpec corr = one_core("0-3");
   corr.depends_on = {{a.id, DependencyCondition::aftercorr}};
-  EXPECT_EQ(refused_field(c, corr), "depends_on[0].condition");
+  EXPECT_EQ(submit_refused_field(c, corr), "depends_on[0].condition");
 }
 
 TEST(Dependencies, AnArrayWhoseOtherTasksEndedBeforeARestartIsReadBackBeforeAJobWaitsOnIt) {

@@ -14,7 +14,7 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using Outcome = JobManager::ControlOutcome;
-using Result = JobManager::ControlResult;
+using ControlResult = JobManager::ControlResult;
 
 // Runs one control call to its answer.
 template <typename Call>
@@ -23,10 +23,10 @@ Outcome control(Cluster& c, Call call) {
   call([&outcome](Outcome o) { outcome = std::move(o); });
   c.settle();
   EXPECT_TRUE(outcome) << "never answered";
-  return outcome.value_or(Outcome{Result::not_active, std::nullopt, "unanswered"});
+  return outcome.value_or(Outcome{ControlResult::not_active, std::nullopt, "unanswered"});
 }
 
-JobSpec simulated_spec(int attempts = 1) {
+JobSpec checkpointing_spec(int attempts = 1) {
   JobSpec spec = command_spec(1, attempts);
   spec.kind = JobKind::simulated;
   spec.workload.checkpoint_every = 10;
@@ -49,7 +49,7 @@ TEST(JobHold, AJobSubmittedHeldIsNeverPlacedUntilReleased) {
   EXPECT_EQ(c.stored_job(job.id)->state, JobState::pending);
 
   const Outcome released = control(c, [&](auto done) { c.jobs.release(job.id, Hold::owner, done); });
-  ASSERT_EQ(released.result, Result::done) << released.why;
+  ASSERT_EQ(released.result, ControlResult::done) << released.why;
   EXPECT_EQ(c.stored_job(job.id)->held, Hold::none);
   EXPECT_EQ(c.launches().size(), 1u) << "a released job was not placed";
 }
@@ -61,33 +61,34 @@ TEST(JobHold, AnAdminsHoldIsReleasedOnlyByAnAdminAndARunningJobIsNotHeld) {
     spec.wait_for_capacity = true;
     return spec;
   }());
-  EXPECT_EQ(control(c, [&](auto done) { c.jobs.hold(job.id, Hold::admin, done); }).result, Result::done);
+  EXPECT_EQ(control(c, [&](auto done) { c.jobs.hold(job.id, Hold::admin, done); }).result, ControlResult::done);
   // The owner holding it again does not make the hold theirs.
   EXPECT_EQ(control(c, [&](auto done) { c.jobs.hold(job.id, Hold::owner, done); }).job->held, Hold::admin);
   const Outcome by_owner = control(c, [&](auto done) { c.jobs.release(job.id, Hold::owner, done); });
-  EXPECT_EQ(by_owner.result, Result::forbidden);
+  EXPECT_EQ(by_owner.result, ControlResult::forbidden);
   EXPECT_EQ(c.stored_job(job.id)->held, Hold::admin);
-  EXPECT_EQ(control(c, [&](auto done) { c.jobs.release(job.id, Hold::admin, done); }).result, Result::done);
-  EXPECT_EQ(control(c, [&](auto done) { c.jobs.release(job.id, Hold::admin, done); }).result, Result::wrong_state)
+  EXPECT_EQ(control(c, [&](auto done) { c.jobs.release(job.id, Hold::admin, done); }).result, ControlResult::done);
+  EXPECT_EQ(control(c, [&](auto done) { c.jobs.release(job.id, Hold::admin, done); }).result,
+            ControlResult::wrong_state)
       << "released twice";
 
   c.connect("n1");
   ASSERT_EQ(c.launches().size(), 1u);
   const Outcome running = control(c, [&](auto done) { c.jobs.hold(job.id, Hold::admin, done); });
-  EXPECT_EQ(running.result, Result::wrong_state);
+  EXPECT_EQ(running.result, ControlResult::wrong_state);
   EXPECT_THAT(running.why, HasSubstr("only a pending job"));
 }
 
 TEST(JobRequeue, ASimulatedJobCheckpointsStopsAndResumesWithoutUsingAnAttempt) {
   Cluster c;
   c.connect("n1");
-  const Job job = c.submit(simulated_spec(1));  // one attempt only: a requeue must not use it
+  const Job job = c.submit(checkpointing_spec(1));  // one attempt only: a requeue must not use it
   const LaunchMsg first = c.agents["n1"]->launches().at(0);
   c.started("n1", first.attempt_id);
   report_checkpoint(c, "n1", first, 10);
 
   const Outcome asked = control(c, [&](auto done) { c.jobs.requeue_running(job.id, done); });
-  ASSERT_EQ(asked.result, Result::done) << asked.why;
+  ASSERT_EQ(asked.result, ControlResult::done) << asked.why;
   EXPECT_EQ(c.stored_job(job.id)->stopping_to, StopIntent::requeue) << "acted on before it was stored";
   const auto kills = c.agents["n1"]->kills();
   ASSERT_EQ(kills.size(), 1u);
@@ -118,10 +119,10 @@ TEST(JobRequeue, ACommandJobGetsAPlainStopAndOnlyARunningJobIsRequeued) {
   const Job job = c.submit(command_spec(1));
   const AttemptId attempt = c.agents["n1"]->launches().at(0).attempt_id;
   c.started("n1", attempt);
-  ASSERT_EQ(control(c, [&](auto done) { c.jobs.requeue_running(job.id, done); }).result, Result::done);
+  ASSERT_EQ(control(c, [&](auto done) { c.jobs.requeue_running(job.id, done); }).result, ControlResult::done);
   ASSERT_EQ(c.agents["n1"]->kills().size(), 1u);
   EXPECT_FALSE(c.agents["n1"]->kills()[0].checkpoint) << "a command on a requeue gets SIGTERM, as on a cancel";
-  EXPECT_EQ(control(c, [&](auto done) { c.jobs.requeue_running(job.id, done); }).result, Result::wrong_state)
+  EXPECT_EQ(control(c, [&](auto done) { c.jobs.requeue_running(job.id, done); }).result, ControlResult::wrong_state)
       << "requeued twice while stopping";
   c.exited("n1", attempt, std::nullopt, 15);
   EXPECT_EQ(c.stored_attempts(job.id).at(0).state, AttemptState::requeued);
@@ -133,7 +134,7 @@ TEST(JobRequeue, ACommandJobGetsAPlainStopAndOnlyARunningJobIsRequeued) {
 TEST(JobRequeue, ACancelWhileStoppingWins) {
   Cluster c;
   c.connect("n1");
-  const Job job = c.submit(simulated_spec());
+  const Job job = c.submit(checkpointing_spec());
   const AttemptId attempt = c.agents["n1"]->launches().at(0).attempt_id;
   c.started("n1", attempt);
   control(c, [&](auto done) { c.jobs.requeue_running(job.id, done); });
@@ -157,7 +158,7 @@ TEST(JobUpdate, APendingJobTakesItsNewShapeAndAnImpossibleOneIsRefused) {
   too_big.nodes = 9;
   too_big.wait_for_capacity = false;
   const Outcome refused = control(c, [&](auto done) { c.jobs.update(job.id, too_big, done); });
-  EXPECT_EQ(refused.result, Result::invalid);
+  EXPECT_EQ(refused.result, ControlResult::invalid);
   EXPECT_EQ(refused.field, "nodes");
   EXPECT_THAT(refused.why, ::testing::HasSubstr("9 nodes asked")) << "as a submission would be refused";
 
@@ -165,11 +166,11 @@ TEST(JobUpdate, APendingJobTakesItsNewShapeAndAnImpossibleOneIsRefused) {
   smaller.nodes = 2;
   smaller.priority = 5;
   const Outcome updated = control(c, [&](auto done) { c.jobs.update(job.id, smaller, done); });
-  ASSERT_EQ(updated.result, Result::done) << updated.why;
+  ASSERT_EQ(updated.result, ControlResult::done) << updated.why;
   EXPECT_EQ(c.stored_job(job.id)->spec.nodes, 2);
   EXPECT_EQ(c.stored_job(job.id)->spec.priority, 5);
   EXPECT_EQ(c.launches().size(), 2u) << "not placed in its new shape";
-  EXPECT_EQ(control(c, [&](auto done) { c.jobs.update(job.id, smaller, done); }).result, Result::wrong_state);
+  EXPECT_EQ(control(c, [&](auto done) { c.jobs.update(job.id, smaller, done); }).result, ControlResult::wrong_state);
 }
 
 }  // namespace

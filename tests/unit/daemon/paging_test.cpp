@@ -23,7 +23,7 @@ net::HttpRequest request_to(const std::string& target) {
 }
 
 // The field an InvalidInput names, or "" when `read` accepts.
-std::string refused_field(const std::function<void()>& read) {
+std::string read_refused_field(const std::function<void()>& read) {
   try {
     read();
   } catch (const InvalidInput& e) {
@@ -48,18 +48,18 @@ TEST(PageCursor, RefusesAlteredForeignAndMisfilteredCursors) {
   const auto read = [](const std::string& target, const std::string& list = "jobs") {
     return [=] { page_request(request_to(target), list, 100); };
   };
-  EXPECT_EQ(refused_field(read("/v1/jobs?state=RUNNING&cursor=" + cursor)), "");
+  EXPECT_EQ(read_refused_field(read("/v1/jobs?state=RUNNING&cursor=" + cursor)), "");
   std::string altered = cursor;
   altered[3] = altered[3] == '3' ? '4' : '3';  // the position's first digit
-  EXPECT_EQ(refused_field(read("/v1/jobs?state=RUNNING&cursor=" + altered)), "cursor");
+  EXPECT_EQ(read_refused_field(read("/v1/jobs?state=RUNNING&cursor=" + altered)), "cursor");
   std::string resigned = cursor;
   resigned.back() = resigned.back() == '0' ? '1' : '0';
-  EXPECT_EQ(refused_field(read("/v1/jobs?state=RUNNING&cursor=" + resigned)), "cursor");
-  EXPECT_EQ(refused_field(read("/v1/jobs?state=FAILED&cursor=" + cursor)), "cursor") << "other filters";
-  EXPECT_EQ(refused_field(read("/v1/jobs?cursor=" + cursor)), "cursor") << "no filters";
-  EXPECT_EQ(refused_field(read("/v1/nodes?state=RUNNING&cursor=" + cursor, "nodes")), "cursor") << "another list";
+  EXPECT_EQ(read_refused_field(read("/v1/jobs?state=RUNNING&cursor=" + resigned)), "cursor");
+  EXPECT_EQ(read_refused_field(read("/v1/jobs?state=FAILED&cursor=" + cursor)), "cursor") << "other filters";
+  EXPECT_EQ(read_refused_field(read("/v1/jobs?cursor=" + cursor)), "cursor") << "no filters";
+  EXPECT_EQ(read_refused_field(read("/v1/nodes?state=RUNNING&cursor=" + cursor, "nodes")), "cursor") << "another list";
   for (const char* garbage : {"", "42", "c1.", "c1..", "c2.3432.0123456789abcdef", "c1.zz.0123456789abcdef", "c1.343.00"}) {
-    EXPECT_EQ(refused_field(read(std::string("/v1/jobs?cursor=") + garbage)), "cursor") << garbage;
+    EXPECT_EQ(read_refused_field(read(std::string("/v1/jobs?cursor=") + garbage)), "cursor") << garbage;
   }
 }
 

@@ -5,7 +5,7 @@
 #include "daemon/health_checks.h"
 #include "daemon/own_pauses.h"
 #include "daemon/pause_tolerant_timers.h"
-#include "healthcheck/health_json.h"
+#include "tests/unit/daemon/accelerator_reports.h"
 #include "tests/unit/daemon/harness.h"
 
 namespace trainyard::daemon::testing {
@@ -68,13 +68,6 @@ TEST(PauseTolerantTimers, ATimerLeftToItselfFiresOnceAndLetsGoOfItself) {
   t.inner.advance(Millis(10000));
   EXPECT_EQ(fired, 1);
   EXPECT_EQ(t.inner.pending(), 0u);
-}
-
-Json passing_report() {
-  healthcheck::AcceleratorReport report;
-  report.cores.push_back(healthcheck::CoreResult{
-      0, {healthcheck::CheckResult{healthcheck::AcceleratorTest::gemm, healthcheck::CheckStatus::passed, 1e-7, 1e-5, 1, ""}}});
-  return healthcheck::to_json(report);
 }
 
 // On waking, the task's timeout and the node's result are both ready; the timeout's handler may run

@@ -11,7 +11,7 @@ using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
 const MonoTime kClosed{std::chrono::seconds(100)};
-const TimePoint kNow = from_unix_ms(1'800'000'000'000);
+const TimePoint kRecoveryNow = from_unix_ms(1'800'000'000'000);
 constexpr Millis kGrace{2000};
 
 TEST(Recovery, ADisconnectedNodeIsLostWhenTheGraceEndsOrAPeerSawItClose) {
@@ -43,12 +43,12 @@ TEST(Recovery, AResumeTestsOnlyNodesThatAreNeitherSurvivorsNorWarm) {
   const Millis warm_for{300'000};
   const std::vector<ResumeNode> nodes = {
       {"survivor", true, std::nullopt},
-      {"warm", false, kNow - Millis(299'000)},
-      {"stale", false, kNow - Millis(301'000)},
+      {"warm", false, kRecoveryNow - Millis(299'000)},
+      {"stale", false, kRecoveryNow - Millis(301'000)},
       {"never-checked", false, std::nullopt},
   };
-  EXPECT_THAT(unproven_nodes(nodes, kNow, warm_for), ElementsAre("stale", "never-checked"));
-  EXPECT_THAT(unproven_nodes({nodes[0], nodes[1]}, kNow, warm_for), IsEmpty());
+  EXPECT_THAT(unproven_nodes(nodes, kRecoveryNow, warm_for), ElementsAre("stale", "never-checked"));
+  EXPECT_THAT(unproven_nodes({nodes[0], nodes[1]}, kRecoveryNow, warm_for), IsEmpty());
 }
 
 TEST(Recovery, AResumeTakesSurvivorsThenSparesAndNeverOneNodeTwice) {
@@ -63,22 +63,23 @@ TEST(Recovery, AResumeTakesSurvivorsThenSparesAndNeverOneNodeTwice) {
 TEST(Recovery, WarmSparesAreTheFreshestIdleNodesRetestedAtHalfTheirWarmth) {
   const Millis warm_for{300'000};
   const std::vector<SpareCandidate> idle = {
-      {"a", kNow - Millis(200'000)},  // past half of warm_for: tested again
-      {"b", kNow - Millis(10'000)},
+      {"a", kRecoveryNow - Millis(200'000)},  // past half of warm_for: tested again
+      {"b", kRecoveryNow - Millis(10'000)},
       {"c", std::nullopt},
-      {"d", kNow - Millis(100'000)},
+      {"d", kRecoveryNow - Millis(100'000)},
   };
-  const SparePlan two = plan_warm_spares(idle, 2, kNow, warm_for);
+  const SparePlan two = plan_warm_spares(idle, 2, kRecoveryNow, warm_for);
   EXPECT_THAT(two.spares, ElementsAre("b", "d"));
   EXPECT_THAT(two.to_test, IsEmpty());
-  const SparePlan four = plan_warm_spares(idle, 4, kNow, warm_for);
+  const SparePlan four = plan_warm_spares(idle, 4, kRecoveryNow, warm_for);
   EXPECT_THAT(four.spares, ElementsAre("b", "d", "a", "c"));
   EXPECT_THAT(four.to_test, ElementsAre("a", "c"));
-  EXPECT_THAT(plan_warm_spares(idle, 0, kNow, warm_for).spares, IsEmpty());
+  EXPECT_THAT(plan_warm_spares(idle, 0, kRecoveryNow, warm_for).spares, IsEmpty());
   std::vector<SpareCandidate> testing = idle;
   testing[2].under_test = true;
-  EXPECT_THAT(plan_warm_spares(testing, 4, kNow, warm_for).to_test, ElementsAre("a")) << "c's check already runs";
-  EXPECT_EQ(plan_warm_spares(idle, 9, kNow, warm_for).spares.size(), 4u) << "no more spares than idle nodes";
+  EXPECT_THAT(plan_warm_spares(testing, 4, kRecoveryNow, warm_for).to_test, ElementsAre("a"))
+      << "c's check already runs";
+  EXPECT_EQ(plan_warm_spares(idle, 9, kRecoveryNow, warm_for).spares.size(), 4u) << "no more spares than idle nodes";
 }
 
 }  // namespace

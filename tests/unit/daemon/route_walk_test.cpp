@@ -27,7 +27,7 @@ const char* const kAliceJob =
 
 const char* const kWebhookBody = R"({"url":"https://hooks.example.com/x","events":["job.failed"]})";
 
-struct Case {
+struct RouteCase {
   std::string target;  // the route's pattern filled in; job 1 is alice's, running on n1; n2 is idle
   std::string body;
   // viewer, owner (alice), other (bob), operator, admin; callers without a valid API token get
@@ -38,12 +38,13 @@ struct Case {
 
 // Every route, by "METHOD pattern". In call order: a later case may depend on what an earlier one
 // did as the same caller (a drained node is undrained; the faults set are cleared).
-const std::vector<std::pair<std::string, Case>>& cases() {
-  static const std::vector<std::pair<std::string, Case>> all = {
+const std::vector<std::pair<std::string, RouteCase>>& cases() {
+  static const std::vector<std::pair<std::string, RouteCase>> all = {
       {"GET /healthz", {"/healthz", "", {200, 200, 200, 200, 200}, 200}},
       {"GET /v1/openapi.json", {"/v1/openapi.json", "", {200, 200, 200, 200, 200}, 200}},
       {"GET /metrics", {"/metrics", "", {200, 403, 403, 200, 200}}},
-      {"POST /v1/healthchecks", {"/v1/healthchecks", R"({"nodes":["n2"],"suites":["accelerator"]})", {403, 403, 403, 202, 202}}},
+      {"POST /v1/healthchecks",
+       {"/v1/healthchecks", R"({"nodes":["n2"],"suites":["accelerator"]})", {403, 403, 403, 202, 202}}},
       {"GET /v1/healthchecks/{id}", {"/v1/healthchecks/{setup-check}", "", {200, 200, 200, 200, 200}}},
       {"GET /v1/jobs", {"/v1/jobs?user=alice", "", {200, 200, 403, 200, 200}}},
       {"POST /v1/jobs", {"/v1/jobs", kJobBody, {403, 201, 201, 201, 201}}},
@@ -53,7 +54,8 @@ const std::vector<std::pair<std::string, Case>>& cases() {
       {"POST /v1/jobs/{id}/release", {"/v1/jobs/1/release", "", {403, 409, 404, 403, 409}}},
       {"PATCH /v1/jobs/{id}", {"/v1/jobs/1", R"({"priority":0})", {403, 409, 404, 403, 409}}},
       {"GET /v1/jobs/{id}/attempts", {"/v1/jobs/1/attempts", "", {200, 200, 404, 200, 200}}},
-      {"GET /v1/jobs/{id}/attempts/{n}/provenance", {"/v1/jobs/1/attempts/1/provenance", "", {200, 200, 404, 200, 200}}},
+      {"GET /v1/jobs/{id}/attempts/{n}/provenance",
+       {"/v1/jobs/1/attempts/1/provenance", "", {200, 200, 404, 200, 200}}},
       {"GET /v1/jobs/{id}/logs", {"/v1/jobs/1/logs", "", {200, 200, 404, 200, 200}}},
       {"GET /v1/jobs/{id}/checkpoints", {"/v1/jobs/1/checkpoints", "", {200, 200, 404, 200, 200}}},
       {"GET /v1/jobs/{id}/metrics", {"/v1/jobs/1/metrics", "", {200, 200, 404, 200, 200}}},
@@ -87,7 +89,8 @@ const std::vector<std::pair<std::string, Case>>& cases() {
       {"POST /v1/webhooks/{id}/test", {"/v1/webhooks/1/test", "", {404, 503, 404, 404, 503}}},
       {"GET /v1/webhooks/{id}/deliveries", {"/v1/webhooks/1/deliveries", "", {404, 200, 404, 404, 200}}},
       // Its delivery 1 was dead-lettered: only alice and an admin may send it again.
-      {"POST /v1/webhooks/{id}/deliveries/{n}/retry", {"/v1/webhooks/1/deliveries/1/retry", "", {404, 202, 404, 404, 202}}},
+      {"POST /v1/webhooks/{id}/deliveries/{n}/retry",
+       {"/v1/webhooks/1/deliveries/1/retry", "", {404, 202, 404, 404, 202}}},
       {"DELETE /v1/webhooks/{id}", {"/v1/webhooks/1", "", {404, 200, 404, 404, 200}}},
       {"GET /v1/events/stream", {"/v1/events/stream?type=job.*&job=1&after=0", "", {200, 200, 200, 200, 200}}},
       // Alice's second token: only she and an admin may revoke it; to others it does not exist.
@@ -183,7 +186,7 @@ class RouteWalkTest : public ApiTest, public ::testing::WithParamInterface<Calle
 };
 
 // The body of a reply with `id` written as N, so replies about two ids compare.
-std::string without_id(const Reply& r, const std::string& id) {
+std::string reply_without_id(const Reply& r, const std::string& id) {
   std::string text = std::to_string(r.status) + " " + r.text;
   for (auto at = text.find(id); at != std::string::npos; at = text.find(id, at)) text.replace(at, id.size(), "N");
   return text;
@@ -227,7 +230,8 @@ TEST_P(RouteWalkTest, AnswersEachRouteAsThePolicySaysAndLeaksNothingOfAnotherUse
     if (route.pattern.starts_with("/v1/jobs/{id}")) {
       std::string missing = target;
       missing.replace(missing.find("/1"), 2, "/999");
-      EXPECT_EQ(without_id(r, "1"), without_id(walk(std::string(route.method), missing, secret, c.body), "999"));
+      EXPECT_EQ(reply_without_id(r, "1"),
+                reply_without_id(walk(std::string(route.method), missing, secret, c.body), "999"));
     }
   }
   // Exactly the changes that succeeded are audited.

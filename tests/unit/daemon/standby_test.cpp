@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/unit/daemon/response_header.h"
+
 namespace trainyard::daemon {
 namespace {
 
@@ -17,12 +19,7 @@ net::HttpRequest request(std::string method, std::string target) {
   return r;
 }
 
-std::string header(const net::HttpResponse& response, const std::string& name) {
-  for (const auto& [key, value] : response.headers) {
-    if (key == name) return value;
-  }
-  return "";
-}
+using testing::response_header;
 
 const store::LeaseState kActiveKnown{.held = false, .epoch = 4, .active_url = "https://a.example:8443"};
 const store::LeaseState kActiveUnknown{.held = false, .epoch = 4, .active_url = ""};
@@ -40,7 +37,7 @@ TEST(StandbyAnswer, EverythingElseIsRedirectedToTheActiveDaemonWithPathAndQuery)
            {"GET", "/v1/jobs?state=RUNNING&limit=5"}, {"POST", "/v1/jobs"}, {"GET", "/v1/agent/connect"}, {"POST", "/healthz"}}) {
     const net::HttpResponse r = standby_answer(request(method, target), kActiveKnown, kOwnUrl, "1.2.3");
     EXPECT_EQ(r.status, 307) << method << " " << target;
-    EXPECT_EQ(header(r, "Location"), "https://a.example:8443" + target);
+    EXPECT_EQ(response_header(r, "Location"), "https://a.example:8443" + target);
     EXPECT_EQ(r.content_type, "application/problem+json");
     const Json body = Json::parse(r.body);
     EXPECT_EQ(body["role"], "standby");
@@ -51,14 +48,15 @@ TEST(StandbyAnswer, EverythingElseIsRedirectedToTheActiveDaemonWithPathAndQuery)
 
 TEST(StandbyAnswer, AnActiveUrlWithATrailingSlashGivesOneSlash) {
   const store::LeaseState lease{.epoch = 1, .active_url = "http://a:1/"};
-  EXPECT_EQ(header(standby_answer(request("GET", "/v1/nodes"), lease, kOwnUrl, "v"), "Location"), "http://a:1/v1/nodes");
+  EXPECT_EQ(response_header(standby_answer(request("GET", "/v1/nodes"), lease, kOwnUrl, "v"), "Location"),
+            "http://a:1/v1/nodes");
 }
 
 TEST(StandbyAnswer, WithoutAKnownActiveDaemonItIs503RetryAfterOne) {
   const net::HttpResponse r = standby_answer(request("GET", "/v1/jobs"), kActiveUnknown, kOwnUrl, "1.2.3");
   EXPECT_EQ(r.status, 503);
-  EXPECT_EQ(header(r, "Retry-After"), "1");
-  EXPECT_EQ(header(r, "Location"), "");
+  EXPECT_EQ(response_header(r, "Retry-After"), "1");
+  EXPECT_EQ(response_header(r, "Location"), "");
   EXPECT_EQ(Json::parse(r.body)["role"], "standby");
 }
 
@@ -66,7 +64,7 @@ TEST(StandbyAnswer, ALeaseStillHeldAtItsOwnUrlIsADeadPredecessorsSo503NotARedire
   const store::LeaseState predecessor{.epoch = 4, .active_url = kOwnUrl + "/"};
   const net::HttpResponse r = standby_answer(request("GET", "/v1/jobs"), predecessor, kOwnUrl, "1.2.3");
   EXPECT_EQ(r.status, 503);
-  EXPECT_EQ(header(r, "Location"), "");
+  EXPECT_EQ(response_header(r, "Location"), "");
 }
 
 TEST(HealthzBody, TheActiveDaemonNamesItselfActive) {

@@ -19,7 +19,7 @@ using ::testing::HasSubstr;
 
 constexpr std::int64_t kMiB = 1024 * 1024;
 
-JobSpec simulated_spec(std::optional<std::int64_t> storage_limit_mb, std::string share = "default") {
+JobSpec limited_simulated_spec(std::optional<std::int64_t> storage_limit_mb, std::string share = "default") {
   JobSpec spec = command_spec(1, 3);
   spec.kind = JobKind::simulated;
   spec.share = std::move(share);
@@ -81,7 +81,7 @@ HeartbeatMsg disks(std::int64_t work_free_mb, std::int64_t checkpoint_free_mb) {
 TEST(Storage, AJobOverItsQuotaLosesItsOldestCheckpointsAndKeepsTheNewestValidOne) {
   Cluster c;
   c.connect("n1");
-  const Job job = c.submit(simulated_spec(2));
+  const Job job = c.submit(limited_simulated_spec(2));
   const LaunchMsg launch = c.agents["n1"]->launches().at(0);
   c.started("n1", launch.attempt_id);
   const fs::path dir = launch.checkpoint_dir;
@@ -104,7 +104,7 @@ TEST(Storage, AJobOverItsQuotaLosesItsOldestCheckpointsAndKeepsTheNewestValidOne
 TEST(Storage, TheNewestValidCheckpointStaysEvenWhenItAloneIsOverTheQuota) {
   Cluster c;
   c.connect("n1");
-  const Job job = c.submit(simulated_spec(1));
+  const Job job = c.submit(limited_simulated_spec(1));
   const LaunchMsg launch = c.agents["n1"]->launches().at(0);
   c.started("n1", launch.attempt_id);
   const fs::path dir = launch.checkpoint_dir;
@@ -130,7 +130,7 @@ TEST(Storage, AShareQuotaPrunesTheJobThatWentOverIt) {
   c.settle();
   ASSERT_TRUE(stored);
   EXPECT_EQ(c.jobs.share_storage_limit_mb("vision"), 2);
-  const Job job = c.submit(simulated_spec(std::nullopt, "vision"));
+  const Job job = c.submit(limited_simulated_spec(std::nullopt, "vision"));
   const LaunchMsg launch = c.agents["n1"]->launches().at(0);
   c.started("n1", launch.attempt_id);
   const fs::path dir = launch.checkpoint_dir;

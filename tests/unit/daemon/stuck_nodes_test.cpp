@@ -2,19 +2,11 @@
 // makes the hang an infrastructure failure. Fake agents, fake time.
 #include <gtest/gtest.h>
 
-#include "healthcheck/health_json.h"
+#include "tests/unit/daemon/accelerator_reports.h"
 #include "tests/unit/daemon/harness.h"
 
 namespace trainyard::daemon::testing {
 namespace {
-
-Json accelerator_report(bool passed) {
-  healthcheck::AcceleratorReport report;
-  report.cores.push_back(healthcheck::CoreResult{
-      0, {healthcheck::CheckResult{healthcheck::AcceleratorTest::gemm, passed ? healthcheck::CheckStatus::passed : healthcheck::CheckStatus::timed_out,
-                              0, 1e-5, 1, passed ? "" : "core 0: GEMM did not finish within its 2000 ms budget"}}});
-  return healthcheck::to_json(report);
-}
 
 struct StuckJob {
   JobId job = 0;
@@ -70,7 +62,7 @@ TEST_F(StuckNodes, AHangOnANodeThatThenFailsItsCheckIsAnInfrastructureFailure) {
   EXPECT_EQ(checks[0].suite, HealthSuite::accelerator);
   EXPECT_EQ(c.stored_attempts(s.job).at(0).state, AttemptState::running);
 
-  c.send(s.hung, HealthResultMsg{checks[0].task_id, accelerator_report(false), ""});
+  c.send(s.hung, HealthResultMsg{checks[0].task_id, hung_gemm_report(), ""});
   const Attempt attempt = c.stored_attempts(s.job).at(0);
   EXPECT_EQ(attempt.failure_class, "stuck");
   EXPECT_TRUE(attempt.infrastructure);
@@ -88,7 +80,7 @@ TEST_F(StuckNodes, AHangOnANodeThatPassesItsCheckIsTheJobsOwn) {
   const StuckJob s = run_until_stuck(c, 1);
   const auto checks = c.agents.at(s.hung)->all<HealthCheckMsg>();
   ASSERT_EQ(checks.size(), 1u);
-  c.send(s.hung, HealthResultMsg{checks[0].task_id, accelerator_report(true), ""});
+  c.send(s.hung, HealthResultMsg{checks[0].task_id, passing_report(), ""});
 
   const Attempt attempt = c.stored_attempts(s.job).at(0);
   EXPECT_EQ(attempt.failure_class, "stuck");

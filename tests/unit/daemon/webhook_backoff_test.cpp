@@ -8,7 +8,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-const TimePoint kStart = from_unix_ms(1'700'000'000'000);
+const TimePoint kFirstFailure = from_unix_ms(1'700'000'000'000);
 
 TEST(WebhookBackoff, FullJitterStaysUnderADoublingCeilingCappedAtTenMinutes) {
   const BackoffPolicy policy;
@@ -36,14 +36,14 @@ TEST(WebhookBackoff, SameSeedSameSchedule) {
 TEST(WebhookBackoff, RetriesUntilTheHorizonThenDeadLetters) {
   const BackoffPolicy policy{1s, 10min, 24h};
   std::mt19937_64 rng(1);
-  TimePoint now = kStart;
+  TimePoint now = kFirstFailure;
   int failures = 0;
-  while (auto next = next_attempt_at(policy, ++failures, kStart, now, std::nullopt, rng)) {
+  while (auto next = next_attempt_at(policy, ++failures, kFirstFailure, now, std::nullopt, rng)) {
     ASSERT_GE(*next, now);
     now = *next;
   }
-  EXPECT_LE(now, kStart + 24h);
-  EXPECT_GT(now, kStart + 24h - 10min);  // gave up only because the next retry was past the horizon
+  EXPECT_LE(now, kFirstFailure + 24h);
+  EXPECT_GT(now, kFirstFailure + 24h - 10min);  // gave up only because the next retry was past the horizon
   EXPECT_GT(failures, 24 * 6);           // at least one try per 10 minutes for a day
 }
 
@@ -51,23 +51,23 @@ TEST(WebhookBackoff, TestsConfigureItDownToMilliseconds) {
   const BackoffPolicy quick{10ms, 40ms, 200ms};
   std::mt19937_64 rng(3);
   EXPECT_LE(backoff_delay(quick, 10, rng), 40ms);
-  EXPECT_EQ(next_attempt_at(quick, 1, kStart, kStart + 199ms, 50ms, rng), std::nullopt);
+  EXPECT_EQ(next_attempt_at(quick, 1, kFirstFailure, kFirstFailure + 199ms, 50ms, rng), std::nullopt);
 }
 
 TEST(WebhookBackoff, RetryAfterReplacesTheJitteredDelay) {
   const BackoffPolicy policy;
   std::mt19937_64 rng(5);
-  EXPECT_EQ(next_attempt_at(policy, 1, kStart, kStart, 30s, rng), kStart + 30s);
-  EXPECT_EQ(next_attempt_at(policy, 1, kStart, kStart, 25h, rng), std::nullopt);
+  EXPECT_EQ(next_attempt_at(policy, 1, kFirstFailure, kFirstFailure, 30s, rng), kFirstFailure + 30s);
+  EXPECT_EQ(next_attempt_at(policy, 1, kFirstFailure, kFirstFailure, 25h, rng), std::nullopt);
 }
 
 TEST(RetryAfter, DelaySeconds) {
-  EXPECT_EQ(parse_retry_after("120", kStart), 120s);
-  EXPECT_EQ(parse_retry_after(" 0 ", kStart), 0s);
-  EXPECT_EQ(parse_retry_after("-1", kStart), std::nullopt);
-  EXPECT_EQ(parse_retry_after("1.5", kStart), std::nullopt);
-  EXPECT_EQ(parse_retry_after("99999999999", kStart), std::nullopt);
-  EXPECT_EQ(parse_retry_after("", kStart), std::nullopt);
+  EXPECT_EQ(parse_retry_after("120", kFirstFailure), 120s);
+  EXPECT_EQ(parse_retry_after(" 0 ", kFirstFailure), 0s);
+  EXPECT_EQ(parse_retry_after("-1", kFirstFailure), std::nullopt);
+  EXPECT_EQ(parse_retry_after("1.5", kFirstFailure), std::nullopt);
+  EXPECT_EQ(parse_retry_after("99999999999", kFirstFailure), std::nullopt);
+  EXPECT_EQ(parse_retry_after("", kFirstFailure), std::nullopt);
 }
 
 TEST(RetryAfter, HttpDate) {

@@ -7,7 +7,7 @@
 namespace trainyard::daemon {
 namespace {
 
-std::string refusal(std::string_view url) {
+std::string url_refusal(std::string_view url) {
   try {
     parse_webhook_url(url, "url");
   } catch (const InvalidInput& e) {
@@ -26,20 +26,20 @@ TEST(WebhookUrl, ParsesSchemeHostPortAndTarget) {
 }
 
 TEST(WebhookUrl, RefusesWhatIsNotAPlainHttpUrl) {
-  EXPECT_EQ(refusal("ftp://example.com/"), "scheme must be http or https, not 'ftp'");
-  EXPECT_EQ(refusal("example.com/hook"), "must start with http:// or https://");
-  EXPECT_EQ(refusal("https://user:pw@example.com/"), "must not carry a user name or password");
-  EXPECT_EQ(refusal("https://example.com:0/"), "port must be 1..65535");
-  EXPECT_EQ(refusal("https://example.com:65536/"), "port must be 1..65535");
-  EXPECT_EQ(refusal("https://example.com:/"), "port must be 1..65535");
-  EXPECT_EQ(refusal("https:///path"), "has no host");
-  EXPECT_EQ(refusal("https://exa mple.com/"), "host holds characters a host name cannot");
-  EXPECT_EQ(refusal("https://[::1/"), "unterminated IPv6 address");
-  EXPECT_EQ(refusal("https://[zz::1]/"), "invalid IPv6 address");
-  EXPECT_EQ(refusal("https://example.com/a b"), "path holds spaces or control characters");
-  EXPECT_EQ(refusal("https://example.com/#frag"), "must not carry a fragment");
-  EXPECT_EQ(refusal("https://example.com/" + std::string(2100, 'a')), "longer than 2048 characters");
-  EXPECT_EQ(refusal("https://" + std::string(254, 'a') + "/"), "host is longer than 253 characters");
+  EXPECT_EQ(url_refusal("ftp://example.com/"), "scheme must be http or https, not 'ftp'");
+  EXPECT_EQ(url_refusal("example.com/hook"), "must start with http:// or https://");
+  EXPECT_EQ(url_refusal("https://user:pw@example.com/"), "must not carry a user name or password");
+  EXPECT_EQ(url_refusal("https://example.com:0/"), "port must be 1..65535");
+  EXPECT_EQ(url_refusal("https://example.com:65536/"), "port must be 1..65535");
+  EXPECT_EQ(url_refusal("https://example.com:/"), "port must be 1..65535");
+  EXPECT_EQ(url_refusal("https:///path"), "has no host");
+  EXPECT_EQ(url_refusal("https://exa mple.com/"), "host holds characters a host name cannot");
+  EXPECT_EQ(url_refusal("https://[::1/"), "unterminated IPv6 address");
+  EXPECT_EQ(url_refusal("https://[zz::1]/"), "invalid IPv6 address");
+  EXPECT_EQ(url_refusal("https://example.com/a b"), "path holds spaces or control characters");
+  EXPECT_EQ(url_refusal("https://example.com/#frag"), "must not carry a fragment");
+  EXPECT_EQ(url_refusal("https://example.com/" + std::string(2100, 'a')), "longer than 2048 characters");
+  EXPECT_EQ(url_refusal("https://" + std::string(254, 'a') + "/"), "host is longer than 253 characters");
 }
 
 TEST(WebhookUrl, PublicAddresses) {

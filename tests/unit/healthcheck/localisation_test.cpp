@@ -89,8 +89,8 @@ TEST_P(LocaliseTest, NamesExactlyTheBadNodes) {
   }
 }
 
-constexpr NodeState S = NodeState::suspect;
-constexpr NodeState U = NodeState::unhealthy;
+using testing::S;
+using testing::U;
 
 INSTANTIATE_TEST_SUITE_P(
     Clusters, LocaliseTest,

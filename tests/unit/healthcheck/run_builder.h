@@ -5,10 +5,16 @@
 #include <vector>
 
 #include "healthcheck/results.h"
+#include "proto/node.h"
 
 namespace trainyard::healthcheck::testing {
 
 inline constexpr double kMB = 1e6;
+
+// One letter per node state, so a table of expected verdicts reads as a row of nodes.
+inline constexpr NodeState H = NodeState::healthy;
+inline constexpr NodeState S = NodeState::suspect;
+inline constexpr NodeState U = NodeState::unhealthy;
 
 // What one rank measured: the same busbw for every collective unless `per_kind` says otherwise.
 struct RankFigures {

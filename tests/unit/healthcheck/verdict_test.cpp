@@ -114,8 +114,8 @@ TEST_P(BusbwVerdictTest, SlowNodesAgainstTheMedianAreSuspect) {
   }
 }
 
-constexpr NodeState H = NodeState::healthy;
-constexpr NodeState S = NodeState::suspect;
+using testing::H;
+using testing::S;
 
 INSTANTIATE_TEST_SUITE_P(
     Tables, BusbwVerdictTest,

@@ -15,21 +15,15 @@
 
 #include "net/http_server.h"
 #include "net/ws_client.h"
+#include "tests/unit/net/io_loop.h"
 
 namespace trainyard::net {
 namespace {
 
 using namespace std::chrono_literals;
 
-// Runs the loop until `condition` holds or two seconds pass.
-bool run_until(boost::asio::io_context& io, const std::function<bool()>& condition) {
-  const auto deadline = std::chrono::steady_clock::now() + 2s;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    io.run_for(5ms);
-  }
-  return true;
-}
+using testing::run_until;
+using testing::SilentSession;
 
 // A client socket; connect() to loopback completes in the kernel, before the server accepts.
 struct Client {
@@ -103,11 +97,6 @@ TEST(HttpServerDrain, RefusesNewConnectionsClosesIdleOnesAndAnswersTheRequestInF
   EXPECT_NE(busy.received.find("Connection: close"), std::string::npos) << busy.received;
   EXPECT_EQ(server.requests_in_flight(), 0u);
 }
-
-struct SilentSession : WebSocketSession {
-  void on_message(std::string) override {}
-  void on_closed(const std::string&) override {}
-};
 
 TEST(HttpServerDrain, TellsWebSocketPeersItIsGoingAwayWithCode1001AndTheReason) {
   boost::asio::io_context io(1);

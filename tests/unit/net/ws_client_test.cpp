@@ -13,25 +13,15 @@
 #include "net/server_list.h"
 #include "net/ws_client.h"
 #include "proto/errors.h"
+#include "tests/unit/net/io_loop.h"
 
 namespace trainyard::net {
 namespace {
 
 using namespace std::chrono_literals;
 
-bool run_until(boost::asio::io_context& io, const std::function<bool()>& condition) {
-  const auto deadline = std::chrono::steady_clock::now() + 5s;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    io.run_for(5ms);
-  }
-  return true;
-}
-
-struct SilentSession : WebSocketSession {
-  void on_message(std::string) override {}
-  void on_closed(const std::string&) override {}
-};
+using testing::run_until;
+using testing::SilentSession;
 
 TEST(WebSocketClient, ConnectsFromTheSourceAddressItIsGiven) {
   boost::asio::io_context io(1);

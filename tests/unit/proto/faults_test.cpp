@@ -6,7 +6,7 @@
 namespace trainyard::inline proto {
 namespace {
 
-std::string rejected_field(const std::string& spec) {
+std::string fault_rejected_field(const std::string& spec) {
   FaultPlan plan;
   try {
     apply_fault_spec(plan, spec, 32);
@@ -65,7 +65,7 @@ TEST(FaultSpec, RejectsMalformedItemsNamingTheFaultField) {
                            "link=cut", "disk=drop", "core:1 =hang", "core:1=slow:1", "core:1=slow:0.5",
                            "core:1=slow:", "core:1=slow:101", "core:1=slow:nan", "node=slow:inf", "node=hang",
                            "node=slow:2x"}) {
-    EXPECT_EQ(rejected_field(spec), "fault") << spec;
+    EXPECT_EQ(fault_rejected_field(spec), "fault") << spec;
   }
 }
 

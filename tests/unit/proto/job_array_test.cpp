@@ -9,7 +9,7 @@
 namespace trainyard::inline proto {
 namespace {
 
-std::string refusal(std::string_view text, int max_size = kDefaultMaxArraySize) {
+std::string array_refusal(std::string_view text, int max_size = kDefaultMaxArraySize) {
   try {
     parse_array_spec(text, max_size);
   } catch (const InvalidInput& e) {
@@ -38,27 +38,27 @@ TEST(ArraySpec, CanonicalTextReadsBackTheSame) {
 }
 
 TEST(ArraySpec, RefusesBadGrammarWithAMessage) {
-  EXPECT_NE(refusal(""), "<accepted>");
-  EXPECT_NE(refusal("a-3"), "<accepted>");
-  EXPECT_NE(refusal("-3"), "<accepted>");
-  EXPECT_NE(refusal("3-"), "<accepted>");
-  EXPECT_NE(refusal("5-2"), "<accepted>");
-  EXPECT_NE(refusal("0-9:0"), "<accepted>");
-  EXPECT_NE(refusal("0-9%0"), "<accepted>");
-  EXPECT_NE(refusal("0-9%"), "<accepted>");
-  EXPECT_NE(refusal("1,,2"), "<accepted>");
-  EXPECT_NE(refusal("1, 2"), "<accepted>");
-  EXPECT_NE(refusal("+1"), "<accepted>");
-  EXPECT_NE(refusal("99999999999999999999"), "<accepted>");
-  EXPECT_NE(refusal("1000000"), "<accepted>");
-  EXPECT_EQ(refusal("1,2,1"), "lists index 1 more than once");
+  EXPECT_NE(array_refusal(""), "<accepted>");
+  EXPECT_NE(array_refusal("a-3"), "<accepted>");
+  EXPECT_NE(array_refusal("-3"), "<accepted>");
+  EXPECT_NE(array_refusal("3-"), "<accepted>");
+  EXPECT_NE(array_refusal("5-2"), "<accepted>");
+  EXPECT_NE(array_refusal("0-9:0"), "<accepted>");
+  EXPECT_NE(array_refusal("0-9%0"), "<accepted>");
+  EXPECT_NE(array_refusal("0-9%"), "<accepted>");
+  EXPECT_NE(array_refusal("1,,2"), "<accepted>");
+  EXPECT_NE(array_refusal("1, 2"), "<accepted>");
+  EXPECT_NE(array_refusal("+1"), "<accepted>");
+  EXPECT_NE(array_refusal("99999999999999999999"), "<accepted>");
+  EXPECT_NE(array_refusal("1000000"), "<accepted>");
+  EXPECT_EQ(array_refusal("1,2,1"), "lists index 1 more than once");
 }
 
 TEST(ArraySpec, RefusesMoreTasksThanTheLimitNamingIt) {
-  EXPECT_EQ(refusal("0-99", 100), "<accepted>");
-  EXPECT_NE(refusal("0-100", 100).find("more than 100 tasks"), std::string::npos);
-  EXPECT_NE(refusal("0-999999").find("--max-array-size"), std::string::npos);
-  EXPECT_NE(refusal("0-50,60-110", 100), "<accepted>");
+  EXPECT_EQ(array_refusal("0-99", 100), "<accepted>");
+  EXPECT_NE(array_refusal("0-100", 100).find("more than 100 tasks"), std::string::npos);
+  EXPECT_NE(array_refusal("0-999999").find("--max-array-size"), std::string::npos);
+  EXPECT_NE(array_refusal("0-50,60-110", 100), "<accepted>");
 }
 
 // The daemon reads specs it already accepted with no limit (INT_MAX): as many tasks as there are
