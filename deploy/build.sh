@@ -13,9 +13,9 @@ esac
 # The dashboard (web/ -> web/dist, gzipped twins and the first-load figure) whenever its sources or
 # lockfile are newer than the last build; its node_modules whenever the lockfile is newer than them.
 build_dashboard() {
-  command -v npm > /dev/null || { echo "build.sh: npm is missing (deploy/install-deps.sh installs it)" >&2; exit 1; }
+  command -v npm > /dev/null || { echo "build.sh: npm is missing: the dashboard (web/) needs Node.js 20 with its npm, from nodejs.org" >&2; exit 1; }
   if [ ! -f web/node_modules/.package-lock.json ] || [ web/package-lock.json -nt web/node_modules/.package-lock.json ]; then
-    (cd web && npm ci --no-audit --no-fund --silent)
+    (cd web && npm ci --no-audit --no-fund --loglevel=error)
   fi
   if [ ! -f web/dist/index.html ] || [ -n "$(find web/src web/public web/index.html web/vite.config.ts web/package-lock.json \
        web/scripts -newer web/dist/index.html -print -quit)" ]; then

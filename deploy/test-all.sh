@@ -33,7 +33,7 @@ lap "tests on the release build"
 # (both pinned in deploy/openapi/package-lock.json).
 TRAINYARD_OPENAPI_OUT="$PWD/build/openapi.json" build/tests/unit/daemon/daemon_test \
   --gtest_filter=ApiTest.TheOpenApiDocumentIsServedWithoutAToken > /dev/null
-(cd deploy/openapi && npm ci --no-audit --no-fund --silent && node validate.mjs ../../build/openapi.json &&
+(cd deploy/openapi && npm ci --no-audit --no-fund --loglevel=error && node validate.mjs ../../build/openapi.json &&
   node validate-traffic.mjs ../../build/openapi.json ../../build/api-traffic)
 # The dashboard's API types (web/src/logic/api.gen.ts) are generated from that document by a pinned
 # openapi-typescript; a document change not carried over to them fails here.
