@@ -165,23 +165,28 @@ const char* const kJsonSchemas = R"json({
   "Provenance": {"type": "object", "required": ["job", "attempt", "attempt_id", "daemon", "spec", "spec_sha256", "ranks"],
     "properties": {
       "job": {"type": "integer"}, "attempt": {"type": "integer"}, "attempt_id": {"type": "integer"}, "user": {"type": "string"},
-      "daemon": {"type": "object", "properties": {"version": {"type": "string"}, "commit": {"type": "string"}}},
+      "daemon": {"type": "object", "required": ["version", "commit"],
+                 "properties": {"version": {"type": "string"}, "commit": {"type": "string"}}},
       "spec": {"$ref": "#/components/schemas/JobSpec"}, "spec_sha256": {"type": "string"},
       "code_version": {"type": "string"}, "kernel": {"type": "object"},
-      "checkpoint": {"type": "object", "properties": {"path": {"type": "string"}, "step": {"type": "integer"},
+      "checkpoint": {"type": "object", "required": ["path", "step"], "properties": {"path": {"type": "string"}, "step": {"type": "integer"},
         "manifest_sha256": {"type": "string"}}},
-      "ranks": {"type": "array", "items": {"type": "object", "properties": {
+      "ranks": {"type": "array", "items": {"type": "object", "required": ["rank", "node", "agent_version"], "properties": {
         "rank": {"type": "integer"}, "node": {"type": "string"}, "agent_version": {"type": "string"},
-        "admitted_by": {"type": "object", "properties": {"health_check": {"type": "integer"}, "verdict": {"type": "string"}}},
+        "admitted_by": {"type": "object", "required": ["health_check", "verdict"],
+                        "properties": {"health_check": {"type": "integer"}, "verdict": {"type": "string"}}},
         "environment": {"type": "object", "additionalProperties": {"type": "string"}},
         "user_facts": {"type": "object"}, "user_facts_error": {"type": "string"}}}}}},
   "JobLogs": {"type": "object", "required": ["job_id", "attempt_id", "attempt", "logs"], "properties": {
     "job_id": {"type": "integer"}, "attempt_id": {"type": "integer"}, "attempt": {"type": "integer"},
-    "logs": {"type": "array", "items": {"type": "object", "properties": {
-      "rank": {"type": "integer"}, "node": {"type": "string"}, "text": {"type": "string"}, "error": {"type": "string"},
+    "logs": {"type": "array", "items": {"type": "object",
+      "required": ["rank", "node", "text", "error", "log_bytes", "truncated"], "properties": {
+      "rank": {"type": "integer"}, "node": {"type": "string"}, "text": {"type": "string"},
+      "error": {"type": "string", "description": "why the rank's log could not be read; empty when it was"},
       "log_bytes": {"type": "integer"}, "truncated": {"type": "boolean"}}}}}},
   "CheckpointList": {"type": "object", "required": ["checkpoints"], "properties": {
-    "checkpoints": {"type": "array", "items": {"type": "object", "properties": {
+    "checkpoints": {"type": "array", "items": {"type": "object",
+      "required": ["step", "path", "recorded_by_attempt", "valid", "problem"], "properties": {
       "step": {"type": "integer"}, "path": {"type": "string"}, "recorded_by_attempt": {"type": ["integer", "null"]},
       "valid": {"type": "boolean"}, "problem": {"type": "string"}}}}}},
   "JobMetrics": {"type": "object", "required": ["job_id", "steps", "bucket_steps", "points", "spikes"], "properties": {
@@ -226,7 +231,7 @@ const char* const kJsonSchemas = R"json({
   "CredentialForgotten": {"type": "object", "required": ["node", "credential"], "properties": {
     "node": {"type": "string"}, "credential": {"const": "forgotten"}}},
   "NodeHealth": {"type": "object", "required": ["node", "checks", "next"], "properties": {
-    "node": {"type": "string"}, "checks": {"type": "array", "items": {"type": "object"}},
+    "node": {"type": "string"}, "checks": {"type": "array", "items": {"$ref": "#/components/schemas/NodeHealthRecord"}},
     "next": {"$ref": "#/components/schemas/Cursor"}}},
   "FaultsRequest": {"type": "object", "required": ["faults"], "additionalProperties": false, "properties": {
     "faults": {"type": "array", "maxItems": 4096, "items": {"type": "string", "examples": ["core:3=corrupt", "node=slow:2", "link=drop"]}}}},
@@ -235,13 +240,65 @@ const char* const kJsonSchemas = R"json({
   "HealthCheckRequest": {"type": "object", "required": ["nodes"], "additionalProperties": false, "properties": {
     "nodes": {"type": "array", "minItems": 1, "maxItems": 1024, "items": {"type": "string"}},
     "suites": {"type": "array", "minItems": 1, "items": {"enum": ["accelerator", "collective"]}}}},
-  "HealthCheck": {"type": "object", "required": ["id"], "properties": {
-    "id": {"type": "integer"}, "state": {"type": "string"}, "nodes": {"type": "array", "items": {"type": "string"}},
-    "localisation": {"type": "object", "description": "when pair tests ran: the reference busbw per collective (the median of each node's best), the suspect fraction, and each pair's outcome and busbw",
-      "properties": {"reference_busbw": {"type": "object"}, "suspect_fraction": {"type": "number"},
-        "tests": {"type": "array", "items": {"type": "object", "properties": {
+  "HealthCheck": {"type": "object",
+    "required": ["id", "kind", "nodes", "suites", "requested_by", "state", "created_at", "accelerator", "errors",
+                 "collective_runs", "verdicts"], "properties": {
+    "id": {"type": "integer"}, "kind": {"type": "string", "description": "what started it: on_demand for POST /v1/healthchecks"},
+    "nodes": {"type": "array", "items": {"type": "string"}},
+    "suites": {"type": "array", "items": {"enum": ["accelerator", "collective"]}}, "requested_by": {"type": "string"},
+    "state": {"enum": ["RUNNING", "PASSED", "FAILED"]},
+    "created_at": {"type": "string", "format": "date-time"}, "finished_at": {"type": "string", "format": "date-time"},
+    "duration_ms": {"type": "integer"},
+    "accelerator": {"type": "object", "description": "each tested node's accelerator suite, by node name",
+                    "additionalProperties": {"$ref": "#/components/schemas/AcceleratorReport"}},
+    "errors": {"type": "object", "description": "why a node could not be tested, by node name",
+               "additionalProperties": {"type": "string"}},
+    "collective_runs": {"type": "array", "description": "the collective suite over all the nodes first, then each pair test",
+                        "items": {"$ref": "#/components/schemas/CollectiveRun"}},
+    "verdicts": {"type": "array", "items": {"$ref": "#/components/schemas/NodeVerdict"}},
+    "localisation": {"type": "object", "required": ["reference_busbw", "suspect_fraction", "tests"],
+      "description": "when pair tests ran: the reference busbw per collective (the median of each node's best), the suspect fraction, and each pair's outcome and busbw",
+      "properties": {"reference_busbw": {"$ref": "#/components/schemas/BusbwByCollective"}, "suspect_fraction": {"type": "number"},
+        "tests": {"type": "array", "items": {"type": "object", "required": ["nodes", "outcome", "why", "busbw"], "properties": {
           "nodes": {"type": "array", "items": {"type": "string"}}, "outcome": {"enum": ["passed", "slow", "failed"]},
-          "why": {"type": "string"}, "busbw": {"type": "object"}}}}}}}},
+          "why": {"type": "string", "description": "empty when passed"},
+          "busbw": {"$ref": "#/components/schemas/BusbwByCollective"}}}}}}}},
+  "BusbwByCollective": {"type": "object", "description": "bus bandwidth in bytes per second by collective, where it was measured exactly",
+    "propertyNames": {"enum": ["all_reduce", "all_gather", "reduce_scatter"]}, "additionalProperties": {"type": "number"}},
+  "NodeVerdict": {"type": "object", "required": ["node", "state", "reason"], "properties": {
+    "node": {"type": "string"}, "state": {"enum": ["HEALTHY", "SUSPECT", "UNHEALTHY"]}, "reason": {"type": "string"}}},
+  "AcceleratorReport": {"type": "object", "required": ["cores", "duration_ms"], "properties": {
+    "cores": {"type": "array", "items": {"type": "object", "required": ["core", "checks"], "properties": {
+      "core": {"type": "integer"}, "checks": {"type": "array", "items": {"$ref": "#/components/schemas/AcceleratorCheck"}},
+      "gemm_ms": {"type": "number", "description": "the fastest GEMM's time; absent in checks stored before protocol 16"}}}},
+    "duration_ms": {"type": "number"}}},
+  "AcceleratorCheck": {"type": "object", "required": ["test", "status", "measured", "limit", "duration_ms", "reason"], "properties": {
+    "test": {"enum": ["gemm", "stochastic_rounding", "memory"]},
+    "status": {"enum": ["passed", "failed", "timed_out", "crashed", "skipped"]},
+    "measured": {"type": "number"}, "limit": {"type": "number", "description": "the most measured may be to pass"},
+    "duration_ms": {"type": "number"}, "reason": {"type": "string"}}},
+  "CollectiveRun": {"type": "object", "required": ["nodes", "ranks"], "properties": {
+    "nodes": {"type": "array", "items": {"type": "string"}, "description": "rank i ran on nodes[i]"},
+    "ranks": {"type": "array", "items": {"$ref": "#/components/schemas/RankCollectiveResult"}}}},
+  "RankCollectiveResult": {"type": "object", "required": ["rank", "world_size", "collectives", "error"], "properties": {
+    "rank": {"type": "integer"}, "world_size": {"type": "integer"},
+    "collectives": {"type": "array", "items": {"type": "object", "required": ["kind", "exact", "bytes", "seconds", "busbw", "error"], "properties": {
+      "kind": {"enum": ["all_reduce", "all_gather", "reduce_scatter"]},
+      "exact": {"type": "boolean", "description": "every iteration's result was right; only then does busbw count"},
+      "bytes": {"type": "integer"}, "seconds": {"type": "number"},
+      "busbw": {"type": "number", "description": "bytes per second"}, "error": {"type": "string"}}}},
+    "error": {"type": "string", "description": "why the suite stopped on this rank; empty when it ran to the end"},
+    "failed_peer": {"type": "integer", "description": "the rank the transport failed on, when it names one"}}},
+  "NodeHealthRecord": {"type": "object", "required": ["at", "check_id", "kind", "verdict", "reason", "collective"],
+    "description": "what one health check found on one node", "properties": {
+    "at": {"type": "string", "format": "date-time", "description": "when the daemon recorded it"},
+    "check_id": {"type": "integer"}, "kind": {"type": "string"},
+    "verdict": {"enum": ["HEALTHY", "SUSPECT", "UNHEALTHY", "NOT_TESTED"]}, "reason": {"type": "string"},
+    "accelerator": {"$ref": "#/components/schemas/AcceleratorReport"},
+    "error": {"type": "string", "description": "why the node could not be tested"},
+    "collective": {"type": "array", "description": "the node's rank in each collective run it took part in",
+      "items": {"type": "object", "required": ["nodes", "result"], "properties": {
+        "nodes": {"type": "array", "items": {"type": "string"}}, "result": {"$ref": "#/components/schemas/RankCollectiveResult"}}}}}},
   "HealthCheckList": {"type": "object", "required": ["checks", "next"], "properties": {
     "checks": {"type": "array", "items": {"$ref": "#/components/schemas/HealthCheck"}}, "next": {"$ref": "#/components/schemas/Cursor"}}},
   "CanaryList": {"type": "object", "required": ["canaries", "next", "next_run_at"], "properties": {

@@ -2,7 +2,7 @@
 // refresh counter that moves when something changed (an event, or the 10 s refresh without a stream).
 import { createContext } from "preact";
 import { useContext, useEffect, useState } from "preact/hooks";
-import { api, explain } from "./api";
+import { explain, get, type Answer, type ApiUrl, type ReadablePath } from "./api";
 import type { LiveState } from "./live";
 import type { TrainyardEvent, Who } from "./logic/types";
 
@@ -25,14 +25,14 @@ export interface Loaded<T> { data?: T; error?: string; path?: string; reload(): 
 // Fetches `path` now and again whenever the refresh counter moves; keeps the last good data while
 // a refresh is under way, so views do not flicker.
 // `live`: fetched again on every refresh (the event stream's changes); else once per path.
-export function useApi<T>(path: string | null, live = true): Loaded<T> {
+export function useApi<P extends ReadablePath>(path: ApiUrl<P> | null, live = true): Loaded<Answer<P>> {
   const { refresh } = useApp();
-  const [state, setState] = useState<{ data?: T; error?: string; path?: string }>({});
+  const [state, setState] = useState<{ data?: Answer<P>; error?: string; path?: string }>({});
   const [own, setOwn] = useState(0);
   useEffect(() => {
     if (!path) return;
     let current = true;
-    api<T>(path).then(
+    get(path).then(
       (data) => current && setState({ data, path }),
       (e) => current && setState((s) => ({ data: s.data, path: s.path, error: explain(e) })),
     );

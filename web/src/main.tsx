@@ -1,6 +1,6 @@
 import { render } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api, ApiError } from "./api";
+import { apiUrl, ApiError, get } from "./api";
 import { App, type AppState } from "./app-state";
 import { startLive, type LiveState } from "./live";
 import { addEvents } from "./logic/events";
@@ -50,12 +50,12 @@ const banner: Partial<Record<LiveState, string>> = {
 // the events API (404) has no history to show.
 async function newestEvents(keep: number): Promise<TrainyardEvent[]> {
   let kept: TrainyardEvent[] = [];
-  let cursor = "";
+  let cursor: string | undefined;
   for (let page = 0; page < 50; page++) {
-    const r = await api<{ events: TrainyardEvent[]; next: string | null }>(`/v1/events?limit=1000${cursor}`);
+    const r = await get(apiUrl("/v1/events", { query: { limit: 1000, cursor } }));
     kept = [...kept, ...r.events].slice(-keep);
     if (!r.next) break;
-    cursor = `&cursor=${encodeURIComponent(r.next)}`;
+    cursor = r.next;
   }
   return kept;
 }
@@ -120,7 +120,7 @@ function Root() {
   const [notice, setNotice] = useState<string>();
   useEffect(() => {
     if (!token()) return;
-    api<Who>("/v1/whoami").then(setWho, (e) => {
+    get(apiUrl("/v1/whoami")).then(setWho, (e) => {
       signOut();
       setNotice(e instanceof ApiError && e.status === 401
         ? "Your token is no longer valid (revoked or expired). Sign in again." : String(e.message ?? e));

@@ -712,6 +712,26 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AcceleratorCheck: {
+            duration_ms: number;
+            /** @description the most measured may be to pass */
+            limit: number;
+            measured: number;
+            reason: string;
+            /** @enum {unknown} */
+            status: "passed" | "failed" | "timed_out" | "crashed" | "skipped";
+            /** @enum {unknown} */
+            test: "gemm" | "stochastic_rounding" | "memory";
+        };
+        AcceleratorReport: {
+            cores: {
+                checks: components["schemas"]["AcceleratorCheck"][];
+                core: number;
+                /** @description the fastest GEMM's time; absent in checks stored before protocol 16 */
+                gemm_ms?: number;
+            }[];
+            duration_ms: number;
+        };
         Attempt: {
             /** @description checkpoint writes that failed (the most any rank reported) and the last one's error; absent when none failed */
             checkpoint_failures?: {
@@ -784,6 +804,10 @@ export interface components {
             }[];
             next: components["schemas"]["Cursor"];
         };
+        /** @description bus bandwidth in bytes per second by collective, where it was measured exactly */
+        BusbwByCollective: {
+            [key: string]: number;
+        };
         CanaryList: {
             canaries: components["schemas"]["Job"][];
             next: components["schemas"]["Cursor"];
@@ -792,11 +816,11 @@ export interface components {
         };
         CheckpointList: {
             checkpoints: {
-                path?: string;
-                problem?: string;
-                recorded_by_attempt?: number | null;
-                step?: number;
-                valid?: boolean;
+                path: string;
+                problem: string;
+                recorded_by_attempt: number | null;
+                step: number;
+                valid: boolean;
             }[];
         };
         ClusterHistory: {
@@ -812,6 +836,11 @@ export interface components {
             /** Format: date-time */
             to: string;
             window_s: number;
+        };
+        CollectiveRun: {
+            /** @description rank i ran on nodes[i] */
+            nodes: string[];
+            ranks: components["schemas"]["RankCollectiveResult"][];
         };
         CredentialForgotten: {
             /** @constant */
@@ -888,21 +917,43 @@ export interface components {
             };
         };
         HealthCheck: {
+            /** @description each tested node's accelerator suite, by node name */
+            accelerator: {
+                [key: string]: components["schemas"]["AcceleratorReport"];
+            };
+            /** @description the collective suite over all the nodes first, then each pair test */
+            collective_runs: components["schemas"]["CollectiveRun"][];
+            /** Format: date-time */
+            created_at: string;
+            duration_ms?: number;
+            /** @description why a node could not be tested, by node name */
+            errors: {
+                [key: string]: string;
+            };
+            /** Format: date-time */
+            finished_at?: string;
             id: number;
+            /** @description what started it: on_demand for POST /v1/healthchecks */
+            kind: string;
             /** @description when pair tests ran: the reference busbw per collective (the median of each node's best), the suspect fraction, and each pair's outcome and busbw */
             localisation?: {
-                reference_busbw?: Record<string, unknown>;
-                suspect_fraction?: number;
-                tests?: {
-                    busbw?: Record<string, unknown>;
-                    nodes?: string[];
+                reference_busbw: components["schemas"]["BusbwByCollective"];
+                suspect_fraction: number;
+                tests: {
+                    busbw: components["schemas"]["BusbwByCollective"];
+                    nodes: string[];
                     /** @enum {unknown} */
-                    outcome?: "passed" | "slow" | "failed";
-                    why?: string;
+                    outcome: "passed" | "slow" | "failed";
+                    /** @description empty when passed */
+                    why: string;
                 }[];
             };
-            nodes?: string[];
-            state?: string;
+            nodes: string[];
+            requested_by: string;
+            /** @enum {unknown} */
+            state: "RUNNING" | "PASSED" | "FAILED";
+            suites: ("accelerator" | "collective")[];
+            verdicts: components["schemas"]["NodeVerdict"][];
         };
         HealthCheckList: {
             checks: components["schemas"]["HealthCheck"][];
@@ -1032,12 +1083,13 @@ export interface components {
             attempt_id: number;
             job_id: number;
             logs: {
-                error?: string;
-                log_bytes?: number;
-                node?: string;
-                rank?: number;
-                text?: string;
-                truncated?: boolean;
+                /** @description why the rank's log could not be read; empty when it was */
+                error: string;
+                log_bytes: number;
+                node: string;
+                rank: number;
+                text: string;
+                truncated: boolean;
             }[];
         };
         JobMetrics: {
@@ -1216,13 +1268,40 @@ export interface components {
             used_cores: number;
         };
         NodeHealth: {
-            checks: Record<string, unknown>[];
+            checks: components["schemas"]["NodeHealthRecord"][];
             next: components["schemas"]["Cursor"];
             node: string;
+        };
+        /** @description what one health check found on one node */
+        NodeHealthRecord: {
+            accelerator?: components["schemas"]["AcceleratorReport"];
+            /**
+             * Format: date-time
+             * @description when the daemon recorded it
+             */
+            at: string;
+            check_id: number;
+            /** @description the node's rank in each collective run it took part in */
+            collective: {
+                nodes: string[];
+                result: components["schemas"]["RankCollectiveResult"];
+            }[];
+            /** @description why the node could not be tested */
+            error?: string;
+            kind: string;
+            reason: string;
+            /** @enum {unknown} */
+            verdict: "HEALTHY" | "SUSPECT" | "UNHEALTHY" | "NOT_TESTED";
         };
         NodeList: {
             next: components["schemas"]["Cursor"];
             nodes: components["schemas"]["Node"][];
+        };
+        NodeVerdict: {
+            node: string;
+            reason: string;
+            /** @enum {unknown} */
+            state: "HEALTHY" | "SUSPECT" | "UNHEALTHY";
         };
         /** @description this document */
         OpenApiDocument: Record<string, unknown>;
@@ -1233,27 +1312,27 @@ export interface components {
             attempt_id: number;
             checkpoint?: {
                 manifest_sha256?: string;
-                path?: string;
-                step?: number;
+                path: string;
+                step: number;
             };
             code_version?: string;
             daemon: {
-                commit?: string;
-                version?: string;
+                commit: string;
+                version: string;
             };
             job: number;
             kernel?: Record<string, unknown>;
             ranks: {
                 admitted_by?: {
-                    health_check?: number;
-                    verdict?: string;
+                    health_check: number;
+                    verdict: string;
                 };
-                agent_version?: string;
+                agent_version: string;
                 environment?: {
                     [key: string]: string;
                 };
-                node?: string;
-                rank?: number;
+                node: string;
+                rank: number;
                 user_facts?: Record<string, unknown>;
                 user_facts_error?: string;
             }[];
@@ -1267,6 +1346,25 @@ export interface components {
             next: string | null;
             /** @description pending jobs in the queue (the caller's own for users) */
             total: number;
+        };
+        RankCollectiveResult: {
+            collectives: {
+                /** @description bytes per second */
+                busbw: number;
+                bytes: number;
+                error: string;
+                /** @description every iteration's result was right; only then does busbw count */
+                exact: boolean;
+                /** @enum {unknown} */
+                kind: "all_reduce" | "all_gather" | "reduce_scatter";
+                seconds: number;
+            }[];
+            /** @description why the suite stopped on this rank; empty when it ran to the end */
+            error: string;
+            /** @description the rank the transport failed on, when it names one */
+            failed_peer?: number;
+            rank: number;
+            world_size: number;
         };
         Share: {
             /** @description the share's weight's part of the cluster's usage */

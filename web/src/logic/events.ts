@@ -1,7 +1,8 @@
-// The events feed's filter (the same fields GET /v1/events takes) and the glob its types use.
+// The events feed's filter and the glob its types use.
 import type { TrainyardEvent, Severity } from "./types";
 
-export interface EventFilter { type?: string; job?: number; node?: string; severity?: Severity }
+// `type`: a glob over the event's type; `severity`: the least an event must have.
+export type EventFilter = Partial<Pick<TrainyardEvent, "job" | "node" | "severity">> & { type?: string };
 
 export function globMatch(pattern: string, text: string): boolean {
   const escaped = pattern.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".");

@@ -1,5 +1,6 @@
 // How the dashboard writes times, durations and quantities: times in the viewer's zone, compact and
 // 24-hour (UTC on hover, via title=), every number with its unit.
+import type { Attempt, Job, JobSpec, Straggler } from "./types";
 
 // Compact and sortable, 24-hour, in the viewer's zone (or `timeZone`): "2026-11-28 23:41:07". The
 // zone is named once on the page (timeZoneLabel, in the footer) rather than on every time.
@@ -78,7 +79,7 @@ export function cores(n: number): string {
 }
 
 // A job's shape: "2 nodes × 4 cores", or "2 whole nodes" when it asked for no core count.
-export function shape(spec: { nodes?: number; cores_per_node?: number }): string {
+export function shape(spec: Pick<JobSpec, "nodes" | "cores_per_node">): string {
   const nodes = spec.nodes ?? 1;
   if (spec.cores_per_node === undefined || spec.cores_per_node === null) return nodes === 1 ? "1 whole node" : `${grouped.format(nodes)} whole nodes`;
   return `${count(nodes, "node")} × ${cores(spec.cores_per_node)}`;
@@ -125,15 +126,15 @@ export function progress(step: number, steps: number | undefined, samplesPerS: n
 
 // A job as the CLI names it: "12", a task "12_3", an array folded into one row "12_[0-9]" (its spec).
 // The document does not promise an array's job_id; without it the job goes by its own id.
-export function jobLabel(job: { id: number; spec?: Record<string, unknown>; array?: { job_id?: number; task_id?: number } }): string {
+export function jobLabel(job: Pick<Job, "id" | "array"> & { spec?: Pick<JobSpec, "array"> }): string {
   if (job.array?.job_id === undefined) return String(job.id);
   if (job.array.task_id !== undefined) return `${job.array.job_id}_${job.array.task_id}`;
-  const spec = typeof job.spec?.array === "string" ? job.spec.array.replace(/%.*$/, "") : "";
+  const spec = job.spec?.array?.replace(/%.*$/, "") ?? "";
   return `${job.array.job_id}_[${spec}]`;
 }
 
 // Where a job's page is: a task's by its ID_N (its internal id would read as the array for task 0).
-export function jobPath(job: { id: number; array?: { job_id?: number; task_id?: number } }): string {
+export function jobPath(job: Pick<Job, "id" | "array">): string {
   const { job_id, task_id } = job.array ?? {};
   return `/jobs/${job_id !== undefined && task_id !== undefined ? `${job_id}_${task_id}` : job.id}`;
 }
@@ -154,12 +155,12 @@ export function taskCounts(counts: Record<string, number> | undefined): string {
 }
 
 // "rank 1 on trn-3 took 2.9x the other ranks' median time per step".
-export function stragglerSentence(s: { rank: number; node: string; ratio: number }): string {
+export function stragglerSentence(s: Pick<Straggler, "rank" | "node" | "ratio">): string {
   return `rank ${s.rank} on ${s.node} took ${s.ratio.toFixed(1)}x the other ranks' median time per step`;
 }
 
 // "3 checkpoint writes failed, the last with: ...: Permission denied".
-export function checkpointFailureSentence(f: { count: number; last_error: string }): string {
+export function checkpointFailureSentence(f: NonNullable<Attempt["checkpoint_failures"]>): string {
   return `${count(f.count, "checkpoint write")} failed, the last with: ${f.last_error}`;
 }
 
@@ -167,7 +168,7 @@ export function checkpointFailureSentence(f: { count: number; last_error: string
 // trn-3)" over its lines (the rank's node is nodes[rank]); undefined when it has none. The text is
 // the job's own output: shown as text, never as markup.
 
-export function attemptOutput(a: { number: number; nodes: string[]; output?: string; output_rank?: number }):
+export function attemptOutput(a: Pick<Attempt, "number" | "nodes" | "output" | "output_rank">):
   { title: string; text: string } | undefined {
   const text = (a.output ?? "").replace(/\r?\n+$/, "");
   if (text.trim() === "") return undefined;

@@ -1,9 +1,8 @@
 // Starting a health check from the Health page: the body of POST /v1/healthchecks (the
 // "HealthCheckRequest" schema, checked by daemon/api/health.cpp) built from the form's choices, the
 // mistakes the API would refuse said before sending, and the bounded wait for the check to finish.
-import type { Node } from "./types";
+import type { HealthCheckRequest, Node, Suite } from "./types";
 
-export type Suite = "accelerator" | "collective";
 export const allSuites: Suite[] = ["accelerator", "collective"];
 export const maxNodes = 1024;  // the API's limit on `nodes`
 
@@ -12,7 +11,6 @@ export interface CheckChoice {
   picked: string[];  // when not allNodes
   suites: Suite[];
 }
-export interface HealthCheckRequest { nodes: string[]; suites: Suite[] }
 
 // The API refuses a node that is not connected, so "all nodes" means every connected one.
 export function checkableNodes(nodes: Node[]): string[] {

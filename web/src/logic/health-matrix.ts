@@ -1,16 +1,11 @@
 // A health check's pair tests (GET /v1/healthchecks/{id}'s `localisation`) as the health page
 // shows them: a node-by-node matrix whose cells say how the pair did, and each test's busbw against
 // the reference the daemon judged it by.
+import type { HealthCheck, Localisation, PairTest } from "./types";
 
-export type Outcome = "passed" | "slow" | "failed";
-export interface PairTest { nodes: string[]; outcome: Outcome; why: string; busbw: Record<string, number> }
-export interface Localisation { reference_busbw: Record<string, number>; suspect_fraction: number; tests: PairTest[] }
-export interface CheckRecord {
-  id: number; kind: string; state: string; nodes: string[]; created_at: string; finished_at?: string;
-  verdicts: { node: string; state: string; reason: string }[];
-  collective_runs: { nodes: string[]; ranks: { collectives?: { kind: string; busbw: number; exact: boolean }[] }[] }[];
-  localisation?: Localisation;
-}
+export type Outcome = PairTest["outcome"];
+// What the matrix and the busbw table read of a check.
+export type PairTests = Pick<HealthCheck, "nodes" | "collective_runs" | "localisation">;
 
 export interface MatrixCell { outcome: Outcome; worstRatio: number | null; why: string }
 export interface PairMatrix {
@@ -30,7 +25,7 @@ export function worstRatio(busbw: Record<string, number>, reference: Record<stri
   return worst;
 }
 
-export function pairMatrix(check: CheckRecord): PairMatrix | null {
+export function pairMatrix(check: PairTests): PairMatrix | null {
   const loc = check.localisation;
   if (!loc) return null;
   const cells = new Map<string, MatrixCell>();
@@ -56,7 +51,7 @@ export function cellLabel(cell: MatrixCell): string {
 export interface BusbwRow { test: string; kind: string; busbw: number | null; reference: number; ratio: number | null; outcome: Outcome }
 
 // Every test (the whole set's run, then each pair) per collective, against the reference.
-export function busbwAgainstReference(check: CheckRecord): BusbwRow[] {
+export function busbwAgainstReference(check: PairTests): BusbwRow[] {
   const loc = check.localisation;
   if (!loc) return [];
   const rows: BusbwRow[] = [];
@@ -64,7 +59,7 @@ export function busbwAgainstReference(check: CheckRecord): BusbwRow[] {
   if (whole) {
     for (const kind of Object.keys(loc.reference_busbw)) {
       // The run is as fast as its slowest rank, and has no figure if a rank's result was not exact.
-      const figures = whole.ranks.map((r) => r.collectives?.find((c) => c.kind === kind && c.exact)?.busbw);
+      const figures = whole.ranks.map((r) => r.collectives.find((c) => c.kind === kind && c.exact)?.busbw);
       const busbw = figures.every((f) => f !== undefined) && figures.length ? Math.min(...(figures as number[])) : null;
       const failed = busbw === null;
       rows.push(row(`all ${whole.nodes.length} nodes`, kind, busbw, loc, failed));

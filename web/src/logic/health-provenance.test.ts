@@ -1,21 +1,30 @@
 import { describe, expect, it } from "vitest";
-import { busbwAgainstReference, cellLabel, pairMatrix, worstRatio, type CheckRecord, type PairTest } from "./health-matrix";
+import { busbwAgainstReference, cellLabel, pairMatrix, worstRatio } from "./health-matrix";
 import { compareProvenance, flatten } from "./provenance";
+import type { HealthCheck, PairTest, Provenance } from "./types";
 
 const MB = 1e6;
 const pair = (a: string, b: string, outcome: PairTest["outcome"], mbps: number | null): PairTest => ({
   nodes: [a, b], outcome, why: outcome === "passed" ? "" : `${outcome} test`,
   busbw: mbps === null ? {} : { all_reduce: mbps * MB, all_gather: mbps * MB },
 });
-const rank = (mbps: number, exact = true) => ({
-  collectives: [{ kind: "all_reduce", busbw: mbps * MB, exact }, { kind: "all_gather", busbw: mbps * MB, exact }],
+const measured = (kind: "all_reduce" | "all_gather", mbps: number, exact: boolean) => ({
+  kind, exact, bytes: 4 * MB, seconds: 4 / mbps, busbw: mbps * MB, error: exact ? "" : "wrong result",
+});
+const run = (nodes: string[], ranks: { mbps: number; exact?: boolean }[]): HealthCheck["collective_runs"][number] => ({
+  nodes,
+  ranks: ranks.map(({ mbps, exact = true }, i) => ({
+    rank: i, world_size: nodes.length, error: "",
+    collectives: [measured("all_reduce", mbps, exact), measured("all_gather", mbps, exact)],
+  })),
 });
 
 // Node c is slow: every pair with it runs at 2 MB/s against 100.
-const check: CheckRecord = {
+const check: HealthCheck = {
   id: 9, kind: "on_demand", state: "FAILED", nodes: ["a", "b", "c"], created_at: "2026-11-24T21:00:00Z",
+  suites: ["collective"], requested_by: "ops", accelerator: {}, errors: {},
   verdicts: [{ node: "c", state: "SUSPECT", reason: "localised" }],
-  collective_runs: [{ nodes: ["a", "b", "c"], ranks: [rank(2), rank(2), rank(2)] }],
+  collective_runs: [run(["a", "b", "c"], [{ mbps: 2 }, { mbps: 2 }, { mbps: 2 }])],
   localisation: {
     reference_busbw: { all_reduce: 100 * MB, all_gather: 100 * MB }, suspect_fraction: 0.5,
     tests: [pair("a", "c", "slow", 2), pair("b", "a", "passed", 100), pair("c", "b", "slow", 2)],
@@ -56,15 +65,16 @@ describe("busbw against the reference", () => {
     expect(rows.find((r) => r.test === "b + a" && r.kind === "all_gather")!.ratio).toBe(1);
   });
   it("gives a run with an inexact rank no figure, and calls it failed", () => {
-    const broken = { ...check, collective_runs: [{ nodes: ["a", "b", "c"], ranks: [rank(100), rank(100, false), rank(100)] }] };
+    const broken = { ...check, collective_runs: [run(["a", "b", "c"], [{ mbps: 100 }, { mbps: 100, exact: false }, { mbps: 100 }])] };
     expect(busbwAgainstReference(broken)[0]).toMatchObject({ busbw: null, ratio: null, outcome: "failed" });
   });
 });
 
 describe("provenance", () => {
-  const first = {
-    job: 4, attempt: 1, attempt_id: 10, spec_sha256: "abc", daemon: { version: "1.2.0" },
-    ranks: [{ rank: 0, node: "n1", environment: { PATH: "/bin", TOKEN: "***" } }, { rank: 1, node: "n2" }],
+  const first: Provenance = {
+    job: 4, attempt: 1, attempt_id: 10, spec: { name: "train" }, spec_sha256: "abc", daemon: { version: "1.2.0", commit: "" },
+    ranks: [{ rank: 0, node: "n1", agent_version: "1.2.0", environment: { PATH: "/bin", TOKEN: "***" } },
+      { rank: 1, node: "n2", agent_version: "1.2.0" }],
   };
   it("flattens nested records to dotted fields", () => {
     expect(flatten(first).get("ranks[0].environment.PATH")).toBe("/bin");
@@ -72,7 +82,8 @@ describe("provenance", () => {
   });
   it("lists only what differs between two attempts, not their own numbers", () => {
     const second = { ...first, attempt: 2, attempt_id: 11, checkpoint: { path: "/ck/step-50", step: 50 },
-      ranks: [{ rank: 0, node: "n3", environment: { PATH: "/bin", TOKEN: "***" } }, { rank: 1, node: "n2" }] };
+      ranks: [{ rank: 0, node: "n3", agent_version: "1.2.0", environment: { PATH: "/bin", TOKEN: "***" } },
+        { rank: 1, node: "n2", agent_version: "1.2.0" }] };
     expect(compareProvenance(first, second)).toEqual([
       { field: "checkpoint.path", left: undefined, right: "/ck/step-50" },
       { field: "checkpoint.step", left: undefined, right: "50" },

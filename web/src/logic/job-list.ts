@@ -2,7 +2,8 @@
 // link, and the GET /v1/jobs request they make. The API filters by state, share, user and submit
 // time and pages with an opaque cursor bound to those filters; the name filter has no API
 // parameter and narrows the loaded page only.
-import type { JobAccounting, JobState } from "./types";
+import { apiUrl, type ApiUrl } from "../api";
+import type { JobAccounting, JobSpec, JobState } from "./types";
 
 export const jobStates: JobState[] = ["PENDING", "STARTING", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED"];
 
@@ -92,11 +93,11 @@ export function firstPage(f: JobFilter): JobFilter {
 
 // GET /v1/jobs for a filter. `ownOnly`: the caller's role reads only its own jobs, which the API
 // enforces (a user filter naming someone else is refused), so none is sent.
-export function jobsApiUrl(f: JobFilter, ownOnly = false): string {
-  return "/v1/jobs" + query([
-    ["state", f.states.join(",")], ["share", f.share], ["user", ownOnly ? "" : f.user],
-    ["since", f.since], ["until", f.until], ["limit", f.limit], ["cursor", f.cursor],
-  ]);
+export function jobsApiUrl(f: JobFilter, ownOnly = false): ApiUrl<"/v1/jobs"> {
+  return apiUrl("/v1/jobs", { query: {
+    state: f.states.join(","), share: f.share, user: ownOnly ? undefined : f.user,
+    since: f.since, until: f.until, limit: f.limit, cursor: f.cursor,
+  } });
 }
 
 // The name filter: a case-insensitive part of the name, or a glob with * and ?.
@@ -112,7 +113,7 @@ export function nameMatches(name: string, filter: string): boolean {
 // A row's shape as sacct would count it: "2 × 4" (nodes × cores per node), "2 × whole" for a job
 // that asked for whole nodes and never ran (so holds no known core count).
 export function nodesByCores(acc: Pick<JobAccounting, "nodes" | "cores"> | undefined,
-                             spec: { nodes?: number; cores_per_node?: number }): string {
+                             spec: Pick<JobSpec, "nodes" | "cores_per_node">): string {
   const nodes = acc?.nodes ?? spec.nodes ?? 1;
   const cores = acc ? acc.cores : spec.cores_per_node === undefined ? null : nodes * spec.cores_per_node;
   if (cores === null || cores === undefined) return `${nodes} × whole`;

@@ -226,22 +226,28 @@ describe("paging", () => {
 });
 
 describe("health records", () => {
-  it("name the failed tests with their values and keep the best busbw per collective", async () => {
+  it("name the failed tests with their values and keep the best exact busbw per collective", async () => {
     const { summarizeHealth } = await import("./health");
+    const gemm = (status: "passed" | "failed", measured: number, limit: number) =>
+      ({ test: "gemm" as const, status, measured, limit, duration_ms: 12, reason: status === "passed" ? "" : "result off" });
+    const exact = (kind: "all_reduce" | "all_gather", busbw: number) =>
+      ({ kind, exact: true, bytes: 1 << 20, seconds: 0.001, busbw, error: "" });
+    const rank = (collectives: ReturnType<typeof exact>[]) => ({ rank: 0, world_size: 2, collectives, error: "" });
     const s = summarizeHealth({
-      at: "2026-11-24T21:00:00Z", verdict: "UNHEALTHY", reason: "core 3 failed gemm",
-      accelerator: { cores: [
-        { core: 0, checks: [{ test: "gemm", status: "passed", measured: 0, limit: 0.001 }] },
-        { core: 3, checks: [{ test: "gemm", status: "failed", measured: 1.1644957730353838, limit: 0.0000639970182 }] },
+      at: "2026-11-24T21:00:00Z", check_id: 7, kind: "on_demand", verdict: "UNHEALTHY", reason: "core 3 failed gemm",
+      accelerator: { duration_ms: 900, cores: [
+        { core: 0, checks: [gemm("passed", 0, 0.001)] },
+        { core: 3, checks: [gemm("failed", 1.1644957730353838, 0.0000639970182)] },
       ] },
       collective: [
-        { nodes: ["a", "b"], result: { collectives: [{ kind: "all_reduce", busbw: 2.5 }, { kind: "all_gather", busbw: null, error: "timeout" }] } },
-        { nodes: ["a", "c"], result: { collectives: [{ kind: "all_reduce", busbw: 3 }] } },
+        // A wrong result keeps the time it took, which is no figure of the link.
+        { nodes: ["a", "b"], result: rank([exact("all_reduce", 2.5), { ...exact("all_gather", 9), exact: false, error: "wrong result" }]) },
+        { nodes: ["a", "c"], result: rank([exact("all_reduce", 3)]) },
       ],
     });
     expect(s.verdict).toBe("UNHEALTHY");
     expect(s.tests).toBe(5);
-    expect(s.failed).toEqual(["core 3 gemm failed: measured 1.16 (limit 0.000064)", "all_gather with a, b: timeout"]);
+    expect(s.failed).toEqual(["core 3 gemm failed: measured 1.16 (limit 0.000064)", "all_gather with a, b: wrong result"]);
     expect(s.busbw).toEqual({ all_reduce: 3 });
   });
 });

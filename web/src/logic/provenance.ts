@@ -1,8 +1,7 @@
 // An attempt's provenance (GET /v1/jobs/{id}/attempts/{n}/provenance) flattened to dotted fields,
 // so that two attempts can be compared field by field: what changed between the run that worked
 // and the one that did not.
-
-export type Provenance = Record<string, unknown>;
+import type { Provenance } from "./types";
 
 // Fields that differ between any two attempts by construction.
 const identity = new Set(["attempt", "attempt_id"]);

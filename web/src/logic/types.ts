@@ -14,6 +14,7 @@ export type JobList = Schemas["JobList"];
 // row sums its tasks'.
 export type JobAccounting = Schemas["JobAccounting"];
 export type Job = Schemas["Job"];
+export type JobSpec = Schemas["JobSpec"];
 export type Attempt = Schemas["Attempt"];
 export type Straggler = NonNullable<Attempt["stragglers"]>[number];
 export type Node = Schemas["Node"];
@@ -31,3 +32,16 @@ export type HistoryBucket = Schemas["HistoryBucket"];
 // GET /v1/jobs/{id}/metrics: the training curve in buckets of bucket_steps steps, and loss spikes.
 export type JobMetrics = Schemas["JobMetrics"];
 export type MetricPoint = JobMetrics["points"][number];
+
+// GET /v1/healthchecks: the newest checks, each with its runs, verdicts and pair tests.
+export type HealthCheck = Schemas["HealthCheck"];
+export type HealthCheckList = Schemas["HealthCheckList"];
+export type Localisation = NonNullable<HealthCheck["localisation"]>;
+export type PairTest = Localisation["tests"][number];
+export type HealthCheckRequest = Schemas["HealthCheckRequest"];
+export type Suite = NonNullable<HealthCheckRequest["suites"]>[number];
+// GET /v1/nodes/{name}/health: what each check found on that node.
+export type NodeHealthRecord = Schemas["NodeHealthRecord"];
+export type CanaryList = Schemas["CanaryList"];
+// GET /v1/jobs/{id}/attempts/{n}/provenance: what an attempt ran with.
+export type Provenance = Schemas["Provenance"];

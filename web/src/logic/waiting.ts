@@ -5,8 +5,9 @@
 //
 // GET /v1/jobs folds an array into one row (array.counts, no pending_reason); its pending tasks
 // with their reasons come from GET /v1/jobs?array=ID&state=PENDING, one row per task.
+import { apiUrl, type ApiUrl } from "../api";
 import { pendingSentence, waitingCodes } from "./pending";
-import type { Job } from "./types";
+import type { Job, JobList } from "./types";
 
 // Groups follow waitingCodes' order; any other code comes after them, and a job with no reason yet last.
 
@@ -177,26 +178,27 @@ export const pendingPageSize = 500;
 const maxArrays = 50;          // folded arrays expanded per load; the rest show their counts only
 const maxArrayPages = 20;      // of 1,000 tasks each
 
-type Fetch = <T>(path: string) => Promise<T>;
+type JobsUrl = ApiUrl<"/v1/jobs">;
+type Fetch = (url: JobsUrl) => Promise<JobList>;
 
-export function pendingUrl(limit: number, cursor: string | null): string {
-  return `/v1/jobs?state=PENDING&limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`;
+export function pendingUrl(limit: number, cursor: string | null): JobsUrl {
+  return apiUrl("/v1/jobs", { query: { state: "PENDING", limit, cursor: cursor ?? undefined } });
 }
 
 // An array's pending tasks, unfolded with their reasons; bounded to its own ids (after=ID-1).
-export function arrayTasksUrl(arrayId: number, cursor: string | null): string {
-  return `/v1/jobs?array=${arrayId}&state=PENDING&after=${arrayId - 1}&limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`;
+export function arrayTasksUrl(arrayId: number, cursor: string | null): JobsUrl {
+  return apiUrl("/v1/jobs", { query: { array: arrayId, state: "PENDING", after: arrayId - 1, limit: 1000, cursor: cursor ?? undefined } });
 }
 
 // The jobs of up to `maxPages` pages of a GET /v1/jobs listing, following its `next` cursor, and
 // the cursor it stopped at (null: the listing's end).
-async function followPages(get: Fetch, url: (cursor: string | null) => string,
+async function followPages(get: Fetch, url: (cursor: string | null) => JobsUrl,
                            maxPages: number): Promise<{ jobs: Job[]; next: string | null }> {
   const jobs: Job[] = [];
   let cursor: string | null = null;
   let pages = 0;
   do {
-    const page: { jobs: Job[]; next: string | null } = await get(url(cursor));
+    const page = await get(url(cursor));
     jobs.push(...page.jobs);
     cursor = page.next;
     pages++;

@@ -1,18 +1,18 @@
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api, explain } from "../api";
+import { apiUrl, explain, get, send } from "../api";
 import { useApi, useApp, type Loaded } from "../app-state";
 import { ErrorNote, Section, StateBadge, Time } from "../components/ui";
 import { bandwidth, jobLabel, jobPath, percent } from "../logic/format";
-import { allSuites, checkableNodes, checkRequest, togglePick, waitUntilListed, type Suite, type WaitOutcome } from "../logic/health-check";
-import { busbwAgainstReference, cellLabel, pairMatrix, type CheckRecord } from "../logic/health-matrix";
+import { allSuites, checkableNodes, checkRequest, togglePick, waitUntilListed, type WaitOutcome } from "../logic/health-check";
+import { busbwAgainstReference, cellLabel, pairMatrix } from "../logic/health-matrix";
 import { operatesNodes } from "../logic/roles";
-import type { Job, Node } from "../logic/types";
+import type { CanaryList, HealthCheck, HealthCheckList, Job, Node, Suite } from "../logic/types";
 import { JobTable } from "./jobs";
 
 // Verdicts per node: each node's state and why, with its page holding the per-test history.
 export function Health() {
-  const nodes = useApi<{ nodes: Node[] }>("/v1/nodes");
-  const checks = useApi<CheckList>(recentChecksPath);
+  const nodes = useApi(apiUrl("/v1/nodes"));
+  const checks = useApi(recentChecksUrl);
   const list = [...(nodes.data?.nodes ?? [])].sort((a, b) => a.name.localeCompare(b.name));
   return (
     <>
@@ -37,8 +37,7 @@ export function Health() {
   );
 }
 
-interface CheckList { checks: CheckRecord[] }
-const recentChecksPath = "/v1/healthchecks?limit=20";
+const recentChecksUrl = apiUrl("/v1/healthchecks", { query: { limit: 20 } });
 // How long the page watches for a check it started: 2 minutes, then the page's own refresh.
 const listedTries = 40;
 const listedIntervalMs = 3000;
@@ -53,7 +52,7 @@ function RunCheck({ nodes, onListed }: { nodes: Node[]; onListed: () => void }) 
   const [picked, setPicked] = useState<string[]>([]);
   const [suites, setSuites] = useState<Suite[]>(allSuites);
   const [busy, setBusy] = useState(false);
-  const [outcome, setOutcome] = useState<{ started?: CheckRecord; waited?: WaitOutcome; error?: string }>({});
+  const [outcome, setOutcome] = useState<{ started?: HealthCheck; waited?: WaitOutcome; error?: string }>({});
   const run = useRef(0);  // the newest start; an older one's wait stops, as does one whose page went
   useEffect(() => () => void run.current++, []);
   if (!operatesNodes(who.role)) return null;
@@ -64,9 +63,9 @@ function RunCheck({ nodes, onListed }: { nodes: Node[]; onListed: () => void }) 
     const mine = ++run.current;
     setBusy(true);
     setOutcome({});
-    let started: CheckRecord;
+    let started: HealthCheck;
     try {
-      started = await api<CheckRecord>("/v1/healthchecks", { method: "POST", body: built.request });
+      started = await send("post", apiUrl("/v1/healthchecks"), built.request);
     } catch (e) {
       return setOutcome({ error: `Could not start a health check: ${explain(e)}` });
     } finally {
@@ -74,7 +73,7 @@ function RunCheck({ nodes, onListed }: { nodes: Node[]; onListed: () => void }) 
     }
     setOutcome({ started });
     const waited = await waitUntilListed(
-      async () => (await api<CheckList>(recentChecksPath)).checks.some((c) => c.id === started.id),
+      async () => (await get(recentChecksUrl)).checks.some((c) => c.id === started.id),
       { tries: listedTries, intervalMs: listedIntervalMs, stopped: () => run.current !== mine });
     if (waited === "stopped") return;
     setOutcome({ started, waited });
@@ -116,7 +115,7 @@ function RunCheck({ nodes, onListed }: { nodes: Node[]; onListed: () => void }) 
   );
 }
 
-function CheckOutcome({ started, waited, error }: { started?: CheckRecord; waited?: WaitOutcome; error?: string }) {
+function CheckOutcome({ started, waited, error }: { started?: HealthCheck; waited?: WaitOutcome; error?: string }) {
   if (error) return <p class="error" role="alert">{error}</p>;
   if (!started) return null;
   const what = `health check #${started.id} of ${started.nodes.length === 1 ? "1 node" : `${started.nodes.length} nodes`}`;
@@ -129,8 +128,6 @@ function CheckOutcome({ started, waited, error }: { started?: CheckRecord; waite
   );
 }
 
-interface CanaryList { canaries: Job[]; next: string | null; next_run_at: string | null }
-
 // POST /v1/canaries: a canary now, for roles that operate nodes (the API refuses others). Says which
 // job started, or why none did (409: one runs already, or no node is ready), then `onRan`.
 function RunCanary({ onRan }: { onRan: () => void }) {
@@ -142,7 +139,7 @@ function RunCanary({ onRan }: { onRan: () => void }) {
     setBusy(true);
     setOutcome({});
     try {
-      setOutcome({ job: await api<Job>("/v1/canaries", { method: "POST" }) });
+      setOutcome({ job: await send("post", apiUrl("/v1/canaries")) });
     } catch (e) {
       setOutcome({ error: explain(e) });
     } finally {
@@ -168,7 +165,7 @@ function NextRun({ list }: { list?: CanaryList }) {
 
 // The health page's few newest canaries, with the button; /canaries has them all.
 function NewestCanaries() {
-  const canaries = useApi<CanaryList>("/v1/canaries?limit=5");
+  const canaries = useApi(apiUrl("/v1/canaries", { query: { limit: 5 } }));
   return (
     <Section title="Canaries">
       <NextRun list={canaries.data} />
@@ -181,7 +178,7 @@ function NewestCanaries() {
 }
 
 // The newest checks; the one shown in detail is the chosen one, else the newest that compared pairs.
-function RecentChecks({ checks }: { checks: Loaded<CheckList> }) {
+function RecentChecks({ checks }: { checks: Loaded<HealthCheckList> }) {
   const [chosen, setChosen] = useState<number>();
   const list = checks.data?.checks ?? [];
   const shown = list.find((c) => c.id === chosen) ?? list.find((c) => c.localisation) ?? list[0];
@@ -207,7 +204,7 @@ function RecentChecks({ checks }: { checks: Loaded<CheckList> }) {
   );
 }
 
-function CheckDetail({ check }: { check: CheckRecord }) {
+function CheckDetail({ check }: { check: HealthCheck }) {
   const matrix = pairMatrix(check);
   const rows = busbwAgainstReference(check);
   return (
@@ -266,7 +263,7 @@ function CheckDetail({ check }: { check: CheckRecord }) {
 }
 
 export function Canaries() {
-  const canaries = useApi<CanaryList>("/v1/canaries?limit=100");
+  const canaries = useApi(apiUrl("/v1/canaries", { query: { limit: 100 } }));
   return (
     <>
       <h1>Canaries</h1>

@@ -9,7 +9,7 @@ import {
   nodesByCores, pageSizes, sinceChoices, withFilter, type JobFilter,
 } from "../logic/job-list";
 import { readsEveryJob, visibleJobs } from "../logic/roles";
-import type { JobList as JobListAnswer, JobState } from "../logic/types";
+import type { JobState } from "../logic/types";
 import { navigate, useSearch } from "../router";
 
 function Filters({ filter, ownOnly }: { filter: JobFilter; ownOnly: boolean }) {
@@ -68,7 +68,7 @@ export function JobList() {
   const filter = filterFromQuery(search);
   const ownOnly = !readsEveryJob(who.role);
   const url = jobsApiUrl(filter, ownOnly);
-  const loaded = useApi<JobListAnswer>(url);
+  const loaded = useApi(url);
   // Rows of another request (the filters before) are shown dimmed until this one answers, and not
   // at all once it failed (its error says why).
   const current = loaded.path === url;

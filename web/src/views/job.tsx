@@ -1,5 +1,5 @@
 import { useMemo, useState } from "preact/hooks";
-import { api } from "../api";
+import { apiUrl, send } from "../api";
 import { type Loaded, useApi, useApp } from "../app-state";
 import { Chart } from "../components/chart";
 import { ConfirmButton, ErrorNote, Section, StateBadge, Time } from "../components/ui";
@@ -7,7 +7,7 @@ import { attemptBoundaries, metricSeries, type MetricName } from "../logic/downs
 import { attemptOutput, checkpointFailureSentence, stragglerSentence, coreHours, count, jobLabel, jobPath, percent, shape, taskCounts } from "../logic/format";
 import { pendingSentence } from "../logic/pending";
 import { isEnded, mayCancel } from "../logic/roles";
-import type { Attempt, Job, JobMetrics } from "../logic/types";
+import type { Attempt, Job } from "../logic/types";
 import { ProvenanceSection } from "./provenance";
 
 const charts: { name: MetricName; title: string; unit: string }[] = [
@@ -17,14 +17,11 @@ const charts: { name: MetricName; title: string; unit: string }[] = [
   { name: "samples_per_s", title: "Throughput", unit: "samples/s" },
 ];
 
-interface Logs { attempt: number; logs: { rank: number; node: string; text?: string; error?: string; truncated?: boolean }[] }
-interface Checkpoints { checkpoints: { step: number; path: string; valid: boolean; problem: string; recorded_by_attempt: number | null }[] }
-
 // An array read by its own id: the whole array, every task with its state and its own actions, and
 // actions on all tasks that say so. A task's own page is its ID_N's.
 function ArrayPage({ id, job, reload }: { id: string; job: Job; reload: () => void }) {
   const { who } = useApp();
-  const tasks = useApi<{ jobs: Job[] }>(`/v1/jobs?array=${id}&limit=1000`);
+  const tasks = useApi(apiUrl("/v1/jobs", { query: { array: Number(id), limit: 1000 } }));
   const all = job.array?.task_count ?? 0;
   const rows = [...(tasks.data?.jobs ?? [])].sort((a, b) => (a.array?.task_id ?? 0) - (b.array?.task_id ?? 0));
   const active = rows.filter((t) => !isEnded(t.state)).length;
@@ -43,7 +40,7 @@ function ArrayPage({ id, job, reload }: { id: string; job: Job; reload: () => vo
         <div class="actions">
           <ConfirmButton label={`Cancel all ${all} tasks`} danger
                          question={`Cancel array #${id}: all ${all} tasks (${active} not ended)? Running attempts are stopped.`}
-                         onConfirm={() => api(`/v1/jobs/${id}/cancel`, { method: "POST" }).then(reloadAll)} />
+                         onConfirm={() => send("post", apiUrl("/v1/jobs/{id}/cancel", { path: { id } })).then(reloadAll)} />
         </div>
       )}
       <Section title="Tasks">
@@ -59,7 +56,7 @@ function ArrayPage({ id, job, reload }: { id: string; job: Job; reload: () => vo
                 <td><Time at={t.started_at} />, <Time at={t.ended_at} /></td>
                 <td>{mayCancel(who, t) && !isEnded(t.state) && (
                   <ConfirmButton label="Cancel task" danger question={`Cancel task #${jobLabel(t)} only? Its running attempt is stopped.`}
-                                 onConfirm={() => api(`/v1/jobs/${jobLabel(t)}/cancel`, { method: "POST" }).then(reloadAll)} />
+                                 onConfirm={() => send("post", apiUrl("/v1/jobs/{id}/cancel", { path: { id: jobLabel(t) } })).then(reloadAll)} />
                 )}</td>
               </tr>
             ))}
@@ -84,16 +81,16 @@ function AttemptOutput({ a }: { a: Attempt }) {
 }
 
 export function JobPage({ id }: { id: string }) {
-  const job = useApi<Job>(`/v1/jobs/${id}`);
+  const job = useApi(apiUrl("/v1/jobs/{id}", { path: { id } }));
   if (job.data?.array_tasks) return <ArrayPage id={id} job={job.data} reload={job.reload} />;
   return <OneJobPage id={id} job={job} />;
 }
 
 function OneJobPage({ id, job }: { id: string; job: Loaded<Job> }) {
   const { who } = useApp();
-  const attempts = useApi<{ attempts: Attempt[] }>(`/v1/jobs/${id}/attempts`);
-  const metrics = useApi<JobMetrics>(`/v1/jobs/${id}/metrics?max_points=500`);
-  const checkpoints = useApi<Checkpoints>(`/v1/jobs/${id}/checkpoints`);
+  const attempts = useApi(apiUrl("/v1/jobs/{id}/attempts", { path: { id } }));
+  const metrics = useApi(apiUrl("/v1/jobs/{id}/metrics", { path: { id }, query: { max_points: 500 } }));
+  const checkpoints = useApi(apiUrl("/v1/jobs/{id}/checkpoints", { path: { id } }));
   const [rank, setRank] = useState<string>("0");
   const j = job.data;
   // An ended job's logs no longer change: shown once, not followed.
@@ -101,7 +98,8 @@ function OneJobPage({ id, job }: { id: string; job: Loaded<Job> }) {
   const [follow, setFollow] = useState(true);
   const [lossLog, setLossLog] = useState(false);
   const following = follow && !ended;
-  const logs = useApi<Logs>(j ? `/v1/jobs/${id}/logs?tail=200${rank === "all" ? "" : `&rank=${rank}`}` : null, following);
+  const logsUrl = apiUrl("/v1/jobs/{id}/logs", { path: { id }, query: { tail: 200, rank: rank === "all" ? undefined : Number(rank) } });
+  const logs = useApi(j ? logsUrl : null, following);
   const points = metrics.data?.points ?? [];
   const marks = useMemo(() => [
     ...attemptBoundaries(points).map((step) => ({ step, kind: "attempt" as const })),
@@ -127,7 +125,7 @@ function OneJobPage({ id, job }: { id: string; job: Loaded<Job> }) {
             <div class="actions">
               <ConfirmButton label={j.array ? "Cancel task" : "Cancel job"} danger
                              question={`Cancel ${j.array ? "task" : "job"} #${jobLabel(j)}${j.array ? " only" : ""}? Its running attempt is stopped.`}
-                             onConfirm={() => api(`/v1/jobs/${jobLabel(j)}/cancel`, { method: "POST" }).then(() => job.reload())} />
+                             onConfirm={() => send("post", apiUrl("/v1/jobs/{id}/cancel", { path: { id: jobLabel(j) } })).then(() => job.reload())} />
             </div>
           )}
         </>

@@ -1,5 +1,5 @@
 import { useState } from "preact/hooks";
-import { api, ApiError } from "../api";
+import { apiUrl, ApiError, get } from "../api";
 import { signIn, signOut } from "../session";
 import type { Who } from "../logic/types";
 
@@ -13,7 +13,7 @@ export function Login({ onSignedIn, notice }: { onSignedIn: (who: Who) => void; 
     setBusy(true);
     signIn(secret.trim());
     try {
-      onSignedIn(await api<Who>("/v1/whoami"));
+      onSignedIn(await get(apiUrl("/v1/whoami")));
     } catch (err) {
       signOut();
       setError(err instanceof ApiError && err.status === 401

@@ -1,11 +1,11 @@
 // The node map (/nodes, like Grafana's status map or Slurm's sview): every node a small tile,
 // hundreds to a screen, grouped by rack; filters in the URL. And one node's page (/nodes/NAME).
 import { useState } from "preact/hooks";
-import { api } from "../api";
+import { apiUrl, send } from "../api";
 import { useApi, useApp } from "../app-state";
 import { ConfirmButton, ErrorNote, Section, StateBadge, Time } from "../components/ui";
 import { bandwidth, cores, count, since } from "../logic/format";
-import { summarizeHealth, type HealthRecord } from "../logic/health";
+import { summarizeHealth } from "../logic/health";
 import {
   coreSummary, filterNodes, groupByRack, isBadState, nodeFilterFromQuery, nodeJobs, nodesPath, nodeStates,
   nodeSummary, placementLabel, stateCounts, utilisation, type NodeFilter,
@@ -88,7 +88,7 @@ function Filters({ filter, counts }: { filter: NodeFilter; counts: Record<NodeSt
 export function Nodes() {
   const search = useSearch();
   const filter = nodeFilterFromQuery(search);
-  const nodes = useApi<{ nodes: Node[] }>("/v1/nodes");
+  const nodes = useApi(apiUrl("/v1/nodes"));
   const all = nodes.data?.nodes ?? [];
   const shown = filterNodes(all, filter);
   const filtered = filter.states.length > 0 || filter.name.trim() !== "";
@@ -135,14 +135,15 @@ function NodeJobs({ n }: { n: Node }) {
 
 export function NodePage({ name }: { name: string }) {
   const { who } = useApp();
-  const node = useApi<Node>(`/v1/nodes/${encodeURIComponent(name)}`);
-  const health = useApi<{ checks: HealthRecord[] }>(`/v1/nodes/${encodeURIComponent(name)}/health?limit=50`);
+  const node = useApi(apiUrl("/v1/nodes/{name}", { path: { name } }));
+  const health = useApi(apiUrl("/v1/nodes/{name}/health", { path: { name }, query: { limit: 50 } }));
   const [reason, setReason] = useState("");
   const rows = (health.data?.checks ?? []).map((c) => ({ at: c.at, kind: c.kind, ...summarizeHealth(c) }));
   const kinds = [...new Set(rows.flatMap((r) => Object.keys(r.busbw)))].sort();
   const n = node.data;
-  const act = (path: string, body?: unknown) => api(`/v1/nodes/${encodeURIComponent(name)}/${path}`, { method: "POST", body })
-    .then(() => node.reload());
+  const undrain = () => send("post", apiUrl("/v1/nodes/{name}/undrain", { path: { name } })).then(node.reload);
+  const drain = () => send("post", apiUrl("/v1/nodes/{name}/drain", { path: { name } }),
+                           { reason: reason.trim() || "drained from the dashboard" }).then(node.reload);
   const running = n?.attempts?.length ?? 0;
   return (
     <>
@@ -162,20 +163,20 @@ export function NodePage({ name }: { name: string }) {
       {n && operatesNodes(who.role) && (
         <div class="actions" role="group" aria-label="Node actions">
           {n.state === "DRAINED" &&
-            <ConfirmButton label="Undrain" question={`Return ${name} to service?`} onConfirm={() => act("undrain")} />}
+            <ConfirmButton label="Undrain" question={`Return ${name} to service?`} onConfirm={undrain} />}
           {n.state === "UNHEALTHY" &&
             <ConfirmButton label="Return to service" question={`Health-check ${name} and return it to service if it passes?`}
-                           onConfirm={() => act("undrain")} />}
+                           onConfirm={undrain} />}
           {n.state !== "DRAINED" &&
             <ConfirmButton label="Drain" danger question={`Drain ${name}? Running attempts finish; no new work is placed on it.`}
-                           onConfirm={() => act("drain", { reason: reason.trim() || "drained from the dashboard" })}>
+                           onConfirm={drain}>
               <label class="field">Reason <input name="reason" size={36} maxLength={1024} value={reason}
                                                  placeholder="drained from the dashboard"
                                                  onInput={(e) => setReason((e.target as HTMLInputElement).value)} /></label>
             </ConfirmButton>}
           <ConfirmButton label="Run health check" question={`Run the accelerator health suite on ${name} now?`}
-                         onConfirm={() => api("/v1/healthchecks", { method: "POST", body: { nodes: [name], suites: ["accelerator"] } })
-                           .then(() => health.reload())} />
+                         onConfirm={() => send("post", apiUrl("/v1/healthchecks"), { nodes: [name], suites: ["accelerator"] })
+                           .then(health.reload)} />
         </div>
       )}
       {n && <NodeJobs n={n} />}

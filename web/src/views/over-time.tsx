@@ -1,11 +1,11 @@
 // The overview's "Cluster over time": what the daemon sampled of the cluster (GET /v1/cluster/history)
 // over the last hour, 24 h or 7 d, as four charts.
 import { useEffect, useMemo, useState } from "preact/hooks";
+import { apiUrl } from "../api";
 import { useApi } from "../app-state";
 import { TimeChart } from "../components/time-chart";
 import { ErrorNote, Section } from "../components/ui";
 import { defaultHistoryWindow, historyCharts, historyWindows } from "../logic/history";
-import type { ClusterHistory } from "../logic/types";
 
 // No event marks a new sample (a quiet cluster sends none), so the charts are fetched again each
 // sampling interval instead, though not more often than the 10 s refresh without a stream.
@@ -13,8 +13,8 @@ const slowestRefreshS = 10;
 
 export function ClusterOverTime() {
   const [choice, setChoice] = useState<string>(defaultHistoryWindow);
-  const path = `/v1/cluster/history?window=${choice}`;
-  const history = useApi<ClusterHistory>(path, false);
+  const url = apiUrl("/v1/cluster/history", { query: { window: choice } });
+  const history = useApi(url, false);
   const everyS = Math.max(history.data?.sample_interval_s ?? slowestRefreshS, slowestRefreshS);
   useEffect(() => {
     const timer = setInterval(history.reload, everyS * 1000);
@@ -30,7 +30,7 @@ export function ClusterOverTime() {
       </div>
       <ErrorNote error={history.error} />
       {!history.data && !history.error && <p class="hint">Loading…</p>}
-      <div class="charts" data-window-s={history.data?.window_s} aria-busy={history.path !== path}>
+      <div class="charts" data-window-s={history.data?.window_s} aria-busy={history.path !== url}>
         {charts.map((c) => <TimeChart key={c.title} chart={c} />)}
       </div>
     </Section>

@@ -1,8 +1,9 @@
+import { apiUrl } from "../api";
 import { useApi, useApp } from "../app-state";
 import { ErrorNote, Section, StateBadge, Time } from "../components/ui";
 import { coreHours, cores, percent } from "../logic/format";
 import { readsEveryJob } from "../logic/roles";
-import type { Goodput, Job, JobList, Node, NodeState, Share } from "../logic/types";
+import type { JobList, NodeState } from "../logic/types";
 import { EventFeed } from "./events";
 import { JobTable } from "./jobs";
 import { ClusterOverTime } from "./over-time";
@@ -16,14 +17,14 @@ function jobCount(list?: JobList): string {
 }
 
 export function Overview() {
-  const nodes = useApi<{ nodes: Node[] }>("/v1/nodes");
-  const running = useApi<JobList>("/v1/jobs?state=RUNNING&limit=1000");
+  const nodes = useApi(apiUrl("/v1/nodes"));
+  const running = useApi(apiUrl("/v1/jobs", { query: { state: "RUNNING", limit: 1000 } }));
   // The whole cluster's pending count from the share table: one small answer however long the queue.
-  const shares = useApi<{ shares: Share[] }>("/v1/shares");
-  const recent = useApi<JobList>("/v1/jobs?limit=10");
+  const shares = useApi(apiUrl("/v1/shares"));
+  const recent = useApi(apiUrl("/v1/jobs", { query: { limit: 10 } }));
   // The cluster's (or, for users, their own jobs') over a fixed window, from every attempt that ran in it.
-  const goodput = useApi<{ cluster: Goodput }>("/v1/goodput?window=24h&limit=1");
-  const canaries = useApi<{ canaries: Job[] }>("/v1/canaries?limit=1");
+  const goodput = useApi(apiUrl("/v1/goodput", { query: { window: "24h", limit: 1 } }));
+  const canaries = useApi(apiUrl("/v1/canaries", { query: { limit: 1 } }));
   const { events, who } = useApp();
   const list = nodes.data?.nodes ?? [];
   const total = list.reduce((n, x) => n + x.cores, 0);

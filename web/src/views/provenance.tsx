@@ -1,30 +1,21 @@
 // An attempt's provenance on the job page: what it ran with, and what changed since another attempt.
 import { useState } from "preact/hooks";
+import { apiUrl } from "../api";
 import { useApi } from "../app-state";
 import { ErrorNote, Section } from "../components/ui";
-import { compareProvenance, type Provenance } from "../logic/provenance";
+import { compareProvenance } from "../logic/provenance";
 import type { Attempt } from "../logic/types";
 
-interface RankProvenance {
-  rank: number; node: string; agent_version?: string;
-  admitted_by?: { health_check?: number; verdict?: string };
-  environment?: Record<string, string>; user_facts?: Record<string, unknown>; user_facts_error?: string;
-}
-interface AttemptProvenance {
-  job: number; attempt: number; user?: string; daemon?: { version?: string; commit?: string };
-  spec_sha256: string; code_version?: string; kernel?: Record<string, unknown>;
-  checkpoint?: { path: string; step: number; manifest_sha256?: string }; ranks: RankProvenance[];
-}
-
-const provenancePath = (job: number, n: number) => `/v1/jobs/${job}/attempts/${n}/provenance`;
+const provenanceUrl = (job: number, n: number) =>
+  apiUrl("/v1/jobs/{id}/attempts/{n}/provenance", { path: { id: String(job), n: String(n) } });
 
 export function ProvenanceSection({ job, attempts }: { job: number; attempts: Attempt[] }) {
   const newest = attempts.length ? attempts[attempts.length - 1].number : undefined;
   const [chosen, setChosen] = useState<number>();
   const [against, setAgainst] = useState<number>();
   const n = chosen ?? newest;
-  const shown = useApi<AttemptProvenance>(n === undefined ? null : provenancePath(job, n));
-  const other = useApi<AttemptProvenance>(against === undefined || against === n ? null : provenancePath(job, against));
+  const shown = useApi(n === undefined ? null : provenanceUrl(job, n));
+  const other = useApi(against === undefined || against === n ? null : provenanceUrl(job, against));
   if (n === undefined) return <Section title="Provenance"><p>No attempt yet.</p></Section>;
   const p = shown.data;
   const numbers = attempts.map((a) => a.number);
@@ -46,7 +37,7 @@ export function ProvenanceSection({ job, attempts }: { job: number; attempts: At
       {p && (
         <>
           <dl class="facts" aria-label={`Provenance of attempt ${n}`}>
-            <dt>Daemon</dt><dd>{p.daemon?.version ?? "—"}{p.daemon?.commit ? ` (${p.daemon.commit})` : ""}</dd>
+            <dt>Daemon</dt><dd>{p.daemon.version || "—"}{p.daemon.commit ? ` (${p.daemon.commit})` : ""}</dd>
             <dt>Code version</dt><dd>{p.code_version || "—"}</dd>
             <dt>Spec SHA-256</dt><dd><code>{p.spec_sha256}</code></dd>
             <dt>Resumed from</dt><dd>{p.checkpoint ? <><code>{p.checkpoint.path}</code> (step {p.checkpoint.step}
@@ -59,8 +50,8 @@ export function ProvenanceSection({ job, attempts }: { job: number; attempts: At
               {p.ranks.map((r) => (
                 <tr key={r.rank}>
                   <td>{r.rank}</td><td><a href={`/nodes/${encodeURIComponent(r.node)}`}>{r.node}</a></td>
-                  <td>{r.agent_version ?? "—"}</td>
-                  <td>{r.admitted_by?.health_check ? `check #${r.admitted_by.health_check}: ${r.admitted_by.verdict ?? ""}` : "never checked"}</td>
+                  <td>{r.agent_version || "—"}</td>
+                  <td>{r.admitted_by ? `check #${r.admitted_by.health_check}: ${r.admitted_by.verdict}` : "never checked"}</td>
                   <td>{r.environment ? (
                     <details><summary>{Object.keys(r.environment).length} variables</summary>
                       <pre>{Object.entries(r.environment).map(([k, v]) => `${k}=${v}`).join("\n")}</pre></details>
@@ -73,7 +64,7 @@ export function ProvenanceSection({ job, attempts }: { job: number; attempts: At
           </table>
         </>
       )}
-      {p && other.data && <Differences left={n} right={against!} changes={compareProvenance(p as unknown as Provenance, other.data as unknown as Provenance)} />}
+      {p && other.data && <Differences left={n} right={against!} changes={compareProvenance(p, other.data)} />}
     </Section>
   );
 }

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api, explain } from "../api";
+import { apiUrl, explain, get } from "../api";
 import { useApi, useApp } from "../app-state";
 import { ErrorNote, Section, StateBadge, Time } from "../components/ui";
 import { VirtualList } from "../components/virtual-list";
@@ -7,7 +7,7 @@ import { count, jobLabel, jobPath, progress, since, taskCounts } from "../logic/
 import { pagesFor, rowOf } from "../logic/paging";
 import { pendingSentence } from "../logic/pending";
 import { visibleJobs } from "../logic/roles";
-import type { Job, JobList, JobMetrics } from "../logic/types";
+import type { Job } from "../logic/types";
 import {
   groupWaiting, isFoldedArray, loadPending, pendingHeader, splitPending, waitingSentence,
   type PendingLoad, type WaitingEntry, type WaitingGroup,
@@ -17,15 +17,13 @@ import {
 const progressRows = 50;
 
 function Progress({ job }: { job: Job }) {
-  const metrics = useApi<JobMetrics>(`/v1/jobs/${job.id}/metrics?max_points=1`);
+  const metrics = useApi(apiUrl("/v1/jobs/{id}/metrics", { path: { id: String(job.id) }, query: { max_points: 1 } }));
   const points = metrics.data?.points ?? [];
   const last = points[points.length - 1];
   if (!last) return <span>—</span>;
-  const workload = job.spec.workload as { steps?: number; global_batch?: number } | undefined;
+  const workload = job.spec.workload;
   return <span>{progress(last.step, workload?.steps, last.samples_per_s, workload?.global_batch)}</span>;
 }
-
-interface QueuePage { jobs: Job[]; total: number; next: string | null }
 
 // Pending jobs that could start now, in the scheduler's order from GET /v1/queue, a page of 200 at
 // a time for the rows in view, reloaded on every refresh (positions move as jobs start).
@@ -39,7 +37,7 @@ function PendingQueue({ onTotal }: { onTotal: (total: number | undefined) => voi
   const wanted = pagesFor(range[0], Math.max(range[0], range[1]), pageSize);
   useEffect(() => {
     let current = true;
-    Promise.all(wanted.map((p) => api<QueuePage>(`/v1/queue?offset=${p * pageSize}&limit=${pageSize}`).then((r) => [p, r] as const)))
+    Promise.all(wanted.map((p) => get(apiUrl("/v1/queue", { query: { offset: p * pageSize, limit: pageSize } })).then((r) => [p, r] as const)))
       .then((results) => current && setLoaded({
         pages: new Map(results.map(([p, r]) => [p, r.jobs])),
         total: results.length ? results[0][1].total : 0,
@@ -94,7 +92,7 @@ function usePendingLoad(maxPages: number): { load?: PendingLoad; error?: string 
         return;
       }
       busy.current = true;
-      loadPending(api, pages.current, undefined, explain)
+      loadPending(get, pages.current, undefined, explain)
         .then((load) => mounted.current && setState({ load, error: load.error }),
               (e) => mounted.current && setState((s) => ({ ...s, error: explain(e) })))
         .finally(() => {
@@ -159,7 +157,7 @@ function WaitingGroupTable({ group, now }: { group: WaitingGroup; now: Date }) {
 
 export function Queue() {
   const { who } = useApp();
-  const running = useApi<JobList>("/v1/jobs?state=RUNNING&limit=1000");
+  const running = useApi(apiUrl("/v1/jobs", { query: { state: "RUNNING", limit: 1000 } }));
   const [maxPages, setMaxPages] = useState(4);
   const pending = usePendingLoad(maxPages);
   const [queueTotal, setQueueTotal] = useState<number | undefined>(undefined);

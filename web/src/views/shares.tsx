@@ -1,7 +1,7 @@
+import { apiUrl } from "../api";
 import { useApi } from "../app-state";
 import { Bar, ErrorNote } from "../components/ui";
 import { coreHours, cores, percent } from "../logic/format";
-import type { Share } from "../logic/types";
 
 // The document makes a share's figures optional: one left out reads "—" and draws an empty bar.
 function figure(n: number | undefined, show: (n: number) => string): string {
@@ -9,7 +9,7 @@ function figure(n: number | undefined, show: (n: number) => string): string {
 }
 
 export function Shares() {
-  const shares = useApi<{ shares: Share[] }>("/v1/shares");
+  const shares = useApi(apiUrl("/v1/shares"));
   const rows = shares.data?.shares ?? [];
   const totalWeight = rows.reduce((n, s) => n + s.weight, 0);
   return (
