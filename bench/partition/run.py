@@ -22,7 +22,7 @@ freeze to its attempt's end, whichever rule ended it).
 
   bench/partition/run.py [--build BUILD_DIR] [--seed 1] [--minutes 10] [--agents 6] [--warm-spares 2]
                          [--jobs 8] [--steps 2000] [--step-ms 100] [--checkpoint-every 20]
-                         [--quiet-s 5-15] [--fence-ms 1000] [--node-timeout-ms 3000]
+                         [--quiet-s 5-15] [--fence-ms 12000] [--node-timeout-ms 15000]
 
 Needs root, `ip netns`, cgroup v1 or v2 with the agents' attempt cgroups, and Debian's `postgresql`.
 There is no tc netem or iptables here: the nemesis cannot delay, reorder or drop a fraction of
@@ -131,8 +131,10 @@ def main():
     p.add_argument("--step-ms", type=int, default=100)
     p.add_argument("--checkpoint-every", type=int, default=20)
     p.add_argument("--quiet-s", default="5-15", help="MIN-MAX seconds of quiet between one fault's end and the next")
-    p.add_argument("--fence-ms", type=int, default=1000)
-    p.add_argument("--node-timeout-ms", type=int, default=3000)
+    # A fence of 2 x 1.2 lease ttls rides through the standby's take-over (daemon/fence_timing.h),
+    # and the node timeout must exceed it plus the kill grace and a margin.
+    p.add_argument("--fence-ms", type=int, default=12000)
+    p.add_argument("--node-timeout-ms", type=int, default=15000)
     a = p.parse_args()
     quiet = tuple(float(x) for x in a.quiet_s.split("-"))
     if len(quiet) != 2 or not 0 <= quiet[0] <= quiet[1]:
