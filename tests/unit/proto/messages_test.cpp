@@ -17,7 +17,14 @@ TEST(Messages, HelloRoundTrips) {
   hello.memory_mb = 1024;
   hello.labels = {{"rack", "r1"}};
   hello.data_addr = "127.0.0.1:4000";
-  hello.attempts = {AttemptReport{7, 3, 12, from_unix_ms(1000), "forward", from_unix_ms(400), 35, 420}};
+  hello.attempts = {AttemptReport{.attempt_id = 7,
+                                  .job_id = 3,
+                                  .step = 12,
+                                  .last_progress_at = from_unix_ms(1000),
+                                  .phase = "forward",
+                                  .first_step_at = from_unix_ms(400),
+                                  .checkpoint_ms = 35,
+                                  .busy_ms = 420}};
   const auto parsed = std::get<HelloMsg>(parse_agent_message(encode(AgentMessage{hello})));
   EXPECT_EQ(parsed.name, "node-1");
   EXPECT_EQ(parsed.labels.at("rack"), "r1");
