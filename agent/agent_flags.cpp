@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "net/server_list.h"
@@ -66,7 +67,9 @@ void add_agent_flags(FlagParser& flags, AgentSettings& settings) {
                 "MiB of memory this node offers jobs (default: the host's physical memory); jobs asking more are "
                 "refused, and a job's memory_mb is its cgroup's limit",
                 &settings.memory_mb, 0, 1LL << 40);
-  flags.add_string("work-dir", "directory for attempt logs and files, and the node's own credential (keep it)",
+  flags.add_string("work-dir",
+                   "directory for attempt logs and files, and the node's own credential (keep it); a relative one "
+                   "is taken from the directory the agent starts in",
                    &settings.work_dir, true);
   flags.add_string("checkpoint-root",
                    "absolute directory launches may name checkpoints under (the daemon's --checkpoint-root as this "
@@ -94,7 +97,9 @@ AgentConfig agent_config(const AgentSettings& settings, bool agent_is_root) {
   config.name = settings.name;
   config.cores = settings.node.cores;
   config.memory_mb = settings.memory_mb;
-  config.work_dir = settings.work_dir;
+  // Absolute, so that a job's HOME and the paths it is told are the same from its own directory.
+  config.work_dir = std::filesystem::absolute(settings.work_dir).lexically_normal().string();
+  while (config.work_dir.size() > 1 && config.work_dir.back() == '/') config.work_dir.pop_back();
   std::string checkpoint_root = settings.checkpoint_root;
   while (checkpoint_root.size() > 1 && checkpoint_root.back() == '/') checkpoint_root.pop_back();
   if (!checkpoint_root.empty()) config.checkpoint_root = plain_absolute_path(checkpoint_root, "--checkpoint-root");

@@ -139,6 +139,15 @@ std::optional<JobAccount> JobAccounts::account_for(const std::string& user, std:
   return std::nullopt;
 }
 
+std::vector<JobAccount> JobAccounts::possible_accounts() const {
+  std::vector<JobAccount> accounts;
+  for (const auto& [user, account] : mapped_) accounts.push_back(account);
+  if (default_kind_ == Default::named) accounts.push_back(*named_);
+  // Job 0 is in every range (its count is at least 1).
+  if (default_kind_ == Default::per_job) accounts.push_back(per_job_account(job_uids_, 0, 0, "/"));
+  return accounts;
+}
+
 std::string JobAccounts::describe() const {
   std::string text;
   switch (default_kind_) {

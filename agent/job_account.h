@@ -75,6 +75,9 @@ class JobAccounts {
                                         const std::string& work_dir) const;
   // One line for the start-up log: who jobs run as.
   std::string describe() const;
+  // Every account a job may run as, one of them standing for all per-job accounts (they differ only
+  // in uid and gid, and own no files outside their attempts); none when jobs run as the agent.
+  std::vector<JobAccount> possible_accounts() const;
 
  private:
   enum class Default { agent, named, per_job };

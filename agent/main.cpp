@@ -12,20 +12,27 @@
 #include "agent/agent.h"
 #include "agent/agent_flags.h"
 #include "agent/fence_keeper_process.h"
+#include "agent/job_reach.h"
 #include "agent/simulated_rank_process.h"
 #include "net/steady_timers.h"
 #include "net/tls.h"
 #include "neuron/tcp_socket.h"
+#include "proto/errors.h"
 #include "proto/flag_parser.h"
 
 namespace {
 
-// Job accounts must reach their own attempt directories, and list nothing else: the work dir and
-// attempts/ are traversable (0711); the node's credential and records in it stay 0600.
+// Job accounts must reach their own attempt directories, and list nothing else: the work dir,
+// attempts/ and any directory above them made here are traversable (0711; the umask would make
+// them 0700); the node's credential and records in the work dir stay 0600.
 void prepare_work_dir(const std::string& work_dir) {
   namespace fs = std::filesystem;
   const auto traversable = fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec;
-  fs::create_directories(work_dir + "/attempts");
+  fs::path made;
+  for (const auto& part : fs::path(work_dir + "/attempts")) {
+    made /= part;
+    if (fs::create_directory(made)) fs::permissions(made, traversable, fs::perm_options::replace);
+  }
   fs::permissions(work_dir, traversable, fs::perm_options::replace);
   fs::permissions(work_dir + "/attempts", traversable, fs::perm_options::replace);
 }
@@ -65,6 +72,10 @@ int main(int argc, char** argv) {
   }
   try {
     prepare_work_dir(config.work_dir);
+    trainyard::agent::check_jobs_can_reach(config.job_accounts, "--work-dir", config.work_dir + "/attempts");
+    if (!config.checkpoint_root.empty()) {
+      trainyard::agent::check_jobs_can_reach(config.job_accounts, "--checkpoint-root", config.checkpoint_root);
+    }
     trainyard::neuron::NeuronDevice device(settings.node.cores, settings.node.seed);
     device.set_faults(faults);
     trainyard::neuron::DataPlaneServer data_plane(data_listen, {});
@@ -111,6 +122,9 @@ int main(int argc, char** argv) {
       return 3;
     }
     return 0;
+  } catch (const trainyard::InvalidInput& e) {
+    std::cerr << "trainyard-agent: " << e.what() << "\n";
+    return 2;
   } catch (const std::exception& e) {
     spdlog::critical("event=agent_failed error=\"{}\"", e.what());
     return 1;

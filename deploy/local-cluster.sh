@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # A local Trainyard cluster on loopback: the daemon on embedded SQLite and N agents, with all their
-# files under .trainyard/ (data/, agents/, *.log, *.pid).
+# files under .trainyard/ (data/, agents/, *.log, *.pid). Run as root, the agents run each job as an
+# account of its own (README "What a job runs as"), which must reach the job's directories: from a
+# checkout those accounts cannot reach (under /root, or a home directory of mode 0700) the agents'
+# work directories and the checkpoints go to /var/tmp/trainyard-local-<hash of the checkout's
+# path>/ instead.
 #   deploy/local-cluster.sh start [--tls] [AGENTS]   (default 4)
 #   deploy/local-cluster.sh stop
 #   deploy/local-cluster.sh status
@@ -34,10 +38,23 @@ case "$cmd" in
       deploy/tls-certs.sh "$root/tls" "${names[@]}"
       daemon_tls=(--tls-cert "$root/tls/server.pem" --tls-key "$root/tls/server.key" --agent-client-ca "$root/tls/ca.pem")
     fi
+    work_root="$PWD/$root/agents"
+    checkpoints="$PWD/$root/data/checkpoints"
+    daemon_checkpoints=()
+    if [ "$(id -u)" -eq 0 ] && ! setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$PWD/$root"; then
+      elsewhere="/var/tmp/trainyard-local-$(printf '%s' "$PWD" | sha256sum | cut -c1-12)"
+      mkdir -p "$elsewhere"
+      chmod 0711 "$elsewhere"
+      work_root="$elsewhere/agents"
+      checkpoints="$elsewhere/checkpoints"
+      daemon_checkpoints=(--checkpoint-root "$checkpoints")
+      echo "jobs' files: $elsewhere (the accounts jobs run as cannot reach $PWD/$root)"
+    fi
     # Every agent shares this one host's cores, so concurrent pair tests of a health check slow each
     # other down 2-3x: judge busbw at 10% of the median here, not the 50% meant for real nodes.
     "$bin/daemon/trainyard-daemon" --listen 127.0.0.1:0 --data-dir "$root/data" --heartbeat-interval-ms 1000 \
-      --node-timeout-ms 10000 --kill-grace-ms 3000 --suspect-pct 10 --dashboard-dir web/dist "${daemon_tls[@]+"${daemon_tls[@]}"}" >> "$root/daemon.log" 2>&1 &
+      --node-timeout-ms 10000 --kill-grace-ms 3000 --suspect-pct 10 --dashboard-dir web/dist "${daemon_tls[@]+"${daemon_tls[@]}"}" \
+      "${daemon_checkpoints[@]+"${daemon_checkpoints[@]}"}" >> "$root/daemon.log" 2>&1 &
     echo $! > "$root/daemon.pid"
     for _ in $(seq 1 200); do [ -f "$root/data/daemon.addr" ] && break; sleep 0.05; done
     [ -f "$root/data/daemon.addr" ] || { echo "daemon did not start; see $root/daemon.log" >&2; exit 1; }
@@ -51,8 +68,8 @@ case "$cmd" in
       [[ $tls == 1 ]] && agent_tls=(--ca-file "$root/tls/ca.pem" --tls-cert "$root/tls/agent-node-$i.pem"
                                     --tls-key "$root/tls/agent-node-$i.key")
       "$bin/agent/trainyard-agent" --server "$url" "${agent_tls[@]+"${agent_tls[@]}"}" --join-token-file "$root/data/join.token" --name "node-$i" \
-        --cores 32 --label "rack=r$(( (i + 1) / 2 ))" --work-dir "$root/agents/node-$i" \
-        --checkpoint-root "$PWD/$root/data/checkpoints" >> "$root/agent-$i.log" 2>&1 &
+        --cores 32 --label "rack=r$(( (i + 1) / 2 ))" --work-dir "$work_root/node-$i" \
+        --checkpoint-root "$checkpoints" >> "$root/agent-$i.log" 2>&1 &
       echo $! > "$root/agent-$i.pid"
     done
     echo "daemon: $url (log $root/daemon.log), $agents agents; dashboard: $url/ (token: $root/admin.token)"

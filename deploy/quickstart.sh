@@ -7,10 +7,17 @@ deploy/install-deps.sh build
 deploy/build.sh release trainyard-daemon trainyard-agent trainyard
 deploy/local-cluster.sh start 4
 cli=build/cli/trainyard
-for _ in $(seq 1 200); do
-  [ "$($cli --json nodes | python3 -c 'import json,sys; print(sum(n["state"]=="HEALTHY" for n in json.load(sys.stdin)["nodes"]))')" -ge 4 ] && break
+healthy=0
+for _ in $(seq 1 600); do
+  healthy=$($cli --json nodes | python3 -c 'import json,sys; print(sum(n["state"]=="HEALTHY" for n in json.load(sys.stdin)["nodes"]))')
+  [ "$healthy" -ge 4 ] && break
   sleep 0.1
 done
+if [ "$healthy" -lt 4 ]; then
+  echo "quickstart: $healthy of 4 nodes became HEALTHY in 60 s; the agents' logs end:" >&2
+  tail -n 3 .trainyard/agent-*.log >&2
+  exit 1
+fi
 $cli nodes
 job=$($cli --json submit deploy/examples/demo-training.json | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
 echo "Submitted demo job $job (2-node data-parallel MLP training on the simulated Trainium kernel)"

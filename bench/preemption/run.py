@@ -122,6 +122,7 @@ def main():
     rows = []
     for r in range(a.rounds):
         root = tempfile.mkdtemp(prefix="trainyard-preempt.", dir="/var/tmp")
+        os.chmod(root, 0o711)  # jobs run as their own accounts: they must reach their attempt directories
         procs, f = [], None
         try:
             f = one_round(a, root, procs)

@@ -1,7 +1,7 @@
 // A real daemon and agents on 127.0.0.1 ephemeral ports for the browser tests, in a fresh
 // directory; stop() ends exactly the processes start() began.
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -24,6 +24,9 @@ export class Cluster {
     this.build = buildDir;
     this.dashboard = dashboardDir;
     this.dir = mkdtempSync(join(tmpdir(), "trainyard-e2e-"));
+    // Agents run as root run jobs as accounts of their own, which must reach their attempt
+    // directories and checkpoints under here (agents refuse to start otherwise).
+    chmodSync(this.dir, 0o711);
     this.processes = new Map();
   }
 

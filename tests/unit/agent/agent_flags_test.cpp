@@ -1,5 +1,6 @@
 #include "agent/agent_flags.h"
 
+#include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
 
@@ -95,6 +96,14 @@ TEST_F(AgentFlags, EachPartsFlagsSetItsOwnSettingsAndTheConfigIsMadeFromThem) {
   EXPECT_EQ(faults.cores.at(1), CoreFault::hang);
   EXPECT_DOUBLE_EQ(faults.slow_node, 2);
   EXPECT_EQ(neuron::data_listen_address(settings.node), (neuron::HostPort{"10.0.0.7", 0})) << "port 0 picks one";
+}
+
+TEST_F(AgentFlags, ARelativeWorkDirIsTakenFromTheDirectoryTheAgentStartsIn) {
+  parse({});
+  EXPECT_EQ(agent_config(settings, false).work_dir, (dir.path() / "work").string());
+  settings.work_dir = "rel/./work/";
+  EXPECT_EQ(agent_config(settings, false).work_dir, (std::filesystem::current_path() / "rel/work").string())
+      << "a job's HOME is its attempt directory under the work dir, and must mean the same from there";
 }
 
 TEST_F(AgentFlags, DefaultsAreTheDocumentedOnes) {
