@@ -1,5 +1,6 @@
 // The job commands: submit, jobs, job (and its provenance), diff, logs, cancel.
 #include <array>
+#include <cmath>
 #include <filesystem>
 #include <limits>
 #include <utility>
@@ -184,16 +185,25 @@ std::string goodput_text(const Json& g) {
     return note.is_string() ? note.get<std::string>() : std::string("n/a");
   }
   const Json& lost = field_or_null(g, "lost_core_s");
-  char buf[256];
   const auto num = [&](const Json& o, const char* key) {
     const Json& v = field_or_null(o, key);
     return v.is_number() ? v.get<double>() : 0.0;
   };
-  std::snprintf(buf, sizeof buf,
-                "%.1f%% of %.0f core-s (lost: pre-flight %.0f, restart %.0f, checkpoint %.0f, redone %.0f, stalled %.0f core-s)",
-                100.0 * num(g, "goodput"), num(g, "allocated_core_s"), num(lost, "preflight"), num(lost, "restart"),
-                num(lost, "checkpoint"), num(lost, "redone"), num(lost, "stalled"));
-  return buf;
+  const double allocated = num(g, "allocated_core_s");
+  // Whole core-seconds would show a short job's losses as zeros beside a goodput well under 100%.
+  const int digits = allocated < 100 ? 1 : 0;
+  char buf[320];
+  int length = std::snprintf(
+      buf, sizeof buf,
+      "%.1f%% of %.*f core-s (lost: pre-flight %.*f, restart %.*f, checkpoint %.*f, redone %.*f, "
+      "stalled %.*f",
+      100.0 * num(g, "goodput"), digits, allocated, digits, num(lost, "preflight"), digits, num(lost, "restart"),
+      digits, num(lost, "checkpoint"), digits, num(lost, "redone"), digits, num(lost, "stalled"));
+  const double other = num(lost, "other");
+  if (std::abs(other) >= (digits == 1 ? 0.05 : 0.5)) {
+    length += std::snprintf(buf + length, sizeof buf - static_cast<std::size_t>(length), ", other %.*f", digits, other);
+  }
+  return std::string(buf, static_cast<std::size_t>(length)) + " core-s)";
 }
 
 // How many attempts ran and, when not all of them counted against the job's retries, why: a

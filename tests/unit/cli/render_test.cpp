@@ -256,6 +256,27 @@ TEST(Render, JobDescriptionAndAttempts) {
             (std::vector<std::string>{"2", "8", "RUNNING", "n1,n2", "-", "-", "-", "-", "2m", "2m", "-"}));
 }
 
+TEST(Render, GoodputShowsTenthsOfACoreSecondForAShortJobSoItsLossesAddUp) {
+  Json job = running_job();
+  job["goodput"] = {
+      {"goodput", 0.676},
+      {"allocated_core_s", 1.42},
+      {"productive_core_s", 0.96},
+      {"lost_core_s",
+       {{"preflight", 0.21}, {"restart", 0.26}, {"checkpoint", 0}, {"redone", 0}, {"stalled", 0}, {"other", 8.5e-14}}}};
+  EXPECT_EQ(value_of(render({"job", "42"}, {job, Json{{"attempts", Json::array()}}}), "Goodput"),
+            "67.6% of 1.4 core-s (lost: pre-flight 0.2, restart 0.3, checkpoint 0.0, redone 0.0, stalled 0.0 core-s)");
+  job["goodput"] = {
+      {"goodput", 0.9788},
+      {"allocated_core_s", 14090.2},
+      {"productive_core_s", 13791},
+      {"lost_core_s",
+       {{"preflight", 5}, {"restart", 9}, {"checkpoint", 1}, {"redone", 54}, {"stalled", 231}, {"other", 2.6}}}};
+  EXPECT_EQ(value_of(render({"job", "42"}, {job, Json{{"attempts", Json::array()}}}), "Goodput"),
+            "97.9% of 14090 core-s (lost: pre-flight 5, restart 9, checkpoint 1, redone 54, stalled 231, other 3 "
+            "core-s)");
+}
+
 TEST(Render, PendingJobShowsWhyAndWhere) {
   const std::string out = pending_out();
   EXPECT_EQ(value_of(out, "Pending reason"), "resources: needs 64 nodes, 4 exist");
