@@ -3,7 +3,7 @@ include(GoogleTest)
 # Project-wide helpers: every library and executable of ours gets the same strict warnings, and
 # nothing from outside the project (Boost, nlohmann, spdlog) is held to them because those come in
 # through imported targets as system headers.
-# Warnings are errors only in the project's own builds (deploy/build.sh, deploy/fuzz.sh set
+# Warnings are errors only in the project's own builds (deploy/build.sh sets
 # TRAINYARD_WERROR=ON): a packager's compiler, newer or older than CI's, may warn where ours does not,
 # and that must not break their build.
 option(TRAINYARD_WERROR "Treat compiler warnings in the project's own code as errors" OFF)

@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
-# Configures and builds one flavour: `release` (build/) or `asan` (build-asan/, AddressSanitizer +
-# UndefinedBehaviorSanitizer, unit tests only). Extra arguments are ninja targets.
+# Configures and builds one flavour: `release` (build/) or `asan` (build-asan/: Clang with
+# AddressSanitizer + UndefinedBehaviorSanitizer and coverage instrumentation, for the unit tests and
+# the libFuzzer targets of fuzz/ alike; no benchmarks). Extra arguments are ninja targets.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 flavour=${1:-release}
 shift || true
 case "$flavour" in
   release) dir=build; flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DTRAINYARD_BUILD_BENCH=ON) ;;
-  asan) dir=build-asan; flags=(-DCMAKE_BUILD_TYPE=Debug -DTRAINYARD_SANITIZE=ON -DTRAINYARD_BUILD_BENCH=OFF) ;;
+  asan) dir=build-asan
+        # Debian 12's clang-14 with its sanitizer and libFuzzer runtimes (libclang-rt-14-dev).
+        for p in clang libclang-rt-14-dev; do
+          dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+            { echo "build.sh: the asan flavour needs $p (deploy/install-deps.sh test installs it)" >&2; exit 1; }
+        done
+        flags=(-DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug -DTRAINYARD_SANITIZE=ON -DTRAINYARD_FUZZ=ON
+               -DTRAINYARD_BUILD_BENCH=OFF) ;;
   *) echo "build.sh: unknown flavour '$flavour' (release or asan)" >&2; exit 2 ;;
 esac
 # The dashboard (web/ -> web/dist, gzipped twins and the first-load figure) whenever its sources or

@@ -1,48 +1,33 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (fuzz/, Clang with ASan + UBSan) into build-fuzz/ and runs each for
-# SECONDS (default 60), starting from its committed seed corpus under fuzz/corpus/<target>/. Fails
-# if any target crashes, leaks or trips a sanitizer; the input that did is saved under
-# build-fuzz/artifacts/. New inputs found go to build-fuzz/corpus/<target>/, never into fuzz/corpus.
+# Builds the libFuzzer targets (fuzz/) in the sanitized build (deploy/build.sh asan: Clang with ASan +
+# UBSan, build-asan/) and runs each for SECONDS (default 60), starting from its committed seed corpus
+# under fuzz/corpus/<target>/. Fails if any target crashes, leaks or trips a sanitizer; the input
+# that did is saved under build-asan/fuzz-artifacts/. New inputs found go to
+# build-asan/fuzz-corpus/<target>/, never into fuzz/corpus.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
 targets=(job_spec job_array messages http_target failure_rules checkpoint_manifest config api_request)
 
-# libFuzzer ships with Debian 12's clang-14 in libclang-rt-14-dev (libclang_rt.fuzzer-x86_64.a).
-missing=()
-for p in clang libclang-rt-14-dev; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "fuzz: installing ${missing[*]}"
-  sudo_cmd=""
-  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
-  $sudo_cmd apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}"
-fi
+deploy/build.sh asan fuzzers
 
-export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
-cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DTRAINYARD_FUZZ=ON -DTRAINYARD_BUILD_BENCH=OFF -DTRAINYARD_WERROR=ON -DTRAINYARD_LINE_TABLES_ONLY=ON > /dev/null
-ninja -C build-fuzz fuzzers
-
-mkdir -p build-fuzz/artifacts
+mkdir -p build-asan/fuzz-artifacts
 failed=()
 for t in "${targets[@]}"; do
-  mkdir -p "build-fuzz/corpus/$t"
-  log="build-fuzz/fuzz-$t.log"
+  mkdir -p "build-asan/fuzz-corpus/$t"
+  log="build-asan/fuzz-$t.log"
   status=0
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ASAN_OPTIONS=detect_leaks=1 \
-    "build-fuzz/fuzz/fuzz_$t" -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=4096 -timeout=10 \
-    -print_final_stats=1 -artifact_prefix="build-fuzz/artifacts/$t-" \
-    "build-fuzz/corpus/$t" "fuzz/corpus/$t" > "$log" 2>&1 || status=$?
+    "build-asan/fuzz/fuzz_$t" -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=4096 -timeout=10 \
+    -print_final_stats=1 -artifact_prefix="build-asan/fuzz-artifacts/$t-" \
+    "build-asan/fuzz-corpus/$t" "fuzz/corpus/$t" > "$log" 2>&1 || status=$?
   # The last status line holds the coverage reached: "#N DONE cov: C ft: F corp: ...".
   coverage=$(grep -E '^#[0-9]+' "$log" | tail -n 1 | grep -oE 'cov: [0-9]+ ft: [0-9]+' || echo "cov: ? ft: ?")
   execs=$(grep -oE 'stat::number_of_executed_units: [0-9]+' "$log" | grep -oE '[0-9]+$' || echo "?")
   if [ "$status" -eq 0 ]; then
     echo "fuzz: $t ok: $execs executions in ${seconds} s, $coverage"
   else
-    echo "fuzz: $t FAILED (exit $status): $execs executions, $coverage; log $log, input under build-fuzz/artifacts/" >&2
+    echo "fuzz: $t FAILED (exit $status): $execs executions, $coverage; log $log, input under build-asan/fuzz-artifacts/" >&2
     grep -E 'ERROR|SUMMARY|runtime error|terminate|#[0-9]+ 0x' "$log" | head -n 20 >&2 || true
     failed+=("$t")
   fi

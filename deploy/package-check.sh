@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The build a packager does, and the package: plain CMake (default generator, Release, GCC, no
-# TRAINYARD_WERROR) in build-package/, of the three binaries only (GCC compiles the tests and
-# benchmarks in the release build already), and the plain `cmake --build` of the whole tree with
-# Clang in build-package-clang/ (libraries, binaries, tests and benchmarks; compiled only: the package
-# is GCC's); then `cmake --install` into a staging directory, the installed binaries' --version and
+# TRAINYARD_WERROR) in build-package/, and the same with Clang in build-package-clang/ (compiled
+# only: the package is GCC's), of the three binaries and the libraries under them: GCC compiles the
+# tests and benchmarks in the release build, and Clang the tests in the sanitized build (both with
+# warnings as errors); then `cmake --install` into a staging directory, the installed binaries' --version and
 # --print-config over the installed example configs, `cpack -G DEB` checked with dpkg-deb, and
 # `systemd-analyze verify` of the units when systemd-analyze is there.
 set -euo pipefail
@@ -13,10 +13,10 @@ export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 # CMAKE_SKIP_INSTALL_ALL_DEPENDENCY: cpack's install step would otherwise build every target.
 CXX=g++ cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DCMAKE_SKIP_INSTALL_ALL_DEPENDENCY=ON > /dev/null
 cmake --build "$dir" -j "$(nproc)" --target trainyard-daemon trainyard-agent trainyard
-# A packager may build with Clang as well, everything as `cmake --build` does. The ccache launcher
-# comes from CMakeLists.txt, as for the other builds.
+# A packager may build with Clang as well. The ccache launcher comes from CMakeLists.txt, as for the
+# other builds.
 CC=clang CXX=clang++ cmake -S . -B build-package-clang -DCMAKE_BUILD_TYPE=Release > /dev/null
-cmake --build build-package-clang -j "$(nproc)"
+cmake --build build-package-clang -j "$(nproc)" --target trainyard-daemon trainyard-agent trainyard
 
 fail() { echo "package-check: $*" >&2; exit 1; }
 stage="$PWD/$dir/stage"

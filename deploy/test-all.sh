@@ -4,8 +4,9 @@
 # and the Grafana board, builds, and runs every test: all of them (unit + integration) on the release
 # build, validates the OpenAPI document and the tests' API traffic against it, checks that the
 # dashboard's API types are generated from it, runs the dashboard's unit and browser tests, then the
-# packager's plain Release builds (GCC, and Clang) with the install and .deb checks, then the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer, then each
-# fuzz target for 30 s.
+# packager's plain Release builds (GCC, and Clang) with the install and .deb checks, then, in one
+# Clang build with AddressSanitizer + UndefinedBehaviorSanitizer, the unit tests again and each fuzz
+# target for 30 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
@@ -46,7 +47,7 @@ lap "OpenAPI checks"
 lap "dashboard tests"
 deploy/package-check.sh
 lap "package check"
-deploy/build.sh asan unit_tests
+deploy/build.sh asan unit_tests fuzzers
 lap "ASan build"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --output-on-failure -L unit --timeout 300 -j2)
