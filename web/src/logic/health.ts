@@ -23,6 +23,12 @@ export function summarizeHealth(record: NodeHealthRecord): HealthSummary {
     }
   }
   for (const run of record.collective) {
+    // A suite that stopped part-way (a peer's transport failed) ran fewer collectives than it meant
+    // to: why is the rank's own error, not any one collective's.
+    if (run.result.error) {
+      const peer = run.result.failed_peer === undefined ? "" : ` (rank ${run.result.failed_peer} failed)`;
+      summary.failed.push(`collective suite with ${run.nodes.join(", ")} stopped: ${run.result.error}${peer}`);
+    }
     for (const c of run.result.collectives) {
       summary.tests++;
       if (c.error) summary.failed.push(`${c.kind} with ${run.nodes.join(", ")}: ${c.error}`);

@@ -243,11 +243,13 @@ describe("health records", () => {
         // A wrong result keeps the time it took, which is no figure of the link.
         { nodes: ["a", "b"], result: rank([exact("all_reduce", 2.5), { ...exact("all_gather", 9), exact: false, error: "wrong result" }]) },
         { nodes: ["a", "c"], result: rank([exact("all_reduce", 3)]) },
+        { nodes: ["a", "d"], result: { ...rank([]), error: "connection reset by peer", failed_peer: 1 } },
       ],
     });
     expect(s.verdict).toBe("UNHEALTHY");
     expect(s.tests).toBe(5);
-    expect(s.failed).toEqual(["core 3 gemm failed: measured 1.16 (limit 0.000064)", "all_gather with a, b: wrong result"]);
+    expect(s.failed).toEqual(["core 3 gemm failed: measured 1.16 (limit 0.000064)", "all_gather with a, b: wrong result",
+      "collective suite with a, d stopped: connection reset by peer (rank 1 failed)"]);
     expect(s.busbw).toEqual({ all_reduce: 3 });
   });
 });
