@@ -40,8 +40,21 @@ std::string read_progress_line(const std::string& path) {
 
 }  // namespace
 
+CoreShare core_share(int cores, int procs, int local_rank) {
+  if (cores < procs) return {local_rank % std::max(cores, 1), 1};
+  const int base = cores / procs;
+  const int extra = cores % procs;
+  return {local_rank * base + std::min(local_rank, extra), base + (local_rank < extra ? 1 : 0)};
+}
+
+RankFiles rank_files(const std::string& attempt_dir, int global_rank) {
+  const std::string stem = attempt_dir + "/rank-" + std::to_string(global_rank);
+  return {stem + ".progress", stem + ".provenance.json"};
+}
+
 std::map<std::string, std::string> command_environment(const LaunchMsg& l, const RankFiles& files,
-                                                       char** agent_environment, const JobAccount* account) {
+                                                       char** agent_environment, const JobAccount* account,
+                                                       int local_rank) {
   std::map<std::string, std::string> env;
   for (char** e = agent_environment; *e; ++e) {
     const std::string_view entry(*e);
@@ -55,17 +68,31 @@ std::map<std::string, std::string> command_environment(const LaunchMsg& l, const
     env["LOGNAME"] = account->name;
     env["HOME"] = account->home;
   }
+  env["PATH"] = kJobPath;
   for (const auto& [k, v] : l.command.env) env[k] = v;
   env["TRAINYARD_JOB_ID"] = std::to_string(l.job_id);
   env["TRAINYARD_ATTEMPT_ID"] = std::to_string(l.attempt_id);
   env["TRAINYARD_ATTEMPT"] = std::to_string(l.attempt_number);
-  env["RANK"] = std::to_string(l.rank);
-  env["WORLD_SIZE"] = std::to_string(l.world_size);
-  env["NODE_RANK"] = std::to_string(l.rank);
-  env["LOCAL_RANK"] = "0";
+  const int procs = l.command.procs_per_node;
+  const std::string rank = std::to_string(l.rank * procs + local_rank);
+  const std::string world_size = std::to_string(l.world_size * procs);
+  env["RANK"] = rank;
+  env["WORLD_SIZE"] = world_size;
+  env["LOCAL_RANK"] = std::to_string(local_rank);
+  env["LOCAL_WORLD_SIZE"] = std::to_string(procs);
+  // torchrun's names for the node's place among the nodes and for the rank within its role.
+  for (const char* name : {"NODE_RANK", "GROUP_RANK"}) env[name] = std::to_string(l.rank);
+  env["GROUP_WORLD_SIZE"] = std::to_string(l.world_size);
+  env["ROLE_RANK"] = rank;
+  env["ROLE_WORLD_SIZE"] = world_size;
+  env["TRAINYARD_NODES"] = std::to_string(l.world_size);
   env["MASTER_ADDR"] = l.master_addr;
   env["MASTER_PORT"] = std::to_string(l.master_port);
-  env["TRAINYARD_CORES"] = std::to_string(l.cores);
+  const CoreShare share = core_share(l.cores, procs, local_rank);
+  env["TRAINYARD_CORES"] = std::to_string(share.count);
+  const std::string visible = std::to_string(share.first) + "-" + std::to_string(share.first + share.count - 1);
+  env["TRAINYARD_VISIBLE_CORES"] = visible;
+  if (!l.command.env.contains("NEURON_RT_VISIBLE_CORES")) env["NEURON_RT_VISIBLE_CORES"] = visible;
   env["TRAINYARD_CHECKPOINT_DIR"] = l.checkpoint_dir;
   if (l.resume_from) env["TRAINYARD_RESUME_FROM"] = *l.resume_from;
   env["TRAINYARD_PREEMPT_GRACE_S"] = std::to_string(l.preempt_grace_ms / 1000);
@@ -77,15 +104,19 @@ std::map<std::string, std::string> command_environment(const LaunchMsg& l, const
 CommandRun::CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, std::optional<JobAccount> account,
                        const Cgroups& cgroups, ProcessRegistry& processes, boost::asio::io_context& io,
                        ExitCallback on_exit)
-    : launch_(launch),
-      files_{attempt_dir + "/rank-" + std::to_string(launch.rank) + ".progress",
-             attempt_dir + "/rank-" + std::to_string(launch.rank) + ".provenance.json"},
-      on_exit_(std::move(on_exit)) {
+    : launch_(launch), on_exit_(std::move(on_exit)) {
   RankProcessPlan plan;
   plan.argv = launch_.command.argv;
-  plan.environment = command_environment(launch_, files_, environ, account ? &*account : nullptr);
+  plan.workdir = launch_.command.workdir;
+  const int procs = launch_.command.procs_per_node;
+  for (int local = 0; local < procs; ++local) {
+    files_.push_back(rank_files(attempt_dir, launch_.rank * procs + local));
+    plan.environments.push_back(
+        command_environment(launch_, files_.back(), environ, account ? &*account : nullptr, local));
+  }
+  progress_.resize(files_.size());
   plan.memory_limit_mb = launch_.memory_mb;
-  environment_ = mask_secrets(plan.environment);
+  environment_ = mask_secrets(plan.environments.front());
   if (launch_.rank == 0 && !launch_.checkpoint_dir.empty()) {
     checkpoints_.emplace(launch_.checkpoint_dir,
                          account && account->gid_is_the_attempts ? std::optional(account->gid) : std::nullopt);
@@ -102,7 +133,7 @@ void CommandRun::finish(const ProcessEnd& end) {
   report();
   exit.steps = last_step_;
   exit.log_tail = read_exit_tail(process_->log_path());
-  auto [facts, facts_error] = read_user_facts(files_.provenance);
+  auto [facts, facts_error] = read_user_facts(files_.front().provenance);
   if (!facts_error.empty()) {
     spdlog::warn("event=provenance_file_refused attempt={} rank={} error=\"{}\"", launch_.attempt_id, launch_.rank,
                  facts_error);
@@ -117,17 +148,30 @@ std::vector<CheckpointReport> CommandRun::take_checkpoints() {
 }
 
 AttemptReport CommandRun::report() {
-  std::istringstream in(read_progress_line(files_.progress));
-  std::int64_t step = 0;
-  std::string phase;
-  if (in >> step) {
+  // The node's step is its slowest reporting process's: a frozen local process holds it back.
+  std::optional<std::size_t> slowest;
+  for (std::size_t i = 0; i < files_.size(); ++i) {
+    std::istringstream in(read_progress_line(files_[i].progress));
+    LocalProgress& local = progress_[i];
+    std::int64_t step = 0;
+    std::string phase;
+    if (!(in >> step)) continue;
     in >> phase;
-    if (step > last_step_) {
-      last_step_ = step;
+    local.step = std::max(local.step, step);
+    local.reported = true;
+    if (!phase.empty()) local.phase = phase;
+  }
+  for (std::size_t i = 0; i < progress_.size(); ++i) {
+    if (progress_[i].reported && (!slowest || progress_[i].step < progress_[*slowest].step)) slowest = i;
+  }
+  if (slowest) {
+    const LocalProgress& local = progress_[*slowest];
+    if (local.step > last_step_) {
+      last_step_ = local.step;
       last_progress_at_ = SystemTimeSource().system_now();
       if (!first_step_at_) first_step_at_ = last_progress_at_;
     }
-    if (!phase.empty()) phase_ = phase;
+    if (!local.phase.empty()) phase_ = local.phase;
   }
   // A command does not say what its checkpoints cost: that time is inside its steps.
   return AttemptReport{launch_.attempt_id, launch_.job_id, last_step_, last_progress_at_, phase_, first_step_at_, 0};

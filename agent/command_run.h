@@ -3,18 +3,26 @@
 // of the agent), stdout and stderr to the rank's log file. Its exit is watched on the I/O thread
 // through a pidfd, so an attempt costs no thread and the reaping waitpid never blocks.
 //
+// Processes: `command.procs_per_node` on each node (as torchrun --nproc-per-node), one gang: RANK is
+// NODE_RANK x procs_per_node + LOCAL_RANK, and WORLD_SIZE counts every process of every node.
+//
 // Environment: only the agent's variables named in `kInheritedEnvironment` (never its tokens or
-// secrets: a job is another user's code), then the job's `command.env`, then TRAINYARD_JOB_ID,
-// TRAINYARD_ATTEMPT_ID, RANK, WORLD_SIZE, NODE_RANK, LOCAL_RANK, MASTER_ADDR, MASTER_PORT,
-// TRAINYARD_CHECKPOINT_DIR, TRAINYARD_RESUME_FROM (when resuming), TRAINYARD_PROGRESS_FILE and
-// TRAINYARD_PROVENANCE_FILE.
+// secrets: a job is another user's code), PATH set to `kJobPath` (never the agent's, whose entries
+// may be root's own), then the job's `command.env`, then TRAINYARD_JOB_ID,
+// TRAINYARD_ATTEMPT_ID, RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, NODE_RANK and GROUP_RANK
+// (the node's rank), GROUP_WORLD_SIZE and TRAINYARD_NODES (the nodes), ROLE_RANK, ROLE_WORLD_SIZE,
+// MASTER_ADDR, MASTER_PORT, TRAINYARD_CORES and TRAINYARD_VISIBLE_CORES (the process's share of the
+// job's cores on the node, "first-last", counted within the job's share; also as
+// NEURON_RT_VISIBLE_CORES unless the spec sets it), TRAINYARD_CHECKPOINT_DIR, TRAINYARD_RESUME_FROM
+// (when resuming), TRAINYARD_PROGRESS_FILE and TRAINYARD_PROVENANCE_FILE (one of each per process).
 //
 // Progress (for stuck detection): a process reports training progress by writing its current step
 // as a decimal number, optionally followed by a space and a phase word, to the file named in
 // TRAINYARD_PROGRESS_FILE (rewrite it whole, e.g. `echo "412 all-reduce" > "$TRAINYARD_PROGRESS_FILE"`).
+// The node reports the step of its slowest process that reports any.
 //
 // Account, cgroup and lifetime: as every rank's process (agent/rank_process.h); USER, LOGNAME
-// and HOME are the account's.
+// and HOME are the account's. Every rank starts in the job's `command.workdir` when it has one.
 //
 // Checkpoints: rank 0's agent reports the step directories that appear or change in
 // TRAINYARD_CHECKPOINT_DIR while the attempt runs (agent/command_checkpoints.h).
@@ -27,6 +35,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <boost/asio/io_context.hpp>
 
@@ -41,8 +50,10 @@ namespace trainyard::agent {
 
 // The agent's environment variables a job inherits (plus every LC_*): what programs need to run,
 // nothing that could carry a credential.
-inline constexpr std::array<std::string_view, 10> kInheritedEnvironment = {
-    "PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TERM", "USER", "LOGNAME", "SHELL", "TMPDIR"};
+inline constexpr std::array<std::string_view, 9> kInheritedEnvironment = {
+    "HOME", "LANG", "LANGUAGE", "TZ", "TERM", "USER", "LOGNAME", "SHELL", "TMPDIR"};
+// A job's PATH unless its spec sets one: Debian's for an ordinary account.
+inline constexpr std::string_view kJobPath = "/usr/local/bin:/usr/bin:/bin";
 
 // The files in the attempt directory through which a rank's process tells the agent things.
 struct RankFiles {
@@ -50,10 +61,23 @@ struct RankFiles {
   std::string provenance;  // TRAINYARD_PROVENANCE_FILE
 };
 
-// The environment of a command job's process, from the agent's own (`agent_environment`, as
-// `environ`) filtered by `kInheritedEnvironment`, the job's spec and the variables listed above.
+// A process's share of the job's `cores` on the node: as even as can be, the first ones one more;
+// when there are fewer cores than processes, each process gets one, shared round-robin.
+struct CoreShare {
+  int first = 0;
+  int count = 0;
+};
+CoreShare core_share(int cores, int procs, int local_rank);
+
+// The files of the process whose RANK is `global_rank`, in the attempt directory.
+RankFiles rank_files(const std::string& attempt_dir, int global_rank);
+
+// The environment of a command job's local process `local_rank`, from the agent's own
+// (`agent_environment`, as `environ`) filtered by `kInheritedEnvironment`, the job's spec and the
+// variables listed above.
 std::map<std::string, std::string> command_environment(const LaunchMsg& launch, const RankFiles& files,
-                                                       char** agent_environment, const JobAccount* account = nullptr);
+                                                       char** agent_environment, const JobAccount* account = nullptr,
+                                                       int local_rank = 0);
 
 class CommandRun final : public AttemptRun {
  public:
@@ -74,9 +98,16 @@ class CommandRun final : public AttemptRun {
  private:
   void finish(const ProcessEnd& end);
 
+  struct LocalProgress {
+    std::int64_t step = 0;
+    std::string phase;
+    bool reported = false;
+  };
+
   LaunchMsg launch_;
-  RankFiles files_;
-  std::map<std::string, std::string> environment_;  // as given to the process, secrets masked
+  std::vector<RankFiles> files_;         // one per local process
+  std::vector<LocalProgress> progress_;  // one per local process
+  std::map<std::string, std::string> environment_;  // as given to the first process, secrets masked
   ExitCallback on_exit_;
   std::int64_t last_step_ = 0;
   std::optional<TimePoint> last_progress_at_;

@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cerrno>
 #include <cstring>
 
@@ -16,21 +17,77 @@ namespace {
 
 constexpr int kChannelFd = 3;
 
-// Enough for execvpe's path search (it builds each candidate on the stack) and the failure path.
+// Enough for the path search (each candidate is built on the stack, and a shell script's argv) and
+// the failure path.
 constexpr std::size_t kChildStackBytes = 256 * 1024;
 
 struct ChildArgs {
   const SpawnPlan* plan;
   pid_t agent_pid;
   sigset_t agent_mask;  // restored in the child just before exec
+  SpawnFailure* failure;  // the agent's, or nullptr
 };
 
-void write_error(const char* what, const char* detail) {
-  const char* prefix = "trainyard-agent: ";
-  (void)!::write(STDERR_FILENO, prefix, std::strlen(prefix));
-  (void)!::write(STDERR_FILENO, what, std::strlen(what));
-  if (detail) (void)!::write(STDERR_FILENO, detail, std::strlen(detail));
-  (void)!::write(STDERR_FILENO, "\n", 1);
+// A file without #! that the kernel would not run: /bin/sh runs it, as execvpe does.
+void run_as_shell_script(const char* file, char* const argv[], char* const envp[]) {
+  constexpr std::size_t kMaxArgs = 4096;
+  char* shell_argv[kMaxArgs + 2];
+  char shell[] = "/bin/sh";
+  shell_argv[0] = shell;
+  shell_argv[1] = const_cast<char*>(file);
+  std::size_t n = 1;
+  while (argv[n] && n + 1 < kMaxArgs) {
+    shell_argv[n + 1] = argv[n];
+    ++n;
+  }
+  shell_argv[n + 1] = nullptr;
+  ::execve(shell, shell_argv, envp);
+  errno = ENOEXEC;
+}
+
+void write_error(const char* what, int error) {
+  const char* const parts[] = {"trainyard-agent: cannot start the job: ", what, ": ", std::strerror(error), "\n"};
+  for (const char* part : parts) {
+    (void)!::write(STDERR_FILENO, part, std::strlen(part));
+  }
+}
+
+// execvpe's search, over the job's PATH rather than the agent's, with no allocation: each
+// candidate is built in a buffer on the child's stack. As execvpe: a file the kernel cannot run as
+// a program (ENOEXEC) is run by /bin/sh, and when every candidate failed, EACCES (one was there but
+// closed to the account) wins over ENOENT. Returns only on failure, with errno set.
+void exec_searching(char* const argv[], char* const envp[], const char* search_path) {
+  if (std::strchr(argv[0], '/')) {
+    ::execve(argv[0], argv, envp);
+  } else {
+    const std::size_t name_length = std::strlen(argv[0]);
+    bool denied = false;
+    char candidate[PATH_MAX];
+    for (const char* entry = search_path ? search_path : "/usr/bin:/bin";; ++entry) {
+      const char* end = std::strchr(entry, ':');
+      const std::size_t dir_length = end ? static_cast<std::size_t>(end - entry) : std::strlen(entry);
+      // An empty entry is the current directory, as execvpe takes it.
+      const char* dir = dir_length ? entry : ".";
+      const std::size_t used = dir_length ? dir_length : 1;
+      if (used + 1 + name_length < sizeof candidate) {
+        std::memcpy(candidate, dir, used);
+        candidate[used] = '/';
+        std::memcpy(candidate + used + 1, argv[0], name_length + 1);
+        ::execve(candidate, argv, envp);
+        if (errno == ENOEXEC) run_as_shell_script(candidate, argv, envp);
+        if (errno == EACCES) denied = true;
+        if (errno != ENOENT && errno != EACCES && errno != ENOTDIR && errno != ENODEV && errno != ESTALE &&
+            errno != ETIMEDOUT) {
+          return;
+        }
+      }
+      if (!end) break;
+      entry = end;
+    }
+    if (denied) errno = EACCES;
+    return;
+  }
+  if (errno == ENOEXEC) run_as_shell_script(argv[0], argv, envp);
 }
 
 // A signal arriving before exec must not run one of the agent's handlers in the child (it would
@@ -64,15 +121,24 @@ int child_main(void* raw) {
       ::dup2(plan.channel_fd, kChannelFd);
     }
   }
-  const char* failed = ::chdir(plan.dir) == 0 ? nullptr : "chdir to the attempt directory";
-  for (std::size_t i = 0; !failed && i < plan.cgroup_fd_count; ++i) {
-    if (::write(plan.cgroup_fds[i], "0", 1) != 1) failed = "joining the attempt's cgroup";
-  }
-  if (!failed && plan.account) failed = drop_privileges(*plan.account);
-  if (failed) {
-    write_error("cannot start the job: ", failed);
+  // Where it stopped, told to the agent when it asked, else written to the job's output.
+  const auto fail = [&](SpawnStage stage, const char* what) {
+    const int error = errno;
+    if (args.failure) {
+      *args.failure = SpawnFailure{stage, error, what};
+    } else {
+      write_error(what, error);
+    }
     ::_exit(127);
+  };
+  if (::chdir(plan.dir) != 0) fail(SpawnStage::enter_dir, "chdir to the attempt directory");
+  for (std::size_t i = 0; i < plan.cgroup_fd_count; ++i) {
+    if (::write(plan.cgroup_fds[i], "0", 1) != 1) fail(SpawnStage::join_cgroup, "joining the attempt's cgroup");
   }
+  if (plan.account) {
+    if (const char* failed = drop_privileges(*plan.account)) fail(SpawnStage::drop_account, failed);
+  }
+  if (plan.workdir && ::chdir(plan.workdir) != 0) fail(SpawnStage::enter_workdir, "chdir to the working directory");
   // The job dies with the agent's thread that started it; if the agent died before this line,
   // nobody would be told, so check. Set after the account change, which clears it.
   if (!plan.outlives_agent) {
@@ -80,17 +146,17 @@ int child_main(void* raw) {
     if (::getppid() != args.agent_pid) ::_exit(127);
   }
   ::sigprocmask(SIG_SETMASK, &args.agent_mask, nullptr);
-  ::execvpe(plan.argv[0], plan.argv, plan.envp);
-  write_error("cannot execute the command: ", std::strerror(errno));
-  ::_exit(127);
+  exec_searching(plan.argv, plan.envp, plan.search_path);
+  fail(SpawnStage::exec, "exec");
+  return 127;
 }
 
 }  // namespace
 
-pid_t spawn_process(const SpawnPlan& plan) {
+pid_t spawn_process(const SpawnPlan& plan, SpawnFailure* failure) {
   void* stack = ::mmap(nullptr, kChildStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
   if (stack == MAP_FAILED) return -errno;
-  ChildArgs args{&plan, ::getpid(), {}};
+  ChildArgs args{&plan, ::getpid(), {}, failure};
   sigset_t all;
   ::sigfillset(&all);
   ::pthread_sigmask(SIG_SETMASK, &all, &args.agent_mask);

@@ -6,7 +6,9 @@
 // or set PR_SET_PDEATHSIG, hence this.
 //
 // The child shares the agent's memory: before exec it makes only system calls, reads the plan,
-// and writes nothing of the agent's (no malloc, no locks, no glibc set*id wrappers).
+// and writes nothing of the agent's but the `SpawnFailure` it was given, which the agent reads once
+// the child is gone (as glibc's posix_spawn reports its child's errno); no malloc, no locks, no
+// glibc set*id wrappers.
 #include <sys/types.h>
 
 #include <cstddef>
@@ -17,24 +19,37 @@
 namespace trainyard::agent {
 
 struct SpawnPlan {
-  char* const* argv = nullptr;  // null-terminated; argv[0] is looked up in the job's PATH
+  char* const* argv = nullptr;  // null-terminated; argv[0] without a '/' is looked up in `search_path`
   char* const* envp = nullptr;  // null-terminated
   int output_fd = -1;           // becomes stdout and stderr; stdin is /dev/null
-  const char* dir = nullptr;    // the child starts there
+  const char* dir = nullptr;    // the child enters it before it drops to the account
   const JobAccount* account = nullptr;  // the child drops to it; nullptr: stays the agent's
+  const char* workdir = nullptr;  // entered after `dir`, as the account: where it starts; nullptr: `dir`
   // cgroup.procs of the attempt's cgroup(s) (agent/attempt_cgroup.h): the child writes "0" to each,
   // joining them while still root, before anything of the job runs.
   const int* cgroup_fds = nullptr;
   std::size_t cgroup_fd_count = 0;
   int channel_fd = -1;  // becomes the child's descriptor 3, open across exec; -1: none
   bool outlives_agent = false;  // true: no PR_SET_PDEATHSIG (the fence keeper)
+  // The job's PATH (execvpe would search the agent's own, whose entries may be root's and closed to
+  // the job's account); nullptr: /usr/bin:/bin.
+  const char* search_path = nullptr;
+};
+
+// What the child could not do before its program ran, and the errno it got.
+enum class SpawnStage { none, enter_dir, join_cgroup, drop_account, enter_workdir, exec };
+struct SpawnFailure {
+  SpawnStage stage = SpawnStage::none;
+  int error = 0;
+  const char* what = "";  // a string literal: what the child was doing
 };
 
 // Starts the process as the leader of a new process group, which dies with the calling thread
 // (PR_SET_PDEATHSIG) unless it `outlives_agent`: call it from a thread that lives as long as the agent. What the child could
-// not do (chdir, the account, exec) it writes to `output_fd` and exits with 127. Returns the pid,
-// or -errno when no process could be created.
-pid_t spawn_process(const SpawnPlan& plan);
+// not do it records in `failure` (when given: then the caller tells the job why; else the child
+// writes a line to `output_fd`) and exits with 127. Returns the pid, or -errno when no process
+// could be created.
+pid_t spawn_process(const SpawnPlan& plan, SpawnFailure* failure = nullptr);
 
 // A descriptor that becomes readable when `pid` (a child of ours) has exited; -errno on failure.
 int open_pidfd(pid_t pid);

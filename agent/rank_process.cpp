@@ -10,6 +10,7 @@
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
+#include "agent/launch_failure.h"
 #include "agent/process_spawn.h"
 #include "checkpoint/checkpoint.h"
 
@@ -32,8 +33,7 @@ RankProcess::RankProcess(const LaunchMsg& launch, const std::string& attempt_dir
       processes_(processes),
       log_path_(attempt_dir + "/rank-" + std::to_string(launch.rank) + ".log"),
       io_(io),
-      on_end_(std::move(on_end)),
-      exit_watch_(io) {
+      on_end_(std::move(on_end)) {
   int log_fd = -1;
   try {
     log_fd = prepare_files(attempt_dir);
@@ -54,9 +54,26 @@ RankProcess::RankProcess(const LaunchMsg& launch, const std::string& attempt_dir
     spdlog::warn("event=memory_limit_not_enforced job={} attempt={} memory_mb={} reason=\"{}\"", launch_.job_id,
                  launch_.attempt_id, memory_limit_mb_, cgroups.describe());
   }
+  locals_.resize(plan.environments.size());
+  bool started = true;
+  for (std::size_t i = 0; i < locals_.size() && started; ++i) started = start_local(i, plan, attempt_dir, log_fd);
+  ::close(log_fd);
+  if (cgroup_) cgroup_->close_join_fds();
+  if (running_ == 0) {
+    fail_to_start(stop_reason_);
+    return;
+  }
+  if (!started) kill_everything();  // a gang short of a process cannot run; the reaping ends the rank
+  for (std::size_t i = 0; i < locals_.size(); ++i) {
+    if (locals_[i].pid > 0) watch_exit(i);
+  }
+}
+
+bool RankProcess::start_local(std::size_t index, const RankProcessPlan& plan, const std::string& attempt_dir, int log_fd) {
   // Everything the child needs is built before it starts: it shares our memory and only makes system calls.
+  const std::map<std::string, std::string>& environment = plan.environments[index];
   std::vector<std::string> env_strings;
-  for (const auto& [k, v] : plan.environment) env_strings.push_back(k + "=" + v);
+  for (const auto& [k, v] : environment) env_strings.push_back(k + "=" + v);
   std::vector<char*> envp;
   for (auto& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
@@ -66,24 +83,38 @@ RankProcess::RankProcess(const LaunchMsg& launch, const std::string& attempt_dir
   argv.push_back(nullptr);
 
   SpawnPlan spawn{argv.data(), envp.data(), log_fd, attempt_dir.c_str(), account_ ? &*account_ : nullptr};
+  const auto path = environment.find("PATH");
+  if (path != environment.end()) spawn.search_path = path->second.c_str();
+  spawn.workdir = plan.workdir ? plan.workdir->c_str() : nullptr;
   spawn.channel_fd = plan.channel_fd;
   if (cgroup_) {
     spawn.cgroup_fds = cgroup_->join_fds().data();
     spawn.cgroup_fd_count = cgroup_->join_fds().size();
   }
-  const pid_t pid = spawn_process(spawn);
-  ::close(log_fd);
-  if (cgroup_) cgroup_->close_join_fds();
+  SpawnFailure failure;
+  const pid_t pid = spawn_process(spawn, &failure);
   if (pid < 0) {
-    fail_to_start(std::string("cannot create the process: ") + std::strerror(-pid));
-    return;
+    stop_reason_ = std::string("cannot create the process: ") + std::strerror(-pid);
+    return false;
   }
-  pid_ = pid;
-  ::setpgid(pid_, pid_);  // also in the parent, so killpg works even before the child ran
-  processes_.record(pid_, launch_.attempt_id);
-  spdlog::info("event=process_started attempt={} rank={} pid={} argv0={}", launch_.attempt_id, launch_.rank, pid_,
-               plan.argv[0]);
-  watch_exit();
+  LocalProcess& local = locals_[index];
+  local.pid = pid;
+  ++running_;
+  ::setpgid(pid, pid);  // also in the parent, so killpg works even before the child ran
+  processes_.record(pid, launch_.attempt_id);
+  if (failure.stage != SpawnStage::none) {
+    local.launch_failure = describe_launch_failure(
+        failure, LaunchContext{plan.argv[0], path == environment.end() ? "" : path->second,
+                               plan.workdir.value_or(attempt_dir), plan.workdir, account_ ? &*account_ : nullptr});
+    const std::string line = "trainyard-agent: " + local.launch_failure + "\n";
+    (void)!::write(log_fd, line.data(), line.size());
+    spdlog::warn("event=launch_failed job={} attempt={} rank={} local={} reason=\"{}\"", launch_.job_id,
+                 launch_.attempt_id, launch_.rank, index, local.launch_failure);
+    return true;  // the child has exited: its reaping ends the gang
+  }
+  spdlog::info("event=process_started attempt={} rank={} local={} pid={} argv0={}", launch_.attempt_id, launch_.rank,
+               index, pid, plan.argv[0]);
+  return true;
 }
 
 int RankProcess::prepare_files(const std::string& attempt_dir) {
@@ -124,47 +155,64 @@ void RankProcess::fail_to_start(const std::string& reason) {
 }
 
 RankProcess::~RankProcess() {
-  if (pid_ <= 0 || exited_) return;
+  if (exited_ || running_ == 0) return;
   kill_everything();
-  int status = 0;
-  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  for (LocalProcess& local : locals_) {
+    if (local.pid <= 0 || local.status) continue;
+    int status = 0;
+    while (::waitpid(local.pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    processes_.forget(local.pid);
   }
-  processes_.forget(pid_);
 }
 
-void RankProcess::watch_exit() {
-  const int pidfd = open_pidfd(pid_);
+void RankProcess::watch_exit(std::size_t index) {
+  LocalProcess& local = locals_[index];
+  const int pidfd = open_pidfd(local.pid);
   if (pidfd < 0) {
     // Without a pidfd (a kernel before 5.3) the exit cannot be watched without blocking: stop the
     // process, whose reaping is then quick, and say why.
     spdlog::error("event=process_not_watchable attempt={} rank={} error=\"{}\"", launch_.attempt_id, launch_.rank,
                   std::strerror(-pidfd));
     stop_reason_ = "the agent cannot watch the process (pidfd_open failed)";
-    ::killpg(pid_, SIGKILL);
-    boost::asio::post(io_, [this] { reap(); });
+    ::killpg(local.pid, SIGKILL);
+    boost::asio::post(io_, [this, index] { reap(index); });
     return;
   }
-  exit_watch_.assign(pidfd);
-  exit_watch_.async_wait(boost::asio::posix::stream_descriptor::wait_read, [this](const boost::system::error_code& ec) {
-    if (ec == boost::asio::error::operation_aborted) return;  // the process is being destroyed
-    reap();
-  });
+  local.exit_watch = std::make_unique<boost::asio::posix::stream_descriptor>(io_, pidfd);
+  local.exit_watch->async_wait(boost::asio::posix::stream_descriptor::wait_read,
+                               [this, index](const boost::system::error_code& ec) {
+                                 if (ec == boost::asio::error::operation_aborted) return;  // being destroyed
+                                 reap(index);
+                               });
 }
 
 // A pidfd is readable once the process has exited; the waitpid does not block.
-void RankProcess::reap() {
+void RankProcess::reap(std::size_t index) {
+  LocalProcess& local = locals_[index];
   int status = 0;
-  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  while (::waitpid(local.pid, &status, 0) < 0 && errno == EINTR) {
   }
-  // Children the rank left behind, in its cgroup or process group, do not outlive it.
+  local.status = status;
+  if (local.exit_watch) local.exit_watch->close();
+  processes_.forget(local.pid);
+  --running_;
+  const bool failed = !local.launch_failure.empty() || !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+  if (failed && !first_failed_) first_failed_ = index;
+  ::killpg(local.pid, SIGKILL);  // what it left in its own group
+  if (running_ > 0 && !failed) return;
+  // Children the rank left behind, in its cgroup or process groups, do not outlive it; and a failed
+  // process takes its gang with it.
   kill_everything();
+  if (running_ > 0) return;
   exited_ = true;
-  exit_watch_.close();
-  processes_.forget(pid_);
-  finish(status);
+  finish();
 }
 
-void RankProcess::finish(int status) {
+void RankProcess::finish() {
+  const std::size_t index = first_failed_.value_or(0);
+  const LocalProcess& local = locals_[index];
+  const int status = *local.status;
   ProcessEnd end;
   if (WIFEXITED(status)) {
     end.exit_code = WEXITSTATUS(status);
@@ -173,13 +221,19 @@ void RankProcess::finish(int status) {
     end.signal = WTERMSIG(status);
     end.status = std::string("killed by signal ") + std::to_string(*end.signal) + " (" + strsignal(*end.signal) + ")";
   }
+  if (!local.launch_failure.empty()) end.status = local.launch_failure;
+  if (locals_.size() > 1) {
+    end.status = "local process " + std::to_string(index) + " of " + std::to_string(locals_.size()) + " " + end.status;
+  }
   end.stop_reason = stop_reason_;
   end.oom = end_cgroup();
   on_end_(std::move(end));
 }
 
 void RankProcess::signal_group(int signal) {
-  if (pid_ > 0 && !exited_) ::killpg(pid_, signal);
+  for (const LocalProcess& local : locals_) {
+    if (local.pid > 0 && !local.status) ::killpg(local.pid, signal);
+  }
 }
 
 void RankProcess::terminate(const std::string& reason) {
@@ -193,11 +247,14 @@ void RankProcess::save_then_stop(const std::string& reason) {
 }
 
 void RankProcess::kill() {
-  if (pid_ > 0 && !exited_) kill_everything();
+  if (!exited_ && running_ > 0) kill_everything();
 }
 
 void RankProcess::kill_everything() {
-  ::killpg(pid_, SIGKILL);
+  // A reaped process's group was killed at its reaping: its id may belong to someone else by now.
+  for (const LocalProcess& local : locals_) {
+    if (local.pid > 0 && !local.status) ::killpg(local.pid, SIGKILL);
+  }
   if (cgroup_ && !cgroup_->kill_all()) {
     spdlog::warn("event=cgroup_not_emptied job={} attempt={}", launch_.job_id, launch_.attempt_id);
   }

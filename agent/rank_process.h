@@ -1,14 +1,19 @@
 #pragma once
-// The process of one rank of an attempt, whatever runs in it: a command job's argv, or a simulated
-// rank (the agent's own binary, agent/simulated_rank_process.h). It starts in its own process group
-// (agent/process_spawn.h: no copy of the agent) with stdout and stderr to the rank's log file, under
-// the job's account, and inside the attempt's cgroup when cgroups are available. Its exit is
-// watched on the I/O thread through a pidfd, so a rank costs no thread and the reaping waitpid
-// never blocks.
+// The processes of one rank (one node's part) of an attempt, whatever runs in them: a command job's
+// argv, once per local process (procs_per_node), or a simulated rank (the agent's own binary,
+// agent/simulated_rank_process.h). Each starts in its own process group (agent/process_spawn.h: no
+// copy of the agent) with stdout and stderr to the rank's log file, under the job's account, and
+// inside the attempt's cgroup when cgroups are available. Exits are watched on the I/O thread
+// through pidfds, so a rank costs no thread and the reaping waitpid never blocks.
+//
+// The local processes are one gang: the first to fail has the others killed, and the rank ends
+// when the last is reaped, with the first failure's exit (else the first process's).
 //
 // Account: given a `JobAccount`, the child drops to it before exec (agent/job_account.h), and the
 // attempt directory, its log and the job's checkpoint directory are that account's, mode 0700 (the
-// agent, as root, still reads them). The process starts in its attempt directory.
+// agent, as root, still reads them). The process starts in the plan's workdir, else in its attempt
+// directory. When the program could not be started (no such command, not executable, a working
+// directory the account cannot enter) the log and the exit reason say why (agent/launch_failure.h).
 //
 // Lifetime: the leader gets PR_SET_PDEATHSIG(SIGKILL), and the group is recorded in the
 // `ProcessRegistry`, so a restarted agent kills what survived a kill -9 of its previous life.
@@ -38,7 +43,9 @@ namespace trainyard::agent {
 
 struct RankProcessPlan {
   std::vector<std::string> argv;  // argv[0] is looked up in the environment's PATH
-  std::map<std::string, std::string> environment;
+  // One process is started per entry, in order, with that environment.
+  std::vector<std::map<std::string, std::string>> environments;
+  std::optional<std::string> workdir;  // where the program starts, entered as the account; none: the attempt directory
   std::int64_t memory_limit_mb = 0;  // the cgroup's memory limit; 0: none
   std::string memory_limit_origin = "the job's memory_mb";  // where the limit comes from, for an OOM's reason
   int channel_fd = -1;  // given to the process as its descriptor 3; -1: none
@@ -71,18 +78,27 @@ class RankProcess {
   RankProcess(const RankProcess&) = delete;
   RankProcess& operator=(const RankProcess&) = delete;
 
-  void terminate(const std::string& reason);       // SIGTERM to the process group
-  void save_then_stop(const std::string& reason);  // SIGUSR1 to the process group
+  void terminate(const std::string& reason);       // SIGTERM to each process group
+  void save_then_stop(const std::string& reason);  // SIGUSR1 to each process group
   void kill();                                     // SIGKILL to every process of the rank
   const std::string& log_path() const { return log_path_; }
 
  private:
+  struct LocalProcess {
+    pid_t pid = -1;
+    std::optional<int> status;     // its wait status, once reaped
+    std::string launch_failure;    // why its program never ran; empty: it ran
+    std::unique_ptr<boost::asio::posix::stream_descriptor> exit_watch;  // its pidfd
+  };
+
   // The attempt directory, its log (returned open) and the checkpoint directory, for the account.
   int prepare_files(const std::string& attempt_dir);
+  // Starts local process `index`; false when none could be created (the rank is then stopped).
+  bool start_local(std::size_t index, const RankProcessPlan& plan, const std::string& attempt_dir, int log_fd);
   void fail_to_start(const std::string& reason);
-  void watch_exit();
-  void reap();
-  void finish(int status);
+  void watch_exit(std::size_t index);
+  void reap(std::size_t index);
+  void finish();
   void signal_group(int signal);
   // Every process of the rank: its cgroup's, or else its process group's.
   void kill_everything();
@@ -98,10 +114,11 @@ class RankProcess {
   std::string log_path_;
   boost::asio::io_context& io_;
   EndCallback on_end_;
-  pid_t pid_ = -1;
-  bool exited_ = false;  // reaped, or never started
+  std::vector<LocalProcess> locals_;
+  std::size_t running_ = 0;  // started and not yet reaped
+  std::optional<std::size_t> first_failed_;
+  bool exited_ = false;  // every process reaped, or none started
   std::string stop_reason_;
-  boost::asio::posix::stream_descriptor exit_watch_;  // the process's pidfd
 };
 
 }  // namespace trainyard::agent

@@ -22,7 +22,7 @@ constexpr std::chrono::milliseconds kClaimSlice{200};
 RankProcessPlan rank_plan(const LaunchMsg& launch, int channel_fd) {
   RankProcessPlan plan;
   plan.argv = {"/proc/self/exe", kSimulatedRankFlag};
-  plan.environment = {{"PATH", "/usr/bin:/bin"}};
+  plan.environments = {{{"PATH", "/usr/bin:/bin"}}};
   plan.channel_fd = channel_fd;
   if (launch.memory_mb > 0) {
     plan.memory_limit_mb = launch.memory_mb;

@@ -68,14 +68,18 @@ struct SubmitJob {
   static constexpr std::string_view kSynopsis =
       "submit FILE.json | -\n"
       "       trainyard submit [--hold] [--name N] [--nodes K] [--share S] [--priority P] [--cores-per-node C]\n"
+      "                        [--ntasks-per-node P]\n"
       "                        [--retries R] [--time T] [--mem MB] [--env K=V]... [--array SPEC] [--depend DEP]\n"
       "                        -- PROGRAM ARGS...\n"
-      "       (either form) [--wait]";
+      "       (either form) [--chdir DIR] [--wait]";
   static constexpr std::string_view kSummary =
       "Submit a job from a JSON job spec (\"-\" reads stdin), or a command job built from flags\n"
       "(like sbatch --wrap). --name defaults to the program's file name; --retries R allows R\n"
       "retries after the first attempt. --array 0-99%4 makes a job array (tasks ID_N, at most 4\n"
       "running); --depend afterok:ID[:ID],afternotok:ID... waits for other jobs (both also with a file).\n"
+      "Every rank starts in the directory submit ran from (--chdir DIR for another; a spec file's\n"
+      "command.workdir, else the attempt's own directory, unless --chdir is given), with PATH\n"
+      "/usr/local/bin:/usr/bin:/bin unless --env PATH=... sets it.\n"
       "--wait follows the job to its end, prints its final state and exits with the job's exit code:\n"
       "0 when it SUCCEEDED, its exit code when it FAILED with one, 3 when it FAILED without one (a\n"
       "signal, a lost node, a time limit), 4 when it was CANCELLED.";
@@ -87,6 +91,7 @@ struct SubmitJob {
   std::string spec_file;  // the spec's file ("-": stdin); empty for the quick form
   Json spec;              // the quick form's spec, already validated
   Json array_and_dependencies = Json::object();  // --array and --depend, laid over a spec file
+  std::optional<std::string> workdir;  // --chdir, laid over a spec file's command
   bool wait = false;
   bool hold = false;      // --hold: submitted held (either form)
   bool operator==(const SubmitJob&) const = default;

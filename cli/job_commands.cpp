@@ -31,6 +31,8 @@ const std::vector<FlagSpec>& quick_submit_flags() {
       {"--share", "S", "fair-share the job is charged to (default \"default\")"},
       {"--priority", "P", "priority within the share, 0..9999 (default 0)"},
       {"--cores-per-node", "C", "cores on each node (default: the whole node)"},
+      {"--ntasks-per-node", "P", "processes started on each node, each with its own RANK and LOCAL_RANK (default 1)",
+       false, {"--nproc-per-node", "--nproc_per_node"}},
       {"--retries", "R", "retries after a failed first attempt, 0..9 (default 0)"},
       {"--time", "T", "wall-clock limit of an attempt as sbatch takes it: MINUTES, MM:SS, HH:MM:SS, D-HH:MM:SS, 45m"},
       {"--timeout", "SECONDS", "the same limit counted in seconds (or 90s, 45m, 12h, 2d)"},
@@ -68,7 +70,7 @@ Json array_and_dependency_fields(const ParsedArgs& args) {
 
 // Where a quick-form flag ends up in the job spec, so that the spec's own validation
 // (parse_job_spec) can report its findings in terms of the flag the user typed.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 9> kSpecFieldFlags = {{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 11> kSpecFieldFlags = {{
     {"name", "--name"},
     {"nodes", "--nodes"},
     {"share", "--share"},
@@ -77,6 +79,8 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 9> kSpecFiel
     {"timeout_s", "--timeout"},
     {"memory_mb", "--mem"},
     {"command.env", "--env"},
+    {"command.workdir", "--chdir"},
+    {"command.procs_per_node", "--ntasks-per-node"},
     {"command.argv", "PROGRAM"},
 }};
 
@@ -86,6 +90,22 @@ std::string flag_for_spec_field(const std::string& field, const ParsedArgs& args
     if (field.starts_with(prefix)) return std::string(flag);
   }
   return field;
+}
+
+std::string current_dir() {
+  std::error_code error;
+  const std::filesystem::path here = std::filesystem::current_path(error);
+  if (error) throw InvalidInput("--chdir", "the current directory cannot be read (" + error.message() + "); give --chdir DIR");
+  return here.string();
+}
+
+// --chdir as an absolute path: a relative one is taken from the current directory, as sbatch does.
+std::optional<std::string> workdir_flag(const ParsedArgs& args) {
+  const auto dir = args.opt_string("--chdir");
+  if (!dir) return std::nullopt;
+  if (dir->empty()) throw InvalidInput("--chdir", "must name a directory");
+  const std::filesystem::path path(*dir);
+  return (path.is_absolute() ? path : std::filesystem::path(current_dir()) / path).lexically_normal().string();
 }
 
 std::pair<std::string, std::string> parse_env_assignment(const std::string& text) {
@@ -103,11 +123,12 @@ Json quick_spec(const ParsedArgs& args, const std::vector<std::string>& argv) {
   }
   Json spec = {{"name", args.opt_string("--name").value_or(std::filesystem::path(argv.front()).filename().string())},
                {"kind", "command"},
-               {"command", {{"argv", argv}, {"env", env}}}};
+               {"command", {{"argv", argv}, {"env", env}, {"workdir", workdir_flag(args).value_or(current_dir())}}}};
   if (auto share = args.opt_string("--share")) spec["share"] = *share;
   if (auto nodes = args.opt_integer("--nodes", kAnyIntMin, kAnyInt)) spec["nodes"] = *nodes;
   if (auto priority = args.opt_integer("--priority", kAnyIntMin, kAnyInt)) spec["priority"] = *priority;
   if (auto cores = args.opt_integer("--cores-per-node", kAnyIntMin, kAnyInt)) spec["cores_per_node"] = *cores;
+  if (auto procs = args.opt_integer("--ntasks-per-node", kAnyIntMin, kAnyInt)) spec["command"]["procs_per_node"] = *procs;
   if (auto timeout = time_limit_flags(args); timeout && !timeout->is_null()) spec["timeout_s"] = *timeout;
   if (auto memory = args.opt_integer("--mem", kAnyIntMin, kAnyInt)) spec["memory_mb"] = *memory;
   if (auto retries = args.opt_integer("--retries", 0, kMaxRetries)) spec["retry"] = {{"attempts", *retries + 1}};
@@ -258,7 +279,11 @@ std::string describe_job(const Json& job, TimePoint now) {
   d.add("Cores per node", spec.contains("cores_per_node") ? text_of(spec, "cores_per_node") : "whole node");
   d.add("Kind", text_of(spec, "kind"));
   const Json& command = field_or_null(spec, "command");
-  if (command.is_object()) d.add("Command", argv_text(command));
+  if (command.is_object()) {
+    d.add("Command", argv_text(command));
+    d.add("Procs per node", command.contains("procs_per_node") ? text_of(command, "procs_per_node") : "1");
+    d.add("Working directory", command.contains("workdir") ? text_of(command, "workdir") : "the attempt's own");
+  }
   d.add("Submitted", time_with_age(job, "submitted_at", now));
   d.add("Started", time_with_age(job, "started_at", now));
   d.add("Ended", time_with_age(job, "ended_at", now));
@@ -318,6 +343,8 @@ std::string id_cell(const Json& job) {
 std::vector<FlagSpec> SubmitJob::flags() {
   std::vector<FlagSpec> flags = quick_submit_flags();
   flags.insert(flags.end(), array_and_dependency_flags().begin(), array_and_dependency_flags().end());
+  flags.push_back({"--chdir", "DIR", "the directory every rank starts in (the quick form's default: the current one, as sbatch)",
+                   false, {"-D"}});
   flags.push_back({"--wait", "", "follow the job to its end; exit with its exit code (see above)"});
   flags.push_back({"--hold", "", "submit held: never scheduled until 'trainyard release ID' (either form)"});
   return flags;
@@ -341,6 +368,7 @@ SubmitJob SubmitJob::parse(const ParsedArgs& args) {
     }
   }
   submit.array_and_dependencies = array_and_dependency_fields(args);
+  submit.workdir = workdir_flag(args);
   submit.wait = args.has("--wait");
   return submit;
 }
@@ -348,6 +376,7 @@ SubmitJob SubmitJob::parse(const ParsedArgs& args) {
 std::vector<ApiRequest> SubmitJob::requests(const InputReader& read) const {
   Json body = spec_file.empty() ? spec : parse_spec_file(spec_file, read(spec_file));
   body.update(array_and_dependencies);
+  if (workdir && body.contains("command") && body["command"].is_object()) body["command"]["workdir"] = *workdir;
   if (hold) body["hold"] = true;
   return {{"POST", "/v1/jobs", body}};
 }

@@ -34,7 +34,7 @@ ClusterGauges cluster_gauges(std::span<const NodeView> nodes, const std::map<Job
 struct ActivityTotals {
   double started_attempts = 0;
   std::map<std::string, double> failed_attempts;  // by failure class
-  double ended_core_s = 0;                        // allocated core-seconds of the jobs that ended
+  double ended_core_s = 0;  // measured core-seconds (goodput.h) of the jobs that ended
   double productive_core_s = 0;
 };
 

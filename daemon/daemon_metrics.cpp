@@ -22,8 +22,9 @@ const std::vector<double> kCommitBounds = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0
 const std::vector<double> kBatchBounds = {1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000};
 const std::vector<double> kHttpBounds = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
 
-constexpr const char* kGoodputCategories[] = {"productive", "preflight", "restart", "checkpoint",
-                                              "redone",     "stalled",   "other"};
+// "unmeasured" is time no step was reported in: goodput is "productive" over all the others.
+constexpr const char* kGoodputCategories[] = {"productive", "preflight", "restart",    "checkpoint",
+                                              "redone",     "stalled",   "unmeasured", "other"};
 
 const char* suites_of(const HealthCheckRequest& r) {
   if (r.accelerator && r.collective) return "accelerator+collective";
@@ -57,7 +58,7 @@ DaemonMetrics::DaemonMetrics()
       goodput_core_seconds_(registry_.counter(
           "trainyard_goodput_core_seconds_total",
           "Allocated core-seconds of ended jobs by where they went (productive, preflight, restart, checkpoint, redone, "
-          "stalled, other); goodput is productive over the sum.",
+          "stalled, unmeasured, other); goodput is productive over the sum of all but unmeasured (no step reported).",
           {"category"})),
       store_commit_seconds_(registry_.histogram("trainyard_store_commit_duration_seconds",
                                                 "Time one store transaction (a group commit) took.", kCommitBounds)),
@@ -127,7 +128,7 @@ void DaemonMetrics::account_goodput(StoreWorker& store, TimePoint now) {
         for (const JobId id : jobs) total += job_goodput(s.attempts_of(id), now);
         const double by_category[] = {total.productive_core_s, total.preflight_core_s, total.restart_core_s,
                                       total.checkpoint_core_s, total.redone_core_s,    total.stalled_core_s,
-                                      total.other_core_s};
+                                      total.unmeasured_core_s, total.other_core_s};
         for (std::size_t i = 0; i < std::size(kGoodputCategories); ++i) {
           goodput_core_seconds_.inc({kGoodputCategories[i]}, by_category[i]);
         }
@@ -141,7 +142,9 @@ ActivityTotals DaemonMetrics::activity_totals() const {
   ActivityTotals totals;
   totals.started_attempts = attempts_running_.value();
   for (const auto& [labels, n] : attempt_failures_.values()) totals.failed_attempts[labels.at(0)] += n;
-  for (const auto& [labels, core_s] : goodput_core_seconds_.values()) totals.ended_core_s += core_s;
+  for (const auto& [labels, core_s] : goodput_core_seconds_.values()) {
+    if (labels.at(0) != "unmeasured") totals.ended_core_s += core_s;  // goodput's denominator: measured time
+  }
   totals.productive_core_s = goodput_core_seconds_.value({"productive"});
   return totals;
 }

@@ -35,8 +35,9 @@ Segment segment_of(TimePoint from, TimePoint to, double cores, double Goodput::*
 
 // One attempt's time by cause, as consecutive segments (the allocation itself is the first);
 // `kept_until` is the step the next attempt resumed from (none: the attempt is the last, and all of
-// its steps are kept).
-std::vector<Segment> attempt_segments(const Attempt& a, std::optional<std::int64_t> kept_until, TimePoint now) {
+// its steps are kept); `first_start`: no earlier attempt of the job launched.
+std::vector<Segment> attempt_segments(const Attempt& a, std::optional<std::int64_t> kept_until, bool first_start,
+                                      TimePoint now) {
   const double cores = static_cast<double>(a.nodes.size()) * a.cores_per_node;
   const TimePoint end = a.ended_at.value_or(now);
   std::vector<Segment> out = {segment_of(a.created_at, end, cores, &Goodput::allocated_core_s)};
@@ -53,12 +54,12 @@ std::vector<Segment> attempt_segments(const Attempt& a, std::optional<std::int64
   }
   const bool failed = a.state == AttemptState::failed;
   const auto after_work = failed ? &Goodput::stalled_core_s : &Goodput::productive_core_s;
+  const auto start_up = first_start && !a.resumed_from ? &Goodput::productive_core_s : &Goodput::restart_core_s;
   const std::int64_t first = a.resumed_from ? checkpoint::step_of(*a.resumed_from).value_or(0) : 0;
   const std::int64_t steps = std::max<std::int64_t>(0, a.steps_completed - first);
   if (steps == 0 || !a.last_progress_at) {
-    // No steps to judge by: a running or finished command job's time counts as work.
-    out.push_back(segment_of(launched, *a.started_at, cores, &Goodput::restart_core_s));
-    out.push_back(segment_of(*a.started_at, end, cores, after_work));
+    // No steps to judge by: its time since launch is neither kept nor lost, as far as anyone can tell.
+    out.push_back(segment_of(launched, end, cores, &Goodput::unmeasured_core_s));
     return out;
   }
   // When the first step began: one average step before it completed (never before the launch,
@@ -69,7 +70,7 @@ std::vector<Segment> attempt_segments(const Attempt& a, std::optional<std::int64
     const auto per_step = steps > 1 ? between / (steps - 1) : TimePoint::duration::zero();
     stepping_from = std::max(launched, *a.first_step_at - per_step);
   }
-  out.push_back(segment_of(launched, stepping_from, cores, &Goodput::restart_core_s));
+  out.push_back(segment_of(launched, stepping_from, cores, start_up));
   Segment stepping{stepping_from, std::max(stepping_from, *a.last_progress_at), {}};
   Segment after{*a.last_progress_at, std::max(*a.last_progress_at, end), {}};
   double stepping_s = seconds_between(stepping_from, *a.last_progress_at) * cores;
@@ -100,6 +101,7 @@ Goodput share_in(const Segment& s, TimePoint from, TimePoint to) {
 
 Goodput goodput_in(std::span<const Attempt> attempts, TimePoint now, TimePoint from, TimePoint to) {
   Goodput total;
+  bool first_start = true;
   for (std::size_t i = 0; i < attempts.size(); ++i) {
     // What the job went on from: the next attempt that chose a checkpoint or launched. One placed
     // and never launched (its node lost or its pre-flight failed first) redid nothing.
@@ -112,10 +114,12 @@ Goodput goodput_in(std::span<const Attempt> attempts, TimePoint now, TimePoint f
         kept_until = 0;
       }
     }
-    for (const Segment& s : attempt_segments(attempts[i], kept_until, now)) total += share_in(s, from, to);
+    for (const Segment& s : attempt_segments(attempts[i], kept_until, first_start, now)) total += share_in(s, from, to);
+    if (attempts[i].launched_at || attempts[i].started_at) first_start = false;
   }
   const double accounted = total.productive_core_s + total.preflight_core_s + total.restart_core_s +
-                           total.checkpoint_core_s + total.redone_core_s + total.stalled_core_s;
+                           total.checkpoint_core_s + total.redone_core_s + total.stalled_core_s +
+                           total.unmeasured_core_s;
   total.other_core_s = std::max(0.0, total.allocated_core_s - accounted);
   return total;
 }
@@ -130,6 +134,7 @@ Goodput& Goodput::operator+=(const Goodput& o) {
   checkpoint_core_s += o.checkpoint_core_s;
   redone_core_s += o.redone_core_s;
   stalled_core_s += o.stalled_core_s;
+  unmeasured_core_s += o.unmeasured_core_s;
   other_core_s += o.other_core_s;
   return *this;
 }
@@ -142,6 +147,7 @@ Goodput& Goodput::operator*=(double factor) {
   checkpoint_core_s *= factor;
   redone_core_s *= factor;
   stalled_core_s *= factor;
+  unmeasured_core_s *= factor;
   other_core_s *= factor;
   return *this;
 }
@@ -159,10 +165,15 @@ namespace {
 // Under this, an attempt is mostly its own start-up: its share of kept steps says nothing about it.
 constexpr double kJudgedFromCoreS = 1.0;
 
-// A share of core-time, or null with why when there is none to judge: no core-time (pending,
-// cancelled before it ran) or too little.
+// Time ran, but no step of it was reported: there is nothing to judge it by.
+bool no_progress_reported(const Goodput& g) {
+  return g.unmeasured_core_s > 0 && g.productive_core_s + g.redone_core_s == 0;
+}
+
+// A share of the measured core-time, or null with why when there is none to judge: no core-time
+// (pending, cancelled before it ran), no progress reported, or too little.
 Json judged_ratio(const Goodput& g) {
-  return g.allocated_core_s >= kJudgedFromCoreS ? Json(g.ratio()) : Json(nullptr);
+  return g.measured_core_s() >= kJudgedFromCoreS && !no_progress_reported(g) ? Json(g.ratio()) : Json(nullptr);
 }
 
 // Rounding leaves residues such as 8.5e-14 core-s where nothing was lost.
@@ -174,6 +185,7 @@ Json to_json(const Goodput& g) {
   Json j = {{"goodput", judged_ratio(g)},
             {"allocated_core_s", g.allocated_core_s},
             {"productive_core_s", g.productive_core_s},
+            {"unmeasured_core_s", tidy(g.unmeasured_core_s)},
             {"lost_core_s",
              {{"preflight", g.preflight_core_s},
               {"restart", g.restart_core_s},
@@ -183,7 +195,10 @@ Json to_json(const Goodput& g) {
               {"other", tidy(g.other_core_s)}}}};
   if (g.allocated_core_s <= 0) {
     j["goodput_note"] = "n/a: no core-time allocated yet";
-  } else if (g.allocated_core_s < kJudgedFromCoreS) {
+  } else if (no_progress_reported(g)) {
+    j["goodput_note"] =
+        "n/a: no progress reported (write steps to TRAINYARD_PROGRESS_FILE to tell kept work from lost)";
+  } else if (g.measured_core_s() < kJudgedFromCoreS) {
     j["goodput_note"] = "n/a: too short to judge (under 1 core-s, mostly start-up)";
   }
   return j;

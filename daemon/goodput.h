@@ -10,7 +10,8 @@
 // - preflight: from placement to launch (the pre-flight check; placement and the checkpoint claim
 //   take milliseconds). An attempt that never launched spent all of its time here;
 // - restart: from launch until the first step began (processes starting, peers connecting, the
-//   checkpoint loading). Every attempt pays it, the first one too;
+//   checkpoint loading), for every start after the job's first: the first start of a job is the
+//   price of running it at all, and counts as productive (a clean first attempt loses nothing);
 // - checkpoint: how long checkpoint writes held up training, as the kernel measures it (writes are
 //   asynchronous; only a hand-off that pushed a step past its pace, and the wait for the last write,
 //   cost anything). Taken out of step time first, then out of the time after the last step;
@@ -20,9 +21,11 @@
 //   took to be noticed and the gang stopped);
 // - productive: the rest of the step time, and the time after the last step of an attempt that
 //   did not fail.
-// Jobs that report no steps (command jobs without a progress file) count their running time as
-// productive: there is nothing to tell kept work from lost. Command jobs do not report checkpoint
-// time: theirs is inside their steps.
+// - unmeasured: the time since launch of an attempt that reported no step (a command job without
+//   a progress file): nothing tells kept work from lost, so it is neither. Goodput is the productive
+//   share of the measured time (allocated less unmeasured), and none at all ("n/a: no progress
+//   reported") when time was unmeasured and no step was ever reported.
+// Command jobs do not report checkpoint time: theirs is inside their steps.
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -39,8 +42,10 @@ struct Goodput {
   double checkpoint_core_s = 0;
   double redone_core_s = 0;
   double stalled_core_s = 0;
+  double unmeasured_core_s = 0;
   double other_core_s = 0;  // what is left (rounding; times reported out of order)
-  double ratio() const { return allocated_core_s > 0 ? productive_core_s / allocated_core_s : 1.0; }
+  double measured_core_s() const { return allocated_core_s - unmeasured_core_s; }
+  double ratio() const { return measured_core_s() > 0 ? productive_core_s / measured_core_s() : 1.0; }
   Goodput& operator+=(const Goodput& o);
   Goodput& operator*=(double factor);
 };

@@ -467,11 +467,15 @@ void JobManager::mark_rank_lost(ActiveAttempt& attempt, int rank, const std::str
   rs.lost = true;
   rs.reason = reason;
   // The lost rank speaks for the attempt, also over a rank that failed first because this one's
-  // connection closed under it.
+  // connection closed under it, or after its node had gone quiet (recovery.h).
   const int first = attempt.first_failed_rank;
-  if (first < 0 || attempt.ranks[static_cast<std::size_t>(first)].peer_closed_rank == rank) {
+  const NodeEntry* lost_node = nodes_.find(attempt.record.nodes[static_cast<std::size_t>(rank)]);
+  if (first < 0 || attempt.ranks[static_cast<std::size_t>(first)].peer_closed_rank == rank ||
+      (lost_node && lost_node_went_first(lost_node->disconnected_at, lost_node->heard_at, config_.heartbeat_interval,
+                                         attempt.ranks[static_cast<std::size_t>(first)].failed_at))) {
     attempt.first_failed_rank = rank;
   }
+  nodes_.note_job_hit(attempt.record.nodes[static_cast<std::size_t>(rank)], attempt.record.job_id);
   spdlog::warn("event=rank_lost job={} attempt={} rank={} reason=\"{}\"", attempt.record.job_id, attempt.record.id,
                rank, reason);
 }

@@ -277,6 +277,8 @@ class JobManager {
   static AttemptEndFacts attempt_end_facts(const ActiveAttempt& active);
   // Liveness (job_manager_liveness.cpp).
   void mark_node_down(const std::string& node, const std::string& reason);
+  // Lists `jobs` (those the node ran) in the node's event: whom its loss hit.
+  void name_jobs_hit(store::Event& event, const std::set<JobId>& jobs) const;
   // Recovery (job_manager_recovery.cpp, policy in recovery.h).
   void disconnect_grace_over(const std::string& node, MonoTime disconnected_at);
   // Loses the node's ranks that node_lost_now says are lost (all of them once the grace is over).

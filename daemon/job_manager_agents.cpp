@@ -221,6 +221,7 @@ void JobManager::on_exited(const std::string& node, const AttemptExitedMsg& msg)
               attempt.record.job_id, attempt.record.id, rank, node, msg.exit_code.value_or(-1), msg.signal.value_or(0),
               msg.reason);
   const bool failed = msg.signal.has_value() || msg.exit_code.value_or(-1) != 0;
+  if (failed) rs.failed_at = clock_.monotonic_now();
   if (failed && attempt.first_failed_rank < 0) attempt.first_failed_rank = rank;
   // Its peer's connection closed and the peer's agent is gone too: the peer's node is lost now
   // (it speaks for the attempt), not after the grace.

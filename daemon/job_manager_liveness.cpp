@@ -15,7 +15,14 @@ namespace trainyard::daemon {
 
 void JobManager::mark_node_down(const std::string& node, const std::string& reason) {
   spdlog::warn("event=node_down node={} reason=\"{}\"", node, reason);
-  persist(nodes_.mark_down(node, reason), nullptr);
+  const NodeEntry& entry = *nodes_.find(node);
+  std::set<JobId> hit = entry.jobs_hit;
+  for (AttemptId id : entry.attempts) {
+    if (const ActiveAttempt* attempt = attempts_.find(id)) hit.insert(attempt->record.job_id);
+  }
+  store::Change down = nodes_.mark_down(node, reason);
+  name_jobs_hit(down.events.back(), hit);
+  persist(std::move(down), nullptr);
   const std::set<AttemptId>& held = nodes_.find(node)->attempts;
   const std::vector<AttemptId> attempts(held.begin(), held.end());  // each lost rank may finish its attempt
   for (AttemptId id : attempts) {
@@ -24,6 +31,21 @@ void JobManager::mark_node_down(const std::string& node, const std::string& reas
   }
   // Whatever it still ran of ended attempts is surely stopped by now (fence_timing.h).
   for (AttemptId id : unheard_.attempts_on(node)) heard_stopped(node, id);
+}
+
+void JobManager::name_jobs_hit(store::Event& event, const std::set<JobId>& jobs) const {
+  if (jobs.empty()) return;
+  Json refs = Json::array();
+  std::string names;
+  for (JobId id : jobs) {
+    const auto active = active_jobs_.find(id);
+    const std::string ref = active == active_jobs_.end() ? std::to_string(id) : job_ref_text(active->second);
+    refs.push_back(ref);
+    names += (names.empty() ? "job " : ", job ") + ref;
+    if (active != active_jobs_.end()) names += " (" + active->second.spec.name + ")";
+  }
+  event.details["jobs"] = std::move(refs);
+  event.message += "; it was running " + names;
 }
 
 void JobManager::check_stuck(ActiveAttempt& attempt, MonoTime now) {

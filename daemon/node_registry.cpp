@@ -38,6 +38,7 @@ NodeRegistry::Registration NodeRegistry::register_agent(const HelloMsg& hello, s
   const bool is_new = entry.node.name.empty();
   entry.channel = std::move(channel);
   entry.disconnected_at.reset();
+  entry.jobs_hit.clear();
   entry.node.name = hello.name;
   recount_cores(is_new ? 0 : entry.node.cores, hello.cores);
   entry.node.cores = hello.cores;
@@ -120,6 +121,10 @@ store::Change NodeRegistry::mark_down(const std::string& name, const std::string
   change.nodes.push_back(entry.node);
   change.events.push_back(node_state_event(now, NodeState::down, name, reason));
   return change;
+}
+
+void NodeRegistry::note_job_hit(const std::string& name, JobId job) {
+  if (auto it = nodes_.find(name); it != nodes_.end()) it->second.jobs_hit.insert(job);
 }
 
 store::Change NodeRegistry::drain(const std::string& name, const std::string& reason) {

@@ -70,6 +70,9 @@ struct NodeEntry {
   // Attempts that ended without this node being heard to stop its rank (unheard_stops.h): it keeps
   // their cores and takes no work until it is heard without them, or goes DOWN.
   std::set<AttemptId> unheard;
+  // Jobs whose rank here was lost since the node last registered: its node.down names them, also
+  // when their attempts ended before the node timeout made it DOWN.
+  std::set<JobId> jobs_hit;
 
   int free_cores() const { return node.cores - used_cores; }
 };
@@ -120,6 +123,8 @@ class NodeRegistry {
   void record_disks(const std::string& name, std::vector<DiskSpace> disks, const healthcheck::DiskPolicy& policy,
                     store::Change& change);
 
+  // A rank of `job` on the node was lost (noted in NodeEntry::jobs_hit).
+  void note_job_hit(const std::string& name, JobId job);
   // The attempt holds `cores` on each of `nodes` until it is released.
   void hold(AttemptId attempt, const std::vector<std::string>& nodes, int cores);
   void release(AttemptId attempt, const std::vector<std::string>& nodes, int cores);

@@ -17,6 +17,14 @@ bool node_lost_now(std::optional<MonoTime> disconnected_at, bool peer_saw_close,
   return since >= config.stopped_within && (peer_saw_close || since >= config.disconnect_grace);
 }
 
+bool lost_node_went_first(std::optional<MonoTime> disconnected_at, MonoTime heard_at, Millis heartbeat_interval,
+                          std::optional<MonoTime> first_failure_heard_at) {
+  if (!first_failure_heard_at) return true;
+  const MonoTime quiet_since = disconnected_at ? std::min(*disconnected_at, heard_at + heartbeat_interval)
+                                               : heard_at + heartbeat_interval;
+  return quiet_since <= *first_failure_heard_at;
+}
+
 Millis stopped_within_after(Millis kill_grace) { return kill_grace + std::max(Millis(250), kill_grace / 4); }
 
 std::vector<std::string> unproven_nodes(const std::vector<ResumeNode>& nodes, TimePoint now, Millis warm_for) {

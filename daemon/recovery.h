@@ -37,6 +37,13 @@ struct RecoveryConfig {
 // connected node never is.
 bool node_lost_now(std::optional<MonoTime> disconnected_at, bool peer_saw_close, MonoTime now, const RecoveryConfig& config);
 
+// Whether a lost node's rank, rather than the rank that failed first, explains an attempt's end:
+// the node had already gone quiet when that failure was heard (its agent's connection had closed,
+// or a heartbeat was overdue), so the survivor most likely failed because its peer vanished (a
+// real job's collective sees only "connection reset"). Without a failure heard first, it does.
+bool lost_node_went_first(std::optional<MonoTime> disconnected_at, MonoTime heard_at, Millis heartbeat_interval,
+                          std::optional<MonoTime> first_failure_heard_at);
+
 // The margin `stopped_within` adds to the kill grace: the keeper's signals and the kernel's
 // teardown of what they killed.
 Millis stopped_within_after(Millis kill_grace);

@@ -12,7 +12,8 @@ build_packages=(build-essential cmake ninja-build ccache pkg-config libboost1.81
 test_packages=(curl clang libclang-rt-14-dev  # the fuzz targets (libFuzzer)
                postgresql   # initdb and pg_ctl: the store tests and benchmarks start a throwaway server
                prometheus   # promtool: checks the /metrics scrape, the alert rules and the Grafana board's queries
-               chromium)    # the dashboard's browser tests (Playwright drives Debian's chromium)
+               chromium     # the dashboard's browser tests (Playwright drives Debian's chromium)
+               python3-torch)  # real PyTorch jobs (DDP over gloo) in the integration tests, run by /usr/bin/python3
 case "$mode" in
   build) wanted=("${build_packages[@]}") ;;
   test) wanted=("${build_packages[@]}" "${test_packages[@]}") ;;

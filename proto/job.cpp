@@ -22,7 +22,13 @@ CommandSpec parse_command(const Json& j, SpecOrigin origin) {
   if (c.argv.empty()) throw InvalidInput("command.argv", "must name a program to run");
   if (c.argv[0].empty()) throw InvalidInput("command.argv[0]", "must not be empty");
   if (r.has("env")) c.env = r.string_map("env", 256, 64 * 1024);
+  c.workdir = r.opt_string("workdir", 1, kMaxPathBytes);
+  c.procs_per_node = static_cast<int>(r.opt_integer("procs_per_node", 1, kMaxProcsPerNode).value_or(1));
   if (origin == SpecOrigin::submitted) {
+    if (c.workdir) {
+      check_no_nul("command.workdir", *c.workdir);
+      if (!c.workdir->starts_with('/')) throw InvalidInput("command.workdir", "must be an absolute path, got \"" + *c.workdir + "\"");
+    }
     for (std::size_t i = 0; i < c.argv.size(); ++i) check_no_nul("command.argv[" + std::to_string(i) + "]", c.argv[i]);
     for (const auto& [key, value] : c.env) {
       check_env_name("command.env", key);
@@ -337,6 +343,8 @@ Json to_json(const JobSpec& s) {
     Json& command = j["command"];
     command["argv"] = s.command.argv;
     command["env"] = s.command.env;
+    if (s.command.workdir) command["workdir"] = *s.command.workdir;
+    if (s.command.procs_per_node > 1) command["procs_per_node"] = s.command.procs_per_node;
   } else {
     j["workload"] = to_json(s.workload);
   }

@@ -24,7 +24,15 @@ enum class Precision { fp32, bf16, bf16_sr };
 struct CommandSpec {
   std::vector<std::string> argv;
   std::map<std::string, std::string> env;
+  // An absolute directory every rank starts in, as the job's account (sbatch --chdir; the CLI's
+  // quick form sends the directory it was run from). None: the attempt's own directory.
+  std::optional<std::string> workdir;
+  // Processes started on each node, as `torchrun --nproc-per-node` or `srun --ntasks-per-node`:
+  // each with its own RANK and LOCAL_RANK, one gang with the other nodes' (agent/command_run.h).
+  int procs_per_node = 1;
 };
+inline constexpr int kMaxProcsPerNode = 256;
+inline constexpr std::size_t kMaxPathBytes = 4096;
 
 // Settings of the simulated training kernel (neuron/). Ranges are checked at submission.
 struct WorkloadSpec {

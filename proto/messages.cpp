@@ -173,6 +173,8 @@ struct DaemonEncoder {
       Json& command = j["command"];
       command["argv"] = m.command.argv;
       command["env"] = m.command.env;
+      if (m.command.workdir) command["workdir"] = *m.command.workdir;
+      command["procs_per_node"] = m.command.procs_per_node;
     } else {
       j["workload"] = to_json(m.workload);
     }
@@ -393,6 +395,8 @@ DaemonMessage parse_daemon_message(std::string_view text) {
       ObjectReader cr(*c, "command");
       m.command.argv = cr.string_list("argv", 1024, 64 * 1024);
       if (cr.has("env")) m.command.env = cr.string_map("env", 256, 64 * 1024);
+      m.command.workdir = cr.opt_string("workdir", 1, kMaxPathBytes);
+      m.command.procs_per_node = static_cast<int>(cr.opt_integer("procs_per_node", 1, kMaxProcsPerNode).value_or(1));
       cr.finish();
     }
     if (m.kind == JobKind::command && m.command.argv.empty()) throw InvalidInput("command.argv", "must name a program");

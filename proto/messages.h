@@ -35,7 +35,8 @@ namespace trainyard::inline proto {
 // 15: a simulated rank's attempt report carries its device time (busy_ms), to find stragglers.
 // 16: the accelerator suite times each core's GEMM (timing_repeats, gemm_ms), to find a slow core.
 // 17: attempt reports and attempt_exited carry the run's failed checkpoint writes (checkpoint_failures).
-inline constexpr int kProtocolVersion = 17;
+// 18: launch's command carries the job's working directory (workdir) and its processes per node.
+inline constexpr int kProtocolVersion = 18;
 
 // The agent's view of one attempt it is running.
 struct AttemptReport {

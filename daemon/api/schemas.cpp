@@ -33,7 +33,9 @@ const char* const kJsonSchemas = R"json({
       "command": {"type": "object", "required": ["argv"], "additionalProperties": false, "properties": {
         "argv": {"type": "array", "minItems": 1, "maxItems": 1024, "items": {"type": "string", "pattern": "^[^\\x00]*$"}},
         "env": {"type": "object", "propertyNames": {"pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
-                "additionalProperties": {"type": "string", "pattern": "^[^\\x00]*$"}}}},
+                "additionalProperties": {"type": "string", "pattern": "^[^\\x00]*$"}},
+        "workdir": {"type": "string", "minLength": 1, "maxLength": 4096, "pattern": "^/[^\\x00]*$"},
+        "procs_per_node": {"type": "integer", "minimum": 1, "maximum": 256, "default": 1}}},
       "workload": {"$ref": "#/components/schemas/Workload"},
       "retry": {"type": "object", "additionalProperties": false, "properties": {
         "attempts": {"type": "integer", "minimum": 1, "maximum": 10},
@@ -306,9 +308,10 @@ const char* const kJsonSchemas = R"json({
     "next_run_at": {"type": ["string", "null"], "description": "when the next scheduled canary is due; null when canaries are off (--canary-interval-s 0)"}}},
   "Goodput": {"type": "object", "description": "allocated and productive core-seconds, and what was lost by cause",
               "required": ["goodput", "allocated_core_s", "productive_core_s", "lost_core_s"], "properties": {
-      "goodput": {"type": ["number", "null"], "description": "productive share of the allocated core-time, 0 to 1; null when under 1 core-s was allocated"},
+      "goodput": {"type": ["number", "null"], "description": "productive share of the measured core-time (allocated less unmeasured), 0 to 1; null when under 1 core-s was measured"},
       "goodput_note": {"type": "string", "description": "why goodput is null"},
       "allocated_core_s": {"type": "number"}, "productive_core_s": {"type": "number"},
+      "unmeasured_core_s": {"type": "number", "description": "running time of attempts that reported no step: neither kept nor lost"},
       "lost_core_s": {"type": "object", "additionalProperties": {"type": "number"}}}},
   "GoodputReport": {"type": "object", "required": ["cluster", "jobs"], "properties": {
     "window": {"type": "object", "description": "only with ?window=: the figures are the core-time that fell in it",

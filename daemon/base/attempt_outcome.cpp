@@ -34,6 +34,7 @@ RetryDecision decide_retry(const JobSpec& spec, int attempts_used, int infra_ret
     if (attempts_used < spec.retry.attempts) return {NextStep::retry, which + " says retry"};
     return {NextStep::fail, which + " says retry, but all " + std::to_string(spec.retry.attempts) + " attempts are used"};
   }
+  if (!cls.retryable) return {NextStep::fail, cls.name + " is not retried: another attempt would meet the same error"};
   if (attempts_used < spec.retry.attempts) {
     return {NextStep::retry, "attempt " + std::to_string(attempts_used) + " of " + std::to_string(spec.retry.attempts) + " failed"};
   }

@@ -11,7 +11,7 @@
 //
 // Retry (AWS Batch's evaluateOnExit): rules are checked in order; the first whose globs all match
 // (exit code, reason, class) decides retry or exit. With no matching rule the job retries while
-// attempts remain. Infrastructure failures retry without using the job's attempts, because the
+// attempts remain, unless the class is not retryable. Infrastructure failures retry without using the job's attempts, because the
 // job did nothing wrong, up to a separate limit on such failures in a row without training
 // progress: a long run that meets a node failure every few hours goes on, while a job whose every
 // attempt dies before it gets anywhere stops.
@@ -44,6 +44,7 @@ struct FailureClass {
   std::string name;        // "user_error", "node_lost", ...
   std::string suggestion;  // one line for the operator
   bool infrastructure = false;
+  bool retryable = true;  // false: a retry would meet the same error
 };
 
 // With the default rules (failure_rules.h); the daemon uses its configured FailureRules.

@@ -19,6 +19,11 @@ constexpr std::string_view kDefaultRules = R"json({"rules": [
    "suggestion": "A node stopped answering; the job is retried elsewhere and the node is checked."},
   {"class": "node_lost", "infrastructure": true, "reason": ["*fenced: *"],
    "suggestion": "The node was cut off from the daemon and stopped the attempt itself, so that it never ran beside its replacement; the job is retried."},
+  {"class": "file_not_found", "retry": false, "reason": ["*launch failed: command not found: *", "*launch failed: no such file: *",
+                                                       "*launch failed: interpreter not found: *"],
+   "suggestion": "The program could not be started ({line}); install it on the nodes, give its full path, or set PATH in the job's env."},
+  {"class": "user_error", "retry": false, "reason": ["*launch failed: *"],
+   "suggestion": "The program could not be started ({line}); retrying would meet the same error."},
   {"class": "timeout", "when": ["timed_out"],
    "suggestion": "The attempt ran past timeout_s; raise it or checkpoint more often."},
   {"class": "disk_full", "when": ["quota_exceeded"],
@@ -148,6 +153,7 @@ FailureRule parse_rule(const Json& j, const std::string& path) {
   rule.class_name = r.string("class", 1, 64);
   check_name(r.field_path("class"), rule.class_name);
   rule.infrastructure = r.opt_boolean("infrastructure").value_or(false);
+  rule.retry = r.opt_boolean("retry").value_or(true);
   rule.suggestion = r.string("suggestion", 1, 512);
   if (r.has("when")) rule.when = r.string_list("when", 8, 32);
   for (std::size_t i = 0; i < rule.when.size(); ++i) {
@@ -198,7 +204,7 @@ FailureClass FailureRules::classify(const AttemptFacts& facts) const {
     std::string suggestion = fill(rule.suggestion, "{exit_code}", facts.exit_code ? std::to_string(*facts.exit_code) : "-");
     suggestion = fill(suggestion, "{signal}", facts.signal ? std::to_string(*facts.signal) : "-");
     if (suggestion.find("{line}") != std::string::npos) suggestion = fill(suggestion, "{line}", quoted_line(rule, facts));
-    return {rule.class_name, suggestion, rule.infrastructure};
+    return {rule.class_name, suggestion, rule.infrastructure, rule.retry};
   }
   return {"unknown", "The attempt failed for an unknown reason; check the logs and the node.", false};
 }

@@ -4,6 +4,8 @@
 // gives a one-line suggestion. The defaults are a JSON document in failure_rules.cpp; operators add
 // their own with `trainyard-daemon --failure-rules FILE` ({"rules": [...]}), checked before them.
 //
+// "retry": false marks a failure no retry can mend (a program that cannot be started): the job fails
+// at once unless its own evaluate_on_exit says retry.
 // A rule matches when every matcher it has matches:
 //   "when":      facts that must all hold: cancelled, health_failed, node_lost, stuck (stopped
 //                for making no progress), node_failed_check (a node it hung on then failed its
@@ -29,6 +31,7 @@ namespace trainyard::daemon {
 struct FailureRule {
   std::string class_name;
   bool infrastructure = false;
+  bool retry = true;
   std::string suggestion;
   std::vector<std::string> when;
   std::optional<std::string> exit_code;

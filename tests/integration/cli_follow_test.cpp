@@ -21,10 +21,11 @@ class CliFollow : public ::testing::Test {
     cluster.wait_for_nodes(2);
   }
 
-  // Runs the CLI as the admin; its exit status, with stdout (and stderr) in `output`.
+  // Runs the CLI as the admin; its exit status, with stdout (and stderr) in `output`. From the
+  // shared directory: a job submitted from it starts there, as the job's own account.
   int cli(const std::string& args) {
     const std::string out = cluster.dir() + "/cli.out";
-    const std::string command = std::string(TRAINYARD_CLI_BIN) + " --server " + cluster.url() + " --token-file " +
+    const std::string command = "cd " + cluster.shared_dir() + " && " + std::string(TRAINYARD_CLI_BIN) + " --server " + cluster.url() + " --token-file " +
                                 cluster.dir() + "/data/admin.token " + args + " > " + out + " 2>&1";
     const int status = std::system(command.c_str());
     output = read_text(out);

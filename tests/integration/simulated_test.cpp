@@ -217,8 +217,8 @@ TEST(Simulated, AJobWithNodesMinResumesOnFewerNodesWhenOneIsLost) {
   EXPECT_LT(goodput["goodput"].get<double>(), 1.0) << goodput.dump(2);
   EXPECT_GT(goodput["lost_core_s"]["stalled"].get<double>() + goodput["lost_core_s"]["redone"].get<double>(), 0)
       << goodput.dump(2);
-  // Both attempts were pre-flight tested (multi-node), then launched and restarted from scratch or
-  // from the checkpoint: each of those is its own cause, with the attempts' times to show for it.
+  // Both attempts were pre-flight tested (multi-node); the second start, from the checkpoint, is lost
+  // to restart (the first is the job's own start): each its own cause, with the attempts' times.
   EXPECT_GT(goodput["lost_core_s"]["preflight"].get<double>(), 0) << goodput.dump(2);
   EXPECT_GT(goodput["lost_core_s"]["restart"].get<double>(), 0) << goodput.dump(2);
   for (const auto& attempt : attempts) {

@@ -5,9 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "agent/command_run.h"
 #include "tests/unit/agent/agent_harness.h"
@@ -328,6 +330,43 @@ TEST_F(AgentProcessTest, ACheckpointingKillOfACommandSendsSigusr1ThenSigtermAfte
   ASSERT_TRUE(wait_for([&] { return !link.sent_of<AttemptExitedMsg>().empty(); })) << "it never exited";
   EXPECT_EQ(signals(), "ready grace=7\nUSR1\nTERM\n");
   EXPECT_EQ(link.sent_of<AttemptExitedMsg>()[0].exit_code, 0) << "its TERM trap exited cleanly, not killed";
+}
+
+// procs_per_node: the node's part of the gang is several processes, each with its own rank, as
+// torchrun --nproc-per-node starts them.
+TEST_F(AgentProcessTest, EachLocalProcessGetsItsOwnRankAndShareOfTheCores) {
+  FakeLink& link = connected();
+  LaunchMsg launch = command_launch(7);
+  launch.rank = 1;
+  launch.world_size = 2;
+  launch.cores = 8;
+  launch.command.procs_per_node = 3;
+  launch.command.env = {{"OUT", (work_dir_ / "ranks").string()}};
+  launch.command.argv = {"/bin/sh", "-c",
+                         "echo \"$RANK $LOCAL_RANK/$LOCAL_WORLD_SIZE of $WORLD_SIZE node $NODE_RANK/$GROUP_RANK "
+                         "cores $TRAINYARD_CORES $TRAINYARD_VISIBLE_CORES $NEURON_RT_VISIBLE_CORES\" >> \"$OUT\""};
+  link.deliver(launch);
+  ASSERT_TRUE(wait_for([&] { return !link.sent_of<AttemptExitedMsg>().empty(); })) << "the processes never ended";
+  EXPECT_EQ(link.sent_of<AttemptExitedMsg>()[0].exit_code, 0);
+  std::ifstream in(work_dir_ / "ranks");
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::sort(lines.begin(), lines.end());
+  EXPECT_EQ(lines, (std::vector<std::string>{"3 0/3 of 6 node 1/1 cores 3 0-2 0-2", "4 1/3 of 6 node 1/1 cores 3 3-5 3-5",
+                                             "5 2/3 of 6 node 1/1 cores 2 6-7 6-7"}));
+}
+
+TEST_F(AgentProcessTest, ALocalProcessThatFailsEndsTheOthersAndSpeaksForTheNode) {
+  FakeLink& link = connected();
+  LaunchMsg launch = command_launch(7);
+  launch.command.procs_per_node = 3;
+  launch.command.argv = {"/bin/sh", "-c", "if [ $LOCAL_RANK = 1 ]; then exit 3; fi; exec sleep 600"};
+  link.deliver(launch);
+  ASSERT_TRUE(wait_for([&] { return !link.sent_of<AttemptExitedMsg>().empty(); }))
+      << "the other processes outlived the failed one";
+  const AttemptExitedMsg exit = link.sent_of<AttemptExitedMsg>()[0];
+  EXPECT_EQ(exit.exit_code, 3);
+  EXPECT_EQ(exit.reason, "local process 1 of 3 exited with code 3");
 }
 
 TEST_F(AgentTest, ARunThatExitsWithinTheGraceIsNotKilled) {

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "agent/command_run.h"
 
 namespace trainyard::agent {
@@ -34,13 +36,26 @@ TEST(CommandEnvironment, PassesOnlyAllowListedAgentVariablesPlusTheJobsOwn) {
   EXPECT_FALSE(env.contains("JUNK"));
   for (const auto& [name, value] : env) EXPECT_EQ(value.find("data-plane-secret"), std::string::npos) << name;
   for (const auto& [name, value] : env) {
-    const bool ours = name.starts_with("TRAINYARD_") || name.starts_with("LC_") || name == "RANK" ||
-                      name == "WORLD_SIZE" || name == "NODE_RANK" || name == "LOCAL_RANK" || name == "MASTER_ADDR" ||
-                      name == "MASTER_PORT" || name == "LR";
+    const std::set<std::string> launch_variables = {"RANK",       "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE",
+                                                    "NODE_RANK",  "GROUP_RANK", "GROUP_WORLD_SIZE", "ROLE_RANK",
+                                                    "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
+                                                    "NEURON_RT_VISIBLE_CORES", "LR", "PATH"};
+    const bool ours = name.starts_with("TRAINYARD_") || name.starts_with("LC_") || launch_variables.contains(name);
     const bool inherited =
         std::find(kInheritedEnvironment.begin(), kInheritedEnvironment.end(), name) != kInheritedEnvironment.end();
     EXPECT_TRUE(ours || inherited) << name;
   }
+}
+
+// Root's PATH starts with root's own directories, which a job's account cannot search: a job gets a
+// standard PATH, never the agent's, unless its spec sets one.
+TEST(CommandEnvironment, GivesTheJobAStandardPathNotTheAgents) {
+  std::string path = "PATH=/root/.pyenv/shims:/root/.local/bin:/usr/bin";
+  std::vector<char*> environ_like{path.data(), nullptr};
+  LaunchMsg launch;
+  EXPECT_EQ(command_environment(launch, {}, environ_like.data()).at("PATH"), "/usr/local/bin:/usr/bin:/bin");
+  launch.command.env = {{"PATH", "/opt/venv/bin:/usr/bin:/bin"}};
+  EXPECT_EQ(command_environment(launch, {}, environ_like.data()).at("PATH"), "/opt/venv/bin:/usr/bin:/bin");
 }
 
 // How long a command has after SIGUSR1 (a requeue or preemption asking for a checkpoint) to save

@@ -2,6 +2,8 @@
 // positions, help at every level, and each kind of mistake naming the flag at fault.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "tests/unit/cli/command_line_helpers.h"
 
 namespace trainyard::cli {
@@ -41,7 +43,9 @@ TEST(CommandLine, QuickSubmitBuildsACommandSpec) {
   EXPECT_TRUE(submit.spec_file.empty());
   const Json expected = {{"name", "train"},
                          {"kind", "command"},
-                         {"command", {{"argv", {"python", "train.py", "--lr", "0.1"}}, {"env", {{"A", "1"}, {"B", "x=y"}}}}},
+                         {"command", {{"argv", {"python", "train.py", "--lr", "0.1"}},
+                                      {"env", {{"A", "1"}, {"B", "x=y"}}},
+                                      {"workdir", std::filesystem::current_path().string()}}},
                          {"nodes", 2},
                          {"share", "vision"},
                          {"priority", 7},
@@ -50,6 +54,21 @@ TEST(CommandLine, QuickSubmitBuildsACommandSpec) {
                          {"timeout_s", 600},
                          {"memory_mb", 2048}};
   EXPECT_EQ(submit.spec, expected);
+}
+
+// As sbatch: the job starts where it was submitted, or in --chdir (-D), relative to there.
+TEST(CommandLine, SubmitStartsTheJobWhereItWasSubmittedOrInChdir) {
+  const std::string here = std::filesystem::current_path().string();
+  EXPECT_EQ(parsed<SubmitJob>({"submit", "--", "x"}).spec["command"]["workdir"], here);
+  EXPECT_EQ(parsed<SubmitJob>({"submit", "--chdir", "/data/exp", "--", "x"}).spec["command"]["workdir"], "/data/exp");
+  EXPECT_EQ(parsed<SubmitJob>({"submit", "-D", "runs/../exp", "--", "x"}).spec["command"]["workdir"],
+            (std::filesystem::path(here) / "exp").string());
+  const auto file = parsed<SubmitJob>({"submit", "job.json", "--chdir", "/data/exp"});
+  EXPECT_EQ(file.workdir, "/data/exp");
+  const auto requests = file.requests([](const std::string&) { return R"({"command": {"argv": ["x"]}})"; });
+  EXPECT_EQ((*requests.at(0).body)["command"]["workdir"], "/data/exp");
+  EXPECT_FALSE(parsed<SubmitJob>({"submit", "job.json"}).workdir);
+  EXPECT_EQ(rejected({"submit", "--chdir", "", "--", "x"}), "--chdir");
 }
 
 TEST(CommandLine, QuickSubmitCanWaitForCapacity) {

@@ -233,6 +233,14 @@ TEST(Render, JobDescriptionAndAttempts) {
   EXPECT_EQ(value_of(out, "Started"), "2026-11-22T13:56:00.000Z (4m ago)");
   EXPECT_EQ(value_of(out, "Ended"), "-");
   EXPECT_EQ(value_of(out, "Cores per node"), "whole node");
+  EXPECT_EQ(value_of(out, "Procs per node"), "1");
+  EXPECT_EQ(value_of(out, "Working directory"), "the attempt's own");
+  Json launched_from = running_job();
+  launched_from["spec"]["command"]["workdir"] = "/home/ana/exp";
+  launched_from["spec"]["command"]["procs_per_node"] = 4;
+  const std::string from_out = render({"job", "42"}, {launched_from, Json{{"attempts", Json::array()}}});
+  EXPECT_EQ(value_of(from_out, "Working directory"), "/home/ana/exp");
+  EXPECT_EQ(value_of(from_out, "Procs per node"), "4");
   EXPECT_EQ(value_of(out, "Exit code"), "-");  // absent
   EXPECT_EQ(value_of(pending_out(), "Reason"), "-");  // empty
   EXPECT_EQ(value_of(out, "Pending reason"), "<absent>");

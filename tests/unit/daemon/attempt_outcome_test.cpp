@@ -177,6 +177,16 @@ TEST(DecideRetry, WithoutRulesRetriesWhileAttemptsRemain) {
   EXPECT_EQ(decide(with_rules(1, {}), 1, exit_with(1)).step, NextStep::fail);
 }
 
+TEST(DecideRetry, AClassThatIsNotRetryableFailsAtOnceUnlessTheJobsRuleSaysRetry) {
+  const AttemptFacts never_started =
+      exit_with(127, "launch failed: command not found: trian.py (PATH searched: /usr/local/bin:/usr/bin:/bin)");
+  const RetryDecision d = decide(with_rules(3, {}), 1, never_started);
+  EXPECT_EQ(d.step, NextStep::fail);
+  EXPECT_THAT(d.why, HasSubstr("file_not_found is not retried"));
+  const JobSpec insists = with_rules(3, {rule("127", std::nullopt, std::nullopt, RetryAction::retry)});
+  EXPECT_EQ(decide(insists, 1, never_started).step, NextStep::retry);
+}
+
 TEST(DecideRetry, FirstMatchingRuleWins) {
   const JobSpec spec = with_rules(5, {rule("1[0-9]", std::nullopt, std::nullopt, RetryAction::exit),
                                       rule("1*", std::nullopt, std::nullopt, RetryAction::retry),

@@ -99,8 +99,10 @@ TEST(DaemonMetrics, GoodputOfEndedJobsIsReadFromTheStoreInOneGo) {
   m.metrics.account_goodput(m.c.worker, m.c.clock.system_now());
   m.c.settle();
   const std::string text = m.metrics.render();
-  // 8 cores held for 100 s of running (the start took no time on this clock): all productive.
-  EXPECT_THAT(text, HasSubstr("trainyard_goodput_core_seconds_total{category=\"productive\"} 800\n"));
+  // 8 cores held for 100 s of running (the start took no time on this clock), and no step reported:
+  // all of it unmeasured, none of it called productive.
+  EXPECT_THAT(text, HasSubstr("trainyard_goodput_core_seconds_total{category=\"unmeasured\"} 800\n"));
+  EXPECT_THAT(text, HasSubstr("trainyard_goodput_core_seconds_total{category=\"productive\"} 0\n"));
   EXPECT_THAT(text, HasSubstr("trainyard_jobs_ended_total{state=\"SUCCEEDED\",share=\"vision\"} 1\n"));
 }
 

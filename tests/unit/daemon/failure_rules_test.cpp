@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <utility>
 
 #include "daemon/base/failure_rules.h"
 
@@ -117,6 +118,36 @@ TEST(FailureRules, OperatorRulesComeFirstAndFillTheirSuggestion) {
   EXPECT_EQ(rules.classify(failed_with(std::nullopt, SIGTERM, "")).name, "user_error");
 }
 
+// The agent's reasons for a program that never ran (agent/launch_failure.h), as the first failed
+// rank's reason: classified, and not retried.
+TEST(FailureRules, AProgramThatCouldNotBeStartedIsTheJobsOwnAndNotRetried) {
+  const FailureRules& rules = FailureRules::defaults();
+  const std::pair<const char*, const char*> cases[] = {
+      {"launch failed: command not found: trian.py (PATH searched: /usr/local/bin:/usr/bin:/bin)", "file_not_found"},
+      {"launch failed: no such file: ./run.sh (looked for in /home/ana/exp)", "file_not_found"},
+      {"launch failed: interpreter not found: /home/ana/eval.py names /usr/bin/python9 on its #! line, and there is "
+       "no such file",
+       "file_not_found"},
+      {"launch failed: /home/ana/train.sh is not executable (mode 0644, owner uid 1000 gid 1000): chmod +x it, or run "
+       "it through its interpreter (python3 ./train.sh)",
+       "user_error"},
+      {"launch failed: the working directory /home/ana/exp cannot be entered by account tyj-3 (uid 60003): "
+       "Permission denied (mode 0700, owner uid 1000 gid 1000)",
+       "user_error"}};
+  for (const auto& [reason, expected] : cases) {
+    const FailureClass cls = rules.classify(failed_with(127, std::nullopt, reason));
+    EXPECT_EQ(cls.name, expected) << reason;
+    EXPECT_FALSE(cls.retryable) << reason;
+    EXPECT_FALSE(cls.infrastructure) << reason;
+    EXPECT_NE(cls.suggestion.find("launch failed: "), std::string::npos) << cls.suggestion;
+  }
+  // An ordinary exit 127 (a shell whose command was not found) is retried as any failure.
+  EXPECT_TRUE(rules.classify(failed_with(127, std::nullopt, "exited with code 127", "sh: 1: trian: not found")).retryable);
+  const FailureRules mine = FailureRules::parse(Json::parse(R"({"rules": [
+    {"class": "bad_input", "retry": false, "log_tail": ["*invalid dataset*"], "suggestion": "Fix the dataset."}]})"));
+  EXPECT_FALSE(mine.classify(failed_with(1, std::nullopt, "", "error: invalid dataset shard 3")).retryable);
+}
+
 TEST(FailureRules, BadRulesAreRefusedNamingTheField) {
   auto field_of = [](const char* text) {
     try {
@@ -130,6 +161,7 @@ TEST(FailureRules, BadRulesAreRefusedNamingTheField) {
   EXPECT_EQ(field_of(R"({"rules": [{"class": "x"}]})"), "rules[0].suggestion");
   EXPECT_EQ(field_of(R"({"rules": [{"class": "x", "suggestion": "s", "regex": "y"}]})"), "rules[0].regex");
   EXPECT_EQ(field_of(R"({"rules": [{"class": "has space", "suggestion": "s"}]})"), "rules[0].class");
+  EXPECT_EQ(field_of(R"({"rules": [{"class": "x", "suggestion": "s", "retry": "no"}]})"), "rules[0].retry");
   EXPECT_EQ(field_of(R"({"rules": 3})"), "rules");
   EXPECT_EQ(field_of(R"({"rules": [], "extra": 1})"), "extra");
   EXPECT_EQ(field_of(R"({"rules": []})"), "<accepted>");

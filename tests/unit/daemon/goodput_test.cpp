@@ -26,7 +26,8 @@ Attempt attempt(AttemptState state, double created, double started, double last_
   return a;
 }
 
-TEST(Goodput, ARunWithoutFailuresLosesOnlyItsStart) {
+// A job pays for its first start once: only starts after a failure are lost to restart.
+TEST(Goodput, ACleanFirstAttemptLosesOnlyItsPreFlight) {
   Attempt a = attempt(AttemptState::succeeded, 0, 1, 100, 100, 98);
   a.launched_at = at_s(0.5);
   a.first_step_at = at_s(3);  // one step a second: steps 1..98 from t=2 to t=100
@@ -34,9 +35,9 @@ TEST(Goodput, ARunWithoutFailuresLosesOnlyItsStart) {
   const Goodput g = job_goodput(one, at_s(200));
   EXPECT_DOUBLE_EQ(g.allocated_core_s, 400);
   EXPECT_DOUBLE_EQ(g.preflight_core_s, 0.5 * 4);
-  EXPECT_DOUBLE_EQ(g.restart_core_s, 1.5 * 4);  // launch to the first step's beginning
-  EXPECT_DOUBLE_EQ(g.productive_core_s, 98 * 4);
-  EXPECT_DOUBLE_EQ(g.ratio(), 0.98);
+  EXPECT_DOUBLE_EQ(g.restart_core_s, 0);
+  EXPECT_DOUBLE_EQ(g.productive_core_s, 98 * 4 + 1.5 * 4);  // the steps, and the start before them
+  EXPECT_DOUBLE_EQ(g.ratio(), 0.995);
   EXPECT_NEAR(g.other_core_s, 0, 1e-9);
 }
 
@@ -51,8 +52,8 @@ TEST(Goodput, StepsPastTheResumedCheckpointAreRedoneAndAHangIsStalled) {
   EXPECT_DOUBLE_EQ(g.allocated_core_s, 80 * 4 + 52 * 4);
   EXPECT_DOUBLE_EQ(g.redone_core_s, 60 * 4 * (10.0 / 60));  // steps 51..60, at attempt 1's pace
   EXPECT_DOUBLE_EQ(g.stalled_core_s, 18 * 4);
-  EXPECT_DOUBLE_EQ(g.restart_core_s, 2 * 4 + 2 * 4);
-  EXPECT_DOUBLE_EQ(g.productive_core_s, 60 * 4 * (50.0 / 60) + 50 * 4);
+  EXPECT_DOUBLE_EQ(g.restart_core_s, 2 * 4);  // the second start only
+  EXPECT_DOUBLE_EQ(g.productive_core_s, 2 * 4 + 60 * 4 * (50.0 / 60) + 50 * 4);
   EXPECT_NEAR(g.other_core_s, 0, 1e-9);
 }
 
@@ -105,8 +106,8 @@ TEST(Goodput, PreFlightIsTheTimeFromPlacementToLaunch) {
   const std::vector<Attempt> one = {a};
   const Goodput g = job_goodput(one, at_s(100));
   EXPECT_DOUBLE_EQ(g.preflight_core_s, 3 * 4);
-  EXPECT_DOUBLE_EQ(g.restart_core_s, 3 * 4);       // t=3 to t=6, when the first step began
-  EXPECT_DOUBLE_EQ(g.productive_core_s, 20 * 4);  // 10 steps x 2 s
+  EXPECT_DOUBLE_EQ(g.restart_core_s, 0);                  // the job's first start: t=3 to t=6 is not lost
+  EXPECT_DOUBLE_EQ(g.productive_core_s, 3 * 4 + 20 * 4);  // that, and 10 steps x 2 s
   EXPECT_NEAR(g.other_core_s, 0, 1e-9);
 }
 
@@ -159,12 +160,32 @@ TEST(Goodput, AnAttemptLaunchedButNeverStartedIsRestart) {
   EXPECT_DOUBLE_EQ(g.restart_core_s, 16);
 }
 
-TEST(Goodput, ACommandJobWithoutStepsCountsItsRunningTimeAsWork) {
-  Attempt a = attempt(AttemptState::succeeded, 0, 1, 1, 11, 0);
-  const std::vector<Attempt> one = {a};
-  const Goodput g = job_goodput(one, at_s(100));
-  EXPECT_DOUBLE_EQ(g.restart_core_s, 4);
-  EXPECT_DOUBLE_EQ(g.productive_core_s, 40);
+// A command job that writes no progress: its running time is neither kept nor lost, and there is no
+// goodput figure, whether it succeeded, hung or failed (it used to read 99.9 % for a hung job).
+TEST(Goodput, ACommandJobWithoutStepsIsUnmeasuredAndHasNoFigure) {
+  for (AttemptState state : {AttemptState::succeeded, AttemptState::failed, AttemptState::running}) {
+    Attempt a = attempt(state, 0, 1, 1, 11, 0);
+    a.last_progress_at.reset();
+    if (state == AttemptState::running) a.ended_at.reset();
+    const std::vector<Attempt> one = {a};
+    const Goodput g = job_goodput(one, at_s(11));
+    EXPECT_DOUBLE_EQ(g.unmeasured_core_s, 44);
+    EXPECT_DOUBLE_EQ(g.productive_core_s, 0);
+    EXPECT_DOUBLE_EQ(g.stalled_core_s, 0) << "a failed one's time is not all stalled";
+    EXPECT_DOUBLE_EQ(g.restart_core_s, 0);
+    const Json j = to_json(g);
+    EXPECT_TRUE(j["goodput"].is_null()) << j.dump();
+    EXPECT_THAT(j["goodput_note"].get<std::string>(), ::testing::HasSubstr("n/a: no progress reported")) << j.dump();
+    EXPECT_DOUBLE_EQ(j["unmeasured_core_s"].get<double>(), 44);
+  }
+  // Beside an attempt that reported steps, goodput is that attempt's share of the measured time.
+  Attempt silent = attempt(AttemptState::failed, 0, 1, 1, 11, 0);
+  silent.last_progress_at.reset();
+  const std::vector<Attempt> two = {silent, attempt(AttemptState::succeeded, 20, 20, 30, 30, 10)};
+  const Goodput g = job_goodput(two, at_s(40));
+  EXPECT_DOUBLE_EQ(g.unmeasured_core_s, 44);
+  EXPECT_DOUBLE_EQ(g.measured_core_s(), 40);
+  EXPECT_DOUBLE_EQ(to_json(g)["goodput"].get<double>(), 1.0);
 }
 
 TEST(Goodput, AFirstStepReportedBeforeTheLaunchDoesNotInventTime) {

@@ -39,6 +39,21 @@ TEST(Recovery, NoDisconnectedNodeIsLostBeforeItsAttemptsAreSurelyStopped) {
   EXPECT_TRUE(node_lost_now(kClosed, false, kClosed + Millis(12'500), long_grace));
 }
 
+// A killed agent's connection closes at once; its peer rank, a real job's, sees only "connection
+// reset" and exits 1 a moment later: the lost node, not the survivor, explains the attempt's end.
+TEST(Recovery, ALostNodeThatWentQuietBeforeAnotherRanksFailureIsBlamed) {
+  constexpr Millis kHeartbeat{500};
+  const MonoTime heard = kClosed - Millis(400);
+  EXPECT_TRUE(lost_node_went_first(kClosed, heard, kHeartbeat, kClosed + Millis(150)));
+  EXPECT_TRUE(lost_node_went_first(kClosed, heard, kHeartbeat, std::nullopt)) << "nothing failed before it";
+  // Still connected but silent (a cut link): quiet once a heartbeat is overdue.
+  EXPECT_TRUE(lost_node_went_first(std::nullopt, heard, kHeartbeat, heard + Millis(3000)));
+  // A rank that failed on its own (an OOM) while the node was still heard keeps the blame, even if
+  // the node is lost afterwards.
+  EXPECT_FALSE(lost_node_went_first(std::nullopt, heard, kHeartbeat, heard + Millis(200)));
+  EXPECT_FALSE(lost_node_went_first(heard + Millis(2000), heard, Millis(5000), heard + Millis(1000)));
+}
+
 TEST(Recovery, AResumeTestsOnlyNodesThatAreNeitherSurvivorsNorWarm) {
   const Millis warm_for{300'000};
   const std::vector<ResumeNode> nodes = {

@@ -107,6 +107,16 @@ TEST(JobSpec, RoundTripsThroughJson) {
   EXPECT_EQ(again.memory_mb, 4096);
 }
 
+TEST(JobSpec, ACommandsWorkingDirectoryRoundTrips) {
+  Json j = minimal_command();
+  j["command"]["workdir"] = "/home/ana/exp";
+  const JobSpec s = parse_job_spec(j);
+  EXPECT_EQ(s.command.workdir, "/home/ana/exp");
+  EXPECT_EQ(parse_job_spec(to_json(s)).command.workdir, "/home/ana/exp");
+  EXPECT_FALSE(parse_job_spec(minimal_command()).command.workdir) << "none: the attempt's own directory";
+  EXPECT_FALSE(to_json(parse_job_spec(minimal_command()))["command"].contains("workdir"));
+}
+
 TEST(JobSpec, AStoredSpecIsReadUnderTheRulesItWasWrittenWith) {
   // Written when dependencies were bare ids and names need not be printable: still readable.
   Json j = minimal_command();
@@ -176,6 +186,14 @@ INSTANTIATE_TEST_SUITE_P(
                       BadSpec{"array account by env",
                               {{"command", {{"argv", {"/bin/true"}}, {"env", {{"TRAINYARD_ARRAY_JOB_ID", "1"}}}}}},
                               "command.env.TRAINYARD_ARRAY_JOB_ID"},
+                      BadSpec{"a relative working directory", {{"command", {{"argv", {"x"}}, {"workdir", "exp"}}}},
+                              "command.workdir"},
+                      BadSpec{"an empty working directory", {{"command", {{"argv", {"x"}}, {"workdir", ""}}}},
+                              "command.workdir"},
+                      BadSpec{"NUL in the working directory",
+                              {{"command", {{"argv", {"x"}}, {"workdir", std::string("/a\0b", 4)}}}}, "command.workdir"},
+                      BadSpec{"a working directory past 4096 bytes",
+                              {{"command", {{"argv", {"x"}}, {"workdir", "/" + std::string(4096, 'a')}}}}, "command.workdir"},
                       BadSpec{"escape in code_version", {{"code_version", "v\x1b"}}, "code_version"}));
 
 TEST(JobSpec, PrintableNamesMayBeAnyLanguage) {

@@ -894,7 +894,7 @@ export interface components {
         /** @description allocated and productive core-seconds, and what was lost by cause */
         Goodput: {
             allocated_core_s: number;
-            /** @description productive share of the allocated core-time, 0 to 1; null when under 1 core-s was allocated */
+            /** @description productive share of the measured core-time (allocated less unmeasured), 0 to 1; null when under 1 core-s was measured */
             goodput: number | null;
             /** @description why goodput is null */
             goodput_note?: string;
@@ -902,6 +902,8 @@ export interface components {
                 [key: string]: number;
             };
             productive_core_s: number;
+            /** @description running time of attempts that reported no step: neither kept nor lost */
+            unmeasured_core_s?: number;
         };
         GoodputReport: {
             cluster: components["schemas"]["Goodput"];
@@ -1135,6 +1137,9 @@ export interface components {
                 env?: {
                     [key: string]: string;
                 };
+                /** @default 1 */
+                procs_per_node?: number;
+                workdir?: string;
             };
             cores_per_node?: number;
             depends_on?: {
