@@ -69,6 +69,8 @@ std::map<std::string, std::string> command_environment(const LaunchMsg& l, const
     env["HOME"] = account->home;
   }
   env["PATH"] = kJobPath;
+  // A Python rank that crashes in native code (SIGSEGV, SIGABRT, ...) prints every thread's stack.
+  env["PYTHONFAULTHANDLER"] = "1";
   for (const auto& [k, v] : l.command.env) env[k] = v;
   env["TRAINYARD_JOB_ID"] = std::to_string(l.job_id);
   env["TRAINYARD_ATTEMPT_ID"] = std::to_string(l.attempt_id);

@@ -8,7 +8,8 @@
 //
 // Environment: only the agent's variables named in `kInheritedEnvironment` (never its tokens or
 // secrets: a job is another user's code), PATH set to `kJobPath` (never the agent's, whose entries
-// may be root's own), then the job's `command.env`, then TRAINYARD_JOB_ID,
+// may be root's own), PYTHONFAULTHANDLER=1 (a Python crash in native code prints its stacks to the
+// log), then the job's `command.env`, then TRAINYARD_JOB_ID,
 // TRAINYARD_ATTEMPT_ID, RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, NODE_RANK and GROUP_RANK
 // (the node's rank), GROUP_WORLD_SIZE and TRAINYARD_NODES (the nodes), ROLE_RANK, ROLE_WORLD_SIZE,
 // MASTER_ADDR, MASTER_PORT, TRAINYARD_CORES and TRAINYARD_VISIBLE_CORES (the process's share of the

@@ -39,7 +39,7 @@ TEST(CommandEnvironment, PassesOnlyAllowListedAgentVariablesPlusTheJobsOwn) {
     const std::set<std::string> launch_variables = {"RANK",       "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE",
                                                     "NODE_RANK",  "GROUP_RANK", "GROUP_WORLD_SIZE", "ROLE_RANK",
                                                     "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
-                                                    "NEURON_RT_VISIBLE_CORES", "LR", "PATH"};
+                                                    "NEURON_RT_VISIBLE_CORES", "LR", "PATH", "PYTHONFAULTHANDLER"};
     const bool ours = name.starts_with("TRAINYARD_") || name.starts_with("LC_") || launch_variables.contains(name);
     const bool inherited =
         std::find(kInheritedEnvironment.begin(), kInheritedEnvironment.end(), name) != kInheritedEnvironment.end();
@@ -56,6 +56,7 @@ TEST(CommandEnvironment, GivesTheJobAStandardPathNotTheAgents) {
   EXPECT_EQ(command_environment(launch, {}, environ_like.data()).at("PATH"), "/usr/local/bin:/usr/bin:/bin");
   launch.command.env = {{"PATH", "/opt/venv/bin:/usr/bin:/bin"}};
   EXPECT_EQ(command_environment(launch, {}, environ_like.data()).at("PATH"), "/opt/venv/bin:/usr/bin:/bin");
+  EXPECT_EQ(command_environment(launch, {}, environ_like.data()).at("PYTHONFAULTHANDLER"), "1");
 }
 
 // How long a command has after SIGUSR1 (a requeue or preemption asking for a checkpoint) to save
