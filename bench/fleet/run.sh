@@ -6,6 +6,12 @@
 #   bench/fleet/run.sh [BUILD_DIR] NODES [fleet_sim flags, e.g. --rate 50 --steady-s 60]
 #   (default BUILD_DIR: ./build; build first: ninja -C BUILD_DIR trainyard-daemon fleet_sim)
 #
+# The documented run (bench/fleet/RESULTS.md) is
+#   bench/fleet/run.sh NODES --rate 50 --steady-s 150 --job-ms 3000
+# with the daemon's default health settings: the steady phase runs well past the first periodic
+# health check (--health-first-check-s, 60 s after the daemon starts), so its figures include the
+# periodic checks' rotation, not only the quiet before it.
+#
 # Each agent is one WebSocket, one descriptor in the simulator and one in the daemon: both
 # processes need NODES + a few hundred open files. The script raises the soft limit to the hard
 # one and refuses a NODES it cannot hold, rather than measuring a fleet that silently lost nodes
