@@ -450,7 +450,15 @@ std::string JobManager::checkpoint_dir_of(JobId job) const {
   return config_.checkpoint_root.empty() ? "" : checkpoint::job_checkpoint_dir(config_.checkpoint_root, job).string();
 }
 
-bool JobManager::send_to(const std::string& node, const DaemonMessage& message) { return nodes_.send(node, message); }
+bool JobManager::send_to(const std::string& node, const DaemonMessage& message) {
+  // Nothing the agent's parser would refuse leaves the daemon (proto's bounds_error); what is
+  // refused here counts as not sent, as to a node that is not connected.
+  if (const std::string why = bounds_error(message); !why.empty()) {
+    spdlog::error("event=message_refused node={} error=\"{}\"", node, why);
+    return false;
+  }
+  return nodes_.send(node, message);
+}
 
 void JobManager::fence(const std::string& node, AttemptId id, const std::string& why) {
   spdlog::warn("event=attempt_fenced attempt={} node={} why=\"{}\"", id, node, why);

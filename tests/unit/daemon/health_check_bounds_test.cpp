@@ -1,6 +1,7 @@
-// What HealthChecks sends an agent stays inside the protocol's bounds (proto/messages.h): at the
-// largest gang the protocol allows every message parses as the agent parses it, and pair tests stay
-// inside groups; one node more and the collective suite is not sent at all, the check saying why.
+// What the daemon sends an agent stays inside the protocol's bounds (proto/messages.h): at the
+// largest gang the protocol allows every message parses as the agent parses it (a health check's
+// collective suite, with its pair tests inside groups, and a job's launches); one node more and
+// the collective suite is not sent at all, the check saying why.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -115,6 +116,28 @@ TEST(HealthCheckBounds, OneNodeMoreIsNotSentAndTheCheckFailsSayingWhyWithoutJudg
   EXPECT_EQ(j["state"], "FAILED");
   EXPECT_EQ(j["error"], done->error);
   EXPECT_FALSE(c.checks->running_on(nodes.front()));
+}
+
+TEST(HealthCheckBounds, AJobOfTheLargestGangTheProtocolAllowsIsLaunchedWithinItsBounds) {
+  Cluster c;
+  for (int i = 0; i < kMaxRanks; ++i) c.connect("n" + std::to_string(i));
+  c.submit(command_spec(kMaxRanks));
+  std::set<int> ranks;
+  for (const auto& [node, launches] : c.launches()) {
+    for (const LaunchMsg& launch : launches) {
+      const std::string text = encode(DaemonMessage{launch});
+      try {
+        const auto parsed = std::get<LaunchMsg>(parse_daemon_message(text));
+        EXPECT_EQ(parsed.world_size, kMaxRanks);
+        EXPECT_EQ(parsed.peers.size(), static_cast<std::size_t>(kMaxRanks));
+        ranks.insert(parsed.rank);
+      } catch (const InvalidInput& e) {
+        ADD_FAILURE() << "the agent " << node << " would refuse: " << e.field() << ": " << e.what();
+      }
+    }
+  }
+  EXPECT_EQ(ranks.size(), static_cast<std::size_t>(kMaxRanks)) << "every rank launched";
+  EXPECT_EQ(*ranks.rbegin(), kMaxRanks - 1);
 }
 
 }  // namespace
