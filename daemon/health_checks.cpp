@@ -41,7 +41,7 @@ std::string to_string(HealthCheckKind k) {
   return "on_demand";
 }
 
-bool HealthCheckResult::passed() const { return finished_at && failed_nodes().empty(); }
+bool HealthCheckResult::passed() const { return finished_at && error.empty() && failed_nodes().empty(); }
 
 std::vector<std::string> HealthCheckResult::failed_nodes() const {
   std::vector<std::string> out;
@@ -70,6 +70,7 @@ Json to_json(const HealthCheckResult& r) {
             {"errors", r.errors},
             {"collective_runs", runs},
             {"verdicts", verdicts}};
+  if (!r.error.empty()) j["error"] = r.error;
   if (r.collective_runs.size() > 1) {
     // The pair tests and the reference they were judged against, as the verdicts saw them.
     const std::vector<healthcheck::CollectiveRun> follow_ups(r.collective_runs.begin() + 1, r.collective_runs.end());
@@ -120,6 +121,7 @@ std::int64_t HealthChecks::start(HealthCheckRequest request, Done done) {
   check.result.created_at = clock_.system_now();
   check.done = std::move(done);
   check.result.policy = config_.policy;
+  for (const auto& node : check.result.request.nodes) ++checking_[node];
   if (check.result.request.kind == HealthCheckKind::preflight) {
     // A pre-flight judges correctness only: speed needs enough nodes to compare, and a job's few
     // nodes measured once on a shared host are not that; the pair tests of other checks are.
@@ -254,28 +256,61 @@ std::optional<double> HealthChecks::fleet_gemm_ms(const std::string& except) con
   return healthcheck::median(std::move(others));
 }
 
-void HealthChecks::start_collective_sets(Running& check, const std::vector<std::vector<std::string>>& sets) {
+bool HealthChecks::start_collective_sets(Running& check, const std::vector<std::vector<std::string>>& sets) {
+  // Every message of every set is built and checked before any is sent: a set is sent whole or not at all.
+  struct Planned {
+    std::vector<std::string> nodes;
+    std::vector<HealthCheckMsg> messages;  // by rank
+  };
+  std::vector<Planned> planned;
+  const Json options = healthcheck::to_json(config_.collective);
   for (const auto& set : sets) {
-    const std::size_t run_index = check.result.collective_runs.size();
-    healthcheck::CollectiveRun run;
-    run.nodes = set;
-    run.ranks.resize(set.size());
+    if (set.size() > static_cast<std::size_t>(kMaxRanks)) {
+      // Refused before a message is built: each would carry every rank's address.
+      refuse(check, fmt::format("a collective suite over {} nodes was not sent: the protocol allows at most {} ranks "
+                                "(split the check, as periodic checks are split into groups)",
+                                set.size(), kMaxRanks));
+      return false;
+    }
+    const std::size_t run_index = check.result.collective_runs.size() + planned.size();
     std::vector<std::string> peers;
     for (const auto& node : set) peers.push_back(data_addr_(node).value_or(""));
-    check.result.collective_runs.push_back(std::move(run));
     const std::int64_t session = kHealthSessionBase + (check.result.id << 16) + static_cast<std::int64_t>(run_index);
     const std::string session_secret = random_hex(32);
+    Planned p{set, {}};
     for (std::size_t rank = 0; rank < set.size(); ++rank) {
       HealthCheckMsg msg;
       msg.suite = HealthSuite::collective;
-      msg.options = healthcheck::to_json(config_.collective);
+      msg.options = options;
       msg.rank = static_cast<int>(rank);
       msg.peers = peers;
       msg.session = session;
       msg.session_secret = session_secret;
-      send_task(check, set[rank], std::move(msg), run_index, static_cast<int>(rank));
+      if (const std::string why = bounds_error(msg); !why.empty()) {
+        refuse(check, "a collective suite message to " + set[rank] + " was not sent: " + why);
+        return false;
+      }
+      p.messages.push_back(std::move(msg));
+    }
+    planned.push_back(std::move(p));
+  }
+  for (Planned& p : planned) {
+    const std::size_t run_index = check.result.collective_runs.size();
+    healthcheck::CollectiveRun run;
+    run.nodes = p.nodes;
+    run.ranks.resize(p.nodes.size());
+    check.result.collective_runs.push_back(std::move(run));
+    for (std::size_t rank = 0; rank < p.nodes.size(); ++rank) {
+      send_task(check, p.nodes[rank], std::move(p.messages[rank]), run_index, static_cast<int>(rank));
     }
   }
+  return true;
+}
+
+void HealthChecks::refuse(Running& check, std::string why) {
+  spdlog::error("event=health_check_refused check={} kind={} nodes={} error=\"{}\"", check.result.id,
+                to_string(check.result.request.kind), check.result.request.nodes.size(), why);
+  if (check.result.error.empty()) check.result.error = std::move(why);
 }
 
 void HealthChecks::judge_collective_phase(Running& check) {
@@ -285,11 +320,11 @@ void HealthChecks::judge_collective_phase(Running& check) {
   // A pre-flight only needs to know the set works; other checks compare pairs (kPairTestNodes).
   const bool compare_pairs = !preflight && check.result.collective_runs.front().nodes.size() >= kPairTestNodes;
   if (verdict.needs_localisation || compare_pairs) {
-    check.plan = healthcheck::plan_localisation(check.result.collective_runs.front().nodes);
+    check.plan = healthcheck::plan_localisation(check.result.collective_runs.front().nodes, config_.group_size);
     if (!check.plan.rounds.empty()) {
       check.phase = Phase::localisation;
       check.round = 0;
-      start_collective_sets(check, check.plan.rounds[0]);
+      start_collective_sets(check, check.plan.rounds[0]);  // refused: the check ends with its error
       return;
     }
   }
@@ -309,8 +344,7 @@ void HealthChecks::advance(Running& check) {
       }
       if (check.result.request.collective && set.size() >= 2) {
         check.phase = Phase::collective;
-        start_collective_sets(check, {set});
-        return;
+        if (start_collective_sets(check, {set})) return;
       }
       break;
     }
@@ -319,9 +353,10 @@ void HealthChecks::advance(Running& check) {
       if (check.outstanding > 0) return;  // localisation started
       break;
     case Phase::localisation:
+      if (!check.result.error.empty()) break;  // a round was refused
       if (++check.round < check.plan.rounds.size()) {
-        start_collective_sets(check, check.plan.rounds[check.round]);
-        return;
+        if (start_collective_sets(check, check.plan.rounds[check.round])) return;
+        break;
       }
       {
         const std::vector<healthcheck::CollectiveRun> follow_ups(check.result.collective_runs.begin() + 1,
@@ -339,10 +374,13 @@ void HealthChecks::finish(Running& check) {
     if (auto v = check.verdicts.find(node); v != check.verdicts.end()) result.verdicts.push_back(v->second);
   }
   result.finished_at = clock_.system_now();
-  spdlog::info("event=health_check_finished check={} kind={} passed={} failed=\"{}\" duration_ms={}", result.id,
-               to_string(result.request.kind), result.passed(), fmt::join(result.failed_nodes(), ","),
+  spdlog::info("event=health_check_finished check={} kind={} passed={} failed=\"{}\" error=\"{}\" duration_ms={}",
+               result.id, to_string(result.request.kind), result.passed(), fmt::join(result.failed_nodes(), ","), result.error,
                std::chrono::duration_cast<Millis>(*result.finished_at - result.created_at).count());
   const std::int64_t id = result.id;
+  for (const auto& node : result.request.nodes) {
+    if (auto it = checking_.find(node); it != checking_.end() && --it->second <= 0) checking_.erase(it);
+  }
   Done done = std::move(check.done);
   finished_[id] = std::move(result);
   running_.erase(id);
@@ -357,11 +395,8 @@ const HealthCheckResult* HealthChecks::find(std::int64_t id) const {
 }
 
 bool HealthChecks::running_on(const std::string& node) const {
-  return std::any_of(tasks_.begin(), tasks_.end(), [&](const auto& kv) { return kv.second.node == node; }) ||
-         std::any_of(running_.begin(), running_.end(), [&](const auto& kv) {
-           const auto& nodes = kv.second.result.request.nodes;
-           return std::find(nodes.begin(), nodes.end(), node) != nodes.end();
-         });
+  // Every outstanding task belongs to a running check, which counts its nodes in checking_.
+  return checking_.contains(node);
 }
 
 }  // namespace trainyard::daemon

@@ -9,6 +9,12 @@
 // for work). A node that answers "busy" (the accelerator suite needs idle cores) is not judged.
 // Nodes found UNHEALTHY by the accelerator suite are left out of the collective suite. A node's
 // accelerator speed is judged against its own cores and against the other nodes' latest speeds.
+// Pair tests are compared within groups of at most `group_size` nodes, so a check's rounds, messages
+// and memory grow with the group, not with the set.
+//
+// Nothing is sent that the agent's parser would refuse (proto's bounds_error: ranks, world size,
+// peers): a collective suite over more than kMaxRanks nodes, or a message out of bounds, is not
+// sent at all, and the check ends FAILED with `error` saying why, judging no node by it.
 //
 // Threading contract: I/O thread only.
 #include <cstdint>
@@ -47,6 +53,7 @@ struct HealthCheckConfig {
   healthcheck::CollectivePolicy policy;
   healthcheck::AcceleratorPolicy accelerator_policy;  // its fleet figure is the checks' own (below)
   Millis task_timeout{60000};
+  std::size_t group_size = 16;  // pair tests compare nodes within groups of at most this many
 };
 
 struct HealthCheckResult {
@@ -59,7 +66,8 @@ struct HealthCheckResult {
   std::vector<healthcheck::CollectiveRun> collective_runs;  // the whole set first, then follow-up tests
   healthcheck::CollectivePolicy policy;                     // what the runs were judged by
   std::vector<healthcheck::NodeVerdict> verdicts;           // final; one per judged node, request order
-  bool passed() const;                                 // finished, and every verdict HEALTHY
+  std::string error;  // why the check itself could not go on (a message it refused to send); empty: none
+  bool passed() const;                                 // finished, no error, and every verdict HEALTHY
   std::vector<std::string> failed_nodes() const;       // verdict not HEALTHY
 };
 Json to_json(const HealthCheckResult& r);
@@ -111,7 +119,10 @@ class HealthChecks {
   void send_task(Running& check, std::string node, HealthCheckMsg msg, std::size_t run, int rank);
   void task_done(std::int64_t task_id, const std::string& node, const HealthResultMsg& msg);
   void advance(Running& check);
-  void start_collective_sets(Running& check, const std::vector<std::vector<std::string>>& sets);
+  // False (and nothing sent) when a set's messages would break the protocol's bounds: the check's
+  // error says why.
+  bool start_collective_sets(Running& check, const std::vector<std::vector<std::string>>& sets);
+  void refuse(Running& check, std::string why);
   void judge_accelerator_phase(Running& check);
   void judge_collective_phase(Running& check);
   void merge(Running& check, const healthcheck::NodeVerdict& verdict);
@@ -127,6 +138,7 @@ class HealthChecks {
   std::map<std::int64_t, Running> running_;
   std::map<std::int64_t, HealthCheckResult> finished_;  // the last few, for GET while the store catches up
   std::map<std::int64_t, Task> tasks_;
+  std::map<std::string, int> checking_;          // node -> running checks that include it (running_on)
   std::map<std::string, double> node_gemm_ms_;  // each node's latest accelerator speed (this daemon's life)
   std::int64_t next_check_ = 1;
   std::int64_t next_task_ = 1;

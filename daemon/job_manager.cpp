@@ -36,7 +36,8 @@ JobManager::JobManager(StoreWorker& store, FileWorker& files, const TimeSource& 
           [this](const std::string& node, const DaemonMessage& message) { return send_to(node, message); },
           [this](const std::string& node) { return nodes_.data_addr(node); }),
       monitors_(MonitorConfig{config_.periodic_check_interval, config_.canary_interval, config_.canary_nodes,
-                              config_.first_comparison_after},
+                              config_.first_comparison_after, config_.health.group_size,
+                              config_.periodic_checking_share},
                 nodes_, clock.monotonic_now()),
       own_pauses_(config_.tick),
       logs_(timers, config_.log_fetch_timeout,
@@ -335,6 +336,9 @@ void JobManager::schedule() {
     start_attempt(it->second, start);
   }
   consider_preemption();
+  // A job that could not be placed for want of nodes (the pass reserved for it), or jobs the pass
+  // did not reach: periodic checks wait (monitors.h).
+  queue_waits_for_nodes_ = result.reservation.has_value() || result.hit_limit;
   if (result.hit_limit) request_schedule();  // more jobs may fit than one pass looks at
   if (metrics_) metrics_->scheduling_pass(std::chrono::steady_clock::now() - pass_began);
 }
@@ -446,7 +450,15 @@ std::string JobManager::checkpoint_dir_of(JobId job) const {
   return config_.checkpoint_root.empty() ? "" : checkpoint::job_checkpoint_dir(config_.checkpoint_root, job).string();
 }
 
-bool JobManager::send_to(const std::string& node, const DaemonMessage& message) { return nodes_.send(node, message); }
+bool JobManager::send_to(const std::string& node, const DaemonMessage& message) {
+  // Nothing the agent's parser would refuse leaves the daemon (proto's bounds_error); what is
+  // refused here counts as not sent, as to a node that is not connected.
+  if (const std::string why = bounds_error(message); !why.empty()) {
+    spdlog::error("event=message_refused node={} error=\"{}\"", node, why);
+    return false;
+  }
+  return nodes_.send(node, message);
+}
 
 void JobManager::fence(const std::string& node, AttemptId id, const std::string& why) {
   spdlog::warn("event=attempt_fenced attempt={} node={} why=\"{}\"", id, node, why);

@@ -63,7 +63,8 @@ struct JobManagerConfig {
   bool registration_checks = true;   // a node takes no work before it passes the accelerator suite
   bool preflight_checks = true;      // multi-node attempts of jobs with `preflight` test their nodes first
   Millis periodic_check_interval{0};  // idle nodes are re-tested this often; 0: never
-  Millis first_comparison_after{0};   // the first one early, once 3+ idle nodes compare (monitors.h)
+  Millis first_comparison_after{0};   // their rotation starts early, once 3+ idle nodes compare (monitors.h)
+  double periodic_checking_share = 0.1;  // of the idle nodes under periodic checks at once (monitors.h)
   Millis canary_interval{0};          // a canary job is submitted this often; 0: never
   int canary_nodes = 2;
   int max_array_size = kDefaultMaxArraySize;
@@ -336,6 +337,7 @@ class JobManager {
   JobId max_job_id_ = 0;
   AttemptId max_attempt_id_ = 0;
   bool schedule_requested_ = false;
+  bool queue_waits_for_nodes_ = false;  // the last pass left a job waiting for nodes (periodic checks wait)
   std::set<JobId> preempting_;  // victims still stopping: one preemption at a time
   UnheardStops unheard_;  // nodes that may still run an ended attempt's rank, until their fence stops it
   bool closing_agent_connections_ = false;

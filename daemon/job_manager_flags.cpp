@@ -6,6 +6,7 @@
 #include "daemon/fence_timing.h"
 #include "daemon/recovery.h"
 #include "proto/json_reader.h"
+#include "proto/messages.h"
 #include "scheduler/config_flags.h"
 
 namespace trainyard::daemon {
@@ -72,10 +73,19 @@ void add_health_flags(FlagParser& flags, JobManagerSettings& s) {
                               "how often idle nodes are health-checked; 0 turns periodic checks off",
                               &c.periodic_check_interval, 0, 365LL * 24 * 3600);
   flags.add_duration<seconds>("health-first-check-s",
-                              "the first periodic check runs this long after start, as soon as three or more idle "
-                              "nodes can be compared in pairs (so a fresh cluster's health matrix fills), not a whole "
+                              "periodic checks start this long after start, as soon as three or more idle nodes can be "
+                              "compared in pairs (so a fresh cluster's health matrix fills), not a whole "
                               "--health-interval-s later; 0: not early",
                               &c.first_comparison_after, 0, 365LL * 24 * 3600);
+  flags.add_int(
+      "health-group-size",
+      "nodes of one periodic check, at most: the fleet, in name order, is checked group by group over "
+      "--health-interval-s, and pair tests of any check compare nodes within groups of this size",
+      2, kMaxRanks, [&c] { return static_cast<std::int64_t>(c.health.group_size); },
+      [&c](std::int64_t n) { c.health.group_size = static_cast<std::size_t>(n); });
+  flags.add_percent("health-max-checking-pct",
+                    "at most this percent of the idle nodes are under periodic checks at once (one group at least)",
+                    &c.periodic_checking_share, 1, 100);
   flags.add_duration<Millis>("health-task-timeout-ms",
                              "a node that does not answer a health suite within this is UNHEALTHY",
                              &c.health.task_timeout, 100, 3'600'000);

@@ -165,8 +165,11 @@ void JobManager::tick() {
     ActiveAttempt* attempt = attempts_.find(id);
     if (attempt && give_up_on_unheard_ranks(*attempt)) finish_attempt(*attempt);
   }
-  Monitors::Due due = monitors_.tick(now, [this] { return canary_running(); });
-  if (due.periodic_check) start_check(std::move(*due.periodic_check), nullptr);
+  // Jobs that fit start before a periodic check takes idle nodes; one that waits for nodes holds
+  // periodic checks back (monitors.h).
+  if (schedule_requested_) schedule();
+  Monitors::Due due = monitors_.tick(now, [this] { return canary_running(); }, queue_waits_for_nodes_);
+  for (HealthCheckRequest& check : due.periodic_checks) start_check(std::move(check), nullptr);
   if (due.canary) submit_canary(std::move(*due.canary));
   keep_spares_warm();
   request_schedule();

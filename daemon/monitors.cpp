@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "daemon/canary.h"
+#include "healthcheck/localisation.h"
 
 namespace trainyard::daemon {
 
@@ -13,15 +14,17 @@ Monitors::Monitors(MonitorConfig config, NodeRegistry& nodes, MonoTime now)
     : config_(config),
       nodes_(nodes),
       started_(now),
-      next_periodic_check_(now + config.periodic_check_interval),
+      next_group_at_(now),
       next_canary_(now + config.canary_interval) {}
 
-Monitors::Due Monitors::tick(MonoTime now, const std::function<bool()>& canary_running) {
+Monitors::Due Monitors::tick(MonoTime now, const std::function<bool()>& canary_running, bool queue_waits) {
   Due due;
-  if (config_.periodic_check_interval.count() > 0 && (now >= next_periodic_check_ || first_comparison_due(now))) {
-    next_periodic_check_ = now + config_.periodic_check_interval;
-    due.periodic_check = periodic_check();
-    if (due.periodic_check && due.periodic_check->nodes.size() >= kPairTestNodes) compared_ = true;
+  if (config_.periodic_check_interval.count() > 0) {
+    if (!rotating_ && rotation_due(now)) {
+      rotating_ = true;
+      next_group_at_ = now;
+    }
+    if (rotating_) due.periodic_checks = periodic_checks(now, queue_waits);
   }
   if (config_.canary_interval.count() > 0 && now >= next_canary_) {
     next_canary_ = now + config_.canary_interval;
@@ -43,27 +46,63 @@ std::optional<MonoTime> Monitors::next_canary() const {
   return next_canary_;
 }
 
-bool Monitors::first_comparison_due(MonoTime now) const {
-  if (compared_ || config_.first_comparison_after.count() == 0 || now < started_ + config_.first_comparison_after) {
-    return false;
+bool Monitors::rotation_due(MonoTime now) const {
+  if (now >= started_ + config_.periodic_check_interval) return true;
+  if (config_.first_comparison_after.count() == 0 || now < started_ + config_.first_comparison_after) return false;
+  std::size_t idle_nodes = 0;
+  for (const auto& [name, entry] : nodes_.entries()) {
+    if (idle(name, entry) && ++idle_nodes >= kPairTestNodes) return true;
   }
-  const std::optional<HealthCheckRequest> check = periodic_check();
-  return check && check->nodes.size() >= kPairTestNodes;
+  return false;
 }
 
-std::optional<HealthCheckRequest> Monitors::periodic_check() const {
-  std::vector<std::string> idle;
+bool Monitors::idle(const std::string& name, const NodeEntry& entry) const {
+  const NodeState state = entry.node.state;
+  return entry.channel && state != NodeState::drained && state != NodeState::down && entry.attempts.empty() &&
+         !nodes_.under_test(name);
+}
+
+std::vector<HealthCheckRequest> Monitors::periodic_checks(MonoTime now, bool queue_waits) {
+  std::vector<HealthCheckRequest> due;
+  // Periodic checks started earlier hold their nodes until no node of theirs is under test.
+  std::erase_if(checking_, [this](const std::vector<std::string>& group) {
+    return std::none_of(group.begin(), group.end(), [this](const std::string& n) { return nodes_.under_test(n); });
+  });
+  // A rotation held back (by the queue, or by the share) catches up by at most one interval.
+  next_group_at_ = std::max(next_group_at_, now - config_.periodic_check_interval);
+  if (queue_waits || now < next_group_at_) return due;
+
+  std::vector<std::string> names;
+  names.reserve(nodes_.entries().size());
+  std::size_t idle_nodes = 0;
   for (const auto& [name, entry] : nodes_.entries()) {
-    const NodeState state = entry.node.state;
-    if (!entry.channel || state == NodeState::drained || state == NodeState::down || !entry.attempts.empty() ||
-        nodes_.under_test(name)) {
-      continue;
-    }
-    idle.push_back(name);
+    names.push_back(name);
+    if (idle(name, entry)) ++idle_nodes;
   }
-  if (idle.empty()) return std::nullopt;
-  const bool collective = idle.size() >= 2;
-  return HealthCheckRequest{HealthCheckKind::periodic, std::move(idle), true, collective, "daemon"};
+  const std::vector<std::vector<std::string>> groups = healthcheck::split_into_groups(names, config_.group_size);
+  if (groups.empty()) return due;
+  std::size_t checking = 0;
+  for (const auto& group : checking_) checking += group.size();
+  // The share counts the idle nodes with those under periodic checks: both are what is not working.
+  const auto share = static_cast<std::size_t>(config_.max_checking_share * static_cast<double>(idle_nodes + checking));
+  const std::size_t budget = std::max(share, config_.group_size);
+  const Millis spacing = std::max(Millis(1), config_.periodic_check_interval / static_cast<std::int64_t>(groups.size()));
+  for (std::size_t looked = 0; looked < groups.size() && now >= next_group_at_; ++looked) {
+    const std::vector<std::string>& group = groups[next_group_ % groups.size()];
+    std::vector<std::string> members;
+    for (const std::string& name : group) {
+      if (idle(name, *nodes_.find(name))) members.push_back(name);
+    }
+    if (!members.empty() && checking > 0 && checking + members.size() > budget) break;  // waits for a share
+    next_group_ = (next_group_ + 1) % groups.size();
+    next_group_at_ += spacing;
+    if (members.empty()) continue;  // all busy or out of service: tested when next due
+    checking += members.size();
+    checking_.push_back(members);
+    const bool collective = members.size() >= 2;
+    due.push_back(HealthCheckRequest{HealthCheckKind::periodic, std::move(members), true, collective, "daemon"});
+  }
+  return due;
 }
 
 std::optional<JobSpec> Monitors::canary(bool canary_running) const {

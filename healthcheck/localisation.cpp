@@ -109,6 +109,34 @@ LocalisationPlan plan_localisation(const std::vector<std::string>& nodes) {
   return plan;
 }
 
+std::vector<std::vector<std::string>> split_into_groups(const std::vector<std::string>& nodes, std::size_t max_size,
+                                                        std::size_t min_size) {
+  std::vector<std::vector<std::string>> groups;
+  if (nodes.empty()) return groups;
+  const std::size_t n = nodes.size();
+  std::size_t count = (n + std::max<std::size_t>(max_size, 1) - 1) / std::max<std::size_t>(max_size, 1);
+  if (min_size > 0) count = std::max<std::size_t>(1, std::min(count, n / min_size));
+  std::size_t begin = 0;
+  for (std::size_t g = 0; g < count; ++g) {
+    const std::size_t size = n / count + (g < n % count ? 1 : 0);
+    groups.emplace_back(nodes.begin() + static_cast<std::ptrdiff_t>(begin), nodes.begin() + static_cast<std::ptrdiff_t>(begin + size));
+    begin += size;
+  }
+  return groups;
+}
+
+LocalisationPlan plan_localisation(const std::vector<std::string>& nodes, std::size_t group_size) {
+  LocalisationPlan plan;
+  for (const auto& group : split_into_groups(nodes, group_size, 3)) {
+    const LocalisationPlan own = plan_localisation(group);
+    if (plan.rounds.size() < own.rounds.size()) plan.rounds.resize(own.rounds.size());
+    for (std::size_t r = 0; r < own.rounds.size(); ++r) {
+      plan.rounds[r].insert(plan.rounds[r].end(), own.rounds[r].begin(), own.rounds[r].end());
+    }
+  }
+  return plan;
+}
+
 LocalisationReport report_localisation(const std::vector<CollectiveRun>& follow_ups, const CollectivePolicy& policy) {
   LocalisationReport report{reference_busbw(follow_ups), policy.suspect_fraction, {}};
   for (const CollectiveRun& run : follow_ups) {

@@ -39,6 +39,16 @@ struct LocalisationPlan {
 
 // Empty for fewer than 3 nodes (nothing to compare with).
 LocalisationPlan plan_localisation(const std::vector<std::string>& nodes);
+// The same within groups (split_into_groups(nodes, group_size, 3)): pairs are compared only inside
+// a group, and the groups' rounds run side by side, so a set of n nodes costs about group_size - 1
+// rounds of n / 2 pairs rather than n - 1 rounds: the plan grows with the group, not the set.
+LocalisationPlan plan_localisation(const std::vector<std::string>& nodes, std::size_t group_size);
+
+// `nodes` cut, in order, into the fewest groups of at most `max_size` whose sizes differ by one at
+// most, but never a group smaller than `min_size` while there are two or more (fewer, larger groups
+// instead). `max_size` 0 counts as 1. Pure: the same nodes in the same order give the same groups.
+std::vector<std::vector<std::string>> split_into_groups(const std::vector<std::string>& nodes, std::size_t max_size,
+                                                        std::size_t min_size = 1);
 
 // One verdict per node named in `follow_ups`, in order of first appearance.
 std::vector<NodeVerdict> localise(const std::vector<CollectiveRun>& follow_ups, const CollectivePolicy& policy);

@@ -14,7 +14,6 @@ constexpr std::size_t kMaxEnvironmentVariables = 512;
 constexpr std::size_t kMaxFaults = 4096;  // one per core and the link, with room to spare
 constexpr std::size_t kMaxMetricSteps = 100'000;
 constexpr std::size_t kMinDataPlaneSecret = 32;  // characters: a guessable secret authenticates nothing
-constexpr std::int64_t kMaxWorldSize = 1024;  // ranks of one attempt
 
 Json to_json(const CheckpointReport& c) { return {{"step", c.step}, {"manifest_sha256", c.manifest_sha256}}; }
 
@@ -289,7 +288,7 @@ AgentMessage parse_agent_message(std::string_view text) {
       m.user_facts = *facts;
     }
     m.user_facts_error = r.opt_string("user_facts_error", 0, 4096).value_or("");
-    if (auto peer = r.opt_integer("peer_closed_rank", 0, kMaxWorldSize - 1)) m.peer_closed_rank = static_cast<int>(*peer);
+    if (auto peer = r.opt_integer("peer_closed_rank", 0, kMaxRanks - 1)) m.peer_closed_rank = static_cast<int>(*peer);
     r.finish();
     return m;
   }
@@ -378,11 +377,11 @@ DaemonMessage parse_daemon_message(std::string_view text) {
     const std::string kind = r.string("kind", 1, 32);
     if (kind != "command" && kind != "simulated") throw InvalidInput("kind", "must be \"command\" or \"simulated\"");
     m.kind = kind == "command" ? JobKind::command : JobKind::simulated;
-    m.rank = static_cast<int>(r.integer("rank", 0, 1023));
-    m.world_size = static_cast<int>(r.integer("world_size", 1, kMaxWorldSize));
+    m.rank = static_cast<int>(r.integer("rank", 0, kMaxRanks - 1));
+    m.world_size = static_cast<int>(r.integer("world_size", 1, kMaxRanks));
     if (m.rank >= m.world_size) throw InvalidInput("rank", "must be below world_size");
     m.cores = static_cast<int>(r.integer("cores", 1, 4096));
-    m.peers = r.string_list("peers", 1024, 256);
+    m.peers = r.string_list("peers", kMaxRanks, kMaxPeerAddressChars);
     m.master_addr = r.string("master_addr", 0, 256);
     m.master_port = static_cast<int>(r.integer("master_port", 0, 65535));
     m.checkpoint_dir = r.string("checkpoint_dir", 0, 4096);
@@ -434,8 +433,8 @@ DaemonMessage parse_daemon_message(std::string_view text) {
     if (!suite) throw InvalidInput("suite", "must be \"accelerator\" or \"collective\"");
     m.suite = *suite;
     m.options = object_child(r, "options");
-    m.rank = static_cast<int>(r.integer("rank", 0, 1023));
-    if (r.has("peers")) m.peers = r.string_list("peers", 1024, 256);
+    m.rank = static_cast<int>(r.integer("rank", 0, kMaxRanks - 1));
+    if (r.has("peers")) m.peers = r.string_list("peers", kMaxRanks, kMaxPeerAddressChars);
     m.session = r.integer("session", 0, INT64_MAX);
     m.session_secret = r.opt_string("session_secret", kMinDataPlaneSecret, 256).value_or("");
     if (m.suite == HealthSuite::collective && m.rank >= std::ssize(m.peers)) {
@@ -448,6 +447,47 @@ DaemonMessage parse_daemon_message(std::string_view text) {
     return m;
   }
   throw InvalidInput("type", "unknown daemon message type \"" + type + "\"");
+}
+
+namespace {
+
+std::string peers_error(const std::vector<std::string>& peers) {
+  if (peers.size() > static_cast<std::size_t>(kMaxRanks)) {
+    return "peers: at most " + std::to_string(kMaxRanks) + " items, got " + std::to_string(peers.size());
+  }
+  for (std::size_t i = 0; i < peers.size(); ++i) {
+    if (peers[i].size() > kMaxPeerAddressChars) {
+      return "peers[" + std::to_string(i) + "]: at most " + std::to_string(kMaxPeerAddressChars) + " characters";
+    }
+  }
+  return "";
+}
+
+std::string rank_error(int rank) {
+  if (rank >= 0 && rank < kMaxRanks) return "";
+  return "rank: must be an integer from 0 to " + std::to_string(kMaxRanks - 1) + ", got " + std::to_string(rank);
+}
+
+}  // namespace
+
+std::string bounds_error(const DaemonMessage& message) {
+  if (const auto* launch = std::get_if<LaunchMsg>(&message)) {
+    if (std::string e = rank_error(launch->rank); !e.empty()) return e;
+    if (launch->world_size < 1 || launch->world_size > kMaxRanks) {
+      return "world_size: must be an integer from 1 to " + std::to_string(kMaxRanks) + ", got " +
+             std::to_string(launch->world_size);
+    }
+    if (launch->rank >= launch->world_size) return "rank: must be below world_size";
+    return peers_error(launch->peers);
+  }
+  if (const auto* check = std::get_if<HealthCheckMsg>(&message)) {
+    if (std::string e = rank_error(check->rank); !e.empty()) return e;
+    if (std::string e = peers_error(check->peers); !e.empty()) return e;
+    if (check->suite == HealthSuite::collective && check->rank >= std::ssize(check->peers)) {
+      return "rank: must name one of the peers";
+    }
+  }
+  return "";
 }
 
 }  // namespace trainyard::proto

@@ -38,6 +38,13 @@ namespace trainyard::inline proto {
 // 18: launch's command carries the job's working directory (workdir) and its processes per node.
 inline constexpr int kProtocolVersion = 18;
 
+// The most ranks one gang may have, an attempt's or a health check's collective suite: ranks run
+// from 0 to kMaxRanks - 1, and a message names at most kMaxRanks peers, each an address of at most
+// kMaxPeerAddressChars. The parsers below refuse anything past these; the daemon checks what it
+// builds against them before sending (bounds_error), so no agent ever has to refuse its daemon.
+inline constexpr int kMaxRanks = 1024;
+inline constexpr std::size_t kMaxPeerAddressChars = 256;
+
 // The agent's view of one attempt it is running.
 struct AttemptReport {
   AttemptId attempt_id = 0;
@@ -228,5 +235,9 @@ std::string encode(const DaemonMessage& m);
 // Strict parsers: throw InvalidInput naming the field for anything malformed.
 AgentMessage parse_agent_message(std::string_view text);
 DaemonMessage parse_daemon_message(std::string_view text);
+
+// Why the agent's parser would refuse `m` for its ranks, world size or peers (the bounds above),
+// naming the field as the parser does; empty when it keeps them. Cheap: no encoding.
+std::string bounds_error(const DaemonMessage& m);
 
 }  // namespace trainyard::proto

@@ -286,6 +286,19 @@ double gauge(const std::string& exposition, const std::string& series) {
   return 0;
 }
 
+// The sum of every series of a metric whose labels begin with `labels` (e.g. `kind="periodic"`).
+double series_sum(const std::string& exposition, const std::string& metric, const std::string& labels) {
+  const std::string prefix = metric + "{" + labels;
+  std::istringstream in(exposition);
+  double sum = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(prefix, 0) != 0) continue;
+    const auto space = line.rfind(' ');
+    if (space != std::string::npos) sum += std::stod(line.substr(space + 1));
+  }
+  return sum;
+}
+
 // Each job's behaviour, spread evenly over the mix: fail_pct in 100 fail, hang_pct hang.
 Json job_spec(const Options& o, std::int64_t i) {
   const std::int64_t slot = i % 100;
@@ -349,6 +362,7 @@ int run(const Options& o, const std::string& data_dir) {
   const std::string metrics_before = daemon.metrics();
   const double cpu_before = cpu_seconds(o.daemon_pid);
   const std::int64_t beats_before = fleet.counters().heartbeats;
+  const std::int64_t health_before = fleet.counters().health_checks;
   const auto steady_began = Clock::now();
   std::vector<std::pair<JobId, Clock::time_point>> submitted;
   std::int64_t submit_errors = 0;
@@ -368,6 +382,7 @@ int run(const Options& o, const std::string& data_dir) {
   const double steady_s = ms_between(steady_began, Clock::now()) / 1000;
   const double cpu = cpu_seconds(o.daemon_pid) - cpu_before;
   const std::int64_t beats = fleet.counters().heartbeats - beats_before;
+  const std::int64_t health_tasks = fleet.counters().health_checks - health_before;
   const std::string metrics_after = daemon.metrics();
   const std::int64_t rss = status_kib(o.daemon_pid, "VmRSS");
   const std::int64_t peak = status_kib(o.daemon_pid, "VmHWM");
@@ -412,6 +427,11 @@ int run(const Options& o, const std::string& data_dir) {
               submitted.size(), seconds_text(daemon_to_running.first).c_str());
   std::printf("heartbeats: %.0f/s from %lld nodes\n", static_cast<double>(beats) / steady_s,
               static_cast<long long>(fleet.welcomed()));
+  const auto periodic = [&](const std::string& exposition) {
+    return series_sum(exposition, "trainyard_health_verdicts_total", "kind=\"periodic\"");
+  };
+  std::printf("health checks over the steady phase: %.0f periodic verdicts, %lld suites answered\n",
+              periodic(metrics_after) - periodic(metrics_before), static_cast<long long>(health_tasks));
   std::printf("virtual jobs: %lld launched, %lld succeeded, %lld failed, %lld killed (hung ones, by the stuck "
               "detector), %lld refused; %lld health checks answered\n",
               static_cast<long long>(c.launches.load()), static_cast<long long>(c.exits_succeeded.load()),

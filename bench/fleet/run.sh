@@ -6,6 +6,12 @@
 #   bench/fleet/run.sh [BUILD_DIR] NODES [fleet_sim flags, e.g. --rate 50 --steady-s 60]
 #   (default BUILD_DIR: ./build; build first: ninja -C BUILD_DIR trainyard-daemon fleet_sim)
 #
+# The documented run (bench/fleet/RESULTS.md) is
+#   bench/fleet/run.sh NODES --rate 50 --steady-s 150 --job-ms 3000
+# with the daemon's default health settings: the steady phase runs well past the first periodic
+# health check (--health-first-check-s, 60 s after the daemon starts), so its figures include the
+# periodic checks' rotation, not only the quiet before it.
+#
 # Each agent is one WebSocket, one descriptor in the simulator and one in the daemon: both
 # processes need NODES + a few hundred open files. The script raises the soft limit to the hard
 # one and refuses a NODES it cannot hold, rather than measuring a fleet that silently lost nodes
@@ -14,6 +20,8 @@
 # address), so one address's ephemeral ports never run out. KEEP_DATA=1 keeps the data dir and log.
 # PRIORITY=-10 runs the daemon and the simulator at that nice value (root only): on a machine shared
 # with busy builds, latencies otherwise measure the wait for a CPU more than the daemon's own work.
+# DAEMON_FLAGS="..." adds daemon flags (word-split), e.g. DAEMON_FLAGS="--health-interval-s 0" for a
+# run without periodic health checks to compare with.
 set -euo pipefail
 
 build_dir=build
@@ -47,8 +55,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
+read -r -a daemon_flags <<< "${DAEMON_FLAGS:-}"
 nice -n "${PRIORITY:-0}" "$daemon" --listen 127.0.0.1:0 --data-dir "$data" --max-connections "$needed" --max-connections-per-ip 100000 \
-  >"$data/daemon.log" 2>&1 &
+  "${daemon_flags[@]+"${daemon_flags[@]}"}" >"$data/daemon.log" 2>&1 &
 daemon_pid=$!
 for _ in $(seq 300); do
   [[ -s "$data/daemon.addr" ]] && break
@@ -57,7 +66,7 @@ for _ in $(seq 300); do
 done
 [[ -s "$data/daemon.addr" ]] || { echo "run.sh: the daemon wrote no address within 30 s" >&2; exit 1; }
 
-echo "# daemon $(cat "$data/daemon.addr") pid $daemon_pid, data dir $data, $nodes nodes, open files $(ulimit -n), nice ${PRIORITY:-0}"
+echo "# daemon $(cat "$data/daemon.addr") pid $daemon_pid, data dir $data, $nodes nodes, open files $(ulimit -n), nice ${PRIORITY:-0}, flags: ${DAEMON_FLAGS:-(defaults)}"
 echo "# machine: $(nproc) cores, load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 status=0
 nice -n "${PRIORITY:-0}" "$sim" --data-dir "$data" --daemon-pid "$daemon_pid" --nodes "$nodes" "$@" || status=$?

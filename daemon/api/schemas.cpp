@@ -258,6 +258,7 @@ const char* const kJsonSchemas = R"json({
     "collective_runs": {"type": "array", "description": "the collective suite over all the nodes first, then each pair test",
                         "items": {"$ref": "#/components/schemas/CollectiveRun"}},
     "verdicts": {"type": "array", "items": {"$ref": "#/components/schemas/NodeVerdict"}},
+    "error": {"type": "string", "description": "why the check could not go on, when it could not (a suite it would not send: more ranks than the protocol allows); such a check is FAILED and judges no node by the suite it did not send"},
     "localisation": {"type": "object", "required": ["reference_busbw", "suspect_fraction", "tests"],
       "description": "when pair tests ran: the reference busbw per collective (the median of each node's best), the suspect fraction, and each pair's outcome and busbw",
       "properties": {"reference_busbw": {"$ref": "#/components/schemas/BusbwByCollective"}, "suspect_fraction": {"type": "number"},

@@ -157,6 +157,7 @@ TEST(DaemonOptions, EveryDefaultIsShownInTheFlagsUnits) {
   const std::string printed = ::testing::internal::GetCapturedStdout();
   for (const char* setting :
        {R"("heartbeat-interval-ms": 5000,)", R"("health-interval-s": 3600,)", R"("health-first-check-s": 60,)",
+        R"("health-group-size": 16,)", R"("health-max-checking-pct": 10,)",
         R"("suspect-pct": 50,)", R"("slow-gemm-pct": 200,)", R"("health-collective-kib": 1024,)",
         R"("usage-half-life-s": 604800,)", R"("preempt-above-fair-share-pct": 150,)", R"("fence-ms": -1,)",
         R"("rate-limit-rps": 50,)", R"("webhook-backoff-cap-ms": 600000,)", R"("event-retention-days": 30,)",

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <map>
 #include <set>
 
 #include "daemon/canary.h"
@@ -20,8 +22,17 @@ struct Watched {
     nodes.register_agent(HelloMsg{.name = name, .cores = 8}, agent, false);
     return agent;
   }
-  Monitors::Due tick(bool canary_running = false) {
-    return monitors.tick(clock.monotonic_now(), [canary_running] { return canary_running; });
+  Monitors::Due tick(bool canary_running = false, bool queue_waits = false) {
+    return monitors.tick(clock.monotonic_now(), [canary_running] { return canary_running; }, queue_waits);
+  }
+  // The periodic checks due now, whose nodes are then under test as the job manager's would be.
+  std::vector<HealthCheckRequest> start_periodic(bool queue_waits = false) {
+    std::vector<HealthCheckRequest> due = tick(false, queue_waits).periodic_checks;
+    for (const auto& check : due) under_test.insert(check.nodes.begin(), check.nodes.end());
+    return due;
+  }
+  void finish(const HealthCheckRequest& check) {
+    for (const auto& node : check.nodes) under_test.erase(node);
   }
 
   ManualTimeSource clock{test_epoch()};
@@ -57,14 +68,14 @@ TEST(Monitors, PeriodicCheckIsDueOncePerIntervalOfTheIdleNodesInService) {
   w.nodes.drain("n2", "maintenance");
   w.nodes.hold(1, {"n3"}, 8);
   w.under_test.insert("n4");
-  EXPECT_FALSE(w.tick().periodic_check) << "not before its first interval";
+  EXPECT_TRUE(w.tick().periodic_checks.empty()) << "not before its first interval";
   w.clock.advance(Millis(1000));
   const auto due = w.tick();
-  ASSERT_TRUE(due.periodic_check);
-  EXPECT_EQ(due.periodic_check->kind, HealthCheckKind::periodic);
-  EXPECT_EQ(due.periodic_check->nodes, std::vector<std::string>{"n1"});
-  EXPECT_FALSE(due.periodic_check->collective) << "one node has no collective to test";
-  EXPECT_FALSE(w.tick().periodic_check) << "once per interval";
+  ASSERT_EQ(due.periodic_checks.size(), 1u);
+  EXPECT_EQ(due.periodic_checks[0].kind, HealthCheckKind::periodic);
+  EXPECT_EQ(due.periodic_checks[0].nodes, std::vector<std::string>{"n1"});
+  EXPECT_FALSE(due.periodic_checks[0].collective) << "one node has no collective to test";
+  EXPECT_TRUE(w.tick().periodic_checks.empty()) << "once per interval";
 }
 
 TEST(Monitors, TheFirstCheckRunsEarlyOnceThreeIdleNodesCompareInPairsAndOnlyOnce) {
@@ -74,19 +85,19 @@ TEST(Monitors, TheFirstCheckRunsEarlyOnceThreeIdleNodesCompareInPairsAndOnlyOnce
   w.connect("n3");
   w.under_test.insert("n3");  // its registration check
   w.clock.advance(Millis(59'999));
-  EXPECT_FALSE(w.tick().periodic_check) << "not before the first comparison's delay";
+  EXPECT_TRUE(w.tick().periodic_checks.empty()) << "not before the first comparison's delay";
   w.clock.advance(Millis(1));
-  EXPECT_FALSE(w.tick().periodic_check) << "two idle nodes have no pairs to compare: the check waits its interval";
+  EXPECT_TRUE(w.tick().periodic_checks.empty()) << "two idle nodes have no pairs to compare: the check waits its interval";
   w.under_test.erase("n3");
   const auto due = w.tick();
-  ASSERT_TRUE(due.periodic_check) << "three idle nodes now";
-  EXPECT_EQ(due.periodic_check->kind, HealthCheckKind::periodic);
-  EXPECT_EQ(due.periodic_check->nodes, (std::vector<std::string>{"n1", "n2", "n3"}));
-  EXPECT_TRUE(due.periodic_check->collective);
+  ASSERT_EQ(due.periodic_checks.size(), 1u) << "three idle nodes now";
+  EXPECT_EQ(due.periodic_checks[0].kind, HealthCheckKind::periodic);
+  EXPECT_EQ(due.periodic_checks[0].nodes, (std::vector<std::string>{"n1", "n2", "n3"}));
+  EXPECT_TRUE(due.periodic_checks[0].collective);
   w.clock.advance(Millis(60'000));
-  EXPECT_FALSE(w.tick().periodic_check) << "after the first comparison, checks keep their interval";
+  EXPECT_TRUE(w.tick().periodic_checks.empty()) << "after the first comparison, checks keep their interval";
   w.clock.advance(Millis(3'540'000));
-  EXPECT_TRUE(w.tick().periodic_check) << "an interval after the early one";
+  EXPECT_EQ(w.tick().periodic_checks.size(), 1u) << "an interval after the early one";
 }
 
 TEST(Monitors, WithoutAFirstComparisonDelayTheFirstCheckWaitsItsInterval) {
@@ -95,9 +106,77 @@ TEST(Monitors, WithoutAFirstComparisonDelayTheFirstCheckWaitsItsInterval) {
   w.connect("n2");
   w.connect("n3");
   w.clock.advance(Millis(3'599'999));
-  EXPECT_FALSE(w.tick().periodic_check);
+  EXPECT_TRUE(w.tick().periodic_checks.empty());
   w.clock.advance(Millis(1));
-  EXPECT_TRUE(w.tick().periodic_check);
+  EXPECT_EQ(w.tick().periodic_checks.size(), 1u);
+}
+
+std::string numbered(int i) {
+  char name[16];
+  std::snprintf(name, sizeof name, "n%04d", i);
+  return name;
+}
+
+// Issue 54: the first check of a 19,400-node fleet took every idle node at once. Now the fleet is
+// checked group by group, each group once per interval, one group's worth of the share at a time.
+TEST(Monitors, AFleetIsCheckedInStableGroupsSpreadOverTheIntervalEachNodeOnce) {
+  Watched w(MonitorConfig{.periodic_check_interval = Millis(13'000), .first_comparison_after = Millis(1000),
+                          .group_size = 16, .max_checking_share = 0.1});
+  for (int i = 0; i < 200; ++i) w.connect(numbered(i));  // 13 groups: 8 of 15 nodes, 5 of 16; one due a second
+  w.clock.advance(Millis(1000));
+  std::vector<HealthCheckRequest> first = w.start_periodic();
+  ASSERT_EQ(first.size(), 1u) << "the first check starts the rotation: one group, not the fleet";
+  std::vector<std::string> expected;
+  for (int i = 0; i < 16; ++i) expected.push_back(numbered(i));
+  EXPECT_EQ(first[0].nodes, expected) << "the first group: the first names in order";
+  EXPECT_TRUE(first[0].collective);
+  EXPECT_TRUE(w.start_periodic().empty()) << "the next group is due a second later";
+  w.clock.advance(Millis(1000));
+  EXPECT_TRUE(w.start_periodic().empty()) << "20 nodes (10% of 200) may be under periodic checks: the next group waits";
+  w.finish(first[0]);
+  std::map<std::string, int> checked;
+  for (const auto& node : first[0].nodes) ++checked[node];
+  for (int second = 0; second < 12; ++second) {
+    const std::vector<HealthCheckRequest> due = w.start_periodic();
+    ASSERT_EQ(due.size(), 1u) << "second " << second;
+    EXPECT_LE(due[0].nodes.size(), 16u);
+    EXPECT_GE(due[0].nodes.size(), 15u);
+    for (const auto& node : due[0].nodes) ++checked[node];
+    w.finish(due[0]);
+    w.clock.advance(Millis(1000));
+  }
+  EXPECT_EQ(checked.size(), 200u) << "every node in one interval";
+  for (const auto& [node, times] : checked) EXPECT_EQ(times, 1) << node;
+  const std::vector<HealthCheckRequest> again = w.start_periodic();
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].nodes, expected) << "the next interval begins again with the same first group";
+}
+
+TEST(Monitors, AtMostTheShareOfIdleNodesIsUnderPeriodicChecksAndAHeldBackRotationCatchesUpWithinIt) {
+  Watched w(MonitorConfig{.periodic_check_interval = Millis(63'000), .group_size = 16, .max_checking_share = 0.1});
+  for (int i = 0; i < 1000; ++i) w.connect(numbered(i));  // 63 groups of 15 or 16, one due a second
+  w.clock.advance(Millis(63'000));
+  std::size_t starts = 0;
+  for (int second = 0; second < 30; ++second) {
+    starts += w.start_periodic().size();
+    EXPECT_LE(w.under_test.size(), 100u) << "10% of 1,000 idle nodes, at second " << second;
+    w.clock.advance(Millis(1000));
+  }
+  EXPECT_EQ(starts, 6u) << "six groups fit in 100 nodes; none finished, so no seventh";
+  w.under_test.clear();
+  w.clock.advance(Millis(1000));
+  EXPECT_EQ(w.start_periodic().size(), 6u) << "the groups that fell behind start at once, within the share";
+}
+
+TEST(Monitors, NoPeriodicCheckStartsWhileAJobWaitsForNodes) {
+  Watched w(MonitorConfig{.periodic_check_interval = Millis(1000)});
+  w.connect("n1");
+  w.connect("n2");
+  w.clock.advance(Millis(1000));
+  EXPECT_TRUE(w.start_periodic(/*queue_waits=*/true).empty()) << "a job that fits waits for no periodic check";
+  const auto due = w.start_periodic(/*queue_waits=*/false);
+  ASSERT_EQ(due.size(), 1u) << "once the queue no longer waits, the group that was due starts";
+  EXPECT_EQ(due[0].nodes, (std::vector<std::string>{"n1", "n2"}));
 }
 
 TEST(Monitors, NothingIsDueWhenTheIntervalsAreZero) {
@@ -105,7 +184,7 @@ TEST(Monitors, NothingIsDueWhenTheIntervalsAreZero) {
   w.connect("n1");
   w.clock.advance(Millis(100000));
   const auto due = w.tick();
-  EXPECT_FALSE(due.periodic_check);
+  EXPECT_TRUE(due.periodic_checks.empty());
   EXPECT_FALSE(due.canary);
 }
 

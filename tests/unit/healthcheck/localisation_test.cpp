@@ -43,6 +43,59 @@ TEST(LocalisationPlanTest, EveryPairOnceInRoundsOfDisjointPairs) {
   }
 }
 
+std::vector<std::string> numbered(std::size_t n) {
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < n; ++i) names.push_back("n" + std::to_string(i));
+  return names;
+}
+
+TEST(LocalisationPlanTest, GroupsAreAsEvenAsPossibleInOrderAndNeverBelowTheMinimum) {
+  const auto sizes = [](const std::vector<std::vector<std::string>>& groups) {
+    std::vector<std::size_t> out;
+    for (const auto& g : groups) out.push_back(g.size());
+    return out;
+  };
+  EXPECT_TRUE(split_into_groups({}, 16).empty());
+  EXPECT_EQ(sizes(split_into_groups(numbered(16), 16)), (std::vector<std::size_t>{16}));
+  EXPECT_EQ(sizes(split_into_groups(numbered(17), 16)), (std::vector<std::size_t>{9, 8}));
+  EXPECT_EQ(sizes(split_into_groups(numbered(40), 16)), (std::vector<std::size_t>{14, 13, 13}));
+  EXPECT_EQ(sizes(split_into_groups(numbered(4), 3, 3)), (std::vector<std::size_t>{4})) << "no group of 2 for pairs";
+  EXPECT_EQ(sizes(split_into_groups(numbered(5), 0)), (std::vector<std::size_t>{1, 1, 1, 1, 1}));
+  const auto groups = split_into_groups(numbered(19'400), 16);
+  EXPECT_EQ(groups.size(), 1213u);
+  std::vector<std::string> joined;
+  for (const auto& g : groups) {
+    EXPECT_LE(g.size(), 16u);
+    EXPECT_GE(g.size(), 15u);
+    joined.insert(joined.end(), g.begin(), g.end());
+  }
+  EXPECT_EQ(joined, numbered(19'400)) << "every node once, in order";
+}
+
+TEST(LocalisationPlanTest, AGroupedPlanComparesPairsOnlyInsideGroupsAndRunsTheGroupsSideBySide) {
+  const auto nodes = numbered(1024);
+  const LocalisationPlan plan = plan_localisation(nodes, 16);
+  EXPECT_EQ(plan.rounds.size(), 15u) << "a group of 16 needs 15 rounds, however many groups there are";
+  std::map<std::string, std::size_t> group_of;
+  const auto groups = split_into_groups(nodes, 16, 3);
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    for (const auto& n : groups[g]) group_of[n] = g;
+  }
+  std::set<std::set<std::string>> pairs;
+  for (const auto& round : plan.rounds) {
+    std::set<std::string> busy;
+    EXPECT_EQ(round.size(), 512u);
+    for (const TestSet& set : round) {
+      ASSERT_EQ(set.size(), 2u);
+      EXPECT_EQ(group_of.at(set[0]), group_of.at(set[1])) << set[0] << "+" << set[1] << " cross groups";
+      for (const std::string& node : set) EXPECT_TRUE(busy.insert(node).second) << node << " twice in a round";
+      pairs.insert({set[0], set[1]});
+    }
+  }
+  EXPECT_EQ(pairs.size(), 64u * (16 * 15 / 2)) << "every pair inside each group";
+  EXPECT_EQ(plan_localisation(numbered(12), 16), plan_localisation(numbered(12))) << "a set within one group: all pairs";
+}
+
 // A simulated cluster: every node is fine, slow, or returns wrong results; a test set behaves as
 // its worst member. Runs the plan's follow-ups and returns them as the daemon would collect them.
 enum class Fault { none, slow, wrong };

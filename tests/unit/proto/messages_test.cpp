@@ -275,6 +275,55 @@ TEST(Messages, MetricsRoundTripWithNonFiniteValuesAsNull) {
   EXPECT_EQ(parsed.steps[2].spike_steps_to_return, 1);
 }
 
+// The largest gang the protocol allows travels; one rank more is refused by the parser, and
+// bounds_error (what the daemon checks before it sends) names the same field before any encoding.
+TEST(Messages, TheLargestGangTravelsAndOneRankMoreIsCaughtBeforeSending) {
+  std::vector<std::string> peers;
+  for (int r = 0; r < kMaxRanks; ++r) peers.push_back("10.0." + std::to_string(r / 250) + "." + std::to_string(r % 250) + ":7000");
+  HealthCheckMsg last{7, HealthSuite::collective, Json::object(), kMaxRanks - 1, peers, 99, std::string(64, 'b')};
+  EXPECT_EQ(bounds_error(DaemonMessage{last}), "");
+  EXPECT_EQ(std::get<HealthCheckMsg>(parse_daemon_message(encode(DaemonMessage{last}))).rank, kMaxRanks - 1);
+  LaunchMsg launch;
+  launch.attempt_id = 1;
+  launch.job_id = 1;
+  launch.kind = JobKind::simulated;
+  launch.rank = kMaxRanks - 1;
+  launch.world_size = kMaxRanks;
+  launch.peers = peers;
+  launch.user = "alice";
+  launch.data_plane_secret = std::string(64, 's');
+  EXPECT_EQ(bounds_error(DaemonMessage{launch}), "");
+  EXPECT_EQ(std::get<LaunchMsg>(parse_daemon_message(encode(DaemonMessage{launch}))).world_size, kMaxRanks);
+
+  auto refused_field = [](const DaemonMessage& m) {
+    try {
+      parse_daemon_message(encode(m));
+    } catch (const InvalidInput& e) {
+      return e.field();
+    }
+    return std::string("<accepted>");
+  };
+  peers.push_back("10.0.9.9:7000");
+  HealthCheckMsg over = last;
+  over.rank = kMaxRanks;
+  over.peers = peers;
+  EXPECT_EQ(refused_field(DaemonMessage{over}), "rank");
+  EXPECT_EQ(bounds_error(DaemonMessage{over}),
+            "rank: must be an integer from 0 to " + std::to_string(kMaxRanks - 1) + ", got " + std::to_string(kMaxRanks));
+  over.rank = 0;  // a legal rank among too many peers
+  EXPECT_EQ(refused_field(DaemonMessage{over}), "peers");
+  EXPECT_EQ(bounds_error(DaemonMessage{over}).rfind("peers:", 0), 0u) << bounds_error(DaemonMessage{over});
+  LaunchMsg wide = launch;
+  wide.world_size = kMaxRanks + 1;
+  EXPECT_EQ(refused_field(DaemonMessage{wide}), "world_size");
+  EXPECT_EQ(bounds_error(DaemonMessage{wide}).rfind("world_size:", 0), 0u);
+  HealthCheckMsg long_address = last;
+  long_address.peers[3] = std::string(kMaxPeerAddressChars + 1, 'a');
+  EXPECT_EQ(refused_field(DaemonMessage{long_address}), "peers[3]");
+  EXPECT_EQ(bounds_error(DaemonMessage{long_address}).rfind("peers[3]:", 0), 0u);
+  EXPECT_EQ(bounds_error(DaemonMessage{KillMsg{}}), "") << "messages without ranks have no such bounds";
+}
+
 TEST(Messages, HealthMessagesRoundTripAndAreChecked) {
   HealthCheckMsg check{7, HealthSuite::collective, Json{{"elements", 1024}}, 1, {"127.0.0.1:1", "127.0.0.1:2"}, 99,
                        std::string(64, 'b')};

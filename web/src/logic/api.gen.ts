@@ -928,6 +928,8 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             duration_ms?: number;
+            /** @description why the check could not go on, when it could not (a suite it would not send: more ranks than the protocol allows); such a check is FAILED and judges no node by the suite it did not send */
+            error?: string;
             /** @description why a node could not be tested, by node name */
             errors: {
                 [key: string]: string;

@@ -1,6 +1,8 @@
 // A health check's pair tests (GET /v1/healthchecks/{id}'s `localisation`) as the health page
-// shows them: a node-by-node matrix whose cells say how the pair did, and each test's busbw against
-// the reference the daemon judged it by.
+// shows them: node-by-node matrices whose cells say how the pair did, one per group of nodes the
+// daemon compared (pairs are tested only within groups of --health-group-size, so a check of many
+// nodes is many small matrices, never one N x N grid), and each test's busbw against the reference
+// the daemon judged it by.
 import type { HealthCheck, Localisation, PairTest } from "./types";
 
 export type Outcome = PairTest["outcome"];
@@ -39,6 +41,37 @@ export function pairMatrix(check: PairTests): PairMatrix | null {
   }
   const nodes = check.collective_runs[0]?.nodes ?? check.nodes;
   return { nodes, bad, cell: (a, b) => (a === b ? undefined : cells.get(key(a, b))) };
+}
+
+// The matrix cut into the groups whose nodes were compared with each other (the connected parts of
+// the pair tests), each with its nodes in the check's order; nodes in no pair test are left out.
+export function pairGroups(check: PairTests): PairMatrix[] {
+  const whole = pairMatrix(check);
+  if (!whole || !check.localisation) return [];
+  const parent = new Map<string, string>();
+  const root = (n: string): string => {
+    let r = n;
+    while (parent.get(r) !== r) r = parent.get(r)!;
+    parent.set(n, r);
+    return r;
+  };
+  for (const t of check.localisation.tests) {
+    if (t.nodes.length !== 2) continue;
+    for (const n of t.nodes) if (!parent.has(n)) parent.set(n, n);
+    parent.set(root(t.nodes[0]), root(t.nodes[1]));
+  }
+  const groups = new Map<string, string[]>();
+  const order = [...whole.nodes, ...[...parent.keys()].filter((n) => !whole.nodes.includes(n))];
+  for (const n of order) {
+    if (!parent.has(n)) continue;
+    const r = root(n);
+    if (!groups.has(r)) groups.set(r, []);
+    if (!groups.get(r)!.includes(n)) groups.get(r)!.push(n);
+  }
+  return [...groups.values()].map((nodes) => {
+    const members = new Set(nodes);
+    return { nodes, cell: whole.cell, bad: whole.bad.filter(([a]) => members.has(a)) };
+  });
 }
 
 // What a cell says in words (colour is never the only signal): "ok 98 %", "slow 3 %", "failed".

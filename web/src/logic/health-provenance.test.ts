@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { busbwAgainstReference, cellLabel, pairMatrix, worstRatio } from "./health-matrix";
+import { busbwAgainstReference, cellLabel, pairGroups, pairMatrix, worstRatio } from "./health-matrix";
 import { compareProvenance, flatten } from "./provenance";
 import type { HealthCheck, PairTest, Provenance } from "./types";
 
@@ -49,6 +49,25 @@ describe("pair matrix", () => {
   });
   it("has no matrix without pair tests", () => {
     expect(pairMatrix({ ...check, localisation: undefined })).toBeNull();
+    expect(pairGroups({ ...check, localisation: undefined })).toEqual([]);
+  });
+  it("shows one small matrix per group the daemon compared, not one grid of every node", () => {
+    expect(pairGroups(check).map((g) => g.nodes)).toEqual([["a", "b", "c"]]);
+    // 40 nodes compared in pairs within groups of 4 (as the daemon groups them): 10 matrices of 4.
+    const nodes = Array.from({ length: 40 }, (_, i) => `n${String(i).padStart(2, "0")}`);
+    const tests: PairTest[] = [];
+    for (let g = 0; g < 40; g += 4) {
+      for (let i = g; i < g + 4; i++) {
+        for (let j = i + 1; j < g + 4; j++) tests.push(pair(nodes[i], nodes[j], i === 5 && j === 6 ? "failed" : "passed", 100));
+      }
+    }
+    const groups = pairGroups({ ...check, nodes, collective_runs: [], localisation: { ...check.localisation!, tests } });
+    expect(groups).toHaveLength(10);
+    expect(groups[1].nodes).toEqual(["n04", "n05", "n06", "n07"]);
+    expect(groups[1].bad).toEqual([["n05", "n06"]]);
+    expect(groups[0].bad).toEqual([]);
+    expect(groups[1].cell("n05", "n06")!.outcome).toBe("failed");
+    expect(groups.every((g) => g.nodes.length === 4)).toBe(true);
   });
   it("takes the worst collective's ratio, skipping those without a figure", () => {
     expect(worstRatio({ all_reduce: 50, all_gather: 80 }, { all_reduce: 100, all_gather: 100 })).toBe(0.5);

@@ -4,7 +4,7 @@ import { useApi, useApp, type Loaded } from "../app-state";
 import { ErrorNote, Section, StateBadge, Time } from "../components/ui";
 import { bandwidth, jobLabel, jobPath, percent } from "../logic/format";
 import { allSuites, checkableNodes, checkRequest, togglePick, waitUntilListed, type WaitOutcome } from "../logic/health-check";
-import { busbwAgainstReference, cellLabel, pairMatrix } from "../logic/health-matrix";
+import { busbwAgainstReference, cellLabel, pairGroups, type PairMatrix } from "../logic/health-matrix";
 import { operatesNodes } from "../logic/roles";
 import type { CanaryList, HealthCheck, HealthCheckList, Job, Node, Suite } from "../logic/types";
 import { JobTable } from "./jobs";
@@ -204,40 +204,53 @@ function RecentChecks({ checks }: { checks: Loaded<HealthCheckList> }) {
   );
 }
 
+function PairTable({ matrix, label }: { matrix: PairMatrix; label: string }) {
+  return (
+    <div class="matrix-scroll">
+      <table class="matrix" aria-label={label}>
+        <thead><tr><th scope="col">node</th>{matrix.nodes.map((n) => <th key={n} scope="col">{n}</th>)}</tr></thead>
+        <tbody>
+          {matrix.nodes.map((a) => (
+            <tr key={a}>
+              <th scope="row">{a}</th>
+              {matrix.nodes.map((b) => {
+                const cell = matrix.cell(a, b);
+                if (!cell) return <td key={b} class="pair-none">{a === b ? "—" : "not tested"}</td>;
+                return <td key={b} class={`pair-${cell.outcome}`} title={cell.why || undefined}
+                           data-pair={`${a}+${b}`}>{cellLabel(cell)}</td>;
+              })}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
 function CheckDetail({ check }: { check: HealthCheck }) {
-  const matrix = pairMatrix(check);
+  const groups = pairGroups(check);
+  const bad = groups.flatMap((g) => g.bad);
   const rows = busbwAgainstReference(check);
   return (
     <>
       <Section title={`Check #${check.id}: verdicts`}>
+        {check.error && <p class="error">{check.error}</p>}
         <ul class="plain">
           {check.verdicts.map((v) => <li key={v.node}><strong>{v.node}</strong> <StateBadge state={v.state} /> {v.reason}</li>)}
         </ul>
       </Section>
       <Section title="Pair tests">
-        {!matrix ? <p>This check compared no pairs (fewer than 3 nodes, or no collective suite).</p> : (
+        {groups.length === 0 ? <p>This check compared no pairs (fewer than 3 nodes, or no collective suite).</p> : (
           <>
-            <p>{matrix.bad.length === 0 ? "Every pair passed." :
-              `Bad pairs: ${matrix.bad.map(([a, b]) => `${a} + ${b}`).join(", ")}.`}{" "}
+            <p>{bad.length === 0 ? "Every pair passed." :
+              `Bad pairs: ${bad.map(([a, b]) => `${a} + ${b}`).join(", ")}.`}{" "}
+              {groups.length > 1 && `Pairs were compared within ${groups.length} groups, one matrix each. `}
               Each cell: the pair's outcome and its slowest collective's busbw as a share of the reference.</p>
-            <div class="matrix-scroll">
-              <table class="matrix" aria-label={`Pair tests of check ${check.id}`}>
-                <thead><tr><th scope="col">node</th>{matrix.nodes.map((n) => <th key={n} scope="col">{n}</th>)}</tr></thead>
-                <tbody>
-                  {matrix.nodes.map((a) => (
-                    <tr key={a}>
-                      <th scope="row">{a}</th>
-                      {matrix.nodes.map((b) => {
-                        const cell = matrix.cell(a, b);
-                        if (!cell) return <td key={b} class="pair-none">{a === b ? "—" : "not tested"}</td>;
-                        return <td key={b} class={`pair-${cell.outcome}`} title={cell.why || undefined}
-                                   data-pair={`${a}+${b}`}>{cellLabel(cell)}</td>;
-                      })}
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            {groups.map((g, i) => (
+              <PairTable key={g.nodes[0]} matrix={g}
+                         label={groups.length === 1 ? `Pair tests of check ${check.id}` :
+                           `Pair tests of check ${check.id}, group ${i + 1} of ${groups.length}`} />
+            ))}
           </>
         )}
       </Section>
