@@ -24,8 +24,16 @@ ProcessFenceKeeper::ProcessFenceKeeper(boost::asio::io_context& io, const FenceK
   SpawnPlan plan{argv, envp, STDERR_FILENO, "/", nullptr};
   plan.channel_fd = keeper_end.fd();
   plan.outlives_agent = true;  // a dead agent's attempts are what it is for
-  const pid_t pid = spawn_process(plan);
+  SpawnFailure failure;
+  const pid_t pid = spawn_process(plan, failure);
   if (pid < 0) throw std::runtime_error(std::string("cannot start the fence keeper: ") + std::strerror(-pid));
+  if (failure.stage != SpawnStage::none) {
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    throw std::runtime_error(std::string("cannot start the fence keeper: ") + failure.what + ": " +
+                             std::strerror(failure.error));
+  }
   pid_ = pid;
   send({{"start",
          {{"node", place.node},

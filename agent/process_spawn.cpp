@@ -25,7 +25,7 @@ struct ChildArgs {
   const SpawnPlan* plan;
   pid_t agent_pid;
   sigset_t agent_mask;  // restored in the child just before exec
-  SpawnFailure* failure;  // the agent's, or nullptr
+  SpawnFailure* failure;  // the agent's
 };
 
 // A file without #! that the kernel would not run: /bin/sh runs it, as execvpe does.
@@ -43,13 +43,6 @@ void run_as_shell_script(const char* file, char* const argv[], char* const envp[
   shell_argv[n + 1] = nullptr;
   ::execve(shell, shell_argv, envp);
   errno = ENOEXEC;
-}
-
-void write_error(const char* what, int error) {
-  const char* const parts[] = {"trainyard-agent: cannot start the job: ", what, ": ", std::strerror(error), "\n"};
-  for (const char* part : parts) {
-    (void)!::write(STDERR_FILENO, part, std::strlen(part));
-  }
 }
 
 // execvpe's search, over the job's PATH rather than the agent's, with no allocation: each
@@ -121,14 +114,9 @@ int child_main(void* raw) {
       ::dup2(plan.channel_fd, kChannelFd);
     }
   }
-  // Where it stopped, told to the agent when it asked, else written to the job's output.
+  // Where it stopped, for the agent to read once the child is gone.
   const auto fail = [&](SpawnStage stage, const char* what) {
-    const int error = errno;
-    if (args.failure) {
-      *args.failure = SpawnFailure{stage, error, what};
-    } else {
-      write_error(what, error);
-    }
+    *args.failure = SpawnFailure{stage, errno, what};
     ::_exit(127);
   };
   if (::chdir(plan.dir) != 0) fail(SpawnStage::enter_dir, "chdir to the attempt directory");
@@ -153,10 +141,10 @@ int child_main(void* raw) {
 
 }  // namespace
 
-pid_t spawn_process(const SpawnPlan& plan, SpawnFailure* failure) {
+pid_t spawn_process(const SpawnPlan& plan, SpawnFailure& failure) {
   void* stack = ::mmap(nullptr, kChildStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
   if (stack == MAP_FAILED) return -errno;
-  ChildArgs args{&plan, ::getpid(), {}, failure};
+  ChildArgs args{&plan, ::getpid(), {}, &failure};
   sigset_t all;
   ::sigfillset(&all);
   ::pthread_sigmask(SIG_SETMASK, &all, &args.agent_mask);

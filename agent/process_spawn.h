@@ -6,9 +6,9 @@
 // or set PR_SET_PDEATHSIG, hence this.
 //
 // The child shares the agent's memory: before exec it makes only system calls, reads the plan,
-// and writes nothing of the agent's but the `SpawnFailure` it was given, which the agent reads once
-// the child is gone (as glibc's posix_spawn reports its child's errno); no malloc, no locks, no
-// glibc set*id wrappers.
+// and writes nothing but the `SpawnFailure` it was given, which the agent reads once the child is
+// gone (as glibc's posix_spawn reports its child's errno); no malloc, no locks, no glibc set*id
+// wrappers, no output (the agent says what went wrong).
 #include <sys/types.h>
 
 #include <cstddef>
@@ -45,11 +45,10 @@ struct SpawnFailure {
 };
 
 // Starts the process as the leader of a new process group, which dies with the calling thread
-// (PR_SET_PDEATHSIG) unless it `outlives_agent`: call it from a thread that lives as long as the agent. What the child could
-// not do it records in `failure` (when given: then the caller tells the job why; else the child
-// writes a line to `output_fd`) and exits with 127. Returns the pid, or -errno when no process
-// could be created.
-pid_t spawn_process(const SpawnPlan& plan, SpawnFailure* failure = nullptr);
+// (PR_SET_PDEATHSIG) unless it `outlives_agent`: call it from a thread that lives as long as the
+// agent. What the child could not do it records in `failure` and exits with 127 (the caller reaps
+// it and says why). Returns the pid, or -errno when no process could be created.
+pid_t spawn_process(const SpawnPlan& plan, SpawnFailure& failure);
 
 // A descriptor that becomes readable when `pid` (a child of ours) has exited; -errno on failure.
 int open_pidfd(pid_t pid);

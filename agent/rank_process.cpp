@@ -92,7 +92,7 @@ bool RankProcess::start_local(std::size_t index, const RankProcessPlan& plan, co
     spawn.cgroup_fd_count = cgroup_->join_fds().size();
   }
   SpawnFailure failure;
-  const pid_t pid = spawn_process(spawn, &failure);
+  const pid_t pid = spawn_process(spawn, failure);
   if (pid < 0) {
     stop_reason_ = std::string("cannot create the process: ") + std::strerror(-pid);
     return false;
