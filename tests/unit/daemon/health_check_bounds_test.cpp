@@ -11,25 +11,12 @@
 
 #include "daemon/health_checks.h"
 #include "healthcheck/health_json.h"
-#include "proto/collective_bandwidth.h"
 #include "tests/support/fake_timers.h"
+#include "tests/unit/daemon/accelerator_reports.h"
 #include "tests/unit/daemon/harness.h"
 
 namespace trainyard::daemon::testing {
 namespace {
-
-Json healthy_collective_result(int rank, int world) {
-  healthcheck::RankCollectiveResult result;
-  result.rank = rank;
-  result.world_size = world;
-  constexpr double kBytes = 1 << 20;
-  constexpr double kSeconds = 0.001;
-  for (auto kind : {CollectiveKind::all_reduce, CollectiveKind::all_gather, CollectiveKind::reduce_scatter}) {
-    result.collectives.push_back(healthcheck::CollectiveMeasurement{
-        kind, true, static_cast<std::size_t>(kBytes), kSeconds, busbw(kind, world, kBytes, kSeconds), ""});
-  }
-  return healthcheck::to_json(result);
-}
 
 struct Checks {
   Checks() {
@@ -59,7 +46,7 @@ struct Checks {
     std::vector<std::pair<std::string, HealthCheckMsg>> batch;
     batch.swap(sent);
     for (const auto& [node, msg] : batch) {
-      checks->on_result(node, HealthResultMsg{msg.task_id, healthy_collective_result(msg.rank, static_cast<int>(msg.peers.size())), ""});
+      checks->on_result(node, HealthResultMsg{msg.task_id, passing_collective(msg.rank, static_cast<int>(msg.peers.size())), ""});
     }
     return batch.size();
   }

@@ -11,6 +11,7 @@
 #include <map>
 
 #include "healthcheck/health_json.h"
+#include "tests/unit/daemon/accelerator_reports.h"
 #include "tests/unit/daemon/job_manager_helpers.h"
 
 namespace trainyard::daemon::testing {
@@ -157,23 +158,6 @@ TEST(JobRecovery, APeerCloseFromANodeStillConnectedIsNoNodeLoss) {
   EXPECT_EQ(failed.failure_class, "collective_timeout");
 }
 
-// A passing rank of a collective pre-flight.
-Json passing_collective(int rank, int world) {
-  healthcheck::RankCollectiveResult result;
-  result.rank = rank;
-  result.world_size = world;
-  for (CollectiveKind kind : {CollectiveKind::all_gather, CollectiveKind::all_reduce, CollectiveKind::reduce_scatter}) {
-    result.collectives.push_back({kind, true, 4096, 0.001, 4e6, ""});
-  }
-  return healthcheck::to_json(result);
-}
-
-Json passing_accelerator() {
-  healthcheck::AcceleratorReport report;
-  report.cores.push_back(healthcheck::CoreResult{0, {healthcheck::CheckResult{healthcheck::AcceleratorTest::gemm, healthcheck::CheckStatus::passed, 1e-7, 1e-5, 1, ""}}});
-  return healthcheck::to_json(report);
-}
-
 // Answers every health task sent to the nodes since the last call as passed; returns how many.
 int pass_health_tasks(Cluster& c, std::map<std::string, std::size_t>& answered) {
   int count = 0;
@@ -182,7 +166,7 @@ int pass_health_tasks(Cluster& c, std::map<std::string, std::size_t>& answered) 
     for (std::size_t i = answered[name]; i < tasks.size(); ++i, ++count) {
       const HealthCheckMsg& task = tasks[i];
       const Json result = task.suite == HealthSuite::accelerator
-                              ? passing_accelerator()
+                              ? passing_report()
                               : passing_collective(task.rank, static_cast<int>(task.peers.size()));
       c.send(name, HealthResultMsg{task.task_id, result, ""});
     }
