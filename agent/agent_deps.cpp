@@ -21,14 +21,16 @@ std::shared_ptr<net::WebSocketPeer> WebSocketDaemonLinks::connect(const std::str
 
 LocalWorkloads::LocalWorkloads(boost::asio::io_context& io, neuron::NeuronDevice& device,
                                neuron::DataPlaneServer& data_plane, ProcessRegistry& processes,
-                               JobAccounts job_accounts, Cgroups cgroups, std::chrono::milliseconds collective_timeout)
+                               JobAccounts job_accounts, Cgroups cgroups, std::chrono::milliseconds collective_timeout,
+                               std::string job_python_dir)
     : io_(io),
       device_(device),
       data_plane_(data_plane),
       processes_(processes),
       job_accounts_(std::move(job_accounts)),
       cgroups_(std::move(cgroups)),
-      collective_timeout_(collective_timeout) {}
+      collective_timeout_(collective_timeout),
+      job_python_dir_(std::move(job_python_dir)) {}
 
 LocalWorkloads::~LocalWorkloads() { cgroups_.remove_all(); }
 
@@ -56,8 +58,8 @@ std::unique_ptr<AttemptRun> LocalWorkloads::start_run(const LaunchMsg& launch, c
                                                       int core, ExitCallback on_exit) {
   auto account = job_accounts_.account_for(launch.user, account_job_of(launch), launch.attempt_id, attempt_dir);
   if (launch.kind == JobKind::command) {
-    return std::make_unique<CommandRun>(launch, attempt_dir, std::move(account), cgroups_, processes_, io_,
-                                        std::move(on_exit));
+    return std::make_unique<CommandRun>(launch, attempt_dir, job_python_dir_, std::move(account), cgroups_, processes_,
+                                        io_, std::move(on_exit));
   }
   SimulatedRunContext context{device_,  data_plane_, core, collective_timeout_, std::move(account),
                               cgroups_, processes_,  io_};

@@ -69,7 +69,7 @@ class LocalWorkloads final : public Workloads {
  public:
   LocalWorkloads(boost::asio::io_context& io, neuron::NeuronDevice& device, neuron::DataPlaneServer& data_plane,
                  ProcessRegistry& processes, JobAccounts job_accounts, Cgroups cgroups,
-                 std::chrono::milliseconds collective_timeout);
+                 std::chrono::milliseconds collective_timeout, std::string job_python_dir);
   // Removes the agent's cgroup parents (its runs, destroyed before, removed their own).
   ~LocalWorkloads() override;
   std::unique_ptr<AttemptRun> start_run(const LaunchMsg& launch, const std::string& attempt_dir, int core,
@@ -86,6 +86,7 @@ class LocalWorkloads final : public Workloads {
   JobAccounts job_accounts_;
   Cgroups cgroups_;
   std::chrono::milliseconds collective_timeout_;
+  std::string job_python_dir_;  // first on command jobs' PYTHONPATH (agent/job_python.h)
 };
 
 struct AgentDeps {

@@ -369,6 +369,10 @@ bool AttemptCgroup::kill_all() {
   return true;
 }
 
+std::vector<pid_t> AttemptCgroup::processes() const {
+  return dirs_.empty() ? std::vector<pid_t>() : members(dirs_[0]);
+}
+
 CgroupUsage AttemptCgroup::usage() const {
   CgroupUsage usage;
   if (dirs_.empty()) return usage;

@@ -106,6 +106,7 @@ class AttemptCgroup {
   // outlived that.
   bool kill_all();
   CgroupUsage usage() const;
+  std::vector<pid_t> processes() const;  // the processes in it now
 
  private:
   friend class Cgroups;

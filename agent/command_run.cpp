@@ -49,12 +49,12 @@ CoreShare core_share(int cores, int procs, int local_rank) {
 
 RankFiles rank_files(const std::string& attempt_dir, int global_rank) {
   const std::string stem = attempt_dir + "/rank-" + std::to_string(global_rank);
-  return {stem + ".progress", stem + ".provenance.json"};
+  return {stem + ".progress", stem + ".provenance.json", stem + ".stacks"};
 }
 
 std::map<std::string, std::string> command_environment(const LaunchMsg& l, const RankFiles& files,
                                                        char** agent_environment, const JobAccount* account,
-                                                       int local_rank) {
+                                                       int local_rank, const std::string& python_dir) {
   std::map<std::string, std::string> env;
   for (char** e = agent_environment; *e; ++e) {
     const std::string_view entry(*e);
@@ -100,13 +100,19 @@ std::map<std::string, std::string> command_environment(const LaunchMsg& l, const
   env["TRAINYARD_PREEMPT_GRACE_S"] = std::to_string(l.preempt_grace_ms / 1000);
   env["TRAINYARD_PROGRESS_FILE"] = files.progress;
   env["TRAINYARD_PROVENANCE_FILE"] = files.provenance;
+  env["TRAINYARD_STACKS_FILE"] = files.stacks;
+  env["TRAINYARD_STACKS_SIGNAL"] = std::to_string(stacks_signal());
+  if (!python_dir.empty()) {
+    const auto own = l.command.env.find("PYTHONPATH");
+    env["PYTHONPATH"] = own == l.command.env.end() || own->second.empty() ? python_dir : python_dir + ":" + own->second;
+  }
   return env;
 }
 
-CommandRun::CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, std::optional<JobAccount> account,
-                       const Cgroups& cgroups, ProcessRegistry& processes, boost::asio::io_context& io,
-                       ExitCallback on_exit)
-    : launch_(launch), on_exit_(std::move(on_exit)) {
+CommandRun::CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, const std::string& python_dir,
+                       std::optional<JobAccount> account, const Cgroups& cgroups, ProcessRegistry& processes,
+                       boost::asio::io_context& io, ExitCallback on_exit)
+    : launch_(launch), on_exit_(std::move(on_exit)), activity_(stacks_signal()) {
   RankProcessPlan plan;
   plan.argv = launch_.command.argv;
   plan.workdir = launch_.command.workdir;
@@ -114,7 +120,7 @@ CommandRun::CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, 
   for (int local = 0; local < procs; ++local) {
     files_.push_back(rank_files(attempt_dir, launch_.rank * procs + local));
     plan.environments.push_back(
-        command_environment(launch_, files_.back(), environ, account ? &*account : nullptr, local));
+        command_environment(launch_, files_.back(), environ, account ? &*account : nullptr, local, python_dir));
   }
   progress_.resize(files_.size());
   plan.memory_limit_mb = launch_.memory_mb;
@@ -176,7 +182,21 @@ AttemptReport CommandRun::report() {
     if (!local.phase.empty()) phase_ = local.phase;
   }
   // A command does not say what its checkpoints cost: that time is inside its steps.
-  return AttemptReport{launch_.attempt_id, launch_.job_id, last_step_, last_progress_at_, phase_, first_step_at_, 0};
+  AttemptReport report{launch_.attempt_id, launch_.job_id, last_step_, last_progress_at_, phase_, first_step_at_, 0};
+  look_at_processes(report);
+  return report;
+}
+
+void CommandRun::look_at_processes(AttemptReport& report) {
+  std::vector<RankLeader> leaders;
+  const std::vector<pid_t> pids = process_->local_pids();
+  const int procs = launch_.command.procs_per_node;
+  for (std::size_t i = 0; i < pids.size(); ++i) {
+    leaders.push_back({pids[i], launch_.rank * procs + static_cast<int>(i), files_[i].stacks});
+  }
+  struct stat log {};
+  const std::int64_t log_bytes = ::stat(process_->log_path().c_str(), &log) == 0 ? log.st_size : 0;
+  activity_.look(SystemTimeSource().monotonic_now(), process_->all_pids(), leaders, log_bytes, report);
 }
 
 }  // namespace trainyard::agent

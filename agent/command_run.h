@@ -15,7 +15,9 @@
 // MASTER_ADDR, MASTER_PORT, TRAINYARD_CORES and TRAINYARD_VISIBLE_CORES (the process's share of the
 // job's cores on the node, "first-last", counted within the job's share; also as
 // NEURON_RT_VISIBLE_CORES unless the spec sets it), TRAINYARD_CHECKPOINT_DIR, TRAINYARD_RESUME_FROM
-// (when resuming), TRAINYARD_PROGRESS_FILE and TRAINYARD_PROVENANCE_FILE (one of each per process).
+// (when resuming), TRAINYARD_PROGRESS_FILE, TRAINYARD_PROVENANCE_FILE and TRAINYARD_STACKS_FILE (one
+// of each per process), TRAINYARD_STACKS_SIGNAL, and PYTHONPATH led by the agent's Python directory
+// (agent/job_python.h: its sitecustomize dumps the Python stacks on that signal), then the spec's.
 //
 // Progress (for stuck detection): a process reports training progress by writing its current step
 // as a decimal number, optionally followed by a space and a phase word, to the file named in
@@ -24,6 +26,9 @@
 //
 // Account, cgroup and lifetime: as every rank's process (agent/rank_process.h); USER, LOGNAME
 // and HOME are the account's. Every rank starts in the job's `command.workdir` when it has one.
+//
+// Idleness: at every report the agent looks at the rank's processes and says how long they have
+// been idle and, once idle a while, where each is, its Python stack included (agent/rank_activity.h).
 //
 // Checkpoints: rank 0's agent reports the step directories that appear or change in
 // TRAINYARD_CHECKPOINT_DIR while the attempt runs (agent/command_checkpoints.h).
@@ -45,6 +50,7 @@
 #include "agent/attempt_run.h"
 #include "agent/job_account.h"
 #include "agent/process_registry.h"
+#include "agent/rank_activity.h"
 #include "agent/rank_process.h"
 
 namespace trainyard::agent {
@@ -60,6 +66,7 @@ inline constexpr std::string_view kJobPath = "/usr/local/bin:/usr/bin:/bin";
 struct RankFiles {
   std::string progress;    // TRAINYARD_PROGRESS_FILE
   std::string provenance;  // TRAINYARD_PROVENANCE_FILE
+  std::string stacks;      // TRAINYARD_STACKS_FILE
 };
 
 // A process's share of the job's `cores` on the node: as even as can be, the first ones one more;
@@ -78,13 +85,14 @@ RankFiles rank_files(const std::string& attempt_dir, int global_rank);
 // variables listed above.
 std::map<std::string, std::string> command_environment(const LaunchMsg& launch, const RankFiles& files,
                                                        char** agent_environment, const JobAccount* account = nullptr,
-                                                       int local_rank = 0);
+                                                       int local_rank = 0, const std::string& python_dir = "");
 
 class CommandRun final : public AttemptRun {
  public:
   // Starts the process, in a cgroup of its own when `cgroups` are available; on failure to start,
   // the exit callback is posted with the reason.
-  CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, std::optional<JobAccount> account,
+  CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, const std::string& python_dir,
+             std::optional<JobAccount> account,
              const Cgroups& cgroups, ProcessRegistry& processes, boost::asio::io_context& io, ExitCallback on_exit);
 
   void terminate(const std::string& reason) override { process_->terminate(reason); }
@@ -98,6 +106,8 @@ class CommandRun final : public AttemptRun {
 
  private:
   void finish(const ProcessEnd& end);
+  // The rank's idleness and, once idle a while, where its processes are (agent/rank_activity.h).
+  void look_at_processes(AttemptReport& report);
 
   struct LocalProgress {
     std::int64_t step = 0;
@@ -114,7 +124,8 @@ class CommandRun final : public AttemptRun {
   std::optional<TimePoint> last_progress_at_;
   std::optional<TimePoint> first_step_at_;
   std::string phase_;
-  std::optional<CommandCheckpointWatch> checkpoints_;  // rank 0's, with a checkpoint directory
+  std::optional<CommandCheckpointWatch> checkpoints_;
+  RankActivity activity_;  // rank 0's, with a checkpoint directory
   std::unique_ptr<RankProcess> process_;  // last: its end may be posted while the rest is set up
 };
 

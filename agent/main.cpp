@@ -12,6 +12,7 @@
 #include "agent/agent.h"
 #include "agent/agent_flags.h"
 #include "agent/fence_keeper_process.h"
+#include "agent/job_python.h"
 #include "agent/job_reach.h"
 #include "agent/simulated_rank_process.h"
 #include "net/steady_timers.h"
@@ -72,6 +73,8 @@ int main(int argc, char** argv) {
   }
   try {
     prepare_work_dir(config.work_dir);
+    const std::string job_python_dir = config.work_dir + "/python";
+    trainyard::agent::install_job_python(job_python_dir);
     trainyard::agent::check_jobs_can_reach(config.job_accounts, "--work-dir", config.work_dir + "/attempts");
     if (!config.checkpoint_root.empty()) {
       trainyard::agent::check_jobs_can_reach(config.job_accounts, "--checkpoint-root", config.checkpoint_root);
@@ -105,7 +108,7 @@ int main(int argc, char** argv) {
     }
     trainyard::agent::WebSocketDaemonLinks links(io, config.tls);
     trainyard::agent::LocalWorkloads workloads(io, device, data_plane, processes, config.job_accounts,
-                                               std::move(cgroups), config.collective_timeout);
+                                               std::move(cgroups), config.collective_timeout, job_python_dir);
     trainyard::net::SteadyTimers timers(io);
     trainyard::agent::ProcessFenceKeeper keeper(
         io, {config.name, config.work_dir + "/processes", "/sys/fs/cgroup",

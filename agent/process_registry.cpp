@@ -1,5 +1,7 @@
 #include "agent/process_registry.h"
 
+#include "agent/process_snapshot.h"
+
 #include <signal.h>
 
 #include <filesystem>
@@ -20,19 +22,11 @@ std::optional<RecordedGroup> parse_recorded_group(const std::string& text) {
 
 std::optional<std::uint64_t> process_start_time(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat;
-  if (!std::getline(in, stat)) return std::nullopt;
-  // The command name (field 2) may hold spaces and parentheses: fields are counted after the last ')'.
-  const auto close = stat.rfind(')');
-  if (close == std::string::npos) return std::nullopt;
-  std::istringstream fields(stat.substr(close + 1));
-  std::string field;
-  for (int i = 3; i < 22; ++i) {
-    if (!(fields >> field)) return std::nullopt;
-  }
-  std::uint64_t start = 0;
-  if (!(fields >> start)) return std::nullopt;
-  return start;
+  std::string line;
+  if (!std::getline(in, line)) return std::nullopt;
+  const auto stat = parse_process_stat(line);
+  if (!stat) return std::nullopt;
+  return stat->start_time;
 }
 
 namespace {

@@ -1,5 +1,7 @@
 #include "agent/rank_process.h"
 
+#include "agent/process_snapshot.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -248,6 +250,19 @@ void RankProcess::save_then_stop(const std::string& reason) {
 
 void RankProcess::kill() {
   if (!exited_ && running_ > 0) kill_everything();
+}
+
+std::vector<pid_t> RankProcess::local_pids() const {
+  std::vector<pid_t> pids;
+  for (const LocalProcess& local : locals_) pids.push_back(local.pid > 0 && !local.status ? local.pid : -1);
+  return pids;
+}
+
+std::vector<pid_t> RankProcess::all_pids() const {
+  if (cgroup_) return cgroup_->processes();
+  std::vector<pid_t> groups = local_pids();
+  std::erase(groups, -1);
+  return processes_in_groups(groups);
 }
 
 void RankProcess::kill_everything() {

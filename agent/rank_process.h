@@ -82,6 +82,11 @@ class RankProcess {
   void save_then_stop(const std::string& reason);  // SIGUSR1 to each process group
   void kill();                                     // SIGKILL to every process of the rank
   const std::string& log_path() const { return log_path_; }
+  // The pid of each local process, in start order; -1 once reaped (or never started).
+  std::vector<pid_t> local_pids() const;
+  // Every process of the rank now, what the local processes started included: its cgroup's, or
+  // else its process groups'.
+  std::vector<pid_t> all_pids() const;
 
  private:
   struct LocalProcess {

@@ -73,7 +73,7 @@ Allowance StepPace::allowance(std::string_view phase) const {
   const PacePhase kind = pace_phase(phase);
   const Learned& learned = learned_[static_cast<std::size_t>(kind)];
   const std::size_t needed = kind == PacePhase::step ? kStepsToLearn : 1;
-  const std::string name(to_string(kind));
+  const std::string name = intervals_of_.empty() ? std::string(to_string(kind)) : intervals_of_;
   if (learned.intervals.size() < needed) {
     return {kUnlearnedAllowance, "not yet learned (" + std::to_string(learned.intervals.size()) + " " + name +
                                      " intervals seen): " + seconds_text(kUnlearnedAllowance)};

@@ -44,6 +44,9 @@ struct Allowance {
 
 class StepPace {
  public:
+  StepPace() = default;
+  // `intervals_of` names what advances in the allowance's basis ("output"), instead of the phase.
+  explicit StepPace(std::string_view intervals_of) : intervals_of_(intervals_of) {}
   // A report of the rank in `phase`, whether or not its step advanced.
   void note_phase(std::string_view phase);
   // Its step advanced at `at`: the interval since the previous advance is learned, for the slow
@@ -61,6 +64,7 @@ class StepPace {
   };
   void learn(PacePhase phase, Millis interval);
 
+  std::string intervals_of_;
   std::array<Learned, kPacePhases> learned_{};
   std::optional<MonoTime> last_advance_;
   std::optional<PacePhase> slow_phase_seen_;  // since the last advance

@@ -299,6 +299,8 @@ class JobManager {
   // attempt, its node turns SUSPECT (checked when the attempt ends), and with replace_stragglers
   // the job is checkpointed and queued again without that node.
   void watch_for_stragglers(ActiveAttempt& attempt, int rank, const AttemptReport& report);
+  // A command rank's idleness and whereabouts, from its agent's report (agent/rank_activity.h).
+  void note_idleness(RankState& rank, const AttemptReport& report);
   void straggler_found(ActiveAttempt& attempt, int rank, double ratio);
   // The daemon was paused for `paused` before `now`: nodes' and ranks' silence counts without it.
   void excuse_own_pause(MonoTime now, Millis paused);

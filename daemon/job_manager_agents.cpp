@@ -160,6 +160,17 @@ void JobManager::on_started(const std::string& node, const AttemptStartedMsg& ms
   persist(std::move(change), nullptr);
 }
 
+void JobManager::note_idleness(RankState& rs, const AttemptReport& report) {
+  if (!report.idle_ms) return;
+  const MonoTime now = clock_.monotonic_now();
+  rs.active_at = now - Millis(*report.idle_ms);
+  if (report.log_bytes > rs.log_bytes) {
+    rs.output_pace.note_advance(now);
+    rs.log_bytes = report.log_bytes;
+  }
+  rs.where = report.where;
+}
+
 void JobManager::on_heartbeat(const std::string& node, const HeartbeatMsg& msg) {
   for (const auto& report : msg.attempts) {
     const auto on = attempts_.rank_on(report.attempt_id, node);
@@ -179,6 +190,7 @@ void JobManager::on_heartbeat(const std::string& node, const HeartbeatMsg& msg) 
       rs.progress_at = clock_.monotonic_now();
       rs.pace.note_advance(rs.progress_at);
     }
+    note_idleness(rs, report);
     watch_for_stragglers(attempt, rank, report);
     Attempt& record = attempt.record;
     note_goodput_timing(record, report.first_step_at, report.checkpoint_ms);

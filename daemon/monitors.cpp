@@ -119,18 +119,26 @@ std::optional<JobSpec> Monitors::canary(bool canary_running) const {
 std::optional<StuckDiagnosis> Monitors::stuck(const Job& job, const Attempt& attempt, const std::vector<RankState>& ranks,
                                               MonoTime now) {
   // The kernel always reports steps; a command job opts in by reporting one (its progress file).
+  // A command job that reports none is judged on its ranks' idleness.
   const bool reports_progress = job.spec.kind == JobKind::simulated ||
                                 std::any_of(ranks.begin(), ranks.end(), [](const RankState& r) { return r.progress_step > 0; });
-  if (!reports_progress) return std::nullopt;
   std::vector<RankProgress> progress;
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     const RankState& rank = ranks[r];
     if (rank.exited) continue;
-    if (job.spec.kind == JobKind::command && rank.progress_step == 0) continue;
-    progress.push_back(RankProgress{static_cast<int>(r), attempt.nodes[r], rank.progress_step, rank.phase,
-                                    std::chrono::duration_cast<Millis>(now - rank.progress_at),
-                                    job.spec.stuck_after_s ? explicit_allowance(*job.spec.stuck_after_s)
-                                                           : rank.pace.allowance(rank.phase)});
+    RankProgress judged{static_cast<int>(r), attempt.nodes[r], rank.progress_step, rank.phase, Millis(0), {}, false, rank.where};
+    if (reports_progress) {
+      if (job.spec.kind == JobKind::command && rank.progress_step == 0) continue;
+      judged.silent = std::chrono::duration_cast<Millis>(now - rank.progress_at);
+      judged.allowance = job.spec.stuck_after_s ? explicit_allowance(*job.spec.stuck_after_s) : rank.pace.allowance(rank.phase);
+    } else {
+      // A rank that never printed has no pace to learn from: only the job's stuck_after_s judges it.
+      if (!rank.active_at || (rank.log_bytes == 0 && !job.spec.stuck_after_s)) continue;
+      judged.judged_on_idleness = true;
+      judged.silent = std::chrono::duration_cast<Millis>(now - *rank.active_at);
+      judged.allowance = job.spec.stuck_after_s ? explicit_allowance(*job.spec.stuck_after_s) : rank.output_pace.allowance("");
+    }
+    progress.push_back(std::move(judged));
   }
   return diagnose_stuck(progress);
 }

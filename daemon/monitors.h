@@ -66,9 +66,10 @@ class Monitors {
   std::optional<MonoTime> next_canary() const;
 
   // Nullopt while every rank advanced within its allowance (the job's stuck_after_s, else learned:
-  // daemon/hang_rule.h), or when the attempt reports no progress to judge (a command job that never
-  // wrote a step). A command job's rank that never wrote a step is not judged: only some ranks of a
-  // command job may report.
+  // daemon/hang_rule.h). A command job's rank that never wrote a step is not judged when others did:
+  // only some ranks of a command job may report. A command job none of whose ranks wrote a step is
+  // judged on its ranks' idleness (no output, CPU or I/O, agent/rank_activity.h) against the pace
+  // of their output, learned as steps are; a rank that never printed, only with stuck_after_s.
   static std::optional<StuckDiagnosis> stuck(const Job& job, const Attempt& attempt, const std::vector<RankState>& ranks,
                                              MonoTime now);
   // The check of the nodes a stuck attempt's hung ranks ran on; nullopt when none can be tested

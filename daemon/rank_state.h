@@ -4,8 +4,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "daemon/hang_rule.h"
+#include "proto/messages.h"
 #include "proto/time.h"
 
 namespace trainyard::daemon {
@@ -21,6 +23,13 @@ struct RankState {
   MonoTime progress_at{};
   std::string phase;
   StepPace pace;  // its learned step intervals: how long it may stay silent (daemon/hang_rule.h)
+  // A command rank's idleness as its agent measures it (agent/rank_activity.h): when it was last
+  // active, its log's size, the intervals between heartbeats that found the log grown (its output's
+  // pace: how long it may stay idle), and where its processes were once idle.
+  std::optional<MonoTime> active_at;
+  std::int64_t log_bytes = 0;
+  StepPace output_pace{"output"};
+  std::vector<ProcessWhere> where;
   std::optional<int> exit_code;
   std::optional<int> signal;
   std::string reason;

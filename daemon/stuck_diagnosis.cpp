@@ -1,5 +1,7 @@
 #include "daemon/stuck_diagnosis.h"
 
+#include "daemon/process_where.h"
+
 #include <algorithm>
 #include <cstdio>
 
@@ -22,18 +24,50 @@ std::string node_list(const std::vector<const RankProgress*>& ranks) {
   return out;
 }
 
-std::string describe(const std::vector<const RankProgress*>& ranks, const std::string& verb) {
+// A rank judged on idleness has no step or phase to name: `idle_verb` says what it does.
+std::string describe(const std::vector<const RankProgress*>& ranks, const std::string& verb, const std::string& idle_verb) {
   const RankProgress& first = *ranks.front();
+  const std::string who = rank_list(ranks) + " (" + node_list(ranks) + ") ";
+  if (first.judged_on_idleness) return who + idle_verb;
   const std::string phase = first.phase.empty() ? "an unreported phase" : first.phase;
-  return rank_list(ranks) + " (" + node_list(ranks) + ") " + verb + " in " + phase + " at step " + std::to_string(first.step);
+  return who + verb + " in " + phase + " at step " + std::to_string(first.step);
 }
 
-// Groups ranks of equal (step, phase), in rank order of each group's first member.
-std::vector<std::vector<const RankProgress*>> grouped(const std::vector<const RankProgress*>& ranks) {
+// Whether the rank waits on its peers: where its processes were says, else its last reported phase.
+bool waits(const RankProgress& r) {
+  switch (judge_where(r.where)) {
+    case WhereVerdict::waiting_on_peers: return true;
+    case WhereVerdict::stopped:
+    case WhereVerdict::hung_itself: return false;
+    case WhereVerdict::unknown: break;
+  }
+  return is_collective_phase(r.phase);
+}
+
+// "; where: node-b RANK 1 pid 812 stopped (state T); node-a RANK 0 pid 77 sleeping: ...", the
+// culprits' processes first.
+std::string where_part(const std::vector<const RankProgress*>& culprits, const std::vector<RankProgress>& ranks) {
+  std::vector<const RankProgress*> order(culprits);
+  for (const auto& r : ranks) {
+    if (std::find(order.begin(), order.end(), &r) == order.end()) order.push_back(&r);
+  }
+  std::string out;
+  for (const auto* r : order) {
+    for (const auto& p : r->where) {
+      out += (out.empty() ? "; where: " : "; ") + r->node + " RANK " + std::to_string(p.rank) + " " + where_text(p);
+    }
+  }
+  return out;
+}
+
+// Groups ranks of equal (step, phase), and when `by_verdict` of equal verdict on where they were
+// (a stopped rank and a hung one are described apart), in rank order of each group's first member.
+std::vector<std::vector<const RankProgress*>> grouped(const std::vector<const RankProgress*>& ranks, bool by_verdict = false) {
   std::vector<std::vector<const RankProgress*>> groups;
   for (const auto* r : ranks) {
     auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) {
-      return g.front()->step == r->step && g.front()->phase == r->phase;
+      return g.front()->step == r->step && g.front()->phase == r->phase &&
+             (!by_verdict || judge_where(g.front()->where) == judge_where(r->where));
     });
     if (it == groups.end()) {
       groups.push_back({r});
@@ -70,18 +104,24 @@ std::optional<StuckDiagnosis> diagnose_stuck(const std::vector<RankProgress>& ra
     if (r->step == lowest) behind.push_back(r);
   }
   for (const auto* r : behind) {
-    if (!is_collective_phase(r->phase)) computing.push_back(r);
+    if (!waits(*r)) computing.push_back(r);
+  }
+  // A stopped process explains the rest: whoever else looks hung is stuck behind it.
+  if (std::any_of(computing.begin(), computing.end(), [](const auto* r) { return judge_where(r->where) == WhereVerdict::stopped; })) {
+    std::erase_if(computing, [](const auto* r) { return judge_where(r->where) != WhereVerdict::stopped; });
   }
   for (const auto& r : ranks) {
-    if (r.step == lowest && !stopped_rank(&r) && !is_collective_phase(r.phase)) holding_up.push_back(&r);
+    if (r.step == lowest && !stopped_rank(&r) && !waits(r)) holding_up.push_back(&r);
   }
   const std::vector<const RankProgress*>& culprits =
       !computing.empty() ? computing : (!holding_up.empty() ? holding_up : behind);
   // A rank that got past the culprits' step and is within its allowance does not wait on them; one
-  // at their step (blocked in the collective they never joined) does, stopped or not yet.
+  // at their step (blocked in the collective they never joined) does, stopped or not yet. A rank
+  // judged on idleness has no step: within its allowance, it waits when where it is says so.
   for (const auto& r : ranks) {
     if (std::find(culprits.begin(), culprits.end(), &r) != culprits.end()) continue;
-    (!stopped_rank(&r) && r.step > lowest ? advancing : waiting).push_back(&r);
+    const bool past = r.judged_on_idleness ? !waits(r) : r.step > lowest;
+    (!stopped_rank(&r) && past ? advancing : waiting).push_back(&r);
   }
 
   StuckDiagnosis d;
@@ -89,13 +129,17 @@ std::optional<StuckDiagnosis> diagnose_stuck(const std::vector<RankProgress>& ra
   const RankProgress& first = *culprits.front();
   const auto seconds = std::chrono::duration<double>(first.allowance.limit).count();
   char head[96];
-  std::snprintf(head, sizeof head, "no training progress for %gs: ", seconds);
+  std::snprintf(head, sizeof head, first.judged_on_idleness ? "no output, CPU or I/O for %gs: " : "no training progress for %gs: ",
+                seconds);
   d.text = head;
   std::string parts;
-  for (const auto& group : grouped(culprits)) parts += (parts.empty() ? "" : "; ") + describe(group, "blocked");
-  for (const auto& group : grouped(waiting)) parts += "; " + describe(group, "waiting");
-  for (const auto& group : grouped(advancing)) parts += "; " + describe(group, "still advancing, last");
-  d.text += parts + " (allowed: " + first.allowance.basis + ")";
+  for (const auto& group : grouped(culprits, true)) {
+    const bool stopped = judge_where(group.front()->where) == WhereVerdict::stopped;
+    parts += (parts.empty() ? "" : "; ") + describe(group, "blocked", stopped ? "stopped" : "hung");
+  }
+  for (const auto& group : grouped(waiting)) parts += "; " + describe(group, "waiting", "waiting on them");
+  for (const auto& group : grouped(advancing)) parts += "; " + describe(group, "still advancing, last", "still active");
+  d.text += parts + " (allowed: " + first.allowance.basis + ")" + where_part(culprits, ranks);
   return d;
 }
 

@@ -9,6 +9,12 @@
 // ranks at the lowest step (a rank that fell behind), and among those, the ones not inside a
 // collective (a rank blocked in all-reduce is waiting for someone). When every candidate is in a
 // collective, they are all named: the fault is then in the collective itself (a link, a peer).
+// Where the ranks' processes were (daemon/process_where.h) outranks their last reported phase: a rank
+// with a stopped process is the culprit before any other, then one whose Python stack is not in a
+// collective; a rank whose stack is in one waits. The diagnosis quotes where each process was.
+//
+// A command rank that reports no steps is judged on its idleness instead (no output, CPU or I/O:
+// agent/rank_activity.h): `silent` is then how long it has been idle.
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -16,6 +22,7 @@
 #include <vector>
 
 #include "daemon/hang_rule.h"
+#include "proto/messages.h"
 #include "proto/time.h"
 
 namespace trainyard::daemon {
@@ -25,8 +32,10 @@ struct RankProgress {
   std::string node;
   std::int64_t step = 0;  // last step this rank completed
   std::string phase;      // what it was doing at its last report ("forward", "all-reduce", ...)
-  Millis silent{0};       // since its step last advanced
+  Millis silent{0};       // since its step last advanced (or, judged on idleness, since it was last active)
   Allowance allowance;    // how long it may be silent
+  bool judged_on_idleness = false;  // reports no steps: `silent` is its idle time
+  std::vector<ProcessWhere> where;  // its processes, when its agent said where they were
 };
 
 struct StuckDiagnosis {

@@ -1,6 +1,7 @@
 #include "proto/messages.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include "proto/provenance.h"
 #include "proto/text.h"
@@ -40,6 +41,30 @@ CheckpointFailures optional_checkpoint_failures(ObjectReader& r) {
   return failures ? parse_checkpoint_failures(*failures, r.field_path("checkpoint_failures")) : CheckpointFailures{};
 }
 
+Json to_json(const ProcessWhere& w) {
+  return {{"rank", w.rank}, {"pid", w.pid}, {"state", w.state}, {"wchan", w.wchan}, {"stack", w.stack}};
+}
+
+ProcessWhere parse_where(const Json& j, const std::string& path) {
+  ObjectReader r(j, path);
+  ProcessWhere w;
+  w.rank = static_cast<int>(r.integer("rank", 0, INT32_MAX));
+  w.pid = static_cast<int>(r.integer("pid", 1, INT32_MAX));
+  w.state = r.string("state", 1, 1);
+  if (!std::isalpha(static_cast<unsigned char>(w.state[0]))) throw InvalidInput(r.field_path("state"), "must be a letter");
+  w.wchan = r.string("wchan", 0, 128);
+  check_printable(r.field_path("wchan"), w.wchan);
+  w.stack = r.string("stack", 0, kMaxStackChars);
+  // Lines of printable text, each quoted in a diagnosis that terminals show.
+  for (std::size_t at = 0; at <= w.stack.size();) {
+    const std::size_t end = std::min(w.stack.find('\n', at), w.stack.size());
+    check_printable(r.field_path("stack"), std::string_view(w.stack).substr(at, end - at));
+    at = end + 1;
+  }
+  r.finish();
+  return w;
+}
+
 Json to_json(const AttemptReport& r) {
   Json j = {{"attempt_id", r.attempt_id}, {"job_id", r.job_id}, {"step", r.step}, {"phase", r.phase}};
   if (r.last_progress_at) j["last_progress_at"] = to_unix_ms(*r.last_progress_at);
@@ -49,6 +74,11 @@ Json to_json(const AttemptReport& r) {
   if (r.busy_ms) j["busy_ms"] = *r.busy_ms;
   if (r.log_bytes > 0) j["log_bytes"] = r.log_bytes;
   if (r.work_bytes > 0) j["work_bytes"] = r.work_bytes;
+  if (r.idle_ms) j["idle_ms"] = *r.idle_ms;
+  if (!r.where.empty()) {
+    Json& where = j["where"] = Json::array();
+    for (const auto& w : r.where) where.push_back(to_json(w));
+  }
   return j;
 }
 
@@ -66,6 +96,17 @@ AttemptReport parse_report(const Json& j, const std::string& path) {
   rep.busy_ms = r.opt_integer("busy_ms", 0, INT64_MAX);
   rep.log_bytes = r.opt_integer("log_bytes", 0, INT64_MAX).value_or(0);
   rep.work_bytes = r.opt_integer("work_bytes", 0, INT64_MAX).value_or(0);
+  rep.idle_ms = r.opt_integer("idle_ms", 0, INT64_MAX);
+  if (const Json* where = r.child("where")) {
+    const std::string where_path = r.field_path("where");
+    // One entry per process of the rank: at most a node's procs_per_node.
+    if (!where->is_array() || where->size() > static_cast<std::size_t>(kMaxProcsPerNode)) {
+      throw InvalidInput(where_path, "must be an array of at most " + std::to_string(kMaxProcsPerNode) + " processes");
+    }
+    for (std::size_t i = 0; i < where->size(); ++i) {
+      rep.where.push_back(parse_where((*where)[i], where_path + "[" + std::to_string(i) + "]"));
+    }
+  }
   r.finish();
   return rep;
 }

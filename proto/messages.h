@@ -36,7 +36,9 @@ namespace trainyard::inline proto {
 // 16: the accelerator suite times each core's GEMM (timing_repeats, gemm_ms), to find a slow core.
 // 17: attempt reports and attempt_exited carry the run's failed checkpoint writes (checkpoint_failures).
 // 18: launch's command carries the job's working directory (workdir) and its processes per node.
-inline constexpr int kProtocolVersion = 18;
+// 19: a command rank's attempt report says how long its processes have been idle (idle_ms) and,
+//     once idle a while, where each process was (where: state, kernel wait, Python stack).
+inline constexpr int kProtocolVersion = 19;
 
 // The most ranks one gang may have, an attempt's or a health check's collective suite: ranks run
 // from 0 to kMaxRanks - 1, and a message names at most kMaxRanks peers, each an address of at most
@@ -44,6 +46,19 @@ inline constexpr int kProtocolVersion = 18;
 // builds against them before sending (bounds_error), so no agent ever has to refuse its daemon.
 inline constexpr int kMaxRanks = 1024;
 inline constexpr std::size_t kMaxPeerAddressChars = 256;
+
+// Where one process of a command rank was once the rank had been idle a while (agent/rank_activity.h).
+struct ProcessWhere {
+  int rank = 0;       // its RANK
+  int pid = 0;
+  std::string state;  // as /proc/PID/stat says: "R", "S", "D", "T" (stopped), "t" (traced), "Z"
+  std::string wchan;  // the kernel function it sleeps in, when the kernel says
+  // Its main thread's Python stack, most recent call first, one "file:line in function" per line,
+  // from the dump the agent asked for; empty when it could not dump one (not Python, stopped).
+  std::string stack;
+  bool operator==(const ProcessWhere&) const = default;
+};
+inline constexpr std::size_t kMaxStackChars = 4096;
 
 // The agent's view of one attempt it is running.
 struct AttemptReport {
@@ -60,6 +75,10 @@ struct AttemptReport {
   std::optional<std::int64_t> busy_ms;
   std::int64_t log_bytes = 0;                  // this rank's log file (storage accounting)
   std::int64_t work_bytes = 0;                 // the attempt's work directory besides its logs (storage accounting)
+  // A command rank's: how long none of its processes wrote output, used CPU or did I/O, as the
+  // agent measured it; none for a simulated rank, whose steps say it all.
+  std::optional<std::int64_t> idle_ms;
+  std::vector<ProcessWhere> where;  // its processes, once idle a while; empty otherwise
   bool operator==(const AttemptReport&) const = default;
 };
 

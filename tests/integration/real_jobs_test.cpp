@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <gtest/gtest.h>
 
+#include "proto/time.h"
 #include "tests/integration/cluster.h"
 
 namespace trainyard::testing {
@@ -25,8 +26,11 @@ class RealJobs : public ::testing::Test {
     fs::permissions(script_, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read);
   }
 
-  Json ddp_job(const std::string& name, int nodes, int procs, const std::string& steps, const std::string& pause) {
-    Json spec = argv_job(name, {"/usr/bin/python3", script_, steps, pause}, nodes);
+  Json ddp_job(const std::string& name, int nodes, int procs, const std::string& steps, const std::string& pause,
+               const std::string& hang = "") {
+    std::vector<std::string> argv = {"/usr/bin/python3", script_, steps, pause};
+    if (!hang.empty()) argv.push_back(hang);
+    Json spec = argv_job(name, argv, nodes);
     spec["command"]["procs_per_node"] = procs;
     return spec;
   }
@@ -87,6 +91,72 @@ TEST_F(RealJobs, DdpResumesFromItsCheckpointAfterAnAgentIsKilled) {
   const std::string second = log_of(id, "attempt=2&rank=0");
   EXPECT_NE(second.find("rank 0 resumed from step " + std::to_string(std::stoll(step))), std::string::npos) << second;
   EXPECT_NE(second.find("rank 0 done: sum of ranks 6"), std::string::npos) << second;
+}
+
+// No progress file, default settings: RANK 1 hangs after step 12 and RANK 0 waits for it in its
+// next all-reduce. Found from the ranks' idleness alone (no output, CPU or I/O) within 60 s of the
+// hung rank's last line; the diagnosis names the rank that hangs, not the one that waits, and says
+// where each process was (its Python stack, or that it is stopped), on the attempt and in the
+// job.stuck event that webhooks carry.
+class RealJobHangs : public RealJobs {
+ protected:
+  std::string diagnose(const std::string& hang) {
+    cluster.start_daemon();
+    cluster.start_agent("node-a");
+    cluster.start_agent("node-b");
+    cluster.wait_for_nodes(2);
+    const auto id = cluster.submit(ddp_job("hang", 2, 1, "100000", "0.2", hang));
+    Json attempt;
+    EXPECT_TRUE(eventually([&] {
+      attempt = attempts_of(cluster, id)[0];
+      return attempt.contains("stuck_detected_at");
+    }, 120s)) << attempt.dump(2) << cluster.daemon_log();
+    if (!attempt.contains("stuck_detected_at")) return "";
+    nodes_ = {attempt["nodes"][0], attempt["nodes"][1]};
+    const std::string log = log_of(id, "attempt=1&rank=1");
+    const std::string marker = "last_line_at_ms=";
+    const auto at = log.find(marker);
+    EXPECT_NE(at, std::string::npos) << log;
+    if (at == std::string::npos) return "";
+    const std::int64_t last_line_ms = std::stoll(log.substr(at + marker.size()));
+    const auto found_after_ms = to_unix_ms(*parse_time(attempt["stuck_detected_at"].get<std::string>())) - last_line_ms;
+    // Idle for the learned allowance, max(5 x the output's p99 interval, 30 s), counted from the
+    // last look that found it active, which is no sooner than its last line.
+    EXPECT_GE(found_after_ms, 30'000) << attempt.dump(2);
+    EXPECT_LE(found_after_ms, 60'000) << attempt.dump(2);
+    const Json stuck = cluster.api("GET", "/v1/events?type=job.stuck&job=" + std::to_string(id)).body["events"];
+    EXPECT_EQ(stuck.size(), 1u) << stuck.dump(2);
+    const std::string diagnosis = attempt.value("diagnosis", "");
+    if (stuck.empty()) return diagnosis;
+    // The event says what the attempt says; the attempt may add the hung nodes' health verdict later.
+    const std::string said = stuck[0]["details"].value("diagnosis", "");
+    EXPECT_TRUE(diagnosis.starts_with(said)) << diagnosis << "\n" << stuck.dump(2);
+    EXPECT_NE(stuck[0]["message"].get<std::string>().find(said), std::string::npos) << stuck.dump(2);
+    return said;
+  }
+  std::vector<std::string> nodes_;
+};
+
+TEST_F(RealJobHangs, ARankAsleepInItsOwnCodeIsNamedWithItsStack) {
+  const std::string diagnosis = diagnose("sleep:12");
+  ASSERT_EQ(nodes_.size(), 2u);
+  EXPECT_NE(diagnosis.find("no output, CPU or I/O for 30s: rank 1 (" + nodes_[1] + ") hung"), std::string::npos) << diagnosis;
+  EXPECT_NE(diagnosis.find("rank 0 (" + nodes_[0] + ") waiting on them"), std::string::npos) << diagnosis;
+  EXPECT_NE(diagnosis.find(nodes_[1] + " RANK 1 pid "), std::string::npos) << diagnosis;
+  EXPECT_NE(diagnosis.find("ddp_train.py:"), std::string::npos) << diagnosis;
+  EXPECT_NE(diagnosis.find(" in hang_here"), std::string::npos) << "the hung rank's own frame: " << diagnosis;
+  // The waiting rank is inside the all-reduce of its backward pass, reached from the script's loop.
+  const auto waiting = diagnosis.find(nodes_[0] + " RANK 0 pid ");
+  ASSERT_NE(waiting, std::string::npos) << diagnosis;
+  EXPECT_NE(diagnosis.find("ddp_train.py:", waiting), std::string::npos) << diagnosis;
+}
+
+TEST_F(RealJobHangs, AStoppedRankIsNamedAsStopped) {
+  const std::string diagnosis = diagnose("stop:12");
+  ASSERT_EQ(nodes_.size(), 2u);
+  EXPECT_NE(diagnosis.find("rank 1 (" + nodes_[1] + ") stopped"), std::string::npos) << diagnosis;
+  EXPECT_NE(diagnosis.find("rank 0 (" + nodes_[0] + ") waiting on them"), std::string::npos) << diagnosis;
+  EXPECT_NE(diagnosis.find("stopped (state T)"), std::string::npos) << diagnosis;
 }
 
 }  // namespace

@@ -2,9 +2,14 @@
 variables the agent sets, a checkpoint every few steps in TRAINYARD_CHECKPOINT_DIR, and a resume
 from TRAINYARD_RESUME_FROM. Standard library and torch only.
 
-    python3 ddp_train.py STEPS [STEP_SECONDS]
+    python3 ddp_train.py STEPS [STEP_SECONDS [HANG]]
+
+HANG makes RANK 1 hang after the step it names, having printed the wall clock (`last_line_at_ms=`):
+`sleep:12` sleeps for ever in the job's own code, `stop:12` stops itself (SIGSTOP). The other ranks
+then wait for it in their next all-reduce, as a real hang looks.
 """
 import os
+import signal
 import sys
 import time
 
@@ -12,9 +17,18 @@ import torch
 import torch.distributed as dist
 
 
+def hang_here(how: str) -> None:
+    print(f"last_line_at_ms={int(time.time() * 1000)}", flush=True)
+    if how == "stop":
+        os.kill(os.getpid(), signal.SIGSTOP)
+    while True:
+        time.sleep(3600)
+
+
 def main() -> None:
     steps = int(sys.argv[1])
     pause = float(sys.argv[2]) if len(sys.argv) > 2 else 0.0
+    hang, _, hang_step = (sys.argv[3] if len(sys.argv) > 3 else "").partition(":")
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
     torch.manual_seed(0)
@@ -42,6 +56,8 @@ def main() -> None:
             os.makedirs(partial, exist_ok=True)
             torch.save({"model": model.module.state_dict(), "step": step}, os.path.join(partial, "model.pt"))
             os.rename(partial, os.path.join(checkpoint_dir, f"step-{step:010d}"))
+        if rank == 1 and hang and step == int(hang_step):
+            hang_here(hang)
         time.sleep(pause)
     total = torch.tensor([float(rank)])
     dist.all_reduce(total)

@@ -59,6 +59,22 @@ TEST(CommandEnvironment, GivesTheJobAStandardPathNotTheAgents) {
   EXPECT_EQ(command_environment(launch, {}, environ_like.data()).at("PYTHONFAULTHANDLER"), "1");
 }
 
+// The agent's Python directory (its sitecustomize dumps stacks on the agent's signal) leads the
+// job's PYTHONPATH, before the spec's own entries; each process has its own stacks file.
+TEST(CommandEnvironment, PutsTheAgentsPythonFirstOnThePathAndNamesTheStacksFileAndSignal) {
+  std::vector<char*> no_environment{nullptr};
+  LaunchMsg launch;
+  const RankFiles files{"/w/rank-0.progress", "/w/rank-0.provenance.json", "/w/rank-0.stacks"};
+  auto env = command_environment(launch, files, no_environment.data(), nullptr, 0, "/var/lib/trainyard/python");
+  EXPECT_EQ(env.at("PYTHONPATH"), "/var/lib/trainyard/python");
+  EXPECT_EQ(env.at("TRAINYARD_STACKS_FILE"), "/w/rank-0.stacks");
+  EXPECT_EQ(env.at("TRAINYARD_STACKS_SIGNAL"), std::to_string(stacks_signal()));
+  launch.command.env = {{"PYTHONPATH", "/home/u/src"}};
+  env = command_environment(launch, files, no_environment.data(), nullptr, 0, "/var/lib/trainyard/python");
+  EXPECT_EQ(env.at("PYTHONPATH"), "/var/lib/trainyard/python:/home/u/src");
+  EXPECT_EQ(rank_files("/w", 3).stacks, "/w/rank-3.stacks");
+}
+
 // How long a command has after SIGUSR1 (a requeue or preemption asking for a checkpoint) to save
 // and exit, in whole seconds.
 TEST(CommandEnvironment, TellsTheProcessItsPreemptionGrace) {

@@ -245,12 +245,49 @@ TEST(Monitors, WhetherACanaryRunsIsAskedOnlyWhenOneIsDue) {
   EXPECT_EQ(asked, 1);
 }
 
-TEST(Monitors, ACommandJobThatReportsNoStepsIsNeverStuck) {
-  ManualTimeSource clock{test_epoch()};
+TEST(Monitors, ACommandJobThatReportsNoStepsAndNeverPrintedIsJudgedOnlyWithStuckAfter) {
   Job job = simulated_job(10);
   job.spec.kind = JobKind::command;
+  job.spec.stuck_after_s.reset();
+  const MonoTime start{};
   std::vector<RankState> ranks(2);
-  EXPECT_FALSE(Monitors::stuck(job, attempt_on({"n1", "n2"}), ranks, clock.monotonic_now() + std::chrono::hours(1)));
+  EXPECT_FALSE(Monitors::stuck(job, attempt_on({"n1", "n2"}), ranks, start + std::chrono::hours(1)))
+      << "an agent that says nothing of idleness";
+  for (auto& rank : ranks) rank.active_at = start;
+  EXPECT_FALSE(Monitors::stuck(job, attempt_on({"n1", "n2"}), ranks, start + std::chrono::hours(1)))
+      << "idle, but never printed: a `sleep` has no pace to be judged by";
+  job.spec.stuck_after_s = 600;
+  const auto stuck = Monitors::stuck(job, attempt_on({"n1", "n2"}), ranks, start + std::chrono::seconds(601));
+  ASSERT_TRUE(stuck);
+  EXPECT_NE(stuck->text.find("no output, CPU or I/O for 600s"), std::string::npos) << stuck->text;
+}
+
+TEST(Monitors, ACommandJobThatReportsNoStepsIsJudgedOnItsIdlenessAgainstItsOutputsPace) {
+  Job job = simulated_job(10);
+  job.spec.kind = JobKind::command;
+  job.spec.stuck_after_s.reset();
+  const Attempt attempt = attempt_on({"n1", "n2"});
+  std::vector<RankState> ranks(2);
+  MonoTime t{};
+  // Both ranks print a line every 0.2 s for 20 s, then go idle.
+  for (int line = 1; line <= 100; ++line) {
+    t += std::chrono::milliseconds(200);
+    for (auto& rank : ranks) {
+      rank.log_bytes = line * 40;
+      rank.output_pace.note_advance(t);
+      rank.active_at = t;
+    }
+  }
+  EXPECT_FALSE(Monitors::stuck(job, attempt, ranks, t + std::chrono::seconds(29)));
+  ranks[0].active_at = t + std::chrono::seconds(20);  // still working, silently: a checkpoint write
+  const auto stuck = Monitors::stuck(job, attempt, ranks, t + std::chrono::seconds(30));
+  ASSERT_TRUE(stuck) << "found at max(5 x 0.2 s, 30 s) of idleness";
+  EXPECT_EQ(stuck->culprits, std::vector<int>{1});
+  EXPECT_NE(stuck->text.find("learned: 5 x its p99 output interval of 0.2s"), std::string::npos) << stuck->text;
+  EXPECT_NE(stuck->text.find("rank 0 (n1) still active"), std::string::npos) << stuck->text;
+  ranks[1].progress_step = 3;  // a job that reports steps keeps the step rule
+  ranks[1].progress_at = t + std::chrono::seconds(29);
+  EXPECT_FALSE(Monitors::stuck(job, attempt, ranks, t + std::chrono::seconds(30)));
 }
 
 TEST(Monitors, AnAttemptWhoseRanksStoppedAdvancingIsStuckAndNamesTheHungRank) {

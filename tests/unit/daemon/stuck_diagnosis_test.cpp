@@ -85,5 +85,58 @@ TEST(StuckDiagnosis, AnUnreportedPhaseSaysSo) {
   EXPECT_EQ(d->text, "no training progress for 1800s: rank 0 (a) blocked in an unreported phase at step 0 (allowed: the test's)");
 }
 
+constexpr const char* kWaitingInBackward =
+    "/usr/lib/python3/dist-packages/torch/autograd/__init__.py:200 in backward\n"
+    "/home/u/ddp_train.py:40 in main\n/home/u/ddp_train.py:63 in <module>";
+constexpr const char* kAsleepInItsOwnCode = "/home/u/ddp_train.py:17 in hang_here\n/home/u/ddp_train.py:63 in <module>";
+
+TEST(StuckDiagnosis, WhereTheProcessesWereOutranksTheirLastReportedPhase) {
+  // Both last reported all-reduce at step 11; rank 1 is in fact asleep in its own code.
+  std::vector<RankProgress> ranks = {rank(0, "a", 11, "all-reduce", 2100ms), rank(1, "b", 11, "all-reduce", 2100ms)};
+  ranks[0].where = {{0, 8, "S", "", kWaitingInBackward}};
+  ranks[1].where = {{1, 9, "S", "hrtimer_nanosleep", kAsleepInItsOwnCode}};
+  const auto d = diagnose_stuck(ranks);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->culprits, std::vector<int>{1});
+  EXPECT_EQ(d->text,
+            "no training progress for 2s: rank 1 (b) blocked in all-reduce at step 11; rank 0 (a) waiting in all-reduce "
+            "at step 11 (allowed: the test's); where: b RANK 1 pid 9 sleeping in hrtimer_nanosleep: ddp_train.py:17 in "
+            "hang_here; a RANK 0 pid 8 sleeping: ddp_train.py:40 in main (inside autograd/__init__.py:200 in backward)");
+}
+
+// Ranks of a job that reports no steps, each idle 31 s of an allowed 30, on nodes a, b, c...
+std::vector<RankProgress> idle_ranks(int count) {
+  std::vector<RankProgress> ranks;
+  for (int r = 0; r < count; ++r) {
+    ranks.push_back(rank(r, std::string(1, static_cast<char>('a' + r)), 0, "", 31000ms, 30000ms));
+    ranks.back().judged_on_idleness = true;
+  }
+  return ranks;
+}
+
+TEST(StuckDiagnosis, RanksJudgedOnIdlenessNameTheStoppedOneBeforeOthersWithoutAStack) {
+  std::vector<RankProgress> ranks = idle_ranks(3);
+  ranks[0].where = {{0, 8, "S", "do_epoll_wait", kWaitingInBackward}};
+  ranks[1].where = {{1, 9, "T", "do_signal_stop", ""}};
+  ranks[2].where = {{2, 10, "S", "do_epoll_wait", ""}};  // not Python: says nothing either way
+  const auto d = diagnose_stuck(ranks);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->culprits, std::vector<int>{1});
+  EXPECT_EQ(d->text,
+            "no output, CPU or I/O for 30s: rank 1 (b) stopped; ranks 0,2 (a,c) waiting on them (allowed: the test's); "
+            "where: b RANK 1 pid 9 stopped (state T); a RANK 0 pid 8 sleeping in do_epoll_wait: ddp_train.py:40 in main "
+            "(inside autograd/__init__.py:200 in backward); c RANK 2 pid 10 sleeping in do_epoll_wait");
+}
+
+TEST(StuckDiagnosis, AnIdleRankAsleepInItsOwnCodeIsTheHang) {
+  std::vector<RankProgress> ranks = idle_ranks(2);
+  ranks[0].where = {{0, 8, "S", "", kWaitingInBackward}};
+  ranks[1].where = {{1, 9, "S", "", kAsleepInItsOwnCode}};
+  const auto d = diagnose_stuck(ranks);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->culprits, std::vector<int>{1});
+  EXPECT_NE(d->text.find("rank 1 (b) hung; rank 0 (a) waiting on them"), std::string::npos) << d->text;
+}
+
 }  // namespace
 }  // namespace trainyard::daemon

@@ -67,6 +67,25 @@ TEST(Messages, HeartbeatsCarryFreeDiskSpaceAndLogBytes) {
   EXPECT_TRUE(bare.disks.empty()) << "an older agent's heartbeat has none";
 }
 
+TEST(Messages, HeartbeatsSayHowLongARankWasIdleAndWhereItsProcessesWere) {
+  HeartbeatMsg hb;
+  hb.attempts = {AttemptReport{7, 3, 0}};
+  hb.attempts[0].idle_ms = 31'000;
+  hb.attempts[0].where = {{1, 812, "S", "hrtimer_nanosleep", "/home/u/train.py:17 in load_batch\n/home/u/train.py:40 in <module>"},
+                          {0, 77, "T", "do_signal_stop", ""}};
+  const auto parsed = std::get<HeartbeatMsg>(parse_agent_message(encode(AgentMessage{hb})));
+  EXPECT_EQ(parsed.attempts, hb.attempts);
+  hb.attempts[0].where[0].state = "SS";
+  EXPECT_THROW(parse_agent_message(encode(AgentMessage{hb})), InvalidInput) << "a state is one letter";
+  hb.attempts[0].where[0].state = "S";
+  hb.attempts[0].where[0].stack = "/home/u/\x1b]0;owned\x07train.py:17 in load_batch";
+  EXPECT_THROW(parse_agent_message(encode(AgentMessage{hb})), InvalidInput) << "printable lines only";
+  hb.attempts[0].where[0].stack = std::string(kMaxStackChars + 1, 'x');
+  EXPECT_THROW(parse_agent_message(encode(AgentMessage{hb})), InvalidInput) << "a stack has a bound";
+  hb.attempts[0].where.assign(kMaxProcsPerNode + 1, ProcessWhere{0, 1, "S", "", ""});
+  EXPECT_THROW(parse_agent_message(encode(AgentMessage{hb})), InvalidInput) << "one per process of the node";
+}
+
 TEST(Messages, AttemptExitedCarriesGoodputTiming) {
   AttemptExitedMsg exited{9, 0, std::nullopt, "completed 40 steps", 40, "tail"};
   exited.first_step_at = from_unix_ms(5000);
