@@ -25,6 +25,7 @@ std::string join_node_names(const std::vector<std::string>& names) {
 JobManager::JobManager(StoreWorker& store, FileWorker& files, const TimeSource& clock, Timers& timers,
                        JobManagerConfig config, scheduler::Scheduler& scheduler)
     : store_(store),
+      pending_(store, clock),
       files_(files),
       clock_(clock),
       timers_(timers),
@@ -45,19 +46,36 @@ JobManager::JobManager(StoreWorker& store, FileWorker& files, const TimeSource& 
       graph_([this](JobId id) -> std::optional<JobState> {
         const auto it = active_jobs_.find(id);
         return it == active_jobs_.end() ? std::nullopt : std::optional(it->second.state);
-      }) {}
+      }) {
+  store_.set_outcome_observer([this](const Result<void>& written) { note_commit(written); });
+}
 
 // ---- persistence -------------------------------------------------------------------------------
 
 void JobManager::persist(store::Change change, std::function<void()> then) {
-  store_.write(std::move(change), [then = std::move(then)](const Result<void>& written, store::Change&) {
-    if (!written) {
-      // The transition is not durable: acting on it could lose it in a crash, so we do not act.
-      spdlog::critical("event=transition_not_persisted action=not_acted");
-      return;
-    }
-    if (then) then();
-  });
+  pending_.write(std::move(change), std::move(then));
+}
+
+void JobManager::note_commit(const Result<void>& written) {
+  if (!written) {
+    if (!outage_.problem()) spdlog::critical("event=store_writes_failing error=\"{}\"", written.error().message);
+    outage_.commit_failed(clock_.system_now(), clock_.monotonic_now(), written.error().message);
+    if (metrics_) metrics_->store_commit_failed();
+    return;
+  }
+  const std::optional<Millis> lasted = outage_.commit_succeeded(clock_.monotonic_now());
+  if (!lasted) return;
+  // Written behind the changes that wait, so it is stored once they are.
+  const std::size_t waited = pending_.size();
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(*lasted).count();
+  spdlog::warn("event=store_writes_recovered after_s={} waiting={}", seconds, waited);
+  store::Change change;
+  change.events.push_back(node_event(clock_.system_now(), "store.recovered", "",
+                                     "store writes succeed again after " + std::to_string(seconds) + " s; " +
+                                         std::to_string(waited) + " change" + (waited == 1 ? "" : "s") +
+                                         " that waited were stored",
+                                     {{"failing_s", seconds}, {"changes_waited", waited}}));
+  persist(std::move(change), nullptr);
 }
 
 void JobManager::persist_requested(store::Change change, std::function<void()> then, std::function<void()> not_stored) {

@@ -29,10 +29,12 @@
 #include "daemon/monitors.h"
 #include "daemon/node_registry.h"
 #include "daemon/own_pauses.h"
+#include "daemon/pending_writes.h"
 #include "daemon/provenance.h"
 #include "daemon/recovery.h"
 #include "daemon/share_table.h"
 #include "daemon/storage_usage.h"
+#include "daemon/store_outage.h"
 #include "daemon/unheard_stops.h"
 #include "healthcheck/disk_space.h"
 #include "proto/messages.h"
@@ -212,6 +214,12 @@ class JobManager {
   // The ids a spec depends on that this manager knows nothing of: the caller reads them first.
   std::vector<JobId> unknown_dependencies(const JobSpec& spec) const;
 
+  // "store writes failing since T: the store's words" while commits fail (/healthz); else nullopt.
+  std::optional<std::string> store_writes_failing() const { return outage_.problem(); }
+  // The daemon's own changes wait to be stored in order: requests that change anything are refused
+  // meanwhile, so none overtakes them (pending_writes.h).
+  bool changes_wait_for_store() const { return pending_.waiting(); }
+
   // Where the event hooks record (daemon_metrics.h); none by default. It must outlive the manager.
   void set_metrics(DaemonMetrics* metrics) { metrics_ = metrics; }
 
@@ -228,7 +236,10 @@ class JobManager {
   // A job ended: its dependents are looked at again.
   void upstream_ended(const Job& job);
   void cancel_unmet(JobId id, const std::string& reason);
+  // The daemon's own change: stored in order, retried until stored, acted on (`then`) once it is.
   void persist(store::Change change, std::function<void()> then);
+  // Every transaction's outcome (StoreWorker::set_outcome_observer): opens and ends an outage.
+  void note_commit(const Result<void>& written);
   // A change an API caller asked for: `then` acts and answers once it is stored; when the commit
   // fails, `not_stored` puts memory back as it was before the request and answers unavailable. Never
   // retried: the caller was told that nothing changed.
@@ -339,6 +350,8 @@ class JobManager {
   bool canary_running() const;
 
   StoreWorker& store_;
+  PendingWrites pending_;
+  StoreOutage outage_;
   FileWorker& files_;
   const TimeSource& clock_;
   Timers& timers_;
