@@ -64,6 +64,8 @@ DaemonMetrics::DaemonMetrics()
                                                 "Time one store transaction (a group commit) took.", kCommitBounds)),
       store_commit_changes_(registry_.histogram("trainyard_store_commit_batch_changes",
                                                 "Changes written together in one store transaction.", kBatchBounds)),
+      store_commit_failures_(registry_.counter("trainyard_store_commit_failures_total",
+                                               "Store transactions that failed to commit (a full disk, a database gone).")),
       http_requests_(registry_.counter("trainyard_http_requests_total", "HTTP requests answered, by route and status.",
                                        {"method", "route", "status"})),
       http_request_seconds_(registry_.histogram("trainyard_http_request_duration_seconds",
@@ -74,6 +76,7 @@ DaemonMetrics::DaemonMetrics()
   // Series that alerts take increase() of exist from the start: a series born at 1 shows no increase.
   for (const char* result : {"SUCCEEDED", "FAILED", "CANCELLED"}) canary_runs_.inc({result}, 0);
   for (const char* kind : {"job", "infrastructure"}) retries_.inc({kind}, 0);
+  store_commit_failures_.inc({}, 0);
   for (const char* category : kGoodputCategories) goodput_core_seconds_.inc({category}, 0);
 }
 

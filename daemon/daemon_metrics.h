@@ -42,6 +42,7 @@ class DaemonMetrics {
   // The job reached a final state; its goodput is read from the store by the next account_goodput.
   void job_ended(const Job& job);
   void store_commit(double seconds, std::size_t changes);
+  void store_commit_failed() { store_commit_failures_.inc(); }
   void http_request(const std::string& method, const std::string& route, int status, double seconds);
 
   // Adds the goodput of the jobs that ended since the last call (one store read for all of them).
@@ -62,6 +63,7 @@ class DaemonMetrics {
   prom::Counter& goodput_core_seconds_;
   prom::Histogram& store_commit_seconds_;
   prom::Histogram& store_commit_changes_;
+  prom::Counter& store_commit_failures_;
   prom::Counter& http_requests_;
   prom::Histogram& http_request_seconds_;
   prom::Counter& attempts_running_;

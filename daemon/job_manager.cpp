@@ -25,6 +25,7 @@ std::string join_node_names(const std::vector<std::string>& names) {
 JobManager::JobManager(StoreWorker& store, FileWorker& files, const TimeSource& clock, Timers& timers,
                        JobManagerConfig config, scheduler::Scheduler& scheduler)
     : store_(store),
+      pending_(store, clock),
       files_(files),
       clock_(clock),
       timers_(timers),
@@ -45,19 +46,58 @@ JobManager::JobManager(StoreWorker& store, FileWorker& files, const TimeSource& 
       graph_([this](JobId id) -> std::optional<JobState> {
         const auto it = active_jobs_.find(id);
         return it == active_jobs_.end() ? std::nullopt : std::optional(it->second.state);
-      }) {}
+      }) {
+  store_.set_outcome_observer([this](const Result<void>& written) { note_commit(written); });
+}
 
 // ---- persistence -------------------------------------------------------------------------------
 
 void JobManager::persist(store::Change change, std::function<void()> then) {
-  store_.write(std::move(change), [then = std::move(then)](const Result<void>& written, store::Change&) {
-    if (!written) {
-      // The transition is not durable: acting on it could lose it in a crash, so we do not act.
-      spdlog::critical("event=transition_not_persisted action=not_acted");
-      return;
-    }
-    if (then) then();
+  pending_.write(std::move(change), std::move(then));
+}
+
+void JobManager::note_commit(const Result<void>& written) {
+  if (!written) {
+    if (!outage_.problem()) spdlog::critical("event=store_writes_failing error=\"{}\"", written.error().message);
+    outage_.commit_failed(clock_.system_now(), clock_.monotonic_now(), written.error().message);
+    if (metrics_) metrics_->store_commit_failed();
+    return;
+  }
+  const std::optional<Millis> lasted = outage_.commit_succeeded(clock_.monotonic_now());
+  if (!lasted) return;
+  // Written behind the changes that wait, so it is stored once they are.
+  const std::size_t waited = pending_.size();
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(*lasted).count();
+  spdlog::warn("event=store_writes_recovered after_s={} waiting={}", seconds, waited);
+  store::Change change;
+  change.events.push_back(node_event(clock_.system_now(), "store.recovered", "",
+                                     "store writes succeed again after " + std::to_string(seconds) + " s; " +
+                                         std::to_string(waited) + " change" + (waited == 1 ? "" : "s") +
+                                         " that waited were stored",
+                                     {{"failing_s", seconds}, {"changes_waited", waited}}));
+  persist(std::move(change), nullptr);
+}
+
+void JobManager::persist_requested(store::Change change, std::function<void()> then, std::function<void()> not_stored) {
+  store_.write(std::move(change), [then = std::move(then), not_stored = std::move(not_stored)](const Result<void>& written,
+                                                                                               store::Change&) {
+    if (!written) return not_stored();
+    then();
   });
+}
+
+void JobManager::put_back(const Job& before) {
+  auto it = active_jobs_.find(before.id);
+  if (it == active_jobs_.end()) return;  // ended meanwhile: its own transition stands
+  // Only what requests change: a transition of the job's own since then (an attempt's end) stands.
+  Job& job = it->second;
+  job.held = before.held;
+  job.spec = before.spec;
+  job.cancel_requested = before.cancel_requested;
+  job.stopping_to = before.stopping_to;
+  if (job.state == before.state) job.reason = before.reason;
+  if (job.state == JobState::pending) requeue(job);
+  spdlog::warn("event=request_not_stored job={} action=put_back", job.id);
 }
 
 void JobManager::restore(const store::LoadedState& state) {
@@ -113,16 +153,28 @@ void JobManager::restore(const store::LoadedState& state) {
 // ---- API side ----------------------------------------------------------------------------------
 
 void JobManager::set_share(const std::string& name, const scheduler::ShareSettings& settings,
-                           std::optional<std::vector<std::string>> members, std::function<void()> done,
+                           std::optional<std::vector<std::string>> members, std::function<void(Result<void>)> done,
                            AuditOf audit) {
-  shares_.set(name, settings, std::move(members));
-  scheduler_.set_share(name, settings);
-  store::Change change = usage_change();
+  // Staged on a copy of the table: memory changes only once the store holds the share.
+  ShareTable staged = shares_;
+  staged.set(name, settings, members);
+  const TimePoint now = clock_.system_now();
+  double usage_core_s = 0;
+  for (const auto& usage : scheduler_.export_usage(now)) {
+    if (usage.share == name) usage_core_s = usage.usage;
+  }
+  store::Change change;
+  change.shares.push_back(staged.record(name, usage_core_s, now));
   if (audit) change.events.push_back(audit(name));
-  store_.write(std::move(change), [done = std::move(done), this](const Result<void>& written, store::Change&) {
-    if (written) done();
-    request_schedule();
-  });
+  persist_requested(
+      std::move(change),
+      [this, name, settings, members = std::move(members), done] {
+        shares_.set(name, settings, members);
+        scheduler_.set_share(name, settings);
+        done({});
+        request_schedule();
+      },
+      [name, done] { done(Error::unavailable("the change of share " + name + " could not be stored; nothing was changed")); });
 }
 
 void JobManager::delete_share(const std::string& name, std::function<void(Result<void>)> done, AuditOf audit) {
@@ -137,17 +189,23 @@ void JobManager::delete_share(const std::string& name, std::function<void(Result
     if (job.spec.share != name) continue;
     if (active++ == 0) example = id;
   }
-  if (active > 0 || !scheduler_.forget_share(name)) {
+  if (active > 0) {
     return done(Error::conflict("share " + name + " has " + std::to_string(active) + " pending or running job" +
                                 (active == 1 ? "" : "s") + (example ? " (job " + job_ref_text(active_jobs_.at(example)) + ")" : "") +
                                 "; cancel them or wait for them to end first"));
   }
-  shares_.erase(name);
   store::Change change;
   change.deleted_shares.push_back(name);
   if (audit) change.events.push_back(audit(name));
-  store_.write(std::move(change), [done = std::move(done)](const Result<void>& written, store::Change&) { done(written); });
-  spdlog::info("event=share_deleted share={}", name);
+  persist_requested(
+      std::move(change),
+      [this, name, done] {
+        shares_.erase(name);
+        scheduler_.forget_share(name);
+        spdlog::info("event=share_deleted share={}", name);
+        done({});
+      },
+      [name, done] { done(Error::unavailable("the deletion of share " + name + " could not be stored; nothing was changed")); });
 }
 
 void JobManager::persist_usage() {
@@ -248,25 +306,35 @@ void JobManager::cancel(JobId id, std::function<void(CancelResult, std::optional
     return;
   }
   Job& job = it->second;
+  const Job before = job;
   if (job.state == JobState::pending) {
+    // Off the queue and out of the view at once, so no pass starts it while the cancel is stored.
     scheduler_.remove(id);
     job.state = JobState::cancelled;
     job.ended_at = clock_.system_now();
     job.reason = "cancelled while pending";
     job.cancel_requested = true;
     const Job snapshot = job;
-    if (metrics_) metrics_->job_ended(snapshot);
-    attempts_.forget_survivors(id);
     active_jobs_.erase(it);
     store::Change change;
     change.jobs.push_back(snapshot);
     change.events.push_back(job_event(clock_.system_now(), "job.cancelled", snapshot, std::nullopt, "",
                                       "job " + job_ref_text(snapshot) + " cancelled while pending", {{"reason", snapshot.reason}}));
     if (audit) change.events.push_back(audit(std::to_string(id)));
-    persist(std::move(change), [this, done, snapshot] {
-      upstream_ended(snapshot);
-      done(CancelResult::cancelled, snapshot);
-    });
+    persist_requested(
+        std::move(change),
+        [this, done, snapshot] {
+          if (metrics_) metrics_->job_ended(snapshot);
+          attempts_.forget_survivors(snapshot.id);
+          upstream_ended(snapshot);
+          done(CancelResult::cancelled, snapshot);
+        },
+        [this, before, done] {
+          // Nothing but this cancel took the job out of the view: it goes back whole.
+          requeue(active_jobs_.emplace(before.id, before).first->second);
+          spdlog::warn("event=request_not_stored job={} action=put_back", before.id);
+          done(CancelResult::not_stored, before);
+        });
     return;
   }
   job.cancel_requested = true;
@@ -275,13 +343,19 @@ void JobManager::cancel(JobId id, std::function<void(CancelResult, std::optional
   store::Change change;
   change.jobs.push_back(snapshot);
   if (audit) change.events.push_back(audit(std::to_string(id)));
-  persist(std::move(change), [this, id, done, snapshot] {
-    if (ActiveAttempt* attempt = attempts_.current(id)) {
-      kill_attempt(*attempt, "cancelled on request");
-      maybe_finish(attempt->record.id);  // its ranks may all be gone already, its nodes under test after a hang
-    }
-    done(CancelResult::cancelling, snapshot);
-  });
+  persist_requested(
+      std::move(change),
+      [this, id, done, snapshot] {
+        if (ActiveAttempt* attempt = attempts_.current(id)) {
+          kill_attempt(*attempt, "cancelled on request");
+          maybe_finish(attempt->record.id);  // its ranks may all be gone already, its nodes under test after a hang
+        }
+        done(CancelResult::cancelling, snapshot);
+      },
+      [this, before, done] {
+        put_back(before);
+        done(CancelResult::not_stored, before);
+      });
 }
 
 const Job* JobManager::active_job(JobId id) const {

@@ -29,10 +29,12 @@
 #include "daemon/monitors.h"
 #include "daemon/node_registry.h"
 #include "daemon/own_pauses.h"
+#include "daemon/pending_writes.h"
 #include "daemon/provenance.h"
 #include "daemon/recovery.h"
 #include "daemon/share_table.h"
 #include "daemon/storage_usage.h"
+#include "daemon/store_outage.h"
 #include "daemon/unheard_stops.h"
 #include "healthcheck/disk_space.h"
 #include "proto/messages.h"
@@ -106,13 +108,15 @@ class JobManager {
   // When the next canary on the schedule is due; nullopt when canaries are off.
   std::optional<TimePoint> next_canary_at() const;
 
-  enum class CancelResult { cancelled, cancelling, not_active };
-  // Cancels an active job; `not_active` when the job is not in the active view.
+  enum class CancelResult { cancelled, cancelling, not_active, not_stored };
+  // Cancels an active job; `not_active` when the job is not in the active view, `not_stored` (with
+  // the job as it still is) when the cancel could not be stored: then nothing changed.
   void cancel(JobId id, std::function<void(CancelResult, std::optional<Job>)> done, AuditOf audit = nullptr);
 
   // --- Hold, release, requeue, update (job_manager_requeue.cpp) --------------------------------
-  // `invalid`: the change asked for cannot be taken (an update no nodes could ever hold).
-  enum class ControlResult { done, not_active, wrong_state, forbidden, invalid };
+  // `invalid`: the change asked for cannot be taken (an update no nodes could ever hold);
+  // `not_stored`: its commit failed and nothing changed (`why` says which change).
+  enum class ControlResult { done, not_active, wrong_state, forbidden, invalid, not_stored };
   struct ControlOutcome {
     ControlResult result = ControlResult::done;
     std::optional<Job> job;  // as stored, when done
@@ -142,9 +146,9 @@ class JobManager {
   std::size_t pending_count(const std::string& user) const;
   const scheduler::Scheduler& scheduler() const { return scheduler_; }
   // Creates or changes a share (an admin's): stores its settings and members (nullopt: open to
-  // every user), then applies them.
+  // every user), then applies them; unavailable, and nothing applied, when they could not be stored.
   void set_share(const std::string& name, const scheduler::ShareSettings& settings,
-                 std::optional<std::vector<std::string>> members, std::function<void()> done,
+                 std::optional<std::vector<std::string>> members, std::function<void(Result<void>)> done,
                  AuditOf audit = nullptr);
   // Deletes a share no active job is in (a share made by mistake): its settings, members and
   // usage. not_found for a share the table does not have; conflict, naming a job, while one is
@@ -169,12 +173,18 @@ class JobManager {
   std::int64_t start_health_check(HealthCheckRequest request);
   const HealthChecks& health() const { return health_; }
   // DRAINED takes no new work; with `stop_attempts` its running attempts are stopped and retried
-  // elsewhere as infrastructure failures, else they finish. `done` runs once it is stored.
-  void drain(const std::string& node, const std::string& reason, bool stop_attempts, std::function<void(Node)> done,
+  // elsewhere as infrastructure failures, else they finish. `done` runs once it is stored, or with
+  // unavailable, the node as it was, when it could not be.
+  void drain(const std::string& node, const std::string& reason, bool stop_attempts, std::function<void(Result<Node>)> done,
              AuditOf audit = nullptr);
   // Returns a node to service: a DRAINED node at once, an UNHEALTHY or SUSPECT one only by passing
-  // a health check (started here; its id is passed to `done`).
-  void undrain(const std::string& node, const std::string& by, std::function<void(Node, std::optional<std::int64_t>)> done,
+  // a health check (started here; its id is in the answer). Unavailable, the node as it was, when
+  // the undrain could not be stored; a check it started runs on, and its verdict counts as any other.
+  struct Undrained {
+    Node node;
+    std::optional<std::int64_t> health_check;
+  };
+  void undrain(const std::string& node, const std::string& by, std::function<void(Result<Undrained>)> done,
                AuditOf audit = nullptr);
 
   LogFetcher& logs() { return logs_; }
@@ -204,6 +214,12 @@ class JobManager {
   // The ids a spec depends on that this manager knows nothing of: the caller reads them first.
   std::vector<JobId> unknown_dependencies(const JobSpec& spec) const;
 
+  // "store writes failing since T: the store's words" while commits fail (/healthz); else nullopt.
+  std::optional<std::string> store_writes_failing() const { return outage_.problem(); }
+  // The daemon's own changes wait to be stored in order: requests that change anything are refused
+  // meanwhile, so none overtakes them (pending_writes.h).
+  bool changes_wait_for_store() const { return pending_.waiting(); }
+
   // Where the event hooks record (daemon_metrics.h); none by default. It must outlive the manager.
   void set_metrics(DaemonMetrics* metrics) { metrics_ = metrics; }
 
@@ -220,7 +236,17 @@ class JobManager {
   // A job ended: its dependents are looked at again.
   void upstream_ended(const Job& job);
   void cancel_unmet(JobId id, const std::string& reason);
+  // The daemon's own change: stored in order, retried until stored, acted on (`then`) once it is.
   void persist(store::Change change, std::function<void()> then);
+  // Every transaction's outcome (StoreWorker::set_outcome_observer): opens and ends an outage.
+  void note_commit(const Result<void>& written);
+  // A change an API caller asked for: `then` acts and answers once it is stored; when the commit
+  // fails, `not_stored` puts memory back as it was before the request and answers unavailable. Never
+  // retried: the caller was told that nothing changed.
+  void persist_requested(store::Change change, std::function<void()> then, std::function<void()> not_stored);
+  // Puts back what a request changed on a job (hold, spec, cancel, stop) when its change could not
+  // be stored; a pending job is queued again (the request took it off the queue).
+  void put_back(const Job& before);
   void request_schedule();
   void schedule();
   void start_attempt(Job& job, const scheduler::Start& start);
@@ -265,14 +291,18 @@ class JobManager {
   void unheard_stop_over(const UnheardStops::Stop& stop);
   void kill_attempt(ActiveAttempt& attempt, const std::string& reason);
   // Stores that the job's attempt is being stopped to queue again, then stops it (saving first).
+  // With `not_stored` the stop is a caller's request (persist_requested), else the daemon's own.
   void stop_to_queue_again(Job& job, StopIntent intent, const std::string& reason, store::Change change,
-                           std::function<void(const Job&)> stored);
+                           std::function<void(const Job&)> stored, std::function<void()> not_stored = nullptr);
   bool saves_before_stop(JobId job) const;  // whether its kill asks the attempt to checkpoint first
   // Preemption (job_manager_preemption.cpp): after a pass whose top job is blocked, the pure
   // decision (scheduler/preemption.h) may choose victims; they are stopped to queue again.
   void consider_preemption();
   std::vector<scheduler::PreemptionCandidate> preemption_candidates() const;
-  void control_stored(store::Change change, ControlDone done);
+  // Stores a request's change of a pending job (hold, release, update), then queues it unless held
+  // and answers with the job as stored; `what` names the change in the refusal when it could not be
+  // stored (memory is then put back to `before`).
+  void control_stored(store::Change change, const Job& before, const std::string& what, ControlDone done);
   void maybe_finish(AttemptId id);
   void finish_attempt(ActiveAttempt& attempt);
   static AttemptEndFacts attempt_end_facts(const ActiveAttempt& active);
@@ -322,6 +352,8 @@ class JobManager {
   bool canary_running() const;
 
   StoreWorker& store_;
+  PendingWrites pending_;
+  StoreOutage outage_;
   FileWorker& files_;
   const TimeSource& clock_;
   Timers& timers_;

@@ -241,29 +241,38 @@ void JobManager::submit_canary(JobSpec spec) {
 }
 
 void JobManager::drain(const std::string& name, const std::string& reason, bool stop_attempts,
-                       std::function<void(Node)> done, AuditOf audit) {
+                       std::function<void(Result<Node>)> done, AuditOf audit) {
+  const Node before = nodes_.find(name)->node;
   store::Change change = nodes_.drain(name, reason);
   if (audit) change.events.push_back(audit(name));
   const std::set<AttemptId>& held = nodes_.find(name)->attempts;
   spdlog::info("event=node_drained node={} stop_attempts={} running={} reason=\"{}\"", name, stop_attempts, held.size(),
                reason);
   const std::vector<AttemptId> running(held.begin(), held.end());
-  persist(std::move(change), [this, name, stop_attempts, running, done = std::move(done)] {
-    if (stop_attempts) {
-      // Not the job's fault: stopped as infrastructure failures, retried elsewhere.
-      for (AttemptId id : running) {
-        ActiveAttempt* active = attempts_.find(id);
-        if (!active) continue;
-        const int rank = active->rank_of(name);
-        if (rank >= 0) rank_lost(id, rank, "node_lost: node " + name + " was drained with its attempts stopped");
-      }
-    }
-    if (const NodeEntry* entry = nodes_.find(name)) done(entry->node);
-  });
+  persist_requested(
+      std::move(change),
+      [this, name, stop_attempts, running, done] {
+        if (stop_attempts) {
+          // Not the job's fault: stopped as infrastructure failures, retried elsewhere.
+          for (AttemptId id : running) {
+            ActiveAttempt* active = attempts_.find(id);
+            if (!active) continue;
+            const int rank = active->rank_of(name);
+            if (rank >= 0) rank_lost(id, rank, "node_lost: node " + name + " was drained with its attempts stopped");
+          }
+        }
+        if (const NodeEntry* entry = nodes_.find(name)) done(entry->node);
+      },
+      [this, before, done] {
+        nodes_.put_back_state(before);
+        spdlog::warn("event=request_not_stored node={} action=put_back", before.name);
+        done(Error::unavailable("the drain of node " + before.name + " could not be stored; nothing was changed"));
+      });
 }
 
-void JobManager::undrain(const std::string& name, const std::string& by,
-                         std::function<void(Node, std::optional<std::int64_t>)> done, AuditOf audit) {
+void JobManager::undrain(const std::string& name, const std::string& by, std::function<void(Result<Undrained>)> done,
+                         AuditOf audit) {
+  const Node before = nodes_.find(name)->node;
   auto [change, check] = nodes_.undrain(name, by, [&] {
     return start_check(HealthCheckRequest{HealthCheckKind::undrain, {name}, true, false, by}, nullptr);
   });
@@ -271,10 +280,20 @@ void JobManager::undrain(const std::string& name, const std::string& by,
   spdlog::info("event=node_undrained node={} by={} state={} check={}", name, by, to_string(nodes_.find(name)->node.state),
                check.value_or(0));
   // Captured by copy under its own name: Clang 14 cannot capture a structured binding.
-  persist(std::move(change), [this, name, check_id = check, done = std::move(done)] {
-    request_schedule();
-    if (const NodeEntry* entry = nodes_.find(name)) done(entry->node, check_id);
-  });
+  persist_requested(
+      std::move(change),
+      [this, name, check_id = check, done] {
+        request_schedule();
+        if (const NodeEntry* entry = nodes_.find(name)) done(Undrained{entry->node, check_id});
+      },
+      [this, before, check_id = check, done] {
+        nodes_.put_back_state(before);
+        spdlog::warn("event=request_not_stored node={} action=put_back", before.name);
+        std::string why = "the undrain of node " + before.name + " could not be stored; it stays " + to_string(before.state);
+        // A check cannot be called back once its tasks are out; its verdict counts as any check's.
+        if (check_id) why += " (health check " + std::to_string(*check_id) + " already started on it runs on)";
+        done(Error::unavailable(why));
+      });
 }
 
 }  // namespace trainyard::daemon

@@ -132,6 +132,7 @@ void JobManager::excuse_own_pause(MonoTime now, Millis paused) {
 void JobManager::tick() {
   const MonoTime now = clock_.monotonic_now();
   if (const Millis paused = own_pauses_.observe(now); paused > Millis(0)) excuse_own_pause(now, paused);
+  pending_.retry_due();
   if (accepted_since_tick_ > 0) {
     spdlog::info("event=jobs_submitted count={} newest_job={}", std::exchange(accepted_since_tick_, 0), max_job_id_);
   }

@@ -17,11 +17,27 @@ ControlOutcome refused(ControlResult result, std::string why) { return {result, 
 
 std::string job_name(const Job& job) { return "job " + job_ref_text(job); }
 
+ControlOutcome not_stored(const std::string& change, const Job& job) {
+  return refused(ControlResult::not_stored, "the " + change + " of " + job_name(job) + " could not be stored; nothing was changed");
+}
+
 }  // namespace
 
-void JobManager::control_stored(store::Change change, ControlDone done) {
+void JobManager::control_stored(store::Change change, const Job& before, const std::string& what, ControlDone done) {
   const Job snapshot = change.jobs.front();
-  persist(std::move(change), [done = std::move(done), snapshot] { done({ControlResult::done, snapshot, ""}); });
+  persist_requested(
+      std::move(change),
+      [this, done, snapshot] {
+        // Queued only once the change is stored, so a crash cannot start a job the store still holds
+        // (a held job is not queued).
+        if (const Job* current = active_job(snapshot.id); current && current->state == JobState::pending) requeue(*current);
+        request_schedule();
+        done({ControlResult::done, snapshot, ""});
+      },
+      [this, done, before, what] {
+        put_back(before);
+        done(not_stored(what, before));
+      });
 }
 
 void JobManager::hold(JobId id, Hold by, ControlDone done, AuditOf audit) {
@@ -31,6 +47,7 @@ void JobManager::hold(JobId id, Hold by, ControlDone done, AuditOf audit) {
   if (job.state != JobState::pending) {
     return done(refused(ControlResult::wrong_state, "is " + to_string(job.state) + "; only a pending job can be held"));
   }
+  const Job before = job;
   // An admin's hold stays an admin's: the owner holding it again must not make it theirs to release.
   if (job.held != Hold::admin) job.held = by;
   job.reason = hold_reason(job.held);
@@ -41,7 +58,7 @@ void JobManager::hold(JobId id, Hold by, ControlDone done, AuditOf audit) {
                                     job_name(job) + " " + job.reason, {{"held_by", to_string(job.held)}}));
   if (audit) change.events.push_back(audit(std::to_string(id)));
   spdlog::info("event=job_held job={} held_by={}", id, to_string(job.held));
-  control_stored(std::move(change), std::move(done));
+  control_stored(std::move(change), before, "hold", std::move(done));
 }
 
 void JobManager::release(JobId id, Hold by, ControlDone done, AuditOf audit) {
@@ -52,6 +69,7 @@ void JobManager::release(JobId id, Hold by, ControlDone done, AuditOf audit) {
   if (job.held == Hold::admin && by != Hold::admin) {
     return done(refused(ControlResult::forbidden, "is held by an admin; only an admin may release it"));
   }
+  const Job before = job;
   job.held = Hold::none;
   job.reason = "released; queued";
   store::Change change;
@@ -60,13 +78,7 @@ void JobManager::release(JobId id, Hold by, ControlDone done, AuditOf audit) {
                                     job_name(job) + " released", Json::object()));
   if (audit) change.events.push_back(audit(std::to_string(id)));
   spdlog::info("event=job_released job={}", id);
-  const Job snapshot = job;
-  persist(std::move(change), [this, done = std::move(done), snapshot] {
-    // Queued only once the release is stored, so a crash cannot start a job the store still holds.
-    if (const Job* current = active_job(snapshot.id); current && current->state == JobState::pending) requeue(*current);
-    request_schedule();
-    done({ControlResult::done, snapshot, ""});
-  });
+  control_stored(std::move(change), before, "release", std::move(done));
 }
 
 void JobManager::requeue_running(JobId id, ControlDone done, AuditOf audit) {
@@ -79,19 +91,25 @@ void JobManager::requeue_running(JobId id, ControlDone done, AuditOf audit) {
   if (job.cancel_requested || job.stopping_to != StopIntent::none) {
     return done(refused(ControlResult::wrong_state, "is already being stopped"));
   }
+  const Job before = job;
   store::Change change;
   if (audit) change.events.push_back(audit(std::to_string(id)));
-  stop_to_queue_again(job, StopIntent::requeue, "requeued on request", std::move(change),
-                      [done = std::move(done)](const Job& stored) { done({ControlResult::done, stored, ""}); });
+  stop_to_queue_again(
+      job, StopIntent::requeue, "requeued on request", std::move(change),
+      [done](const Job& stored) { done({ControlResult::done, stored, ""}); },
+      [this, done, before] {
+        put_back(before);
+        done(not_stored("requeue", before));
+      });
 }
 
 void JobManager::stop_to_queue_again(Job& job, StopIntent intent, const std::string& reason, store::Change change,
-                                     std::function<void(const Job&)> stored) {
+                                     std::function<void(const Job&)> stored, std::function<void()> not_stored) {
   job.stopping_to = intent;
   job.reason = reason + "; stopping";
   change.jobs.insert(change.jobs.begin(), job);
   spdlog::info("event=job_stopping_to_queue_again job={} intent={} reason=\"{}\"", job.id, to_string(intent), reason);
-  persist(std::move(change), [this, id = job.id, reason, stored = std::move(stored)] {
+  auto stop = [this, id = job.id, reason, stored = std::move(stored)] {
     const Job* current = active_job(id);
     if (!current) return;
     if (ActiveAttempt* active = attempts_.current(id)) {
@@ -99,7 +117,9 @@ void JobManager::stop_to_queue_again(Job& job, StopIntent intent, const std::str
       maybe_finish(active->record.id);  // its ranks may all be gone already
     }
     if (stored) stored(*current);
-  });
+  };
+  if (not_stored) return persist_requested(std::move(change), std::move(stop), std::move(not_stored));
+  persist(std::move(change), std::move(stop));
 }
 
 bool JobManager::saves_before_stop(JobId id) const {
@@ -121,6 +141,7 @@ void JobManager::update(JobId id, JobSpec spec, ControlDone done, AuditOf audit)
   if (Result<void> fits = can_ever_fit(spec, nodes_.nodes_by_cores()); !fits) {  // as a submission would be
     return done({ControlResult::invalid, std::nullopt, fits.error().message, fits.error().field});
   }
+  const Job unchanged = job;
   const Json before = {{"priority", job.spec.priority}, {"nodes", job.spec.nodes},
                        {"timeout_s", job.spec.timeout_s ? Json(*job.spec.timeout_s) : Json(nullptr)}};
   job.spec = std::move(spec);
@@ -133,12 +154,7 @@ void JobManager::update(JobId id, JobSpec spec, ControlDone done, AuditOf audit)
                                     job_name(job) + " changed: " + json_text(after), {{"before", before}, {"after", after}}));
   if (audit) change.events.push_back(audit(std::to_string(id)));
   spdlog::info("event=job_updated job={} priority={} nodes={}", id, job.spec.priority, job.spec.nodes);
-  const Job snapshot = job;
-  persist(std::move(change), [this, done = std::move(done), snapshot] {
-    if (const Job* current = active_job(snapshot.id); current && current->state == JobState::pending) requeue(*current);
-    request_schedule();
-    done({ControlResult::done, snapshot, ""});
-  });
+  control_stored(std::move(change), unchanged, "update", std::move(done));
 }
 
 }  // namespace trainyard::daemon

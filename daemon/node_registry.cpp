@@ -160,6 +160,13 @@ std::pair<store::Change, std::optional<std::int64_t>> NodeRegistry::undrain(cons
   return {std::move(change), check};
 }
 
+void NodeRegistry::put_back_state(const Node& before) {
+  auto it = nodes_.find(before.name);
+  if (it == nodes_.end()) return;
+  set_state(it->second, before.state, before.state_reason, before.state_since);
+  sync(it->second);
+}
+
 void NodeRegistry::mark_suspect(const std::string& name, const std::string& reason, const Json& details, store::Change& change) {
   NodeEntry& entry = nodes_.at(name);
   set_state(entry, NodeState::suspect, reason, clock_.system_now());

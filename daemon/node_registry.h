@@ -116,6 +116,8 @@ class NodeRegistry {
   // A finished health check's verdict on the node: its health row, last check, and the state the
   // verdict leads to.
   void record_check(const std::string& name, const HealthCheckResult& result, store::Change& change);
+  // Puts back the state a request changed (drain, undrain) when its change could not be stored.
+  void put_back_state(const Node& before);
   store::Change set_faults(const std::string& name, std::vector<std::string> faults);
   // The free space its heartbeat reported. Short of space (healthcheck/disk_space.h), a HEALTHY node
   // turns SUSPECT and takes no work, whatever a health check says meanwhile; once space returns, a

@@ -70,6 +70,7 @@ class Api {
   StoreWorker& store_;
   TokenRegistry& tokens_;
   const TimeSource& clock_;
+  const JobManager& job_manager_;
   RateLimiter rate_limiter_;
   RequestObserver observe_request_;
   std::optional<DashboardFiles> dashboard_;

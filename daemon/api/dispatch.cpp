@@ -9,6 +9,7 @@
 
 #include "daemon/api/api.h"
 #include "daemon/api/call.h"
+#include "daemon/job_manager.h"
 #include "proto/flag_parser.h"
 
 namespace trainyard::daemon {
@@ -66,10 +67,11 @@ Api::Api(JobManager& jobs, StoreWorker& store, FileWorker& files, TokenRegistry&
     : store_(store),
       tokens_(tokens),
       clock_(clock),
+      job_manager_(jobs),
       rate_limiter_(limits.rate),
       audit_(store, clock),
       views_(jobs, store),
-      service_(std::move(version)),
+      service_(std::move(version), jobs),
       jobs_(jobs, store, files, views_, audit_, clock, std::move(checkpoint_root),
             {limits.max_pending_per_user, limits.max_user_priority}),
       job_control_(jobs, views_, audit_),
@@ -166,6 +168,12 @@ void Api::handle(net::HttpRequest request, net::HttpResponder respond) {
   }
   if (needs_token(route, req) && !call.who.may(*route->action)) return call.forbid(std::string(route->refused));
   if (auto problem = query_problem(*route, req)) return call.invalid(*problem, "invalid_query");
+  if (req.method != "GET" && job_manager_.changes_wait_for_store()) {
+    // Made now, its change would be stored before the daemon's own that wait (pending_writes.h).
+    return call.fail(Error::unavailable("the daemon's own changes wait for the store (" +
+                                        job_manager_.store_writes_failing().value_or("its writes failed") +
+                                        "); nothing was changed, try again later"));
+  }
   try {
     route->handler(handlers(), call);
   } catch (const InvalidInput& e) {

@@ -40,7 +40,7 @@ JobSpec patched_spec(const JobSpec& spec, const Json& patch, bool admin) {
   return updated;
 }
 
-// Why the manager refused, as the API's error: 409, or 403 for an admin's hold.
+// Why the manager refused, as the API's error: 409, 403 for an admin's hold, 503 when not stored.
 Error refusal(const Job& job, const JobManager::ControlOutcome& outcome) {
   const std::string name = "job " + job_ref_text(job);
   switch (outcome.result) {
@@ -50,6 +50,8 @@ Error refusal(const Job& job, const JobManager::ControlOutcome& outcome) {
       return Error::conflict(name + " already ended as " + to_string(job.state));
     case JobManager::ControlResult::invalid:
       return Error::invalid_input(outcome.field, name + ": " + outcome.why);
+    case JobManager::ControlResult::not_stored:
+      return Error::unavailable(outcome.why);
     case JobManager::ControlResult::wrong_state:
     case JobManager::ControlResult::done:
       break;
@@ -71,6 +73,13 @@ bool names_whole_array(const ApiCall& call, const Job& job) {
   return job.array_task && job.array_task->array_job == job.id && call.param("id").find('_') == std::string::npos;
 }
 
+// Which of the tasks' refusals answers for an array none of whose tasks changed: the store's
+// failure first (nothing was wrong with the request), then the caller's mistake, then the first.
+int precedence(const Error& refused) {
+  if (refused.code == ErrorCode::unavailable) return 2;
+  return refused.code == ErrorCode::invalid_input ? 1 : 0;
+}
+
 // What a control of a whole array asks of one task. It may throw InvalidInput (a PATCH the task
 // cannot take), which is that task's refusal.
 using TaskControl = std::function<void(const Job& task, JobManager::ControlDone done)>;
@@ -79,7 +88,8 @@ using TaskControl = std::function<void(const Job& task, JobManager::ControlDone 
 // decides which it applies to (a hold takes the pending tasks, a requeue the running ones). Each
 // task's change is its own transition; the call is answered once every task has answered: with the
 // array's first task, `array.<verb>_tasks` (how many changed) and `array.unchanged_tasks`, or, when
-// none changed, with a refusal: the first 400 (the caller's mistake), else the first task's 409/403.
+// none changed, with a refusal: a 503 when a change could not be stored, else the first 400 (the
+// caller's mistake), else the first task's 409/403.
 void control_array(ApiCall call, const JobManager& jobs, const Job& root, const std::string& verb,
                    std::function<Json(const Job&)> render, const TaskControl& act) {
   std::vector<Job> tasks;
@@ -97,8 +107,7 @@ void control_array(ApiCall call, const JobManager& jobs, const Job& root, const 
   const auto count = [call, tally, &jobs, root, verb, render, total = tasks.size()](std::optional<Error> refused) {
     if (!refused) {
       ++tally->changed;
-    } else if (!tally->refused ||
-               (refused->code == ErrorCode::invalid_input && tally->refused->code != ErrorCode::invalid_input)) {
+    } else if (!tally->refused || precedence(*refused) > precedence(*tally->refused)) {
       tally->refused = std::move(refused);
     }
     if (--tally->left > 0) return;

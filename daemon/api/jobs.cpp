@@ -215,6 +215,9 @@ void JobsApi::cancel_job(ApiCall call) {
           if (result == JobManager::CancelResult::not_active) {
             return c.fail(Error::conflict("job " + job_ref_text(job) + " already ended as " + to_string(job.state)));
           }
+          if (result == JobManager::CancelResult::not_stored) {
+            return c.fail(Error::unavailable("the cancel of job " + job_ref_text(job) + " could not be stored; nothing was changed"));
+          }
           c.reply(200, views_.job_json(*updated, c.who));
         },
         audit_.of(c, "job.cancelled", {{"job_user", job.user}}));
@@ -227,17 +230,27 @@ void JobsApi::cancel_array(ApiCall call, const Job& root) {
     if (jobs_.active_job(id)) active.push_back(id);
   }
   if (active.empty()) return call.fail(409, "conflict", "every task of array " + std::to_string(root.id) + " already ended");
-  // Answered once every task's cancellation is stored (or asked of its running attempt).
-  auto left = std::make_shared<std::size_t>(active.size());
+  // Answered once every task's cancellation is stored (or asked of its running attempt), or could
+  // not be: cancelled_tasks counts those stored, and when none was the call is refused.
+  struct Tally {
+    std::size_t left = 0;
+    std::size_t stored = 0;
+  };
+  auto tally = std::make_shared<Tally>(Tally{active.size(), 0});
   auto first = std::make_shared<Job>(root);  // the array's first task as its cancellation left it
   for (JobId id : active) {
     jobs_.cancel(
         id,
-        [this, call, first, left, cancelled = active.size()](JobManager::CancelResult, std::optional<Job> updated) {
+        [this, call, first, tally, root](JobManager::CancelResult result, std::optional<Job> updated) {
+          if (result != JobManager::CancelResult::not_stored) ++tally->stored;
           if (updated && updated->id == first->id) *first = *updated;
-          if (--*left > 0) return;
+          if (--tally->left > 0) return;
+          if (tally->stored == 0) {
+            return call.fail(Error::unavailable("the cancel of array " + std::to_string(root.id) +
+                                                " could not be stored; nothing was changed"));
+          }
           Json body = views_.job_json(*first, call.who);
-          body["array"]["cancelled_tasks"] = cancelled;
+          body["array"]["cancelled_tasks"] = tally->stored;
           call.reply(200, body);
         },
         audit_.of(call, "job.cancelled", {{"job_user", root.user}}));

@@ -139,7 +139,11 @@ void NodesApi::drain_node(ApiCall call) {
     return changed ? node_json(*changed, who) : to_json(node);
   };
   jobs_.drain(
-      name, reason, stop_attempts, [call, answer](const Node& node) { call.reply(200, answer(node)); },
+      name, reason, stop_attempts,
+      [call, answer](const Result<Node>& drained) {
+        if (!drained) return call.fail(drained.error());
+        call.reply(200, answer(*drained));
+      },
       audit_.of(call, "node.drained", {{"reason", reason}, {"stop_attempts", stop_attempts}}));
 }
 
@@ -180,9 +184,10 @@ void NodesApi::undrain_node(ApiCall call) {
   // The audit record names no health check: node.undrained, in the same change, does.
   jobs_.undrain(
       name, call.who.user,
-      [call, answer](const Node& node, std::optional<std::int64_t> check) {
-        Json body = answer(node);
-        if (check) body["health_check_id"] = *check;
+      [call, answer](const Result<JobManager::Undrained>& undrained) {
+        if (!undrained) return call.fail(undrained.error());
+        Json body = answer(undrained->node);
+        if (undrained->health_check) body["health_check_id"] = *undrained->health_check;
         call.reply(200, body);
       },
       audit_.of(call, "node.undrained", Json::object()));

@@ -77,7 +77,7 @@ Json operation(const Route& route, const std::map<std::string, ApiSchema, std::l
   Json responses = {{std::to_string(route.success_status), success}, {"default", error}};
   // The one route whose failure answers with its own schema: a degraded /healthz says why in it.
   if (route.pattern == "/healthz") {
-    responses["503"] = {{"description", "degraded: the store confirms no lease renewal"},
+    responses["503"] = {{"description", "degraded: the store confirms no lease renewal, or its writes fail"},
                         {"content", {{answer.media_type, {{"schema", ref(route.response_schema)}}}}}};
   }
   Json op = {{"operationId", operation_id(route)}, {"summary", route.summary}, {"responses", responses}};

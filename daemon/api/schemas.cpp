@@ -17,7 +17,7 @@ const char* const kJsonSchemas = R"json({
               "properties": {"status": {"enum": ["ok", "degraded"]}, "version": {"type": "string"},
                              "role": {"enum": ["active", "standby"]}, "epoch": {"type": "integer"},
                              "active_url": {"type": "string"},
-                             "store": {"type": "string", "description": "degraded: why the store looks unreachable (no lease renewal confirmed), and when the lease runs out"}}},
+                             "store": {"type": "string", "description": "degraded: why the store looks unreachable (no lease renewal confirmed) and when the lease runs out, or since when and why its writes fail"}}},
   "OpenApiDocument": {"type": "object", "description": "this document"},
   "JobSpec": {
     "type": "object", "required": ["name"], "additionalProperties": false,

@@ -4,6 +4,7 @@
 #include "daemon/api/openapi.h"
 #include "daemon/api/schemas.h"
 #include "daemon/base/prometheus.h"
+#include "daemon/job_manager.h"
 #include "daemon/standby.h"
 
 namespace trainyard::daemon {
@@ -14,7 +15,8 @@ void ServiceApi::set_metrics_exposition(std::function<std::string()> render, boo
 }
 
 void ServiceApi::healthz(ApiCall call) {
-  const std::optional<std::string> problem = store_problem_ ? store_problem_() : std::nullopt;
+  std::optional<std::string> problem = store_problem_ ? store_problem_() : std::nullopt;
+  if (!problem) problem = jobs_.store_writes_failing();
   // 503 so a load balancer sends clients elsewhere: nothing this daemon would acknowledge can commit.
   call.reply(problem ? 503 : 200, healthz_body(version_, true, lease_, problem));
 }

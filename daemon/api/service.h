@@ -9,10 +9,11 @@
 namespace trainyard::daemon {
 
 struct ApiCall;
+class JobManager;
 
 class ServiceApi {
  public:
-  explicit ServiceApi(std::string version) : version_(std::move(version)) {}
+  ServiceApi(std::string version, const JobManager& jobs) : version_(std::move(version)), jobs_(jobs) {}
 
   // GET /metrics answers what `render` returns (Prometheus text); without a token when
   // `public_access`. Unset, /metrics is not served.
@@ -21,7 +22,8 @@ class ServiceApi {
   bool metrics_public() const { return metrics_public_; }
   // GET /healthz names this active daemon's lease: its epoch and advertise URL (daemon/standby.h).
   void set_lease(store::LeaseState lease) { lease_ = std::move(lease); }
-  // Why the store looks unreachable, or nullopt (ActiveLease).
+  // Why the store looks unreachable, or nullopt (ActiveLease). /healthz also says when the store's
+  // writes fail (JobManager::store_writes_failing).
   void set_store_health(std::function<std::optional<std::string>()> problem) { store_problem_ = std::move(problem); }
 
   void healthz(ApiCall call);
@@ -30,6 +32,7 @@ class ServiceApi {
 
  private:
   std::string version_;
+  const JobManager& jobs_;
   std::string openapi_text_;  // rendered on first request: the table does not change
   std::function<std::string()> render_metrics_;
   bool metrics_public_ = false;

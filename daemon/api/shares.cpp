@@ -59,7 +59,12 @@ void SharesApi::put_share(ApiCall call) {
   if (settings.max_running_cores) j["max_running_cores"] = *settings.max_running_cores;
   if (settings.storage_limit_mb) j["storage_limit_mb"] = *settings.storage_limit_mb;
   jobs_.set_share(
-      name, settings, members, [call, j] { call.reply(200, j); }, audit_.of(call, "share.changed", j));
+      name, settings, members,
+      [call, j](const Result<void>& stored) {
+        if (!stored) return call.fail(stored.error());
+        call.reply(200, j);
+      },
+      audit_.of(call, "share.changed", j));
 }
 
 void SharesApi::delete_share(ApiCall call) {

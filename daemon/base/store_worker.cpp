@@ -84,7 +84,8 @@ void StoreWorker::commit_batch(std::vector<Write>& writes) {
       change.events.clear();
     }
   }
-  post_to_io_([done = std::move(done), written]() mutable {
+  post_to_io_([this, done = std::move(done), written]() mutable {
+    if (observe_outcome_) observe_outcome_(written);
     for (std::size_t i = 0; i < done.callbacks.size(); ++i) {
       if (done.callbacks[i]) done.callbacks[i](written, done.changes[i]);
     }

@@ -48,6 +48,10 @@ class StoreWorker {
   // changes. Set it before the first write.
   using CommitObserver = std::function<void(double seconds, std::size_t changes)>;
   void set_commit_observer(CommitObserver observe) { observe_commit_ = std::move(observe); }
+  // Hears, on the I/O thread, of every transaction's outcome, before its writers' completions: what
+  // tells whether the store's writes are failing (daemon/store_outage.h). Set it before the first write.
+  using OutcomeObserver = std::function<void(const Result<void>& written)>;
+  void set_outcome_observer(OutcomeObserver observe) { observe_outcome_ = std::move(observe); }
   // Hears, on the I/O thread, of every committed event as stored (seq filled in), in seq order.
   // The store numbers a batch's events consecutively inside commit; when its last seq is then
   // exactly as many past the head as the batch wrote, they are the batch's own, numbered in
@@ -88,6 +92,7 @@ class StoreWorker {
   bool stopping_ = false;
   std::atomic<std::uint64_t> commits_{0};
   CommitObserver observe_commit_;
+  OutcomeObserver observe_outcome_;
   std::int64_t events_head_ = 0;  // the last event seq handed to observe_events_
   EventsObserver observe_events_;
   LeaseLostHandler on_lease_lost_;

@@ -48,6 +48,7 @@ constexpr std::array kTypes = {
     TypeSeverity{"job.storage_over_quota", store::Severity::warning},
     TypeSeverity{"job.straggler", store::Severity::warning},
     TypeSeverity{"job.checkpoint_failed", store::Severity::warning},
+    TypeSeverity{"store.recovered", store::Severity::warning},
 };
 
 bool is_audit(std::string_view kind) { return kind.starts_with(kAuditKindPrefix); }

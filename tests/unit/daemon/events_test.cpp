@@ -217,7 +217,7 @@ TEST_F(EventsTest, BadFiltersAre400sNamingTheField) {
 }
 
 TEST(EventSeverity, OneTableCoversEveryType) {
-  EXPECT_EQ(event_types().size(), 26u);
+  EXPECT_EQ(event_types().size(), 27u);
   EXPECT_EQ(severity_of("job.failed"), store::Severity::error);
   EXPECT_EQ(severity_of("node.suspect"), store::Severity::warning);
   EXPECT_EQ(severity_of("job.straggler"), store::Severity::warning);

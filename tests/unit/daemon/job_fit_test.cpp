@@ -73,7 +73,7 @@ TEST(JobFitSubmit, EveryRegisteredNodeCountsWhateverItsStateAndARefusedJobIsNotS
   c.connect("n1", 8);
   c.connect("n2", 8);
   bool drained = false;
-  c.jobs.drain("n2", "maintenance", false, [&](Node) { drained = true; });
+  c.jobs.drain("n2", "maintenance", false, [&](const Result<Node>& node) { drained = node.ok(); });
   c.settle();
   ASSERT_TRUE(drained);
   const Job waiting = c.submit(command_spec(2));  // n2 comes back from maintenance

@@ -126,7 +126,7 @@ TEST(Storage, AShareQuotaPrunesTheJobThatWentOverIt) {
   Cluster c;
   c.connect("n1");
   bool stored = false;
-  c.jobs.set_share("vision", scheduler::ShareSettings{1.0, std::nullopt, 2}, std::nullopt, [&stored] { stored = true; });
+  c.jobs.set_share("vision", scheduler::ShareSettings{1.0, std::nullopt, 2}, std::nullopt, [&stored](const Result<void>& set) { stored = set.ok(); });
   c.settle();
   ASSERT_TRUE(stored);
   EXPECT_EQ(c.jobs.share_storage_limit_mb("vision"), 2);

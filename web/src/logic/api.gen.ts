@@ -974,7 +974,7 @@ export interface components {
             role: "active" | "standby";
             /** @enum {unknown} */
             status: "ok" | "degraded";
-            /** @description degraded: why the store looks unreachable (no lease renewal confirmed), and when the lease runs out */
+            /** @description degraded: why the store looks unreachable (no lease renewal confirmed) and when the lease runs out, or since when and why its writes fail */
             store?: string;
             version: string;
         };
@@ -1554,7 +1554,7 @@ export interface operations {
                     "application/json": components["schemas"]["Healthz"];
                 };
             };
-            /** @description degraded: the store confirms no lease renewal */
+            /** @description degraded: the store confirms no lease renewal, or its writes fail */
             503: {
                 headers: {
                     [name: string]: unknown;

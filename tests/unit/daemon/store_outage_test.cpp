@@ -1,0 +1,112 @@
+// The store's writes failing for a while (issue 53): the daemon's own changes wait and are stored in
+// order once it writes again, each acted on once and only then; requests that would change anything
+// are refused meanwhile, reads go on, /healthz says degraded and why, /metrics counts the failures,
+// and an event says when writes succeed again.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "daemon/daemon_metrics.h"
+#include "daemon/store_outage.h"
+#include "tests/unit/daemon/api_fixture.h"
+
+namespace trainyard::daemon::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(StoreOutage, OpensAtTheFirstFailureAndSaysHowLongItLastedWhenACommitSucceeds) {
+  StoreOutage outage;
+  const MonoTime start{};
+  EXPECT_FALSE(outage.commit_succeeded(start)) << "no outage to end";
+  outage.commit_failed(test_epoch(), start, "database or disk is full");
+  outage.commit_failed(test_epoch() + std::chrono::seconds(5), start + std::chrono::seconds(5), "disk I/O error");
+  EXPECT_EQ(outage.problem(), "store writes failing since " + format_time(test_epoch()) + ": disk I/O error");
+  EXPECT_EQ(outage.commit_succeeded(start + std::chrono::seconds(12)), Millis(12'000));
+  EXPECT_FALSE(outage.problem());
+  EXPECT_FALSE(outage.commit_succeeded(start + std::chrono::seconds(13)));
+}
+
+class StoreOutageTest : public ApiTest {
+ protected:
+  StoreOutageTest() {
+    cluster.jobs.set_metrics(&metrics);
+    api.set_metrics_exposition([this] { return metrics.render(); }, true);
+  }
+  ~StoreOutageTest() override { cluster.jobs.set_metrics(nullptr); }
+
+  std::int64_t seq_of(const std::string& kind) {
+    const auto events = cluster.events_of_kind(kind);
+    EXPECT_EQ(events.size(), 1u) << kind;
+    return events.empty() ? -1 : events.front().seq;
+  }
+  std::size_t launches_of(JobId job) {
+    std::size_t n = 0;
+    for (const auto& [node, list] : cluster.launches()) {
+      for (const LaunchMsg& l : list) n += l.job_id == job ? 1 : 0;
+    }
+    return n;
+  }
+  // Ticks until the waiting changes are stored; the deadline is the backoff's cap, a few times over.
+  void tick_until_stored() {
+    for (int i = 0; i < 20 && cluster.jobs.changes_wait_for_store(); ++i) {
+      cluster.advance(Millis(500));
+      cluster.jobs.tick();
+      cluster.settle();
+    }
+    ASSERT_FALSE(cluster.jobs.changes_wait_for_store()) << "the waiting changes were never stored";
+  }
+
+  DaemonMetrics metrics;
+};
+
+TEST_F(StoreOutageTest, TheDaemonsOwnChangesWaitAndAreStoredInOrderAndActedOnOnce) {
+  cluster.connect("n1", 8);
+  cluster.connect("n2", 8);
+  const Job job = cluster.submit(command_spec(1, 2));
+  const LaunchMsg first = cluster.launches().begin()->second.front();
+  const std::string node = cluster.launches().begin()->first;
+  const std::string other = node == "n1" ? "n2" : "n1";
+  cluster.started(node, first.attempt_id);
+
+  cluster.store.fail_commits(true);
+  cluster.exited(node, first.attempt_id, 1);  // the job's attempt ends: retried, once stored
+  cluster.advance(Millis(3000));
+  cluster.heartbeat(node);
+  cluster.advance(Millis(3000));
+  cluster.jobs.tick();  // the other node is silent past the node timeout: DOWN
+  cluster.settle();
+  EXPECT_TRUE(cluster.jobs.changes_wait_for_store());
+  EXPECT_EQ(cluster.memory.job(job.id)->state, JobState::running) << "nothing of the attempt's end is stored";
+  EXPECT_EQ(cluster.memory.node(other)->state, NodeState::healthy);
+  cluster.advance(Millis(5000));  // past the retry's backoff
+  EXPECT_EQ(launches_of(job.id), 1u) << "the retry was acted on before its change was stored";
+
+  // Meanwhile: changes refused, reads answered, /healthz degraded with the store's words, failures counted.
+  const Reply submit = call("POST", "/v1/jobs", kAlice, kJobBody);
+  EXPECT_EQ(submit.status, 503);
+  EXPECT_THAT(submit.error_message(), HasSubstr("nothing was changed"));
+  EXPECT_EQ(call("GET", "/v1/jobs/" + std::to_string(job.id), kAlice).status, 200);
+  const Reply health = call("GET", "/healthz", "");
+  EXPECT_EQ(health.status, 503);
+  EXPECT_EQ(health.body["status"], "degraded");
+  EXPECT_THAT(health.body["store"].get<std::string>(), HasSubstr("store writes failing since "));
+  EXPECT_THAT(health.body["store"].get<std::string>(), HasSubstr("disk on fire (injected)"));
+  EXPECT_THAT(call("GET", "/metrics", "").text, ::testing::ContainsRegex("trainyard_store_commit_failures_total [1-9]"));
+
+  cluster.store.fail_commits(false);
+  tick_until_stored();
+  cluster.advance(Millis(5000));  // the retry's backoff, from the stored end
+  cluster.jobs.tick();
+  cluster.settle();
+  EXPECT_EQ(cluster.stored_attempts(job.id).front().state, AttemptState::failed);
+  EXPECT_EQ(cluster.memory.node(other)->state, NodeState::down);
+  EXPECT_LT(seq_of("job.retrying"), seq_of("node.down")) << "stored in the order they were made";
+  EXPECT_LT(seq_of("node.down"), seq_of("store.recovered"));
+  EXPECT_THAT(cluster.events_of_kind("store.recovered").front().message, HasSubstr("store writes succeed again after "));
+  EXPECT_EQ(launches_of(job.id), 2u) << "the retry launched once, after its change was stored";
+  EXPECT_EQ(call("GET", "/healthz", "").status, 200);
+  EXPECT_EQ(call("POST", "/v1/jobs", kAlice, kJobBody).status, 201);
+}
+
+}  // namespace
+}  // namespace trainyard::daemon::testing
