@@ -495,7 +495,8 @@ void JobManager::launch(AttemptId id) {
     launch.cores = attempt.record.cores_per_node;
     launch.peers = peers;
     launch.master_addr = host_of(peers.front());
-    launch.master_port = 20000 + static_cast<int>(id % 20000);
+    const int ports = config_.master_port_last - config_.master_port_first + 1;
+    launch.master_port = config_.master_port_first + static_cast<int>(id % ports);
     launch.checkpoint_dir = checkpoint_dir_of(job.id);
     launch.resume_from = attempt.record.resumed_from;
     launch.user = job.user;

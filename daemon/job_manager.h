@@ -70,6 +70,9 @@ struct JobManagerConfig {
   Millis canary_interval{0};          // a canary job is submitted this often; 0: never
   int canary_nodes = 2;
   int max_array_size = kDefaultMaxArraySize;
+  // MASTER_PORT of an attempt: first + its id modulo the range's size (--master-ports).
+  int master_port_first = 20000;
+  int master_port_last = 39999;
   scheduler::PreemptionConfig preemption;  // off by default
   healthcheck::DiskPolicy disk_policy;          // a node with less free space is SUSPECT (healthcheck/disk_space.h)
   // A running job with a storage quota has its checkpoint directory measured this often, and is

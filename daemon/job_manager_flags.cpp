@@ -1,7 +1,9 @@
 #include "daemon/job_manager_flags.h"
 
+#include <charconv>
 #include <fstream>
 #include <iterator>
+#include <tuple>
 
 #include "daemon/fence_timing.h"
 #include "daemon/recovery.h"
@@ -63,6 +65,10 @@ void add_retry_flags(FlagParser& flags, JobManagerSettings& s) {
                 "retries of a job after infrastructure failures (lost node, failed pre-flight, "
                 "hung on a bad node) in a row without training progress; not counted against its retry.attempts",
                 &c.max_infra_retries, 0, 1000);
+  flags.add_string("master-ports",
+                   "the ports MASTER_PORT is chosen from, FIRST-LAST: an attempt gets FIRST + its id modulo the "
+                   "range's size (keep it out of the nodes' ephemeral range, /proc/sys/net/ipv4/ip_local_port_range)",
+                   &s.master_ports);
   flags.add_int("max-array-size", "tasks one job array may have; a larger array is refused with 400", &c.max_array_size,
                 1, 1'000'000);
 }
@@ -129,8 +135,23 @@ void add_job_manager_flags(FlagParser& flags, JobManagerSettings& settings) {
   scheduler::add_preemption_flags(flags, settings.config.preemption);
 }
 
+std::pair<int, int> parse_master_ports(const std::string& text) {
+  const auto dash = text.find('-');
+  int first = 0, last = 0;
+  const auto number = [](std::string_view part, int& out) {
+    const auto [end, error] = std::from_chars(part.data(), part.data() + part.size(), out);
+    return error == std::errc() && end == part.data() + part.size();
+  };
+  if (dash == std::string::npos || !number(std::string_view(text).substr(0, dash), first) ||
+      !number(std::string_view(text).substr(dash + 1), last) || first < 1024 || last > 65535 || first > last) {
+    throw InvalidInput("--master-ports", "must be FIRST-LAST, ports with 1024 <= FIRST <= LAST <= 65535, got \"" + text + "\"");
+  }
+  return {first, last};
+}
+
 JobManagerConfig resolve(const JobManagerSettings& settings) {
   JobManagerConfig config = settings.config;
+  std::tie(config.master_port_first, config.master_port_last) = parse_master_ports(settings.master_ports);
   const Millis kill_grace(config.kill_grace_ms);
   config.fence_after = fence_time({config.heartbeat_interval, config.node_timeout, kill_grace, settings.fence});
   config.recovery.stopped_within = stopped_within_after(kill_grace);

@@ -3,6 +3,7 @@
 // flag is bound to the JobManagerConfig field it sets; `resolve` derives what depends on several.
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "daemon/job_manager.h"
 #include "proto/flag_parser.h"
@@ -17,9 +18,13 @@ struct JobManagerSettings {
   JobManagerConfig config;
   std::optional<Millis> fence;     // --fence-ms as given (daemon/fence_timing.h); nullopt: derived
   std::string failure_rules_file;  // --failure-rules; empty: the built-in rules only
+  std::string master_ports = "20000-39999";  // --master-ports, "FIRST-LAST"
 };
 
 void add_job_manager_flags(FlagParser& flags, JobManagerSettings& settings);
+
+// "FIRST-LAST" as ports, 1024 <= FIRST <= LAST <= 65535; throws InvalidInput naming --master-ports.
+std::pair<int, int> parse_master_ports(const std::string& text);
 
 // The config with what several flags decide: the fence time, how soon after the kill grace a lost
 // node's attempts are surely stopped, and the failure rules read from their file. Throws

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -135,8 +136,27 @@ Cluster::~Cluster() {
     agent::Cgroups::find("/sys/fs/cgroup", agent::agent_cgroup_name(name, dir_ + "/agents/" + name)).remove_all();
   }
   daemon_.reset();
+  if (master_ports_lock_ >= 0) ::close(master_ports_lock_);
   std::error_code ec;
   if (!::testing::Test::HasFailure()) fs::remove_all(dir_, ec);
+}
+
+std::string Cluster::master_ports() {
+  constexpr int kFirst = 20000, kWindow = 100, kWindows = 200;
+  for (int window = 0; master_ports_.empty() && window < kWindows; ++window) {
+    const std::string lock = "/tmp/trainyard-it-master-ports-" + std::to_string(window) + ".lock";
+    const int fd = ::open(lock.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0) continue;
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      ::close(fd);
+      continue;
+    }
+    master_ports_lock_ = fd;
+    const int first = kFirst + window * kWindow;
+    master_ports_ = std::to_string(first) + "-" + std::to_string(first + kWindow - 1);
+  }
+  EXPECT_FALSE(master_ports_.empty()) << "every window of master ports is held";
+  return master_ports_;
 }
 
 std::string Cluster::daemon_log() const { return read_text(dir_ + "/daemon.log"); }
@@ -154,7 +174,7 @@ void Cluster::start_daemon(const std::vector<std::string>& extra_flags) {
                                    "--health-first-check-s", "0",
                                    // A 1.5 s node timeout leaves no room to fence within a 2 s kill grace:
                                    // tests/integration/fence_test.cpp turns fencing on with timings that do.
-                                   "--fence-ms", "0"};
+                                   "--fence-ms", "0", "--master-ports", master_ports()};
   // The hosts' link is a bridge in a namespace of this machine: nothing crosses a real network.
   if (network_) argv.push_back("--insecure-http");
   argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());

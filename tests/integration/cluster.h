@@ -106,6 +106,12 @@ class Cluster {
   std::string ca_file_;
   int daemon_starts_ = 0;
   HostNetwork* network_ = nullptr;
+  // The daemon's --master-ports: a window no other cluster on this machine holds while this one
+  // lives (a lock on a file per window), so real jobs of tests run side by side never rendezvous
+  // on each other's MASTER_PORT.
+  std::string master_ports();
+  std::string master_ports_;
+  int master_ports_lock_ = -1;
 };
 
 std::string read_text(const std::string& path);

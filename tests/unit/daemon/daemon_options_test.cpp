@@ -97,6 +97,15 @@ TEST(DaemonOptions, TimingsThatLeaveNoRoomToFenceAreRefusedNamingTheFlag) {
   EXPECT_EQ(flag_refusal({"--node-timeout-ms", "30000", "--fence-ms", "25000"}).first, "--fence-ms");
 }
 
+TEST(DaemonOptions, MasterPortsAreARangeOfUnprivilegedPortsAndAnythingElseIsNamed) {
+  EXPECT_EQ(flag_refusal({"--master-ports", "29500-29599"}).first, "");
+  for (const char* bad : {"29500", "80-90", "30000-20000", "20000-70000", "a-b", "20000-"}) {
+    const auto [field, message] = flag_refusal({"--master-ports", bad});
+    EXPECT_EQ(field, "--master-ports") << bad << ": " << message;
+    EXPECT_NE(message.find(bad), std::string::npos) << message;
+  }
+}
+
 // Each component declares its flags bound to its own config: what the daemon parses is what the
 // component runs with, without a copy in between.
 TEST(DaemonOptions, EachComponentsFlagsSetItsOwnConfig) {

@@ -83,6 +83,26 @@ TEST(JobManagerPlacement, LaunchesOneRankPerNodeWithPeers) {
   EXPECT_EQ(c.jobs.active_job(job.id)->state, JobState::starting);
 }
 
+TEST(JobManagerPlacement, MasterPortIsTakenFromTheConfiguredRangeByAttempt) {
+  JobManagerConfig config = test_config();
+  config.master_port_first = 29500;
+  config.master_port_last = 29502;
+  Cluster c(config);
+  connect_nodes(c, 3);
+  std::set<int> ports;
+  for (int i = 0; i < 3; ++i) {
+    const Job job = c.submit(command_spec(1));
+    for (const auto& [node, list] : c.launches()) {
+      for (const LaunchMsg& l : list) {
+        if (l.job_id != job.id) continue;
+        EXPECT_EQ(l.master_port, 29500 + static_cast<int>(l.attempt_id % 3)) << l.attempt_id;
+        ports.insert(l.master_port);
+      }
+    }
+  }
+  EXPECT_EQ(ports, (std::set<int>{29500, 29501, 29502})) << "three attempts in a row cover the three ports";
+}
+
 TEST(JobManagerPlacement, JobWiderThanTheClusterStaysPending) {
   Cluster c;
   connect_nodes(c, 2);
