@@ -1,6 +1,8 @@
 #include "agent/command_run.h"
 
 #include "agent/provenance_file.h"
+#include "agent/python_stacks.h"
+#include "checkpoint/checkpoint.h"
 #include "proto/provenance.h"
 
 #include <fcntl.h>
@@ -8,8 +10,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <utility>
 #include <map>
-#include <sstream>
 #include <spdlog/spdlog.h>
 
 extern char** environ;
@@ -20,22 +23,6 @@ namespace {
 bool inherited_by_jobs(std::string_view name) {
   if (name.starts_with("LC_")) return true;
   return std::find(kInheritedEnvironment.begin(), kInheritedEnvironment.end(), name) != kInheritedEnvironment.end();
-}
-
-// The last whole line of a small file, read without blocking: a job may replace its progress file
-// with a FIFO or a link to a device, and the agent's I/O thread must not wait on it.
-std::string read_progress_line(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return "";
-  struct stat st {};
-  std::string text;
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-    text.resize(128);
-    const ssize_t n = ::read(fd, text.data(), text.size());
-    text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
-  }
-  ::close(fd);
-  return text;
 }
 
 }  // namespace
@@ -123,6 +110,7 @@ CommandRun::CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, 
         command_environment(launch_, files_.back(), environ, account ? &*account : nullptr, local, python_dir));
   }
   progress_.resize(files_.size());
+  for (const auto& files : files_) progress_files_.emplace_back(files.progress);
   plan.memory_limit_mb = launch_.memory_mb;
   environment_ = mask_secrets(plan.environments.front());
   if (launch_.rank == 0 && !launch_.checkpoint_dir.empty()) {
@@ -152,22 +140,58 @@ void CommandRun::finish(const ProcessEnd& end) {
 }
 
 std::vector<CheckpointReport> CommandRun::take_checkpoints() {
-  return checkpoints_ ? checkpoints_->take_new() : std::vector<CheckpointReport>();
+  if (announced_.empty() && !announces_checkpoints_) {
+    return checkpoints_ ? checkpoints_->take_new() : std::vector<CheckpointReport>();
+  }
+  // A job that says when its checkpoints are complete is believed alone: no half-written directory
+  // the scan might catch becomes a resume point. Only its own step directories count.
+  std::vector<CheckpointReport> reports;
+  for (const auto& written : std::exchange(announced_, {})) {
+    const std::filesystem::path expected = std::filesystem::path(launch_.checkpoint_dir) / checkpoint::step_dir_name(written.step);
+    std::error_code error;
+    const auto status = std::filesystem::symlink_status(expected, error);
+    if (std::filesystem::path(written.path).lexically_normal() != expected.lexically_normal() || error ||
+        !std::filesystem::is_directory(status)) {
+      spdlog::warn("event=checkpoint_announcement_refused job={} attempt={} step={} path=\"{}\" expected=\"{}\"",
+                   launch_.job_id, launch_.attempt_id, written.step, printable(written.path), expected.string());
+      continue;
+    }
+    reports.push_back({written.step, ""});
+  }
+  return reports;
 }
+
+std::vector<StepMetric> CommandRun::take_metrics() { return std::exchange(metrics_, {}); }
 
 AttemptReport CommandRun::report() {
   // The node's step is its slowest reporting process's: a frozen local process holds it back.
   std::optional<std::size_t> slowest;
   for (std::size_t i = 0; i < files_.size(); ++i) {
-    std::istringstream in(read_progress_line(files_[i].progress));
+    ProgressUpdate update = progress_files_[i].read();
     LocalProgress& local = progress_[i];
-    std::int64_t step = 0;
-    std::string phase;
-    if (!(in >> step)) continue;
-    in >> phase;
-    local.step = std::max(local.step, step);
-    local.reported = true;
-    if (!phase.empty()) local.phase = phase;
+    if (update.step) {
+      local.step = std::max(local.step, *update.step);
+      local.reported = true;
+    }
+    if (update.phase) local.phase = *update.phase;
+    if (update.skipped_lines > 0 && !local.warned_skipped) {
+      local.warned_skipped = true;
+      spdlog::warn("event=progress_lines_skipped job={} attempt={} rank={} lines={}", launch_.job_id, launch_.attempt_id,
+                   launch_.rank, update.skipped_lines);
+    }
+    if (i != 0) continue;
+    // The job's metrics and checkpoints are RANK 0's, its first process on the first node.
+    checkpoint_ms_ += update.checkpoint_ms;
+    if (launch_.rank != 0) continue;
+    for (const StepMetric& metric : update.metrics) {
+      if (metric.step <= last_metric_step_) continue;  // a step reported twice, or a rewound counter
+      last_metric_step_ = metric.step;
+      metrics_.push_back(metric);
+    }
+    if (!update.checkpoints.empty() && checkpoints_) {
+      announces_checkpoints_ = true;
+      announced_.insert(announced_.end(), update.checkpoints.begin(), update.checkpoints.end());
+    }
   }
   for (std::size_t i = 0; i < progress_.size(); ++i) {
     if (progress_[i].reported && (!slowest || progress_[i].step < progress_[*slowest].step)) slowest = i;
@@ -181,8 +205,8 @@ AttemptReport CommandRun::report() {
     }
     if (!local.phase.empty()) phase_ = local.phase;
   }
-  // A command does not say what its checkpoints cost: that time is inside its steps.
-  AttemptReport report{launch_.attempt_id, launch_.job_id, last_step_, last_progress_at_, phase_, first_step_at_, 0};
+  // What its checkpoint phases took, when it says (the trainyard module's phase("checkpoint")).
+  AttemptReport report{launch_.attempt_id, launch_.job_id, last_step_, last_progress_at_, phase_, first_step_at_, checkpoint_ms_};
   look_at_processes(report);
   return report;
 }

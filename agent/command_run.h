@@ -19,10 +19,11 @@
 // of each per process), TRAINYARD_STACKS_SIGNAL, and PYTHONPATH led by the agent's Python directory
 // (agent/job_python.h: its sitecustomize dumps the Python stacks on that signal), then the spec's.
 //
-// Progress (for stuck detection): a process reports training progress by writing its current step
-// as a decimal number, optionally followed by a space and a phase word, to the file named in
-// TRAINYARD_PROGRESS_FILE (rewrite it whole, e.g. `echo "412 all-reduce" > "$TRAINYARD_PROGRESS_FILE"`).
-// The node reports the step of its slowest process that reports any.
+// Progress: a process reports training progress, metrics, phases and complete checkpoints in the
+// file named in TRAINYARD_PROGRESS_FILE, as JSON lines (the `trainyard` Python module writes them)
+// or as a rewritten "STEP [PHASE]" (agent/progress_file.h). The node reports the step of its slowest
+// process that reports any; RANK 0's metrics go to the daemon, and once RANK 0 announces a
+// checkpoint, only announced `step-N` directories of TRAINYARD_CHECKPOINT_DIR are resume points.
 //
 // Account, cgroup and lifetime: as every rank's process (agent/rank_process.h); USER, LOGNAME
 // and HOME are the account's. Every rank starts in the job's `command.workdir` when it has one.
@@ -50,6 +51,7 @@
 #include "agent/attempt_run.h"
 #include "agent/job_account.h"
 #include "agent/process_registry.h"
+#include "agent/progress_file.h"
 #include "agent/rank_activity.h"
 #include "agent/rank_process.h"
 
@@ -100,6 +102,7 @@ class CommandRun final : public AttemptRun {
   void save_then_stop(const std::string& reason) override { process_->save_then_stop(reason); }  // SIGUSR1
   AttemptReport report() override;
   std::vector<CheckpointReport> take_checkpoints() override;
+  std::vector<StepMetric> take_metrics() override;
   std::map<std::string, std::string> environment() const override { return environment_; }
 
   const std::string& log_path() const { return process_->log_path(); }
@@ -113,11 +116,19 @@ class CommandRun final : public AttemptRun {
     std::int64_t step = 0;
     std::string phase;
     bool reported = false;
+    bool warned_skipped = false;  // its file had lines that are not progress (said once)
   };
 
   LaunchMsg launch_;
   std::vector<RankFiles> files_;         // one per local process
   std::vector<LocalProgress> progress_;  // one per local process
+  std::vector<ProgressFile> progress_files_;  // one per local process
+  std::vector<StepMetric> metrics_;  // RANK 0's, not yet sent
+  std::int64_t last_metric_step_ = 0;
+  std::int64_t checkpoint_ms_ = 0;  // the node's first process's checkpoint phases
+  // RANK 0's checkpoint_written records not yet reported; once it made one, only those count.
+  std::vector<WrittenCheckpoint> announced_;
+  bool announces_checkpoints_ = false;
   std::map<std::string, std::string> environment_;  // as given to the first process, secrets masked
   ExitCallback on_exit_;
   std::int64_t last_step_ = 0;

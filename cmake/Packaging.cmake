@@ -29,6 +29,8 @@ install(DIRECTORY docs/decisions DESTINATION ${CMAKE_INSTALL_DOCDIR} FILES_MATCH
 install(FILES deploy/systemd/trainyard-daemon.service deploy/systemd/trainyard-agent@.service
         DESTINATION ${TRAINYARD_INSTALL_SYSTEMDDIR})
 install(FILES deploy/systemd/trainyard.sysusers.conf DESTINATION lib/sysusers.d RENAME trainyard.conf)
+# The jobs' `trainyard` module, importable on the host too (the agent also writes it for every job).
+install(DIRECTORY python/trainyard DESTINATION lib/python3/dist-packages FILES_MATCHING PATTERN "*.py")
 foreach(folder grafana prometheus)
   install(DIRECTORY deploy/${folder}/ DESTINATION ${CMAKE_INSTALL_DATADIR}/trainyard/${folder})
 endforeach()

@@ -1,18 +1,11 @@
 #include "daemon/hang_rule.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <vector>
 
 namespace trainyard::daemon {
 namespace {
-
-std::string lowercase(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 std::string seconds_text(Millis d) {
   char text[32];
@@ -31,13 +24,7 @@ Millis p99_of(const std::deque<Millis>& intervals) {
 
 }  // namespace
 
-PacePhase pace_phase(std::string_view reported) {
-  const std::string phase = lowercase(reported);
-  if (phase.find("checkpoint") != std::string::npos || phase.find("ckpt") != std::string::npos) return PacePhase::checkpoint;
-  if (phase.find("eval") != std::string::npos || phase.find("valid") != std::string::npos) return PacePhase::eval;
-  if (phase.find("save") != std::string::npos) return PacePhase::save;
-  return PacePhase::step;
-}
+PacePhase pace_phase(std::string_view reported) { return phase_kind(reported); }
 
 std::string_view to_string(PacePhase phase) {
   switch (phase) {

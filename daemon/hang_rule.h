@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 
+#include "proto/phase_names.h"
 #include "proto/time.h"
 
 namespace trainyard::daemon {
@@ -28,8 +29,8 @@ inline constexpr std::size_t kPaceWindow = 200;
 // Ordinary steps learned before the learned allowance replaces the unlearned one.
 inline constexpr std::size_t kStepsToLearn = 5;
 
-// The phases whose intervals are learned apart from ordinary steps.
-enum class PacePhase { step, checkpoint, eval, save };
+// The phases whose intervals are learned apart from ordinary steps (proto/phase_names.h).
+using PacePhase = PhaseKind;
 inline constexpr std::size_t kPacePhases = 4;
 
 // What a reported phase name counts as: "checkpoint", "ckpt-write", "eval", "validation", "save"...

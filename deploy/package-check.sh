@@ -27,7 +27,8 @@ for f in usr/bin/trainyard-daemon usr/bin/trainyard-agent usr/bin/trainyard \
          usr/share/doc/trainyard/examples/agent-node.env \
          usr/lib/systemd/system/trainyard-daemon.service "usr/lib/systemd/system/trainyard-agent@.service" \
          usr/lib/sysusers.d/trainyard.conf usr/share/trainyard/dashboard/index.html \
-         usr/share/trainyard/grafana/trainyard.json usr/share/trainyard/prometheus/trainyard-alerts.yml; do
+         usr/share/trainyard/grafana/trainyard.json usr/share/trainyard/prometheus/trainyard-alerts.yml \
+         usr/lib/python3/dist-packages/trainyard/__init__.py; do
   [ -e "$stage/$f" ] || fail "cmake --install did not install $f"
 done
 compgen -G "$stage/usr/share/doc/trainyard/decisions/001-*" > /dev/null || fail "cmake --install did not install the decision records"
@@ -55,7 +56,7 @@ contents=$(dpkg-deb -c "$deb")
 for f in ./usr/bin/trainyard-daemon ./usr/bin/trainyard-agent ./usr/bin/trainyard \
          ./usr/share/doc/trainyard/examples/agent.json ./usr/lib/systemd/system/trainyard-agent@.service \
          ./usr/share/trainyard/dashboard/index.html ./usr/share/trainyard/grafana/trainyard.json \
-         ./usr/share/trainyard/prometheus/trainyard-alerts.yml; do
+         ./usr/share/trainyard/prometheus/trainyard-alerts.yml ./usr/lib/python3/dist-packages/trainyard/__init__.py; do
   grep -q " $f$" <<< "$contents" || fail "$deb lacks $f"
 done
 

@@ -93,6 +93,77 @@ TEST_F(RealJobs, DdpResumesFromItsCheckpointAfterAnAgentIsKilled) {
   EXPECT_NE(second.find("rank 0 done: sum of ranks 6"), std::string::npos) << second;
 }
 
+// Jobs that report through the `trainyard` module the agent puts on their PYTHONPATH
+// (tests/integration/scripts/report_train.py: independent workers, no torch).
+class ModuleReports : public RealJobs {
+ protected:
+  void SetUp() override {
+    RealJobs::SetUp();
+    reporter_ = cluster.shared_dir() + "/report_train.py";
+    fs::copy_file(std::string(TRAINYARD_SOURCE_DIR) + "/tests/integration/scripts/report_train.py", reporter_);
+    fs::permissions(reporter_, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read);
+  }
+  Json reporting_job(const std::string& name, int nodes, const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {"/usr/bin/python3", reporter_};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv_job(name, argv, nodes);
+  }
+  std::string reporter_;
+};
+
+TEST_F(ModuleReports, MetricsPhasesAndAnnouncedCheckpointsReachTheDaemon) {
+  cluster.start_daemon();
+  cluster.start_agent("node-a");
+  cluster.wait_for_nodes(1);
+  const auto id = cluster.submit(reporting_job("reporting", 1, {"20", "0.05", "5"}));
+  cluster.wait_job_state(id, "SUCCEEDED", 60s);
+  const std::string path = job_path(id);
+  const Json metrics = cluster.api("GET", path + "/metrics").body;
+  ASSERT_EQ(metrics["steps"], 20) << metrics.dump();
+  ASSERT_EQ(metrics["points"].size(), 20u) << metrics.dump();
+  EXPECT_EQ(metrics["points"][19]["step"], 20);
+  EXPECT_DOUBLE_EQ(metrics["points"][3]["loss"].get<double>(), 0.25);
+  EXPECT_DOUBLE_EQ(metrics["points"][3]["lr"].get<double>(), 0.01);
+  EXPECT_DOUBLE_EQ(metrics["points"][3]["samples_per_s"].get<double>(), 100.0) << "RANK 0's";
+  // Announced checkpoints only are resume points: the step directory it left unannounced is listed
+  // as not recorded.
+  const Json checkpoints = cluster.api("GET", path + "/checkpoints").body["checkpoints"];
+  std::int64_t newest_valid = 0;
+  for (const auto& c : checkpoints) {
+    const std::int64_t step = c["step"];
+    EXPECT_EQ(c["valid"].get<bool>(), step <= 20) << checkpoints.dump(2);
+    if (c["valid"].get<bool>()) newest_valid = std::max(newest_valid, step);
+  }
+  EXPECT_EQ(newest_valid, 20) << checkpoints.dump(2);
+  EXPECT_EQ(checkpoints.back()["step"], 120) << checkpoints.dump(2);
+  // Four checkpoint phases of 0.1 s each: goodput's checkpoint time.
+  const Json attempt = attempts_of(cluster, id)[0];
+  EXPECT_GE(attempt.value("checkpoint_ms", 0), 400) << attempt.dump(2);
+  EXPECT_EQ(attempt["steps_completed"], 20) << attempt.dump(2);
+  const Json ended = cluster.api("GET", "/v1/events?type=job.succeeded&job=" + std::to_string(id)).body["events"];
+  ASSERT_EQ(ended.size(), 1u);
+  EXPECT_NE(ended[0]["message"].get<std::string>().find("succeeded after 20 steps"), std::string::npos) << ended.dump(2);
+}
+
+TEST_F(ModuleReports, AStragglerIsNamedFromTheStepsItReports) {
+  cluster.start_daemon();
+  cluster.start_agent("node-a");
+  cluster.start_agent("node-b");
+  cluster.wait_for_nodes(2);
+  const auto id = cluster.submit(reporting_job("straggling", 2, {"400", "0.05", "0", "1", "3"}));
+  Json events;
+  ASSERT_TRUE(eventually([&] {
+    events = cluster.api("GET", "/v1/events?type=job.straggler&job=" + std::to_string(id)).body["events"];
+    return !events.empty();
+  }, 90s)) << attempts_of(cluster, id).dump(2);
+  const Json attempt = attempts_of(cluster, id)[0];
+  EXPECT_EQ(events[0]["details"]["rank"], 1) << events.dump(2);
+  EXPECT_EQ(events[0]["node"], attempt["nodes"][1]) << events.dump(2);
+  // 3 x 50 ms against 50 ms of sleep, plus what a step costs around it.
+  EXPECT_GE(events[0]["details"]["ratio"].get<double>(), 2.0) << events.dump(2);
+  cluster.api("POST", job_path(id) + "/cancel");
+}
+
 // No progress file, default settings: RANK 1 hangs after step 12 and RANK 0 waits for it in its
 // next all-reduce. Found from the ranks' idleness alone (no output, CPU or I/O) within 60 s of the
 // hung rank's last line; the diagnosis names the rank that hangs, not the one that waits, and says
