@@ -7,6 +7,9 @@ from TRAINYARD_RESUME_FROM. Standard library and torch only.
 HANG makes RANK 1 hang after the step it names, having printed the wall clock (`last_line_at_ms=`):
 `sleep:12` sleeps for ever in the job's own code, `stop:12` stops itself (SIGSTOP). The other ranks
 then wait for it in their next all-reduce, as a real hang looks.
+
+With REPORT_PROGRESS=1 in its environment it reports each step (and its loss) and its checkpoints
+through the `trainyard` module; without, it says nothing but its output, as most scripts.
 """
 import os
 import signal
@@ -26,6 +29,9 @@ def hang_here(how: str) -> None:
 
 
 def main() -> None:
+    reporting = os.environ.get("REPORT_PROGRESS") == "1"
+    if reporting:
+        import trainyard
     steps = int(sys.argv[1])
     pause = float(sys.argv[2]) if len(sys.argv) > 2 else 0.0
     hang, _, hang_step = (sys.argv[3] if len(sys.argv) > 3 else "").partition(":")
@@ -49,6 +55,8 @@ def main() -> None:
         loss.backward()
         optimizer.step()
         print(f"rank {rank}/{world} local {os.environ['LOCAL_RANK']} step {step} loss {loss.item():.4f}", flush=True)
+        if reporting:
+            trainyard.report(step, loss=loss.item())
         checkpoint_dir = os.environ.get("TRAINYARD_CHECKPOINT_DIR")
         if rank == 0 and checkpoint_dir and step % 5 == 0:
             # Written aside and renamed, so that a resume never reads half a checkpoint.
@@ -56,6 +64,8 @@ def main() -> None:
             os.makedirs(partial, exist_ok=True)
             torch.save({"model": model.module.state_dict(), "step": step}, os.path.join(partial, "model.pt"))
             os.rename(partial, os.path.join(checkpoint_dir, f"step-{step:010d}"))
+            if reporting:
+                trainyard.checkpoint_written(os.path.join(checkpoint_dir, f"step-{step:010d}"), step)
         if rank == 1 and hang and step == int(hang_step):
             hang_here(hang)
         time.sleep(pause)

@@ -159,6 +159,15 @@ export function stragglerSentence(s: Pick<Straggler, "rank" | "node" | "ratio">)
   return `rank ${s.rank} on ${s.node} took ${s.ratio.toFixed(1)}x the other ranks' median time per step`;
 }
 
+// What the Training section says when there are no metrics to chart: a job that reported steps
+// without metrics is told how to send them, rather than that it reported nothing.
+export function noMetricsSentence(attempts: Pick<Attempt, "last_step">[]): string {
+  const steps = Math.max(0, ...attempts.map((a) => a.last_step ?? 0));
+  if (steps === 0) return "No steps reported yet.";
+  return `${count(steps, "step")} reported, without metrics: report loss, learning rate and throughput with ` +
+    "trainyard.report(step, loss=..., lr=...) to chart them.";
+}
+
 // "3 checkpoint writes failed, the last with: ...: Permission denied".
 export function checkpointFailureSentence(f: NonNullable<Attempt["checkpoint_failures"]>): string {
   return `${count(f.count, "checkpoint write")} failed, the last with: ${f.last_error}`;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { attemptOutput, checkpointFailureSentence, stragglerSentence, bandwidth, coreHours, cores, duration, jobLabel, jobPath, localTime, ordinal, percent, progress, rate, shape, taskCounts, utcTitle } from "./format";
+import { attemptOutput, checkpointFailureSentence, noMetricsSentence, stragglerSentence, bandwidth, coreHours, cores, duration, jobLabel, jobPath, localTime, ordinal, percent, progress, rate, shape, taskCounts, utcTitle } from "./format";
 import { pendingSentence } from "./pending";
 import { attemptBoundaries, downsample, metricSeries } from "./downsample";
 import { addEvents, globMatch, matchesFilter } from "./events";
@@ -23,6 +23,15 @@ describe("failed checkpoint writes", () => {
 describe("a straggler", () => {
   it("is named by rank, node and its ratio to one decimal", () => {
     expect(stragglerSentence({ rank: 1, node: "trn-3", ratio: 2.94 })).toBe("rank 1 on trn-3 took 2.9x the other ranks' median time per step");
+  });
+});
+
+describe("a job without metrics", () => {
+  it("says whether it reported steps, and how to send metrics when it did", () => {
+    expect(noMetricsSentence([])).toBe("No steps reported yet.");
+    expect(noMetricsSentence([{ last_step: 0 }, {}])).toBe("No steps reported yet.");
+    expect(noMetricsSentence([{ last_step: 40 }, { last_step: 99 }])).toBe(
+      "99 steps reported, without metrics: report loss, learning rate and throughput with trainyard.report(step, loss=..., lr=...) to chart them.");
   });
 });
 

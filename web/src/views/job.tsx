@@ -4,7 +4,7 @@ import { type Loaded, useApi, useApp } from "../app-state";
 import { Chart } from "../components/chart";
 import { ConfirmButton, ErrorNote, Section, StateBadge, Time } from "../components/ui";
 import { attemptBoundaries, metricSeries, type MetricName } from "../logic/downsample";
-import { attemptOutput, checkpointFailureSentence, stragglerSentence, coreHours, count, jobLabel, jobPath, percent, shape, taskCounts } from "../logic/format";
+import { attemptOutput, checkpointFailureSentence, noMetricsSentence, stragglerSentence, coreHours, count, jobLabel, jobPath, percent, shape, taskCounts } from "../logic/format";
 import { pendingSentence } from "../logic/pending";
 import { isEnded, mayCancel } from "../logic/roles";
 import type { Attempt, Job } from "../logic/types";
@@ -132,7 +132,7 @@ function OneJobPage({ id, job }: { id: string; job: Loaded<Job> }) {
       )}
       <Section title="Training">
         <ErrorNote error={metrics.error} />
-        {points.length === 0 ? <p>No steps reported yet.</p> : (
+        {points.length === 0 ? <p>{noMetricsSentence(attempts.data?.attempts ?? [])}</p> : (
           <div class="charts">
             {charts.map((c) => (
               <Chart key={c.name} title={c.title} unit={c.unit} series={metricSeries(points, c.name, 500)} marks={marks}
