@@ -56,12 +56,16 @@ void StepPace::learn(PacePhase phase, Millis interval) {
   learned.p99 = p99_of(learned.intervals);
 }
 
+bool StepPace::learned(std::string_view phase) const {
+  const PacePhase kind = pace_phase(phase);
+  return learned_[static_cast<std::size_t>(kind)].intervals.size() >= (kind == PacePhase::step ? kStepsToLearn : 1);
+}
+
 Allowance StepPace::allowance(std::string_view phase) const {
   const PacePhase kind = pace_phase(phase);
   const Learned& learned = learned_[static_cast<std::size_t>(kind)];
-  const std::size_t needed = kind == PacePhase::step ? kStepsToLearn : 1;
   const std::string name = intervals_of_.empty() ? std::string(to_string(kind)) : intervals_of_;
-  if (learned.intervals.size() < needed) {
+  if (!this->learned(phase)) {
     return {kUnlearnedAllowance, "not yet learned (" + std::to_string(learned.intervals.size()) + " " + name +
                                      " intervals seen): " + seconds_text(kUnlearnedAllowance)};
   }

@@ -57,6 +57,8 @@ class StepPace {
 
   // How long the rank, last reported in `phase`, may stay without advancing.
   Allowance allowance(std::string_view phase) const;
+  // Whether that allowance is learned (else it is the unlearned 10 minutes).
+  bool learned(std::string_view phase) const;
 
  private:
   struct Learned {

@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "daemon/canary.h"
+#include "daemon/process_where.h"
 #include "healthcheck/localisation.h"
 
 namespace trainyard::daemon {
@@ -116,6 +117,27 @@ std::optional<JobSpec> Monitors::canary(bool canary_running) const {
   return canary_spec(static_cast<int>(std::min<std::int64_t>(config_.canary_nodes, ready)));
 }
 
+namespace {
+
+// A rank judged on idleness whose output's pace is not learned yet (at the default 5 s heartbeat, a
+// hang in the first 25 s of output) still gets the floor when where it is shows a hang: a stopped
+// process, or a Python stack in its own code while another rank waits on it in a collective.
+// Anything else gets the pace's allowance, unlearned or not.
+Allowance idle_allowance(const RankState& rank, const std::vector<RankState>& ranks) {
+  if (rank.output_pace.learned("")) return rank.output_pace.allowance("");
+  const WhereVerdict verdict = judge_where(rank.where);
+  const bool waited_on = std::any_of(ranks.begin(), ranks.end(), [&](const RankState& other) {
+    return &other != &rank && !other.exited && judge_where(other.where) == WhereVerdict::waiting_on_peers;
+  });
+  if (verdict == WhereVerdict::stopped) return {kHangFloor, "its output's pace not yet learned, but a process of it is stopped: 30s"};
+  if (verdict == WhereVerdict::hung_itself && waited_on) {
+    return {kHangFloor, "its output's pace not yet learned, but it idles in its own code while others wait on it: 30s"};
+  }
+  return rank.output_pace.allowance("");
+}
+
+}  // namespace
+
 std::optional<StuckDiagnosis> Monitors::stuck(const Job& job, const Attempt& attempt, const std::vector<RankState>& ranks,
                                               MonoTime now) {
   // The kernel always reports steps; a command job opts in by reporting one (its progress file).
@@ -136,7 +158,8 @@ std::optional<StuckDiagnosis> Monitors::stuck(const Job& job, const Attempt& att
       if (!rank.active_at || (rank.log_bytes == 0 && !job.spec.stuck_after_s)) continue;
       judged.judged_on_idleness = true;
       judged.silent = std::chrono::duration_cast<Millis>(now - *rank.active_at);
-      judged.allowance = job.spec.stuck_after_s ? explicit_allowance(*job.spec.stuck_after_s) : rank.output_pace.allowance("");
+      judged.allowance = job.spec.stuck_after_s ? explicit_allowance(*job.spec.stuck_after_s)
+                                                : idle_allowance(rank, ranks);
     }
     progress.push_back(std::move(judged));
   }

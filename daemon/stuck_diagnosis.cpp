@@ -85,9 +85,15 @@ bool is_collective_phase(const std::string& phase) {
 }
 
 std::optional<StuckDiagnosis> diagnose_stuck(const std::vector<RankProgress>& ranks) {
+  // A rank judged on idleness that waits on its peers has not stopped while one of them is still
+  // within its allowance: it waits for work going on (the others at a barrier while rank 0 evaluates).
+  const bool a_peer_is_within = std::any_of(ranks.begin(), ranks.end(), [](const RankProgress& r) {
+    return r.silent < r.allowance.limit;
+  });
   std::vector<const RankProgress*> stopped;
   for (const auto& r : ranks) {
-    if (r.silent >= r.allowance.limit) stopped.push_back(&r);
+    const bool waits_for_work = r.judged_on_idleness && waits(r) && a_peer_is_within;
+    if (r.silent >= r.allowance.limit && !waits_for_work) stopped.push_back(&r);
   }
   if (stopped.empty()) return std::nullopt;
 

@@ -18,7 +18,7 @@ and jobs lost (any job not in the state its scenario expects).
   bench/ddp_soak/run.py [--build BUILD_DIR] [--agents 4] [--rounds 3]
 
 The daemon's data lives under /var/tmp. Everything started is stopped at the end."""
-import argparse, datetime, json, os, random, re, shutil, signal, statistics, subprocess, tempfile, time
+import argparse, datetime, json, os, random, re, shutil, signal, statistics, subprocess, sys, tempfile, time
 import urllib.request
 
 SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "integration", "scripts")
@@ -47,6 +47,8 @@ def main():
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--seed", type=int, default=1)
     a = p.parse_args()
+    # A SIGTERM ends the run through the finally below, which stops what it started.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     random.seed(a.seed)
     root = tempfile.mkdtemp(prefix="trainyard-ddp-soak.", dir="/var/tmp")
     os.chmod(root, 0o755)  # jobs run as their own accounts: they read the scripts from here

@@ -262,6 +262,36 @@ TEST(Monitors, ACommandJobThatReportsNoStepsAndNeverPrintedIsJudgedOnlyWithStuck
   EXPECT_NE(stuck->text.find("no output, CPU or I/O for 600s"), std::string::npos) << stuck->text;
 }
 
+// At the default 5 s heartbeat a hang a few seconds into training leaves the output's pace unlearned:
+// where the ranks are still shows it, and then the floor applies.
+TEST(Monitors, AnIdleRankWhosePaceIsUnlearnedGetsTheFloorWhenWhereItIsShowsAHang) {
+  Job job = simulated_job(10);
+  job.spec.kind = JobKind::command;
+  job.spec.stuck_after_s.reset();
+  const Attempt attempt = attempt_on({"n1", "n2"});
+  std::vector<RankState> ranks(2);
+  const MonoTime start{};
+  for (auto& rank : ranks) {
+    rank.log_bytes = 500;
+    rank.active_at = start;
+  }
+  const MonoTime later = start + std::chrono::seconds(31);
+  EXPECT_FALSE(Monitors::stuck(job, attempt, ranks, later)) << "no evidence: the unlearned 10 minutes";
+  ranks[0].where = {{0, 8, "S", "", "/usr/lib/python3/dist-packages/torch/autograd/__init__.py:200 in backward\n/t.py:9 in <module>"}};
+  ranks[1].where = {{1, 9, "S", "", "/home/u/t.py:17 in load_batch\n/home/u/t.py:40 in <module>"}};
+  auto stuck = Monitors::stuck(job, attempt, ranks, later);
+  ASSERT_TRUE(stuck);
+  EXPECT_EQ(stuck->culprits, std::vector<int>{1});
+  EXPECT_NE(stuck->text.find("idles in its own code while others wait on it: 30s"), std::string::npos) << stuck->text;
+  ranks[1].where = {{1, 9, "T", "", ""}};
+  stuck = Monitors::stuck(job, attempt, ranks, later);
+  ASSERT_TRUE(stuck);
+  EXPECT_NE(stuck->text.find("rank 1 (n2) stopped"), std::string::npos) << stuck->text;
+  ranks[0].where.clear();  // nobody waits on a rank asleep in its own code: a script's own sleep
+  ranks[1].where = {{1, 9, "S", "", "/home/u/t.py:17 in load_batch\n/home/u/t.py:40 in <module>"}};
+  EXPECT_FALSE(Monitors::stuck(job, attempt, ranks, later));
+}
+
 TEST(Monitors, ACommandJobThatReportsNoStepsIsJudgedOnItsIdlenessAgainstItsOutputsPace) {
   Job job = simulated_job(10);
   job.spec.kind = JobKind::command;

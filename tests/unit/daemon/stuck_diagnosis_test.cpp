@@ -128,6 +128,19 @@ TEST(StuckDiagnosis, RanksJudgedOnIdlenessNameTheStoppedOneBeforeOthersWithoutAS
             "(inside autograd/__init__.py:200 in backward); c RANK 2 pid 10 sleeping in do_epoll_wait");
 }
 
+TEST(StuckDiagnosis, RanksWaitingAtABarrierWhileAnotherWorksAreNotStuck) {
+  // Rank 0 evaluates (active: 2 s idle) while ranks 1 and 2 wait for it in a barrier, idle 31 s.
+  std::vector<RankProgress> ranks = idle_ranks(3);
+  ranks[0].silent = 2000ms;
+  ranks[1].where = {{1, 9, "S", "", "/x/torch/distributed/distributed_c10d.py:3300 in barrier\n/t.py:9 in <module>"}};
+  ranks[2].where = ranks[1].where;
+  EXPECT_FALSE(diagnose_stuck(ranks));
+  ranks[0].silent = 31000ms;  // and now rank 0 idles too: all wait, nothing works
+  const auto d = diagnose_stuck(ranks);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->culprits, std::vector<int>{0});
+}
+
 TEST(StuckDiagnosis, AnIdleRankAsleepInItsOwnCodeIsTheHang) {
   std::vector<RankProgress> ranks = idle_ranks(2);
   ranks[0].where = {{0, 8, "S", "", kWaitingInBackward}};
