@@ -1,7 +1,8 @@
 // The daemon's data directory on a small tmpfs filled to 100 % while jobs run, are cancelled,
 // released and changed, a node is drained and an agent dies (issue 53): nothing is answered 2xx
 // that was not stored, what the daemon did by itself waits and is stored once space returns, and
-// a restart finds the state the daemon showed before it.
+// a restart finds the state the daemon showed before it. GET /v1/cluster says what the dashboard's
+// banner shows meanwhile.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mount.h>
@@ -163,6 +164,9 @@ TEST_F(FullDisk, NothingIsAnswered2xxUnlessStoredAndWhatWaitedIsStoredOnceSpaceR
   EXPECT_EQ(health.status, 503) << health.body.dump();
   EXPECT_EQ(health.body["status"], "degraded") << health.body.dump();
   EXPECT_NE(health.body.value("store", "").find("store writes failing since"), std::string::npos) << health.body.dump();
+  const Json condition = read_answered("/v1/cluster");  // what the dashboard's banner shows
+  EXPECT_NE(condition.value("/store_problem/error"_json_pointer, "").find("full"), std::string::npos)
+      << condition.dump();
 
   // The daemon's own changes now: the node goes DOWN and its job ends, neither storable yet.
   cluster.stop_agent(lost_node, SIGKILL);
@@ -192,6 +196,7 @@ TEST_F(FullDisk, NothingIsAnswered2xxUnlessStoredAndWhatWaitedIsStoredOnceSpaceR
 
   ASSERT_TRUE(
       eventually([&] { return !cluster.api("GET", "/v1/events?type=store.recovered").body["events"].empty(); }, 20s));
+  EXPECT_EQ(cluster.api("GET", "/v1/cluster").body, Json::object()) << "the banner stays after the store recovered";
   ASSERT_TRUE(eventually([&] { return cluster.api("GET", "/v1/nodes/" + lost_node).body["state"] == "DOWN"; }, 20s));
 
   const ApiResult cancel = cluster.api("POST", job_path(cancelled) + "/cancel");
