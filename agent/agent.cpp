@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "agent/disk_space.h"
+#include "agent/job_disk_floor.h"
 #include "agent/launch_paths.h"
 #include "agent/node_credential.h"
 #include "proto/version.h"
@@ -258,6 +259,7 @@ void Agent::schedule_heartbeat() {
     }
     hb.disks = measure_disks(config_.work_dir, config_.checkpoint_root);
     send(hb);
+    keep_job_disk_floor(hb);
     for (auto& [id, running] : runs_) send_metrics(id, *running.run);
     schedule_heartbeat();
   });
@@ -338,6 +340,25 @@ void Agent::kill(const KillMsg& kill) {
       if (again != runs_.end()) again->second.run->kill();
     });
   });
+}
+
+void Agent::keep_job_disk_floor(const HeartbeatMsg& hb) {
+  std::vector<AttemptWrites> writes;
+  for (const AttemptReport& report : hb.attempts) {
+    Running& running = runs_.at(report.attempt_id);
+    const std::int64_t bytes = report.log_bytes + report.work_bytes;
+    if (!running.stopped_for_disk_floor) writes.push_back({report.attempt_id, bytes, running.bytes_at_last_heartbeat});
+    running.bytes_at_last_heartbeat = bytes;
+  }
+  const auto work = std::ranges::find(hb.disks, "work", &DiskSpace::role);
+  if (work == hb.disks.end()) return;
+  const auto stop = attempt_to_stop_for_disk_floor(work->free_mb, config_.job_disk_floor_mb, writes);
+  if (!stop) return;
+  Running& running = runs_.at(stop->attempt);
+  spdlog::warn("event=job_disk_floor_reached node={} job={} attempt={} free_mb={} floor_mb={}", config_.name,
+               running.launch.job_id, stop->attempt, work->free_mb, config_.job_disk_floor_mb);
+  running.stopped_for_disk_floor = true;
+  kill(KillMsg{stop->attempt, stop->reason, running.launch.preempt_grace_ms, false});
 }
 
 void Agent::send_log(const LogRequestMsg& request) {

@@ -65,6 +65,8 @@ struct AgentConfig {
   std::chrono::milliseconds reconnect_min{100};
   std::chrono::milliseconds reconnect_max{5000};
   std::chrono::milliseconds collective_timeout{30000};
+  // Free MiB of the work filesystem that jobs may not write below (agent/job_disk_floor.h); 0: none.
+  std::int64_t job_disk_floor_mb = 512;
   JobAccounts job_accounts;  // who command jobs run as
   std::string cgroups;       // how attempts are contained, for the hello (Cgroups::describe)
 };
@@ -106,6 +108,9 @@ class Agent {
   void refuse_launch(const LaunchMsg& launch, const std::string& reason);
   std::filesystem::path log_dir_of(AttemptId id) const;
   void kill(const KillMsg& kill);
+  // Stops the attempt filling the work filesystem once it is below the job disk floor
+  // (agent/job_disk_floor.h), from the measurements of the heartbeat `hb`.
+  void keep_job_disk_floor(const HeartbeatMsg& hb);
   void send_log(const LogRequestMsg& request);
   void run_exited(AttemptId id, AttemptExit exit);
   void set_faults(const SetFaultsMsg& msg);
@@ -146,6 +151,8 @@ class Agent {
     std::unique_ptr<AttemptRun> run;
     LaunchMsg launch;
     int core = 0;
+    std::int64_t bytes_at_last_heartbeat = 0;  // its logs and work directory
+    bool stopped_for_disk_floor = false;
   };
   std::map<AttemptId, Running> runs_;
   std::map<std::int64_t, std::unique_ptr<HealthTask>> health_tasks_;

@@ -78,6 +78,11 @@ void add_agent_flags(FlagParser& flags, AgentSettings& settings) {
   flags.add_list("label", "KEY=VALUE node label, e.g. rack=r1", &settings.labels);
   flags.add_int("job-pids-max", "processes and threads each attempt may have at once (its cgroup's pids.max)",
                 &settings.job_pids_max, 1, 4'194'304);
+  flags.add_int("job-disk-floor-mb",
+                "free MiB of the work filesystem that jobs may not write below: under it the attempt that wrote the "
+                "most since the last heartbeat is stopped and fails as disk_full, its own fault (keeps room for "
+                "what shares the filesystem, such as the daemon's database); 0 turns it off",
+                &settings.job_disk_floor_mb, 0, 1LL << 40);
   add_job_account_flags(flags, settings.accounts);
   neuron::add_simulated_node_flags(flags, settings.node);
 }
@@ -105,6 +110,7 @@ AgentConfig agent_config(const AgentSettings& settings, bool agent_is_root) {
   if (!checkpoint_root.empty()) config.checkpoint_root = plain_absolute_path(checkpoint_root, "--checkpoint-root");
   config.labels = parse_labels(settings.labels);
   config.collective_timeout = settings.node.collective_timeout;
+  config.job_disk_floor_mb = settings.job_disk_floor_mb;
   config.job_accounts = job_accounts(settings.accounts, agent_is_root);
   return config;
 }

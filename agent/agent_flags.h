@@ -25,6 +25,7 @@ struct AgentSettings {
   std::string checkpoint_root;
   std::vector<std::string> labels;   // KEY=VALUE
   std::int64_t job_pids_max = 4096;  // each attempt's cgroup's pids.max
+  std::int64_t job_disk_floor_mb = 512;
   JobAccountSettings accounts;
   neuron::SimulatedNodeSettings node;
 };

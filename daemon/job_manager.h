@@ -217,8 +217,8 @@ class JobManager {
   // The ids a spec depends on that this manager knows nothing of: the caller reads them first.
   std::vector<JobId> unknown_dependencies(const JobSpec& spec) const;
 
-  // "store writes failing since T: the store's words" while commits fail (/healthz); else nullopt.
-  std::optional<std::string> store_writes_failing() const { return outage_.problem(); }
+  // Whether the store's commits fail, since when and why (/healthz, GET /v1/cluster, refusals).
+  const StoreOutage& store_outage() const { return outage_; }
   // The daemon's own changes wait to be stored in order: requests that change anything are refused
   // meanwhile, so none overtakes them (pending_writes.h).
   bool changes_wait_for_store() const { return pending_.waiting(); }

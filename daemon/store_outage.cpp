@@ -18,6 +18,11 @@ std::optional<Millis> StoreOutage::commit_succeeded(MonoTime now) {
   return std::chrono::duration_cast<Millis>(now - since_mono_);
 }
 
+std::optional<StoreWritesFailing> StoreOutage::failing() const {
+  if (!since_) return std::nullopt;
+  return StoreWritesFailing{*since_, error_};
+}
+
 std::optional<std::string> StoreOutage::problem() const {
   if (!since_) return std::nullopt;
   return "store writes failing since " + format_time(*since_) + ": " + error_;

@@ -11,14 +11,21 @@
 
 namespace trainyard::daemon {
 
+struct StoreWritesFailing {
+  TimePoint since;
+  std::string error;  // the store's words for the latest failure
+};
+
 class StoreOutage {
  public:
   // The first failure opens the outage; later ones only update the store's words.
   void commit_failed(TimePoint at, MonoTime mono, std::string error);
   // Ends an open outage, answering how long it lasted; nullopt when none was open.
   std::optional<Millis> commit_succeeded(MonoTime now);
-  // "store writes failing since 2026-03-01T10:00:00Z: database or disk is full"; nullopt while
-  // commits succeed.
+  // Since when and why, as GET /v1/cluster says it; nullopt while commits succeed.
+  std::optional<StoreWritesFailing> failing() const;
+  // "store writes failing since 2026-03-01T10:00:00Z: database or disk is full", as /healthz and
+  // refusals say it; nullopt while commits succeed.
   std::optional<std::string> problem() const;
 
  private:

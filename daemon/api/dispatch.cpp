@@ -171,7 +171,7 @@ void Api::handle(net::HttpRequest request, net::HttpResponder respond) {
   if (req.method != "GET" && job_manager_.changes_wait_for_store()) {
     // Made now, its change would be stored before the daemon's own that wait (pending_writes.h).
     return call.fail(Error::unavailable("the daemon's own changes wait for the store (" +
-                                        job_manager_.store_writes_failing().value_or("its writes failed") +
+                                        job_manager_.store_outage().problem().value_or("its writes failed") +
                                         "); nothing was changed, try again later"));
   }
   try {

@@ -104,6 +104,10 @@ const std::vector<Route>& api_routes() {
        "Goodput of the newest jobs and their total; with window (24h, 7d) the cluster's over that window, "
        "from every attempt that ran in it",
        {{"window", "string", 0, 0, R"({"pattern": "^[0-9]+[hd]$"})"}, {"limit", "integer", 1, 10'000}}, on<&ClusterApi::cluster_goodput>},
+      {"GET", "/v1/cluster", A::use_api, "read the cluster's condition", "", "ClusterStatus", 200,
+       "The cluster's own condition: store_problem, since when and why the daemon's store refuses writes (every "
+       "change is refused meanwhile and the daemon's own wait), absent while it writes",
+       {}, on<&ServiceApi::cluster_status>},
       {"GET", "/v1/cluster/history", A::use_api, "read the cluster's history", "", "ClusterHistory", 200,
        "The cluster over a window (24h by default, up to 7d): cores usable and allocated, queue depth, attempts "
        "started and failed by class, and goodput, from the samples the daemon keeps, in time buckets",

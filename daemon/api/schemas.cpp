@@ -19,6 +19,10 @@ const char* const kJsonSchemas = R"json({
                              "active_url": {"type": "string"},
                              "store": {"type": "string", "description": "degraded: why the store looks unreachable (no lease renewal confirmed) and when the lease runs out, or since when and why its writes fail"}}},
   "OpenApiDocument": {"type": "object", "description": "this document"},
+  "ClusterStatus": {"type": "object", "additionalProperties": false, "properties": {
+    "store_problem": {"type": "object", "required": ["since", "error"], "additionalProperties": false,
+      "description": "while the store's writes fail; absent while they succeed",
+      "properties": {"since": {"type": "string", "format": "date-time"}, "error": {"type": "string", "description": "the store's words for its latest failure"}}}}},
   "JobSpec": {
     "type": "object", "required": ["name"], "additionalProperties": false,
     "properties": {

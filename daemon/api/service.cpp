@@ -1,4 +1,5 @@
-// The daemon about itself: liveness, this API's OpenAPI document, and the Prometheus exposition.
+// The daemon about itself: liveness, the cluster's own condition, this API's OpenAPI document, and
+// the Prometheus exposition.
 #include "daemon/api/service.h"
 #include "daemon/api/call.h"
 #include "daemon/api/openapi.h"
@@ -16,9 +17,17 @@ void ServiceApi::set_metrics_exposition(std::function<std::string()> render, boo
 
 void ServiceApi::healthz(ApiCall call) {
   std::optional<std::string> problem = store_problem_ ? store_problem_() : std::nullopt;
-  if (!problem) problem = jobs_.store_writes_failing();
+  if (!problem) problem = jobs_.store_outage().problem();
   // 503 so a load balancer sends clients elsewhere: nothing this daemon would acknowledge can commit.
   call.reply(problem ? 503 : 200, healthz_body(version_, true, lease_, problem));
+}
+
+void ServiceApi::cluster_status(ApiCall call) {
+  Json body = Json::object();
+  if (const auto failing = jobs_.store_outage().failing()) {
+    body["store_problem"] = {{"since", format_time(failing->since)}, {"error", failing->error}};
+  }
+  call.reply(200, body);
 }
 
 void ServiceApi::openapi(ApiCall call) {

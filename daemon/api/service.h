@@ -1,5 +1,5 @@
 #pragma once
-// The daemon about itself: GET /healthz, GET /v1/openapi.json and GET /metrics.
+// The daemon about itself: GET /healthz, GET /v1/cluster, GET /v1/openapi.json and GET /metrics.
 #include <functional>
 #include <optional>
 #include <string>
@@ -27,6 +27,9 @@ class ServiceApi {
   void set_store_health(std::function<std::optional<std::string>()> problem) { store_problem_ = std::move(problem); }
 
   void healthz(ApiCall call);
+  // The cluster's own condition for every page of the dashboard: store_problem while the store's
+  // writes fail. 200 either way, unlike /healthz, which answers load balancers.
+  void cluster_status(ApiCall call);
   void openapi(ApiCall call);
   void metrics_exposition(ApiCall call);
 

@@ -28,6 +28,8 @@ constexpr std::string_view kDefaultRules = R"json({"rules": [
    "suggestion": "The attempt ran past timeout_s; raise it or checkpoint more often."},
   {"class": "disk_full", "when": ["quota_exceeded"],
    "suggestion": "The job stayed over its storage quota (checkpoints, logs and work directory together) past the grace and was stopped; delete what it no longer needs or raise storage_limit_mb."},
+  {"class": "disk_full", "reason": ["*job disk floor: *"],
+   "suggestion": "The job wrote its node's work filesystem down to the agent's --job-disk-floor-mb and was stopped before the filesystem filled; write less there (logs, files in its directory), or large outputs to a filesystem of their own."},
   {"class": "stuck", "infrastructure": true, "when": ["stuck", "node_failed_check"],
    "suggestion": "Training stopped on a node that then failed its health check; the node is out of service and the job retries elsewhere without using an attempt."},
   {"class": "stuck", "when": ["stuck"],

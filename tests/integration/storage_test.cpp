@@ -1,6 +1,7 @@
 // Storage end to end: a simulated job writing checkpoints past its storage_limit_mb has its oldest
 // ones pruned by the daemon, keeps the newest, and gets the event; one whose checkpoints cannot be
-// written is told; nodes report their free disk space.
+// written is told; nodes report their free disk space; a job writing below the agent's disk floor is
+// stopped.
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -114,6 +115,24 @@ TEST(Storage, NodesReportTheirFreeDiskSpaceAndAThresholdAboveItMakesThemSuspect)
   ASSERT_FALSE(node["disks"].empty()) << node.dump();
   EXPECT_EQ(node["disks"][0]["role"], "work");
   EXPECT_GT(node["disks"][0]["total_mb"].get<std::int64_t>(), 0);
+}
+
+// No test machine has a petabyte free either: below the agent's floor, the job writing its work
+// directory is stopped and fails as its own disk_full, not retried elsewhere as the node's.
+TEST(Storage, AJobWritingBelowTheAgentsDiskFloorIsStoppedAsItsOwnDiskFull) {
+  Cluster cluster;
+  cluster.start_daemon();
+  cluster.start_agent("trn-0", {.extra_flags = {"--job-disk-floor-mb", "1000000000"}});
+  cluster.wait_for_nodes(1);
+  Json spec = shell_job("writer", "while :; do echo line; sleep 0.05; done");
+  spec["retry"] = {{"attempts", 1}};
+  const auto id = cluster.submit(spec);
+  const Json job = cluster.wait_job_state(id, "FAILED", 30s);
+  EXPECT_EQ(job["failure_class"], "disk_full") << job.dump();
+  const Json attempts = attempts_of(cluster, id);
+  ASSERT_EQ(attempts.size(), 1u) << attempts.dump();
+  EXPECT_FALSE(attempts[0].value("infrastructure", false)) << attempts.dump();
+  EXPECT_EQ(attempts[0]["reason"].get<std::string>().rfind("job disk floor: ", 0), 0u) << attempts.dump();
 }
 
 }  // namespace

@@ -1,10 +1,11 @@
 import { render } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { apiUrl, ApiError, get } from "./api";
-import { App, type AppState } from "./app-state";
-import { startLive, type LiveState } from "./live";
+import { App, type AppState, useApi } from "./app-state";
+import { pollIntervalMs, startLive, type LiveState } from "./live";
 import { addEvents } from "./logic/events";
 import { timeZoneLabel } from "./logic/format";
+import { storeProblemBanner } from "./logic/store-problem";
 import type { TrainyardEvent, Who } from "./logic/types";
 import { interceptLinks, navigate, usePath } from "./router";
 import { signOut, token } from "./session";
@@ -60,6 +61,19 @@ async function newestEvents(keep: number): Promise<TrainyardEvent[]> {
   return kept;
 }
 
+// The store refusing writes (GET /v1/cluster), on every page. No event can say so while it lasts
+// (events are stored too), so it is asked again every poll period as well as on each refresh.
+function StoreProblemBanner() {
+  const cluster = useApi(apiUrl("/v1/cluster"));
+  const { reload } = cluster;
+  useEffect(() => {
+    const timer = setInterval(reload, pollIntervalMs);
+    return () => clearInterval(timer);
+  }, []);
+  const text = storeProblemBanner(cluster.data, new Date());
+  return text ? <div class="banner" role="alert">{text}</div> : null;
+}
+
 // Refreshes at most twice a second however many events arrive, and within 1 s of the first.
 const refreshDelayMs = 300;
 
@@ -108,6 +122,7 @@ function Shell({ who, onSignOut }: { who: Who; onSignOut: (notice?: string) => v
         <button type="button" onClick={() => onSignOut()}>Sign out</button>
       </header>
       {banner[live] && <div class="banner" role="status">{banner[live]}</div>}
+      <StoreProblemBanner />
       <main id="main" tabIndex={-1}><View path={path} /></main>
       <footer class="hint">Times are in {timeZoneLabel()}, 24-hour; hover one for UTC.</footer>
     </App.Provider>

@@ -120,6 +120,17 @@ TEST(ClassifyFailure, AJobStoppedForItsStorageQuotaIsItsOwnDiskFull) {
   EXPECT_EQ(classify_failure(stopped).name, "user_error") << "a plain kill is not a quota";
 }
 
+// Stopped by its agent for writing the work filesystem below --job-disk-floor-mb: its own disk_full,
+// not the node's, even when its log says ENOSPC (agent/job_disk_floor.h).
+TEST(ClassifyFailure, AJobStoppedAtTheAgentsDiskFloorIsItsOwnDiskFull) {
+  const FailureClass cls = classify_failure(
+      killed_by(SIGTERM, "job disk floor: the node's work filesystem has 300 MiB free (killed by signal 15)",
+                "write failed: No space left on device\n"));
+  EXPECT_EQ(cls.name, "disk_full");
+  EXPECT_FALSE(cls.infrastructure);
+  EXPECT_THAT(cls.suggestion, HasSubstr("--job-disk-floor-mb"));
+}
+
 TEST(ClassifyFailure, DiskFullComesBeforeOomAndNeedsAFailure) {
   AttemptFacts both = exit_with(1);
   both.log_tail = "No space left on device; then out of memory";

@@ -69,6 +69,7 @@ const std::vector<std::pair<std::string, RouteCase>>& cases() {
       {"POST /v1/nodes/{name}/undrain", {"/v1/nodes/n1/undrain", "", {403, 403, 403, 200, 200}}},
       {"DELETE /v1/nodes/{name}/credential", {"/v1/nodes/n1/credential", "", {403, 403, 403, 403, 409}}},
       {"GET /v1/goodput", {"/v1/goodput?window=24h", "", {200, 200, 200, 200, 200}}},
+      {"GET /v1/cluster", {"/v1/cluster", "", {200, 200, 200, 200, 200}}},
       {"GET /v1/cluster/history", {"/v1/cluster/history?window=7d", "", {200, 200, 200, 200, 200}}},
       {"GET /v1/healthchecks", {"/v1/healthchecks?limit=5", "", {200, 200, 200, 200, 200}}},
       {"GET /v1/canaries", {"/v1/canaries?limit=5", "", {200, 200, 200, 200, 200}}},

@@ -1,6 +1,7 @@
 // The store's writes failing for a while (issue 53): the daemon's own changes wait and are stored in
 // order once it writes again, each acted on once and only then; requests that would change anything
-// are refused meanwhile, reads go on, /healthz says degraded and why, /metrics counts the failures,
+// are refused meanwhile, reads go on, /healthz says degraded and why, GET /v1/cluster since when and
+// the store's words (the dashboard's banner), /metrics counts the failures,
 // and an event says when writes succeed again.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -21,8 +22,12 @@ TEST(StoreOutage, OpensAtTheFirstFailureAndSaysHowLongItLastedWhenACommitSucceed
   outage.commit_failed(test_epoch(), start, "database or disk is full");
   outage.commit_failed(test_epoch() + std::chrono::seconds(5), start + std::chrono::seconds(5), "disk I/O error");
   EXPECT_EQ(outage.problem(), "store writes failing since " + format_time(test_epoch()) + ": disk I/O error");
+  ASSERT_TRUE(outage.failing());
+  EXPECT_EQ(outage.failing()->since, test_epoch());
+  EXPECT_EQ(outage.failing()->error, "disk I/O error");
   EXPECT_EQ(outage.commit_succeeded(start + std::chrono::seconds(12)), Millis(12'000));
   EXPECT_FALSE(outage.problem());
+  EXPECT_FALSE(outage.failing());
   EXPECT_FALSE(outage.commit_succeeded(start + std::chrono::seconds(13)));
 }
 
@@ -92,6 +97,10 @@ TEST_F(StoreOutageTest, TheDaemonsOwnChangesWaitAndAreStoredInOrderAndActedOnOnc
   EXPECT_THAT(health.body["store"].get<std::string>(), HasSubstr("store writes failing since "));
   EXPECT_THAT(health.body["store"].get<std::string>(), HasSubstr("disk on fire (injected)"));
   EXPECT_THAT(call("GET", "/metrics", "").text, ::testing::ContainsRegex("trainyard_store_commit_failures_total [1-9]"));
+  const Reply condition = call("GET", "/v1/cluster", kAlice);
+  EXPECT_EQ(condition.status, 200);
+  EXPECT_THAT(condition.body["store_problem"]["error"].get<std::string>(), HasSubstr("disk on fire (injected)"));
+  EXPECT_TRUE(condition.body["store_problem"].contains("since")) << condition.body.dump();
 
   cluster.store.fail_commits(false);
   tick_until_stored();
@@ -105,6 +114,7 @@ TEST_F(StoreOutageTest, TheDaemonsOwnChangesWaitAndAreStoredInOrderAndActedOnOnc
   EXPECT_THAT(cluster.events_of_kind("store.recovered").front().message, HasSubstr("store writes succeed again after "));
   EXPECT_EQ(launches_of(job.id), 2u) << "the retry launched once, after its change was stored";
   EXPECT_EQ(call("GET", "/healthz", "").status, 200);
+  EXPECT_EQ(call("GET", "/v1/cluster", kAlice).body, Json::object()) << "no store_problem once it writes";
   EXPECT_EQ(call("POST", "/v1/jobs", kAlice, kJobBody).status, 201);
 }
 

@@ -71,6 +71,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/cluster": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The cluster's own condition: store_problem, since when and why the daemon's store refuses writes (every change is refused meanwhile and the daemon's own wait), absent while it writes */
+        get: operations["get_v1_cluster"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/cluster/history": {
         parameters: {
             query?: never;
@@ -836,6 +853,15 @@ export interface components {
             /** Format: date-time */
             to: string;
             window_s: number;
+        };
+        ClusterStatus: {
+            /** @description while the store's writes fail; absent while they succeed */
+            store_problem?: {
+                /** @description the store's words for its latest failure */
+                error: string;
+                /** Format: date-time */
+                since: string;
+            };
         };
         CollectiveRun: {
             /** @description rank i ran on nodes[i] */
@@ -1684,6 +1710,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Job"];
+                };
+            };
+            /** @description an error naming what was wrong */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_v1_cluster: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cluster's own condition: store_problem, since when and why the daemon's store refuses writes (every change is refused meanwhile and the daemon's own wait), absent while it writes */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterStatus"];
                 };
             };
             /** @description an error naming what was wrong */

@@ -45,3 +45,6 @@ export type NodeHealthRecord = Schemas["NodeHealthRecord"];
 export type CanaryList = Schemas["CanaryList"];
 // GET /v1/jobs/{id}/attempts/{n}/provenance: what an attempt ran with.
 export type Provenance = Schemas["Provenance"];
+
+// GET /v1/cluster: the cluster's own condition; store_problem while the daemon's store refuses writes.
+export type ClusterStatus = Schemas["ClusterStatus"];
