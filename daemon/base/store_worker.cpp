@@ -84,8 +84,9 @@ void StoreWorker::commit_batch(std::vector<Write>& writes) {
       change.events.clear();
     }
   }
-  post_to_io_([this, done = std::move(done), written]() mutable {
-    if (observe_outcome_) observe_outcome_(written);
+  // A copy: the worker may be gone when the I/O thread runs this (its destructor finishes the queue).
+  post_to_io_([observe = observe_outcome_, done = std::move(done), written]() mutable {
+    if (observe) observe(written);
     for (std::size_t i = 0; i < done.callbacks.size(); ++i) {
       if (done.callbacks[i]) done.callbacks[i](written, done.changes[i]);
     }
