@@ -3,6 +3,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <fmt/ranges.h>
@@ -24,16 +26,24 @@
 namespace {
 
 // Job accounts must reach their own attempt directories, and list nothing else: the work dir,
-// attempts/ and any directory above them made here are traversable (0711; the umask would make
-// them 0700); the node's credential and records in the work dir stay 0600.
+// attempts/ and any directory above them made here are traversable (0711); the node's credential
+// and records in the work dir stay 0600. Each is born 0711, umask aside (main is single-threaded
+// here): made 0700 and opened up after, a parent that agents started together share (the local
+// cluster's agents/) was seen 0700 by the other agent's reach check, which refused to start.
 void prepare_work_dir(const std::string& work_dir) {
   namespace fs = std::filesystem;
   const auto traversable = fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec;
+  const mode_t umask_before = ::umask(0);
   fs::path made;
   for (const auto& part : fs::path(work_dir + "/attempts")) {
     made /= part;
-    if (fs::create_directory(made)) fs::permissions(made, traversable, fs::perm_options::replace);
+    if (::mkdir(made.c_str(), 0711) != 0 && errno != EEXIST) {
+      const int error = errno;
+      ::umask(umask_before);
+      throw fs::filesystem_error("cannot make the work directory", made, std::error_code(error, std::generic_category()));
+    }
   }
+  ::umask(umask_before);
   fs::permissions(work_dir, traversable, fs::perm_options::replace);
   fs::permissions(work_dir + "/attempts", traversable, fs::perm_options::replace);
 }
