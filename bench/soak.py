@@ -1,6 +1,6 @@
 """What the soaks under bench/ share: talking to a daemon that may be away or a standby, waiting on
-a condition with a deadline, and PostgreSQL's tools."""
-import datetime, glob, json, sys, time
+a condition with a deadline, stopping what they started, and PostgreSQL's tools."""
+import datetime, glob, json, signal, subprocess, sys, time
 import urllib.error, urllib.request
 
 
@@ -53,3 +53,15 @@ def parse_time(text):
 def percentile(values, p):
     values = sorted(values)
     return values[min(len(values) - 1, int(p * len(values)))] if values else float("nan")
+
+
+def stop(procs, grace=10):
+    """SIGTERM to each process still running, then SIGKILL to any that outlives `grace` seconds."""
+    for proc in procs:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+    for proc in procs:
+        try:
+            proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            proc.kill()

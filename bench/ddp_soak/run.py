@@ -18,14 +18,12 @@ and jobs lost (any job not in the state its scenario expects).
   bench/ddp_soak/run.py [--build BUILD_DIR] [--agents 4] [--rounds 3]
 
 The daemon's data lives under /var/tmp. Everything started is stopped at the end."""
-import argparse, datetime, json, os, random, re, shutil, signal, statistics, subprocess, sys, tempfile, time
-import urllib.request
+import argparse, json, os, random, re, shutil, signal, statistics, subprocess, sys, tempfile, time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from soak import call, parse_time, percentile, stop, wait_for  # noqa: E402
 
 SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "integration", "scripts")
-
-
-def parse_time(text):
-    return datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc).timestamp()
 
 
 class Api:
@@ -33,11 +31,10 @@ class Api:
         self.url, self.token = url, token
 
     def call(self, method, path, body=None):
-        data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self.url + path, data=data, method=method,
-                                     headers={"Authorization": "Bearer " + self.token})
-        with urllib.request.urlopen(req, timeout=30) as r:
-            return json.loads(r.read())
+        status, answer = call(self.url, method, path, self.token, body, timeout=30)
+        if not 200 <= status < 300:
+            raise RuntimeError(f"{method} {path}: status {status}")
+        return answer
 
 
 def main():
@@ -75,17 +72,14 @@ def main():
              "--canary-interval-s", "0", "--health-interval-s", "0"],
             stdout=open(os.path.join(root, "daemon.log"), "a"), stderr=subprocess.STDOUT)
         procs.append(daemon)
-        for _ in range(300):
-            if os.path.exists(os.path.join(data, "daemon.addr")):
-                break
-            time.sleep(0.1)
+        wait_for(lambda: os.path.exists(os.path.join(data, "daemon.addr")), 30, "the daemon to start")
         url = open(os.path.join(data, "daemon.addr")).read().strip()
         api = Api(url, open(os.path.join(data, "admin.token")).read().strip())
         names = [f"soak-{i}" for i in range(a.agents)]
         for n in names:
             start_agent(n)
-        while sum(n["state"] == "HEALTHY" for n in api.call("GET", "/v1/nodes")["nodes"]) < a.agents:
-            time.sleep(0.2)
+        wait_for(lambda: sum(n["state"] == "HEALTHY" for n in api.call("GET", "/v1/nodes")["nodes"]) == a.agents, 120,
+                 "the agents to pass their checks")
 
         started = time.time()
         hangs, jobs = [], []  # hangs: (job id, how); jobs: (job id, scenario, expected state)
@@ -148,27 +142,18 @@ def main():
                 g = job.get("goodput", {})
                 if g.get("goodput") is not None:
                     goodputs.append((scenario, g["goodput"], g.get("lost_core_s", {})))
-        found.sort()
         print(f"# ddp soak: {a.agents} agents x 4 cores, {a.rounds} rounds of a hung 2-node DDP job (no progress file; "
               f"asleep or SIGSTOP), a 2-node DDP job whose agent is killed, and a slow-rank or clean job; "
               f"daemon defaults (heartbeat 5 s, hang rule max(5 x p99, 30 s))")
         print(f"elapsed_s={elapsed:.0f} jobs={len(jobs)} jobs_lost={len(lost)} {' '.join(lost)} agent_kills={len(kills)}")
         if found:
-            p99 = found[min(len(found) - 1, int(0.99 * len(found)))]
-            print(f"hang_found_after_last_line_s: n={len(found)} p50={statistics.median(found):.1f} p99={p99:.1f} "
-                  f"max={found[-1]:.1f} culprit_named_right={named_right}/{len(found)}")
+            print(f"hang_found_after_last_line_s: n={len(found)} p50={statistics.median(found):.1f} "
+                  f"p99={percentile(found, 0.99):.1f} max={max(found):.1f} culprit_named_right={named_right}/{len(found)}")
         print(f"straggler: {'rank %d named, ratio %.2f' % (straggler['rank'], straggler['ratio']) if straggler else 'not named'}")
         for scenario, ratio, lost_core_s in goodputs:
             print(f"goodput {scenario}: {100 * ratio:.1f}% lost_core_s={json.dumps(lost_core_s)}")
     finally:
-        for proc in list(agents.values()) + procs:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-        for proc in list(agents.values()) + procs:
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        stop(list(agents.values()) + procs)
         if os.environ.get("KEEP_DATA") != "1":
             subprocess.run(["rm", "-rf", root])
         else:

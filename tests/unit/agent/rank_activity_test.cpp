@@ -103,7 +103,7 @@ class RankActivityTest : public ::testing::Test {
     const auto deadline = std::chrono::steady_clock::now() + 20s;
     while (!done()) {
       if (std::chrono::steady_clock::now() > deadline) return false;
-      std::this_thread::sleep_for(20ms);
+      std::this_thread::sleep_for(20ms);  // the polling interval of the condition
     }
     return true;
   }
