@@ -298,6 +298,7 @@ std::string describe_job(const Json& job, TimePoint now) {
   d.add("Cancel requested", text_of(job, "cancel_requested"));
   const Json& goodput = field_or_null(job, "goodput");
   if (goodput.is_object()) d.add("Goodput", goodput_text(goodput));
+  if (const std::string unreadable = text_of(job, "store_unreadable"); unreadable != kAbsent) d.add("Store", unreadable);
   return d.str();
 }
 

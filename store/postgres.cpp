@@ -187,8 +187,10 @@ bool Connection::in_transaction() const {
   return status == PQTRANS_INTRANS || status == PQTRANS_INERROR;
 }
 
+bool Connection::broken() const { return PQstatus(conn_) != CONNECTION_OK; }
+
 bool Connection::reconnect_if_broken() {
-  if (PQstatus(conn_) == CONNECTION_OK) return false;
+  if (!broken()) return false;
   spdlog::warn("event=store_reconnect where={}", where());
   PQreset(conn_);
   if (PQstatus(conn_) != CONNECTION_OK) fail("reconnect");
@@ -235,12 +237,21 @@ void Connection::Pipeline::read_sent() {
     // carry their error (PGRES_FATAL_ERROR, then PGRES_PIPELINE_ABORTED).
     while (pg_result* raw = PQgetResult(db_.conn_)) {
       Result result(raw);
+      if (unread_ == 1 && PQresultStatus(raw) == PGRES_TUPLES_OK && PQntuples(raw) > 0) last_value_ = PQgetvalue(raw, 0, 0);
       if (!succeeded(raw) && !failure_ && PQresultStatus(raw) != PGRES_PIPELINE_ABORTED) {
         failure_ = result_message(raw);
         failure_is_lease_lost_ = lease_lost(raw);
       }
     }
   }
+}
+
+std::optional<std::string> Connection::Pipeline::read_value(std::string_view sql) {
+  send_sql(sql);
+  if (PQsendFlushRequest(db_.conn_) != 1 || PQflush(db_.conn_) != 0) db_.fail("flush");
+  last_value_.reset();
+  read_sent();
+  return std::exchange(last_value_, std::nullopt);
 }
 
 void Connection::Pipeline::finish() {

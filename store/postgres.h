@@ -98,6 +98,8 @@ class Connection {
   bool is_prepared(const std::string& name) const;
   // Inside a transaction block, a failed one included.
   bool in_transaction() const;
+  // The server went away (or never answered): nothing more can be sent until a reconnect.
+  bool broken() const;
 
   // When the server went away (restart, failover, network), connects again and prepares every
   // statement again; returns whether it had to. Throws StoreError when it cannot reconnect.
@@ -115,6 +117,9 @@ class Connection {
 
     void send(const std::string& name, const Params& params);
     void send_sql(std::string_view sql);  // without parameters: BEGIN, COMMIT
+    // Sends `sql` and reads every result so far, in one round trip: its first cell, or nullopt when
+    // it failed or was skipped after a failure (thrown by `finish`).
+    std::optional<std::string> read_value(std::string_view sql);
     void finish();
 
    private:
@@ -122,6 +127,7 @@ class Connection {
 
     Connection& db_;
     int unread_ = 0;
+    std::optional<std::string> last_value_;  // the first cell of the last statement read, when it had rows
     std::optional<std::string> failure_;
     bool failure_is_lease_lost_ = false;  // thrown as LeaseLost
   };

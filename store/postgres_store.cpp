@@ -241,19 +241,47 @@ PostgresStore::~PostgresStore() = default;
 void PostgresStore::commit(std::span<const Change> batch) {
   if (batch.empty()) return;
   db_.reconnect_if_broken();
+  std::optional<std::string> transaction;
   try {
     pg::Connection::Pipeline pipeline(db_);
     pipeline.send_sql("BEGIN");
     if (epoch_) pipeline.send("fence", Params().add(*epoch_));
+    // One round trip more per batch buys the answer to "was it stored?" when COMMIT's is lost.
+    transaction = pipeline.read_value("SELECT pg_current_xact_id()::text");
     for (const Change& change : batch) send(pipeline, change);
     pipeline.send_sql("COMMIT");
     pipeline.finish();
+  } catch (const LeaseLost&) {
+    if (db_.in_transaction()) db_.exec("ROLLBACK");
+    throw;
   } catch (const std::exception& e) {
+    spdlog::warn("store.commit_failed changes={} transaction={} error=\"{}\"", batch.size(), transaction.value_or("none"),
+                 e.what());
+    // Gone after the transaction began writing: its COMMIT may have been carried out unanswered.
+    if (db_.broken() && transaction) throw CommitInDoubt(*transaction, std::string("commit: ") + e.what());
     // A failed statement leaves the transaction aborted, its COMMIT skipped: end it.
     if (db_.in_transaction()) db_.exec("ROLLBACK");
-    spdlog::warn("store.commit_failed changes={} error=\"{}\"", batch.size(), e.what());
     if (dynamic_cast<const StoreError*>(&e)) throw;
     throw StoreError(std::string("commit: ") + e.what());
+  }
+}
+
+std::optional<bool> PostgresStore::was_committed(const std::string& transaction) {
+  try {
+    db_.reconnect_if_broken();
+    const pg::Result status = db_.query("SELECT pg_xact_status($1::xid8)", Params().add(transaction));
+    if (status.is_null(0, 0)) {
+      // Too old for the server to keep its status: minutes of outage do not come near that.
+      spdlog::error("event=store_commit_unknowable transaction={} hint=\"compare the store with what the daemon said\"",
+                    transaction);
+      return std::nullopt;
+    }
+    const std::string said = status.text(0, 0);
+    if (said == "in progress") return std::nullopt;  // its backend has not finished it yet
+    return said == "committed";
+  } catch (const StoreError& e) {
+    spdlog::debug("store.commit_still_in_doubt transaction={} error=\"{}\"", transaction, e.what());
+    return std::nullopt;
   }
 }
 

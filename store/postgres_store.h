@@ -31,7 +31,10 @@ class PostgresStore final : public Store {
   explicit PostgresStore(const std::string& conninfo);
   ~PostgresStore() override;
 
+  // Throws CommitInDoubt when the server went away after COMMIT was sent: the transaction's id,
+  // taken before the changes are sent, is what `was_committed` looks up (pg_xact_status).
   void commit(std::span<const Change> batch) override;
+  std::optional<bool> was_committed(const std::string& transaction) override;
   LoadedState load() override;
 
   std::optional<Job> job(JobId id) override;

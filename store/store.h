@@ -234,6 +234,18 @@ class LeaseLost : public StoreError {
   using StoreError::StoreError;
 };
 
+// A commit whose answer was lost (the server went away after COMMIT was sent): it may or may not
+// have been stored. `Store::was_committed(transaction)` tells once the store answers again.
+class CommitInDoubt : public StoreError {
+ public:
+  CommitInDoubt(std::string transaction, const std::string& message)
+      : StoreError(message), transaction_(std::move(transaction)) {}
+  const std::string& transaction() const { return transaction_; }
+
+ private:
+  std::string transaction_;
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -243,6 +255,9 @@ class Store {
   // or come earlier in the batch. Events get consecutive `seq` numbers in batch order; the `seq`
   // passed in is ignored.
   virtual void commit(std::span<const Change> batch) = 0;
+  // Whether the transaction a CommitInDoubt named was stored: nullopt while the store cannot say yet
+  // (unreachable, or the transaction still finishing). Only a store that throws CommitInDoubt is asked.
+  virtual std::optional<bool> was_committed(const std::string& transaction);
   // Active jobs and attempts in id order, nodes and shares in name order, and the highest ids
   // ever stored (terminal records included), so new ids never repeat one.
   virtual LoadedState load() = 0;

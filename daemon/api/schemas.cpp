@@ -112,6 +112,7 @@ const char* const kJsonSchemas = R"json({
       "requeues": {"type": "integer", "description": "attempts stopped to queue again (not counted in attempts)"},
       "goodput": {"$ref": "#/components/schemas/Goodput"},
       "storage": {"$ref": "#/components/schemas/JobStorage"},
+      "store_unreadable": {"type": "string", "description": "a live job answered from the daemon's memory while the store could not be read: what is left out (goodput, earlier attempts) and why"},
       "array_tasks": {"type": "object", "required": ["state", "counts"],
         "description": "GET /v1/jobs/{id} by an array's own id (not ID_N): the whole array, one state for it and its tasks by state",
         "properties": {"state": {"$ref": "#/components/schemas/JobState"},

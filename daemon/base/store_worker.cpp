@@ -42,14 +42,7 @@ void StoreWorker::read(ReadTask task, ReadFailed failed) {
 
 void StoreWorker::commit_batch(std::vector<Write>& writes) {
   if (writes.empty()) return;
-  // The batch goes back to the I/O thread whole, in one hand-over (a post per write cost the I/O
-  // thread a queued operation per submission), and is freed there, by the thread that allocated its
-  // changes, rather than handing glibc's allocator a stream of cross-thread frees. The job records
-  // rendered here are the exception: they leave as the submissions' answers.
-  struct Done {
-    std::vector<store::Change> changes;
-    std::vector<WriteDone> callbacks;
-  } done;
+  Done done;
   done.changes.reserve(writes.size());
   done.callbacks.reserve(writes.size());
   for (auto& w : writes) {
@@ -60,21 +53,53 @@ void StoreWorker::commit_batch(std::vector<Write>& writes) {
     done.callbacks.push_back(std::move(w.done));
   }
   writes.clear();
+  // Nothing commits after a change whose outcome is unknown until it is known: a later change was
+  // made from memory without it, and would overwrite it had it been stored.
+  if (in_doubt_ && !resolve_in_doubt()) {
+    return hand_back(std::move(done), Error::unavailable("not stored: the store has yet to say whether an earlier change (transaction " +
+                                                         in_doubt_->transaction + ") was stored"));
+  }
   Result<void> written;
   try {
     const auto began = std::chrono::steady_clock::now();
     store_.commit(done.changes);
-    ++commits_;
     if (observe_commit_) {
       observe_commit_(std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count(), done.changes.size());
     }
   } catch (const store::LeaseLost& e) {
     if (on_lease_lost_) on_lease_lost_(e.what());
     written = Error::unavailable(e.what());
+  } catch (const store::CommitInDoubt& e) {
+    // Neither answer would be true yet: the writers wait (their requests unanswered) until the store
+    // says; the outcome observer hears of the failure now.
+    spdlog::error("event=store_commit_in_doubt changes={} transaction={} error=\"{}\"", done.changes.size(),
+                  e.transaction(), e.what());
+    in_doubt_ = InDoubt{e.transaction(), std::move(done)};
+    post_to_io_([observe = observe_outcome_, error = Error::unavailable(e.what())] {
+      if (observe) observe(error);
+    });
+    return;
   } catch (const std::exception& e) {
     spdlog::error("event=store_commit_failed changes={} error=\"{}\"", done.changes.size(), e.what());
     written = Error::unavailable(e.what());
   }
+  if (written.ok()) ++commits_;
+  hand_back(std::move(done), written);
+}
+
+bool StoreWorker::resolve_in_doubt() {
+  const std::optional<bool> committed = store_.was_committed(in_doubt_->transaction);
+  if (!committed) return false;
+  spdlog::warn("event=store_commit_resolved transaction={} stored={} changes={}", in_doubt_->transaction, *committed,
+               in_doubt_->done.changes.size());
+  Done done = std::move(in_doubt_->done);
+  in_doubt_.reset();
+  if (*committed) ++commits_;
+  hand_back(std::move(done), *committed ? Result<void>() : Result<void>(Error::unavailable("the change was not stored")));
+  return true;
+}
+
+void StoreWorker::hand_back(Done done, Result<void> written) {
   // The committed events go to the events observer, not to the writers' callbacks, which never
   // read them.
   std::vector<store::Event> committed_events;
@@ -135,9 +160,20 @@ void StoreWorker::run() {
     batch.clear();
     {
       std::unique_lock lock(mutex_);
-      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty() && stopping_) return;
+      const auto has_work = [this] { return stopping_ || !queue_.empty(); };
+      // A change in doubt is asked after while nothing else comes, so its writers are answered once
+      // the store is back.
+      if (in_doubt_) {
+        wake_.wait_for(lock, kInDoubtRetry, has_work);
+      } else {
+        wake_.wait(lock, has_work);
+      }
+      if (queue_.empty() && stopping_) return give_up_in_doubt();
       batch.swap(queue_);
+    }
+    if (in_doubt_ && batch.empty()) {
+      resolve_in_doubt();
+      continue;
     }
     for (auto& task : batch) {
       if (auto* w = std::get_if<Write>(&task)) {
@@ -151,6 +187,10 @@ void StoreWorker::run() {
       } catch (const store::LeaseLost& e) {
         if (on_lease_lost_) on_lease_lost_(e.what());
         post_to_io_([failed = std::move(r.failed), error = Error::unavailable(e.what())] { failed(error); });
+      } catch (const store::StoreError& e) {
+        // The store could not be reached or read (a stopped server, an I/O error): worth asking again.
+        spdlog::error("event=store_read_failed error=\"{}\"", e.what());
+        post_to_io_([failed = std::move(r.failed), error = Error::unavailable(e.what())] { failed(error); });
       } catch (const std::exception& e) {
         spdlog::error("event=store_read_failed error=\"{}\"", e.what());
         post_to_io_([failed = std::move(r.failed), error = Error::internal(e.what())] { failed(error); });
@@ -158,6 +198,15 @@ void StoreWorker::run() {
     }
     commit_batch(writes);
   }
+}
+
+void StoreWorker::give_up_in_doubt() {
+  if (!in_doubt_ || resolve_in_doubt()) return;
+  // Answering either way could be untrue: the writers are left unanswered (their connections close
+  // with the daemon), and whoever loads the store next finds what it holds.
+  spdlog::error("event=store_commit_in_doubt_at_exit transaction={} changes={}", in_doubt_->transaction,
+                in_doubt_->done.changes.size());
+  in_doubt_.reset();
 }
 
 }  // namespace trainyard::daemon

@@ -10,10 +10,13 @@
 // its committed change back to take apart: a submission answers with the stored text and keeps
 // its Job without copying either.
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <thread>
 #include <variant>
 #include <vector>
@@ -32,7 +35,8 @@ class StoreWorker {
   using WriteDone = std::function<void(const Result<void>& written, store::Change& committed)>;
   // Runs on the worker thread; returns what to run on the I/O thread with the result.
   using ReadTask = std::function<Continuation(store::Store&)>;
-  // The task threw: an internal error, its message what the store said.
+  // The task threw: unavailable when the store failed (store::StoreError: worth asking again), else an
+  // internal error; its message what the store said.
   using ReadFailed = std::function<void(const Error& error)>;
 
   StoreWorker(store::Store& store, PostToIo post_to_io);
@@ -79,9 +83,30 @@ class StoreWorker {
     ReadFailed failed;
   };
   using Task = std::variant<Write, Read>;
+  // A batch's changes and their writers' callbacks. It goes back to the I/O thread whole, in one
+  // hand-over (a post per write cost the I/O thread a queued operation per submission), and is freed
+  // there, by the thread that allocated its changes, rather than handing glibc's allocator a stream
+  // of cross-thread frees. The job records rendered here are the exception: they leave as the
+  // submissions' answers.
+  struct Done {
+    std::vector<store::Change> changes;
+    std::vector<WriteDone> callbacks;
+  };
+  // A batch whose commit's answer was lost (store::CommitInDoubt): held until the store says.
+  struct InDoubt {
+    std::string transaction;
+    Done done;
+  };
+  static constexpr std::chrono::milliseconds kInDoubtRetry{200};
 
   void run();
   void commit_batch(std::vector<Write>& writes);
+  // Asks the store about the batch in doubt; once it knows, hands it back as stored or not and
+  // returns true.
+  bool resolve_in_doubt();
+  // At the worker's end: one last ask, else the writers are left unanswered.
+  void give_up_in_doubt();
+  void hand_back(Done done, Result<void> written);
   void publish_committed_events(std::vector<store::Event> written);
 
   store::Store& store_;
@@ -91,6 +116,7 @@ class StoreWorker {
   std::vector<Task> queue_;
   bool stopping_ = false;
   std::atomic<std::uint64_t> commits_{0};
+  std::optional<InDoubt> in_doubt_;  // worker thread only
   CommitObserver observe_commit_;
   OutcomeObserver observe_outcome_;
   std::int64_t events_head_ = 0;  // the last event seq handed to observe_events_

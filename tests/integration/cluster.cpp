@@ -4,10 +4,12 @@
 #include "tests/integration/host_network.h"
 
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -44,6 +46,18 @@ std::string job_path(std::int64_t id) { return "/v1/jobs/" + std::to_string(id);
 
 Json attempts_of(Cluster& cluster, std::int64_t id) {
   return cluster.api("GET", job_path(id) + "/attempts").body["attempts"];
+}
+
+int unused_loopback_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof addr;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length);
+  ::close(fd);
+  return ntohs(addr.sin_port);
 }
 
 Process::Process(const std::vector<std::string>& argv, const std::string& log_path, const std::string& netns_path) {

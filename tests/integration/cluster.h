@@ -124,6 +124,9 @@ Json shell_job(const std::string& name, const std::string& script, int nodes = 1
 Json argv_job(const std::string& name, const std::vector<std::string>& argv, int nodes = 1);
 
 std::string job_path(std::int64_t id);
+
+// A loopback port free now: a daemon's URL must be known before it starts (the lease advertises it).
+int unused_loopback_port();
 // GET /v1/jobs/{id}/attempts as the admin reads it: the attempts, oldest first.
 Json attempts_of(Cluster& cluster, std::int64_t id);
 

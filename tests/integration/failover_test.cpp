@@ -2,9 +2,7 @@
 // (docs/DESIGN.md "Clients that fail over"): kill -9 of the active daemon -> the standby is active
 // within 10 s, the running jobs finish without a retry, every acknowledged submit is still there, no
 // attempt runs twice, and the CLI keeps working, a `logs --follow` started before the kill included.
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,19 +23,6 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
 constexpr auto kLeaseTtl = 3000ms;
-
-// A port free now, so that a daemon's URL is known before it starts (it advertises it).
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof addr;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
 
 // Every process of the PostgreSQL server whose socket directory `url` names: the postmaster (started
 // with -D <that directory>/data) and the backends and workers it forked.
@@ -98,7 +83,7 @@ class Failover : public ::testing::Test {
 
   void start(Daemon& daemon, const std::string& log, const std::vector<std::string>& liveness = unfenced(),
              std::chrono::milliseconds lease_ttl = kLeaseTtl) {
-    const std::string listen = "127.0.0.1:" + std::to_string(free_port());
+    const std::string listen = "127.0.0.1:" + std::to_string(unused_loopback_port());
     daemon.url = "http://" + listen;
     std::vector<std::string> argv{TRAINYARD_DAEMON_BIN, "--listen", listen, "--advertise-url", daemon.url, "--data-dir",
                                   daemon.data, "--store", store, "--lease-ttl-ms", std::to_string(lease_ttl.count()),

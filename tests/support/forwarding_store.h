@@ -10,6 +10,7 @@ class ForwardingStore : public store::Store {
   explicit ForwardingStore(store::Store& inner) : inner_(inner) {}
 
   void commit(std::span<const store::Change> batch) override { inner_.commit(batch); }
+  std::optional<bool> was_committed(const std::string& transaction) override { return inner_.was_committed(transaction); }
   store::LoadedState load() override { return inner_.load(); }
   std::optional<Job> job(JobId id) override { return inner_.job(id); }
   std::vector<Job> jobs(const store::JobQuery& query) override { return inner_.jobs(query); }

@@ -101,10 +101,18 @@ void PostgresServer::start(Options options) {
     }
   }
   run_as_owner("cp -a " + (cluster_template / "data").string() + " " + data.string());
-  std::string server_options = "-k " + dir_.string() + " -c listen_addresses=";
-  if (!options.durable) server_options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off";
-  run_as_owner((bin_dir() / "pg_ctl").string() + " -D " + data.string() + " -l " + (dir_ / "server.log").string() +
-               " -w -t 120 -o '" + server_options + "' start > /dev/null");
+  server_options_ = "-k " + dir_.string() + " -c listen_addresses=";
+  if (!options.durable) server_options_ += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off";
+  start_again();
+}
+
+void PostgresServer::start_again() {
+  run_as_owner((bin_dir() / "pg_ctl").string() + " -D " + (dir_ / "data").string() + " -l " +
+               (dir_ / "server.log").string() + " -w -t 120 -o '" + server_options_ + "' start > /dev/null");
+}
+
+void PostgresServer::stop_immediately() {
+  run_as_owner((bin_dir() / "pg_ctl").string() + " -D " + (dir_ / "data").string() + " -m immediate -w stop > /dev/null");
 }
 
 PostgresServer::~PostgresServer() {

@@ -36,12 +36,18 @@ class PostgresServer {
   // A connection URI to the server's `postgres` database, as its superuser.
   std::string url() const;
 
+  // An outage: `pg_ctl stop -m immediate` (every backend dies at once, as in a crash; the next start
+  // recovers from the WAL), and the server started again on the same data, socket and options.
+  void stop_immediately();
+  void start_again();
+
  private:
   void start(Options options);
   void give_to_owner(const std::filesystem::path& dir) const;
   void run_as_owner(const std::string& command) const;
 
   std::filesystem::path dir_;
+  std::string server_options_;  // pg_ctl -o, kept for start_again
   std::optional<std::string> owner_;  // the account it runs as, when this process is root
   int schemas_ = 0;
 };

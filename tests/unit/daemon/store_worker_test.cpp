@@ -1,9 +1,11 @@
 // The store worker: group commit, read-your-writes ordering and failure propagation, observed
 // through a Store whose first commit waits on a gate the test opens (no sleeping).
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <numeric>
+#include <stdexcept>
 
 #include "tests/unit/daemon/harness.h"
 
@@ -173,16 +175,20 @@ TEST(StoreWorker, ACompletionGetsItsCommittedChangeWithTheJobRecordsRendered) {
   EXPECT_EQ(committed->job_records, std::vector<std::string>{store::job_record(committed->jobs[0])});
 }
 
-TEST(StoreWorker, ReadThatThrowsReportsTheError) {
+TEST(StoreWorker, AReadTheStoreFailsIsUnavailableAndAnyOtherThrowAnInternalError) {
   InMemoryStore store;
   IoQueue io;
   StoreWorker worker(store, io.poster());
-  std::optional<Error> error;
+  std::optional<Error> store_failed, task_failed;
   worker.read([](store::Store&) -> StoreWorker::Continuation { throw store::StoreError("cannot read"); },
-              [&](const Error& e) { error = e; });
-  io.run_until([&] { return error.has_value(); });
-  EXPECT_EQ(error->code, ErrorCode::internal);
-  EXPECT_EQ(error->message, "cannot read");
+              [&](const Error& e) { store_failed = e; });
+  worker.read([](store::Store&) -> StoreWorker::Continuation { throw std::out_of_range("map::at"); },
+              [&](const Error& e) { task_failed = e; });
+  io.run_until([&] { return store_failed.has_value() && task_failed.has_value(); });
+  EXPECT_EQ(store_failed->code, ErrorCode::unavailable) << "a stopped server or an I/O error: worth asking again";
+  EXPECT_EQ(store_failed->message, "cannot read");
+  EXPECT_EQ(task_failed->code, ErrorCode::internal);
+  EXPECT_EQ(task_failed->message, "map::at");
 }
 
 // Another daemon took the lease: every write (and a fenced read task) throws LeaseLost.
@@ -217,6 +223,65 @@ TEST(StoreWorker, AFencedWriteOrReadTellsTheLeaseLostHandlerBeforeItFails) {
   std::lock_guard lock(mutex);
   EXPECT_EQ(heard, (std::vector<std::string>{"lease lost: epoch 3 is gone", "lease lost: epoch 3 is gone"}));
 }
+
+// The server went away after COMMIT was sent: the first commit throws CommitInDoubt, having stored
+// its batch or not, and the store cannot say until `answer()`.
+class InDoubtStore final : public ForwardingStore {
+ public:
+  explicit InDoubtStore(bool stored_anyway) : ForwardingStore(memory_), stored_anyway_(stored_anyway) {}
+  void answer() { answers_ = true; }
+  bool holds_job(JobId id) { return memory_.job(id).has_value(); }
+
+  void commit(std::span<const store::Change> batch) override {
+    if (first_.exchange(false)) {
+      if (stored_anyway_) ForwardingStore::commit(batch);
+      throw store::CommitInDoubt("731", "commit: server closed the connection unexpectedly");
+    }
+    ForwardingStore::commit(batch);
+  }
+  std::optional<bool> was_committed(const std::string& transaction) override {
+    EXPECT_EQ(transaction, "731");
+    if (!answers_) return std::nullopt;
+    return stored_anyway_;
+  }
+
+ private:
+  InMemoryStore memory_;  // built after the base, which only keeps its address until then
+  const bool stored_anyway_;
+  std::atomic<bool> first_{true};
+  std::atomic<bool> answers_{false};
+};
+
+class StoreWorkerInDoubt : public ::testing::TestWithParam<bool> {};
+
+TEST_P(StoreWorkerInDoubt, ItsWritersWaitForTheStoresWordAndNothingCommitsMeanwhile) {
+  const bool stored_anyway = GetParam();
+  InDoubtStore store(stored_anyway);
+  IoQueue io;
+  Outcomes outcomes;
+  std::vector<std::string> observed;
+  StoreWorker worker(store, io.poster());
+  worker.set_outcome_observer([&](const Result<void>& written) { observed.push_back(written ? "ok" : "failed"); });
+  worker.write(job_change(1), outcomes.recorder(1));
+  io.run_until([&] { return observed.size() == 1; });
+  EXPECT_EQ(observed[0], "failed") << "the store's trouble is heard at once";
+  worker.write(job_change(2), outcomes.recorder(2));
+  io.run_until([&] { return outcomes.by_job.contains(2); });
+  EXPECT_FALSE(outcomes.by_job.contains(1)) << "neither answer is true yet";
+  EXPECT_THAT(outcomes.by_job[2], ::testing::HasSubstr("has yet to say whether an earlier change"));
+  EXPECT_FALSE(store.holds_job(2)) << "nothing commits after a change in doubt";
+
+  store.answer();  // the worker asks again by itself, with nothing else queued
+  io.run_until([&] { return outcomes.by_job.contains(1); });
+  EXPECT_EQ(outcomes.by_job[1], stored_anyway ? "ok" : "the change was not stored");
+  EXPECT_EQ(store.holds_job(1), stored_anyway);
+  worker.write(job_change(3), outcomes.recorder(3));
+  io.run_until([&] { return outcomes.by_job.contains(3); });
+  EXPECT_EQ(outcomes.by_job[3], "ok");
+  EXPECT_EQ(worker.commits(), stored_anyway ? 2u : 1u);
+}
+
+INSTANTIATE_TEST_SUITE_P(StoredOrNot, StoreWorkerInDoubt, ::testing::Bool());
 
 // Counts the reads of committed events (on the worker thread).
 class EventReadsCountingStore final : public ForwardingStore {

@@ -118,6 +118,26 @@ TEST_F(PostgresStoreServer, AStoreWhoseConnectionWasCutConnectsAgain) {
   EXPECT_TRUE(store.job(3));
 }
 
+// What tells a commit whose answer was lost (CommitInDoubt) is the server's record of its transaction.
+TEST_F(PostgresStoreServer, WhetherATransactionWasStoredIsAskedOfTheServer) {
+  PostgresStore store(url);
+  pg::Connection other(url);
+  const auto begun = [&] {
+    other.exec("BEGIN");
+    return other.query("SELECT pg_current_xact_id()::text").text(0, 0);
+  };
+  const std::string committed = begun();
+  other.exec("COMMIT");
+  const std::string rolled_back = begun();
+  other.exec("ROLLBACK");
+  const std::string open = begun();
+  EXPECT_EQ(store.was_committed(committed), true);
+  EXPECT_EQ(store.was_committed(rolled_back), false);
+  EXPECT_EQ(store.was_committed(open), std::nullopt) << "still in progress: not yet known";
+  other.exec("COMMIT");
+  EXPECT_EQ(store.was_committed(open), true);
+}
+
 // Active / standby: two daemons' stores on one database, the lease between them.
 class PostgresLease : public PostgresStoreServer {
  protected:

@@ -1086,6 +1086,8 @@ export interface components {
              */
             stopping_to?: "requeue" | "preempt";
             storage?: components["schemas"]["JobStorage"];
+            /** @description a live job answered from the daemon's memory while the store could not be read: what is left out (goodput, earlier attempts) and why */
+            store_unreadable?: string;
             submitted_at: string;
             suggestion?: string;
             user: string;

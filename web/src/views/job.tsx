@@ -166,6 +166,7 @@ function OneJobPage({ id, job }: { id: string; job: Loaded<Job> }) {
         </ol>
       </Section>
       {j && <ProvenanceSection job={j.id} attempts={attempts.data?.attempts ?? []} />}
+      {j?.store_unreadable && <p class="error">{j.store_unreadable}</p>}
       {j?.goodput && (
         <Section title="Goodput">
           {j.goodput.goodput === null
