@@ -6,6 +6,7 @@
 #include "daemon/base/quoted_output.h"
 #include "daemon/events/events.h"
 #include "daemon/job_manager.h"
+#include "daemon/lifecycle.h"
 
 namespace trainyard::daemon {
 namespace {
@@ -66,13 +67,18 @@ void quote_failed_rank_output(Attempt& attempt, const AttemptEndFacts& end) {
   if (!attempt.output.empty()) attempt.output_rank = end.first_failed_rank;
 }
 
-AttemptFailure apply_failure(Attempt& attempt, Job& job, const AttemptFacts& facts, const AttemptEndFacts& end,
+struct FailureApplied {
+  AttemptFailure failure;
+  std::string_view event_type;  // the job's transition's (daemon/lifecycle.h)
+};
+
+FailureApplied apply_failure(Attempt& attempt, Job& job, const AttemptFacts& facts, const AttemptEndFacts& end,
                              const AttemptEndPolicy& policy, TimePoint now) {
   const FailureClass cls = policy.rules.classify(facts);
   quote_failed_rank_output(attempt, end);
   attempt.failure_class = cls.name;
   attempt.infrastructure = cls.infrastructure;
-  attempt.state = facts.cancelled ? AttemptState::cancelled : AttemptState::failed;
+  change_state(attempt.state, facts.cancelled ? AttemptEvent::cancelled : AttemptEvent::failed);
   job.failure_class = cls.name;
   job.suggestion = facts.cancelled ? "" : cls.suggestion;
   // decide_retry counts attempts the job used; infrastructure retries are kept apart, and only
@@ -82,6 +88,7 @@ AttemptFailure apply_failure(Attempt& attempt, Job& job, const AttemptFacts& fac
   const RetryDecision decision =
       decide_retry(job.spec, job.attempts, job.infra_retries_in_a_row, policy.max_infra_retries, facts, cls);
   exclude_failed_nodes(job, attempt, end, cls);
+  std::string_view event_type;
   switch (decision.step) {
     case NextStep::retry_infrastructure:
       ++job.infra_retries;
@@ -90,40 +97,42 @@ AttemptFailure apply_failure(Attempt& attempt, Job& job, const AttemptFacts& fac
       [[fallthrough]];
     case NextStep::retry: {
       const int backoff_factor = 1 << std::min(job.attempts + job.infra_retries_in_a_row - 1, 6);
-      job.state = JobState::pending;
+      event_type = change_state(job.state, JobEvent::retried).event_type;
       job.not_before = now + policy.retry_backoff_base * backoff_factor;
       job.reason = attempt.reason + "; " + decision.why;
       break;
     }
     case NextStep::fail:
-      job.state = facts.cancelled ? JobState::cancelled : JobState::failed;
+      event_type = change_state(job.state, facts.cancelled ? JobEvent::cancelled : JobEvent::failed).event_type;
       job.ended_at = now;
       job.reason = facts.cancelled ? "cancelled on request" : attempt.reason + "; " + decision.why;
       break;
   }
-  return {cls, decision.step};
+  return {{cls, decision.step}, event_type};
 }
 
 // Stopped to queue again (requeue, preemption): neither a failure nor a retry. The job gives back
 // the attempt it used, needs no backoff, and resumes from the checkpoint the stop wrote.
-void apply_stop_to_queue_again(Attempt& attempt, Job& job, const AttemptEndFacts& end) {
+// Returns the type of the event it makes (daemon/lifecycle.h).
+std::string_view apply_stop_to_queue_again(Attempt& attempt, Job& job, const AttemptEndFacts& end) {
   const bool preempted = job.stopping_to == StopIntent::preempt;
-  attempt.state = preempted ? AttemptState::preempted : AttemptState::requeued;
+  change_state(attempt.state, preempted ? AttemptEvent::preempted : AttemptEvent::requeued);
   attempt.reason = end.kill_reason;
   attempt.failure_class.clear();
   --job.attempts;
   ++job.requeues;
   job.stopping_to = StopIntent::none;
-  job.state = JobState::pending;
   job.not_before.reset();
   job.reason = (preempted ? "preempted: " : "requeued: ") + end.kill_reason;
+  return change_state(job.state, preempted ? JobEvent::preempted : JobEvent::requeued).event_type;
 }
 
-store::Event requeue_event(const Attempt& attempt, const Job& job, const AttemptEndFacts& end, TimePoint now) {
+store::Event requeue_event(std::string_view type, const Attempt& attempt, const Job& job, const AttemptEndFacts& end,
+                           TimePoint now) {
   const bool preempted = attempt.state == AttemptState::preempted;
   const std::int64_t resumed_at = attempt.resumed_from ? checkpoint::step_of(*attempt.resumed_from).value_or(0) : 0;
   const std::int64_t resume_step = std::max(resumed_at, end.newest_checkpoint_step);
-  return job_event(now, preempted ? "job.preempted" : "job.requeued", job, attempt.id, join_node_names(attempt.nodes),
+  return job_event(now, std::string(type), job, attempt.id, join_node_names(attempt.nodes),
                    "job " + job_ref_text(job) + " attempt " + std::to_string(attempt.number) +
                        (preempted ? " preempted" : " requeued") + " after " + std::to_string(attempt.steps_completed) +
                        " steps; queued again" +
@@ -152,17 +161,18 @@ Json end_details(const Attempt& attempt, const Job& job, TimePoint now, Json spe
   return details;
 }
 
-store::Event end_event(const Attempt& attempt, const Job& job, const AttemptEndFacts& end,
-                const std::optional<AttemptFailure>& failure, TimePoint now) {
+// `type` is the job's transition's (daemon/lifecycle.h); what the event says depends on where it went.
+store::Event end_event(std::string_view type, const Attempt& attempt, const Job& job, const AttemptEndFacts& end,
+                       const std::optional<AttemptFailure>& failure, TimePoint now) {
   const std::string id = job_ref_text(job);
   const std::string nodes = join_node_names(attempt.nodes);
   if (!failure) {
-    return job_event(now, "job.succeeded", job, attempt.id, nodes,
+    return job_event(now, std::string(type), job, attempt.id, nodes,
                      "job " + id + " succeeded after " + std::to_string(attempt.steps_completed) + " steps",
                      end_details(attempt, job, now, {{"exit_code", 0}, {"steps", attempt.steps_completed}}));
   }
   if (job.state == JobState::cancelled) {
-    return job_event(now, "job.cancelled", job, attempt.id, nodes, "job " + id + " cancelled while running",
+    return job_event(now, std::string(type), job, attempt.id, nodes, "job " + id + " cancelled while running",
                      end_details(attempt, job, now, {{"reason", attempt.reason}}));
   }
   const Json exit_code = attempt.exit_code ? Json(*attempt.exit_code) : Json(nullptr);
@@ -170,7 +180,7 @@ store::Event end_event(const Attempt& attempt, const Job& job, const AttemptEndF
     const std::int64_t resumed_at = attempt.resumed_from ? checkpoint::step_of(*attempt.resumed_from).value_or(0) : 0;
     const std::int64_t resume_step = std::max(resumed_at, end.newest_checkpoint_step);
     const int next_attempt = job.attempts + job.infra_retries + job.requeues + 1;
-    return job_event(now, "job.retrying", job, attempt.id, failed_node(attempt, end),
+    return job_event(now, std::string(type), job, attempt.id, failed_node(attempt, end),
                      "job " + id + " attempt " + std::to_string(attempt.number) + " failed (" + failure->cls.name +
                          "); retrying as attempt " + std::to_string(next_attempt) +
                          (resume_step > 0 ? " from step " + std::to_string(resume_step) : " from the start"),
@@ -181,7 +191,7 @@ store::Event end_event(const Attempt& attempt, const Job& job, const AttemptEndF
                                   {"next_attempt", next_attempt},
                                   {"resume_step", resume_step}}));
   }
-  return job_event(now, "job.failed", job, attempt.id, failed_node(attempt, end),
+  return job_event(now, std::string(type), job, attempt.id, failed_node(attempt, end),
                    "job " + id + " failed (" + failure->cls.name + "): " + attempt.reason,
                    end_details(attempt, job, now,
                                {{"class", failure->cls.name},
@@ -216,23 +226,26 @@ AttemptEnd decide_attempt_end(Attempt attempt, Job job, const AttemptEndFacts& e
   attempt.reason = succeeded ? "completed" : facts.reason;
   job.exit_code = facts.exit_code;
   std::optional<AttemptFailure> failure;
+  std::string_view end_type;
   if (succeeded) {
     attempt.exit_code = 0;
     job.exit_code = 0;
-    attempt.state = AttemptState::succeeded;
-    job.state = JobState::succeeded;
+    change_state(attempt.state, AttemptEvent::succeeded);
+    end_type = change_state(job.state, JobEvent::succeeded).event_type;
     job.reason = "completed";
     job.failure_class.clear();  // a job's class is its final attempt's: an earlier failure is history
     job.suggestion.clear();
     job.ended_at = now;
   } else if (stopped_to_queue_again) {
-    apply_stop_to_queue_again(attempt, job, end);
-    return {attempt, job, {requeue_event(attempt, job, end, now)}, std::nullopt};
+    const std::string_view type = apply_stop_to_queue_again(attempt, job, end);
+    return {attempt, job, {requeue_event(type, attempt, job, end, now)}, std::nullopt};
   } else {
-    failure = apply_failure(attempt, job, facts, end, policy, now);
+    FailureApplied applied = apply_failure(attempt, job, facts, end, policy, now);
+    failure = std::move(applied.failure);
+    end_type = applied.event_type;
   }
   job.stopping_to = StopIntent::none;  // a stop that came too late for the attempt is over with it
-  std::vector<store::Event> events{end_event(attempt, job, end, failure, now)};
+  std::vector<store::Event> events{end_event(end_type, attempt, job, end, failure, now)};
   return {std::move(attempt), std::move(job), std::move(events), std::move(failure)};
 }
 

@@ -83,11 +83,6 @@ Json to_json(const HealthCheckResult& r) {
   return j;
 }
 
-std::optional<NodeState> state_after_check(NodeState current, NodeState verdict) {
-  if (current == NodeState::drained || current == NodeState::down) return std::nullopt;
-  return verdict;
-}
-
 Json node_health_record(const HealthCheckResult& r, const std::string& node) {
   Json j = {{"check_id", r.id}, {"kind", to_string(r.request.kind)}, {"verdict", "NOT_TESTED"}, {"reason", ""}};
   for (const auto& v : r.verdicts) {

@@ -72,9 +72,6 @@ struct HealthCheckResult {
 };
 Json to_json(const HealthCheckResult& r);
 
-// A node's state after a check gave it `verdict`: operators' DRAINED and the liveness monitor's DOWN
-// outrank a test result (nullopt: unchanged); otherwise the verdict is the state.
-std::optional<NodeState> state_after_check(NodeState current, NodeState verdict);
 // One node's part of a finished check, as its health history keeps it.
 Json node_health_record(const HealthCheckResult& r, const std::string& node);
 

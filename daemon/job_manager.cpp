@@ -12,6 +12,7 @@
 #include "daemon/events/events.h"
 #include "daemon/goodput.h"
 #include "daemon/job_fit.h"
+#include "daemon/lifecycle.h"
 #include "daemon/node_claims.h"
 #include "proto/workload_memory.h"
 
@@ -310,7 +311,7 @@ void JobManager::cancel(JobId id, std::function<void(CancelResult, std::optional
   if (job.state == JobState::pending) {
     // Off the queue and out of the view at once, so no pass starts it while the cancel is stored.
     scheduler_.remove(id);
-    job.state = JobState::cancelled;
+    const std::string_view event_type = change_state(job.state, JobEvent::cancelled).event_type;
     job.ended_at = clock_.system_now();
     job.reason = "cancelled while pending";
     job.cancel_requested = true;
@@ -318,7 +319,7 @@ void JobManager::cancel(JobId id, std::function<void(CancelResult, std::optional
     active_jobs_.erase(it);
     store::Change change;
     change.jobs.push_back(snapshot);
-    change.events.push_back(job_event(clock_.system_now(), "job.cancelled", snapshot, std::nullopt, "",
+    change.events.push_back(job_event(clock_.system_now(), std::string(event_type), snapshot, std::nullopt, "",
                                       "job " + job_ref_text(snapshot) + " cancelled while pending", {{"reason", snapshot.reason}}));
     if (audit) change.events.push_back(audit(std::to_string(id)));
     persist_requested(
@@ -425,10 +426,10 @@ void JobManager::start_attempt(Job& job, const scheduler::Start& start) {
   attempt.number = job.attempts + job.infra_retries + job.requeues + 1;
   attempt.cores_per_node = start.nodes.empty() ? 0 : start.nodes.front().cores;
   for (const auto& nc : start.nodes) attempt.nodes.push_back(nc.node);
-  attempt.state = AttemptState::starting;
+  attempt.state = AttemptState::starting;  // its first state: a new record, not a change
   attempt.created_at = now;
 
-  job.state = JobState::starting;
+  change_state(job.state, JobEvent::placed);
   ++job.attempts;
   if (!job.started_at) job.started_at = now;
   job.reason = "placed on " + join_node_names(attempt.nodes);

@@ -9,6 +9,7 @@
 #include "daemon/daemon_metrics.h"
 #include "daemon/events/events.h"
 #include "daemon/job_manager.h"
+#include "daemon/lifecycle.h"
 
 namespace trainyard::daemon {
 
@@ -137,18 +138,18 @@ void JobManager::on_started(const std::string& node, const AttemptStartedMsg& ms
   const bool all_started = std::all_of(attempt.ranks.begin(), attempt.ranks.end(), [](const RankState& r) { return r.started; });
   if (!all_started || attempt.record.state != AttemptState::starting || attempt.killing) return;
   const TimePoint now = clock_.system_now();
-  attempt.record.state = AttemptState::running;
+  change_state(attempt.record.state, AttemptEvent::ranks_started);
   attempt.record.started_at = now;
   attempt.record.last_progress_at = now;
   attempt.running_since = clock_.monotonic_now();
   for (RankState& r : attempt.ranks) r.progress_at = attempt.running_since;
   Job& job = active_jobs_.at(attempt.record.job_id);
-  job.state = JobState::running;
+  const std::string_view event_type = change_state(job.state, JobEvent::ranks_started).event_type;
   job.reason = "running on " + join_node_names(attempt.record.nodes);
   store::Change change;
   change.jobs.push_back(job);
   change.attempts.push_back(attempt.record);
-  change.events.push_back(job_event(now, "job.started", job, attempt.record.id, join_node_names(attempt.record.nodes),
+  change.events.push_back(job_event(now, std::string(event_type), job, attempt.record.id, join_node_names(attempt.record.nodes),
                                     "job " + job_ref_text(job) + " attempt " + std::to_string(attempt.record.number) +
                                         " started on " + join_node_names(attempt.record.nodes),
                                     {{"attempt_number", attempt.record.number},

@@ -9,6 +9,7 @@
 #include "daemon/daemon_metrics.h"
 #include "daemon/events/events.h"
 #include "daemon/job_manager.h"
+#include "daemon/lifecycle.h"
 #include "proto/errors.h"
 
 namespace trainyard::daemon {
@@ -80,7 +81,7 @@ void JobManager::cancel_unmet(JobId id, const std::string& reason) {
   if (it == active_jobs_.end() || it->second.state != JobState::pending) return;
   Job& job = it->second;
   scheduler_.remove(id);
-  job.state = JobState::cancelled;
+  const std::string_view event_type = change_state(job.state, JobEvent::cancelled).event_type;
   job.ended_at = clock_.system_now();
   job.reason = reason;
   const Job snapshot = job;
@@ -89,7 +90,7 @@ void JobManager::cancel_unmet(JobId id, const std::string& reason) {
   spdlog::info("event=job_dependency_never_met job={} reason=\"{}\"", snapshot.id, reason);
   store::Change change;
   change.jobs.push_back(snapshot);
-  change.events.push_back(job_event(*snapshot.ended_at, "job.cancelled", snapshot, std::nullopt, "",
+  change.events.push_back(job_event(*snapshot.ended_at, std::string(event_type), snapshot, std::nullopt, "",
                                     "job " + job_ref_text(snapshot) + " cancelled: " + reason, {{"reason", reason}}));
   persist(std::move(change), [this, snapshot] { upstream_ended(snapshot); });
 }

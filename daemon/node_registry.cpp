@@ -54,9 +54,9 @@ NodeRegistry::Registration NodeRegistry::register_agent(const HelloMsg& hello, s
   Registration registration;
   registration.gated = needs_check && entry.node.state != NodeState::drained;
   if (registration.gated) {
-    set_state(entry, NodeState::suspect, "registered; awaiting its registration health check", now);
+    change_state(entry, NodeEvent::registered_unproven, "registered; awaiting its registration health check", now);
   } else if (is_new || entry.node.state == NodeState::down) {
-    set_state(entry, NodeState::healthy, is_new ? "registered" : "reconnected", now);
+    change_state(entry, NodeEvent::registered, is_new ? "registered" : "reconnected", now);
   }
   sync(entry);
   registration.change.nodes.push_back(entry.node);
@@ -110,7 +110,7 @@ void NodeRegistry::excuse_silence(MonoTime now, Millis paused) {
 store::Change NodeRegistry::mark_down(const std::string& name, const std::string& reason) {
   NodeEntry& entry = nodes_.at(name);
   const TimePoint now = clock_.system_now();
-  set_state(entry, NodeState::down, reason, now);
+  const Transition<NodeState> lost = change_state(entry, NodeEvent::lost, reason, now);
   entry.node.connected = false;
   if (entry.channel) {
     entry.channel->disconnect(reason);
@@ -119,7 +119,7 @@ store::Change NodeRegistry::mark_down(const std::string& name, const std::string
   sync(entry);
   store::Change change;
   change.nodes.push_back(entry.node);
-  change.events.push_back(node_state_event(now, NodeState::down, name, reason));
+  change.events.push_back(node_state_event(now, lost.event_type, lost.next, name, reason));
   return change;
 }
 
@@ -130,11 +130,11 @@ void NodeRegistry::note_job_hit(const std::string& name, JobId job) {
 store::Change NodeRegistry::drain(const std::string& name, const std::string& reason) {
   NodeEntry& entry = nodes_.at(name);
   const TimePoint now = clock_.system_now();
-  set_state(entry, NodeState::drained, reason, now);
+  const Transition<NodeState> drained = change_state(entry, NodeEvent::drained, reason, now);
   sync(entry);
   store::Change change;
   change.nodes.push_back(entry.node);
-  change.events.push_back(node_state_event(now, NodeState::drained, name, reason));
+  change.events.push_back(node_state_event(now, drained.event_type, drained.next, name, reason));
   return change;
 }
 
@@ -143,16 +143,16 @@ std::pair<store::Change, std::optional<std::int64_t>> NodeRegistry::undrain(cons
   NodeEntry& entry = nodes_.at(name);
   const TimePoint now = clock_.system_now();
   std::optional<std::int64_t> check;
-  if (entry.node.state == NodeState::drained) {
-    set_state(entry, NodeState::healthy, "undrained by " + by, now);
-  } else {
-    set_state(entry, NodeState::suspect, "undrained by " + by + "; returns to service after passing its health check", now);
-    check = start_check();
-  }
+  const bool drained = entry.node.state == NodeState::drained;
+  const Transition<NodeState> undrained =
+      drained ? change_state(entry, NodeEvent::undrained, "undrained by " + by, now)
+              : change_state(entry, NodeEvent::undrained_unproven,
+                             "undrained by " + by + "; returns to service after passing its health check", now);
+  if (!drained) check = start_check();
   sync(entry);
   store::Change change;
   change.nodes.push_back(entry.node);
-  change.events.push_back(node_event(now, "node.undrained", name,
+  change.events.push_back(node_event(now, std::string(undrained.event_type), name,
                                      "node " + name + " undrained by " + by + ": " + to_string(entry.node.state),
                                      {{"state", to_string(entry.node.state)},
                                       {"reason", entry.node.state_reason},
@@ -163,16 +163,19 @@ std::pair<store::Change, std::optional<std::int64_t>> NodeRegistry::undrain(cons
 void NodeRegistry::put_back_state(const Node& before) {
   auto it = nodes_.find(before.name);
   if (it == nodes_.end()) return;
-  set_state(it->second, before.state, before.state_reason, before.state_since);
+  // Memory put back as the store still holds it (a failed commit): an undo, not a lifecycle step.
+  it->second.node.state = before.state;
+  it->second.node.state_reason = before.state_reason;
+  it->second.node.state_since = before.state_since;
   sync(it->second);
 }
 
 void NodeRegistry::mark_suspect(const std::string& name, const std::string& reason, const Json& details, store::Change& change) {
   NodeEntry& entry = nodes_.at(name);
-  set_state(entry, NodeState::suspect, reason, clock_.system_now());
+  const Transition<NodeState> suspected = change_state(entry, NodeEvent::suspected, reason, clock_.system_now());
   sync(entry);
   change.nodes.push_back(entry.node);
-  store::Event suspect = node_state_event(entry.node.state_since, NodeState::suspect, name, reason);
+  store::Event suspect = node_state_event(entry.node.state_since, suspected.event_type, suspected.next, name, reason);
   suspect.details.update(details);
   change.events.push_back(std::move(suspect));
 }
@@ -189,15 +192,16 @@ void NodeRegistry::record_check(const std::string& name, const HealthCheckResult
   node.last_check_verdict = verdict;
   node.last_check_at = now;
   const auto judged = parse_node_state(verdict);
-  const auto next = judged ? state_after_check(node.state, *judged) : std::nullopt;
-  if (next) {
-    const std::string reason = *next == NodeState::healthy
+  const auto event = judged ? check_event(*judged) : std::nullopt;
+  const auto moved = event ? node_transition(node.state, *event) : std::nullopt;
+  if (moved && !moved->event_type.empty()) {  // a drained or down node's check moves nothing
+    const std::string reason = moved->next == NodeState::healthy
                                    ? "passed health check " + std::to_string(result.id) + " (" + to_string(result.request.kind) + ")"
                                    : record["reason"].get<std::string>();
-    if (*next != node.state || reason != node.state_reason) {
-      set_state(it->second, *next, reason, now);
-      change.events.push_back(node_state_event(now, *next, name, reason));
-      spdlog::info("event=node_state node={} state={} check={} reason=\"{}\"", name, to_string(*next), result.id, reason);
+    if (moved->next != node.state || reason != node.state_reason) {
+      change_state(it->second, *event, reason, now);
+      change.events.push_back(node_state_event(now, moved->event_type, moved->next, name, reason));
+      spdlog::info("event=node_state node={} state={} check={} reason=\"{}\"", name, to_string(moved->next), result.id, reason);
     }
   }
   change.nodes.push_back(node);
@@ -227,15 +231,15 @@ void NodeRegistry::record_disks(const std::string& name, std::vector<DiskSpace> 
   entry.low_disk = low.has_value();
   const TimePoint now = clock_.system_now();
   if (low && entry.node.state == NodeState::healthy) {
-    set_state(entry, NodeState::suspect, *low, now);
+    const Transition<NodeState> suspected = change_state(entry, NodeEvent::suspected, *low, now);
     change.nodes.push_back(entry.node);
-    change.events.push_back(node_state_event(now, NodeState::suspect, name, *low));
+    change.events.push_back(node_state_event(now, suspected.event_type, suspected.next, name, *low));
     spdlog::warn("event=node_state node={} state=SUSPECT reason=\"{}\"", name, *low);
   } else if (!low && entry.node.state == NodeState::suspect && entry.node.state_reason.starts_with(kLowDiskPrefix)) {
     const std::string reason = "disk space recovered";
-    set_state(entry, NodeState::healthy, reason, now);
+    const Transition<NodeState> recovered = change_state(entry, NodeEvent::disk_recovered, reason, now);
     change.nodes.push_back(entry.node);
-    change.events.push_back(node_state_event(now, NodeState::healthy, name, reason));
+    change.events.push_back(node_state_event(now, recovered.event_type, recovered.next, name, reason));
     spdlog::info("event=node_state node={} state=HEALTHY reason=\"{}\"", name, reason);
   }
   if (was_low != entry.low_disk) sync(entry);
@@ -316,10 +320,11 @@ void NodeRegistry::sync(const NodeEntry& entry) {
   scheduler_.upsert_node(info);
 }
 
-void NodeRegistry::set_state(NodeEntry& entry, NodeState state, std::string reason, TimePoint at) {
-  entry.node.state = state;
+Transition<NodeState> NodeRegistry::change_state(NodeEntry& entry, NodeEvent event, std::string reason, TimePoint at) {
+  const Transition<NodeState> taken = trainyard::daemon::change_state(entry.node.state, event);
   entry.node.state_reason = std::move(reason);
   entry.node.state_since = at;
+  return taken;
 }
 
 const NodeEntry* NodeRegistry::find(const std::string& name) const {

@@ -128,11 +128,10 @@ store::Event node_event(TimePoint at, std::string kind, std::string node, std::s
   return base_event(at, std::move(kind), std::move(node), std::move(message), std::move(details));
 }
 
-store::Event node_state_event(TimePoint at, NodeState state, std::string node, const std::string& reason) {
-  std::string kind = "node." + to_string(state);
-  std::transform(kind.begin(), kind.end(), kind.begin(), [](unsigned char c) { return std::tolower(c); });
+store::Event node_state_event(TimePoint at, std::string_view type, NodeState state, std::string node,
+                              const std::string& reason) {
   std::string message = "node " + node + " is " + to_string(state) + ": " + reason;
-  return node_event(at, std::move(kind), std::move(node), std::move(message), {{"state", to_string(state)}, {"reason", reason}});
+  return node_event(at, std::string(type), std::move(node), std::move(message), {{"state", to_string(state)}, {"reason", reason}});
 }
 
 

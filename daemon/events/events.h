@@ -32,7 +32,9 @@ store::Event job_event(TimePoint at, std::string kind, const Job& job, std::opti
 // An event about a node (no job, no user).
 store::Event node_event(TimePoint at, std::string kind, std::string node, std::string message, Json details = Json::object());
 // node.down, node.unhealthy, node.suspect, node.healthy or node.drained: the node entered `state`.
-store::Event node_state_event(TimePoint at, NodeState state, std::string node, const std::string& reason);
+// `type` is the node lifecycle's for the change (daemon/lifecycle.h): node.down, node.suspect, ...
+store::Event node_state_event(TimePoint at, std::string_view type, NodeState state, std::string node,
+                              const std::string& reason);
 
 // The filters GET /v1/events and its stream share. Without a type, audit.* events are left out:
 // they have their own feed (GET /v1/audit), and a type glob naming them brings them in.

@@ -20,10 +20,12 @@ struct AttemptEndCase {
 
   explicit AttemptEndCase(int ranks, int allowed_attempts = 3) {
     job.id = 7;
+    job.state = JobState::running;  // an attempt ends while its job runs it
     job.spec.retry.attempts = allowed_attempts;
     job.attempts = 1;
     attempt.id = 70;
     attempt.job_id = 7;
+    attempt.state = AttemptState::running;
     for (int r = 0; r < ranks; ++r) {
       attempt.nodes.push_back("n" + std::to_string(r));
       facts.ranks.push_back(RankEnd{false, false, 0, std::nullopt, "", "", 10});
