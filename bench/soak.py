@@ -1,6 +1,7 @@
 """What the soaks under bench/ share: talking to a daemon that may be away or a standby, waiting on
-a condition with a deadline, stopping what they started, and PostgreSQL's tools."""
-import datetime, glob, json, signal, subprocess, sys, time
+a condition with a deadline, stopping what they started, reading only their own agents' cgroups, naming
+why a daemon exited, and PostgreSQL's tools."""
+import datetime, glob, json, os, re, signal, subprocess, sys, time
 import urllib.error, urllib.request
 
 
@@ -65,3 +66,42 @@ def stop(procs, grace=10):
             proc.wait(timeout=grace)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+def agent_cgroup_name(node, work_dir):
+    """The agent's cgroup folder as agent/attempt_cgroup.cpp's agent_cgroup_name makes it (the node's
+    name and an FNV-1a hash of its work dir): a soak that reads only these never counts the attempts
+    of another cluster on the same machine."""
+    hash_ = 2166136261
+    for byte in work_dir.encode():
+        hash_ = ((hash_ ^ byte) * 16777619) & 0xFFFFFFFF
+    return f"{node}-{hash_:08x}"
+
+
+def attempt_cgroup_procs(agent_cgroups):
+    """(agent cgroup name, attempt id, cgroup.procs path) of each attempt cgroup of the named agents
+    (started from the root cgroup), in cgroup v1's pids hierarchy or under cgroup v2."""
+    base = "/sys/fs/cgroup" if os.path.exists("/sys/fs/cgroup/cgroup.controllers") else "/sys/fs/cgroup/pids"
+    found = []
+    for procs in glob.glob(f"{base}/trainyard/*/attempt-*/cgroup.procs"):
+        agent, attempt = procs[len(base) + len("/trainyard/"):].split("/")[:2]
+        if agent in agent_cgroups and attempt[len("attempt-"):].isdigit():
+            found.append((agent, int(attempt[len("attempt-"):]), procs))
+    return found
+
+
+def exit_cause(log_path, since, returncode):
+    """Why a daemon exited, from what it logged after byte `since` of its log: its last
+    `event=daemon_failed` or `event=lease_lost` line, else its last critical or error line, else the
+    signal or status."""
+    try:
+        with open(log_path, "rb") as f:
+            f.seek(since)
+            lines = f.read().decode(errors="replace").splitlines()
+    except OSError as e:
+        lines = [f"(log unreadable: {e})"]
+    for pattern in (r"event=(daemon_failed|lease_lost)\b", r"\[(critical|error)\]"):
+        said = [line for line in lines if re.search(pattern, line)]
+        if said:
+            return said[-1].strip()
+    return f"killed by signal {-returncode}" if returncode < 0 else f"exit status {returncode}, nothing logged"

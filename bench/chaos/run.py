@@ -42,6 +42,8 @@ def main():
     p.add_argument("--checkpoint-every", type=int, default=20)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--warm-spares", type=int, default=0)
+    p.add_argument("--default-timings", action="store_true",
+                   help="leave heartbeat, node timeout and kill grace at the daemon's defaults (the settings users get)")
     a = p.parse_args()
     if not (6 <= a.agents <= 8):
         print("note: the issue asks for 6 to 8 agents", file=sys.stderr)
@@ -58,11 +60,11 @@ def main():
              "--name", name, "--cores", "4", "--work-dir", os.path.join(root, "work-" + name),
              "--collective-timeout-ms", "5000"], stdout=log, stderr=log)
 
+    timings = [] if a.default_timings else ["--heartbeat-interval-ms", "500", "--node-timeout-ms", "3000", "--kill-grace-ms", "1000"]
     try:
         daemon = subprocess.Popen(
             [f"{a.build}/daemon/trainyard-daemon", "--listen", "127.0.0.1:0", "--data-dir", data,
-             "--heartbeat-interval-ms", "500", "--node-timeout-ms", "3000", "--kill-grace-ms", "1000", "--retry-backoff-ms", "200",
-             "--max-infra-retries", "100", "--canary-interval-s", "0", "--health-interval-s", "0", "--suspect-pct", "10"]
+             *timings, "--retry-backoff-ms", "200", "--max-infra-retries", "100", "--canary-interval-s", "0", "--health-interval-s", "0", "--suspect-pct", "10"]
             + (["--warm-spares", str(a.warm_spares)] if a.warm_spares else []),
             stdout=open(os.path.join(root, "daemon.log"), "a"), stderr=subprocess.STDOUT)
         procs.append(daemon)
@@ -123,7 +125,8 @@ def main():
         lost = goodput["lost_core_s"]
         print(f"# chaos soak: {a.agents} agents x 4 cores, {a.jobs} jobs x {a.nodes} nodes, {a.steps} steps of {a.step_ms} ms, "
               f"checkpoint every {a.checkpoint_every} steps; SIGKILL an agent every {a.kill_every:g} s, back after {a.down_for:g} s; "
-              f"warm spares {a.warm_spares}")
+              f"warm spares {a.warm_spares}; " + ("heartbeat, node timeout and kill grace at their defaults" if a.default_timings
+                                                  else "heartbeat 0.5 s, node timeout 3 s, kill grace 1 s"))
         print(f"elapsed_s={elapsed:.0f} faults={len(kills)} jobs_finished={finished} jobs_lost={len(jobs) - finished}")
         print(f"goodput={100 * goodput['goodput']:.2f}% allocated_core_s={goodput['allocated_core_s']:.0f} "
               f"lost_core_s: " + " ".join(f"{cause}={round(lost[cause])}" for cause in

@@ -27,10 +27,10 @@ freeze to its attempt's end, whichever rule ended it).
 Needs root, `ip netns`, cgroup v1 or v2 with the agents' attempt cgroups, and Debian's `postgresql`.
 There is no tc netem or iptables here: the nemesis cannot delay, reorder or drop a fraction of
 packets. Every namespace and process is removed at the end, whatever happens."""
-import argparse, ctypes, glob, os, random, shutil, signal, subprocess, sys, tempfile, threading, time
+import argparse, ctypes, os, random, shutil, signal, subprocess, sys, tempfile, threading, time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from soak import call, parse_time, percentile, pg_bin, role, wait_for  # noqa: E402
+from soak import agent_cgroup_name, attempt_cgroup_procs, call, exit_cause, parse_time, percentile, pg_bin, role, wait_for  # noqa: E402
 
 SUBNET = "10.77.0."
 NOWHERE = SUBNET + "254"  # a neighbour no host is: packets routed to it are dropped silently
@@ -92,24 +92,22 @@ class Hosts:
 
 
 class Sampler(threading.Thread):
-    """Which attempts have processes, every 50 ms, from the attempt cgroups' process lists."""
+    """Which attempts have processes, every 50 ms, from the process lists of this soak's own agents'
+    attempt cgroups (another cluster on the machine is not counted)."""
 
-    def __init__(self, period=0.05):
+    def __init__(self, agent_cgroups, period=0.05):
         super().__init__(daemon=True)
-        self.period, self.samples, self.stop = period, [], threading.Event()
+        self.agent_cgroups, self.period, self.samples, self.stop = agent_cgroups, period, [], threading.Event()
 
-    @staticmethod
-    def live_attempts():
+    def live_attempts(self):
         """Attempt id -> the agents' cgroup folders (one per node) holding its processes."""
         live = {}
-        for procs in glob.glob("/sys/fs/cgroup/pids/trainyard/*/attempt-*/cgroup.procs") + \
-                glob.glob("/sys/fs/cgroup/trainyard/*/attempt-*/cgroup.procs"):
+        for agent, attempt, procs in attempt_cgroup_procs(self.agent_cgroups):
             try:
                 with open(procs) as f:
                     if f.read().strip():
-                        folder, attempt = procs.split("/attempt-")
-                        live.setdefault(int(attempt.split("/")[0]), set()).add(os.path.basename(folder))
-            except (OSError, ValueError):
+                        live.setdefault(attempt, set()).add(agent)
+            except OSError:
                 pass
         return live
 
@@ -135,6 +133,8 @@ def main():
     # and the node timeout must exceed it plus the kill grace and a margin.
     p.add_argument("--fence-ms", type=int, default=12000)
     p.add_argument("--node-timeout-ms", type=int, default=15000)
+    p.add_argument("--default-timings", action="store_true",
+                   help="leave heartbeat, node timeout, fence and kill grace at the daemon's defaults (the settings users get)")
     a = p.parse_args()
     quiet = tuple(float(x) for x in a.quiet_s.split("-"))
     if len(quiet) != 2 or not 0 <= quiet[0] <= quiet[1]:
@@ -169,14 +169,19 @@ def main():
         datas = [os.path.join(root, f"data-{i}") for i in range(2)]
         checkpoints = os.path.join(root, "checkpoints")
 
+        timings = [] if a.default_timings else [
+            "--heartbeat-interval-ms", "500", "--node-timeout-ms", str(a.node_timeout_ms), "--kill-grace-ms", "500",
+            "--fence-ms", str(a.fence_ms)]
+        log_starts = [0, 0]  # where each daemon's current run begins in its log
+
         def start_daemon(i):
             log = open(os.path.join(root, f"daemon-{i}.log"), "a")
+            log_starts[i] = log.tell()
             procs[f"daemon-{i}"] = subprocess.Popen(hosts.wrap(f"daemon-{i}", [
                 f"{build}/daemon/trainyard-daemon", "--listen", urls[i][len("http://"):], "--advertise-url", urls[i],
                 "--data-dir", datas[i], "--store", store, "--lease-ttl-ms", "5000", "--insecure-http",  # the link never leaves this machine
                 "--checkpoint-root", checkpoints,  # shared storage: whichever daemon is active resumes from it
-                "--heartbeat-interval-ms", "500", "--node-timeout-ms", str(a.node_timeout_ms), "--kill-grace-ms", "500",
-                "--fence-ms", str(a.fence_ms),
+                *timings,
                 "--retry-backoff-ms", "200", "--max-infra-retries", "100", "--canary-interval-s", "0",
                 "--health-interval-s", "0", "--suspect-pct", "10", "--warm-spares", str(a.warm_spares)]),
                 stdout=log, stderr=log)
@@ -197,7 +202,10 @@ def main():
             lost its lease (frozen or cut off past it) exits, and comes back as the standby."""
             for i in (0, 1):
                 if procs[f"daemon-{i}"].poll() is not None:
-                    restarts.append((time.time(), i, procs[f"daemon-{i}"].returncode))
+                    returncode = procs[f"daemon-{i}"].returncode
+                    cause = exit_cause(os.path.join(root, f"daemon-{i}.log"), log_starts[i], returncode)
+                    restarts.append((time.time(), i, returncode, cause))
+                    print(f"daemon-{i} exited ({returncode}): {cause}", flush=True)
                     start_daemon(i)
 
         def active():
@@ -232,7 +240,8 @@ def main():
         wait_for(lambda: sum(n["state"] == "HEALTHY" for n in api("GET", "/v1/nodes")["nodes"]) == a.agents, 60,
                  "the agents to be healthy")
 
-        sampler = Sampler()
+        agent_cgroups = {n: agent_cgroup_name(n, os.path.join(root, "work-" + n)) for n in agents}
+        sampler = Sampler(set(agent_cgroups.values()))
         sampler.start()
         spec = {"name": "soak", "nodes": 2, "kind": "simulated",
                 "workload": {"steps": a.steps, "step_ms": a.step_ms, "checkpoint_every": a.checkpoint_every}}
@@ -259,10 +268,9 @@ def main():
         def rank_pids(node):
             """The simulated ranks' processes on `node`: the agent's children in attempt cgroups."""
             pids = []
-            for procs_file in glob.glob("/sys/fs/cgroup/pids/trainyard/*/attempt-*/cgroup.procs"):
-                if f"/trainyard/{node}-" in procs_file:
-                    with open(procs_file) as f:
-                        pids += [int(x) for x in f.read().split()]
+            for _, _, procs_file in attempt_cgroup_procs({agent_cgroups[node]}):
+                with open(procs_file) as f:
+                    pids += [int(x) for x in f.read().split()]
             return pids
 
         started = time.time()
@@ -381,14 +389,17 @@ def main():
         kinds_seen = {}
         for _, kind, _ in faults:
             kinds_seen[kind] = kinds_seen.get(kind, 0) + 1
+        timing_text = "heartbeat, node timeout, fence and kill grace at their defaults" if a.default_timings else (
+            f"heartbeat 0.5 s, node timeout {a.node_timeout_ms / 1000:g} s, fence {a.fence_ms / 1000:g} s, kill grace 0.5 s")
         print(f"# partition soak, seed {a.seed}: {a.agents} agents x 4 cores on their own hosts, {a.warm_spares} warm spares, "
-              f"active + standby daemons on PostgreSQL (lease 5 s, node timeout {a.node_timeout_ms / 1000:g} s, "
-              f"fence {a.fence_ms / 1000:g} s, kill grace 0.5 s); {quiet[0]:g}-{quiet[1]:g} s of quiet between faults; "
+              f"active + standby daemons on PostgreSQL (lease 5 s, {timing_text}); {quiet[0]:g}-{quiet[1]:g} s of quiet between faults; "
               f"{a.jobs} simulated jobs x 2 nodes, {a.steps} steps of {a.step_ms} ms, checkpoint every {a.checkpoint_every}")
         print("faults: " + " ".join(f"{k}={v}" for k, v in sorted(kinds_seen.items())))
         print(f"elapsed_s={elapsed:.0f} two_attempts_running_s={twice_s:.2f} samples={len(sampler.samples)}")
         print(f"acknowledged_submits={len(acknowledged)} lost={len(lost_submits)} "
-              f"daemon_restarts={len(restarts)} (exit codes {sorted(set(rc for _, _, rc in restarts))})")
+              f"daemon_restarts={len(restarts)} (exit codes {sorted(set(rc for _, _, rc, _ in restarts))})")
+        for at, i, rc, cause in restarts:
+            print(f"daemon_exit: daemon-{i} at {at - started:.0f} s, status {rc}: {cause}")
         print(f"jobs_finished={final.count('SUCCEEDED')}/{len(jobs)} states={sorted(set(final))}")
         print(f"goodput={100 * goodput['goodput']:.2f}% (jobs {len(rows)}) allocated_core_s={goodput['allocated_core_s']:.0f} lost_core_s: "
               + " ".join(f"{cause}={round(v)}" for cause, v in sorted(lost.items())))
