@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "daemon/lifecycle.h"
 #include "daemon/provenance.h"
 #include "daemon/rank_state.h"
 #include "daemon/straggler_rule.h"
@@ -20,29 +21,35 @@
 
 namespace trainyard::daemon {
 
+// Why the daemon stops an attempt: what its end is judged by (attempt_end.h).
+enum class StopCause {
+  requested,       // a rank failed or was lost, a cancel, a stop to queue again, a hang
+  timed_out,       // it ran longer than its timeout_s
+  quota_exceeded,  // it stayed over its storage quota past the grace
+};
+struct AttemptStop {
+  StopCause cause = StopCause::requested;
+  std::string reason;  // told to its ranks with the kill
+};
+
 struct ActiveAttempt {
   explicit ActiveAttempt(Attempt attempt)
       : record(std::move(attempt)), ranks(record.nodes.size()), stragglers(record.nodes.size()) {}
   Attempt record;
   std::vector<RankState> ranks;  // rank r runs on record.nodes[r]
-  bool killing = false;
-  bool timed_out = false;
-  bool quota_exceeded = false;  // stopped for staying over its storage quota past the grace
-  std::string kill_reason;
+  AttemptPhase phase = AttemptPhase::choosing_resume;
+  std::optional<AttemptStop> stop;  // set once the daemon sent its ranks a kill
   // The rank that failed first speaks for the attempt: the others mostly die of the kill it caused.
   int first_failed_rank = -1;
   std::vector<int> stuck_ranks;  // named by the stuck diagnosis, if it was stopped as stuck
   StragglerWatch stragglers;     // its ranks' work per step, compared (daemon/straggler_rule.h)
-  bool stuck_nodes_tested = false;
   std::vector<std::string> failed_checks;    // "node failed health check N: ..." for the nodes it hung on
   MonoTime running_since{};                  // record.started_at on the monotonic clock, for its timeout
   std::optional<ResumedCheckpoint> resumed;  // the checkpoint a retry resumes from (provenance)
   std::int64_t newest_checkpoint_step = 0;   // the newest it reported: where a retry resumes
-  // Launch waits for both: the checkpoint claimed and the resume point chosen, and the pre-flight
-  // (which runs in parallel with that, when there is one) passed.
-  bool resume_ready = false;
-  bool preflight_running = false;
 
+  bool stopping() const { return stop.has_value(); }
+  bool stopped_for(StopCause cause) const { return stop && stop->cause == cause; }
   bool all_exited() const;
   // The rank `node` runs, or -1.
   int rank_of(const std::string& node) const;

@@ -130,6 +130,7 @@ void JobManager::restore(const store::LoadedState& state) {
     }
     // How long it ran before the restart only the stored wall-clock times can tell.
     if (attempt.started_at) active.running_since = mono_now - std::max(Millis(0), now - *attempt.started_at);
+    active.phase = AttemptPhase::launching;  // prepared by the daemon before the restart, not again
     attempts_.add(std::move(active));
     std::vector<scheduler::NodeCores> held;
     for (const auto& n : attempt.nodes) held.push_back({n, attempt.cores_per_node});
@@ -456,7 +457,7 @@ void JobManager::launch(AttemptId id) {
     const std::string& node = attempt.record.nodes[static_cast<std::size_t>(r)];
     if (!nodes_.connected(node)) gone.emplace_back(r, node);
   }
-  if (attempt.killing || !gone.empty()) {
+  if (attempt.stopping() || !gone.empty()) {
     for (std::size_t r = 0; r < attempt.ranks.size(); ++r) {
       const bool is_gone = std::any_of(gone.begin(), gone.end(), [r](const auto& g) { return g.first == static_cast<int>(r); });
       if (!is_gone) attempt.ranks[r].exited = true;  // never launched: nothing to wait for
@@ -545,7 +546,7 @@ void JobManager::rank_lost(AttemptId id, int rank, const std::string& reason) {
   ActiveAttempt* attempt = attempts_.find(id);
   if (!attempt || attempt->ranks[static_cast<std::size_t>(rank)].exited) return;
   mark_rank_lost(*attempt, rank, reason);
-  if (!attempt->killing) kill_attempt(*attempt, reason);
+  if (!attempt->stopping()) kill_attempt(*attempt, reason);
   maybe_finish(id);
 }
 
@@ -568,10 +569,9 @@ void JobManager::mark_rank_lost(ActiveAttempt& attempt, int rank, const std::str
                rank, reason);
 }
 
-void JobManager::kill_attempt(ActiveAttempt& attempt, const std::string& reason) {
-  if (attempt.killing) return;
-  attempt.killing = true;
-  attempt.kill_reason = reason;
+void JobManager::kill_attempt(ActiveAttempt& attempt, const std::string& reason, StopCause cause) {
+  if (attempt.stopping()) return;
+  attempt.stop = AttemptStop{cause, reason};
   for (std::size_t r = 0; r < attempt.ranks.size(); ++r) {
     if (attempt.ranks[r].exited) continue;
     send_to(attempt.record.nodes[r],
@@ -585,8 +585,13 @@ void JobManager::maybe_finish(AttemptId id) {
 }
 
 AttemptEndFacts JobManager::attempt_end_facts(const ActiveAttempt& active) {
-  AttemptEndFacts facts{{}, active.first_failed_rank, active.timed_out, active.kill_reason, active.stuck_ranks,
-                        active.failed_checks, active.newest_checkpoint_step};
+  AttemptEndFacts facts{{},
+                        active.first_failed_rank,
+                        active.stopped_for(StopCause::timed_out),
+                        active.stop ? active.stop->reason : "",
+                        active.stuck_ranks,
+                        active.failed_checks,
+                        active.newest_checkpoint_step};
   for (const RankState& r : active.ranks) {
     facts.ranks.push_back({r.lost, r.health_failed, r.exit_code, r.signal, r.reason, r.log_tail, r.steps});
   }
@@ -599,7 +604,7 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
   Job& job = active_jobs_.at(active.record.job_id);
   AttemptEndFacts facts = attempt_end_facts(active);
   facts.over_storage_quota = storage_.over_quota(job.id);
-  facts.quota_exceeded = active.quota_exceeded;
+  facts.quota_exceeded = active.stopped_for(StopCause::quota_exceeded);
   AttemptEnd end = decide_attempt_end(active.record, job, facts,
                                       {config_.failure_rules, config_.max_infra_retries, config_.retry_backoff_base}, now);
   Attempt& attempt = active.record = std::move(end.attempt);

@@ -292,7 +292,7 @@ class JobManager {
   // The node told what it runs: the attempts it was not heard to stop that it did not list it has.
   void heard_stopped_unless_listed(const std::string& node, const std::vector<AttemptReport>& listed);
   void unheard_stop_over(const UnheardStops::Stop& stop);
-  void kill_attempt(ActiveAttempt& attempt, const std::string& reason);
+  void kill_attempt(ActiveAttempt& attempt, const std::string& reason, StopCause cause = StopCause::requested);
   // Stores that the job's attempt is being stopped to queue again, then stops it (saving first).
   // With `not_stored` the stop is a caller's request (persist_requested), else the daemon's own.
   void stop_to_queue_again(Job& job, StopIntent intent, const std::string& reason, store::Change change,

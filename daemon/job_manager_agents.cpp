@@ -136,7 +136,7 @@ void JobManager::on_started(const std::string& node, const AttemptStartedMsg& ms
   attempt.ranks[static_cast<std::size_t>(rank)].started = true;
   record_rank_environment(attempt.record.provenance, rank, msg.environment);
   const bool all_started = std::all_of(attempt.ranks.begin(), attempt.ranks.end(), [](const RankState& r) { return r.started; });
-  if (!all_started || attempt.record.state != AttemptState::starting || attempt.killing) return;
+  if (!all_started || attempt.record.state != AttemptState::starting || attempt.stopping()) return;
   const TimePoint now = clock_.system_now();
   change_state(attempt.record.state, AttemptEvent::ranks_started);
   attempt.record.started_at = now;
@@ -242,7 +242,7 @@ void JobManager::on_exited(const std::string& node, const AttemptExitedMsg& msg)
     const std::string peer_node = attempt.record.nodes[static_cast<std::size_t>(peer)];  // the attempt may end
     return lose_disconnected_ranks(peer_node);
   }
-  if (failed && !attempt.killing) kill_attempt(attempt, "rank " + std::to_string(rank) + " on " + node + " failed");
+  if (failed && !attempt.stopping()) kill_attempt(attempt, "rank " + std::to_string(rank) + " on " + node + " failed");
   maybe_finish(msg.attempt_id);
 }
 

@@ -117,7 +117,7 @@ void JobManager::resume_chosen(AttemptId id, Result<std::optional<ResumedCheckpo
   if (!chosen) spdlog::error("event=checkpoint_claim_failed attempt={} error=\"{}\"", id, chosen.error().message);
   std::optional<ResumedCheckpoint> resume = chosen ? std::move(*chosen) : std::nullopt;
   if (!resume) {
-    active->resume_ready = true;
+    change_phase(active->phase, AttemptStep::resume_chosen);
     return launch_when_ready(id);
   }
   active->record.resumed_from = resume->path;
@@ -129,7 +129,7 @@ void JobManager::resume_chosen(AttemptId id, Result<std::optional<ResumedCheckpo
   persist(std::move(change), [this, id] {
     ActiveAttempt* stored = attempts_.find(id);
     if (!stored) return;
-    stored->resume_ready = true;
+    change_phase(stored->phase, AttemptStep::resume_chosen);
     launch_when_ready(id);
   });
 }
@@ -140,7 +140,7 @@ void JobManager::start_preflight(AttemptId id) {
   ActiveAttempt& attempt = *active;
   const Job& job = active_jobs_.at(attempt.record.job_id);
   const auto& nodes = attempt.record.nodes;
-  if (!config_.preflight_checks || !job.spec.preflight_enabled() || nodes.size() < 2 || attempt.killing) return;
+  if (!config_.preflight_checks || !job.spec.preflight_enabled() || nodes.size() < 2 || attempt.stopping()) return;
   // A resume after an infrastructure failure tests only what it has not proven: nodes that kept
   // running the previous attempt, and warm ones, go without; the rest are tested with them.
   if (const std::vector<std::string>* survived = attempts_.survivors(job.id)) {
@@ -159,7 +159,7 @@ void JobManager::start_preflight(AttemptId id) {
       return;
     }
   }
-  attempt.preflight_running = true;
+  change_phase(attempt.phase, AttemptStep::preflight_started);
   HealthCheckRequest request{HealthCheckKind::preflight, nodes, false, true, "job " + job_ref_text(job)};
   spdlog::info("event=preflight_started job={} attempt={} nodes={}", job.id, id, join_node_names(nodes));
   start_check(std::move(request), [this, id](const HealthCheckResult& result) { on_preflight_done(id, result); });
@@ -167,7 +167,7 @@ void JobManager::start_preflight(AttemptId id) {
 
 void JobManager::launch_when_ready(AttemptId id) {
   ActiveAttempt* active = attempts_.find(id);
-  if (!active || active->preflight_running || !active->resume_ready) return;
+  if (!active || active->phase != AttemptPhase::launching) return;
   launch(id);
 }
 
@@ -175,9 +175,9 @@ void JobManager::on_preflight_done(AttemptId id, const HealthCheckResult& result
   ActiveAttempt* active = attempts_.find(id);
   if (!active) return;
   ActiveAttempt& attempt = *active;
-  attempt.preflight_running = false;
+  change_phase(attempt.phase, AttemptStep::preflight_done);
   // A passed check launches; so does a stopped attempt, which launch() winds up without starting it.
-  if (result.passed() || attempt.killing) return launch_when_ready(id);
+  if (result.passed() || attempt.stopping()) return launch_when_ready(id);
   const auto failed = result.failed_nodes();
   for (std::size_t r = 0; r < attempt.ranks.size(); ++r) {
     const std::string& node = attempt.record.nodes[r];
@@ -197,8 +197,8 @@ void JobManager::on_preflight_done(AttemptId id, const HealthCheckResult& result
 }
 
 bool JobManager::test_stuck_nodes(ActiveAttempt& attempt) {
-  if (attempt.stuck_ranks.empty() || attempt.stuck_nodes_tested) return false;
-  attempt.stuck_nodes_tested = true;
+  if (attempt.stuck_ranks.empty() || attempt.phase == AttemptPhase::testing_stuck_nodes) return false;
+  change_phase(attempt.phase, AttemptStep::stuck_nodes_test_started);
   const Job& job = active_jobs_.at(attempt.record.job_id);
   if (job.cancel_requested) return false;
   auto request = monitors_.stuck_nodes_check(job, attempt.record, attempt.stuck_ranks);

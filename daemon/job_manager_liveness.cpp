@@ -49,7 +49,7 @@ void JobManager::name_jobs_hit(store::Event& event, const std::set<JobId>& jobs)
 }
 
 void JobManager::check_stuck(ActiveAttempt& attempt, MonoTime now) {
-  if (attempt.killing || attempt.record.state != AttemptState::running) return;
+  if (attempt.stopping() || attempt.record.state != AttemptState::running) return;
   const Job& job = active_jobs_.at(attempt.record.job_id);
   const auto diagnosis = Monitors::stuck(job, attempt.record, attempt.ranks, now);
   if (!diagnosis) return;
@@ -67,7 +67,7 @@ void JobManager::check_stuck(ActiveAttempt& attempt, MonoTime now) {
 }
 
 void JobManager::watch_for_stragglers(ActiveAttempt& attempt, int rank, const AttemptReport& report) {
-  if (attempt.killing || attempt.record.state != AttemptState::running) return;
+  if (attempt.stopping() || attempt.record.state != AttemptState::running) return;
   // A simulated rank's device time; a command rank's wall time, read off when its step last advanced.
   std::optional<Millis> work;
   if (report.busy_ms) {
@@ -143,10 +143,9 @@ void JobManager::tick() {
   std::vector<AttemptId> stopping;
   for (auto& [id, attempt] : attempts_.all()) {
     const Job& job = active_jobs_.at(attempt.record.job_id);
-    if (job.spec.timeout_s && attempt.record.started_at && !attempt.killing &&
+    if (job.spec.timeout_s && attempt.record.started_at && !attempt.stopping() &&
         now - attempt.running_since > std::chrono::seconds(*job.spec.timeout_s)) {
-      attempt.timed_out = true;
-      kill_attempt(attempt, "timeout: ran longer than timeout_s=" + std::to_string(*job.spec.timeout_s));
+      kill_attempt(attempt, "timeout: ran longer than timeout_s=" + std::to_string(*job.spec.timeout_s), StopCause::timed_out);
     }
     check_stuck(attempt, now);
     enforce_storage_quota(attempt, now);
@@ -157,7 +156,7 @@ void JobManager::tick() {
         unconfirmed.emplace_back(id, static_cast<int>(r));
       }
     }
-    if (attempt.killing && !attempt.all_exited()) stopping.push_back(id);
+    if (attempt.stopping() && !attempt.all_exited()) stopping.push_back(id);
   }
   for (const auto& [id, rank] : unconfirmed) {
     rank_lost(id, rank, "node_lost: the agent no longer runs this attempt (restarted?)");

@@ -44,7 +44,7 @@ std::vector<scheduler::PreemptionCandidate> JobManager::preemption_candidates() 
     const Attempt& record = active.record;
     const Job* job = active_job(record.job_id);
     // Only running gangs: one still starting has nothing to save yet and may be on its way out.
-    if (!job || active.killing || job->state != JobState::running || job->stopping_to != StopIntent::none) continue;
+    if (!job || active.stopping() || job->state != JobState::running || job->stopping_to != StopIntent::none) continue;
     scheduler::PreemptionCandidate c;
     c.job = job->id;
     c.share = job->spec.share;

@@ -125,7 +125,7 @@ bool JobManager::resume_on_spares(JobId id) {
 }
 
 bool JobManager::give_up_on_unheard_ranks(ActiveAttempt& attempt) {
-  if (!attempt.killing) return false;
+  if (!attempt.stopping()) return false;
   const MonoTime now = clock_.monotonic_now();
   std::vector<std::pair<int, Millis>> unheard;
   for (std::size_t r = 0; r < attempt.ranks.size(); ++r) {

@@ -145,7 +145,7 @@ void JobManager::storage_scanned(JobId id, const StorageScan& scan) {
 }
 
 void JobManager::enforce_storage_quota(ActiveAttempt& attempt, MonoTime now) {
-  if (attempt.killing || attempt.record.state != AttemptState::running) return;
+  if (attempt.stopping() || attempt.record.state != AttemptState::running) return;
   const Job& job = active_jobs_.at(attempt.record.job_id);
   const std::optional<MonoTime> since = storage_.over_quota_since(job.id);
   if (!since || now - *since < config_.storage_grace) return;
@@ -165,8 +165,7 @@ void JobManager::enforce_storage_quota(ActiveAttempt& attempt, MonoTime now) {
                                      {"work_bytes", bytes.work_bytes},
                                      {"grace_s", std::chrono::duration_cast<std::chrono::seconds>(config_.storage_grace).count()}}));
   persist(std::move(change), nullptr);
-  attempt.quota_exceeded = true;
-  kill_attempt(attempt, why);
+  kill_attempt(attempt, why, StopCause::quota_exceeded);
 }
 
 }  // namespace trainyard::daemon

@@ -98,6 +98,19 @@ constexpr std::array kNodeRules = {
     Rule<N, NE>{N::down, NE::check_unhealthy, N::down, ""},
 };
 
+using P = AttemptPhase;
+using S = AttemptStep;
+// The pre-flight starts with the attempt, before its resume point is chosen (begin_attempt); a
+// pre-flight skipped (a resume on survivors and warm nodes, a single node) never starts.
+constexpr std::array kPhaseRules = {
+    Rule<P, S>{P::choosing_resume, S::preflight_started, P::choosing_resume_and_preflight, ""},
+    Rule<P, S>{P::choosing_resume, S::resume_chosen, P::launching, ""},
+    Rule<P, S>{P::choosing_resume_and_preflight, S::resume_chosen, P::preflight, ""},
+    Rule<P, S>{P::choosing_resume_and_preflight, S::preflight_done, P::choosing_resume, ""},
+    Rule<P, S>{P::preflight, S::preflight_done, P::launching, ""},
+    Rule<P, S>{P::launching, S::stuck_nodes_test_started, P::testing_stuck_nodes, ""},
+};
+
 template <class State, class Event, std::size_t N>
 std::optional<Transition<State>> look_up(const std::array<Rule<State, Event>, N>& rules, State from, Event event) {
   for (const auto& rule : rules) {
@@ -110,7 +123,7 @@ template <class State, class Event>
 Transition<State> take(State& state, Event event, std::optional<Transition<State>> transition, std::string_view machine) {
   if (!transition) {
     throw std::logic_error(std::string(machine) + " lifecycle: " + std::string(to_string(event)) + " cannot happen to a " +
-                           to_string(state) + " " + std::string(machine));
+                           std::string(to_string(state)) + " " + std::string(machine));
   }
   state = transition->next;
   return *transition;
@@ -124,6 +137,10 @@ std::optional<Transition<AttemptState>> attempt_transition(AttemptState from, At
 }
 std::optional<Transition<NodeState>> node_transition(NodeState from, NodeEvent event) {
   return look_up(kNodeRules, from, event);
+}
+std::optional<AttemptPhase> attempt_phase_after(AttemptPhase from, AttemptStep step) {
+  const auto found = look_up(kPhaseRules, from, step);
+  return found ? std::optional(found->next) : std::nullopt;
 }
 
 std::optional<NodeEvent> check_event(NodeState verdict) {
@@ -180,6 +197,27 @@ std::string_view to_string(NodeEvent event) {
   return "?";
 }
 
+std::string_view to_string(AttemptPhase phase) {
+  switch (phase) {
+    case AttemptPhase::choosing_resume: return "choosing_resume";
+    case AttemptPhase::choosing_resume_and_preflight: return "choosing_resume_and_preflight";
+    case AttemptPhase::preflight: return "preflight";
+    case AttemptPhase::launching: return "launching";
+    case AttemptPhase::testing_stuck_nodes: return "testing_stuck_nodes";
+  }
+  return "?";
+}
+
+std::string_view to_string(AttemptStep step) {
+  switch (step) {
+    case AttemptStep::preflight_started: return "preflight_started";
+    case AttemptStep::resume_chosen: return "resume_chosen";
+    case AttemptStep::preflight_done: return "preflight_done";
+    case AttemptStep::stuck_nodes_test_started: return "stuck_nodes_test_started";
+  }
+  return "?";
+}
+
 Transition<JobState> change_state(JobState& state, JobEvent event) {
   return take(state, event, job_transition(state, event), "job");
 }
@@ -188,6 +226,9 @@ Transition<AttemptState> change_state(AttemptState& state, AttemptEvent event) {
 }
 Transition<NodeState> change_state(NodeState& state, NodeEvent event) {
   return take(state, event, node_transition(state, event), "node");
+}
+AttemptPhase change_phase(AttemptPhase& phase, AttemptStep step) {
+  return take(phase, step, look_up(kPhaseRules, phase, step), "attempt phase").next;
 }
 
 }  // namespace trainyard::daemon

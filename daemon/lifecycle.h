@@ -27,6 +27,18 @@ enum class JobEvent {
 
 enum class AttemptEvent { ranks_started, succeeded, failed, cancelled, requeued, preempted };
 
+// An attempt's phase in the daemon's hands, beside its record's STARTING or RUNNING (which the
+// store holds): what it waits for before its launch, and its nodes' check after a hang.
+enum class AttemptPhase {
+  choosing_resume,                // its checkpoint claimed and its resume point being chosen
+  choosing_resume_and_preflight,  // that, with its pre-flight check running alongside
+  preflight,                      // its resume point chosen; its pre-flight still running
+  launching,                      // both done: launched (or wound up unlaunched, when stopped meanwhile)
+  testing_stuck_nodes,            // it hung: its nodes are checked before its end is decided
+};
+
+enum class AttemptStep { preflight_started, resume_chosen, preflight_done, stuck_nodes_test_started };
+
 enum class NodeEvent {
   registered,             // its agent said hello and it is trusted without a check
   registered_unproven,    // its agent said hello and a registration check must pass first
@@ -50,6 +62,7 @@ struct Transition {
 std::optional<Transition<JobState>> job_transition(JobState from, JobEvent event);
 std::optional<Transition<AttemptState>> attempt_transition(AttemptState from, AttemptEvent event);
 std::optional<Transition<NodeState>> node_transition(NodeState from, NodeEvent event);
+std::optional<AttemptPhase> attempt_phase_after(AttemptPhase from, AttemptStep step);
 
 // The event a health check's verdict for a node is: nullopt for a verdict that is no node state
 // a check gives (DRAINED, DOWN).
@@ -58,11 +71,14 @@ std::optional<NodeEvent> check_event(NodeState verdict);
 std::string_view to_string(JobEvent event);
 std::string_view to_string(AttemptEvent event);
 std::string_view to_string(NodeEvent event);
+std::string_view to_string(AttemptPhase phase);
+std::string_view to_string(AttemptStep step);
 
 // Moves `state` along the table; throws std::logic_error naming the state and the event when the
 // pair is not in it. Returns the transition taken.
 Transition<JobState> change_state(JobState& state, JobEvent event);
 Transition<AttemptState> change_state(AttemptState& state, AttemptEvent event);
 Transition<NodeState> change_state(NodeState& state, NodeEvent event);
+AttemptPhase change_phase(AttemptPhase& phase, AttemptStep step);
 
 }  // namespace trainyard::daemon

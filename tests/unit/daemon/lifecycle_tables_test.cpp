@@ -98,6 +98,38 @@ TEST(LifecycleTables, EveryNodeStateAndEvent) {
   EXPECT_EQ(walk(kNodeStates, kNodeEvents), expected);
 }
 
+TEST(LifecycleTables, EveryAttemptPhaseAndStep) {
+  constexpr std::array kPhases = {AttemptPhase::choosing_resume, AttemptPhase::choosing_resume_and_preflight,
+                                  AttemptPhase::preflight, AttemptPhase::launching, AttemptPhase::testing_stuck_nodes};
+  constexpr std::array kSteps = {AttemptStep::preflight_started, AttemptStep::resume_chosen, AttemptStep::preflight_done,
+                                 AttemptStep::stuck_nodes_test_started};
+  std::vector<std::vector<std::string>> grid;
+  for (const AttemptPhase from : kPhases) {
+    std::vector<std::string> row;
+    for (const AttemptStep step : kSteps) {
+      AttemptPhase phase = from;
+      try {
+        row.emplace_back(to_string(change_phase(phase, step)));
+        EXPECT_EQ(phase, attempt_phase_after(from, step));
+      } catch (const std::logic_error& e) {
+        EXPECT_EQ(phase, from) << e.what();
+        EXPECT_FALSE(attempt_phase_after(from, step));
+        row.emplace_back("-");
+      }
+    }
+    grid.push_back(std::move(row));
+  }
+  // preflight_started, resume_chosen, preflight_done, stuck_nodes_test_started
+  const std::vector<std::vector<std::string>> expected = {
+      {"choosing_resume_and_preflight", "launching", "-", "-"},
+      {"-", "preflight", "choosing_resume", "-"},
+      {"-", "-", "launching", "-"},
+      {"-", "-", "-", "testing_stuck_nodes"},
+      {"-", "-", "-", "-"},
+  };
+  EXPECT_EQ(grid, expected);
+}
+
 // What the grids imply, said once more as rules a reader checks at a glance.
 TEST(LifecycleTables, EndedJobsAndAttemptsTakeNoEventAndEveryLiveStateCanEnd) {
   for (const JobState s : kJobStates) {
