@@ -49,6 +49,14 @@ void prepare_work_dir(const std::string& work_dir) {
   fs::permissions(work_dir + "/attempts", traversable, fs::perm_options::replace);
 }
 
+// The fence keeper runs from "/": the agent's TLS files as they are found from where it started.
+trainyard::net::TlsClientFiles absolute_paths(trainyard::net::TlsClientFiles files) {
+  for (std::string* path : {&files.ca_file, &files.cert_file, &files.key_file}) {
+    if (!path->empty()) *path = std::filesystem::absolute(*path).string();
+  }
+  return files;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -124,7 +132,7 @@ int main(int argc, char** argv) {
     trainyard::agent::ProcessFenceKeeper keeper(
         io, {config.name, config.work_dir + "/processes", "/sys/fs/cgroup",
              trainyard::agent::agent_cgroup_name(config.name, config.work_dir),
-             {config.servers, settings.tls, trainyard::agent::node_credential_path(config.work_dir)}});
+             {config.servers, absolute_paths(settings.tls), trainyard::agent::node_credential_path(config.work_dir)}});
     trainyard::agent::Agent agent(io, config, device, {links, workloads, timers, &keeper});
     boost::asio::signal_set signals(io, SIGINT, SIGTERM);
     signals.async_wait([&](const boost::system::error_code& ec, int) {
