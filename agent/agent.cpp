@@ -116,19 +116,28 @@ void Agent::acknowledged(std::int64_t seq) {
 
 void Agent::update_fence_keeper() {
   if (!deps_.keeper) return;
+  tell_keeper_what_runs();
   const auto acked = fence_deadlines_.find(acked_seq_);
   if (fence_after_.count() == 0 || runs_.empty() || acked == fence_deadlines_.end()) {
     if (!keeper_clear_) deps_.keeper->clear();
     keeper_clear_ = true;
     return;
   }
+  deps_.keeper->keep_until(acked->second.sent_at + fence_after_ + fence_after_ / 20);
+  keeper_clear_ = false;
+}
+
+void Agent::tell_keeper_what_runs() {
+  std::vector<AttemptId> attempts;
   // The grace the agent's own fence gives each attempt (below): the longest of them.
   std::chrono::milliseconds grace{0};
   for (const auto& [id, running] : runs_) {
+    attempts.push_back(id);
     grace = std::max(grace, std::chrono::milliseconds(running.launch.preempt_grace_ms));
   }
-  deps_.keeper->keep_until(acked->second.sent_at + fence_after_ + fence_after_ / 20, grace);
-  keeper_clear_ = false;
+  if (attempts == keeper_attempts_) return;  // an ack changes only the deadline
+  keeper_attempts_ = attempts;
+  deps_.keeper->running(attempts, grace);
 }
 
 void Agent::fence(std::int64_t seq) {

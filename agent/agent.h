@@ -26,8 +26,9 @@
 // wait (a heartbeat interval, at most a quarter of the deadline), so an agent that was itself
 // stalled reads an answer that arrived meanwhile before it gives up on the daemon.
 //
-// A frozen or dead agent cannot fence: the fence keeper, a process beside it, is told each new
-// deadline and stops the attempts when one passes unrenewed (agent/fence_keeper.h).
+// A frozen or dead agent cannot fence: the fence keeper, a process beside it, is told what runs
+// and each new deadline, and stops the attempts when one passes unrenewed or the agent dies; a dead
+// agent's keeper then tells the daemon they stopped (agent/fence_keeper.h).
 //
 // It acts through `AgentDeps` (agent/agent_deps.h): the daemon link, the workloads, the timers and
 // the fence keeper.
@@ -97,9 +98,10 @@ class Agent {
   std::int64_t next_heartbeat_seq();
   void acknowledged(std::int64_t seq);
   void fence(std::int64_t seq);
-  // Tells the fence keeper (agent/fence_keeper.h) the newest acknowledged deadline, or that there is
-  // nothing to stop.
+  // Tells the fence keeper (agent/fence_keeper.h) what runs, and the newest acknowledged deadline or
+  // that there is none.
   void update_fence_keeper();
+  void tell_keeper_what_runs();
   void send(const AgentMessage& message);
   // Presents `secret` from now on and saves it for later lives (agent/node_credential.h).
   void keep_node_credential(const std::string& secret);
@@ -146,7 +148,8 @@ class Agent {
     std::unique_ptr<Timer> timer;
   };
   std::map<std::int64_t, FenceDeadline> fence_deadlines_;
-  bool keeper_clear_ = false;  // the fence keeper was last told there is nothing to stop
+  bool keeper_clear_ = false;  // the fence keeper was last told there is no deadline
+  std::vector<AttemptId> keeper_attempts_;  // what the fence keeper was last told runs
   struct Running {
     std::unique_ptr<AttemptRun> run;
     LaunchMsg launch;

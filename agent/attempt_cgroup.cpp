@@ -276,6 +276,17 @@ int Cgroups::remove_leftovers() const {
   return removed;
 }
 
+int Cgroups::attempt_cgroups_left() const {
+  int left = 0;
+  std::error_code ec;
+  for (const auto& parent : parents_) {
+    for (const auto& entry : fs::directory_iterator(parent, ec)) {
+      if (entry.is_directory(ec) && entry.path().filename().string().starts_with(kAttemptPrefix)) ++left;
+    }
+  }
+  return left;
+}
+
 void Cgroups::remove_all() const {
   remove_leftovers();
   for (const auto& parent : parents_) {

@@ -79,6 +79,9 @@ class Cgroups {
   // Kills what a previous life of this agent left in its attempt cgroups and removes them;
   // returns how many cgroups that was.
   int remove_leftovers() const;
+  // How many attempt cgroups are left in any hierarchy. A cgroup is removed only once none of its
+  // processes runs, so none left proves every attempt's processes gone (the fence keeper's proof).
+  int attempt_cgroups_left() const;
   // remove_leftovers, then the parents themselves (an agent stopping cleanly).
   void remove_all() const;
 

@@ -35,11 +35,18 @@ ProcessFenceKeeper::ProcessFenceKeeper(boost::asio::io_context& io, const FenceK
                              std::strerror(failure.error));
   }
   pid_ = pid;
+  const StopReportTarget& daemons = place.daemons;
   send({{"start",
          {{"node", place.node},
           {"processes_dir", place.processes_dir},
           {"cgroup_root", place.cgroup_root},
-          {"cgroup_name", place.cgroup_name}}}});
+          {"cgroup_name", place.cgroup_name},
+          {"daemons",
+           {{"servers", daemons.servers},
+            {"ca_file", daemons.tls.ca_file},
+            {"cert_file", daemons.tls.cert_file},
+            {"key_file", daemons.tls.key_file},
+            {"credential_file", daemons.credential_file}}}}}});
   spdlog::info("event=fence_keeper_started node={} pid={}", place.node, pid_);
   watch_exit();
 }
@@ -60,9 +67,13 @@ void ProcessFenceKeeper::send(const Json& message) {
   }
 }
 
-void ProcessFenceKeeper::keep_until(std::chrono::steady_clock::time_point deadline, std::chrono::milliseconds grace) {
+void ProcessFenceKeeper::running(const std::vector<AttemptId>& attempts, std::chrono::milliseconds grace) {
+  send({{"running", {{"attempts", attempts}, {"grace_ms", grace.count()}}}});
+}
+
+void ProcessFenceKeeper::keep_until(std::chrono::steady_clock::time_point deadline) {
   const auto at = std::chrono::duration_cast<std::chrono::milliseconds>(deadline.time_since_epoch()).count();
-  send({{"deadline", {{"at_steady_ms", at}, {"grace_ms", grace.count()}}}});
+  send({{"deadline", {{"at_steady_ms", at}}}});
 }
 
 void ProcessFenceKeeper::clear() { send({{"clear", Json::object()}}); }

@@ -16,6 +16,7 @@
 #include "agent/fence_keeper_process.h"
 #include "agent/job_python.h"
 #include "agent/job_reach.h"
+#include "agent/node_credential.h"
 #include "agent/simulated_rank_process.h"
 #include "net/steady_timers.h"
 #include "net/tls.h"
@@ -46,6 +47,14 @@ void prepare_work_dir(const std::string& work_dir) {
   ::umask(umask_before);
   fs::permissions(work_dir, traversable, fs::perm_options::replace);
   fs::permissions(work_dir + "/attempts", traversable, fs::perm_options::replace);
+}
+
+// The fence keeper runs from "/": the agent's TLS files as they are found from where it started.
+trainyard::net::TlsClientFiles absolute_paths(trainyard::net::TlsClientFiles files) {
+  for (std::string* path : {&files.ca_file, &files.cert_file, &files.key_file}) {
+    if (!path->empty()) *path = std::filesystem::absolute(*path).string();
+  }
+  return files;
 }
 
 }  // namespace
@@ -122,7 +131,8 @@ int main(int argc, char** argv) {
     trainyard::net::SteadyTimers timers(io);
     trainyard::agent::ProcessFenceKeeper keeper(
         io, {config.name, config.work_dir + "/processes", "/sys/fs/cgroup",
-             trainyard::agent::agent_cgroup_name(config.name, config.work_dir)});
+             trainyard::agent::agent_cgroup_name(config.name, config.work_dir),
+             {config.servers, absolute_paths(settings.tls), trainyard::agent::node_credential_path(config.work_dir)}});
     trainyard::agent::Agent agent(io, config, device, {links, workloads, timers, &keeper});
     boost::asio::signal_set signals(io, SIGINT, SIGTERM);
     signals.async_wait([&](const boost::system::error_code& ec, int) {

@@ -4,10 +4,12 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <vector>
 #include <spdlog/spdlog.h>
 
 namespace trainyard::agent {
@@ -172,13 +174,39 @@ int ProcessRegistry::kill_leftovers() {
   return killed;
 }
 
-int signal_recorded_groups(const std::string& dir, int signal) {
+namespace {
+
+std::map<pid_t, RecordedGroup> recorded_groups(const std::string& dir) {
   std::map<pid_t, RecordedGroup> live;
   std::ifstream in(dir + "/journal");
   for (std::string line; std::getline(in, line);) replay(line, live);
+  return live;
+}
+
+bool zombie_or_gone(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return true;
+  const auto stat = parse_process_stat(line);
+  return !stat || stat->state == 'Z';
+}
+
+}  // namespace
+
+int signal_recorded_groups(const std::string& dir, int signal) {
   int signalled = 0;
-  for (const auto& [pgid, group] : live) signalled += signal_if_ours(pgid, group, signal) ? 1 : 0;
+  for (const auto& [pgid, group] : recorded_groups(dir)) signalled += signal_if_ours(pgid, group, signal) ? 1 : 0;
   return signalled;
+}
+
+int running_in_recorded_groups(const std::string& dir) {
+  std::vector<pid_t> ours;
+  for (const auto& [pgid, group] : recorded_groups(dir)) {
+    if (signal_if_ours(pgid, group, 0)) ours.push_back(pgid);
+  }
+  if (ours.empty()) return 0;
+  const std::vector<pid_t> members = processes_in_groups(ours);
+  return static_cast<int>(std::count_if(members.begin(), members.end(), [](pid_t pid) { return !zombie_or_gone(pid); }));
 }
 
 }  // namespace trainyard::agent

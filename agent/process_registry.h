@@ -40,6 +40,10 @@ std::optional<std::uint64_t> process_start_time(pid_t pid);
 // ours and has members, touching no record: for the fence keeper (agent/fence_keeper.h), beside an
 // agent that owns the journal. Returns how many groups that was.
 int signal_recorded_groups(const std::string& dir, int signal);
+// How many processes of those groups still run. A zombie does not: once the agent is dead its
+// killed children are orphans, and where nobody reaps orphans (a container's first process may
+// not) they stay zombies, which a signal still reaches.
+int running_in_recorded_groups(const std::string& dir);
 
 class ProcessRegistry {
  public:

@@ -41,16 +41,22 @@ class AgentSession : public net::WebSocketSession,
       spdlog::warn("event=bad_agent_message node={} remote={} error=\"{}\"", node_, remote_, e.what());
       return refuse(std::string("malformed message: ") + e.what());
     }
-    // Nothing said after a refusal counts (not even another hello); the agent waits for its welcome
-    // before it says more.
-    if (refused_ || issuing_) return;
+    // Nothing said after a refusal or a stop report counts (not even another hello); the agent waits
+    // for its welcome before it says more.
+    if (finished_ || issuing_) return;
     if (node_.empty()) {
+      if (const auto* report = std::get_if<AttemptsStoppedMsg>(&message)) return on_stop_report(*report);
       const auto* hello = std::get_if<HelloMsg>(&message);
-      if (!hello) return refuse("the first message must be a hello");
+      if (!hello) return refuse("the first message must be a hello or attempts_stopped");
       return on_hello(*hello);
     }
     if (std::holds_alternative<HelloMsg>(message)) {
       spdlog::warn("event=duplicate_hello node={}", node_);
+      return;
+    }
+    if (std::holds_alternative<AttemptsStoppedMsg>(message)) {
+      // The keeper's own connection says it; an agent's link never does.
+      spdlog::warn("event=stop_report_on_agent_link node={} remote={}", node_, remote_);
       return;
     }
     // One message must never take the gateway, and every node's connection, down with it.
@@ -91,11 +97,9 @@ class AgentSession : public net::WebSocketSession,
 
  private:
   void on_hello(const HelloMsg& hello) {
-    if (certificate_ && !net::certificate_names(*certificate_, hello.name)) {
-      const std::string refusal = "the client certificate (" + net::certificate_subject(*certificate_) +
-                                  ") is not issued to node " + hello.name;
-      spdlog::warn("event=agent_refused node={} remote={} reason=\"{}\"", hello.name, remote_, refusal);
-      return refuse(refusal);
+    if (const Result<void> named = check_certificate_names(hello.name); !named) {
+      spdlog::warn("event=agent_refused node={} remote={} reason=\"{}\"", hello.name, remote_, named.error().message);
+      return refuse(named.error().message);
     }
     if (const Result<void> believed = check_node_claims(hello, remote_, claim_limits_); !believed) {
       spdlog::warn("event=agent_refused node={} remote={} reason=\"{}\"", hello.name, remote_, believed.error().message);
@@ -117,6 +121,38 @@ class AgentSession : public net::WebSocketSession,
                           });
   }
 
+  // A dead agent's fence keeper, with the node's own credential (and, under mutual TLS, a
+  // certificate issued to the node), says the attempts it names stopped; the only message of its
+  // connection.
+  void on_stop_report(const AttemptsStoppedMsg& report) {
+    Result<void> taken = check_certificate_names(report.node);
+    if (taken) taken = check_stop_report(who_, report.node);
+    if (taken) taken = take_stop_report(report);
+    if (!taken) {
+      spdlog::warn("event=stop_report_refused node={} remote={} token_user={} reason=\"{}\"", report.node, remote_, who_.user,
+                   taken.error().message);
+      return refuse(taken.error().message);
+    }
+    finished_ = true;
+    send(StopNotedMsg{});
+    disconnect("stop noted");
+  }
+
+  // As any agent message: one must never take the gateway, and every node's connection, down with it.
+  Result<void> take_stop_report(const AttemptsStoppedMsg& report) {
+    try {
+      return jobs_.attempts_stopped(report);
+    } catch (const std::exception& e) {
+      spdlog::error("event=stop_report_failed node={} remote={} error=\"{}\"", report.node, remote_, e.what());
+      return Error::unavailable(std::string("the report could not be taken: ") + e.what());
+    }
+  }
+
+  Result<void> check_certificate_names(const std::string& node) const {
+    if (!certificate_ || net::certificate_names(*certificate_, node)) return {};
+    return Error::forbidden("the client certificate (" + net::certificate_subject(*certificate_) + ") is not issued to node " + node);
+  }
+
   // `credential`: the node's new secret, for the welcome. It is withdrawn when it cannot be
   // delivered, so the name is not locked to a secret nobody holds.
   void accept(const HelloMsg& hello, const std::string& credential) {
@@ -136,7 +172,7 @@ class AgentSession : public net::WebSocketSession,
   }
 
   void refuse(const std::string& reason) {
-    refused_ = true;
+    finished_ = true;
     send(RefusedMsg{reason});
     disconnect(reason);
   }
@@ -153,7 +189,7 @@ class AgentSession : public net::WebSocketSession,
   const Leave leave_;
   std::string node_;      // set once the hello is accepted
   bool issuing_ = false;  // the node's credential is being stored; the hello waits for it
-  bool refused_ = false;
+  bool finished_ = false;  // refused, or a stop report taken: nothing more said counts
   bool closed_ = false;
 };
 

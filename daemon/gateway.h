@@ -2,7 +2,9 @@
 // The agent gateway: agents dial in over WebSocket at /v1/agent/connect with an agent token (the
 // join token, or their node's own credential) as a Bearer token; admin and user tokens are refused.
 // The first message must be a hello, whose node name the token must admit (node_credentials.h) and
-// which the job manager accepts or refuses. Messages are parsed strictly; a malformed one is
+// which the job manager accepts or refuses, or a dead agent's fence keeper's attempts_stopped,
+// which only the node's own credential may send (check_stop_report), answered stop_noted before the
+// connection is closed. Messages are parsed strictly; a malformed one is
 // logged and dropped (after hello) or ends the connection with the reason (before hello).
 // Revoking the token a connection was opened with closes it, unless it is the join token of a
 // node that has joined since (the node holds its own credential by then).

@@ -202,6 +202,12 @@ class JobManager {
   // A closed connection: its node's ranks are lost once the disconnect grace passes without a
   // reconnect, or at once when a peer rank saw the node's data-plane connection close too.
   void agent_gone(const std::string& node, const AgentChannel* channel);
+  // A node's fence keeper reports that its agent died and every process of the attempts it names
+  // is gone from the node; the gateway checked that the connection holds that node's own credential.
+  // Their ranks on the node are lost without waiting out the time the keeper may take: as soon as a
+  // peer saw the node's data plane close or the disconnect grace is over (recovery.h). Fails
+  // (invalid_input) only for another protocol version.
+  Result<void> attempts_stopped(const AttemptsStoppedMsg& report);
   // The daemon is about to close every agent connection itself (shutdown): those closes lose no
   // node, since the agents reconnect to the next daemon with their attempts running.
   void closing_agent_connections() { closing_agent_connections_ = true; }
@@ -315,8 +321,8 @@ class JobManager {
   void name_jobs_hit(store::Event& event, const std::set<JobId>& jobs) const;
   // Recovery (job_manager_recovery.cpp, policy in recovery.h).
   void disconnect_grace_over(const std::string& node, MonoTime disconnected_at);
-  // Loses the node's ranks that node_lost_now says are lost (all of them once the grace is over).
-  void lose_disconnected_ranks(const std::string& node);
+  // Loses the node's ranks that node_loss says are lost (all of them once the grace is over).
+  void lose_ranks_of_gone_agent(const std::string& node);
   // The rank whose data-plane connection closed under `reporter`, if its node is lost now; else -1.
   int peer_lost_now(const ActiveAttempt& attempt, int reporter) const;
   // Chooses the spares and tests those due (recovery.h).

@@ -1,6 +1,7 @@
 // The job manager's agent side: registration and reconciliation, and what agents report about
 // their attempts (started, heartbeat progress, exited). The state machine it drives is in
 // job_manager.cpp.
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -15,13 +16,20 @@ namespace trainyard::daemon {
 
 // ---- agent side --------------------------------------------------------------------------------
 
+namespace {
+
+Result<void> check_protocol(int protocol) {
+  if (protocol == kProtocolVersion) return {};
+  return Error::invalid_input("protocol", "protocol version " + std::to_string(protocol) +
+                                              " is not supported; this daemon speaks version " +
+                                              std::to_string(kProtocolVersion));
+}
+
+}  // namespace
+
 Result<void> JobManager::agent_hello(const HelloMsg& hello, std::shared_ptr<AgentChannel> channel,
                                      const std::string& node_credential) {
-  if (hello.protocol != kProtocolVersion) {
-    return Error::invalid_input("protocol", "protocol version " + std::to_string(hello.protocol) +
-                                                " is not supported; this daemon speaks version " +
-                                                std::to_string(kProtocolVersion));
-  }
+  if (Result<void> spoken = check_protocol(hello.protocol); !spoken) return spoken;
   // A node proves itself before it takes work: when it runs none of the attempts we gave it (a new
   // node, a restarted agent, a hello listing attempts we never assigned it), it is tested first;
   // one that kept ours running (across a reconnect or our restart) keeps its state, since the
@@ -105,16 +113,33 @@ void JobManager::agent_gone(const std::string& node, const AgentChannel* channel
   if (closing_agent_connections_) return;  // closed by us: the agents come back to the next daemon
   // Not down: its attempts are lost after the grace unless it comes back, or now if a peer rank
   // already saw its data-plane connection close; the node timeout still decides when it is DOWN.
-  lose_disconnected_ranks(node);
+  lose_ranks_of_gone_agent(node);
   const MonoTime since = nodes_.find(node)->disconnected_at.value_or(clock_.monotonic_now());
   timers_.after(config_.recovery.disconnect_grace, [this, node, since] { disconnect_grace_over(node, since); });
   if (config_.recovery.stopped_within > Millis(0)) {
     // A peer's close may already have said the node is gone: its ranks are lost once they are surely stopped.
     timers_.after(config_.recovery.stopped_within, [this, node, since] {
       const NodeEntry* entry = nodes_.find(node);
-      if (entry && entry->disconnected_at == since) lose_disconnected_ranks(node);
+      if (entry && entry->disconnected_at == since) lose_ranks_of_gone_agent(node);
     });
   }
+}
+
+Result<void> JobManager::attempts_stopped(const AttemptsStoppedMsg& report) {
+  if (Result<void> spoken = check_protocol(report.protocol); !spoken) return spoken;
+  int stopped = 0;
+  for (AttemptId id : report.attempts) {
+    const auto on = attempts_.rank_on(id, report.node);
+    if (!on || on->attempt->ranks[static_cast<std::size_t>(on->rank)].exited) continue;
+    on->attempt->ranks[static_cast<std::size_t>(on->rank)].stopped_by_keeper = true;
+    ++stopped;
+  }
+  spdlog::info("event=attempts_stopped_by_keeper node={} attempts={} running_ranks={}", report.node,
+               fmt::join(report.attempts, ","), stopped);
+  lose_ranks_of_gone_agent(report.node);
+  // A stop the daemon was still waiting to hear of (unheard_stops.h) is heard.
+  for (AttemptId id : report.attempts) heard_stopped(report.node, id);
+  return {};
 }
 
 namespace {
@@ -240,7 +265,7 @@ void JobManager::on_exited(const std::string& node, const AttemptExitedMsg& msg)
   // (it speaks for the attempt), not after the grace.
   if (const int peer = peer_lost_now(attempt, rank); peer >= 0) {
     const std::string peer_node = attempt.record.nodes[static_cast<std::size_t>(peer)];  // the attempt may end
-    return lose_disconnected_ranks(peer_node);
+    return lose_ranks_of_gone_agent(peer_node);
   }
   if (failed && !attempt.stopping()) kill_attempt(attempt, "rank " + std::to_string(rank) + " on " + node + " failed");
   maybe_finish(msg.attempt_id);

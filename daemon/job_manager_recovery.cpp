@@ -1,7 +1,8 @@
 // The job manager's recovery side (docs/DESIGN.md "Recovery in seconds"; the policy is pure, in recovery.h): a gang
 // whose agent went away fails after the disconnect grace rather than the node timeout, or sooner
 // when a peer rank saw the node's data-plane connection close, but never before the dead agent's
-// attempts are surely stopped; idle nodes are kept warm as spares.
+// attempts are surely stopped: when its fence keeper reports them stopped, else once the time the
+// keeper may take has passed; idle nodes are kept warm as spares.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -28,12 +29,12 @@ void JobManager::disconnect_grace_over(const std::string& node, MonoTime disconn
   const NodeEntry* entry = nodes_.find(node);
   // Reconnected, or closed again since (a later timer judges that close).
   if (!entry || entry->disconnected_at != disconnected_at) return;
-  lose_disconnected_ranks(node);
+  lose_ranks_of_gone_agent(node);
   // A pre-flight (or any check) waiting on it would hold its attempt's nodes for the task timeout.
   health_.node_gone(node, gone_past_the_grace(node, config_.recovery.disconnect_grace));
 }
 
-void JobManager::lose_disconnected_ranks(const std::string& node) {
+void JobManager::lose_ranks_of_gone_agent(const std::string& node) {
   const NodeEntry* entry = nodes_.find(node);
   if (!entry) return;
   const MonoTime now = clock_.monotonic_now();
@@ -45,13 +46,19 @@ void JobManager::lose_disconnected_ranks(const std::string& node) {
     const int rank = on->rank;
     const auto& ranks = on->attempt->ranks;
     const auto saw_close = std::find_if(ranks.begin(), ranks.end(), [rank](const RankState& r) { return r.peer_closed_rank == rank; });
-    if (!node_lost_now(since, saw_close != ranks.end(), now, config_.recovery)) continue;
-    const std::string reason =
-        saw_close != ranks.end()
-            ? "node_lost: the agent of node " + node + " disconnected and rank " + std::to_string(saw_close - ranks.begin()) +
-                  " saw its data-plane connection close"
-            : "node_lost: " + gone_past_the_grace(node, config_.recovery.disconnect_grace);
-    rank_lost(id, rank, reason);
+    const bool stopped_by_keeper = ranks[static_cast<std::size_t>(rank)].stopped_by_keeper;
+    const std::string stopped = stopped_by_keeper ? "; its fence keeper stopped the attempt's processes" : "";
+    switch (node_loss({since, saw_close != ranks.end(), stopped_by_keeper}, now, config_.recovery)) {
+      case NodeLoss::none:
+        break;
+      case NodeLoss::peer_saw_close:
+        rank_lost(id, rank, "node_lost: the agent of node " + node + " disconnected and rank " +
+                                std::to_string(saw_close - ranks.begin()) + " saw its data-plane connection close" + stopped);
+        break;
+      case NodeLoss::grace_over:
+        rank_lost(id, rank, "node_lost: " + gone_past_the_grace(node, config_.recovery.disconnect_grace) + stopped);
+        break;
+    }
   }
 }
 
@@ -62,7 +69,9 @@ int JobManager::peer_lost_now(const ActiveAttempt& attempt, int reporter) const 
     return -1;
   }
   const NodeEntry* entry = nodes_.find(attempt.record.nodes[static_cast<std::size_t>(*peer)]);
-  const bool lost = entry && node_lost_now(entry->disconnected_at, true, clock_.monotonic_now(), config_.recovery);
+  const bool stopped_by_keeper = attempt.ranks[static_cast<std::size_t>(*peer)].stopped_by_keeper;
+  const bool lost = entry && node_loss({entry->disconnected_at, true, stopped_by_keeper}, clock_.monotonic_now(),
+                                       config_.recovery) != NodeLoss::none;
   return lost ? *peer : -1;
 }
 

@@ -19,6 +19,13 @@ Result<void> check_node_hello(const TokenRegistry& tokens, const Principal& who,
   return {};
 }
 
+Result<void> check_stop_report(const Principal& who, const std::string& node) {
+  const auto bound = who.role == store::Role::agent ? who.bound_node() : std::nullopt;
+  if (!bound) return Error::forbidden("only node " + node + "'s own credential may report its attempts stopped");
+  if (*bound != node) return Error::forbidden("this credential belongs to node " + *bound + ", not to node " + node);
+  return {};
+}
+
 void issue_node_credential(TokenRegistry& tokens, StoreWorker& store, TimePoint now, const std::string& node,
                            std::function<void(Result<std::string> secret)> done) {
   std::string secret = generate_token_secret();

@@ -24,6 +24,12 @@ namespace trainyard::daemon {
 // says why.
 Result<void> check_node_hello(const TokenRegistry& tokens, const Principal& who, const std::string& node);
 
+// Whether a connection authenticated as `who` may report that `node`'s dead agent's attempts
+// stopped (its fence keeper's attempts_stopped): only the node's own credential may, since the
+// report makes the daemon lose the node's ranks; the join token names no node. A refusal is
+// forbidden and says why.
+Result<void> check_stop_report(const Principal& who, const std::string& node);
+
 // Makes `node` a credential. It is in the registry at once, so a second join of the name is
 // refused while the first is being stored; `done` gets its secret once it is durable, or
 // unavailable when the store failed (the credential is then withdrawn).

@@ -37,6 +37,7 @@ struct RankState {
   std::int64_t steps = 0;
   std::optional<MonoTime> unconfirmed_since;  // agent reconnected without mentioning this rank
   std::optional<int> peer_closed_rank;  // its exit said this rank's data-plane connection closed
+  bool stopped_by_keeper = false;       // its node's fence keeper reported it stopped (recovery.h)
   std::optional<MonoTime> failed_at;    // when its failing exit was heard
 };
 

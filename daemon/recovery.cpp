@@ -11,10 +11,12 @@ bool checked_within(const std::optional<TimePoint>& passed_at, TimePoint now, Mi
 
 }  // namespace
 
-bool node_lost_now(std::optional<MonoTime> disconnected_at, bool peer_saw_close, MonoTime now, const RecoveryConfig& config) {
-  if (!disconnected_at) return false;
-  const Millis since = std::chrono::duration_cast<Millis>(now - *disconnected_at);
-  return since >= config.stopped_within && (peer_saw_close || since >= config.disconnect_grace);
+NodeLoss node_loss(const NodeLossSignals& signals, MonoTime now, const RecoveryConfig& config) {
+  if (!signals.disconnected_at) return NodeLoss::none;
+  const Millis since = std::chrono::duration_cast<Millis>(now - *signals.disconnected_at);
+  if (!signals.stopped_by_keeper && since < config.stopped_within) return NodeLoss::none;
+  if (signals.peer_saw_close) return NodeLoss::peer_saw_close;
+  return since >= config.disconnect_grace ? NodeLoss::grace_over : NodeLoss::none;
 }
 
 bool lost_node_went_first(std::optional<MonoTime> disconnected_at, MonoTime heard_at, Millis heartbeat_interval,

@@ -7,7 +7,9 @@
 // merely stop; waiting for the node timeout left the surviving ranks stalled for most of the time a
 // fault cost (bench/chaos). A closed connection is a strong signal but not proof (a daemon-side
 // network blip closes it too), so it is trusted after a short grace, or at once when a rank of the
-// same attempt saw the node's data-plane connection close as well.
+// same attempt saw the node's data-plane connection close as well, and in either case only once the
+// dead agent's attempts are surely stopped: when its fence keeper says so, or after the time the
+// keeper may take.
 #include <functional>
 #include <optional>
 #include <string>
@@ -28,14 +30,31 @@ struct RecoveryConfig {
   // How long after its connection closed a dead agent's attempts are surely stopped: its rank
   // leaders die with it, and its fence keeper gives the rest of their process groups SIGTERM, the
   // kill grace and SIGKILL at once (agent/fence_keeper.h). The daemon sets it to its kill grace and
-  // a margin; before it has passed, nothing says a replacement would not run beside them.
+  // a margin; before it has passed, nothing but the keeper's own report that they stopped says a
+  // replacement would not run beside them.
   Millis stopped_within{0};
 };
 
-// Whether a disconnected node's ranks are lost now: `stopped_within` has passed since its
-// connection closed, and so has the grace, or a peer rank saw its data-plane connection close. A
-// connected node never is.
-bool node_lost_now(std::optional<MonoTime> disconnected_at, bool peer_saw_close, MonoTime now, const RecoveryConfig& config);
+// What the daemon knows of a rank whose node may be gone.
+struct NodeLossSignals {
+  std::optional<MonoTime> disconnected_at;  // its agent's connection closed then, and stays closed
+  bool peer_saw_close = false;              // a peer rank saw its data-plane connection close
+  // The node's fence keeper reported that the agent died and every process of the rank's attempt
+  // on the node is gone (agent/fence_keeper.h): what `stopped_within` otherwise waits for.
+  bool stopped_by_keeper = false;
+};
+// Why a node's rank is lost now, if it is.
+enum class NodeLoss {
+  none,
+  peer_saw_close,  // closed, a peer saw its data plane close, and its attempt is surely stopped
+  grace_over,      // closed for the grace, and its attempt is surely stopped
+};
+// A connected node's rank never is. A disconnected one's is once its attempt is surely stopped (its
+// keeper said so, or `stopped_within` has passed since the close) and the agent is surely gone for
+// good (a peer saw its data plane close, or the grace has passed). The keeper's word settles only
+// the first: waiting for the second lets a surviving rank see its peer's close and save its state
+// at the loss (neuron/trainer.h) before the daemon stops it.
+NodeLoss node_loss(const NodeLossSignals& signals, MonoTime now, const RecoveryConfig& config);
 
 // Whether a lost node's rank, rather than the rank that failed first, explains an attempt's end:
 // the node had already gone quiet when that failure was heard (its agent's connection had closed,

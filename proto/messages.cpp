@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 
 #include "proto/provenance.h"
 #include "proto/text.h"
@@ -128,6 +129,24 @@ std::vector<AttemptReport> parse_reports(ObjectReader& r, const char* key) {
   return out;
 }
 
+// Not empty, each an attempt id (1 or more), at most kMaxStoppedAttempts, none twice.
+std::vector<AttemptId> parse_attempt_ids(ObjectReader& r, const char* key) {
+  const Json* ids = r.child(key);
+  if (!ids || !ids->is_array() || ids->empty() || ids->size() > kMaxStoppedAttempts) {
+    throw InvalidInput(r.field_path(key), "must be an array of 1 to " + std::to_string(kMaxStoppedAttempts) + " attempt ids");
+  }
+  std::vector<AttemptId> out;
+  std::set<AttemptId> seen;
+  for (std::size_t i = 0; i < ids->size(); ++i) {
+    const Json& id = (*ids)[i];
+    const std::string field = r.field_path(key) + "[" + std::to_string(i) + "]";
+    if (!id.is_number_integer() || id.get<std::int64_t>() < 1) throw InvalidInput(field, "must be an attempt id (an integer >= 1)");
+    if (!seen.insert(id.get<AttemptId>()).second) throw InvalidInput(field, "names an attempt twice");
+    out.push_back(id.get<AttemptId>());
+  }
+  return out;
+}
+
 struct AgentEncoder {
   Json operator()(const HelloMsg& m) const {
     Json j = {{"type", "hello"},    {"protocol", m.protocol},   {"agent_version", m.agent_version},
@@ -172,6 +191,9 @@ struct AgentEncoder {
             {"checkpoints", std::move(checkpoints)}};
   }
   Json operator()(const FaultsMsg& m) const { return {{"type", "faults"}, {"faults", m.faults}}; }
+  Json operator()(const AttemptsStoppedMsg& m) const {
+    return {{"type", "attempts_stopped"}, {"protocol", m.protocol}, {"node", m.node}, {"attempts", m.attempts}};
+  }
   Json operator()(const HealthResultMsg& m) const {
     return {{"type", "health_result"}, {"task_id", m.task_id}, {"result", m.result}, {"error", m.error}};
   }
@@ -191,6 +213,7 @@ struct DaemonEncoder {
   }
   Json operator()(const HeartbeatAckMsg& m) const { return {{"type", "heartbeat_ack"}, {"seq", m.seq}}; }
   Json operator()(const RefusedMsg& m) const { return {{"type", "refused"}, {"reason", m.reason}}; }
+  Json operator()(const StopNotedMsg&) const { return {{"type", "stop_noted"}}; }
   Json operator()(const LaunchMsg& m) const {
     Json j = Json::object();  // field by field, as to_json(JobSpec): one is sent per rank of every attempt
     j["type"] = "launch";
@@ -360,6 +383,15 @@ AgentMessage parse_agent_message(std::string_view text) {
     r.finish();
     return m;
   }
+  if (type == "attempts_stopped") {
+    AttemptsStoppedMsg m;
+    m.protocol = static_cast<int>(r.integer("protocol", 0, 1 << 20));
+    m.node = r.string("node", 1, 64);
+    check_name("node", m.node);
+    m.attempts = parse_attempt_ids(r, "attempts");
+    r.finish();
+    return m;
+  }
   if (type == "health_result") {
     HealthResultMsg m;
     m.task_id = r.integer("task_id", 1, INT64_MAX);
@@ -409,6 +441,10 @@ DaemonMessage parse_daemon_message(std::string_view text) {
     RefusedMsg m{r.string("reason", 0, 4096)};
     r.finish();
     return m;
+  }
+  if (type == "stop_noted") {
+    r.finish();
+    return StopNotedMsg{};
   }
   if (type == "launch") {
     LaunchMsg m;

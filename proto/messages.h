@@ -38,7 +38,9 @@ namespace trainyard::inline proto {
 // 18: launch's command carries the job's working directory (workdir) and its processes per node.
 // 19: a command rank's attempt report says how long its processes have been idle (idle_ms) and,
 //     once idle a while, where each process was (where: state, kernel wait, Python stack).
-inline constexpr int kProtocolVersion = 19;
+// 20: a dead agent's fence keeper reports the attempts it stopped (attempts_stopped, the first and
+//     only message of its connection); the daemon answers stop_noted.
+inline constexpr int kProtocolVersion = 20;
 
 // The most ranks one gang may have, an attempt's or a health check's collective suite: ranks run
 // from 0 to kMaxRanks - 1, and a message names at most kMaxRanks peers, each an address of at most
@@ -159,6 +161,15 @@ struct HealthResultMsg {
   Json result;        // AcceleratorReport or RankCollectiveResult; null when `error` is set
   std::string error;  // the suite could not run at all (busy node, bad options)
 };
+// From the fence keeper (agent/fence_keeper.h), not the agent: the node's agent died, and every
+// process of these attempts is gone (their cgroups removed). Sent with the node's own credential
+// as the first and only message of a connection; the daemon answers stop_noted or refused.
+inline constexpr std::size_t kMaxStoppedAttempts = 4096;
+struct AttemptsStoppedMsg {
+  int protocol = kProtocolVersion;
+  std::string node;
+  std::vector<AttemptId> attempts;  // not empty, at most kMaxStoppedAttempts
+};
 struct LogReplyMsg {
   std::int64_t request_id = 0;
   AttemptId attempt_id = 0;
@@ -186,6 +197,9 @@ struct HeartbeatAckMsg {
 struct RefusedMsg {
   std::string reason;
 };
+// The daemon took an attempts_stopped report: the attempts' ranks on the node are lost, so their
+// replacements may start.
+struct StopNotedMsg {};
 struct LaunchMsg {
   AttemptId attempt_id = 0;
   JobId job_id = 0;
@@ -245,9 +259,9 @@ struct SetFaultsMsg {
 };
 
 using AgentMessage = std::variant<HelloMsg, HeartbeatMsg, AttemptStartedMsg, AttemptExitedMsg, LogReplyMsg, MetricsMsg,
-                                  FaultsMsg, HealthResultMsg>;
-using DaemonMessage =
-    std::variant<WelcomeMsg, RefusedMsg, LaunchMsg, KillMsg, LogRequestMsg, SetFaultsMsg, HealthCheckMsg, HeartbeatAckMsg>;
+                                  FaultsMsg, HealthResultMsg, AttemptsStoppedMsg>;
+using DaemonMessage = std::variant<WelcomeMsg, RefusedMsg, LaunchMsg, KillMsg, LogRequestMsg, SetFaultsMsg, HealthCheckMsg,
+                                   HeartbeatAckMsg, StopNotedMsg>;
 
 std::string encode(const AgentMessage& m);
 std::string encode(const DaemonMessage& m);

@@ -105,6 +105,20 @@ TEST_F(Tls, AJobRunsThroughTheCliOverHttpsAndUnverifiedOrPlainClientsAreToldWhy)
   EXPECT_EQ(cluster.api("GET", "/v1/jobs/" + std::to_string(id)).status, 200);
 }
 
+// A dead agent's fence keeper reports what it stopped as the agent connects: over wss, verifying the
+// daemon with the agent's CA, presenting the node's certificate and credential.
+TEST_F(Tls, ADeadAgentsFenceKeeperReportsOverMutualTls) {
+  const auto id = cluster.submit(shell_job("reported", "exec sleep 600"));
+  cluster.wait_job_state(id, "RUNNING", 30s);
+  const std::string node = attempts_of(cluster, id)[0]["nodes"][0];
+  cluster.stop_agent(node, SIGKILL);
+  const std::string agent_log = cluster.dir() + "/agent-" + node + ".log";
+  EXPECT_TRUE(eventually([&] { return contains(read_text(agent_log), "event=fence_keeper_reported node=" + node + " server=https://"); },
+                         10s))
+      << read_text(agent_log);
+  EXPECT_TRUE(contains(cluster.daemon_log(), "event=attempts_stopped_by_keeper node=" + node)) << cluster.daemon_log();
+}
+
 TEST_F(Tls, AgentsWithACertificateFromAnotherCaOrNamingAnotherNodeAreRefused) {
   const std::string other_ca = cluster.dir() + "/other-ca";
   ASSERT_EQ(shell(make_certs(other_ca + " n3")).first, 0);

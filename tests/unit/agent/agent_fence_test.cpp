@@ -162,7 +162,8 @@ TEST_F(AgentFenceTest, ANodeWithoutAFenceTimeNeverFences) {
 }
 
 // A frozen agent cannot fence: after every acknowledgement its keeper hears the deadline the agent
-// itself would fence at, plus a twentieth of the fence time, and the longest kill grace.
+// itself would fence at, plus a twentieth of the fence time; after every launch and exit, what runs
+// and the longest kill grace.
 TEST_F(AgentFenceTest, TheFenceKeeperIsToldEachAcknowledgedDeadlineWhileAttemptsRun) {
   FakeLink& link = fenced_link();
   timers_.advance(milliseconds(100));
@@ -173,6 +174,7 @@ TEST_F(AgentFenceTest, TheFenceKeeperIsToldEachAcknowledgedDeadlineWhileAttempts
   launch.preempt_grace_ms = 2500;
   link.deliver(launch);
   ASSERT_TRUE(keeper_.deadline) << "the launch itself tells the keeper, not only the next ack";
+  EXPECT_EQ(keeper_.attempts, std::vector<AttemptId>{7});
   EXPECT_EQ(keeper_.grace, milliseconds(2500));
 
   timers_.advance(milliseconds(100));
@@ -192,14 +194,34 @@ TEST_F(AgentFenceTest, TheFenceKeeperIsToldEachAcknowledgedDeadlineWhileAttempts
   workloads_.runs[0]->exit(exit_code(0));
   settle();
   EXPECT_FALSE(keeper_.deadline) << "its last attempt ended: nothing to stop";
+  EXPECT_TRUE(keeper_.attempts.empty());
 }
 
-TEST_F(AgentFenceTest, WithoutAFenceTimeTheKeeperHasNothingToStop) {
+// Should the agent die, its keeper stops what it ran and tells the daemon so: it must know what
+// runs even where the node does not fence.
+TEST_F(AgentFenceTest, WithoutAFenceTimeTheKeeperHasNoDeadlineButKnowsWhatRuns) {
   FakeLink& link = connected();
-  link.deliver(command_launch(7));
+  LaunchMsg first = command_launch(7);
+  first.preempt_grace_ms = 1500;
+  link.deliver(first);
+  LaunchMsg second = command_launch(8);
+  second.preempt_grace_ms = 4000;
+  link.deliver(second);
   timers_.advance(milliseconds(3000));
   for (const auto& hb : link.sent_of<HeartbeatMsg>()) link.deliver(HeartbeatAckMsg{hb.seq});
   EXPECT_FALSE(keeper_.deadline);
+  EXPECT_EQ(keeper_.attempts, (std::vector<AttemptId>{7, 8}));
+  EXPECT_EQ(keeper_.grace, milliseconds(4000)) << "the longest grace of what runs";
+
+  const int times = keeper_.told;
+  timers_.advance(milliseconds(3000));
+  for (const auto& hb : link.sent_of<HeartbeatMsg>()) link.deliver(HeartbeatAckMsg{hb.seq});
+  EXPECT_EQ(keeper_.told, times) << "acks change nothing the keeper needs to hear without a fence";
+
+  workloads_.runs[1]->exit(exit_code(0));
+  settle();
+  EXPECT_EQ(keeper_.attempts, std::vector<AttemptId>{7});
+  EXPECT_EQ(keeper_.grace, milliseconds(1500));
 }
 
 }  // namespace

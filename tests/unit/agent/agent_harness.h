@@ -106,12 +106,16 @@ class FakeWorkloads final : public Workloads {
   std::vector<std::shared_ptr<RunRecord>> runs;
 };
 
-// What the agent last told its fence keeper: a deadline and grace, or nothing to stop.
+// What the agent last told its fence keeper: what runs, and a deadline or none.
 class FakeFenceKeeper final : public FenceKeeper {
  public:
-  void keep_until(std::chrono::steady_clock::time_point deadline, milliseconds grace) override {
-    this->deadline = deadline;
+  void running(const std::vector<AttemptId>& attempts, milliseconds grace) override {
+    this->attempts = attempts;
     this->grace = grace;
+    ++told;
+  }
+  void keep_until(std::chrono::steady_clock::time_point deadline) override {
+    this->deadline = deadline;
     ++told;
   }
   void clear() override {
@@ -119,8 +123,9 @@ class FakeFenceKeeper final : public FenceKeeper {
     ++told;
   }
 
-  std::optional<std::chrono::steady_clock::time_point> deadline;
+  std::vector<AttemptId> attempts;
   milliseconds grace{0};
+  std::optional<std::chrono::steady_clock::time_point> deadline;
   int told = 0;
 };
 

@@ -199,7 +199,7 @@ TEST_F(GatewayTest, FirstMessageMustBeAHello) {
   session->on_message(encode(AgentMessage{HeartbeatMsg{}}));
   ASSERT_EQ(peer->sent.size(), 1u);
   ASSERT_TRUE(std::holds_alternative<RefusedMsg>(peer->sent[0]));
-  EXPECT_THAT(std::get<RefusedMsg>(peer->sent[0]).reason, HasSubstr("first message must be a hello"));
+  EXPECT_THAT(std::get<RefusedMsg>(peer->sent[0]).reason, HasSubstr("first message must be a hello or attempts_stopped"));
   EXPECT_TRUE(peer->closed);
   EXPECT_TRUE(cluster.jobs.nodes().empty());
 }
@@ -225,6 +225,38 @@ TEST_F(GatewayTest, IncompatibleProtocolIsRefused) {
   EXPECT_TRUE(peer->closed);
   EXPECT_TRUE(cluster.jobs.nodes().empty());
   EXPECT_FALSE(tokens.node_credential("n1")) << "a refused node keeps no credential";
+}
+
+// A dead agent's fence keeper reports what it stopped, and the daemon loses those ranks at once:
+// so only the node's own credential may say it, for its own node.
+TEST_F(GatewayTest, OnlyANodesOwnCredentialReportsItsAttemptsStopped) {
+  const std::string n1_secret = welcome_of(*join("n1"))->node_credential;
+  const std::string n2_secret = welcome_of(*join("n2"))->node_credential;
+  const auto report = [&](const std::string& token, const std::string& node, int protocol = kProtocolVersion) {
+    auto peer = std::make_shared<FakePeer>();
+    sessions.push_back(open(peer, token));
+    sessions.back()->on_message(encode(AgentMessage{AttemptsStoppedMsg{protocol, node, {41}}}));
+    cluster.settle();
+    EXPECT_TRUE(peer->closed) << "a report is the only message of its connection";
+    return peer;
+  };
+  EXPECT_THAT(refusal_of(*report(n2_secret, "n1")), HasSubstr("this credential belongs to node n2, not to node n1"));
+  EXPECT_THAT(refusal_of(*report("join", "n1")), HasSubstr("only node n1's own credential"));
+  EXPECT_THAT(refusal_of(*report("join", "n3")), HasSubstr("only node n3's own credential"))
+      << "nor for a name that has no credential yet";
+  EXPECT_THAT(refusal_of(*report(n1_secret, "n1", kProtocolVersion - 1)), HasSubstr("protocol version"));
+
+  auto taken = report(n1_secret, "n1");
+  ASSERT_EQ(taken->sent.size(), 1u);
+  EXPECT_TRUE(std::holds_alternative<StopNotedMsg>(taken->sent[0]));
+}
+
+TEST_F(GatewayTest, AStopReportOnAnAgentsLinkIsIgnored) {
+  auto peer = join("n1");
+  sessions.back()->on_message(encode(AgentMessage{AttemptsStoppedMsg{kProtocolVersion, "n1", {41}}}));
+  cluster.settle();
+  EXPECT_FALSE(peer->closed);
+  EXPECT_EQ(peer->sent.size(), 1u) << "the welcome only";
 }
 
 TEST_F(GatewayTest, AcceptedAgentIsWelcomedAndItsCloseIsReported) {

@@ -49,6 +49,11 @@ struct LostNode {
     c.send(survivor, exit);
   }
   Attempt ended_attempt() { return c.stored_attempts(r.job.id).front(); }
+  // The lost node's fence keeper: its agent died, and `attempts` stopped.
+  void keeper_reports(std::vector<AttemptId> attempts) {
+    ASSERT_TRUE(c.jobs.attempts_stopped(AttemptsStoppedMsg{kProtocolVersion, lost, std::move(attempts)}));
+    c.settle();
+  }
 };
 
 TEST(JobRecovery, AClosedConnectionFailsTheGangWhenTheGraceEndsLongBeforeTheNodeTimeout) {
@@ -136,6 +141,62 @@ TEST(JobRecovery, APeersCloseLosesTheNodeOnlyOnceItsAttemptsAreSurelyStopped) {
   EXPECT_EQ(failed.failure_class, "node_lost");
   EXPECT_TRUE(failed.infrastructure);
   EXPECT_THAT(failed.reason, HasSubstr("rank 0 saw its data-plane connection close"));
+}
+
+// The keeper's report says the dead agent's rank stopped: with a peer's word the node is lost at
+// once, not after the kill grace and its margin, whichever of the two comes first.
+TEST(JobRecovery, AKeeperReportAndAPeersCloseLoseTheNodeAtOnce) {
+  for (const bool report_first : {true, false}) {
+    JobManagerConfig config = test_config();
+    config.recovery.stopped_within = stopped_within_after(Millis(30'000));
+    LostNode t(std::move(config));
+    t.close_connection();
+    if (report_first) {
+      t.keeper_reports({t.r.attempt});
+      EXPECT_TRUE(t.c.agents[t.survivor]->kills().empty()) << "nothing yet says the agent is gone for good";
+      t.survivor_saw_close();  // no time passes
+    } else {
+      t.survivor_saw_close();
+      ASSERT_TRUE(t.c.jobs.active_attempt(t.r.attempt)) << "a peer's word alone waits out the kill grace";
+      t.keeper_reports({t.r.attempt});  // no time passes
+    }
+    ASSERT_FALSE(t.c.jobs.active_attempt(t.r.attempt)) << "report first: " << report_first;
+    const Attempt failed = t.ended_attempt();
+    EXPECT_EQ(failed.failure_class, "node_lost");
+    EXPECT_TRUE(failed.infrastructure);
+    EXPECT_THAT(failed.reason, HasSubstr("the agent of node " + t.lost + " disconnected and rank 0 saw its data-plane "
+                                         "connection close; its fence keeper stopped the attempt's processes"))
+        << "the lost node speaks for the attempt";
+    EXPECT_EQ(t.c.jobs.active_job(t.r.job.id)->state, JobState::pending);
+  }
+}
+
+// Without a peer's word, the report spares only the wait for the stop: the grace still decides.
+TEST(JobRecovery, AKeeperReportWithoutAPeersWordWaitsOnlyForTheGrace) {
+  JobManagerConfig config = test_config();
+  config.recovery.stopped_within = stopped_within_after(Millis(10'000));
+  LostNode t(std::move(config));
+  t.close_connection();
+  t.keeper_reports({t.r.attempt});
+  t.c.advance(Millis(1999));
+  EXPECT_TRUE(t.c.agents[t.survivor]->kills().empty());
+  t.c.advance(Millis(1));
+  ASSERT_EQ(t.c.agents[t.survivor]->kills().size(), 1u) << "the grace is over, 10.5 s before the kill grace would be";
+  EXPECT_TRUE(t.c.agents[t.lost]->kills().empty()) << "the lost rank is gone: nothing to tell its node";
+  t.c.exited(t.survivor, t.r.attempt, std::nullopt, SIGTERM, "killed by the daemon");
+  EXPECT_THAT(t.ended_attempt().reason, HasSubstr("did not reconnect within 2000 ms; its fence keeper stopped"));
+}
+
+TEST(JobRecovery, AKeeperReportOfAttemptsTheNodeDoesNotRunChangesNothing) {
+  LostNode t;
+  t.close_connection();
+  t.keeper_reports({t.r.attempt + 1000});
+  ASSERT_TRUE(t.c.jobs.active_attempt(t.r.attempt));
+  EXPECT_TRUE(t.c.agents[t.survivor]->kills().empty());
+  // Nor does the survivor's own node's keeper speak for the lost node's rank.
+  ASSERT_TRUE(t.c.jobs.attempts_stopped(AttemptsStoppedMsg{kProtocolVersion, t.spare, {t.r.attempt}}));
+  t.c.settle();
+  ASSERT_TRUE(t.c.jobs.active_attempt(t.r.attempt));
 }
 
 TEST(JobRecovery, TheCloseMaySeeThePeersReportFirst) {

@@ -16,12 +16,13 @@ constexpr Millis kGrace{2000};
 
 TEST(Recovery, ADisconnectedNodeIsLostWhenTheGraceEndsOrAPeerSawItClose) {
   const RecoveryConfig config{.disconnect_grace = kGrace};
-  EXPECT_FALSE(node_lost_now(kClosed, false, kClosed + Millis(1999), config));
-  EXPECT_TRUE(node_lost_now(kClosed, false, kClosed + kGrace, config));
-  EXPECT_TRUE(node_lost_now(kClosed, true, kClosed, config)) << "a peer saw its data plane close: no grace to wait";
-  EXPECT_FALSE(node_lost_now(std::nullopt, true, kClosed + Millis(60'000), config))
+  EXPECT_EQ(node_loss({kClosed, false, false}, kClosed + Millis(1999), config), NodeLoss::none);
+  EXPECT_EQ(node_loss({kClosed, false, false}, kClosed + kGrace, config), NodeLoss::grace_over);
+  EXPECT_EQ(node_loss({kClosed, true, false}, kClosed, config), NodeLoss::peer_saw_close)
+      << "a peer saw its data plane close: no grace to wait";
+  EXPECT_EQ(node_loss({std::nullopt, true, false}, kClosed + Millis(60'000), config), NodeLoss::none)
       << "a connected node is never lost by a peer's word alone";
-  EXPECT_TRUE(node_lost_now(kClosed, false, kClosed, RecoveryConfig{.disconnect_grace = Millis(0)}))
+  EXPECT_EQ(node_loss({kClosed, false, false}, kClosed, RecoveryConfig{.disconnect_grace = Millis(0)}), NodeLoss::grace_over)
       << "a grace of 0 trusts the close at once";
 }
 
@@ -30,13 +31,28 @@ TEST(Recovery, ADisconnectedNodeIsLostWhenTheGraceEndsOrAPeerSawItClose) {
 TEST(Recovery, NoDisconnectedNodeIsLostBeforeItsAttemptsAreSurelyStopped) {
   const RecoveryConfig config{.disconnect_grace = kGrace, .stopped_within = stopped_within_after(Millis(500))};
   EXPECT_EQ(config.stopped_within, Millis(750));
-  EXPECT_FALSE(node_lost_now(kClosed, true, kClosed + Millis(749), config));
-  EXPECT_TRUE(node_lost_now(kClosed, true, kClosed + Millis(750), config));
-  EXPECT_FALSE(node_lost_now(kClosed, false, kClosed + Millis(750), config)) << "nor does it shorten the grace";
+  EXPECT_EQ(node_loss({kClosed, true, false}, kClosed + Millis(749), config), NodeLoss::none);
+  EXPECT_EQ(node_loss({kClosed, true, false}, kClosed + Millis(750), config), NodeLoss::peer_saw_close);
+  EXPECT_EQ(node_loss({kClosed, false, false}, kClosed + Millis(750), config), NodeLoss::none) << "nor does it shorten the grace";
   const RecoveryConfig long_grace{.disconnect_grace = Millis(1000), .stopped_within = stopped_within_after(Millis(10'000))};
   EXPECT_EQ(long_grace.stopped_within, Millis(12'500));
-  EXPECT_FALSE(node_lost_now(kClosed, false, kClosed + Millis(12'499), long_grace)) << "the grace does not cut it short";
-  EXPECT_TRUE(node_lost_now(kClosed, false, kClosed + Millis(12'500), long_grace));
+  EXPECT_EQ(node_loss({kClosed, false, false}, kClosed + Millis(12'499), long_grace), NodeLoss::none)
+      << "the grace does not cut it short";
+  EXPECT_EQ(node_loss({kClosed, false, false}, kClosed + Millis(12'500), long_grace), NodeLoss::grace_over);
+}
+
+// The keeper's report stands in for the time its stop may take, not for the signs that the agent
+// is gone for good: a peer's close still loses the node at once, and without one the grace is
+// waited out, which lets a surviving rank see the close and save its state first.
+TEST(Recovery, AKeepersReportStandsInForTheTimeItsStopMayTake) {
+  const RecoveryConfig config{.disconnect_grace = kGrace, .stopped_within = stopped_within_after(Millis(30'000))};
+  EXPECT_EQ(node_loss({kClosed, true, true}, kClosed, config), NodeLoss::peer_saw_close);
+  EXPECT_EQ(node_loss({kClosed, false, true}, kClosed + Millis(1999), config), NodeLoss::none);
+  EXPECT_EQ(node_loss({kClosed, false, true}, kClosed + kGrace, config), NodeLoss::grace_over);
+  EXPECT_EQ(node_loss({std::nullopt, true, true}, kClosed, config), NodeLoss::none)
+      << "still connected: the close is yet to be heard";
+  EXPECT_EQ(node_loss({kClosed, true, false}, kClosed + Millis(37'499), config), NodeLoss::none)
+      << "without it, a 30 s kill grace and its quarter are waited out";
 }
 
 // A killed agent's connection closes at once; its peer rank, a real job's, sees only "connection

@@ -386,6 +386,45 @@ TEST(Messages, FaultMessagesRoundTrip) {
   EXPECT_EQ(std::get<HelloMsg>(parse_agent_message(encode(AgentMessage{hello}))).faults, hello.faults);
 }
 
+TEST(Messages, AFenceKeepersStopReportRoundTripsAndIsChecked) {
+  const AttemptsStoppedMsg report{kProtocolVersion, "node-a", {7, 9}};
+  const auto parsed = std::get<AttemptsStoppedMsg>(parse_agent_message(encode(AgentMessage{report})));
+  EXPECT_EQ(parsed.protocol, kProtocolVersion);
+  EXPECT_EQ(parsed.node, "node-a");
+  EXPECT_EQ(parsed.attempts, (std::vector<AttemptId>{7, 9}));
+  EXPECT_TRUE(std::holds_alternative<StopNotedMsg>(parse_daemon_message(encode(DaemonMessage{StopNotedMsg{}}))));
+
+  const auto field_of = [](const std::string& text) {
+    try {
+      parse_agent_message(text);
+    } catch (const InvalidInput& e) {
+      return e.field();
+    }
+    return std::string("<accepted>");
+  };
+  const std::string head = R"({"type":"attempts_stopped","protocol":20,)";
+  EXPECT_EQ(field_of(head + R"("node":"a","attempts":[1]})"), "<accepted>");
+  EXPECT_EQ(field_of(head + R"("node":"a b","attempts":[1]})"), "node");
+  EXPECT_EQ(field_of(head + R"("attempts":[1]})"), "node");
+  EXPECT_EQ(field_of(head + R"("node":"a","attempts":[]})"), "attempts") << "a report of nothing is no report";
+  EXPECT_EQ(field_of(head + R"("node":"a","attempts":{}})"), "attempts");
+  EXPECT_EQ(field_of(head + R"("node":"a","attempts":[0]})"), "attempts[0]");
+  EXPECT_EQ(field_of(head + R"("node":"a","attempts":[1,"2"]})"), "attempts[1]");
+  EXPECT_EQ(field_of(head + R"("node":"a","attempts":[18446744073709551615]})"), "attempts[0]");
+  EXPECT_EQ(field_of(head + R"("node":"a","attempts":[3,3]})"), "attempts[1]");
+  EXPECT_EQ(field_of(head + R"("node":"a","attempts":[1],"extra":1})"), "extra");
+  EXPECT_EQ(field_of(R"({"type":"attempts_stopped","node":"a","attempts":[1]})"), "protocol");
+  std::string many = head + R"("node":"a","attempts":[)";
+  for (std::size_t i = 1; i <= kMaxStoppedAttempts + 1; ++i) many += (i > 1 ? "," : "") + std::to_string(i);
+  EXPECT_EQ(field_of(many + "]}"), "attempts");
+  try {
+    parse_daemon_message(R"({"type":"stop_noted","attempts":1})");
+    ADD_FAILURE() << "stop_noted carries nothing";
+  } catch (const InvalidInput& e) {
+    EXPECT_EQ(e.field(), "attempts");
+  }
+}
+
 TEST(Time, FormatsAndParsesRfc3339) {
   const TimePoint t = from_unix_ms(1'795'000'000'123);
   EXPECT_EQ(parse_time(format_time(t)), t);
