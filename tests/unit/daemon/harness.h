@@ -11,7 +11,6 @@
 
 #include <filesystem>
 
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -19,7 +18,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -29,7 +27,7 @@
 #include "proto/time.h"
 #include "scheduler/scheduler.h"
 #include "tests/support/fake_timers.h"
-#include "tests/support/forwarding_store.h"
+#include "tests/support/failing_store.h"
 #include "tests/support/in_memory_store.h"
 
 namespace trainyard::daemon::testing {
@@ -87,33 +85,6 @@ class IoQueue {
   std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<StoreWorker::Continuation> queue_;
-};
-
-// A Store decorator whose commits can be made to fail. Records what it committed, so a test can
-// check from a completion that the change is already durable. Thread-safe to query.
-class FlakyStore final : public ForwardingStore {
- public:
-  explicit FlakyStore(store::Store& inner) : ForwardingStore(inner) {}
-
-  void fail_commits(bool fail) { failing_ = fail; }
-  bool committed_job(JobId id) const {
-    std::lock_guard lock(mutex_);
-    return committed_jobs_.contains(id);
-  }
-
-  void commit(std::span<const store::Change> batch) override {
-    if (failing_) throw store::StoreError("disk on fire (injected)");
-    ForwardingStore::commit(batch);
-    std::lock_guard lock(mutex_);
-    for (const auto& change : batch) {
-      for (const auto& job : change.jobs) committed_jobs_.insert(job.id);
-    }
-  }
-
- private:
-  std::atomic<bool> failing_{false};
-  mutable std::mutex mutex_;
-  std::set<JobId> committed_jobs_;
 };
 
 // An agent connection that records what the daemon sent it.
@@ -191,6 +162,16 @@ struct Cluster {
   void advance(Millis by) {
     clock.advance(by);
     settle();
+  }
+  // Ticks until the daemon's own changes that wait for the store are stored; the deadline is the
+  // retries' backoff cap (pending_writes.h), a few times over.
+  void tick_until_stored() {
+    for (int i = 0; i < 20 && jobs.changes_wait_for_store(); ++i) {
+      advance(Millis(500));
+      jobs.tick();
+      settle();
+    }
+    ASSERT_FALSE(jobs.changes_wait_for_store()) << "the waiting changes were never stored";
   }
 
   std::shared_ptr<FakeAgent> connect(const std::string& name, int cores = 8, std::vector<AttemptReport> running = {}) {
@@ -310,7 +291,7 @@ struct Cluster {
   } checkpoint_root{test_config().checkpoint_root};
   ManualTimeSource clock{test_epoch()};
   InMemoryStore memory;
-  FlakyStore store{memory};
+  FailingStore store{memory};
   IoQueue io;
   FakeTimers timers{clock};
   scheduler::Scheduler scheduler{scheduler::Config{}};
