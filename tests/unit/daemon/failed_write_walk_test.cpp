@@ -7,9 +7,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "daemon/api/routes.h"
 #include "tests/unit/daemon/api_fixture.h"

@@ -12,12 +12,9 @@
 #include <filesystem>
 
 #include <chrono>
-#include <condition_variable>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -29,62 +26,29 @@
 #include "tests/support/fake_timers.h"
 #include "tests/support/failing_store.h"
 #include "tests/support/in_memory_store.h"
+#include "tests/support/io_queue.h"
 
 namespace trainyard::daemon::testing {
 
 inline constexpr std::chrono::seconds kWaitLimit{10};
 
-// Completions posted from the worker thread, run on the test thread.
-class IoQueue {
+// The shared IoQueue, waiting as long as the tests wait for anything.
+class IoQueue : public trainyard::IoQueue {
  public:
-  StoreWorker::PostToIo poster() {
-    return [this](StoreWorker::Continuation fn) {
-      {
-        std::lock_guard lock(mutex_);
-        queue_.push_back(std::move(fn));
-      }
-      ready_.notify_all();
-    };
-  }
-
-  // Runs every queued continuation; returns how many ran.
-  int run_ready() {
-    int ran = 0;
-    for (;;) {
-      StoreWorker::Continuation fn;
-      {
-        std::lock_guard lock(mutex_);
-        if (queue_.empty()) return ran;
-        fn = std::move(queue_.front());
-        queue_.pop_front();
-      }
-      fn();
-      ++ran;
-    }
-  }
-
-  // Runs continuations until `done()` holds; fails the test if that takes longer than kWaitLimit.
+  // Runs completions until `done()` holds; fails the test if that takes longer than kWaitLimit.
   // Returns how many ran.
   int run_until(const std::function<bool()>& done) {
     int ran = 0;
     const auto deadline = std::chrono::steady_clock::now() + kWaitLimit;
     while (!done()) {
-      {
-        std::unique_lock lock(mutex_);
-        if (!ready_.wait_until(lock, deadline, [this] { return !queue_.empty(); })) {
-          ADD_FAILURE() << "no completion arrived within " << kWaitLimit.count() << " s";
-          return ran;
-        }
+      if (!wait_until(deadline)) {
+        ADD_FAILURE() << "no completion arrived within " << kWaitLimit.count() << " s";
+        return ran;
       }
       ran += run_ready();
     }
     return ran;
   }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable ready_;
-  std::deque<StoreWorker::Continuation> queue_;
 };
 
 // An agent connection that records what the daemon sent it.
