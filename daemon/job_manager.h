@@ -228,6 +228,9 @@ class JobManager {
   // The daemon's own changes wait to be stored in order: requests that change anything are refused
   // meanwhile, so none overtakes them (pending_writes.h).
   bool changes_wait_for_store() const { return pending_.waiting(); }
+  // A record of what was already done (the audit record of a health check started or of faults
+  // sent): stored in order with the daemon's own changes, and tried again until it is.
+  void record(store::Change change) { persist(std::move(change), nullptr); }
 
   // Where the event hooks record (daemon_metrics.h); none by default. It must outlive the manager.
   void set_metrics(DaemonMetrics* metrics) { metrics_ = metrics; }

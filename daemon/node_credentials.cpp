@@ -53,7 +53,7 @@ void forget_node_credential(TokenRegistry& tokens, StoreWorker& store, const std
   change.revoked_tokens.push_back(*hash);
   if (audit) change.events.push_back(audit(node));
   auto forgotten = [&tokens, hash = *hash, node, by, done = std::move(done)](const Result<void>& written, store::Change&) {
-    if (!written) return done(Error::unavailable("the credential could not be deleted from the store"));
+    if (!written) return done(Error::unavailable("the forgetting of node " + node + "'s credential could not be stored; nothing was changed"));
     tokens.remove(hash);
     spdlog::warn("event=node_credential_forgotten node={} by=\"{}\"", node, by);
     done({});

@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
-targets=(job_spec job_array messages http_target failure_rules checkpoint_manifest config api_request)
+targets=(job_spec job_array messages http_target failure_rules checkpoint_manifest config api_request api_failing_store)
 
 deploy/build.sh asan fuzzers
 

@@ -1,9 +1,7 @@
 // Writing a change's record into the audit log.
-#include <spdlog/spdlog.h>
-
 #include "daemon/api/auditor.h"
 #include "daemon/api/call.h"
-#include "daemon/base/store_worker.h"
+#include "daemon/job_manager.h"
 
 namespace trainyard::daemon {
 
@@ -21,11 +19,7 @@ AuditOf Auditor::of(const ApiCall& call, std::string action, Json details) const
 void Auditor::write(const ApiCall& call, AuditRecord what) {
   store::Change change;
   change.events.push_back(event(call, std::move(what)));
-  const std::string kind = change.events.back().kind;
-  store_.write(std::move(change), [kind, by = call.who.user](const Result<void>& written, store::Change&) {
-    // The change itself is done and answered; only its record is missing.
-    if (!written) spdlog::error("event=audit_write_failed kind={} by={}", kind, by);
-  });
+  jobs_.record(std::move(change));
 }
 
 }  // namespace trainyard::daemon

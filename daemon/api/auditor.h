@@ -1,7 +1,8 @@
 #pragma once
 // How handlers record a change in the audit log (daemon/base/audit.h): written in the same store change
-// as what it records (`event`, or `of` for a change the job manager commits), or on its own once
-// the change succeeded (`write`).
+// as what it records (`event`, or `of` for a change the job manager commits), or, for what is done
+// without a stored change (a health check started, faults sent to an agent), on its own after it
+// (`write`), as the daemon's own change: a store that fails delays the record, never loses it.
 #include <string>
 
 #include "daemon/base/audit.h"
@@ -10,11 +11,11 @@
 namespace trainyard::daemon {
 
 struct ApiCall;
-class StoreWorker;
+class JobManager;
 
 class Auditor {
  public:
-  Auditor(StoreWorker& store, const TimeSource& clock) : store_(store), clock_(clock) {}
+  Auditor(JobManager& jobs, const TimeSource& clock) : jobs_(jobs), clock_(clock) {}
 
   // The audit event of the change `call` made.
   store::Event event(const ApiCall& call, AuditRecord what) const;
@@ -23,7 +24,7 @@ class Auditor {
   void write(const ApiCall& call, AuditRecord what);
 
  private:
-  StoreWorker& store_;
+  JobManager& jobs_;
   const TimeSource& clock_;
 };
 

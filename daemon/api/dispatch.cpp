@@ -69,7 +69,7 @@ Api::Api(JobManager& jobs, StoreWorker& store, FileWorker& files, TokenRegistry&
       clock_(clock),
       job_manager_(jobs),
       rate_limiter_(limits.rate),
-      audit_(store, clock),
+      audit_(jobs, clock),
       views_(jobs, store),
       service_(std::move(version), jobs),
       jobs_(jobs, store, files, views_, audit_, clock, std::move(checkpoint_root),

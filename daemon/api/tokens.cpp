@@ -61,7 +61,7 @@ void TokensApi::create_token(ApiCall call) {
                            {"role", to_string(record.role)},
                            {"expires_at", expires_at ? Json(format_time(*expires_at)) : Json(nullptr)}}}));
   store_.write(std::move(change), [this, call, record, secret](const Result<void>& written, store::Change&) {
-    if (!written) return call.fail(Error::unavailable("the token could not be stored"));
+    if (!written) return call.fail(Error::unavailable("the new token could not be stored; nothing was changed"));
     tokens_.add(record);
     spdlog::info("event=token_created id={} user={} role={} by={}", record.id, record.user, to_string(record.role),
                  call.who.user);
@@ -112,7 +112,8 @@ void TokensApi::list_tokens(ApiCall call) {
 // others'. Another user's token answers as a missing one does.
 void TokensApi::revoke_token(ApiCall call) {
   const std::string& id = call.param("token_id");
-  const auto token = tokens_.find_by_id(id);
+  auto token = tokens_.find_by_id(id);
+  if (!token) token = unstored_revocation(id);
   if (!token || (!call.who.may(Action::manage_tokens) && token->user != call.who.user)) {
     return call.fail(Error::not_found("token " + id + " does not exist"));
   }
@@ -124,14 +125,23 @@ void TokensApi::revoke_token(ApiCall call) {
   change.revoked_tokens.push_back(token->hash);
   change.events.push_back(audit_.event(
       call, {"token.revoked", call.route(), token->id, {{"user", token->user}, {"role", to_string(token->role)}}}));
-  store_.write(std::move(change), [call, id](const Result<void>& written, store::Change&) {
+  store_.write(std::move(change), [this, call, revoked = *token](const Result<void>& written, store::Change&) {
     if (!written) {
-      return call.fail(Error::unavailable("token " + id +
-                                          " is revoked until the daemon restarts, but could not be "
-                                          "deleted from the store; revoke it again"));
+      // Kept, so that revoking it again finds it and stores what memory already did.
+      unstored_revocations_.insert_or_assign(revoked.id, revoked);
+      return call.fail(Error::unavailable("token " + revoked.id +
+                                          " is revoked until the daemon restarts, but its revocation could not be "
+                                          "stored; revoke it again"));
     }
-    call.reply(200, {{"id", id}, {"revoked", true}});
+    unstored_revocations_.erase(revoked.id);
+    call.reply(200, {{"id", revoked.id}, {"revoked", true}});
   });
+}
+
+std::optional<store::TokenRecord> TokensApi::unstored_revocation(const std::string& id) const {
+  const auto it = unstored_revocations_.find(id);
+  if (it == unstored_revocations_.end()) return std::nullopt;
+  return it->second;
 }
 
 void TokensApi::rotate_join_token(ApiCall call) {

@@ -3,8 +3,12 @@
 // join token.
 #include <cstdint>
 #include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
 
 #include "proto/time.h"
+#include "store/store.h"
 
 namespace trainyard::daemon {
 
@@ -29,11 +33,16 @@ class TokensApi {
   void whoami(ApiCall call);
 
  private:
+  // A token revoked in memory whose revocation the store refused: the caller was told to revoke it
+  // again, and nothing else names it any more.
+  std::optional<store::TokenRecord> unstored_revocation(const std::string& id) const;
+
   TokenRegistry& tokens_;
   StoreWorker& store_;
   Auditor& audit_;
   const TimeSource& clock_;
   std::filesystem::path join_token_file_;  // the daemon's join.token, rewritten when it is rotated
+  std::map<std::string, store::TokenRecord> unstored_revocations_;  // by id
 };
 
 }  // namespace trainyard::daemon

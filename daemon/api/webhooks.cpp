@@ -81,7 +81,7 @@ void WebhooksApi::store_new_webhook(const ApiCall& call, const store::WebhookRec
                           std::to_string(webhook.id),
                           {{"url", webhook.url}, {"events", webhook.events}, {"owner", webhook.owner}}}));
   store_.write(std::move(change), [this, call, webhook](const Result<void>& written, store::Change&) {
-    if (!written) return call.fail(Error::unavailable("the webhook could not be stored"));
+    if (!written) return call.fail(Error::unavailable("the new webhook could not be stored; nothing was changed"));
     webhooks_.add(webhook);
     spdlog::info("event=webhook_created id={} owner={} host={}", webhook.id, webhook.owner,
                  parse_webhook_url(webhook.url, "url").host);
@@ -112,7 +112,8 @@ void WebhooksApi::delete_webhook(ApiCall call) {
                                                 std::to_string(webhook.id),
                                                 {{"url", webhook.url}, {"owner", webhook.owner}}}));
     store_.write(std::move(change), [this, call, id = webhook.id](const Result<void>& written, store::Change&) {
-      if (!written) return call.fail(Error::unavailable("webhook " + std::to_string(id) + " could not be deleted"));
+      if (!written) return call.fail(Error::unavailable("the deletion of webhook " + std::to_string(id) +
+                                                               " could not be stored; nothing was changed"));
       webhooks_.remove(id);
       spdlog::info("event=webhook_deleted id={} by={}", id, call.who.user);
       call.reply(200, {{"id", id}, {"deleted", true}});
@@ -219,8 +220,8 @@ void WebhooksApi::resend_delivery(const ApiCall& call, std::int64_t id, std::int
              call.route(),
              std::to_string(id),
              {{"delivery", n}, {"first_event", delivery->first_seq}, {"last_event", delivery->last_seq}}}));
-  store_.write(std::move(change), [this, call, id, committed = *delivery](const Result<void>& written, store::Change&) {
-    if (!written) return call.fail(Error::unavailable("the retry could not be stored"));
+  store_.write(std::move(change), [this, call, id, name, committed = *delivery](const Result<void>& written, store::Change&) {
+    if (!written) return call.fail(Error::unavailable("the retry of " + name + " could not be stored; nothing was changed"));
     webhooks_.retry_requested(id);
     call.reply(202, delivery_json(committed));
   });

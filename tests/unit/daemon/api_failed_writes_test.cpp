@@ -158,5 +158,19 @@ TEST_F(ApiFailedWrites, TokensAndTheJoinTokenAreRefusedWhenNotStored) {
   refused("POST", "/v1/tokens/join/rotate", kAdmin);
 }
 
+TEST_F(ApiFailedWrites, ARevocationNotStoredTakesAccessAwayAndRevokingAgainStoresIt) {
+  const Reply made = call("POST", "/v1/tokens", kAdmin, R"({"user":"carol"})");
+  ASSERT_EQ(made.status, 201);
+  const std::string id = made.body["id"];
+  const Reply r = refused("DELETE", "/v1/tokens/" + id, kAdmin);
+  EXPECT_THAT(r.error_message(), HasSubstr("revoke it again"));
+  EXPECT_EQ(call("GET", "/v1/whoami", made.body["token"]).status, 401) << "access is taken away at once";
+  EXPECT_TRUE(cluster.memory.token_by_hash(sha256_hex(made.body["token"].get<std::string>())))
+      << "the store still holds it: a restart would bring it back";
+  EXPECT_EQ(call("DELETE", "/v1/tokens/" + id, kAdmin).status, 200) << "as the refusal said, it can be revoked again";
+  EXPECT_FALSE(cluster.memory.token_by_hash(sha256_hex(made.body["token"].get<std::string>())));
+  EXPECT_EQ(call("DELETE", "/v1/tokens/" + id, kAdmin).status, 404) << "once stored, it is gone";
+}
+
 }  // namespace
 }  // namespace trainyard::daemon::testing

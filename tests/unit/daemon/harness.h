@@ -11,15 +11,10 @@
 
 #include <filesystem>
 
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -29,91 +24,31 @@
 #include "proto/time.h"
 #include "scheduler/scheduler.h"
 #include "tests/support/fake_timers.h"
-#include "tests/support/forwarding_store.h"
+#include "tests/support/failing_store.h"
 #include "tests/support/in_memory_store.h"
+#include "tests/support/io_queue.h"
 
 namespace trainyard::daemon::testing {
 
 inline constexpr std::chrono::seconds kWaitLimit{10};
 
-// Completions posted from the worker thread, run on the test thread.
-class IoQueue {
+// The shared IoQueue, waiting as long as the tests wait for anything.
+class IoQueue : public trainyard::IoQueue {
  public:
-  StoreWorker::PostToIo poster() {
-    return [this](StoreWorker::Continuation fn) {
-      {
-        std::lock_guard lock(mutex_);
-        queue_.push_back(std::move(fn));
-      }
-      ready_.notify_all();
-    };
-  }
-
-  // Runs every queued continuation; returns how many ran.
-  int run_ready() {
-    int ran = 0;
-    for (;;) {
-      StoreWorker::Continuation fn;
-      {
-        std::lock_guard lock(mutex_);
-        if (queue_.empty()) return ran;
-        fn = std::move(queue_.front());
-        queue_.pop_front();
-      }
-      fn();
-      ++ran;
-    }
-  }
-
-  // Runs continuations until `done()` holds; fails the test if that takes longer than kWaitLimit.
+  // Runs completions until `done()` holds; fails the test if that takes longer than kWaitLimit.
   // Returns how many ran.
   int run_until(const std::function<bool()>& done) {
     int ran = 0;
     const auto deadline = std::chrono::steady_clock::now() + kWaitLimit;
     while (!done()) {
-      {
-        std::unique_lock lock(mutex_);
-        if (!ready_.wait_until(lock, deadline, [this] { return !queue_.empty(); })) {
-          ADD_FAILURE() << "no completion arrived within " << kWaitLimit.count() << " s";
-          return ran;
-        }
+      if (!wait_until(deadline)) {
+        ADD_FAILURE() << "no completion arrived within " << kWaitLimit.count() << " s";
+        return ran;
       }
       ran += run_ready();
     }
     return ran;
   }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable ready_;
-  std::deque<StoreWorker::Continuation> queue_;
-};
-
-// A Store decorator whose commits can be made to fail. Records what it committed, so a test can
-// check from a completion that the change is already durable. Thread-safe to query.
-class FlakyStore final : public ForwardingStore {
- public:
-  explicit FlakyStore(store::Store& inner) : ForwardingStore(inner) {}
-
-  void fail_commits(bool fail) { failing_ = fail; }
-  bool committed_job(JobId id) const {
-    std::lock_guard lock(mutex_);
-    return committed_jobs_.contains(id);
-  }
-
-  void commit(std::span<const store::Change> batch) override {
-    if (failing_) throw store::StoreError("disk on fire (injected)");
-    ForwardingStore::commit(batch);
-    std::lock_guard lock(mutex_);
-    for (const auto& change : batch) {
-      for (const auto& job : change.jobs) committed_jobs_.insert(job.id);
-    }
-  }
-
- private:
-  std::atomic<bool> failing_{false};
-  mutable std::mutex mutex_;
-  std::set<JobId> committed_jobs_;
 };
 
 // An agent connection that records what the daemon sent it.
@@ -191,6 +126,16 @@ struct Cluster {
   void advance(Millis by) {
     clock.advance(by);
     settle();
+  }
+  // Ticks until the daemon's own changes that wait for the store are stored; the deadline is the
+  // retries' backoff cap (pending_writes.h), a few times over.
+  void tick_until_stored() {
+    for (int i = 0; i < 20 && jobs.changes_wait_for_store(); ++i) {
+      advance(Millis(500));
+      jobs.tick();
+      settle();
+    }
+    ASSERT_FALSE(jobs.changes_wait_for_store()) << "the waiting changes were never stored";
   }
 
   std::shared_ptr<FakeAgent> connect(const std::string& name, int cores = 8, std::vector<AttemptReport> running = {}) {
@@ -310,7 +255,7 @@ struct Cluster {
   } checkpoint_root{test_config().checkpoint_root};
   ManualTimeSource clock{test_epoch()};
   InMemoryStore memory;
-  FlakyStore store{memory};
+  FailingStore store{memory};
   IoQueue io;
   FakeTimers timers{clock};
   scheduler::Scheduler scheduler{scheduler::Config{}};

@@ -8,6 +8,7 @@
 
 #include "daemon/daemon_metrics.h"
 #include "daemon/store_outage.h"
+#include "tests/unit/daemon/accelerator_reports.h"
 #include "tests/unit/daemon/api_fixture.h"
 
 namespace trainyard::daemon::testing {
@@ -50,15 +51,6 @@ class StoreOutageTest : public ApiTest {
       for (const LaunchMsg& l : list) n += l.job_id == job ? 1 : 0;
     }
     return n;
-  }
-  // Ticks until the waiting changes are stored; the deadline is the backoff's cap, a few times over.
-  void tick_until_stored() {
-    for (int i = 0; i < 20 && cluster.jobs.changes_wait_for_store(); ++i) {
-      cluster.advance(Millis(500));
-      cluster.jobs.tick();
-      cluster.settle();
-    }
-    ASSERT_FALSE(cluster.jobs.changes_wait_for_store()) << "the waiting changes were never stored";
   }
 
   DaemonMetrics metrics;
@@ -103,7 +95,7 @@ TEST_F(StoreOutageTest, TheDaemonsOwnChangesWaitAndAreStoredInOrderAndActedOnOnc
   EXPECT_TRUE(condition.body["store_problem"].contains("since")) << condition.body.dump();
 
   cluster.store.fail_commits(false);
-  tick_until_stored();
+  cluster.tick_until_stored();
   cluster.advance(Millis(5000));  // the retry's backoff, from the stored end
   cluster.jobs.tick();
   cluster.settle();
@@ -116,6 +108,35 @@ TEST_F(StoreOutageTest, TheDaemonsOwnChangesWaitAndAreStoredInOrderAndActedOnOnc
   EXPECT_EQ(call("GET", "/healthz", "").status, 200);
   EXPECT_EQ(call("GET", "/v1/cluster", kAlice).body, Json::object()) << "no store_problem once it writes";
   EXPECT_EQ(call("POST", "/v1/jobs", kAlice, kJobBody).status, 201);
+}
+
+TEST_F(StoreOutageTest, AHealthVerdictWaitsForTheStoreAndTheNodeTakesWorkOnlyOnceItIsStored) {
+  cluster.connect("n1", 8);
+  HealthCheckRequest request;
+  request.kind = HealthCheckKind::on_demand;
+  request.nodes = {"n1"};
+  request.collective = false;
+  const std::int64_t check = cluster.jobs.start_health_check(request);
+  cluster.settle();
+  const auto tasks = cluster.agents.at("n1")->all<HealthCheckMsg>();
+  ASSERT_EQ(tasks.size(), 1u);
+  const Job job = cluster.submit(command_spec(1));
+  EXPECT_EQ(launches_of(job.id), 0u) << "a node under test takes no work";
+
+  cluster.store.fail_commits(true);
+  cluster.send("n1", HealthResultMsg{tasks.front().task_id, passing_report(), ""});
+  cluster.advance(Millis(1000));  // less than the node timeout: it stays up without heartbeats
+  cluster.jobs.tick();
+  cluster.settle();
+  EXPECT_TRUE(cluster.jobs.changes_wait_for_store());
+  EXPECT_FALSE(cluster.memory.health_check(check)) << "the verdict was stored while the store failed";
+  EXPECT_EQ(launches_of(job.id), 0u) << "work was placed on the strength of a verdict not stored";
+
+  cluster.store.fail_commits(false);
+  cluster.tick_until_stored();
+  EXPECT_TRUE(cluster.memory.health_check(check));
+  EXPECT_LT(seq_of("healthcheck.finished"), seq_of("store.recovered"));
+  EXPECT_EQ(launches_of(job.id), 1u) << "the node took the job once, after its verdict was stored";
 }
 
 }  // namespace

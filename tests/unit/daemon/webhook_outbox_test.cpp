@@ -178,6 +178,36 @@ TEST_F(OutboxTest, ARestartResumesTheDeliveryUnderWayWithItsAge) {
   EXPECT_EQ(deliveries(w.id).size(), 2u);
 }
 
+// Issue 53: an event whose change waits for the store reaches no webhook before it is stored, and
+// once it is, each reaches it once and in order.
+TEST_F(OutboxTest, EventsThatWaitForTheStoreAreSentOnlyOnceStoredEachOnceInOrder) {
+  start_outbox();
+  const store::WebhookRecord w = add_webhook("http://127.0.0.1:9/hook", {"job.failed"});
+  std::vector<JobId> failing;
+  for (const std::string node : {"n1", "n2"}) {
+    cluster.connect(node);
+    failing.push_back(cluster.submit(command_spec(1)).id);
+    cluster.started(node, cluster.agents.at(node)->launches().at(0).attempt_id);
+  }
+  cluster.store.fail_commits(true);
+  for (const std::string node : {"n1", "n2"}) cluster.exited(node, cluster.agents.at(node)->launches().at(0).attempt_id, 1);
+  cluster.advance(1s);
+  EXPECT_TRUE(cluster.jobs.changes_wait_for_store());
+  EXPECT_TRUE(sent.empty()) << "an event not stored was sent";
+
+  cluster.store.fail_commits(false);
+  cluster.tick_until_stored();
+  cluster.advance(options.poll_interval);
+  for (const JobId job : failing) {
+    ASSERT_EQ(sent.size(), answered + 1) << "job " << job << "'s failure was not sent";
+    EXPECT_EQ(Json::parse(sent[answered].request.body)["job"], job);
+    answer(200);
+  }
+  cluster.advance(2s);
+  EXPECT_EQ(sent.size(), failing.size()) << "an event was sent twice";
+  EXPECT_EQ(deliveries(w.id).size(), failing.size());
+}
+
 TEST_F(OutboxTest, AReceiverThatNeverAnswersDelaysOnlyItsOwnWebhook) {
   start_outbox();
   add_webhook("http://10.0.0.1:9/dead");
