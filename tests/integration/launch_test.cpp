@@ -136,14 +136,18 @@ TEST(LostNode, IsBlamedOverTheRankThatFailedBecauseOfIt) {
   spec["retry"] = {{"attempts", 2}};
   const auto id = cluster.submit(spec);
   ASSERT_TRUE(eventually([&] { return fs::exists(pid_file) && fs::file_size(pid_file) > 0; }, 30s)) << cluster.daemon_log();
-  const Json first = attempts_of(cluster, id)[0];
-  const std::string lost = first["nodes"][1];
-  cluster.stop_agent(lost, SIGKILL);
-
+  // Both ranks reported started: a kill before that would end the attempt as it starts.
   Json attempt;
   ASSERT_TRUE(eventually([&] {
     attempt = attempts_of(cluster, id)[0];
-    return attempt["state"] != "RUNNING";
+    return attempt["state"] == "RUNNING";
+  }, 30s)) << attempt.dump(2);
+  const std::string lost = attempt["nodes"][1];
+  cluster.stop_agent(lost, SIGKILL);
+
+  ASSERT_TRUE(eventually([&] {
+    attempt = attempts_of(cluster, id)[0];
+    return attempt["state"] != "STARTING" && attempt["state"] != "RUNNING";
   }, 30s)) << attempt.dump(2);
   EXPECT_EQ(attempt["failure_class"], "node_lost") << attempt.dump(2);
   EXPECT_NE(attempt["reason"].get<std::string>().find("node " + lost), std::string::npos) << attempt.dump(2);
