@@ -176,7 +176,7 @@ class SubmitLoad {
         std::lock_guard lock(mutex_);
         answers_[name] = answer;
       }
-      std::this_thread::sleep_for(20ms);
+      std::this_thread::sleep_for(20ms);  // the load's pace (about 50 submissions/s), not a wait for an event
     }
   }
 
@@ -296,7 +296,7 @@ TEST_F(PgOutage, NothingIsAnswered2xxUnlessStoredAndTheStandbyCarriesOnOnceTheSe
         }
       }
     }
-    std::this_thread::sleep_for(200ms);
+    std::this_thread::sleep_for(200ms);  // the pace of the outage's rounds of requests, not a wait for an event
   }
   load.stop();
 
