@@ -486,6 +486,9 @@ std::string ListJobs::render(const Replies& replies, const RenderContext& ctx) c
   if ((!jobs.is_array() || jobs.empty()) && states == active_job_states()) out += "(no pending or running jobs; --all lists ended ones too)\n";
   const Json& next = field_or_null(replies.at(0), "next");
   if (next.is_string()) out += "(more jobs match: add --cursor " + next.get<std::string>() + " for the next page)\n";
+  if (const std::string unreadable = text_of(replies.at(0), "store_unreadable"); unreadable != kAbsent) {
+    out += "(the daemon's store could not be read: " + unreadable + ")\n";
+  }
   return out;
 }
 

@@ -1,4 +1,5 @@
 #include "daemon/job_manager.h"
+
 #include "daemon/canary.h"
 
 #include <spdlog/spdlog.h>
@@ -8,6 +9,7 @@
 
 #include "checkpoint/checkpoint.h"
 #include "daemon/attempt_end.h"
+#include "daemon/base/changed_entities.h"
 #include "daemon/daemon_metrics.h"
 #include "daemon/events/events.h"
 #include "daemon/goodput.h"
@@ -53,6 +55,15 @@ JobManager::JobManager(StoreWorker& store, FileWorker& files, const TimeSource& 
 
 // ---- persistence -------------------------------------------------------------------------------
 
+namespace {
+
+// The turns of requests to a job or a node (request_turns.h), named as changed_entities names them.
+std::string job_turn(JobId id) { return "job/" + std::to_string(id); }
+std::string node_turn(const std::string& node) { return "node/" + node; }
+std::string share_turn(const std::string& share) { return "share/" + share; }
+
+}  // namespace
+
 void JobManager::persist(store::Change change, std::function<void()> then) {
   pending_.write(std::move(change), std::move(then));
 }
@@ -80,10 +91,61 @@ void JobManager::note_commit(const Result<void>& written) {
 }
 
 void JobManager::persist_requested(store::Change change, std::function<void()> then, std::function<void()> not_stored) {
-  store_.write(std::move(change), [then = std::move(then), not_stored = std::move(not_stored)](const Result<void>& written,
-                                                                                               store::Change&) {
-    if (!written) return not_stored();
-    then();
+  const std::uint64_t place = pending_.place_now();
+  store_.write(std::move(change), [this, place, then = std::move(then), not_stored = std::move(not_stored)](
+                                      const Result<void>& written, store::Change& committed) mutable {
+    if (written) return then();
+    const std::vector<std::string> entities = changed_entities(committed);
+    if (!pending_.carried_later(place, entities)) return not_stored();
+    // A change of the daemon's own made since carries this one: stored with it, in its place.
+    spdlog::warn("event=request_waits_for_store entity={} error=\"{}\"", entities.empty() ? "" : entities.front(),
+                 written.error().message);
+    pending_.adopt(place, std::move(committed), std::move(then));
+  });
+}
+
+void JobManager::cancel(JobId id, CancelDone done, AuditOf audit) {
+  turns_.take_answering(job_turn(id), std::move(done), [this, id, audit = std::move(audit)](CancelDone answer) mutable {
+    cancel_in_turn(id, std::move(answer), std::move(audit));
+  });
+}
+
+void JobManager::hold(JobId id, Hold by, ControlDone done, AuditOf audit) {
+  turns_.take_answering(job_turn(id), std::move(done), [this, id, by, audit = std::move(audit)](ControlDone answer) mutable {
+    hold_in_turn(id, by, std::move(answer), std::move(audit));
+  });
+}
+
+void JobManager::release(JobId id, Hold by, ControlDone done, AuditOf audit) {
+  turns_.take_answering(job_turn(id), std::move(done), [this, id, by, audit = std::move(audit)](ControlDone answer) mutable {
+    release_in_turn(id, by, std::move(answer), std::move(audit));
+  });
+}
+
+void JobManager::requeue_running(JobId id, ControlDone done, AuditOf audit) {
+  turns_.take_answering(job_turn(id), std::move(done), [this, id, audit = std::move(audit)](ControlDone answer) mutable {
+    requeue_running_in_turn(id, std::move(answer), std::move(audit));
+  });
+}
+
+void JobManager::update(JobId id, JobSpec spec, ControlDone done, AuditOf audit) {
+  turns_.take_answering(job_turn(id), std::move(done),
+                        [this, id, spec = std::move(spec), audit = std::move(audit)](ControlDone answer) mutable {
+                          update_in_turn(id, std::move(spec), std::move(answer), std::move(audit));
+                        });
+}
+
+void JobManager::drain(const std::string& node, const std::string& reason, bool stop_attempts, DrainDone done,
+                       AuditOf audit) {
+  turns_.take_answering(node_turn(node), std::move(done),
+                        [this, node, reason, stop_attempts, audit = std::move(audit)](DrainDone answer) mutable {
+                          drain_in_turn(node, reason, stop_attempts, std::move(answer), std::move(audit));
+                        });
+}
+
+void JobManager::undrain(const std::string& node, const std::string& by, UndrainDone done, AuditOf audit) {
+  turns_.take_answering(node_turn(node), std::move(done), [this, node, by, audit = std::move(audit)](UndrainDone answer) mutable {
+    undrain_in_turn(node, by, std::move(answer), std::move(audit));
   });
 }
 
@@ -157,6 +219,23 @@ void JobManager::restore(const store::LoadedState& state) {
 void JobManager::set_share(const std::string& name, const scheduler::ShareSettings& settings,
                            std::optional<std::vector<std::string>> members, std::function<void(Result<void>)> done,
                            AuditOf audit) {
+  turns_.take_answering(share_turn(name), std::move(done),
+                        [this, name, settings, members = std::move(members), audit = std::move(audit)](
+                            std::function<void(Result<void>)> answer) mutable {
+                          set_share_in_turn(name, settings, std::move(members), std::move(answer), std::move(audit));
+                        });
+}
+
+void JobManager::delete_share(const std::string& name, std::function<void(Result<void>)> done, AuditOf audit) {
+  turns_.take_answering(share_turn(name), std::move(done),
+                        [this, name, audit = std::move(audit)](std::function<void(Result<void>)> answer) mutable {
+                          delete_share_in_turn(name, std::move(answer), std::move(audit));
+                        });
+}
+
+void JobManager::set_share_in_turn(const std::string& name, const scheduler::ShareSettings& settings,
+                                   std::optional<std::vector<std::string>> members, std::function<void(Result<void>)> done,
+                                   AuditOf audit) {
   // Staged on a copy of the table: memory changes only once the store holds the share.
   ShareTable staged = shares_;
   staged.set(name, settings, members);
@@ -179,7 +258,7 @@ void JobManager::set_share(const std::string& name, const scheduler::ShareSettin
       [name, done] { done(Error::unavailable("the change of share " + name + " could not be stored; nothing was changed")); });
 }
 
-void JobManager::delete_share(const std::string& name, std::function<void(Result<void>)> done, AuditOf audit) {
+void JobManager::delete_share_in_turn(const std::string& name, std::function<void(Result<void>)> done, AuditOf audit) {
   const auto rows = scheduler_.shares(clock_.system_now());
   const bool known =
       shares_.created(name) ||
@@ -218,6 +297,9 @@ void JobManager::persist_usage() {
 store::Change JobManager::usage_change() {
   store::Change change;
   for (const auto& usage : scheduler_.export_usage(clock_.system_now())) {
+    // A share whose change is being stored is left to the next time: its record here, made from
+    // memory without that change, would be stored after it and undo it.
+    if (turns_.running(share_turn(usage.share))) continue;
     change.shares.push_back(shares_.record(usage.share, usage.usage, usage.at));
   }
   return change;
@@ -301,7 +383,7 @@ void JobManager::end_backoff(JobId id, TimePoint until) {
   request_schedule();
 }
 
-void JobManager::cancel(JobId id, std::function<void(CancelResult, std::optional<Job>)> done, AuditOf audit) {
+void JobManager::cancel_in_turn(JobId id, CancelDone done, AuditOf audit) {
   auto it = active_jobs_.find(id);
   if (it == active_jobs_.end()) {
     done(CancelResult::not_active, std::nullopt);

@@ -32,6 +32,7 @@
 #include "daemon/pending_writes.h"
 #include "daemon/provenance.h"
 #include "daemon/recovery.h"
+#include "daemon/request_turns.h"
 #include "daemon/share_table.h"
 #include "daemon/storage_usage.h"
 #include "daemon/store_outage.h"
@@ -114,7 +115,8 @@ class JobManager {
   enum class CancelResult { cancelled, cancelling, not_active, not_stored };
   // Cancels an active job; `not_active` when the job is not in the active view, `not_stored` (with
   // the job as it still is) when the cancel could not be stored: then nothing changed.
-  void cancel(JobId id, std::function<void(CancelResult, std::optional<Job>)> done, AuditOf audit = nullptr);
+  using CancelDone = std::function<void(CancelResult, std::optional<Job>)>;
+  void cancel(JobId id, CancelDone done, AuditOf audit = nullptr);
 
   // --- Hold, release, requeue, update (job_manager_requeue.cpp) --------------------------------
   // `invalid`: the change asked for cannot be taken (an update no nodes could ever hold);
@@ -178,7 +180,8 @@ class JobManager {
   // DRAINED takes no new work; with `stop_attempts` its running attempts are stopped and retried
   // elsewhere as infrastructure failures, else they finish. `done` runs once it is stored, or with
   // unavailable, the node as it was, when it could not be.
-  void drain(const std::string& node, const std::string& reason, bool stop_attempts, std::function<void(Result<Node>)> done,
+  using DrainDone = std::function<void(Result<Node>)>;
+  void drain(const std::string& node, const std::string& reason, bool stop_attempts, DrainDone done,
              AuditOf audit = nullptr);
   // Returns a node to service: a DRAINED node at once, an UNHEALTHY or SUSPECT one only by passing
   // a health check (started here; its id is in the answer). Unavailable, the node as it was, when
@@ -187,8 +190,8 @@ class JobManager {
     Node node;
     std::optional<std::int64_t> health_check;
   };
-  void undrain(const std::string& node, const std::string& by, std::function<void(Result<Undrained>)> done,
-               AuditOf audit = nullptr);
+  using UndrainDone = std::function<void(Result<Undrained>)>;
+  void undrain(const std::string& node, const std::string& by, UndrainDone done, AuditOf audit = nullptr);
 
   LogFetcher& logs() { return logs_; }
 
@@ -259,6 +262,18 @@ class JobManager {
   // Puts back what a request changed on a job (hold, spec, cancel, stop) when its change could not
   // be stored; a pending job is queued again (the request took it off the queue).
   void put_back(const Job& before);
+  // The requests above, each in its turn for its job, node or share (request_turns.h).
+  void set_share_in_turn(const std::string& name, const scheduler::ShareSettings& settings,
+                         std::optional<std::vector<std::string>> members, std::function<void(Result<void>)> done,
+                         AuditOf audit);
+  void delete_share_in_turn(const std::string& name, std::function<void(Result<void>)> done, AuditOf audit);
+  void cancel_in_turn(JobId id, CancelDone done, AuditOf audit);
+  void hold_in_turn(JobId id, Hold by, ControlDone done, AuditOf audit);
+  void release_in_turn(JobId id, Hold by, ControlDone done, AuditOf audit);
+  void requeue_running_in_turn(JobId id, ControlDone done, AuditOf audit);
+  void update_in_turn(JobId id, JobSpec spec, ControlDone done, AuditOf audit);
+  void drain_in_turn(const std::string& node, const std::string& reason, bool stop_attempts, DrainDone done, AuditOf audit);
+  void undrain_in_turn(const std::string& node, const std::string& by, UndrainDone done, AuditOf audit);
   void request_schedule();
   void schedule();
   void start_attempt(Job& job, const scheduler::Start& start);
@@ -302,10 +317,11 @@ class JobManager {
   void heard_stopped_unless_listed(const std::string& node, const std::vector<AttemptReport>& listed);
   void unheard_stop_over(const UnheardStops::Stop& stop);
   void kill_attempt(ActiveAttempt& attempt, const std::string& reason, StopCause cause = StopCause::requested);
-  // Stores that the job's attempt is being stopped to queue again, then stops it (saving first).
-  // With `not_stored` the stop is a caller's request (persist_requested), else the daemon's own.
+  // Stores that the job's attempt is being stopped to queue again, then stops it (saving first) and
+  // gives `stored` the job, or nullopt when it ended meanwhile. With `not_stored` the stop is a
+  // caller's request (persist_requested), else the daemon's own.
   void stop_to_queue_again(Job& job, StopIntent intent, const std::string& reason, store::Change change,
-                           std::function<void(const Job&)> stored, std::function<void()> not_stored = nullptr);
+                           std::function<void(std::optional<Job>)> stored, std::function<void()> not_stored = nullptr);
   bool saves_before_stop(JobId job) const;  // whether its kill asks the attempt to checkpoint first
   // Preemption (job_manager_preemption.cpp): after a pass whose top job is blocked, the pure
   // decision (scheduler/preemption.h) may choose victims; they are stopped to queue again.
@@ -365,6 +381,7 @@ class JobManager {
 
   StoreWorker& store_;
   PendingWrites pending_;
+  RequestTurns turns_;  // requests to one job or node, one at a time
   StoreOutage outage_;
   FileWorker& files_;
   const TimeSource& clock_;

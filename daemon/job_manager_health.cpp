@@ -240,8 +240,8 @@ void JobManager::submit_canary(JobSpec spec) {
   });
 }
 
-void JobManager::drain(const std::string& name, const std::string& reason, bool stop_attempts,
-                       std::function<void(Result<Node>)> done, AuditOf audit) {
+void JobManager::drain_in_turn(const std::string& name, const std::string& reason, bool stop_attempts, DrainDone done,
+                               AuditOf audit) {
   const Node before = nodes_.find(name)->node;
   store::Change change = nodes_.drain(name, reason);
   if (audit) change.events.push_back(audit(name));
@@ -261,7 +261,8 @@ void JobManager::drain(const std::string& name, const std::string& reason, bool 
             if (rank >= 0) rank_lost(id, rank, "node_lost: node " + name + " was drained with its attempts stopped");
           }
         }
-        if (const NodeEntry* entry = nodes_.find(name)) done(entry->node);
+        if (const NodeEntry* entry = nodes_.find(name)) return done(entry->node);
+        done(Error::not_found("node " + name + " was removed while its drain was stored"));
       },
       [this, before, done] {
         nodes_.put_back_state(before);
@@ -270,8 +271,7 @@ void JobManager::drain(const std::string& name, const std::string& reason, bool 
       });
 }
 
-void JobManager::undrain(const std::string& name, const std::string& by, std::function<void(Result<Undrained>)> done,
-                         AuditOf audit) {
+void JobManager::undrain_in_turn(const std::string& name, const std::string& by, UndrainDone done, AuditOf audit) {
   const Node before = nodes_.find(name)->node;
   auto [change, check] = nodes_.undrain(name, by, [&] {
     return start_check(HealthCheckRequest{HealthCheckKind::undrain, {name}, true, false, by}, nullptr);
@@ -284,7 +284,8 @@ void JobManager::undrain(const std::string& name, const std::string& by, std::fu
       std::move(change),
       [this, name, check_id = check, done] {
         request_schedule();
-        if (const NodeEntry* entry = nodes_.find(name)) done(Undrained{entry->node, check_id});
+        if (const NodeEntry* entry = nodes_.find(name)) return done(Undrained{entry->node, check_id});
+        done(Error::not_found("node " + name + " was removed while its undrain was stored"));
       },
       [this, before, check_id = check, done] {
         nodes_.put_back_state(before);

@@ -40,7 +40,7 @@ void JobManager::control_stored(store::Change change, const Job& before, const s
       });
 }
 
-void JobManager::hold(JobId id, Hold by, ControlDone done, AuditOf audit) {
+void JobManager::hold_in_turn(JobId id, Hold by, ControlDone done, AuditOf audit) {
   auto it = active_jobs_.find(id);
   if (it == active_jobs_.end()) return done(refused(ControlResult::not_active, "has ended"));
   Job& job = it->second;
@@ -61,7 +61,7 @@ void JobManager::hold(JobId id, Hold by, ControlDone done, AuditOf audit) {
   control_stored(std::move(change), before, "hold", std::move(done));
 }
 
-void JobManager::release(JobId id, Hold by, ControlDone done, AuditOf audit) {
+void JobManager::release_in_turn(JobId id, Hold by, ControlDone done, AuditOf audit) {
   auto it = active_jobs_.find(id);
   if (it == active_jobs_.end()) return done(refused(ControlResult::not_active, "has ended"));
   Job& job = it->second;
@@ -81,7 +81,7 @@ void JobManager::release(JobId id, Hold by, ControlDone done, AuditOf audit) {
   control_stored(std::move(change), before, "release", std::move(done));
 }
 
-void JobManager::requeue_running(JobId id, ControlDone done, AuditOf audit) {
+void JobManager::requeue_running_in_turn(JobId id, ControlDone done, AuditOf audit) {
   auto it = active_jobs_.find(id);
   if (it == active_jobs_.end()) return done(refused(ControlResult::not_active, "has ended"));
   Job& job = it->second;
@@ -96,7 +96,10 @@ void JobManager::requeue_running(JobId id, ControlDone done, AuditOf audit) {
   if (audit) change.events.push_back(audit(std::to_string(id)));
   stop_to_queue_again(
       job, StopIntent::requeue, "requeued on request", std::move(change),
-      [done](const Job& stored) { done({ControlResult::done, stored, ""}); },
+      [done](std::optional<Job> stored) {
+        if (!stored) return done(refused(ControlResult::not_active, "ended while its requeue was stored"));
+        done({ControlResult::done, std::move(stored), ""});
+      },
       [this, done, before] {
         put_back(before);
         done(not_stored("requeue", before));
@@ -104,14 +107,18 @@ void JobManager::requeue_running(JobId id, ControlDone done, AuditOf audit) {
 }
 
 void JobManager::stop_to_queue_again(Job& job, StopIntent intent, const std::string& reason, store::Change change,
-                                     std::function<void(const Job&)> stored, std::function<void()> not_stored) {
+                                     std::function<void(std::optional<Job>)> stored, std::function<void()> not_stored) {
   job.stopping_to = intent;
   job.reason = reason + "; stopping";
   change.jobs.insert(change.jobs.begin(), job);
   spdlog::info("event=job_stopping_to_queue_again job={} intent={} reason=\"{}\"", job.id, to_string(intent), reason);
   auto stop = [this, id = job.id, reason, stored = std::move(stored)] {
     const Job* current = active_job(id);
-    if (!current) return;
+    if (!current) {
+      // It ended while the stop was stored: its end stands, and the caller hears of it.
+      if (stored) stored(std::nullopt);
+      return;
+    }
     if (ActiveAttempt* active = attempts_.current(id)) {
       kill_attempt(*active, reason);
       maybe_finish(active->record.id);  // its ranks may all be gone already
@@ -131,7 +138,7 @@ bool JobManager::saves_before_stop(JobId id) const {
          (job->stopping_to == StopIntent::requeue && job->spec.kind == JobKind::simulated);
 }
 
-void JobManager::update(JobId id, JobSpec spec, ControlDone done, AuditOf audit) {
+void JobManager::update_in_turn(JobId id, JobSpec spec, ControlDone done, AuditOf audit) {
   auto it = active_jobs_.find(id);
   if (it == active_jobs_.end()) return done(refused(ControlResult::not_active, "has ended"));
   Job& job = it->second;

@@ -8,13 +8,19 @@
 // are refused instead (JobManager::persist_requested), and refused before they are made while
 // changes wait here (`waiting`), so none overtakes one of these.
 //
-// Writes in flight when the store starts failing may still commit after one that failed before
-// them: the order holds from the first failure the I/O thread has heard of.
+// A change a caller asked for is made in memory before it is stored, so a change of the daemon's
+// own to the same job, node or share made while the caller's is in flight carries it. When the
+// caller's then fails, putting memory back would leave that later change to store it all the same:
+// the caller's change is taken in here instead (`adopt`), in its place in the order, and its
+// caller is answered once it is stored (the store worker refuses every change made on top of a
+// failed one, so nothing overtakes it).
 //
 // Threading contract: I/O thread only.
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "daemon/base/store_worker.h"
 #include "proto/time.h"
@@ -32,6 +38,12 @@ class PendingWrites {
   void write(store::Change change, std::function<void()> then);
   // Tries the oldest waiting change again if its backoff is over (from the tick).
   void retry_due();
+  // The place in the order of a change a caller asks for now, which `carried_later` and `adopt` take.
+  std::uint64_t place_now() { return next_seq_++; }
+  // Whether a change made after `place` to one of `entities` (changed_entities) is not stored yet.
+  bool carried_later(std::uint64_t place, const std::vector<std::string>& entities) const;
+  // Takes a caller's failed change to store in its place, as the daemon's own; `then` runs once it is.
+  void adopt(std::uint64_t place, store::Change change, std::function<void()> then);
   // Whether changes wait to be stored (the one being tried again included), and how many.
   bool waiting() const { return retrying_ || !waiting_.empty(); }
   std::size_t size() const { return waiting_.size() + (retrying_ ? 1 : 0); }
@@ -43,11 +55,14 @@ class PendingWrites {
   };
   void send(std::uint64_t seq, Entry entry, bool retry);
   void send_oldest();
+  void wait_to_retry(std::uint64_t seq, Entry entry, bool retried);
 
   StoreWorker& store_;
   const TimeSource& clock_;
   std::uint64_t next_seq_ = 0;
   std::map<std::uint64_t, Entry> waiting_;  // by the order the changes were made
+  // What each change not yet stored (waiting or in flight) changes, by its place in the order.
+  std::map<std::uint64_t, std::vector<std::string>> unstored_entities_;
   bool retrying_ = false;
   Millis backoff_{0};
   MonoTime next_try_{};

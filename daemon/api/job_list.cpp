@@ -16,7 +16,34 @@ JobId tasks_end(store::Store& store, JobId array) {
 
 bool in_array(const Job& job, JobId array) { return job.array_task && job.array_task->array_job == array; }
 
+bool matches(const store::JobQuery& filter, const Job& job) {
+  if (!filter.states.empty() && std::find(filter.states.begin(), filter.states.end(), job.state) == filter.states.end()) {
+    return false;
+  }
+  if (filter.share && job.spec.share != *filter.share) return false;
+  if (filter.user && job.user != *filter.user) return false;
+  if (filter.before_id && job.id >= *filter.before_id) return false;
+  if (filter.after_id && job.id <= *filter.after_id) return false;
+  if (filter.submitted_since && job.submitted_at < *filter.submitted_since) return false;
+  if (filter.submitted_until && job.submitted_at >= *filter.submitted_until) return false;
+  return true;
+}
+
 }  // namespace
+
+JobPage live_job_page(const std::map<JobId, Job>& active, const JobPageQuery& query) {
+  JobPage page;
+  for (auto it = active.rbegin(); it != active.rend(); ++it) {
+    const Job& job = it->second;
+    if (!matches(query.filter, job) || (query.array && !in_array(job, *query.array))) continue;
+    if (static_cast<int>(page.jobs.size()) == query.limit) {
+      page.next_before = page.jobs.back().id;
+      break;
+    }
+    page.jobs.push_back(job);
+  }
+  return page;
+}
 
 std::vector<Job> array_tasks(store::Store& store, const ArrayTask& task) {
   store::JobQuery query;

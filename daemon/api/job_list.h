@@ -30,6 +30,11 @@ struct JobPage {
 // the next page starts below the array's first task, so an array never shows on two pages.
 JobPage read_job_page(store::Store& store, const JobPageQuery& query);
 
+// The page of the live jobs (pending, starting, running) that match the query, from the daemon's
+// memory: what can be listed while the store cannot be read. Arrays are not folded (an array's
+// ended tasks are not in memory) and no attempts are included.
+JobPage live_job_page(const std::map<JobId, Job>& active, const JobPageQuery& query);
+
 // All tasks of the array `task` belongs to, as stored.
 std::vector<Job> array_tasks(store::Store& store, const ArrayTask& task);
 

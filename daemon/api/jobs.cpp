@@ -146,36 +146,45 @@ void JobsApi::list_jobs(ApiCall call) {
       [this, call, page_query](store::Store& store) {
         return std::function<void()>(
             [this, call, fold_arrays = !page_query.array, page = read_job_page(store, page_query)]() mutable {
-              const TimePoint now = clock_.system_now();
-              // Live jobs and running attempts are fresher in memory than in the store.
-              for (auto& [job_id, of_job] : page.attempts) {
-                for (auto& a : of_job) {
-                  if (auto running = jobs_.active_attempt(a.id)) a = *running;
-                }
-              }
-              const auto fresh = [this](const Job& stored) {
-                const Job* active = jobs_.active_job(stored.id);
-                return active ? *active : stored;
-              };
-              Json list = Json::array();
-              for (const JobListRow& row : job_list_rows(page, fold_arrays, fresh)) {
-                if (row.array_tasks) {
-                  Json item = views_.array_row(row.job, task_states(*row.array_tasks), call.who);
-                  item["accounting"] = to_json(array_accounting(*row.array_tasks, page.attempts, now));
-                  list.push_back(std::move(item));
-                  continue;
-                }
-                Json item = views_.job_json(row.job, call.who);
-                item["accounting"] = to_json(job_accounting(row.job, page.attempts[row.job.id], now));
-                list.push_back(std::move(item));
-              }
-              const Json next = page.next_before
-                                    ? Json(page_cursor(call.request, "jobs", std::to_string(*page.next_before)))
-                                    : Json(nullptr);
-              call.reply(200, {{"jobs", list}, {"next", next}});
+              call.reply(200, job_list_body(call, std::move(page), fold_arrays));
             });
       },
-      [call](const Error& error) { call.fail(error.during("could not read jobs")); });
+      [this, call, page_query](const Error& error) {
+        // While the store cannot be read (a database restart), the live jobs are listed from memory,
+        // and the answer says what is left out.
+        Json body = job_list_body(call, live_job_page(jobs_.active_jobs(), page_query), false);
+        body["store_unreadable"] = "only live jobs are listed, without arrays folded or ended jobs: " + error.message;
+        call.reply(200, body);
+      });
+}
+
+Json JobsApi::job_list_body(const ApiCall& call, JobPage page, bool fold_arrays) const {
+  const TimePoint now = clock_.system_now();
+  // Live jobs and running attempts are fresher in memory than in the store.
+  for (auto& [job_id, of_job] : page.attempts) {
+    for (auto& a : of_job) {
+      if (auto running = jobs_.active_attempt(a.id)) a = *running;
+    }
+  }
+  const auto fresh = [this](const Job& stored) {
+    const Job* active = jobs_.active_job(stored.id);
+    return active ? *active : stored;
+  };
+  Json list = Json::array();
+  for (const JobListRow& row : job_list_rows(page, fold_arrays, fresh)) {
+    if (row.array_tasks) {
+      Json item = views_.array_row(row.job, task_states(*row.array_tasks), call.who);
+      item["accounting"] = to_json(array_accounting(*row.array_tasks, page.attempts, now));
+      list.push_back(std::move(item));
+      continue;
+    }
+    Json item = views_.job_json(row.job, call.who);
+    item["accounting"] = to_json(job_accounting(row.job, page.attempts[row.job.id], now));
+    list.push_back(std::move(item));
+  }
+  const Json next =
+      page.next_before ? Json(page_cursor(call.request, "jobs", std::to_string(*page.next_before))) : Json(nullptr);
+  return {{"jobs", list}, {"next", next}};
 }
 
 void JobsApi::get_job(ApiCall call) {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "proto/job.h"
+#include "proto/json_reader.h"
 #include "proto/time.h"
 
 namespace trainyard::daemon {
@@ -15,6 +16,7 @@ class FileWorker;
 class JobManager;
 class JobViews;
 class StoreWorker;
+struct JobPage;
 
 class JobsApi {
  public:
@@ -38,6 +40,8 @@ class JobsApi {
  private:
   void accept_job(ApiCall call, JobSpec spec);       // submit_job's second half, once dependencies are known
   void cancel_array(ApiCall call, const Job& root);  // every task of the array still active
+  // GET /v1/jobs' body for a page: live jobs and running attempts as in memory.
+  Json job_list_body(const ApiCall& call, JobPage page, bool fold_arrays) const;
 
   JobManager& jobs_;
   StoreWorker& store_;

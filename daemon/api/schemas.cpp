@@ -137,7 +137,8 @@ const char* const kJsonSchemas = R"json({
   "JobList": {"type": "object", "required": ["jobs", "next"], "properties": {
     "jobs": {"type": "array", "items": {"allOf": [{"$ref": "#/components/schemas/Job"},
       {"type": "object", "properties": {"accounting": {"$ref": "#/components/schemas/JobAccounting"}}}]}},
-    "next": {"$ref": "#/components/schemas/Cursor"}}},
+    "next": {"$ref": "#/components/schemas/Cursor"},
+    "store_unreadable": {"type": "string", "description": "the list was made from the daemon's memory while the store could not be read: only live jobs, arrays not folded, and why"}}},
   "Queue": {"type": "object", "required": ["jobs", "total", "next"], "properties": {
     "jobs": {"type": "array", "items": {"$ref": "#/components/schemas/Job"}},
     "total": {"type": "integer", "description": "pending jobs in the queue (the caller's own for users)"},

@@ -1,12 +1,14 @@
 #include "daemon/base/store_worker.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <iterator>
 
 #include <spdlog/spdlog.h>
 
 #include <chrono>
 
+#include "daemon/base/changed_entities.h"
 #include "proto/time.h"
 
 namespace trainyard::daemon {
@@ -27,7 +29,7 @@ void StoreWorker::write(store::Change change, WriteDone done) {
   {
     std::lock_guard lock(mutex_);
     // Braces: Clang 14 has no parenthesized aggregate initialisation (C++20's P0960).
-    queue_.emplace_back(Write{std::move(change), std::move(done)});
+    queue_.emplace_back(Write{std::move(change), std::move(done), failures_heard_->load(std::memory_order_acquire)});
   }
   wake_.notify_one();
 }
@@ -40,7 +42,43 @@ void StoreWorker::read(ReadTask task, ReadFailed failed) {
   wake_.notify_one();
 }
 
+void StoreWorker::refuse_made_on_failed(std::vector<Write>& writes) {
+  if (failed_at_.empty() || writes.empty()) return;
+  // A failure every write still to come had heard of is forgotten. Not the I/O thread's count now:
+  // it may have heard of one since these writes were made.
+  std::uint64_t oldest_made = UINT64_MAX;
+  for (const Write& w : writes) oldest_made = std::min(oldest_made, w.failures_heard);
+  std::erase_if(failed_at_, [oldest_made](const auto& entry) { return entry.second <= oldest_made; });
+  if (failed_at_.empty()) return;
+  const std::uint64_t refusal = failures_ + 1;  // the number fail() gives the refused ones
+  Done refused;
+  std::string first_failed;
+  std::vector<Write> kept;
+  for (Write& w : writes) {
+    const std::vector<std::string> entities = changed_entities(w.change);
+    const auto failed = std::find_if(entities.begin(), entities.end(), [&](const std::string& entity) {
+      const auto it = failed_at_.find(entity);
+      return it != failed_at_.end() && it->second > w.failures_heard;
+    });
+    if (failed == entities.end()) {
+      kept.push_back(std::move(w));
+      continue;
+    }
+    if (first_failed.empty()) first_failed = *failed;
+    // A later write of this batch made on top of this one is refused in turn.
+    for (const std::string& entity : entities) failed_at_[entity] = refusal;
+    refused.changes.push_back(std::move(w.change));
+    refused.callbacks.push_back(std::move(w.done));
+  }
+  writes = std::move(kept);
+  if (refused.changes.empty()) return;
+  spdlog::warn("event=store_change_refused_after_failure changes={} entity={}", refused.changes.size(), first_failed);
+  fail(std::move(refused), Error::unavailable("not stored: it was made on top of an earlier change to " + first_failed +
+                                              " that could not be stored"));
+}
+
 void StoreWorker::commit_batch(std::vector<Write>& writes) {
+  refuse_made_on_failed(writes);
   if (writes.empty()) return;
   Done done;
   done.changes.reserve(writes.size());
@@ -56,7 +94,7 @@ void StoreWorker::commit_batch(std::vector<Write>& writes) {
   // Nothing commits after a change whose outcome is unknown until it is known: a later change was
   // made from memory without it, and would overwrite it had it been stored.
   if (in_doubt_ && !resolve_in_doubt()) {
-    return hand_back(std::move(done), Error::unavailable("not stored: the store has yet to say whether an earlier change (transaction " +
+    return fail(std::move(done), Error::unavailable("not stored: the store has yet to say whether an earlier change (transaction " +
                                                          in_doubt_->transaction + ") was stored"));
   }
   Result<void> written;
@@ -83,7 +121,8 @@ void StoreWorker::commit_batch(std::vector<Write>& writes) {
     spdlog::error("event=store_commit_failed changes={} error=\"{}\"", done.changes.size(), e.what());
     written = Error::unavailable(e.what());
   }
-  if (written.ok()) ++commits_;
+  if (!written.ok()) return fail(std::move(done), written.error());
+  ++commits_;
   hand_back(std::move(done), written);
 }
 
@@ -94,12 +133,24 @@ bool StoreWorker::resolve_in_doubt() {
                in_doubt_->done.changes.size());
   Done done = std::move(in_doubt_->done);
   in_doubt_.reset();
-  if (*committed) ++commits_;
-  hand_back(std::move(done), *committed ? Result<void>() : Result<void>(Error::unavailable("the change was not stored")));
+  if (!*committed) {
+    fail(std::move(done), Error::unavailable("the change was not stored"));
+    return true;
+  }
+  ++commits_;
+  hand_back(std::move(done), Result<void>());
   return true;
 }
 
-void StoreWorker::hand_back(Done done, Result<void> written) {
+void StoreWorker::fail(Done done, const Error& error) {
+  const std::uint64_t number = ++failures_;
+  for (const store::Change& change : done.changes) {
+    for (std::string& entity : changed_entities(change)) failed_at_[std::move(entity)] = number;
+  }
+  hand_back(std::move(done), Result<void>(error), number);
+}
+
+void StoreWorker::hand_back(Done done, Result<void> written, std::uint64_t failure) {
   // The committed events go to the events observer, not to the writers' callbacks, which never
   // read them.
   std::vector<store::Event> committed_events;
@@ -110,11 +161,20 @@ void StoreWorker::hand_back(Done done, Result<void> written) {
     }
   }
   // A copy: the worker may be gone when the I/O thread runs this (its destructor finishes the queue).
-  post_to_io_([observe = observe_outcome_, done = std::move(done), written]() mutable {
+  post_to_io_([observe = observe_outcome_, done = std::move(done), written, failure, heard = failures_heard_]() mutable {
     if (observe) observe(written);
-    for (std::size_t i = 0; i < done.callbacks.size(); ++i) {
+    if (written.ok()) {
+      for (std::size_t i = 0; i < done.callbacks.size(); ++i) {
+        if (done.callbacks[i]) done.callbacks[i](written, done.changes[i]);
+      }
+      return;
+    }
+    // Last first: each writer that puts memory back finds it as it left it.
+    for (std::size_t i = done.callbacks.size(); i-- > 0;) {
       if (done.callbacks[i]) done.callbacks[i](written, done.changes[i]);
     }
+    // Only now: a change made by the completions above was made before memory was whole again.
+    heard->store(failure, std::memory_order_release);
   });
   if (!committed_events.empty()) publish_committed_events(std::move(committed_events));
 }

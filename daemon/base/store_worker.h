@@ -6,13 +6,22 @@
 // Ordering: tasks run in the order they were queued; a read sees every write queued before it.
 // Completions are handed to `post_to_io`, which runs them on the I/O thread.
 //
+// A failed change fails what was made on top of it: a change to a job, node, share, webhook or
+// token (daemon/base/changed_entities.h) made before the I/O thread had run the completions of an
+// earlier failed change to the same thing is refused, not stored, since it was made from memory
+// that still held the failed change (a cancel, say) and would store it. Its own refusal counts as a
+// failure of those things in turn. The completions of a failed batch run last first, so each
+// writer that puts memory back finds it as it left it.
+//
 // Job records are rendered here (Change::job_records), off the I/O thread, and the completion gets
 // its committed change back to take apart: a submission answers with the stored text and keeps
 // its Job without copying either.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -77,6 +86,7 @@ class StoreWorker {
   struct Write {
     store::Change change;
     WriteDone done;
+    std::uint64_t failures_heard = 0;  // of the I/O thread when the change was made
   };
   struct Read {
     ReadTask task;
@@ -101,12 +111,17 @@ class StoreWorker {
 
   void run();
   void commit_batch(std::vector<Write>& writes);
+  // Hands back, failed, the writes made on top of a failed change not yet heard of; counts as a
+  // failure of what they change.
+  void refuse_made_on_failed(std::vector<Write>& writes);
   // Asks the store about the batch in doubt; once it knows, hands it back as stored or not and
   // returns true.
   bool resolve_in_doubt();
   // At the worker's end: one last ask, else the writers are left unanswered.
   void give_up_in_doubt();
-  void hand_back(Done done, Result<void> written);
+  void hand_back(Done done, Result<void> written, std::uint64_t failure = 0);
+  // A failed hand-back: numbered, and what its changes touch remembered under that number.
+  void fail(Done done, const Error& error);
   void publish_committed_events(std::vector<store::Event> written);
 
   store::Store& store_;
@@ -117,6 +132,13 @@ class StoreWorker {
   bool stopping_ = false;
   std::atomic<std::uint64_t> commits_{0};
   std::optional<InDoubt> in_doubt_;  // worker thread only
+  std::uint64_t failures_ = 0;       // failed hand-backs so far (worker thread)
+  // Per thing changed, the number of the newest failed change to it the I/O thread may not have
+  // heard of (worker thread); emptied as it hears of them.
+  std::map<std::string, std::uint64_t> failed_at_;
+  // The number of the newest failed hand-back whose completions the I/O thread has run; shared, as
+  // the I/O thread may run them after the worker is gone.
+  std::shared_ptr<std::atomic<std::uint64_t>> failures_heard_ = std::make_shared<std::atomic<std::uint64_t>>(0);
   CommitObserver observe_commit_;
   OutcomeObserver observe_outcome_;
   std::int64_t events_head_ = 0;  // the last event seq handed to observe_events_

@@ -2,7 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <deque>
+#include <iterator>
 
 #include "daemon/webhooks/webhook_payload.h"
 #include "daemon/webhooks/webhook_signature.h"
@@ -27,6 +29,18 @@ std::string failure_text(const net::OutboundResponse& r) {
   return text;
 }
 
+// Adds the records of a failed commit to those kept, one per delivery: the newest record wins.
+void keep_unrecorded(std::vector<store::WebhookDelivery>& kept, std::vector<store::WebhookDelivery> failed) {
+  for (store::WebhookDelivery& record : failed) {
+    const auto same = std::find_if(kept.begin(), kept.end(), [&](const store::WebhookDelivery& k) { return k.n == record.n; });
+    if (same != kept.end()) {
+      *same = std::move(record);
+    } else {
+      kept.push_back(std::move(record));
+    }
+  }
+}
+
 }  // namespace
 
 // A message to send: a delivery and the events it carries.
@@ -45,6 +59,8 @@ struct WebhookOutbox::Lane {
   std::deque<store::Event> pending;    // wanted events after the cursor not yet in a message, oldest first
   std::deque<Message> reopened;  // open deliveries read from the store, sent before anything new
   std::optional<Message> current;
+  // Delivery records whose commit failed: written again with the lane's next change, oldest first.
+  std::vector<store::WebhookDelivery> unrecorded;
   std::int64_t next_n = 1;
   bool load_open = true;  // the next refill reads the open deliveries
   bool busy = false;      // a read, an attempt or a write is under way
@@ -170,12 +186,13 @@ void WebhookOutbox::refill(const std::shared_ptr<Lane>& lane) {
                 if (webhook_wants(lane->webhook, e)) lane->pending.push_back(std::move(e));
               }
               if (found || !lane->reopened.empty() || !lane->pending.empty()) return pump(lane);
-              if (lane->scanned_to > lane->cursor) {
-                // Only events it does not want since the last delivery: remember they are done.
+              if (lane->scanned_to > lane->cursor || !lane->unrecorded.empty()) {
+                // Only events it does not want since the last delivery: remember they are done
+                // (and the records that failed to be stored before, if any).
                 store::Change change;
                 change.webhook_cursors.emplace_back(lane->webhook.id, lane->scanned_to);
                 lane->cursor = lane->scanned_to;
-                store_.write(std::move(change), [](const Result<void>&, store::Change&) {});
+                write_lane(lane, std::move(change), nullptr);
               }
               wake_after(lane, options_.poll_interval);
             });
@@ -262,11 +279,27 @@ void WebhookOutbox::attempted(const std::shared_ptr<Lane>& lane, const net::Outb
   store::Change change;
   change.webhook_deliveries.push_back(d);
   lane->busy = true;
-  store_.write(std::move(change),
-               [this, lane, delay = std::chrono::duration_cast<Millis>(*next - now)](const Result<void>&, store::Change&) {
-                 lane->busy = false;
-                 if (!lane->stopped) wake_after(lane, delay);
-               });
+  write_lane(lane, std::move(change), [this, lane, delay = std::chrono::duration_cast<Millis>(*next - now)] {
+    lane->busy = false;
+    if (!lane->stopped) wake_after(lane, delay);
+  });
+}
+
+void WebhookOutbox::write_lane(const std::shared_ptr<Lane>& lane, store::Change change, std::function<void()> then) {
+  if (!lane->unrecorded.empty()) {
+    // Before the change's own records, so a newer record of the same delivery wins the upsert.
+    change.webhook_deliveries.insert(change.webhook_deliveries.begin(), std::make_move_iterator(lane->unrecorded.begin()),
+                                     std::make_move_iterator(lane->unrecorded.end()));
+    lane->unrecorded.clear();
+  }
+  store_.write(std::move(change), [lane, then = std::move(then)](const Result<void>& written, store::Change& committed) {
+    if (!written) {
+      spdlog::error("event=webhook_record_failed webhook={} deliveries={} error=\"{}\"", lane->webhook.id,
+                    committed.webhook_deliveries.size(), written.error().message);
+      keep_unrecorded(lane->unrecorded, std::move(committed.webhook_deliveries));
+    }
+    if (then) then();
+  });
 }
 
 // Records the message as delivered or dead and moves the cursor past it, in one transaction, and
@@ -282,9 +315,7 @@ void WebhookOutbox::finish(const std::shared_ptr<Lane>& lane, store::DeliverySta
   store::Change change;
   change.webhook_deliveries.push_back(d);
   change.webhook_cursors.emplace_back(lane->webhook.id, cursor);
-  store_.write(std::move(change), [webhook = lane->webhook.id, n = d.n](const Result<void>& written, store::Change&) {
-    if (!written) spdlog::error("event=webhook_record_failed webhook={} delivery={}", webhook, n);
-  });
+  write_lane(lane, std::move(change), nullptr);
   lane->cursor = cursor;
   if (lane->current->counts_for_storm) lane->gate.sent(clock_.system_now());
   lane->current.reset();

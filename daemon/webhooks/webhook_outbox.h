@@ -43,6 +43,9 @@ class WebhookOutbox {
   void attempt(const std::shared_ptr<Lane>& lane);
   void attempted(const std::shared_ptr<Lane>& lane, const net::OutboundResponse& response, TimePoint at);
   void finish(const std::shared_ptr<Lane>& lane, store::DeliveryState state);
+  // Writes a change of the lane with the records that failed before; the records of a change that
+  // fails are kept to be written with the next (the cursor in memory has moved past them).
+  void write_lane(const std::shared_ptr<Lane>& lane, store::Change change, std::function<void()> then);
   // Runs `pump` after `delay`, once however often it is asked for meanwhile.
   void wake_after(const std::shared_ptr<Lane>& lane, Millis delay);
   void send_test(const store::WebhookRecord& webhook, std::function<void(Json)> done);

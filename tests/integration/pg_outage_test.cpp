@@ -247,6 +247,7 @@ TEST_F(PgOutage, NothingIsAnswered2xxUnlessStoredAndTheStandbyCarriesOnOnceTheSe
   int refused = 0, refused_503 = 0, unanswered_changes = 0, refused_by_standby = 0, answered = 0;
   std::string degraded_said;  // a's /healthz once it said degraded
   std::string unreadable_said;  // a live job's read that said what the store could not give
+  std::string list_unreadable_said;  // the same of the job list
   while (Clock::now() - stopped_at < kOutage) {
     for (const Change& change : changes) {
       for (Daemon* daemon : {&a, &b}) {
@@ -282,13 +283,21 @@ TEST_F(PgOutage, NothingIsAnswered2xxUnlessStoredAndTheStandbyCarriesOnOnceTheSe
           {job_path(held), [&](const Json& job) { EXPECT_EQ(job["held_by"], "owner") << job.dump(); }},
           {job_path(pending), [&](const Json& job) { EXPECT_EQ(job["spec"], pending_spec) << job.dump(); }},
           {"/v1/nodes/" + node, [&](const Json& n) { EXPECT_EQ(n["state"], "HEALTHY") << n.dump(); }},
+          {"/v1/jobs",
+           [&](const Json& list) {
+             bool listed = false;
+             for (const Json& job : list["jobs"]) listed = listed || job["id"] == running;
+             EXPECT_TRUE(listed) << "the running job is missing from the list: " << list.dump();
+           }},
       };
       for (const auto& [target, check] : reads) {
         const ApiResult r = api(a, "GET", target);
         if (r.status == 200) {
           ++answered;
           check(r.body);
-          if (r.body.contains("store_unreadable")) unreadable_said = r.body["store_unreadable"];
+          if (r.body.contains("store_unreadable")) {
+            (target == "/v1/jobs" ? list_unreadable_said : unreadable_said) = r.body["store_unreadable"];
+          }
         } else {
           // Only a daemon on its way out may leave a read unanswered.
           EXPECT_TRUE(r.status == 0 && a.process->wait_exit(3s))
@@ -310,6 +319,7 @@ TEST_F(PgOutage, NothingIsAnswered2xxUnlessStoredAndTheStandbyCarriesOnOnceTheSe
       << "/healthz never said degraded: " << degraded_said;
   // A live job read while the server was down came from memory and said what it left out.
   EXPECT_NE(unreadable_said.find("goodput and earlier attempts not shown"), std::string::npos) << unreadable_said;
+  EXPECT_NE(list_unreadable_said.find("only live jobs are listed"), std::string::npos) << list_unreadable_said;
   EXPECT_EQ(role(b), "standby") << logs();
 
   postgres->start_again();

@@ -132,6 +132,13 @@ TEST(Render, JobsTable) {
             (std::vector<std::string>{"43", "big", "bob", "default", "PENDING", "3", "64", "0", "2d", "resources"}));
 }
 
+TEST(Render, JobsTableSaysWhenTheStoreCouldNotBeRead) {
+  const Json reply = {{"jobs", {running_job()}}, {"next", nullptr}, {"store_unreadable", "only live jobs are listed: gone"}};
+  const auto lines = lines_of(render({"jobs"}, {reply}));
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[2], "(the daemon's store could not be read: only live jobs are listed: gone)");
+}
+
 TEST(Render, JobsTableFoldsAnArrayAndNamesTasks) {
   Json folded = running_job();
   folded["id"] = 12;

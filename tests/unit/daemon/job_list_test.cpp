@@ -119,5 +119,27 @@ TEST_F(JobListTest, AnArrayIsReadAsAllItsTasks) {
   EXPECT_EQ(ids(array_tasks(store, *task_of(3, 1, 3).array_task)), (std::vector<JobId>{5, 4, 3}));
 }
 
+TEST(LiveJobPage, ListsTheLiveJobsThatMatchNewestFirstAndPages) {
+  std::map<JobId, Job> active;
+  for (JobId id : {1, 2, 4, 6, 7}) active[id] = minimal_job(id, id == 7 ? "bob" : "alice");
+  active[4].state = JobState::running;
+  JobPageQuery query;
+  query.filter.user = "alice";
+  query.limit = 2;
+  JobPage page = live_job_page(active, query);
+  EXPECT_EQ(ids(page.jobs), (std::vector<JobId>{6, 4}));
+  EXPECT_EQ(page.next_before, 4);
+  query.filter.before_id = page.next_before;
+  page = live_job_page(active, query);
+  EXPECT_EQ(ids(page.jobs), (std::vector<JobId>{2, 1}));
+  EXPECT_FALSE(page.next_before) << "the last page";
+  query.filter.before_id.reset();
+  query.filter.states = {JobState::running};
+  EXPECT_EQ(ids(live_job_page(active, query).jobs), (std::vector<JobId>{4}));
+  query.filter.states.clear();
+  query.filter.user = "bob";
+  EXPECT_EQ(ids(live_job_page(active, query).jobs), (std::vector<JobId>{7}));
+}
+
 }  // namespace
 }  // namespace trainyard::daemon

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
@@ -160,6 +161,55 @@ TEST(StoreWorker, FailedBatchFailsEveryWriteInItAndOnlyThose) {
       [](const Error& error) { ADD_FAILURE() << error.message; });
   io.run_until([&] { return done; });
   EXPECT_EQ(stored, (std::vector<JobId>{1, 7})) << "nothing of the failed batch is stored";
+}
+
+TEST(StoreWorker, AFailedBatchsWritersAreAnsweredLastFirst) {
+  GatedStore store(/*fail_commit=*/2);
+  IoQueue io;
+  std::vector<JobId> answered;
+  StoreWorker worker(store, io.poster());
+  worker.write(job_change(1), [&](const Result<void>&, store::Change&) { answered.push_back(1); });
+  store.wait_until_blocked();
+  for (JobId id = 2; id <= 4; ++id) worker.write(job_change(id), [&, id](const Result<void>&, store::Change&) { answered.push_back(id); });
+  store.open();
+  io.run_until([&] { return answered.size() == 4; });
+  EXPECT_EQ(answered, (std::vector<JobId>{1, 4, 3, 2})) << "each writer that puts memory back finds it as it left it";
+}
+
+// A change made before the I/O thread heard that an earlier change to the same job failed was made
+// from memory holding that change: it is refused, and so is one made on top of it in turn; changes
+// to other jobs, and one made once the failure was heard, are stored.
+TEST(StoreWorker, AChangeMadeOnTopOfAFailedOneToTheSameThingIsRefused) {
+  InMemoryStore memory;
+  FailingStore store(memory);
+  IoQueue io;
+  Outcomes outcomes;
+  StoreWorker worker(store, io.poster());
+  store.fail_next_commit();
+  worker.write(job_change(1), outcomes.recorder(1));
+  ASSERT_TRUE(io.wait_until(std::chrono::steady_clock::now() + kWaitLimit)) << "the failed commit was never handed back";
+  // Not heard yet: nothing has run on the I/O thread.
+  std::map<std::string, std::string> late;
+  const auto record = [&late](std::string name) {
+    return [&late, name](const Result<void>& written, store::Change&) { late[name] = written ? "ok" : written.error().message; };
+  };
+  store::Change on_top = job_change(1);
+  on_top.events.push_back(store::Event{.at = test_epoch(), .kind = "test.on_top"});
+  worker.write(std::move(on_top), record("job 1 again"));
+  worker.write(job_change(2), record("job 2"));
+  io.run_until([&] { return late.size() == 2 && outcomes.by_job.size() == 1; });
+  EXPECT_EQ(outcomes.by_job[1], "disk on fire (injected)");
+  EXPECT_EQ(late["job 1 again"], "not stored: it was made on top of an earlier change to job/1 that could not be stored");
+  EXPECT_EQ(late["job 2"], "ok");
+  EXPECT_FALSE(memory.job(1).has_value());
+  const std::vector<store::Event> events = memory.events_after(0, 10);
+  EXPECT_TRUE(std::none_of(events.begin(), events.end(), [](const store::Event& e) { return e.kind == "test.on_top"; }))
+      << "nothing of the refused change is stored";
+
+  worker.write(job_change(1), record("job 1 once heard"));
+  io.run_until([&] { return late.size() == 3; });
+  EXPECT_EQ(late["job 1 once heard"], "ok");
+  EXPECT_TRUE(memory.job(1).has_value());
 }
 
 TEST(StoreWorker, ACompletionGetsItsCommittedChangeWithTheJobRecordsRendered) {

@@ -108,6 +108,22 @@ TEST_F(OutboxTest, DeliversWantedEventsInOrderSignedAndMovesTheCursor) {
   EXPECT_EQ(metrics.back().render().find("trainyard_webhook_deliveries_total{result=\"delivered\"} 3") != std::string::npos, true);
 }
 
+TEST_F(OutboxTest, ADeliveryRecordWhoseCommitFailedIsWrittenAgain) {
+  start_outbox();
+  const store::WebhookRecord w = add_webhook("http://127.0.0.1:9/hook");
+  emit(1);
+  ASSERT_EQ(sent.size(), 1u);
+  cluster.store.fail_next_commit();  // the delivered record's
+  answer(200);
+  EXPECT_EQ(cluster.store.commits_failed(), 1) << "the test's premise: the record's commit failed";
+  cluster.advance(options.poll_interval);
+  const auto recorded = deliveries(w.id);
+  ASSERT_EQ(recorded.size(), 1u) << "the delivery was sent but never recorded";
+  EXPECT_EQ(recorded[0].state, store::DeliveryState::delivered);
+  EXPECT_EQ(recorded[0].n, 1);
+  EXPECT_EQ(sent.size(), 1u) << "recorded again, not sent again";
+}
+
 TEST_F(OutboxTest, RetriesTheSameEventIdHonoursRetryAfterThenDeadLetters) {
   start_outbox();
   const store::WebhookRecord w = add_webhook("http://127.0.0.1:9/hook");

@@ -1109,6 +1109,8 @@ export interface components {
                 accounting?: components["schemas"]["JobAccounting"];
             })[];
             next: components["schemas"]["Cursor"];
+            /** @description the list was made from the daemon's memory while the store could not be read: only live jobs, arrays not folded, and why */
+            store_unreadable?: string;
         };
         JobLogs: {
             attempt: number;

@@ -91,6 +91,7 @@ export function JobList() {
       <Filters filter={filter} ownOnly={ownOnly} />
       <p class="hint" role="status" data-list-status>{current || loaded.error ? scope.join(" · ") : "Loading…"}</p>
       <ErrorNote error={loaded.error} />
+      {current && loaded.data?.store_unreadable && <p class="error" role="alert">{loaded.data.store_unreadable}</p>}
       {!current && loaded.error ? null
         : current && jobs.length === 0 ? <p>No jobs match these filters{filter.page > 1 ? " on this page" : ""}.</p>
         : current && shown.length === 0 ? <p>No job on this page has a name like “{filter.name.trim()}”. The name filter
