@@ -61,9 +61,11 @@ struct LogTail {
   bool truncated = false;  // `text` is less than the whole log
 };
 
-// The last `max_bytes` of a log file, starting on a whole line where possible (else on a whole
-// UTF-8 character), and of those at most the last `max_lines` lines (0: no line limit). Never
-// follows a link and never blocks: anything but a regular file reads as not readable.
+// The last whole lines of a log file within `max_bytes`, at most `max_lines` of them (0: no line
+// limit), a line longer than 16 KiB shown by its first and last 2 KiB around a note of what was
+// left out (so one huge line cannot hide the lines before it); when not even the last line fits,
+// its last `max_bytes` on a whole UTF-8 character. Looks at most 64 MiB back. Never follows a link
+// and never blocks: anything but a regular file reads as not readable.
 LogTail read_log_tail(const std::string& path, std::int64_t max_bytes, std::int64_t max_lines = 0);
 
 // What an exit report carries of the log, for diagnosis and failure classification.

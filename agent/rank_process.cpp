@@ -15,6 +15,7 @@
 #include "agent/launch_failure.h"
 #include "agent/process_spawn.h"
 #include "checkpoint/checkpoint.h"
+#include "proto/exit_reasons.h"
 
 namespace trainyard::agent {
 
@@ -285,7 +286,7 @@ std::string RankProcess::end_cgroup() {
   if (usage.oom_kills == 0) return "";
   const std::string limit =
       memory_limit_mb_ > 0 ? " at " + memory_limit_origin_ + " of " + std::to_string(memory_limit_mb_) + " MiB" : "";
-  return "out of memory: the kernel's OOM killer killed " + std::to_string(usage.oom_kills) +
+  return std::string(kOomKilledReasonPrefix) + std::to_string(usage.oom_kills) +
          (usage.oom_kills == 1 ? " process" : " processes") + limit + " (peak " + std::to_string(peak_mb) + " MiB)";
 }
 

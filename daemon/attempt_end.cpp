@@ -7,6 +7,7 @@
 #include "daemon/events/events.h"
 #include "daemon/job_manager.h"
 #include "daemon/lifecycle.h"
+#include "proto/exit_reasons.h"
 
 namespace trainyard::daemon {
 namespace {
@@ -38,6 +39,7 @@ AttemptFacts facts_of(const Job& job, const AttemptEndFacts& end) {
   facts.node_failed_check = !end.failed_checks.empty();
   facts.over_storage_quota = end.over_storage_quota;
   facts.quota_exceeded = end.quota_exceeded;
+  facts.node_disk_low = end.node_disk_low;
   if (facts.quota_exceeded) facts.reason = end.kill_reason;
   for (const std::string& failed : end.failed_checks) facts.reason += "; then " + failed;
   return facts;
@@ -167,9 +169,13 @@ store::Event end_event(std::string_view type, const Attempt& attempt, const Job&
   const std::string id = job_ref_text(job);
   const std::string nodes = join_node_names(attempt.nodes);
   if (!failure) {
-    return job_event(now, std::string(type), job, attempt.id, nodes,
-                     "job " + id + " succeeded after " + std::to_string(attempt.steps_completed) + " steps",
-                     end_details(attempt, job, now, {{"exit_code", 0}, {"steps", attempt.steps_completed}}));
+    Json details = {{"exit_code", 0}, {"steps", attempt.steps_completed}};
+    std::string message = "job " + id + " succeeded after " + std::to_string(attempt.steps_completed) + " steps";
+    if (attempt.reason != "completed") {
+      details["reason"] = attempt.reason;
+      message += " (" + attempt.reason.substr(std::string_view("completed; ").size()) + ")";
+    }
+    return job_event(now, std::string(type), job, attempt.id, nodes, message, end_details(attempt, job, now, std::move(details)));
   }
   if (job.state == JobState::cancelled) {
     return job_event(now, std::string(type), job, attempt.id, nodes, "job " + id + " cancelled while running",
@@ -201,6 +207,20 @@ store::Event end_event(std::string_view type, const Attempt& attempt, const Job&
                                 {"infrastructure", attempt.infrastructure}}));
 }
 
+// A rank's processes the OOM killer took although the attempt succeeded (a data loader worker,
+// a helper the program retried without): said in the reason, as the README promises, since a
+// silent kill may have cost the run data or time. "" when there were none.
+std::string oom_kills_of(const AttemptEndFacts& end) {
+  std::string told;
+  for (std::size_t r = 0; r < end.ranks.size(); ++r) {
+    const std::string& reason = end.ranks[r].reason;
+    if (!reason.starts_with(kOomKilledReasonPrefix)) continue;
+    const std::string what = reason.substr(0, reason.find("; "));
+    told += (told.empty() ? "" : "; ") + std::string("rank ") + std::to_string(r) + ": " + what;
+  }
+  return told;
+}
+
 }  // namespace
 
 AttemptEnd decide_attempt_end(Attempt attempt, Job job, const AttemptEndFacts& end, const AttemptEndPolicy& policy,
@@ -223,7 +243,8 @@ AttemptEnd decide_attempt_end(Attempt attempt, Job job, const AttemptEndFacts& e
   attempt.ended_at = now;
   attempt.exit_code = facts.exit_code;
   attempt.signal = facts.signal;
-  attempt.reason = succeeded ? "completed" : facts.reason;
+  const std::string oom_kills = succeeded ? oom_kills_of(end) : "";
+  attempt.reason = succeeded ? (oom_kills.empty() ? "completed" : "completed; " + oom_kills) : facts.reason;
   job.exit_code = facts.exit_code;
   std::optional<AttemptFailure> failure;
   std::string_view end_type;
@@ -232,7 +253,7 @@ AttemptEnd decide_attempt_end(Attempt attempt, Job job, const AttemptEndFacts& e
     job.exit_code = 0;
     change_state(attempt.state, AttemptEvent::succeeded);
     end_type = change_state(job.state, JobEvent::succeeded).event_type;
-    job.reason = "completed";
+    job.reason = attempt.reason;
     job.failure_class.clear();  // a job's class is its final attempt's: an earlier failure is history
     job.suggestion.clear();
     job.ended_at = now;

@@ -40,6 +40,7 @@ struct AttemptEndFacts {
   std::int64_t newest_checkpoint_step = 0;  // the newest checkpoint it reported; 0: none
   bool over_storage_quota = false;  // the job or its share held more than its storage quota
   bool quota_exceeded = false;      // the daemon stopped it for staying over its quota past the grace
+  bool node_disk_low = false;       // the first failed rank's node measured its disk short of space
 };
 
 struct AttemptEndPolicy {

@@ -687,6 +687,10 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
   AttemptEndFacts facts = attempt_end_facts(active);
   facts.over_storage_quota = storage_.over_quota(job.id);
   facts.quota_exceeded = active.stopped_for(StopCause::quota_exceeded);
+  if (active.first_failed_rank >= 0) {
+    const NodeEntry* culprit = nodes_.find(active.record.nodes[static_cast<std::size_t>(active.first_failed_rank)]);
+    facts.node_disk_low = culprit && culprit->low_disk;
+  }
   AttemptEnd end = decide_attempt_end(active.record, job, facts,
                                       {config_.failure_rules, config_.max_infra_retries, config_.retry_backoff_base}, now);
   Attempt& attempt = active.record = std::move(end.attempt);

@@ -1,6 +1,7 @@
 // Webhooks: create (the secret shown once), list, show, delete, send a test message, list
 // deliveries, re-send a dead-lettered one. Admins manage every webhook and may point one anywhere;
 // users only their own, for their own jobs' events, to hosts on --webhook-allowed-hosts.
+#include <algorithm>
 #include <map>
 #include <spdlog/spdlog.h>
 
@@ -23,6 +24,22 @@ bool may_see(const ApiCall& call, const store::WebhookRecord& webhook) {
 }
 
 }  // namespace
+
+std::optional<std::string> WebhooksApi::no_room_for_another(const ApiCall& call) const {
+  const std::vector<store::WebhookRecord> all = webhooks_.list();
+  const auto owned = std::count_if(all.begin(), all.end(), [&](const store::WebhookRecord& w) { return w.owner == call.who.user; });
+  const auto creating = being_created_.find(call.who.user);
+  const int held = static_cast<int>(owned) + (creating == being_created_.end() ? 0 : creating->second);
+  if (held < options_.max_per_user) return std::nullopt;
+  return "user " + call.who.user + " already has " + std::to_string(held) +
+         " webhooks, the most one user may have (--webhook-max-per-user " + std::to_string(options_.max_per_user) +
+         "); delete one first";
+}
+
+void WebhooksApi::creation_answered(const ApiCall& call) {
+  if (call.who.may(Action::manage_webhooks)) return;
+  if (--being_created_[call.who.user] <= 0) being_created_.erase(call.who.user);
+}
 
 void WebhooksApi::with_webhook(ApiCall call, std::function<void(ApiCall, store::WebhookRecord)> then) {
   std::int64_t id = 0;
@@ -53,6 +70,10 @@ void WebhooksApi::create_webhook(ApiCall call) {
   } catch (const InvalidInput& e) {
     return call.invalid_body(e);
   }
+  if (!call.who.may(Action::manage_webhooks)) {
+    if (const auto full = no_room_for_another(call)) return call.fail(Error::conflict(*full));
+    ++being_created_[call.who.user];
+  }
   store::WebhookRecord webhook{webhooks_.next_id(),
                                call.who.user,
                                clock_.system_now(),
@@ -69,7 +90,10 @@ void WebhooksApi::create_webhook(ApiCall call) {
         webhook.cursor_seq = store.last_event_seq();
         return std::function<void()>([this, call, webhook] { store_new_webhook(call, webhook); });
       },
-      [call](const Error& error) { call.fail(Error::unavailable("could not read the events log: " + error.message)); });
+      [this, call](const Error& error) {
+        creation_answered(call);
+        call.fail(Error::unavailable("could not read the events log: " + error.message));
+      });
 }
 
 void WebhooksApi::store_new_webhook(const ApiCall& call, const store::WebhookRecord& webhook) {
@@ -79,8 +103,9 @@ void WebhooksApi::store_new_webhook(const ApiCall& call, const store::WebhookRec
       audit_.event(call, {"webhook.created",
                           call.route(),
                           std::to_string(webhook.id),
-                          {{"url", webhook.url}, {"events", webhook.events}, {"owner", webhook.owner}}}));
+                          {{"url", url_without_path(parse_webhook_url(webhook.url, "url"))}, {"events", webhook.events}, {"owner", webhook.owner}}}));
   store_.write(std::move(change), [this, call, webhook](const Result<void>& written, store::Change&) {
+    creation_answered(call);
     if (!written) return call.fail(Error::unavailable("the new webhook could not be stored; nothing was changed"));
     webhooks_.add(webhook);
     spdlog::info("event=webhook_created id={} owner={} host={}", webhook.id, webhook.owner,
@@ -110,7 +135,7 @@ void WebhooksApi::delete_webhook(ApiCall call) {
     change.events.push_back(audit_.event(call, {"webhook.deleted",
                                                 call.route(),
                                                 std::to_string(webhook.id),
-                                                {{"url", webhook.url}, {"owner", webhook.owner}}}));
+                                                {{"url", url_without_path(parse_webhook_url(webhook.url, "url"))}, {"owner", webhook.owner}}}));
     store_.write(std::move(change), [this, call, id = webhook.id](const Result<void>& written, store::Change&) {
       if (!written) return call.fail(Error::unavailable("the deletion of webhook " + std::to_string(id) +
                                                                " could not be stored; nothing was changed"));

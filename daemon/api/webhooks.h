@@ -3,7 +3,9 @@
 // deliveries, re-send a dead-lettered one.
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
+#include <string>
 
 #include "daemon/webhooks/webhook_registry.h"
 #include "proto/time.h"
@@ -36,8 +38,14 @@ class WebhooksApi {
   void resend_delivery(const ApiCall& call, std::int64_t id, std::int64_t n,
                        std::optional<store::WebhookDelivery> delivery);
 
+  // Why a user may not have another webhook (--webhook-max-per-user, counting those being stored),
+  // or nothing when they may.
+  std::optional<std::string> no_room_for_another(const ApiCall& call) const;
+  void creation_answered(const ApiCall& call);
+
   WebhookRegistry& webhooks_;
   WebhookOptions options_;
+  std::map<std::string, int> being_created_;  // by owner: creations not yet answered
   StoreWorker& store_;
   Auditor& audit_;
   const TimeSource& clock_;

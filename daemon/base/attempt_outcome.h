@@ -38,6 +38,9 @@ struct AttemptFacts {
   bool over_storage_quota = false;
   // The daemon stopped it for staying over its storage quota past the grace (its reason says so).
   bool quota_exceeded = false;
+  // The node of the rank that failed first measured its own filesystem short of space (its agent's
+  // heartbeat, healthcheck/disk_space.h): a full disk the system saw, not one the job printed.
+  bool node_disk_low = false;
 };
 
 struct FailureClass {

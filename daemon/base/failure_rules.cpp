@@ -155,6 +155,7 @@ FailureRule parse_rule(const Json& j, const std::string& path) {
   rule.class_name = r.string("class", 1, 64);
   check_name(r.field_path("class"), rule.class_name);
   rule.infrastructure = r.opt_boolean("infrastructure").value_or(false);
+  rule.log_is_evidence = r.opt_boolean("log_is_evidence").value_or(false);
   rule.retry = r.opt_boolean("retry").value_or(true);
   rule.suggestion = r.string("suggestion", 1, 512);
   if (r.has("when")) rule.when = r.string_list("when", 8, 32);
@@ -172,6 +173,15 @@ FailureRule parse_rule(const Json& j, const std::string& path) {
   if (r.has("text")) rule.text = r.string_list("text", 64, 512);
   r.finish();
   return rule;
+}
+
+// Whether an infrastructure rule's match stands on more than the job's own log (see the header).
+bool infrastructure_seen(const FailureRule& rule, const AttemptFacts& facts) {
+  if (rule.log_is_evidence) return true;
+  if (facts.node_lost || facts.health_failed || facts.node_failed_check || facts.node_disk_low) return true;
+  AttemptFacts without_log = facts;
+  without_log.log_tail.clear();
+  return matches(rule, without_log);
 }
 
 }  // namespace
@@ -206,7 +216,7 @@ FailureClass FailureRules::classify(const AttemptFacts& facts) const {
     std::string suggestion = fill(rule.suggestion, "{exit_code}", facts.exit_code ? std::to_string(*facts.exit_code) : "-");
     suggestion = fill(suggestion, "{signal}", facts.signal ? std::to_string(*facts.signal) : "-");
     if (suggestion.find("{line}") != std::string::npos) suggestion = fill(suggestion, "{line}", quoted_line(rule, facts));
-    return {rule.class_name, suggestion, rule.infrastructure, rule.retry};
+    return {rule.class_name, suggestion, rule.infrastructure && infrastructure_seen(rule, facts), rule.retry};
   }
   return {"unknown", "The attempt failed for an unknown reason; check the logs and the node.", false};
 }

@@ -16,6 +16,14 @@
 //   "reason", "log_tail", "text": lists of globs, any of which matches the attempt's reason, its
 //                log tail, or either. Globs are fnmatch patterns, case-insensitive, over the whole
 //                text: "*out of memory*", not a bare substring, so "room" is not "oom".
+// A job's log is its own words: a rule marked infrastructure that matches only through the log
+// tail (its "log_tail", or "text" found in the log and not in the reason, which the agent and daemon
+// write) names the class but counts as infrastructure only when the system saw a fault besides (a
+// node lost, a failed check, a node that measured its disk full). Otherwise a job could buy
+// retries that use no attempt, and get healthy nodes excluded, by printing an NCCL or ENOSPC line.
+// An operator's rule may say "log_is_evidence": true where the line comes from something the job
+// cannot forge (a provider's reclaim notice on a host whose jobs cannot write that log); no default
+// rule does.
 // "suggestion" may name {exit_code}, {signal} and {line}: the first line of the log tail (else of
 // the reason) that one of the rule's own patterns matches on its own, e.g. the Python error that
 // names the missing module (bounded, secret-looking NAME=value pairs masked).
@@ -32,6 +40,7 @@ struct FailureRule {
   std::string class_name;
   bool infrastructure = false;
   bool retry = true;
+  bool log_is_evidence = false;  // an operator's word that the log line is the system's, not the job's
   std::string suggestion;
   std::vector<std::string> when;
   std::optional<std::string> exit_code;

@@ -1,7 +1,9 @@
 #pragma once
 // A job's output shown to people who may not read its logs (a failure's suggestion, the webhook
 // and Slack messages of its end): what the program said, bounded, its control characters dropped
-// and secret-looking NAME=value pairs masked as the environment is (proto/provenance.h).
+// and secrets masked: NAME=value and "NAME: value" pairs whose name looks secret as the environment's
+// (proto/provenance.h), the credential after "Bearer" or "Basic", and words shaped like a
+// known credential (our ty_ tokens, GitHub, Slack, Hugging Face and AWS keys, JSON Web Tokens).
 #include <cstddef>
 #include <string>
 #include <string_view>

@@ -24,6 +24,10 @@ void add_webhook_flags(FlagParser& flags, WebhookOptions& options, net::HttpClie
                 "messages one webhook gets a minute at most; the excess is folded into "
                 "one summary",
                 &options.storm.max_per_minute, 1, 100'000);
+  flags.add_int("webhook-max-per-user",
+                "webhooks one user (not an admin) may have at most; each polls the events log and "
+                "sends on its own",
+                &options.max_per_user, 1, 10'000);
   flags.add_duration<Millis>("webhook-connect-timeout-ms", "to connect to a webhook receiver", &client.connect_timeout,
                              1, 600'000);
   flags.add_duration<Millis>("webhook-timeout-ms", "for a whole webhook request, connect to answer",

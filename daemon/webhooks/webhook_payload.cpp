@@ -38,9 +38,27 @@ constexpr std::size_t kSectionChars = 3000;
 constexpr std::size_t kFieldChars = 2000;
 constexpr std::size_t kHeaderChars = 150;
 
+// Cut on a character boundary, so a cut never leaves half a UTF-8 sequence.
 std::string bounded(std::string text, std::size_t limit) {
-  if (text.size() > limit) text = text.substr(0, limit - 3) + "...";
-  return text;
+  if (text.size() <= limit) return text;
+  std::size_t cut = limit - 3;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return text.substr(0, cut) + "...";
+}
+
+// A job's own "```" would close the code block its output is quoted in: a zero-width space
+// between backticks, and between its backticks and the block's fences, keeps them looking the
+// same and never a fence.
+std::string unfenced(std::string_view text) {
+  constexpr std::string_view kZeroWidthSpace = "\u200b";
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '`' && (i == 0 || text[i - 1] == '`')) out += kZeroWidthSpace;
+    out += text[i];
+  }
+  if (out.ends_with('`')) out += kZeroWidthSpace;
+  return out;
 }
 
 Json mrkdwn(std::string text) { return {{"type", "mrkdwn"}, {"text", std::move(text)}}; }
@@ -157,7 +175,7 @@ Json slack_message(const store::Event& event, std::string_view public_url) {
   }
   if (const std::string output = detail_text(event, "output"); !output.empty()) {
     // Cut before the fences are added, so the block always closes.
-    blocks.push_back(section("*Last output*\n```" + bounded(slack_escape(output), kSectionChars - 32) + "```"));
+    blocks.push_back(section("*Last output*\n```" + bounded(unfenced(slack_escape(output)), kSectionChars - 32) + "```"));
   }
   if (const std::string url = dashboard_url(event, public_url); !url.empty()) {
     const std::string label = event.job_id ? "Open job " + job_ref(event) : "Open node " + event.node;

@@ -22,6 +22,7 @@ struct WebhookOptions {
   BackoffPolicy backoff;
   StormPolicy storm;
   Millis poll_interval{100};  // how often an idle webhook looks for new events
+  int max_per_user = 20;      // --webhook-max-per-user: a user's (not an admin's) webhooks at most
 };
 
 // A webhook as the API shows it: never its secret.

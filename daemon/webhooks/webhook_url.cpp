@@ -70,6 +70,11 @@ net::Url parse_webhook_url(std::string_view text, const std::string& field) {
   return std::move(url).value();
 }
 
+std::string url_without_path(const net::Url& url) {
+  const bool v6 = url.host.find(':') != std::string::npos;
+  return url.scheme + "://" + (v6 ? "[" + url.host + "]" : url.host) + ":" + std::to_string(url.port) + "/<masked>";
+}
+
 bool is_public_address(std::string_view address) {
   const std::string text(address);
   std::array<std::uint8_t, 16> bytes{};

@@ -18,6 +18,10 @@ inline constexpr std::size_t kMaxWebhookUrlLength = 2048;
 // Throws InvalidInput(field) naming what is wrong.
 net::Url parse_webhook_url(std::string_view text, const std::string& field);
 
+// The URL as a record others may read shows it (the audit log): scheme, host and port, the path
+// masked, since a Slack or similar webhook's path is its secret.
+std::string url_without_path(const net::Url& url);
+
 // Whether `address` (an IPv4 or IPv6 literal) is one a user's webhook may reach; false for text
 // that is not an address.
 bool is_public_address(std::string_view address);

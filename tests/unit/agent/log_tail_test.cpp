@@ -47,6 +47,19 @@ TEST(ReadLogTail, AProgressBarWithoutNewlinesIsCutOnACharacterBoundary) {
   }
 }
 
+TEST(ReadLogTail, AHugeLineIsShownByItsEndsAndTheLinesBeforeItStayVisible) {
+  TempDir dir;
+  const std::string huge = "HEAD" + std::string(10 << 20, 'x') + "\xc3\xa9TAIL";  // 10 MiB, ends on a 2-byte character
+  const std::string path = write_log(dir, "loss 2.1\nloss 2.0\n" + huge + "\nafter\n");
+  const LogTail tail = read_log_tail(path, 1 << 20, 1000);
+  EXPECT_TRUE(tail.truncated);
+  EXPECT_LT(tail.text.size(), 8192u);
+  EXPECT_TRUE(tail.text.starts_with("loss 2.1\nloss 2.0\nHEAD")) << tail.text.substr(0, 80);
+  EXPECT_NE(tail.text.find(" bytes of this line not shown ...] "), std::string::npos);
+  EXPECT_TRUE(tail.text.ends_with("x\xc3\xa9TAIL\nafter\n")) << tail.text.substr(tail.text.size() - 40);
+  EXPECT_EQ(read_log_tail(path, 1 << 20, 2).text.substr(0, 4), "HEAD") << "tail -n 2: the huge line and the last";
+}
+
 TEST(ReadLogTail, AFifoOrALinkInTheLogsPlaceIsNotReadAndDoesNotBlock) {
   TempDir dir;
   const auto fifo = dir.path() / "rank-0.log";

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "daemon/attempt_end.h"
+#include "proto/exit_reasons.h"
 
 namespace trainyard::daemon {
 namespace {
@@ -44,6 +45,21 @@ struct AttemptEndCase {
     return decide_attempt_end(attempt, job, facts, {FailureRules::defaults(), 2, Millis(2000)}, kNow);
   }
 };
+
+TEST(AttemptEnd, ASucceededAttemptSaysTheOomKillerTookProcessesOfARank) {
+  AttemptEndCase c(2);
+  c.facts.ranks[1].reason = std::string(kOomKilledReasonPrefix) + "2 processes (peak 900 MiB); exited with code 0";
+  const AttemptEnd end = c.end();
+  EXPECT_EQ(end.job.state, JobState::succeeded);
+  const std::string told = "rank 1: " + std::string(kOomKilledReasonPrefix) + "2 processes (peak 900 MiB)";
+  EXPECT_EQ(end.attempt.reason, "completed; " + told);
+  EXPECT_EQ(end.job.reason, end.attempt.reason) << "the job page shows it";
+  ASSERT_EQ(end.events.size(), 1u);
+  EXPECT_THAT(end.events[0].message, HasSubstr("(" + told + ")"));
+  EXPECT_EQ(end.events[0].details["reason"], end.attempt.reason);
+  c.facts.ranks[1].reason = "exited with code 0";
+  EXPECT_EQ(c.end().job.reason, "completed") << "no word when nothing was killed";
+}
 
 TEST(AttemptEnd, AllRanksDoneSucceedsAndClearsAnEarlierClass) {
   AttemptEndCase c(2);
@@ -209,10 +225,16 @@ TEST(AttemptEnd, ASimulatedJobThatReachedItsLastStepSucceedsThoughAStopWasAsked)
   EXPECT_EQ(c.end().attempt.state, AttemptState::preempted) << "one step short: the stop saved it";
 }
 
-TEST(AttemptEnd, ANodesFullDiskKeepsTheRetryOffThatNodeButAQuotaDoesNot) {
+TEST(AttemptEnd, ANodesFullDiskKeepsTheRetryOffThatNodeButAQuotaOrAPrintedLineDoesNot) {
   AttemptEndCase c(2);
   c.rank_fails(1, 1, "exited with code 1");
   c.facts.ranks[1].log_tail = "write: No space left on device";
+  const AttemptEnd printed = c.end();
+  EXPECT_EQ(printed.failure->cls.name, "disk_full");
+  EXPECT_FALSE(printed.attempt.infrastructure);
+  EXPECT_TRUE(printed.job.excluded_nodes.empty()) << "the node never measured its disk full";
+
+  c.facts.node_disk_low = true;
   const AttemptEnd node_full = c.end();
   ASSERT_TRUE(node_full.failure.has_value());
   EXPECT_EQ(node_full.failure->cls.name, "disk_full");

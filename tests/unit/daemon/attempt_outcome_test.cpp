@@ -92,9 +92,14 @@ TEST(ClassifyFailure, EarlierRulesWin) {
   EXPECT_EQ(classify_failure(f).name, "user_error");
 }
 
-TEST(ClassifyFailure, EnospcIsDiskFullTheNodesUnlessTheJobWasOverItsQuota) {
-  AttemptFacts node_disk = exit_with(1);
-  node_disk.log_tail = "write failed: No space left on device\n";
+TEST(ClassifyFailure, EnospcIsDiskFullTheNodesWhenTheNodeMeasuredItUnlessTheJobWasOverItsQuota) {
+  AttemptFacts printed = exit_with(1);
+  printed.log_tail = "write failed: No space left on device\n";
+  const FailureClass printed_cls = classify_failure(printed);
+  EXPECT_EQ(printed_cls.name, "disk_full") << "the class the job's words name is shown";
+  EXPECT_FALSE(printed_cls.infrastructure) << "but a line the job printed buys no retry as the node's";
+  AttemptFacts node_disk = printed;
+  node_disk.node_disk_low = true;
   const FailureClass node_cls = classify_failure(node_disk);
   EXPECT_EQ(node_cls.name, "disk_full");
   EXPECT_TRUE(node_cls.infrastructure);

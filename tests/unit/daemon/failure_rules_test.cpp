@@ -69,11 +69,14 @@ TEST(FailureRules, WhatRealJobsPrintIsClassifiedAndQuoted) {
 
   const FailureClass watchdog = rules.classify(failed_with(std::nullopt, SIGABRT, "killed by signal 6", kNcclWatchdog));
   EXPECT_EQ(watchdog.name, "collective_timeout") << "the watchdog's abort is the timeout's doing, not a crash";
-  EXPECT_TRUE(watchdog.infrastructure);
+  EXPECT_FALSE(watchdog.infrastructure) << "the job's own log says so, and nothing the system saw";
 
   const FailureClass peer = rules.classify(failed_with(1, std::nullopt, "exited with code 1", kNcclPeerGone));
   EXPECT_EQ(peer.name, "collective_error");
-  EXPECT_TRUE(peer.infrastructure) << "a peer that went away is not this job's bug";
+  EXPECT_FALSE(peer.infrastructure) << "printed by the job alone";
+  AttemptFacts checked = failed_with(1, std::nullopt, "exited with code 1", kNcclPeerGone);
+  checked.node_failed_check = true;
+  EXPECT_TRUE(rules.classify(checked).infrastructure) << "a peer that went away with a node that then failed its check";
   const FailureClass usage = rules.classify(failed_with(1, std::nullopt, "exited with code 1", kNcclUsage));
   EXPECT_EQ(usage.name, "collective_error");
   EXPECT_FALSE(usage.infrastructure) << "invalid usage of NCCL is the program's";
@@ -105,15 +108,19 @@ TEST(FailureRules, AQuotedLineIsBoundedWithoutControlsAndSecretsMasked) {
 
 TEST(FailureRules, OperatorRulesComeFirstAndFillTheirSuggestion) {
   const FailureRules mine = FailureRules::parse(Json::parse(R"({"rules": [
-    {"class": "preempted", "infrastructure": true, "when": ["signal"], "signal": "15",
-     "log_tail": ["*spot instance reclaimed*"], "suggestion": "Reclaimed (signal {signal}); retried elsewhere."}
+    {"class": "preempted", "infrastructure": true, "log_is_evidence": true, "when": ["signal"], "signal": "15",
+     "log_tail": ["*spot instance reclaimed*"], "suggestion": "Reclaimed (signal {signal}); retried elsewhere."},
+    {"class": "flaky_fabric", "infrastructure": true, "log_tail": ["*fabric flap*"], "suggestion": "Retried."}
   ]})"));
   const FailureRules rules = mine.followed_by(FailureRules::defaults());
-  EXPECT_EQ(rules.size(), FailureRules::defaults().size() + 1);
+  EXPECT_EQ(rules.size(), FailureRules::defaults().size() + 2);
   const FailureClass cls = rules.classify(failed_with(std::nullopt, SIGTERM, "", "notice: spot instance reclaimed"));
   EXPECT_EQ(cls.name, "preempted");
   EXPECT_TRUE(cls.infrastructure);
   EXPECT_EQ(cls.suggestion, "Reclaimed (signal 15); retried elsewhere.");
+  const FailureClass printed = rules.classify(failed_with(1, std::nullopt, "exited with code 1", "fabric flap"));
+  EXPECT_EQ(printed.name, "flaky_fabric");
+  EXPECT_FALSE(printed.infrastructure) << "a log line is the job's own unless the operator says it is evidence";
   // Without the marker the defaults still apply.
   EXPECT_EQ(rules.classify(failed_with(std::nullopt, SIGTERM, "")).name, "user_error");
 }

@@ -23,5 +23,21 @@ TEST(QuotedOutput, TheTailKeepsWholeLinesWithinItsBound) {
   EXPECT_EQ(quoted_tail("a very long last line", 10, 5), "") << "never half a line";
 }
 
+TEST(QuotedOutput, KeyColonValueSecretsAndHttpCredentialsAreMasked) {
+  EXPECT_EQ(masked_line("PASSWORD: hunter2 and more"), "PASSWORD: <masked> and more");
+  EXPECT_EQ(masked_line("db_password:hunter2"), "db_password:<masked>");
+  EXPECT_EQ(masked_line("Authorization: Bearer ty_0123456789abcdef0123456789abcdef"), "Authorization: Bearer <masked>");
+  EXPECT_EQ(masked_line("curl -H 'x: Basic dXNlcjpwYXNz'"), "curl -H 'x: Basic <masked>");
+  EXPECT_EQ(masked_line("step: 40 loss: 2.1 url: http://a/b"), "step: 40 loss: 2.1 url: http://a/b") << "names that look harmless stay";
+}
+
+TEST(QuotedOutput, WordsShapedLikeCredentialsAreMaskedWherever) {
+  EXPECT_EQ(masked_line("using ty_0123456789abcdef0123456789abcdef now"), "using <masked> now");
+  EXPECT_EQ(masked_line("ghp_ABCDEFGHIJKLMNOPQRSTuvwx1234 xoxb-1234567890-abcdefghij"), "<masked> <masked>");
+  EXPECT_EQ(masked_line("id AKIAIOSFODNN7EXAMPLE"), "id <masked>");
+  EXPECT_EQ(masked_line("jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl"), "jwt <masked>");
+  EXPECT_EQ(masked_line("ty_short sk-no hf_x"), "ty_short sk-no hf_x") << "too short to be a credential";
+}
+
 }  // namespace
 }  // namespace trainyard::daemon

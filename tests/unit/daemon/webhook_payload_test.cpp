@@ -96,6 +96,18 @@ TEST(WebhookPayload, SlackJobFailedReadsAtAGlance) {
   EXPECT_EQ(blocks[5]["elements"][0]["text"]["text"], "Open job 18_1");
 }
 
+TEST(WebhookPayload, AJobsOwnBackticksNeverCloseTheOutputsCodeBlock) {
+  store::Event event = task_failed();
+  event.details["output"] = "```\n*bold* <!channel>\n``` done `x`";
+  const std::string text = webhook_payload(event, WebhookFormat::slack, "https://ty.example.com")["blocks"][4]["text"]["text"];
+  ASSERT_TRUE(text.starts_with("*Last output*\n```")) << text;
+  ASSERT_TRUE(text.ends_with("```")) << text;
+  const std::string inside = text.substr(std::string("*Last output*\n```").size(), text.size() - 3 - std::string("*Last output*\n```").size());
+  EXPECT_EQ(inside.find("``"), std::string::npos) << "no two backticks touch inside the block: " << inside;
+  EXPECT_NE(inside.find("&lt;!channel&gt;"), std::string::npos) << inside;
+  EXPECT_NE(inside.find("`x`"), std::string::npos) << "a lone backtick pair stays as it was: " << inside;
+}
+
 TEST(WebhookPayload, SlackMessagesStayWithinSlacksLimits) {
   store::Event huge = task_failed();
   huge.message = std::string(10'000, 'm');
