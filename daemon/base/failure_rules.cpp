@@ -29,7 +29,7 @@ constexpr std::string_view kDefaultRules = R"json({"rules": [
   {"class": "disk_full", "when": ["quota_exceeded"],
    "suggestion": "The job stayed over its storage quota (checkpoints, logs and work directory together) past the grace and was stopped; delete what it no longer needs or raise storage_limit_mb."},
   {"class": "disk_full", "reason": ["*job disk floor: *"],
-   "suggestion": "The job wrote its node's work filesystem down to the agent's --job-disk-floor-mb and was stopped before the filesystem filled; write less there (logs, files in its directory), or large outputs to a filesystem of their own."},
+   "suggestion": "The job wrote a filesystem of its node (its work or checkpoint directory's) down to the agent's --job-disk-floor-mb and was stopped before the filesystem filled; write less there (logs, files in its directory, checkpoints: set storage_limit_mb), or large outputs to a filesystem of their own."},
   {"class": "stuck", "infrastructure": true, "when": ["stuck", "node_failed_check"],
    "suggestion": "Training stopped on a node that then failed its health check; the node is out of service and the job retries elsewhere without using an attempt."},
   {"class": "stuck", "when": ["stuck"],
