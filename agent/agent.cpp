@@ -177,6 +177,7 @@ void Agent::on_message(const std::string& text) {
             failover_.answered();
             backoff_ = config_.reconnect_min;
             heartbeat_interval_ = std::chrono::milliseconds(m.heartbeat_interval_ms);
+            cluster_ = m.cluster;
             const bool learned_fence = fence_after_.count() == 0 && m.fence_after_ms > 0;
             fence_after_ = std::chrono::milliseconds(m.fence_after_ms);
             // The first welcome teaches the fence time after the hello was sent: its deadline starts now.
@@ -290,7 +291,12 @@ void Agent::launch(const LaunchMsg& launch) {
   if (runs_.contains(launch.attempt_id)) return;  // a duplicate launch after a reconnect
   std::string dir;
   try {
-    dir = attempt_dir(config_.work_dir, launch.attempt_id).string();
+    dir = attempt_dir(config_.work_dir, cluster_, launch.attempt_id).string();
+  } catch (const InvalidInput& e) {
+    // Something planted in the attempt's place is the node's problem (daemon/base/failure_rules.cpp).
+    return refuse_launch(launch, std::string("node files: ") + e.what());
+  }
+  try {
     check_checkpoint_paths(launch, config_.checkpoint_root);
   } catch (const InvalidInput& e) {
     return refuse_launch(launch, e.what());
@@ -299,11 +305,12 @@ void Agent::launch(const LaunchMsg& launch) {
   auto on_exit = [this, id](AttemptExit exit) { run_exited(id, std::move(exit)); };
   Running running;
   running.launch = launch;
+  running.dir = dir;
   spdlog::info("event=attempt_launch node={} job={} attempt={} rank={} world_size={} kind={}", config_.name,
                launch.job_id, id, launch.rank, launch.world_size, to_string(launch.kind));
   if (launch.kind == JobKind::simulated) running.core = take_core(0);
   try {
-    running.run = deps_.workloads.start_run(launch, dir, running.core, on_exit);
+    running.run = deps_.workloads.start_run(launch, cluster_, dir, running.core, on_exit);
   } catch (const InvalidInput& e) {
     if (launch.kind == JobKind::simulated) busy_cores_.erase(running.core);
     return refuse_launch(launch, e.what());
@@ -434,8 +441,9 @@ void Agent::send_log(const LogRequestMsg& request) {
 
 // Empty (no logs) when a symlink was planted in the attempt's place: its target is not this attempt's.
 std::filesystem::path Agent::log_dir_of(AttemptId id) const {
+  if (const auto run = runs_.find(id); run != runs_.end()) return run->second.dir;
   try {
-    return attempt_dir(config_.work_dir, id);
+    return attempt_dir(config_.work_dir, cluster_, id);
   } catch (const InvalidInput& e) {
     spdlog::warn("event=attempt_log_refused node={} attempt={} reason=\"{}\"", config_.name, id, e.what());
     return {};

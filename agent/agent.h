@@ -140,6 +140,7 @@ class Agent {
   std::string node_credential_;  // the node's own bearer secret, once the daemon issued it
   std::shared_ptr<net::WebSocketPeer> link_;
   bool welcomed_ = false;
+  std::string cluster_;  // the daemon's, from its welcome: attempt directories and job uids are made from it
   bool stopping_ = false;
   std::string fatal_error_;
   net::Failover failover_;  // which daemon to dial
@@ -165,6 +166,7 @@ class Agent {
   struct Running {
     std::unique_ptr<AttemptRun> run;
     LaunchMsg launch;
+    std::filesystem::path dir;  // its attempt directory, named when it was launched
     int core = 0;
     std::map<dev_t, std::int64_t> bytes_at_last_heartbeat;  // on each filesystem it writes to
     bool stopped_for_disk_floor = false;

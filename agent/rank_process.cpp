@@ -40,7 +40,9 @@ RankProcess::RankProcess(const LaunchMsg& launch, const std::string& attempt_dir
   try {
     log_fd = prepare_files(attempt_dir);
   } catch (const std::exception& e) {
-    fail_to_start(e.what());
+    // The node's files in the attempt's way (another account's directory, a log already there) are
+    // the node's problem, not the job's: "node files: " makes it infrastructure (daemon/base/failure_rules.cpp).
+    fail_to_start(std::string("node files: ") + e.what());
     return;
   }
   if (cgroups.available()) {
@@ -138,8 +140,9 @@ int RankProcess::prepare_files(const std::string& attempt_dir) {
     throw std::runtime_error("cannot give " + attempt_dir + " to " + account_->name + ": " + std::strerror(errno));
   }
   if (!launch_.checkpoint_dir.empty()) checkpoint::create_checkpoint_dir(launch_.checkpoint_dir, owner);
-  const int log_fd = ::open(log_path_.c_str(), O_CREAT | O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (log_fd < 0) throw std::runtime_error("cannot open log file " + log_path_ + ": " + std::strerror(errno));
+  // A new file: a log already there is another attempt's, never to be appended to.
+  const int log_fd = ::open(log_path_.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (log_fd < 0) throw std::runtime_error("cannot create the log file " + log_path_ + ": " + std::strerror(errno));
   if (owner && ::fchown(log_fd, owner->uid, owner->gid) != 0) {
     ::close(log_fd);
     throw std::runtime_error("cannot give " + log_path_ + " to " + account_->name + ": " + std::strerror(errno));

@@ -19,6 +19,8 @@ constexpr std::string_view kDefaultRules = R"json({"rules": [
    "suggestion": "A node stopped answering; the job is retried elsewhere and the node is checked."},
   {"class": "node_lost", "infrastructure": true, "reason": ["*fenced: *"],
    "suggestion": "The node was cut off from the daemon and stopped the attempt itself, so that it never ran beside its replacement; the job is retried."},
+  {"class": "node_files", "infrastructure": true, "reason": ["*node files: *"],
+   "suggestion": "The node holds files in the attempt's way ({line}): another job's directory or log, or a uid another cluster's job holds; the job is retried without using an attempt, and the node needs an admin to look."},
   {"class": "file_not_found", "retry": false, "reason": ["*launch failed: command not found: *", "*launch failed: no such file: *",
                                                        "*launch failed: interpreter not found: *"],
    "suggestion": "The program could not be started ({line}); install it on the nodes, give its full path, or set PATH in the job's env."},

@@ -1,10 +1,12 @@
-// Hostile jobs and the files a node keeps (issue 56): a job's checkpoint directory filling the
-// filesystem of the daemon's data directory.
+// Hostile jobs and the files a node keeps (issue 56): a new database beside an old one's attempt
+// directories and checkpoints, and a job's checkpoint directory filling the filesystem of the
+// daemon's data directory.
 #include <sys/mount.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <gtest/gtest.h>
 
 #include "tests/integration/cluster.h"
@@ -68,6 +70,55 @@ TEST(HostileFiles, AJobFillingTheDaemonsFilesystemThroughItsCheckpointDirectoryI
   EXPECT_GT(data.free_mb(), 20) << "the job was stopped before the filesystem filled";
   // The daemon still writes: a new job is accepted.
   EXPECT_GT(cluster.submit(shell_job("after", "true")), id);
+}
+
+std::string log_of(Cluster& cluster, std::int64_t id, const std::string& token) {
+  const auto logs = cluster.api("GET", "/v1/jobs/" + std::to_string(id) + "/logs", "", token);
+  return logs.status == 200 && !logs.body["logs"].empty() ? logs.body["logs"][0]["text"].get<std::string>() : "";
+}
+
+// Job and attempt ids start again at 1 with a new database, which the README supports beside the
+// old files. Before, user B's first job ran as old job 1's uid in old attempts/1: it read user A's
+// environment file and checkpoint, and its log began with A's output.
+TEST(HostileFiles, ANewDatabaseBesideOldFilesGivesItsJobsNeitherTheOldUidsNorTheOldDirectories) {
+  if (::geteuid() != 0) GTEST_SKIP() << "jobs run as accounts of their own only under a root agent";
+  Cluster cluster;
+  cluster.start_daemon();
+  cluster.start_agent("trn-0");
+  cluster.wait_for_nodes(1);
+  const std::string alice = cluster.api("POST", "/v1/tokens", R"({"user":"alice"})").body["token"];
+  const auto old_job = cluster.submit(
+      shell_job("alice-job", "echo A_SECRET > env-file; echo A_SECRET > \"$TRAINYARD_CHECKPOINT_DIR/secret\"; "
+                             "echo A_OUTPUT; id -u"),
+      alice);
+  cluster.wait_job_state(old_job, "SUCCEEDED", 30s);
+  const std::string old_log = log_of(cluster, old_job, alice);
+  ASSERT_NE(old_log.find("A_OUTPUT"), std::string::npos) << old_log;
+  const std::string old_dir = cluster.attempt_dir("trn-0", 1);
+
+  // A new database in the same data directory; the node joins it afresh (the old one knew its credential).
+  cluster.kill_daemon(SIGTERM);
+  cluster.stop_agent("trn-0", SIGTERM);
+  fs::remove(cluster.dir() + "/agents/trn-0/node.credential");
+  cluster.start_daemon({"--store", "sqlite://" + cluster.dir() + "/data/second.db"});
+  cluster.start_agent("trn-0");
+  cluster.wait_for_nodes(1);
+  const std::string bob = cluster.api("POST", "/v1/tokens", R"({"user":"bob"})").body["token"];
+  const auto new_job = cluster.submit(
+      shell_job("bob-job", "cat env-file \"$TRAINYARD_CHECKPOINT_DIR/secret\" 2>/dev/null; echo B_OUTPUT; id -u"), bob);
+  ASSERT_EQ(new_job, old_job) << "the new database numbers its jobs from 1 again";
+  const Json job = cluster.wait_job_state(new_job, "SUCCEEDED", 30s);
+  const std::string new_log = log_of(cluster, new_job, bob);
+  EXPECT_EQ(new_log.find("A_SECRET"), std::string::npos) << "read the old job's files:\n" << new_log;
+  EXPECT_EQ(new_log.find("A_OUTPUT"), std::string::npos) << "appended to the old job's log:\n" << new_log;
+  EXPECT_NE(new_log.find("B_OUTPUT"), std::string::npos) << new_log;
+  const auto last_line = [](const std::string& log) {
+    const std::string text = trimmed(log);
+    return text.substr(text.rfind('\n') + 1);
+  };
+  EXPECT_NE(last_line(new_log), last_line(old_log)) << "job 1 of each database runs as a uid of its own";
+  EXPECT_EQ(trimmed(read_text(old_dir + "/rank-0.log")), trimmed(old_log)) << "the old attempt's log is left as it was";
+  EXPECT_EQ(job.value("failure_class", ""), "");
 }
 
 }  // namespace
