@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/launch_failure.h"
+#include "agent/private_tmp.h"
 #include "agent/process_spawn.h"
 #include "checkpoint/checkpoint.h"
 
@@ -58,6 +59,7 @@ RankProcess::RankProcess(const LaunchMsg& launch, const std::string& attempt_dir
     spdlog::warn("event=memory_limit_not_enforced job={} attempt={} memory_mb={} reason=\"{}\"", launch_.job_id,
                  launch_.attempt_id, memory_limit_mb_, cgroups.describe());
   }
+  if (::geteuid() == 0) start_private_tmp(attempt_dir, plan);
   locals_.resize(plan.environments.size());
   bool started = true;
   for (std::size_t i = 0; i < locals_.size() && started; ++i) started = start_local(i, plan, attempt_dir, log_fd);
@@ -70,6 +72,32 @@ RankProcess::RankProcess(const LaunchMsg& launch, const std::string& attempt_dir
   if (!started) kill_everything();  // a gang short of a process cannot run; the reaping ends the rank
   for (std::size_t i = 0; i < locals_.size(); ++i) {
     if (locals_[i].pid > 0) watch_exit(i);
+  }
+}
+
+void RankProcess::start_private_tmp(const std::string& attempt_dir, const RankProcessPlan& plan) {
+  // What the attempt's processes must reach, which their own /tmp would hide.
+  std::vector<std::string> needed{attempt_dir};
+  if (plan.workdir) needed.push_back(*plan.workdir);
+  for (const auto& environment : plan.environments) {
+    if (const auto checkpoints = environment.find("TRAINYARD_CHECKPOINT_DIR"); checkpoints != environment.end()) {
+      needed.push_back(checkpoints->second);
+    }
+  }
+  std::string reason;
+  if (const std::string hidden = path_in_private_dirs(needed); !hidden.empty()) {
+    reason = "the attempt needs " + hidden + ", which a private /tmp or /dev/shm would hide";
+  } else {
+    try {
+      private_tmp_ = std::make_unique<PrivateTmp>(memory_limit_mb_);
+    } catch (const std::exception& e) {
+      reason = e.what();  // a host where even root cannot mount (a container without CAP_SYS_ADMIN)
+    }
+  }
+  if (!reason.empty()) {
+    // The host's pair, emptied of the attempt's files at its end (end_private_tmp).
+    spdlog::warn("event=private_tmp_unavailable job={} attempt={} reason=\"{}\"", launch_.job_id, launch_.attempt_id,
+                 reason);
   }
 }
 
@@ -91,6 +119,7 @@ bool RankProcess::start_local(std::size_t index, const RankProcessPlan& plan, co
   if (path != environment.end()) spawn.search_path = path->second.c_str();
   spawn.workdir = plan.workdir ? plan.workdir->c_str() : nullptr;
   spawn.channel_fd = plan.channel_fd;
+  if (private_tmp_) spawn.mount_namespace_fd = private_tmp_->mount_namespace();
   if (cgroup_) {
     spawn.cgroup_fds = cgroup_->join_fds().data();
     spawn.cgroup_fd_count = cgroup_->join_fds().size();
@@ -157,6 +186,7 @@ void RankProcess::fail_to_start(const std::string& reason) {
   end.status = reason;
   boost::asio::post(io_, [this, end] { on_end_(end); });
   exited_ = true;
+  private_tmp_.reset();  // no process of the attempt runs in it
 }
 
 RankProcess::~RankProcess() {
@@ -232,6 +262,7 @@ void RankProcess::finish() {
   }
   end.stop_reason = stop_reason_;
   end.oom = end_cgroup();
+  end_private_tmp();
   on_end_(std::move(end));
 }
 
@@ -275,6 +306,14 @@ void RankProcess::kill_everything() {
   }
   if (cgroup_ && !cgroup_->kill_all()) {
     spdlog::warn("event=cgroup_not_emptied job={} attempt={}", launch_.job_id, launch_.attempt_id);
+  }
+}
+
+void RankProcess::end_private_tmp() {
+  if (private_tmp_) {
+    private_tmp_.reset();
+  } else if (::geteuid() == 0 && account_ && account_->gid_is_the_attempts) {
+    remove_files_of_group(account_->gid, {"/tmp", "/dev/shm"});
   }
 }
 

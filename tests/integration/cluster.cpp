@@ -126,9 +126,11 @@ bool eventually(const std::function<bool()>& condition, std::chrono::millisecond
   return true;
 }
 
-Cluster::Cluster() {
-  char tmpl[] = "/tmp/trainyard-it-XXXXXX";
-  dir_ = ::mkdtemp(tmpl);
+Cluster::Cluster() : Cluster(std::string("/tmp")) {}
+
+Cluster::Cluster(const std::string& parent_dir) {
+  std::string tmpl = parent_dir + "/trainyard-it-XXXXXX";
+  dir_ = ::mkdtemp(tmpl.data());
   // A root agent runs command jobs as other accounts (each job its own by default): they must reach their
   // attempt directories under agents/ (traverse, not list) and can leave files in shared/.
   const auto traversable = fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec;

@@ -64,6 +64,8 @@ class HostNetwork;
 class Cluster {
  public:
   Cluster();
+  // Its directory (daemon's data, agents' work dirs) in `parent_dir` rather than /tmp.
+  explicit Cluster(const std::string& parent_dir);
   // On hosts of `network` rather than loopback: the test itself is on host "client", the daemon on
   // host "daemon" and each agent on the host of its name, which the test adds before starting it.
   explicit Cluster(HostNetwork& network);

@@ -1,6 +1,6 @@
 // Hostile jobs and the files a node keeps (issue 56): a new database beside an old one's attempt
-// directories and checkpoints, and a job's checkpoint directory filling the filesystem of the
-// daemon's data directory.
+// directories and checkpoints, files left and planted in /tmp and /dev/shm, and a job's checkpoint
+// directory filling the filesystem of the daemon's data directory.
 #include <sys/mount.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <string>
+#include <vector>
 
 #include "tests/integration/cluster.h"
 
@@ -119,6 +121,113 @@ TEST(HostileFiles, ANewDatabaseBesideOldFilesGivesItsJobsNeitherTheOldUidsNorThe
   EXPECT_NE(last_line(new_log), last_line(old_log)) << "job 1 of each database runs as a uid of its own";
   EXPECT_EQ(trimmed(read_text(old_dir + "/rank-0.log")), trimmed(old_log)) << "the old attempt's log is left as it was";
   EXPECT_EQ(job.value("failure_class", ""), "");
+}
+
+// A path removed, with all below it, however the test ends.
+class RemovedAtExit {
+ public:
+  explicit RemovedAtExit(std::string path) : path_(std::move(path)) {}
+  ~RemovedAtExit() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  RemovedAtExit(const RemovedAtExit&) = delete;
+  RemovedAtExit& operator=(const RemovedAtExit&) = delete;
+
+ private:
+  std::string path_;
+};
+
+// A file the test plants on the host, gone with it.
+class HostFile {
+ public:
+  HostFile(const std::string& path, const std::string& text) : removed_(path) { std::ofstream(path) << text; }
+
+ private:
+  RemovedAtExit removed_;
+};
+
+// The processes that are in, or hold an fd of, the namespace `ns` (as /proc/PID/ns/mnt reads:
+// "mnt:[INODE]"): while there is one, the namespace, and the tmpfs mounted only in it, live on.
+std::vector<std::string> holders_of(const std::string& ns) {
+  std::vector<std::string> holders;
+  std::error_code ec;
+  for (const auto& process : fs::directory_iterator("/proc", ec)) {
+    const std::string pid = process.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::error_code link_ec;
+    if (fs::read_symlink(process.path() / "ns" / "mnt", link_ec).string() == ns) holders.push_back(pid);
+    std::error_code fd_ec;
+    for (const auto& fd : fs::directory_iterator(process.path() / "fd", fd_ec)) {
+      if (fs::read_symlink(fd.path(), link_ec).string() == ns) holders.push_back(pid + " (fd)");
+    }
+  }
+  return holders;
+}
+
+// Before, /tmp and /dev/shm were the host's: what a job left there outlived it (a 64 MB /dev/shm
+// file kept its RAM after its cgroup was gone) and could be planted for the next job. Each attempt
+// now has its own, shared by its processes on the node (PyTorch passes tensors between local ranks
+// through /dev/shm), and they go with it.
+TEST(HostileFiles, TmpAndDevShmAreTheAttemptsOwnSharedByItsLocalProcessesAndGoneAfterIt) {
+  if (::geteuid() != 0) GTEST_SKIP() << "a private /tmp needs a root agent";
+  // Outside /tmp: an attempt whose directory is in /tmp keeps the host's (the next test).
+  Cluster cluster("/var/tmp");
+  cluster.start_daemon();
+  cluster.start_agent("trn-0");
+  cluster.wait_for_nodes(1);
+  const std::string plant = "trainyard-plant-" + std::to_string(::getpid());
+  const HostFile tmp_plant("/tmp/" + plant, "planted");
+  const HostFile shm_plant("/dev/shm/" + plant, "planted");
+  const HostFile host_file("/tmp/" + plant + "-host", "HOST_FILE");
+  const std::string alice = cluster.api("POST", "/v1/tokens", R"({"user":"alice"})").body["token"];
+  // Local process 0 plants in both; local process 1 must see the /dev/shm one.
+  Json spec = shell_job("planter", "if [ \"$LOCAL_RANK\" = 0 ]; then echo A_PLANT > /tmp/" + plant + "-a; echo A_PLANT > /dev/shm/" +
+                                       plant + "-a; cat /tmp/" + plant + " /tmp/" + plant + "-host 2>/dev/null; "
+                                       "echo MNT_NS=$(readlink /proc/self/ns/mnt); "
+                                       "else i=0; while [ ! -e /dev/shm/" + plant + "-a ] && [ $i -lt 300 ]; do sleep 0.05; "
+                                       "i=$((i+1)); done; cat /dev/shm/" + plant + "-a; fi");
+  spec["command"]["procs_per_node"] = 2;
+  const auto planter = cluster.submit(spec, alice);
+  cluster.wait_job_state(planter, "SUCCEEDED", 30s);
+  const std::string planter_log = log_of(cluster, planter, alice);
+  EXPECT_NE(planter_log.find("A_PLANT"), std::string::npos) << "its local processes share /dev/shm:\n" << planter_log;
+  EXPECT_EQ(planter_log.find("HOST_FILE"), std::string::npos) << "it saw the host's /tmp:\n" << planter_log;
+  EXPECT_EQ(planter_log.find("planted"), std::string::npos) << "it saw a file planted in the host's /tmp:\n" << planter_log;
+  EXPECT_FALSE(fs::exists("/tmp/" + plant + "-a")) << "its /tmp file outlived it on the host";
+  EXPECT_FALSE(fs::exists("/dev/shm/" + plant + "-a")) << "its /dev/shm file outlived it on the host";
+  // Its namespace, and with it its /tmp and /dev/shm and what they held, went with its processes.
+  const auto ns_at = planter_log.find("MNT_NS=");
+  ASSERT_NE(ns_at, std::string::npos) << planter_log;
+  const std::string ns = planter_log.substr(ns_at + 7, planter_log.find('\n', ns_at) - ns_at - 7);
+  EXPECT_NE(ns, fs::read_symlink("/proc/self/ns/mnt").string()) << "it ran in the host's mount namespace";
+  EXPECT_EQ(holders_of(ns), std::vector<std::string>{}) << "its private /tmp and /dev/shm outlived it";
+
+  const std::string bob = cluster.api("POST", "/v1/tokens", R"({"user":"bob"})").body["token"];
+  const auto reader = cluster.submit(
+      shell_job("reader", "cat /tmp/" + plant + "-a /dev/shm/" + plant + "-a 2>/dev/null; ls -A /tmp /dev/shm"), bob);
+  cluster.wait_job_state(reader, "SUCCEEDED", 30s);
+  const std::string reader_log = log_of(cluster, reader, bob);
+  EXPECT_EQ(reader_log.find("A_PLANT"), std::string::npos) << "the next job read the plant:\n" << reader_log;
+  EXPECT_EQ(reader_log.find(plant), std::string::npos) << "the next job's /tmp was not empty:\n" << reader_log;
+  EXPECT_EQ(trimmed(read_text(cluster.dir() + "/agent-trn-0.log")).find("event=private_tmp_unavailable"), std::string::npos);
+}
+
+// An attempt whose directory is in /tmp (here the cluster's) would not reach it from a /tmp of its
+// own: it runs with the host's, and what its account left there goes when it ends.
+TEST(HostileFiles, AnAttemptThatNeedsTheHostsTmpKeepsItAndItsFilesThereGoWithIt) {
+  if (::geteuid() != 0) GTEST_SKIP() << "jobs run as accounts of their own only under a root agent";
+  Cluster cluster;
+  ASSERT_EQ(cluster.dir().rfind("/tmp/", 0), 0u);
+  cluster.start_daemon();
+  cluster.start_agent("trn-0");
+  cluster.wait_for_nodes(1);
+  const std::string left = "/dev/shm/trainyard-left-" + std::to_string(::getpid());
+  const RemovedAtExit removed(left);
+  const auto id = cluster.submit(shell_job("leaver", "mkdir " + left + " && echo LEFT > " + left + "/file"));
+  cluster.wait_job_state(id, "SUCCEEDED", 30s);
+  EXPECT_FALSE(fs::exists(left)) << "its /dev/shm files outlived it";
+  EXPECT_NE(read_text(cluster.dir() + "/agent-trn-0.log").find("event=private_tmp_unavailable"), std::string::npos);
 }
 
 }  // namespace
