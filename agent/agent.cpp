@@ -177,6 +177,7 @@ void Agent::on_message(const std::string& text) {
             failover_.answered();
             backoff_ = config_.reconnect_min;
             heartbeat_interval_ = std::chrono::milliseconds(m.heartbeat_interval_ms);
+            cluster_ = m.cluster;
             const bool learned_fence = fence_after_.count() == 0 && m.fence_after_ms > 0;
             fence_after_ = std::chrono::milliseconds(m.fence_after_ms);
             // The first welcome teaches the fence time after the hello was sent: its deadline starts now.
@@ -290,7 +291,12 @@ void Agent::launch(const LaunchMsg& launch) {
   if (runs_.contains(launch.attempt_id)) return;  // a duplicate launch after a reconnect
   std::string dir;
   try {
-    dir = attempt_dir(config_.work_dir, launch.attempt_id).string();
+    dir = attempt_dir(config_.work_dir, cluster_, launch.attempt_id).string();
+  } catch (const InvalidInput& e) {
+    // Something planted in the attempt's place is the node's problem (daemon/base/failure_rules.cpp).
+    return refuse_launch(launch, std::string("node files: ") + e.what());
+  }
+  try {
     check_checkpoint_paths(launch, config_.checkpoint_root);
   } catch (const InvalidInput& e) {
     return refuse_launch(launch, e.what());
@@ -299,11 +305,12 @@ void Agent::launch(const LaunchMsg& launch) {
   auto on_exit = [this, id](AttemptExit exit) { run_exited(id, std::move(exit)); };
   Running running;
   running.launch = launch;
+  running.dir = dir;
   spdlog::info("event=attempt_launch node={} job={} attempt={} rank={} world_size={} kind={}", config_.name,
                launch.job_id, id, launch.rank, launch.world_size, to_string(launch.kind));
   if (launch.kind == JobKind::simulated) running.core = take_core(0);
   try {
-    running.run = deps_.workloads.start_run(launch, dir, running.core, on_exit);
+    running.run = deps_.workloads.start_run(launch, cluster_, dir, running.core, on_exit);
   } catch (const InvalidInput& e) {
     if (launch.kind == JobKind::simulated) busy_cores_.erase(running.core);
     return refuse_launch(launch, e.what());
@@ -351,23 +358,63 @@ void Agent::kill(const KillMsg& kill) {
   });
 }
 
-void Agent::keep_job_disk_floor(const HeartbeatMsg& hb) {
-  std::vector<AttemptWrites> writes;
-  for (const AttemptReport& report : hb.attempts) {
-    Running& running = runs_.at(report.attempt_id);
-    const std::int64_t bytes = report.log_bytes + report.work_bytes;
-    if (!running.stopped_for_disk_floor) writes.push_back({report.attempt_id, bytes, running.bytes_at_last_heartbeat});
-    running.bytes_at_last_heartbeat = bytes;
+std::vector<FilesystemWrites> Agent::job_writes(const std::map<AttemptId, std::int64_t>& work_bytes, bool remember) {
+  // Bytes per filesystem and attempt: an attempt whose checkpoint directory is on its work
+  // filesystem writes there twice over.
+  std::map<dev_t, std::string> roles;
+  std::map<dev_t, std::int64_t> free_mb;
+  std::map<std::pair<dev_t, AttemptId>, std::int64_t> bytes;
+  const auto add = [&](AttemptId id, const std::string& role, const std::filesystem::path& path, std::int64_t written) {
+    const auto device = device_of(path);
+    const auto disk = measure_disk(role, path);
+    if (!device || !disk) return;
+    roles.try_emplace(*device, role);
+    free_mb[*device] = disk->free_mb;
+    bytes[{*device, id}] += written;
+  };
+  for (const auto& [id, work] : work_bytes) {
+    const auto run = runs_.find(id);
+    if (run == runs_.end()) continue;
+    add(id, "work", config_.work_dir, work);
+    const std::string& checkpoints = run->second.launch.checkpoint_dir;
+    if (!checkpoints.empty()) add(id, "checkpoint", checkpoints, tree_bytes_in(checkpoints));
   }
-  const auto work = std::ranges::find(hb.disks, "work", &DiskSpace::role);
-  if (work == hb.disks.end()) return;
-  const auto stop = attempt_to_stop_for_disk_floor(work->free_mb, config_.job_disk_floor_mb, writes);
-  if (!stop) return;
-  Running& running = runs_.at(stop->attempt);
-  spdlog::warn("event=job_disk_floor_reached node={} job={} attempt={} free_mb={} floor_mb={}", config_.name,
-               running.launch.job_id, stop->attempt, work->free_mb, config_.job_disk_floor_mb);
-  running.stopped_for_disk_floor = true;
-  kill(KillMsg{stop->attempt, stop->reason, running.launch.preempt_grace_ms, false});
+  std::map<dev_t, FilesystemWrites> filesystems;
+  for (const auto& [key, now] : bytes) {
+    const auto& [device, id] = key;
+    Running& running = runs_.at(id);
+    FilesystemWrites& filesystem = filesystems.try_emplace(device, FilesystemWrites{roles[device], free_mb[device], {}}).first->second;
+    std::int64_t& before = running.bytes_at_last_heartbeat[device];
+    if (!running.stopped_for_disk_floor) filesystem.writes.push_back({id, now, before});
+    if (remember) before = now;
+  }
+  std::vector<FilesystemWrites> list;
+  for (auto& [device, filesystem] : filesystems) list.push_back(std::move(filesystem));
+  return list;
+}
+
+void Agent::keep_job_disk_floor(const HeartbeatMsg& hb) {
+  std::map<AttemptId, std::int64_t> work_bytes;
+  for (const AttemptReport& report : hb.attempts) work_bytes[report.attempt_id] = report.log_bytes + report.work_bytes;
+  for (const DiskFloorStop& stop : attempts_to_stop_for_disk_floor(job_writes(work_bytes, true), config_.job_disk_floor_mb)) {
+    Running& running = runs_.at(stop.attempt);
+    spdlog::warn("event=job_disk_floor_reached node={} job={} attempt={} floor_mb={} reason=\"{}\"", config_.name,
+                 running.launch.job_id, stop.attempt, config_.job_disk_floor_mb, stop.reason);
+    running.stopped_for_disk_floor = true;
+    kill(KillMsg{stop.attempt, stop.reason, running.launch.preempt_grace_ms, false});
+  }
+}
+
+std::optional<std::string> Agent::disk_floor_reason_at_exit(AttemptId id) {
+  std::map<AttemptId, std::int64_t> work_bytes;
+  for (const auto& [other, running] : runs_) {
+    const auto dir = log_dir_of(other);
+    work_bytes[other] = dir.empty() ? 0 : log_bytes_in(dir) + work_bytes_in(dir);
+  }
+  for (const DiskFloorStop& stop : attempts_to_stop_for_disk_floor(job_writes(work_bytes, false), config_.job_disk_floor_mb)) {
+    if (stop.attempt == id) return stop.reason;
+  }
+  return std::nullopt;
 }
 
 void Agent::send_log(const LogRequestMsg& request) {
@@ -394,8 +441,9 @@ void Agent::send_log(const LogRequestMsg& request) {
 
 // Empty (no logs) when a symlink was planted in the attempt's place: its target is not this attempt's.
 std::filesystem::path Agent::log_dir_of(AttemptId id) const {
+  if (const auto run = runs_.find(id); run != runs_.end()) return run->second.dir;
   try {
-    return attempt_dir(config_.work_dir, id);
+    return attempt_dir(config_.work_dir, cluster_, id);
   } catch (const InvalidInput& e) {
     spdlog::warn("event=attempt_log_refused node={} attempt={} reason=\"{}\"", config_.name, id, e.what());
     return {};
@@ -406,6 +454,12 @@ void Agent::run_exited(AttemptId id, AttemptExit exit) {
   auto it = runs_.find(id);
   if (it == runs_.end()) return;
   send_metrics(id, *it->second.run);  // the last steps go before the exit that ends the attempt
+  // A job that filled a filesystem between two heartbeats failed on its own ENOSPC: still its own
+  // doing, not the node's disk to retry elsewhere.
+  const bool failed = exit.exit_code.value_or(0) != 0 || exit.signal;
+  if (failed && !it->second.stopped_for_disk_floor) {
+    if (const auto floor = disk_floor_reason_at_exit(id)) exit.reason = *floor + " (" + exit.reason + ")";
+  }
   AttemptExitedMsg msg{id, exit.exit_code, exit.signal, exit.reason, exit.steps, exit.log_tail};
   const AttemptReport last = it->second.run->report();
   msg.first_step_at = last.first_step_at;

@@ -34,16 +34,20 @@
 // the fence keeper.
 //
 // Threading contract: I/O thread only; runs post their exits to it.
+#include <sys/types.h>
+
 #include <boost/asio/io_context.hpp>
 #include <deque>
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "agent/agent_deps.h"
+#include "agent/job_disk_floor.h"
 #include "net/server_list.h"
 
 namespace trainyard::agent {
@@ -66,7 +70,8 @@ struct AgentConfig {
   std::chrono::milliseconds reconnect_min{100};
   std::chrono::milliseconds reconnect_max{5000};
   std::chrono::milliseconds collective_timeout{30000};
-  // Free MiB of the work filesystem that jobs may not write below (agent/job_disk_floor.h); 0: none.
+  // Free MiB of the filesystems jobs write to (work, checkpoint directories) that they may not write
+  // below (agent/job_disk_floor.h); 0: none.
   std::int64_t job_disk_floor_mb = 512;
   JobAccounts job_accounts;  // who command jobs run as
   std::string cgroups;       // how attempts are contained, for the hello (Cgroups::describe)
@@ -110,9 +115,16 @@ class Agent {
   void refuse_launch(const LaunchMsg& launch, const std::string& reason);
   std::filesystem::path log_dir_of(AttemptId id) const;
   void kill(const KillMsg& kill);
-  // Stops the attempt filling the work filesystem once it is below the job disk floor
-  // (agent/job_disk_floor.h), from the measurements of the heartbeat `hb`.
+  // Stops the attempt filling a filesystem jobs write to (the work filesystem, a checkpoint
+  // directory's) once it is below the job disk floor (agent/job_disk_floor.h), from the
+  // measurements of the heartbeat `hb`.
   void keep_job_disk_floor(const HeartbeatMsg& hb);
+  // Each filesystem the running attempts write to, with each one's bytes there: `work_bytes` (its
+  // logs and work directory, as measured) on the work filesystem, its job's checkpoint directory on
+  // that one's. `remember`: these become the bytes the next heartbeat compares with.
+  std::vector<FilesystemWrites> job_writes(const std::map<AttemptId, std::int64_t>& work_bytes, bool remember);
+  // The floor's reason when attempt `id`, ending now, is the one that wrote a filesystem below it.
+  std::optional<std::string> disk_floor_reason_at_exit(AttemptId id);
   void send_log(const LogRequestMsg& request);
   void run_exited(AttemptId id, AttemptExit exit);
   void set_faults(const SetFaultsMsg& msg);
@@ -128,6 +140,7 @@ class Agent {
   std::string node_credential_;  // the node's own bearer secret, once the daemon issued it
   std::shared_ptr<net::WebSocketPeer> link_;
   bool welcomed_ = false;
+  std::string cluster_;  // the daemon's, from its welcome: attempt directories and job uids are made from it
   bool stopping_ = false;
   std::string fatal_error_;
   net::Failover failover_;  // which daemon to dial
@@ -153,8 +166,9 @@ class Agent {
   struct Running {
     std::unique_ptr<AttemptRun> run;
     LaunchMsg launch;
+    std::filesystem::path dir;  // its attempt directory, named when it was launched
     int core = 0;
-    std::int64_t bytes_at_last_heartbeat = 0;  // its logs and work directory
+    std::map<dev_t, std::int64_t> bytes_at_last_heartbeat;  // on each filesystem it writes to
     bool stopped_for_disk_floor = false;
   };
   std::map<AttemptId, Running> runs_;

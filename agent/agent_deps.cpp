@@ -54,9 +54,11 @@ std::int64_t account_job_of(const LaunchMsg& launch) {
 
 }  // namespace
 
-std::unique_ptr<AttemptRun> LocalWorkloads::start_run(const LaunchMsg& launch, const std::string& attempt_dir,
-                                                      int core, ExitCallback on_exit) {
-  auto account = job_accounts_.account_for(launch.user, account_job_of(launch), launch.attempt_id, attempt_dir);
+std::unique_ptr<AttemptRun> LocalWorkloads::start_run(const LaunchMsg& launch, const std::string& cluster,
+                                                      const std::string& attempt_dir, int core, ExitCallback on_exit) {
+  const std::int64_t account_job = account_job_of(launch);
+  auto account = job_accounts_.account_for(launch.user, cluster, account_job, launch.attempt_id, attempt_dir);
+  if (account) job_accounts_.claim(*account, cluster, account_job);
   if (launch.kind == JobKind::command) {
     return std::make_unique<CommandRun>(launch, attempt_dir, job_python_dir_, std::move(account), cgroups_, processes_,
                                         io_, std::move(on_exit));

@@ -57,8 +57,9 @@ class Workloads {
   virtual ~Workloads() = default;
   // `core` is the NeuronCore the agent picked for a simulated rank. Throws InvalidInput naming the
   // launch's field when the run cannot be started as asked (a job id without an account of its own).
-  virtual std::unique_ptr<AttemptRun> start_run(const LaunchMsg& launch, const std::string& attempt_dir, int core,
-                                                ExitCallback on_exit) = 0;
+  // `cluster` is the daemon's (proto WelcomeMsg::cluster), which the job's own account comes from.
+  virtual std::unique_ptr<AttemptRun> start_run(const LaunchMsg& launch, const std::string& cluster,
+                                                const std::string& attempt_dir, int core, ExitCallback on_exit) = 0;
   virtual std::unique_ptr<HealthTask> start_health_check(const HealthCheckMsg& request, HealthTask::Done done) = 0;
 };
 
@@ -72,8 +73,8 @@ class LocalWorkloads final : public Workloads {
                  std::chrono::milliseconds collective_timeout, std::string job_python_dir);
   // Removes the agent's cgroup parents (its runs, destroyed before, removed their own).
   ~LocalWorkloads() override;
-  std::unique_ptr<AttemptRun> start_run(const LaunchMsg& launch, const std::string& attempt_dir, int core,
-                                        ExitCallback on_exit) override;
+  std::unique_ptr<AttemptRun> start_run(const LaunchMsg& launch, const std::string& cluster,
+                                        const std::string& attempt_dir, int core, ExitCallback on_exit) override;
   std::unique_ptr<HealthTask> start_health_check(const HealthCheckMsg& request, HealthTask::Done done) override;
 
  private:

@@ -79,9 +79,10 @@ void add_agent_flags(FlagParser& flags, AgentSettings& settings) {
   flags.add_int("job-pids-max", "processes and threads each attempt may have at once (its cgroup's pids.max)",
                 &settings.job_pids_max, 1, 4'194'304);
   flags.add_int("job-disk-floor-mb",
-                "free MiB of the work filesystem that jobs may not write below: under it the attempt that wrote the "
-                "most since the last heartbeat is stopped and fails as disk_full, its own fault (keeps room for "
-                "what shares the filesystem, such as the daemon's database); 0 turns it off",
+                "free MiB of the work filesystem, and of each job's checkpoint directory's, that jobs may not write "
+                "below: under it the attempt that wrote the most there since the last heartbeat is stopped and fails "
+                "as disk_full, its own fault (keeps room for what shares the filesystem, such as the daemon's "
+                "database beside its default checkpoint root); 0 turns it off",
                 &settings.job_disk_floor_mb, 0, 1LL << 40);
   add_job_account_flags(flags, settings.accounts);
   neuron::add_simulated_node_flags(flags, settings.node);

@@ -1,5 +1,6 @@
 #include "agent/disk_space.h"
 
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 
 namespace trainyard::agent {
@@ -36,21 +37,37 @@ std::int64_t log_bytes_in(const std::filesystem::path& attempt_dir) {
   return bytes;
 }
 
-std::int64_t work_bytes_in(const std::filesystem::path& attempt_dir) {
+namespace {
+
+// Regular files under `dir`, symlinks not followed, at most kMaxWorkEntriesCounted entries; the
+// *.log files directly in it only with `with_top_logs`.
+std::int64_t bytes_under(const std::filesystem::path& dir, bool with_top_logs) {
   namespace fs = std::filesystem;
   std::int64_t bytes = 0;
   std::size_t visited = 0;
   std::error_code ec;
-  fs::recursive_directory_iterator it(attempt_dir, fs::directory_options::skip_permission_denied, ec);
+  fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
   for (; !ec && it != fs::recursive_directory_iterator() && visited < kMaxWorkEntriesCounted; it.increment(ec), ++visited) {
     std::error_code size_ec;
     const fs::directory_entry& entry = *it;
     if (entry.is_symlink(size_ec) || !entry.is_regular_file(size_ec)) continue;
-    if (it.depth() == 0 && entry.path().extension() == ".log") continue;  // the logs, counted as such
+    if (!with_top_logs && it.depth() == 0 && entry.path().extension() == ".log") continue;
     const auto size = entry.file_size(size_ec);
     if (!size_ec) bytes += static_cast<std::int64_t>(size);
   }
   return bytes;
+}
+
+}  // namespace
+
+std::int64_t work_bytes_in(const std::filesystem::path& attempt_dir) { return bytes_under(attempt_dir, false); }
+
+std::int64_t tree_bytes_in(const std::filesystem::path& dir) { return bytes_under(dir, true); }
+
+std::optional<dev_t> device_of(const std::filesystem::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return st.st_dev;
 }
 
 }  // namespace trainyard::agent

@@ -3,6 +3,8 @@
 // node's work and checkpoint filesystems (statvfs), and the bytes of an attempt's logs. The daemon
 // judges and sums; a measurement that fails is left out rather than reported as zero, which would
 // read as a full disk.
+#include <sys/types.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -25,5 +27,9 @@ inline constexpr std::size_t kMaxWorkEntriesCounted = 100'000;
 // Bytes of everything else under an attempt's directory (the job's work files), symlinks not
 // followed.
 std::int64_t work_bytes_in(const std::filesystem::path& attempt_dir);
+// Bytes of everything under `dir` (a job's checkpoint directory), as work_bytes_in counts them.
+std::int64_t tree_bytes_in(const std::filesystem::path& dir);
+// The filesystem `path` is on; nullopt when it cannot be looked at.
+std::optional<dev_t> device_of(const std::filesystem::path& path);
 
 }  // namespace trainyard::agent

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "agent/job_uid_registry.h"
 #include "proto/errors.h"
 #include "proto/json_reader.h"
 
@@ -96,19 +97,32 @@ void check_outside_range(const std::string& field, const JobAccount& account, co
 
 }  // namespace
 
-JobAccount per_job_account(const JobUidRange& range, std::int64_t job, std::int64_t attempt, const std::string& home) {
+std::uint64_t cluster_uid_shift(const std::string& cluster) {
+  std::uint64_t shift = 0;
+  for (const char c : cluster.substr(0, 16)) {
+    const int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : 0;
+    shift = shift * 16 + static_cast<std::uint64_t>(digit);
+  }
+  return shift;
+}
+
+JobAccount per_job_account(const JobUidRange& range, const std::string& cluster, std::int64_t job,
+                           std::int64_t attempt, const std::string& home) {
   if (job < 0 || static_cast<std::uint64_t>(job) >= range.count) {
     throw InvalidInput("job_id", "job " + std::to_string(job) + " has no account of its own: the per-job uid range " +
                                      std::to_string(range.first) + "-" + std::to_string(last_uid(range)) +
                                      " holds job ids 0-" + std::to_string(range.count - 1) +
                                      " (--job-uid-base, --job-uid-count)");
   }
-  const auto uid = static_cast<uid_t>(range.first + static_cast<std::uint64_t>(job));
-  const auto gid = static_cast<gid_t>(last_uid(range) + 1 + static_cast<std::uint64_t>(attempt) % range.count);
+  const std::uint64_t shift = cluster_uid_shift(cluster) % range.count;
+  const auto uid = static_cast<uid_t>(range.first + (shift + static_cast<std::uint64_t>(job)) % range.count);
+  const auto gid =
+      static_cast<gid_t>(last_uid(range) + 1 + (shift + static_cast<std::uint64_t>(attempt) % range.count) % range.count);
   return JobAccount{"trainyard-job-" + std::to_string(job), uid, gid, true, {}, home};
 }
 
-JobAccounts::JobAccounts(const JobAccountOptions& options, bool agent_is_root) : job_uids_(options.job_uids) {
+JobAccounts::JobAccounts(const JobAccountOptions& options, bool agent_is_root)
+    : job_uids_(options.job_uids), job_uid_registry_(options.job_uid_registry) {
   check_range(job_uids_);
   if (!agent_is_root) return;
   for (const auto& [user, name] : options.user_map) {
@@ -128,13 +142,14 @@ JobAccounts::JobAccounts(const JobAccountOptions& options, bool agent_is_root) :
   }
 }
 
-std::optional<JobAccount> JobAccounts::account_for(const std::string& user, std::int64_t job, std::int64_t attempt,
+std::optional<JobAccount> JobAccounts::account_for(const std::string& user, const std::string& cluster,
+                                                   std::int64_t job, std::int64_t attempt,
                                                    const std::string& work_dir) const {
   if (const auto it = mapped_.find(user); it != mapped_.end()) return it->second;
   switch (default_kind_) {
     case Default::agent: return std::nullopt;
     case Default::named: return named_;
-    case Default::per_job: return per_job_account(job_uids_, job, attempt, work_dir);
+    case Default::per_job: return per_job_account(job_uids_, cluster, job, attempt, work_dir);
   }
   return std::nullopt;
 }
@@ -144,8 +159,19 @@ std::vector<JobAccount> JobAccounts::possible_accounts() const {
   for (const auto& [user, account] : mapped_) accounts.push_back(account);
   if (default_kind_ == Default::named) accounts.push_back(*named_);
   // Job 0 is in every range (its count is at least 1).
-  if (default_kind_ == Default::per_job) accounts.push_back(per_job_account(job_uids_, 0, 0, "/"));
+  if (default_kind_ == Default::per_job) accounts.push_back(per_job_account(job_uids_, "", 0, 0, "/"));
   return accounts;
+}
+
+void JobAccounts::claim(const JobAccount& account, const std::string& cluster, std::int64_t job) const {
+  if (!account.gid_is_the_attempts || job_uid_registry_.empty()) return;
+  std::optional<std::string> held;
+  try {
+    held = claim_job_uid(job_uid_registry_, account.uid, cluster, job);
+  } catch (const std::runtime_error& e) {
+    held = e.what();
+  }
+  if (held) throw InvalidInput("job_id", "node files: " + *held);
 }
 
 std::string JobAccounts::describe() const {
@@ -154,7 +180,8 @@ std::string JobAccounts::describe() const {
     case Default::agent: text = "the agent's own account"; break;
     case Default::named: text = named_->name + " (uid " + std::to_string(named_->uid) + ", shared by every job)"; break;
     case Default::per_job:
-      text = "an account of each job's own (uid = " + std::to_string(job_uids_.first) + " + job id, up to " +
+      text = "an account of each job's own (uid = " + std::to_string(job_uids_.first) +
+             " + (the cluster's shift + job id) mod " + std::to_string(job_uids_.count) + ", up to " +
              std::to_string(last_uid(job_uids_)) + "; a gid of each attempt's own, up to " +
              std::to_string(last_gid(job_uids_)) + ")";
       break;

@@ -16,6 +16,10 @@ void add_job_account_flags(FlagParser& flags, JobAccountSettings& settings) {
                 "how many per-job uids from --job-uid-base (and attempt gids after them); a job id past them is "
                 "refused at launch",
                 &settings.job_uids.count, 1, 0xFFFFFFFE);
+  flags.add_string("job-uid-registry",
+                   "directory, shared by every agent of the host, recording which cluster's job holds each per-job uid; "
+                   "a job whose uid another cluster's job (or an older database's) holds is refused, not run as it",
+                   &settings.job_uid_registry);
   flags.add_string("user-map",
                    "JSON file mapping Trainyard users to Unix accounts, e.g. {\"alice\": \"alice\"}; other users' jobs "
                    "run as accounts of their own (or --job-user)",
@@ -27,6 +31,8 @@ void add_job_account_flags(FlagParser& flags, JobAccountSettings& settings) {
 JobAccounts job_accounts(const JobAccountSettings& settings, bool agent_is_root) {
   JobAccountOptions options;
   options.job_uids = settings.job_uids;
+  if (settings.job_uid_registry.empty()) throw InvalidInput("--job-uid-registry", "must name a directory");
+  options.job_uid_registry = settings.job_uid_registry;
   if (!agent_is_root) {
     if (!settings.job_user.empty() || !settings.user_map_file.empty()) {
       spdlog::warn("event=job_accounts_ignored reason=\"the agent is not root and cannot switch accounts\"");

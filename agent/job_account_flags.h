@@ -12,6 +12,7 @@ struct JobAccountSettings {
   std::string user_map_file;  // JSON: Trainyard user -> Unix account
   bool allow_root_jobs = false;
   JobUidRange job_uids;
+  std::string job_uid_registry = "/var/lib/trainyard/job-uids";  // agent/job_uid_registry.h
 };
 
 void add_job_account_flags(FlagParser& flags, JobAccountSettings& settings);

@@ -125,6 +125,9 @@ std::string describe_launch_failure(const SpawnFailure& f, const LaunchContext& 
     case SpawnStage::exec:
       what = exec_failure(f, c);
       break;
+    case SpawnStage::private_tmp:
+      // The node's doing, not the job's (daemon/base/failure_rules.cpp).
+      return fmt::format("node files: the attempt's private /tmp and /dev/shm: {}: {}", f.what, std::strerror(f.error));
     default:
       what = fmt::format("{}: {}", f.what, std::strerror(f.error));
       break;

@@ -5,8 +5,9 @@
 
 namespace trainyard::agent {
 
-std::filesystem::path attempt_dir(const std::string& work_dir, AttemptId id) {
-  return path_under(std::filesystem::path(work_dir) / "attempts", std::to_string(id), "attempt_id");
+std::filesystem::path attempt_dir(const std::string& work_dir, const std::string& cluster, AttemptId id) {
+  const std::string name = cluster.empty() ? std::to_string(id) : cluster + "-" + std::to_string(id);
+  return path_under(std::filesystem::path(work_dir) / "attempts", name, "attempt_id");
 }
 
 void check_checkpoint_paths(const LaunchMsg& launch, const std::string& checkpoint_root) {

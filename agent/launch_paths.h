@@ -9,8 +9,11 @@
 
 namespace trainyard::agent {
 
-// WORK_DIR/attempts/ID; InvalidInput("attempt_id") when a symlink sits there.
-std::filesystem::path attempt_dir(const std::string& work_dir, AttemptId id);
+// WORK_DIR/attempts/CLUSTER-ID, or WORK_DIR/attempts/ID for the empty cluster name (proto
+// WelcomeMsg::cluster): attempt ids start again at 1 with every database, and two clusters' agents
+// may share a host, but no two clusters share a name. InvalidInput("attempt_id") when a symlink
+// sits there.
+std::filesystem::path attempt_dir(const std::string& work_dir, const std::string& cluster, AttemptId id);
 
 // InvalidInput naming checkpoint_dir or resume_from when checkpoint_dir leaves `checkpoint_root`
 // (without a root: when it is not a plain absolute path), or resume_from leaves checkpoint_dir.

@@ -119,6 +119,10 @@ int child_main(void* raw) {
     *args.failure = SpawnFailure{stage, errno, what};
     ::_exit(127);
   };
+  // First: joining a mount namespace moves the current directory to its root.
+  if (plan.mount_namespace_fd >= 0 && ::setns(plan.mount_namespace_fd, CLONE_NEWNS) != 0) {
+    fail(SpawnStage::private_tmp, "joining the attempt's mount namespace");
+  }
   if (::chdir(plan.dir) != 0) fail(SpawnStage::enter_dir, "chdir to the attempt directory");
   for (std::size_t i = 0; i < plan.cgroup_fd_count; ++i) {
     if (::write(plan.cgroup_fds[i], "0", 1) != 1) fail(SpawnStage::join_cgroup, "joining the attempt's cgroup");

@@ -34,10 +34,13 @@ struct SpawnPlan {
   // The job's PATH (execvpe would search the agent's own, whose entries may be root's and closed to
   // the job's account); nullptr: /usr/bin:/bin.
   const char* search_path = nullptr;
+  // The mount namespace of the attempt's private /tmp and /dev/shm (agent/private_tmp.h), which the
+  // child joins while still root; -1: the agent's.
+  int mount_namespace_fd = -1;
 };
 
 // What the child could not do before its program ran, and the errno it got.
-enum class SpawnStage { none, enter_dir, join_cgroup, drop_account, enter_workdir, exec };
+enum class SpawnStage { none, private_tmp, enter_dir, join_cgroup, drop_account, enter_workdir, exec };
 struct SpawnFailure {
   SpawnStage stage = SpawnStage::none;
   int error = 0;

@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/launch_failure.h"
+#include "agent/private_tmp.h"
 #include "agent/process_spawn.h"
 #include "checkpoint/checkpoint.h"
 #include "proto/exit_reasons.h"
@@ -41,7 +42,9 @@ RankProcess::RankProcess(const LaunchMsg& launch, const std::string& attempt_dir
   try {
     log_fd = prepare_files(attempt_dir);
   } catch (const std::exception& e) {
-    fail_to_start(e.what());
+    // The node's files in the attempt's way (another account's directory, a log already there) are
+    // the node's problem, not the job's: "node files: " makes it infrastructure (daemon/base/failure_rules.cpp).
+    fail_to_start(std::string("node files: ") + e.what());
     return;
   }
   if (cgroups.available()) {
@@ -57,6 +60,7 @@ RankProcess::RankProcess(const LaunchMsg& launch, const std::string& attempt_dir
     spdlog::warn("event=memory_limit_not_enforced job={} attempt={} memory_mb={} reason=\"{}\"", launch_.job_id,
                  launch_.attempt_id, memory_limit_mb_, cgroups.describe());
   }
+  if (::geteuid() == 0) start_private_tmp(attempt_dir, plan);
   locals_.resize(plan.environments.size());
   bool started = true;
   for (std::size_t i = 0; i < locals_.size() && started; ++i) started = start_local(i, plan, attempt_dir, log_fd);
@@ -69,6 +73,32 @@ RankProcess::RankProcess(const LaunchMsg& launch, const std::string& attempt_dir
   if (!started) kill_everything();  // a gang short of a process cannot run; the reaping ends the rank
   for (std::size_t i = 0; i < locals_.size(); ++i) {
     if (locals_[i].pid > 0) watch_exit(i);
+  }
+}
+
+void RankProcess::start_private_tmp(const std::string& attempt_dir, const RankProcessPlan& plan) {
+  // What the attempt's processes must reach, which their own /tmp would hide.
+  std::vector<std::string> needed{attempt_dir};
+  if (plan.workdir) needed.push_back(*plan.workdir);
+  for (const auto& environment : plan.environments) {
+    if (const auto checkpoints = environment.find("TRAINYARD_CHECKPOINT_DIR"); checkpoints != environment.end()) {
+      needed.push_back(checkpoints->second);
+    }
+  }
+  std::string reason;
+  if (const std::string hidden = path_in_private_dirs(needed); !hidden.empty()) {
+    reason = "the attempt needs " + hidden + ", which a private /tmp or /dev/shm would hide";
+  } else {
+    try {
+      private_tmp_ = std::make_unique<PrivateTmp>(memory_limit_mb_);
+    } catch (const std::exception& e) {
+      reason = e.what();  // a host where even root cannot mount (a container without CAP_SYS_ADMIN)
+    }
+  }
+  if (!reason.empty()) {
+    // The host's pair, emptied of the attempt's files at its end (end_private_tmp).
+    spdlog::warn("event=private_tmp_unavailable job={} attempt={} reason=\"{}\"", launch_.job_id, launch_.attempt_id,
+                 reason);
   }
 }
 
@@ -90,6 +120,7 @@ bool RankProcess::start_local(std::size_t index, const RankProcessPlan& plan, co
   if (path != environment.end()) spawn.search_path = path->second.c_str();
   spawn.workdir = plan.workdir ? plan.workdir->c_str() : nullptr;
   spawn.channel_fd = plan.channel_fd;
+  if (private_tmp_) spawn.mount_namespace_fd = private_tmp_->mount_namespace();
   if (cgroup_) {
     spawn.cgroup_fds = cgroup_->join_fds().data();
     spawn.cgroup_fd_count = cgroup_->join_fds().size();
@@ -139,8 +170,9 @@ int RankProcess::prepare_files(const std::string& attempt_dir) {
     throw std::runtime_error("cannot give " + attempt_dir + " to " + account_->name + ": " + std::strerror(errno));
   }
   if (!launch_.checkpoint_dir.empty()) checkpoint::create_checkpoint_dir(launch_.checkpoint_dir, owner);
-  const int log_fd = ::open(log_path_.c_str(), O_CREAT | O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (log_fd < 0) throw std::runtime_error("cannot open log file " + log_path_ + ": " + std::strerror(errno));
+  // A new file: a log already there is another attempt's, never to be appended to.
+  const int log_fd = ::open(log_path_.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (log_fd < 0) throw std::runtime_error("cannot create the log file " + log_path_ + ": " + std::strerror(errno));
   if (owner && ::fchown(log_fd, owner->uid, owner->gid) != 0) {
     ::close(log_fd);
     throw std::runtime_error("cannot give " + log_path_ + " to " + account_->name + ": " + std::strerror(errno));
@@ -155,6 +187,7 @@ void RankProcess::fail_to_start(const std::string& reason) {
   end.status = reason;
   boost::asio::post(io_, [this, end] { on_end_(end); });
   exited_ = true;
+  private_tmp_.reset();  // no process of the attempt runs in it
 }
 
 RankProcess::~RankProcess() {
@@ -230,6 +263,7 @@ void RankProcess::finish() {
   }
   end.stop_reason = stop_reason_;
   end.oom = end_cgroup();
+  end_private_tmp();
   on_end_(std::move(end));
 }
 
@@ -273,6 +307,14 @@ void RankProcess::kill_everything() {
   }
   if (cgroup_ && !cgroup_->kill_all()) {
     spdlog::warn("event=cgroup_not_emptied job={} attempt={}", launch_.job_id, launch_.attempt_id);
+  }
+}
+
+void RankProcess::end_private_tmp() {
+  if (private_tmp_) {
+    private_tmp_.reset();
+  } else if (::geteuid() == 0 && account_ && account_->gid_is_the_attempts) {
+    remove_files_of_group(account_->gid, {"/tmp", "/dev/shm"});
   }
 }
 

@@ -36,6 +36,7 @@
 
 #include "agent/attempt_cgroup.h"
 #include "agent/job_account.h"
+#include "agent/private_tmp.h"
 #include "agent/process_registry.h"
 #include "proto/messages.h"
 
@@ -109,12 +110,18 @@ class RankProcess {
   void kill_everything();
   // Removes the cgroup; says whether the kernel's OOM killer acted in it ("" when not).
   std::string end_cgroup();
+  // Makes the attempt's private /tmp and /dev/shm where it can (agent/private_tmp.h).
+  void start_private_tmp(const std::string& attempt_dir, const RankProcessPlan& plan);
+  // Lets the attempt's private /tmp and /dev/shm go; without them, removes what the attempt's own
+  // group left in the host's.
+  void end_private_tmp();
 
   LaunchMsg launch_;
   std::optional<JobAccount> account_;
   std::int64_t memory_limit_mb_;
   std::string memory_limit_origin_;
   std::unique_ptr<AttemptCgroup> cgroup_;
+  std::unique_ptr<PrivateTmp> private_tmp_;  // a root agent's (agent/private_tmp.h)
   ProcessRegistry& processes_;
   std::string log_path_;
   boost::asio::io_context& io_;

@@ -57,7 +57,8 @@ struct JobManagerConfig {
   Millis tick{500};  // how often tick() runs: a much longer gap is the daemon's own pause (daemon/own_pauses.h)
   int kill_grace_ms = 10000;
   Millis fence_after{0};  // told to agents at welcome (daemon/fence_timing.h); 0: they never fence
-  std::string checkpoint_root;
+  std::string checkpoint_root;  // the cluster's own, under --checkpoint-root (cluster_checkpoint_root)
+  std::string cluster_name;     // the store's (store::Store::cluster_name), told to agents at welcome
   int max_infra_retries = 3;
   Millis retry_backoff_base{2000};
   Millis log_fetch_timeout{5000};

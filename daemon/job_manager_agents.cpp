@@ -44,6 +44,7 @@ Result<void> JobManager::agent_hello(const HelloMsg& hello, std::shared_ptr<Agen
       nodes_.register_agent(hello, std::move(channel), config_.registration_checks && !runs_our_attempts);
   WelcomeMsg welcome{config_.daemon_version, static_cast<int>(config_.heartbeat_interval.count()), node_credential};
   welcome.fence_after_ms = static_cast<int>(config_.fence_after.count());
+  welcome.cluster = config_.cluster_name;
   send_to(hello.name, welcome);
 
   // Reconcile: what the agent runs against what we think it runs.

@@ -209,6 +209,7 @@ struct DaemonEncoder {
     Json j = {{"type", "welcome"}, {"daemon_version", m.daemon_version}, {"heartbeat_interval_ms", m.heartbeat_interval_ms}};
     if (!m.node_credential.empty()) j["node_credential"] = m.node_credential;
     if (m.fence_after_ms > 0) j["fence_after_ms"] = m.fence_after_ms;
+    if (!m.cluster.empty()) j["cluster"] = m.cluster;
     return j;
   }
   Json operator()(const HeartbeatAckMsg& m) const { return {{"type", "heartbeat_ack"}, {"seq", m.seq}}; }
@@ -419,6 +420,11 @@ AgentMessage parse_agent_message(std::string_view text) {
   throw InvalidInput("type", "unknown agent message type \"" + type + "\"");
 }
 
+bool valid_cluster_name(std::string_view name) {
+  return name.size() <= kMaxClusterNameChars &&
+         std::ranges::all_of(name, [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
 DaemonMessage parse_daemon_message(std::string_view text) {
   const Json j = parse_object(text);
   ObjectReader r(j, "");
@@ -429,6 +435,8 @@ DaemonMessage parse_daemon_message(std::string_view text) {
     m.heartbeat_interval_ms = static_cast<int>(r.integer("heartbeat_interval_ms", 10, 3'600'000));
     m.node_credential = r.opt_string("node_credential", 1, 256).value_or("");
     m.fence_after_ms = static_cast<int>(r.opt_integer("fence_after_ms", 1, 86'400'000).value_or(0));
+    m.cluster = r.opt_string("cluster", 1, kMaxClusterNameChars).value_or("");
+    if (!valid_cluster_name(m.cluster)) throw InvalidInput("cluster", "must be lowercase hex digits");
     r.finish();
     return m;
   }

@@ -40,7 +40,9 @@ namespace trainyard::inline proto {
 //     once idle a while, where each process was (where: state, kernel wait, Python stack).
 // 20: a dead agent's fence keeper reports the attempts it stopped (attempts_stopped, the first and
 //     only message of its connection); the daemon answers stop_noted.
-inline constexpr int kProtocolVersion = 20;
+// 21: welcome names the cluster (its database's own name), which the agent's attempt directories
+//     and per-job uids are made from.
+inline constexpr int kProtocolVersion = 21;
 
 // The most ranks one gang may have, an attempt's or a health check's collective suite: ranks run
 // from 0 to kMaxRanks - 1, and a message names at most kMaxRanks peers, each an address of at most
@@ -189,7 +191,13 @@ struct WelcomeMsg {
   // An agent none of whose heartbeats the daemon acknowledged for this long stops its attempts
   // (daemon/fence_timing.h); 0: it never does.
   int fence_after_ms = 0;
+  // The cluster's name (store::Store::cluster_name): lowercase hex, at most kMaxClusterNameChars;
+  // empty for a cluster whose jobs had directories and uids before names were made.
+  std::string cluster;
 };
+inline constexpr std::size_t kMaxClusterNameChars = 32;
+// Lowercase hex digits, at most kMaxClusterNameChars: safe in a path and a log line.
+bool valid_cluster_name(std::string_view name);
 // The daemon heard heartbeat `seq`: the agent is not cut off.
 struct HeartbeatAckMsg {
   std::int64_t seq = 0;

@@ -578,4 +578,9 @@ int PostgresStore::schema_version() {
   return recorded_schema_version(db_);
 }
 
+std::string PostgresStore::cluster_name() {
+  db_.reconnect_if_broken();
+  return db_.query("SELECT name FROM cluster_identity").text(0, 0);
+}
+
 }  // namespace trainyard::store

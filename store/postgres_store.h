@@ -62,6 +62,7 @@ class PostgresStore final : public Store {
   std::optional<std::int64_t> webhooks_keep_from_seq() override;
   std::vector<ClusterSampleRow> cluster_samples_since(TimePoint from) override;
   int schema_version() override;
+  std::string cluster_name() override;
   std::optional<LeaseState> acquire_or_renew(const std::string& holder, const std::string& advertise_url,
                                              std::chrono::milliseconds ttl) override;
   void release_lease() override;

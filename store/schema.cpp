@@ -333,6 +333,19 @@ CREATE TABLE cluster_samples (
 );
 )sql";
 
+// The cluster's name, made once with its database (Store::cluster_name): it names the directories
+// and picks the per-job uids of its jobs on every node, so a new database beside an old one's files,
+// or two clusters on one host, never share them. A database that held jobs before this migration
+// keeps the empty name, and with it the directories and uids its jobs already have.
+constexpr std::string_view kClusterIdentitySchema = R"sql(
+CREATE TABLE cluster_identity (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  name TEXT NOT NULL
+);
+INSERT INTO cluster_identity (id, name)
+  SELECT 1, CASE WHEN EXISTS (SELECT 1 FROM jobs) THEN '' ELSE lower(hex(randomblob(8))) END;
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{1, "initial: jobs, attempts, nodes, tokens, shares, events", kInitialSchema},
     Migration{2, "metrics: per-step training metrics", kMetricsSchema},
@@ -348,6 +361,7 @@ constexpr std::array kMigrations = {
     Migration{12, "lease: which daemon is active, and its fencing epoch", kLeaseSchema},
     Migration{13, "checks as comparisons: no temporary table per row written", kChecksAsComparisonsSchema},
     Migration{14, "cluster history: a sample of the whole cluster every minute", kClusterHistorySchema},
+    Migration{15, "cluster identity: a name of the cluster's own for its directories and job uids", kClusterIdentitySchema},
 };
 
 bool has_version_table(sqlite::Connection& db) {

@@ -649,4 +649,6 @@ std::optional<std::int64_t> SqliteStore::webhooks_keep_from_seq() {
 
 int SqliteStore::schema_version() { return recorded_schema_version(db_); }
 
+std::string SqliteStore::cluster_name() { return db_.query_text("SELECT name FROM cluster_identity").value_or(""); }
+
 }  // namespace trainyard::store

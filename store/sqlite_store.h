@@ -55,6 +55,7 @@ class SqliteStore final : public Store {
   std::optional<std::int64_t> webhooks_keep_from_seq() override;
   std::vector<ClusterSampleRow> cluster_samples_since(TimePoint from) override;
   int schema_version() override;
+  std::string cluster_name() override;
 
  private:
   struct Statements;

@@ -315,6 +315,9 @@ class Store {
   // The cluster samples taken at or after `from`, oldest first.
   virtual std::vector<ClusterSampleRow> cluster_samples_since(TimePoint from) = 0;
   virtual int schema_version() = 0;
+  // The cluster's name: 16 lowercase hex digits made once with the database, or empty for a
+  // database that held jobs before names were made (schema migration 15).
+  virtual std::string cluster_name() = 0;
 
   // Takes the lease for `holder` when no live one is held (raising the epoch), or, once this store
   // took it, renews it for `ttl` (keeping the epoch: a lease lost once is never taken back by the

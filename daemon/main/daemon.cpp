@@ -31,6 +31,7 @@
 #include "net/steady_timers.h"
 #include "net/tls.h"
 #include "proto/flag_parser.h"
+#include "proto/messages.h"
 #include "scheduler/config_flags.h"
 #include "store/store_url.h"
 
@@ -297,6 +298,19 @@ int run_daemon(const DaemonOptions& o) {
   ensure_bootstrap_token(store, tokens, data_dir / "join.token", kJoinTokenUser, store::Role::agent, clock.system_now(), fresh_store);
   for (const auto& token : store.tokens()) tokens.add(token);
   const store::LoadedState state = store.load();
+  const std::string cluster = store.cluster_name();
+  if (!valid_cluster_name(cluster)) {
+    throw InvalidInput("--store", "the database's cluster name (table cluster_identity) is not up to " +
+                                      std::to_string(kMaxClusterNameChars) + " lowercase hex digits");
+  }
+  // The jobs of another database beside this one (a new database keeping the old files, or another
+  // cluster on the same --checkpoint-root) have job directories of the same names in their own.
+  const std::string cluster_checkpoints =
+      cluster.empty() ? checkpoint_root : (plain_checkpoint_root / ("cluster-" + cluster)).string();
+  fs::create_directories(cluster_checkpoints);
+  make_private(cluster_checkpoints, traversable);
+  spdlog::info("event=cluster name={} checkpoint_dir={}", cluster.empty() ? "none" : cluster,
+               cluster_checkpoints);
 
   DaemonMetrics metrics;  // before the store worker, whose thread records into it until it stops
   StoreWorker worker(store, [&io](StoreWorker::Continuation fn) { asio::post(io, std::move(fn)); });
@@ -312,7 +326,8 @@ int run_daemon(const DaemonOptions& o) {
   PauseTolerantTimers timers(steady_timers, clock, pause_threshold(o.job_manager.config.tick));
   scheduler::Scheduler scheduler(o.scheduler);
   jm.daemon_version = kTrainyardVersion;
-  jm.checkpoint_root = checkpoint_root;
+  jm.checkpoint_root = cluster_checkpoints;
+  jm.cluster_name = cluster;
   JobManager jobs(worker, files, clock, timers, jm, scheduler);
   jobs.set_metrics(&metrics);
   metrics.watch(jobs, clock);
@@ -326,7 +341,7 @@ int run_daemon(const DaemonOptions& o) {
 
   AgentGateway gateway(jobs, tokens, worker, clock, !o.server.tls.client_ca_file.empty());
   gateway.set_node_claim_limits(o.node_claims);
-  Api api(jobs, worker, files, tokens, clock, timers, kTrainyardVersion, checkpoint_root, o.users,
+  Api api(jobs, worker, files, tokens, clock, timers, kTrainyardVersion, cluster_checkpoints, o.users,
           data_dir / "join.token");
   api.set_metrics_exposition([&metrics] { return metrics.render(); }, o.metrics_public);
   api.set_history_interval(o.history_interval);

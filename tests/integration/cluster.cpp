@@ -1,6 +1,7 @@
 #include "tests/integration/cluster.h"
 
 #include "agent/attempt_cgroup.h"
+#include "agent/launch_paths.h"
 #include "tests/integration/host_network.h"
 
 #include <fcntl.h>
@@ -125,9 +126,11 @@ bool eventually(const std::function<bool()>& condition, std::chrono::millisecond
   return true;
 }
 
-Cluster::Cluster() {
-  char tmpl[] = "/tmp/trainyard-it-XXXXXX";
-  dir_ = ::mkdtemp(tmpl);
+Cluster::Cluster() : Cluster(std::string("/tmp")) {}
+
+Cluster::Cluster(const std::string& parent_dir) {
+  std::string tmpl = parent_dir + "/trainyard-it-XXXXXX";
+  dir_ = ::mkdtemp(tmpl.data());
   // A root agent runs command jobs as other accounts (each job its own by default): they must reach their
   // attempt directories under agents/ (traverse, not list) and can leave files in shared/.
   const auto traversable = fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec;
@@ -175,6 +178,32 @@ std::string Cluster::master_ports() {
 
 std::string Cluster::daemon_log() const { return read_text(dir_ + "/daemon.log"); }
 
+std::string Cluster::cluster_name() const {
+  const std::string log = daemon_log();
+  const std::string key = "event=cluster name=";
+  const auto at = log.rfind(key);
+  if (at == std::string::npos) {
+    ADD_FAILURE() << "the daemon did not log its cluster's name";
+    return "";
+  }
+  const std::string name = log.substr(at + key.size(), log.find_first_of(" \n", at + key.size()) - at - key.size());
+  return name == "none" ? "" : name;
+}
+
+std::string Cluster::attempt_dir(const std::string& node, std::int64_t attempt) const {
+  return agent::attempt_dir(dir_ + "/agents/" + node, cluster_name(), attempt).string();
+}
+
+std::string Cluster::checkpoint_dir(std::int64_t job, const std::string& root) const {
+  const std::string name = cluster_name();
+  const fs::path cluster_root = fs::path(root.empty() ? dir_ + "/data/checkpoints" : root) / (name.empty() ? "" : "cluster-" + name);
+  return (cluster_root / ("job-" + std::to_string(job))).lexically_normal().string();
+}
+
+agent::JobAccount Cluster::job_account(std::int64_t job, std::int64_t attempt) const {
+  return agent::per_job_account(agent::JobUidRange{}, cluster_name(), job, attempt, "/");
+}
+
 void Cluster::start_daemon(const std::vector<std::string>& extra_flags) {
   const std::string data = dir_ + "/data";
   fs::remove(data + "/daemon.addr");
@@ -216,6 +245,7 @@ void Cluster::start_agent(const std::string& name, const AgentSpec& spec) {
                                    "--name", name, "--cores", std::to_string(spec.cores), "--work-dir",
                                    dir_ + "/agents/" + name, "--collective-timeout-ms", "5000"};
   if (network_) argv.insert(argv.end(), {"--data-listen", network_->address(name) + ":0"});
+  argv.insert(argv.end(), {"--job-uid-registry", spec.job_uid_registry.empty() ? dir_ + "/job-uids" : spec.job_uid_registry});
   argv.insert(argv.end(), spec.extra_flags.begin(), spec.extra_flags.end());
   agents_[name] = std::make_unique<Process>(argv, dir_ + "/agent-" + name + ".log", network_ ? network_->netns_path(name) : "");
   agent_names_.insert(name);

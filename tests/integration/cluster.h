@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/job_account.h"
 #include "cli/http_client.h"
 
 namespace trainyard::testing {
@@ -49,6 +50,7 @@ struct AgentSpec {
   std::vector<std::string> extra_flags;  // e.g. {"--label", "rack=r1"}
   std::string join_token_file;           // default: the daemon's join.token
   std::string server;                    // --server; default: the daemon's URL
+  std::string job_uid_registry;          // --job-uid-registry; default: one of this cluster's own
 };
 
 // Passed as the token: send no Authorization header at all.
@@ -62,6 +64,8 @@ class HostNetwork;
 class Cluster {
  public:
   Cluster();
+  // Its directory (daemon's data, agents' work dirs) in `parent_dir` rather than /tmp.
+  explicit Cluster(const std::string& parent_dir);
   // On hosts of `network` rather than loopback: the test itself is on host "client", the daemon on
   // host "daemon" and each agent on the host of its name, which the test adds before starting it.
   explicit Cluster(HostNetwork& network);
@@ -94,6 +98,14 @@ class Cluster {
   const std::string& url() const { return url_; }
   const std::string& admin_token() const { return admin_token_; }
   std::string daemon_log() const;
+  // The name the running daemon's database gave the cluster (its log's event=cluster), "" for none.
+  std::string cluster_name() const;
+  // Where node `node`'s agent keeps attempt `attempt` (agent/launch_paths.h).
+  std::string attempt_dir(const std::string& node, std::int64_t attempt) const;
+  // Job `job`'s checkpoint directory under the daemon's checkpoint root (default: DATA_DIR/checkpoints).
+  std::string checkpoint_dir(std::int64_t job, const std::string& root = "") const;
+  // The account attempt `attempt` of job `job` runs as by default (agent/job_account.h).
+  agent::JobAccount job_account(std::int64_t job, std::int64_t attempt = 0) const;
 
  private:
   std::string dir_;

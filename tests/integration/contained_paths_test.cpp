@@ -50,7 +50,7 @@ TEST_F(ContainedPaths, ADaemonCheckpointRootWithATrailingSlashStillReachesTheAge
   start({}, {"--checkpoint-root", cluster.dir() + "/ckpt/"});
   const auto id = cluster.submit(checkpointing_job("slash"));
   cluster.wait_job_state(id, "SUCCEEDED", 30s);
-  EXPECT_FALSE(fs::is_empty(cluster.dir() + "/ckpt/job-" + std::to_string(id)));
+  EXPECT_FALSE(fs::is_empty(cluster.checkpoint_dir(id, cluster.dir() + "/ckpt/")));
 }
 
 TEST_F(ContainedPaths, ACheckpointDirOutsideTheAgentsCheckpointRootIsRefused) {
@@ -67,12 +67,12 @@ TEST_F(ContainedPaths, ASymlinkPlantedAsTheAttemptDirIsNotWrittenThrough) {
   fs::create_directories(outside);
   // Where the first attempts' directories would go.
   for (int attempt = 1; attempt <= 5; ++attempt) {
-    fs::create_directory_symlink(outside, cluster.dir() + "/agents/node-a/attempts/" + std::to_string(attempt));
+    fs::create_directory_symlink(outside, cluster.attempt_dir("node-a", attempt));
   }
   const auto id = cluster.submit(
       Json{{"name", "planted"}, {"nodes", 1}, {"command", {{"argv", {"/bin/sh", "-c", "echo written"}}}}});
   cluster.wait_job_state(id, "FAILED", 30s);
-  EXPECT_NE(attempts_of(id).find("launch refused: attempt_id"), std::string::npos) << attempts_of(id);
+  EXPECT_NE(attempts_of(id).find("launch refused: node files: attempt_id"), std::string::npos) << attempts_of(id);
   EXPECT_TRUE(fs::is_empty(outside)) << "the agent wrote through the planted symlink";
 }
 

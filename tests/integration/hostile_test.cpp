@@ -202,7 +202,7 @@ TEST_F(Hostile, AJobSeesNoneOfTheAgentsEnvironmentAndTheDaemonsFilesArePrivate) 
   EXPECT_EQ(mode(cluster.dir() + "/data"), 0711u);  // jobs traverse it to their checkpoints, never list it
   EXPECT_EQ(mode(cluster.dir() + "/data/trainyard.db"), 0600u);
   EXPECT_EQ(mode(cluster.dir() + "/data/admin.token"), 0600u);
-  EXPECT_EQ(mode(cluster.dir() + "/agents/node-a/attempts/1"), 0700u);
+  EXPECT_EQ(mode(cluster.attempt_dir("node-a", 1)), 0700u);
 }
 
 TEST_F(Hostile, AJobsProcessesDoNotOutliveAKilledAgent) {
@@ -378,7 +378,7 @@ TEST_F(Hostile, ACheckpointPlantedByAnotherUsersJobIsNotResumedFrom) {
   cluster.wait_job_state(planter, "FAILED", 30s);
   // Where jobs share an account, the copy gets there (planted here for it): complete and
   // self-consistent, and still never resumed from.
-  const fs::path victim_dir = cluster.dir() + "/data/checkpoints/job-" + std::to_string(victim);
+  const fs::path victim_dir = cluster.checkpoint_dir(victim);
   fs::path newest;
   for (const auto& entry : fs::directory_iterator(victim_dir)) {
     if (entry.path().filename().string().starts_with("step-") && entry.path() > newest) newest = entry.path();

@@ -20,8 +20,6 @@ using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
 std::string uid_of(const std::string& account) { return std::to_string(::getpwnam(account.c_str())->pw_uid); }
-// The uid a job runs as by default: its own (the agent's default --job-uid-base).
-std::string uid_of_job(std::int64_t id) { return std::to_string(0x60000000 + id); }
 
 class JobAccounts : public ::testing::Test {
  protected:
@@ -52,6 +50,9 @@ class JobAccounts : public ::testing::Test {
     return lines;
   }
 
+  // The uid a job runs as by default: its own (the agent's default --job-uid-base, shifted by the cluster's name).
+  std::string uid_of_job_text(std::int64_t id) const { return std::to_string(cluster.job_account(id).uid); }
+
   std::string token_of(const std::string& user) {
     return cluster.api("POST", "/v1/tokens", Json{{"user", user}}.dump()).body["token"];
   }
@@ -77,7 +78,7 @@ TEST_F(JobAccounts, ARootAgentRunsEachCommandJobAsItsOwnAccountWhichCannotReadTh
                          "; echo 3 > \"$TRAINYARD_PROGRESS_FILE\" && echo ok > \"$TRAINYARD_CHECKPOINT_DIR/mine\" && "
                          "echo wrote");
   ASSERT_EQ(lines.size(), 6u) << ::testing::PrintToString(lines);
-  EXPECT_EQ(lines[0], uid_of_job(last_job));
+  EXPECT_EQ(lines[0], uid_of_job_text(last_job));
   for (int i = 1; i <= 4; ++i) EXPECT_EQ(lines[static_cast<std::size_t>(i)], "refused");
   EXPECT_EQ(lines[5], "wrote") << "the job's own progress file and checkpoint directory are writable";
 }
@@ -98,7 +99,7 @@ TEST_F(JobAccounts, EachUserRunsAsTheMappedAccountAndCannotReadAnothersJobDirect
                            try_to_read(checkpoints + "/mine.txt") + "; " + try_to_read(checkpoints),
                        token_of("bob"));
   ASSERT_EQ(bob.size(), 5u) << ::testing::PrintToString(bob);
-  EXPECT_EQ(bob[0], uid_of_job(last_job)) << "an unmapped user's job runs as its own account";
+  EXPECT_EQ(bob[0], uid_of_job_text(last_job)) << "an unmapped user's job runs as its own account";
   for (std::size_t i = 1; i < bob.size(); ++i) EXPECT_EQ(bob[i], "refused");
 }
 
@@ -108,13 +109,14 @@ TEST_F(JobAccounts, EachJobGetsItsOwnUidEachAttemptItsOwnGidWithoutGroupsAndItsW
   const std::int64_t first_job = last_job;
   const auto second = run("id -u");
   ASSERT_EQ(first.size(), 6u) << ::testing::PrintToString(first);
-  EXPECT_EQ(first[0], uid_of_job(first_job));
-  // The attempt's own group, the per-job range's count (2^28) past the first job uid.
-  const std::string attempt_gid = std::to_string(0x70000000 + std::stoll(first[5]));
+  EXPECT_EQ(first[0], uid_of_job_text(first_job));
+  // The attempt's own group, from the range's count (2^28) of gids past the per-job uids.
+  const std::string attempt_gid = std::to_string(cluster.job_account(first_job, std::stoll(first[5])).gid);
+  EXPECT_GE(std::stoll(attempt_gid), 0x70000000);
   EXPECT_EQ(first[1], attempt_gid);
   EXPECT_EQ(first[2], attempt_gid) << "no supplementary groups";
   EXPECT_EQ(first[3], first[4]) << "HOME is the job's work directory";
-  EXPECT_EQ(second, std::vector<std::string>{uid_of_job(last_job)});
+  EXPECT_EQ(second, std::vector<std::string>{uid_of_job_text(last_job)});
   EXPECT_NE(first[0], second[0]);
 }
 
@@ -175,8 +177,8 @@ TEST_F(JobAccounts, AnotherUsersJobCanNeitherReadNorSignalNorPlantIntoAJob) {
   // (as the shared account of old could leave), is not resumed from either.
   const std::string planted = trim(checkpoints) + "/step-999999";
   fs::create_directory(planted);
-  ASSERT_EQ(::lchown(planted.c_str(), static_cast<uid_t>(std::stoul(uid_of_job(last_job))),
-                     static_cast<gid_t>(std::stoul(uid_of_job(last_job)))),
+  ASSERT_EQ(::lchown(planted.c_str(), static_cast<uid_t>(std::stoul(uid_of_job_text(last_job))),
+                     static_cast<gid_t>(std::stoul(uid_of_job_text(last_job)))),
             0);
   std::ofstream(shared + "/alice.go").close();
   cluster.wait_job_state(alice, "SUCCEEDED", 30s);
@@ -185,7 +187,7 @@ TEST_F(JobAccounts, AnotherUsersJobCanNeitherReadNorSignalNorPlantIntoAJob) {
   EXPECT_NE(logs.body.dump().find("resumed from " + trim(checkpoints) + "/step-5"), std::string::npos)
       << logs.body.dump(2);
   const std::string listed = cluster.api("GET", "/v1/jobs/" + std::to_string(alice) + "/checkpoints").body.dump();
-  EXPECT_NE(listed.find("written by uid " + uid_of_job(last_job) + ", not by the job's account"), std::string::npos)
+  EXPECT_NE(listed.find("written by uid " + uid_of_job_text(last_job) + ", not by the job's account"), std::string::npos)
       << listed;
 }
 
@@ -193,7 +195,7 @@ TEST_F(JobAccounts, AWorkDirectoryAnotherAccountMadeIsNotGivenToTheJob) {
   start_agent({});
   // Where the first attempts' directories would go, made by another account with a file in each.
   for (int attempt = 1; attempt <= 5; ++attempt) {
-    const std::string dir = cluster.dir() + "/agents/node-a/attempts/" + std::to_string(attempt);
+    const std::string dir = cluster.attempt_dir("node-a", attempt);
     fs::create_directory(dir);
     std::ofstream(dir + "/planted") << "x";
     ASSERT_EQ(::chown(dir.c_str(), 65534, 65534), 0);

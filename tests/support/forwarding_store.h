@@ -53,6 +53,7 @@ class ForwardingStore : public store::Store {
     return inner_.cluster_samples_since(from);
   }
   int schema_version() override { return inner_.schema_version(); }
+  std::string cluster_name() override { return inner_.cluster_name(); }
 
  private:
   store::Store& inner_;

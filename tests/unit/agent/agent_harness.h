@@ -92,7 +92,7 @@ class FakeRun final : public AttemptRun {
 
 class FakeWorkloads final : public Workloads {
  public:
-  std::unique_ptr<AttemptRun> start_run(const LaunchMsg& launch, const std::string&, int,
+  std::unique_ptr<AttemptRun> start_run(const LaunchMsg& launch, const std::string&, const std::string&, int,
                                         ExitCallback on_exit) override {
     auto record = std::make_shared<RunRecord>(RunRecord{launch, {}, 0, std::move(on_exit), {}});
     runs.push_back(record);

@@ -251,8 +251,8 @@ class ProcessWorkloads final : public Workloads {
  public:
   ProcessWorkloads(boost::asio::io_context& io, const std::filesystem::path& registry_dir)
       : io_(io), processes_(registry_dir.string()) {}
-  std::unique_ptr<AttemptRun> start_run(const LaunchMsg& launch, const std::string& attempt_dir, int,
-                                        ExitCallback on_exit) override {
+  std::unique_ptr<AttemptRun> start_run(const LaunchMsg& launch, const std::string&, const std::string& attempt_dir,
+                                        int, ExitCallback on_exit) override {
     return std::make_unique<CommandRun>(launch, attempt_dir, "", std::nullopt, no_cgroups_, processes_, io_,
                                         std::move(on_exit));
   }

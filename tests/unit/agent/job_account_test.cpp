@@ -39,15 +39,15 @@ TEST(UserMap, IsAnObjectOfTrainyardUserToUnixUserAndNamesTheBadKey) {
 TEST(JobAccounts, AnAgentThatIsNotRootRunsJobsAsItself) {
   JobAccountOptions options;
   options.job_user = "daemon";
-  EXPECT_FALSE(JobAccounts(options, false).account_for("alice", 7, 1, "/w/attempts/9"));
-  EXPECT_FALSE(JobAccounts(JobAccountOptions{}, false).account_for("alice", 7, 1, "/w/attempts/9"));
+  EXPECT_FALSE(JobAccounts(options, false).account_for("alice", "", 7, 1, "/w/attempts/9"));
+  EXPECT_FALSE(JobAccounts(JobAccountOptions{}, false).account_for("alice", "", 7, 1, "/w/attempts/9"));
 }
 
 TEST(JobAccounts, ARootAgentRunsEachUnmappedJobAsAnAccountOfItsOwn) {
   JobAccountOptions options;
   options.user_map = {{"alice", "daemon"}};
   const JobAccounts accounts(options, true);
-  const auto bob7 = accounts.account_for("bob", 7, 1, "/w/attempts/9");
+  const auto bob7 = accounts.account_for("bob", "", 7, 1, "/w/attempts/9");
   ASSERT_TRUE(bob7);
   EXPECT_EQ(bob7->uid, 0x60000000u + 7);
   EXPECT_EQ(bob7->gid, 0x70000000u + 1) << "attempt 1's own group, past the uid range";
@@ -55,23 +55,41 @@ TEST(JobAccounts, ARootAgentRunsEachUnmappedJobAsAnAccountOfItsOwn) {
   EXPECT_TRUE(bob7->groups.empty());
   EXPECT_EQ(bob7->name, "trainyard-job-7");
   EXPECT_EQ(bob7->home, "/w/attempts/9");
-  EXPECT_EQ(accounts.account_for("bob", 8, 1, "/w/attempts/10")->uid, 0x60000000u + 8) << "another job, another uid";
-  EXPECT_EQ(accounts.account_for("carol", 7, 1, "/w/attempts/11")->uid, bob7->uid)
+  EXPECT_EQ(accounts.account_for("bob", "", 8, 1, "/w/attempts/10")->uid, 0x60000000u + 8) << "another job, another uid";
+  EXPECT_EQ(accounts.account_for("carol", "", 7, 1, "/w/attempts/11")->uid, bob7->uid)
       << "every attempt of a job gets the same uid, whoever asks";
-  const auto retry = accounts.account_for("bob", 7, 2, "/w/attempts/12");
+  const auto retry = accounts.account_for("bob", "", 7, 2, "/w/attempts/12");
   EXPECT_EQ(retry->uid, bob7->uid) << "the job's files stay its own";
   EXPECT_EQ(retry->gid, 0x70000000u + 2) << "each attempt writes with a group no other attempt has";
-  EXPECT_EQ(accounts.account_for("alice", 7, 1, "/w/attempts/9")->name, "daemon");
-  EXPECT_FALSE(accounts.account_for("alice", 7, 1, "/w/attempts/9")->gid_is_the_attempts);
-  EXPECT_EQ(accounts.account_for("alice", 7, 1, "/w/attempts/9")->uid, 1u);
+  EXPECT_EQ(accounts.account_for("alice", "", 7, 1, "/w/attempts/9")->name, "daemon");
+  EXPECT_FALSE(accounts.account_for("alice", "", 7, 1, "/w/attempts/9")->gid_is_the_attempts);
+  EXPECT_EQ(accounts.account_for("alice", "", 7, 1, "/w/attempts/9")->uid, 1u);
+}
+
+// Issue 56: job and attempt ids start again at 1 with every database, and two clusters may share a
+// host: a cluster's name shifts its jobs' uids and attempts' gids round the range.
+TEST(JobAccounts, AClustersNameShiftsItsJobsUidsAndGidsRoundTheRange) {
+  JobAccountOptions options;
+  options.job_uids = {1000000, 0x100};
+  const JobAccounts accounts(options, true);
+  EXPECT_EQ(cluster_uid_shift(""), 0u);
+  EXPECT_EQ(cluster_uid_shift("00000000000000f0"), 0xF0u);
+  const auto old_job1 = accounts.account_for("alice", "", 1, 1, "/w");
+  const auto new_job1 = accounts.account_for("bob", "00000000000000f0", 1, 1, "/w");
+  EXPECT_EQ(old_job1->uid, 1000001u);
+  EXPECT_EQ(new_job1->uid, 1000000u + 0xF1) << "another cluster's job 1";
+  EXPECT_EQ(new_job1->gid, 1000000u + 0x100 + 0xF1) << "and its attempt 1's group";
+  EXPECT_EQ(accounts.account_for("bob", "00000000000000f0", 0x10, 1, "/w")->uid, 1000000u)
+      << "past the range's end it comes round to the start";
+  EXPECT_EQ(accounts.account_for("bob", "00000000000000f0", 0x10, 0x10, "/w")->gid, 1000000u + 0x100);
 }
 
 TEST(JobAccounts, AnExplicitJobUserIsSharedByEveryUnmappedJob) {
   JobAccountOptions options;
   options.job_user = "nobody";
   const JobAccounts accounts(options, true);
-  EXPECT_EQ(accounts.account_for("bob", 7, 1, "/w")->name, "nobody");
-  EXPECT_EQ(accounts.account_for("carol", 8, 1, "/w")->uid, accounts.account_for("bob", 7, 1, "/w")->uid);
+  EXPECT_EQ(accounts.account_for("bob", "", 7, 1, "/w")->name, "nobody");
+  EXPECT_EQ(accounts.account_for("carol", "", 8, 1, "/w")->uid, accounts.account_for("bob", "", 7, 1, "/w")->uid);
   EXPECT_NE(accounts.describe().find("shared by every job"), std::string::npos) << accounts.describe();
 }
 
@@ -79,15 +97,15 @@ TEST(JobAccounts, AJobIdPastTheRangeIsRefusedNamingTheJobId) {
   JobAccountOptions options;
   options.job_uids = {1000000, 10};
   const JobAccounts accounts(options, true);
-  EXPECT_EQ(accounts.account_for("bob", 9, 1, "/w")->uid, 1000009u);
+  EXPECT_EQ(accounts.account_for("bob", "", 9, 1, "/w")->uid, 1000009u);
   try {
-    accounts.account_for("bob", 10, 1, "/w");
+    accounts.account_for("bob", "", 10, 1, "/w");
     ADD_FAILURE() << "job 10 accepted past a range of 10 uids";
   } catch (const InvalidInput& e) {
     EXPECT_EQ(e.field(), "job_id");
     EXPECT_NE(e.message().find("1000000-1000009"), std::string::npos) << e.message();
   }
-  EXPECT_THROW(per_job_account(options.job_uids, -1, 1, "/w"), InvalidInput);
+  EXPECT_THROW(per_job_account(options.job_uids, "", -1, 1, "/w"), InvalidInput);
 }
 
 TEST(JobAccounts, ARangeThatPassesTheLargestUidOrHoldsANamedAccountIsRefused) {
@@ -110,9 +128,9 @@ TEST(JobAccounts, RootNeedsAllowRootJobs) {
   options.job_user = "root";
   EXPECT_THROW(JobAccounts(options, true), InvalidInput);
   options.allow_root_jobs = true;
-  EXPECT_EQ(JobAccounts(options, true).account_for("bob", 7, 1, "/w")->uid, 0u);
+  EXPECT_EQ(JobAccounts(options, true).account_for("bob", "", 7, 1, "/w")->uid, 0u);
   options.job_user.reset();
-  EXPECT_FALSE(JobAccounts(options, true).account_for("bob", 7, 1, "/w")) << "--allow-root-jobs alone: jobs run as the agent";
+  EXPECT_FALSE(JobAccounts(options, true).account_for("bob", "", 7, 1, "/w")) << "--allow-root-jobs alone: jobs run as the agent";
 }
 
 TEST(JobAccounts, AMissingAccountIsRefusedAtStartNamingTheKey) {

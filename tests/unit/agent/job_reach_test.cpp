@@ -29,7 +29,7 @@ class JobReach : public ::testing::Test {
   TempDir top;
   fs::path private_dir = top.path() / "home";
   fs::path inner = private_dir / "checkout" / "checkpoints";
-  JobAccount job_account = per_job_account(JobUidRange{}, 3, 1, "/");
+  JobAccount job_account = per_job_account(JobUidRange{}, "", 3, 1, "/");
 };
 
 TEST_F(JobReach, FindsTheFirstDirectoryTheAccountCannotSearch) {

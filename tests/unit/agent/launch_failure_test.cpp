@@ -172,5 +172,13 @@ TEST_F(LaunchFailure, AFileBehindADirectoryTheAccountCannotSearchIsNotDescribed)
   EXPECT_EQ(entered.find("mode"), std::string::npos) << entered;
 }
 
+// The attempt's mount namespace is the agent's making: a failure to join it is the node's
+// ("node files: ", infrastructure in daemon/base/failure_rules.cpp), not the job's.
+TEST_F(LaunchFailure, NotJoiningThePrivateTmpIsTheNodesFailure) {
+  const std::string told = describe_launch_failure(SpawnFailure{SpawnStage::private_tmp, EINVAL, "joining the attempt's mount namespace"},
+                                                   LaunchContext{"x", "/usr/bin", dir_.string(), std::nullopt, nullptr});
+  EXPECT_EQ(told, "node files: the attempt's private /tmp and /dev/shm: joining the attempt's mount namespace: Invalid argument");
+}
+
 }  // namespace
 }  // namespace trainyard::agent

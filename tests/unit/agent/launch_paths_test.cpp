@@ -49,12 +49,13 @@ class LaunchPathsTest : public ::testing::Test {
 };
 
 TEST_F(LaunchPathsTest, AttemptDirIsUnderTheAgentsAttempts) {
-  EXPECT_EQ(attempt_dir(work_.string(), 7), work_ / "attempts" / "7");
+  EXPECT_EQ(attempt_dir(work_.string(), "", 7), work_ / "attempts" / "7");
+  EXPECT_EQ(attempt_dir(work_.string(), "0a1b", 7), work_ / "attempts" / "0a1b-7") << "another database's attempt 7";
 }
 
 TEST_F(LaunchPathsTest, ASymlinkPlantedAsTheAttemptDirIsRefused) {
   fs::create_directory_symlink(outside_, work_ / "attempts" / "7");
-  EXPECT_THROW(attempt_dir(work_.string(), 7), InvalidInput);
+  EXPECT_THROW(attempt_dir(work_.string(), "", 7), InvalidInput);
 }
 
 TEST_F(LaunchPathsTest, ACheckpointDirAndResumePointUnderTheRootAreAccepted) {

@@ -193,6 +193,22 @@ TEST(Messages, WelcomeCarriesTheNodeCredentialOnlyWhenIssued) {
   EXPECT_EQ(issued.node_credential, "ty_secret");
 }
 
+// The cluster's name becomes part of the agent's paths: only lowercase hex is taken.
+TEST(Messages, WelcomeNamesTheClusterInHexOnly) {
+  WelcomeMsg welcome{"1.0", 1000, ""};
+  welcome.cluster = "0123456789abcdef";
+  EXPECT_EQ(std::get<WelcomeMsg>(parse_daemon_message(encode(DaemonMessage{welcome}))).cluster, "0123456789abcdef");
+  for (const char* bad : {"../x", "ABC", "a/b", "0123456789abcdef0123456789abcdef0"}) {
+    welcome.cluster = bad;
+    try {
+      parse_daemon_message(encode(DaemonMessage{welcome}));
+      ADD_FAILURE() << "accepted cluster " << bad;
+    } catch (const InvalidInput& e) {
+      EXPECT_EQ(e.field(), "cluster") << bad;
+    }
+  }
+}
+
 TEST(Messages, RejectsMalformedWithFieldNamed) {
   auto field_of = [](const std::string& text) {
     try {

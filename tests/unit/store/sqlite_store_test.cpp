@@ -89,6 +89,41 @@ TEST_F(SqliteStoreFile, ANewFileIsMigratedToTheLatestVersionInWalMode) {
   EXPECT_EQ(db.query_text("SELECT COUNT(*) FROM schema_version"), std::to_string(schema_migrations().size()));
 }
 
+// Issue 56: the name gives a cluster's directories and job uids their own, so a new database
+// beside an old one's files never reuses them: made once, kept, and another database's differs.
+TEST_F(SqliteStoreFile, ANewDatabaseNamesItsClusterOnceAndAnotherDatabaseDiffers) {
+  std::string name;
+  {
+    SqliteStore store(file());
+    name = store.cluster_name();
+  }
+  EXPECT_THAT(name, ::testing::MatchesRegex("[0-9a-f]{16}"));
+  EXPECT_EQ(SqliteStore(file()).cluster_name(), name) << "reopened";
+  EXPECT_NE(SqliteStore(dir.path() / "other.db").cluster_name(), name);
+}
+
+// A database whose jobs already have directories and uids keeps them: its name stays empty.
+TEST_F(SqliteStoreFile, ADatabaseWithJobsBeforeClusterNamesKeepsAnEmptyName) {
+  {
+    sqlite::Connection db(file());
+    std::vector<Migration> before(schema_migrations().begin(), schema_migrations().end() - 1);
+    ASSERT_EQ(before.back().version + 1, latest_schema_version()) << "the cluster name's migration is the latest";
+    migrate(db, before);
+  }
+  {
+    SqliteStore store(file());
+    EXPECT_FALSE(store.cluster_name().empty()) << "opening migrated it: no jobs yet, so a name";
+  }
+  std::filesystem::remove(file());
+  {
+    sqlite::Connection db(file());
+    migrate(db, std::vector<Migration>(schema_migrations().begin(), schema_migrations().end() - 1));
+    db.exec("INSERT INTO jobs (id, user, share, state, priority, submitted_at_ms, record) "
+            "VALUES (1, 'alice', 'default', 'PENDING', 0, 0, '{}')");
+  }
+  EXPECT_EQ(SqliteStore(file()).cluster_name(), "");
+}
+
 TEST_F(SqliteStoreFile, RefusesADatabaseWrittenByANewerVersion) {
   { SqliteStore store(file()); }
   const int future = latest_schema_version() + 1;
