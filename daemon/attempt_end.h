@@ -40,6 +40,9 @@ struct AttemptEndFacts {
   std::int64_t newest_checkpoint_step = 0;  // the newest checkpoint it reported; 0: none
   bool over_storage_quota = false;  // the job or its share held more than its storage quota
   bool quota_exceeded = false;      // the daemon stopped it for staying over its quota past the grace
+  // Why its pre-flight failed without judging any node (interfered with): health_failed, no node
+  // excluded, never a success.
+  std::string unjudged_preflight;
 };
 
 struct AttemptEndPolicy {

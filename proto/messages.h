@@ -40,7 +40,9 @@ namespace trainyard::inline proto {
 //     once idle a while, where each process was (where: state, kernel wait, Python stack).
 // 20: a dead agent's fence keeper reports the attempts it stopped (attempts_stopped, the first and
 //     only message of its connection); the daemon answers stop_noted.
-inline constexpr int kProtocolVersion = 20;
+// 21: a collective health result counts the connections the rank's data-plane port refused while
+//     the suite ran (refused_connections): a transport failure beside them judges no node.
+inline constexpr int kProtocolVersion = 21;
 
 // The most ranks one gang may have, an attempt's or a health check's collective suite: ranks run
 // from 0 to kMaxRanks - 1, and a message names at most kMaxRanks peers, each an address of at most
