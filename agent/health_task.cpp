@@ -49,8 +49,16 @@ HealthResultMsg HealthTask::run() const {
       comm.link = context_.device.faults().link;
       comm.channel = kHealthChannel;
       comm.secret = request_.session_secret;
-      neuron::TcpCommunicator communicator(comm, context_.data_plane);
-      out.result = healthcheck::to_json(run_collective_suite(communicator, options));
+      // Every refusal while the suite runs counts: an attempt's stale rank is as foreign to the
+      // check as a flood, and either makes a transport failure say nothing about this node.
+      const std::size_t refused_before = context_.data_plane.rejected_connections();
+      healthcheck::RankCollectiveResult result;
+      {
+        neuron::TcpCommunicator communicator(comm, context_.data_plane);
+        result = run_collective_suite(communicator, options);
+      }
+      result.refused_connections = context_.data_plane.rejected_connections() - refused_before;
+      out.result = healthcheck::to_json(result);
     }
   } catch (const std::exception& e) {
     out.result = nullptr;

@@ -32,6 +32,10 @@ AttemptFacts facts_of(const Job& job, const AttemptEndFacts& end) {
     facts.reason = culprit.reason;
     facts.log_tail = culprit.log_tail;
   }
+  if (!end.unjudged_preflight.empty()) {
+    facts.health_failed = true;
+    if (facts.reason.empty()) facts.reason = end.unjudged_preflight;
+  }
   if (facts.reason.empty()) facts.reason = end.kill_reason;
   // Stopped as stuck, the ranks died of the daemon's kill: the diagnosis is the reason.
   facts.stuck = !end.stuck_ranks.empty();
@@ -227,7 +231,8 @@ AttemptEnd decide_attempt_end(Attempt attempt, Job job, const AttemptEndFacts& e
                               TimePoint now) {
   const AttemptFacts facts = facts_of(job, end);
   for (const RankEnd& rank : end.ranks) attempt.steps_completed = std::max(attempt.steps_completed, rank.steps);
-  const bool clean_exit = end.first_failed_rank < 0 && !facts.cancelled && !facts.timed_out;
+  const bool clean_exit =
+      end.first_failed_rank < 0 && end.unjudged_preflight.empty() && !facts.cancelled && !facts.timed_out;
   // A command asked to stop (requeue, preemption) saves on SIGUSR1 or SIGTERM and exits, often with
   // 0: the daemon cannot tell that exit from one at the end of its work, so the stop wins and the
   // job resumes from its newest checkpoint, as Slurm's requeue does. A simulated job says whether it

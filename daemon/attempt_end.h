@@ -41,6 +41,9 @@ struct AttemptEndFacts {
   bool over_storage_quota = false;  // the job or its share held more than its storage quota
   bool quota_exceeded = false;      // the daemon stopped it for staying over its quota past the grace
   bool node_disk_low = false;       // the first failed rank's node measured its disk short of space
+  // Why its pre-flight failed without judging any node (interfered with): health_failed, no node
+  // excluded, never a success.
+  std::string unjudged_preflight;
 };
 
 struct AttemptEndPolicy {

@@ -47,6 +47,7 @@ struct ActiveAttempt {
   MonoTime running_since{};                  // record.started_at on the monotonic clock, for its timeout
   std::optional<ResumedCheckpoint> resumed;  // the checkpoint a retry resumes from (provenance)
   std::int64_t newest_checkpoint_step = 0;   // the newest it reported: where a retry resumes
+  std::string unjudged_preflight;            // why its failed pre-flight judged no node (interfered with)
 
   bool stopping() const { return stop.has_value(); }
   bool stopped_for(StopCause cause) const { return stop && stop->cause == cause; }

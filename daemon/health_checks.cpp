@@ -15,6 +15,8 @@ namespace {
 // Data-plane sessions of health tests live far above any attempt id, so they never meet an attempt.
 constexpr std::int64_t kHealthSessionBase = std::int64_t{1} << 62;
 constexpr std::size_t kFinishedKept = 256;
+// Runs of the whole set a check makes when each is interfered with, before it gives up judging.
+constexpr int kInterferedRunsTried = 3;
 
 int severity(NodeState s) { return s == NodeState::unhealthy ? 2 : s == NodeState::suspect ? 1 : 0; }
 
@@ -267,10 +269,9 @@ bool HealthChecks::start_collective_sets(Running& check, const std::vector<std::
                                 set.size(), kMaxRanks));
       return false;
     }
-    const std::size_t run_index = check.result.collective_runs.size() + planned.size();
     std::vector<std::string> peers;
     for (const auto& node : set) peers.push_back(data_addr_(node).value_or(""));
-    const std::int64_t session = kHealthSessionBase + (check.result.id << 16) + static_cast<std::int64_t>(run_index);
+    const std::int64_t session = kHealthSessionBase + (check.result.id << 16) + check.sessions++;
     const std::string session_secret = random_hex(32);
     Planned p{set, {}};
     for (std::size_t rank = 0; rank < set.size(); ++rank) {
@@ -312,6 +313,20 @@ void HealthChecks::judge_collective_phase(Running& check) {
   const bool preflight = check.result.request.kind == HealthCheckKind::preflight;
   const healthcheck::CollectiveVerdict verdict =
       healthcheck::judge_collective_run(check.result.collective_runs.front(), check.result.policy);
+  if (!verdict.interference.empty()) {
+    spdlog::warn("event=health_check_interfered check={} kind={} run={} of={} reason=\"{}\"", check.result.id,
+                 to_string(check.result.request.kind), check.interfered_runs + 1, kInterferedRunsTried,
+                 verdict.interference);
+    if (++check.interfered_runs >= kInterferedRunsTried) {
+      check.result.error = verdict.interference;  // a failed check that names no node
+      return;
+    }
+    // Run again on a fresh session: the nodes are judged by a run nobody interfered with, or not at all.
+    const std::vector<std::string> set = check.result.collective_runs.front().nodes;
+    check.result.collective_runs.clear();
+    start_collective_sets(check, {set});
+    return;
+  }
   // A pre-flight only needs to know the set works; other checks compare pairs (kPairTestNodes).
   const bool compare_pairs = !preflight && check.result.collective_runs.front().nodes.size() >= kPairTestNodes;
   if (verdict.needs_localisation || compare_pairs) {
@@ -345,7 +360,7 @@ void HealthChecks::advance(Running& check) {
     }
     case Phase::collective:
       judge_collective_phase(check);
-      if (check.outstanding > 0) return;  // localisation started
+      if (check.outstanding > 0) return;  // localisation, or a run again, started
       break;
     case Phase::localisation:
       if (!check.result.error.empty()) break;  // a round was refused

@@ -111,6 +111,8 @@ class HealthChecks {
     std::map<std::string, healthcheck::NodeVerdict> verdicts;  // merged so far (worst wins)
     healthcheck::LocalisationPlan plan;
     std::size_t round = 0;
+    std::int64_t sessions = 0;  // data-plane sessions started: each run gets its own
+    int interfered_runs = 0;    // of the whole set's run, judged as interfered with
   };
 
   void send_task(Running& check, std::string node, HealthCheckMsg msg, std::size_t run, int rank);

@@ -674,6 +674,7 @@ AttemptEndFacts JobManager::attempt_end_facts(const ActiveAttempt& active) {
                         active.stuck_ranks,
                         active.failed_checks,
                         active.newest_checkpoint_step};
+  facts.unjudged_preflight = active.unjudged_preflight;
   for (const RankState& r : active.ranks) {
     facts.ranks.push_back({r.lost, r.health_failed, r.exit_code, r.signal, r.reason, r.log_tail, r.steps});
   }

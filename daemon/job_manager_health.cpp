@@ -179,6 +179,10 @@ void JobManager::on_preflight_done(AttemptId id, const HealthCheckResult& result
   // A passed check launches; so does a stopped attempt, which launch() winds up without starting it.
   if (result.passed() || attempt.stopping()) return launch_when_ready(id);
   const auto failed = result.failed_nodes();
+  if (failed.empty()) {
+    attempt.unjudged_preflight =
+        "health_failed: pre-flight check " + std::to_string(result.id) + " judged no node: " + result.error;
+  }
   for (std::size_t r = 0; r < attempt.ranks.size(); ++r) {
     const std::string& node = attempt.record.nodes[r];
     RankState& rank = attempt.ranks[r];

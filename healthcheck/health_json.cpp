@@ -138,6 +138,7 @@ Json to_json(const RankCollectiveResult& result) {
             {"collectives", array_json(result.collectives)},
             {"error", result.error}};
   if (result.failed_peer) j["failed_peer"] = *result.failed_peer;
+  if (result.refused_connections > 0) j["refused_connections"] = result.refused_connections;
   return j;
 }
 
@@ -149,6 +150,8 @@ RankCollectiveResult rank_collective_result_from_json(const Json& j, const std::
   result.collectives = array_of<CollectiveMeasurement>(r, "collectives", 16, collective_measurement_from_json);
   result.error = r.string("error", 0, kMaxReason);
   if (auto peer = r.opt_integer("failed_peer", 0, result.world_size - 1)) result.failed_peer = static_cast<int>(*peer);
+  result.refused_connections =
+      static_cast<std::uint64_t>(r.opt_integer("refused_connections", 0, INT64_MAX).value_or(0));
   r.finish();
   return result;
 }
@@ -202,7 +205,9 @@ NodeVerdict node_verdict_from_json(const Json& j, const std::string& path) {
 }
 
 Json to_json(const CollectiveVerdict& v) {
-  return {{"nodes", array_json(v.nodes)}, {"needs_localisation", v.needs_localisation}};
+  Json j = {{"nodes", array_json(v.nodes)}, {"needs_localisation", v.needs_localisation}};
+  if (!v.interference.empty()) j["interference"] = v.interference;
+  return j;
 }
 
 CollectiveVerdict collective_verdict_from_json(const Json& j, const std::string& path) {
@@ -210,6 +215,7 @@ CollectiveVerdict collective_verdict_from_json(const Json& j, const std::string&
   CollectiveVerdict v;
   v.nodes = array_of<NodeVerdict>(r, "nodes", kMaxNodes, node_verdict_from_json);
   v.needs_localisation = r.boolean("needs_localisation");
+  v.interference = r.opt_string("interference", 1, kMaxReason).value_or("");
   r.finish();
   return v;
 }

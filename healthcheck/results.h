@@ -3,6 +3,7 @@
 // daemon and out through the REST API (codecs in health_json.h); the daemon's verdicts
 // (verdict.h, localisation.h) are pure functions of them.
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -70,6 +71,9 @@ struct RankCollectiveResult {
   std::vector<CollectiveMeasurement> collectives;
   std::string error;                 // the communication failure, empty if none
   std::optional<int> failed_peer;    // the rank the failure names, if it names one
+  // Connections this rank's data-plane port refused while the suite ran (no hello in time, a bad
+  // hello, a wrong secret, over the caps): someone outside the check was at the port.
+  std::uint64_t refused_connections = 0;
   bool correct() const;              // completed everything and every result was exact
   bool operator==(const RankCollectiveResult&) const = default;
 };

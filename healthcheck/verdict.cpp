@@ -1,5 +1,6 @@
 #include "healthcheck/verdict.h"
 
+#include <algorithm>
 #include <cassert>
 #include <map>
 
@@ -29,6 +30,25 @@ std::string below_floor(const std::map<CollectiveKind, double>& medians, const C
     }
   }
   return "";
+}
+
+// Which ranks' ports refused connections during the run ("rank 1 (b) refused 280 connections"), empty if none did.
+std::string refused_connections(const CollectiveRun& run) {
+  std::string found;
+  for (std::size_t r = 0; r < run.ranks.size(); ++r) {
+    if (run.ranks[r].refused_connections == 0) continue;
+    found += (found.empty() ? "" : ", ") + std::string("rank ") + std::to_string(r) + " (" + run.nodes[r] +
+             ") refused " + std::to_string(run.ranks[r].refused_connections) + " data-plane connections";
+  }
+  return found;
+}
+
+// A result that came back wrong is the nodes' whoever was at the ports: only a transport failure is excused.
+bool any_wrong_result(const CollectiveRun& run) {
+  return std::any_of(run.ranks.begin(), run.ranks.end(), [](const RankCollectiveResult& rank) {
+    return std::any_of(rank.collectives.begin(), rank.collectives.end(),
+                       [](const CollectiveMeasurement& m) { return !m.exact || !m.error.empty(); });
+  });
 }
 
 std::string ratio_text(double ratio) { return short_number(ratio) + "x"; }
@@ -97,6 +117,10 @@ CollectiveVerdict judge_collective_run(const CollectiveRun& run, const Collectiv
   const std::string localising = can_localise ? "; localising" : "";
 
   const std::string failure = run_failure(run);
+  if (const std::string refused = refused_connections(run);
+      !failure.empty() && !refused.empty() && !any_wrong_result(run)) {
+    return {{}, false, run_title(run) + " failed while " + refused + ", so it judges no node: " + failure};
+  }
   if (!failure.empty()) {
     return {blame_all(run, NodeState::unhealthy, run_title(run) + " failed: " + failure + localising), can_localise};
   }

@@ -22,6 +22,10 @@
 //   all: in a ring every rank waits for the slowest link, so one bad node makes every rank of the
 //   ring look equally bad; the provisional verdicts it gives (all nodes blamed) are for a caller
 //   that cannot run the follow-up tests.
+// - A run that failed in transport (no wrong result) while any rank's data-plane port refused
+//   connections was interfered with (a job flooding the port, a stranger's wrong secret): its
+//   failure says nothing about the nodes, so it judges none and says why (`interference`); the
+//   caller runs it again or reports it. A wrong result is the nodes' whoever was at the ports.
 #include <optional>
 #include <string>
 #include <vector>
@@ -58,8 +62,9 @@ NodeVerdict judge_accelerator(const std::string& node, const AcceleratorReport& 
 std::optional<double> node_gemm_ms(const AcceleratorReport& report);
 
 struct CollectiveVerdict {
-  std::vector<NodeVerdict> nodes;  // one per node of the run, in rank order
+  std::vector<NodeVerdict> nodes;  // one per node of the run, in rank order; none when interfered with
   bool needs_localisation = false;
+  std::string interference;  // why the failed run judges no node; empty when it judges them
   bool operator==(const CollectiveVerdict&) const = default;
 };
 

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+#include <thread>
 
 #include "proto/errors.h"
 
@@ -21,6 +22,8 @@ constexpr std::size_t kMaxIoBytes = 1 << 20;
 constexpr std::size_t kStagingFloats = kMaxIoBytes / sizeof(float);
 
 constexpr std::size_t kHeaderBytes = 24;
+// Between dials of a right neighbour whose port dropped the connection before its hello.
+constexpr std::chrono::milliseconds kRedialPause{5};
 
 std::array<std::byte, kHeaderBytes> encode_header(CollectiveKind kind, std::uint64_t sequence, std::size_t elements) {
   std::array<std::byte, kHeaderBytes> out{};
@@ -119,15 +122,21 @@ void TcpCommunicator::run(CollectiveKind kind, std::span<float> data, const std:
 void TcpCommunicator::connect() {
   const std::chrono::milliseconds waited = options_.connect_timeout.value_or(options_.timeout);
   const SteadyTime deadline = std::chrono::steady_clock::now() + waited;
-  std::optional<Socket> outgoing;
-  try {
-    outgoing = connect_tcp(peers_[static_cast<std::size_t>(right())], deadline);
-  } catch (const std::exception& e) {  // an unresolvable name, or no sockets left
-    fail(right(), "cannot reach " + describe(right()) + ": " + e.what());
-  }
-  if (!outgoing) fail_silent(right(), waited);
   const DataPlaneHello hello{options_.attempt_id, rank(), right(), options_.channel};
-  if (send_hello(*outgoing, hello, options_.secret, deadline) != IoResult::done) fail_silent(right(), waited);
+  std::optional<Socket> outgoing;
+  // A port flooded by connections that never say hello drops its oldest ones to let new ones in
+  // (data_plane.h): a connection closed before its hello went out is dialled again until the deadline.
+  for (IoResult said = IoResult::closed; said == IoResult::closed;) {
+    try {
+      outgoing = connect_tcp(peers_[static_cast<std::size_t>(right())], deadline);
+    } catch (const std::exception& e) {  // an unresolvable name, or no sockets left
+      fail(right(), "cannot reach " + describe(right()) + ": " + e.what());
+    }
+    if (!outgoing) fail_silent(right(), waited);
+    said = send_hello(*outgoing, hello, options_.secret, deadline);
+    if (said == IoResult::timed_out) fail_silent(right(), waited);
+    if (said == IoResult::closed) std::this_thread::sleep_for(kRedialPause);  // not a spin on a port that keeps closing
+  }
   to_right_ = std::move(*outgoing);
   std::optional<Socket> incoming =
       server_.claim({options_.attempt_id, left(), rank(), options_.channel}, options_.secret, deadline);

@@ -42,7 +42,9 @@ namespace trainyard::inline proto {
 //     only message of its connection); the daemon answers stop_noted.
 // 21: welcome names the cluster (its database's own name), which the agent's attempt directories
 //     and per-job uids are made from.
-inline constexpr int kProtocolVersion = 21;
+// 22: a collective health result counts the connections the rank's data-plane port refused while
+//     the suite ran (refused_connections): a transport failure beside them judges no node.
+inline constexpr int kProtocolVersion = 22;
 
 // The most ranks one gang may have, an attempt's or a health check's collective suite: ranks run
 // from 0 to kMaxRanks - 1, and a message names at most kMaxRanks peers, each an address of at most

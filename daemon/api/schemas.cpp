@@ -297,7 +297,8 @@ const char* const kJsonSchemas = R"json({
       "bytes": {"type": "integer"}, "seconds": {"type": "number"},
       "busbw": {"type": "number", "description": "bytes per second"}, "error": {"type": "string"}}}},
     "error": {"type": "string", "description": "why the suite stopped on this rank; empty when it ran to the end"},
-    "failed_peer": {"type": "integer", "description": "the rank the transport failed on, when it names one"}}},
+    "failed_peer": {"type": "integer", "description": "the rank the transport failed on, when it names one"},
+    "refused_connections": {"type": "integer", "description": "connections this rank's data-plane port refused while the suite ran (outside interference); absent when none"}}},
   "NodeHealthRecord": {"type": "object", "required": ["at", "check_id", "kind", "verdict", "reason", "collective"],
     "description": "what one health check found on one node", "properties": {
     "at": {"type": "string", "format": "date-time", "description": "when the daemon recorded it"},

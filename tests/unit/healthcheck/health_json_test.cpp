@@ -37,6 +37,7 @@ CollectiveRun sample_run() {
   CollectiveRun run = run_of({"node-a", "node-b", "node-c"}, figures);
   run.ranks[2].error = "reduce_scatter: rank 0 (127.0.0.1:4711) closed the connection";
   run.ranks[2].failed_peer = 0;
+  run.ranks[2].refused_connections = 280;
   return run;
 }
 
@@ -45,6 +46,8 @@ TEST(HealthJsonTest, EveryTypeSurvivesARoundTrip) {
   EXPECT_EQ(collective_run_from_json(through_text(to_json(sample_run()))), sample_run());
   const CollectiveVerdict verdict{{{"node-a", NodeState::healthy, "ok"}, {"node-b", NodeState::suspect, "slow"}}, true};
   EXPECT_EQ(collective_verdict_from_json(through_text(to_json(verdict))), verdict);
+  const CollectiveVerdict interfered{{}, false, "failed while rank 1 (b) refused 280 data-plane connections"};
+  EXPECT_EQ(collective_verdict_from_json(through_text(to_json(interfered))), interfered);
   const LocalisationPlan plan = plan_localisation({"a", "b", "c", "d"});
   EXPECT_EQ(localisation_plan_from_json(through_text(to_json(plan))), plan);
   AcceleratorSuiteOptions accelerator;
@@ -108,6 +111,9 @@ TEST(HealthJsonTest, ACollectiveRunMustBeConsistent) {
   EXPECT_EQ(rejected_field(valid, [](Json& j) { j["ranks"][1]["rank"] = 2; }, run), "result.ranks[1].rank");
   EXPECT_EQ(rejected_field(valid, [](Json& j) { j["ranks"][0]["world_size"] = 4; }, run), "result.ranks[0].world_size");
   EXPECT_EQ(rejected_field(valid, [](Json& j) { j["ranks"][2]["failed_peer"] = 3; }, run), "result.ranks[2].failed_peer");
+  EXPECT_EQ(rejected_field(
+                valid, [](Json& j) { j["ranks"][2]["refused_connections"] = -1; }, run),
+            "result.ranks[2].refused_connections");
   EXPECT_EQ(rejected_field(valid, [](Json& j) { j["ranks"][0]["collectives"][1]["kind"] = "broadcast"; }, run),
             "result.ranks[0].collectives[1].kind");
   EXPECT_EQ(rejected_field(valid, [](Json& j) { j["ranks"][0]["collectives"][0]["busbw"] = -1; }, run),

@@ -22,10 +22,11 @@ struct RankFigures {
   std::map<CollectiveKind, double> per_kind = {};
   std::string wrong = {};  // a wrong element, e.g. "all_reduce element 5 is 9, want 8"
   std::string error = {};  // a transport failure
+  std::uint64_t refused = 0;  // connections its data-plane port refused during the run
 };
 
 inline RankCollectiveResult rank_result(int rank, int world, const RankFigures& f) {
-  RankCollectiveResult r{rank, world, {}, f.error, std::nullopt};
+  RankCollectiveResult r{rank, world, {}, f.error, std::nullopt, f.refused};
   if (!f.error.empty()) return r;
   for (CollectiveKind kind : {CollectiveKind::all_gather, CollectiveKind::all_reduce, CollectiveKind::reduce_scatter}) {
     const auto it = f.per_kind.find(kind);

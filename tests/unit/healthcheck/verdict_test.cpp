@@ -169,6 +169,36 @@ TEST(CollectiveVerdictTest, AFailureAmongThreeOrMoreAsksForLocalisation) {
   }
 }
 
+TEST(CollectiveVerdictTest, AFailedRunWhosePortsRefusedConnectionsJudgesNoNode) {
+  for (const int nodes : {2, 4}) {
+    std::vector<RankFigures> figures(static_cast<std::size_t>(nodes));
+    figures[0].error = "all_gather: rank 1 (10.0.0.2:7000) did not answer within 10000 ms";
+    figures[1].refused = 280;
+    const CollectiveVerdict verdict = judge_collective_run(run_of(node_names(nodes), figures), {});
+    EXPECT_TRUE(verdict.nodes.empty()) << "a flood at the port says nothing about the node";
+    EXPECT_FALSE(verdict.needs_localisation);
+    EXPECT_THAT(verdict.interference,
+                HasSubstr("failed while rank 1 (node-b) refused 280 data-plane connections, so it "
+                          "judges no node: rank 0 (node-a): all_gather: rank 1"));
+  }
+}
+
+TEST(CollectiveVerdictTest, RefusedConnectionsDoNotExcuseOrSpoilARunThatPassed) {
+  std::vector<RankFigures> figures(2);
+  figures[0].refused = 3;
+  const CollectiveVerdict passed = judge_collective_run(run_of({"n1", "n2"}, figures), {});
+  EXPECT_TRUE(passed.interference.empty());
+  EXPECT_EQ(passed.nodes[0].state, NodeState::healthy);
+  figures[1].wrong = "all_reduce element 5 is 9, want 8";
+  EXPECT_EQ(judge_collective_run(run_of({"n1", "n2"}, figures), {}).nodes[1].state, NodeState::unhealthy)
+      << "a wrong result is the nodes' whoever was at the ports";
+  figures[1].wrong.clear();
+  figures[1].error = "all_gather: rank 0 (10.0.0.1:7000) closed the connection";
+  figures[0].refused = 0;
+  EXPECT_EQ(judge_collective_run(run_of({"n1", "n2"}, figures), {}).nodes[1].state, NodeState::unhealthy)
+      << "without refused connections a failure is the nodes'";
+}
+
 TEST(CollectiveVerdictTest, ARunBelowTheFloorIsSlowAsAWhole) {
   // In a ring every rank waits for the slowest link, so one bad node looks like four slow ones.
   std::vector<RankFigures> figures(4, RankFigures{2 * kMB});

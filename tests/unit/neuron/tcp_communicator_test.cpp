@@ -188,7 +188,8 @@ TEST(TcpCommunicatorTest, ARankWithoutTheAttemptsSecretNeverJoinsTheRing) {
     }));
   }
   for (auto& rank : ranks) EXPECT_THROW(rank.get(), CollectiveError);
-  EXPECT_GE(ring.server(0).rejected_connections(), 1u) << "rank 0 closed the connection that failed its MAC";
+  // Whichever claimer met the other's hello first closed it: its MAC fails under the claimer's secret.
+  EXPECT_GE(ring.server(0).rejected_connections() + ring.server(1).rejected_connections(), 1u);
 }
 
 TEST(TcpCommunicatorTest, ADroppedLinkFailsTheCollectiveOnEveryRank) {

@@ -1401,6 +1401,8 @@ export interface components {
             /** @description the rank the transport failed on, when it names one */
             failed_peer?: number;
             rank: number;
+            /** @description connections this rank's data-plane port refused while the suite ran (outside interference); absent when none */
+            refused_connections?: number;
             world_size: number;
         };
         Share: {
