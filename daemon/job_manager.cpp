@@ -764,27 +764,17 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
                                       "canary job " + std::to_string(job.id) + " succeeded on " + join_node_names(attempt.nodes),
                                       {{"steps", attempt.steps_completed}}));
   }
-  // A straggler's node is checked once the attempt's ranks are gone (the suite needs it idle).
-  std::vector<std::string> stragglers;
-  for (const Straggler& s : attempt.stragglers) {
-    const NodeEntry* entry = nodes_.find(s.node);
-    if (entry && entry->channel && entry->node.state == NodeState::suspect && !nodes_.under_test(s.node)) {
-      stragglers.push_back(s.node);
-    }
-  }
   const Job snapshot = job;
   attempts_.remove(attempt.id);
   if (is_terminal(snapshot.state)) {
     if (metrics_) metrics_->job_ended(snapshot);
     active_jobs_.erase(snapshot.id);
   }
-  persist(std::move(change), [this, snapshot, suspects, stragglers] {
+  persist(std::move(change), [this, snapshot, suspects] {
     if (snapshot.state == JobState::pending && !resume_on_spares(snapshot.id)) requeue(snapshot);
     if (is_terminal(snapshot.state)) upstream_ended(snapshot);
     if (auto check = monitors_.canary_check(snapshot.id, suspects)) start_check(std::move(*check), nullptr);
-    if (!stragglers.empty()) {
-      start_check({HealthCheckKind::after_straggler, stragglers, true, false, "job " + job_ref_text(snapshot)}, nullptr);
-    }
+    check_idle_stragglers("job " + job_ref_text(snapshot));
     request_schedule();
   });
 }

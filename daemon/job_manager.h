@@ -355,12 +355,15 @@ class JobManager {
   void launch_when_ready(AttemptId id);
   void check_stuck(ActiveAttempt& attempt, MonoTime now);
   // Feeds a rank's report to the attempt's straggler watch; a rank it names is recorded on the
-  // attempt, its node turns SUSPECT (checked when the attempt ends), and with replace_stragglers
-  // the job is checkpointed and queued again without that node.
+  // attempt, its node is health-checked as soon as no attempt runs on it (only that check's verdict
+  // takes it out of service: a job's own pace never does), and with replace_stragglers the job is
+  // checkpointed and queued again without that node.
   void watch_for_stragglers(ActiveAttempt& attempt, int rank, const AttemptReport& report);
   // A command rank's idleness and whereabouts, from its agent's report (agent/rank_activity.h).
   void note_idleness(RankState& rank, const AttemptReport& report);
   void straggler_found(ActiveAttempt& attempt, int rank, double ratio);
+  // Starts the after_straggler check of each node in stragglers_to_check_ that no attempt runs on.
+  void check_idle_stragglers(const std::string& by);
   // The daemon was paused for `paused` before `now`: nodes' and ranks' silence counts without it.
   void excuse_own_pause(MonoTime now, Millis paused);
   void fence(const std::string& node, AttemptId id, const std::string& why);
@@ -403,6 +406,7 @@ class JobManager {
   bool schedule_requested_ = false;
   bool queue_waits_for_nodes_ = false;  // the last pass left a job waiting for nodes (periodic checks wait)
   std::set<JobId> preempting_;  // victims still stopping: one preemption at a time
+  std::set<std::string> stragglers_to_check_;  // nodes a straggler ran on, checked once no attempt runs there
   UnheardStops unheard_;  // nodes that may still run an ended attempt's rank, until their fence stops it
   bool closing_agent_connections_ = false;
   std::uint64_t accepted_since_tick_ = 0;  // submissions, summarised at info by tick()

@@ -61,7 +61,10 @@ void JobManager::apply_health_result(const HealthCheckResult& result) {
   change.health_checks.push_back(store::HealthCheckRow{result.id, to_string(result.request.kind), result.created_at, to_json(result)});
   change.events.push_back(health_check_event(clock_.system_now(), result));
   for (const auto& name : result.request.nodes) nodes_.record_check(name, result, change);
-  persist(std::move(change), [this] { request_schedule(); });
+  persist(std::move(change), [this] {
+    check_idle_stragglers("daemon");  // a straggler's node that was under test may be free now
+    request_schedule();
+  });
 }
 
 void JobManager::begin_attempt(AttemptId id) {

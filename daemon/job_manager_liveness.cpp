@@ -97,23 +97,42 @@ void JobManager::straggler_found(ActiveAttempt& attempt, int rank, double ratio)
   change.attempts.push_back(attempt.record);
   change.events.push_back(job_event(now, "job.straggler", job, attempt.record.id, node,
                                     "job " + job_ref_text(job) + ": " + found +
-                                        (replace ? "; it is checkpointed and queued again without " + node : ""),
+                                        (replace ? "; it is checkpointed and queued again without " + node : "") +
+                                        "; " + node + " is health-checked once no attempt runs on it",
                                     {{"rank", rank}, {"ratio", ratio}, {"replace", replace}}));
-  // Its health check waits for the attempt's end (finish_attempt): the suite needs the node idle.
-  const NodeEntry* entry = nodes_.find(node);
-  if (entry && entry->channel && entry->node.state == NodeState::healthy) {
-    nodes_.mark_suspect(node,
-                        "straggler: its rank " + std::to_string(rank) + " of job " + job_ref_text(job) + " took " +
-                            ratio_text + " the median time per step of the other ranks; returns to service after "
-                            "passing its health check",
-                        {{"job_id", job.id}, {"rank", rank}, {"ratio", ratio}}, change);
-  }
+  // The node stays in service until its own check says it is slow: a job's report alone must not
+  // idle the node's other cores. The suite needs the node to itself, so it waits for its attempts.
+  stragglers_to_check_.insert(node);
   if (!replace) return persist(std::move(change), nullptr);
   if (std::find(job.excluded_nodes.begin(), job.excluded_nodes.end(), node) == job.excluded_nodes.end()) {
     job.excluded_nodes.push_back(node);
   }
   stop_to_queue_again(job, StopIntent::requeue, "straggler: " + found + "; queued again without " + node,
                       std::move(change), nullptr);
+}
+
+void JobManager::check_idle_stragglers(const std::string& by) {
+  std::vector<std::string> idle;
+  for (auto it = stragglers_to_check_.begin(); it != stragglers_to_check_.end();) {
+    const NodeEntry* entry = nodes_.find(*it);
+    const bool in_service = entry && entry->channel &&
+                            (entry->node.state == NodeState::healthy || entry->node.state == NodeState::suspect);
+    if (!in_service) {  // gone, or already out of service: its next check comes with its return
+      it = stragglers_to_check_.erase(it);
+      continue;
+    }
+    const bool busy = nodes_.under_test(*it) || std::any_of(attempts_.all().begin(), attempts_.all().end(), [&](const auto& a) {
+      const std::vector<std::string>& nodes = a.second.record.nodes;
+      return std::find(nodes.begin(), nodes.end(), *it) != nodes.end();
+    });
+    if (busy) {
+      ++it;
+      continue;
+    }
+    idle.push_back(*it);
+    it = stragglers_to_check_.erase(it);
+  }
+  if (!idle.empty()) start_check({HealthCheckKind::after_straggler, idle, true, false, by}, nullptr);
 }
 
 void JobManager::excuse_own_pause(MonoTime now, Millis paused) {

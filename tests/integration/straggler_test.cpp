@@ -1,6 +1,7 @@
 // Stragglers with real processes: one node's simulated device slows to a third of its speed after
 // it registered (`node=slow:3`); its rank is named in a job.straggler event and on the attempt, its
-// node turns SUSPECT and its health check times it slow against the other nodes, and with
+// node stays in service until its health check, run once no attempt runs on it, times it slow
+// against the other nodes and makes it SUSPECT, and with
 // replace_stragglers the job is checkpointed and resumes without that node, at once on a warm spare
 // when there is one. Command ranks that do not wait on each other show a slow one through their
 // own progress.
@@ -15,11 +16,6 @@ using namespace std::chrono_literals;
 
 Json straggler_events(Cluster& c, std::int64_t id) {
   return c.api("GET", "/v1/events?type=job.straggler&job=" + std::to_string(id)).body["events"];
-}
-
-// The event log's events of `type` about `node`.
-Json node_events(Cluster& c, const std::string& type, const std::string& node) {
-  return c.api("GET", "/v1/events?type=" + type + "&node=" + node).body["events"];
 }
 
 int rank_on(const Json& attempt, const std::string& node) {
@@ -50,7 +46,7 @@ void start_gang(Cluster& cluster, int healthy) {
   slow_down(cluster, "trn-slow");
 }
 
-TEST(Stragglers, ASlowNodesRankIsNamedItsNodeSuspectedAndChecked) {
+TEST(Stragglers, ASlowNodesRankIsNamedAndItsNodeLeavesServiceOnlyByItsOwnCheck) {
   Cluster cluster;
   start_gang(cluster, 2);
   const auto id = cluster.submit(gang_job("gang", 3, 2000));
@@ -71,17 +67,15 @@ TEST(Stragglers, ASlowNodesRankIsNamedItsNodeSuspectedAndChecked) {
   ASSERT_EQ(attempt["stragglers"].size(), 1u) << attempt.dump(2);
   EXPECT_EQ(attempt["stragglers"][0]["node"], "trn-slow");
 
-  // Its node was made SUSPECT, naming the ratio.
-  const Json suspect = node_events(cluster, "node.suspect", "trn-slow");
-  ASSERT_FALSE(suspect.empty());
-  EXPECT_NE(suspect.back()["message"].get<std::string>().find("straggler"), std::string::npos) << suspect.dump(2);
+  // A job's pace alone takes no node out of service.
+  EXPECT_EQ(cluster.api("GET", "/v1/nodes/trn-slow").body["state"], "HEALTHY");
   // Without replace_stragglers the job runs on where it is.
   EXPECT_EQ(attempts_of(cluster, id).size(), 1u);
   EXPECT_EQ(cluster.api("GET", job_path(id)).body["state"], "RUNNING");
   ASSERT_EQ(cluster.api("POST", job_path(id) + "/cancel").status, 200);
   cluster.wait_job_state(id, "CANCELLED", 30s);
   // Its node is health-checked once the attempt is over (the suite needs it idle): every core
-  // computes right, and its GEMMs, timed against the other nodes', keep it SUSPECT.
+  // computes right, and its GEMMs, timed against the other nodes', make it SUSPECT.
   Json check;
   ASSERT_TRUE(eventually([&] {
     const Json checks = cluster.api("GET", "/v1/nodes/trn-slow/health").body["checks"];
