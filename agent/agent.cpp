@@ -239,9 +239,12 @@ void Agent::on_closed(const std::string& reason) {
   if (step.kind == net::FailoverStep::Kind::refused) {
     spdlog::error("event=redirect_refused node={} reason=\"{}\"", config_.name, step.message);
   }
+  // A daemon that refused the connection for a cap says when to come back; the backoff still grows.
+  const std::chrono::milliseconds retry_in =
+      std::max<std::chrono::milliseconds>(backoff_, net::retry_after_of_link_close(reason).value_or(std::chrono::seconds(0)));
   spdlog::warn("event=link_down node={} server={} reason=\"{}\" next_server={} retry_in_ms={} running={}", config_.name,
-               lost, reason, failover_.current(), backoff_.count(), runs_.size());
-  reconnect_timer_->start(backoff_, [this] { connect(); });
+               lost, reason, failover_.current(), retry_in.count(), runs_.size());
+  reconnect_timer_->start(retry_in, [this] { connect(); });
   backoff_ = std::min(backoff_ * 2, config_.reconnect_max);
 }
 

@@ -36,11 +36,11 @@ std::vector<JobId> JobGraph::unknown_dependencies(const JobSpec& spec) const {
   return unknown;
 }
 
-Result<void> JobGraph::check_dependencies(const JobSpec& spec) const {
+Result<void> JobGraph::check_dependencies(const JobSpec& spec, const std::unordered_set<JobId>& hidden) const {
   for (std::size_t i = 0; i < spec.depends_on.size(); ++i) {
     const Dependency& d = spec.depends_on[i];
     const std::string field = "depends_on[" + std::to_string(i) + "]";
-    if (!state_of(d.job))
+    if (hidden.contains(d.job) || !state_of(d.job))
       return Error::invalid_input(field + ".job", "job " + std::to_string(d.job) + " does not exist");
     if (d.condition == DependencyCondition::aftercorr && (!spec.array || !array_indices_.contains(d.job))) {
       return Error::invalid_input(field + ".condition", "aftercorr pairs the tasks of two arrays: this job and job " +

@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "daemon/ended_states.h"
@@ -31,8 +32,9 @@ class JobGraph {
   std::vector<JobId> unknown_dependencies(const JobSpec& spec) const;
   // Fails (invalid_input, naming depends_on[i]) for an id no job has and for aftercorr between jobs
   // that are not both arrays. A new job's id is above every existing one, so refusing unknown ids
-  // also refuses every cycle.
-  Result<void> check_dependencies(const JobSpec& spec) const;
+  // also refuses every cycle. A job in `hidden` (one the submitter may not see) is refused exactly
+  // as a missing one is.
+  Result<void> check_dependencies(const JobSpec& spec, const std::unordered_set<JobId>& hidden = {}) const;
   // The jobs `dependency` of `job` covers, each with its state: one job, every task of an array, or
   // (aftercorr) the other array's task of the same index. A job the graph cannot place is taken as
   // still running, so its dependent waits rather than starting early.

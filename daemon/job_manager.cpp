@@ -305,12 +305,13 @@ store::Change JobManager::usage_change() {
   return change;
 }
 
-void JobManager::submit(JobSpec spec, std::string user, SubmitDone done, AuditOf audit) {
+void JobManager::submit(JobSpec spec, std::string user, SubmitDone done, AuditOf audit,
+                        const std::unordered_set<JobId>& hidden_jobs) {
   if (Result<void> fits = can_ever_fit(spec, nodes_.nodes_by_cores()); !fits) return done(fits.error());
   if (spec.memory_mb || spec.kind == JobKind::simulated) {
     if (Result<void> fits = memory_can_ever_fit(spec, nodes_.memory_by_node()); !fits) return done(fits.error());
   }
-  if (Result<void> admissible = check_array_and_dependencies(spec); !admissible) return done(admissible.error());
+  if (Result<void> admissible = check_array_and_dependencies(spec, hidden_jobs); !admissible) return done(admissible.error());
   // The job is built in its change and moved, never copied, on to the active view: with its spec
   // it is over a kilobyte, and each copy showed in the I/O thread's profile.
   store::Change change;

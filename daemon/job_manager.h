@@ -14,6 +14,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "daemon/attempt_end.h"
@@ -106,7 +107,9 @@ class JobManager {
   using SubmitDone = std::function<void(Result<Submitted> accepted)>;
   // `audit`, when given, is the caller's record of the change (daemon/base/audit.h): it is committed in
   // the change's own transaction. The same holds for cancel, set_share, drain and undrain.
-  void submit(JobSpec spec, std::string user, SubmitDone done, AuditOf audit = nullptr);
+  // A dependency on a job of `hidden_jobs` (one the submitter may not see) is refused as one on no job.
+  void submit(JobSpec spec, std::string user, SubmitDone done, AuditOf audit = nullptr,
+              const std::unordered_set<JobId>& hidden_jobs = {});
   // A canary job now (POST /v1/canaries), as the schedule would submit one; conflict when one runs
   // or no node is ready.
   void run_canary(SubmitDone done, AuditOf audit);
@@ -243,7 +246,7 @@ class JobManager {
   store::Change usage_change();  // every share's record with its decayed usage as of now
   // Arrays and dependencies (job_manager_arrays.cpp).
   // Fails (invalid_input) for an array over max_array_size, unknown ids and aftercorr without arrays.
-  Result<void> check_array_and_dependencies(const JobSpec& spec) const;
+  Result<void> check_array_and_dependencies(const JobSpec& spec, const std::unordered_set<JobId>& hidden_jobs) const;
   // The submitted job's drafts: one, or an array's tasks with consecutive ids.
   void add_drafts(store::Change& change, JobSpec spec, const std::string& user, TimePoint now);
   // Sets what holds a pending job back (dependencies, array limit); false when its dependencies can

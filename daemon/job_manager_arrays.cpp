@@ -22,12 +22,13 @@ std::vector<JobId> JobManager::unknown_dependencies(const JobSpec& spec) const {
   return graph_.unknown_dependencies(spec);
 }
 
-Result<void> JobManager::check_array_and_dependencies(const JobSpec& spec) const {
+Result<void> JobManager::check_array_and_dependencies(const JobSpec& spec,
+                                                       const std::unordered_set<JobId>& hidden_jobs) const {
   // The spec's array was parsed when the spec was (proto/job.h); only the daemon's limit is left.
   if (spec.array && parse_array_spec(*spec.array, INT_MAX).indices.size() > static_cast<std::size_t>(config_.max_array_size)) {
     return Error::invalid_input("array", too_many_tasks(config_.max_array_size));
   }
-  return graph_.check_dependencies(spec);
+  return graph_.check_dependencies(spec, hidden_jobs);
 }
 
 void JobManager::add_drafts(store::Change& change, JobSpec spec, const std::string& user, TimePoint now) {

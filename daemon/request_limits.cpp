@@ -28,6 +28,8 @@ std::optional<std::int64_t> RateLimiter::admit(const Principal& who, MonoTime no
   return std::max<std::int64_t>(1, (wait->count() + 999) / 1000);
 }
 
+net::Caller connection_caller(const Principal& who) { return net::Caller{who.user, who.may(Action::use_gateway)}; }
+
 Result<void> check_pending_cap(const Principal& who, std::size_t cap,
                                const std::function<std::size_t()>& pending_count) {
   if (cap == 0 || (who.role == store::Role::admin)) return {};

@@ -3,6 +3,7 @@
 // - RateLimiter: a token bucket per token owner; a request finding its bucket empty is refused
 //   with 429 and Retry-After. Admins are exempt unless the limit says otherwise, so the operator
 //   (and the submit benchmark, which uses the admin token) is never throttled.
+// - connection_caller: whose connection an authenticated request's is, for the connection caps.
 // - check_pending_cap: how many of a user's jobs may wait at once, so one user cannot fill the
 //   queue and the store. Canaries never pass through the API, so they are never refused.
 #include <cstddef>
@@ -13,6 +14,7 @@
 #include <unordered_map>
 
 #include "daemon/base/auth.h"
+#include "net/accept_policy.h"
 #include "proto/flag_parser.h"
 #include "proto/result.h"
 #include "proto/time.h"
@@ -61,6 +63,12 @@ Result<void> check_pending_cap(const Principal& who, std::size_t cap, const std:
 // Whether `who` may give a job `priority`: admins any, everyone else at most `ceiling`
 // (--max-user-priority); else invalid_input naming the field, so a user cannot jump every queue.
 Result<void> check_priority_ceiling(const Principal& who, int priority, int ceiling);
+
+// How the HTTP server counts a connection whose request authenticated as `who`
+// (net::ConnectionLimits): by its user, so more tokens buy no more connections; an agent's (join
+// token or node credential) under the total cap only, never its address's, which a job on its
+// node shares.
+net::Caller connection_caller(const Principal& who);
 
 struct UserLimits {
   RateLimit rate;

@@ -90,6 +90,30 @@ std::string endpoint_text(const tcp::socket& socket) {
   return ec ? std::string("?") : ep.address().to_string() + ":" + std::to_string(ep.port());
 }
 
+HeaderFields header_fields(const BeastRequest& req) {
+  HeaderFields fields;
+  for (const auto& field : req) fields.emplace_back(field.name_string(), field.value());
+  return fields;
+}
+
+// What a connection refused for a cap is told, when it can be told (over plain HTTP).
+HttpResponse refusal_response(Admission admission) {
+  HttpResponse resp = admission == Admission::over_total
+                          ? error_response(503, "server_busy",
+                                           "the daemon holds as many connections as --max-connections allows")
+                          : error_response(429, "too_many_connections",
+                                           admission == Admission::over_per_caller
+                                               ? "this caller holds as many connections as --max-connections-per-user allows"
+                                               : "this address holds as many unauthenticated connections being answered "
+                                                 "as --max-connections-per-ip allows");
+  resp.headers.emplace_back("Retry-After", "1");
+  return resp;
+}
+
+// Refusals answered at once, each holding its descriptor for a moment; past this many at a time a
+// refused connection is closed without a word, so a flood of them costs no more descriptors.
+constexpr std::size_t kMaxRefusalsAnswering = 64;
+
 // Moves the body out of `req`: the handler owns it from here.
 HttpRequest to_request(BeastRequest& req, const std::string& remote) {
   HttpRequest r;
@@ -119,6 +143,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         limits(options_.caps),
         accept_failures_log(options_.log_interval),
         refusals_log(options_.log_interval),
+        evictions_log(options_.log_interval),
         timeouts_log(options_.log_interval),
         handshake_failures_log(options_.log_interval) {
     if (options.tls.enabled()) tls = make_server_tls_context(options.tls);
@@ -127,6 +152,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   asio::io_context& io;
   HttpServerOptions options;
   HttpHandler handler;
+  CallerOf caller_of;
   std::vector<WebSocketRoute> routes;
   std::unique_ptr<tcp::acceptor> acceptor;
   OpenConnections connections;
@@ -136,8 +162,11 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   AcceptBackoff backoff;
   ConnectionLimits limits;
   std::uint64_t refused_connections = 0;
+  std::uint64_t evicted_connections = 0;
+  std::size_t refusals_answering = 0;
   RateLimitedLog accept_failures_log;
   RateLimitedLog refusals_log;
+  RateLimitedLog evictions_log;
   RateLimitedLog timeouts_log;
   RateLimitedLog handshake_failures_log;
   TlsContext tls;  // null: plain HTTP
@@ -153,14 +182,18 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
       }
       backoff.after_success();
       const std::string address = address_text(socket);
-      if (const Admission admission = limits.admit(address); admission != Admission::admitted) {
-        refuse(socket, address, admission);
+      const std::uint64_t id = connections.next_id++;
+      const ConnectionLimits::Verdict verdict = limits.admit(id, address);
+      if (verdict.admission != Admission::admitted) {
+        refuse(std::move(socket), address, verdict.admission);
         continue;
       }
+      if (verdict.evict) evict(*verdict.evict, address);
       // Answers are written whole; Nagle would only hold them back waiting for the client's ACK.
       beast::error_code nodelay_error;
       socket.set_option(tcp::no_delay(true), nodelay_error);
-      asio::co_spawn(io, serve(std::move(socket), address), asio::detached);
+      const SteadyTime first_header_by = std::chrono::steady_clock::now() + options.header_timeout;
+      asio::co_spawn(io, serve(std::move(socket), id, first_header_by), asio::detached);
     }
   }
 
@@ -176,7 +209,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     co_await accept_pause.async_wait(use_tuple);
   }
 
-  void refuse(tcp::socket& socket, const std::string& address, Admission admission) {
+  void refuse(tcp::socket socket, const std::string& address, Admission admission) {
     ++refused_connections;
     if (const auto suppressed = refusals_log.occurred(std::chrono::steady_clock::now())) {
       spdlog::warn("event=connection_refused remote={} why={} open_connections={} open_from_remote={} refused_total={} "
@@ -184,8 +217,42 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
                    address, to_string(admission), limits.open(), limits.open_from(address), refused_connections,
                    *suppressed);
     }
-    beast::error_code ec;
-    socket.close(ec);
+    if (tls || refusals_answering >= kMaxRefusalsAnswering) {
+      beast::error_code ec;
+      socket.close(ec);
+      return;
+    }
+    asio::co_spawn(io, answer_refusal(beast::tcp_stream(std::move(socket)), admission), asio::detached);
+  }
+
+  // A refused client hears why and when to come back, rather than "connection closed".
+  asio::awaitable<void> answer_refusal(beast::tcp_stream stream, Admission admission) {
+    auto self = shared_from_this();
+    ++refusals_answering;
+    struct Answered {
+      std::size_t& answering;
+      ~Answered() { --answering; }
+    } answered{refusals_answering};
+    const std::string wire = wire_format(refusal_response(admission), 11, false);
+    stream.expires_after(std::chrono::seconds(1));
+    if (auto [ec, n] = co_await asio::async_write(stream, asio::buffer(wire), use_tuple); !ec) {
+      co_await drain_and_close(stream, std::chrono::seconds(1));
+    }
+  }
+
+  // Closes connection `id` to make room for one from `address` (ConnectionLimits); one evicted
+  // before its coroutine began is closed there (serve).
+  void evict(std::uint64_t id, const std::string& address) {
+    ++evicted_connections;
+    if (const auto suppressed = evictions_log.occurred(std::chrono::steady_clock::now())) {
+      spdlog::warn("event=connection_evicted for_remote={} why=oldest_unauthenticated_waiting open_connections={} "
+                   "open_from_remote={} evicted_total={} suppressed={}",
+                   address, limits.open(), limits.open_from(address), evicted_connections, *suppressed);
+    }
+    if (const auto closer = connections.closers.find(id); closer != connections.closers.end()) {
+      const auto close = closer->second;  // the close may erase its entry
+      close();
+    }
   }
 
   // Calls the handler and suspends until it responds (possibly after a store commit).
@@ -248,10 +315,10 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   // After refusing a request we cannot parse, read and discard what the client is still sending
   // (bounded), so it sees our 4xx instead of a connection reset.
   template <class Stream>
-  asio::awaitable<void> drain_and_close(Stream& stream) {
+  asio::awaitable<void> drain_and_close(Stream& stream, std::chrono::seconds within = std::chrono::seconds(5)) {
     beast::error_code ec;
     beast::get_lowest_layer(stream).socket().shutdown(tcp::socket::shutdown_send, ec);
-    beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(5));
+    beast::get_lowest_layer(stream).expires_after(within);
     std::vector<char> sink(64 * 1024);
     std::size_t total = 0;
     while (total < (64u << 20)) {
@@ -288,40 +355,39 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     }
   }
 
-  // `address` was admitted by `limits`; the connection counts against it until this returns
-  // (after the WebSocket session, for an upgrade).
-  asio::awaitable<void> serve(tcp::socket socket, std::string address) {
+  // Connection `id` was admitted by `limits` and counts there until this returns (after the
+  // WebSocket session, for an upgrade), unless it is evicted first.
+  asio::awaitable<void> serve(tcp::socket socket, std::uint64_t id, SteadyTime first_header_by) {
     auto self = shared_from_this();
     const std::string remote = endpoint_text(socket);
-    const std::uint64_t id = connections.next_id++;
     struct Unregister {
       Impl* impl;
       std::uint64_t id;
-      std::string address;
       ~Unregister() {
         impl->connections.closers.erase(id);
-        impl->limits.release(address);
+        impl->limits.release(id);
       }
-    } unregister{this, id, std::move(address)};
+    } unregister{this, id};
+    if (!limits.counts(id)) co_return;  // evicted before it began
     if (!tls) {
       beast::tcp_stream stream(std::move(socket));
       connections.closers[id] = [&stream] { close_socket(stream); };
-      co_await serve_requests(stream, id, remote, std::nullopt);
+      co_await serve_requests(stream, id, remote, std::nullopt, first_header_by);
       co_return;
     }
     // Held for the connection's life: a reload (SIGHUP) swaps `tls` for new connections only.
     const TlsContext context = tls;
     TlsStream stream(beast::tcp_stream(std::move(socket)), *context);
     connections.closers[id] = [&stream] { close_socket(stream); };
-    if (co_await handshake(stream, remote)) {
-      co_await serve_requests(stream, id, remote, peer_certificate_of(stream.native_handle()));
+    if (co_await handshake(stream, remote, first_header_by)) {
+      co_await serve_requests(stream, id, remote, peer_certificate_of(stream.native_handle()), first_header_by);
     }
   }
 
-  // The TLS handshake, within the header timeout (a client that trickles it is a slow loris too).
-  // A plain HTTP request on the TLS port is answered in plain HTTP, saying which scheme to use.
-  asio::awaitable<bool> handshake(TlsStream& stream, const std::string& remote) {
-    beast::get_lowest_layer(stream).expires_after(options.header_timeout);
+  // The TLS handshake, by the first header's deadline (a client that trickles it is a slow loris
+  // too). A plain HTTP request on the TLS port is answered in plain HTTP, saying which scheme to use.
+  asio::awaitable<bool> handshake(TlsStream& stream, const std::string& remote, SteadyTime first_header_by) {
+    beast::get_lowest_layer(stream).expires_at(first_header_by);
     auto [ec] = co_await stream.async_handshake(asio::ssl::stream_base::server, use_tuple);
     if (!ec) co_return true;
     const bool plain_http = is_plain_http_on_tls_port(ec);
@@ -337,31 +403,72 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     co_return false;
   }
 
+  // Sets how long the next wait may take: the first request's header must be in by
+  // `first_header_by` (counted from the accept), later ones as `later` says.
+  template <class Stream>
+  void expire(Stream& stream, bool first, SteadyTime first_header_by, std::chrono::milliseconds later) {
+    if (first) {
+      beast::get_lowest_layer(stream).expires_at(first_header_by);
+    } else {
+      beast::get_lowest_layer(stream).expires_after(later);
+    }
+  }
+
+  // What comes of a request header that must not be acted on (check_request_fields, or its caller
+  // over a cap): answered, and the connection closed, so nothing behind it is read as a request.
+  template <class Stream>
+  asio::awaitable<bool> admit_header(Stream& stream, std::uint64_t id, const std::string& remote, const BeastRequest& req) {
+    if (const Result<void> fields = check_request_fields(header_fields(req)); !fields) {
+      co_await write(stream, error_response(400, "bad_request", fields.error().message, fields.error().field),
+                     req.version(), false);
+      co_await drain_and_close(stream);
+      co_return false;
+    }
+    std::optional<Caller> caller;
+    if (caller_of) caller = caller_of(req[http::field::authorization]);
+    const ConnectionLimits::Verdict verdict = limits.identify(id, caller);
+    if (verdict.admission != Admission::admitted) {
+      co_await write(stream, refusal_response(verdict.admission), req.version(), false);
+      co_await drain_and_close(stream);
+      co_return false;
+    }
+    if (verdict.evict) evict(*verdict.evict, remote);
+    co_return true;
+  }
+
   template <class Stream>
   asio::awaitable<void> serve_requests(Stream& stream, std::uint64_t id, std::string remote,
-                                       std::optional<PeerCertificate> peer) {
+                                       std::optional<PeerCertificate> peer, SteadyTime first_header_by) {
     beast::flat_buffer buffer;
     std::shared_ptr<ResponseStream> body_stream;
-    for (;;) {
+    for (bool first = true;; first = false) {
       http::request_parser<http::string_body> parser;
       parser.body_limit(options.body_limit);
       parser.header_limit(static_cast<std::uint32_t>(options.header_limit));
       // A kept-alive connection may stay silent for the idle timeout; a request, once begun, has
-      // the header timeout for its header and then the body timeout for its body.
+      // the header timeout for its header and then the body timeout for its body. A new
+      // connection's first header is due the header timeout after the accept: a connection that
+      // says nothing is not kept for the idle timeout.
+      limits.waiting(id, true);
       if (buffer.size() == 0) {
         if (draining) break;
-        beast::get_lowest_layer(stream).expires_after(options.idle_timeout);
+        expire(stream, first, first_header_by, options.idle_timeout);
         connections.idle[id] = [&stream] { close_socket(stream); };
         auto [ec, n] = co_await stream.async_read_some(buffer.prepare(4096), use_tuple);
         connections.idle.erase(id);
-        if (ec) co_return;
+        if (ec) {
+          if (ec == beast::error::timeout && first) co_await refuse_unread(stream, ec, "first request", remote);
+          co_return;
+        }
         buffer.commit(n);
       }
-      beast::get_lowest_layer(stream).expires_after(options.header_timeout);
+      expire(stream, first, first_header_by, options.header_timeout);
       if (auto [ec, n] = co_await http::async_read_header(stream, buffer, parser, use_tuple); ec) {
         co_await refuse_unread(stream, ec, "header", remote);
         co_return;
       }
+      limits.waiting(id, false);
+      if (!co_await admit_header(stream, id, remote, parser.get())) co_return;
       if (!parser.is_done()) {
         beast::get_lowest_layer(stream).expires_after(options.body_timeout);
         if (auto [ec, n] = co_await http::async_read(stream, buffer, parser, use_tuple); ec) {
@@ -412,7 +519,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     auto self = shared_from_this();
     const std::uint64_t id = connections.next_id++;
     connections.closers[id] = [&stream] { close_socket(stream); };
-    co_await serve_requests(stream, id, "in-memory", std::nullopt);
+    co_await serve_requests(stream, id, "in-memory", std::nullopt, std::chrono::steady_clock::now() + options.header_timeout);
     connections.closers.erase(id);
   }
 };
@@ -445,6 +552,8 @@ HttpServer::HttpServer(asio::io_context& io, HttpServerOptions options, HttpHand
     : impl_(std::make_shared<Impl>(io, options, std::move(handler), std::move(websocket_routes))) {}
 
 HttpServer::~HttpServer() { stop(); }
+
+void HttpServer::identify_callers(CallerOf caller_of) { impl_->caller_of = std::move(caller_of); }
 
 unsigned short HttpServer::listen(const std::string& host, unsigned short port) {
   const tcp::endpoint endpoint(asio::ip::make_address(host), port);

@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,10 @@ namespace trainyard::net {
 // exactly once, on the io thread.
 using HttpResponder = std::function<void(HttpResponse)>;
 using HttpHandler = std::function<void(HttpRequest, HttpResponder)>;
+// Who a request's Authorization header value says its sender is (nullopt: nobody the application
+// knows), asked once its header is in: connections are counted by caller from then on
+// (ConnectionLimits).
+using CallerOf = std::function<std::optional<Caller>(std::string_view authorization)>;
 
 struct HttpServerOptions {
   std::size_t body_limit = 1 << 20;                 // larger bodies get 413
@@ -37,7 +43,10 @@ struct HttpServerOptions {
   std::chrono::milliseconds body_timeout{60'000};
   // Agents' messages; their largest, a log reply, is at most 1 MiB of bytes escaped in JSON.
   std::size_t websocket_message_limit = 8 << 20;
-  // Open connections, WebSockets included; one over a cap is closed as soon as it is accepted.
+  // Open connections, WebSockets included (ConnectionLimits): at an anonymous cap the oldest
+  // connection waiting silently gives way; one refused is answered 503 or 429 with Retry-After (over
+  // plain HTTP) and closed. A new connection's first request header must be in within the header
+  // timeout of the accept (the TLS handshake included), so a silent one is dropped that soon.
   ConnectionCaps caps;
   // Waits after a failed accept (e.g. out of descriptors), doubling from the first to the ceiling.
   std::chrono::milliseconds accept_backoff_first{50};
@@ -56,6 +65,8 @@ class HttpServer {
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
+  // How requests name their callers; until set, every connection counts as anonymous.
+  void identify_callers(CallerOf caller_of);
   // Binds and starts accepting; port 0 picks a free port. Returns the bound port.
   unsigned short listen(const std::string& host, unsigned short port);
   // Loads the TLS files again for connections accepted from now on; open ones keep what they

@@ -28,6 +28,7 @@ class InMemoryStream : public boost::beast::test::stream {
   };
   Socket socket() { return Socket{*this}; }
   void expires_after(std::chrono::steady_clock::duration) {}
+  void expires_at(std::chrono::steady_clock::time_point) {}
   void expires_never() {}
 };
 

@@ -15,7 +15,33 @@ int hex_value(char c) {
   return -1;
 }
 
+bool same_name(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
 }  // namespace
+
+Result<void> check_request_fields(const HeaderFields& fields) {
+  const auto count = [&](std::string_view name) {
+    return std::count_if(fields.begin(), fields.end(), [&](const auto& field) { return same_name(field.first, name); });
+  };
+  for (const char* once : {"authorization", "host"}) {
+    if (count(once) > 1) return Error::invalid_input(once, std::string("the ") + once + " header field may be sent once");
+  }
+  const auto encodings = count("transfer-encoding");
+  if (encodings == 0) return {};
+  if (count("content-length") > 0) {
+    return Error::invalid_input("transfer-encoding", "Transfer-Encoding and Content-Length may not both frame a body");
+  }
+  const auto encoding = std::find_if(fields.begin(), fields.end(),
+                                     [](const auto& field) { return same_name(field.first, "transfer-encoding"); });
+  if (encodings > 1 || !same_name(encoding->second, "chunked")) {
+    return Error::invalid_input("transfer-encoding", "the only Transfer-Encoding accepted is chunked, given once");
+  }
+  return {};
+}
 
 std::string percent_decode(std::string_view in, bool plus_is_space, bool& ok) {
   std::string out;

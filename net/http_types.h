@@ -101,6 +101,14 @@ struct HttpResponse {
 // encoded '/' in a segment.
 Result<void> parse_target(HttpRequest& request);
 std::string percent_decode(std::string_view in, bool plus_is_space, bool& ok);
+
+// A request's header fields (name, value), as sent, checked for what no request may carry, before
+// its body is read: a second Authorization or Host (which one would count?), and framing that a
+// proxy in front could read otherwise than this server does (request smuggling, RFC 9112 §6.1 and
+// §6.3): a Transfer-Encoding other than exactly `chunked`, given once, or one beside a
+// Content-Length. Fails with invalid_input naming the header field (lower-cased).
+using HeaderFields = std::vector<std::pair<std::string_view, std::string_view>>;
+Result<void> check_request_fields(const HeaderFields& fields);
 std::string percent_encode(std::string_view in);
 
 }  // namespace trainyard::net

@@ -16,9 +16,13 @@ void add_server_flags(FlagParser& flags, HttpServerOptions& options) {
   flags.add_int("max-connections", "open connections (API clients and agents) beyond which new ones are closed at once",
                 &options.caps.total, 1, 10'000'000);
   flags.add_int("max-connections-per-ip",
-                "open connections from one remote address beyond which its new ones are "
-                "closed",
+                "open connections from one remote address that no credential has vouched for; at the cap its "
+                "oldest silent one is closed for a new one (agents and authenticated callers are not counted here)",
                 &options.caps.per_address, 1, 10'000'000);
+  flags.add_int("max-connections-per-user",
+                "open connections whose latest request authenticated as one user (all its tokens together; "
+                "agents aside); beyond it a request is answered 429 and its connection closed",
+                &options.caps.per_caller, 1, 10'000'000);
   flags.add_int("max-header-bytes", "largest request line and header fields; a larger header gets 431",
                 &options.header_limit, 1024, 1 << 20);
   flags.add_duration<std::chrono::milliseconds>("header-timeout-ms",

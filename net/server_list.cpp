@@ -10,6 +10,9 @@
 namespace trainyard::net {
 namespace {
 
+// How refused_upgrade_reason writes a Retry-After, which retry_after_of_link_close reads back.
+constexpr std::string_view kRetryAfter = " (retry after ";
+
 std::string trimmed(const std::string& text) {
   const auto first = text.find_first_not_of(" \t");
   if (first == std::string::npos) return "";
@@ -58,8 +61,27 @@ TryOutcome outcome_of_status(int status, const std::string& location) {
   return {};
 }
 
-std::string refused_upgrade_reason(int status, const std::string& location, const std::string& body) {
-  return "HTTP " + std::to_string(status) + (location.empty() ? "" : " to " + location) + ": " + body;
+std::string refused_upgrade_reason(int status, const std::string& location, const std::string& body,
+                                   const std::string& retry_after) {
+  const bool seconds = !retry_after.empty() && retry_after.size() <= 9 &&
+                       std::all_of(retry_after.begin(), retry_after.end(), [](char c) { return c >= '0' && c <= '9'; });
+  return "HTTP " + std::to_string(status) + (location.empty() ? "" : " to " + location) +
+         (seconds ? std::string(kRetryAfter) + retry_after + " s)" : "") + ": " + body;
+}
+
+std::optional<std::chrono::seconds> retry_after_of_link_close(const std::string& reason) {
+  if (!reason.starts_with("HTTP ")) return std::nullopt;
+  const std::size_t at = reason.find(kRetryAfter);
+  if (at == std::string::npos || at > reason.find(": ")) return std::nullopt;
+  const std::size_t digits = at + kRetryAfter.size();
+  const std::size_t end = reason.find(" s)", digits);
+  if (end == std::string::npos || end == digits || end - digits > 9) return std::nullopt;
+  long long value = 0;
+  for (std::size_t i = digits; i < end; ++i) {
+    if (reason[i] < '0' || reason[i] > '9') return std::nullopt;
+    value = value * 10 + (reason[i] - '0');
+  }
+  return std::min(std::chrono::seconds(value), kMaxRetryAfter);
 }
 
 TryOutcome outcome_of_link_close(const std::string& reason) {

@@ -4,6 +4,7 @@
 // The agent and the CLI share this choice; it is pure (a list and what a try came to -> the next
 // URL), so it is tested without sockets. A credential only ever goes to a URL of the list: a
 // redirect elsewhere is refused, naming both URLs.
+#include <chrono>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -32,10 +33,16 @@ struct TryOutcome {
 TryOutcome outcome_of_status(int status, const std::string& location);
 
 // How a WebSocket client reports an upgrade the server answered with `status` instead of 101
-// ("HTTP 307 to LOCATION: body", "HTTP 503: body"), and how the agent reads that back: a link that
-// closed for any other reason (no connection, the daemon died) is `unreachable`.
-std::string refused_upgrade_reason(int status, const std::string& location, const std::string& body);
+// ("HTTP 307 to LOCATION: body", "HTTP 503: body", "HTTP 429 (retry after 1 s): body" with the
+// answer's Retry-After), and how the agent reads that back: a link that closed for any other reason
+// (no connection, the daemon died) is `unreachable`.
+std::string refused_upgrade_reason(int status, const std::string& location, const std::string& body,
+                                   const std::string& retry_after = "");
 TryOutcome outcome_of_link_close(const std::string& reason);
+// The wait a refused upgrade asked for (a Retry-After in whole seconds), at most kMaxRetryAfter;
+// nullopt when it asked for none.
+inline constexpr std::chrono::seconds kMaxRetryAfter{300};
+std::optional<std::chrono::seconds> retry_after_of_link_close(const std::string& reason);
 
 // The index of the URL in `servers` that `location` lies under (same scheme, host and port), if any.
 std::optional<std::size_t> server_of(const std::vector<std::string>& servers, const std::string& location);

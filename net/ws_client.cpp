@@ -119,12 +119,14 @@ class ClientConnection : public WebSocketClient, public std::enable_shared_from_
     websocket::response_type response;
     auto [hec] = co_await ws_.async_handshake(response, url_.host + ":" + std::to_string(url_.port), url_.path, use_tuple);
     if (hec) {
-      std::string reason = hec.message();
-      if (response.result_int() != 0 && response.result_int() != 101) {
-        reason = refused_upgrade_reason(static_cast<int>(response.result_int()),
-                                        std::string(response[beast::http::field::location]), response.body());
+      // Only a declined upgrade carries the server's status: Beast presets 500 in `response` before
+      // anything is read, which a connection closed unanswered (e.g. over a connection cap) showed.
+      if (hec != websocket::error::upgrade_declined) {
+        co_return finish("the upgrade got no answer: " + hec.message());
       }
-      co_return finish(reason);
+      co_return finish(refused_upgrade_reason(static_cast<int>(response.result_int()),
+                                              std::string(response[beast::http::field::location]), response.body(),
+                                              std::string(response[beast::http::field::retry_after])));
     }
     open_ = true;
     if (handlers_.on_open) handlers_.on_open();

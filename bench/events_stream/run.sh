@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # 1,000 concurrent SSE clients (figures in bench/events_stream/RESULTS.md): starts a fresh trainyard-daemon (data under
 # /var/tmp, --sse-keepalive-ms 1000 so subscription shows quickly, --max-connections-per-ip 4000
-# since every client is on 127.0.0.1) and measures, in order:
+# since every client is on 127.0.0.1, --max-connections-per-user 4000 since every client is the
+# admin) and measures, in order:
 #   1. submit throughput without stream clients (bench_submit);
 #   2. the same with CLIENTS clients connected, each of which must receive every job.submitted
 #      event (events_stream_bench --expect), with their event-to-client latency under that load;
@@ -36,7 +37,7 @@ cleanup() {
 trap cleanup EXIT
 
 "$daemon" --listen 127.0.0.1:0 --data-dir "$data" --sse-keepalive-ms 1000 --max-connections-per-ip 4000 \
-  >"$data/daemon.log" 2>&1 &
+  --max-connections-per-user 4000 >"$data/daemon.log" 2>&1 &
 daemon_pid=$!
 for _ in $(seq 300); do
   [[ -s "$data/daemon.addr" ]] && break

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "checkpoint/checkpoint.h"
 #include "daemon/api/auditor.h"
@@ -88,20 +90,41 @@ void JobsApi::submit_job(ApiCall call) {
     return call.fail(allowed.error());
   }
   const std::vector<JobId> unknown = jobs_.unknown_dependencies(spec);
-  if (unknown.empty()) return accept_job(call, std::move(spec));
-  // Jobs it depends on that ended before this daemon started are read from the store first.
+  // Whose each job depended on is, for a caller who may not see every job (hidden_dependencies).
+  std::unordered_map<JobId, std::string> owners;
+  std::vector<JobId> owners_to_read;
+  if (!call.who.may(Action::read_all_jobs)) {
+    for (const Dependency& d : spec.depends_on) {
+      if (const Job* active = jobs_.active_job(d.job)) {
+        owners[d.job] = active->user;
+      } else {
+        owners_to_read.push_back(d.job);
+      }
+    }
+  }
+  if (unknown.empty() && owners_to_read.empty()) {
+    std::unordered_set<JobId> hidden = hidden_dependencies(call.who, spec, owners);
+    return accept_job(call, std::move(spec), std::move(hidden));
+  }
+  // Jobs it depends on that ended before this daemon started are read from the store first, and so
+  // are the owners of those that are not active.
   store_.read(
-      [this, call, unknown, spec = std::move(spec)](store::Store& store) mutable {
+      [this, call, unknown, owners_to_read, owners = std::move(owners), spec = std::move(spec)](store::Store& store) mutable {
         std::vector<Job> found = store::jobs_depended_on(store, unknown);
-        return std::function<void()>([this, call, spec = std::move(spec), found = std::move(found)]() mutable {
-          jobs_.remember_jobs(found);
-          accept_job(call, std::move(spec));
-        });
+        for (JobId id : owners_to_read) {
+          if (std::optional<Job> job = store.job(id)) owners[id] = job->user;
+        }
+        return std::function<void()>(
+            [this, call, spec = std::move(spec), found = std::move(found), owners = std::move(owners)]() mutable {
+              jobs_.remember_jobs(found);
+              std::unordered_set<JobId> hidden = hidden_dependencies(call.who, spec, owners);
+              accept_job(call, std::move(spec), std::move(hidden));
+            });
       },
       [call](const Error& error) { call.fail(error.during("could not read the jobs depended on")); });
 }
 
-void JobsApi::accept_job(ApiCall call, JobSpec spec) {
+void JobsApi::accept_job(ApiCall call, JobSpec spec, const std::unordered_set<JobId>& hidden_dependencies) {
   const std::string user = call.who.user;
   const Json audited = {{"name", spec.name}, {"share", spec.share}};
   jobs_.submit(
@@ -116,7 +139,7 @@ void JobsApi::accept_job(ApiCall call, JobSpec spec) {
                                           with_fields(std::move(accepted->record), views_.live_fields(job)),
                                           {{"Location", "/v1/jobs/" + std::to_string(job.id)}}});
       },
-      audit_.of(call, "job.submitted", audited));
+      audit_.of(call, "job.submitted", audited), hidden_dependencies);
 }
 
 void JobsApi::list_jobs(ApiCall call) {

@@ -3,6 +3,7 @@
 // provenance, logs, checkpoints, metrics).
 #include <cstddef>
 #include <string>
+#include <unordered_set>
 
 #include "proto/job.h"
 #include "proto/json_reader.h"
@@ -38,7 +39,8 @@ class JobsApi {
   void job_metrics(ApiCall call);
 
  private:
-  void accept_job(ApiCall call, JobSpec spec);       // submit_job's second half, once dependencies are known
+  // submit_job's second half, once dependencies (and whose they are) are known.
+  void accept_job(ApiCall call, JobSpec spec, const std::unordered_set<JobId>& hidden_dependencies);
   void cancel_array(ApiCall call, const Job& root);  // every task of the array still active
   // GET /v1/jobs' body for a page: live jobs and running attempts as in memory.
   Json job_list_body(const ApiCall& call, JobPage page, bool fold_arrays) const;

@@ -22,6 +22,7 @@
 #include "daemon/own_pauses.h"
 #include "daemon/pause_tolerant_timers.h"
 #include "daemon/private_files.h"
+#include "daemon/request_limits.h"
 #include "daemon/standby.h"
 #include "daemon/webhooks/webhook_flags.h"
 #include "daemon/webhooks/webhook_outbox.h"
@@ -372,6 +373,11 @@ int run_daemon(const DaemonOptions& o) {
   net::HttpServer server(io, server_options, [&api](net::HttpRequest req, net::HttpResponder respond) {
     api.handle(std::move(req), std::move(respond));
   }, {gateway.route()});
+  server.identify_callers([&tokens, &clock](std::string_view authorization) -> std::optional<net::Caller> {
+    const std::optional<Principal> who = tokens.authenticate_header(authorization, clock.system_now());
+    if (!who) return std::nullopt;
+    return connection_caller(*who);
+  });
   // What a graceful shutdown waits for; also how a test knows its slow request is being handled.
   metrics.registry().add_collector([&server, &api](prom::TextWriter& out) {
     out.gauge("trainyard_http_requests_in_flight", "HTTP requests read and not yet answered.", {},

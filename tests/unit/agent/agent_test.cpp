@@ -55,6 +55,18 @@ TEST_F(AgentTest, FollowsAStandbysRedirectWithinItsListAndPassesOverA503) {
   EXPECT_EQ(agent_->fatal_error(), "");
 }
 
+// A daemon at a connection cap answers 429 or 503 with Retry-After: the agent waits that long, not
+// just its backoff's 100 ms.
+TEST_F(AgentTest, WaitsAsLongAsARefusalsRetryAfterSays) {
+  agent_->start();
+  links_.last().drop(net::refused_upgrade_reason(429, "", R"({"error":{"code":"too_many_connections"}})", "3"));
+  timers_.advance(milliseconds(2999));
+  EXPECT_EQ(links_.opened.size(), 1u) << "reconnected before the Retry-After";
+  timers_.advance(milliseconds(1));
+  EXPECT_EQ(links_.opened.size(), 2u);
+  EXPECT_EQ(agent_->fatal_error(), "");
+}
+
 TEST_F(AgentTest, NeverFollowsARedirectOutOfItsList) {
   use_servers({"http://daemon-a:8080", "http://daemon-b:8080"});
   agent_->start();

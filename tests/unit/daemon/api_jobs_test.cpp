@@ -116,6 +116,34 @@ TEST_F(ApiTest, AnotherUsersJobAnswersAsAMissingOne) {
   EXPECT_EQ(call("GET", job, kAdmin).status, 200);
 }
 
+// A dependency names a job by id: on another user's job it is refused as one on no job is, so that
+// bob learns nothing of alice's jobs (whether they exist, how they ended, how many tasks an array has).
+TEST_F(ApiTest, ADependencyOnAnotherUsersJobIsRefusedAsOneOnAMissingJob) {
+  for (int i = 0; i < 10; ++i) submit_as(kAlice);  // ids of two digits, which no other text of the answers holds
+  const JobId pending = submit_as(kAlice);
+  const JobId ended = submit_as(kAlice);
+  ASSERT_EQ(call("POST", "/v1/jobs/" + std::to_string(ended) + "/cancel", kAlice).status, 200);
+  ASSERT_FALSE(cluster.jobs.active_job(ended)) << "an ended job's owner is read from the store";
+  const Reply array = call("POST", "/v1/jobs", kAlice,
+                           R"({"name":"sweep","nodes":1,"wait_for_capacity":true,"array":"0-2","command":{"argv":["/bin/true"]}})");
+  ASSERT_EQ(array.status, 201) << array.body.dump();
+  const JobId array_id = array.body["id"];
+  const auto depending_on = [](JobId id) {
+    return R"({"name":"after","nodes":1,"wait_for_capacity":true,"command":{"argv":["/bin/true"]},"depends_on":[{"job":)" +
+           std::to_string(id) + "}]}";
+  };
+  const JobId missing = 90;
+  const Reply none = call("POST", "/v1/jobs", kBob, depending_on(missing));
+  ASSERT_EQ(none.status, 400) << none.body.dump();
+  EXPECT_EQ(none.error_field(), "depends_on[0].job");
+  for (const JobId alices : {pending, ended, array_id, array_id + 1}) {
+    EXPECT_EQ(body_without_id(call("POST", "/v1/jobs", kBob, depending_on(alices)), alices), body_without_id(none, missing))
+        << "bob's dependency on alice's job " << alices;
+    EXPECT_EQ(call("POST", "/v1/jobs", kAlice, depending_on(alices)).status, 201) << "alice's own job " << alices;
+    EXPECT_EQ(call("POST", "/v1/jobs", kAdmin, depending_on(alices)).status, 201) << "an admin sees every job";
+  }
+}
+
 TEST_F(ApiTest, BadIdsAndQueryParametersAre400NamingTheField) {
   submit_as(kAlice);
   struct Case {

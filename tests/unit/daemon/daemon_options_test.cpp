@@ -136,6 +136,8 @@ TEST(DaemonOptions, EachComponentsFlagsSetItsOwnConfig) {
                                          "1500",
                                          "--max-connections",
                                          "9",
+                                         "--max-connections-per-user",
+                                         "7",
                                          "--event-retention-days",
                                          "2"};
   DaemonOptions o;
@@ -154,6 +156,7 @@ TEST(DaemonOptions, EachComponentsFlagsSetItsOwnConfig) {
   EXPECT_EQ(o.webhooks.backoff.give_up_after, std::chrono::seconds(60));
   EXPECT_EQ(o.webhook_client.total_timeout, Millis(1500));
   EXPECT_EQ(o.server.caps.total, 9u);
+  EXPECT_EQ(o.server.caps.per_caller, 7u);
   EXPECT_EQ(o.event_retention, std::chrono::days(2));
   EXPECT_GT(resolve(o.job_manager).fence_after, Millis(0)) << "derived when --fence-ms is not given";
 }

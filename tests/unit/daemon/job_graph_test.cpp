@@ -66,6 +66,25 @@ TEST_F(JobGraphTest, AnUnknownJobIsRefusedNamingTheDependencyAndAskedForFromTheS
   EXPECT_TRUE(graph.check_dependencies(spec));
 }
 
+TEST_F(JobGraphTest, AHiddenJobIsRefusedExactlyAsAMissingOne) {
+  active[4] = JobState::running;
+  graph.add_array(5, {0, 1});
+  active[5] = JobState::pending;
+  active[6] = JobState::pending;
+  JobSpec spec = depending_on(4);
+  spec.depends_on.push_back(Dependency{5, DependencyCondition::aftercorr});  // not an array itself: refused if seen
+  const Result<void> missing = graph.check_dependencies(depending_on(9));
+  ASSERT_FALSE(missing);
+  const Result<void> hidden = graph.check_dependencies(depending_on(4), {4});
+  ASSERT_FALSE(hidden);
+  EXPECT_EQ(hidden.error().field, missing.error().field);
+  EXPECT_EQ(hidden.error().message, "job 4 does not exist");
+  const Result<void> hidden_array = graph.check_dependencies(spec, {5});
+  ASSERT_FALSE(hidden_array);
+  EXPECT_EQ(hidden_array.error().field, "depends_on[1].job") << "not its condition, which would say it is an array";
+  EXPECT_TRUE(graph.check_dependencies(depending_on(4), {5}));
+}
+
 TEST_F(JobGraphTest, AnArrayIsKnownOnlyOnceEveryTasksStateIs) {
   graph.add_array(10, {0, 2, 5});  // tasks 10, 11, 12
   active[10] = JobState::pending;

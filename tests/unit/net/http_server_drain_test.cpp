@@ -16,6 +16,7 @@
 #include "net/http_server.h"
 #include "net/ws_client.h"
 #include "tests/unit/net/io_loop.h"
+#include "tests/unit/net/loopback_client.h"
 
 namespace trainyard::net {
 namespace {
@@ -25,36 +26,7 @@ using namespace std::chrono_literals;
 using testing::run_until;
 using testing::SilentSession;
 
-// A client socket; connect() to loopback completes in the kernel, before the server accepts.
-struct Client {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  int connect_errno = 0;
-  std::string received;
-  bool closed = false;
-
-  explicit Client(unsigned short port) {
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_port = htons(port);
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) connect_errno = errno;
-  }
-  ~Client() { ::close(fd); }
-  void send(const std::string& text) const { ASSERT_EQ(::send(fd, text.data(), text.size(), 0), ssize_t(text.size())); }
-  // Reads what has arrived without blocking; notes the server's close.
-  void poll() {
-    char buffer[4096];
-    for (;;) {
-      const ssize_t n = ::recv(fd, buffer, sizeof buffer, MSG_DONTWAIT);
-      if (n > 0) {
-        received.append(buffer, static_cast<std::size_t>(n));
-        continue;
-      }
-      if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) closed = true;
-      return;
-    }
-  }
-};
+using Client = testing::LoopbackClient;
 
 TEST(HttpServerDrain, RefusesNewConnectionsClosesIdleOnesAndAnswersTheRequestInFlight) {
   boost::asio::io_context io(1);
@@ -71,13 +43,13 @@ TEST(HttpServerDrain, RefusesNewConnectionsClosesIdleOnesAndAnswersTheRequestInF
   const unsigned short port = server.listen("127.0.0.1", 0);
 
   Client idle(port);
-  idle.send("GET /fast HTTP/1.1\r\nHost: x\r\n\r\n");
+  ASSERT_TRUE(idle.send("GET /fast HTTP/1.1\r\nHost: x\r\n\r\n"));
   ASSERT_TRUE(run_until(io, [&] {
     idle.poll();
     return idle.received.find("fast") != std::string::npos;
   }));
   Client busy(port);
-  busy.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n");
+  ASSERT_TRUE(busy.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n"));
   ASSERT_TRUE(run_until(io, [&] { return held.has_value(); }));
   EXPECT_EQ(server.requests_in_flight(), 1u);
 

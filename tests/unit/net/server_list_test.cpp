@@ -57,6 +57,18 @@ TEST(OutcomeOfLinkClose, ReadsBackARefusedUpgrade) {
   EXPECT_EQ(outcome_of_link_close(refused_upgrade_reason(401, "", "bad token")).kind, TryOutcome::Kind::unreachable);
 }
 
+TEST(RefusedUpgrade, CarriesItsRetryAfterForTheAgentToWait) {
+  const std::string refused = refused_upgrade_reason(429, "", "{}", "7");
+  EXPECT_EQ(refused, "HTTP 429 (retry after 7 s): {}");
+  EXPECT_EQ(retry_after_of_link_close(refused), std::chrono::seconds(7));
+  EXPECT_EQ(outcome_of_link_close(refused_upgrade_reason(503, "", "{}", "1")).kind, TryOutcome::Kind::standby);
+  EXPECT_EQ(retry_after_of_link_close(refused_upgrade_reason(503, "", "{}", "86400")), kMaxRetryAfter);
+  // An HTTP date, or anything but whole seconds, is not carried; nor is a body's text read as one.
+  EXPECT_EQ(refused_upgrade_reason(503, "", "{}", "Wed, 21 Oct 2026 07:28:00 GMT"), "HTTP 503: {}");
+  EXPECT_EQ(retry_after_of_link_close(refused_upgrade_reason(401, "", " (retry after 9 s)")), std::nullopt);
+  EXPECT_EQ(retry_after_of_link_close("the upgrade got no answer: end of stream"), std::nullopt);
+}
+
 TEST(ServerOf, MatchesSchemeHostAndPortOnly) {
   const std::vector<std::string> servers = {"http://10.0.0.1:8080", "https://Daemon.example", "localhost:9000"};
   EXPECT_EQ(server_of(servers, "http://10.0.0.1:8080/v1/jobs?state=RUNNING"), 0u);

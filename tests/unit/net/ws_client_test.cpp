@@ -104,6 +104,42 @@ TEST(WebSocketClient, AbortEndsAnUnansweredUpgradeAndAnOpenLinkAtOnce) {
   EXPECT_EQ(*open_closed, "gone quiet");
 }
 
+// A server that closes the connection without answering the upgrade (as one over a connection cap
+// did) is reported as such: Beast presets a 500 in the response it has not read, and the agent
+// logged "HTTP 500" for what no daemon had said.
+TEST(WebSocketClient, AnUpgradeClosedUnansweredIsNotReportedAsAnHttpStatus) {
+  boost::asio::io_context io(1);
+  boost::asio::ip::tcp::acceptor closing(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
+  boost::asio::ip::tcp::socket accepted(io);
+  closing.async_accept(accepted, [&](const boost::system::error_code&) { accepted.close(); });
+  std::optional<std::string> closed;
+  auto client = WebSocketClient::connect(io, "http://127.0.0.1:" + std::to_string(closing.local_endpoint().port()) + "/agent",
+                                         {}, {[] {}, [](std::string) {}, [&](const std::string& why) { closed = why; }});
+  ASSERT_TRUE(run_until(io, [&] { return closed.has_value(); }));
+  EXPECT_EQ(closed->rfind("the upgrade got no answer: ", 0), 0u) << *closed;
+  EXPECT_EQ(outcome_of_link_close(*closed).kind, TryOutcome::Kind::unreachable);
+}
+
+// A refusal for a cap carries its Retry-After to the agent, which waits that long.
+TEST(WebSocketClient, ARefusedUpgradeCarriesItsRetryAfter) {
+  boost::asio::io_context io(1);
+  WebSocketRoute route{"/agent",
+                       [](const HttpRequest&) -> std::optional<HttpResponse> {
+                         HttpResponse busy = error_response(429, "too_many_connections", "come back later");
+                         busy.headers.emplace_back("Retry-After", "4");
+                         return busy;
+                       },
+                       [](const HttpRequest&, std::shared_ptr<WebSocketPeer>) { return std::make_shared<SilentSession>(); }};
+  HttpServer server(io, HttpServerOptions{}, [](HttpRequest, HttpResponder respond) { respond({}); }, {route});
+  const unsigned short port = server.listen("127.0.0.1", 0);
+  std::optional<std::string> closed;
+  auto client = WebSocketClient::connect(io, "http://127.0.0.1:" + std::to_string(port) + "/agent", {},
+                                         {[] {}, [](std::string) {}, [&](const std::string& why) { closed = why; }});
+  ASSERT_TRUE(run_until(io, [&] { return closed.has_value(); }));
+  EXPECT_EQ(closed->rfind("HTTP 429 (retry after 4 s): ", 0), 0u) << *closed;
+  EXPECT_EQ(retry_after_of_link_close(*closed), std::chrono::seconds(4));
+}
+
 TEST(WebSocketClient, RefusesASourceAddressThatIsNotAnIp) {
   boost::asio::io_context io(1);
   try {
