@@ -318,6 +318,13 @@ void Agent::launch(const LaunchMsg& launch) {
     if (launch.kind == JobKind::simulated) busy_cores_.erase(running.core);
     return refuse_launch(launch, e.what());
   }
+  // What its job's checkpoint directory held before it ran (earlier attempts' checkpoints, the
+  // daemon's claim for a retry) is not this attempt's writing: the disk floor judges what it adds.
+  if (!launch.checkpoint_dir.empty()) {
+    if (const auto device = device_of(launch.checkpoint_dir)) {
+      running.bytes_at_last_heartbeat[*device] = tree_bytes_in(launch.checkpoint_dir);
+    }
+  }
   AttemptStartedMsg started{id, running.run->environment()};
   runs_.emplace(id, std::move(running));
   update_fence_keeper();
