@@ -91,6 +91,10 @@ void RankProcess::start_private_tmp(const std::string& attempt_dir, const RankPr
   } else {
     try {
       private_tmp_ = std::make_unique<PrivateTmp>(memory_limit_mb_);
+      if (!private_tmp_->proc_error().empty()) {
+        spdlog::warn("event=private_proc_unavailable job={} attempt={} reason=\"{}\"", launch_.job_id,
+                     launch_.attempt_id, private_tmp_->proc_error());
+      }
     } catch (const std::exception& e) {
       reason = e.what();  // a host where even root cannot mount (a container without CAP_SYS_ADMIN)
     }

@@ -1,10 +1,11 @@
-// Hostile jobs and the files a node keeps (issue 56): a new database beside an old one's attempt
+// Hostile jobs and the files a node keeps: a new database beside an old one's attempt
 // directories and checkpoints, files left and planted in /tmp and /dev/shm, and a job's checkpoint
-// directory filling the filesystem of the daemon's data directory.
+// directory filling the filesystem of the daemon's data directory; and what /proc shows a job.
 #include <sys/mount.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
@@ -211,6 +212,46 @@ TEST(HostileFiles, TmpAndDevShmAreTheAttemptsOwnSharedByItsLocalProcessesAndGone
   EXPECT_EQ(reader_log.find("A_PLANT"), std::string::npos) << "the next job read the plant:\n" << reader_log;
   EXPECT_EQ(reader_log.find(plant), std::string::npos) << "the next job's /tmp was not empty:\n" << reader_log;
   EXPECT_EQ(trimmed(read_text(cluster.dir() + "/agent-trn-0.log")).find("event=private_tmp_unavailable"), std::string::npos);
+}
+
+// Whether any process of the host has `word` in its command line, as root sees it.
+bool host_runs_a_command_with(const std::string& word) {
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    std::string cmdline = read_text(entry.path().string() + "/cmdline");
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    if (cmdline.find(word) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// Before, every job's account read every other job's command line (and the agent's) in /proc. An
+// attempt's mount namespace has a /proc of its own in which its account sees only its processes.
+TEST(HostileFiles, AJobsProcShowsItsOwnProcessesButNeverAnotherJobsCommandLine) {
+  if (::geteuid() != 0) GTEST_SKIP() << "a private /proc needs a root agent";
+  Cluster cluster("/var/tmp");
+  cluster.start_daemon();
+  cluster.start_agent("trn-0");
+  cluster.wait_for_nodes(1);
+  const std::string secret_arg = "61.0" + std::to_string(::getpid());
+  const std::string alice = cluster.api("POST", "/v1/tokens", R"({"user":"alice"})").body["token"];
+  const std::string bob = cluster.api("POST", "/v1/tokens", R"({"user":"bob"})").body["token"];
+  Json holder = argv_job("holder", {"/bin/sleep", secret_arg});
+  holder["cores_per_node"] = 1;
+  const auto held = cluster.submit(holder, alice);
+  cluster.wait_job_state(held, "RUNNING", 30s);
+  ASSERT_TRUE(eventually([&] { return host_runs_a_command_with(secret_arg); }, 10s)) << "nothing to hide";
+
+  Json looker = shell_job("looker", "cat /proc/[0-9]*/cmdline | tr '\\0' ' '; echo; echo SELF=$(cat /proc/self/cmdline | tr '\\0' ' ')");
+  looker["cores_per_node"] = 1;
+  const auto looked = cluster.submit(looker, bob);
+  cluster.wait_job_state(looked, "SUCCEEDED", 30s);
+  const std::string log = log_of(cluster, looked, bob);
+  EXPECT_NE(log.find("SELF=cat /proc/self/cmdline"), std::string::npos) << "it could not see itself:\n" << log;
+  EXPECT_EQ(log.find(secret_arg), std::string::npos) << "it read another job's command line:\n" << log;
+  EXPECT_EQ(log.find("trainyard-agent"), std::string::npos) << "it read the agent's command line:\n" << log;
+  EXPECT_EQ(read_text(cluster.dir() + "/agent-trn-0.log").find("event=private_proc_unavailable"), std::string::npos);
+  ASSERT_EQ(cluster.api("POST", job_path(held) + "/cancel").status, 200);
+  cluster.wait_job_state(held, "CANCELLED", 30s);
 }
 
 // An attempt whose directory is in /tmp (here the cluster's) would not reach it from a /tmp of its

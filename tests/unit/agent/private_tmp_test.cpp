@@ -8,6 +8,7 @@
 #include <linux/magic.h>
 #include <sched.h>
 #include <sys/statfs.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -72,6 +73,31 @@ TEST(PrivateTmp, ItsProcessesShareAFreshTmpAndDevShmThatNeitherTheHostNorTheNext
   ASSERT_TRUE(run_joined(next.mount_namespace(), [&] {
     EXPECT_TRUE(is_empty_tmpfs("/dev/shm")) << "the next attempt sees the last one's files";
   }));
+}
+
+// Whether a process of account `uid`, in the namespace `fd` when it is not -1, sees pid 1 (root's)
+// in /proc while it sees itself; a forked child, since changing uid changes every thread's.
+bool sees_root_process_as(uid_t uid, int fd) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    if (fd >= 0 && ::setns(fd, CLONE_NEWNS) != 0) ::_exit(3);
+    if (::setresgid(uid, uid, uid) != 0 || ::setresuid(uid, uid, uid) != 0) ::_exit(3);
+    if (::access("/proc/self/status", R_OK) != 0) ::_exit(2);
+    ::_exit(::access("/proc/1", F_OK) == 0 ? 0 : 1);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) < 2) << "the child could not join, drop or see itself: " << status;
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+TEST(PrivateTmp, ItsProcfsShowsAJobsAccountOnlyItsOwnProcessesAndTheHostsProcIsUntouched) {
+  if (::geteuid() != 0) GTEST_SKIP() << "mounting needs root";
+  constexpr uid_t kJobUid = 61235;
+  const PrivateTmp attempt(0);
+  if (!attempt.proc_error().empty()) GTEST_SKIP() << attempt.proc_error();
+  EXPECT_FALSE(sees_root_process_as(kJobUid, attempt.mount_namespace())) << "another account's process is visible";
+  EXPECT_TRUE(sees_root_process_as(kJobUid, -1)) << "the host's /proc changed";
 }
 
 TEST(PathInPrivateDirs, FindsWhatThePrivatePairWouldHideAlsoThroughALink) {
