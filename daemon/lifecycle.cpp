@@ -59,7 +59,9 @@ using N = NodeState;
 using NE = NodeEvent;
 // A node's registration and undrain store their own events (node.registered, node.undrained) with
 // more to say than a state; a health check on a drained or down node is recorded and moves nothing
-// (the operator's drain, or the node's absence, rules).
+// (the operator's drain, or the node's absence, rules). A check that finds a node as it was makes no
+// node event (its healthcheck.finished says it ran): only a change of state is news, so a webhook on
+// node.* hears changes and recoveries, not every passing check.
 constexpr std::array kNodeRules = {
     Rule<N, NE>{N::healthy, NE::registered, N::healthy, ""},  // a new node's first state
     Rule<N, NE>{N::down, NE::registered, N::healthy, ""},
@@ -81,19 +83,19 @@ constexpr std::array kNodeRules = {
     Rule<N, NE>{N::unhealthy, NE::undrained_unproven, N::suspect, "node.undrained"},
     Rule<N, NE>{N::healthy, NE::suspected, N::suspect, "node.suspect"},
     Rule<N, NE>{N::suspect, NE::disk_recovered, N::healthy, "node.healthy"},
-    Rule<N, NE>{N::healthy, NE::check_passed, N::healthy, "node.healthy"},
+    Rule<N, NE>{N::healthy, NE::check_passed, N::healthy, ""},
     Rule<N, NE>{N::suspect, NE::check_passed, N::healthy, "node.healthy"},
     Rule<N, NE>{N::unhealthy, NE::check_passed, N::healthy, "node.healthy"},
     Rule<N, NE>{N::drained, NE::check_passed, N::drained, ""},
     Rule<N, NE>{N::down, NE::check_passed, N::down, ""},
     Rule<N, NE>{N::healthy, NE::check_suspect, N::suspect, "node.suspect"},
-    Rule<N, NE>{N::suspect, NE::check_suspect, N::suspect, "node.suspect"},
+    Rule<N, NE>{N::suspect, NE::check_suspect, N::suspect, ""},
     Rule<N, NE>{N::unhealthy, NE::check_suspect, N::suspect, "node.suspect"},
     Rule<N, NE>{N::drained, NE::check_suspect, N::drained, ""},
     Rule<N, NE>{N::down, NE::check_suspect, N::down, ""},
     Rule<N, NE>{N::healthy, NE::check_unhealthy, N::unhealthy, "node.unhealthy"},
     Rule<N, NE>{N::suspect, NE::check_unhealthy, N::unhealthy, "node.unhealthy"},
-    Rule<N, NE>{N::unhealthy, NE::check_unhealthy, N::unhealthy, "node.unhealthy"},
+    Rule<N, NE>{N::unhealthy, NE::check_unhealthy, N::unhealthy, ""},
     Rule<N, NE>{N::drained, NE::check_unhealthy, N::drained, ""},
     Rule<N, NE>{N::down, NE::check_unhealthy, N::down, ""},
 };

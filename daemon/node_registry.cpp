@@ -194,14 +194,18 @@ void NodeRegistry::record_check(const std::string& name, const HealthCheckResult
   const auto judged = parse_node_state(verdict);
   const auto event = judged ? check_event(*judged) : std::nullopt;
   const auto moved = event ? node_transition(node.state, *event) : std::nullopt;
-  if (moved && !moved->event_type.empty()) {  // a drained or down node's check moves nothing
+  const bool judged_state = node.state == NodeState::healthy || node.state == NodeState::suspect ||
+                            node.state == NodeState::unhealthy;  // a drained or down node's check moves nothing
+  if (moved && judged_state) {
     const std::string reason = moved->next == NodeState::healthy
                                    ? "passed health check " + std::to_string(result.id) + " (" + to_string(result.request.kind) + ")"
                                    : record["reason"].get<std::string>();
-    if (moved->next != node.state || reason != node.state_reason) {
+    if (moved->next != node.state) {
       change_state(it->second, *event, reason, now);
       change.events.push_back(node_state_event(now, moved->event_type, moved->next, name, reason));
       spdlog::info("event=node_state node={} state={} check={} reason=\"{}\"", name, to_string(moved->next), result.id, reason);
+    } else {
+      node.state_reason = reason;  // found as it was: the reason says by which check, with no event and the same since
     }
   }
   change.nodes.push_back(node);

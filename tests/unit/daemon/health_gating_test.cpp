@@ -47,6 +47,39 @@ TEST(HealthGating, ANewNodeTakesNoWorkUntilItPassesItsRegistrationCheck) {
   EXPECT_EQ(c.launches().size(), 1u) << "the pending job did not start once the node passed";
 }
 
+// A check that finds a node as it was is no news: webhooks on node.* hear a change of state and a
+// recovery, never every passing check (they used up the budget failure alerts needed).
+TEST(HealthGating, OnlyAChangeOfStateMakesANodeEventNotEveryCheckThatFindsItAsItWas) {
+  Cluster c(gated_config());
+  auto agent = c.connect("n1");
+  const auto answer_latest = [&](const Json& report) {
+    c.settle();
+    c.send("n1", HealthResultMsg{agent->all<HealthCheckMsg>().back().task_id, report, ""});
+  };
+  answer_latest(passing_report());
+  ASSERT_EQ(state_of(c, "n1"), NodeState::healthy);
+  const auto healthy_since = c.jobs.node("n1")->node.state_since;
+  const std::size_t healthy_events = c.events_of_kind("node.healthy").size();
+  for (int round = 0; round < 3; ++round) {
+    c.advance(Millis(10'000));
+    c.jobs.start_health_check({HealthCheckKind::periodic, {"n1"}, true, false, "daemon"});
+    answer_latest(passing_report());
+  }
+  EXPECT_EQ(c.events_of_kind("node.healthy").size(), healthy_events) << "a passing check of a HEALTHY node made an event";
+  EXPECT_EQ(c.events_of_kind("healthcheck.finished").size(), 4u) << "every check is still recorded";
+  EXPECT_EQ(c.jobs.node("n1")->node.state_since, healthy_since) << "HEALTHY since its first pass";
+  EXPECT_NE(c.jobs.node("n1")->node.state_reason.find("periodic"), std::string::npos) << c.jobs.node("n1")->node.state_reason;
+
+  for (int round = 0; round < 2; ++round) {
+    c.jobs.start_health_check({HealthCheckKind::periodic, {"n1"}, true, false, "daemon"});
+    answer_latest(corrupt_report());
+  }
+  EXPECT_EQ(c.events_of_kind("node.unhealthy").size(), 1u) << "one event for the change, none for finding it again";
+  c.jobs.start_health_check({HealthCheckKind::periodic, {"n1"}, true, false, "daemon"});
+  answer_latest(passing_report());
+  EXPECT_EQ(c.events_of_kind("node.healthy").size(), healthy_events + 1) << "a recovery is news";
+}
+
 // A node whose cores agree with each other but are all slow is found against the other nodes'
 // latest figures, once there are two of them to compare with.
 TEST(HealthGating, ANodeSlowAsAWholeIsSuspectAgainstTheOtherNodesSpeed) {

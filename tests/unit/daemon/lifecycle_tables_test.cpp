@@ -86,11 +86,11 @@ TEST(LifecycleTables, EveryNodeStateAndEvent) {
   // disk_recovered, check_passed, check_suspect, check_unhealthy
   const std::vector<std::vector<std::string>> expected = {
       {"HEALTHY", "SUSPECT", "DOWN node.down", "DRAINED node.drained", "-", "-", "SUSPECT node.suspect", "-",
-       "HEALTHY node.healthy", "SUSPECT node.suspect", "UNHEALTHY node.unhealthy"},
+       "HEALTHY", "SUSPECT node.suspect", "UNHEALTHY node.unhealthy"},
       {"-", "SUSPECT", "DOWN node.down", "DRAINED node.drained", "-", "SUSPECT node.undrained", "-",
-       "HEALTHY node.healthy", "HEALTHY node.healthy", "SUSPECT node.suspect", "UNHEALTHY node.unhealthy"},
+       "HEALTHY node.healthy", "HEALTHY node.healthy", "SUSPECT", "UNHEALTHY node.unhealthy"},
       {"-", "SUSPECT", "DOWN node.down", "DRAINED node.drained", "-", "SUSPECT node.undrained", "-", "-",
-       "HEALTHY node.healthy", "SUSPECT node.suspect", "UNHEALTHY node.unhealthy"},
+       "HEALTHY node.healthy", "SUSPECT node.suspect", "UNHEALTHY"},
       {"-", "-", "DOWN node.down", "DRAINED node.drained", "HEALTHY node.undrained", "-", "-", "-", "DRAINED", "DRAINED",
        "DRAINED"},
       {"HEALTHY", "SUSPECT", "-", "DRAINED node.drained", "-", "-", "-", "-", "DOWN", "DOWN", "DOWN"},
