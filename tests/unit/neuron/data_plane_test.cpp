@@ -8,9 +8,11 @@
 #include <sys/socket.h>
 
 #include <cstring>
+#include <functional>
 #include <future>
 #include <random>
 #include <sstream>
+#include <thread>
 #include <vector>
 
 namespace trainyard::neuron {
@@ -20,6 +22,16 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 SteadyTime in(milliseconds d) { return std::chrono::steady_clock::now() + d; }
+
+// Whether `condition` came to hold within `limit`: the server's thread acts in its own time.
+bool within(milliseconds limit, const std::function<bool()>& condition) {
+  const SteadyTime deadline = in(limit);
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+  return true;
+}
 
 const DataPlaneHello kHello{7, 1, 2, 3};
 constexpr std::string_view kSecret = "attempt-7-secret-0123456789abcdef";
@@ -304,6 +316,9 @@ TEST(DataPlaneFloodTest, ADialerWhoseConnectionWasDroppedBeforeItsHelloIsToldSoT
   auto dropped = connect_tcp({"127.0.0.1", server.port()}, in(seconds(5)));
   ASSERT_TRUE(dropped.has_value());
   Socket newer = dial_from("127.0.0.1", server.port());  // accepted after `dropped`, which made room for it
+  // Its hello must come after the drop: one already there would be read and parked first.
+  ASSERT_TRUE(within(seconds(5), [&] { return server.rejected_connections() >= 1; }))
+      << "the server never made room for the newer connection";
   EXPECT_EQ(send_hello(*dropped, kHello, kSecret, in(seconds(5))), IoResult::closed)
       << "a hello written into a dropped connection must not pass for one the server has";
   auto again = connect_tcp({"127.0.0.1", server.port()}, in(seconds(5)));
