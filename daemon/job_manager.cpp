@@ -64,6 +64,11 @@ std::string share_turn(const std::string& share) { return "share/" + share; }
 
 }  // namespace
 
+void JobManager::note_ended(const Job& job) {
+  if (metrics_) metrics_->job_ended(job);
+  recently_ended_.remember(job);
+}
+
 void JobManager::persist(store::Change change, std::function<void()> then) {
   pending_.write(std::move(change), std::move(then));
 }
@@ -409,7 +414,7 @@ void JobManager::cancel_in_turn(JobId id, CancelDone done, AuditOf audit) {
     persist_requested(
         std::move(change),
         [this, done, snapshot] {
-          if (metrics_) metrics_->job_ended(snapshot);
+          note_ended(snapshot);
           attempts_.forget_survivors(snapshot.id);
           upstream_ended(snapshot);
           done(CancelResult::cancelled, snapshot);
@@ -768,7 +773,7 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
   const Job snapshot = job;
   attempts_.remove(attempt.id);
   if (is_terminal(snapshot.state)) {
-    if (metrics_) metrics_->job_ended(snapshot);
+    note_ended(snapshot);
     active_jobs_.erase(snapshot.id);
   }
   persist(std::move(change), [this, snapshot, suspects] {

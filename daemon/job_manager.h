@@ -32,6 +32,7 @@
 #include "daemon/own_pauses.h"
 #include "daemon/pending_writes.h"
 #include "daemon/provenance.h"
+#include "daemon/recently_ended.h"
 #include "daemon/recovery.h"
 #include "daemon/request_turns.h"
 #include "daemon/share_table.h"
@@ -144,6 +145,8 @@ class JobManager {
   void update(JobId id, JobSpec spec, ControlDone done, AuditOf audit = nullptr);
 
   const Job* active_job(JobId id) const;
+  // One of the jobs that ended last (daemon/recently_ended.h), for reads while the store cannot be read.
+  const Job* recently_ended(JobId id) const { return recently_ended_.find(id); }
   const std::map<JobId, Job>& active_jobs() const { return active_jobs_; }
   std::optional<Attempt> active_attempt(AttemptId id) const;
   std::vector<NodeView> nodes() const;
@@ -367,6 +370,8 @@ class JobManager {
   void straggler_found(ActiveAttempt& attempt, int rank, double ratio);
   // Starts the after_straggler check of each node in stragglers_to_check_ that no attempt runs on.
   void check_idle_stragglers(const std::string& by);
+  // A job left the view for good: counted, and kept among the recently ended.
+  void note_ended(const Job& job);
   // The daemon was paused for `paused` before `now`: nodes' and ranks' silence counts without it.
   void excuse_own_pause(MonoTime now, Millis paused);
   void fence(const std::string& node, AttemptId id, const std::string& why);
@@ -409,6 +414,7 @@ class JobManager {
   bool schedule_requested_ = false;
   bool queue_waits_for_nodes_ = false;  // the last pass left a job waiting for nodes (periodic checks wait)
   std::set<JobId> preempting_;  // victims still stopping: one preemption at a time
+  RecentlyEnded recently_ended_{1000};
   std::set<std::string> stragglers_to_check_;  // nodes a straggler ran on, checked once no attempt runs there
   UnheardStops unheard_;  // nodes that may still run an ended attempt's rank, until their fence stops it
   bool closing_agent_connections_ = false;

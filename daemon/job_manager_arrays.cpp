@@ -86,7 +86,7 @@ void JobManager::cancel_unmet(JobId id, const std::string& reason) {
   job.ended_at = clock_.system_now();
   job.reason = reason;
   const Job snapshot = job;
-  if (metrics_) metrics_->job_ended(snapshot);
+  note_ended(snapshot);
   active_jobs_.erase(it);
   spdlog::info("event=job_dependency_never_met job={} reason=\"{}\"", snapshot.id, reason);
   store::Change change;

@@ -77,7 +77,11 @@ void JobViews::with_job(ApiCall call, JobId id, std::function<void(ApiCall, Job)
   if (const Job* active = jobs_.active_job(id)) return check(*active);
   store_.read(
       [id, check](store::Store& store) { return std::function<void()>([job = store.job(id), check] { check(job); }); },
-      [call](const Error& error) { call.fail(error.during("could not read the job")); });
+      [this, call, id, check](const Error& error) {
+        // A job that just ended is still known while the store cannot be read (a database restart).
+        if (const Job* ended = jobs_.recently_ended(id)) return check(*ended);
+        call.fail(error.during("could not read the job"));
+      });
 }
 
 void JobViews::with_job(ApiCall call, std::function<void(ApiCall, Job)> then) const {

@@ -233,11 +233,13 @@ void JobsApi::get_job(ApiCall call) {
           });
         },
         [this, c, job](const Error& error) {
-          // A live job is answered from memory while the store cannot be read (a database restart):
-          // its state is the daemon's own, and what only the store holds is said to be missing.
-          const Job* active = jobs_.active_job(job.id);
-          if (!active) return c.fail(error.during("could not read attempts"));
-          Json body = views_.job_json(*active, c.who);
+          // A live or just-ended job is answered from memory while the store cannot be read (a
+          // database restart): its state is the daemon's own, and what only the store holds is said
+          // to be missing.
+          const Job* known = jobs_.active_job(job.id);
+          if (!known) known = jobs_.recently_ended(job.id);
+          if (!known) return c.fail(error.during("could not read attempts"));
+          Json body = views_.job_json(*known, c.who);
           body["storage"] = views_.storage_json(job);
           body["store_unreadable"] = "goodput and earlier attempts not shown: " + error.message;
           c.reply(200, body);

@@ -228,6 +228,12 @@ TEST_F(PgOutage, NothingIsAnswered2xxUnlessStoredAndTheStandbyCarriesOnOnceTheSe
   ASSERT_TRUE(eventually([&] { return fs::exists(pid_file) && !trimmed(read_text(pid_file)).empty(); }, 10s));
   const pid_t running_pid = std::stoi(trimmed(read_text(pid_file)));
   const Json pending_spec = api(a, "GET", job_path(pending)).body["spec"];
+  // A job that ended before the outage: what a user reads first after its end.
+  const ApiResult ended_answer =
+      api(a, "POST", "/v1/jobs", Json{{"name", "ended"}, {"cores_per_node", 1}, {"command", {{"argv", {"/bin/true"}}}}}.dump());
+  ASSERT_EQ(ended_answer.status, 201) << ended_answer.body.dump();
+  const std::int64_t ended = ended_answer.body["id"];
+  ASSERT_TRUE(eventually([&] { return api(a, "GET", job_path(ended)).body["state"] == "SUCCEEDED"; }, 20s)) << logs();
   ASSERT_EQ(api(a, "GET", job_path(held)).body["held_by"], "owner");
 
   SubmitLoad load(a.url, admin_token);
@@ -248,6 +254,7 @@ TEST_F(PgOutage, NothingIsAnswered2xxUnlessStoredAndTheStandbyCarriesOnOnceTheSe
   std::string degraded_said;  // a's /healthz once it said degraded
   std::string unreadable_said;  // a live job's read that said what the store could not give
   std::string list_unreadable_said;  // the same of the job list
+  std::string ended_unreadable_said;  // the same of a job that had ended
   while (Clock::now() - stopped_at < kOutage) {
     for (const Change& change : changes) {
       for (Daemon* daemon : {&a, &b}) {
@@ -281,6 +288,7 @@ TEST_F(PgOutage, NothingIsAnswered2xxUnlessStoredAndTheStandbyCarriesOnOnceTheSe
              EXPECT_NE(job.value("cancel_requested", false), true) << job.dump();
            }},
           {job_path(held), [&](const Json& job) { EXPECT_EQ(job["held_by"], "owner") << job.dump(); }},
+          {job_path(ended), [&](const Json& job) { EXPECT_EQ(job["state"], "SUCCEEDED") << job.dump(); }},
           {job_path(pending), [&](const Json& job) { EXPECT_EQ(job["spec"], pending_spec) << job.dump(); }},
           {"/v1/nodes/" + node, [&](const Json& n) { EXPECT_EQ(n["state"], "HEALTHY") << n.dump(); }},
           {"/v1/jobs",
@@ -296,7 +304,8 @@ TEST_F(PgOutage, NothingIsAnswered2xxUnlessStoredAndTheStandbyCarriesOnOnceTheSe
           ++answered;
           check(r.body);
           if (r.body.contains("store_unreadable")) {
-            (target == "/v1/jobs" ? list_unreadable_said : unreadable_said) = r.body["store_unreadable"];
+            (target == "/v1/jobs" ? list_unreadable_said : target == job_path(ended) ? ended_unreadable_said : unreadable_said) =
+                r.body["store_unreadable"];
           }
         } else {
           // Only a daemon on its way out may leave a read unanswered.
@@ -320,6 +329,8 @@ TEST_F(PgOutage, NothingIsAnswered2xxUnlessStoredAndTheStandbyCarriesOnOnceTheSe
   // A live job read while the server was down came from memory and said what it left out.
   EXPECT_NE(unreadable_said.find("goodput and earlier attempts not shown"), std::string::npos) << unreadable_said;
   EXPECT_NE(list_unreadable_said.find("only live jobs are listed"), std::string::npos) << list_unreadable_said;
+  EXPECT_NE(ended_unreadable_said.find("goodput and earlier attempts not shown"), std::string::npos)
+      << "a job that had ended was not read from memory: " << ended_unreadable_said;
   EXPECT_EQ(role(b), "standby") << logs();
 
   postgres->start_again();
