@@ -163,6 +163,24 @@ Json slack_fields(const store::Event& event) {
   return fields;
 }
 
+// What a phone's notification shows: the event's line, with the job's name after its id ("job 17
+// `train-llm` failed (oom): ..."), so the job is known before the message is opened.
+std::string notification_text(const store::Event& event) {
+  std::string line = event.message;
+  std::string name = detail_text(event, "name");
+  std::erase(name, '`');
+  if (event.job_id && !name.empty()) {
+    for (const std::string& id : {job_ref(event), std::to_string(*event.job_id)}) {
+      const std::string lead = "job " + id + " ";
+      if (line.starts_with(lead)) {
+        line = lead + "`" + name + "` " + line.substr(lead.size());
+        break;
+      }
+    }
+  }
+  return "[" + to_string(event.severity) + "] " + slack_escape(line);
+}
+
 // Header with the state's mark; the event's sentence; the fields; the suggestion; the failing
 // rank's last output in a code block; a button to the dashboard page (with --public-url).
 Json slack_message(const store::Event& event, std::string_view public_url) {
@@ -187,7 +205,7 @@ Json slack_message(const store::Event& event, std::string_view public_url) {
   blocks.push_back({{"type", "context"},
                     {"elements", Json::array({mrkdwn(event.kind + " · event " + std::to_string(event.seq) + " · " +
                                                      format_time(event.at))})}});
-  return {{"text", "[" + to_string(event.severity) + "] " + slack_escape(event.message)}, {"blocks", std::move(blocks)}};
+  return {{"text", notification_text(event)}, {"blocks", std::move(blocks)}};
 }
 
 // "node_lost on trn-7, trn-8 ...": what the folded events of one kind have in common.

@@ -96,6 +96,19 @@ TEST(WebhookPayload, SlackJobFailedReadsAtAGlance) {
   EXPECT_EQ(blocks[5]["elements"][0]["text"]["text"], "Open job 18_1");
 }
 
+TEST(WebhookPayload, TheNotificationTextNamesTheJobAfterItsId) {
+  store::Event event = task_failed();
+  event.message = "job 18_1 failed (oom): rank 0 on trn-1 exited with code 1";
+  EXPECT_EQ(webhook_payload(event, WebhookFormat::slack, "")["text"],
+            "[error] job 18_1 `train-llm` failed (oom): rank 0 on trn-1 exited with code 1");
+  event.details["name"] = "a`b";
+  EXPECT_EQ(webhook_payload(event, WebhookFormat::slack, "")["text"],
+            "[error] job 18_1 `ab` failed (oom): rank 0 on trn-1 exited with code 1")
+      << "a name's backtick cannot end the quote";
+  EXPECT_EQ(webhook_payload(node_down(), WebhookFormat::slack, "")["text"],
+            "[" + to_string(node_down().severity) + "] " + node_down().message);
+}
+
 TEST(WebhookPayload, AJobsOwnBackticksNeverCloseTheOutputsCodeBlock) {
   store::Event event = task_failed();
   event.details["output"] = "```\n*bold* <!channel>\n``` done `x`";
