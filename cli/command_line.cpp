@@ -36,7 +36,11 @@ constexpr std::pair<std::string_view, std::string_view> kForeignCommands[] = {
     {"sacct", "\"trainyard history\""},
     {"sinfo", "\"trainyard nodes\""},
     {"scontrol", "\"trainyard job ID\" (scontrol show job) or \"trainyard update ID\" (scontrol update)"},
-    {"scancel", "\"trainyard cancel ID\""},
+    {"scancel", "\"trainyard cancel ID [ID ...]\""},
+    {"kill", "\"trainyard cancel ID\""},
+    {"show", "\"trainyard job ID\" (a job) or \"trainyard nodes\" (the nodes)"},
+    {"describe", "\"trainyard job ID\" (a job) or \"trainyard nodes\" (the nodes)"},
+    {"status", "\"trainyard jobs\" (your jobs) or \"trainyard nodes\" (the nodes)"},
     {"sbatch", "\"trainyard submit\""},
     {"kubectl", "\"trainyard jobs\", \"trainyard job ID\" and \"trainyard logs ID\""},
 };

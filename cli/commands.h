@@ -69,12 +69,13 @@ struct SubmitJob {
       "submit FILE.json | -\n"
       "       trainyard submit [--hold] [--name N] [--nodes K] [--share S] [--priority P] [--cores-per-node C]\n"
       "                        [--ntasks-per-node P]\n"
-      "                        [--retries R] [--time T] [--mem MB] [--env K=V]... [--array SPEC] [--depend DEP]\n"
+      "                        [--retries R] [--time T] [--mem SIZE] [--env K=V]... [--array SPEC] [--depend DEP]\n"
       "                        -- PROGRAM ARGS...\n"
       "       (either form) [--chdir DIR] [--wait]";
   static constexpr std::string_view kSummary =
       "Submit a job from a JSON job spec (\"-\" reads stdin), or a command job built from flags\n"
-      "(like sbatch --wrap). --name defaults to the program's file name; --retries R allows R\n"
+      "(like sbatch --wrap); sbatch's -J, -N, -t, -a, -d and -D mean --name, --nodes, --time,\n"
+      "--array, --depend and --chdir. --name defaults to the program's file name; --retries R allows R\n"
       "retries after the first attempt. --array 0-99%4 makes a job array (tasks ID_N, at most 4\n"
       "running); --depend afterok:ID[:ID],afternotok:ID... waits for other jobs (both also with a file).\n"
       "Every rank starts in the directory submit ran from (--chdir DIR for another; a spec file's\n"
@@ -82,7 +83,8 @@ struct SubmitJob {
       "/usr/local/bin:/usr/bin:/bin unless --env PATH=... sets it.\n"
       "--wait follows the job to its end, prints its final state and exits with the job's exit code:\n"
       "0 when it SUCCEEDED, its exit code when it FAILED with one, 3 when it FAILED without one (a\n"
-      "signal, a lost node, a time limit), 4 when it was CANCELLED.";
+      "signal, a lost node, a time limit), 4 when it was CANCELLED, 125 when the server refused or\n"
+      "could not be reached. A job that did not succeed is printed with its failure class and reason.";
   static std::vector<FlagSpec> flags();
   static SubmitJob parse(const ParsedArgs& args);
   std::vector<ApiRequest> requests(const InputReader& read) const;
@@ -105,7 +107,8 @@ struct WaitJobs {
       "Wait for jobs already submitted to end (like kubectl wait, or submit --wait after the fact), and\n"
       "exit as submit --wait does: 0 when every job SUCCEEDED, else the highest of their statuses (an\n"
       "array's ID waits for all its tasks). --for succeeded stops at the first job that ended otherwise.\n"
-      "--timeout gives up after T (90s, 45m, 12h, or seconds), exiting 124 as timeout(1) does.";
+      "--timeout gives up after T (90s, 45m, 12h, or seconds), exiting 124 as timeout(1) does; 125\n"
+      "when the server refused or could not be reached (not a job's status).";
   static std::vector<FlagSpec> flags();
   static WaitJobs parse(const ParsedArgs& args);
   std::vector<ApiRequest> requests(const InputReader& read) const;
@@ -195,16 +198,16 @@ struct ShowLogs {
 struct CancelJob {
   static constexpr std::string_view kPath = "cancel";
   static constexpr bool kChangesState = true;
-  static constexpr std::string_view kSynopsis = "cancel ID | ID_N";
+  static constexpr std::string_view kSynopsis = "cancel ID|ID_N [ID|ID_N ...]";
   static constexpr std::string_view kSummary =
-      "Cancel a job (its processes get SIGTERM, then SIGKILL); an array job's ID cancels all its\n"
-      "tasks, ID_N only task N.";
+      "Cancel jobs (their processes get SIGTERM, then SIGKILL); an array job's ID cancels all its\n"
+      "tasks, ID_N only task N. Several are cancelled in order, up to the first the server refuses.";
   static std::vector<FlagSpec> flags();
   static CancelJob parse(const ParsedArgs& args);
   std::vector<ApiRequest> requests(const InputReader& read) const;
   std::string render(const Replies& replies, const RenderContext& ctx) const;
 
-  JobTarget job;  // ID_N: task N of array ID; else the job, or the whole array
+  std::vector<JobTarget> jobs;  // each ID_N: task N of array ID; else the job, or the whole array
   bool operator==(const CancelJob&) const = default;
 };
 

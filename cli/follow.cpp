@@ -129,9 +129,19 @@ std::string ended_line(const Json& job_or_array_row) {
     for (const auto& [state, count] : counts.items()) listed += (listed.empty() ? "" : ", ") + count.dump() + " " + state;
     return "Array " + text_of(job_or_array_row, "id") + " " + text_of(job_or_array_row, "state") + " (" + listed + ")\n";
   }
-  const std::string code = text_of(job_or_array_row, "exit_code");
-  return "Job " + text_of(job_or_array_row, "id") + " " + text_of(job_or_array_row, "state") +
-         (code == kAbsent ? "" : " (exit code " + code + ")") + "\n";
+  const std::string state = text_of(job_or_array_row, "state");
+  std::string facts;
+  if (const std::string code = text_of(job_or_array_row, "exit_code"); code != kAbsent) facts = "exit code " + code;
+  // What went wrong, as `trainyard job ID` says it, so a script's log shows why without another call.
+  const bool went_wrong = state != "SUCCEEDED";
+  if (const std::string cls = text_of(job_or_array_row, "failure_class"); went_wrong && cls != kAbsent) {
+    facts += (facts.empty() ? "" : ", ") + cls;
+  }
+  std::string line = "Job " + text_of(job_or_array_row, "id") + " " + state + (facts.empty() ? "" : " (" + facts + ")");
+  if (const std::string reason = text_of(job_or_array_row, "reason"); went_wrong && reason != kAbsent && !reason.empty()) {
+    line += ": " + reason;
+  }
+  return line + "\n";
 }
 
 bool job_has_ended(const Json& job) {

@@ -57,7 +57,8 @@ inline constexpr int kExitCancelled = 4;
 int exit_status_of_job(const Json& job);
 
 // The line `submit --wait` and `wait` print for a job that has ended ("Job 42 FAILED (exit code
-// 3)"), or for an array's folded row ("Array 18 FAILED (1 FAILED, 2 SUCCEEDED)").
+// 1, oom): out of memory: ..." with its class and reason unless it SUCCEEDED), or for an array's
+// folded row ("Array 18 FAILED (1 FAILED, 2 SUCCEEDED)").
 std::string ended_line(const Json& job_or_array_row);
 
 // Whether the job's JSON shows a state it never leaves.

@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/follow.h"
+#include "cli/memory_size.h"
 #include "cli/provenance_diff.h"
 #include "cli/table.h"
 #include "cli/time_limit.h"
@@ -26,7 +27,7 @@ constexpr std::int64_t kMaxWaitS = 366LL * 86400;
 
 const std::vector<FlagSpec>& quick_submit_flags() {
   static const std::vector<FlagSpec> flags = {
-      {"--name", "N", "job name (default: the program's file name)"},
+      {"--name", "N", "job name (default: the program's file name)", false, {"-J", "--job-name"}},
       {"--nodes", "K", "number of nodes, all started together (default 1)", false, {"-N"}},
       {"--share", "S", "fair-share the job is charged to (default \"default\")"},
       {"--priority", "P", "priority within the share, 0..9999 (default 0)"},
@@ -34,9 +35,10 @@ const std::vector<FlagSpec>& quick_submit_flags() {
       {"--ntasks-per-node", "P", "processes started on each node, each with its own RANK and LOCAL_RANK (default 1)",
        false, {"--nproc-per-node", "--nproc_per_node"}},
       {"--retries", "R", "retries after a failed first attempt, 0..9 (default 0)"},
-      {"--time", "T", "wall-clock limit of an attempt as sbatch takes it: MINUTES, MM:SS, HH:MM:SS, D-HH:MM:SS, 45m"},
+      {"--time", "T", "wall-clock limit of an attempt as sbatch takes it: MINUTES, MM:SS, HH:MM:SS, D-HH:MM:SS, 45m",
+       false, {"-t"}},
       {"--timeout", "SECONDS", "the same limit counted in seconds (or 90s, 45m, 12h, 2d)"},
-      {"--mem", "MB", "MiB each node's processes may use together; past it they are killed (out of memory)"},
+      {"--mem", "SIZE", "memory each node's processes may use together (MiB, or 500M, 2G as sbatch takes it); past it they are killed (out of memory)"},
       {"--env", "K=V", "environment variable for the program", true},
       {"--wait-for-capacity", "", "queue the job even if no registered nodes could hold it yet (else refused)"},
       {"--replace-stragglers", "", "a rank much slower than the others gets the job checkpointed and queued again without its node"},
@@ -47,9 +49,9 @@ const std::vector<FlagSpec>& quick_submit_flags() {
 // Flags that apply to a spec file too.
 const std::vector<FlagSpec>& array_and_dependency_flags() {
   static const std::vector<FlagSpec> flags = {
-      {"--array", "SPEC", "a job array: 0-99, 0-99:4 (step), 1,5,9, with %K to run at most K tasks at once"},
+      {"--array", "SPEC", "a job array: 0-99, 0-99:4 (step), 1,5,9, with %K to run at most K tasks at once", false, {"-a"}},
       {"--depend", "DEP", "wait for other jobs: afterok:ID[:ID...], afterany, afternotok, aftercorr; ',' joins them",
-       false, {"--dependency"}},
+       false, {"--dependency", "-d"}},
   };
   return flags;
 }
@@ -130,7 +132,7 @@ Json quick_spec(const ParsedArgs& args, const std::vector<std::string>& argv) {
   if (auto cores = args.opt_integer("--cores-per-node", kAnyIntMin, kAnyInt)) spec["cores_per_node"] = *cores;
   if (auto procs = args.opt_integer("--ntasks-per-node", kAnyIntMin, kAnyInt)) spec["command"]["procs_per_node"] = *procs;
   if (auto timeout = time_limit_flags(args); timeout && !timeout->is_null()) spec["timeout_s"] = *timeout;
-  if (auto memory = args.opt_integer("--mem", kAnyIntMin, kAnyInt)) spec["memory_mb"] = *memory;
+  if (auto memory = args.opt_string("--mem")) spec["memory_mb"] = parse_memory_mb(*memory, "--mem");
   if (auto retries = args.opt_integer("--retries", 0, kMaxRetries)) spec["retry"] = {{"attempts", *retries + 1}};
   if (args.has("--wait-for-capacity")) spec["wait_for_capacity"] = true;
   if (args.has("--replace-stragglers")) spec["replace_stragglers"] = true;
@@ -429,10 +431,11 @@ std::string WaitJobs::render(const Replies& replies, const RenderContext&) const
 
 std::vector<FlagSpec> ListJobs::flags() {
   return with_watch_flags(
-      {{"--state", "S", "only jobs in these states, comma-separated (PENDING, STARTING, RUNNING, SUCCEEDED, FAILED, CANCELLED)"},
+      {{"--state", "S", "only jobs in these states, comma-separated (PENDING, STARTING, RUNNING, SUCCEEDED, FAILED, CANCELLED)",
+        false, {"-t", "--states"}},
        {"--all", "", "jobs in every state, ended ones too (default: PENDING, STARTING and RUNNING only)"},
        {"--share", "S", "only jobs of fair-share S"},
-       {"--user", "U", "only jobs of user U"},
+       {"--user", "U", "only jobs of user U", false, {"-u"}},
        {"--limit", "N", "at most N jobs (the daemon's default page is 100)"},
        {"--before", "ID", "only jobs older than job ID (the next page)"},
        {"--array", "ID", "the tasks of array job ID, one row each"},
@@ -710,21 +713,34 @@ Notices ShowLogs::notices(const Replies& replies) const {
 
 std::vector<FlagSpec> CancelJob::flags() { return {}; }
 
-CancelJob CancelJob::parse(const ParsedArgs& args) { return CancelJob{parse_job_target(only_positional(args, "ID"))}; }
+CancelJob CancelJob::parse(const ParsedArgs& args) {
+  if (args.positionals.empty()) throw InvalidInput("ID", "is required");
+  CancelJob cancel;
+  for (const std::string& id : args.positionals) cancel.jobs.push_back(parse_job_target(id));
+  return cancel;
+}
 
 std::vector<ApiRequest> CancelJob::requests(const InputReader&) const {
-  return {{"POST", job.path() + "/cancel", std::nullopt}};
+  std::vector<ApiRequest> posts;
+  for (const JobTarget& job : jobs) posts.push_back({"POST", job.path() + "/cancel", std::nullopt});
+  return posts;
 }
 
 std::string CancelJob::render(const Replies& replies, const RenderContext&) const {
-  const Json& array = field_or_null(replies.at(0), "array");
-  if (array.is_object() && array.contains("cancelled_tasks")) {
-    return "Cancel requested for " + text_of(array, "cancelled_tasks") + " tasks of array job " + job.text() + "\n";
+  std::string out;
+  for (std::size_t i = 0; i < replies.size() && i < jobs.size(); ++i) {
+    const std::string job = jobs[i].text();
+    const Json& array = field_or_null(replies[i], "array");
+    if (array.is_object() && array.contains("cancelled_tasks")) {
+      out += "Cancel requested for " + text_of(array, "cancelled_tasks") + " tasks of array job " + job + "\n";
+      continue;
+    }
+    const std::string state = text_of(replies[i], "state");
+    const auto parsed = parse_job_state(state);
+    out += parsed && is_terminal(*parsed) ? "Job " + job + " is " + state + "\n"
+                                          : "Cancel requested for job " + job + " (" + state + ")\n";
   }
-  const std::string state = text_of(replies.at(0), "state");
-  const auto parsed = parse_job_state(state);
-  if (parsed && is_terminal(*parsed)) return "Job " + job.text() + " is " + state + "\n";
-  return "Cancel requested for job " + job.text() + " (" + state + ")\n";
+  return out;
 }
 
 }  // namespace trainyard::cli

@@ -260,21 +260,24 @@ void print_ended(const Ended& ended, const GlobalOptions& global, const CliHost&
   }
 }
 
+// A follower's failure to hear the server, told apart from a job's own exit status 1.
+int no_answer(int status) { return status == kExitFailed ? kExitNoAnswer : status; }
+
 // submit --wait: the submit's own output, then the job's (or array's) state until it ends; exits
 // with its status.
 int submit_and_wait(const SubmitJob& submit, const std::vector<ApiRequest>& requests, const GlobalOptions& global,
                     Session& session, const CliHost& host) {
   auto submitted = send_all(session, requests, host);
-  if (const int* status = std::get_if<int>(&submitted)) return *status;
+  if (const int* status = std::get_if<int>(&submitted)) return no_answer(*status);
   const Replies& replies = std::get<Replies>(submitted);
   if (!global.json) host.out << terminal_safe(submit.render(replies, RenderContext{host.clock.system_now()}));
   host.out.flush();
   const Json& id = field_or_null(replies.at(0), "id");
-  if (!id.is_number_integer()) return failure(host, "the daemon's reply to the submit has no job id");
+  if (!id.is_number_integer()) return no_answer(failure(host, "the daemon's reply to the submit has no job id"));
   const JobTarget target{id.get<JobId>()};
   for (;;) {
     const Probe probe = probe_job(target, session, host);
-    if (const int* status = std::get_if<int>(&probe)) return *status;
+    if (const int* status = std::get_if<int>(&probe)) return no_answer(*status);
     if (const auto* ended = std::get_if<Ended>(&probe)) {
       print_ended(*ended, global, host);
       return ended->status;
@@ -295,7 +298,7 @@ int wait_for_jobs(const WaitJobs& wait, const GlobalOptions& global, Session& se
     bool condition_failed = false;
     for (auto it = waiting.begin(); it != waiting.end() && !condition_failed;) {
       const Probe probe = probe_job(*it, session, host);
-      if (const int* status = std::get_if<int>(&probe)) return *status;
+      if (const int* status = std::get_if<int>(&probe)) return no_answer(*status);
       const auto* ended = std::get_if<Ended>(&probe);
       if (!ended) {
         ++it;

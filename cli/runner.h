@@ -22,6 +22,9 @@ enum ExitStatus : int {
   // submit --wait also exits with the job's own exit code, or kExitFailedWithoutCode (3) or
   // kExitCancelled (4) from cli/follow.h.
   kExitTimedOut = 124,  // wait --timeout ran out first (as timeout(1) exits)
+  // wait and submit --wait: the server refused or could not be reached, so how the job ended is not
+  // known (kExitFailed would read as the job's own exit code 1; timeout(1) exits 125 when it fails).
+  kExitNoAnswer = 125,
 };
 
 struct CliHost {

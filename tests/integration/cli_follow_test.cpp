@@ -106,7 +106,7 @@ TEST_F(CliFollow, SubmitWaitExitsWithTheJobsExitCode) {
   EXPECT_EQ(cli("submit --wait -- /bin/sh -c 'exit 0'"), 0) << output;
   EXPECT_NE(output.find("SUCCEEDED"), std::string::npos) << output;
   EXPECT_EQ(cli("submit --wait -- /bin/sh -c 'exit 5'"), 5) << output;
-  EXPECT_NE(output.find("FAILED (exit code 5)"), std::string::npos) << output;
+  EXPECT_NE(output.find("FAILED (exit code 5, user_error): "), std::string::npos) << "the class and reason are said: " << output;
 }
 
 // An array is waited for whole: the last task to end is not the first, and the highest task's
@@ -151,7 +151,7 @@ TEST_F(CliFollow, WaitFollowsJobsSubmittedEarlierAndJobsListsTheActiveOnesLikeSq
   EXPECT_EQ(output.find("later"), std::string::npos) << output;
 
   EXPECT_EQ(cli("wait " + std::to_string(done) + " " + std::to_string(running)), 5) << output;
-  EXPECT_NE(output.find("Job " + std::to_string(running) + " FAILED (exit code 5)"), std::string::npos) << output;
+  EXPECT_NE(output.find("Job " + std::to_string(running) + " FAILED (exit code 5"), std::string::npos) << output;
   const auto held = cluster.submit(Json{{"name", "held"}, {"hold", true}, {"command", {{"argv", {"/bin/true"}}}}});
   EXPECT_EQ(cli("wait " + std::to_string(held) + " --timeout 1s"), 124) << output;
   EXPECT_NE(output.find("timed out after 1 s waiting for job " + std::to_string(held)), std::string::npos) << output;

@@ -38,7 +38,7 @@ TEST(CommandLine, SubmitFromFileAndStdin) {
 TEST(CommandLine, QuickSubmitBuildsACommandSpec) {
   const auto submit = parsed<SubmitJob>({"submit", "--name", "train", "--nodes", "2", "--share", "vision",
                                          "--priority", "7", "--cores-per-node", "4", "--retries", "2",
-                                         "--timeout", "600", "--mem", "2048", "--env", "A=1", "--env=B=x=y", "--", "python",
+                                         "--timeout", "600", "--mem", "2G", "--env", "A=1", "--env=B=x=y", "--", "python",
                                          "train.py", "--lr", "0.1"});
   EXPECT_TRUE(submit.spec_file.empty());
   const Json expected = {{"name", "train"},
@@ -54,6 +54,16 @@ TEST(CommandLine, QuickSubmitBuildsACommandSpec) {
                          {"timeout_s", 600},
                          {"memory_mb", 2048}};
   EXPECT_EQ(submit.spec, expected);
+}
+
+// Fingers trained on sbatch and squeue: their short flags mean what the long ones do.
+TEST(CommandLine, SlurmsShortFlagsMeanTheLongOnes) {
+  EXPECT_EQ(parsed<SubmitJob>({"submit", "-J", "train", "-t", "30", "-d", "afterok:5", "-a", "0-3", "--", "x"}),
+            parsed<SubmitJob>({"submit", "--name", "train", "--time", "30", "--depend", "afterok:5", "--array", "0-3", "--", "x"}));
+  EXPECT_EQ(parsed<SubmitJob>({"submit", "--job-name", "train", "--", "x"}).spec["name"], "train");
+  EXPECT_EQ(parsed<ListJobs>({"jobs", "-u", "alice", "-t", "RUNNING,pending"}),
+            parsed<ListJobs>({"jobs", "--user", "alice", "--state", "RUNNING,pending"}));
+  EXPECT_EQ(rejected({"submit", "-t", "soon", "--", "x"}), "--time") << "a short flag's mistake names the flag";
 }
 
 // As sbatch: the job starts where it was submitted, or in --chdir (-D), relative to there.
@@ -187,16 +197,18 @@ TEST(CommandLine, NodesFilterByState) {
   EXPECT_EQ(rejected({"nodes", "--state", "IDLE"}), "--state");
 }
 
-TEST(CommandLine, JobAndCancelTakeOneId) {
+TEST(CommandLine, JobTakesOneIdAndCancelOneOrMore) {
   EXPECT_EQ(parsed<ShowJob>({"job", "42"}).job, (JobTarget{42}));
-  EXPECT_EQ(parsed<CancelJob>({"cancel", "7"}).job, (JobTarget{7}));
-  EXPECT_EQ(parsed<CancelJob>({"cancel", "7_3"}), (CancelJob{7, 3}));
+  EXPECT_EQ(parsed<CancelJob>({"cancel", "7"}).jobs, (std::vector{JobTarget{7}}));
+  EXPECT_EQ(parsed<CancelJob>({"cancel", "7_3"}).jobs, (std::vector{JobTarget{7, 3}}));
+  EXPECT_EQ(parsed<CancelJob>({"cancel", "23", "36_1"}).jobs, (std::vector{JobTarget{23}, JobTarget{36, 1}})) << "as scancel";
+  EXPECT_EQ(rejected({"cancel"}), "ID");
+  EXPECT_EQ(rejected({"cancel", "23", "x"}), "ID");
   EXPECT_EQ(rejected({"cancel", "7_x"}), "ID");
   EXPECT_EQ(parsed<ListJobs>({"jobs", "--array", "12"}).array, 12);
   EXPECT_EQ(rejected({"job"}), "ID");
   EXPECT_EQ(rejected({"job", "0"}), "ID");
   EXPECT_EQ(rejected({"job", "4x"}), "ID");
-  EXPECT_EQ(rejected({"cancel", "1", "2"}), "ID");
   EXPECT_EQ(rejected({"cancel", "--force", "1"}), "--force");
 }
 

@@ -50,7 +50,11 @@ TEST(NearestWord, OtherSchedulersCommandsAreAnsweredWithOurs) {
   EXPECT_EQ(usage_message({"queue"}), "queue: unknown command; here, use \"trainyard jobs\"");
   EXPECT_EQ(usage_message({"sacct"}), "sacct: unknown command; here, use \"trainyard history\"");
   EXPECT_EQ(usage_message({"sinfo"}), "sinfo: unknown command; here, use \"trainyard nodes\"");
-  EXPECT_EQ(usage_message({"scancel", "12"}), "scancel: unknown command; here, use \"trainyard cancel ID\"");
+  EXPECT_EQ(usage_message({"scancel", "12"}), "scancel: unknown command; here, use \"trainyard cancel ID [ID ...]\"");
+  EXPECT_EQ(usage_message({"kill", "12"}), "kill: unknown command; here, use \"trainyard cancel ID\"");
+  EXPECT_NE(usage_message({"show", "12"}).find("\"trainyard job ID\""), std::string::npos);
+  EXPECT_NE(usage_message({"describe", "12"}).find("\"trainyard job ID\""), std::string::npos);
+  EXPECT_NE(usage_message({"status"}).find("\"trainyard jobs\""), std::string::npos);
   EXPECT_NE(usage_message({"scontrol", "show", "job", "12"}).find("\"trainyard job ID\" (scontrol show job)"), std::string::npos);
 }
 

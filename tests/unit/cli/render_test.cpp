@@ -393,6 +393,8 @@ TEST(Render, SubmitCancelToken) {
   EXPECT_EQ(render({"submit", "x.json"}, {running_job()}), "Submitted job 42\n");
   EXPECT_EQ(render({"cancel", "42"}, {running_job()}), "Cancel requested for job 42 (RUNNING)\n");
   EXPECT_EQ(render({"cancel", "42"}, {Json{{"state", "CANCELLED"}}}), "Job 42 is CANCELLED\n");
+  EXPECT_EQ(render({"cancel", "42", "43"}, {running_job(), Json{{"state", "CANCELLED"}}}),
+            "Cancel requested for job 42 (RUNNING)\nJob 43 is CANCELLED\n");
   EXPECT_EQ(render({"token", "create", "bob"}, {Json{{"user", "bob"}, {"token", "ty_abc"}}}), "ty_abc\n");
 }
 

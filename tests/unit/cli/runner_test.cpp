@@ -255,6 +255,26 @@ TEST_F(RunnerTest, SubmitWaitFollowsTheJobAndExitsWithItsCode) {
   EXPECT_EQ(pauses, (std::vector<Millis>{Millis(1000), Millis(1000)}));
 }
 
+TEST_F(RunnerTest, WaitPrintsWhyAJobDidNotSucceedAndExits125WhenTheServerCannotSay) {
+  Json failed = job_in("FAILED", 1);
+  failed["failure_class"] = "oom";
+  failed["reason"] = "rank 0 on n1: out of memory";
+  reply("GET /v1/jobs/42", failed);
+  EXPECT_EQ(run({"wait", "42"}), 1) << err.str();
+  EXPECT_EQ(out.str(), "Job 42 FAILED (exit code 1, oom): rank 0 on n1: out of memory\n");
+  out.str("");
+  Json succeeded = job_in("SUCCEEDED", 0);
+  succeeded["reason"] = "completed";
+  reply("GET /v1/jobs/42", succeeded);
+  EXPECT_EQ(run({"wait", "42"}), 0);
+  EXPECT_EQ(out.str(), "Job 42 SUCCEEDED (exit code 0)\n") << "a success needs no reason";
+
+  server.replies["GET /v1/jobs/42"] = HttpResponse{.status = 404, .body = R"({"error":{"code":"not_found","message":"job 42 does not exist"}})"};
+  EXPECT_EQ(run({"wait", "42"}), kExitNoAnswer) << "not the exit status 1 a failed job has";
+  server.replies["POST /v1/jobs"] = HttpResponse{.status = 400, .body = R"({"error":{"code":"invalid_field","message":"nodes: too many","field":"nodes"}})"};
+  EXPECT_EQ(run({"submit", "--wait", "--", "/bin/true"}), kExitNoAnswer);
+}
+
 TEST_F(RunnerTest, SubmitWaitRidesOutAFailover) {
   env.server = "http://127.0.0.1:9,http://127.0.0.1:10";
   server.replies["POST /v1/jobs"] = HttpResponse{.status = 201, .body = job_in("PENDING", std::nullopt, 0).dump()};
