@@ -28,7 +28,7 @@ bool within(milliseconds limit, const std::function<bool()>& condition) {
   const SteadyTime deadline = in(limit);
   while (!condition()) {
     if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(milliseconds(1));
+    std::this_thread::sleep_for(milliseconds(1));  // the polling interval of the condition
   }
   return true;
 }
