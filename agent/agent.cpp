@@ -87,6 +87,7 @@ void Agent::on_open() {
   hello.data_addr = config_.data_addr;
   hello.faults = fault_specs(device_.faults());
   hello.cgroups = config_.cgroups;
+  hello.job_network = config_.job_network;
   for (auto& [id, running] : runs_) hello.attempts.push_back(running.run->report());
   // The welcome acknowledges the hello as an ack does a heartbeat.
   hello_seq_ = next_heartbeat_seq();

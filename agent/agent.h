@@ -75,6 +75,7 @@ struct AgentConfig {
   std::int64_t job_disk_floor_mb = 512;
   JobAccounts job_accounts;  // who command jobs run as
   std::string cgroups;       // how attempts are contained, for the hello (Cgroups::describe)
+  std::string job_network;   // whether attempts can have a network of their own (JobNetworkHost::support)
 };
 
 class Agent {

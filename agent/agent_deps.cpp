@@ -22,7 +22,7 @@ std::shared_ptr<net::WebSocketPeer> WebSocketDaemonLinks::connect(const std::str
 LocalWorkloads::LocalWorkloads(boost::asio::io_context& io, neuron::NeuronDevice& device,
                                neuron::DataPlaneServer& data_plane, ProcessRegistry& processes,
                                JobAccounts job_accounts, Cgroups cgroups, std::chrono::milliseconds collective_timeout,
-                               std::string job_python_dir)
+                               std::string job_python_dir, JobNetworkHost network_host)
     : io_(io),
       device_(device),
       data_plane_(data_plane),
@@ -30,7 +30,8 @@ LocalWorkloads::LocalWorkloads(boost::asio::io_context& io, neuron::NeuronDevice
       job_accounts_(std::move(job_accounts)),
       cgroups_(std::move(cgroups)),
       collective_timeout_(collective_timeout),
-      job_python_dir_(std::move(job_python_dir)) {}
+      job_python_dir_(std::move(job_python_dir)),
+      network_host_(std::move(network_host)) {}
 
 LocalWorkloads::~LocalWorkloads() { cgroups_.remove_all(); }
 
@@ -60,8 +61,8 @@ std::unique_ptr<AttemptRun> LocalWorkloads::start_run(const LaunchMsg& launch, c
   auto account = job_accounts_.account_for(launch.user, cluster, account_job, launch.attempt_id, attempt_dir);
   if (account) job_accounts_.claim(*account, cluster, account_job);
   if (launch.kind == JobKind::command) {
-    return std::make_unique<CommandRun>(launch, attempt_dir, job_python_dir_, std::move(account), cgroups_, processes_,
-                                        io_, std::move(on_exit));
+    return std::make_unique<CommandRun>(launch, attempt_dir, job_python_dir_, std::move(account), cgroups_,
+                                        &network_host_, processes_, io_, std::move(on_exit));
   }
   SimulatedRunContext context{device_,  data_plane_, core, collective_timeout_, std::move(account),
                               cgroups_, processes_,  io_};

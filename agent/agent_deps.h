@@ -16,6 +16,7 @@
 #include "agent/fence_keeper.h"
 #include "agent/health_task.h"
 #include "agent/job_account.h"
+#include "agent/job_network.h"
 #include "agent/process_registry.h"
 #include "net/tls.h"
 #include "net/websocket.h"
@@ -70,7 +71,8 @@ class LocalWorkloads final : public Workloads {
  public:
   LocalWorkloads(boost::asio::io_context& io, neuron::NeuronDevice& device, neuron::DataPlaneServer& data_plane,
                  ProcessRegistry& processes, JobAccounts job_accounts, Cgroups cgroups,
-                 std::chrono::milliseconds collective_timeout, std::string job_python_dir);
+                 std::chrono::milliseconds collective_timeout, std::string job_python_dir,
+                 JobNetworkHost network_host = {});
   // Removes the agent's cgroup parents (its runs, destroyed before, removed their own).
   ~LocalWorkloads() override;
   std::unique_ptr<AttemptRun> start_run(const LaunchMsg& launch, const std::string& cluster,
@@ -88,6 +90,7 @@ class LocalWorkloads final : public Workloads {
   Cgroups cgroups_;
   std::chrono::milliseconds collective_timeout_;
   std::string job_python_dir_;  // first on command jobs' PYTHONPATH (agent/job_python.h)
+  JobNetworkHost network_host_;  // attempts' own networks (agent/job_network.h)
 };
 
 struct AgentDeps {

@@ -1,5 +1,6 @@
 #include "agent/command_run.h"
 
+#include "agent/job_network.h"
 #include "agent/provenance_file.h"
 #include "agent/python_stacks.h"
 #include "checkpoint/checkpoint.h"
@@ -77,6 +78,14 @@ std::map<std::string, std::string> command_environment(const LaunchMsg& l, const
   env["TRAINYARD_NODES"] = std::to_string(l.world_size);
   env["MASTER_ADDR"] = l.master_addr;
   env["MASTER_PORT"] = std::to_string(l.master_port);
+  if (l.job_network) {
+    // The rank's address in the attempt's own network (agent/job_network.h). Gloo and NCCL would
+    // otherwise pick the address the host's name resolves to, which the namespace does not have.
+    env["TRAINYARD_JOB_ADDR"] = ipv4_text(l.job_network->addresses[static_cast<std::size_t>(l.rank)]);
+    for (const char* name : {"GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME"}) {
+      if (!l.command.env.contains(name)) env[name] = JobNetwork::kInterface;
+    }
+  }
   const CoreShare share = core_share(l.cores, procs, local_rank);
   env["TRAINYARD_CORES"] = std::to_string(share.count);
   const std::string visible = std::to_string(share.first) + "-" + std::to_string(share.first + share.count - 1);
@@ -97,8 +106,8 @@ std::map<std::string, std::string> command_environment(const LaunchMsg& l, const
 }
 
 CommandRun::CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, const std::string& python_dir,
-                       std::optional<JobAccount> account, const Cgroups& cgroups, ProcessRegistry& processes,
-                       boost::asio::io_context& io, ExitCallback on_exit)
+                       std::optional<JobAccount> account, const Cgroups& cgroups, const JobNetworkHost* network_host,
+                       ProcessRegistry& processes, boost::asio::io_context& io, ExitCallback on_exit)
     : launch_(launch), on_exit_(std::move(on_exit)), activity_(stacks_signal()) {
   RankProcessPlan plan;
   plan.argv = launch_.command.argv;
@@ -112,6 +121,7 @@ CommandRun::CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, 
   progress_.resize(files_.size());
   for (const auto& files : files_) progress_files_.emplace_back(files.progress);
   plan.memory_limit_mb = launch_.memory_mb;
+  plan.network_host = network_host;
   environment_ = mask_secrets(plan.environments.front());
   if (launch_.rank == 0 && !launch_.checkpoint_dir.empty()) {
     checkpoints_.emplace(launch_.checkpoint_dir,

@@ -94,8 +94,8 @@ class CommandRun final : public AttemptRun {
   // Starts the process, in a cgroup of its own when `cgroups` are available; on failure to start,
   // the exit callback is posted with the reason.
   CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, const std::string& python_dir,
-             std::optional<JobAccount> account,
-             const Cgroups& cgroups, ProcessRegistry& processes, boost::asio::io_context& io, ExitCallback on_exit);
+             std::optional<JobAccount> account, const Cgroups& cgroups, const JobNetworkHost* network_host,
+             ProcessRegistry& processes, boost::asio::io_context& io, ExitCallback on_exit);
 
   void terminate(const std::string& reason) override { process_->terminate(reason); }
   void kill() override { process_->kill(); }

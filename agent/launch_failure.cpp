@@ -128,6 +128,8 @@ std::string describe_launch_failure(const SpawnFailure& f, const LaunchContext& 
     case SpawnStage::private_tmp:
       // The node's doing, not the job's (daemon/base/failure_rules.cpp).
       return fmt::format("node files: the attempt's private /tmp and /dev/shm: {}: {}", f.what, std::strerror(f.error));
+    case SpawnStage::job_network:
+      return fmt::format("node network: {}: {}", f.what, std::strerror(f.error));
     default:
       what = fmt::format("{}: {}", f.what, std::strerror(f.error));
       break;

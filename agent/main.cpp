@@ -116,6 +116,10 @@ int main(int argc, char** argv) {
       spdlog::warn("event=cgroups node={} cgroups=\"{}\" fallback=\"process groups, no limits\"", config.name,
                    config.cgroups);
     }
+    auto network_host = trainyard::agent::JobNetworkHost::set_up(config.name);
+    config.job_network = network_host.support;
+    spdlog::info("event=job_network node={} job_network=\"{}\" rule_priority={}", config.name, config.job_network,
+                 network_host.allow_priority);
     boost::asio::io_context io(1);
     // What a previous life of this agent left running is not ours to run: kill it before connecting.
     trainyard::agent::ProcessRegistry processes(config.work_dir + "/processes");
@@ -127,7 +131,8 @@ int main(int argc, char** argv) {
     }
     trainyard::agent::WebSocketDaemonLinks links(io, config.tls);
     trainyard::agent::LocalWorkloads workloads(io, device, data_plane, processes, config.job_accounts,
-                                               std::move(cgroups), config.collective_timeout, job_python_dir);
+                                               std::move(cgroups), config.collective_timeout, job_python_dir,
+                                               std::move(network_host));
     trainyard::net::SteadyTimers timers(io);
     trainyard::agent::ProcessFenceKeeper keeper(
         io, {config.name, config.work_dir + "/processes", "/sys/fs/cgroup",

@@ -123,6 +123,9 @@ int child_main(void* raw) {
   if (plan.mount_namespace_fd >= 0 && ::setns(plan.mount_namespace_fd, CLONE_NEWNS) != 0) {
     fail(SpawnStage::private_tmp, "joining the attempt's mount namespace");
   }
+  if (plan.net_namespace_fd >= 0 && ::setns(plan.net_namespace_fd, CLONE_NEWNET) != 0) {
+    fail(SpawnStage::job_network, "joining the attempt's network namespace");
+  }
   if (::chdir(plan.dir) != 0) fail(SpawnStage::enter_dir, "chdir to the attempt directory");
   for (std::size_t i = 0; i < plan.cgroup_fd_count; ++i) {
     if (::write(plan.cgroup_fds[i], "0", 1) != 1) fail(SpawnStage::join_cgroup, "joining the attempt's cgroup");

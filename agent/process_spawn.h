@@ -37,10 +37,12 @@ struct SpawnPlan {
   // The mount namespace of the attempt's private /tmp and /dev/shm (agent/private_tmp.h), which the
   // child joins while still root; -1: the agent's.
   int mount_namespace_fd = -1;
+  // The attempt's network namespace (agent/job_network.h), joined likewise; -1: the agent's.
+  int net_namespace_fd = -1;
 };
 
 // What the child could not do before its program ran, and the errno it got.
-enum class SpawnStage { none, private_tmp, enter_dir, join_cgroup, drop_account, enter_workdir, exec };
+enum class SpawnStage { none, private_tmp, job_network, enter_dir, join_cgroup, drop_account, enter_workdir, exec };
 struct SpawnFailure {
   SpawnStage stage = SpawnStage::none;
   int error = 0;

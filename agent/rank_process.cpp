@@ -60,6 +60,20 @@ RankProcess::RankProcess(const LaunchMsg& launch, const std::string& attempt_dir
     spdlog::warn("event=memory_limit_not_enforced job={} attempt={} memory_mb={} reason=\"{}\"", launch_.job_id,
                  launch_.attempt_id, memory_limit_mb_, cgroups.describe());
   }
+  if (launch_.job_network) {
+    try {
+      if (!plan.network_host) throw std::runtime_error("this agent was not set up to make attempts' networks");
+      network_ = std::make_unique<JobNetwork>(*plan.network_host, *launch_.job_network, launch_.rank, launch_.peers);
+      spdlog::info("event=job_network_made job={} attempt={} rank={} address={} block={}", launch_.job_id,
+                   launch_.attempt_id, launch_.rank, ipv4_text(launch_.job_network->addresses[static_cast<std::size_t>(launch_.rank)]),
+                   launch_.job_network->block.text());
+    } catch (const std::exception& e) {
+      ::close(log_fd);
+      // The node's doing, not the job's (daemon/base/failure_rules.cpp): retried elsewhere.
+      fail_to_start(std::string("node network: cannot give the attempt its own network: ") + e.what());
+      return;
+    }
+  }
   if (::geteuid() == 0) start_private_tmp(attempt_dir, plan);
   locals_.resize(plan.environments.size());
   bool started = true;
@@ -125,6 +139,7 @@ bool RankProcess::start_local(std::size_t index, const RankProcessPlan& plan, co
   spawn.workdir = plan.workdir ? plan.workdir->c_str() : nullptr;
   spawn.channel_fd = plan.channel_fd;
   if (private_tmp_) spawn.mount_namespace_fd = private_tmp_->mount_namespace();
+  if (network_) spawn.net_namespace_fd = network_->net_namespace();
   if (cgroup_) {
     spawn.cgroup_fds = cgroup_->join_fds().data();
     spawn.cgroup_fd_count = cgroup_->join_fds().size();
@@ -192,6 +207,7 @@ void RankProcess::fail_to_start(const std::string& reason) {
   boost::asio::post(io_, [this, end] { on_end_(end); });
   exited_ = true;
   private_tmp_.reset();  // no process of the attempt runs in it
+  network_.reset();
 }
 
 RankProcess::~RankProcess() {
@@ -268,6 +284,7 @@ void RankProcess::finish() {
   end.stop_reason = stop_reason_;
   end.oom = end_cgroup();
   end_private_tmp();
+  network_.reset();
   on_end_(std::move(end));
 }
 

@@ -36,6 +36,7 @@
 
 #include "agent/attempt_cgroup.h"
 #include "agent/job_account.h"
+#include "agent/job_network.h"
 #include "agent/private_tmp.h"
 #include "agent/process_registry.h"
 #include "proto/messages.h"
@@ -50,6 +51,8 @@ struct RankProcessPlan {
   std::int64_t memory_limit_mb = 0;  // the cgroup's memory limit; 0: none
   std::string memory_limit_origin = "the job's memory_mb";  // where the limit comes from, for an OOM's reason
   int channel_fd = -1;  // given to the process as its descriptor 3; -1: none
+  // Where the attempt's own network is made when its launch asks for one (agent/job_network.h).
+  const JobNetworkHost* network_host = nullptr;
 };
 
 // How the process ended, as the kernel and the agent saw it.
@@ -121,7 +124,8 @@ class RankProcess {
   std::int64_t memory_limit_mb_;
   std::string memory_limit_origin_;
   std::unique_ptr<AttemptCgroup> cgroup_;
-  std::unique_ptr<PrivateTmp> private_tmp_;  // a root agent's (agent/private_tmp.h)
+  std::unique_ptr<PrivateTmp> private_tmp_;
+  std::unique_ptr<JobNetwork> network_;  // the attempt's own network on this node, when it has one  // a root agent's (agent/private_tmp.h)
   ProcessRegistry& processes_;
   std::string log_path_;
   boost::asio::io_context& io_;

@@ -198,6 +198,10 @@ void JobManager::restore(const store::LoadedState& state) {
     // How long it ran before the restart only the stored wall-clock times can tell.
     if (attempt.started_at) active.running_since = mono_now - std::max(Millis(0), now - *attempt.started_at);
     active.phase = AttemptPhase::launching;  // prepared by the daemon before the restart, not again
+    if (!networks_.restore(attempt.id, attempt.provenance.json())) {
+      spdlog::error("event=job_network_not_restored attempt={} reason=\"its block is outside --job-network or "
+                    "another attempt's\"", attempt.id);
+    }
     attempts_.add(std::move(active));
     std::vector<scheduler::NodeCores> held;
     for (const auto& n : attempt.nodes) held.push_back({n, attempt.cores_per_node});
@@ -561,6 +565,8 @@ void JobManager::launch(AttemptId id) {
       AttemptProvenance(launch_provenance(job, attempt.record, admissions_of(attempt.record), attempt.resumed));
   std::vector<std::string> peers;
   for (const auto& n : attempt.record.nodes) peers.push_back(nodes_.find(n)->node.data_addr);  // all connected
+  const std::optional<JobNetworkPlan> network = network_for(job, attempt.record);
+  if (network) attempt.record.provenance.amend([&](Json& p) { p["network"] = network_provenance(*network); });
   // Only this attempt's ranks can join its rings; kept nowhere but in the launches.
   const std::string data_plane_secret = random_hex(32);
   for (int r = 0; r < static_cast<int>(attempt.record.nodes.size()); ++r) {
@@ -584,7 +590,8 @@ void JobManager::launch(AttemptId id) {
     launch.world_size = static_cast<int>(attempt.record.nodes.size());
     launch.cores = attempt.record.cores_per_node;
     launch.peers = peers;
-    launch.master_addr = host_of(peers.front());
+    launch.master_addr = network ? ipv4_text(network->addresses.front()) : host_of(peers.front());
+    launch.job_network = network;
     const int ports = config_.master_port_last - config_.master_port_first + 1;
     launch.master_port = config_.master_port_first + static_cast<int>(id % ports);
     launch.checkpoint_dir = checkpoint_dir_of(job.id);
@@ -595,6 +602,22 @@ void JobManager::launch(AttemptId id) {
     launch.memory_mb = job.spec.memory_mb.value_or(0);
     send_to(node, launch);
   }
+}
+
+std::optional<JobNetworkPlan> JobManager::network_for(const Job& job, const Attempt& attempt) {
+  if (!networks_.enabled() || job.spec.kind != JobKind::command) return std::nullopt;
+  for (const auto& name : attempt.nodes) {
+    const std::string& support = nodes_.find(name)->node.job_network;  // all connected
+    if (support != kJobNetworkSupported) {
+      spdlog::warn("event=job_network_skipped job={} attempt={} node={} reason=\"{}\"", job.id, attempt.id, name,
+                   support.empty() ? "its agent does not say it can isolate an attempt" : support);
+      return std::nullopt;
+    }
+  }
+  std::string why;
+  auto plan = networks_.assign(attempt.id, static_cast<int>(attempt.nodes.size()), why);
+  if (!plan) spdlog::error("event=job_network_exhausted job={} attempt={} reason=\"{}\"", job.id, attempt.id, why);
+  return plan;
 }
 
 std::vector<RankAdmission> JobManager::admissions_of(const Attempt& attempt) const {
@@ -772,6 +795,7 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
   }
   const Job snapshot = job;
   attempts_.remove(attempt.id);
+  networks_.release(attempt.id);
   if (is_terminal(snapshot.state)) {
     note_ended(snapshot);
     active_jobs_.erase(snapshot.id);

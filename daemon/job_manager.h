@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "daemon/attempt_end.h"
+#include "daemon/attempt_networks.h"
 #include "daemon/attempt_table.h"
 #include "daemon/base/audit.h"
 #include "daemon/base/auth.h"
@@ -77,6 +78,8 @@ struct JobManagerConfig {
   // MASTER_PORT of an attempt: first + its id modulo the range's size (--master-ports).
   int master_port_first = 20000;
   int master_port_last = 39999;
+  // Where attempts' own networks get their addresses (--job-network); none: they share their nodes'.
+  std::optional<Ipv4Network> job_network;
   scheduler::PreemptionConfig preemption;  // off by default
   healthcheck::DiskPolicy disk_policy;          // a node with less free space is SUSPECT (healthcheck/disk_space.h)
   // A running job with a storage quota has its checkpoint directory measured this often, and is
@@ -384,6 +387,8 @@ class JobManager {
   void choose_resume_point(AttemptId id, std::vector<store::CheckpointRecord> recorded);
   void resume_chosen(AttemptId id, Result<std::optional<ResumedCheckpoint>> chosen);
   std::vector<RankAdmission> admissions_of(const Attempt& attempt) const;
+  // A network of its own for a command attempt whose nodes can all give it one (--job-network).
+  std::optional<JobNetworkPlan> network_for(const Job& job, const Attempt& attempt);
   void on_preflight_done(AttemptId id, const HealthCheckResult& result);
   // A stuck attempt may have hung on a bad node: its hung ranks' nodes are tested, and the attempt
   // finishes (classified, retried) with the verdicts. True when the test started.
@@ -408,6 +413,7 @@ class JobManager {
   StorageUsage storage_;
   std::map<JobId, Job> active_jobs_;
   AttemptTable attempts_;  // the attempts in flight, each job's current one, and survivors
+  AttemptNetworks networks_{config_.job_network};  // their own networks' addresses (--job-network)
   ShareTable shares_;  // the shares admins created
   JobId max_job_id_ = 0;
   AttemptId max_attempt_id_ = 0;

@@ -69,6 +69,12 @@ void add_retry_flags(FlagParser& flags, JobManagerSettings& s) {
                    "the ports MASTER_PORT is chosen from, FIRST-LAST: an attempt gets FIRST + its id modulo the "
                    "range's size (keep it out of the nodes' ephemeral range, /proc/sys/net/ipv4/ip_local_port_range)",
                    &s.master_ports);
+  flags.add_string("job-network",
+                   "an IPv4 network (for example 10.240.0.0/12) that no host of the cluster uses: each attempt of a "
+                   "command job whose nodes can (GET /v1/nodes: job_network) runs in a network of its own with an "
+                   "address from it per rank; its ranks reach each other and nothing else, and nothing else reaches "
+                   "them (its MASTER_ADDR is rank 0's address). Empty: jobs share their nodes' network",
+                   &s.job_network);
   flags.add_int("max-array-size", "tasks one job array may have; a larger array is refused with 400", &c.max_array_size,
                 1, 1'000'000);
 }
@@ -149,8 +155,17 @@ std::pair<int, int> parse_master_ports(const std::string& text) {
   return {first, last};
 }
 
+Ipv4Network parse_job_network_pool(const std::string& text) {
+  const Ipv4Network pool = parse_ipv4_network(text, "--job-network");
+  if (pool.prefix < 8 || pool.prefix > 28) {
+    throw InvalidInput("--job-network", "must hold 16 to 2^24 addresses (a prefix from /8 to /28), got \"" + text + "\"");
+  }
+  return pool;
+}
+
 JobManagerConfig resolve(const JobManagerSettings& settings) {
   JobManagerConfig config = settings.config;
+  if (!settings.job_network.empty()) config.job_network = parse_job_network_pool(settings.job_network);
   std::tie(config.master_port_first, config.master_port_last) = parse_master_ports(settings.master_ports);
   const Millis kill_grace(config.kill_grace_ms);
   config.fence_after = fence_time({config.heartbeat_interval, config.node_timeout, kill_grace, settings.fence});

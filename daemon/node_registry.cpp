@@ -48,6 +48,7 @@ NodeRegistry::Registration NodeRegistry::register_agent(const HelloMsg& hello, s
   entry.node.data_addr = hello.data_addr;
   entry.node.faults = hello.faults;
   entry.node.cgroups = hello.cgroups;
+  entry.node.job_network = hello.job_network;
   entry.node.connected = true;
   entry.node.last_heartbeat = now;
   entry.heard_at = clock_.monotonic_now();

@@ -147,6 +147,27 @@ std::vector<AttemptId> parse_attempt_ids(ObjectReader& r, const char* key) {
   return out;
 }
 
+JobNetworkPlan parse_job_network(const Json& j, int world_size) {
+  ObjectReader r(j, "job_network");
+  JobNetworkPlan plan;
+  plan.pool = parse_ipv4_network(r.string("pool", 1, 18), "job_network.pool");
+  plan.block = parse_ipv4_network(r.string("block", 1, 18), "job_network.block");
+  if (!plan.pool.contains(plan.block)) throw InvalidInput("job_network.block", "must lie inside job_network.pool");
+  const auto addresses = r.string_list("addresses", kMaxRanks, 15);
+  if (std::ssize(addresses) != world_size) throw InvalidInput("job_network.addresses", "must hold one address per rank");
+  std::set<Ipv4> seen;
+  for (std::size_t i = 0; i < addresses.size(); ++i) {
+    const std::string field = "job_network.addresses[" + std::to_string(i) + "]";
+    const auto address = parse_ipv4(addresses[i]);
+    if (!address) throw InvalidInput(field, "must be an IPv4 address");
+    if (!plan.block.contains(*address)) throw InvalidInput(field, "must lie inside job_network.block");
+    if (!seen.insert(*address).second) throw InvalidInput(field, "is another rank's address too");
+    plan.addresses.push_back(*address);
+  }
+  r.finish();
+  return plan;
+}
+
 struct AgentEncoder {
   Json operator()(const HelloMsg& m) const {
     Json j = {{"type", "hello"},    {"protocol", m.protocol},   {"agent_version", m.agent_version},
@@ -154,6 +175,7 @@ struct AgentEncoder {
               {"labels", m.labels}, {"data_addr", m.data_addr}, {"attempts", reports_to_json(m.attempts)},
               {"faults", m.faults}};
     if (!m.cgroups.empty()) j["cgroups"] = m.cgroups;
+    if (!m.job_network.empty()) j["job_network"] = m.job_network;
     return j;
   }
   Json operator()(const HeartbeatMsg& m) const {
@@ -243,6 +265,13 @@ struct DaemonEncoder {
       j["workload"] = to_json(m.workload);
     }
     if (m.resume_from) j["resume_from"] = *m.resume_from;
+    if (m.job_network) {
+      Json addresses = Json::array();
+      for (const Ipv4 address : m.job_network->addresses) addresses.push_back(ipv4_text(address));
+      j["job_network"] = {{"pool", m.job_network->pool.text()},
+                          {"block", m.job_network->block.text()},
+                          {"addresses", std::move(addresses)}};
+    }
     return j;
   }
   Json operator()(const KillMsg& m) const {
@@ -311,6 +340,8 @@ AgentMessage parse_agent_message(std::string_view text) {
     if (r.has("faults")) m.faults = r.string_list("faults", kMaxFaults, 256);
     m.cgroups = r.opt_string("cgroups", 1, 512).value_or("");
     check_printable("cgroups", m.cgroups);
+    m.job_network = r.opt_string("job_network", 1, 512).value_or("");
+    check_printable("job_network", m.job_network);
     r.finish();
     return m;
   }
@@ -485,6 +516,7 @@ DaemonMessage parse_daemon_message(std::string_view text) {
     }
     if (m.kind == JobKind::command && m.command.argv.empty()) throw InvalidInput("command.argv", "must name a program");
     if (const Json* w = r.child("workload")) m.workload = parse_workload(*w, "workload");
+    if (const Json* n = r.child("job_network")) m.job_network = parse_job_network(*n, m.world_size);
     r.finish();
     return m;
   }

@@ -9,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "proto/ipv4_network.h"
 #include "proto/job.h"
 #include "proto/metrics.h"
 #include "proto/node.h"
@@ -44,7 +45,7 @@ namespace trainyard::inline proto {
 //     and per-job uids are made from.
 // 22: a collective health result counts the connections the rank's data-plane port refused while
 //     the suite ran (refused_connections): a transport failure beside them judges no node.
-inline constexpr int kProtocolVersion = 22;
+inline constexpr int kProtocolVersion = 23;
 
 // The most ranks one gang may have, an attempt's or a health check's collective suite: ranks run
 // from 0 to kMaxRanks - 1, and a message names at most kMaxRanks peers, each an address of at most
@@ -100,7 +101,11 @@ struct HelloMsg {
   std::vector<AttemptReport> attempts;  // attempts still running from before a reconnect
   std::vector<std::string> faults;      // injected faults, as "--fault" specs (proto/faults.h)
   std::string cgroups;  // "v1", "v2" or "unavailable: <why>" (agent/attempt_cgroup.h)
+  // "netns" when the agent can give attempts a network of their own, else "unavailable: <why>"
+  // (agent/job_network.h); empty from an agent that does not say.
+  std::string job_network;
 };
+inline constexpr const char* kJobNetworkSupported = "netns";  // HelloMsg::job_network of an agent that can
 struct HeartbeatMsg {
   std::int64_t seq = 0;  // numbers the agent's heartbeats on one link; the daemon's ack echoes it
   std::vector<AttemptReport> attempts;
@@ -210,6 +215,12 @@ struct RefusedMsg {
 // The daemon took an attempts_stopped report: the attempts' ranks on the node are lost, so their
 // replacements may start.
 struct StopNotedMsg {};
+// The network of its own an attempt's command ranks get (agent/job_network.h, daemon/job_address_pool.h).
+struct JobNetworkPlan {
+  Ipv4Network pool;             // where every attempt's addresses come from: only an attempt's own ranks reach them
+  Ipv4Network block;            // this attempt's, inside `pool`
+  std::vector<Ipv4> addresses;  // rank r's, inside `block`, one per rank
+};
 struct LaunchMsg {
   AttemptId attempt_id = 0;
   JobId job_id = 0;
@@ -232,6 +243,8 @@ struct LaunchMsg {
   // How long a command has after SIGUSR1 to checkpoint and exit (TRAINYARD_PREEMPT_GRACE_S).
   int preempt_grace_ms = 10000;
   std::int64_t memory_mb = 0;  // the job's memory_mb; 0: no limit
+  // Set: the ranks run in a network of their own, and master_addr is rank 0's address in it.
+  std::optional<JobNetworkPlan> job_network;
 };
 struct KillMsg {
   AttemptId attempt_id = 0;

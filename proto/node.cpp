@@ -39,6 +39,7 @@ Json to_json(const Node& n) {
             {"faults", n.faults}};
   if (n.last_heartbeat) j["last_heartbeat"] = format_time(*n.last_heartbeat);
   if (!n.cgroups.empty()) j["cgroups"] = n.cgroups;
+  if (!n.job_network.empty()) j["job_network"] = n.job_network;
   if (!n.disks.empty()) {
     j["disks"] = Json::array();
     for (const auto& d : n.disks) j["disks"].push_back(to_json(d));
@@ -77,6 +78,7 @@ Node node_from_json(const Json& j) {
   n.connected = j.value("connected", false);
   n.faults = j.value("faults", std::vector<std::string>{});
   n.cgroups = j.value("cgroups", "");
+  n.job_network = j.value("job_network", "");
   if (const auto disks = j.find("disks"); disks != j.end()) {
     for (std::size_t i = 0; i < disks->size(); ++i) n.disks.push_back(parse_disk_space((*disks)[i], "disks[" + std::to_string(i) + "]"));
   }

@@ -44,6 +44,8 @@ struct Node {
   std::optional<TimePoint> last_check_at;
   std::vector<DiskSpace> disks;  // from the latest heartbeat
   std::string cgroups;  // how its agent contains attempts: "v1", "v2" or "unavailable: <why>"
+  // Whether its agent gives attempts a network of their own: "netns" or "unavailable: <why>".
+  std::string job_network;
 };
 
 std::string to_string(NodeState s);  // "HEALTHY", ...

@@ -222,6 +222,8 @@ const char* const kJsonSchemas = R"json({
     "faults": {"type": "array", "items": {"type": "string"}}, "last_heartbeat": {"type": "string"},
     "cgroups": {"type": "string", "examples": ["v1", "v2", "unavailable: the agent is not root"],
                 "description": "how the agent contains each attempt: a cgroup per attempt (v1 or v2), or why not"},
+    "job_network": {"type": "string", "examples": ["netns", "unavailable: the agent is not root"],
+                    "description": "whether the agent can give an attempt a network of its own (daemon --job-network), or why not"},
     "free_cores": {"type": "integer", "description": "cores usable now: none on a node that takes no work (not HEALTHY, or not connected)"},
     "used_cores": {"type": "integer", "description": "cores held by the attempts running on it"},
     "disks": {"type": "array", "description": "free space on its work and checkpoint filesystems (latest heartbeat)",

@@ -21,6 +21,8 @@ constexpr std::string_view kDefaultRules = R"json({"rules": [
    "suggestion": "The node was cut off from the daemon and stopped the attempt itself, so that it never ran beside its replacement; the job is retried."},
   {"class": "node_files", "infrastructure": true, "reason": ["*node files: *"],
    "suggestion": "The node holds files in the attempt's way ({line}): another job's directory or log, or a uid another cluster's job holds; the job is retried without using an attempt, and the node needs an admin to look."},
+  {"class": "node_network", "infrastructure": true, "reason": ["*node network: *"],
+   "suggestion": "The node could not give the attempt a network of its own ({line}); the job is retried elsewhere without using an attempt, and the node needs an admin to look (its agent's log says which ip command failed)."},
   {"class": "file_not_found", "retry": false, "reason": ["*launch failed: command not found: *", "*launch failed: no such file: *",
                                                        "*launch failed: interpreter not found: *"],
    "suggestion": "The program could not be started ({line}); install it on the nodes, give its full path, or set PATH in the job's env."},

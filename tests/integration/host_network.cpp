@@ -120,6 +120,14 @@ const std::string& HostNetwork::address(const std::string& name) const { return 
 
 std::string HostNetwork::netns_path(const std::string& name) const { return std::string(kNetnsDir) + "/" + host(name).netns; }
 
+std::string HostNetwork::ip_on(const std::string& name, const std::vector<std::string>& args) const {
+  std::vector<std::string> all{"-n", host(name).netns};
+  all.insert(all.end(), args.begin(), args.end());
+  const auto [output, ok] = run_command(ip_command(all));
+  if (!ok) throw std::runtime_error(ip_command(all) + " failed: " + output);
+  return output;
+}
+
 void HostNetwork::enter(const std::string& name) {
   const int target = ::open(netns_path(name).c_str(), O_RDONLY | O_CLOEXEC);
   if (target < 0) throw std::runtime_error("cannot open " + netns_path(name));

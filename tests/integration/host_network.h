@@ -38,6 +38,8 @@ class HostNetwork {
   const std::string& address(const std::string& host) const;
   // The namespace's file, for setns(2) in a child before it execs.
   std::string netns_path(const std::string& host) const;
+  // What `ip ARGS` prints on the host (its rules, routes, links); throws when it fails.
+  std::string ip_on(const std::string& host, const std::vector<std::string>& args) const;
   // Moves the calling thread into the host's namespace, until the HostNetwork goes away.
   void enter(const std::string& host);
 

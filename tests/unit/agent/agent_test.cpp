@@ -265,7 +265,7 @@ class ProcessWorkloads final : public Workloads {
       : io_(io), processes_(registry_dir.string()) {}
   std::unique_ptr<AttemptRun> start_run(const LaunchMsg& launch, const std::string&, const std::string& attempt_dir,
                                         int, ExitCallback on_exit) override {
-    return std::make_unique<CommandRun>(launch, attempt_dir, "", std::nullopt, no_cgroups_, processes_, io_,
+    return std::make_unique<CommandRun>(launch, attempt_dir, "", std::nullopt, no_cgroups_, nullptr, processes_, io_,
                                         std::move(on_exit));
   }
   std::unique_ptr<HealthTask> start_health_check(const HealthCheckMsg&, HealthTask::Done) override {

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "agent/command_run.h"
+#include "agent/job_network.h"
 
 namespace trainyard::agent {
 namespace {
@@ -45,6 +46,30 @@ TEST(CommandEnvironment, PassesOnlyAllowListedAgentVariablesPlusTheJobsOwn) {
         std::find(kInheritedEnvironment.begin(), kInheritedEnvironment.end(), name) != kInheritedEnvironment.end();
     EXPECT_TRUE(ours || inherited) << name;
   }
+}
+
+TEST(CommandEnvironment, ARankInItsAttemptsOwnNetworkIsToldItsAddressAndInterface) {
+  std::vector<char*> environ_like{nullptr};
+  LaunchMsg launch;
+  launch.rank = 1;
+  launch.world_size = 2;
+  launch.master_addr = "10.240.0.4";
+  launch.job_network = JobNetworkPlan{parse_ipv4_network("10.240.0.0/16", "pool"), parse_ipv4_network("10.240.0.4/31", "block"),
+                                      {*parse_ipv4("10.240.0.4"), *parse_ipv4("10.240.0.5")}};
+  launch.command.env = {{"NCCL_SOCKET_IFNAME", "=eth0"}};
+  const auto env = command_environment(launch, {}, environ_like.data());
+  EXPECT_EQ(env.at("MASTER_ADDR"), "10.240.0.4");
+  EXPECT_EQ(env.at("TRAINYARD_JOB_ADDR"), "10.240.0.5");
+  EXPECT_EQ(env.at("GLOO_SOCKET_IFNAME"), "eth0") << "gloo would pick the host name's address, not the namespace's";
+  EXPECT_EQ(env.at("NCCL_SOCKET_IFNAME"), "=eth0") << "the job's own setting wins";
+  launch.job_network.reset();
+  EXPECT_FALSE(command_environment(launch, {}, environ_like.data()).contains("GLOO_SOCKET_IFNAME"));
+}
+
+TEST(JobNetworkHost, TheHostOfADataPlaneAddressIsWhatARouteGoesThrough) {
+  EXPECT_EQ(host_of_address("10.77.0.2:7000"), "10.77.0.2");
+  EXPECT_EQ(host_of_address("[fd00::1]:7000"), "fd00::1");
+  EXPECT_EQ(host_of_address("node-1"), "node-1");
 }
 
 // Root's PATH starts with root's own directories, which a job's account cannot search: a job gets a

@@ -106,6 +106,15 @@ TEST(DaemonOptions, MasterPortsAreARangeOfUnprivilegedPortsAndAnythingElseIsName
   }
 }
 
+TEST(DaemonOptions, AJobNetworkIsAnIpv4NetworkWithRoomAndAnythingElseIsNamed) {
+  EXPECT_EQ(flag_refusal({"--job-network", "10.240.0.0/12"}).first, "");
+  for (const char* bad : {"10.240.0.0", "10.240.0.1/12", "10.240.0.0/30", "10.0.0.0/4", "fd00::/64", "10.240.0.0/1x"}) {
+    const auto [field, message] = flag_refusal({"--job-network", bad});
+    EXPECT_EQ(field, "--job-network") << bad << ": " << message;
+  }
+  EXPECT_NE(flag_refusal({"--job-network", "10.240.0.1/12"}).second.find("starts at 10.240.0.0"), std::string::npos);
+}
+
 // Each component declares its flags bound to its own config: what the daemon parses is what the
 // component runs with, without a copy in between.
 TEST(DaemonOptions, EachComponentsFlagsSetItsOwnConfig) {

@@ -155,6 +155,16 @@ TEST(FailureRules, AProgramThatCouldNotBeStartedIsTheJobsOwnAndNotRetried) {
   EXPECT_FALSE(mine.classify(failed_with(1, std::nullopt, "", "error: invalid dataset shard 3")).retryable);
 }
 
+TEST(FailureRules, ANodeThatCouldNotMakeTheAttemptsNetworkIsTheNodesFault) {
+  const FailureClass cls = FailureRules::defaults().classify(failed_with(
+      127, std::nullopt,
+      "node network: cannot give the attempt its own network: ip link add tyj0af00004 type veth: RTNETLINK answers: "
+      "Operation not permitted"));
+  EXPECT_EQ(cls.name, "node_network");
+  EXPECT_TRUE(cls.infrastructure);
+  EXPECT_NE(cls.suggestion.find("ip link add"), std::string::npos) << cls.suggestion;
+}
+
 TEST(FailureRules, BadRulesAreRefusedNamingTheField) {
   auto field_of = [](const char* text) {
     try {

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 
 #include "proto/messages.h"
@@ -140,6 +141,67 @@ TEST(Messages, LaunchRoundTrips) {
   EXPECT_EQ(parsed.peers, launch.peers);
   EXPECT_EQ(parsed.resume_from, launch.resume_from);
   EXPECT_EQ(parsed.data_plane_secret, launch.data_plane_secret);
+}
+
+LaunchMsg isolated_launch() {
+  LaunchMsg launch;
+  launch.attempt_id = 5;
+  launch.job_id = 2;
+  launch.command.argv = {"/bin/true"};
+  launch.rank = 1;
+  launch.world_size = 2;
+  launch.peers = {"10.0.0.1:1", "10.0.0.2:1"};
+  launch.user = "alice";
+  launch.data_plane_secret = std::string(64, 'a');
+  launch.job_network = JobNetworkPlan{parse_ipv4_network("10.240.0.0/16", "pool"),
+                                      parse_ipv4_network("10.240.0.4/30", "block"),
+                                      {*parse_ipv4("10.240.0.4"), *parse_ipv4("10.240.0.5")}};
+  return launch;
+}
+
+TEST(Messages, ALaunchCarriesItsAttemptsOwnNetwork) {
+  const LaunchMsg launch = isolated_launch();
+  const auto parsed = std::get<LaunchMsg>(parse_daemon_message(encode(DaemonMessage{launch})));
+  ASSERT_TRUE(parsed.job_network);
+  EXPECT_EQ(parsed.job_network->pool.text(), "10.240.0.0/16");
+  EXPECT_EQ(parsed.job_network->block.text(), "10.240.0.4/30");
+  EXPECT_EQ(parsed.job_network->addresses, launch.job_network->addresses);
+  LaunchMsg shared = launch;
+  shared.job_network.reset();
+  EXPECT_FALSE(std::get<LaunchMsg>(parse_daemon_message(encode(DaemonMessage{shared}))).job_network);
+}
+
+TEST(Messages, AJobNetworkWhoseAddressesAreNotItsBlocksIsRefusedNamingTheField) {
+  const auto refusal = [](const std::function<void(Json&)>& edit) {
+    Json j = Json::parse(encode(DaemonMessage{isolated_launch()}));
+    edit(j["job_network"]);
+    try {
+      parse_daemon_message(j.dump());
+    } catch (const InvalidInput& e) {
+      return e.field();
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(refusal([](Json& n) { n["addresses"][1] = "10.240.0.9"; }), "job_network.addresses[1]");
+  EXPECT_EQ(refusal([](Json& n) { n["addresses"][1] = "10.240.0.4"; }), "job_network.addresses[1]");
+  EXPECT_EQ(refusal([](Json& n) { n["addresses"][1] = "10.240.0.300"; }), "job_network.addresses[1]");
+  EXPECT_EQ(refusal([](Json& n) { n["addresses"].erase(1); }), "job_network.addresses");
+  EXPECT_EQ(refusal([](Json& n) { n["block"] = "10.241.0.4/30"; }), "job_network.block");
+  EXPECT_EQ(refusal([](Json& n) { n["block"] = "10.240.0.5/30"; }), "job_network.block");
+  EXPECT_EQ(refusal([](Json& n) { n["pool"] = "nowhere"; }), "job_network.pool");
+}
+
+TEST(Messages, Ipv4AddressesAreFourDecimalOctets) {
+  EXPECT_EQ(parse_ipv4("10.240.0.1"), 0x0AF00001u);
+  EXPECT_EQ(ipv4_text(0x0AF00001u), "10.240.0.1");
+  for (const char* bad : {"", "10.240.0", "10.240.0.1.2", "10.240.0.256", "010.1.1.1", "1.1.1.1 ", "a.b.c.d", "-1.1.1.1"}) {
+    EXPECT_FALSE(parse_ipv4(bad)) << bad;
+  }
+  const Ipv4Network block = parse_ipv4_network("10.240.0.4/30", "block");
+  EXPECT_EQ(block.size(), 4u);
+  EXPECT_TRUE(block.contains(*parse_ipv4("10.240.0.7")));
+  EXPECT_FALSE(block.contains(*parse_ipv4("10.240.0.8")));
+  EXPECT_EQ(parse_ipv4_network("0.0.0.0/0", "any").size(), std::uint64_t{1} << 32);
 }
 
 TEST(Messages, AKillMayAskTheAttemptToCheckpointFirst) {
