@@ -107,16 +107,17 @@ TEST_F(JobNetworkTest, AnAttemptsRanksReachEachOtherAndNothingElseReachesThem) {
   cluster.start_agent("node-a");
   cluster.start_agent("node-b");
   cluster.wait_for_nodes(2);
-  for (const auto& node : cluster.api("GET", "/v1/nodes").body["nodes"]) {
-    EXPECT_EQ(node.value("job_network", ""), "netns") << node.dump();
-  }
+  const Json nodes = cluster.api("GET", "/v1/nodes").body["nodes"];
+  ASSERT_EQ(nodes.size(), 2u) << nodes.dump(2);
+  for (const auto& node : nodes) ASSERT_EQ(node.value("job_network", ""), "netns") << node.dump();
 
   const std::string shared = cluster.shared_dir();
   Json rendezvous = argv_job("rendezvous", {"/usr/bin/python3", "-c", kRendezvous, shared}, 2);
   rendezvous["cores_per_node"] = 1;  // room beside it on both nodes
   const std::int64_t a = cluster.submit(rendezvous);
   ASSERT_TRUE(eventually([&] { return fs::exists(shared + "/a-received"); }, 60s))
-      << cluster.api("GET", job_path(a)).body.dump(2) << "\n" << read_text(cluster.dir() + "/agent-node-a.log");
+      << cluster.api("GET", job_path(a) + "/logs").body.dump(2) << "\n" << cluster.daemon_log() << "\n"
+      << read_text(cluster.dir() + "/agent-node-a.log") << "\n" << read_text(cluster.dir() + "/agent-node-b.log");
   EXPECT_EQ(read_text(shared + "/a-received"), "A_GRADIENTS_rank1");
   std::istringstream master(read_text(shared + "/a-master"));
   std::string master_addr, master_port, job_addr;
