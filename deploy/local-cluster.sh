@@ -52,7 +52,13 @@ case "$cmd" in
     fi
     # Every agent shares this one host's cores, so concurrent pair tests of a health check slow each
     # other down 2-3x: judge busbw at 10% of the median here, not the 50% meant for real nodes.
-    "$bin/daemon/trainyard-daemon" --listen 127.0.0.1:0 --data-dir "$root/data" --heartbeat-interval-ms 1000 \
+    # Its address known before it starts, so that webhook messages link to the dashboard
+    # (--public-url): a port free now, which the daemon binds at once.
+    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    scheme=http
+    [[ $tls == 1 ]] && scheme=https
+    "$bin/daemon/trainyard-daemon" --listen "127.0.0.1:$port" --public-url "$scheme://127.0.0.1:$port" \
+      --data-dir "$root/data" --heartbeat-interval-ms 1000 \
       --node-timeout-ms 10000 --kill-grace-ms 3000 --suspect-pct 10 --dashboard-dir web/dist "${daemon_tls[@]+"${daemon_tls[@]}"}" \
       "${daemon_checkpoints[@]+"${daemon_checkpoints[@]}"}" >> "$root/daemon.log" 2>&1 &
     echo $! > "$root/daemon.pid"

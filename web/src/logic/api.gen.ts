@@ -1282,6 +1282,12 @@ export interface components {
             /** @description undrain: the check that returns the node to service */
             health_check_id?: number;
             /**
+             * @description whether the agent can give an attempt a network of its own (daemon --job-network), or why not
+             * @example netns
+             * @example unavailable: the agent is not root
+             */
+            job_network?: string;
+            /**
              * @description the jobs of those attempts, as people name them (an array task as ID_N), in attempt order
              * @example [
              *       "12",
