@@ -45,8 +45,9 @@ DaemonMetrics::DaemonMetrics()
                                     {"state", "share"})),
       canary_runs_(registry_.counter("trainyard_canary_runs_total", "Canary jobs that ended, by final state.", {"result"})),
       attempt_failures_(registry_.counter("trainyard_attempt_failures_total",
-                                          "Attempts that failed, by failure class and whether the infrastructure was at fault.",
-                                          {"class", "infrastructure"})),
+                                          "Attempts that failed, by failure class, whether the infrastructure was at "
+                                          "fault, and the job's share.",
+                                          {"class", "infrastructure", "share"})),
       retries_(registry_.counter("trainyard_retries_total",
                                  "Failed attempts retried: kind job counts against the job's retry.attempts, kind "
                                  "infrastructure against --max-infra-retries.",
@@ -93,8 +94,8 @@ void DaemonMetrics::attempt_running(const Job& job, const Attempt& attempt, Time
   if (attempt.number == 1) submit_to_running_seconds_.observe(seconds_between(job.submitted_at, now));
 }
 
-void DaemonMetrics::attempt_failed(const FailureClass& cls, NextStep next) {
-  attempt_failures_.inc({cls.name, cls.infrastructure ? "true" : "false"});
+void DaemonMetrics::attempt_failed(const FailureClass& cls, NextStep next, const std::string& share) {
+  attempt_failures_.inc({cls.name, cls.infrastructure ? "true" : "false", share});
   if (next == NextStep::retry) retries_.inc({"job"});
   if (next == NextStep::retry_infrastructure) retries_.inc({"infrastructure"});
 }
@@ -210,8 +211,16 @@ void write_live_state(prom::TextWriter& out, const JobManager& jobs, const TimeS
   }
   std::map<prom::LabelValues, double> heartbeat_age;
   std::map<prom::LabelValues, double> disk_free;
+  // One series per node and state, 1 for the state it is in (as kube-state-metrics does): a board
+  // draws a node map, and an alert holds on `trainyard_node_state{state="UNHEALTHY"} == 1` for an hour.
+  std::map<prom::LabelValues, double> node_state, node_cores, node_allocated;
   double connected = 0;
   for (const NodeView& view : jobs.nodes()) {
+    for (const auto& [state, unused] : nodes_by_state) {
+      node_state[{view.node.name, state.front()}] = state.front() == to_string(view.node.state) ? 1 : 0;
+    }
+    node_cores[{view.node.name}] = view.node.cores;
+    node_allocated[{view.node.name}] = view.node.cores - view.free_cores;
     nodes_by_state[{to_string(view.node.state)}] += 1;
     cores_by_state[{to_string(view.node.state)}] += view.node.cores;
     allocated_by_state[{to_string(view.node.state)}] += view.node.cores - view.free_cores;
@@ -227,6 +236,10 @@ void write_live_state(prom::TextWriter& out, const JobManager& jobs, const TimeS
   out.gauge("trainyard_cores_allocated", "Cores held by attempts, by their node's state.", {"state"}, allocated_by_state);
   out.gauge("trainyard_agents_connected", "Agents connected over WebSocket.", {}, {{{}, connected}});
   out.gauge("trainyard_node_heartbeat_age_seconds", "Time since each node's last heartbeat.", {"node"}, heartbeat_age);
+  out.gauge("trainyard_node_state", "Each node's state: 1 for the state it is in, 0 for the others.", {"node", "state"},
+            node_state);
+  out.gauge("trainyard_node_cores", "Each node's cores.", {"node"}, node_cores);
+  out.gauge("trainyard_node_cores_allocated", "Cores held by attempts on each node.", {"node"}, node_allocated);
   out.gauge("trainyard_node_disk_free_bytes", "Free space on each node's work and checkpoint filesystems.", {"node", "filesystem"},
             disk_free);
 }

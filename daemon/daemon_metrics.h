@@ -37,7 +37,7 @@ class DaemonMetrics {
   void scheduling_pass(std::chrono::steady_clock::duration took);
   // The job's attempt is RUNNING; its first attempt gives the job's submit-to-running latency.
   void attempt_running(const Job& job, const Attempt& attempt, TimePoint now);
-  void attempt_failed(const FailureClass& cls, NextStep next);
+  void attempt_failed(const FailureClass& cls, NextStep next, const std::string& share);
   void health_check_finished(const HealthCheckResult& result);
   // The job reached a final state; its goodput is read from the store by the next account_goodput.
   void job_ended(const Job& job);

@@ -767,7 +767,7 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
   scheduler_.finish(job.id, now);
   preempting_.erase(job.id);
 
-  if (metrics_ && end.failure) metrics_->attempt_failed(end.failure->cls, end.failure->next);
+  if (metrics_ && end.failure) metrics_->attempt_failed(end.failure->cls, end.failure->next, job.spec.share);
   spdlog::info("event=attempt_finished job={} attempt={} state={} class={} job_state={} reason=\"{}\"", job.id,
                attempt.id, to_string(attempt.state), attempt.failure_class, to_string(job.state), job.reason);
   store::Change change;

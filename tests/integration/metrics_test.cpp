@@ -112,7 +112,9 @@ TEST(Metrics, ARealScrapePassesPromtoolAndHoldsEveryFamilyTheDeployFilesUse) {
   EXPECT_THAT(s.body, HasSubstr("trainyard_nodes{state=\"HEALTHY\"} 2\n"));
   EXPECT_THAT(s.body, HasSubstr("trainyard_agents_connected 2\n"));
   EXPECT_THAT(s.body, HasSubstr("trainyard_http_requests_total{method=\"POST\",route=\"/v1/jobs\",status=\"201\"} 2\n"));
-  EXPECT_THAT(s.body, HasSubstr("trainyard_attempt_failures_total{class=\"user_error\",infrastructure=\"false\"} 1\n"));
+  EXPECT_THAT(s.body, HasSubstr("trainyard_attempt_failures_total{class=\"user_error\",infrastructure=\"false\",share=\"default\"} 1\n"));
+  EXPECT_THAT(s.body, HasSubstr("trainyard_node_state{node=\"node-a\",state=\"HEALTHY\"} 1\n"));
+  EXPECT_THAT(s.body, HasSubstr("trainyard_node_cores_allocated{node=\"node-b\"} 0\n"));
   EXPECT_THAT(s.body, Not(HasSubstr("secret-project-x")));
   // The README's metrics table lists every family served.
   std::ifstream readme(std::string(TRAINYARD_SOURCE_DIR) + "/README.md");

@@ -59,6 +59,14 @@ TEST(DaemonMetrics, GaugesFollowLiveJobsQueuesAndNodes) {
   EXPECT_THAT(text, HasSubstr("trainyard_cores_allocated{state=\"DOWN\"} 0\n"));
   EXPECT_THAT(text, HasSubstr("trainyard_agents_connected 2\n"));
   EXPECT_THAT(text, HasSubstr("trainyard_node_heartbeat_age_seconds{node=\"n2\"} 0\n"));
+  // Per node: the state it is in (1) beside the others (0), its cores and those attempts hold.
+  EXPECT_THAT(text, HasSubstr("trainyard_node_state{node=\"n1\",state=\"HEALTHY\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("trainyard_node_state{node=\"n1\",state=\"UNHEALTHY\"} 0\n"));
+  EXPECT_THAT(text, HasSubstr("trainyard_node_cores{node=\"n2\"} 8\n"));
+  const std::string busy = m.c.nodes_of(m.attempt_of(running.id)).at(0);
+  const std::string idle = busy == "n1" ? "n2" : "n1";
+  EXPECT_THAT(text, HasSubstr("trainyard_node_cores_allocated{node=\"" + busy + "\"} 8\n"));
+  EXPECT_THAT(text, HasSubstr("trainyard_node_cores_allocated{node=\"" + idle + "\"} 0\n"));
   EXPECT_THAT(text, HasSubstr("trainyard_submit_to_running_seconds_count 1\n"));
   EXPECT_THAT(text, Not(HasSubstr("trainyard_scheduling_pass_duration_seconds_count 0\n")));
 }
@@ -82,7 +90,7 @@ TEST(DaemonMetrics, ARetriedFailureCountsItsClassAndTheRetryAndTheEndCountsOnce)
   m.c.exited("n1", second, 1);
 
   const std::string text = m.metrics.render();
-  EXPECT_THAT(text, HasSubstr("infrastructure=\"false\"} 2\n"));
+  EXPECT_THAT(text, HasSubstr("infrastructure=\"false\",share=\"vision\"} 2\n"));
   EXPECT_THAT(text, HasSubstr("trainyard_retries_total{kind=\"job\"} 1\n"));
   EXPECT_THAT(text, HasSubstr("trainyard_jobs_ended_total{state=\"FAILED\",share=\"vision\"} 1\n"));
   EXPECT_THAT(text, HasSubstr("trainyard_submit_to_running_seconds_count 1\n")) << "only the first attempt counts";
