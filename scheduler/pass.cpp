@@ -105,7 +105,9 @@ class Pass {
     if (fit < shape.nodes) {
       if (!reservation_ && !state_.is_system(share)) reserve(job);
       const bool reserved = reservation_ && reservation_->public_view.job == job.id;
-      note(job.id, {ReasonCode::resources, fit, 0, reserved ? reservation_->public_view.at : TimePoint{}});
+      ReasonFacts facts = shortfall(capacity_, shape, fit);
+      if (reserved) facts.until = reservation_->public_view.at;
+      note(job.id, facts);
       return true;
     }
     const std::optional<int> cap = state_.shares[share].settings.max_running_cores;

@@ -40,7 +40,7 @@ ReasonFacts derive(const State& s, const QueuedJob& job) {
   const std::optional<int> cap = share.settings.max_running_cores;
   if (cap && share.running_cores + cores_wanted(job.shape) > *cap) return {ReasonCode::share_cap};
   const int fit = capacity.nodes_fitting(job.shape);
-  if (fit < job.shape.nodes) return {ReasonCode::resources, fit};
+  if (fit < job.shape.nodes) return shortfall(capacity, job.shape, fit);
   if (const auto& r = s.last.reservation) {
     const bool ends_before = job.timeout_s && s.last.at + std::chrono::seconds(*job.timeout_s) <= r->public_view.at;
     if (!ends_before && r->beyond.nodes_fitting(job.shape) < job.shape.nodes) {
@@ -77,6 +77,11 @@ std::string words(const State& s, const QueuedJob& job, const ReasonFacts& facts
     case ReasonCode::resources:
       return demand(job.shape, facts.nodes_fit) +
              (facts.until != TimePoint{} ? "; reserved to start by " + format_time(facts.until) : "");
+    case ReasonCode::nodes_unavailable:
+      return "needs " + plural(job.shape.nodes, "node") + " that can hold " +
+             (job.shape.whole_nodes() ? "a rank each" : "its ranks") + " and only " + std::to_string(facts.nodes_fit) +
+             " in service could, even idle: it waits until more nodes are in service (registered, undrained, or healthy "
+             "again), as Slurm's ReqNodeNotAvail";
     case ReasonCode::priority:
       return behind_whom(s, job);
     case ReasonCode::reservation:
@@ -107,6 +112,11 @@ std::string words(const State& s, const QueuedJob& job, const ReasonFacts& facts
 }
 
 }  // namespace
+
+ReasonFacts shortfall(const Capacity& capacity, const Shape& shape, int fit) {
+  if (const int ever = capacity.nodes_ever_fitting(shape); ever < shape.nodes) return {ReasonCode::nodes_unavailable, ever};
+  return {ReasonCode::resources, fit};
+}
 
 PendingReason explain(const State& s, const QueuedJob& job) {
   ReasonFacts facts;

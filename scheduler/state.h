@@ -172,6 +172,9 @@ struct State {
 // One scheduling pass; pass.cpp.
 PassResult run_pass(State& state, TimePoint now);
 // A job's reason as of the last pass; reasons.cpp.
+// Why a job that does not fit now waits: free cores (resources), or nodes in service that could hold
+// it even idle (nodes_unavailable), with how many of them there are.
+ReasonFacts shortfall(const Capacity& capacity, const Shape& shape, int fit);
 PendingReason explain(const State& state, const QueuedJob& job);
 
 }  // namespace trainyard::scheduler::detail

@@ -50,6 +50,7 @@ std::optional<ArrayLimit> array_limit(const Job& job) {
 std::string to_string(ReasonCode code) {
   switch (code) {
     case ReasonCode::resources: return "resources";
+    case ReasonCode::nodes_unavailable: return "nodes_unavailable";
     case ReasonCode::priority: return "priority";
     case ReasonCode::reservation: return "reservation";
     case ReasonCode::share_cap: return "share_cap";

@@ -108,6 +108,7 @@ struct PassResult {
 
 enum class ReasonCode {
   resources,            // not enough free cores on accepting nodes now
+  nodes_unavailable,    // fewer nodes in service than it needs could hold it even idle: it waits for nodes to return
   priority,             // would fit, but jobs ahead of it come first
   reservation,          // would fit, but would delay the reserved job
   share_cap,            // the share's cap on running cores is reached

@@ -129,7 +129,7 @@ void record_events(DaemonMetrics& metrics, TimePoint now) {
     for (int status : {200, 201, 400, 401, 403, 404, 429}) metrics.http_request("GET", route, status, 0.003);
   }
   for (const char* cls : {"user_error", "node_lost", "stuck", "oom", "nan_loss", "timeout"}) {
-    metrics.attempt_failed(FailureClass{cls, "", false}, NextStep::retry);
+    metrics.attempt_failed(FailureClass{cls, "", false}, NextStep::retry, "team-a");
   }
   for (int i = 0; i < 1000; ++i) {
     metrics.store_commit(0.002, static_cast<std::size_t>(i % 300));

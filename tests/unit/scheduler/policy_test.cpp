@@ -143,8 +143,38 @@ TEST(Reasons, ResourcesSaysHowManyNodesFitNow) {
   EXPECT_TRUE(pass.starts.empty());
   EXPECT_FALSE(pass.hit_limit);
   EXPECT_FALSE(pass.reservation.has_value());  // it could not fit even on an idle cluster
-  EXPECT_EQ(s.why_pending(1)->code, ReasonCode::resources);
-  EXPECT_EQ(s.why_pending(1)->message, "needs 4 nodes with 32 free cores, 2 fit now");
+  EXPECT_EQ(s.why_pending(1)->code, ReasonCode::nodes_unavailable);
+  EXPECT_THAT(s.why_pending(1)->message, HasSubstr("needs 4 nodes that can hold its ranks and only 2 in service could"));
+
+  // Four nodes in service, all busy (job 1 took them): it waits for cores, not for an admin.
+  s.upsert_node(node("n3", 32));
+  s.upsert_node(node("n4", 32));
+  s.queue(job(2, {.nodes = 2, .cores_per_node = 32}));
+  s.queue(job(3, {.nodes = 4, .cores_per_node = 32}));
+  s.schedule(at_s(1));
+  EXPECT_EQ(s.why_pending(3)->code, ReasonCode::resources);
+  EXPECT_EQ(s.why_pending(3)->message, "needs 4 nodes with 32 free cores, 0 fit now");
+}
+
+// As Slurm's ReqNodeNotAvail: three nodes wanted, one drained and one failed its check, so only two
+// are in service; no amount of waiting for cores starts it.
+TEST(Reasons, AJobWiderThanTheNodesInServiceWaitsForNodesNotForCores) {
+  Scheduler s{Config{}};
+  for (const char* name : {"n1", "n2", "n3", "n4"}) s.upsert_node(node(name, 8));
+  NodeInfo drained = node("n3", 8);
+  drained.accepts_work = false;
+  s.upsert_node(drained);
+  NodeInfo unhealthy = node("n4", 8);
+  unhealthy.accepts_work = false;
+  s.upsert_node(unhealthy);
+  s.queue(job(1, {.nodes = 3, .cores_per_node = 8}));
+  EXPECT_TRUE(s.schedule(at_s(0)).starts.empty());
+  const auto why = s.why_pending(1);
+  EXPECT_EQ(why->code, ReasonCode::nodes_unavailable);
+  EXPECT_THAT(why->message, HasSubstr("only 2 in service could, even idle"));
+  EXPECT_EQ(to_string(why->code), "nodes_unavailable");
+  s.upsert_node(node("n3", 8));  // undrained
+  EXPECT_EQ(s.schedule(at_s(1)).starts.size(), 1u);
 }
 
 TEST(Reasons, DependencyAndBackoffHoldJobsOutOfTheQueueUntilReleased) {

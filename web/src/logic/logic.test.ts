@@ -120,6 +120,8 @@ describe("pending reasons", () => {
     expect(pendingSentence(job({ queue_position: 1, pending_reason: { code: "share_cap", message: "" } }), now))
       .toBe("1st in the queue of share vision for 4 min 12 s: its share has reached its cap on running cores.");
     expect(pendingSentence(job(), now)).toBe("In the queue of share vision for 4 min 12 s: waiting for the scheduler's next pass.");
+    expect(pendingSentence(job({ queue_position: 1, pending_reason: { code: "nodes_unavailable", message: "" } }), now))
+      .toBe("1st in the queue of share vision for 4 min 12 s: fewer nodes in service than it needs could hold it; it waits for nodes to return to service.");
   });
 });
 

@@ -4,6 +4,7 @@ import type { Job } from "./types";
 
 const byCode: Record<string, string> = {
   resources: "not enough free cores on healthy nodes yet",
+  nodes_unavailable: "fewer nodes in service than it needs could hold it; it waits for nodes to return to service",
   priority: "it would fit, but jobs ahead of it start first",
   reservation: "it would fit, but would delay the job that holds the reservation",
   share_cap: "its share has reached its cap on running cores",
