@@ -310,8 +310,9 @@ void Agent::launch(const LaunchMsg& launch) {
   Running running;
   running.launch = launch;
   running.dir = dir;
-  spdlog::info("event=attempt_launch node={} job={} attempt={} rank={} world_size={} kind={}", config_.name,
-               launch.job_id, id, launch.rank, launch.world_size, to_string(launch.kind));
+  spdlog::info("event=attempt_launch node={} job={} attempt={} rank={} world_size={} kind={} network={}", config_.name,
+               launch.job_id, id, launch.rank, launch.world_size, to_string(launch.kind),
+               launch.job_network ? ipv4_text(launch.job_network->addresses[static_cast<std::size_t>(launch.rank)]) : "node's");
   if (launch.kind == JobKind::simulated) running.core = take_core(0);
   try {
     running.run = deps_.workloads.start_run(launch, cluster_, dir, running.core, on_exit);

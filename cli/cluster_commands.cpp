@@ -55,6 +55,56 @@ std::string ListNodes::render(const Replies& replies, const RenderContext& ctx) 
   return t.str();
 }
 
+// ---- node ----
+
+std::vector<FlagSpec> ShowNode::flags() { return {}; }
+
+ShowNode ShowNode::parse(const ParsedArgs& args) { return ShowNode{only_positional(args, "NAME")}; }
+
+std::vector<ApiRequest> ShowNode::requests(const InputReader&) const {
+  return {{"GET", "/v1/nodes/" + net::percent_encode(name), std::nullopt}};
+}
+
+namespace {
+std::string disks_of(const Json& node) {
+  const Json& disks = field_or_null(node, "disks");
+  if (!disks.is_array() || disks.empty()) return std::string(kAbsent);
+  std::string text;
+  for (const Json& disk : disks) {
+    if (!text.empty()) text += ", ";
+    text += text_of(disk, "role") + " " + text_of(disk, "free_mb") + " MiB free of " + text_of(disk, "total_mb");
+  }
+  return text;
+}
+}  // namespace
+
+std::string ShowNode::render(const Replies& replies, const RenderContext& ctx) const {
+  const Json& node = replies.at(0);
+  Description d;
+  d.add("Name", text_of(node, "name"));
+  // ", for 3m" when the time is known.
+  const auto age_in = [&](std::string_view key, std::string_view before, std::string_view after = "") {
+    const std::string age = age_of(node, key, ctx.now);
+    return age == kAbsent ? std::string() : std::string(before) + age + std::string(after);
+  };
+  d.add("State", text_of(node, "state") + age_in("state_since", ", for "));
+  d.add("Reason", text_of(node, "state_reason"));
+  d.add("Connected", text_of(node, "connected") + age_in("last_heartbeat", ", last heartbeat ", " ago"));
+  d.add("Cores", text_of(node, "used_cores") + " used of " + text_of(node, "cores") + ", " + text_of(node, "free_cores") +
+                     " free for new work");
+  d.add("Memory", text_of(node, "memory_mb") + " MiB");
+  d.add("Jobs", list_of(node, "jobs"));
+  d.add("Attempts", list_of(node, "attempts"));
+  d.add("Last check", last_check_of(node, ctx.now));
+  d.add("Labels", labels_of(node, "labels"));
+  d.add("Faults", list_of(node, "faults"));
+  d.add("Disks", disks_of(node));
+  d.add("Agent", text_of(node, "agent_version"));
+  d.add("Cgroups", text_of(node, "cgroups"));
+  d.add("Job network", text_of(node, "job_network"));
+  return d.str();
+}
+
 // ---- shares ----
 
 std::vector<FlagSpec> ListShares::flags() { return {}; }

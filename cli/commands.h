@@ -289,6 +289,20 @@ struct ListNodes {
   bool operator==(const ListNodes&) const = default;
 };
 
+struct ShowNode {
+  static constexpr std::string_view kPath = "node";
+  static constexpr std::string_view kSynopsis = "node NAME";
+  static constexpr std::string_view kSummary =
+      "Describe a node (like scontrol show node): its state and why, cores and memory in use, the jobs on it, "
+      "its latest health check, disks, and how its agent contains and isolates attempts.";
+  static std::vector<FlagSpec> flags();
+  static ShowNode parse(const ParsedArgs& args);
+  std::vector<ApiRequest> requests(const InputReader& read) const;
+  std::string render(const Replies& replies, const RenderContext& ctx) const;
+  std::string name;
+  bool operator==(const ShowNode&) const = default;
+};
+
 struct ListShares {
   static constexpr std::string_view kPath = "shares";
   static constexpr std::string_view kSynopsis = "shares";
@@ -713,7 +727,7 @@ struct ListWebhookDeliveries {
 
 using Command =
     std::variant<SubmitJob, ListJobs, ShowJob, ShowLogs, WaitJobs, CancelJob, HoldJob, ReleaseJob, RequeueJob,
-                 UpdateJob, ShowHistory, ShowMetrics, ShowGoodput, ListNodes, ListShares, DeleteShare, SetFaults, DrainNode, UndrainNode,
+                 UpdateJob, ShowHistory, ShowMetrics, ShowGoodput, ListNodes, ShowNode, ListShares, DeleteShare, SetFaults, DrainNode, UndrainNode,
                  RunHealthCheck, ShowHealthCheck, ListHealthChecks, ListCanaries, RunCanary, CreateToken, ListTokens, RevokeToken, RotateJoinToken,
                  DiffProvenance, ListEvents, AddWebhook, ListWebhooks, ShowWebhook, RemoveWebhook, TestWebhook,
                  ListWebhookDeliveries>;

@@ -350,6 +350,40 @@ TEST(Render, WebhookDeliveriesNameWhatTheyCarriedByType) {
   EXPECT_NE(out.find("events 7"), std::string::npos) << "past the daemon's budget: the ids\n" << out;
 }
 
+// As scontrol show node: what the node is doing and why, in one place.
+TEST(Render, ANodeIsDescribedWithItsStateJobsAndLastCheck) {
+  const Json node = {{"name", "node-3"},
+                     {"state", "UNHEALTHY"},
+                     {"state_reason", "failed health check 20: core 3 GEMM mismatch"},
+                     {"state_since", "2026-11-22T13:00:00.000Z"},
+                     {"connected", true},
+                     {"last_heartbeat", "2026-11-22T13:59:58.000Z"},
+                     {"cores", 32},
+                     {"used_cores", 8},
+                     {"free_cores", 0},
+                     {"memory_mb", 65536},
+                     {"jobs", {"17", "18_2"}},
+                     {"attempts", {40, 41}},
+                     {"last_check", {{"id", 20}, {"verdict", "UNHEALTHY"}, {"at", "2026-11-22T13:00:00.000Z"}}},
+                     {"disks", {{{"role", "work"}, {"free_mb", 900}, {"total_mb", 10000}}}},
+                     {"cgroups", "v1"},
+                     {"job_network", "netns"}};
+  const std::string out = render({"node", "node-3"}, {node});
+  EXPECT_NE(out.find("UNHEALTHY, for 60m"), std::string::npos) << out;
+  EXPECT_NE(out.find("failed health check 20: core 3 GEMM mismatch"), std::string::npos) << out;
+  EXPECT_NE(out.find("8 used of 32, 0 free for new work"), std::string::npos) << out;
+  EXPECT_NE(out.find("17,18_2"), std::string::npos) << out;
+  EXPECT_NE(out.find("#20 UNHEALTHY 60m"), std::string::npos) << out;
+  EXPECT_NE(out.find("work 900 MiB free of 10000"), std::string::npos) << out;
+  EXPECT_NE(out.find("netns"), std::string::npos) << out;
+  EXPECT_NE(out.find("last heartbeat 2s ago"), std::string::npos) << out;
+  // An older daemon's node, with little of that: no crash, dashes.
+  const std::string bare = render({"node", "node-3"}, {Json{{"name", "node-3"}, {"state", "HEALTHY"}}});
+  EXPECT_NE(bare.find("HEALTHY"), std::string::npos) << bare;
+  EXPECT_EQ(bare.find(", for"), std::string::npos) << bare;
+  EXPECT_EQ(std::get<Command>(parse_command_line({"node", "a b"}).action), Command{ShowNode{"a b"}});
+}
+
 TEST(Render, JobJsonCombinesBothReplies) {
   const Command cmd = ShowJob{{42}};
   const Json attempts = {{"attempts", {{{"id", 7}}}}};
