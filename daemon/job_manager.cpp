@@ -794,8 +794,8 @@ void JobManager::finish_attempt(ActiveAttempt& active) {
                                       {{"steps", attempt.steps_completed}}));
   }
   const Job snapshot = job;
-  attempts_.remove(attempt.id);
   networks_.release(attempt.id);
+  attempts_.remove(attempt.id);  // `attempt` is gone with it
   if (is_terminal(snapshot.state)) {
     note_ended(snapshot);
     active_jobs_.erase(snapshot.id);
