@@ -175,6 +175,11 @@ Result Connection::run(const std::string& name, const Params& params) {
   return result;
 }
 
+void Connection::set_for_session(const std::string& set) {
+  exec(set);
+  session_settings_.push_back(set);
+}
+
 bool Connection::is_prepared(const std::string& name) const {
   for (const auto& statement : prepared_) {
     if (statement.first == name) return true;
@@ -194,6 +199,7 @@ bool Connection::reconnect_if_broken() {
   spdlog::warn("event=store_reconnect where={}", where());
   PQreset(conn_);
   if (PQstatus(conn_) != CONNECTION_OK) fail("reconnect");
+  for (const std::string& set : session_settings_) exec(set);
   std::vector<std::pair<std::string, std::string>> statements = std::move(prepared_);
   prepared_.clear();
   for (const auto& [name, sql] : statements) prepare(name, sql);

@@ -95,6 +95,8 @@ class Connection {
   // Prepares `sql` under `name` for the connection's life (and again after a reconnect).
   void prepare(const std::string& name, const std::string& sql);
   Result run(const std::string& name, const Params& params = {});
+  // Runs `set` (a SET statement) now and again after every reconnect: a setting of this session.
+  void set_for_session(const std::string& set);
   bool is_prepared(const std::string& name) const;
   // Inside a transaction block, a failed one included.
   bool in_transaction() const;
@@ -142,6 +144,7 @@ class Connection {
 
   pg_conn* conn_ = nullptr;
   std::vector<std::pair<std::string, std::string>> prepared_;  // name, sql
+  std::vector<std::string> session_settings_;
 };
 
 // BEGIN on construction, ROLLBACK on destruction unless `commit()` succeeded.

@@ -229,7 +229,12 @@ std::int64_t single_int(const pg::Result& result) { return result.rows() ? resul
 
 }  // namespace
 
+void end_idle_transactions(pg::Connection& session) {
+  session.set_for_session("SET idle_in_transaction_session_timeout = " + std::to_string(kIdleTransactionLimit.count()));
+}
+
 PostgresStore::PostgresStore(const std::string& conninfo) : db_(conninfo) {
+  end_idle_transactions(db_);
   const int version = migrate(db_, postgres_schema_migrations());
   for (const Prepared& statement : statements()) db_.prepare(statement.name, statement.sql);
   const std::string server_version = db_.query("SHOW server_version").text(0, 0);
@@ -434,6 +439,8 @@ LoadedState PostgresStore::load() {
   db_.reconnect_if_broken();
   // One snapshot for everything, as SQLite's single reader sees.
   pg::Transaction tx(db_, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+  // It locks no row, and turning a large table's rows into records may keep it idle past the limit.
+  db_.exec("SET LOCAL idle_in_transaction_session_timeout = 0");
   LoadedState state;
   state.active_jobs = all_rows(db_.run("active_jobs"), job_at);
   state.active_attempts = all_rows(db_.run("active_attempts"), attempt_at);

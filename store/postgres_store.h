@@ -15,6 +15,7 @@
 // (server restart, failover of the database), the store connects again and prepares its
 // statements again: a read that found it broken is repeated once; a commit that found it broken
 // throws, as any failed commit (its outcome is unknown), and the next one runs on the new connection.
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -22,6 +23,13 @@
 #include "store/store.h"
 
 namespace trainyard::store {
+
+// A daemon's session: the server ends a transaction of it left idle this long, as one whose daemon
+// froze (SIGSTOP, a VM stall) between two round trips of a commit. Its fence holds the lease row
+// (FOR SHARE), which would otherwise hold off a standby's take-over for as long as the freeze lasts.
+// Commits never idle between round trips for more than moments: one cut short is retried.
+inline constexpr std::chrono::milliseconds kIdleTransactionLimit{2000};
+void end_idle_transactions(pg::Connection& session);
 
 class PostgresStore final : public Store {
  public:

@@ -213,6 +213,27 @@ TEST_F(PostgresLease, ACommitRacingATakeOverWaitsForItAndFails) {
   EXPECT_FALSE(job_stored(1));
 }
 
+// SIGSTOP can freeze a daemon between two round trips of its commit, after its fence took the
+// lease row FOR SHARE: the server ends that transaction, so the standby still takes over.
+TEST_F(PostgresLease, AHolderFrozenInsideItsCommitDoesNotHoldOffATakeOver) {
+  PostgresStore b(url);
+  {
+    PostgresStore a(url);
+    ASSERT_TRUE(a.acquire_or_renew("a", "http://a:1", kTtl)->held);
+  }
+  expire_lease();
+  pg::Connection frozen(url);  // a's session, as the store sets it up
+  end_idle_transactions(frozen);
+  frozen.exec("BEGIN");
+  frozen.query("SELECT trainyard_fence(1)");
+  auto take_over = std::async(std::launch::async, [&] { return b.acquire_or_renew("b", "http://b:1", kTtl); });
+  const bool answered = take_over.wait_for(kIdleTransactionLimit * 5) == std::future_status::ready;
+  if (!answered) frozen.exec("ROLLBACK");  // lets the take-over finish so the test can end
+  EXPECT_TRUE(answered) << "the frozen holder's lock held the take-over off";
+  EXPECT_EQ(take_over.get(), (LeaseState{true, 2, "http://b:1"}));
+  EXPECT_THROW(frozen.exec("COMMIT"), StoreError);
+}
+
 TEST(PostgresSchemaHistory, HasSqlitesStepsUnderTheSameNumbers) {
   const auto steps = postgres_schema_migrations();
   ASSERT_EQ(steps.size(), schema_migrations().size());
