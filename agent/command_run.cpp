@@ -111,6 +111,7 @@ CommandRun::CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, 
     : launch_(launch), on_exit_(std::move(on_exit)), activity_(stacks_signal()) {
   RankProcessPlan plan;
   plan.argv = launch_.command.argv;
+  plan.script = launch_.command.script;
   plan.workdir = launch_.command.workdir;
   const int procs = launch_.command.procs_per_node;
   for (int local = 0; local < procs; ++local) {

@@ -41,7 +41,9 @@ RankProcess::RankProcess(const LaunchMsg& launch, const std::string& attempt_dir
   int log_fd = -1;
   try {
     log_fd = prepare_files(attempt_dir);
+    if (plan.script) script_path_ = write_script(attempt_dir, *plan.script);
   } catch (const std::exception& e) {
+    if (log_fd >= 0) ::close(log_fd);
     // The node's files in the attempt's way (another account's directory, a log already there) are
     // the node's problem, not the job's: "node files: " makes it infrastructure (daemon/base/failure_rules.cpp).
     fail_to_start(std::string("node files: ") + e.what());
@@ -129,6 +131,7 @@ bool RankProcess::start_local(std::size_t index, const RankProcessPlan& plan, co
   for (auto& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
   std::vector<std::string> args = plan.argv;
+  if (!script_path_.empty()) args.front() = script_path_;
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -197,6 +200,19 @@ int RankProcess::prepare_files(const std::string& attempt_dir) {
     throw std::runtime_error("cannot give " + log_path_ + " to " + account_->name + ": " + std::strerror(errno));
   }
   return log_fd;
+}
+
+std::string RankProcess::write_script(const std::string& attempt_dir, const std::string& text) {
+  const std::string path = attempt_dir + "/rank-" + std::to_string(launch_.rank) + ".batch-script";
+  // Read and run by the job's account only; a file already there is not the job's to trust.
+  const int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0500);
+  if (fd < 0) throw std::runtime_error("cannot create the batch script " + path + ": " + std::strerror(errno));
+  const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
+                       (!account_ || ::fchown(fd, account_->uid, account_->gid) == 0);
+  const int error = errno;
+  ::close(fd);
+  if (!written) throw std::runtime_error("cannot write the batch script " + path + ": " + std::strerror(error));
+  return path;
 }
 
 void RankProcess::fail_to_start(const std::string& reason) {

@@ -45,6 +45,8 @@ namespace trainyard::agent {
 
 struct RankProcessPlan {
   std::vector<std::string> argv;  // argv[0] is looked up in the environment's PATH
+  // A batch script's text: written into the attempt directory, the job's own, and run in argv[0]'s place.
+  std::optional<std::string> script;
   // One process is started per entry, in order, with that environment.
   std::vector<std::map<std::string, std::string>> environments;
   std::optional<std::string> workdir;  // where the program starts, entered as the account; none: the attempt directory
@@ -102,6 +104,8 @@ class RankProcess {
 
   // The attempt directory, its log (returned open) and the checkpoint directory, for the account.
   int prepare_files(const std::string& attempt_dir);
+  // The batch script's file in the attempt directory, the job's account's: its path.
+  std::string write_script(const std::string& attempt_dir, const std::string& text);
   // Starts local process `index`; false when none could be created (the rank is then stopped).
   bool start_local(std::size_t index, const RankProcessPlan& plan, const std::string& attempt_dir, int log_fd);
   void fail_to_start(const std::string& reason);
@@ -124,10 +128,11 @@ class RankProcess {
   std::int64_t memory_limit_mb_;
   std::string memory_limit_origin_;
   std::unique_ptr<AttemptCgroup> cgroup_;
-  std::unique_ptr<PrivateTmp> private_tmp_;
-  std::unique_ptr<JobNetwork> network_;  // the attempt's own network on this node, when it has one  // a root agent's (agent/private_tmp.h)
+  std::unique_ptr<PrivateTmp> private_tmp_;  // a root agent's (agent/private_tmp.h)
+  std::unique_ptr<JobNetwork> network_;     // the attempt's own network on this node, when it has one
   ProcessRegistry& processes_;
   std::string log_path_;
+  std::string script_path_;  // the batch script run in argv[0]'s place; empty: none
   boost::asio::io_context& io_;
   EndCallback on_end_;
   std::vector<LocalProcess> locals_;

@@ -67,6 +67,7 @@ struct SubmitJob {
   static constexpr bool kChangesState = true;
   static constexpr std::string_view kSynopsis =
       "submit FILE.json | -\n"
+      "       trainyard submit [flags below] SCRIPT [ARGS...]   (a batch script with #SBATCH lines)\n"
       "       trainyard submit [--hold] [--name N] [--nodes K] [--share S] [--priority P] [--cores-per-node C]\n"
       "                        [--ntasks-per-node P]\n"
       "                        [--retries R] [--time T] [--mem SIZE] [--env K=V]... [--array SPEC] [--depend DEP]\n"
@@ -81,6 +82,11 @@ struct SubmitJob {
       "Every rank starts in the directory submit ran from (--chdir DIR for another; a spec file's\n"
       "command.workdir, else the attempt's own directory, unless --chdir is given), with PATH\n"
       "/usr/local/bin:/usr/bin:/bin unless --env PATH=... sets it.\n"
+      "A batch script (first line #!, as sbatch takes one) runs as every rank, as 'srun SCRIPT' would;\n"
+      "its #SBATCH lines before the first command take the flags above and sbatch's spellings\n"
+      "(-N, -t, -J, --mem, --ntasks-per-node, -a, -d, -D), the command line's winning. An option we\n"
+      "do not take (-o, -p, ...) is refused naming its line. ARGS after the script are given to it\n"
+      "(after '--' when one begins with '-').\n"
       "--wait follows the job to its end, prints its final state and exits with the job's exit code:\n"
       "0 when it SUCCEEDED, its exit code when it FAILED with one, 3 when it FAILED without one (a\n"
       "signal, a lost node, a time limit), 4 when it was CANCELLED, 125 when the server refused or\n"
@@ -90,7 +96,9 @@ struct SubmitJob {
   std::vector<ApiRequest> requests(const InputReader& read) const;
   std::string render(const Replies& replies, const RenderContext& ctx) const;
 
-  std::string spec_file;  // the spec's file ("-": stdin); empty for the quick form
+  std::string spec_file;  // the JSON spec's or batch script's file ("-": stdin); empty for the quick form
+  std::vector<std::string> script_args;  // the arguments after a batch script, given to it
+  ParsedArgs command_line;               // laid over a batch script's #SBATCH options
   Json spec;              // the quick form's spec, already validated
   Json array_and_dependencies = Json::object();  // --array and --depend, laid over a spec file
   std::optional<std::string> workdir;  // --chdir, laid over a spec file's command

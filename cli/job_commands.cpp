@@ -3,10 +3,12 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <utility>
 
 #include <cstdio>
 
+#include "cli/batch_script.h"
 #include "cli/commands.h"
 #include "cli/follow.h"
 #include "cli/memory_size.h"
@@ -116,7 +118,8 @@ std::pair<std::string, std::string> parse_env_assignment(const std::string& text
   return {text.substr(0, eq), text.substr(eq + 1)};
 }
 
-Json quick_spec(const ParsedArgs& args, const std::vector<std::string>& argv) {
+// `script`: a batch script's text, run in argv[0]'s place.
+Json quick_spec(const ParsedArgs& args, const std::vector<std::string>& argv, const std::string* script = nullptr) {
   if (argv.empty()) throw InvalidInput("PROGRAM", "is required after '--'");
   Json env = Json::object();
   for (const std::string& assignment : args.all("--env")) {
@@ -136,6 +139,7 @@ Json quick_spec(const ParsedArgs& args, const std::vector<std::string>& argv) {
   if (auto retries = args.opt_integer("--retries", 0, kMaxRetries)) spec["retry"] = {{"attempts", *retries + 1}};
   if (args.has("--wait-for-capacity")) spec["wait_for_capacity"] = true;
   if (args.has("--replace-stragglers")) spec["replace_stragglers"] = true;
+  if (script) spec["command"]["script"] = *script;
   spec.update(array_and_dependency_fields(args));
   try {
     parse_job_spec(spec);
@@ -356,30 +360,124 @@ std::vector<FlagSpec> SubmitJob::flags() {
 SubmitJob SubmitJob::parse(const ParsedArgs& args) {
   SubmitJob submit;
   submit.hold = args.has("--hold");
-  if (args.trailing) {
-    if (!args.positionals.empty()) {
-      throw InvalidInput("FILE.json", "give either a spec file or '-- PROGRAM ARGS...', not both");
-    }
+  submit.wait = args.has("--wait");
+  if (args.trailing && args.positionals.empty()) {
     submit.spec = quick_spec(args, *args.trailing);
-    submit.wait = args.has("--wait");
     return submit;
   }
-  submit.spec_file = only_positional(args, "FILE.json");
-  for (const FlagSpec& flag : quick_submit_flags()) {
-    if (args.has(flag.name)) {
-      throw InvalidInput(std::string(flag.name), "applies only to the quick form 'submit [flags] -- PROGRAM ARGS...'");
-    }
+  if (args.positionals.empty()) {
+    throw InvalidInput("FILE", "give a JSON job spec, a batch script (#! and #SBATCH lines) or '-- PROGRAM ARGS...'");
   }
+  // Which the file is, and so which flags apply, is known once it is read (requests).
+  submit.spec_file = args.positionals.front();
+  submit.script_args.assign(args.positionals.begin() + 1, args.positionals.end());
+  if (args.trailing) submit.script_args.insert(submit.script_args.end(), args.trailing->begin(), args.trailing->end());
+  submit.command_line = args;
   submit.array_and_dependencies = array_and_dependency_fields(args);
   submit.workdir = workdir_flag(args);
-  submit.wait = args.has("--wait");
   return submit;
 }
 
+namespace {
+
+// sbatch's options a batch script may carry and we do not: named, with what to do instead.
+constexpr std::array<std::pair<std::string_view, std::string_view>, 5> kUnsupportedDirectives = {{
+    {"-o", "each rank's output is kept by Trainyard: read it with 'trainyard logs ID' (no file is written)"},
+    {"--output", "each rank's output is kept by Trainyard: read it with 'trainyard logs ID' (no file is written)"},
+    {"-e", "each rank's errors are kept with its output: 'trainyard logs ID' (no file is written)"},
+    {"--error", "each rank's errors are kept with its output: 'trainyard logs ID' (no file is written)"},
+    {"--wait", "give --wait on the command line"},
+}};
+
+// The options of a script's #SBATCH lines, a later line's winning as in sbatch; `line_of` says
+// where each came from.
+ParsedArgs script_options(const std::string& path, const std::string& text, std::map<std::string, int>& line_of) {
+  const std::vector<FlagSpec> flags = SubmitJob::flags();
+  ParsedArgs options;
+  for (const Directive& directive : sbatch_directives(path, text)) {
+    const std::string where = path + ":" + std::to_string(directive.line);
+    for (const std::string& word : directive.words) {
+      const std::string name = word.substr(0, word.find('='));
+      for (const auto& [option, instead] : kUnsupportedDirectives) {
+        if (name == option) throw InvalidInput(where, "#SBATCH " + name + " is not supported: " + std::string(instead));
+      }
+    }
+    ParsedArgs line;
+    try {
+      line = parse_flags(directive.words, flags, "#SBATCH");
+    } catch (const InvalidInput& e) {
+      throw InvalidInput(where, "#SBATCH " + e.field() + ": " + e.message());
+    }
+    if (!line.positionals.empty() || line.trailing || line.help) {
+      throw InvalidInput(where, "#SBATCH takes options only (--nodes 2, -t 30), not \"" +
+                                    (line.positionals.empty() ? std::string("--") : line.positionals.front()) + "\"");
+    }
+    for (auto& [flag, values] : line.values) {
+      line_of[flag] = directive.line;
+      options.values[flag] = std::move(values);
+    }
+  }
+  return options;
+}
+
+bool repeatable(const std::string& flag) {
+  for (const FlagSpec& spec : SubmitJob::flags()) {
+    if (spec.name == flag) return spec.repeatable;
+  }
+  return false;
+}
+
+// `trainyard submit train.sbatch ARGS...`: the script as the job's command, with its #SBATCH options
+// and the command line's laid over them (the command line wins, as in sbatch).
+Json batch_script_spec(const std::string& path, const std::string& text, const std::vector<std::string>& script_args,
+                       const ParsedArgs& command_line) {
+  std::map<std::string, int> line_of;
+  ParsedArgs options = script_options(path, text, line_of);
+  for (const auto& [flag, values] : command_line.values) {
+    std::vector<std::string>& into = options.values[flag];
+    if (!repeatable(flag)) into.clear();
+    into.insert(into.end(), values.begin(), values.end());
+  }
+  std::vector<std::string> argv{path == "-" ? std::string("batch-script") : path};
+  argv.insert(argv.end(), script_args.begin(), script_args.end());
+  Json spec;
+  try {
+    spec = quick_spec(options, argv, &text);
+  } catch (const InvalidInput& e) {
+    const auto line = line_of.find(e.field());
+    if (line == line_of.end() || command_line.has(e.field())) throw;
+    throw InvalidInput(path + ":" + std::to_string(line->second) + " #SBATCH " + e.field(), e.message());
+  }
+  if (options.has("--hold")) spec["hold"] = true;
+  return spec;
+}
+
+Json json_spec(const std::string& path, const std::string& text, const SubmitJob& submit) {
+  for (const FlagSpec& flag : quick_submit_flags()) {
+    if (submit.command_line.has(flag.name)) {
+      throw InvalidInput(flag.name, "applies to a batch script or the quick form 'submit [flags] -- PROGRAM ARGS...', "
+                                    "not to a JSON job spec (set the spec's field)");
+    }
+  }
+  if (!submit.script_args.empty()) {
+    throw InvalidInput(path, "a JSON job spec takes no arguments (\"" + submit.script_args.front() +
+                                 "\"); arguments follow a batch script or '-- PROGRAM'");
+  }
+  Json body = parse_spec_file(path, text);
+  body.update(submit.array_and_dependencies);
+  if (submit.workdir && body.contains("command") && body["command"].is_object()) body["command"]["workdir"] = *submit.workdir;
+  return body;
+}
+
+}  // namespace
+
 std::vector<ApiRequest> SubmitJob::requests(const InputReader& read) const {
-  Json body = spec_file.empty() ? spec : parse_spec_file(spec_file, read(spec_file));
-  body.update(array_and_dependencies);
-  if (workdir && body.contains("command") && body["command"].is_object()) body["command"]["workdir"] = *workdir;
+  Json body = spec;
+  if (!spec_file.empty()) {
+    const std::string text = read(spec_file);
+    body = is_batch_script(text) ? batch_script_spec(spec_file, text, script_args, command_line)
+                                 : json_spec(spec_file, text, *this);
+  }
   if (hold) body["hold"] = true;
   return {{"POST", "/v1/jobs", body}};
 }

@@ -45,6 +45,7 @@ struct ParsedArgs {
   std::vector<std::string> positionals;
   std::optional<std::vector<std::string>> trailing;  // everything after `--`, when `--` was given
   bool help = false;                                 // `--help` or `-h` before any `--`
+  bool operator==(const ParsedArgs&) const = default;
 
   bool has(std::string_view flag) const { return values.contains(flag); }
   std::optional<std::string> opt_string(std::string_view flag) const;

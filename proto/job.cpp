@@ -24,7 +24,14 @@ CommandSpec parse_command(const Json& j, SpecOrigin origin) {
   if (r.has("env")) c.env = r.string_map("env", 256, 64 * 1024);
   c.workdir = r.opt_string("workdir", 1, kMaxPathBytes);
   c.procs_per_node = static_cast<int>(r.opt_integer("procs_per_node", 1, kMaxProcsPerNode).value_or(1));
+  c.script = r.opt_string("script", kScriptStart.size(), kMaxScriptBytes);
   if (origin == SpecOrigin::submitted) {
+    if (c.script) {
+      check_no_nul("command.script", *c.script);
+      if (!c.script->starts_with(kScriptStart)) {
+        throw InvalidInput("command.script", "must begin with an interpreter line such as #!/bin/bash");
+      }
+    }
     if (c.workdir) {
       check_no_nul("command.workdir", *c.workdir);
       if (!c.workdir->starts_with('/')) throw InvalidInput("command.workdir", "must be an absolute path, got \"" + *c.workdir + "\"");
@@ -345,6 +352,7 @@ Json to_json(const JobSpec& s) {
     command["env"] = s.command.env;
     if (s.command.workdir) command["workdir"] = *s.command.workdir;
     if (s.command.procs_per_node > 1) command["procs_per_node"] = s.command.procs_per_node;
+    if (s.command.script) command["script"] = *s.command.script;
   } else {
     j["workload"] = to_json(s.workload);
   }

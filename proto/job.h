@@ -30,8 +30,14 @@ struct CommandSpec {
   // Processes started on each node, as `torchrun --nproc-per-node` or `srun --ntasks-per-node`:
   // each with its own RANK and LOCAL_RANK, one gang with the other nodes' (agent/command_run.h).
   int procs_per_node = 1;
+  // A batch script's text (`trainyard submit train.sbatch`, as sbatch takes one): the agent writes
+  // it into the attempt's directory and runs it in argv[0]'s place, by its own `#!` line.
+  std::optional<std::string> script;
 };
 inline constexpr int kMaxProcsPerNode = 256;
+inline constexpr std::size_t kMaxScriptBytes = 64 * 1024;
+// What a batch script must begin with: the interpreter's line, as sbatch demands.
+inline constexpr std::string_view kScriptStart = "#!";
 inline constexpr std::size_t kMaxPathBytes = 4096;
 
 // Settings of the simulated training kernel (neuron/). Ranges are checked at submission.

@@ -261,6 +261,7 @@ struct DaemonEncoder {
       command["env"] = m.command.env;
       if (m.command.workdir) command["workdir"] = *m.command.workdir;
       command["procs_per_node"] = m.command.procs_per_node;
+      if (m.command.script) command["script"] = *m.command.script;
     } else {
       j["workload"] = to_json(m.workload);
     }
@@ -512,6 +513,7 @@ DaemonMessage parse_daemon_message(std::string_view text) {
       if (cr.has("env")) m.command.env = cr.string_map("env", 256, 64 * 1024);
       m.command.workdir = cr.opt_string("workdir", 1, kMaxPathBytes);
       m.command.procs_per_node = static_cast<int>(cr.opt_integer("procs_per_node", 1, kMaxProcsPerNode).value_or(1));
+      m.command.script = cr.opt_string("script", kScriptStart.size(), kMaxScriptBytes);
       cr.finish();
     }
     if (m.kind == JobKind::command && m.command.argv.empty()) throw InvalidInput("command.argv", "must name a program");

@@ -45,7 +45,10 @@ namespace trainyard::inline proto {
 //     and per-job uids are made from.
 // 22: a collective health result counts the connections the rank's data-plane port refused while
 //     the suite ran (refused_connections): a transport failure beside them judges no node.
-inline constexpr int kProtocolVersion = 23;
+// 23: hello says whether the agent can give attempts their own network (job_network); launch may
+//     carry the attempt's network (pool, block, each rank's address).
+// 24: launch's command may carry a batch script (script), run in argv[0]'s place.
+inline constexpr int kProtocolVersion = 24;
 
 // The most ranks one gang may have, an attempt's or a health check's collective suite: ranks run
 // from 0 to kMaxRanks - 1, and a message names at most kMaxRanks peers, each an address of at most

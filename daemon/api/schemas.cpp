@@ -39,7 +39,9 @@ const char* const kJsonSchemas = R"json({
         "env": {"type": "object", "propertyNames": {"pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
                 "additionalProperties": {"type": "string", "pattern": "^[^\\x00]*$"}},
         "workdir": {"type": "string", "minLength": 1, "maxLength": 4096, "pattern": "^/[^\\x00]*$"},
-        "procs_per_node": {"type": "integer", "minimum": 1, "maximum": 256, "default": 1}}},
+        "procs_per_node": {"type": "integer", "minimum": 1, "maximum": 256, "default": 1},
+        "script": {"type": "string", "minLength": 2, "maxLength": 65536, "pattern": "^#![^\\x00]*$",
+                   "description": "a batch script run in argv[0]'s place by its own #! line (trainyard submit FILE.sbatch)"}}},
       "workload": {"$ref": "#/components/schemas/Workload"},
       "retry": {"type": "object", "additionalProperties": false, "properties": {
         "attempts": {"type": "integer", "minimum": 1, "maximum": 10},

@@ -1,8 +1,10 @@
 // History and the CLI that follows, end to end: GET /v1/jobs's filters over real finished jobs,
-// `trainyard history`, `submit --wait`'s exit codes and `logs --follow` ending with the job.
+// `trainyard history`, `submit --wait`'s exit codes, batch scripts and `logs --follow` ending with
+// the job.
 #include <sys/wait.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <gtest/gtest.h>
 
 #include "tests/integration/cluster.h"
@@ -100,6 +102,35 @@ TEST_F(CliFollow, ArraysAreReleasedByTaskOrWholeAndFoldedInTheHistory) {
   EXPECT_EQ(output, "id,state\n" + array + "_[0-1],SUCCEEDED") << output;
   ASSERT_EQ(cli("history --array " + array + " --csv --format id,state"), 0) << output;
   EXPECT_EQ(output, "id,state\n" + array + "_1,SUCCEEDED\n" + array + "_0,SUCCEEDED") << output;
+}
+
+// sbatch's habit: a batch script whose #SBATCH lines are the job's options runs as every rank, with
+// the arguments that followed it; an option we do not take is refused before anything is submitted.
+TEST_F(CliFollow, ABatchScriptRunsAsEveryRankWithItsSbatchOptionsAndArguments) {
+  const std::string script = cluster.shared_dir() + "/train.sbatch";
+  {
+    std::ofstream(script) << "#!/bin/sh\n"
+                             "#SBATCH -N 2 -J scripted   # both nodes\n"
+                             "#SBATCH --env GREETING=hello\n"
+                             "echo \"rank=$RANK of $WORLD_SIZE args=$* greeting=$GREETING\"\n";
+  }
+  ASSERT_EQ(cli("submit train.sbatch one two"), 0) << output;
+  const auto at = output.find("Submitted job ");
+  ASSERT_NE(at, std::string::npos) << output;
+  const std::int64_t id = std::stoll(output.substr(at + 14));
+  const Json job = cluster.wait_job_state(id, "SUCCEEDED", 30s);
+  EXPECT_EQ(job["name"], "scripted");
+  EXPECT_EQ(job["spec"]["nodes"], 2) << job.dump(2);
+  for (const int rank : {0, 1}) {
+    const std::string log =
+        cluster.api("GET", "/v1/jobs/" + std::to_string(id) + "/logs?rank=" + std::to_string(rank)).body["logs"][0]["text"];
+    EXPECT_NE(log.find("rank=" + std::to_string(rank) + " of 2 args=one two greeting=hello"), std::string::npos) << log;
+  }
+
+  { std::ofstream(cluster.shared_dir() + "/partition.sbatch") << "#!/bin/sh\n#SBATCH -p gpu\ntrue\n"; }
+  EXPECT_NE(cli("submit partition.sbatch"), 0) << output;
+  EXPECT_NE(output.find("partition.sbatch:2"), std::string::npos) << output;
+  EXPECT_EQ(cluster.api("GET", "/v1/jobs/" + std::to_string(id + 1)).status, 404) << "nothing was submitted";
 }
 
 TEST_F(CliFollow, SubmitWaitExitsWithTheJobsExitCode) {

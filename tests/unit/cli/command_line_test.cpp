@@ -125,11 +125,12 @@ TEST(CommandLine, MetricsAndFaultMistakesNameTheArgument) {
   EXPECT_EQ(rejected({"drain", "a", "--reason", ""}), "--reason");
 }
 
-TEST(CommandLine, SubmitNeedsExactlyOneSource) {
-  EXPECT_EQ(rejected({"submit"}), "FILE.json");
-  EXPECT_EQ(rejected({"submit", "a.json", "b.json"}), "FILE.json");
-  EXPECT_EQ(rejected({"submit", "a.json", "--", "x"}), "FILE.json");
-  EXPECT_EQ(rejected({"submit", "a.json", "--nodes", "2"}), "--nodes");  // quick-form flag with a file
+TEST(CommandLine, SubmitNeedsASource) {
+  EXPECT_EQ(rejected({"submit"}), "FILE");
+  // What follows a file is its arguments: a batch script's, known once the file is read (requests).
+  const auto file = parsed<SubmitJob>({"submit", "train.sbatch", "data", "--", "--lr", "0.1"});
+  EXPECT_EQ(file.spec_file, "train.sbatch");
+  EXPECT_EQ(file.script_args, (std::vector<std::string>{"data", "--lr", "0.1"}));
 }
 
 TEST(CommandLine, SubmitTakesAnArrayAndDependenciesInBothForms) {

@@ -117,6 +117,15 @@ TEST(JobSpec, ACommandsWorkingDirectoryRoundTrips) {
   EXPECT_FALSE(to_json(parse_job_spec(minimal_command()))["command"].contains("workdir"));
 }
 
+TEST(JobSpec, ABatchScriptRoundTrips) {
+  Json j = minimal_command();
+  j["command"]["script"] = "#!/bin/sh\necho hi\n";
+  const JobSpec s = parse_job_spec(j);
+  EXPECT_EQ(s.command.script, "#!/bin/sh\necho hi\n");
+  EXPECT_EQ(parse_job_spec(to_json(s)).command.script, s.command.script);
+  EXPECT_FALSE(to_json(parse_job_spec(minimal_command()))["command"].contains("script"));
+}
+
 TEST(JobSpec, AStoredSpecIsReadUnderTheRulesItWasWrittenWith) {
   // Written when dependencies were bare ids and names need not be printable: still readable.
   Json j = minimal_command();
@@ -194,6 +203,13 @@ INSTANTIATE_TEST_SUITE_P(
                               {{"command", {{"argv", {"x"}}, {"workdir", std::string("/a\0b", 4)}}}}, "command.workdir"},
                       BadSpec{"a working directory past 4096 bytes",
                               {{"command", {{"argv", {"x"}}, {"workdir", "/" + std::string(4096, 'a')}}}}, "command.workdir"},
+                      BadSpec{"a script without an interpreter line",
+                              {{"command", {{"argv", {"x"}}, {"script", "echo hi\n"}}}}, "command.script"},
+                      BadSpec{"NUL in a script", {{"command", {{"argv", {"x"}}, {"script", std::string("#!/bin/sh\0", 10)}}}},
+                              "command.script"},
+                      BadSpec{"a script past 64 KiB",
+                              {{"command", {{"argv", {"x"}}, {"script", "#!/bin/sh\n" + std::string(64 * 1024, '#')}}}},
+                              "command.script"},
                       BadSpec{"escape in code_version", {{"code_version", "v\x1b"}}, "code_version"}));
 
 TEST(JobSpec, PrintableNamesMayBeAnyLanguage) {

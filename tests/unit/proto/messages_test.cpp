@@ -134,9 +134,11 @@ TEST(Messages, LaunchRoundTrips) {
   launch.user = "alice";
   launch.data_plane_secret = std::string(64, 'a');
   launch.command.workdir = "/home/alice/exp";
+  launch.command.script = "#!/bin/sh\nexec python3 train.py\n";
   const auto parsed = std::get<LaunchMsg>(parse_daemon_message(encode(DaemonMessage{launch})));
   EXPECT_EQ(parsed.user, "alice");
   EXPECT_EQ(parsed.command.workdir, "/home/alice/exp");
+  EXPECT_EQ(parsed.command.script, launch.command.script);
   EXPECT_EQ(parsed.command.argv, launch.command.argv);
   EXPECT_EQ(parsed.peers, launch.peers);
   EXPECT_EQ(parsed.resume_from, launch.resume_from);
