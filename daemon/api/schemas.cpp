@@ -391,7 +391,9 @@ const char* const kJsonSchemas = R"json({
     "usage_core_s": {"type": "number"}, "fair_share_factor": {"type": "number"},
     "expected_usage_core_s": {"type": "number", "description": "the share's weight's part of the cluster's usage"},
     "normalized_usage": {"type": "number", "description": "usage over the expected usage: above 1 uses more than its part"},
-    "running_cores": {"type": "integer"}, "pending_jobs": {"type": "integer"},
+    "running_cores": {"type": "integer"},
+    "pending_jobs": {"type": "integer", "description": "queued, or waiting on a dependency, a backoff or an array limit"},
+    "held_jobs": {"type": "integer", "description": "pending and held by their owner or an admin (not in pending_jobs)"},
     "storage_limit_mb": {"type": "integer"}, "storage_checkpoint_bytes": {"type": "integer"},
     "storage_log_bytes": {"type": "integer"}, "storage_work_bytes": {"type": "integer"}}},
   "ShareList": {"type": "object", "required": ["shares"], "properties": {

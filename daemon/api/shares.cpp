@@ -7,9 +7,23 @@
 #include "scheduler/types.h"
 
 namespace trainyard::daemon {
+namespace {
+
+// Pending jobs held by their owner or an admin, by share: outside the scheduler, so not in its
+// pending_jobs, yet pending to whoever counts the queue.
+std::map<std::string, int> held_jobs_by_share(const std::map<JobId, Job>& active) {
+  std::map<std::string, int> held;
+  for (const auto& [id, job] : active) {
+    if (job.state == JobState::pending && job.held != Hold::none) ++held[job.spec.share];
+  }
+  return held;
+}
+
+}  // namespace
 
 void SharesApi::list_shares(ApiCall call) {
   Json list = Json::array();
+  const std::map<std::string, int> held = held_jobs_by_share(jobs_.active_jobs());
   for (const auto& row : jobs_.scheduler().shares(clock_.system_now())) {
     Json j = {{"name", row.name},
               {"weight", row.weight},
@@ -18,7 +32,8 @@ void SharesApi::list_shares(ApiCall call) {
               {"normalized_usage", row.normalized_usage},
               {"fair_share_factor", row.fair_share_factor},
               {"running_cores", row.running_cores},
-              {"pending_jobs", row.pending_jobs}};
+              {"pending_jobs", row.pending_jobs},
+              {"held_jobs", held.contains(row.name) ? held.at(row.name) : 0}};
     if (row.max_running_cores) j["max_running_cores"] = *row.max_running_cores;
     if (auto limit = jobs_.share_storage_limit_mb(row.name)) j["storage_limit_mb"] = *limit;
     const StorageBytes bytes = jobs_.storage().of_share(row.name);

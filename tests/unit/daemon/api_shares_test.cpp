@@ -99,6 +99,29 @@ TEST_F(ApiTest, SharesAndTheirMembersSurviveARestart) {
   EXPECT_FALSE(restarted.jobs.share_created("default")) << "a usage row is no share an admin created";
 }
 
+// A job held by its owner has left the scheduler's queue, yet it is pending: the table says how many,
+// so the overview counts what the queue counts.
+TEST_F(ApiTest, TheShareTableCountsHeldJobsBesideTheQueuedOnes) {
+  const std::string spec = R"({"name":"t","wait_for_capacity":true,"nodes":64,"command":{"argv":["/bin/true"]}})";
+  ASSERT_EQ(call("POST", "/v1/jobs", kAlice, spec).status, 201);
+  ASSERT_EQ(call("POST", "/v1/jobs", kAlice, spec).status, 201);
+  ASSERT_EQ(call("POST", "/v1/jobs/2/hold", kAlice).status, 200);
+  const auto row_of = [&](const std::string& share) {
+    const Reply table = call("GET", "/v1/shares", kAdmin);
+    for (const Json& row : table.body["shares"]) {
+      if (row["name"] == share) return row;
+    }
+    return Json();
+  };
+  Json row = row_of("default");
+  EXPECT_EQ(row["pending_jobs"], 1) << row.dump();
+  EXPECT_EQ(row["held_jobs"], 1) << row.dump();
+  ASSERT_EQ(call("POST", "/v1/jobs/2/release", kAlice).status, 200);
+  row = row_of("default");
+  EXPECT_EQ(row["pending_jobs"], 2) << row.dump();
+  EXPECT_EQ(row["held_jobs"], 0) << row.dump();
+}
+
 TEST_F(ApiTest, AShareMadeByMistakeIsDeletedOnlyWhileNoJobIsInItAndStaysGoneAfterARestart) {
   ASSERT_EQ(call("PUT", "/v1/shares/oops", kAdmin, R"({"weight":3,"members":["alice"]})").status, 200);
   const Reply pending = call("POST", "/v1/jobs", kAlice,

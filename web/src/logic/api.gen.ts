@@ -1171,6 +1171,8 @@ export interface components {
                 };
                 /** @default 1 */
                 procs_per_node?: number;
+                /** @description a batch script run in argv[0]'s place by its own #! line (trainyard submit FILE.sbatch) */
+                script?: string;
                 workdir?: string;
             };
             cores_per_node?: number;
@@ -1415,12 +1417,15 @@ export interface components {
             /** @description the share's weight's part of the cluster's usage */
             expected_usage_core_s?: number;
             fair_share_factor?: number;
+            /** @description pending and held by their owner or an admin (not in pending_jobs) */
+            held_jobs?: number;
             max_running_cores?: number;
             /** @description to admins only */
             members?: string[] | null;
             name: string;
             /** @description usage over the expected usage: above 1 uses more than its part */
             normalized_usage?: number;
+            /** @description queued, or waiting on a dependency, a backoff or an array limit */
             pending_jobs?: number;
             running_cores?: number;
             storage_checkpoint_bytes?: number;

@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import { pendingSentence } from "./pending";
 import type { Job } from "./types";
 import {
-  arraysToExpand, arrayTasksUrl, groupWaiting, loadPending, pendingHeader, pendingUrl, reasonCount, splitPending,
-  waitingSentence,
+  arraysToExpand, arrayTasksUrl, groupWaiting, loadPending, pendingHeader, pendingInCluster, pendingUrl, reasonCount,
+  splitPending, waitingSentence,
 } from "./waiting";
 
 const job = (id: number, over: Partial<Job> = {}): Job => ({
@@ -32,6 +32,19 @@ describe("splitting pending jobs into ready and waiting", () => {
     expect(split.ready).toBe(2);
     expect(split.waiting.map((e) => [e.job.id, e.code, e.tasks])).toEqual([[2, "held", 1], [3, "dependency", 1], [5, "", 1]]);
     expect(split.waitingJobs).toBe(3);
+  });
+
+  it("counts a queued job that waits for nodes to return as waiting, not ready to start", () => {
+    const rows = [
+      job(1, { queue_position: 1, ...reason("nodes_unavailable", "needs 3 nodes; 2 in service") }),
+      job(2, { queue_position: 2, ...reason("resources") }),
+    ];
+    const split = splitPending(rows);
+    expect(split.ready).toBe(1);
+    const groups = groupWaiting(split.waiting);
+    expect(groups.map((g) => [g.code, g.title, g.jobs])).toEqual([["nodes_unavailable", "Waiting for nodes to return to service", 1]]);
+    expect(pendingHeader(split.ready, groups)).toBe("2 pending: 1 ready to start, 1 waiting (1 for nodes to return)");
+    expect(waitingSentence(split.waiting[0], now)).toBe("In the queue of share vision for 3 min 59 s: needs 3 nodes; 2 in service.");
   });
 
   it("splits a folded array's pending tasks by whether they are queued and by reason", () => {
@@ -78,6 +91,14 @@ describe("grouping waiting jobs by reason", () => {
       "Held", "Waiting on dependencies", "In retry backoff", "Held back by an array limit", "Waiting: mystery code",
       "Reason not known yet",
     ]);
+  });
+});
+
+describe("the overview's pending count", () => {
+  it("counts jobs held by their owner or an admin as the queue does", () => {
+    expect(pendingInCluster([{ pending_jobs: 4, held_jobs: 1 }, { pending_jobs: 2 }])).toBe("7 pending in the cluster (1 held)");
+    expect(pendingInCluster([{ pending_jobs: 1200, held_jobs: 0 }])).toBe("1,200 pending in the cluster");
+    expect(pendingInCluster([])).toBe("0 pending in the cluster");
   });
 });
 

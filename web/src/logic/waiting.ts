@@ -26,6 +26,12 @@ export interface PendingSplit {
   waitingJobs: number;    // jobs and tasks the waiting entries stand for
 }
 
+// In the ready queue and able to start once cores are free: not a job that keeps its place there
+// while it waits for nodes to return to service (nodes_unavailable), which needs someone to act.
+export function readyToStart(job: Job): boolean {
+  return job.queue_position !== undefined && job.queue_position !== null && job.pending_reason?.code !== "nodes_unavailable";
+}
+
 export function isFoldedArray(job: Job): boolean {
   return job.array !== undefined && job.array.task_id === undefined;
 }
@@ -51,7 +57,7 @@ export function splitPending(rows: Job[], arrayTasks: Map<number, Job[]> = new M
   for (const row of rows) {
     if (!isFoldedArray(row)) {
       if (row.state !== "PENDING") continue;
-      if (row.queue_position !== undefined && row.queue_position !== null) {
+      if (readyToStart(row)) {
         ready++;
         continue;
       }
@@ -70,7 +76,7 @@ export function splitPending(rows: Job[], arrayTasks: Map<number, Job[]> = new M
     const byCode = new Map<string, WaitingEntry>();
     for (const task of tasks) {
       if (task.state !== "PENDING") continue;
-      if (task.queue_position !== undefined && task.queue_position !== null) {
+      if (readyToStart(task)) {
         ready++;
         continue;
       }
@@ -102,6 +108,7 @@ const titles: Record<string, string> = {
   dependency: "Waiting on dependencies",
   backoff: "In retry backoff",
   array_limit: "Held back by an array limit",
+  nodes_unavailable: "Waiting for nodes to return to service",
   "": "Reason not known yet",
 };
 
@@ -125,6 +132,14 @@ export function groupWaiting(entries: WaitingEntry[]): WaitingGroup[] {
   return [...groups.values()].sort((a, b) => codeRank(a.code) - codeRank(b.code) || a.code.localeCompare(b.code));
 }
 
+// The overview's pending count from the share table, as the queue counts pending jobs: those the
+// scheduler holds (pending_jobs) and those held by their owner or an admin (held_jobs).
+export function pendingInCluster(shares: { pending_jobs?: number; held_jobs?: number }[]): string {
+  const held = shares.reduce((n, s) => n + (s.held_jobs ?? 0), 0);
+  const total = shares.reduce((n, s) => n + (s.pending_jobs ?? 0), 0) + held;
+  return `${total.toLocaleString("en-US")} pending in the cluster${held ? ` (${held.toLocaleString("en-US")} held)` : ""}`;
+}
+
 // A reason's count in the header: "2 held", "2 on dependencies", "1 array limit".
 export function reasonCount(code: string, n: number): string {
   switch (code) {
@@ -132,6 +147,7 @@ export function reasonCount(code: string, n: number): string {
     case "dependency": return n === 1 ? "1 on a dependency" : `${n} on dependencies`;
     case "backoff": return `${n} in retry backoff`;
     case "array_limit": return n === 1 ? "1 array limit" : `${n} array limits`;
+    case "nodes_unavailable": return `${n} for nodes to return`;
     case "": return `${n} with no reason yet`;
     default: return `${n} ${code.replace(/_/g, " ")}`;
   }

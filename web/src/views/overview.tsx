@@ -3,6 +3,7 @@ import { useApi, useApp } from "../app-state";
 import { ErrorNote, Section, StateBadge, Time } from "../components/ui";
 import { coreHours, cores, percent } from "../logic/format";
 import { readsEveryJob } from "../logic/roles";
+import { pendingInCluster } from "../logic/waiting";
 import type { JobList, NodeState } from "../logic/types";
 import { EventFeed } from "./events";
 import { JobTable } from "./jobs";
@@ -48,7 +49,7 @@ export function Overview() {
           </ul>
         </div>
         <div class="card"><h2>Cores</h2><p class="big">{cores(used)}</p><p>in use, {cores(free)} free to use, of {cores(total)}</p></div>
-        <div class="card"><h2>Jobs</h2><p class="big">{jobCount(running.data)} running</p>{!readsEveryJob(who.role) && <p>of yours</p>}<p>{shares.data ? shares.data.shares.reduce((n, x) => n + (x.pending_jobs ?? 0), 0).toLocaleString("en-US") : "—"} pending in the cluster</p></div>
+        <div class="card"><h2>Jobs</h2><p class="big">{jobCount(running.data)} running</p>{!readsEveryJob(who.role) && <p>of yours</p>}<p data-cluster-pending>{shares.data ? pendingInCluster(shares.data.shares) : "— pending in the cluster"}</p></div>
         <div class="card"><h2>Goodput</h2><p class="big">{percent(goodput.data?.cluster.goodput)}</p><p>of {goodput.data ? coreHours(goodput.data.cluster.allocated_core_s) : "—"} allocated in the last 24 h{readsEveryJob(who.role) ? "" : ", your jobs"}</p></div>
         <div class="card"><h2>Last canary</h2>
           {canary ? <p><a href={`/jobs/${canary.id}`}>#{canary.id}</a> <StateBadge state={canary.state} /><br /><Time at={canary.ended_at ?? canary.submitted_at} /></p> : <p>none yet</p>}

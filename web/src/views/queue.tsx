@@ -9,7 +9,7 @@ import { pendingSentence } from "../logic/pending";
 import { visibleJobs } from "../logic/roles";
 import type { Job } from "../logic/types";
 import {
-  groupWaiting, isFoldedArray, loadPending, pendingHeader, splitPending, waitingSentence,
+  groupWaiting, isFoldedArray, loadPending, pendingHeader, readyToStart, splitPending, waitingSentence,
   type PendingLoad, type WaitingEntry, type WaitingGroup,
 } from "../logic/waiting";
 
@@ -25,8 +25,9 @@ function Progress({ job }: { job: Job }) {
   return <span>{progress(last.step, workload?.steps, last.samples_per_s, workload?.global_batch)}</span>;
 }
 
-// Pending jobs that could start now, in the scheduler's order from GET /v1/queue, a page of 200 at
-// a time for the rows in view, reloaded on every refresh (positions move as jobs start).
+// The ready queue in the scheduler's order from GET /v1/queue, a page of 200 at a time for the rows
+// in view, reloaded on every refresh (positions move as jobs start). A job that waits for nodes to
+// return keeps its place here, marked, and is counted under Waiting.
 const pageSize = 200;
 
 function PendingQueue({ onTotal }: { onTotal: (total: number | undefined) => void }) {
@@ -50,15 +51,15 @@ function PendingQueue({ onTotal }: { onTotal: (total: number | undefined) => voi
   const now = new Date();
   const total = loaded.total ?? 0;
   return (
-    <Section title={`Ready to start (${loaded.total === undefined ? "…" : count(total, "job")}, in the scheduler's order)`}>
+    <Section title={`In the queue (${loaded.total === undefined ? "…" : count(total, "job")}, in the scheduler's order)`}>
       <ErrorNote error={loaded.error} />
-      {loaded.total === 0 ? <p>No job could start now.</p> : (
+      {loaded.total === 0 ? <p>No job is in the queue.</p> : (
         <VirtualList items={Array.from({ length: total }, (_, i) => i)} rowHeight={44} height={480} label="Pending jobs"
                      onRange={(first, last) => setRange([first, last])} row={(i) => {
           const j = rowOf(loaded.pages, i, pageSize);
           if (!j) return <div class="queue-row"><span class="pos">{i + 1}</span><span class="muted">loading…</span></div>;
           return (
-            <div class="queue-row" data-job={j.id}>
+            <div class={readyToStart(j) ? "queue-row" : "queue-row blocked"} data-job={j.id} data-reason={j.pending_reason?.code}>
               <span class="pos">{j.queue_position ?? i + 1}</span>
               <a href={jobPath(j)}>#{jobLabel(j)} {j.name}</a>
               <span class="muted">{j.user} · {j.share}</span>
@@ -179,7 +180,7 @@ export function Queue() {
       <PendingQueue onTotal={setQueueTotal} />
       <Section title={`Waiting (${load ? `${more ? "at least " : ""}${count(split.waitingJobs, "job")}` : "…"}, by reason)`}>
         <ErrorNote error={pending.error} />
-        {load && split.waiting.length === 0 && <p>No job waits on a hold, a dependency, a backoff or an array limit.</p>}
+        {load && split.waiting.length === 0 && <p>No job waits on a hold, a dependency, a backoff, an array limit or nodes.</p>}
         {groups.map((g) => <WaitingGroupTable key={g.code} group={g} now={now} />)}
         {more && (
           <p>
