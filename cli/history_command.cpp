@@ -51,7 +51,9 @@ const std::vector<HistoryColumn>& history_columns() {
          const std::string c = text_of(j, "failure_class");
          return c.empty() ? std::string(kAbsent) : c;
        }},
-      {"attempts", "ATTEMPTS", [](const Json& j) { return text_of(j, "attempts"); }},
+      {"attempts", "ATTEMPTS", [](const Json& j) {
+         return j.contains("attempts") ? std::to_string(attempts_run(j)) : std::string(kAbsent);
+       }},
       {"goodput", "GOODPUT",
        [](const Json& j) { return formatted_number(field_or_null(accounting(j), "goodput"), "%.1f%%", 100); }},
       {"reason", "REASON", [](const Json& j) { return text_of(j, "reason"); }},

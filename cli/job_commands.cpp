@@ -1,4 +1,5 @@
 // The job commands: submit, jobs, job (and its provenance), diff, logs, cancel.
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <filesystem>
@@ -235,14 +236,16 @@ std::string goodput_text(const Json& g) {
 
 // How many attempts ran and, when not all of them counted against the job's retries, why: a
 // requeue or a preemption is not the job's failure, nor is a node's (an infrastructure retry).
+std::int64_t count_of(const Json& job, const char* key) {
+  const Json& v = field_or_null(job, key);
+  return v.is_number_integer() ? v.get<std::int64_t>() : 0;
+}
+
 std::string attempts_text(const Json& job) {
-  const auto count = [&](const char* key) {
-    const Json& v = field_or_null(job, key);
-    return v.is_number_integer() ? v.get<std::int64_t>() : 0;
-  };
-  const std::int64_t counted = count("attempts"), infra = count("infra_retries"), requeues = count("requeues");
+  const std::int64_t counted = count_of(job, "attempts"), infra = count_of(job, "infra_retries"),
+                     requeues = count_of(job, "requeues");
   if (infra == 0 && requeues == 0) return text_of(job, "attempts");
-  std::string text = std::to_string(counted + infra + requeues) + " (" + std::to_string(counted) + " counted against its retries";
+  std::string text = std::to_string(attempts_run(job)) + " (" + std::to_string(counted) + " counted against its retries";
   if (requeues > 0) text += ", " + std::to_string(requeues) + " requeued or preempted";
   if (infra > 0) text += ", " + std::to_string(infra) + " retried for a node's fault";
   return text + ")";
@@ -264,6 +267,42 @@ std::string array_summary(const Json& job) {
   d.add("State", text_of(tasks, "state"));
   d.add("Tasks", text_of(array, "task_count") + ": " + task_counts(tasks));
   return d.str() + "\nTask " + text_of(array, "task_id") + " (" + id_cell(job) + "):\n";
+}
+
+// sbatch's spelling of the job's dependencies: "afterok:7,afterany:9".
+std::string dependencies_text(const Json& spec) {
+  const Json& deps = field_or_null(spec, "depends_on");
+  if (!deps.is_array() || deps.empty()) return "none";
+  std::string out;
+  for (const Json& d : deps) out += (out.empty() ? "" : ",") + text_of(d, "condition") + ":" + text_of(d, "job");
+  return out;
+}
+
+std::string time_limit_text(const Json& spec) {
+  const Json& limit = field_or_null(spec, "timeout_s");
+  if (!limit.is_number_integer()) return "none";
+  return format_time_limit(limit.get<std::int64_t>()) + " (" + limit.dump() + " s)";
+}
+
+std::string memory_text(const Json& spec) {
+  const Json& memory = field_or_null(spec, "memory_mb");
+  if (!memory.is_number_integer()) return "no limit of its own";
+  return memory.dump() + " MiB per node";
+}
+
+bool has_ended(const Json& job) {
+  const std::string state = text_of(job, "state");
+  return state == "SUCCEEDED" || state == "FAILED" || state == "CANCELLED";
+}
+
+// While a later attempt is queued or runs, the job's exit fields are its previous attempt's.
+std::string previous_attempt_text(const Json& job) {
+  std::string out;
+  if (const std::string code = text_of(job, "exit_code"); code != kAbsent) out = "exit code " + code;
+  if (const std::string cls = text_of(job, "failure_class"); cls != kAbsent && !cls.empty()) {
+    out += (out.empty() ? "" : ", ") + cls;
+  }
+  return out;
 }
 
 std::string describe_job(const Json& job, TimePoint now) {
@@ -289,17 +328,30 @@ std::string describe_job(const Json& job, TimePoint now) {
     d.add("Command", argv_text(command));
     d.add("Procs per node", command.contains("procs_per_node") ? text_of(command, "procs_per_node") : "1");
     d.add("Working directory", command.contains("workdir") ? text_of(command, "workdir") : "the attempt's own");
+    if (const Json& script = field_or_null(command, "script"); script.is_string()) {
+      const auto lines = std::count(script.get_ref<const std::string&>().begin(), script.get_ref<const std::string&>().end(), '\n');
+      d.add("Batch script", std::to_string(lines) + " lines, run as the Command");
+    }
   }
+  d.add("Time limit", time_limit_text(spec));
+  d.add("Memory", memory_text(spec));
+  d.add("Dependencies", dependencies_text(spec));
   d.add("Submitted", time_with_age(job, "submitted_at", now));
   d.add("Started", time_with_age(job, "started_at", now));
   d.add("Ended", time_with_age(job, "ended_at", now));
   d.add("Attempts", attempts_text(job));
   d.add("Avoided nodes", list_of(job, "excluded_nodes"));  // nodes that failed it: its next attempts go elsewhere
-  d.add("Exit code", text_of(job, "exit_code"));
-  d.add("Reason", text_of(job, "reason"));
-  d.add("Failure class", text_of(job, "failure_class"));
-  if (const std::string suggestion = text_of(job, "suggestion"); !suggestion.empty() && suggestion != kAbsent) {
-    d.add("Suggestion", suggestion);
+  if (has_ended(job)) {
+    d.add("Exit code", text_of(job, "exit_code"));
+    d.add("Reason", text_of(job, "reason"));
+    d.add("Failure class", text_of(job, "failure_class"));
+    if (const std::string suggestion = text_of(job, "suggestion"); !suggestion.empty() && suggestion != kAbsent) {
+      d.add("Suggestion", suggestion);
+    }
+  } else {
+    // The pending reason says why it waits; an earlier attempt's end stays in the attempts below.
+    if (!pending.is_object()) d.add("Reason", text_of(job, "reason"));
+    if (const std::string previous = previous_attempt_text(job); !previous.empty()) d.add("Previous attempt", previous);
   }
   d.add("Cancel requested", text_of(job, "cancel_requested"));
   const Json& goodput = field_or_null(job, "goodput");
@@ -336,6 +388,10 @@ std::string ensure_final_newline(std::string text) {
 }
 
 }  // namespace
+
+std::int64_t attempts_run(const Json& job) {
+  return count_of(job, "attempts") + count_of(job, "infra_retries") + count_of(job, "requeues");
+}
 
 std::string id_cell(const Json& job) {
   const Json& array = field_or_null(job, "array");
@@ -579,7 +635,8 @@ std::string ListJobs::render(const Replies& replies, const RenderContext& ctx) c
       const bool folded = array.is_object() && array.contains("counts");
       t.add_row({id_cell(job), text_of(job, "name"), text_of(job, "user"), text_of(job, "share"),
                  text_of(job, "state"), text_of(job, "queue_position"), text_of(field_or_null(job, "spec"), "nodes"),
-                 folded ? std::string(kAbsent) : text_of(job, "attempts"), age_of(job, "submitted_at", ctx.now),
+                 folded || !job.contains("attempts") ? std::string(kAbsent) : std::to_string(attempts_run(job)),
+                 age_of(job, "submitted_at", ctx.now),
                  folded ? task_counts(array) : reason_cell(job)});
     }
   }

@@ -101,6 +101,15 @@ std::optional<std::int64_t> parse_time_limit(std::string_view text, std::string_
   return seconds;
 }
 
+std::string format_time_limit(std::int64_t seconds) {
+  const std::int64_t days = seconds / 86400, hours = seconds / 3600 % 24, minutes = seconds / 60 % 60, secs = seconds % 60;
+  const auto two = [](std::int64_t n) { return (n < 10 ? "0" : "") + std::to_string(n); };
+  const std::string minutes_seconds = two(minutes) + ":" + two(secs);
+  if (days > 0) return std::to_string(days) + "-" + two(hours) + ":" + minutes_seconds;
+  if (hours > 0) return std::to_string(hours) + ":" + minutes_seconds;
+  return std::to_string(minutes) + ":" + two(secs);
+}
+
 std::optional<Json> time_limit_flags(const ParsedArgs& args) {
   const auto time = args.opt_string("--time");
   const auto timeout = args.opt_string("--timeout");

@@ -77,6 +77,18 @@ TEST(HistoryFormat, ColumnsAsAskedForWithAbsentValuesAsDashes) {
             "6    CANCELLED   -          00:00:05   -       0.00         -      -       -\n");
 }
 
+// Job 20 ran twice, once retried for its node's fault: two attempts, not the one its retries count.
+TEST(HistoryFormat, AttemptsCountsEveryAttemptTheJobRan) {
+  const Json rows = Json::array({{{"id", 20}, {"attempts", 1}, {"infra_retries", 1}, {"requeues", 0}},
+                                 {{"id", 21}, {"attempts", 1}, {"requeues", 2}},
+                                 {{"id", 22}}});
+  EXPECT_EQ(history_table(rows, parse_history_columns("id,attempts")),
+            "ID   ATTEMPTS\n"
+            "20   2\n"
+            "21   3\n"
+            "22   -\n");
+}
+
 // A folded array is named as `jobs` names it, and its row carries the tasks' summed accounting.
 TEST(HistoryFormat, AnArrayRowAndItsTasksAreNamedAsTheJobListNamesThem) {
   const Json rows = Json::array({

@@ -125,8 +125,9 @@ TEST(Render, JobsTable) {
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_EQ(cells_of(lines[0]),
             (std::vector<std::string>{"ID", "NAME", "USER", "SHARE", "STATE", "POS", "NODES", "ATTEMPTS", "AGE", "REASON"}));
+  // Every attempt it ran: 2 counted against its retries and 1 retried for a node's fault.
   EXPECT_EQ(cells_of(lines[1]),
-            (std::vector<std::string>{"42", "train", "alice", "vision", "RUNNING", "-", "2", "2", "5m", "node n3 lost"}));
+            (std::vector<std::string>{"42", "train", "alice", "vision", "RUNNING", "-", "2", "3", "5m", "node n3 lost"}));
   // A queued job shows the scheduler's reason code, as squeue shows "(Resources)".
   EXPECT_EQ(cells_of(lines[2]),
             (std::vector<std::string>{"43", "big", "bob", "default", "PENDING", "3", "64", "0", "2d", "resources"}));
@@ -225,6 +226,24 @@ TEST(Render, AnAttemptWhoseCheckpointsFailedSaysHowManyAndTheLastError) {
 
 std::string pending_out() { return render({"job", "43"}, {pending_job(), Json{{"attempts", Json::array()}}}); }
 
+TEST(Render, AJobSaysItsLimitsDependenciesAndBatchScriptAsScontrolShowJobDoes) {
+  Json job = running_job();
+  job["spec"]["timeout_s"] = 5400;
+  job["spec"]["memory_mb"] = 2048;
+  job["spec"]["depends_on"] = {{{"job", 7}, {"condition", "afterok"}}, {{"job", 9}, {"condition", "afterany"}}};
+  job["spec"]["command"]["script"] = "#!/bin/sh\n#SBATCH -N 2\npython train.py\n";
+  const std::string out = render({"job", "42"}, {job, Json{{"attempts", Json::array()}}});
+  EXPECT_EQ(value_of(out, "Time limit"), "1:30:00 (5400 s)");
+  EXPECT_EQ(value_of(out, "Memory"), "2048 MiB per node");
+  EXPECT_EQ(value_of(out, "Dependencies"), "afterok:7,afterany:9");
+  EXPECT_EQ(value_of(out, "Batch script"), "3 lines, run as the Command");
+  const std::string plain = render({"job", "42"}, {running_job(), Json{{"attempts", Json::array()}}});
+  EXPECT_EQ(value_of(plain, "Time limit"), "none");
+  EXPECT_EQ(value_of(plain, "Memory"), "no limit of its own");
+  EXPECT_EQ(value_of(plain, "Dependencies"), "none");
+  EXPECT_EQ(value_of(plain, "Batch script"), "<absent>");
+}
+
 TEST(Render, JobDescriptionAndAttempts) {
   const Json attempts = {{"attempts",
                           {{{"id", 7}, {"job_id", 42}, {"number", 1}, {"nodes", {"n3", "n2"}}, {"state", "FAILED"},
@@ -248,8 +267,11 @@ TEST(Render, JobDescriptionAndAttempts) {
   const std::string from_out = render({"job", "42"}, {launched_from, Json{{"attempts", Json::array()}}});
   EXPECT_EQ(value_of(from_out, "Working directory"), "/home/ana/exp");
   EXPECT_EQ(value_of(from_out, "Procs per node"), "4");
-  EXPECT_EQ(value_of(out, "Exit code"), "-");  // absent
-  EXPECT_EQ(value_of(pending_out(), "Reason"), "-");  // empty
+  // The job's exit fields are its previous attempt's while attempt 2 runs: said so, not as the job's.
+  EXPECT_EQ(value_of(out, "Exit code"), "<absent>");
+  EXPECT_EQ(value_of(out, "Failure class"), "<absent>");
+  EXPECT_EQ(value_of(out, "Previous attempt"), "node_lost");
+  EXPECT_EQ(value_of(pending_out(), "Reason"), "<absent>") << "the pending reason says why it waits";
   EXPECT_EQ(value_of(out, "Pending reason"), "<absent>");
   EXPECT_EQ(value_of(out, "Avoided nodes"), "n3");
   EXPECT_EQ(value_of(out, "Attempts"), "3 (2 counted against its retries, 1 retried for a node's fault)");

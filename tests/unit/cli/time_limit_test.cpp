@@ -32,6 +32,14 @@ TEST(TimeLimit, DurationsWithAUnitMeanTheSameUnderEitherFlag) {
   EXPECT_EQ(parse_time_limit("90", "--timeout", BareNumber::seconds), 90);
 }
 
+TEST(TimeLimit, IsShownAsSqueueShowsItAndReadsBack) {
+  for (const auto& [seconds, text] : std::vector<std::pair<std::int64_t, std::string>>{
+           {59, "0:59"}, {1800, "30:00"}, {5400, "1:30:00"}, {86400, "1-00:00:00"}, {2 * 86400 + 3661, "2-01:01:01"}}) {
+    EXPECT_EQ(format_time_limit(seconds), text);
+    EXPECT_EQ(parse_time_limit(text, "--time", BareNumber::minutes), seconds) << text;
+  }
+}
+
 TEST(TimeLimit, MistakesNameTheFlagAndTheForms) {
   for (const char* bad : {"", "0", "0:00", "abc", "1:60", "1:2:3:4", "2-24", "2-1:60", "-5", "1-", "5:", "1.5h", "45x",
                           "99999999999999999999"}) {
