@@ -44,6 +44,8 @@ constexpr std::string_view kDefaultRules = R"json({"rules": [
   {"class": "disk_full", "infrastructure": true, "when": ["failed"],
    "text": ["*no space left on device*", "*ENOSPC*"],
    "suggestion": "The node's disk is full; the job retries on another node, and this node takes no work until space is freed."},
+  {"class": "oom", "when": ["failed"], "reason": ["*OOM killer killed*at the job's memory_mb of*"],
+   "suggestion": "The job's processes on a node went past its memory_mb ({line}); raise memory_mb (submit --mem 16G, or #SBATCH --mem 16G) if its nodes have the memory, or lower the batch size."},
   {"class": "oom", "when": ["failed"],
    "text": ["*CUDA out of memory*", "*CUDA error: out of memory*", "*torch.OutOfMemoryError*",
             "*torch.cuda.OutOfMemoryError*", "*RESOURCE_EXHAUSTED: Out of memory*", "*HIP out of memory*"],
@@ -85,6 +87,10 @@ constexpr std::string_view kDefaultRules = R"json({"rules": [
    "suggestion": "A rank was killed by SIGKILL (signal 9) from outside the job (another process, or the kernel without an OOM record); check the node's kernel log."},
   {"class": "user_error", "when": ["signal"],
    "suggestion": "The process was killed by signal {signal}; check its logs."},
+  {"class": "user_error", "when": ["nonzero_exit"], "log_tail": ["*Traceback (most recent call last):*"],
+   "quote": ["[A-Za-z_]*Error*", "[A-Za-z_]*Exception*", "[A-Za-z_]*Interrupt*", "[[]rank*]: [A-Za-z_]*Error*",
+             "[[]rank*]: [A-Za-z_]*Exception*"],
+   "suggestion": "The program raised {line}; the traceback before that line in its log says where."},
   {"class": "user_error", "when": ["nonzero_exit"],
    "suggestion": "The program exited with code {exit_code}; check its logs."},
   {"class": "unknown",
@@ -135,6 +141,15 @@ std::string fill(std::string text, const std::string& key, const std::string& va
 // A line of the log tail that a rule's patterns match alone, for "{line}": the suggestion is shown
 // to everyone who may see the job, not only to those who may read its logs (daemon/base/quoted_output.h).
 std::string quoted_line(const FailureRule& rule, const AttemptFacts& f) {
+  if (!rule.quote.empty()) {
+    std::string last;
+    for (std::size_t at = 0; at < f.log_tail.size();) {
+      const std::size_t end = std::min(f.log_tail.find('\n', at), f.log_tail.size());
+      if (std::string line = f.log_tail.substr(at, end - at); any_glob(rule.quote, line)) last = std::move(line);
+      at = end + 1;
+    }
+    if (!last.empty()) return masked_line(last);
+  }
   std::vector<std::string> patterns = rule.text;
   patterns.insert(patterns.end(), rule.log_tail.begin(), rule.log_tail.end());
   patterns.insert(patterns.end(), rule.reason.begin(), rule.reason.end());
@@ -175,6 +190,7 @@ FailureRule parse_rule(const Json& j, const std::string& path) {
   if (r.has("reason")) rule.reason = r.string_list("reason", 64, 512);
   if (r.has("log_tail")) rule.log_tail = r.string_list("log_tail", 64, 512);
   if (r.has("text")) rule.text = r.string_list("text", 64, 512);
+  if (r.has("quote")) rule.quote = r.string_list("quote", 64, 512);
   r.finish();
   return rule;
 }

@@ -26,7 +26,8 @@
 // rule does.
 // "suggestion" may name {exit_code}, {signal} and {line}: the first line of the log tail (else of
 // the reason) that one of the rule's own patterns matches on its own, e.g. the Python error that
-// names the missing module (bounded, secret-looking NAME=value pairs masked).
+// names the missing module (bounded, secret-looking NAME=value pairs masked); a rule's "quote"
+// globs choose the log tail's last line they match instead (a traceback's exception line).
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,6 +49,10 @@ struct FailureRule {
   std::vector<std::string> reason;
   std::vector<std::string> log_tail;
   std::vector<std::string> text;
+  // The lines "{line}" stands for: the last line of the log tail one of these matches (a Python
+  // traceback's exception comes last). None, or none matching: the first line the rule's own
+  // patterns match.
+  std::vector<std::string> quote;
 };
 
 class FailureRules {

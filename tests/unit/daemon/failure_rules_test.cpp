@@ -92,6 +92,50 @@ TEST(FailureRules, WhatRealJobsPrintIsClassifiedAndQuoted) {
   EXPECT_NE(rules.classify(failed_with(std::nullopt, SIGBUS, "")).suggestion.find("/dev/shm"), std::string::npos);
 }
 
+constexpr const char* kValueError = R"(step 10 loss 2.31
+Traceback (most recent call last):
+  File "/home/alice/train.py", line 40, in <module>
+    main()
+  File "/home/alice/train.py", line 31, in main
+    raise ValueError(f"learning rate {lr} must be positive")
+ValueError: learning rate -0.1 must be positive
+)";
+constexpr const char* kChainedInTorchrun = R"([rank0]: Traceback (most recent call last):
+[rank0]:   File "train.py", line 12, in load
+[rank0]: KeyError: 'model'
+[rank0]: During handling of the above exception, another exception occurred:
+[rank0]:   File "train.py", line 20, in <module>
+[rank0]:     raise RuntimeError("checkpoint has no model state") from e
+[rank0]: RuntimeError: checkpoint has no model state
+)";
+
+TEST(FailureRules, APythonTracebackIsSummedUpByItsExceptionLine) {
+  const FailureRules& rules = FailureRules::defaults();
+  const FailureClass raised = rules.classify(failed_with(1, std::nullopt, "exited with code 1", kValueError));
+  EXPECT_EQ(raised.name, "user_error");
+  EXPECT_EQ(raised.suggestion, "The program raised ValueError: learning rate -0.1 must be positive; the traceback before "
+                               "that line in its log says where.");
+  const FailureClass chained = rules.classify(failed_with(1, std::nullopt, "exited with code 1", kChainedInTorchrun));
+  EXPECT_NE(chained.suggestion.find("[rank0]: RuntimeError: checkpoint has no model state;"), std::string::npos)
+      << chained.suggestion;
+  // Without a traceback, the exit code is all there is to say.
+  EXPECT_EQ(rules.classify(failed_with(2, std::nullopt, "exited with code 2", "usage: train.py [-h]\n")).suggestion,
+            "The program exited with code 2; check its logs.");
+}
+
+TEST(FailureRules, AnOomAtTheJobsOwnMemoryLimitSaysToRaiseIt) {
+  const FailureClass oom = FailureRules::defaults().classify(failed_with(
+      std::nullopt, SIGKILL,
+      "rank 0 on node-1: out of memory: the kernel's OOM killer killed 1 process at the job's memory_mb of 2048 MiB "
+      "(peak 2047 MiB); killed by signal 9 (Killed)"));
+  EXPECT_EQ(oom.name, "oom");
+  EXPECT_NE(oom.suggestion.find("raise memory_mb (submit --mem 16G"), std::string::npos) << oom.suggestion;
+  EXPECT_NE(oom.suggestion.find("memory_mb of 2048 MiB"), std::string::npos) << oom.suggestion;
+  // A kernel OOM kill without the job's own limit keeps the general advice.
+  EXPECT_EQ(FailureRules::defaults().classify(failed_with(std::nullopt, SIGKILL, "", "kernel: oom-kill: task python")).suggestion,
+            "The process ran out of memory; lower the batch size or use more nodes.");
+}
+
 TEST(FailureRules, AQuotedLineIsBoundedWithoutControlsAndSecretsMasked) {
   const FailureRules rules = FailureRules::parse(Json::parse(R"({"rules": [
     {"class": "config", "when": ["failed"], "log_tail": ["*bad config*"], "suggestion": "Fix it: {line}"}
