@@ -24,6 +24,11 @@ void add_webhook_flags(FlagParser& flags, WebhookOptions& options, net::HttpClie
                 "messages one webhook gets a minute at most; the excess is folded into "
                 "one summary",
                 &options.storm.max_per_minute, 1, 100'000);
+  flags.add_int("webhook-failure-reserve",
+                "messages one webhook may get a minute beyond --webhook-max-per-minute for a failure "
+                "(job.failed, job.stuck, node.down, node.unhealthy, canary.failed), so it never waits "
+                "behind informational events",
+                &options.storm.failure_reserve, 0, 100'000);
   flags.add_int("webhook-max-per-user",
                 "webhooks one user (not an admin) may have at most; each polls the events log and "
                 "sends on its own",

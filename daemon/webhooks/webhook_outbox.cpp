@@ -57,6 +57,7 @@ struct WebhookOutbox::Lane {
   std::int64_t cursor = 0;      // as stored
   std::int64_t scanned_to = 0;  // the log is read up to here
   std::deque<store::Event> pending;    // wanted events after the cursor not yet in a message, oldest first
+  bool read_while_waiting = false;     // storm control holds `pending`: read the log for a failure
   std::deque<Message> reopened;  // open deliveries read from the store, sent before anything new
   std::optional<Message> current;
   // Delivery records whose commit failed: written again with the lane's next change, oldest first.
@@ -129,7 +130,7 @@ void WebhookOutbox::pump(const std::shared_ptr<Lane>& lane) {
     lane->reopened.pop_front();
   }
   if (lane->current) return attempt(lane);
-  if (lane->load_open || lane->pending.empty()) return refill(lane);
+  if (lane->load_open || lane->pending.empty() || std::exchange(lane->read_while_waiting, false)) return refill(lane);
   begin_next(lane);
 }
 
@@ -207,15 +208,31 @@ void WebhookOutbox::refill(const std::shared_ptr<Lane>& lane) {
 // The next message from the pending events, as storm control allows.
 void WebhookOutbox::begin_next(const std::shared_ptr<Lane>& lane) {
   const TimePoint now = clock_.system_now();
-  const StormGate::Step step = lane->gate.next(lane->pending.size(), now);
-  if (step.action == StormGate::Action::wait) return wake_after(lane, std::chrono::duration_cast<Millis>(step.until - now));
+  const auto failure = std::find_if(lane->pending.begin(), lane->pending.end(),
+                                    [](const store::Event& e) { return is_failure_event(e.kind); });
+  const std::optional<std::size_t> first_failure =
+      failure == lane->pending.end() ? std::nullopt
+                                     : std::optional<std::size_t>(static_cast<std::size_t>(failure - lane->pending.begin()));
+  const StormGate::Step step = lane->gate.next(lane->pending.size(), now, first_failure);
+  if (step.action == StormGate::Action::wait) {
+    const auto until = std::chrono::duration_cast<Millis>(step.until - now);
+    // The log is read on meanwhile: a failure that comes goes out from the reserve.
+    if (lane->gate.failure_reserve_left() && until > options_.poll_interval) {
+      lane->read_while_waiting = true;
+      return wake_after(lane, options_.poll_interval);
+    }
+    return wake_after(lane, until);
+  }
   Message m;
   if (step.action == StormGate::Action::send_one) {
     m.events.push_back(std::move(lane->pending.front()));
     lane->pending.pop_front();
   } else {
-    m.events.assign(std::make_move_iterator(lane->pending.begin()), std::make_move_iterator(lane->pending.end()));
-    lane->pending.clear();
+    const auto end = step.action == StormGate::Action::fold_all
+                         ? lane->pending.end()
+                         : lane->pending.begin() + static_cast<std::ptrdiff_t>(step.count);
+    m.events.assign(std::make_move_iterator(lane->pending.begin()), std::make_move_iterator(end));
+    lane->pending.erase(lane->pending.begin(), end);
     spdlog::warn("event=webhook_storm_folded webhook={} events={} first={} last={}", lane->webhook.id, m.events.size(),
                  m.events.front().seq, m.events.back().seq);
   }

@@ -7,6 +7,7 @@
 
 #include "daemon/base/attempt_outcome.h"
 #include "daemon/events/event_json.h"
+#include "daemon/webhooks/webhook_storm.h"
 
 namespace trainyard::daemon {
 namespace {
@@ -244,10 +245,11 @@ std::optional<WebhookFormat> parse_webhook_format(std::string_view text) {
 
 FoldedEvents fold_events(std::span<const store::Event> events) {
   FoldedEvents folded{events.front().seq, events.back().seq, events.size(), ""};
-  std::vector<std::string> kinds;  // in order of first appearance
+  std::vector<std::string> kinds;  // failures first, then in order of first appearance
   for (const store::Event& e : events) {
     if (std::find(kinds.begin(), kinds.end(), e.kind) == kinds.end()) kinds.push_back(e.kind);
   }
+  std::stable_partition(kinds.begin(), kinds.end(), [](const std::string& kind) { return is_failure_event(kind); });
   for (const std::string& kind : kinds) folded.message += (folded.message.empty() ? "" : "; ") + kind_summary(kind, events);
   return folded;
 }

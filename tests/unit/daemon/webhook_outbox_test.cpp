@@ -161,7 +161,7 @@ TEST_F(OutboxTest, RetriesTheSameEventIdHonoursRetryAfterThenDeadLetters) {
 TEST_F(OutboxTest, AStormIsFoldedAndNothingIsDropped) {
   start_outbox();
   add_webhook("http://127.0.0.1:9/hook");
-  emit(30);
+  emit(30, "job.succeeded");
   for (int i = 0; i < 4; ++i) answer(200);
   EXPECT_EQ(sent.size(), 4u) << "the last message of the window waits for the window's end";
   cluster.advance(1min);
@@ -172,6 +172,34 @@ TEST_F(OutboxTest, AStormIsFoldedAndNothingIsDropped) {
   EXPECT_EQ(sent[4].header("X-Trainyard-Event-Id"), "5-30");
   answer(200);
   EXPECT_EQ(cluster.memory.load().webhooks.at(0).cursor_seq, 30);
+}
+
+// The README's recipe sends informational events too; they never hold back a failure while the
+// failure reserve lasts: it goes out at once, folded with what waited before it, in order.
+TEST_F(OutboxTest, AFailureIsNotHeldBackBehindInformationalEventsOfASpentBudget) {
+  options.storm.failure_reserve = 1;
+  start_outbox();
+  add_webhook("http://127.0.0.1:9/hook");
+  emit(10, "job.succeeded");
+  for (int i = 0; i < 4; ++i) answer(200);
+  EXPECT_EQ(sent.size(), 4u) << "the budget is spent: the rest wait for the window's end";
+  emit(1, "job.failed");
+  cluster.advance(options.poll_interval);
+  ASSERT_EQ(sent.size(), 5u) << "the failure went out at once, not at the window's end";
+  const Json fold = Json::parse(sent[4].request.body);
+  EXPECT_EQ(fold["type"], "webhook.folded");
+  EXPECT_EQ(fold["count"], 7) << "the six that waited and the failure";
+  EXPECT_EQ(sent[4].header("X-Trainyard-Event-Id"), "5-11");
+  EXPECT_TRUE(fold["message"].get<std::string>().starts_with("1 more job.failed; 6 more job.succeeded")) << fold.dump();
+  answer(200);
+  // The reserve is spent too: the next failure waits for the window as everything else does.
+  emit(1, "job.failed");
+  cluster.advance(options.poll_interval);
+  EXPECT_EQ(sent.size(), 5u);
+  cluster.advance(1min);
+  ASSERT_EQ(sent.size(), 6u);
+  answer(200);
+  EXPECT_EQ(cluster.memory.load().webhooks.at(0).cursor_seq, 12);
 }
 
 TEST_F(OutboxTest, ARestartResumesTheDeliveryUnderWayWithItsAge) {

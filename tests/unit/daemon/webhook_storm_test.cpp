@@ -68,6 +68,36 @@ TEST(StormGate, NoWindowEverCarriesMoreThanTheLimit) {
   EXPECT_LT(pending, 61u);  // what waits is at most the current window's excess
 }
 
+TEST(StormGate, AFailureGoesOutAtOnceFromItsReserveFoldingWhatWaitedBeforeIt) {
+  StormGate gate(StormPolicy{.max_per_minute = 3, .window = 1min, .failure_reserve = 2});
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(gate.next(5, kStart).action, Action::send_one);
+    gate.sent(kStart);
+  }
+  EXPECT_EQ(gate.next(3, kStart).action, Action::wait) << "no failure waits";
+  const StormGate::Step fold = gate.next(3, kStart + 1s, 2);
+  EXPECT_EQ(fold.action, Action::fold_through);
+  EXPECT_EQ(fold.count, 3u) << "the failure and the two before it";
+  gate.sent(kStart + 1s);
+  EXPECT_EQ(gate.next(1, kStart + 2s, 0).action, Action::send_one) << "a failure at the head goes alone";
+  gate.sent(kStart + 2s);
+  EXPECT_FALSE(gate.failure_reserve_left());
+  EXPECT_EQ(gate.next(1, kStart + 3s, 0).action, Action::wait) << "the reserve is spent";
+  // A new window brings the reserve back.
+  EXPECT_EQ(gate.next(1, kStart + 1min, 0).action, Action::send_one);
+  gate.sent(kStart + 1min);
+  EXPECT_TRUE(gate.failure_reserve_left());
+}
+
+TEST(StormGate, FailuresAreWhatSomeoneMustActOn) {
+  for (const char* kind : {"job.failed", "job.stuck", "node.down", "node.unhealthy", "canary.failed"}) {
+    EXPECT_TRUE(is_failure_event(kind)) << kind;
+  }
+  for (const char* kind : {"node.healthy", "job.succeeded", "healthcheck.finished", "job.failed.x", "job"}) {
+    EXPECT_FALSE(is_failure_event(kind)) << kind;
+  }
+}
+
 TEST(StormGate, OnePerMinuteFoldsWhatWaitsIntoTheOneMessage) {
   StormGate gate(StormPolicy{1, 1min});
   EXPECT_EQ(drain(gate, 3, kStart), (std::vector<std::pair<TimePoint, std::size_t>>{{kStart, 3}}));
