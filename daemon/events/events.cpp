@@ -128,12 +128,35 @@ store::Event node_event(TimePoint at, std::string kind, std::string node, std::s
   return base_event(at, std::move(kind), std::move(node), std::move(message), std::move(details));
 }
 
+namespace {
+
+// What an operator does about a node that went into `state`: said in its event and alerts.
+std::string node_state_suggestion(NodeState state, const std::string& node) {
+  switch (state) {
+    case NodeState::down:
+      return "Its agent stopped answering: the jobs it ran are retried on other nodes. Look at the host and its "
+             "agent's log; the node returns by itself when its agent reconnects and passes a check.";
+    case NodeState::unhealthy:
+      return "It failed a health check and takes no work: 'trainyard node " + node +
+             "' names the check and the test that failed. Fix or replace what failed, then 'trainyard health run " +
+             node + "': a passed check returns it.";
+    case NodeState::suspect:
+      return "It takes no new work while it is SUSPECT (its running jobs go on); 'trainyard node " + node +
+             "' says why.";
+    default:
+      return "";
+  }
+}
+
+}  // namespace
+
 store::Event node_state_event(TimePoint at, std::string_view type, NodeState state, std::string node,
                               const std::string& reason) {
   std::string message = "node " + node + " is " + to_string(state) + ": " + reason;
-  return node_event(at, std::string(type), std::move(node), std::move(message), {{"state", to_string(state)}, {"reason", reason}});
+  Json details = {{"state", to_string(state)}, {"reason", reason}};
+  if (std::string suggestion = node_state_suggestion(state, node); !suggestion.empty()) details["suggestion"] = std::move(suggestion);
+  return node_event(at, std::string(type), std::move(node), std::move(message), std::move(details));
 }
-
 
 bool matches(const EventFilter& filter, const store::Event& event) {
   // The audit log is its own feed (GET /v1/audit); a type filter that names audit.* brings it in.

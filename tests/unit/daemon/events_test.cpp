@@ -108,6 +108,18 @@ TEST_F(EventsTest, DrainUndrainAndDownAreNodeEvents) {
   cluster.jobs.tick();
   cluster.settle();
   EXPECT_EQ(only("node.down").severity, store::Severity::error);
+  // What to do about it travels with it, to the events feed and every alert.
+  const std::string suggestion = only("node.down").details.value("suggestion", "");
+  EXPECT_NE(suggestion.find("agent stopped answering"), std::string::npos) << suggestion;
+  EXPECT_FALSE(drained.details.contains("suggestion")) << "an operator's drain needs no advice";
+}
+
+TEST(NodeStateEvent, SaysWhatToDoAboutANodeThatNeedsAnOperator) {
+  const store::Event unhealthy = node_state_event(TimePoint{}, "node.unhealthy", NodeState::unhealthy, "trn-3", "hbm: bad");
+  const std::string suggestion = unhealthy.details.value("suggestion", "");
+  EXPECT_NE(suggestion.find("'trainyard node trn-3'"), std::string::npos) << suggestion;
+  EXPECT_NE(suggestion.find("'trainyard health run trn-3'"), std::string::npos) << suggestion;
+  EXPECT_FALSE(node_state_event(TimePoint{}, "node.healthy", NodeState::healthy, "trn-3", "passed").details.contains("suggestion"));
 }
 
 TEST_F(EventsTest, AFailingCommitStoresNeitherTheChangeNorItsEvents) {
