@@ -848,6 +848,11 @@ Notices ShowLogs::notices(const Replies& replies) const {
   if (!logs.is_array() || logs.empty()) {
     return {{"no logs were returned for job " + job.text()}, true};
   }
+  if (const Json& array = field_or_null(replies.at(0), "array"); array.is_object() && !job.task) {
+    const std::string id = text_of(array, "job_id");
+    notices.lines.push_back("job " + job.text() + " is an array: these are task " + id + "_" + text_of(array, "task_id") +
+                            "'s logs; 'trainyard logs " + id + "_N' shows task N's");
+  }
   for (const Json& block : logs) {
     const std::string who = "rank " + text_of(block, "rank") + " (" + text_of(block, "node") + ")";
     const std::string error = text_of(block, "error");

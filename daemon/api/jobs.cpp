@@ -350,6 +350,19 @@ void JobsApi::attempt_provenance(ApiCall call) {
   });
 }
 
+namespace {
+
+// Why a job has no attempt to show the logs of: the attempt asked for is not one of its own, or it
+// never started (still waiting, or ended before it could).
+std::string no_logs_text(const Job& job, std::optional<std::int64_t> number) {
+  const std::string name = "job " + job_ref_text(job);
+  if (number) return name + " has no attempt " + std::to_string(*number);
+  if (job.state == JobState::pending) return name + " has not started yet, so it has no logs (it is PENDING)";
+  return name + " was " + to_string(job.state) + " before it started (" + job.reason + "), so it has no logs";
+}
+
+}  // namespace
+
 void JobsApi::job_logs(ApiCall call) {
   const auto rank_value = query_int(call.request, "rank");
   const std::optional<int> rank = rank_value ? std::optional<int>(static_cast<int>(*rank_value)) : std::nullopt;
@@ -364,11 +377,7 @@ void JobsApi::job_logs(ApiCall call) {
             for (const auto& a : attempts) {
               if (number ? a.number == *number : (!chosen || a.number > chosen->number)) chosen = &a;
             }
-            if (!chosen) {
-              return c.fail(Error::not_found(
-                  number ? "job " + job_ref_text(job) + " has no attempt " + std::to_string(*number)
-                         : "job " + job_ref_text(job) + " has not started yet, so it has no logs"));
-            }
+            if (!chosen) return c.fail(Error::not_found(no_logs_text(job, number)));
             if (rank && *rank >= static_cast<int>(chosen->nodes.size())) {
               return c.fail(400, "invalid_query", "rank: attempt has ranks 0.." + std::to_string(chosen->nodes.size() - 1), "rank");
             }
@@ -380,7 +389,12 @@ void JobsApi::job_logs(ApiCall call) {
                                 {"text", l.text},           {"error", l.error},
                                 {"log_bytes", l.log_bytes}, {"truncated", l.truncated}});
               }
-              c.reply(200, {{"job_id", job.id}, {"attempt_id", attempt.id}, {"attempt", attempt.number}, {"logs", list}});
+              Json reply = {{"job_id", job.id}, {"attempt_id", attempt.id}, {"attempt", attempt.number}, {"logs", list}};
+              // Whose logs these are when the array's own id was asked for (its first task's).
+              if (job.array_task) {
+                reply["array"] = {{"job_id", job.array_task->array_job}, {"task_id", job.array_task->index}};
+              }
+              c.reply(200, reply);
             });
           });
         },

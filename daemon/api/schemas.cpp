@@ -189,6 +189,8 @@ const char* const kJsonSchemas = R"json({
         "user_facts": {"type": "object"}, "user_facts_error": {"type": "string"}}}}}},
   "JobLogs": {"type": "object", "required": ["job_id", "attempt_id", "attempt", "logs"], "properties": {
     "job_id": {"type": "integer"}, "attempt_id": {"type": "integer"}, "attempt": {"type": "integer"},
+    "array": {"type": "object", "required": ["job_id", "task_id"], "description": "the array task whose logs these are",
+              "properties": {"job_id": {"type": "integer"}, "task_id": {"type": "integer"}}},
     "logs": {"type": "array", "items": {"type": "object",
       "required": ["rank", "node", "text", "error", "log_bytes", "truncated"], "properties": {
       "rank": {"type": "integer"}, "node": {"type": "string"}, "text": {"type": "string"},

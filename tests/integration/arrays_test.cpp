@@ -131,7 +131,15 @@ TEST_F(Arrays, ATasksLogsAreFoundByItsIdNAndItsMessagesNameIt) {
       << started.dump(2);
   const auto no_attempt = cluster.api("GET", "/v1/jobs/" + first + "/logs?attempt=5");
   EXPECT_NE(no_attempt.body.dump().find("job " + first + " has no attempt 5"), std::string::npos) << no_attempt.body.dump();
+  // The array's own id shows its first task's logs and says whose they are.
+  const auto by_array = cluster.api("GET", path(id) + "/logs");
+  EXPECT_EQ(by_array.body["array"], (Json{{"job_id", id}, {"task_id", 3}})) << by_array.body.dump();
   ASSERT_EQ(cluster.api("POST", path(id) + "/cancel").status, 200);
+  // A task cancelled while it waited never started: said so, not "has not started yet".
+  cluster.wait_job_state(id + 1, "CANCELLED", 30s);
+  const auto cancelled = cluster.api("GET", "/v1/jobs/" + second + "/logs");
+  EXPECT_NE(cancelled.body.dump().find("job " + second + " was CANCELLED before it started"), std::string::npos)
+      << cancelled.body.dump();
 }
 
 // An array's own id reads as the whole array (one state, tasks by state) beside its task 0; ID_N

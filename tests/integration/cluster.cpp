@@ -331,7 +331,14 @@ Json Cluster::wait_job_state(std::int64_t id, const std::string& state, std::chr
         return r.status == 200 && last["state"] == state;
       },
       timeout);
-  EXPECT_TRUE(ok) << "job " << id << " did not reach " << state << "; last seen: " << last.dump(2);
+  if (!ok) {
+    // What held it, for a failure seen once in a loaded CI run: the nodes and the daemon's last words.
+    const std::string log = daemon_log();
+    const std::size_t from = log.size() > 12'000 ? log.find('\n', log.size() - 12'000) + 1 : 0;
+    ADD_FAILURE() << "job " << id << " did not reach " << state << "; last seen: " << last.dump(2)
+                  << "\nnodes: " << api("GET", "/v1/nodes").body.dump() << "\nthe daemon's log ends:\n"
+                  << log.substr(from);
+  }
   return last;
 }
 

@@ -434,6 +434,19 @@ TEST(Render, LogsOfOneRankAreTheBareText) {
   EXPECT_EQ(render({"logs", "1"}, {reply}), "hello\nworld\n");
 }
 
+TEST(Render, LogsOfAnArraysOwnIdSayWhichTaskTheyAreAndHowToChooseAnother) {
+  const Json reply = {{"job_id", 12},
+                      {"array", {{"job_id", 12}, {"task_id", 0}}},
+                      {"logs", {{{"rank", 0}, {"node", "n1"}, {"text", "task 0\n"}, {"error", ""}}}}};
+  const auto notices = [&](const std::vector<std::string>& args) {
+    return notices_of(std::get<Command>(parse_command_line(args).action), {reply});
+  };
+  EXPECT_EQ(notices({"logs", "12"}).lines,
+            std::vector<std::string>{"job 12 is an array: these are task 12_0's logs; 'trainyard logs 12_N' shows task N's"});
+  EXPECT_FALSE(notices({"logs", "12"}).failed);
+  EXPECT_TRUE(notices({"logs", "12_0"}).lines.empty()) << "a task asked for by ID_N is what was asked for";
+}
+
 TEST(Render, LogsOfSeveralRanksGetHeaders) {
   const Json reply = {{"logs",
                        {{{"rank", 0}, {"node", "n1"}, {"text", "a\n"}, {"error", ""}},
