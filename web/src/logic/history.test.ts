@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { failureClasses, historyCharts, isolated, legendTime, span, timeTicks, timeline } from "./history";
+import { failureClasses, historyCharts, isolated, legendTime, openingWindow, span, timeTicks, timeline } from "./history";
 import type { ClusterHistory, HistoryBucket } from "./types";
 
 const bucket = (at: string, over: Partial<HistoryBucket> = {}): HistoryBucket => ({
@@ -157,5 +157,18 @@ describe("time axis labels", () => {
   });
   it("and the legend's time is the page's own", () => {
     expect(legendTime(s("2026-11-29T18:55:00Z"), "UTC")).toBe("2026-11-29 18:55:00");
+  });
+});
+
+describe("the window the charts open on", () => {
+  const now = new Date("2026-11-24T21:00:00Z");
+  const day = 86_400;
+  it("is the last hour while the cluster's samples cover less", () => {
+    expect(openingWindow({ window_s: day, buckets: [bucket("2026-11-24T20:40:00Z")] }, now)).toBe("1h");
+  });
+  it("is the default once the samples cover a good part of it, or when there are none", () => {
+    expect(openingWindow({ window_s: day, buckets: [bucket("2026-11-24T15:00:00Z")] }, now)).toBe("24h");
+    expect(openingWindow({ window_s: day, buckets: [bucket("2026-11-24T19:00:00Z")] }, now)).toBe("24h");
+    expect(openingWindow({ window_s: day, buckets: [] }, now)).toBe("24h");
   });
 });

@@ -10,6 +10,16 @@ import type { ClusterHistory, HistoryBucket } from "./types";
 export const historyWindows = [{ query: "1h", label: "1 h" }, { query: "24h", label: "24 h" }, { query: "7d", label: "7 d" }] as const;
 export const defaultHistoryWindow = "24h";
 
+// The window to open on: the default, unless its samples cover under a sixth of it (a young
+// cluster's hour is one dot in 24 h) and a shorter window holds them all.
+export function openingWindow(h: Pick<ClusterHistory, "window_s" | "buckets">, now: Date): string {
+  const first = h.buckets[0];
+  if (!first) return defaultHistoryWindow;
+  const covered = (now.getTime() - new Date(first.at).getTime()) / 1000;
+  if (covered >= h.window_s / 6) return defaultHistoryWindow;
+  return covered <= 3600 ? "1h" : defaultHistoryWindow;
+}
+
 export interface TimeSeries {
   label: string;
   colour: string;  // a CSS variable (style.css), so the dark theme has its own

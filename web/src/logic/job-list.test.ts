@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
-  emptyFilter, filterFromQuery, filterSummary, firstPage, goodputText, jobsApiUrl, jobsPath, nameMatches, nextPage,
+  coreHoursCell, emptyFilter, failureClassCell, filterFromQuery, filterSummary, firstPage, goodputText, jobsApiUrl, jobsPath, nameMatches, nextPage,
   nodesByCores, withFilter,
 } from "./job-list";
 
@@ -114,5 +114,20 @@ describe("jobs list columns", () => {
     expect(goodputText({ goodput: 0 })).toBe("0.0 %");
     expect(goodputText({ goodput: null })).toBe("n/a");
     expect(goodputText(undefined)).toBe("n/a");
+  });
+});
+
+describe("the jobs list's cells", () => {
+  it("writes core-hours in the header's unit, with decimals a short job needs", () => {
+    expect(coreHoursCell(0.0042)).toBe("0.004");
+    expect(coreHoursCell(2.5)).toBe("2.50");
+    expect(coreHoursCell(12345.6)).toBe("12,346");
+    expect(coreHoursCell(undefined)).toBe("—");
+  });
+
+  it("names a failed job's class and nothing for the others", () => {
+    expect(failureClassCell({ state: "FAILED", failure_class: "oom" })).toBe("oom");
+    expect(failureClassCell({ state: "SUCCEEDED", failure_class: "" })).toBe("—");
+    expect(failureClassCell({ state: "RUNNING", failure_class: "node_lost" })).toBe("—");
   });
 });

@@ -129,6 +129,19 @@ export function goodputText(acc: Pick<JobAccounting, "goodput"> | undefined): st
   return `${(g * 100).toFixed(1)} %`;
 }
 
+// The Core-hours column's cell: always core-hours (the header names the unit), with the decimals a
+// short job needs to not read as zero.
+export function coreHoursCell(hours: number | null | undefined): string {
+  if (hours === null || hours === undefined || !Number.isFinite(hours)) return "—";
+  const digits = hours < 1 ? 3 : hours < 100 ? 2 : 0;
+  return hours.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+// The Class column's cell: why a job failed, as GET /v1/jobs classifies it; nothing for the others.
+export function failureClassCell(job: { state: string; failure_class?: string }): string {
+  return job.state === "FAILED" && job.failure_class ? job.failure_class : "—";
+}
+
 // A sentence saying what the list shows, for its heading's status line.
 export function filterSummary(f: JobFilter): string {
   const parts: string[] = [];

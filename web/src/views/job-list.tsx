@@ -3,9 +3,10 @@
 import { useEffect, useState } from "preact/hooks";
 import { useApi, useApp } from "../app-state";
 import { ErrorNote, StateBadge, Time } from "../components/ui";
-import { coreHours, count, duration, jobLabel, jobPath, taskCounts } from "../logic/format";
+import { count, duration, jobLabel, jobPath, taskCounts } from "../logic/format";
 import {
-  filterFromQuery, filterSummary, firstPage, goodputText, jobsApiUrl, jobsPath, jobStates, nameMatches, nextPage,
+  coreHoursCell, failureClassCell, filterFromQuery, filterSummary, firstPage, goodputText, jobsApiUrl, jobsPath, jobStates,
+  nameMatches, nextPage,
   nodesByCores, pageSizes, sinceChoices, withFilter, type JobFilter,
 } from "../logic/job-list";
 import { readsEveryJob, visibleJobs } from "../logic/roles";
@@ -105,8 +106,9 @@ export function JobList() {
                   <th scope="col">State</th><th scope="col" title="Nodes × cores per node">Nodes × cores</th>
                   <th scope="col">Submitted</th><th scope="col" class="num">Waited</th>
                   <th scope="col" class="num" title="First start to end, or to now">Elapsed</th>
-                  <th scope="col" class="num">Core-hours</th>
+                  <th scope="col" class="num" title="Cores held × hours held, over every attempt">Core-hours</th>
                   <th scope="col" class="num" title="Share of the allocated core-time that produced kept work">Goodput</th>
+                  <th scope="col" title="Why a failed job failed">Class</th>
                 </tr>
               </thead>
               <tbody>
@@ -124,8 +126,9 @@ export function JobList() {
                       <td><Time at={j.submitted_at} /></td>
                       <td class="num">{a ? duration(a.wait_s) : "—"}</td>
                       <td class="num">{a && a.elapsed_s !== null ? duration(a.elapsed_s) : "—"}</td>
-                      <td class="num">{a ? coreHours(a.core_hours * 3600) : "—"}</td>
+                      <td class="num" data-core-hours>{coreHoursCell(a?.core_hours)}</td>
                       <td class="num" data-goodput>{goodputText(a)}</td>
+                      <td data-failure-class>{failureClassCell(j)}</td>
                     </tr>
                   );
                 })}
