@@ -1113,6 +1113,11 @@ export interface components {
             store_unreadable?: string;
         };
         JobLogs: {
+            /** @description the array task whose logs these are */
+            array?: {
+                job_id: number;
+                task_id: number;
+            };
             attempt: number;
             attempt_id: number;
             job_id: number;

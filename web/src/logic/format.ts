@@ -160,9 +160,10 @@ export function stragglerSentence(s: Pick<Straggler, "rank" | "node" | "ratio">)
 }
 
 // What the Training section says when there are no metrics to chart: a job that reported steps
-// without metrics is told how to send them, rather than that it reported nothing.
-export function noMetricsSentence(attempts: Pick<Attempt, "last_step">[]): string {
-  const steps = Math.max(0, ...attempts.map((a) => a.last_step ?? 0));
+// without metrics is told how to send them, rather than that it reported nothing. Its steps are
+// the progress file's (steps_completed) as much as the metrics' (last_step).
+export function noMetricsSentence(attempts: Pick<Attempt, "last_step" | "steps_completed">[]): string {
+  const steps = Math.max(0, ...attempts.map((a) => Math.max(a.last_step ?? 0, a.steps_completed ?? 0)));
   if (steps === 0) return "No steps reported yet.";
   return `${count(steps, "step")} reported, without metrics: report loss, learning rate and throughput with ` +
     "trainyard.report(step, loss=..., lr=...) to chart them.";

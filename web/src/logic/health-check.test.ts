@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { checkableNodes, checkRequest, maxNodes, togglePick, waitUntilListed, type CheckChoice } from "./health-check";
-import type { Node } from "./types";
+import { checkableNodes, checkRequest, checkToShow, maxNodes, togglePick, waitUntilListed, type CheckChoice } from "./health-check";
+import type { HealthCheck, Node } from "./types";
 
 const node = (name: string, connected = true): Node => ({
   name, cores: 8, free_cores: 8, used_cores: 0, state: connected ? "HEALTHY" : "DOWN", connected, attempts: [], jobs: [],
@@ -101,5 +101,25 @@ describe("waiting for the started check to be listed", () => {
     }, { tries: 10, intervalMs: 1000, stopped: () => stop, sleep: noSleep });
     expect(outcome).toBe("stopped");
     expect(asked).toBe(1);
+  });
+});
+
+describe("the check the Health page opens on", () => {
+  const check = (id: number, over: Partial<HealthCheck> = {}): HealthCheck => ({
+    id, kind: "periodic", nodes: ["n1", "n2"], suites: ["accelerator"], requested_by: "daemon", state: "PASSED",
+    created_at: "2026-11-24T21:00:00Z", accelerator: {}, errors: {}, collective_runs: [],
+    verdicts: [{ node: "n1", state: "HEALTHY", reason: "" }, { node: "n2", state: "HEALTHY", reason: "" }], ...over,
+  } as HealthCheck);
+  const pairs = { reference_busbw: {}, suspect_fraction: 0.5, tests: [] } as unknown as HealthCheck["localisation"];
+
+  it("is the newest check that found a node unhealthy, not an older one with a matrix", () => {
+    const bad = check(20, { state: "FAILED", verdicts: [{ node: "n2", state: "UNHEALTHY", reason: "hbm" }] });
+    expect(checkToShow([check(21), bad, check(11, { localisation: pairs })])?.id).toBe(20);
+  });
+
+  it("is the newest that compared pairs when all were healthy, else the newest", () => {
+    expect(checkToShow([check(21), check(11, { localisation: pairs })])?.id).toBe(11);
+    expect(checkToShow([check(21), check(20)])?.id).toBe(21);
+    expect(checkToShow([])).toBeUndefined();
   });
 });

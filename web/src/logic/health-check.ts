@@ -1,7 +1,7 @@
 // Starting a health check from the Health page: the body of POST /v1/healthchecks (the
 // "HealthCheckRequest" schema, checked by daemon/api/health.cpp) built from the form's choices, the
 // mistakes the API would refuse said before sending, and the bounded wait for the check to finish.
-import type { HealthCheckRequest, Node, Suite } from "./types";
+import type { HealthCheck, HealthCheckRequest, Node, Suite } from "./types";
 
 export const allSuites: Suite[] = ["accelerator", "collective"];
 export const maxNodes = 1024;  // the API's limit on `nodes`
@@ -55,4 +55,12 @@ export async function waitUntilListed(listed: () => Promise<boolean>, options: {
     if (found) return "listed";
   }
   return "not yet";
+}
+
+// The check the Health page opens on (`checks` newest first): the newest that matters, one that
+// failed or judged a node other than HEALTHY, or one that compared pairs (its matrix); else the newest.
+export function checkToShow(checks: HealthCheck[]): HealthCheck | undefined {
+  const matters = (c: HealthCheck) =>
+    c.state === "FAILED" || c.verdicts.some((v) => v.state !== "HEALTHY") || c.localisation !== undefined;
+  return checks.find(matters) ?? checks[0];
 }

@@ -30,6 +30,8 @@ describe("a job without metrics", () => {
   it("says whether it reported steps, and how to send metrics when it did", () => {
     expect(noMetricsSentence([])).toBe("No steps reported yet.");
     expect(noMetricsSentence([{ last_step: 0 }, {}])).toBe("No steps reported yet.");
+    // A command job that writes only its progress file has steps all the same.
+    expect(noMetricsSentence([{ steps_completed: 99 }])).toMatch(/^99 steps reported, without metrics/);
     expect(noMetricsSentence([{ last_step: 40 }, { last_step: 99 }])).toBe(
       "99 steps reported, without metrics: report loss, learning rate and throughput with trainyard.report(step, loss=..., lr=...) to chart them.");
   });

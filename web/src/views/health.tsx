@@ -3,7 +3,9 @@ import { apiUrl, explain, get, send } from "../api";
 import { useApi, useApp, type Loaded } from "../app-state";
 import { ErrorNote, Section, StateBadge, Time } from "../components/ui";
 import { bandwidth, jobLabel, jobPath, percent } from "../logic/format";
-import { allSuites, checkableNodes, checkRequest, togglePick, waitUntilListed, type WaitOutcome } from "../logic/health-check";
+import {
+  allSuites, checkableNodes, checkRequest, checkToShow, togglePick, waitUntilListed, type WaitOutcome,
+} from "../logic/health-check";
 import { busbwAgainstReference, cellLabel, pairGroups, type PairMatrix } from "../logic/health-matrix";
 import { operatesNodes } from "../logic/roles";
 import type { CanaryList, HealthCheck, HealthCheckList, Job, Node, Suite } from "../logic/types";
@@ -177,11 +179,11 @@ function NewestCanaries() {
   );
 }
 
-// The newest checks; the one shown in detail is the chosen one, else the newest that compared pairs.
+// The newest checks; the one shown in detail is the chosen one, else the newest that matters (checkToShow).
 function RecentChecks({ checks }: { checks: Loaded<HealthCheckList> }) {
   const [chosen, setChosen] = useState<number>();
   const list = checks.data?.checks ?? [];
-  const shown = list.find((c) => c.id === chosen) ?? list.find((c) => c.localisation) ?? list[0];
+  const shown = list.find((c) => c.id === chosen) ?? checkToShow(list);
   return (
     <>
       <Section title="Recent checks">

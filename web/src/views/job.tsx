@@ -180,6 +180,11 @@ function OneJobPage({ id, job }: { id: string; job: Loaded<Job> }) {
         </Section>
       )}
       <Section title="Checkpoints">
+        <p class="hint" data-checkpoints-hint>
+          A checkpoint is valid to resume from once it is recorded: an attempt of this job reported it
+          complete (rank 0 announced it, or the agent saw its step directory finished) while that attempt
+          was current. One still being written, or left by an attempt that was replaced, is not.
+        </p>
         <table>
           <thead><tr><th>Step</th><th>Valid</th><th>Path</th></tr></thead>
           <tbody>
