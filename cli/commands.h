@@ -759,6 +759,8 @@ JobId parse_job_id(std::string_view text, std::string_view field = "ID");
 std::optional<std::string> time_bound(const ParsedArgs& args, std::string_view flag);
 // A job list row's id as squeue shows it: "12", a task "12_3", or a whole array "12_[0-99%4]".
 std::string id_cell(const Json& job);
+// A folded array's tasks by state: "3 RUNNING, 17 PENDING".
+std::string task_counts(const Json& array);
 // Every attempt a job ran: those counted against its retries, its requeues and preemptions, and
 // its retries for a node's fault.
 std::int64_t attempts_run(const Json& job);

@@ -35,7 +35,12 @@ const std::vector<HistoryColumn>& history_columns() {
       {"name", "NAME", [](const Json& j) { return text_of(j, "name"); }},
       {"user", "USER", [](const Json& j) { return text_of(j, "user"); }},
       {"share", "SHARE", [](const Json& j) { return text_of(j, "share"); }},
-      {"state", "STATE", [](const Json& j) { return text_of(j, "state"); }},
+      {"state", "STATE", [](const Json& j) {
+         // An array whose tasks ended differently is summed up by its tasks, not by its worst one.
+         const Json& array = field_or_null(j, "array");
+         const Json& counts = field_or_null(array, "counts");
+         return counts.is_object() && counts.size() > 1 ? task_counts(array) : text_of(j, "state");
+       }},
       {"submitted", "SUBMITTED", [](const Json& j) { return text_of(j, "submitted_at"); }},
       {"started", "STARTED", [](const Json& j) { return text_of(j, "started_at"); }},
       {"ended", "ENDED", [](const Json& j) { return text_of(j, "ended_at"); }},

@@ -19,15 +19,6 @@ namespace {
 constexpr std::size_t kReasonWidth = 60;
 constexpr std::int64_t kMaxWaitS = 366LL * 86400;
 
-// A folded array's tasks by state: "3 RUNNING, 17 PENDING".
-std::string task_counts(const Json& array) {
-  std::string out;
-  for (const auto& [state, n] : field_or_null(array, "counts").items()) {
-    out += (out.empty() ? "" : ", ") + n.dump() + " " + state;
-  }
-  return out;
-}
-
 // Why a job is where it is: the scheduler's pending reason while queued (squeue's "(Resources)"),
 // else the job's last reason.
 std::string reason_cell(const Json& job) {
@@ -246,6 +237,14 @@ std::string ensure_final_newline(std::string text) {
 }
 
 }  // namespace
+
+std::string task_counts(const Json& array) {
+  std::string out;
+  for (const auto& [state, n] : field_or_null(array, "counts").items()) {
+    out += (out.empty() ? "" : ", ") + n.dump() + " " + state;
+  }
+  return out;
+}
 
 std::int64_t attempts_run(const Json& job) {
   return count_of(job, "attempts") + count_of(job, "infra_retries") + count_of(job, "requeues");

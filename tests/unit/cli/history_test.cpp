@@ -89,6 +89,20 @@ TEST(HistoryFormat, AttemptsCountsEveryAttemptTheJobRan) {
             "22   -\n");
 }
 
+// 7 SUCCEEDED and 1 CANCELLED is said as such, not as CANCELLED (the array's one state).
+TEST(HistoryFormat, AnArrayWhoseTasksEndedDifferentlyIsSummedUpByItsTasks) {
+  const Json rows = Json::array({
+      {{"id", 30}, {"state", "CANCELLED"}, {"spec", {{"array", "0-7"}}},
+       {"array", {{"job_id", 30}, {"task_count", 8}, {"counts", {{"CANCELLED", 1}, {"SUCCEEDED", 7}}}}}},
+      {{"id", 40}, {"state", "SUCCEEDED"}, {"spec", {{"array", "0-1"}}},
+       {"array", {{"job_id", 40}, {"task_count", 2}, {"counts", {{"SUCCEEDED", 2}}}}}},
+  });
+  EXPECT_EQ(history_table(rows, parse_history_columns("id,state")),
+            "ID         STATE\n"
+            "30_[0-7]   1 CANCELLED, 7 SUCCEEDED\n"
+            "40_[0-1]   SUCCEEDED\n");
+}
+
 // A folded array is named as `jobs` names it, and its row carries the tasks' summed accounting.
 TEST(HistoryFormat, AnArrayRowAndItsTasksAreNamedAsTheJobListNamesThem) {
   const Json rows = Json::array({
