@@ -221,6 +221,56 @@ check("the node map counts every state, filters by state and name in its URL, an
   await context.close();
 });
 
+// A thousand nodes as GET /v1/nodes would give them (long names, 32 cores, some out of service), for
+// the map's drawing: the browser's layout is what is tested, so the daemon's answer is stood in for.
+function thousandNodes() {
+  const states = ["HEALTHY", "HEALTHY", "HEALTHY", "HEALTHY", "HEALTHY", "HEALTHY", "SUSPECT", "UNHEALTHY", "DRAINED", "DOWN"];
+  return Array.from({ length: 1000 }, (_, i) => {
+    const state = states[i % states.length];
+    const used = state === "HEALTHY" ? (i * 7) % 33 : 32;
+    return {
+      name: `rk${String(Math.floor(i / 40)).padStart(2, "0")}-trn2-node-${String(i).padStart(4, "0")}`, cores: 32, used_cores: used,
+      free_cores: state === "HEALTHY" ? 32 - used : 0, state, state_since: new Date(Date.now() - 600_000).toISOString(),
+      state_reason: state === "HEALTHY" ? "passed health check 3 (periodic)" : `${state.toLowerCase()} by test ${i}`,
+      connected: state !== "DOWN", attempts: [], jobs: [], labels: { rack: `r${String(Math.floor(i / 40)).padStart(2, "0")}` },
+    };
+  });
+}
+
+check("the node map sizes its tiles to their text and draws a thousand nodes on one screen, the same facts on hover or focus", async () => {
+  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+  const nodes = thousandNodes();
+  await context.route(/\/v1\/nodes$/, (route) => route.fulfill({ json: { nodes } }));
+  const page = await signIn(context, cluster.adminToken);
+  await page.getByRole("heading", { name: "Overview" }).waitFor();
+  await page.goto(cluster.url + "/nodes?group=none");
+  await eventually(async () => (await page.locator(".cell[data-node]").count()) === 1000, 15_000, "a thousand compact cells");
+  assert.equal(await page.getByRole("group", { name: "Density" }).getByRole("button", { name: "Auto" }).getAttribute("aria-pressed"), "true");
+  const bottom = await page.evaluate(() => Math.max(...[...document.querySelectorAll(".cell")].map((c) => c.getBoundingClientRect().bottom)));
+  assert.ok(bottom <= 900, `the thousandth node is drawn at ${bottom} px, below a 900 px screen`);
+  await shot(page, "nodes-thousand-compact");
+  // A cell says no more than its colour and use; its name and facts are its link's, on focus and hover.
+  const bad = nodes[7];
+  const cell = page.locator(`[data-node="${bad.name}"]`);
+  const link = cell.getByRole("link", { name: bad.name, exact: true });
+  await link.focus();
+  const tip = cell.getByRole("tooltip");
+  await eventually(async () => (await tip.boundingBox()).width > 50, 5_000, "the cell's details on focus");
+  assert.match(await tip.innerText(), new RegExp(`${bad.name} UNHEALTHY for[\\s\\S]*reason: unhealthy by test 7[\\s\\S]*32 cores of 32 in use`));
+  await page.locator(`[data-node="${nodes[0].name}"]`).hover();
+  await eventually(async () => (await page.locator(`[data-node="${nodes[0].name}"]`).getByRole("tooltip").boundingBox()).width > 50, 5_000,
+                   "the cell's details on hover");
+  // Tiles on request (in the URL): every name and "UNHEALTHY 32/32" whole, none cut.
+  await page.getByRole("group", { name: "Density" }).getByRole("button", { name: "Tiles" }).click();
+  await page.waitForURL((url) => url.searchParams.get("density") === "tiles");
+  await eventually(async () => (await page.locator(".tile[data-node]").count()) === 1000, 15_000, "a thousand tiles");
+  const cut = await page.evaluate(() => [...document.querySelectorAll(".tile-name, .tile-line")]
+    .filter((e) => e.scrollWidth > e.clientWidth).map((e) => e.textContent));
+  assert.deepEqual(cut.slice(0, 5), [], `${cut.length} tiles cut their text`);
+  await shot(page, "nodes-thousand-tiles");
+  await context.close();
+});
+
 check("a running job is on its node's tile and its node's page, each a link to the job", async () => {
   const made = await cluster.api("POST", "/v1/jobs",
     { name: "on-the-map", nodes: 1, cores_per_node: 2, command: { argv: ["/bin/sleep", "60"] } });

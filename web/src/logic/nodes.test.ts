@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import { hasBand, hasValues, logScaleFits } from "./downsample";
 import { localTime, timeZoneLabel } from "./format";
 import {
-  coreSummary, filterNodes, groupByRack, isBadState, nodeFilterFromQuery, nodeJobs, nodesPath, nodeSummary,
-  parseJobRef, stateCounts, utilisation,
+  compactAbove, coreSummary, densityFor, emptyNodeFilter, filterNodes, groupByRack, isBadState, longestName,
+  nodeFilterFromQuery, nodeJobs, nodesPath, nodeSummary, parseJobRef, stateCounts, tileWidthCh, utilisation,
 } from "./nodes";
 import type { Node, NodeState } from "./types";
 
@@ -13,22 +13,39 @@ const node = (name: string, state: NodeState = "HEALTHY", over: Partial<Node> = 
 
 describe("node map filters", () => {
   it("read from the URL, unknown states dropped, states in their order and any case", () => {
-    expect(nodeFilterFromQuery("?state=down,HEALTHY,bogus&name=trn&group=none"))
-      .toEqual({ states: ["HEALTHY", "DOWN"], name: "trn", grouped: false });
-    expect(nodeFilterFromQuery("")).toEqual({ states: [], name: "", grouped: true });
+    expect(nodeFilterFromQuery("?state=down,HEALTHY,bogus&name=trn&group=none&density=compact"))
+      .toEqual({ states: ["HEALTHY", "DOWN"], name: "trn", grouped: false, density: "compact" });
+    expect(nodeFilterFromQuery("")).toEqual(emptyNodeFilter);
+    expect(nodeFilterFromQuery("?density=huge").density).toBe("auto");
   });
   it("write a URL without the defaults, and read back the same", () => {
-    expect(nodesPath({ states: [], name: "", grouped: true })).toBe("/nodes");
-    const f = { states: ["UNHEALTHY", "DRAINED"] as NodeState[], name: "rack 1", grouped: false };
-    expect(nodesPath(f)).toBe("/nodes?state=UNHEALTHY,DRAINED&name=rack+1&group=none");
+    expect(nodesPath(emptyNodeFilter)).toBe("/nodes");
+    const f = { states: ["UNHEALTHY", "DRAINED"] as NodeState[], name: "rack 1", grouped: false, density: "tiles" as const };
+    expect(nodesPath(f)).toBe("/nodes?state=UNHEALTHY,DRAINED&name=rack+1&group=none&density=tiles");
     expect(nodeFilterFromQuery(nodesPath(f).slice("/nodes".length))).toEqual(f);
   });
   it("narrow by state and by a part of the name in any case", () => {
     const nodes = [node("trn-1"), node("trn-2", "DRAINED"), node("gpu-10", "DOWN"), node("TRN-30", "UNHEALTHY")];
-    expect(filterNodes(nodes, { states: [], name: "", grouped: true }).length).toBe(4);
-    expect(filterNodes(nodes, { states: ["DRAINED", "DOWN"], name: "", grouped: true }).map((n) => n.name)).toEqual(["trn-2", "gpu-10"]);
-    expect(filterNodes(nodes, { states: [], name: " trn-", grouped: true }).map((n) => n.name)).toEqual(["trn-1", "trn-2", "TRN-30"]);
-    expect(filterNodes(nodes, { states: ["HEALTHY"], name: "10", grouped: true })).toEqual([]);
+    expect(filterNodes(nodes, emptyNodeFilter).length).toBe(4);
+    expect(filterNodes(nodes, { ...emptyNodeFilter, states: ["DRAINED", "DOWN"] }).map((n) => n.name)).toEqual(["trn-2", "gpu-10"]);
+    expect(filterNodes(nodes, { ...emptyNodeFilter, name: " trn-" }).map((n) => n.name)).toEqual(["trn-1", "trn-2", "TRN-30"]);
+    expect(filterNodes(nodes, { ...emptyNodeFilter, states: ["HEALTHY"], name: "10" })).toEqual([]);
+  });
+});
+
+describe("node map drawing", () => {
+  it("turns compact past a screenful of tiles unless a density was chosen", () => {
+    expect(densityFor("auto", compactAbove)).toBe("tiles");
+    expect(densityFor("auto", compactAbove + 1)).toBe("compact");
+    expect(densityFor("tiles", 5000)).toBe("tiles");
+    expect(densityFor("compact", 1)).toBe("compact");
+  });
+  it("sizes tiles to the widest text any of them shows: a name, or a state beside its cores", () => {
+    expect(tileWidthCh([node("a")])).toBe(Math.ceil("HEALTHY".length * 1.2) + 1 + "0/8".length);
+    const unhealthy = tileWidthCh([node("a"), node("b", "UNHEALTHY", { cores: 32, used_cores: 32 })]);
+    expect(unhealthy).toBe(Math.ceil("UNHEALTHY".length * 1.2) + 1 + "32/32".length);
+    expect(tileWidthCh([node("rack12-node-0001-long")])).toBe("rack12-node-0001-long".length + 2);
+    expect(tileWidthCh([node("n".repeat(200))])).toBe(longestName + 2);
   });
 });
 

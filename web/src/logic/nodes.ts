@@ -11,13 +11,42 @@ export function isBadState(state: NodeState): boolean {
   return state !== "HEALTHY";
 }
 
+// How the map draws its nodes: tiles with their facts written on them, or compact cells (colour
+// and use only, the same facts on hover or focus) that put a thousand nodes on one screen. "auto"
+// draws tiles up to `compactAbove` nodes shown.
+export type NodeDensity = "auto" | "tiles" | "compact";
+export const nodeDensities: NodeDensity[] = ["auto", "tiles", "compact"];
+
 export interface NodeFilter {
-  states: NodeState[];  // none: every state
-  name: string;         // a part of the name, any case
-  grouped: boolean;     // by rack (the default) or one grid
+  states: NodeState[];   // none: every state
+  name: string;          // a part of the name, any case
+  grouped: boolean;      // by rack (the default) or one grid
+  density: NodeDensity;  // "auto" unless chosen
 }
 
-export const emptyNodeFilter: NodeFilter = { states: [], name: "", grouped: true };
+export const emptyNodeFilter: NodeFilter = { states: [], name: "", grouped: true, density: "auto" };
+
+// About as many tiles as a 1440 x 900 screen holds; past it the map turns compact unless told.
+export const compactAbove = 200;
+
+export function densityFor(density: NodeDensity, shown: number): "tiles" | "compact" {
+  if (density !== "auto") return density;
+  return shown > compactAbove ? "compact" : "tiles";
+}
+
+// The width of a tile that shows every tile's text whole, in `ch` of the tile's font: the longest
+// name (with room for the fault flag), or the state beside its cores ("UNHEALTHY 32/32"; capitals
+// are wider than a `ch`, hence the margin). Names past `longestName` are cut with an ellipsis and
+// read whole in the details.
+export const longestName = 32;
+export function tileWidthCh(nodes: Pick<Node, "name" | "state" | "cores" | "used_cores">[]): number {
+  let widest = 8;
+  for (const n of nodes) {
+    const line = Math.ceil(n.state.length * 1.2) + 1 + `${n.used_cores ?? 0}/${n.cores}`.length;
+    widest = Math.max(widest, Math.min(longestName, n.name.length) + 2, line);
+  }
+  return widest;
+}
 
 // "?state=UNHEALTHY,DOWN&name=trn&group=none", with or without "?". Unknown states are dropped.
 export function nodeFilterFromQuery(search: string): NodeFilter {
@@ -27,6 +56,7 @@ export function nodeFilterFromQuery(search: string): NodeFilter {
     states: nodeStates.filter((s) => asked.includes(s)),
     name: q.get("name") ?? "",
     grouped: q.get("group") !== "none",
+    density: nodeDensities.find((d) => d !== "auto" && d === q.get("density")) ?? "auto",
   };
 }
 
@@ -36,6 +66,7 @@ export function nodesPath(f: NodeFilter): string {
   if (f.states.length) q.set("state", f.states.join(","));
   if (f.name) q.set("name", f.name);
   if (!f.grouped) q.set("group", "none");
+  if (f.density !== "auto") q.set("density", f.density);
   const text = q.toString().replace(/%2C/g, ",");
   return text ? `/nodes?${text}` : "/nodes";
 }

@@ -7,12 +7,14 @@ import { ConfirmButton, ErrorNote, Section, StateBadge, Time } from "../componen
 import { bandwidth, cores, count, since } from "../logic/format";
 import { summarizeHealth } from "../logic/health";
 import {
-  coreSummary, filterNodes, groupByRack, isBadState, nodeFilterFromQuery, nodeJobs, nodesPath, nodeStates,
-  nodeSummary, placementLabel, stateCounts, utilisation, type NodeFilter,
+  coreSummary, densityFor, filterNodes, groupByRack, isBadState, nodeDensities, nodeFilterFromQuery, nodeJobs, nodesPath,
+  nodeStates, nodeSummary, placementLabel, stateCounts, tileWidthCh, utilisation, type NodeDensity, type NodeFilter,
 } from "../logic/nodes";
 import { operatesNodes } from "../logic/roles";
 import type { Node, NodeState } from "../logic/types";
 import { navigate, useSearch } from "../router";
+
+const densityLabels: Record<NodeDensity, string> = { auto: "Auto", tiles: "Tiles", compact: "Compact" };
 
 // Jobs a tile names before "+N more".
 const jobsOnTile = 2;
@@ -21,13 +23,34 @@ function tipId(name: string): string {
   return `tip-${name.replace(/[^A-Za-z0-9_-]/g, "_")}`;
 }
 
+// A node's facts in words: read by screen readers always (aria-describedby), shown on hover or
+// focus; the same on a tile and on a compact cell.
+function Details({ n, now, id }: { n: Node; now: Date; id: string }) {
+  const { jobs } = nodeJobs(n);
+  const running = n.attempts?.length ?? 0;
+  return (
+    <span id={id} role="tooltip" class="tile-tip">
+      <span><strong>{n.name}</strong> {n.state} for {since(n.state_since, now)}{n.connected ? "" : ", agent not connected"}</span>
+      {n.state_reason && <span>reason: {n.state_reason}</span>}
+      <span>{cores(n.used_cores)} of {n.cores} in use</span>
+      {n.faults && n.faults.length > 0 && <span>faults: {n.faults.join(", ")}</span>}
+      {n.state === "DRAINED" && running > 0 && <span>draining: {count(running, "attempt")} still running</span>}
+      {jobs.length > 0 && <span>running: {jobs.map((j) => `#${j.label}`).join(", ")}</span>}
+      {(n.other_attempts ?? 0) > 0 && <span>{count(n.other_attempts!, "attempt")} of other users</span>}
+    </span>
+  );
+}
+
+function nodeClass(kind: string, n: Node): string {
+  return `${kind} state-${n.state.toLowerCase()}${isBadState(n.state) ? ` ${kind}-bad` : ""}`;
+}
+
 function Tile({ n, now }: { n: Node; now: Date }) {
   const { jobs, unknown } = nodeJobs(n);
-  const running = n.attempts?.length ?? 0;
   const hidden = (n.other_attempts ?? 0) + unknown + Math.max(0, jobs.length - jobsOnTile);
   const tip = tipId(n.name);
   return (
-    <li class={`tile state-${n.state.toLowerCase()}${isBadState(n.state) ? " tile-bad" : ""}`} data-node={n.name} data-state={n.state}
+    <li class={nodeClass("tile", n)} data-node={n.name} data-state={n.state}
         data-faults={n.faults?.length ? "" : undefined} data-disconnected={n.connected ? undefined : ""}>
       <a class="tile-name" href={`/nodes/${encodeURIComponent(n.name)}`} aria-describedby={tip}>{n.name}</a>
       <span class="tile-line">
@@ -41,22 +64,32 @@ function Tile({ n, now }: { n: Node; now: Date }) {
           {hidden > 0 && <span class="muted">+{hidden}</span>}
         </span>
       )}
-      <span id={tip} role="tooltip" class="tile-tip">
-        <span><strong>{n.name}</strong> {n.state} for {since(n.state_since, now)}{n.connected ? "" : ", agent not connected"}</span>
-        {n.state_reason && <span>reason: {n.state_reason}</span>}
-        <span>{cores(n.used_cores)} of {n.cores} in use</span>
-        {n.faults && n.faults.length > 0 && <span>faults: {n.faults.join(", ")}</span>}
-        {n.state === "DRAINED" && running > 0 && <span>draining: {count(running, "attempt")} still running</span>}
-        {jobs.length > 0 && <span>running: {jobs.map((j) => `#${j.label}`).join(", ")}</span>}
-        {(n.other_attempts ?? 0) > 0 && <span>{count(n.other_attempts!, "attempt")} of other users</span>}
-      </span>
+      <Details n={n} now={now} id={tip} />
     </li>
   );
 }
 
-function Grid({ nodes, label, now }: { nodes: Node[]; label: string; now: Date }) {
+// The zoomed-out map: a square of the state's colour, filled from the bottom by the cores in use;
+// its name is the link's label and its facts are the details.
+function Cell({ n, now }: { n: Node; now: Date }) {
+  const tip = tipId(n.name);
   return (
-    <ul class="node-grid" aria-label={label}>
+    <li class={nodeClass("cell", n)} data-node={n.name} data-state={n.state}
+        data-faults={n.faults?.length ? "" : undefined} data-disconnected={n.connected ? undefined : ""}>
+      <a class="cell-link" href={`/nodes/${encodeURIComponent(n.name)}`} aria-label={n.name} aria-describedby={tip}>
+        <span class="cell-fill" style={{ height: `${utilisation(n) * 100}%` }} />
+      </a>
+      <Details n={n} now={now} id={tip} />
+    </li>
+  );
+}
+
+function Grid({ nodes, label, now, drawing, widthCh }: { nodes: Node[]; label: string; now: Date; drawing: "tiles" | "compact"; widthCh: number }) {
+  if (drawing === "compact") {
+    return <ul class="node-cells" aria-label={label}>{nodes.map((n) => <Cell key={n.name} n={n} now={now} />)}</ul>;
+  }
+  return (
+    <ul class="node-grid" aria-label={label} style={{ "--tile-ch": String(widthCh) }}>
       {nodes.map((n) => <Tile key={n.name} n={n} now={now} />)}
     </ul>
   );
@@ -80,6 +113,11 @@ function Filters({ filter, counts }: { filter: NodeFilter; counts: Record<NodeSt
                          onInput={(e) => go({ name: (e.target as HTMLInputElement).value }, true)} /></label>
       <label class="check"><input type="checkbox" name="group" checked={filter.grouped}
                                   onChange={(e) => go({ grouped: (e.target as HTMLInputElement).checked })} /> Group by {placementLabel}</label>
+      <div class="segmented" role="group" aria-label="Density">
+        {nodeDensities.map((d) => (
+          <button key={d} type="button" aria-pressed={filter.density === d} onClick={() => go({ density: d })}>{densityLabels[d]}</button>
+        ))}
+      </div>
       <a href="/nodes">Clear filters</a>
     </form>
   );
@@ -93,6 +131,8 @@ export function Nodes() {
   const shown = filterNodes(all, filter);
   const filtered = filter.states.length > 0 || filter.name.trim() !== "";
   const now = new Date();
+  const drawing = densityFor(filter.density, shown.length);
+  const widthCh = tileWidthCh(shown);
   return (
     <>
       <h1>Nodes</h1>
@@ -106,10 +146,10 @@ export function Nodes() {
         ? groupByRack(shown).map(([rack, members]) => (
           <section key={rack} class="rack" aria-label={`${placementLabel} ${rack}`}>
             <h2>{placementLabel} {rack} <span class="hint">{count(members.length, "node")} · {coreSummary(members)}</span></h2>
-            <Grid nodes={members} label={`Nodes of ${placementLabel} ${rack}`} now={now} />
+            <Grid nodes={members} label={`Nodes of ${placementLabel} ${rack}`} now={now} drawing={drawing} widthCh={widthCh} />
           </section>
         ))
-        : shown.length > 0 && <Grid nodes={shown} label="Nodes" now={now} />}
+        : shown.length > 0 && <Grid nodes={shown} label="Nodes" now={now} drawing={drawing} widthCh={widthCh} />}
     </>
   );
 }
