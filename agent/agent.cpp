@@ -465,7 +465,10 @@ std::filesystem::path Agent::log_dir_of(AttemptId id) const {
 void Agent::run_exited(AttemptId id, AttemptExit exit) {
   auto it = runs_.find(id);
   if (it == runs_.end()) return;
-  send_metrics(id, *it->second.run);  // the last steps go before the exit that ends the attempt
+  // Read its progress one last time before its last steps go, so lines written after the last
+  // heartbeat are sent too, and before the exit that ends the attempt.
+  const AttemptReport last = it->second.run->report();
+  send_metrics(id, *it->second.run);
   // A job that filled a filesystem between two heartbeats failed on its own ENOSPC: still its own
   // doing, not the node's disk to retry elsewhere.
   const bool failed = exit.exit_code.value_or(0) != 0 || exit.signal;
@@ -473,7 +476,6 @@ void Agent::run_exited(AttemptId id, AttemptExit exit) {
     if (const auto floor = disk_floor_reason_at_exit(id)) exit.reason = *floor + " (" + exit.reason + ")";
   }
   AttemptExitedMsg msg{id, exit.exit_code, exit.signal, exit.reason, exit.steps, exit.log_tail};
-  const AttemptReport last = it->second.run->report();
   msg.first_step_at = last.first_step_at;
   msg.checkpoint_ms = last.checkpoint_ms;
   msg.checkpoint_failures = last.checkpoint_failures;

@@ -378,6 +378,28 @@ check("a job submitted through the API goes RUNNING then SUCCEEDED without a rel
   await context.close();
 });
 
+check("a command job's page charts the steps its progress file reported, the last of them written just before it exited", async () => {
+  // Thirty steps of JSON lines as the trainyard module writes them, then the process exits at once:
+  // the agent's last read of the file, not a heartbeat, carries them.
+  const script = 'i=1; while [ $i -le 30 ]; do echo "{\\"step\\": $i, \\"loss\\": $((100 - i)).5, \\"lr\\": 0.001}" >> "$TRAINYARD_PROGRESS_FILE"; i=$((i + 1)); done';
+  const made = await cluster.api("POST", "/v1/jobs",
+    { name: "command-steps", nodes: 1, cores_per_node: 1, command: { argv: ["/bin/sh", "-c", script] } });
+  assert.equal(made.status, 201, JSON.stringify(made.body));
+  const id = made.body.id;
+  await eventually(async () => (await cluster.api("GET", `/v1/jobs/${id}`)).body.state === "SUCCEEDED", 60_000, `job ${id} succeeded`);
+  const context = await browser.newContext();
+  const page = await signIn(context, cluster.adminToken);
+  await page.getByRole("heading", { name: "Overview" }).waitFor();
+  await page.goto(`${cluster.url}/jobs/${id}`);
+  await page.getByRole("heading", { name: `Job #${id} command-steps` }).waitFor();
+  const loss = page.locator('figure[data-chart="Loss"]');
+  await eventually(async () => Number(await loss.getAttribute("data-points")) === 30, 15_000, "thirty loss points");
+  await page.getByText(/30 steps, 1 step per point\./).waitFor();
+  assert.equal(await page.getByText("No steps reported yet.").count(), 0);
+  await shot(page, "job-command-steps");
+  await context.close();
+});
+
 check("a straggler is named on its job's page with its rank, node and ratio", async () => {
   const made = await cluster.api("POST", "/v1/jobs", { name: "e2e-gang", nodes: 2, cores_per_node: 1, kind: "simulated",
     workload: { steps: 4000, step_ms: 50 } });
