@@ -24,7 +24,7 @@ Agent::Agent(boost::asio::io_context& io, AgentConfig config, neuron::NeuronDevi
       deps_(deps),
       node_credential_(load_node_credential(node_credential_path(config_.work_dir))),
       failover_(config_.servers),
-      backoff_(config_.reconnect_min),
+      backoff_({config_.reconnect_min, config_.reconnect_max, config_.reconnect_jitter}),
       heartbeat_timer_(deps_.timers.make()),
       reconnect_timer_(deps_.timers.make()),
       answer_timer_(deps_.timers.make()) {}
@@ -176,7 +176,7 @@ void Agent::on_message(const std::string& text) {
             if (!m.node_credential.empty()) keep_node_credential(m.node_credential);
             welcomed_ = true;
             failover_.answered();
-            backoff_ = config_.reconnect_min;
+            backoff_.after_success();
             heartbeat_interval_ = std::chrono::milliseconds(m.heartbeat_interval_ms);
             cluster_ = m.cluster;
             const bool learned_fence = fence_after_.count() == 0 && m.fence_after_ms > 0;
@@ -241,12 +241,11 @@ void Agent::on_closed(const std::string& reason) {
     spdlog::error("event=redirect_refused node={} reason=\"{}\"", config_.name, step.message);
   }
   // A daemon that refused the connection for a cap says when to come back; the backoff still grows.
-  const std::chrono::milliseconds retry_in =
-      std::max<std::chrono::milliseconds>(backoff_, net::retry_after_of_link_close(reason).value_or(std::chrono::seconds(0)));
+  const std::chrono::milliseconds retry_in = std::max<std::chrono::milliseconds>(
+      backoff_.after_failure(), net::retry_after_of_link_close(reason).value_or(std::chrono::seconds(0)));
   spdlog::warn("event=link_down node={} server={} reason=\"{}\" next_server={} retry_in_ms={} running={}", config_.name,
                lost, reason, failover_.current(), retry_in.count(), runs_.size());
   reconnect_timer_->start(retry_in, [this] { connect(); });
-  backoff_ = std::min(backoff_ * 2, config_.reconnect_max);
 }
 
 void Agent::keep_node_credential(const std::string& secret) {

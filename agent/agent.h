@@ -49,6 +49,7 @@
 #include "agent/agent_deps.h"
 #include "agent/job_disk_floor.h"
 #include "net/server_list.h"
+#include "proto/backoff.h"
 
 namespace trainyard::agent {
 
@@ -69,6 +70,8 @@ struct AgentConfig {
   std::string data_addr;  // host:port other agents reach our data plane at
   std::chrono::milliseconds reconnect_min{100};
   std::chrono::milliseconds reconnect_max{5000};
+  // Spreads the returns of a fleet that lost its daemon together over the second half of each wait.
+  Jitter reconnect_jitter = Jitter::equal;
   std::chrono::milliseconds collective_timeout{30000};
   // Free MiB of the filesystems jobs write to (work, checkpoint directories) that they may not write
   // below (agent/job_disk_floor.h); 0: none.
@@ -145,7 +148,7 @@ class Agent {
   bool stopping_ = false;
   std::string fatal_error_;
   net::Failover failover_;  // which daemon to dial
-  std::chrono::milliseconds backoff_;
+  Backoff backoff_;
   std::chrono::milliseconds heartbeat_interval_{5000};
   std::unique_ptr<Timer> heartbeat_timer_;
   std::unique_ptr<Timer> reconnect_timer_;

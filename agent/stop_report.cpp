@@ -12,6 +12,7 @@
 #include "agent/agent_deps.h"
 #include "agent/node_credential.h"
 #include "net/server_list.h"
+#include "proto/backoff.h"
 #include "proto/errors.h"
 #include "proto/messages.h"
 
@@ -92,7 +93,7 @@ bool report_attempts_stopped(const StopReportTarget& target, const std::string& 
   net::Failover failover(target.servers);
   const std::string report = encode(AgentMessage{AttemptsStoppedMsg{kProtocolVersion, node, attempts}});
   const auto until = SteadyClock::now() + within;
-  auto backoff = 50ms;
+  Backoff backoff({50ms, std::chrono::milliseconds(1000)});
   std::string last_failure = "no time to try";
   while (SteadyClock::now() < until) {
     const std::string server = failover.current();
@@ -111,8 +112,8 @@ bool report_attempts_stopped(const StopReportTarget& target, const std::string& 
       spdlog::error("event=fence_keeper_report_refused node={} reason=\"{}\"", node, step.message);
       return false;
     }
-    std::this_thread::sleep_for(std::min<SteadyClock::duration>(backoff, std::max<SteadyClock::duration>(until - SteadyClock::now(), 0ms)));
-    backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
+    std::this_thread::sleep_for(
+        std::min<SteadyClock::duration>(backoff.after_failure(), std::max<SteadyClock::duration>(until - SteadyClock::now(), 0ms)));
   }
   spdlog::warn("event=fence_keeper_report_failed node={} within_ms={} last=\"{}\" effect=\"the daemon waits out the "
                "kill grace instead\"",

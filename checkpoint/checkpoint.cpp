@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <openssl/evp.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -18,6 +17,7 @@
 #include <system_error>
 
 #include "proto/json_reader.h"
+#include "proto/sha256.h"
 
 namespace trainyard::checkpoint {
 namespace fs = std::filesystem;
@@ -30,38 +30,6 @@ constexpr const char* kState = "state.json";
 constexpr const char* kParams = "params.bin";
 constexpr const char* kAdamM = "adam_m.bin";
 constexpr const char* kAdamV = "adam_v.bin";
-
-// Incremental SHA-256 over OpenSSL's EVP interface.
-class Sha256 {
- public:
-  Sha256() : ctx_(EVP_MD_CTX_new(), EVP_MD_CTX_free) {
-    if (!ctx_ || EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr) != 1) throw std::runtime_error("SHA-256 init failed");
-  }
-  void update(std::span<const std::byte> bytes) {
-    if (EVP_DigestUpdate(ctx_.get(), bytes.data(), bytes.size()) != 1) throw std::runtime_error("SHA-256 update failed");
-  }
-  std::string hex() {
-    std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
-    unsigned int length = 0;
-    if (EVP_DigestFinal_ex(ctx_.get(), digest.data(), &length) != 1) throw std::runtime_error("SHA-256 final failed");
-    static constexpr char kHex[] = "0123456789abcdef";
-    std::string text;
-    for (unsigned int i = 0; i < length; ++i) {
-      text += kHex[digest[i] >> 4];
-      text += kHex[digest[i] & 0xF];
-    }
-    return text;
-  }
-
- private:
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx_;
-};
-
-std::string sha256_hex(std::span<const std::byte> bytes) {
-  Sha256 sha;
-  sha.update(bytes);
-  return sha.hex();
-}
 
 struct FileDigest {
   std::uint64_t bytes = 0;

@@ -1,19 +1,19 @@
 #include "cli/event_follow.h"
 
-#include <algorithm>
 #include <chrono>
 #include <ostream>
 #include <thread>
 
 #include "cli/sse.h"
 #include "cli/table.h"
+#include "proto/backoff.h"
 #include "proto/json_reader.h"
 
 namespace trainyard::cli {
 namespace {
 
-constexpr std::chrono::milliseconds kFirstRetry{1000};
-constexpr std::chrono::milliseconds kLongestRetry{10000};
+// Jittered: every `events --follow` of a site reconnects when its daemon comes back.
+constexpr BackoffPolicy kReconnect{std::chrono::milliseconds(1000), std::chrono::milliseconds(10'000), Jitter::equal};
 
 HttpRequest stream_http(const ListEvents& command, const std::string& token, const std::string& last_id) {
   const ApiRequest api = command.stream_request();
@@ -29,7 +29,7 @@ int follow_events(const ListEvents& command, const std::string& token, bool json
                   const CliHost& host) {
   std::string last_id;
   bool connected_once = false;
-  auto retry_in = kFirstRetry;
+  Backoff reconnect(kReconnect);
   for (;;) {
     SseParser parser;
     bool got_answer = false;
@@ -61,11 +61,11 @@ int follow_events(const ListEvents& command, const std::string& token, bool json
       return kExitFailed;
     }
     connected_once = true;
-    if (got_answer) retry_in = kFirstRetry;
+    if (got_answer) reconnect.after_success();
+    const std::chrono::milliseconds retry_in = reconnect.after_failure();
     host.err << "trainyard: " << terminal_safe(why) << "; reconnecting in " << retry_in.count() << " ms"
              << (last_id.empty() ? "" : " after event " + last_id) << "\n";
     std::this_thread::sleep_for(retry_in);
-    retry_in = std::min(retry_in * 2, kLongestRetry);
   }
 }
 

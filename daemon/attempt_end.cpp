@@ -7,6 +7,7 @@
 #include "daemon/events/events.h"
 #include "daemon/job_manager.h"
 #include "daemon/lifecycle.h"
+#include "proto/backoff.h"
 #include "proto/exit_reasons.h"
 
 namespace trainyard::daemon {
@@ -102,9 +103,10 @@ FailureApplied apply_failure(Attempt& attempt, Job& job, const AttemptFacts& fac
       --job.attempts;  // this attempt does not count against the job's own
       [[fallthrough]];
     case NextStep::retry: {
-      const int backoff_factor = 1 << std::min(job.attempts + job.infra_retries_in_a_row - 1, 6);
+      // Not jittered, as Kubernetes' job controller: a job's retries are its own, not a herd's.
+      const BackoffPolicy retries{policy.retry_backoff_base, policy.retry_backoff_base * 64};
       event_type = change_state(job.state, JobEvent::retried).event_type;
-      job.not_before = now + policy.retry_backoff_base * backoff_factor;
+      job.not_before = now + backoff_ceiling(retries, job.attempts + job.infra_retries_in_a_row);
       job.reason = attempt.reason + "; " + decision.why;
       break;
     }

@@ -49,8 +49,8 @@ void PendingWrites::adopt(std::uint64_t place, store::Change change, std::functi
 void PendingWrites::wait_to_retry(std::uint64_t seq, Entry entry, bool retried) {
   waiting_.emplace(seq, std::move(entry));
   // Every change of a failing batch fails together: only a failed retry makes the wait longer.
-  backoff_ = retried ? std::clamp(2 * backoff_, kFirstRetry, kLongestRetry) : std::max(backoff_, kFirstRetry);
-  next_try_ = clock_.monotonic_now() + backoff_;
+  if (retried || backoff_.failures() == 0) wait_ = backoff_.after_failure();
+  next_try_ = clock_.monotonic_now() + wait_;
 }
 
 void PendingWrites::send(std::uint64_t seq, Entry entry, bool retry) {
@@ -61,13 +61,13 @@ void PendingWrites::send(std::uint64_t seq, Entry entry, bool retry) {
     if (!written) {
       // Kept whole (the worker hands a failed change back untouched) at its place in the order.
       wait_to_retry(seq, Entry{std::move(committed), std::move(then)}, retry);
-      spdlog::error("event=change_waits_for_store waiting={} retry_in_ms={} error=\"{}\"", size(), backoff_.count(),
+      spdlog::error("event=change_waits_for_store waiting={} retry_in_ms={} error=\"{}\"", size(), wait_.count(),
                     written.error().message);
       return;
     }
     unstored_entities_.erase(seq);
     if (retry) {
-      backoff_ = Millis(0);
+      backoff_.after_success();
       spdlog::info("event=waiting_change_stored still_waiting={}", waiting_.size());
     }
     if (then) then();

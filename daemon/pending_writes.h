@@ -23,14 +23,14 @@
 #include <vector>
 
 #include "daemon/base/store_worker.h"
+#include "proto/backoff.h"
 #include "proto/time.h"
 
 namespace trainyard::daemon {
 
 class PendingWrites {
  public:
-  static constexpr Millis kFirstRetry{250};
-  static constexpr Millis kLongestRetry{5000};
+  static constexpr BackoffPolicy kRetries{Millis(250), Millis(5000)};
 
   PendingWrites(StoreWorker& store, const TimeSource& clock) : store_(store), clock_(clock) {}
 
@@ -64,7 +64,8 @@ class PendingWrites {
   // What each change not yet stored (waiting or in flight) changes, by its place in the order.
   std::map<std::uint64_t, std::vector<std::string>> unstored_entities_;
   bool retrying_ = false;
-  Millis backoff_{0};
+  Backoff backoff_{kRetries};
+  Millis wait_{0};  // the current wait between tries
   MonoTime next_try_{};
 };
 

@@ -5,15 +5,6 @@
 
 namespace trainyard::net {
 
-AcceptBackoff::AcceptBackoff(std::chrono::milliseconds first, std::chrono::milliseconds ceiling)
-    : first_(first), ceiling_(std::max(first, ceiling)), next_(first) {}
-
-std::chrono::milliseconds AcceptBackoff::after_failure() {
-  const auto wait = next_;
-  next_ = std::min(next_ * 2, ceiling_);
-  return wait;
-}
-
 std::optional<std::uint64_t> RateLimitedLog::occurred(SteadyTime now) {
   if (last_written_ && now - *last_written_ < interval_) {
     ++suppressed_;

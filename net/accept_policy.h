@@ -1,9 +1,8 @@
 #pragma once
 // What the server's accept loop decides, kept pure (no sockets, no clock reads) so it is tested
 // without I/O. Out of descriptors, an accept loop without these rules spins at a full core and
-// logs ~180 MB in 10 s. Three parts:
-// - AcceptBackoff: after an accept fails for want of resources (descriptors, buffers), wait
-//   before the next try, doubling up to a ceiling; a success starts again from the first wait.
+// logs ~180 MB in 10 s. After an accept fails for want of resources (descriptors, buffers), the
+// loop waits on a proto/backoff.h Backoff (doubling up to a ceiling, no jitter: one server). Two parts:
 // - RateLimitedLog: at most one line per interval, saying how many were held back meanwhile.
 // - ConnectionLimits: caps on open connections, in total, per remote address while nobody has
 //   vouched for them, and per caller once a request has, so one client cannot take every
@@ -18,19 +17,6 @@
 namespace trainyard::net {
 
 using SteadyTime = std::chrono::steady_clock::time_point;
-
-class AcceptBackoff {
- public:
-  AcceptBackoff(std::chrono::milliseconds first, std::chrono::milliseconds ceiling);
-  // The wait before the next accept after a failure; each failure in a row doubles it.
-  std::chrono::milliseconds after_failure();
-  void after_success() { next_ = first_; }
-
- private:
-  std::chrono::milliseconds first_;
-  std::chrono::milliseconds ceiling_;
-  std::chrono::milliseconds next_;
-};
 
 class RateLimitedLog {
  public:

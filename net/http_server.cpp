@@ -30,6 +30,7 @@
 #include "net/open_connections.h"
 #include "net/tls.h"
 #include "net/websocket_connection.h"
+#include "proto/backoff.h"
 #include "proto/errors.h"
 
 namespace trainyard::net {
@@ -139,7 +140,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         handler(std::move(handler_)),
         routes(std::move(routes_)),
         accept_pause(io_),
-        backoff(options_.accept_backoff_first, options_.accept_backoff_ceiling),
+        backoff({options_.accept_backoff_first, options_.accept_backoff_ceiling}),
         limits(options_.caps),
         accept_failures_log(options_.log_interval),
         refusals_log(options_.log_interval),
@@ -159,7 +160,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   bool stopped = false;
   bool draining = false;
   asio::steady_timer accept_pause;
-  AcceptBackoff backoff;
+  Backoff backoff;
   ConnectionLimits limits;
   std::uint64_t refused_connections = 0;
   std::uint64_t evicted_connections = 0;

@@ -1,7 +1,6 @@
 #include "daemon/base/auth.h"
 
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
 #include <openssl/rand.h>
 
 #include <algorithm>
@@ -35,15 +34,6 @@ std::string random_hex(std::size_t bytes) {
 }
 
 std::string generate_token_secret() { return "ty_" + random_hex(32); }
-
-std::string sha256_hex(std::string_view data) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  if (EVP_Digest(data.data(), data.size(), digest, &len, EVP_sha256(), nullptr) != 1) {
-    throw std::runtime_error("SHA-256 failed");
-  }
-  return to_hex(digest, len);
-}
 
 store::TokenRecord new_token_record(std::string_view secret, std::string user, store::Role role, TimePoint now) {
   return store::TokenRecord{sha256_hex(secret), std::move(user), role, now, "tok_" + random_hex(8)};

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "daemon/base/roles.h"
+#include "proto/sha256.h"
 #include "store/store.h"
 
 namespace trainyard::daemon {
@@ -32,7 +33,6 @@ std::string node_token_user(std::string_view node);
 std::string random_hex(std::size_t bytes);
 // A new random token secret: "ty_" + 64 hex characters.
 std::string generate_token_secret();
-std::string sha256_hex(std::string_view data);
 // A new token's record: its secret's hash and a fresh public id ("tok_" + 16 hex characters).
 store::TokenRecord new_token_record(std::string_view secret, std::string user, store::Role role, TimePoint now);
 

@@ -48,18 +48,9 @@ std::optional<TimePoint> parse_imf_fixdate(std::string_view text) {
 
 }  // namespace
 
-Millis backoff_delay(const BackoffPolicy& policy, int retry, std::mt19937_64& rng) {
-  // Doubling stops at the cap long before 2^retry overflows.
-  Millis ceiling = policy.initial;
-  for (int i = 1; i < retry && ceiling < policy.cap; ++i) ceiling *= 2;
-  ceiling = std::min(ceiling, policy.cap);
-  std::uniform_int_distribution<Millis::rep> jitter(0, ceiling.count());
-  return Millis(jitter(rng));
-}
-
-std::optional<TimePoint> next_attempt_at(const BackoffPolicy& policy, int failures, TimePoint first_attempt_at,
+std::optional<TimePoint> next_attempt_at(const WebhookRetryPolicy& policy, int failures, TimePoint first_attempt_at,
                                          TimePoint now, std::optional<Millis> retry_after, std::mt19937_64& rng) {
-  const TimePoint at = now + (retry_after ? *retry_after : backoff_delay(policy, failures, rng));
+  const TimePoint at = now + (retry_after ? *retry_after : backoff_wait(policy.waits, failures, rng));
   if (at > first_attempt_at + policy.give_up_after) return std::nullopt;
   return at;
 }

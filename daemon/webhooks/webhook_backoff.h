@@ -1,30 +1,27 @@
 #pragma once
-// When a failed webhook delivery is tried again: exponential backoff with full jitter (AWS's
-// "Exponential Backoff And Jitter": a uniform delay in [0, min(cap, initial * 2^(n-1))]), a
-// receiver's Retry-After honoured on 429 and 503, and a horizon after which the delivery is
-// dead-lettered. Pure: time and randomness are passed in.
+// When a failed webhook delivery is tried again: proto/backoff.h's exponential backoff with full
+// jitter (a uniform delay in [0, min(cap, first * 2^(n-1))]), a receiver's Retry-After honoured on
+// 429 and 503, and a horizon after which the delivery is dead-lettered. Pure: time and randomness
+// are passed in.
 #include <chrono>
 #include <optional>
 #include <random>
 #include <string_view>
 
+#include "proto/backoff.h"
 #include "proto/time.h"
 
 namespace trainyard::daemon {
 
-struct BackoffPolicy {
-  Millis initial{1000};
-  Millis cap{std::chrono::minutes(10)};
+struct WebhookRetryPolicy {
+  BackoffPolicy waits{Millis(1000), std::chrono::minutes(10), Jitter::full};
   Millis give_up_after{std::chrono::hours(24)};  // counted from the delivery's first attempt
 };
-
-// The delay before retry number `retry` (1 for the first retry), jittered by `rng`.
-Millis backoff_delay(const BackoffPolicy& policy, int retry, std::mt19937_64& rng);
 
 // When the delivery tries again after its `failures`-th failed attempt (failures >= 1) at `now`, or
 // nullopt when that would be past the horizon: dead-letter it. A Retry-After the receiver sent
 // replaces the jittered delay (the receiver knows when it will be ready).
-std::optional<TimePoint> next_attempt_at(const BackoffPolicy& policy, int failures, TimePoint first_attempt_at,
+std::optional<TimePoint> next_attempt_at(const WebhookRetryPolicy& policy, int failures, TimePoint first_attempt_at,
                                          TimePoint now, std::optional<Millis> retry_after, std::mt19937_64& rng);
 
 // A Retry-After header value (RFC 9110 10.2.3): delay-seconds, or an IMF-fixdate

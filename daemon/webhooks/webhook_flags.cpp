@@ -14,9 +14,9 @@ void add_webhook_flags(FlagParser& flags, WebhookOptions& options, net::HttpClie
   flags.add_duration<Millis>("webhook-backoff-initial-ms",
                              "a failed webhook delivery is retried within this, the "
                              "bound doubling on each failure (full jitter)",
-                             &options.backoff.initial, 1, 3'600'000);
+                             &options.backoff.waits.first, 1, 3'600'000);
   flags.add_duration<Millis>("webhook-backoff-cap-ms", "the largest wait between two tries of a webhook delivery",
-                             &options.backoff.cap, 1, 24 * 3'600'000LL);
+                             &options.backoff.waits.cap, 1, 24 * 3'600'000LL);
   flags.add_duration<std::chrono::seconds>("webhook-give-up-s",
                                            "after this long a failing webhook delivery is dead-lettered",
                                            &options.backoff.give_up_after, 1, 30 * 24 * 3600);

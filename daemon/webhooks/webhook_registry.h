@@ -19,7 +19,7 @@ namespace trainyard::daemon {
 struct WebhookOptions {
   std::vector<std::string> allowed_hosts;  // --webhook-allowed-hosts: where users' webhooks may point
   std::string public_url;                  // --public-url: Slack messages link to the dashboard
-  BackoffPolicy backoff;
+  WebhookRetryPolicy backoff;
   StormPolicy storm;
   Millis poll_interval{100};  // how often an idle webhook looks for new events
   int max_per_user = 20;      // --webhook-max-per-user: a user's (not an admin's) webhooks at most

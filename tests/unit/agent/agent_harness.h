@@ -157,7 +157,8 @@ class AgentTest : public ::testing::Test {
     use_servers({"http://daemon-a:8080"});
   }
   // A new agent dialling `servers`.
-  void use_servers(std::vector<std::string> servers) {
+  // Without jitter unless asked, so the tests know when it dials.
+  void use_servers(std::vector<std::string> servers, Jitter jitter = Jitter::none) {
     AgentConfig config;
     config.servers = std::move(servers);
     config.name = "node-a";
@@ -165,6 +166,7 @@ class AgentTest : public ::testing::Test {
     config.work_dir = work_dir_.string();
     config.reconnect_min = milliseconds(100);
     config.reconnect_max = milliseconds(400);
+    config.reconnect_jitter = jitter;
     agent_ = std::make_unique<Agent>(io_, config, device_, AgentDeps{links_, workloads_, timers_, &keeper_});
   }
   ~AgentTest() override {

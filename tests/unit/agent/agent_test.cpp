@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -75,6 +76,26 @@ TEST_F(AgentTest, NeverFollowsARedirectOutOfItsList) {
   ASSERT_EQ(links_.opened.size(), 2u);
   EXPECT_EQ(links_.last().server, "http://daemon-b:8080") << "the join token goes to listed daemons only";
   EXPECT_EQ(agent_->fatal_error(), "") << "the other daemons may still take it";
+}
+
+TEST_F(AgentTest, ReconnectsAreSpreadOverTheSecondHalfOfEachWaitWithJitter) {
+  use_servers({"http://daemon-a:8080"}, Jitter::equal);
+  std::set<int> waited;
+  connected();
+  for (int i = 0; i < 20; ++i) {
+    links_.last().drop();  // welcomed: its next wait is the first again
+    const std::size_t opened = links_.opened.size();
+    int ms = 0;
+    while (links_.opened.size() == opened && ms < 1000) {
+      timers_.advance(milliseconds(1));
+      ++ms;
+    }
+    ASSERT_GE(ms, 50) << "never before half the first wait";
+    ASSERT_LE(ms, 100) << "never after the whole of it";
+    waited.insert(ms);
+    welcome(links_.last());
+  }
+  EXPECT_GT(waited.size(), 3u) << "spread, not one instant for every agent";
 }
 
 TEST_F(AgentTest, ReconnectsAfterTheLinkDropsWithBackoffAndSaysHelloAgainListingItsRuns) {

@@ -11,13 +11,13 @@ using namespace std::chrono_literals;
 const TimePoint kFirstFailure = from_unix_ms(1'700'000'000'000);
 
 TEST(WebhookBackoff, FullJitterStaysUnderADoublingCeilingCappedAtTenMinutes) {
-  const BackoffPolicy policy;
+  const WebhookRetryPolicy policy;
   std::mt19937_64 rng(42);
   for (int retry = 1; retry <= 20; ++retry) {
     const Millis ceiling = std::min<Millis>(Millis(1000LL << std::min(retry - 1, 30)), 10min);
     Millis longest{0};
     for (int i = 0; i < 200; ++i) {
-      const Millis d = backoff_delay(policy, retry, rng);
+      const Millis d = backoff_wait(policy.waits, retry, rng);
       EXPECT_GE(d, 0ms);
       EXPECT_LE(d, ceiling) << "retry " << retry;
       longest = std::max(longest, d);
@@ -28,13 +28,15 @@ TEST(WebhookBackoff, FullJitterStaysUnderADoublingCeilingCappedAtTenMinutes) {
 }
 
 TEST(WebhookBackoff, SameSeedSameSchedule) {
-  const BackoffPolicy policy;
+  const WebhookRetryPolicy policy;
   std::mt19937_64 a(7), b(7);
-  for (int retry = 1; retry < 10; ++retry) EXPECT_EQ(backoff_delay(policy, retry, a), backoff_delay(policy, retry, b));
+  for (int retry = 1; retry < 10; ++retry) {
+    EXPECT_EQ(backoff_wait(policy.waits, retry, a), backoff_wait(policy.waits, retry, b));
+  }
 }
 
 TEST(WebhookBackoff, RetriesUntilTheHorizonThenDeadLetters) {
-  const BackoffPolicy policy{1s, 10min, 24h};
+  const WebhookRetryPolicy policy{{1s, 10min, Jitter::full}, 24h};
   std::mt19937_64 rng(1);
   TimePoint now = kFirstFailure;
   int failures = 0;
@@ -48,14 +50,14 @@ TEST(WebhookBackoff, RetriesUntilTheHorizonThenDeadLetters) {
 }
 
 TEST(WebhookBackoff, TestsConfigureItDownToMilliseconds) {
-  const BackoffPolicy quick{10ms, 40ms, 200ms};
+  const WebhookRetryPolicy quick{{10ms, 40ms, Jitter::full}, 200ms};
   std::mt19937_64 rng(3);
-  EXPECT_LE(backoff_delay(quick, 10, rng), 40ms);
+  EXPECT_LE(backoff_wait(quick.waits, 10, rng), 40ms);
   EXPECT_EQ(next_attempt_at(quick, 1, kFirstFailure, kFirstFailure + 199ms, 50ms, rng), std::nullopt);
 }
 
 TEST(WebhookBackoff, RetryAfterReplacesTheJitteredDelay) {
-  const BackoffPolicy policy;
+  const WebhookRetryPolicy policy;
   std::mt19937_64 rng(5);
   EXPECT_EQ(next_attempt_at(policy, 1, kFirstFailure, kFirstFailure, 30s, rng), kFirstFailure + 30s);
   EXPECT_EQ(next_attempt_at(policy, 1, kFirstFailure, kFirstFailure, 25h, rng), std::nullopt);

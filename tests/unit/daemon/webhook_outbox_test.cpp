@@ -77,7 +77,7 @@ class OutboxTest : public ::testing::Test {
 
   Cluster cluster;
   std::list<prom::Registry> metrics;  // a restarted outbox registers its families anew
-  WebhookOptions options{.backoff = {100ms, 1s, 10s}, .storm = {5, 1min}};
+  WebhookOptions options{.backoff = {{100ms, 1s, Jitter::full}, 10s}, .storm = {5, 1min}};
   std::optional<WebhookRegistry> registry;
   std::optional<WebhookOutbox> outbox;
   std::vector<Sent> sent;

@@ -12,15 +12,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-TEST(AcceptBackoff, DoublesFromTheFirstWaitUpToTheCeilingAndStartsAgainAfterASuccess) {
-  AcceptBackoff backoff(milliseconds(50), milliseconds(1000));
-  std::vector<long> waits;
-  for (int i = 0; i < 7; ++i) waits.push_back(backoff.after_failure().count());
-  EXPECT_EQ(waits, (std::vector<long>{50, 100, 200, 400, 800, 1000, 1000}));
-  backoff.after_success();
-  EXPECT_EQ(backoff.after_failure(), milliseconds(50));
-}
-
 TEST(RateLimitedLog, WritesOneLinePerIntervalSayingHowManyWereHeldBack) {
   RateLimitedLog log(milliseconds(1000));
   const SteadyTime t0{};
