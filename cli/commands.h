@@ -10,8 +10,6 @@
 // The registry (command_line.h) is generated from the `Command` variant, so adding a command
 // (`shares`, `drain NODE`, `health run`, ...) is one struct here plus its name in the variant.
 #include <cstdint>
-#include <functional>
-#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,6 +17,8 @@
 #include <vector>
 
 #include "cli/api_request.h"
+#include "cli/command_base.h"
+#include "cli/webhook_commands.h"
 #include "proto/flag_parser.h"
 #include "proto/job.h"
 #include "proto/json_reader.h"
@@ -26,30 +26,6 @@
 #include "proto/time.h"
 
 namespace trainyard::cli {
-
-// Reads a local input file named on the command line ("-" is stdin); throws InvalidInput naming
-// the path when it cannot. Injected so that building requests stays a pure function in tests.
-using InputReader = std::function<std::string(const std::string& path)>;
-
-// The decoded JSON bodies of a command's successful replies, in the order of its requests.
-using Replies = std::vector<Json>;
-
-// Bounds of a number flag whose range the server checks (a submission, a PATCH is validated as
-// one): the CLI checks only that it is an integer that fits an int.
-inline constexpr std::int64_t kAnyInt = std::numeric_limits<int>::max();
-inline constexpr std::int64_t kAnyIntMin = std::numeric_limits<int>::min();
-
-struct RenderContext {
-  TimePoint now;  // ages ("3m") are relative to this
-};
-
-// `--watch [--interval SECONDS]` of the list and show commands: run again every interval, redrawn
-// in place on a terminal. Never faster than once a second: each round costs the daemon a query.
-inline constexpr std::int64_t kMinWatchIntervalS = 1;
-inline constexpr std::int64_t kDefaultWatchIntervalS = 2;
-std::vector<FlagSpec> watch_flags();
-// The interval in seconds when --watch was given; throws naming --interval when it is unusable.
-std::optional<std::int64_t> parse_watch(const ParsedArgs& args);
 
 // A job as a command names it: "12", or task 3 of array 12 as "12_3". The daemon resolves both;
 // an array's own id acts on all its tasks (cancel, hold, release, requeue, update).
@@ -649,88 +625,6 @@ struct ListEvents {
   std::optional<std::string> cursor;
   bool follow = false;
   bool operator==(const ListEvents&) const = default;
-};
-
-struct AddWebhook {
-  static constexpr std::string_view kPath = "webhook add";
-  static constexpr bool kChangesState = true;
-  static constexpr std::string_view kSynopsis =
-      "webhook add URL --events job.failed,node.* [--format slack|json] [--share S] [--job ID] [--user U]";
-  static constexpr std::string_view kSummary =
-      "Register a webhook for the events named (types or globs, comma-separated) and print its\n"
-      "id and signing secret (shown once). --format defaults to slack.";
-  static std::vector<FlagSpec> flags();
-  static AddWebhook parse(const ParsedArgs& args);
-  std::vector<ApiRequest> requests(const InputReader& read) const;
-  std::string render(const Replies& replies, const RenderContext& ctx) const;
-
-  Json body;
-  bool operator==(const AddWebhook&) const = default;
-};
-
-struct ListWebhooks {
-  static constexpr std::string_view kPath = "webhook list";
-  static constexpr std::string_view kSynopsis = "webhook list";
-  static constexpr std::string_view kSummary = "List webhooks (yours; every one for an admin), never their secrets.";
-  static std::vector<FlagSpec> flags();
-  static ListWebhooks parse(const ParsedArgs& args);
-  std::vector<ApiRequest> requests(const InputReader& read) const;
-  std::string render(const Replies& replies, const RenderContext& ctx) const;
-  bool operator==(const ListWebhooks&) const = default;
-};
-
-// show, rm and test: one webhook by id.
-struct ShowWebhook {
-  static constexpr std::string_view kPath = "webhook show";
-  static constexpr std::string_view kSynopsis = "webhook show ID";
-  static constexpr std::string_view kSummary = "Describe a webhook.";
-  static std::vector<FlagSpec> flags();
-  static ShowWebhook parse(const ParsedArgs& args);
-  std::vector<ApiRequest> requests(const InputReader& read) const;
-  std::string render(const Replies& replies, const RenderContext& ctx) const;
-  std::int64_t id = 0;
-  bool operator==(const ShowWebhook&) const = default;
-};
-
-struct RemoveWebhook {
-  static constexpr std::string_view kPath = "webhook rm";
-  static constexpr bool kChangesState = true;
-  static constexpr std::string_view kSynopsis = "webhook rm ID";
-  static constexpr std::string_view kSummary = "Delete a webhook and its deliveries.";
-  static std::vector<FlagSpec> flags();
-  static RemoveWebhook parse(const ParsedArgs& args);
-  std::vector<ApiRequest> requests(const InputReader& read) const;
-  std::string render(const Replies& replies, const RenderContext& ctx) const;
-  std::int64_t id = 0;
-  bool operator==(const RemoveWebhook&) const = default;
-};
-
-struct TestWebhook {
-  static constexpr std::string_view kPath = "webhook test";
-  static constexpr bool kChangesState = true;
-  static constexpr std::string_view kSynopsis = "webhook test ID";
-  static constexpr std::string_view kSummary = "Send a signed test message now and show the receiver's answer.";
-  static std::vector<FlagSpec> flags();
-  static TestWebhook parse(const ParsedArgs& args);
-  std::vector<ApiRequest> requests(const InputReader& read) const;
-  std::string render(const Replies& replies, const RenderContext& ctx) const;
-  std::int64_t id = 0;
-  bool operator==(const TestWebhook&) const = default;
-};
-
-struct ListWebhookDeliveries {
-  static constexpr std::string_view kPath = "webhook deliveries";
-  static constexpr std::string_view kSynopsis = "webhook deliveries ID [--limit N]";
-  static constexpr std::string_view kSummary =
-      "A webhook's deliveries, newest first: events carried, state (pending, delivered, dead,\n"
-      "retrying), attempts, the last answer and the next retry.";
-  static std::vector<FlagSpec> flags();
-  static ListWebhookDeliveries parse(const ParsedArgs& args);
-  std::vector<ApiRequest> requests(const InputReader& read) const;
-  std::string render(const Replies& replies, const RenderContext& ctx) const;
-  std::int64_t id = 0;
-  std::optional<std::int64_t> limit;
-  bool operator==(const ListWebhookDeliveries&) const = default;
 };
 
 using Command =

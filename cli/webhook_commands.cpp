@@ -1,6 +1,8 @@
 // webhook add, list, show, rm, test, deliveries.
 #include <sstream>
 
+#include "cli/webhook_commands.h"
+
 #include "cli/commands.h"
 #include "cli/table.h"
 
