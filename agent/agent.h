@@ -15,7 +15,7 @@
 // fence time it learned at welcome stops its attempts itself (SIGTERM, the kill grace, SIGKILL),
 // whether the link is down, cut without a close, or the daemon paused. The fence time counts from
 // when the newest acknowledged heartbeat (or hello) was sent: its ack proves the daemon heard the
-// node after that (daemon/fence_timing.h says why the node timeout is then always later).
+// node after that (daemon/policy/fence_timing.h says why the node timeout is then always later).
 //
 // A daemon that stops answering (paused, or cut off without the connection closing) is left: a link
 // on which nothing was answered for the answer deadline (a welcome after connecting, an ack after

@@ -10,7 +10,7 @@
 // replaces them without waiting out the kill grace. So the agent also tells it, after every launch
 // and exit, which attempts run. The deadline is the agent's own fence deadline plus a
 // twentieth of the fence time, so a live agent always fences first, within the margin the daemon's
-// node timeout leaves (daemon/fence_timing.h).
+// node timeout leaves (daemon/policy/fence_timing.h).
 //
 // Threading contract: I/O thread.
 #include <sys/types.h>

@@ -1,7 +1,7 @@
 #pragma once
 // Signs of life of a command rank that need nothing from the job (docs/DESIGN.md "Liveness and
 // stuck attempts"): the agent looks at the rank at every heartbeat and reports how long it has been
-// idle, and, once idle a while, where each of its processes is. The daemon judges (daemon/hang_rule.h).
+// idle, and, once idle a while, where each of its processes is. The daemon judges (daemon/policy/hang_rule.h).
 //
 // A look finds the rank active when, since the previous look, its log grew, one of its processes
 // did I/O (read or write calls: files, pipes, sockets) or started, or when over the last

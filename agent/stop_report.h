@@ -3,7 +3,7 @@
 // (agent/fence_keeper_process.h): attempts_stopped, over a connection of its own to the daemon's
 // agent gateway with the node's own credential, as the agent itself connects. Without the report
 // the daemon must wait the time the keeper may take (the kill grace and a margin,
-// daemon/recovery.h) before it replaces the attempts; with it they are replaced at once.
+// daemon/policy/recovery.h) before it replaces the attempts; with it they are replaced at once.
 //
 // Blocking: the keeper has nothing else to do by then.
 #include <chrono>

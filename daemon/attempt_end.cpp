@@ -6,7 +6,7 @@
 #include "daemon/base/quoted_output.h"
 #include "daemon/events/events.h"
 #include "daemon/job_manager.h"
-#include "daemon/lifecycle.h"
+#include "daemon/policy/lifecycle.h"
 #include "proto/backoff.h"
 #include "proto/exit_reasons.h"
 
@@ -76,7 +76,7 @@ void quote_failed_rank_output(Attempt& attempt, const AttemptEndFacts& end) {
 
 struct FailureApplied {
   AttemptFailure failure;
-  std::string_view event_type;  // the job's transition's (daemon/lifecycle.h)
+  std::string_view event_type;  // the job's transition's (daemon/policy/lifecycle.h)
 };
 
 FailureApplied apply_failure(Attempt& attempt, Job& job, const AttemptFacts& facts, const AttemptEndFacts& end,
@@ -121,7 +121,7 @@ FailureApplied apply_failure(Attempt& attempt, Job& job, const AttemptFacts& fac
 
 // Stopped to queue again (requeue, preemption): neither a failure nor a retry. The job gives back
 // the attempt it used, needs no backoff, and resumes from the checkpoint the stop wrote.
-// Returns the type of the event it makes (daemon/lifecycle.h).
+// Returns the type of the event it makes (daemon/policy/lifecycle.h).
 std::string_view apply_stop_to_queue_again(Attempt& attempt, Job& job, const AttemptEndFacts& end) {
   const bool preempted = job.stopping_to == StopIntent::preempt;
   change_state(attempt.state, preempted ? AttemptEvent::preempted : AttemptEvent::requeued);
@@ -169,7 +169,7 @@ Json end_details(const Attempt& attempt, const Job& job, TimePoint now, Json spe
   return details;
 }
 
-// `type` is the job's transition's (daemon/lifecycle.h); what the event says depends on where it went.
+// `type` is the job's transition's (daemon/policy/lifecycle.h); what the event says depends on where it went.
 store::Event end_event(std::string_view type, const Attempt& attempt, const Job& job, const AttemptEndFacts& end,
                        const std::optional<AttemptFailure>& failure, TimePoint now) {
   const std::string id = job_ref_text(job);

@@ -12,10 +12,10 @@
 #include <utility>
 #include <vector>
 
-#include "daemon/lifecycle.h"
+#include "daemon/policy/lifecycle.h"
 #include "daemon/provenance.h"
 #include "daemon/rank_state.h"
-#include "daemon/straggler_rule.h"
+#include "daemon/policy/straggler_rule.h"
 #include "proto/job.h"
 #include "proto/time.h"
 
@@ -42,7 +42,7 @@ struct ActiveAttempt {
   // The rank that failed first speaks for the attempt: the others mostly die of the kill it caused.
   int first_failed_rank = -1;
   std::vector<int> stuck_ranks;  // named by the stuck diagnosis, if it was stopped as stuck
-  StragglerWatch stragglers;     // its ranks' work per step, compared (daemon/straggler_rule.h)
+  StragglerWatch stragglers;     // its ranks' work per step, compared (daemon/policy/straggler_rule.h)
   std::vector<std::string> failed_checks;    // "node failed health check N: ..." for the nodes it hung on
   MonoTime running_since{};                  // record.started_at on the monotonic clock, for its timeout
   std::optional<ResumedCheckpoint> resumed;  // the checkpoint a retry resumes from (provenance)

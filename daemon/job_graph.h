@@ -10,7 +10,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "daemon/ended_states.h"
+#include "daemon/policy/ended_states.h"
 #include "proto/job.h"
 #include "proto/result.h"
 #include "scheduler/dependencies.h"

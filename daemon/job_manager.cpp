@@ -13,8 +13,8 @@
 #include "daemon/daemon_metrics.h"
 #include "daemon/events/events.h"
 #include "daemon/goodput.h"
-#include "daemon/job_fit.h"
-#include "daemon/lifecycle.h"
+#include "daemon/policy/job_fit.h"
+#include "daemon/policy/lifecycle.h"
 #include "daemon/node_claims.h"
 #include "proto/workload_memory.h"
 

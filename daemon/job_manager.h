@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "daemon/attempt_end.h"
-#include "daemon/attempt_networks.h"
+#include "daemon/policy/attempt_networks.h"
 #include "daemon/attempt_table.h"
 #include "daemon/base/audit.h"
 #include "daemon/base/auth.h"
@@ -34,7 +34,7 @@
 #include "daemon/pending_writes.h"
 #include "daemon/provenance.h"
 #include "daemon/recently_ended.h"
-#include "daemon/recovery.h"
+#include "daemon/policy/recovery.h"
 #include "daemon/request_turns.h"
 #include "daemon/share_table.h"
 #include "daemon/storage_usage.h"
@@ -59,7 +59,7 @@ struct JobManagerConfig {
   Millis node_timeout{30000};
   Millis tick{500};  // how often tick() runs: a much longer gap is the daemon's own pause (daemon/own_pauses.h)
   int kill_grace_ms = 10000;
-  Millis fence_after{0};  // told to agents at welcome (daemon/fence_timing.h); 0: they never fence
+  Millis fence_after{0};  // told to agents at welcome (daemon/policy/fence_timing.h); 0: they never fence
   std::string checkpoint_root;  // the cluster's own, under --checkpoint-root (cluster_checkpoint_root)
   std::string cluster_name;     // the store's (store::Store::cluster_name), told to agents at welcome
   int max_infra_retries = 3;
@@ -86,7 +86,7 @@ struct JobManagerConfig {
   // stopped (disk_full, its own fault) once it has stayed over its quota for storage_grace.
   Millis storage_scan_interval{10'000};
   Millis storage_grace{60'000};
-  RecoveryConfig recovery;                 // disconnect grace, warm spares (daemon/recovery.h)
+  RecoveryConfig recovery;                 // disconnect grace, warm spares (daemon/policy/recovery.h)
 };
 
 // "node-1,node-2": node lists in reasons, events and logs.

@@ -10,7 +10,7 @@
 #include "daemon/daemon_metrics.h"
 #include "daemon/events/events.h"
 #include "daemon/job_manager.h"
-#include "daemon/lifecycle.h"
+#include "daemon/policy/lifecycle.h"
 
 namespace trainyard::daemon {
 

@@ -9,7 +9,7 @@
 #include "daemon/daemon_metrics.h"
 #include "daemon/events/events.h"
 #include "daemon/job_manager.h"
-#include "daemon/lifecycle.h"
+#include "daemon/policy/lifecycle.h"
 #include "proto/errors.h"
 
 namespace trainyard::daemon {

@@ -10,7 +10,7 @@
 #include "daemon/daemon_metrics.h"
 #include "daemon/events/events.h"
 #include "daemon/job_manager.h"
-#include "daemon/recovery.h"
+#include "daemon/policy/recovery.h"
 
 namespace trainyard::daemon {
 

@@ -5,8 +5,8 @@
 #include <iterator>
 #include <tuple>
 
-#include "daemon/fence_timing.h"
-#include "daemon/recovery.h"
+#include "daemon/policy/fence_timing.h"
+#include "daemon/policy/recovery.h"
 #include "proto/json_reader.h"
 #include "proto/messages.h"
 #include "scheduler/config_flags.h"

@@ -16,7 +16,7 @@ struct JobManagerSettings {
   JobManagerSettings();
 
   JobManagerConfig config;
-  std::optional<Millis> fence;     // --fence-ms as given (daemon/fence_timing.h); nullopt: derived
+  std::optional<Millis> fence;     // --fence-ms as given (daemon/policy/fence_timing.h); nullopt: derived
   std::string failure_rules_file;  // --failure-rules; empty: the built-in rules only
   std::string master_ports = "20000-39999";  // --master-ports, "FIRST-LAST"
   std::string job_network;                   // --job-network, a CIDR; empty: attempts share their nodes' network

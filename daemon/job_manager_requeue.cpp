@@ -3,7 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "daemon/events/events.h"
-#include "daemon/job_fit.h"
+#include "daemon/policy/job_fit.h"
 #include "daemon/job_manager.h"
 #include "proto/text.h"
 

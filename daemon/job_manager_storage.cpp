@@ -1,6 +1,6 @@
 // The job manager's storage side: free disk space on each node as a health check, checkpoint, log
 // and work-directory bytes per job and share, and quotas that prune a job's oldest checkpoints
-// (daemon/storage_quota.h decides which; the deleting is done here, on the file worker) and stop a
+// (daemon/policy/storage_quota.h decides which; the deleting is done here, on the file worker) and stop a
 // job that stays over its quota past the grace.
 #include <spdlog/spdlog.h>
 
@@ -10,7 +10,7 @@
 #include "daemon/events/events.h"
 #include "daemon/job_checkpoints.h"
 #include "daemon/job_manager.h"
-#include "daemon/storage_quota.h"
+#include "daemon/policy/storage_quota.h"
 
 namespace trainyard::daemon {
 

@@ -6,7 +6,7 @@
 #include <chrono>
 
 #include "daemon/canary.h"
-#include "daemon/process_where.h"
+#include "daemon/policy/process_where.h"
 #include "healthcheck/localisation.h"
 
 namespace trainyard::daemon {

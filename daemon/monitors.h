@@ -27,7 +27,7 @@
 #include "daemon/health_checks.h"
 #include "daemon/node_registry.h"
 #include "daemon/rank_state.h"
-#include "daemon/stuck_diagnosis.h"
+#include "daemon/policy/stuck_diagnosis.h"
 #include "proto/messages.h"
 #include "proto/result.h"
 #include "proto/time.h"
@@ -66,7 +66,7 @@ class Monitors {
   std::optional<MonoTime> next_canary() const;
 
   // Nullopt while every rank advanced within its allowance (the job's stuck_after_s, else learned:
-  // daemon/hang_rule.h). A command job's rank that never wrote a step is not judged when others did:
+  // daemon/policy/hang_rule.h). A command job's rank that never wrote a step is not judged when others did:
   // only some ranks of a command job may report. A command job none of whose ranks wrote a step is
   // judged on its ranks' idleness (no output, CPU or I/O, agent/rank_activity.h) against the pace
   // of their output, learned as steps are; a rank that never printed, only with stuck_after_s.

@@ -18,8 +18,8 @@
 
 #include "daemon/base/store_worker.h"
 #include "daemon/health_checks.h"
-#include "daemon/job_fit.h"
-#include "daemon/lifecycle.h"
+#include "daemon/policy/job_fit.h"
+#include "daemon/policy/lifecycle.h"
 #include "healthcheck/disk_space.h"
 #include "proto/messages.h"
 #include "proto/time.h"
@@ -166,7 +166,7 @@ class NodeRegistry {
  private:
   void sync(const NodeEntry& entry);
   static NodeView view_of(const NodeEntry& entry);
-  // Every state change, along the node lifecycle (daemon/lifecycle.h): the transition taken.
+  // Every state change, along the node lifecycle (daemon/policy/lifecycle.h): the transition taken.
   Transition<NodeState> change_state(NodeEntry& entry, NodeEvent event, std::string reason, TimePoint at);
   // Keeps `nodes_by_cores_` counting a node whose core count goes from `before` (0: new) to `after`.
   void recount_cores(int before, int after);

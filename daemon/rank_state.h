@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/hang_rule.h"
+#include "daemon/policy/hang_rule.h"
 #include "proto/messages.h"
 #include "proto/time.h"
 
@@ -22,7 +22,7 @@ struct RankState {
   std::int64_t progress_step = 0;
   MonoTime progress_at{};
   std::string phase;
-  StepPace pace;  // its learned step intervals: how long it may stay silent (daemon/hang_rule.h)
+  StepPace pace;  // its learned step intervals: how long it may stay silent (daemon/policy/hang_rule.h)
   // A command rank's idleness as its agent measures it (agent/rank_activity.h): when it was last
   // active, its log's size, the intervals between heartbeats that found the log grown (its output's
   // pace: how long it may stay idle), and where its processes were once idle.

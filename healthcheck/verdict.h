@@ -11,7 +11,7 @@
 //   fleet's (the median over other nodes' latest figures, which the caller keeps). The fastest of
 //   several timed GEMMs is compared, so a host busy with other work adds little; the default ratio
 //   of 2 leaves room for what it still adds on a shared host (a straggler is found at 1.5x from its
-//   own steps: daemon/straggler_rule.h).
+//   own steps: daemon/policy/straggler_rule.h).
 // - Collective run over a set of nodes: a rank with a wrong result or a failed transfer makes the
 //   run fail; a rank whose busbw, for any of the three collectives, is below `suspect_fraction` of
 //   the median over the set's ranks makes its node SUSPECT. The median, not the mean or the best,

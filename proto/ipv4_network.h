@@ -1,5 +1,5 @@
 #pragma once
-// IPv4 addresses and networks as numbers, for the job networks attempts get (daemon/job_address_pool.h,
+// IPv4 addresses and networks as numbers, for the job networks attempts get (daemon/policy/job_address_pool.h,
 // agent/job_network.h): "10.240.0.0/12" parsed, compared and printed without a socket library.
 #include <cstdint>
 #include <optional>

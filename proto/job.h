@@ -97,7 +97,7 @@ struct JobSpec {
   RetrySpec retry;
   std::optional<std::int64_t> timeout_s;
   // Seconds without progress after which a rank is stuck. Unset: learned from the attempt's own
-  // step intervals (daemon/hang_rule.h).
+  // step intervals (daemon/policy/hang_rule.h).
   std::optional<std::int64_t> stuck_after_s;
   std::optional<bool> preflight;  // nullopt: on for multi-node jobs
   // Queue even when no registered nodes could hold the job yet (nodes to come); else it is refused.
@@ -113,7 +113,7 @@ struct JobSpec {
   // Memory each node's processes of an attempt may use together (RAM and swap); past it the
   // kernel's OOM killer stops them (the agent's cgroup, agent/attempt_cgroup.h). Unset: no limit.
   std::optional<std::int64_t> memory_mb;
-  // A rank found straggling (daemon/straggler_rule.h) has the attempt checkpointed and the job
+  // A rank found straggling (daemon/policy/straggler_rule.h) has the attempt checkpointed and the job
   // queued again without that rank's node. Off: the straggler is only named, and its node checked.
   bool replace_stragglers = false;
 
@@ -140,7 +140,7 @@ struct ArrayTask {
 };
 
 // A rank whose device time per step ran at `ratio` times the median of its gang's other ranks for
-// long enough to be named (daemon/straggler_rule.h).
+// long enough to be named (daemon/policy/straggler_rule.h).
 struct Straggler {
   int rank = 0;
   std::string node;

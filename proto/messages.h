@@ -199,7 +199,7 @@ struct WelcomeMsg {
   // which the agent keeps and presents from then on (the join token no longer admits this name).
   std::string node_credential;
   // An agent none of whose heartbeats the daemon acknowledged for this long stops its attempts
-  // (daemon/fence_timing.h); 0: it never does.
+  // (daemon/policy/fence_timing.h); 0: it never does.
   int fence_after_ms = 0;
   // The cluster's name (store::Store::cluster_name): lowercase hex, at most kMaxClusterNameChars;
   // empty for a cluster whose jobs had directories and uids before names were made.
@@ -218,7 +218,7 @@ struct RefusedMsg {
 // The daemon took an attempts_stopped report: the attempts' ranks on the node are lost, so their
 // replacements may start.
 struct StopNotedMsg {};
-// The network of its own an attempt's command ranks get (agent/job_network.h, daemon/job_address_pool.h).
+// The network of its own an attempt's command ranks get (agent/job_network.h, daemon/policy/job_address_pool.h).
 struct JobNetworkPlan {
   Ipv4Network pool;             // where every attempt's addresses come from: only an attempt's own ranks reach them
   Ipv4Network block;            // this attempt's, inside `pool`

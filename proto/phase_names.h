@@ -1,6 +1,6 @@
 #pragma once
 // What a phase a job reports is, by its name: one vocabulary for the daemon's hang rule
-// (daemon/hang_rule.h) and the agent's checkpoint time (agent/progress_file.h).
+// (daemon/policy/hang_rule.h) and the agent's checkpoint time (agent/progress_file.h).
 #include <string_view>
 
 namespace trainyard::inline proto {

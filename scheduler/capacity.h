@@ -43,7 +43,7 @@ class Capacity {
   void set_free(int node, int cores);
 
   // The node's memory in MiB and what of it work does not hold. A node that reports no memory
-  // (0) holds any demand, as the daemon's submit check counts it (daemon/job_fit.h).
+  // (0) holds any demand, as the daemon's submit check counts it (daemon/policy/job_fit.h).
   void set_memory(int node, std::int64_t total_mb, std::int64_t free_mb);
   std::int64_t memory(int node) const { return memory_[node]; }
   std::int64_t free_memory(int node) const { return free_memory_[node]; }

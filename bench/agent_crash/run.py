@@ -6,7 +6,7 @@ under a second, at the daemon's default flags and with a 30 s kill grace).
   bench/agent_crash/run.py [--build BUILD_DIR] [--runs 3] [--step-ms 100] [-- DAEMON_FLAGS...]
 
 e.g. `-- --kill-grace-ms 30000 --node-timeout-ms 45000` (a 30 s kill grace needs a node timeout of
-at least 44.5 s at the default 5 s heartbeat: daemon/fence_timing.h). Each run starts a fresh daemon
+at least 44.5 s at the default 5 s heartbeat: daemon/policy/fence_timing.h). Each run starts a fresh daemon
 with `--warm-spares 1` and the flags given, and three agents: two take the job, the third is held
 as the spare. Once the job has stepped and the spare has passed its check, the agent of rank 0 is
 killed; the figure is the replacement attempt's `first_step_at` (the rank's own clock, this

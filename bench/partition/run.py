@@ -129,7 +129,7 @@ def main():
     p.add_argument("--step-ms", type=int, default=100)
     p.add_argument("--checkpoint-every", type=int, default=20)
     p.add_argument("--quiet-s", default="5-15", help="MIN-MAX seconds of quiet between one fault's end and the next")
-    # A fence of 2 x 1.2 lease ttls rides through the standby's take-over (daemon/fence_timing.h),
+    # A fence of 2 x 1.2 lease ttls rides through the standby's take-over (daemon/policy/fence_timing.h),
     # and the node timeout must exceed it plus the kill grace and a margin.
     p.add_argument("--fence-ms", type=int, default=12000)
     p.add_argument("--node-timeout-ms", type=int, default=15000)

@@ -32,7 +32,7 @@ store::Event job_event(TimePoint at, std::string kind, const Job& job, std::opti
 // An event about a node (no job, no user).
 store::Event node_event(TimePoint at, std::string kind, std::string node, std::string message, Json details = Json::object());
 // node.down, node.unhealthy, node.suspect, node.healthy or node.drained: the node entered `state`.
-// `type` is the node lifecycle's for the change (daemon/lifecycle.h): node.down, node.suspect, ...
+// `type` is the node lifecycle's for the change (daemon/policy/lifecycle.h): node.down, node.suspect, ...
 store::Event node_state_event(TimePoint at, std::string_view type, NodeState state, std::string node,
                               const std::string& reason);
 

@@ -15,7 +15,7 @@
 #include "daemon/cluster_sampler.h"
 #include "daemon/daemon_metrics.h"
 #include "daemon/events/event_retention.h"
-#include "daemon/fence_timing.h"
+#include "daemon/policy/fence_timing.h"
 #include "daemon/gateway.h"
 #include "daemon/graceful_shutdown.h"
 #include "daemon/join_token.h"

@@ -1,7 +1,7 @@
 // A crashed agent's job is replaced without waiting out the kill grace: the dead agent's fence
 // keeper stops what is left of its attempts and tells the daemon they are gone (agent/fence_keeper.h,
 // agent/stop_report.h), which the daemon otherwise waits 1.25 kill graces to assume
-// (daemon/recovery.h).
+// (daemon/policy/recovery.h).
 #include <signal.h>
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-// Fencing (agent/agent.h, daemon/fence_timing.h): a node cut off from the daemon stops its attempts
+// Fencing (agent/agent.h, daemon/policy/fence_timing.h): a node cut off from the daemon stops its attempts
 // itself before the daemon could replace them, so no attempt runs twice. The daemon is frozen
 // (SIGSTOP) here: its agent's heartbeats then go unacknowledged on a link that stays open, as in a
 // partition that drops packets without closing connections.

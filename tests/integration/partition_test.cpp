@@ -1,7 +1,7 @@
 // Gray failures on hosts built out of network namespaces (tests/integration/host_network.h): the
 // daemon, each agent and the test itself on a host of its own, reaching each other at their
 // addresses. A node whose link fails keeps running, so only its own fence (agent/agent.h,
-// daemon/fence_timing.h) keeps its job from running twice.
+// daemon/policy/fence_timing.h) keeps its job from running twice.
 #include <signal.h>
 
 #include <chrono>

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "daemon/attempt_networks.h"
-#include "daemon/job_address_pool.h"
+#include "daemon/policy/attempt_networks.h"
+#include "daemon/policy/job_address_pool.h"
 
 namespace trainyard::daemon {
 namespace {

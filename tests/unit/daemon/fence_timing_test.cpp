@@ -1,4 +1,4 @@
-#include "daemon/fence_timing.h"
+#include "daemon/policy/fence_timing.h"
 
 #include <gtest/gtest.h>
 

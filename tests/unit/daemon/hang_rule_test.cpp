@@ -1,4 +1,4 @@
-#include "daemon/hang_rule.h"
+#include "daemon/policy/hang_rule.h"
 
 #include <gtest/gtest.h>
 

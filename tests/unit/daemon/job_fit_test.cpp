@@ -3,7 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "daemon/job_fit.h"
+#include "daemon/policy/job_fit.h"
 #include "proto/workload_memory.h"
 #include "proto/errors.h"
 #include "tests/unit/daemon/harness.h"

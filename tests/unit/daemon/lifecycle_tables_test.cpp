@@ -1,7 +1,7 @@
-// Walks every (state, event) pair of the job, attempt and node lifecycles (daemon/lifecycle.h): the
+// Walks every (state, event) pair of the job, attempt and node lifecycles (daemon/policy/lifecycle.h): the
 // expected grid below is the lifecycle as docs/DESIGN.md "Lifecycles" states it, one row per state,
 // one column per event ("-": cannot happen), so a change to a table is a change to this grid too.
-#include "daemon/lifecycle.h"
+#include "daemon/policy/lifecycle.h"
 
 #include <gtest/gtest.h>
 

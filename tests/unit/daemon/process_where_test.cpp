@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "daemon/process_where.h"
+#include "daemon/policy/process_where.h"
 
 namespace trainyard::daemon {
 namespace {

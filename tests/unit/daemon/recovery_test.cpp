@@ -1,5 +1,5 @@
-// The recovery policy (daemon/recovery.h): pure, on explicit times.
-#include "daemon/recovery.h"
+// The recovery policy (daemon/policy/recovery.h): pure, on explicit times.
+#include "daemon/policy/recovery.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

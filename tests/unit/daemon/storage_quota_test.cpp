@@ -1,5 +1,5 @@
 // Storage quotas as pure functions: measured bytes in, the excess and the checkpoints to prune out.
-#include "daemon/storage_quota.h"
+#include "daemon/policy/storage_quota.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

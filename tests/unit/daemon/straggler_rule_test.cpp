@@ -1,4 +1,4 @@
-#include "daemon/straggler_rule.h"
+#include "daemon/policy/straggler_rule.h"
 
 #include <gtest/gtest.h>
 

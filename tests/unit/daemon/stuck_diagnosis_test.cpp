@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "daemon/stuck_diagnosis.h"
+#include "daemon/policy/stuck_diagnosis.h"
 
 namespace trainyard::daemon {
 namespace {

@@ -1,4 +1,4 @@
-#include "daemon/lifecycle.h"
+#include "daemon/policy/lifecycle.h"
 
 #include <array>
 #include <stdexcept>

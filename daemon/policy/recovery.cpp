@@ -1,4 +1,4 @@
-#include "daemon/recovery.h"
+#include "daemon/policy/recovery.h"
 
 #include <algorithm>
 

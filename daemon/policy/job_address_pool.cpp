@@ -1,4 +1,4 @@
-#include "daemon/job_address_pool.h"
+#include "daemon/policy/job_address_pool.h"
 
 #include <bit>
 

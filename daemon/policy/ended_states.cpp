@@ -1,4 +1,4 @@
-#include "daemon/ended_states.h"
+#include "daemon/policy/ended_states.h"
 
 namespace trainyard::daemon {
 

@@ -9,7 +9,7 @@
 //   - A window at kStragglerRatio or more times the median of the other ranks' latest windows
 //     counts; kStragglerWindows such windows in a row name the rank, once per attempt, with the mean
 //     of their ratios.
-//   - A window in which the rank reported a slow phase (a checkpoint, an eval: daemon/hang_rule.h)
+//   - A window in which the rank reported a slow phase (a checkpoint, an eval: daemon/policy/hang_rule.h)
 //     is not judged: it neither counts nor breaks a run. A rank whose step or work went back (a
 //     new run of it) starts a fresh window. A gang of one has no one to compare with.
 #include <cstddef>

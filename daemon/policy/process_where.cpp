@@ -1,4 +1,4 @@
-#include "daemon/process_where.h"
+#include "daemon/policy/process_where.h"
 
 #include <algorithm>
 #include <string_view>

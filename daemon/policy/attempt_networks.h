@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/job_address_pool.h"
+#include "daemon/policy/job_address_pool.h"
 #include "proto/json_reader.h"
 #include "proto/messages.h"
 

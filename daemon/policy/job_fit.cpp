@@ -1,4 +1,4 @@
-#include "daemon/job_fit.h"
+#include "daemon/policy/job_fit.h"
 
 #include <algorithm>
 #include <string>

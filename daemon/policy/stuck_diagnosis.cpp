@@ -1,6 +1,6 @@
-#include "daemon/stuck_diagnosis.h"
+#include "daemon/policy/stuck_diagnosis.h"
 
-#include "daemon/process_where.h"
+#include "daemon/policy/process_where.h"
 
 #include <algorithm>
 #include <cstdio>

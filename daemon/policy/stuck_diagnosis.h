@@ -1,7 +1,7 @@
 #pragma once
 // Stuck detection (docs/DESIGN.md "Liveness and stuck attempts"): an attempt is stuck when one of
 // its ranks went without advancing its training step for longer than that rank's allowance
-// (daemon/hang_rule.h), whether or not the others advance. Pure: progress in, verdict and diagnosis out.
+// (daemon/policy/hang_rule.h), whether or not the others advance. Pure: progress in, verdict and diagnosis out.
 //
 // Design note. In data-parallel training one hung rank stops every rank: the others block in the
 // next all-reduce, waiting for it. So "the ranks that stopped advancing" is all of them, and the
@@ -9,7 +9,7 @@
 // ranks at the lowest step (a rank that fell behind), and among those, the ones not inside a
 // collective (a rank blocked in all-reduce is waiting for someone). When every candidate is in a
 // collective, they are all named: the fault is then in the collective itself (a link, a peer).
-// Where the ranks' processes were (daemon/process_where.h) outranks their last reported phase: a rank
+// Where the ranks' processes were (daemon/policy/process_where.h) outranks their last reported phase: a rank
 // with a stopped process is the culprit before any other, then one whose Python stack is not in a
 // collective; a rank whose stack is in one waits. The diagnosis quotes where each process was.
 //
@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/hang_rule.h"
+#include "daemon/policy/hang_rule.h"
 #include "proto/messages.h"
 #include "proto/time.h"
 

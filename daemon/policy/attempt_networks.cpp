@@ -1,4 +1,4 @@
-#include "daemon/attempt_networks.h"
+#include "daemon/policy/attempt_networks.h"
 
 namespace trainyard::daemon {
 

@@ -1,4 +1,4 @@
-#include "daemon/storage_quota.h"
+#include "daemon/policy/storage_quota.h"
 
 #include <algorithm>
 
