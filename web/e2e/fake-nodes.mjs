@@ -4,7 +4,12 @@
 // one core's passing check, and runs nothing. What the daemon and the browser do with them is real;
 // only the node's side is thin.
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { request } from "node:http";
+
+// The protocol the daemon built from this tree speaks, read from its one definition.
+const protocol = Number(/kProtocolVersion = (\d+);/.exec(
+  readFileSync(new URL("../../proto/messages.h", import.meta.url), "utf8"))[1]);
 
 // A client's frame (text, or the pong that answers a ping): masked, as RFC 6455 requires of clients.
 function clientFrame(payload, opcode = 0x1) {
@@ -91,7 +96,7 @@ function connectNode(url, joinToken, { name, cores, labels, localAddress }) {
       }, (payload) => socket.write(clientFrame(payload, 0xa))));
       socket.on("error", () => clearInterval(heartbeat));
       socket.on("close", () => clearInterval(heartbeat));
-      send({ type: "hello", protocol: 14, agent_version: "fake-node", name, cores, memory_mb: 0, labels,
+      send({ type: "hello", protocol, agent_version: "fake-node", name, cores, memory_mb: 0, labels,
         data_addr: "", attempts: [], faults: [] });
     });
     req.end();
