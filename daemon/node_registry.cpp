@@ -55,12 +55,14 @@ NodeRegistry::Registration NodeRegistry::register_agent(const HelloMsg& hello, s
   Registration registration;
   registration.gated = needs_check && entry.node.state != NodeState::drained;
   if (registration.gated) {
-    change_state(entry, NodeEvent::registered_unproven, "registered; awaiting its registration health check", now);
+    change_state(entry, NodeEvent::registered_unproven, "registered; awaiting its registration health check", now,
+                 registration.change);
   } else if (is_new || entry.node.state == NodeState::down) {
-    change_state(entry, NodeEvent::registered, is_new ? "registered" : "reconnected", now);
+    change_state(entry, NodeEvent::registered, is_new ? "registered" : "reconnected", now, registration.change);
+  } else {
+    sync(entry);
+    registration.change.nodes.push_back(entry.node);
   }
-  sync(entry);
-  registration.change.nodes.push_back(entry.node);
   registration.change.events.push_back(
       node_event(now, "node.registered", hello.name,
                  "node " + hello.name + " registered: agent " + hello.agent_version + " with " +
@@ -111,16 +113,13 @@ void NodeRegistry::excuse_silence(MonoTime now, Millis paused) {
 store::Change NodeRegistry::mark_down(const std::string& name, const std::string& reason) {
   NodeEntry& entry = nodes_.at(name);
   const TimePoint now = clock_.system_now();
-  const Transition<NodeState> lost = change_state(entry, NodeEvent::lost, reason, now);
   entry.node.connected = false;
   if (entry.channel) {
     entry.channel->disconnect(reason);
     entry.channel.reset();
   }
-  sync(entry);
   store::Change change;
-  change.nodes.push_back(entry.node);
-  change.events.push_back(node_state_event(now, lost.event_type, lost.next, name, reason));
+  change_state(entry, NodeEvent::lost, reason, now, change);
   return change;
 }
 
@@ -131,11 +130,8 @@ void NodeRegistry::note_job_hit(const std::string& name, JobId job) {
 store::Change NodeRegistry::drain(const std::string& name, const std::string& reason) {
   NodeEntry& entry = nodes_.at(name);
   const TimePoint now = clock_.system_now();
-  const Transition<NodeState> drained = change_state(entry, NodeEvent::drained, reason, now);
-  sync(entry);
   store::Change change;
-  change.nodes.push_back(entry.node);
-  change.events.push_back(node_state_event(now, drained.event_type, drained.next, name, reason));
+  change_state(entry, NodeEvent::drained, reason, now, change);
   return change;
 }
 
@@ -143,21 +139,17 @@ std::pair<store::Change, std::optional<std::int64_t>> NodeRegistry::undrain(cons
                                                                      const std::function<std::int64_t()>& start_check) {
   NodeEntry& entry = nodes_.at(name);
   const TimePoint now = clock_.system_now();
-  std::optional<std::int64_t> check;
   const bool drained = entry.node.state == NodeState::drained;
-  const Transition<NodeState> undrained =
-      drained ? change_state(entry, NodeEvent::undrained, "undrained by " + by, now)
-              : change_state(entry, NodeEvent::undrained_unproven,
-                             "undrained by " + by + "; returns to service after passing its health check", now);
-  if (!drained) check = start_check();
-  sync(entry);
   store::Change change;
-  change.nodes.push_back(entry.node);
-  change.events.push_back(node_event(now, std::string(undrained.event_type), name,
-                                     "node " + name + " undrained by " + by + ": " + to_string(entry.node.state),
-                                     {{"state", to_string(entry.node.state)},
-                                      {"reason", entry.node.state_reason},
-                                      {"health_check_id", check ? Json(*check) : Json(nullptr)}}));
+  if (drained) {
+    change_state(entry, NodeEvent::undrained, "undrained by " + by, now, change);
+  } else {
+    change_state(entry, NodeEvent::undrained_unproven,
+                 "undrained by " + by + "; returns to service after passing its health check", now, change);
+  }
+  // An UNHEALTHY or DOWN node returns after the check that starts once it is SUSPECT; the event names it.
+  const std::optional<std::int64_t> check = drained ? std::nullopt : std::optional(start_check());
+  change.events.back().details["health_check_id"] = check ? Json(*check) : Json(nullptr);
   return {std::move(change), check};
 }
 
@@ -173,12 +165,7 @@ void NodeRegistry::put_back_state(const Node& before) {
 
 void NodeRegistry::mark_suspect(const std::string& name, const std::string& reason, const Json& details, store::Change& change) {
   NodeEntry& entry = nodes_.at(name);
-  const Transition<NodeState> suspected = change_state(entry, NodeEvent::suspected, reason, clock_.system_now());
-  sync(entry);
-  change.nodes.push_back(entry.node);
-  store::Event suspect = node_state_event(entry.node.state_since, suspected.event_type, suspected.next, name, reason);
-  suspect.details.update(details);
-  change.events.push_back(std::move(suspect));
+  change_state(entry, NodeEvent::suspected, reason, clock_.system_now(), change, details);
 }
 
 void NodeRegistry::record_check(const std::string& name, const HealthCheckResult& result, store::Change& change) {
@@ -202,12 +189,11 @@ void NodeRegistry::record_check(const std::string& name, const HealthCheckResult
                                    ? "passed health check " + std::to_string(result.id) + " (" + to_string(result.request.kind) + ")"
                                    : record["reason"].get<std::string>();
     if (moved->next != node.state) {
-      change_state(it->second, *event, reason, now);
-      change.events.push_back(node_state_event(now, moved->event_type, moved->next, name, reason));
+      change_state(it->second, *event, reason, now, change);
       spdlog::info("event=node_state node={} state={} check={} reason=\"{}\"", name, to_string(moved->next), result.id, reason);
-    } else {
-      node.state_reason = reason;  // found as it was: the reason says by which check, with no event and the same since
+      return;
     }
+    node.state_reason = reason;  // found as it was: the reason says by which check, with no event and the same since
   }
   change.nodes.push_back(node);
   sync(it->second);
@@ -236,15 +222,11 @@ void NodeRegistry::record_disks(const std::string& name, std::vector<DiskSpace> 
   entry.low_disk = low.has_value();
   const TimePoint now = clock_.system_now();
   if (low && entry.node.state == NodeState::healthy) {
-    const Transition<NodeState> suspected = change_state(entry, NodeEvent::suspected, *low, now);
-    change.nodes.push_back(entry.node);
-    change.events.push_back(node_state_event(now, suspected.event_type, suspected.next, name, *low));
+    change_state(entry, NodeEvent::suspected, *low, now, change);
     spdlog::warn("event=node_state node={} state=SUSPECT reason=\"{}\"", name, *low);
   } else if (!low && entry.node.state == NodeState::suspect && entry.node.state_reason.starts_with(kLowDiskPrefix)) {
     const std::string reason = "disk space recovered";
-    const Transition<NodeState> recovered = change_state(entry, NodeEvent::disk_recovered, reason, now);
-    change.nodes.push_back(entry.node);
-    change.events.push_back(node_state_event(now, recovered.event_type, recovered.next, name, reason));
+    change_state(entry, NodeEvent::disk_recovered, reason, now, change);
     spdlog::info("event=node_state node={} state=HEALTHY reason=\"{}\"", name, reason);
   }
   if (was_low != entry.low_disk) sync(entry);
@@ -325,10 +307,18 @@ void NodeRegistry::sync(const NodeEntry& entry) {
   scheduler_.upsert_node(info);
 }
 
-Transition<NodeState> NodeRegistry::change_state(NodeEntry& entry, NodeEvent event, std::string reason, TimePoint at) {
+Transition<NodeState> NodeRegistry::change_state(NodeEntry& entry, NodeEvent event, std::string reason, TimePoint at,
+                                                 store::Change& change, const Json& details) {
   const Transition<NodeState> taken = trainyard::daemon::change_state(entry.node.state, event);
   entry.node.state_reason = std::move(reason);
   entry.node.state_since = at;
+  sync(entry);
+  change.nodes.push_back(entry.node);
+  if (!taken.event_type.empty()) {
+    store::Event entered = node_state_event(at, taken.event_type, taken.next, entry.node.name, entry.node.state_reason);
+    entered.details.update(details);
+    change.events.push_back(std::move(entered));
+  }
   return taken;
 }
 

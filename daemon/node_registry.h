@@ -166,8 +166,11 @@ class NodeRegistry {
  private:
   void sync(const NodeEntry& entry);
   static NodeView view_of(const NodeEntry& entry);
-  // Every state change, along the node lifecycle (daemon/policy/lifecycle.h): the transition taken.
-  Transition<NodeState> change_state(NodeEntry& entry, NodeEvent event, std::string reason, TimePoint at);
+  // Every state change, along the node lifecycle (daemon/policy/lifecycle.h), and what it stores:
+  // adds to `change` the node's record and the event of the state it entered (with `details`),
+  // when the lifecycle names one, and tells the scheduler. Returns the transition taken.
+  Transition<NodeState> change_state(NodeEntry& entry, NodeEvent event, std::string reason, TimePoint at,
+                                     store::Change& change, const Json& details = Json::object());
   // Keeps `nodes_by_cores_` counting a node whose core count goes from `before` (0: new) to `after`.
   void recount_cores(int before, int after);
 
