@@ -54,7 +54,7 @@ std::size_t audit_records_after(Daemon& daemon, std::int64_t seq) {
 void store_what_waits(Daemon& daemon) {
   daemon.store.fail_commits(false);
   for (int i = 0; i < 20 && daemon.jobs.changes_wait_for_store(); ++i) {
-    daemon.clock.advance(PendingWrites::kLongestRetry);
+    daemon.clock.advance(PendingWrites::kRetries.cap);
     daemon.jobs.tick();
     daemon.settle();
   }
