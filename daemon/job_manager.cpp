@@ -12,6 +12,7 @@
 #include "daemon/base/changed_entities.h"
 #include "daemon/daemon_metrics.h"
 #include "daemon/events/events.h"
+#include "daemon/job_changes.h"
 #include "daemon/goodput.h"
 #include "daemon/policy/job_fit.h"
 #include "daemon/policy/lifecycle.h"
@@ -404,16 +405,14 @@ void JobManager::cancel_in_turn(JobId id, CancelDone done, AuditOf audit) {
   if (job.state == JobState::pending) {
     // Off the queue and out of the view at once, so no pass starts it while the cancel is stored.
     scheduler_.remove(id);
-    const std::string_view event_type = change_state(job.state, JobEvent::cancelled).event_type;
-    job.ended_at = clock_.system_now();
-    job.reason = "cancelled while pending";
     job.cancel_requested = true;
+    store::Change change;
+    change_job_state(job, {.event = JobEvent::cancelled, .at = clock_.system_now(), .reason = "cancelled while pending",
+                           .message = "job " + job_ref_text(job) + " cancelled while pending",
+                           .details = {{"reason", "cancelled while pending"}}},
+                     change);
     const Job snapshot = job;
     active_jobs_.erase(it);
-    store::Change change;
-    change.jobs.push_back(snapshot);
-    change.events.push_back(job_event(clock_.system_now(), std::string(event_type), snapshot, std::nullopt, "",
-                                      "job " + job_ref_text(snapshot) + " cancelled while pending", {{"reason", snapshot.reason}}));
     if (audit) change.events.push_back(audit(std::to_string(id)));
     persist_requested(
         std::move(change),
@@ -522,17 +521,14 @@ void JobManager::start_attempt(Job& job, const scheduler::Start& start) {
   attempt.state = AttemptState::starting;  // its first state: a new record, not a change
   attempt.created_at = now;
 
-  change_state(job.state, JobEvent::placed);
   ++job.attempts;
   if (!job.started_at) job.started_at = now;
-  job.reason = "placed on " + join_node_names(attempt.nodes);
   job.not_before.reset();
-
+  store::Change change;
+  change_job_state(job, {.event = JobEvent::placed, .at = now, .reason = "placed on " + join_node_names(attempt.nodes)}, change);
+  change.attempts.push_back(attempt);
   attempts_.add(ActiveAttempt(attempt));
   nodes_.hold(attempt.id, attempt.nodes, attempt.cores_per_node);
-  store::Change change;
-  change.jobs.push_back(job);
-  change.attempts.push_back(attempt);
   spdlog::info("event=attempt_placed job={} attempt={} number={} nodes={} cores_per_node={}", job.id, attempt.id,
                attempt.number, join_node_names(attempt.nodes), attempt.cores_per_node);
   persist(std::move(change), [this, id = attempt.id] { begin_attempt(id); });

@@ -9,6 +9,7 @@
 #include "daemon/base/quoted_output.h"
 #include "daemon/daemon_metrics.h"
 #include "daemon/events/events.h"
+#include "daemon/job_changes.h"
 #include "daemon/job_manager.h"
 #include "daemon/policy/lifecycle.h"
 
@@ -170,16 +171,19 @@ void JobManager::on_started(const std::string& node, const AttemptStartedMsg& ms
   attempt.running_since = clock_.monotonic_now();
   for (RankState& r : attempt.ranks) r.progress_at = attempt.running_since;
   Job& job = active_jobs_.at(attempt.record.job_id);
-  const std::string_view event_type = change_state(job.state, JobEvent::ranks_started).event_type;
-  job.reason = "running on " + join_node_names(attempt.record.nodes);
+  const std::string nodes = join_node_names(attempt.record.nodes);
   store::Change change;
-  change.jobs.push_back(job);
+  change_job_state(job,
+                   {.event = JobEvent::ranks_started,
+                    .at = now,
+                    .reason = "running on " + nodes,
+                    .attempt = attempt.record.id,
+                    .nodes = nodes,
+                    .message = "job " + job_ref_text(job) + " attempt " + std::to_string(attempt.record.number) + " started on " + nodes,
+                    .details = {{"attempt_number", attempt.record.number},
+                                {"resumed_from", attempt.record.resumed_from.value_or("")}}},
+                   change);
   change.attempts.push_back(attempt.record);
-  change.events.push_back(job_event(now, std::string(event_type), job, attempt.record.id, join_node_names(attempt.record.nodes),
-                                    "job " + job_ref_text(job) + " attempt " + std::to_string(attempt.record.number) +
-                                        " started on " + join_node_names(attempt.record.nodes),
-                                    {{"attempt_number", attempt.record.number},
-                                     {"resumed_from", attempt.record.resumed_from.value_or("")}}));
   // Debug: the stored job.started event says it, and a trivial job's four info lines cost a few
   // per cent of the daemon's CPU (bench/trivial_jobs).
   spdlog::debug("event=attempt_running job={} attempt={}", job.id, attempt.record.id);

@@ -8,6 +8,7 @@
 
 #include "daemon/daemon_metrics.h"
 #include "daemon/events/events.h"
+#include "daemon/job_changes.h"
 #include "daemon/job_manager.h"
 #include "daemon/policy/lifecycle.h"
 #include "proto/errors.h"
@@ -82,17 +83,14 @@ void JobManager::cancel_unmet(JobId id, const std::string& reason) {
   if (it == active_jobs_.end() || it->second.state != JobState::pending) return;
   Job& job = it->second;
   scheduler_.remove(id);
-  const std::string_view event_type = change_state(job.state, JobEvent::cancelled).event_type;
-  job.ended_at = clock_.system_now();
-  job.reason = reason;
+  store::Change change;
+  change_job_state(job, {.event = JobEvent::cancelled, .at = clock_.system_now(), .reason = reason,
+                         .message = "job " + job_ref_text(job) + " cancelled: " + reason, .details = {{"reason", reason}}},
+                   change);
   const Job snapshot = job;
   note_ended(snapshot);
   active_jobs_.erase(it);
   spdlog::info("event=job_dependency_never_met job={} reason=\"{}\"", snapshot.id, reason);
-  store::Change change;
-  change.jobs.push_back(snapshot);
-  change.events.push_back(job_event(*snapshot.ended_at, std::string(event_type), snapshot, std::nullopt, "",
-                                    "job " + job_ref_text(snapshot) + " cancelled: " + reason, {{"reason", reason}}));
   persist(std::move(change), [this, snapshot] { upstream_ended(snapshot); });
 }
 
