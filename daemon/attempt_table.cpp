@@ -70,4 +70,10 @@ std::set<std::string_view> AttemptTable::survivor_nodes() const {
   return nodes;
 }
 
+std::vector<JobId> AttemptTable::resuming_jobs() const {
+  std::vector<JobId> jobs;
+  for (const auto& [job, names] : survivors_) jobs.push_back(job);
+  return jobs;
+}
+
 }  // namespace trainyard::daemon

@@ -87,6 +87,8 @@ class AttemptTable {
   void forget_survivors(JobId job);
   // Every job's survivors: they wait for their job's resume.
   std::set<std::string_view> survivor_nodes() const;
+  // The jobs whose survivors wait for their resume.
+  std::vector<JobId> resuming_jobs() const;
 
  private:
   std::map<AttemptId, ActiveAttempt> attempts_;

@@ -81,11 +81,18 @@ void JobManager::keep_spares_warm() {
   // a spare (a survivor's check is fresher than the spares'), one would take the place of the
   // spare the resume needs, and the job, which new work's placement never gives spares, would wait
   // for good.
-  const std::set<std::string_view> survivors = attempts_.survivor_nodes();
+  // Nor is a node such a job left out (a replaced straggler, whose pre-flight is fresher than the
+  // spare's check and whose own check has not yet judged it): the resume needs the spare it would displace.
+  std::set<std::string_view> kept_out = attempts_.survivor_nodes();
+  for (const JobId id : attempts_.resuming_jobs()) {
+    if (const auto job = active_jobs_.find(id); job != active_jobs_.end()) {
+      kept_out.insert(job->second.excluded_nodes.begin(), job->second.excluded_nodes.end());
+    }
+  }
   std::vector<SpareCandidate> idle;
   for (const auto& [name, entry] : nodes_.entries()) {
     if (!entry.channel || entry.node.state != NodeState::healthy || !entry.attempts.empty() || entry.low_disk) continue;
-    if (survivors.contains(name)) continue;
+    if (kept_out.contains(name)) continue;
     const bool passed = entry.node.last_check_verdict == to_string(NodeState::healthy);
     idle.push_back({name, passed ? entry.node.last_check_at : std::nullopt, nodes_.under_test(name)});
   }

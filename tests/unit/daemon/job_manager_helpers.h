@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "checkpoint/checkpoint.h"
+#include "tests/unit/daemon/accelerator_reports.h"
 #include "tests/unit/daemon/harness.h"
 
 namespace trainyard::daemon::testing {
@@ -37,6 +39,30 @@ inline JobSpec waiting_spec(int nodes) {
   JobSpec spec = command_spec(nodes);
   spec.wait_for_capacity = true;
   return spec;
+}
+
+// Answers every health task sent to the nodes since the last call as passed; returns how many.
+inline int pass_health_tasks(Cluster& c, std::map<std::string, std::size_t>& answered) {
+  int count = 0;
+  for (const auto& [name, agent] : c.agents) {
+    const auto tasks = agent->all<HealthCheckMsg>();
+    for (std::size_t i = answered[name]; i < tasks.size(); ++i, ++count) {
+      const HealthCheckMsg& task = tasks[i];
+      const Json result = task.suite == HealthSuite::accelerator
+                              ? passing_report()
+                              : passing_collective(task.rank, static_cast<int>(task.peers.size()));
+      c.send(name, HealthResultMsg{task.task_id, result, ""});
+    }
+    answered[name] = tasks.size();
+  }
+  return count;
+}
+
+// Every first attempt is pre-flighted.
+inline JobManagerConfig preflight_config() {
+  JobManagerConfig config = test_config();
+  config.preflight_checks = true;
+  return config;
 }
 
 inline void connect_nodes(Cluster& c, int n) {

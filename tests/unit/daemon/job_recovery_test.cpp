@@ -219,23 +219,6 @@ TEST(JobRecovery, APeerCloseFromANodeStillConnectedIsNoNodeLoss) {
   EXPECT_EQ(failed.failure_class, "collective_timeout");
 }
 
-// Answers every health task sent to the nodes since the last call as passed; returns how many.
-int pass_health_tasks(Cluster& c, std::map<std::string, std::size_t>& answered) {
-  int count = 0;
-  for (const auto& [name, agent] : c.agents) {
-    const auto tasks = agent->all<HealthCheckMsg>();
-    for (std::size_t i = answered[name]; i < tasks.size(); ++i, ++count) {
-      const HealthCheckMsg& task = tasks[i];
-      const Json result = task.suite == HealthSuite::accelerator
-                              ? passing_report()
-                              : passing_collective(task.rank, static_cast<int>(task.peers.size()));
-      c.send(name, HealthResultMsg{task.task_id, result, ""});
-    }
-    answered[name] = tasks.size();
-  }
-  return count;
-}
-
 // Time passes with every connected agent heartbeating, so only what the test closes is lost.
 void pass_time(Cluster& c, Millis total) {
   for (Millis passed{0}; passed < total; passed += Millis(500)) {
@@ -246,12 +229,6 @@ void pass_time(Cluster& c, Millis total) {
     c.jobs.tick();
     c.settle();
   }
-}
-
-JobManagerConfig preflight_config() {
-  JobManagerConfig config = test_config();
-  config.preflight_checks = true;
-  return config;
 }
 
 TEST(JobRecovery, AResumePreflightsOnlyWhatItHasNotProven) {

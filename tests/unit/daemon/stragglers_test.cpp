@@ -117,6 +117,53 @@ TEST(Stragglers, WithReplaceStragglersTheJobIsStoppedToQueueAgainWithoutTheNode)
   EXPECT_EQ(accelerator_checks_sent(*c.agents[slow]), 1u) << "its node is health-checked once its rank is gone";
 }
 
+// The straggler's node passed the attempt's pre-flight, so its check is fresher than the spare's: a
+// tick that chooses spares between the attempt's end and its resume would prefer it, idle and
+// healthy until its own check, to the spare. It must not: the resume left it out and needs the spare.
+TEST(Stragglers, AReplacedStragglersNodeIsNotMadeTheSpareItsJobsResumeNeeds) {
+  JobManagerConfig config = preflight_config();
+  config.recovery.warm_spares = 1;
+  Cluster c(config);
+  std::map<std::string, std::size_t> answered;
+  connect_nodes(c, 4);
+  ASSERT_EQ(pass_health_tasks(c, answered), 1) << "the spare is tested as it is chosen";
+  c.advance(Millis(1000));  // the pre-flight below passes later than the spare's check
+  JobSpec spec = command_spec(3);
+  spec.replace_stragglers = true;
+  const Job job = c.submit(spec);
+  ASSERT_EQ(pass_health_tasks(c, answered), 3) << "the first attempt's pre-flight";
+  RunningJob r{job, c.stored_attempts(job.id).back().id, {}};
+  r.nodes = c.nodes_of(r.attempt);
+  ASSERT_EQ(r.nodes.size(), 3u);
+  std::string spare;
+  for (int i = 1; i <= 4; ++i) {
+    if (std::count(r.nodes.begin(), r.nodes.end(), "n" + std::to_string(i)) == 0) spare = "n" + std::to_string(i);
+  }
+  for (const auto& node : r.nodes) c.started(node, r.attempt);
+  const std::string slow = r.nodes.at(2);
+  // Work that outranks the job waits meanwhile: it may not take the spare, only a node no spare.
+  JobSpec urgent = command_spec(1);
+  urgent.priority = 9999;
+  urgent.wait_for_capacity = true;
+  const Job waiting = c.submit(urgent);
+  ASSERT_TRUE(c.stored_attempts(waiting.id).empty()) << "new work took the spare";
+  report_windows(c, r, slow, 3);
+  ASSERT_EQ(c.jobs.active_job(job.id)->stopping_to, StopIntent::requeue);
+
+  for (const auto& node : r.nodes) {
+    // The last exit ends the attempt; its commit is pending when the tick chooses spares.
+    c.jobs.agent_message(node, c.agents.at(node).get(), AttemptExitedMsg{r.attempt, std::nullopt, SIGTERM, "killed by the daemon", 30, ""});
+  }
+  c.jobs.tick();
+  c.settle();
+
+  const auto attempts = c.stored_attempts(job.id);
+  ASSERT_EQ(attempts.size(), 2u) << "the job did not resume: " << c.stored_job(job.id).value_or(Job{}).reason;
+  EXPECT_THAT(attempts.back().nodes, ::testing::UnorderedElementsAre(r.nodes[0], r.nodes[1], spare));
+  EXPECT_EQ(pass_health_tasks(c, answered), 1) << "only the straggler's own check: the resume needs no pre-flight";
+  EXPECT_TRUE(c.stored_attempts(waiting.id).empty()) << "the outranking job took the spare the resume needed";
+}
+
 TEST(Stragglers, RanksAtOnePaceAndReportsWithoutWorkAreNeverNamed) {
   Cluster c;
   connect_nodes(c, 2);
