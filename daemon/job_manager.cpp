@@ -12,7 +12,7 @@
 #include "daemon/base/changed_entities.h"
 #include "daemon/daemon_metrics.h"
 #include "daemon/events/events.h"
-#include "daemon/goodput.h"
+#include "daemon/telemetry/goodput.h"
 #include "daemon/policy/job_fit.h"
 #include "daemon/policy/lifecycle.h"
 #include "daemon/node_claims.h"
