@@ -13,10 +13,10 @@
 #include "daemon/daemon_metrics.h"
 #include "daemon/events/events.h"
 #include "daemon/job_changes.h"
-#include "daemon/goodput.h"
 #include "daemon/policy/job_fit.h"
 #include "daemon/policy/lifecycle.h"
 #include "daemon/node_claims.h"
+#include "daemon/telemetry/goodput.h"
 #include "proto/workload_memory.h"
 
 namespace trainyard::daemon {

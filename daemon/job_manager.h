@@ -37,7 +37,7 @@
 #include "daemon/policy/recovery.h"
 #include "daemon/request_turns.h"
 #include "daemon/share_table.h"
-#include "daemon/storage_usage.h"
+#include "daemon/telemetry/storage_usage.h"
 #include "daemon/store_outage.h"
 #include "daemon/unheard_stops.h"
 #include "healthcheck/disk_space.h"
@@ -172,7 +172,7 @@ class JobManager {
   // Whether an admin created the share, and who may submit into it (null: every user).
   bool share_created(const std::string& name) const { return shares_.created(name); }
   const std::vector<std::string>* share_members(const std::string& name) const { return shares_.members(name); }
-  // Checkpoint and log bytes by job and share (daemon/storage_usage.h).
+  // Checkpoint and log bytes by job and share (daemon/telemetry/storage_usage.h).
   const StorageUsage& storage() const { return storage_; }
   std::optional<std::int64_t> share_storage_limit_mb(const std::string& share) const;
   // Writes every share's decayed usage, so a restart keeps fair share where it was.

@@ -5,8 +5,8 @@
 #include "daemon/api/cluster.h"
 #include "daemon/api/query.h"
 #include "daemon/base/store_worker.h"
-#include "daemon/goodput.h"
-#include "daemon/goodput_window.h"
+#include "daemon/telemetry/goodput.h"
+#include "daemon/telemetry/goodput_window.h"
 #include "proto/errors.h"
 
 namespace trainyard::daemon {

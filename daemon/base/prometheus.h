@@ -1,7 +1,7 @@
 #pragma once
 // A small Prometheus metrics registry and the text exposition format 0.0.4 (the daemon's own
 // operational metrics at GET /metrics; not jobs' training metrics, which are proto/metrics.h and
-// daemon/metric_series.h).
+// daemon/telemetry/metric_series.h).
 //
 // Two kinds of metric: families recorded where events happen (Counter, Gauge, Histogram, each
 // with fixed label names), and collectors that write families computed from live state at scrape

@@ -1,7 +1,7 @@
 #pragma once
 // Storage quotas: the checkpoint and log bytes a job, and a share, may keep, and
 // which checkpoints give way when they hold more. Pure: numbers in, decisions out; the job manager
-// measures (daemon/storage_usage.h), deletes on the file worker and reports.
+// measures (daemon/telemetry/storage_usage.h), deletes on the file worker and reports.
 //
 // Pruning frees the oldest checkpoints first and never touches the newest valid one, nor anything
 // newer than it (a checkpoint published but not yet reported is not valid yet, and may be the one

@@ -1,7 +1,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "daemon/goodput.h"
+#include "daemon/telemetry/goodput.h"
 #include "tests/unit/daemon/seconds_clock.h"
 
 namespace trainyard::daemon {

@@ -1,8 +1,8 @@
-// Goodput over a window, read in pages (daemon/goodput_window.h): however the attempts fall into
+// Goodput over a window, read in pages (daemon/telemetry/goodput_window.h): however the attempts fall into
 // pages, the figures are those of reading them all at once.
 #include <gtest/gtest.h>
 
-#include "daemon/goodput_window.h"
+#include "daemon/telemetry/goodput_window.h"
 #include "tests/support/in_memory_store.h"
 #include "tests/unit/store/records.h"
 

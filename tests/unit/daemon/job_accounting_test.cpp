@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "daemon/job_accounting.h"
+#include "daemon/telemetry/job_accounting.h"
 #include "tests/unit/daemon/seconds_clock.h"
 
 namespace trainyard::daemon {

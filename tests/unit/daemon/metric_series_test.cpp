@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "daemon/metric_series.h"
+#include "daemon/telemetry/metric_series.h"
 
 namespace trainyard::daemon {
 namespace {

@@ -10,7 +10,7 @@ export type Role = Who["role"];
 export type JobState = Schemas["JobState"];
 export type Goodput = Schemas["Goodput"];
 export type JobList = Schemas["JobList"];
-// What GET /v1/jobs reports of each row's use of the cluster (daemon/job_accounting.h); an array's
+// What GET /v1/jobs reports of each row's use of the cluster (daemon/telemetry/job_accounting.h); an array's
 // row sums its tasks'.
 export type JobAccounting = Schemas["JobAccounting"];
 export type Job = Schemas["Job"];

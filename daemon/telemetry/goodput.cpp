@@ -1,4 +1,4 @@
-#include "daemon/goodput.h"
+#include "daemon/telemetry/goodput.h"
 
 #include <algorithm>
 #include <chrono>

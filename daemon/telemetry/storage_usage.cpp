@@ -1,4 +1,4 @@
-#include "daemon/storage_usage.h"
+#include "daemon/telemetry/storage_usage.h"
 
 namespace trainyard::daemon {
 

@@ -7,7 +7,7 @@
 #include <span>
 #include <vector>
 
-#include "daemon/goodput.h"
+#include "daemon/telemetry/goodput.h"
 #include "proto/job.h"
 
 namespace trainyard::daemon {

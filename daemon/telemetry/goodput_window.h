@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "daemon/goodput.h"
+#include "daemon/telemetry/goodput.h"
 #include "store/store.h"
 
 namespace trainyard::daemon {

@@ -1,4 +1,4 @@
-#include "daemon/goodput_window.h"
+#include "daemon/telemetry/goodput_window.h"
 
 #include <algorithm>
 #include <vector>

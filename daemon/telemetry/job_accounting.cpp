@@ -1,4 +1,4 @@
-#include "daemon/job_accounting.h"
+#include "daemon/telemetry/job_accounting.h"
 
 #include "proto/seconds.h"
 

@@ -1,4 +1,4 @@
-#include "daemon/metric_series.h"
+#include "daemon/telemetry/metric_series.h"
 
 #include <algorithm>
 #include <cmath>
