@@ -4,6 +4,7 @@
 #include "agent/provenance_file.h"
 #include "agent/python_stacks.h"
 #include "checkpoint/checkpoint.h"
+#include "proto/output_path.h"
 #include "proto/provenance.h"
 
 #include <fcntl.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <utility>
 #include <map>
@@ -26,7 +28,31 @@ bool inherited_by_jobs(std::string_view name) {
   return std::find(kInheritedEnvironment.begin(), kInheritedEnvironment.end(), name) != kInheritedEnvironment.end();
 }
 
+// Slurm's %A and %a: the array and the task index the daemon gave the launch, if it is a task.
+void array_facts(const LaunchMsg& l, OutputPathFacts& facts) {
+  const auto job = l.command.env.find("TRAINYARD_ARRAY_JOB_ID");
+  const auto task = l.command.env.find("TRAINYARD_ARRAY_TASK_ID");
+  if (job == l.command.env.end() || task == l.command.env.end()) return;
+  std::int64_t array_job = 0;
+  int index = 0;
+  const auto parsed = [](const std::string& text, auto& into) {
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), into);
+    return error == std::errc() && end == text.data() + text.size();
+  };
+  if (parsed(job->second, array_job) && parsed(task->second, index)) {
+    facts.array_job = array_job;
+    facts.array_task = index;
+  }
+}
+
 }  // namespace
+
+std::optional<std::string> output_copy_path(const std::optional<std::string>& pattern, const LaunchMsg& l) {
+  if (!pattern || (l.rank != 0 && !output_per_node(*pattern))) return std::nullopt;
+  OutputPathFacts facts{l.job_id, l.job_name, l.user, l.node, l.rank, std::nullopt, 0};
+  array_facts(l, facts);
+  return expand_output_path(*pattern, facts);
+}
 
 CoreShare core_share(int cores, int procs, int local_rank) {
   if (cores < procs) return {local_rank % std::max(cores, 1), 1};
@@ -123,6 +149,9 @@ CommandRun::CommandRun(const LaunchMsg& launch, const std::string& attempt_dir, 
   for (const auto& files : files_) progress_files_.emplace_back(files.progress);
   plan.memory_limit_mb = launch_.memory_mb;
   plan.network_host = network_host;
+  plan.output_copy = output_copy_path(launch_.command.output, launch_);
+  plan.error_copy = output_copy_path(launch_.command.error, launch_);
+  plan.copies_append = launch_.attempt_number > 1;
   environment_ = mask_secrets(plan.environments.front());
   if (launch_.rank == 0 && !launch_.checkpoint_dir.empty()) {
     checkpoints_.emplace(launch_.checkpoint_dir,

@@ -28,6 +28,11 @@
 // Account, cgroup and lifetime: as every rank's process (agent/rank_process.h); USER, LOGNAME
 // and HOME are the account's. Every rank starts in the job's `command.workdir` when it has one.
 //
+// Output files (sbatch -o/-e): a command's `output` and `error` patterns name files the rank's
+// output is copied to as well as kept in its log (agent/output_copy.h), with Slurm's patterns filled
+// in (proto/output_path.h). Only the first rank writes them unless the pattern names the node (%N,
+// %n), as only the batch script's node writes Slurm's; a retry appends to what earlier attempts wrote.
+//
 // Idleness: at every report the agent looks at the rank's processes and says how long they have
 // been idle and, once idle a while, where each is, its Python stack included (agent/rank_activity.h).
 //
@@ -78,6 +83,9 @@ struct CoreShare {
   int count = 0;
 };
 CoreShare core_share(int cores, int procs, int local_rank);
+
+// The file this rank copies a stream to, `pattern` filled in for it; none when it writes none.
+std::optional<std::string> output_copy_path(const std::optional<std::string>& pattern, const LaunchMsg& launch);
 
 // The files of the process whose RANK is `global_rank`, in the attempt directory.
 RankFiles rank_files(const std::string& attempt_dir, int global_rank);

@@ -125,6 +125,14 @@ std::string describe_launch_failure(const SpawnFailure& f, const LaunchContext& 
     case SpawnStage::exec:
       what = exec_failure(f, c);
       break;
+    case SpawnStage::open_output_copy:
+    case SpawnStage::open_error_copy: {
+      const bool output = f.stage == SpawnStage::open_output_copy;
+      what = fmt::format("the file {} ({}) cannot be opened by {} in {}: {}", output ? c.output_copy : c.error_copy,
+                         output ? "--output" : "--error", account_text(c.account), c.workdir.value_or(c.start_dir),
+                         std::strerror(f.error));
+      break;
+    }
     case SpawnStage::private_tmp:
       // The node's doing, not the job's (daemon/base/failure_rules.cpp).
       return fmt::format("node files: the attempt's private /tmp and /dev/shm: {}: {}", f.what, std::strerror(f.error));

@@ -25,6 +25,8 @@ struct LaunchContext {
   std::string start_dir;               // where a relative program was looked for: the workdir, else the attempt's
   std::optional<std::string> workdir;  // the job's, when it has one
   const JobAccount* account = nullptr;  // the account it runs as; nullptr: the agent's own
+  std::string output_copy;  // the files its output was to be copied to (sbatch -o/-e); empty: none
+  std::string error_copy;
 };
 
 std::string describe_launch_failure(const SpawnFailure& failure, const LaunchContext& context);

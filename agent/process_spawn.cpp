@@ -1,5 +1,7 @@
 #include "agent/process_spawn.h"
 
+#include "agent/descriptor_passing.h"
+
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -97,13 +99,31 @@ void reset_signal_handlers() {
   }
 }
 
+// Opens the files the output is copied to and sends them to the agent; the stage that failed, or none.
+SpawnStage send_copies(const SpawnPlan& plan) {
+  const int flags = O_WRONLY | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (plan.copies_append ? O_APPEND : O_TRUNC);
+  int fds[kMaxPassedDescriptors];
+  int count = 0;
+  if (plan.output_copy) {
+    fds[count] = ::open(plan.output_copy, flags, 0644);
+    if (fds[count++] < 0) return SpawnStage::open_output_copy;
+  }
+  if (plan.error_copy) {
+    fds[count] = ::open(plan.error_copy, flags, 0644);
+    if (fds[count++] < 0) return SpawnStage::open_error_copy;
+  }
+  // A message far below the socket pair's buffer: it does not block.
+  (void)send_descriptors(plan.copy_socket, fds, count);
+  return SpawnStage::none;
+}
+
 int child_main(void* raw) {
   const auto& args = *static_cast<const ChildArgs*>(raw);
   const SpawnPlan& plan = *args.plan;
   reset_signal_handlers();
   ::setpgid(0, 0);
   ::dup2(plan.output_fd, STDOUT_FILENO);
-  ::dup2(plan.output_fd, STDERR_FILENO);
+  ::dup2(plan.error_fd >= 0 ? plan.error_fd : plan.output_fd, STDERR_FILENO);
   const int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
   if (plan.channel_fd >= 0) {
@@ -134,6 +154,9 @@ int child_main(void* raw) {
     if (const char* failed = drop_privileges(*plan.account)) fail(SpawnStage::drop_account, failed);
   }
   if (plan.workdir && ::chdir(plan.workdir) != 0) fail(SpawnStage::enter_workdir, "chdir to the working directory");
+  if (plan.output_copy || plan.error_copy) {
+    if (const SpawnStage failed = send_copies(plan); failed != SpawnStage::none) fail(failed, "opening a file to copy output to");
+  }
   // The job dies with the agent's thread that started it; if the agent died before this line,
   // nobody would be told, so check. Set after the account change, which clears it.
   if (!plan.outlives_agent) {

@@ -21,7 +21,7 @@ namespace trainyard::agent {
 struct SpawnPlan {
   char* const* argv = nullptr;  // null-terminated; argv[0] without a '/' is looked up in `search_path`
   char* const* envp = nullptr;  // null-terminated
-  int output_fd = -1;           // becomes stdout and stderr; stdin is /dev/null
+  int output_fd = -1;           // becomes stdout, and stderr unless `error_fd` is given; stdin is /dev/null
   const char* dir = nullptr;    // the child enters it before it drops to the account
   const JobAccount* account = nullptr;  // the child drops to it; nullptr: stays the agent's
   const char* workdir = nullptr;  // entered after `dir`, as the account: where it starts; nullptr: `dir`
@@ -39,10 +39,29 @@ struct SpawnPlan {
   int mount_namespace_fd = -1;
   // The attempt's network namespace (agent/job_network.h), joined likewise; -1: the agent's.
   int net_namespace_fd = -1;
+  // Files the job's output is copied to (sbatch -o/-e), opened by the child as the account in its
+  // working directory, so a path reaches only what the account could write itself; the child sends
+  // them (SCM_RIGHTS, output's first) over `copy_socket` before exec. Null: none.
+  const char* output_copy = nullptr;
+  const char* error_copy = nullptr;
+  int copy_socket = -1;
+  bool copies_append = false;  // a retry's attempt appends to what the earlier ones wrote
+  int error_fd = -1;            // becomes stderr; -1: `output_fd` does
 };
 
 // What the child could not do before its program ran, and the errno it got.
-enum class SpawnStage { none, private_tmp, job_network, enter_dir, join_cgroup, drop_account, enter_workdir, exec };
+enum class SpawnStage {
+  none,
+  private_tmp,
+  job_network,
+  enter_dir,
+  join_cgroup,
+  drop_account,
+  enter_workdir,
+  open_output_copy,
+  open_error_copy,
+  exec
+};
 struct SpawnFailure {
   SpawnStage stage = SpawnStage::none;
   int error = 0;

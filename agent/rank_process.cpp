@@ -4,14 +4,17 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
+#include "agent/descriptor_passing.h"
 #include "agent/launch_failure.h"
 #include "agent/private_tmp.h"
 #include "agent/process_spawn.h"
@@ -78,8 +81,10 @@ RankProcess::RankProcess(const LaunchMsg& launch, const std::string& attempt_dir
   }
   if (::geteuid() == 0) start_private_tmp(attempt_dir, plan);
   locals_.resize(plan.environments.size());
+  CopyPlumbing copies = plumb_copies(plan);
   bool started = true;
-  for (std::size_t i = 0; i < locals_.size() && started; ++i) started = start_local(i, plan, attempt_dir, log_fd);
+  for (std::size_t i = 0; i < locals_.size() && started; ++i) started = start_local(i, plan, attempt_dir, log_fd, copies);
+  start_copies(plan, copies, log_fd);
   ::close(log_fd);
   if (cgroup_) cgroup_->close_join_fds();
   if (running_ == 0) {
@@ -122,7 +127,8 @@ void RankProcess::start_private_tmp(const std::string& attempt_dir, const RankPr
   }
 }
 
-bool RankProcess::start_local(std::size_t index, const RankProcessPlan& plan, const std::string& attempt_dir, int log_fd) {
+bool RankProcess::start_local(std::size_t index, const RankProcessPlan& plan, const std::string& attempt_dir, int log_fd,
+                              const CopyPlumbing& copies) {
   // Everything the child needs is built before it starts: it shares our memory and only makes system calls.
   const std::map<std::string, std::string>& environment = plan.environments[index];
   std::vector<std::string> env_strings;
@@ -136,7 +142,15 @@ bool RankProcess::start_local(std::size_t index, const RankProcessPlan& plan, co
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
 
-  SpawnPlan spawn{argv.data(), envp.data(), log_fd, attempt_dir.c_str(), account_ ? &*account_ : nullptr};
+  SpawnPlan spawn{argv.data(), envp.data(), copies.output[1] >= 0 ? copies.output[1] : log_fd, attempt_dir.c_str(),
+                  account_ ? &*account_ : nullptr};
+  spawn.error_fd = copies.error[1];
+  if (index == 0 && copies.socket[1] >= 0) {
+    spawn.output_copy = plan.output_copy ? plan.output_copy->c_str() : nullptr;
+    spawn.error_copy = plan.error_copy ? plan.error_copy->c_str() : nullptr;
+    spawn.copy_socket = copies.socket[1];
+    spawn.copies_append = plan.copies_append;
+  }
   const auto path = environment.find("PATH");
   if (path != environment.end()) spawn.search_path = path->second.c_str();
   spawn.workdir = plan.workdir ? plan.workdir->c_str() : nullptr;
@@ -161,7 +175,8 @@ bool RankProcess::start_local(std::size_t index, const RankProcessPlan& plan, co
   if (failure.stage != SpawnStage::none) {
     local.launch_failure = describe_launch_failure(
         failure, LaunchContext{plan.argv[0], path == environment.end() ? "" : path->second,
-                               plan.workdir.value_or(attempt_dir), plan.workdir, account_ ? &*account_ : nullptr});
+                               plan.workdir.value_or(attempt_dir), plan.workdir, account_ ? &*account_ : nullptr,
+                               plan.output_copy.value_or(""), plan.error_copy.value_or("")});
     const std::string line = "trainyard-agent: " + local.launch_failure + "\n";
     (void)!::write(log_fd, line.data(), line.size());
     spdlog::warn("event=launch_failed job={} attempt={} rank={} local={} reason=\"{}\"", launch_.job_id,
@@ -171,6 +186,59 @@ bool RankProcess::start_local(std::size_t index, const RankProcessPlan& plan, co
   spdlog::info("event=process_started attempt={} rank={} local={} pid={} argv0={}", launch_.attempt_id, launch_.rank,
                index, pid, plan.argv[0]);
   return true;
+}
+
+void RankProcess::CopyPlumbing::close_child_ends() {
+  for (int* fd : {&output[1], &error[1], &socket[1]}) {
+    if (*fd >= 0) ::close(*fd);
+    *fd = -1;
+  }
+}
+
+void RankProcess::CopyPlumbing::close_all() {
+  close_child_ends();
+  for (int* fd : {&output[0], &error[0], &socket[0]}) {
+    if (*fd >= 0) ::close(*fd);
+    *fd = -1;
+  }
+}
+
+RankProcess::CopyPlumbing RankProcess::plumb_copies(const RankProcessPlan& plan) {
+  CopyPlumbing copies;
+  if (!plan.output_copy && !plan.error_copy) return copies;
+  const bool made = (!plan.output_copy || ::pipe2(copies.output, O_CLOEXEC) == 0) &&
+                    (!plan.error_copy || ::pipe2(copies.error, O_CLOEXEC) == 0) &&
+                    ::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, copies.socket) == 0;
+  if (!made) {
+    // Out of descriptors: the job runs with its output in the log only, which says why.
+    spdlog::error("event=output_copy_unavailable error=\"{}\"", std::strerror(errno));
+    copies.close_all();
+  }
+  return copies;
+}
+
+void RankProcess::start_copies(const RankProcessPlan& plan, CopyPlumbing& copies, int log_fd) {
+  if (copies.socket[0] < 0) {
+    if (plan.output_copy || plan.error_copy) {
+      const std::string line = "trainyard-agent: the node could not copy this output to --output/--error files\n";
+      (void)!::write(log_fd, line.data(), line.size());
+    }
+    return;
+  }
+  copies.close_child_ends();  // the processes hold theirs: the pipes end when the last of them goes
+  // Sent before the child's exec, which spawn_process waited for; nothing when it could not open them.
+  int files[kMaxPassedDescriptors] = {-1, -1};
+  (void)receive_descriptors(copies.socket[0], files);
+  std::vector<OutputCopy::Stream> streams;
+  int next_file = 0;
+  if (copies.output[0] >= 0) streams.push_back({copies.output[0], files[next_file++], *plan.output_copy});
+  if (copies.error[0] >= 0) streams.push_back({copies.error[0], files[next_file++], *plan.error_copy});
+  ::close(copies.socket[0]);
+  copies = CopyPlumbing{};  // the read ends are the copy's now
+  output_copy_ = std::make_shared<OutputCopy>(
+      io_, ::fcntl(log_fd, F_DUPFD_CLOEXEC, 0), std::move(streams),
+      fmt::format("job={} attempt={} rank={}", launch_.job_id, launch_.attempt_id, launch_.rank));
+  output_copy_->start();
 }
 
 int RankProcess::prepare_files(const std::string& attempt_dir) {
@@ -227,6 +295,7 @@ void RankProcess::fail_to_start(const std::string& reason) {
 }
 
 RankProcess::~RankProcess() {
+  if (output_copy_) output_copy_->stop();
   if (exited_ || running_ == 0) return;
   kill_everything();
   for (LocalProcess& local : locals_) {
@@ -282,6 +351,10 @@ void RankProcess::reap(std::size_t index) {
 }
 
 void RankProcess::finish() {
+  if (output_copy_) {
+    output_copy_->drain();  // before the exit's log tail is read
+    output_copy_->stop();
+  }
   const std::size_t index = first_failed_.value_or(0);
   const LocalProcess& local = locals_[index];
   const int status = *local.status;

@@ -37,6 +37,7 @@
 #include "agent/attempt_cgroup.h"
 #include "agent/job_account.h"
 #include "agent/job_network.h"
+#include "agent/output_copy.h"
 #include "agent/private_tmp.h"
 #include "agent/process_registry.h"
 #include "proto/messages.h"
@@ -55,6 +56,12 @@ struct RankProcessPlan {
   int channel_fd = -1;  // given to the process as its descriptor 3; -1: none
   // Where the attempt's own network is made when its launch asks for one (agent/job_network.h).
   const JobNetworkHost* network_host = nullptr;
+  // Files its stdout (and stderr, unless `error_copy`) and its stderr are copied to as well as to
+  // the log (agent/output_copy.h), relative to where it starts; appended to rather than emptied
+  // when `copies_append`.
+  std::optional<std::string> output_copy;
+  std::optional<std::string> error_copy;
+  bool copies_append = false;
 };
 
 // How the process ended, as the kernel and the agent saw it.
@@ -106,8 +113,20 @@ class RankProcess {
   int prepare_files(const std::string& attempt_dir);
   // The batch script's file in the attempt directory, the job's account's: its path.
   std::string write_script(const std::string& attempt_dir, const std::string& text);
+  // The pipes and socket the output copies need (agent/output_copy.h); none when there are none.
+  struct CopyPlumbing {
+    int output[2] = {-1, -1};  // read, write
+    int error[2] = {-1, -1};
+    int socket[2] = {-1, -1};  // the agent's end, the child's
+    void close_child_ends();
+    void close_all();
+  };
+  static CopyPlumbing plumb_copies(const RankProcessPlan& plan);
   // Starts local process `index`; false when none could be created (the rank is then stopped).
-  bool start_local(std::size_t index, const RankProcessPlan& plan, const std::string& attempt_dir, int log_fd);
+  bool start_local(std::size_t index, const RankProcessPlan& plan, const std::string& attempt_dir, int log_fd,
+                   const CopyPlumbing& copies);
+  // Starts copying from the pipes, to the files local process 0 opened when it did.
+  void start_copies(const RankProcessPlan& plan, CopyPlumbing& copies, int log_fd);
   void fail_to_start(const std::string& reason);
   void watch_exit(std::size_t index);
   void reap(std::size_t index);
@@ -135,6 +154,7 @@ class RankProcess {
   std::string script_path_;  // the batch script run in argv[0]'s place; empty: none
   boost::asio::io_context& io_;
   EndCallback on_end_;
+  std::shared_ptr<OutputCopy> output_copy_;  // when its output is copied to files
   std::vector<LocalProcess> locals_;
   std::size_t running_ = 0;  // started and not yet reaped
   std::optional<std::size_t> first_failed_;

@@ -34,6 +34,11 @@ const std::vector<FlagSpec>& quick_submit_flags() {
       {"--env", "K=V", "environment variable for the program", true},
       {"--wait-for-capacity", "", "queue the job even if no registered nodes could hold it yet (else refused)"},
       {"--replace-stragglers", "", "a rank much slower than the others gets the job checkpointed and queued again without its node"},
+      {"--output", "FILE",
+       "also copy stdout (and stderr, unless --error) to FILE, relative to the working directory, with sbatch's "
+       "%j %x %u %N %n %A %a; only the first node writes it unless FILE names the node (%N, %n)",
+       false, {"-o"}},
+      {"--error", "FILE", "also copy stderr to FILE (as --output)", false, {"-e"}},
   };
   return flags;
 }
@@ -64,7 +69,7 @@ Json array_and_dependency_fields(const ParsedArgs& args) {
 
 // Where a quick-form flag ends up in the job spec, so that the spec's own validation
 // (parse_job_spec) can report its findings in terms of the flag the user typed.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 11> kSpecFieldFlags = {{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 13> kSpecFieldFlags = {{
     {"name", "--name"},
     {"nodes", "--nodes"},
     {"share", "--share"},
@@ -75,6 +80,8 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 11> kSpecFie
     {"command.env", "--env"},
     {"command.workdir", "--chdir"},
     {"command.procs_per_node", "--ntasks-per-node"},
+    {"command.output", "--output"},
+    {"command.error", "--error"},
     {"command.argv", "PROGRAM"},
 }};
 
@@ -130,6 +137,8 @@ Json quick_spec(const ParsedArgs& args, const std::vector<std::string>& argv, co
   if (args.has("--wait-for-capacity")) spec["wait_for_capacity"] = true;
   if (args.has("--replace-stragglers")) spec["replace_stragglers"] = true;
   if (script) spec["command"]["script"] = *script;
+  if (auto output = args.opt_string("--output")) spec["command"]["output"] = *output;
+  if (auto error = args.opt_string("--error")) spec["command"]["error"] = *error;
   spec.update(array_and_dependency_fields(args));
   try {
     parse_job_spec(spec);
@@ -188,11 +197,7 @@ SubmitJob SubmitJob::parse(const ParsedArgs& args) {
 namespace {
 
 // sbatch's options a batch script may carry and we do not: named, with what to do instead.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 5> kUnsupportedDirectives = {{
-    {"-o", "each rank's output is kept by Trainyard: read it with 'trainyard logs ID' (no file is written)"},
-    {"--output", "each rank's output is kept by Trainyard: read it with 'trainyard logs ID' (no file is written)"},
-    {"-e", "each rank's errors are kept with its output: 'trainyard logs ID' (no file is written)"},
-    {"--error", "each rank's errors are kept with its output: 'trainyard logs ID' (no file is written)"},
+constexpr std::array<std::pair<std::string_view, std::string_view>, 1> kUnsupportedDirectives = {{
     {"--wait", "give --wait on the command line"},
 }};
 

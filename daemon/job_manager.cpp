@@ -593,6 +593,8 @@ void JobManager::launch(AttemptId id) {
     launch.checkpoint_dir = checkpoint_dir_of(job.id);
     launch.resume_from = attempt.record.resumed_from;
     launch.user = job.user;
+    launch.job_name = job.spec.name;
+    launch.node = node;
     launch.data_plane_secret = data_plane_secret;
     launch.preempt_grace_ms = config_.kill_grace_ms;
     launch.memory_mb = job.spec.memory_mb.value_or(0);

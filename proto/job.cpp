@@ -1,4 +1,5 @@
 #include "proto/job.h"
+#include "proto/output_path.h"
 #include "proto/text.h"
 
 #include <algorithm>
@@ -15,6 +16,8 @@ std::string lower(std::string_view s) {
 
 constexpr std::int64_t kMaxTimeoutS = 30LL * 24 * 3600;
 
+}  // namespace
+
 CommandSpec parse_command(const Json& j, SpecOrigin origin) {
   ObjectReader r(j, "command");
   CommandSpec c;
@@ -25,7 +28,11 @@ CommandSpec parse_command(const Json& j, SpecOrigin origin) {
   c.workdir = r.opt_string("workdir", 1, kMaxPathBytes);
   c.procs_per_node = static_cast<int>(r.opt_integer("procs_per_node", 1, kMaxProcsPerNode).value_or(1));
   c.script = r.opt_string("script", kScriptStart.size(), kMaxScriptBytes);
+  c.output = r.opt_string("output", 1, kMaxPathBytes);
+  c.error = r.opt_string("error", 1, kMaxPathBytes);
   if (origin == SpecOrigin::submitted) {
+    if (c.output) check_output_pattern("command.output", *c.output);
+    if (c.error) check_output_pattern("command.error", *c.error);
     if (c.script) {
       check_no_nul("command.script", *c.script);
       if (!c.script->starts_with(kScriptStart)) {
@@ -47,6 +54,20 @@ CommandSpec parse_command(const Json& j, SpecOrigin origin) {
   r.finish();
   return c;
 }
+
+Json to_json(const CommandSpec& command) {
+  Json j;
+  j["argv"] = command.argv;
+  j["env"] = command.env;
+  if (command.workdir) j["workdir"] = *command.workdir;
+  if (command.procs_per_node > 1) j["procs_per_node"] = command.procs_per_node;
+  if (command.script) j["script"] = *command.script;
+  if (command.output) j["output"] = *command.output;
+  if (command.error) j["error"] = *command.error;
+  return j;
+}
+
+namespace {
 
 ExitRule parse_exit_rule(const Json& j, const std::string& path) {
   ObjectReader r(j, path);
@@ -347,12 +368,7 @@ Json to_json(const JobSpec& s) {
   put_optional(j, "cores_per_node", s.cores_per_node);
   if (s.wait_for_capacity) j["wait_for_capacity"] = true;
   if (s.kind == JobKind::command) {
-    Json& command = j["command"];
-    command["argv"] = s.command.argv;
-    command["env"] = s.command.env;
-    if (s.command.workdir) command["workdir"] = *s.command.workdir;
-    if (s.command.procs_per_node > 1) command["procs_per_node"] = s.command.procs_per_node;
-    if (s.command.script) command["script"] = *s.command.script;
+    j["command"] = to_json(s.command);
   } else {
     j["workload"] = to_json(s.workload);
   }

@@ -33,6 +33,10 @@ struct CommandSpec {
   // A batch script's text (`trainyard submit train.sbatch`, as sbatch takes one): the agent writes
   // it into the attempt's directory and runs it in argv[0]'s place, by its own `#!` line.
   std::optional<std::string> script;
+  // Files each writing rank's stdout and stderr are copied to as well (sbatch -o/-e), patterns of
+  // proto/output_path.h; stderr goes to `output` unless `error` is given. None: the log only.
+  std::optional<std::string> output;
+  std::optional<std::string> error;
 };
 inline constexpr int kMaxProcsPerNode = 256;
 inline constexpr std::size_t kMaxScriptBytes = 64 * 1024;
@@ -271,6 +275,10 @@ bool is_terminal(AttemptState s);
 // they were written under (no name, label or NUL checks; `depends_on` kept), so a tightened rule
 // never makes a stored job unreadable.
 enum class SpecOrigin { submitted, stored };
+// A command's fields (a job spec's "command", a launch's): what a submission may not carry is
+// refused only when `origin` is `submitted`.
+CommandSpec parse_command(const Json& j, SpecOrigin origin);
+Json to_json(const CommandSpec& command);
 JobSpec parse_job_spec(const Json& j, SpecOrigin origin = SpecOrigin::submitted);
 WorkloadSpec parse_workload(const Json& j, const std::string& path);
 Json to_json(const JobSpec& spec);

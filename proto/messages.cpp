@@ -252,16 +252,13 @@ struct DaemonEncoder {
     j["master_port"] = m.master_port;
     j["checkpoint_dir"] = m.checkpoint_dir;
     j["user"] = m.user;
+    if (!m.job_name.empty()) j["job_name"] = m.job_name;
+    if (!m.node.empty()) j["node"] = m.node;
     j["data_plane_secret"] = m.data_plane_secret;
     j["preempt_grace_ms"] = m.preempt_grace_ms;
     if (m.memory_mb > 0) j["memory_mb"] = m.memory_mb;
     if (m.kind == JobKind::command) {
-      Json& command = j["command"];
-      command["argv"] = m.command.argv;
-      command["env"] = m.command.env;
-      if (m.command.workdir) command["workdir"] = *m.command.workdir;
-      command["procs_per_node"] = m.command.procs_per_node;
-      if (m.command.script) command["script"] = *m.command.script;
+      j["command"] = to_json(m.command);
     } else {
       j["workload"] = to_json(m.workload);
     }
@@ -504,18 +501,12 @@ DaemonMessage parse_daemon_message(std::string_view text) {
     m.checkpoint_dir = r.string("checkpoint_dir", 0, 4096);
     m.resume_from = r.opt_string("resume_from", 1, 4096);
     m.user = r.string("user", 1, 256);
+    m.job_name = r.opt_string("job_name", 1, 128).value_or("");
+    m.node = r.opt_string("node", 1, 256).value_or("");
     m.data_plane_secret = r.string("data_plane_secret", kMinDataPlaneSecret, 256);
     m.preempt_grace_ms = static_cast<int>(r.opt_integer("preempt_grace_ms", 0, 3'600'000).value_or(10000));
     m.memory_mb = r.opt_integer("memory_mb", 1, kMaxJobMemoryMb).value_or(0);
-    if (const Json* c = r.child("command")) {
-      ObjectReader cr(*c, "command");
-      m.command.argv = cr.string_list("argv", 1024, 64 * 1024);
-      if (cr.has("env")) m.command.env = cr.string_map("env", 256, 64 * 1024);
-      m.command.workdir = cr.opt_string("workdir", 1, kMaxPathBytes);
-      m.command.procs_per_node = static_cast<int>(cr.opt_integer("procs_per_node", 1, kMaxProcsPerNode).value_or(1));
-      m.command.script = cr.opt_string("script", kScriptStart.size(), kMaxScriptBytes);
-      cr.finish();
-    }
+    if (const Json* c = r.child("command")) m.command = parse_command(*c, SpecOrigin::stored);
     if (m.kind == JobKind::command && m.command.argv.empty()) throw InvalidInput("command.argv", "must name a program");
     if (const Json* w = r.child("workload")) m.workload = parse_workload(*w, "workload");
     if (const Json* n = r.child("job_network")) m.job_network = parse_job_network(*n, m.world_size);

@@ -48,7 +48,9 @@ namespace trainyard::inline proto {
 // 23: hello says whether the agent can give attempts their own network (job_network); launch may
 //     carry the attempt's network (pool, block, each rank's address).
 // 24: launch's command may carry a batch script (script), run in argv[0]'s place.
-inline constexpr int kProtocolVersion = 24;
+// 25: launch's command may name files its output is copied to (output, error: sbatch -o/-e), and
+//     launch carries the job's name (job_name) and the rank's node (node) for their %x and %N.
+inline constexpr int kProtocolVersion = 25;
 
 // The most ranks one gang may have, an attempt's or a health check's collective suite: ranks run
 // from 0 to kMaxRanks - 1, and a message names at most kMaxRanks peers, each an address of at most
@@ -240,6 +242,8 @@ struct LaunchMsg {
   std::string checkpoint_dir;
   std::optional<std::string> resume_from;
   std::string user;  // the Trainyard user who submitted the job (agent --user-map)
+  std::string job_name;
+  std::string node;  // the name of the node this rank runs on
   // Authenticates the ranks' data-plane connections to each other (neuron/data_plane.h).
   // Never given to the job's processes, never logged.
   std::string data_plane_secret;

@@ -41,7 +41,11 @@ const char* const kJsonSchemas = R"json({
         "workdir": {"type": "string", "minLength": 1, "maxLength": 4096, "pattern": "^/[^\\x00]*$"},
         "procs_per_node": {"type": "integer", "minimum": 1, "maximum": 256, "default": 1},
         "script": {"type": "string", "minLength": 2, "maxLength": 65536, "pattern": "^#![^\\x00]*$",
-                   "description": "a batch script run in argv[0]'s place by its own #! line (trainyard submit FILE.sbatch)"}}},
+                   "description": "a batch script run in argv[0]'s place by its own #! line (trainyard submit FILE.sbatch)"},
+        "output": {"type": "string", "minLength": 1, "maxLength": 4096, "pattern": "^([^%\\x00]|%[jxuNnAa%])*$",
+                   "description": "a file stdout (and stderr unless error is given) is copied to, relative to the working directory, as sbatch -o: %j %x %u %N %n %A %a %% filled in; only the first node writes it unless it names the node (%N, %n)"},
+        "error": {"type": "string", "minLength": 1, "maxLength": 4096, "pattern": "^([^%\\x00]|%[jxuNnAa%])*$",
+                  "description": "a file stderr is copied to, as sbatch -e (patterns as output)"}}},
       "workload": {"$ref": "#/components/schemas/Workload"},
       "retry": {"type": "object", "additionalProperties": false, "properties": {
         "attempts": {"type": "integer", "minimum": 1, "maximum": 10},

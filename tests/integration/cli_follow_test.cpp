@@ -2,8 +2,10 @@
 // `trainyard history`, `submit --wait`'s exit codes, batch scripts and `logs --follow` ending with
 // the job.
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
 
@@ -32,6 +34,22 @@ class CliFollow : public ::testing::Test {
     const int status = std::system(command.c_str());
     output = read_text(out);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+  // Writes a batch script into the shared directory and submits it (with `args` after it); the
+  // job's id, 0 when submit failed.
+  std::int64_t submit_script(const std::string& name, const std::string& text, const std::string& args = "") {
+    std::ofstream(cluster.shared_dir() + "/" + name) << text;
+    const int status = cli("submit " + name + (args.empty() ? "" : " " + args));
+    EXPECT_EQ(status, 0) << output;
+    return status == 0 ? submitted_id() : 0;
+  }
+
+  // The id `submit` printed ("Submitted job N").
+  std::int64_t submitted_id() const {
+    const auto at = output.find("Submitted job ");
+    EXPECT_NE(at, std::string::npos) << output;
+    return at == std::string::npos ? 0 : std::stoll(output.substr(at + 14));
   }
 
   Cluster cluster;
@@ -107,17 +125,13 @@ TEST_F(CliFollow, ArraysAreReleasedByTaskOrWholeAndFoldedInTheHistory) {
 // sbatch's habit: a batch script whose #SBATCH lines are the job's options runs as every rank, with
 // the arguments that followed it; an option we do not take is refused before anything is submitted.
 TEST_F(CliFollow, ABatchScriptRunsAsEveryRankWithItsSbatchOptionsAndArguments) {
-  const std::string script = cluster.shared_dir() + "/train.sbatch";
-  {
-    std::ofstream(script) << "#!/bin/sh\n"
-                             "#SBATCH -N 2 -J scripted   # both nodes\n"
-                             "#SBATCH --env GREETING=hello\n"
-                             "echo \"rank=$RANK of $WORLD_SIZE args=$* greeting=$GREETING\"\n";
-  }
-  ASSERT_EQ(cli("submit train.sbatch one two"), 0) << output;
-  const auto at = output.find("Submitted job ");
-  ASSERT_NE(at, std::string::npos) << output;
-  const std::int64_t id = std::stoll(output.substr(at + 14));
+  const std::int64_t id = submit_script("train.sbatch",
+                                        "#!/bin/sh\n"
+                                        "#SBATCH -N 2 -J scripted   # both nodes\n"
+                                        "#SBATCH --env GREETING=hello\n"
+                                        "echo \"rank=$RANK of $WORLD_SIZE args=$* greeting=$GREETING\"\n",
+                                        "one two");
+  ASSERT_NE(id, 0);
   const Json job = cluster.wait_job_state(id, "SUCCEEDED", 30s);
   EXPECT_EQ(job["name"], "scripted");
   EXPECT_EQ(job["spec"]["nodes"], 2) << job.dump(2);
@@ -131,6 +145,39 @@ TEST_F(CliFollow, ABatchScriptRunsAsEveryRankWithItsSbatchOptionsAndArguments) {
   EXPECT_NE(cli("submit partition.sbatch"), 0) << output;
   EXPECT_NE(output.find("partition.sbatch:2"), std::string::npos) << output;
   EXPECT_EQ(cluster.api("GET", "/v1/jobs/" + std::to_string(id + 1)).status, 404) << "nothing was submitted";
+}
+
+// sbatch's -o/-e: the output lands in the job's files as well as in its logs, Slurm's patterns
+// filled in; a file without the node in its name is the first node's, as the batch node's is.
+TEST_F(CliFollow, ABatchScriptsOutputAndErrorFilesAreWrittenInItsDirectory) {
+  const std::int64_t id = submit_script("files.sbatch",
+                                        "#!/bin/sh\n"
+                                        "#SBATCH -N 2 -J files\n"
+                                        "#SBATCH -o out-%x-%j.txt\n"
+                                        "#SBATCH --error=err-%N.txt\n"
+                                        "echo \"out of rank $RANK\"\n"
+                                        "echo \"err of rank $RANK\" >&2\n");
+  ASSERT_NE(id, 0);
+  const Json job = cluster.wait_job_state(id, "SUCCEEDED", 30s);
+  EXPECT_EQ(read_text(cluster.shared_dir() + "/out-files-" + std::to_string(id) + ".txt"), "out of rank 0");
+  const Json attempt = cluster.api("GET", "/v1/jobs/" + std::to_string(id) + "/attempts").body["attempts"][0];
+  for (const int rank : {0, 1}) {
+    const std::string node = attempt["nodes"][rank];
+    EXPECT_EQ(read_text(cluster.shared_dir() + "/err-" + node + ".txt"), "err of rank " + std::to_string(rank));
+    const std::string log =
+        cluster.api("GET", "/v1/jobs/" + std::to_string(id) + "/logs?rank=" + std::to_string(rank)).body["logs"][0]["text"];
+    EXPECT_NE(log.find("out of rank " + std::to_string(rank)), std::string::npos) << log;
+    EXPECT_NE(log.find("err of rank " + std::to_string(rank)), std::string::npos) << log;
+  }
+
+  // The file is opened as the job's account, never as the root agent: /etc is not the job's to write.
+  const std::string forbidden = "/etc/trainyard-it-" + std::to_string(::getpid());
+  const std::int64_t denied = submit_script("etc.sbatch", "#!/bin/sh\n#SBATCH -o " + forbidden + "\necho never\n");
+  ASSERT_NE(denied, 0);
+  const Json failed = cluster.wait_job_state(denied, "FAILED", 30s);
+  EXPECT_NE(failed["reason"].get<std::string>().find(forbidden + " (--output) cannot be opened"), std::string::npos)
+      << failed.dump(2);
+  EXPECT_FALSE(std::filesystem::exists(forbidden));
 }
 
 TEST_F(CliFollow, SubmitWaitExitsWithTheJobsExitCode) {

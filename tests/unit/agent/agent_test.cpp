@@ -5,7 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -400,6 +405,86 @@ TEST_F(AgentProcessTest, ALocalProcessThatFailsEndsTheOthersAndSpeaksForTheNode)
   const AttemptExitedMsg exit = link.sent_of<AttemptExitedMsg>()[0];
   EXPECT_EQ(exit.exit_code, 3);
   EXPECT_EQ(exit.reason, "local process 1 of 3 exited with code 3");
+}
+
+std::string file_text(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// sbatch -o/-e: the job's output reaches its own files, Slurm's patterns filled in, and stays in the
+// log the agent keeps, its last lines included in the exit's tail.
+TEST_F(AgentProcessTest, OutputAndErrorAreCopiedToTheJobsFilesAndKeptInItsLog) {
+  FakeLink& link = connected();
+  const std::filesystem::path dir = work_dir_ / "run";
+  std::filesystem::create_directories(dir);
+  LaunchMsg launch = command_launch(7);
+  launch.job_name = "train";
+  launch.node = "node-a";
+  launch.command.workdir = dir.string();
+  launch.command.output = "out-%j-%x.txt";
+  launch.command.error = "err-%N.txt";
+  launch.command.argv = {"/bin/sh", "-c", "echo to-out; echo to-err >&2; echo last-line"};
+  link.deliver(launch);
+  ASSERT_TRUE(wait_for([&] { return !link.sent_of<AttemptExitedMsg>().empty(); })) << "it never exited";
+  const AttemptExitedMsg exit = link.sent_of<AttemptExitedMsg>()[0];
+  EXPECT_EQ(exit.exit_code, 0) << exit.reason;
+  EXPECT_EQ(file_text(dir / "out-107-train.txt"), "to-out\nlast-line\n");
+  EXPECT_EQ(file_text(dir / "err-node-a.txt"), "to-err\n");
+  for (const char* line : {"to-out", "to-err", "last-line"}) {
+    EXPECT_NE(exit.log_tail.find(line), std::string::npos) << "the log lacks " << line << ": " << exit.log_tail;
+  }
+}
+
+TEST_F(AgentProcessTest, AnOutputFileThatCannotBeOpenedFailsTheLaunchNamingIt) {
+  FakeLink& link = connected();
+  LaunchMsg launch = command_launch(7);
+  launch.command.workdir = work_dir_.string();
+  launch.command.output = "no-such-dir/out.txt";
+  launch.command.argv = {"/bin/sh", "-c", "echo never"};
+  link.deliver(launch);
+  ASSERT_TRUE(wait_for([&] { return !link.sent_of<AttemptExitedMsg>().empty(); })) << "it never exited";
+  const AttemptExitedMsg exit = link.sent_of<AttemptExitedMsg>()[0];
+  EXPECT_EQ(exit.exit_code, 127);
+  EXPECT_NE(exit.reason.find("no-such-dir/out.txt (--output)"), std::string::npos) << exit.reason;
+  EXPECT_NE(exit.reason.find("No such file or directory"), std::string::npos) << exit.reason;
+}
+
+// Only the batch script's node writes Slurm's file: another rank's output stays in its own log
+// unless the pattern names the node. A FIFO is not a file the agent writes to (nobody may read it).
+TEST_F(AgentProcessTest, OnlyTheFirstRankWritesAFileThatDoesNotNameTheNodeAndNoRankWritesAFifo) {
+  FakeLink& link = connected();
+  const std::filesystem::path dir = work_dir_ / "run";
+  std::filesystem::create_directories(dir);
+  LaunchMsg second = command_launch(7);
+  second.rank = 1;
+  second.world_size = 2;
+  second.command.workdir = dir.string();
+  second.command.output = "shared.txt";
+  second.command.argv = {"/bin/sh", "-c", "echo from-rank-1"};
+  link.deliver(second);
+  ASSERT_TRUE(wait_for([&] { return link.sent_of<AttemptExitedMsg>().size() == 1; })) << "it never exited";
+  EXPECT_FALSE(std::filesystem::exists(dir / "shared.txt"));
+  EXPECT_NE(link.sent_of<AttemptExitedMsg>()[0].log_tail.find("from-rank-1"), std::string::npos);
+
+  ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0666), 0);
+  const int reader = ::open((dir / "fifo").c_str(), O_RDONLY | O_NONBLOCK);  // opened, never read
+  ASSERT_GE(reader, 0);
+  LaunchMsg first = command_launch(8);
+  first.command.workdir = dir.string();
+  first.command.output = "fifo";
+  first.command.argv = {"/bin/sh", "-c", "echo kept-in-the-log"};
+  link.deliver(first);
+  ASSERT_TRUE(wait_for([&] { return link.sent_of<AttemptExitedMsg>().size() == 2; })) << "it never exited";
+  const AttemptExitedMsg exit = link.sent_of<AttemptExitedMsg>()[1];
+  EXPECT_EQ(exit.exit_code, 0) << exit.reason;
+  EXPECT_NE(exit.log_tail.find("fifo is not a regular file"), std::string::npos) << exit.log_tail;
+  EXPECT_NE(exit.log_tail.find("kept-in-the-log"), std::string::npos) << exit.log_tail;
+  char byte = 0;
+  EXPECT_LE(::read(reader, &byte, 1), 0) << "the agent wrote to the FIFO";
+  ::close(reader);
 }
 
 TEST_F(AgentTest, ARunThatExitsWithinTheGraceIsNotKilled) {

@@ -210,6 +210,11 @@ INSTANTIATE_TEST_SUITE_P(
                       BadSpec{"a script past 64 KiB",
                               {{"command", {{"argv", {"x"}}, {"script", "#!/bin/sh\n" + std::string(64 * 1024, '#')}}}},
                               "command.script"},
+                      BadSpec{"an output pattern Trainyard does not fill in",
+                              {{"command", {{"argv", {"x"}}, {"output", "out-%t.txt"}}}}, "command.output"},
+                      BadSpec{"an error file ending in a lone %", {{"command", {{"argv", {"x"}}, {"error", "err%"}}}},
+                              "command.error"},
+                      BadSpec{"an empty output file", {{"command", {{"argv", {"x"}}, {"output", ""}}}}, "command.output"},
                       BadSpec{"escape in code_version", {{"code_version", "v\x1b"}}, "code_version"}));
 
 TEST(JobSpec, PrintableNamesMayBeAnyLanguage) {

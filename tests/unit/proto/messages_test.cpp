@@ -135,8 +135,16 @@ TEST(Messages, LaunchRoundTrips) {
   launch.data_plane_secret = std::string(64, 'a');
   launch.command.workdir = "/home/alice/exp";
   launch.command.script = "#!/bin/sh\nexec python3 train.py\n";
+  launch.command.output = "slurm-%j.out";
+  launch.command.error = "%x-%N.err";
+  launch.job_name = "train";
+  launch.node = "trn-1";
   const auto parsed = std::get<LaunchMsg>(parse_daemon_message(encode(DaemonMessage{launch})));
   EXPECT_EQ(parsed.user, "alice");
+  EXPECT_EQ(parsed.command.output, "slurm-%j.out");
+  EXPECT_EQ(parsed.command.error, "%x-%N.err");
+  EXPECT_EQ(parsed.job_name, "train");
+  EXPECT_EQ(parsed.node, "trn-1");
   EXPECT_EQ(parsed.command.workdir, "/home/alice/exp");
   EXPECT_EQ(parsed.command.script, launch.command.script);
   EXPECT_EQ(parsed.command.argv, launch.command.argv);

@@ -1174,6 +1174,10 @@ export interface components {
                 env?: {
                     [key: string]: string;
                 };
+                /** @description a file stderr is copied to, as sbatch -e (patterns as output) */
+                error?: string;
+                /** @description a file stdout (and stderr unless error is given) is copied to, relative to the working directory, as sbatch -o: %j %x %u %N %n %A %a %% filled in; only the first node writes it unless it names the node (%N, %n) */
+                output?: string;
                 /** @default 1 */
                 procs_per_node?: number;
                 /** @description a batch script run in argv[0]'s place by its own #! line (trainyard submit FILE.sbatch) */
