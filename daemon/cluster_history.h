@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/node_registry.h"
+#include "daemon/nodes/node_registry.h"
 #include "proto/job.h"
 
 namespace trainyard::daemon {

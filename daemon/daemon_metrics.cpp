@@ -7,7 +7,7 @@
 #include "daemon/base/store_worker.h"
 #include "daemon/canary.h"
 #include "daemon/telemetry/goodput.h"
-#include "daemon/health_checks.h"
+#include "daemon/nodes/health_checks.h"
 #include "daemon/job_manager.h"
 #include "proto/seconds.h"
 

@@ -5,7 +5,7 @@
 #include <functional>
 #include <vector>
 
-#include "daemon/node_credentials.h"
+#include "daemon/nodes/node_credentials.h"
 #include "net/http_server.h"
 #include "net/tls.h"
 

@@ -17,7 +17,7 @@
 #include "daemon/base/auth.h"
 #include "daemon/base/store_worker.h"
 #include "daemon/job_manager.h"
-#include "daemon/node_claims.h"
+#include "daemon/nodes/node_claims.h"
 #include "net/websocket.h"
 #include "proto/time.h"
 

@@ -15,7 +15,7 @@
 #include "daemon/job_changes.h"
 #include "daemon/policy/job_fit.h"
 #include "daemon/policy/lifecycle.h"
-#include "daemon/node_claims.h"
+#include "daemon/nodes/node_claims.h"
 #include "daemon/telemetry/goodput.h"
 #include "proto/workload_memory.h"
 

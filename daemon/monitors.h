@@ -24,8 +24,8 @@
 #include <string>
 #include <vector>
 
-#include "daemon/health_checks.h"
-#include "daemon/node_registry.h"
+#include "daemon/nodes/health_checks.h"
+#include "daemon/nodes/node_registry.h"
 #include "daemon/rank_state.h"
 #include "daemon/policy/stuck_diagnosis.h"
 #include "proto/messages.h"

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "daemon/daemon_metrics.h"
-#include "daemon/health_checks.h"
+#include "daemon/nodes/health_checks.h"
 #include "daemon/job_manager.h"
 #include "tests/support/fake_timers.h"
 #include "tests/support/in_memory_store.h"

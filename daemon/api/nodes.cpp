@@ -12,7 +12,7 @@
 #include "daemon/api/query.h"
 #include "daemon/base/store_worker.h"
 #include "daemon/job_manager.h"
-#include "daemon/node_credentials.h"
+#include "daemon/nodes/node_credentials.h"
 #include "proto/faults.h"
 #include "proto/state_list.h"
 

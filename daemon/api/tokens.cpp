@@ -10,7 +10,7 @@
 #include "daemon/base/auth.h"
 #include "daemon/base/store_worker.h"
 #include "daemon/canary.h"
-#include "daemon/join_token.h"
+#include "daemon/nodes/join_token.h"
 
 namespace trainyard::daemon {
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "daemon/job_manager_flags.h"
-#include "daemon/node_claims.h"
+#include "daemon/nodes/node_claims.h"
 #include "daemon/request_limits.h"
 #include "daemon/webhooks/webhook_registry.h"
 #include "net/http_client.h"

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "daemon/gateway.h"
-#include "daemon/node_credentials.h"
+#include "daemon/nodes/node_credentials.h"
 #include "tests/unit/daemon/harness.h"
 
 namespace trainyard::daemon::testing {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/health_checks.h"
+#include "daemon/nodes/health_checks.h"
 #include "healthcheck/health_json.h"
 #include "tests/support/fake_timers.h"
 #include "tests/unit/daemon/accelerator_reports.h"

@@ -2,7 +2,7 @@
 // and a data address on the address its connection comes from.
 #include <gtest/gtest.h>
 
-#include "daemon/node_claims.h"
+#include "daemon/nodes/node_claims.h"
 
 namespace trainyard::daemon {
 namespace {

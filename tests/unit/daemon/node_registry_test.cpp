@@ -1,6 +1,6 @@
 // The node registry on its own: registration, heartbeat bookkeeping, state transitions and the
 // scheduler's view of each node, with fake agents and a manual clock.
-#include "daemon/node_registry.h"
+#include "daemon/nodes/node_registry.h"
 
 #include <gtest/gtest.h>
 

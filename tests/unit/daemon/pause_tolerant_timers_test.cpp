@@ -2,7 +2,7 @@
 // manual clock: a pause is the clock jumping past a timer's due time before it fires.
 #include <gtest/gtest.h>
 
-#include "daemon/health_checks.h"
+#include "daemon/nodes/health_checks.h"
 #include "daemon/own_pauses.h"
 #include "daemon/pause_tolerant_timers.h"
 #include "tests/unit/daemon/accelerator_reports.h"

@@ -5,7 +5,7 @@
 
 #include <filesystem>
 
-#include "daemon/private_files.h"
+#include "daemon/nodes/private_files.h"
 
 namespace trainyard::daemon {
 namespace {

@@ -1,4 +1,4 @@
-#include "daemon/node_registry.h"
+#include "daemon/nodes/node_registry.h"
 
 #include <spdlog/spdlog.h>
 

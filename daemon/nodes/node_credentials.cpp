@@ -1,4 +1,4 @@
-#include "daemon/node_credentials.h"
+#include "daemon/nodes/node_credentials.h"
 
 #include <spdlog/spdlog.h>
 

@@ -1,8 +1,8 @@
-#include "daemon/join_token.h"
+#include "daemon/nodes/join_token.h"
 
 #include <spdlog/spdlog.h>
 
-#include "daemon/private_files.h"
+#include "daemon/nodes/private_files.h"
 
 namespace trainyard::daemon {
 

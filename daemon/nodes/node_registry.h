@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "daemon/base/store_worker.h"
-#include "daemon/health_checks.h"
+#include "daemon/nodes/health_checks.h"
 #include "daemon/policy/job_fit.h"
 #include "daemon/policy/lifecycle.h"
 #include "healthcheck/disk_space.h"

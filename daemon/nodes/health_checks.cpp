@@ -1,4 +1,4 @@
-#include "daemon/health_checks.h"
+#include "daemon/nodes/health_checks.h"
 
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>

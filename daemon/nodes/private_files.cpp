@@ -1,4 +1,4 @@
-#include "daemon/private_files.h"
+#include "daemon/nodes/private_files.h"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "daemon/node_claims.h"
+#include "daemon/nodes/node_claims.h"
 
 #include <arpa/inet.h>
 
