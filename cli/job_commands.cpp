@@ -181,6 +181,9 @@ std::string describe_job(const Json& job, TimePoint now) {
       const auto lines = std::count(script.get_ref<const std::string&>().begin(), script.get_ref<const std::string&>().end(), '\n');
       d.add("Batch script", std::to_string(lines) + " lines, run as the Command");
     }
+    // As scontrol's StdOut/StdErr: where a copy of the output goes besides the job's logs.
+    if (command.contains("output")) d.add("Output file", text_of(command, "output"));
+    if (command.contains("error")) d.add("Error file", text_of(command, "error"));
   }
   d.add("Time limit", time_limit_text(spec));
   d.add("Memory", memory_text(spec));

@@ -264,8 +264,12 @@ TEST(Render, JobDescriptionAndAttempts) {
   Json launched_from = running_job();
   launched_from["spec"]["command"]["workdir"] = "/home/ana/exp";
   launched_from["spec"]["command"]["procs_per_node"] = 4;
+  launched_from["spec"]["command"]["output"] = "slurm-%j.out";
   const std::string from_out = render({"job", "42"}, {launched_from, Json{{"attempts", Json::array()}}});
   EXPECT_EQ(value_of(from_out, "Working directory"), "/home/ana/exp");
+  EXPECT_EQ(value_of(from_out, "Output file"), "slurm-%j.out");
+  EXPECT_EQ(value_of(from_out, "Error file"), "<absent>") << "stderr goes with stdout";
+  EXPECT_EQ(value_of(out, "Output file"), "<absent>");
   EXPECT_EQ(value_of(from_out, "Procs per node"), "4");
   // The job's exit fields are its previous attempt's while attempt 2 runs: said so, not as the job's.
   EXPECT_EQ(value_of(out, "Exit code"), "<absent>");
